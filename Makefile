@@ -1,0 +1,44 @@
+# Thin wrapper: `make demo` and `make test` do everything on a fresh Debian 12 machine.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Every Debian package the project needs, in one place.
+DEBS := build-essential cmake pkg-config ccache git \
+        libtorch-dev libgloo-dev libopenblas0-openmp \
+        qt6-base-dev qt6-charts-dev libgl-dev xvfb xauth \
+        libcli11-dev libfmt-dev libeigen3-dev libgtest-dev \
+        libtomlplusplus-dev nlohmann-json3-dev clang
+
+.PHONY: all deps build test demo bench clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	else echo "deps: all installed"; fi
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: deps
+	$(MAKE) build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+demo: deps
+	$(MAKE) build
+	bash tests/e2e/demo.sh $(BUILD)
+
+bench: deps
+	$(MAKE) build
+	cmake --build $(BUILD) --target bench
+	for b in $(BUILD)/bench_*; do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf $(BUILD)

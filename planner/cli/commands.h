@@ -1,0 +1,16 @@
+// Subcommands of the `shardcast` CLI, one registration function per file in planner/cli/.
+//
+// What it is: the list main.cpp wires into CLI11. Each register_* adds its subcommand and the
+// callback that runs it; callbacks throw shardcast errors (main maps them to exit codes).
+// What it is not: planner logic (that lives in planner/). Not thread-safe (CLI setup only).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace shardcast::cli {
+
+void register_check(CLI::App& app);        // cmd_check.cpp
+void register_presets(CLI::App& app);      // cmd_presets.cpp
+void register_show_model(CLI::App& app);   // cmd_show_model.cpp
+
+}  // namespace shardcast::cli

@@ -1,0 +1,46 @@
+// TOML reading and writing of TrainConfig, ModelSpec and HardwareSpec, and preset lookup.
+//
+// What it is: strict parsers (unknown keys are errors with the closest valid key suggested,
+// wrong types and out-of-range values name the file and key path) and a writer whose output
+// reads back to an equal config. What it is not: cross-field validation (train_config.h) or
+// planner logic. Functions are reentrant; no global state except the environment variable
+// SHARDCAST_CONFIG_DIR read by config_dir().
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "shared/hardware_spec.h"
+#include "shared/model_spec.h"
+#include "shared/train_config.h"
+
+namespace shardcast {
+
+// The presets folder: $SHARDCAST_CONFIG_DIR, else <exe>/../configs or the source tree's.
+std::filesystem::path config_dir();
+
+// Presets by name (file stem in configs/models or configs/hardware), or a path to a .toml.
+ModelSpec load_model(const std::string& name_or_file);
+HardwareSpec load_hardware(const std::string& name_or_file);
+std::vector<std::string> list_model_presets();     // sorted names
+std::vector<std::string> list_hardware_presets();  // sorted names
+
+// TrainConfig from a file or from text (file_label names it in errors). Throws ConfigError
+// for the first structural problem (syntax, unknown key, wrong type) and ConfigErrors listing
+// every cross-field problem (validate()).
+TrainConfig read_train_config(const std::string& path);
+TrainConfig parse_train_config(const std::string& toml_text, const std::string& file_label);
+// ModelSpec from a TOML table body (the keys of configs/models/*.toml).
+ModelSpec parse_model_toml(const std::string& toml_text, const std::string& file_label);
+HardwareSpec parse_hardware_toml(const std::string& toml_text, const std::string& file_label);
+
+// Serialise; parse_train_config(write_train_config(c)) == c field by field.
+std::string write_train_config(const TrainConfig& cfg);
+// Write atomically (temp file, fsync, rename) so a crash never leaves half a file.
+void write_file_atomic(const std::filesystem::path& path, const std::string& content);
+
+// Closest candidate by edit distance ("" if none is within a reasonable distance).
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace shardcast

@@ -1,0 +1,51 @@
+// HardwareSpec: one GPU type, the node it sits in, and the cost-model parameters fitted for it.
+//
+// What it is: peak rates and sizes from datasheets (each preset file cites its source) plus a
+// table of named efficiency parameters ([efficiency] in the preset) that the planner reads
+// and the calibrator writes. What it is not: a cluster size (that is TrainConfig::cluster)
+// and not the cost model itself. Plain value type, thread-safe.
+//
+// Units: FLOP/s for rates, bytes for sizes, bytes/s for bandwidths, seconds for latencies.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace shardcast {
+
+struct GpuSpec {
+  double bf16_flops = 0;        // dense bf16 tensor-core peak  // FLOP/s
+  double fp16_flops = 0;        // dense fp16 peak              // FLOP/s
+  double fp32_flops = 0;        // fp32 (non-tensor) peak       // FLOP/s
+  double fp8_flops = 0;         // dense fp8 peak; 0 = no fp8   // FLOP/s
+  double hbm_bytes = 0;         // device memory visible to the allocator  // bytes
+  double hbm_bandwidth = 0;     // bytes/s
+};
+
+struct NodeSpec {
+  int gpus_per_node = 8;
+  double intra_node_bandwidth = 0;  // per GPU, per direction (NVLink/IF)       // bytes/s
+  double inter_node_bandwidth = 0;  // all NICs of one node together, per dir.  // bytes/s
+  double intra_node_latency = 0;    // per ring step inside a node              // s
+  double inter_node_latency = 0;    // per ring step across nodes               // s
+};
+
+struct HardwareSpec {
+  std::string name;       // preset key, e.g. "H100-80GB-SXM"
+  std::string source;     // where the numbers come from (free text)
+  std::string file;       // the preset file it was read from ("" if built in code/tests)
+  GpuSpec gpu;
+  NodeSpec node;
+  // Cost-model parameters by name (dimensionless efficiencies, overhead bytes, ...).
+  // The planner defines and documents the keys (docs/cost-model.md); shared/ only carries them.
+  std::map<std::string, double> efficiency;
+
+  // Peak for a dtype name ("bf16", "fp16", "fp32", "fp8"); throws std::invalid_argument
+  // for an unknown name or a dtype this GPU lacks.  // FLOP/s
+  double peak_flops(const std::string& dtype) const;
+  // Throws ConfigError naming the preset file and the missing key.
+  double efficiency_param(const std::string& key) const;
+};
+
+}  // namespace shardcast

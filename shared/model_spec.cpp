@@ -1,0 +1,56 @@
+#include "shared/model_spec.h"
+
+namespace shardcast {
+
+int64_t ModelSpec::attention_params() const {
+  const int64_t d = d_model;
+  return d * d /*q*/ + 2 * d * kv_dim() /*k, v*/ + d * d /*o*/;
+}
+
+int64_t ModelSpec::mlp_params() const {
+  const int64_t mats = mlp_type == MlpType::swiglu ? 3 : 2;  // gate, up, down | up, down
+  return mats * int64_t(d_model) * ffn_dim;
+}
+
+int64_t ModelSpec::block_params() const {
+  return attention_params() + mlp_params() + 2 * int64_t(d_model);  // + 2 RMSNorm weights
+}
+
+int64_t ModelSpec::embedding_params() const { return vocab * d_model; }
+int64_t ModelSpec::head_params() const { return tied_embeddings ? 0 : vocab * d_model; }
+int64_t ModelSpec::final_norm_params() const { return d_model; }
+
+int64_t ModelSpec::total_params() const {
+  return embedding_params() + int64_t(n_layers) * block_params() + final_norm_params() +
+         head_params();
+}
+
+int64_t ModelSpec::non_embedding_params() const { return total_params() - embedding_params(); }
+
+std::vector<int64_t> ModelSpec::fsdp_unit_params() const {
+  std::vector<int64_t> units;
+  units.reserve(n_fsdp_units());
+  units.push_back(embedding_params());
+  for (int i = 0; i < n_layers; ++i) units.push_back(block_params());
+  units.push_back(final_norm_params() + head_params());
+  return units;
+}
+
+double ModelSpec::attention_flops_per_token(int seq_len) const {
+  return 12.0 * n_layers * double(d_model) * seq_len;
+}
+
+double ModelSpec::flops_per_token(int seq_len) const {
+  return 6.0 * double(total_params()) + attention_flops_per_token(seq_len);
+}
+
+double ModelSpec::hardware_flops_per_token(int seq_len, double recompute_fraction) const {
+  // One extra forward (a third of 6·N_block + the attention term) for recomputed blocks.
+  const double block_fwd =
+      2.0 * double(n_layers) * double(block_params()) + attention_flops_per_token(seq_len) / 3.0;
+  return flops_per_token(seq_len) + recompute_fraction * block_fwd;
+}
+
+const char* to_string(MlpType t) { return t == MlpType::swiglu ? "swiglu" : "gelu"; }
+
+}  // namespace shardcast

@@ -1,0 +1,66 @@
+// ModelSpec: the architecture of a Llama-family decoder (also MPT's GELU variant).
+//
+// What it is: the fields that define the shapes, and the quantities derived from them that
+// both the planner and the trainer need (parameter counts, FSDP unit sizes, FLOPs per token).
+// What it is not: weights or a module; no LibTorch here. Plain value type, thread-safe.
+//
+// FLOPs convention (the one of ../shared/published/README.md, PaLM App. B, torchtitan):
+//   flops_per_token(s) = 6·N + 12·L·d_model·s
+// where N = total_params() (all parameters, embeddings and head included, tied counted once),
+// L = n_layers, s = seq_len. Attention is counted as a full (non-causal) s×s product and the
+// flash-attention recompute is not counted. This is the *model* FLOPs used for MFU; HFU adds
+// the recomputed forward (see hardware_flops_per_token).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardcast {
+
+enum class MlpType { swiglu, gelu };
+
+struct ModelSpec {
+  std::string name;              // preset name or free text
+  int n_layers = 0;
+  int d_model = 0;
+  int n_heads = 0;
+  int n_kv_heads = 0;            // grouped-query attention; == n_heads for MHA
+  int64_t ffn_dim = 0;           // SwiGLU hidden width, or the GELU MLP width (4·d for MPT)
+  int64_t vocab = 0;
+  int max_seq_len = 0;
+  double norm_eps = 1e-5;
+  double rope_theta = 10000.0;
+  bool tied_embeddings = false;
+  MlpType mlp_type = MlpType::swiglu;
+
+  int head_dim() const { return d_model / n_heads; }
+  int64_t kv_dim() const { return int64_t(n_kv_heads) * head_dim(); }  // K (or V) width
+
+  // Parameter counts (elements). Llama blocks have no biases; RMSNorm has one weight vector.
+  int64_t attention_params() const;      // q, k, v, o projections
+  int64_t mlp_params() const;            // 3·d·f (swiglu) or 2·d·f (gelu)
+  int64_t block_params() const;          // attention + mlp + 2 norms
+  int64_t embedding_params() const;      // vocab·d
+  int64_t head_params() const;           // vocab·d if untied, else 0
+  int64_t final_norm_params() const;     // d
+  int64_t total_params() const;
+  int64_t non_embedding_params() const;  // total − embedding (head counted if untied)
+
+  // FSDP units in execution order: [embedding, block 0 .. block L−1, final norm + head].
+  // Elements per unit (the trainer and planner both wrap this way).
+  std::vector<int64_t> fsdp_unit_params() const;
+  int n_fsdp_units() const { return n_layers + 2; }
+
+  // FLOPs per token, model convention above.   // FLOP
+  double flops_per_token(int seq_len) const;
+  // Attention-score FLOPs per token alone: 12·L·d·s.  // FLOP
+  double attention_flops_per_token(int seq_len) const;
+  // Hardware FLOPs per token: model FLOPs plus one extra forward of the recomputed fraction
+  // of blocks (recompute_fraction in [0, 1]; 1 = full checkpointing of every block).
+  double hardware_flops_per_token(int seq_len, double recompute_fraction) const;
+};
+
+const char* to_string(MlpType t);
+
+}  // namespace shardcast

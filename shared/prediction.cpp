@@ -1,0 +1,89 @@
+#include "shared/prediction.h"
+
+#include <nlohmann/json.hpp>
+
+namespace shardcast {
+
+void to_json(nlohmann::json& j, const TimelineEvent& e) {
+  j = {{"name", e.name}, {"lane", e.lane}, {"start_s", e.start_s}, {"duration_s", e.duration_s},
+       {"unit", e.unit}};
+}
+
+void from_json(const nlohmann::json& j, TimelineEvent& e) {
+  j.at("name").get_to(e.name);
+  j.at("lane").get_to(e.lane);
+  j.at("start_s").get_to(e.start_s);
+  j.at("duration_s").get_to(e.duration_s);
+  e.unit = j.value("unit", -1);
+}
+
+void to_json(nlohmann::json& j, const Prediction& p) {
+  nlohmann::json mem = nlohmann::json::object();
+  for (const auto& c : p.memory) mem[c.name] = c.bytes;
+  j = {{"schema", p.schema},
+       {"memory", {{"components_bytes", mem},
+                   {"peak_bytes", p.mem_peak_bytes},
+                   {"reserved_bytes", p.mem_reserved_bytes},
+                   {"capacity_bytes", p.mem_capacity_bytes},
+                   {"fits", p.fits},
+                   {"overflow_component", p.overflow_component}}},
+       {"time", {{"step_time_s", p.step_time_s},
+                 {"compute_s", p.compute_s},
+                 {"comm_s", p.comm_s},
+                 {"exposed_comm_s", p.exposed_comm_s},
+                 {"optimizer_s", p.optimizer_s}}},
+       {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
+       {"mfu", p.mfu},
+       {"hfu", p.hfu},
+       {"flops_per_token", p.flops_per_token},
+       {"error_band", {{"rel_1sigma", p.error_band_rel}, {"note", p.error_band_note}}}};
+  if (!p.timeline.empty()) j["timeline"] = p.timeline;
+}
+
+void from_json(const nlohmann::json& j, Prediction& p) {
+  p.schema = j.at("schema").get<int>();
+  const auto& m = j.at("memory");
+  p.memory.clear();
+  for (auto it = m.at("components_bytes").begin(); it != m.at("components_bytes").end(); ++it)
+    p.memory.push_back({it.key(), it.value().get<double>()});
+  m.at("peak_bytes").get_to(p.mem_peak_bytes);
+  m.at("reserved_bytes").get_to(p.mem_reserved_bytes);
+  m.at("capacity_bytes").get_to(p.mem_capacity_bytes);
+  m.at("fits").get_to(p.fits);
+  m.at("overflow_component").get_to(p.overflow_component);
+  const auto& t = j.at("time");
+  t.at("step_time_s").get_to(p.step_time_s);
+  t.at("compute_s").get_to(p.compute_s);
+  t.at("comm_s").get_to(p.comm_s);
+  t.at("exposed_comm_s").get_to(p.exposed_comm_s);
+  t.at("optimizer_s").get_to(p.optimizer_s);
+  j.at("tokens_per_s_per_gpu").get_to(p.tokens_per_s_per_gpu);
+  j.at("mfu").get_to(p.mfu);
+  j.at("hfu").get_to(p.hfu);
+  j.at("flops_per_token").get_to(p.flops_per_token);
+  j.at("error_band").at("rel_1sigma").get_to(p.error_band_rel);
+  j.at("error_band").at("note").get_to(p.error_band_note);
+  p.timeline.clear();
+  if (j.contains("timeline")) j.at("timeline").get_to(p.timeline);
+}
+
+nlohmann::json to_chrome_trace(const std::vector<TimelineEvent>& events) {
+  nlohmann::json trace = nlohmann::json::array();
+  // Lanes become threads of one process; name them so Perfetto shows readable rows.
+  std::vector<std::string> lanes;
+  for (const auto& e : events) {
+    size_t tid = 0;
+    while (tid < lanes.size() && lanes[tid] != e.lane) ++tid;
+    if (tid == lanes.size()) {
+      lanes.push_back(e.lane);
+      trace.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", tid},
+                       {"args", {{"name", e.lane}}}});
+    }
+    trace.push_back({{"name", e.name}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
+                     {"ts", e.start_s * 1e6}, {"dur", e.duration_s * 1e6},
+                     {"args", {{"unit", e.unit}}}});
+  }
+  return {{"traceEvents", trace}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace shardcast

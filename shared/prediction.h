@@ -1,0 +1,62 @@
+// Prediction: what the planner says about one configuration. JSON, "schema": 1.
+//
+// What it is: the memory breakdown per rank, the step-time decomposition, throughput, MFU/HFU,
+// the error band and (optionally) the simulated timeline. What it is not: how it is computed
+// (planner/). Plain value type, thread-safe.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace shardcast {
+
+struct MemoryComponent {
+  std::string name;   // e.g. "parameters", "gradients", "optimizer_states", "activations"
+  double bytes = 0;   // at the allocated peak  // bytes
+};
+
+struct TimelineEvent {
+  std::string name;   // e.g. "fwd block 3", "all_gather block 4"
+  std::string lane;   // "compute" | "comm" (| "comm_inter" for HSDP replica all-reduce)
+  double start_s = 0;
+  double duration_s = 0;
+  int unit = -1;      // FSDP unit index, -1 = none
+};
+
+struct Prediction {
+  int schema = 1;
+  // Memory per rank.
+  std::vector<MemoryComponent> memory;  // components at the allocated peak  // bytes
+  double mem_peak_bytes = 0;            // allocated peak read off the timeline  // bytes
+  double mem_reserved_bytes = 0;        // allocator reserved estimate  // bytes
+  double mem_capacity_bytes = 0;        // device memory  // bytes
+  bool fits = true;
+  std::string overflow_component;       // largest component when it does not fit
+  // Time per optimizer step.
+  double step_time_s = 0;
+  double compute_s = 0;                 // compute-stream busy time
+  double comm_s = 0;                    // comm-stream busy time
+  double exposed_comm_s = 0;            // time the compute stream waited on communication
+  double optimizer_s = 0;
+  // Throughput.
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;                       // model FLOPs / peak
+  double hfu = 0;                       // hardware FLOPs (with recompute) / peak
+  double flops_per_token = 0;           // FLOP
+  // Error band: relative 1-sigma error of tokens/s from the validation residuals.
+  double error_band_rel = 0;
+  std::string error_band_note;          // e.g. "±5% (1σ over 240 published runs)"
+  std::vector<TimelineEvent> timeline;  // one step of one rank (may be empty)
+};
+
+void to_json(nlohmann::json& j, const Prediction& p);
+void from_json(const nlohmann::json& j, Prediction& p);
+void to_json(nlohmann::json& j, const TimelineEvent& e);
+void from_json(const nlohmann::json& j, TimelineEvent& e);
+// Chrome trace format (Perfetto / chrome://tracing) of the timeline.
+nlohmann::json to_chrome_trace(const std::vector<TimelineEvent>& events);
+
+}  // namespace shardcast

@@ -1,0 +1,48 @@
+// TableReader: strict, key-tracking access to one toml++ table.
+//
+// What it is: typed getters that record which keys were read, so that finish() can reject
+// every unknown key with the closest valid one suggested; every error names the file and the
+// full key path. What it is not: a schema language or a writer. Borrows the table (the caller
+// keeps it alive); single-threaded use.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+namespace shardcast {
+
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string file, std::string prefix);
+
+  // Each getter leaves `out` unchanged when the key is absent and returns whether it was set.
+  bool get(const std::string& key, int& out);
+  bool get(const std::string& key, int64_t& out);
+  bool get(const std::string& key, uint64_t& out);
+  bool get(const std::string& key, double& out);
+  bool get(const std::string& key, bool& out);
+  bool get(const std::string& key, std::string& out);
+  // A sub-table; nullptr when absent; throws when the key is not a table.
+  const toml::table* table(const std::string& key);
+  bool has(const std::string& key) const { return table_.contains(key); }
+  // Marks a key as known without reading it (e.g. a table read by another reader).
+  void allow(const std::string& key) { known_.push_back(key); }
+
+  // Throws ConfigError for the first key that was never read or allowed.
+  void finish() const;
+  std::string path(const std::string& key) const { return prefix_ + key; }
+  const std::string& file() const { return file_; }
+
+ private:
+  const toml::node* lookup(const std::string& key);
+  [[noreturn]] void type_error(const std::string& key, const char* want, const toml::node& n) const;
+
+  const toml::table& table_;
+  std::string file_;
+  std::string prefix_;  // "training." etc.
+  std::vector<std::string> known_;
+};
+
+}  // namespace shardcast

@@ -1,0 +1,201 @@
+#include "shared/train_config.h"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "shared/errors.h"
+
+namespace shardcast {
+
+const char* to_string(ShardingStrategy s) {
+  switch (s) {
+    case ShardingStrategy::full_shard: return "full_shard";
+    case ShardingStrategy::shard_grad_op: return "shard_grad_op";
+    case ShardingStrategy::hybrid_shard: return "hybrid_shard";
+    case ShardingStrategy::no_shard: return "no_shard";
+  }
+  return "?";
+}
+
+const char* to_string(AcMode m) {
+  switch (m) {
+    case AcMode::none: return "none";
+    case AcMode::selective: return "selective";
+    case AcMode::full: return "full";
+  }
+  return "?";
+}
+
+std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s) {
+  for (auto v : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op,
+                 ShardingStrategy::hybrid_shard, ShardingStrategy::no_shard})
+    if (s == to_string(v)) return v;
+  return std::nullopt;
+}
+
+std::optional<AcMode> parse_ac_mode(const std::string& s) {
+  for (auto v : {AcMode::none, AcMode::selective, AcMode::full})
+    if (s == to_string(v)) return v;
+  return std::nullopt;
+}
+
+int ParallelismConfig::shard_group_size(int world_size, int gpus_per_node) const {
+  switch (sharding_strategy) {
+    case ShardingStrategy::full_shard:
+    case ShardingStrategy::shard_grad_op: return world_size;
+    case ShardingStrategy::hybrid_shard: return hsdp_shard_size > 0 ? hsdp_shard_size : gpus_per_node;
+    case ShardingStrategy::no_shard: return 1;
+  }
+  return world_size;
+}
+
+bool ActivationCheckpointingConfig::block_checkpointed(int block) const {
+  switch (mode) {
+    case AcMode::none: return false;
+    case AcMode::full: return true;
+    case AcMode::selective:
+      return std::floor((block + 1) * ratio + 1e-9) > std::floor(block * ratio + 1e-9);
+  }
+  return false;
+}
+
+double ActivationCheckpointingConfig::recompute_fraction(int n_layers) const {
+  if (n_layers <= 0) return 0;
+  int n = 0;
+  for (int i = 0; i < n_layers; ++i) n += block_checkpointed(i) ? 1 : 0;
+  return double(n) / n_layers;
+}
+
+namespace {
+
+void require(std::vector<std::string>& errs, bool ok, const std::string& file,
+             const std::string& key, const std::string& detail) {
+  if (!ok) errs.push_back(ConfigError(file, key, detail).what());
+}
+
+bool is_dtype(const std::string& s) { return s == "fp32" || s == "bf16" || s == "fp16"; }
+
+}  // namespace
+
+std::vector<std::string> validate_model(const ModelSpec& m, const std::string& file,
+                                        const std::string& p) {
+  std::vector<std::string> e;
+  require(e, m.n_layers >= 1, file, p + "n_layers", fmt::format("{} is not allowed: must be >= 1", m.n_layers));
+  require(e, m.d_model >= 1, file, p + "d_model", fmt::format("{} is not allowed: must be >= 1", m.d_model));
+  require(e, m.n_heads >= 1, file, p + "n_heads", fmt::format("{} is not allowed: must be >= 1", m.n_heads));
+  require(e, m.n_kv_heads >= 1, file, p + "n_kv_heads",
+          fmt::format("{} is not allowed: must be >= 1", m.n_kv_heads));
+  require(e, m.ffn_dim >= 1, file, p + "ffn_dim", fmt::format("{} is not allowed: must be >= 1", m.ffn_dim));
+  require(e, m.vocab >= 2, file, p + "vocab", fmt::format("{} is not allowed: must be >= 2", m.vocab));
+  require(e, m.max_seq_len >= 1, file, p + "max_seq_len",
+          fmt::format("{} is not allowed: must be >= 1", m.max_seq_len));
+  require(e, m.norm_eps > 0 && m.norm_eps < 1, file, p + "norm_eps",
+          fmt::format("{} is not allowed: must be in (0, 1)", m.norm_eps));
+  require(e, m.rope_theta > 0, file, p + "rope_theta",
+          fmt::format("{} is not allowed: must be > 0", m.rope_theta));
+  if (m.n_heads >= 1 && m.d_model >= 1)
+    require(e, m.d_model % m.n_heads == 0, file, p + "n_heads",
+            fmt::format("{} does not divide d_model = {}", m.n_heads, m.d_model));
+  if (m.n_heads >= 1 && m.n_kv_heads >= 1)
+    require(e, m.n_heads % m.n_kv_heads == 0, file, p + "n_kv_heads",
+            fmt::format("{} does not divide n_heads = {} (grouped-query attention needs whole groups)",
+                        m.n_kv_heads, m.n_heads));
+  if (m.n_heads >= 1 && m.d_model >= 1 && m.d_model % m.n_heads == 0)
+    require(e, m.head_dim() % 2 == 0, file, p + "d_model",
+            fmt::format("head_dim = d_model / n_heads = {} must be even for RoPE", m.head_dim()));
+  return e;
+}
+
+std::vector<std::string> validate(const TrainConfig& c) {
+  const std::string& f = c.source_file;
+  std::vector<std::string> e = validate_model(c.model, f, "model.");
+  const auto& cl = c.cluster;
+  require(e, cl.nodes >= 1, f, "cluster.nodes", fmt::format("{} is not allowed: must be >= 1", cl.nodes));
+  require(e, cl.gpus_per_node >= 1, f, "cluster.gpus_per_node",
+          fmt::format("{} is not allowed: must be >= 1", cl.gpus_per_node));
+  require(e, cl.inter_node_gbps >= 0, f, "cluster.inter_node_gbps",
+          fmt::format("{} is not allowed: must be >= 0 (0 = the hardware preset's value)", cl.inter_node_gbps));
+  const int world = c.world_size();
+  const auto& par = c.parallelism;
+  if (par.sharding_strategy == ShardingStrategy::hybrid_shard && world >= 1) {
+    const int g = par.shard_group_size(world, cl.gpus_per_node);
+    require(e, g >= 1 && world % g == 0, f, "parallelism.hsdp_shard_size",
+            fmt::format("{} does not divide the world size {} (nodes {} x gpus_per_node {})", g, world,
+                        cl.nodes, cl.gpus_per_node));
+  } else {
+    require(e, par.hsdp_shard_size == 0, f, "parallelism.hsdp_shard_size",
+            fmt::format("{} is only allowed with sharding_strategy = \"hybrid_shard\" (got \"{}\")",
+                        par.hsdp_shard_size, to_string(par.sharding_strategy)));
+  }
+  require(e, par.hsdp_shard_size >= 0, f, "parallelism.hsdp_shard_size",
+          fmt::format("{} is not allowed: must be >= 0", par.hsdp_shard_size));
+  require(e, par.max_inflight_all_gathers >= 1, f, "parallelism.max_inflight_all_gathers",
+          fmt::format("{} is not allowed: must be >= 1", par.max_inflight_all_gathers));
+  const auto& t = c.training;
+  require(e, t.micro_batch >= 1, f, "training.micro_batch",
+          fmt::format("{} is not allowed: must be >= 1", t.micro_batch));
+  require(e, t.seq_len >= 1, f, "training.seq_len", fmt::format("{} is not allowed: must be >= 1", t.seq_len));
+  if (c.model.max_seq_len >= 1)
+    require(e, t.seq_len <= c.model.max_seq_len, f, "training.seq_len",
+            fmt::format("{} is above the model's max_seq_len = {}", t.seq_len, c.model.max_seq_len));
+  require(e, t.grad_accum >= 1, f, "training.grad_accum",
+          fmt::format("{} is not allowed: must be >= 1", t.grad_accum));
+  require(e, t.steps >= 1, f, "training.steps", fmt::format("{} is not allowed: must be >= 1", t.steps));
+  require(e, t.max_grad_norm >= 0, f, "training.max_grad_norm",
+          fmt::format("{} is not allowed: must be >= 0 (0 disables clipping)", t.max_grad_norm));
+  const auto& ac = c.activation_checkpointing;
+  require(e, ac.ratio > 0 && ac.ratio <= 1, f, "activation_checkpointing.ratio",
+          fmt::format("{} is not allowed: must be in (0, 1]", ac.ratio));
+  const auto& pr = c.precision;
+  require(e, is_dtype(pr.param_dtype), f, "precision.param_dtype",
+          fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16 | fp16)", pr.param_dtype));
+  require(e, is_dtype(pr.reduce_dtype), f, "precision.reduce_dtype",
+          fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16 | fp16)", pr.reduce_dtype));
+  if (pr.fp8)
+    require(e, pr.param_dtype != "fp32", f, "precision.fp8",
+            "true needs param_dtype = \"bf16\" or \"fp16\" (fp8 matmuls run inside a 16-bit model)");
+  const auto& o = c.optimizer;
+  require(e, o.name == "adamw", f, "optimizer.name",
+          fmt::format("\"{}\" is not allowed (allowed: adamw)", o.name));
+  require(e, o.lr > 0 && o.lr < 1, f, "optimizer.lr", fmt::format("{} is not allowed: must be in (0, 1)", o.lr));
+  require(e, o.beta1 >= 0 && o.beta1 < 1, f, "optimizer.beta1",
+          fmt::format("{} is not allowed: must be in [0, 1)", o.beta1));
+  require(e, o.beta2 >= 0 && o.beta2 < 1, f, "optimizer.beta2",
+          fmt::format("{} is not allowed: must be in [0, 1)", o.beta2));
+  require(e, o.eps > 0, f, "optimizer.eps", fmt::format("{} is not allowed: must be > 0", o.eps));
+  require(e, o.weight_decay >= 0, f, "optimizer.weight_decay",
+          fmt::format("{} is not allowed: must be >= 0", o.weight_decay));
+  const auto& ls = c.lr_schedule;
+  require(e, ls.warmup_steps >= 0, f, "lr_schedule.warmup_steps",
+          fmt::format("{} is not allowed: must be >= 0", ls.warmup_steps));
+  require(e, ls.decay == "cosine" || ls.decay == "linear" || ls.decay == "constant", f, "lr_schedule.decay",
+          fmt::format("\"{}\" is not allowed (allowed: cosine | linear | constant)", ls.decay));
+  require(e, ls.min_lr_factor >= 0 && ls.min_lr_factor <= 1, f, "lr_schedule.min_lr_factor",
+          fmt::format("{} is not allowed: must be in [0, 1]", ls.min_lr_factor));
+  require(e, c.data.format == "llmc_bin", f, "data.format",
+          fmt::format("\"{}\" is not allowed (allowed: llmc_bin)", c.data.format));
+  require(e, c.checkpoint.interval >= 0, f, "checkpoint.interval",
+          fmt::format("{} is not allowed: must be >= 0", c.checkpoint.interval));
+  require(e, c.checkpoint.keep >= 1, f, "checkpoint.keep",
+          fmt::format("{} is not allowed: must be >= 1", c.checkpoint.keep));
+  require(e, c.metrics.log_freq >= 1, f, "metrics.log_freq",
+          fmt::format("{} is not allowed: must be >= 1", c.metrics.log_freq));
+  require(e, c.comm.timeout_seconds > 0, f, "comm.timeout_seconds",
+          fmt::format("{} is not allowed: must be > 0", c.comm.timeout_seconds));
+  require(e, c.comm.backend == "auto" || c.comm.backend == "gloo" || c.comm.backend == "nccl", f,
+          "comm.backend", fmt::format("\"{}\" is not allowed (allowed: auto | gloo | nccl)", c.comm.backend));
+  return e;
+}
+
+void validate_or_throw(const TrainConfig& cfg) {
+  auto errs = validate(cfg);
+  if (errs.empty()) return;
+  std::ostringstream os;
+  for (size_t i = 0; i < errs.size(); ++i) os << (i ? "\n" : "") << errs[i];
+  throw ConfigErrors(os.str());
+}
+
+}  // namespace shardcast

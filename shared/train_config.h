@@ -1,0 +1,153 @@
+// TrainConfig: everything one training run needs; the contents of run.toml.
+//
+// What it is: one struct per TOML table ([model], [cluster], [parallelism], [training],
+// [activation_checkpointing], [precision], [optimizer], [lr_schedule], [data], [checkpoint],
+// [metrics], [comm], [prediction]) with defaults, plus whole-config validation. Reading and
+// writing TOML lives in config_io.h. What it is not: the hardware numbers (HardwareSpec) or
+// the planner's output (Prediction). Plain value type, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shared/model_spec.h"
+
+namespace shardcast {
+
+enum class ShardingStrategy { full_shard, shard_grad_op, hybrid_shard, no_shard };
+enum class AcMode { none, selective, full };
+
+const char* to_string(ShardingStrategy s);
+const char* to_string(AcMode m);
+// Parse the TOML/CLI spelling; std::nullopt for an unknown name.
+std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s);
+std::optional<AcMode> parse_ac_mode(const std::string& s);
+inline const char* kShardingStrategyNames = "full_shard | shard_grad_op | hybrid_shard | no_shard";
+inline const char* kAcModeNames = "none | selective | full";
+
+struct ClusterConfig {
+  std::string hardware = "cpu";   // preset key in configs/hardware/
+  int nodes = 1;
+  int gpus_per_node = 1;          // ranks per node (GPUs, or processes on CPU)
+  double inter_node_gbps = 0;     // NIC per node in Gb/s; 0 = the preset's value
+  int world_size() const { return nodes * gpus_per_node; }
+};
+
+struct ParallelismConfig {
+  ShardingStrategy sharding_strategy = ShardingStrategy::full_shard;
+  int hsdp_shard_size = 0;        // hybrid_shard: ranks per shard group; 0 = gpus_per_node
+  int max_inflight_all_gathers = 2;  // FSDP rate limit on unsharded units in flight
+  // Shard-group size for the strategy (world size for full/grad_op, 1 for no_shard).
+  int shard_group_size(int world_size, int gpus_per_node) const;
+};
+
+struct TrainingConfig {
+  int micro_batch = 1;            // sequences per rank per micro-step
+  int seq_len = 2048;             // tokens per sequence
+  int grad_accum = 1;             // micro-steps per optimizer step
+  int steps = 100;                // optimizer steps
+  uint64_t seed = 0;
+  double max_grad_norm = 1.0;     // 0 disables clipping
+};
+
+struct ActivationCheckpointingConfig {
+  AcMode mode = AcMode::none;
+  double ratio = 1.0;             // selective: fraction of blocks checkpointed, in (0, 1]
+  // Which blocks are checkpointed: block i is when floor((i+1)·ratio) > floor(i·ratio)
+  // (an even spread; ratio 0.5 = every other block, as fms-fsdp's selective_checkpointing).
+  bool block_checkpointed(int block) const;
+  double recompute_fraction(int n_layers) const;  // checkpointed blocks / n_layers
+};
+
+struct PrecisionConfig {
+  std::string param_dtype = "bf16";   // fp32 | bf16 | fp16
+  std::string reduce_dtype = "fp32";  // fp32 | bf16 | fp16
+  bool compile = false;
+  bool fp8 = false;
+};
+
+struct OptimizerConfig {
+  std::string name = "adamw";
+  double lr = 3e-4;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+};
+
+struct LrScheduleConfig {
+  int warmup_steps = 0;
+  std::string decay = "cosine";   // cosine | linear | constant
+  double min_lr_factor = 0.1;     // final lr = lr · min_lr_factor
+};
+
+struct DataConfig {
+  std::string path;               // llm.c .bin token file ("" = the bundled corpus)
+  std::string format = "llmc_bin";
+};
+
+struct CheckpointConfig {
+  std::string dir;                // "" = no checkpoints
+  int interval = 0;               // steps between saves; 0 = only at the end if dir is set
+  int keep = 2;                   // complete checkpoints kept
+  std::string resume_from;        // "" = none, "latest", or a checkpoint path
+};
+
+struct MetricsConfig {
+  std::string dir = "runs/latest";  // run directory: metrics.jsonl, validation.json, ...
+  int log_freq = 1;                 // steps between printed lines
+};
+
+struct CommConfig {
+  double timeout_seconds = 300;   // collective timeout
+  std::string backend = "auto";   // auto | gloo | nccl
+};
+
+// Written by the planner (`shardcast emit`), read by the trainer to validate the run.
+struct PredictionTable {
+  bool present = false;
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;
+  double hfu = 0;
+  double mem_peak_bytes = 0;                     // allocated peak per rank  // bytes
+  std::map<std::string, double> mem_components;  // bytes, by component name
+  std::string hardware;                          // profile the prediction used
+};
+
+struct TrainConfig {
+  std::string source_file;        // where it was read from ("" if built in code)
+  std::string model_preset;       // "" if the [model] table gave every field
+  ModelSpec model;
+  ClusterConfig cluster;
+  ParallelismConfig parallelism;
+  TrainingConfig training;
+  ActivationCheckpointingConfig activation_checkpointing;
+  PrecisionConfig precision;
+  OptimizerConfig optimizer;
+  LrScheduleConfig lr_schedule;
+  DataConfig data;
+  CheckpointConfig checkpoint;
+  MetricsConfig metrics;
+  CommConfig comm;
+  PredictionTable prediction;
+
+  int world_size() const { return cluster.world_size(); }
+  int64_t tokens_per_step() const {  // global tokens per optimizer step
+    return int64_t(training.micro_batch) * training.seq_len * training.grad_accum * world_size();
+  }
+};
+
+// Every problem with the config as a list of "file: key: detail" strings (empty = valid).
+std::vector<std::string> validate(const TrainConfig& cfg);
+// Same, as a single exception; no-op when valid.
+void validate_or_throw(const TrainConfig& cfg);
+// Problems with a ModelSpec alone (n_heads % n_kv_heads, positive sizes, ...), keys
+// prefixed with `prefix` (e.g. "model.").
+std::vector<std::string> validate_model(const ModelSpec& m, const std::string& file,
+                                        const std::string& prefix);
+
+}  // namespace shardcast
