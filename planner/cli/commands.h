@@ -9,6 +9,12 @@
 
 namespace shardcast::cli {
 
+// Thrown by a subcommand that has printed its result and must end with a specific exit code
+// (e.g. kExitNoFit when a plan does not fit). main() returns `code`.
+struct ExitCode {
+  int code;
+};
+
 void register_check(CLI::App& app);        // cmd_check.cpp
 void register_presets(CLI::App& app);      // cmd_presets.cpp
 void register_show_model(CLI::App& app);   // cmd_show_model.cpp

@@ -1,0 +1,47 @@
+// `shardcast check FILE.toml`: validate a TrainConfig (run.toml). Prints a summary, or every
+// error and exits 2 (main maps ConfigError/ConfigErrors to kExitUsage).
+#include <fmt/core.h>
+
+#include "planner/cli/commands.h"
+#include "planner/cli/format.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::cli {
+
+void register_check(CLI::App& app) {
+  auto file = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("check", "Validate a run config (run.toml): print a summary or every error");
+  cmd->add_option("config", *file, "TrainConfig TOML file")->required();
+  cmd->callback([file] {
+    const TrainConfig c = read_train_config(*file);
+    // The hardware preset must exist too; its errors name the preset file.
+    const HardwareSpec hw = load_hardware(c.cluster.hardware);
+    const ModelSpec& m = c.model;
+    const int world = c.world_size();
+    fmt::print("{}: OK\n", *file);
+    fmt::print("  model        {} ({} parameters, {} layers, d_model {})\n",
+               c.model_preset.empty() ? m.name : c.model_preset, human_count(double(m.total_params())),
+               m.n_layers, m.d_model);
+    fmt::print("  cluster      {} x {} {} = {} ranks\n", c.cluster.nodes, c.cluster.gpus_per_node, hw.name, world);
+    std::string strategy = to_string(c.parallelism.sharding_strategy);
+    if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
+      strategy += fmt::format(" (shard group {}, {} replicas)",
+                              c.parallelism.shard_group_size(world, c.cluster.gpus_per_node),
+                              world / c.parallelism.shard_group_size(world, c.cluster.gpus_per_node));
+    fmt::print("  strategy     {}\n", strategy);
+    fmt::print("  batch        micro_batch {} x seq_len {} x grad_accum {} x {} ranks = {} tokens/step\n",
+               c.training.micro_batch, c.training.seq_len, c.training.grad_accum, world, c.tokens_per_step());
+    fmt::print("  checkpoint   activation {} (ratio {}), precision {}/{}{}{}\n",
+               to_string(c.activation_checkpointing.mode), c.activation_checkpointing.ratio,
+               c.precision.param_dtype, c.precision.reduce_dtype, c.precision.compile ? ", compile" : "",
+               c.precision.fp8 ? ", fp8" : "");
+    fmt::print("  steps        {} (seed {}), lr {} ({} warmup, {} decay)\n", c.training.steps, c.training.seed,
+               c.optimizer.lr, c.lr_schedule.warmup_steps, c.lr_schedule.decay);
+    if (c.prediction.present)
+      fmt::print("  prediction   {:.4g} s/step, {:.0f} tokens/s/GPU, MFU {:.1f}%\n", c.prediction.step_time_s,
+                 c.prediction.tokens_per_s_per_gpu, 100 * c.prediction.mfu);
+  });
+}
+
+}  // namespace shardcast::cli

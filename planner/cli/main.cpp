@@ -1,0 +1,42 @@
+// `shardcast`: the planner CLI. Each subcommand lives in its own cmd_*.cpp (commands.h).
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "planner/cli/commands.h"
+#include "shared/errors.h"
+
+int main(int argc, char** argv) {
+  using namespace shardcast;
+  CLI::App app{"shardcast: plan fully sharded data parallel (FSDP) training of Llama-family models"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "shardcast 0.1.0");
+  cli::register_check(app);
+  cli::register_presets(app);
+  cli::register_show_model(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  } catch (const cli::ExitCode& e) {
+    return e.code;
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitUsage;
+  } catch (const ConfigErrors& e) {
+    fmt::print(stderr, "error: invalid config:\n{}\n", e.what());
+    return kExitUsage;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitUsage;
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
