@@ -32,7 +32,7 @@ void register_check(CLI::App& app) {
     fmt::print("  strategy     {}\n", strategy);
     fmt::print("  batch        micro_batch {} x seq_len {} x grad_accum {} x {} ranks = {} tokens/step\n",
                c.training.micro_batch, c.training.seq_len, c.training.grad_accum, world, c.tokens_per_step());
-    fmt::print("  checkpoint   activation {} (ratio {}), precision {}/{}{}{}\n",
+    fmt::print("  act. ckpt    {} (ratio {}), precision {}/{}{}{}\n",
                to_string(c.activation_checkpointing.mode), c.activation_checkpointing.ratio,
                c.precision.param_dtype, c.precision.reduce_dtype, c.precision.compile ? ", compile" : "",
                c.precision.fp8 ? ", fp8" : "");

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The foundation's CLI contract on the real binary: presets, show-model, and exit code 2 with a
+# message naming the key and the closest valid one for a misspelt config.
+set -u
+bin="$1"; src="$2"
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+"$bin" presets > "$tmp/presets.txt"; rc=$?
+check "presets exits 0" "[ $rc = 0 ]"
+models=$("$bin" presets --json | grep -c '"max_seq_len"')
+check "presets lists >= 12 models ($models)" "[ $models -ge 12 ]"
+for g in A100-40GB-SXM A100-80GB-SXM H100-80GB-SXM H100-96GB-HBM2e H100-unspecified H200-141GB-SXM B200 GB200 GB300 MI300X; do
+  check "presets lists $g" "grep -q ' $g ' '$tmp/presets.txt'"
+done
+"$bin" show-model llama2-7b > "$tmp/show.txt"
+check "show-model llama2-7b prints 6.74B" "grep -q '6.74B' '$tmp/show.txt'"
+
+sed 's/micro_batch = 1/micro_bach = 1/' "$src/configs/examples/llama3-8b-8xH100.toml" > "$tmp/bad.toml"
+"$bin" check "$tmp/bad.toml" 2> "$tmp/err.txt"; rc=$?
+check "misspelt key exits 2 (got $rc)" "[ $rc = 2 ]"
+check "message names the key" "grep -q 'training.micro_bach' '$tmp/err.txt'"
+check "message names the closest key" "grep -q \"did you mean 'training.micro_batch'\" '$tmp/err.txt'"
+check "message names the file" "grep -q 'bad.toml' '$tmp/err.txt'"
+
+"$bin" check "$src/configs/examples/fms-llama2-7b-128xA100.toml" > /dev/null; rc=$?
+check "valid example passes check" "[ $rc = 0 ]"
+"$bin" frobnicate > /dev/null 2>&1; rc=$?
+check "unknown subcommand exits 2 (got $rc)" "[ $rc = 2 ]"
+"$bin" show-model no-such-model 2> "$tmp/err2.txt"; rc=$?
+check "unknown model exits 2 (got $rc)" "[ $rc = 2 ]"
+exit $fail

@@ -1,0 +1,230 @@
+// TOML I/O: a full round trip, presets, and bad configs that must each fail with a message
+// naming the file, the key path and what is allowed.
+#include "shared/config_io.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "shared/errors.h"
+
+namespace shardcast {
+namespace {
+
+const char* kBase = R"(
+[model]
+preset = "tiny-2l"
+
+[cluster]
+hardware = "cpu"
+nodes = 1
+gpus_per_node = 4
+
+[parallelism]
+sharding_strategy = "hybrid_shard"
+hsdp_shard_size = 2
+
+[training]
+micro_batch = 2
+seq_len = 128
+grad_accum = 3
+steps = 20
+seed = 7
+max_grad_norm = 1.0
+
+[activation_checkpointing]
+mode = "selective"
+ratio = 0.5
+
+[precision]
+param_dtype = "fp32"
+reduce_dtype = "fp32"
+)";
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) s.replace(pos, from.size(), to);
+  return s;
+}
+
+TEST(ConfigIo, BaseIsValid) {
+  const TrainConfig c = parse_train_config(kBase, "base.toml");
+  EXPECT_EQ(c.model.n_layers, 2);
+  EXPECT_EQ(c.model_preset, "tiny-2l");
+  EXPECT_EQ(c.world_size(), 4);
+  EXPECT_EQ(c.parallelism.sharding_strategy, ShardingStrategy::hybrid_shard);
+  EXPECT_EQ(c.tokens_per_step(), 2LL * 128 * 3 * 4);
+}
+
+TEST(ConfigIo, RoundTripEveryField) {
+  TrainConfig c = parse_train_config(kBase, "base.toml");
+  c.model.rope_theta = 123456.5;
+  c.model.norm_eps = 1e-6;
+  c.cluster.inter_node_gbps = 400;
+  c.optimizer.lr = 1.5e-4;
+  c.optimizer.eps = 1e-8;
+  c.lr_schedule.warmup_steps = 5;
+  c.lr_schedule.decay = "linear";
+  c.data.path = "data/with \"quotes\" and \\ backslash.bin";
+  c.checkpoint.dir = "ckpt";
+  c.checkpoint.interval = 10;
+  c.checkpoint.keep = 3;
+  c.metrics.dir = "runs/x";
+  c.comm.timeout_seconds = 30;
+  c.precision.compile = true;
+  c.prediction.present = true;
+  c.prediction.step_time_s = 0.123456789;
+  c.prediction.tokens_per_s_per_gpu = 4550.25;
+  c.prediction.mfu = 0.5612;
+  c.prediction.mem_peak_bytes = 123456789012.0;
+  c.prediction.hardware = "cpu";
+  c.prediction.mem_components = {{"parameters", 1024.0}, {"activations", 4096.5}};
+  const std::string text = write_train_config(c);
+  const TrainConfig r = parse_train_config(text, "written.toml");
+  EXPECT_EQ(write_train_config(r), text);  // fixed point
+  EXPECT_EQ(r.model.rope_theta, c.model.rope_theta);
+  EXPECT_EQ(r.model.norm_eps, c.model.norm_eps);
+  EXPECT_EQ(r.optimizer.lr, c.optimizer.lr);
+  EXPECT_EQ(r.data.path, c.data.path);
+  EXPECT_EQ(r.prediction.step_time_s, c.prediction.step_time_s);
+  EXPECT_EQ(r.prediction.mem_components, c.prediction.mem_components);
+  EXPECT_EQ(r.training.seed, 7u);
+  EXPECT_EQ(r.activation_checkpointing.ratio, 0.5);
+  EXPECT_TRUE(r.precision.compile);
+}
+
+TEST(ConfigIo, AtomicWriteLeavesNoTempFile) {
+  const auto dir = std::filesystem::temp_directory_path() / "shardcast_atomic_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_file_atomic(dir / "run.toml", "a = 1\n");
+  write_file_atomic(dir / "run.toml", "a = 2\n");
+  std::ifstream in(dir / "run.toml");
+  std::string s((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(s, "a = 2\n");
+  int n = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir)) n += 1, (void)e;
+  EXPECT_EQ(n, 1);
+  EXPECT_THROW(write_file_atomic(dir / "no" / "such" / "dir.toml", "x"), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConfigIo, PresetsLoadAndListEveryGpuOfHardwareCsv) {
+  const auto hw = list_hardware_presets();
+  for (const char* g : {"A100-40GB-SXM", "A100-80GB-SXM", "H100-80GB-SXM", "H100-96GB-HBM2e", "H100-unspecified",
+                        "H200-141GB-SXM", "B200", "GB200", "GB300", "MI300X", "cpu"})
+    EXPECT_NE(std::find(hw.begin(), hw.end(), g), hw.end()) << g;
+  for (const auto& h : hw) EXPECT_NO_THROW(load_hardware(h)) << h;
+  const auto models = list_model_presets();
+  EXPECT_GE(models.size(), 12u);
+  for (const auto& m : models) EXPECT_NO_THROW(load_model(m)) << m;
+  const HardwareSpec h100 = load_hardware("H100-80GB-SXM");
+  EXPECT_DOUBLE_EQ(h100.gpu.bf16_flops, 989.4e12);
+  EXPECT_DOUBLE_EQ(h100.node.intra_node_bandwidth, 450e9);  // 3600 Gb/s
+  EXPECT_DOUBLE_EQ(h100.peak_flops("fp8"), 1978.9e12);
+  EXPECT_THROW(load_hardware("A100-40GB-SXM").peak_flops("fp8"), std::invalid_argument);
+}
+
+// One bad config: the text, then fragments the message must contain.
+struct BadCase {
+  const char* what;
+  std::string text;
+  std::vector<std::string> expect;
+};
+
+std::string message_of(const std::string& text) {
+  try {
+    parse_train_config(text, "bad.toml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  } catch (const ConfigErrors& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(ConfigIo, BadConfigsNameFileKeyAndAllowedValues) {
+  const std::string b = kBase;
+  const std::vector<BadCase> cases = {
+      {"misspelt key", replace(b, "micro_batch = 2", "micro_bach = 2"),
+       {"bad.toml", "training.micro_bach", "unknown key", "did you mean 'training.micro_batch'"}},
+      {"misspelt table", replace(b, "[precision]", "[precison]"),
+       {"bad.toml", "precison", "did you mean 'precision'"}},
+      {"unknown strategy", replace(b, "\"hybrid_shard\"", "\"zero3\""),
+       {"parallelism.sharding_strategy", "\"zero3\"", "full_shard | shard_grad_op | hybrid_shard | no_shard"}},
+      {"strategy in upper case", replace(b, "\"hybrid_shard\"", "\"FULL_SHARD\""),
+       {"parallelism.sharding_strategy", "allowed"}},
+      {"unknown ac mode", replace(b, "mode = \"selective\"", "mode = \"op\""),
+       {"activation_checkpointing.mode", "none | selective | full"}},
+      {"ratio above 1", replace(b, "ratio = 0.5", "ratio = 1.5"), {"activation_checkpointing.ratio", "(0, 1]"}},
+      {"ratio zero", replace(b, "ratio = 0.5", "ratio = 0"), {"activation_checkpointing.ratio", "(0, 1]"}},
+      {"micro_batch zero", replace(b, "micro_batch = 2", "micro_batch = 0"), {"training.micro_batch", ">= 1"}},
+      {"micro_batch string", replace(b, "micro_batch = 2", "micro_batch = \"2\""),
+       {"training.micro_batch", "expected an integer", "a string"}},
+      {"micro_batch float", replace(b, "micro_batch = 2", "micro_batch = 2.5"),
+       {"training.micro_batch", "expected an integer"}},
+      {"seq_len above max", replace(b, "seq_len = 128", "seq_len = 1024"),
+       {"training.seq_len", "1024", "max_seq_len = 256"}},
+      {"grad_accum negative", replace(b, "grad_accum = 3", "grad_accum = -1"), {"training.grad_accum", ">= 1"}},
+      {"hsdp size not dividing", replace(b, "hsdp_shard_size = 2", "hsdp_shard_size = 3"),
+       {"parallelism.hsdp_shard_size", "does not divide the world size 4"}},
+      {"hsdp size without hybrid", replace(b, "\"hybrid_shard\"", "\"full_shard\""),
+       {"parallelism.hsdp_shard_size", "only allowed with sharding_strategy = \"hybrid_shard\""}},
+      {"bad param dtype", replace(b, "param_dtype = \"fp32\"", "param_dtype = \"float32\""),
+       {"precision.param_dtype", "fp32 | bf16 | fp16"}},
+      {"bad reduce dtype", replace(b, "reduce_dtype = \"fp32\"", "reduce_dtype = \"int8\""),
+       {"precision.reduce_dtype", "fp32 | bf16 | fp16"}},
+      {"fp8 with fp32 params", replace(b, "[precision]", "[precision]\nfp8 = true"), {"precision.fp8", "bf16"}},
+      {"unknown model preset", replace(b, "\"tiny-2l\"", "\"tiny-2\""),
+       {"model.preset", "unknown model preset 'tiny-2'", "did you mean 'tiny-2l'"}},
+      {"kv heads not dividing", replace(b, "preset = \"tiny-2l\"", "preset = \"tiny-2l\"\nn_kv_heads = 3"),
+       {"model.n_kv_heads", "3 does not divide n_heads = 4"}},
+      {"heads not dividing d_model", replace(b, "preset = \"tiny-2l\"", "preset = \"tiny-2l\"\nn_heads = 6\nn_kv_heads = 6"),
+       {"model.n_heads", "does not divide d_model = 64"}},
+      {"bad mlp type", replace(b, "preset = \"tiny-2l\"", "preset = \"tiny-2l\"\nmlp_type = \"relu\""),
+       {"model.mlp_type", "swiglu | gelu"}},
+      {"no model table", replace(b, "[model]\npreset = \"tiny-2l\"", ""), {"bad.toml", "model", "missing table"}},
+      {"zero nodes", replace(b, "nodes = 1", "nodes = 0"), {"cluster.nodes", ">= 1"}},
+      {"negative nic", replace(b, "nodes = 1", "nodes = 1\ninter_node_gbps = -5"),
+       {"cluster.inter_node_gbps", ">= 0"}},
+      {"steps zero", replace(b, "steps = 20", "steps = 0"), {"training.steps", ">= 1"}},
+      {"negative seed", replace(b, "seed = 7", "seed = -7"), {"training.seed", ">= 0"}},
+      {"bool as string", replace(b, "[precision]", "[precision]\ncompile = \"yes\""),
+       {"precision.compile", "expected a boolean"}},
+      {"syntax error", replace(b, "steps = 20", "steps = = 20"), {"bad.toml", "TOML syntax error", "line"}},
+      {"table given a value",
+       "cluster = 4\n" + replace(b, "[cluster]\nhardware = \"cpu\"\nnodes = 1\ngpus_per_node = 4\n", ""),
+       {"bad.toml: cluster", "expected a table", "an integer"}},
+      {"bad optimizer", b + "\n[optimizer]\nname = \"sgd\"\n", {"optimizer.name", "adamw"}},
+      {"bad lr", b + "\n[optimizer]\nlr = 0\n", {"optimizer.lr", "(0, 1)"}},
+      {"bad decay", b + "\n[lr_schedule]\ndecay = \"step\"\n", {"lr_schedule.decay", "cosine | linear | constant"}},
+      {"bad data format", b + "\n[data]\nformat = \"arrow\"\n", {"data.format", "llmc_bin"}},
+      {"bad backend", b + "\n[comm]\nbackend = \"mpi\"\n", {"comm.backend", "auto | gloo | nccl"}},
+      {"bad keep", b + "\n[checkpoint]\nkeep = 0\n", {"checkpoint.keep", ">= 1"}},
+      {"unknown top-level key", b + "\nfoo = 1\n", {"bad.toml", "foo", "unknown key"}},
+  };
+  ASSERT_GE(cases.size(), 20u);
+  for (const auto& c : cases) {
+    const std::string msg = message_of(c.text);
+    for (const auto& frag : c.expect)
+      EXPECT_NE(msg.find(frag), std::string::npos) << c.what << ": expected '" << frag << "' in:\n" << msg;
+  }
+}
+
+TEST(ConfigIo, AllCrossFieldErrorsReportedAtOnce) {
+  std::string t = replace(kBase, "micro_batch = 2", "micro_batch = 0");
+  t = replace(t, "steps = 20", "steps = 0");
+  const std::string msg = message_of(t);
+  EXPECT_NE(msg.find("training.micro_batch"), std::string::npos);
+  EXPECT_NE(msg.find("training.steps"), std::string::npos);
+}
+
+TEST(ConfigIo, ClosestMatch) {
+  EXPECT_EQ(closest_match("micro_bach", {"micro_batch", "seq_len"}), "micro_batch");
+  EXPECT_EQ(closest_match("zzzzzz", {"micro_batch", "seq_len"}), "");
+}
+
+}  // namespace
+}  // namespace shardcast

@@ -1,0 +1,77 @@
+// ModelSpec: parameter counts pinned to the published sizes, FLOPs per token by hand.
+#include "shared/model_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "shared/config_io.h"
+
+namespace shardcast {
+namespace {
+
+// Published sizes are quoted to 3 significant figures (6.74B, 8.03B, ...): the tolerance is
+// half a unit in the last quoted digit, relative to the quoted value.
+void expect_params(const std::string& preset, double published, double half_ulp) {
+  const ModelSpec m = load_model(preset);
+  EXPECT_NEAR(double(m.total_params()), published, half_ulp) << preset;
+}
+
+TEST(ModelSpec, ParameterCountsMatchPublished) {
+  expect_params("llama2-7b", 6.74e9, 0.005e9);
+  expect_params("llama2-13b", 13.02e9, 0.005e9);
+  expect_params("llama2-70b", 68.98e9, 0.005e9);
+  expect_params("llama3-8b", 8.03e9, 0.005e9);
+  expect_params("llama3-70b", 70.55e9, 0.05e9);
+  expect_params("llama3.1-405b", 405.85e9, 0.05e9);
+  expect_params("codellama-34b", 33.74e9, 0.005e9);
+  expect_params("llama3.2-1b", 1.24e9, 0.005e9);
+  expect_params("mpt-7b", 6.65e9, 0.005e9);
+  expect_params("mpt-30b", 29.96e9, 0.01e9);
+}
+
+TEST(ModelSpec, Llama2_7bExactCountByHand) {
+  const ModelSpec m = load_model("llama2-7b");
+  // q,k,v,o: 4·4096² ; MLP 3·4096·11008 ; 2 norms 2·4096.
+  const int64_t block = 4LL * 4096 * 4096 + 3LL * 4096 * 11008 + 2 * 4096;
+  EXPECT_EQ(m.block_params(), block);
+  EXPECT_EQ(m.total_params(), 2LL * 32000 * 4096 + 32 * block + 4096);
+  EXPECT_EQ(m.total_params(), 6738415616LL);  // HF Llama-2-7b-hf safetensors index total / 2 bytes
+}
+
+TEST(ModelSpec, GqaShrinksKvProjections) {
+  const ModelSpec m = load_model("llama3-8b");
+  EXPECT_EQ(m.kv_dim(), 1024);
+  EXPECT_EQ(m.attention_params(), 2LL * 4096 * 4096 + 2LL * 4096 * 1024);
+}
+
+TEST(ModelSpec, FsdpUnitsCoverEveryParameterOnce) {
+  for (const char* name : {"llama2-7b", "mpt-7b", "tiny-2l", "llama3.2-1b"}) {
+    const ModelSpec m = load_model(name);
+    const auto units = m.fsdp_unit_params();
+    ASSERT_EQ(int(units.size()), m.n_fsdp_units());
+    int64_t sum = 0;
+    for (int64_t u : units) sum += u;
+    EXPECT_EQ(sum, m.total_params()) << name;
+  }
+}
+
+TEST(ModelSpec, TiedEmbeddingsCountOnce) {
+  ModelSpec m = load_model("mpt-7b");
+  EXPECT_EQ(m.head_params(), 0);
+  m.tied_embeddings = false;
+  EXPECT_EQ(m.head_params(), m.embedding_params());
+}
+
+TEST(ModelSpec, FlopsPerTokenConvention) {
+  const ModelSpec m = load_model("llama2-7b");
+  // 6·N + 12·L·d·s, by hand.
+  EXPECT_DOUBLE_EQ(m.flops_per_token(4096), 6.0 * 6738415616.0 + 12.0 * 32 * 4096 * 4096);
+  // fms-fsdp's published 7B row: 3760 tokens/s/GPU at MFU 0.56 on A100 (312 TFLOP/s).
+  EXPECT_NEAR(3760 * m.flops_per_token(4096) / 312e12, 0.56, 0.01);
+  // Full recompute adds one forward of the blocks: 2·N_blocks + 4·L·d·s.
+  const double extra = 2.0 * 32 * double(m.block_params()) + 4.0 * 32 * 4096 * 4096;
+  EXPECT_DOUBLE_EQ(m.hardware_flops_per_token(4096, 1.0), m.flops_per_token(4096) + extra);
+  EXPECT_DOUBLE_EQ(m.hardware_flops_per_token(4096, 0.0), m.flops_per_token(4096));
+}
+
+}  // namespace
+}  // namespace shardcast

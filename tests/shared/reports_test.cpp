@@ -1,0 +1,52 @@
+// JSON round trips of Prediction, RunReport and ValidationReport (schema 1).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "shared/prediction.h"
+#include "shared/run_report.h"
+
+namespace shardcast {
+namespace {
+
+TEST(Reports, PredictionRoundTrip) {
+  Prediction p;
+  p.memory = {{"parameters", 1e9}, {"activations", 2.5e9}};
+  p.mem_peak_bytes = 3.5e9;
+  p.mem_reserved_bytes = 4e9;
+  p.mem_capacity_bytes = 80.0 * (1 << 30);
+  p.step_time_s = 1.25;
+  p.exposed_comm_s = 0.1;
+  p.tokens_per_s_per_gpu = 4550;
+  p.mfu = 0.55;
+  p.error_band_rel = 0.06;
+  p.error_band_note = "±6%";
+  p.timeline = {{"fwd block 0", "compute", 0.0, 0.01, 1}};
+  const nlohmann::json j = p;
+  EXPECT_EQ(j["schema"], 1);
+  const Prediction q = j.get<Prediction>();
+  EXPECT_EQ(nlohmann::json(q), j);
+  const auto trace = to_chrome_trace(p.timeline);
+  ASSERT_EQ(trace["traceEvents"].size(), 2u);  // thread name + one event
+  EXPECT_EQ(trace["traceEvents"][1]["ph"], "X");
+  EXPECT_DOUBLE_EQ(trace["traceEvents"][1]["dur"].get<double>(), 0.01 * 1e6);
+}
+
+TEST(Reports, RunReportAndValidationRoundTrip) {
+  RunReport r;
+  r.world_size = 2;
+  r.sharding_strategy = "full_shard";
+  r.steps = {{1, 5.5, 1e-3, 2.0, 1000, 0.1, 0.12, 0.05, 1e6}};
+  r.mem_components = {{"parameters", 10.0}};
+  const nlohmann::json j = r;
+  EXPECT_EQ(nlohmann::json(j.get<RunReport>()), j);
+  ValidationReport v;
+  v.entries = {{"tokens_per_s_per_gpu", 110, 100}};
+  EXPECT_DOUBLE_EQ(v.entries[0].error_pct(), 10.0);
+  const nlohmann::json vj = v;
+  EXPECT_DOUBLE_EQ(vj["entries"][0]["error_pct"].get<double>(), 10.0);
+  EXPECT_EQ(nlohmann::json(vj.get<ValidationReport>()), vj);
+}
+
+}  // namespace
+}  // namespace shardcast
