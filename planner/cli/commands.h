@@ -18,5 +18,7 @@ struct ExitCode {
 void register_check(CLI::App& app);        // cmd_check.cpp
 void register_presets(CLI::App& app);      // cmd_presets.cpp
 void register_show_model(CLI::App& app);   // cmd_show_model.cpp
+void register_plan(CLI::App& app);         // cmd_plan.cpp (planner engineer)
+void register_validate(CLI::App& app);     // cmd_validate.cpp (planner engineer)
 
 }  // namespace shardcast::cli

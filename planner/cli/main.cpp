@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   cli::register_check(app);
   cli::register_presets(app);
   cli::register_show_model(app);
+  cli::register_plan(app);
+  cli::register_validate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,173 @@
+// `shardcast plan`: predict one configuration (memory per GPU by component, step time,
+// tokens/s/GPU, MFU, HFU, exposed communication, error band), from flags or a run.toml.
+// `--json` prints the Prediction; `--timeline FILE.json` writes the simulated step in Chrome
+// trace format. A config that does not fit prints the table, names the overflowing component
+// and ends with exit code 3 (throws ExitCode{kExitNoFit}; main returns it).
+#include <fstream>
+#include <memory>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/cli/commands.h"
+#include "planner/cli/format.h"
+#include "planner/plan.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::cli {
+
+namespace {
+
+struct PlanArgs {
+  std::string config;
+  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, timeline;
+  int gpus = 0, gpus_per_node = 0, hsdp_shard_size = -1, micro_batch = 0, seq_len = 0, grad_accum = 0;
+  double inter_node_gbps = -1, ac_ratio = -1;
+  bool compile = false, fp8 = false, json = false, no_sync = false;
+};
+
+// The TrainConfig the flags describe, on top of run.toml when one is given.
+TrainConfig build_config(const PlanArgs& a, HardwareSpec& hw) {
+  TrainConfig c;
+  const bool from_file = !a.config.empty();
+  if (from_file) {
+    c = read_train_config(a.config);
+  } else {
+    if (a.model.empty()) throw UsageError("plan: --model is required without a run.toml");
+    if (a.gpu.empty()) throw UsageError("plan: --gpu is required without a run.toml");
+    if (a.gpus <= 0) throw UsageError("plan: --gpus is required without a run.toml");
+  }
+  if (!a.model.empty()) {
+    c.model = load_model(a.model);
+    c.model_preset = a.model;
+    if (a.seq_len <= 0 && !from_file) c.training.seq_len = c.model.max_seq_len;
+  }
+  if (!a.gpu.empty()) c.cluster.hardware = a.gpu;
+  hw = load_hardware(c.cluster.hardware);
+  if (a.gpus > 0 || a.gpus_per_node > 0) {
+    const int gpus = a.gpus > 0 ? a.gpus : c.world_size();
+    int gpn = a.gpus_per_node > 0 ? a.gpus_per_node : hw.node.gpus_per_node;
+    if (gpus < gpn) gpn = gpus;
+    if (gpn <= 0 || gpus % gpn != 0)
+      throw UsageError(fmt::format("plan: --gpus {} is not a multiple of gpus per node {}", gpus, gpn));
+    c.cluster.gpus_per_node = gpn;
+    c.cluster.nodes = gpus / gpn;
+  }
+  if (a.inter_node_gbps >= 0) c.cluster.inter_node_gbps = a.inter_node_gbps;
+  if (!a.strategy.empty()) {
+    auto s = parse_sharding_strategy(a.strategy);
+    if (!s) throw UsageError(fmt::format("plan: --strategy '{}' (allowed: {})", a.strategy, kShardingStrategyNames));
+    c.parallelism.sharding_strategy = *s;
+  }
+  if (a.hsdp_shard_size >= 0) c.parallelism.hsdp_shard_size = a.hsdp_shard_size;
+  if (a.micro_batch > 0) c.training.micro_batch = a.micro_batch;
+  if (a.seq_len > 0) c.training.seq_len = a.seq_len;
+  if (a.grad_accum > 0) c.training.grad_accum = a.grad_accum;
+  if (!a.ac.empty()) {
+    auto m = parse_ac_mode(a.ac);
+    if (!m) throw UsageError(fmt::format("plan: --ac '{}' (allowed: {})", a.ac, kAcModeNames));
+    c.activation_checkpointing.mode = *m;
+  }
+  if (a.ac_ratio >= 0) c.activation_checkpointing.ratio = a.ac_ratio;
+  if (a.compile) c.precision.compile = true;
+  if (a.fp8) c.precision.fp8 = true;
+  if (!from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {
+    // A preset without bf16 (the CPU profile) computes in fp32; printed in the header.
+    c.precision.param_dtype = "fp32";
+    c.precision.reduce_dtype = "fp32";
+  }
+  if (!a.param_dtype.empty()) c.precision.param_dtype = a.param_dtype;
+  if (!a.reduce_dtype.empty()) c.precision.reduce_dtype = a.reduce_dtype;
+  validate_or_throw(c);
+  return c;
+}
+
+void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction& p) {
+  const int world = c.world_size();
+  const double gib = double(1ull << 30);
+  const double nic = planner::effective_inter_node_bandwidth(c, hw) * 8 / 1e9;
+  const std::string model = c.model_preset.empty() ? c.model.name : c.model_preset;
+  fmt::print("plan: {} ({} parameters) on {} x {} ({} node{} x {}, {:.0f} Gb/s per node)\n", model,
+             human_count(double(c.model.total_params())), world, hw.name, c.cluster.nodes,
+             c.cluster.nodes == 1 ? "" : "s", c.cluster.gpus_per_node, nic);
+  std::string strategy = to_string(c.parallelism.sharding_strategy);
+  const int ns = c.parallelism.shard_group_size(world, c.cluster.gpus_per_node);
+  if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
+    strategy += fmt::format(" (shard group {}, {} replicas)", ns, world / ns);
+  std::string ac = to_string(c.activation_checkpointing.mode);
+  if (c.activation_checkpointing.mode == AcMode::selective)
+    ac += fmt::format(" (ratio {})", c.activation_checkpointing.ratio);
+  fmt::print("      {}; micro_batch {} x seq_len {} x grad_accum {}; ac {}; {}/{}{}{}\n\n", strategy,
+             c.training.micro_batch, c.training.seq_len, c.training.grad_accum, ac,
+             c.precision.param_dtype, c.precision.reduce_dtype, c.precision.compile ? ", compile" : "",
+             c.precision.fp8 ? ", fp8" : "");
+  fmt::print("memory per GPU (at the allocated peak)      GiB\n");
+  double runtime = 0;
+  for (const auto& m : p.memory) {
+    if (m.name == "runtime_overhead") {
+      runtime = m.bytes;
+      continue;
+    }
+    fmt::print("  {:<36} {:>8.2f}\n", m.name, m.bytes / gib);
+  }
+  fmt::print("  {:<36} {:>8.2f}\n", "allocated peak", p.mem_peak_bytes / gib);
+  fmt::print("  {:<36} {:>8.2f}\n", "reserved (allocator estimate)", p.mem_reserved_bytes / gib);
+  fmt::print("  {:<36} {:>8.2f}\n", "runtime overhead (context, NCCL)", runtime / gib);
+  fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n\n", "total / capacity", (p.mem_reserved_bytes + runtime) / gib,
+             p.mem_capacity_bytes / gib, p.fits ? "fits" : "DOES NOT FIT");
+  fmt::print("step time        {:.4g} s  (compute {:.4g} s, communication {:.4g} s, exposed {:.4g} s, optimizer {:.3g} s)\n",
+             p.step_time_s, p.compute_s, p.comm_s, p.exposed_comm_s, p.optimizer_s);
+  fmt::print("tokens/s/GPU     {:.0f}  {}\n", p.tokens_per_s_per_gpu, p.error_band_note);
+  fmt::print("MFU              {:.1f}%\n", 100 * p.mfu);
+  fmt::print("HFU              {:.1f}%\n", 100 * p.hfu);
+  if (!p.fits)
+    fmt::print("\ndoes not fit: {:.2f} GiB needed of {:.2f} GiB; largest component: {}\n",
+               (p.mem_reserved_bytes + runtime) / gib, p.mem_capacity_bytes / gib, p.overflow_component);
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app) {
+  auto a = std::make_shared<PlanArgs>();
+  auto* cmd = app.add_subcommand("plan", "Predict memory, step time, tokens/s/GPU, MFU and HFU of one configuration");
+  cmd->add_option("config", a->config, "run.toml (TrainConfig); flags override its values");
+  cmd->add_option("--model", a->model, "model preset name or .toml");
+  cmd->add_option("--gpu", a->gpu, "hardware preset (e.g. A100-80GB-SXM)");
+  cmd->add_option("--gpus", a->gpus, "total GPUs (ranks)");
+  cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (default: the preset's)");
+  cmd->add_option("--inter-node-gbps", a->inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
+  cmd->add_option("--strategy", a->strategy, "full_shard | shard_grad_op | hybrid_shard | no_shard");
+  cmd->add_option("--hsdp-shard-size", a->hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
+  cmd->add_option("--micro-batch", a->micro_batch, "sequences per GPU per micro-step");
+  cmd->add_option("--seq-len", a->seq_len, "tokens per sequence (default: the model's max_seq_len)");
+  cmd->add_option("--grad-accum", a->grad_accum, "micro-steps per optimizer step");
+  cmd->add_option("--ac", a->ac, "activation checkpointing: none | selective | full");
+  cmd->add_option("--ac-ratio", a->ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
+  cmd->add_flag("--compile", a->compile, "torch.compile (fused elementwise ops)");
+  cmd->add_flag("--fp8", a->fp8, "fp8 matmuls (float8 linear)");
+  cmd->add_option("--param-dtype", a->param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
+  cmd->add_option("--reduce-dtype", a->reduce_dtype, "fp32 | bf16 | fp16 (default fp32)");
+  cmd->add_flag("--no-sync", a->no_sync, "accumulate gradients without reduction on non-final micro-steps");
+  cmd->add_flag("--json", a->json, "print the Prediction as JSON");
+  cmd->add_option("--timeline", a->timeline, "write the simulated step as a Chrome trace (Perfetto)");
+  cmd->callback([a] {
+    HardwareSpec hw;
+    const TrainConfig c = build_config(*a, hw);
+    planner::PlanOptions opt;
+    opt.timeline = !a->timeline.empty();
+    opt.sync_every_micro_step = !a->no_sync;
+    const Prediction p = planner::plan(c, hw, opt);
+    if (!a->timeline.empty()) write_file_atomic(a->timeline, to_chrome_trace(p.timeline).dump(1) + "\n");
+    if (a->json) {
+      nlohmann::json j = p;
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      print_human(c, hw, p);
+      if (!a->timeline.empty()) fmt::print("timeline         {} ({} events)\n", a->timeline, p.timeline.size());
+    }
+    if (!p.fits) throw ExitCode{kExitNoFit};
+  });
+}
+
+}  // namespace shardcast::cli

@@ -1,0 +1,115 @@
+// `shardcast validate --published FILE.csv [--json]`: predict every row of a published-runs
+// CSV (columns of shared/published/README.md) and compare with what was measured; then a
+// summary per source, per hardware and overall (n, MAPE, median and max absolute error, 1σ).
+// `--fit HW[,HW...] --fit-params k[,k...]` first fits those [efficiency] keys of the named
+// presets (values shared) to the rows on them and prints the fitted table (docs/cost-model.md).
+#include <memory>
+#include <sstream>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/cli/commands.h"
+#include "planner/fit.h"
+#include "planner/published_csv.h"
+#include "planner/validate.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::cli {
+
+namespace {
+
+struct ValidateArgs {
+  std::string published;
+  bool json = false;
+  std::vector<std::string> fit_hardware, fit_params;
+  double prior = 0;
+};
+
+std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+void print_summary_line(const planner::ValidationSummary& s, size_t width) {
+  fmt::print("  {:<{}} {:>4} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>+7.1f}", clip(s.name, width), width, s.n,
+             s.mape_tps, s.median_abs_err_tps, s.max_abs_err_tps, 100 * s.sigma_rel_tps, s.bias_tps);
+  if (s.n_mem > 0) fmt::print("  mem n={} MAPE {:.1f}%", s.n_mem, s.mape_mem);
+  fmt::print("\n");
+}
+
+void print_human(const planner::ValidationResult& v) {
+  fmt::print("{:<48} {:<14} {:>9} {:>9} {:>7} {:>6} {:>6} {:>7}\n", "row", "hardware", "pred tps", "meas tps",
+             "err%", "pMFU", "mMFU", "err%");
+  for (const auto& r : v.rows) {
+    if (!r.skip_reason.empty()) continue;
+    fmt::print("{:<48} {:<14} {:>9.0f} ", clip(r.row_id, 48), clip(r.hardware, 14), r.predicted_tps);
+    if (r.has_tps) fmt::print("{:>9.0f} {:>+7.1f} ", r.measured_tps, r.err_tps_pct);
+    else fmt::print("{:>9} {:>7} ", "-", "-");
+    fmt::print("{:>6.3f} ", r.predicted_mfu);
+    if (r.has_mfu) fmt::print("{:>6.3f} {:>+7.1f}", r.measured_mfu, r.err_mfu_pct);
+    else fmt::print("{:>6} {:>7}", "-", "-");
+    if (r.has_mem) fmt::print("  mem {:.1f}/{:.1f} GiB {:+.1f}%", r.predicted_mem_gib, r.measured_mem_gib, r.err_mem_pct);
+    if (!r.fits) fmt::print("  (predicted not to fit)");
+    fmt::print("\n");
+  }
+  if (v.n_skipped > 0) {
+    fmt::print("\nskipped ({}):\n", v.n_skipped);
+    for (const auto& r : v.rows)
+      if (!r.skip_reason.empty()) fmt::print("  line {:>4} {:<40} {}\n", r.line, clip(r.row_id, 40), r.skip_reason);
+  }
+  const size_t w = 60;
+  fmt::print("\n  {:<{}} {:>4} {:>7} {:>7} {:>7} {:>7} {:>7}   (tokens/s/GPU, %)\n", "summary", w, "n", "MAPE",
+             "median", "max", "1σ", "bias");
+  for (const auto& s : v.per_source) print_summary_line(s, w);
+  fmt::print("\n");
+  for (const auto& s : v.per_hardware) print_summary_line(s, w);
+  fmt::print("\n");
+  print_summary_line(v.overall, w);
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app) {
+  auto a = std::make_shared<ValidateArgs>();
+  auto* cmd = app.add_subcommand("validate", "Predict published runs and compare with what they measured");
+  cmd->add_option("--published", a->published, "CSV of published runs (shared/published/README.md columns)")->required();
+  cmd->add_flag("--json", a->json, "print {rows, summary, per_source, per_hardware} as JSON");
+  cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
+  cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
+  cmd->add_option("--prior", a->prior, "weight pulling fitted keys towards the preset's values (log space)");
+  cmd->callback([a] {
+    std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published);
+    planner::HardwareSet hardware;
+    const auto cases = planner::resolve_cases(rows, hardware);
+    if (!a->fit_hardware.empty()) {
+      if (a->fit_params.empty()) throw UsageError("validate: --fit needs --fit-params");
+      for (const auto& h : a->fit_hardware)
+        if (!hardware.count(h)) hardware.emplace(h, load_hardware(h));
+      planner::FitSpec spec;
+      spec.hardware = a->fit_hardware;
+      spec.params = a->fit_params;
+      spec.prior_weight = a->prior;
+      planner::FitResult f;
+      try {
+        f = planner::fit_efficiency(rows, cases, hardware, spec);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("validate --fit: ") + e.what());
+      }
+      FILE* out = a->json ? stderr : stdout;
+      fmt::print(out, "# fitted on {} runs of", f.n_runs);
+      for (const auto& h : a->fit_hardware) fmt::print(out, " {}", h);
+      fmt::print(out, ": rms log error {:.4f} -> {:.4f} ({} iterations)\n[efficiency]\n", f.rms_log_before,
+                 f.rms_log_after, f.iterations);
+      for (const auto& [k, val] : f.values) fmt::print(out, "{} = {:.6g}\n", k, val);
+      fmt::print(out, "\n");
+    }
+    const planner::ValidationResult v = planner::validate_cases(rows, cases, hardware);
+    if (a->json) {
+      nlohmann::json j = v;
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      print_human(v);
+    }
+  });
+}
+
+}  // namespace shardcast::cli

@@ -1,0 +1,34 @@
+#include "planner/comm_model.h"
+
+#include <algorithm>
+
+namespace shardcast::planner {
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_reduce: return "all_reduce";
+  }
+  return "?";
+}
+
+double bus_bandwidth(const CommGroup& g, const CommContext& c) {
+  const double intra = c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
+  if (g.nodes <= 1) return intra;
+  const double nic_share = c.inter_node_bandwidth * c.eff.inter_node_bw_eff / c.gpus_per_node;
+  return std::min(intra, nic_share);
+}
+
+double collective_time(Collective kind, double bytes, const CommGroup& g, const CommContext& c) {
+  if (g.ranks <= 1 || bytes <= 0) return 0;
+  const double n = g.ranks;
+  const double rounds = kind == Collective::all_reduce ? 2.0 : 1.0;  // AR = RS + AG
+  const double inter_steps = rounds * (g.nodes - 1);
+  const double intra_steps = rounds * (n - 1) - inter_steps;
+  const double latency = c.eff.collective_base_latency_s + intra_steps * c.intra_node_latency +
+                         inter_steps * c.inter_node_latency;
+  return latency + rounds * (n - 1) / n * bytes / bus_bandwidth(g, c);
+}
+
+}  // namespace shardcast::planner

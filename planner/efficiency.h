@@ -1,0 +1,50 @@
+// EfficiencyParams: the named cost-model parameters of one hardware preset, typed.
+//
+// What it is: the `[efficiency]` table of configs/hardware/<gpu>.toml read into a struct the
+// cost model uses in its inner loops (no map look-ups there), and written back by the fitter.
+// Every key is documented in docs/cost-model.md with its meaning, unit and source. What it is
+// not: a place for defaults — a missing key is a ConfigError naming the preset file and key.
+// Plain value type, thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shared/hardware_spec.h"
+
+namespace shardcast::planner {
+
+struct EfficiencyParams {
+  // Compute.
+  double matmul_eff = 0;          // large bf16/fp16/fp32 GEMM rate / dense peak
+  double matmul_dim_half = 0;     // GEMM shape: eff = matmul_eff·k/(k + dim_half), k = min dim
+  double fp8_matmul_eff = 0;      // fp8 GEMM rate / fp8 dense peak
+  double attention_eff = 0;       // flash attention rate / peak, on executed (causal) FLOPs
+  double attention_tile = 0;      // flash-attention tile edge: diagonal tiles cost (1 + tile/s)
+  double hbm_eff = 0;             // memory-bound ops: achieved / datasheet HBM bandwidth
+  double compile_elementwise_factor = 0;  // elementwise bytes with torch.compile / eager
+  double unit_overhead_s = 0;     // host time per FSDP unit per pass (hooks, launches)  // s
+  double step_overhead_s = 0;     // host time per optimizer step (data, logging)  // s
+  // Communication.
+  double intra_node_bw_eff = 0;   // ring bus bandwidth / intra-node link bandwidth
+  double inter_node_bw_eff = 0;   // ring bus bandwidth / NIC bandwidth
+  double collective_base_latency_s = 0;  // fixed cost of one collective  // s
+  double overlap_compute_slowdown = 0;   // compute slows by (1 + this) while comm runs
+  // Memory.
+  double runtime_overhead_gib = 0;  // CUDA context + communicator buffers, outside the allocator  // GiB
+  double fragmentation = 0;         // reserved / allocated − 1
+  // Error band of tokens/s, from `shardcast validate` residuals.
+  double error_band_rel = 0;        // 1σ relative error
+  double error_band_runs = 0;       // number of published runs behind it
+};
+
+// Names of the keys, in the order of EfficiencyParams (the fitter addresses them by name).
+const std::vector<std::string>& efficiency_keys();
+
+// Read every key from hw.efficiency; throws ConfigError naming the file and the first missing key.
+EfficiencyParams read_efficiency(const HardwareSpec& hw);
+// Address one parameter by key; throws std::invalid_argument for an unknown key.
+double& efficiency_field(EfficiencyParams& p, const std::string& key);
+double efficiency_field(const EfficiencyParams& p, const std::string& key);
+
+}  // namespace shardcast::planner

@@ -1,0 +1,23 @@
+#include "planner/memory_model.h"
+
+#include <stdexcept>
+
+namespace shardcast::planner {
+
+int dtype_bytes(const std::string& dtype) {
+  if (dtype == "fp32") return 4;
+  if (dtype == "bf16" || dtype == "fp16") return 2;
+  if (dtype == "fp8") return 1;
+  throw std::invalid_argument("unknown dtype '" + dtype + "' (allowed: fp32, bf16, fp16, fp8)");
+}
+
+StateMemory state_memory(int64_t params, int shard_group) {
+  const double per_rank = double(params) / double(shard_group);
+  StateMemory s;
+  s.parameters = 4.0 * per_rank;
+  s.gradients = 4.0 * per_rank;
+  s.optimizer_states = 8.0 * per_rank;
+  return s;
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,38 @@
+// Memory model: per-rank bytes of the sharded training state and of each unit's buffers.
+//
+// What it is: the closed-form terms (ZeRO / FSDP accounting, docs/cost-model.md §Memory):
+// sharded fp32 parameters (they are the master weights under mixed precision), sharded fp32
+// gradients and AdamW's two fp32 moments, each ÷ the shard-group size; the gathered copy of a
+// unit in param_dtype; its unsharded gradient in param_dtype and the reduce_dtype copy fed to
+// the reduction; the activations a block keeps under each checkpointing policy. The transient
+// terms are placed on the timeline by the simulator, which reads the peak off it.
+// What it is not: the peak itself (simulator.h) or runtime overheads (preset terms, plan.cpp).
+// Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "shared/train_config.h"
+
+namespace shardcast::planner {
+
+// Bytes per element of "fp32" | "bf16" | "fp16" | "fp8"; throws std::invalid_argument otherwise.
+int dtype_bytes(const std::string& dtype);
+
+struct StateMemory {
+  double parameters = 0;        // sharded fp32 parameters (master weights)  // bytes
+  double gradients = 0;         // sharded fp32 gradients  // bytes
+  double optimizer_states = 0;  // AdamW exp_avg + exp_avg_sq, fp32  // bytes
+  double total() const { return parameters + gradients + optimizer_states; }
+};
+// State of `params` elements sharded over `shard_group` ranks (1 = unsharded).
+StateMemory state_memory(int64_t params, int shard_group);
+
+// Activation bytes a block keeps from forward to backward, given what its ops save
+// (`saved_full`) and its input (`input`), for a checkpointed or a plain block.
+inline double block_saved_bytes(bool checkpointed, double saved_full, double input) {
+  return checkpointed ? input : saved_full;
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,165 @@
+#include "planner/ops.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace shardcast::planner {
+
+namespace {
+Op gemm(const char* name, double m, double k, double n, int act_bytes) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::matmul;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.flops = 2.0 * m * n * k;
+  op.bytes = act_bytes * (m * k + k * n + m * n);
+  op.saved_bytes = act_bytes * m * k;  // the input (the weight is a parameter)
+  return op;
+}
+Op elementwise(const char* name, double bytes, double saved_bytes) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::elementwise;
+  op.bytes = bytes;
+  op.saved_bytes = saved_bytes;
+  return op;
+}
+}  // namespace
+
+// Per token, d = d_model, kv = K/V width, f = ffn width, A = activation bytes. Eager PyTorch:
+// - norm (RMSNorm / LayerNorm, fp32 internally): read/write of x, fp32 up-cast, statistics and
+//   scale ≈ 8·A·d bytes; saves its input and the fp32 statistic.
+// - RoPE on q and k (Llama only): 4 passes at fp32 → 8·A·(d + kv).
+// - residual adds: read 2, write 1 → 3·A·d each, two per block.
+// - SwiGLU: silu (r f, w f) + product (r 2f, w f) = 5·A·f; GELU: 2·A·f.
+// docs/cost-model.md lists the same terms.
+std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A) {
+  const double b = micro_batch, s = seq_len, T = b * s;
+  const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim);
+  const double heads = m.n_heads;
+  const bool llama = m.mlp_type == MlpType::swiglu;
+  std::vector<Op> ops;
+  ops.reserve(12);
+  ops.push_back(elementwise("attention_norm", T * 8.0 * A * d, T * (A * d + 4.0)));
+  {
+    Op qkv = gemm("wqkv", T, d, d + 2 * kv, A);
+    qkv.saved_bytes = 0;  // its input is the norm output, counted below with q, k, v
+    ops.push_back(qkv);
+  }
+  if (llama) ops.push_back(elementwise("rope", T * 8.0 * A * (d + kv), 0));
+  {
+    Op att;
+    att.name = "attention";
+    att.kind = OpKind::attention;
+    // QKᵀ and PV: 2 GEMMs of 2·s·s·head_dim per head, causal half executed.
+    att.flops = 2.0 * b * s * s * d;
+    att.k = s;
+    att.bytes = A * T * (2 * d + 2 * kv);
+    // norm output (wqkv input), q, k, v, output, and the fp32 log-sum-exp per head.
+    att.saved_bytes = T * (A * (d + d + 2 * kv + d) + 4.0 * heads);
+    ops.push_back(att);
+  }
+  ops.push_back(gemm("wo", T, d, d, A));
+  ops.back().saved_bytes = 0;  // input = attention output, saved above
+  ops.push_back(elementwise("residual_add", T * 3.0 * A * d, 0));
+  ops.push_back(elementwise("ffn_norm", T * 8.0 * A * d, T * (A * d + 4.0)));
+  if (llama) {
+    ops.push_back(gemm("w1_w3", T, d, 2 * f, A));          // gate and up, input saved once
+    ops.push_back(elementwise("silu_mul", T * 5.0 * A * f, T * A * 2 * f));  // w1x, w3x
+    ops.push_back(gemm("w2", T, f, d, A));                  // input (silu·w3x) saved
+  } else {
+    ops.push_back(gemm("fc1", T, d, f, A));
+    ops.push_back(elementwise("gelu", T * 2.0 * A * f, T * A * f));  // fc1 output
+    ops.push_back(gemm("fc2", T, f, d, A));                 // gelu output saved
+  }
+  ops.push_back(elementwise("residual_add", T * 3.0 * A * d, 0));
+  return ops;
+}
+
+std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A) {
+  const double T = double(micro_batch) * seq_len, d = m.d_model;
+  std::vector<Op> ops;
+  // Gather rows: read and write d per token. MPT (GELU family) adds learned positions.
+  const double passes = m.mlp_type == MlpType::gelu ? 5.0 : 2.0;
+  ops.push_back(elementwise("embedding", T * passes * A * d, 0));
+  return ops;
+}
+
+std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A) {
+  const double T = double(micro_batch) * seq_len, d = m.d_model, V = double(m.vocab);
+  std::vector<Op> ops;
+  ops.push_back(elementwise("final_norm", T * 8.0 * A * d, T * (A * d + 4.0)));
+  ops.push_back(gemm("output", T, d, V, A));
+  ops.back().saved_bytes = 0;  // input = norm output, saved above
+  // Cross entropy in fp32 (eager): up-cast (r A, w 4), max/sum/log-softmax (r 12, w 4) per
+  // logit; saves the fp32 log-probabilities.
+  ops.push_back(elementwise("cross_entropy", T * V * (A + 20.0), T * V * 4.0));
+  return ops;
+}
+
+namespace {
+double gemm_shape_eff(const Op& op, const EfficiencyParams& e) {
+  const double kmin = std::min({op.m, op.n, op.k});
+  return e.matmul_eff * kmin / (kmin + e.matmul_dim_half);
+}
+double elementwise_bytes(const Op& op, const ComputeContext& c) {
+  return c.compile ? op.bytes * c.eff.compile_elementwise_factor : op.bytes;
+}
+}  // namespace
+
+double op_forward_time(const Op& op, const ComputeContext& c) {
+  const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
+  switch (op.kind) {
+    case OpKind::matmul: {
+      const double shape = gemm_shape_eff(op, c.eff) / c.eff.matmul_eff;  // in (0, 1)
+      double t;
+      if (c.fp8_peak_flops > 0) {
+        // fp8 GEMM plus the casts of both operands to fp8 (read A bytes, write 1 byte).
+        t = op.flops / (c.fp8_peak_flops * c.eff.fp8_matmul_eff * shape) +
+            (op.m * op.k + op.k * op.n) * (c.act_bytes + 1.0) / hbm;
+      } else {
+        t = op.flops / (c.peak_flops * c.eff.matmul_eff * shape);
+      }
+      return std::max(t, op.bytes / hbm);
+    }
+    case OpKind::attention: {
+      // Diagonal tiles of the causal mask are computed whole: +tile/s of the executed FLOPs
+      // (op.k holds the sequence length).
+      const double tiles = 1.0 + c.eff.attention_tile / op.k;
+      return std::max(op.flops * tiles / (c.peak_flops * c.eff.attention_eff), op.bytes / hbm);
+    }
+    case OpKind::elementwise:
+      return elementwise_bytes(op, c) / hbm;
+  }
+  return 0;
+}
+
+double op_backward_time(const Op& op, const ComputeContext& c) {
+  switch (op.kind) {
+    case OpKind::matmul:
+      return 2.0 * op_forward_time(op, c);  // grad-input and grad-weight GEMMs
+    case OpKind::attention:
+      return 2.5 * op_forward_time(op, c);  // flash backward: 5 GEMMs vs 2 (recomputes QKᵀ)
+    case OpKind::elementwise:
+      return 2.0 * op_forward_time(op, c);
+  }
+  return 0;
+}
+
+UnitCost unit_cost(const std::vector<Op>& ops, double input_bytes, double transient_bytes,
+                   const ComputeContext& c) {
+  UnitCost u;
+  for (const Op& op : ops) {
+    u.fwd_s += op_forward_time(op, c);
+    u.bwd_s += op_backward_time(op, c);
+    u.fwd_flops += op.flops;
+    u.saved_bytes += op.saved_bytes;
+  }
+  u.input_bytes = input_bytes;
+  u.transient_bytes = transient_bytes;
+  return u;
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,66 @@
+// Op listing and compute cost of each FSDP unit: FLOPs and HBM bytes of every op of a
+// Llama/MPT block, of the embedding and of the head + loss, timed by a roofline.
+//
+// What it is: the compute model. Each op is a GEMM (time = FLOPs / (peak·shape efficiency),
+// bounded below by its bytes), flash attention (executed causal FLOPs / (peak·attention_eff),
+// backward 2.5× forward), or a memory-bound elementwise op (bytes / (HBM·hbm_eff); torch.compile
+// scales these bytes by compile_elementwise_factor). Backward of a GEMM is two GEMMs of the same
+// size; of an elementwise op, twice its forward bytes. Also the bytes each op saves for backward
+// (the activation model). What it is not: communication or scheduling (simulator.h).
+// Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/efficiency.h"
+#include "shared/hardware_spec.h"
+#include "shared/model_spec.h"
+
+namespace shardcast::planner {
+
+enum class OpKind { matmul, attention, elementwise };
+
+struct Op {
+  const char* name = "";
+  OpKind kind = OpKind::elementwise;
+  double flops = 0;        // forward FLOPs (attention: executed, causal)  // FLOP
+  double bytes = 0;        // forward HBM traffic, eager  // bytes
+  double m = 0, n = 0, k = 0;  // GEMM shape (M×K)·(K×N); 0 for other kinds
+  double saved_bytes = 0;  // tensors this op keeps for backward  // bytes
+};
+
+// Everything the compute model needs besides the model shape.
+struct ComputeContext {
+  double peak_flops = 0;      // dense peak of the compute dtype  // FLOP/s
+  double fp8_peak_flops = 0;  // 0 = fp8 off  // FLOP/s
+  double hbm_bandwidth = 0;   // bytes/s
+  int act_bytes = 2;          // bytes per activation element (2 for bf16/fp16, 4 for fp32)
+  bool compile = false;
+  EfficiencyParams eff;
+};
+
+// Forward ops for `tokens` = micro_batch·seq_len tokens.
+std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes);
+std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int seq_len,
+                                      int act_bytes);
+std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes);
+
+// Time of one op, forward and backward.  // s
+double op_forward_time(const Op& op, const ComputeContext& c);
+double op_backward_time(const Op& op, const ComputeContext& c);
+
+// Cost of one FSDP unit for one micro-batch.
+struct UnitCost {
+  double fwd_s = 0;          // s
+  double bwd_s = 0;          // without recompute  // s
+  double fwd_flops = 0;      // FLOP (executed)
+  double saved_bytes = 0;    // activations kept from forward to backward (no checkpointing)  // bytes
+  double input_bytes = 0;    // the unit's input (what full checkpointing keeps)  // bytes
+  double transient_bytes = 0;  // extra working memory while the unit runs (e.g. fp32 logits)  // bytes
+};
+UnitCost unit_cost(const std::vector<Op>& ops, double input_bytes, double transient_bytes,
+                   const ComputeContext& c);
+
+}  // namespace shardcast::planner

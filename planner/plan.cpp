@@ -1,0 +1,182 @@
+#include "planner/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "planner/comm_model.h"
+#include "planner/efficiency.h"
+#include "planner/memory_model.h"
+#include "planner/ops.h"
+#include "planner/simulator.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+double effective_inter_node_bandwidth(const TrainConfig& cfg, const HardwareSpec& hw) {
+  return cfg.cluster.inter_node_gbps > 0 ? cfg.cluster.inter_node_gbps * 1e9 / 8.0
+                                         : hw.node.inter_node_bandwidth;
+}
+
+namespace {
+
+double peak_or_config_error(const HardwareSpec& hw, const std::string& dtype, const char* key) {
+  try {
+    return hw.peak_flops(dtype);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(hw.file.empty() ? hw.name : hw.file, key, e.what());
+  }
+}
+
+std::string error_band_note(const EfficiencyParams& e) {
+  const double pct = 100.0 * e.error_band_rel;
+  if (e.error_band_runs >= 1)
+    return fmt::format("±{:.0f}% (1σ over {:.0f} published runs)", pct, e.error_band_runs);
+  return fmt::format("±{:.0f}% (prior: no published runs on this hardware)", pct);
+}
+
+}  // namespace
+
+Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt) {
+  const ModelSpec& m = cfg.model;
+  const EfficiencyParams eff = read_efficiency(hw);
+  const int W = cfg.world_size();
+  const int gpn = cfg.cluster.gpus_per_node;
+  const ShardingStrategy strategy = cfg.parallelism.sharding_strategy;
+  const int Ns = std::max(1, cfg.parallelism.shard_group_size(W, gpn));
+  const int R = std::max(1, W / Ns);
+  const int b = cfg.training.micro_batch, s = cfg.training.seq_len;
+  const int GA = cfg.training.grad_accum;
+
+  int param_bytes, reduce_bytes;
+  try {
+    param_bytes = dtype_bytes(cfg.precision.param_dtype);
+    reduce_bytes = dtype_bytes(cfg.precision.reduce_dtype);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(cfg.source_file, "precision", e.what());
+  }
+
+  // Compute.
+  ComputeContext cc;
+  cc.peak_flops = peak_or_config_error(hw, cfg.precision.param_dtype, "gpu.peak");
+  cc.fp8_peak_flops = cfg.precision.fp8 ? peak_or_config_error(hw, "fp8", "gpu.fp8_tflops") : 0;
+  cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
+  cc.act_bytes = param_bytes;
+  cc.compile = cfg.precision.compile;
+  cc.eff = eff;
+  const double T = double(b) * s;
+  const UnitCost block = unit_cost(block_forward_ops(m, b, s, param_bytes),
+                                   T * param_bytes * m.d_model, 0, cc);
+  const UnitCost embed = unit_cost(embedding_forward_ops(m, b, s, param_bytes), 0, 0, cc);
+  const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes),
+                                  T * param_bytes * m.d_model,
+                                  T * double(m.vocab) * (param_bytes + 4.0), cc);
+
+  // Communication.
+  CommContext comm;
+  comm.intra_node_bandwidth = hw.node.intra_node_bandwidth;
+  comm.inter_node_bandwidth = effective_inter_node_bandwidth(cfg, hw);
+  comm.intra_node_latency = hw.node.intra_node_latency;
+  comm.inter_node_latency = hw.node.inter_node_latency;
+  comm.gpus_per_node = gpn;
+  comm.eff = eff;
+  const CommGroup shard_group{Ns, std::max(1, (Ns + gpn - 1) / gpn)};
+  const CommGroup replica_group{R, R};  // one rank per node: replicas are whole shard groups
+  const bool no_shard = strategy == ShardingStrategy::no_shard || Ns == 1;
+  const CommGroup reduce_group = no_shard ? CommGroup{W, cfg.cluster.nodes} : shard_group;
+
+  // Units: [embedding, blocks..., head].
+  const std::vector<int64_t> unit_params = m.fsdp_unit_params();
+  const int U = int(unit_params.size());
+  SimInput in;
+  in.units.resize(U);
+  in.grad_accum = GA;
+  in.sync_every_micro_step = no_shard ? false : opt.sync_every_micro_step;
+  in.all_reduce_grads = no_shard;
+  in.max_inflight_all_gathers = std::max(1, cfg.parallelism.max_inflight_all_gathers);
+  in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
+  in.step_overhead_s = eff.step_overhead_s;
+  in.record_timeline = opt.timeline;
+  const AcMode ac = cfg.activation_checkpointing.mode;
+  int checkpointed_blocks = 0;
+  for (int i = 0; i < U; ++i) {
+    SimUnit& u = in.units[i];
+    const double P = double(unit_params[i]);
+    const UnitCost& c = i == 0 ? embed : (i == U - 1 ? head : block);
+    const int blk = i - 1;
+    const bool is_block = i > 0 && i < U - 1;
+    u.name = i == 0 ? "embedding" : (i == U - 1 ? "head" : "block " + std::to_string(blk));
+    const bool ckpt = is_block && (ac == AcMode::full ||
+                                   (ac == AcMode::selective &&
+                                    cfg.activation_checkpointing.block_checkpointed(blk)));
+    checkpointed_blocks += ckpt;
+    u.fwd_s = c.fwd_s + eff.unit_overhead_s;
+    u.bwd_s = c.bwd_s + (ckpt ? c.fwd_s : 0) + eff.unit_overhead_s;
+    u.saved_bytes = block_saved_bytes(ckpt, c.saved_bytes, c.input_bytes);
+    u.fwd_transient_bytes = c.transient_bytes;
+    // Backward working set: recomputed activations, or the head's logits gradient.
+    u.bwd_transient_bytes = ckpt ? c.saved_bytes : c.transient_bytes;
+    u.gathered_bytes = P * param_bytes;
+    u.grad_bytes = P * param_bytes;
+    u.reduce_buffer_bytes = reduce_bytes != param_bytes ? P * reduce_bytes : 0;
+    if (!no_shard) {
+      u.all_gather_s = collective_time(Collective::all_gather, P * param_bytes, shard_group, comm);
+      u.reduce_s = collective_time(Collective::reduce_scatter, P * reduce_bytes, shard_group, comm);
+      if (R > 1)
+        u.replica_all_reduce_s =
+            collective_time(Collective::all_reduce, P * reduce_bytes / Ns, replica_group, comm);
+      // shard_grad_op keeps units gathered from forward into backward; so does the last unit
+      // (backward starts with it: FSDP1 root, FSDP2 last module).
+      u.reshard_after_forward = strategy != ShardingStrategy::shard_grad_op && i != U - 1;
+    } else {
+      u.reduce_s = collective_time(Collective::all_reduce, P * reduce_bytes, reduce_group, comm);
+      u.reshard_after_forward = false;
+    }
+  }
+  const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns);
+  const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
+  // AdamW (+ grad-norm) over the local shard: read p, g, m, v, write p, m, v, read g again.
+  in.optimizer_s = 32.0 * shard_elems / (hw.gpu.hbm_bandwidth * eff.hbm_eff);
+  in.optimizer_transient_bytes = 4.0 * shard_elems;
+
+  const SimResult sim = simulate(in);
+
+  Prediction p;
+  const double static_bytes = state.total();
+  p.memory.push_back({"sharded_parameters", state.parameters});
+  p.memory.push_back({"sharded_gradients", state.gradients});
+  p.memory.push_back({"optimizer_states", state.optimizer_states});
+  for (int c = 0; c < kMemCategories; ++c) p.memory.push_back({mem_category_name(c), sim.mem_at_peak[c]});
+  p.mem_peak_bytes = static_bytes + sim.mem_peak_bytes;
+  p.mem_reserved_bytes = p.mem_peak_bytes * (1.0 + eff.fragmentation);
+  const double runtime = eff.runtime_overhead_gib * double(1ull << 30);
+  p.memory.push_back({"runtime_overhead", runtime});
+  p.mem_capacity_bytes = hw.gpu.hbm_bytes;
+  p.fits = p.mem_reserved_bytes + runtime <= p.mem_capacity_bytes;
+  if (!p.fits) {
+    auto largest = std::max_element(p.memory.begin(), p.memory.end(),
+                                    [](const MemoryComponent& a, const MemoryComponent& c) {
+                                      return a.bytes < c.bytes;
+                                    });
+    p.overflow_component = largest->name;
+  }
+
+  p.step_time_s = sim.step_time_s;
+  p.compute_s = sim.compute_s;
+  p.comm_s = sim.comm_s;
+  p.exposed_comm_s = sim.exposed_comm_s;
+  p.optimizer_s = sim.optimizer_s;
+  p.tokens_per_s_per_gpu = T * GA / sim.step_time_s;
+  p.flops_per_token = m.flops_per_token(s);
+  p.mfu = p.tokens_per_s_per_gpu * p.flops_per_token / cc.peak_flops;
+  const double recompute_fraction = m.n_layers > 0 ? double(checkpointed_blocks) / m.n_layers : 0;
+  p.hfu = p.tokens_per_s_per_gpu * m.hardware_flops_per_token(s, recompute_fraction) / cc.peak_flops;
+  p.error_band_rel = eff.error_band_rel;
+  p.error_band_note = error_band_note(eff);
+  p.timeline = std::move(sim.timeline);
+  return p;
+}
+
+}  // namespace shardcast::planner

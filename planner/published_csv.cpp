@@ -1,0 +1,257 @@
+#include "planner/published_csv.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& label) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, any = false;
+  int line = 1, quote_line = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quoted) {
+      if (ch == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (ch == '\n') ++line;
+        field += ch;
+      }
+      continue;
+    }
+    if (ch == '"') {
+      quoted = true;
+      quote_line = line;
+      any = true;
+    } else if (ch == ',') {
+      row.push_back(std::move(field));
+      field.clear();
+      any = true;
+    } else if (ch == '\n' || ch == '\r') {
+      if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (any || !field.empty()) {
+        row.push_back(std::move(field));
+        rows.push_back(std::move(row));
+      }
+      row.clear();
+      field.clear();
+      any = false;
+      ++line;
+    } else {
+      field += ch;
+      any = true;
+    }
+  }
+  if (quoted)
+    throw InputError(label + ":" + std::to_string(quote_line) + ": unterminated quoted field");
+  if (any || !field.empty()) {
+    row.push_back(std::move(field));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+class RowReader {
+ public:
+  RowReader(const std::map<std::string, size_t>& cols, const std::vector<std::string>& rec)
+      : cols_(cols), rec_(rec) {}
+  bool has(const std::string& c) const { return cols_.count(c) > 0; }
+  std::string get(const std::string& c) const {
+    auto it = cols_.find(c);
+    if (it == cols_.end() || it->second >= rec_.size()) return "";
+    return trim(rec_[it->second]);
+  }
+  // A number, nullopt if empty; throws std::string (the skip reason) if malformed.
+  std::optional<double> number(const std::string& c) const {
+    const std::string v = get(c);
+    if (v.empty()) return std::nullopt;
+    try {
+      size_t used = 0;
+      const double d = std::stod(v, &used);
+      if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
+      return d;
+    } catch (const std::exception&) {
+      throw std::string("bad number '" + v + "' in column " + c);
+    }
+  }
+  double required(const std::string& c) const {
+    auto v = number(c);
+    if (!v) throw std::string("missing " + c);
+    return *v;
+  }
+  int required_int(const std::string& c) const {
+    const double v = required(c);
+    if (v <= 0 || v != std::floor(v)) throw std::string("bad " + c + " '" + get(c) + "'");
+    return int(v);
+  }
+
+ private:
+  const std::map<std::string, size_t>& cols_;
+  const std::vector<std::string>& rec_;
+};
+
+const char* kRequired[] = {"row_id", "n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_dim",
+                           "vocab", "seq_len", "gpu_type", "n_gpus", "sharding_key", "ac_key",
+                           "micro_batch_per_gpu", "measured_tokens_per_sec_per_gpu"};
+
+void fill_row(const RowReader& r, PublishedRow& row) {
+  const std::string scope = lower(r.get("in_scope_fsdp_only"));
+  if (starts_with(scope, "no")) {
+    row.skip_reason = "out of scope: " + r.get("in_scope_fsdp_only");
+    return;
+  }
+  TrainConfig& cfg = row.cfg;
+  ModelSpec& m = cfg.model;
+  m.name = r.get("model");
+  m.n_layers = r.required_int("n_layers");
+  m.d_model = r.required_int("d_model");
+  m.n_heads = r.required_int("n_heads");
+  m.n_kv_heads = r.required_int("n_kv_heads");
+  m.ffn_dim = r.required_int("ffn_dim");
+  m.vocab = r.required_int("vocab");
+  cfg.training.seq_len = r.required_int("seq_len");
+  m.max_seq_len = cfg.training.seq_len;
+  const std::string mlp = lower(r.get("mlp_type"));
+  if (mlp.empty() || mlp == "swiglu") {
+    m.mlp_type = MlpType::swiglu;
+  } else if (starts_with(mlp, "gelu")) {
+    // README: the GELU family is MPT's (2-matrix MLP, tied embeddings, learned positions).
+    m.mlp_type = MlpType::gelu;
+    m.tied_embeddings = true;
+  } else {
+    throw std::string("unknown mlp_type '" + r.get("mlp_type") + "'");
+  }
+  if (m.n_heads % m.n_kv_heads != 0 || m.d_model % m.n_heads != 0)
+    throw std::string("inconsistent heads (d_model, n_heads, n_kv_heads)");
+
+  cfg.cluster.hardware = r.get("gpu_type");
+  if (cfg.cluster.hardware.empty()) throw std::string("missing gpu_type");
+  const int n_gpus = r.required_int("n_gpus");
+  if (auto g = r.number("gpus_per_node")) {
+    row.gpus_per_node_given = true;
+    cfg.cluster.gpus_per_node = int(*g);
+  } else {
+    cfg.cluster.gpus_per_node = 0;  // resolved from the preset by validate
+  }
+  cfg.cluster.inter_node_gbps = r.number("inter_node_gbps").value_or(0.0);
+  row.n_gpus = n_gpus;
+
+  const std::string sk = r.get("sharding_key");
+  const std::string skl = lower(sk);
+  if (skl == "full_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::full_shard;
+  else if (skl == "shard_grad_op") cfg.parallelism.sharding_strategy = ShardingStrategy::shard_grad_op;
+  else if (skl == "hybrid_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::hybrid_shard;
+  else if (skl == "no_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::no_shard;
+  else throw std::string("sharding '" + sk + "' is out of scope");
+
+  const std::string ac = lower(r.get("ac_key"));
+  if (ac == "none") {
+    cfg.activation_checkpointing.mode = AcMode::none;
+  } else if (ac == "full") {
+    cfg.activation_checkpointing.mode = AcMode::full;
+  } else if (ac == "selective") {
+    cfg.activation_checkpointing.mode = AcMode::selective;
+    if (auto ratio = r.number("ac_ratio")) {
+      cfg.activation_checkpointing.ratio = *ratio;
+      row.ac_ratio_origin = "column";
+    } else {
+      auto mfu = r.number("measured_mfu"), hfu = r.number("measured_hfu");
+      if (!mfu || !hfu || *mfu <= 0)
+        throw std::string(
+            "selective checkpointing of unknown extent (no ac_ratio column, no measured MFU and "
+            "HFU to infer the recomputed fraction)");
+      // HFU/MFU − 1 = fraction·(one block forward)/(model FLOPs): the source's own figures
+      // say which fraction of blocks it recomputed.
+      const int s = cfg.training.seq_len;
+      const double model = m.flops_per_token(s);
+      const double extra = m.hardware_flops_per_token(s, 1.0) - model;
+      const double frac = (*hfu / *mfu - 1.0) * model / extra;
+      cfg.activation_checkpointing.ratio = std::clamp(frac, 0.05, 1.0);
+      row.ac_ratio_origin = "inferred from measured HFU/MFU";
+    }
+  } else {
+    throw std::string("activation checkpointing '" + r.get("ac_key") + "' is unknown");
+  }
+  cfg.training.micro_batch = r.required_int("micro_batch_per_gpu");
+  cfg.training.grad_accum = r.has("grad_accum") && !r.get("grad_accum").empty()
+                                ? r.required_int("grad_accum")
+                                : 1;
+  const std::string comp = lower(r.get("compile_key")), fp8 = lower(r.get("fp8_key"));
+  cfg.precision.compile = starts_with(comp, "yes");
+  cfg.precision.fp8 = starts_with(fp8, "yes");
+  cfg.precision.param_dtype = "bf16";
+  cfg.precision.reduce_dtype = r.get("reduce_dtype").empty() ? "fp32" : lower(r.get("reduce_dtype"));
+  cfg.model_preset = "";
+  cfg.source_file = "";
+}
+
+}  // namespace
+
+std::vector<PublishedRow> parse_published_csv(const std::string& text, const std::string& label) {
+  const auto records = parse_csv(text, label);
+  if (records.empty()) throw InputError(label + ": empty CSV");
+  std::map<std::string, size_t> cols;
+  for (size_t i = 0; i < records[0].size(); ++i) cols[trim(records[0][i])] = i;
+  for (const char* c : kRequired)
+    if (!cols.count(c)) throw InputError(label + ": missing column '" + c + "'");
+  std::vector<PublishedRow> out;
+  out.reserve(records.size() - 1);
+  for (size_t i = 1; i < records.size(); ++i) {
+    PublishedRow row;
+    row.line = int(i) + 1;
+    RowReader r(cols, records[i]);
+    row.row_id = r.get("row_id");
+    row.source = r.has("source") ? r.get("source") : r.get("framework");
+    row.mem_metric = r.get("mem_metric");
+    try {
+      row.tokens_per_s_per_gpu = r.number("measured_tokens_per_sec_per_gpu");
+      row.mfu = r.number("measured_mfu");
+      row.hfu = r.number("measured_hfu");
+      row.peak_mem_gib = r.number("measured_peak_mem_gib");
+      fill_row(r, row);
+      if (!row.skipped() && !row.tokens_per_s_per_gpu && !row.peak_mem_gib)
+        row.skip_reason = "no measured tokens/s or memory";
+    } catch (const std::string& reason) {
+      row.skip_reason = reason;
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::vector<PublishedRow> read_published_csv(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path + ": cannot open");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_published_csv(ss.str(), path);
+}
+
+}  // namespace shardcast::planner

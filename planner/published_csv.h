@@ -1,0 +1,42 @@
+// Reader of published training measurements (the CSV layout of shared/published/README.md).
+//
+// What it is: a strict CSV reader (RFC 4180 quoting, any column order, extra columns ignored)
+// that turns each row into a TrainConfig plus the measured values, or a skip reason when the
+// row is out of scope or lacks a field the model needs (never guessed). The hardware preset is
+// only named here (cluster.hardware = gpu_type); validate.h resolves it.
+// What it is not: prediction or scoring (validate.h). Functions are reentrant.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shared/train_config.h"
+
+namespace shardcast::planner {
+
+struct PublishedRow {
+  int line = 0;                 // 1-based line of the CSV (header = 1)
+  std::string row_id;
+  std::string source;           // `source` column, else `framework`, else ""
+  std::string skip_reason;      // non-empty = skipped
+  TrainConfig cfg;              // valid when skip_reason is empty
+  int n_gpus = 0;               // cluster size (cfg.cluster is completed by validate)
+  bool gpus_per_node_given = false;  // else the hardware preset's value is used
+  std::optional<double> tokens_per_s_per_gpu, mfu, hfu, peak_mem_gib;
+  std::string mem_metric;
+  std::string ac_ratio_origin;  // "column", "inferred from measured HFU/MFU", or ""
+  bool skipped() const { return !skip_reason.empty(); }
+};
+
+// Parse CSV text into a header and records (RFC 4180: quotes, doubled quotes, newlines in
+// quotes). Throws InputError naming `label` and the line for an unterminated quote.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& label);
+
+// Rows of a published-measurements CSV. Throws InputError if the file cannot be read or a
+// required column is missing.
+std::vector<PublishedRow> read_published_csv(const std::string& path);
+std::vector<PublishedRow> parse_published_csv(const std::string& text, const std::string& label);
+
+}  // namespace shardcast::planner

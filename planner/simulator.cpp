@@ -1,0 +1,281 @@
+#include "planner/simulator.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+namespace shardcast::planner {
+
+const char* mem_category_name(int c) {
+  switch (c) {
+    case kMemGatheredParams: return "gathered_parameters";
+    case kMemUnshardedGrads: return "unsharded_gradients";
+    case kMemReduceBuffers: return "reduce_buffers";
+    case kMemActivations: return "activations";
+    case kMemTransient: return "transient";
+  }
+  return "?";
+}
+
+namespace {
+
+enum Lane : int { kCompute = 0, kComm = 1, kCommInter = 2, kLanes = 3 };
+const char* kLaneNames[kLanes] = {"compute", "comm", "comm_inter"};
+
+enum TaskKind : int { kFwd, kBwd, kAllGather, kReduce, kReplicaAllReduce, kOptimizer };
+
+struct MemDelta {
+  int cat;
+  double bytes;
+};
+
+struct Task {
+  TaskKind kind;
+  int unit;
+  int lane;
+  double work;
+  std::array<int, 2> deps{-1, -1};
+  std::array<MemDelta, 3> at_start{};
+  int n_start = 0;
+  std::array<MemDelta, 4> at_end{};
+  int n_end = 0;
+  double start = 0, end = 0;
+  bool done = false;
+  void alloc(int cat, double b) {
+    if (b != 0) at_start[n_start++] = {cat, b};
+  }
+  void release(int cat, double b) {
+    if (b != 0) at_end[n_end++] = {cat, -b};
+  }
+};
+
+class Builder {
+ public:
+  explicit Builder(const SimInput& in) : in_(in) {}
+
+  std::vector<Task> build() {
+    const int U = int(in_.units.size());
+    tasks_.reserve(size_t(in_.grad_accum) * U * 6 + 4);
+    for (int k = 0; k < in_.grad_accum; ++k) {
+      const bool last = k == in_.grad_accum - 1;
+      const bool sync = last || in_.sync_every_micro_step;
+      const bool first_grads = k == 0 || in_.sync_every_micro_step;
+      std::vector<int> fwd(U, -1), bwd(U, -1), ag_b(U, -1);
+      // Forward: all_gathers rate-limited to max_inflight units resident.
+      std::vector<int> ag_f(U, -1);
+      for (int i = 0; i < U; ++i) {
+        const SimUnit& u = in_.units[i];
+        if (u.all_gather_s > 0) {
+          int dep = -1;
+          const int j = i - in_.max_inflight_all_gathers;
+          if (j >= 0 && in_.units[j].reshard_after_forward) dep = fwd_index(j);
+          Task& t = add(kAllGather, i, kComm, u.all_gather_s, dep);
+          t.alloc(kMemGatheredParams, u.gathered_bytes);
+          ag_f[i] = last_;
+        }
+        Task& f = add(kFwd, i, kCompute, u.fwd_s, ag_f[i]);
+        f.alloc(kMemActivations, u.saved_bytes);
+        f.alloc(kMemTransient, u.fwd_transient_bytes);
+        f.release(kMemTransient, u.fwd_transient_bytes);
+        // Units without an all_gather (no_shard) hold their working copy from here.
+        if (u.all_gather_s <= 0) f.alloc(kMemGatheredParams, u.gathered_bytes);
+        if (u.reshard_after_forward && u.all_gather_s > 0) f.release(kMemGatheredParams, u.gathered_bytes);
+        fwd[i] = last_;
+        fwd_idx_.push_back(last_);
+      }
+      // Backward, FSDP BACKWARD_PRE order on the comm lane: all_gather(i−1) is issued before
+      // unit i computes, reduce(i) after it.
+      auto needs_ag_b = [&](int i) {
+        return in_.units[i].all_gather_s > 0 && in_.units[i].reshard_after_forward;
+      };
+      auto issue_ag_b = [&](int i, int dep) {
+        Task& t = add(kAllGather, i, kComm, in_.units[i].all_gather_s, dep);
+        t.alloc(kMemGatheredParams, in_.units[i].gathered_bytes);
+        ag_b[i] = last_;
+      };
+      int prev_bwd = fwd[U - 1];
+      if (needs_ag_b(U - 1)) issue_ag_b(U - 1, fwd[U - 1]);
+      int last_reduce = -1;
+      for (int i = U - 1; i >= 0; --i) {
+        const SimUnit& u = in_.units[i];
+        if (i > 0 && needs_ag_b(i - 1)) issue_ag_b(i - 1, prev_bwd);
+        Task& b = add(kBwd, i, kCompute, u.bwd_s, ag_b[i]);
+        b.alloc(kMemTransient, u.bwd_transient_bytes);
+        if (first_grads) b.alloc(kMemUnshardedGrads, u.grad_bytes);
+        b.release(kMemTransient, u.bwd_transient_bytes);
+        b.release(kMemActivations, u.saved_bytes);
+        b.release(kMemGatheredParams, u.gathered_bytes);
+        bwd[i] = last_;
+        prev_bwd = last_;
+        if (sync && u.reduce_s > 0) {
+          Task& r = add(kReduce, i, kComm, u.reduce_s, bwd[i]);
+          r.alloc(kMemReduceBuffers, u.reduce_buffer_bytes);
+          r.release(kMemReduceBuffers, u.reduce_buffer_bytes);
+          r.release(kMemUnshardedGrads, u.grad_bytes);
+          last_reduce = last_;
+          if (u.replica_all_reduce_s > 0) add(kReplicaAllReduce, i, kCommInter, u.replica_all_reduce_s, last_);
+        } else if (sync) {
+          // Nothing to reduce (one rank): the gradient goes straight to the shard.
+          tasks_[bwd[i]].release(kMemUnshardedGrads, u.grad_bytes);
+        }
+      }
+      (void)last_reduce;
+    }
+    // Optimizer after every reduction of the last micro-step.
+    int dep_comm = last_on_lane(kComm), dep_inter = last_on_lane(kCommInter);
+    Task& o = add(kOptimizer, -1, kCompute, in_.optimizer_s, dep_comm, dep_inter);
+    o.alloc(kMemTransient, in_.optimizer_transient_bytes);
+    o.release(kMemTransient, in_.optimizer_transient_bytes);
+    return std::move(tasks_);
+  }
+
+ private:
+  Task& add(TaskKind kind, int unit, int lane, double work, int dep0 = -1, int dep1 = -1) {
+    Task t;
+    t.kind = kind;
+    t.unit = unit;
+    t.lane = lane;
+    t.work = work;
+    t.deps = {dep0, dep1};
+    tasks_.push_back(t);
+    last_ = int(tasks_.size()) - 1;
+    return tasks_.back();
+  }
+  int fwd_index(int unit) const {
+    // fwd_idx_ holds this micro-step's forward tasks in unit order (appended as built).
+    const int U = int(in_.units.size());
+    const size_t base = fwd_idx_.size() - size_t(fwd_idx_.size() % U);
+    return fwd_idx_[base + unit];
+  }
+  int last_on_lane(int lane) const {
+    for (int i = int(tasks_.size()) - 1; i >= 0; --i)
+      if (tasks_[i].lane == lane) return i;
+    return -1;
+  }
+
+  const SimInput& in_;
+  std::vector<Task> tasks_;
+  std::vector<int> fwd_idx_;
+  int last_ = -1;
+};
+
+std::string task_name(const Task& t, const SimInput& in) {
+  const std::string unit = t.unit >= 0 ? in.units[t.unit].name : std::string();
+  switch (t.kind) {
+    case kFwd: return "fwd " + unit;
+    case kBwd: return "bwd " + unit;
+    case kAllGather: return "all_gather " + unit;
+    case kReduce: return std::string(in.all_reduce_grads ? "all_reduce " : "reduce_scatter ") + unit;
+    case kReplicaAllReduce: return "all_reduce (replicas) " + unit;
+    case kOptimizer: return "optimizer";
+  }
+  return "?";
+}
+
+}  // namespace
+
+SimResult simulate(const SimInput& in) {
+  assert(!in.units.empty() && in.grad_accum >= 1 && in.max_inflight_all_gathers >= 1);
+  std::vector<Task> tasks = Builder(in).build();
+
+  // Per-lane queues in program order.
+  std::array<std::vector<int>, kLanes> queue;
+  for (int i = 0; i < int(tasks.size()); ++i) queue[tasks[i].lane].push_back(i);
+  std::array<size_t, kLanes> head{};
+  std::array<int, kLanes> running{-1, -1, -1};
+  std::array<double, kLanes> remaining{};
+
+  // Memory events (time, category, delta), applied in time order after the run.
+  struct MemEvent {
+    double t;
+    int cat;
+    double bytes;
+  };
+  std::vector<MemEvent> mem;
+  mem.reserve(tasks.size() * 3);
+
+  const double slow = 1.0 / (1.0 + in.overlap_compute_slowdown);
+  double t = 0;
+  SimResult r;
+  for (;;) {
+    bool any = false;
+    for (int l = 0; l < kLanes; ++l) {
+      if (running[l] < 0 && head[l] < queue[l].size()) {
+        Task& task = tasks[queue[l][head[l]]];
+        bool ready = true;
+        for (int d : task.deps)
+          if (d >= 0 && !tasks[d].done) ready = false;
+        if (ready) {
+          running[l] = queue[l][head[l]];
+          remaining[l] = task.work;
+          task.start = t;
+          for (int m = 0; m < task.n_start; ++m) mem.push_back({t, task.at_start[m].cat, task.at_start[m].bytes});
+        }
+      }
+      any = any || running[l] >= 0;
+    }
+    if (!any) {
+      for (int l = 0; l < kLanes; ++l) assert(head[l] == queue[l].size() && "simulator deadlock");
+      break;
+    }
+    const bool comm_busy = running[kComm] >= 0 || running[kCommInter] >= 0;
+    double rate[kLanes] = {comm_busy ? slow : 1.0, 1.0, 1.0};
+    double dt = std::numeric_limits<double>::infinity();
+    for (int l = 0; l < kLanes; ++l)
+      if (running[l] >= 0) dt = std::min(dt, remaining[l] / rate[l]);
+    t += dt;
+    for (int l = 0; l < kLanes; ++l) {
+      if (running[l] < 0) continue;
+      remaining[l] -= dt * rate[l];
+      if (remaining[l] <= 1e-15 * (1.0 + t)) {
+        Task& task = tasks[running[l]];
+        task.end = t;
+        task.done = true;
+        for (int m = 0; m < task.n_end; ++m) mem.push_back({t, task.at_end[m].cat, task.at_end[m].bytes});
+        running[l] = -1;
+        ++head[l];
+      }
+    }
+  }
+
+  // Read the step off the timeline.
+  double compute_busy = 0, comm_busy = 0;
+  for (const Task& task : tasks) {
+    const double dur = task.end - task.start;
+    if (task.lane == kCompute) compute_busy += dur;
+    else comm_busy += dur;
+    if (task.kind == kOptimizer) r.optimizer_s = dur;
+    if (in.record_timeline) {
+      TimelineEvent e;
+      e.name = task_name(task, in);
+      e.lane = kLaneNames[task.lane];
+      e.start_s = task.start;
+      e.duration_s = dur;
+      e.unit = task.unit;
+      r.timeline.push_back(std::move(e));
+    }
+  }
+  r.compute_s = compute_busy;
+  r.comm_s = comm_busy;
+  r.exposed_comm_s = std::max(0.0, t - compute_busy);
+  r.step_time_s = t + in.step_overhead_s;
+
+  // Memory: frees before allocations at equal times (a free is what lets the next start).
+  std::stable_sort(mem.begin(), mem.end(), [](const MemEvent& a, const MemEvent& b) {
+    if (a.t != b.t) return a.t < b.t;
+    return a.bytes < b.bytes;
+  });
+  std::array<double, kMemCategories> cur{};
+  double total = 0;
+  for (const MemEvent& e : mem) {
+    cur[e.cat] += e.bytes;
+    total += e.bytes;
+    if (total > r.mem_peak_bytes) {
+      r.mem_peak_bytes = total;
+      r.mem_at_peak = cur;
+    }
+  }
+  return r;
+}
+
+}  // namespace shardcast::planner

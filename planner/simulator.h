@@ -1,0 +1,77 @@
+// Step simulator: discrete events on one rank's compute stream and communication streams,
+// in FSDP's order, for one optimizer step (all micro-steps and the optimizer).
+//
+// What it is: a list-scheduling simulator. Every task sits on a lane (compute, comm for the
+// shard group's all_gather / reduce_scatter, comm_inter for HSDP's replica all_reduce) in
+// program order, starts when the previous task of its lane and its dependencies are done, and
+// runs for its duration — compute tasks progress at 1/(1 + overlap_compute_slowdown) while any
+// communication runs. Every task allocates and frees memory at its start and end, so step
+// time, exposed communication and the allocated peak (with its breakdown) are read off the
+// simulated timeline. All ranks are symmetric, so one rank is simulated.
+// What it is not: the cost of each task (ops.h, comm_model.h build them in plan.cpp).
+// Pure function of its input, thread-safe.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "shared/prediction.h"
+
+namespace shardcast::planner {
+
+// Memory categories read off the timeline (names used in Prediction::memory).
+enum MemCategory : int {
+  kMemGatheredParams = 0,  // unsharded parameters of gathered units (param_dtype)
+  kMemUnshardedGrads,      // a unit's unsharded gradient before reduce-scatter
+  kMemReduceBuffers,       // reduce_dtype copies fed to reduce-scatter / all-reduce
+  kMemActivations,         // tensors saved for backward
+  kMemTransient,           // working memory (recompute, logits and loss, optimizer temps)
+  kMemCategories
+};
+const char* mem_category_name(int c);
+
+// One FSDP unit as the simulator sees it (durations already include recompute etc.).
+struct SimUnit {
+  std::string name;               // "embedding", "block 0", ..., "head"
+  double fwd_s = 0;               // forward compute  // s
+  double bwd_s = 0;               // backward compute incl. recompute  // s
+  double all_gather_s = 0;        // 0 = no all_gather needed  // s
+  double reduce_s = 0;            // reduce_scatter (sharded) or all_reduce (no_shard)  // s
+  double replica_all_reduce_s = 0;  // HSDP replica all_reduce  // s
+  bool reshard_after_forward = true;  // false: kept gathered from forward into backward
+  double gathered_bytes = 0;      // bytes
+  double grad_bytes = 0;          // unsharded gradient  // bytes
+  double reduce_buffer_bytes = 0; // bytes
+  double saved_bytes = 0;         // activations kept for backward  // bytes
+  double fwd_transient_bytes = 0; // bytes
+  double bwd_transient_bytes = 0; // bytes
+};
+
+struct SimInput {
+  std::vector<SimUnit> units;     // execution order of forward
+  int grad_accum = 1;
+  bool sync_every_micro_step = true;  // false: no reduction on non-final micro-steps
+  bool all_reduce_grads = false;  // no_shard: reduce_s is an all_reduce on the final micro-step
+  int max_inflight_all_gathers = 2;
+  double optimizer_s = 0;         // s
+  double optimizer_transient_bytes = 0;  // bytes
+  double overlap_compute_slowdown = 0;
+  double step_overhead_s = 0;     // s
+  bool record_timeline = false;
+};
+
+struct SimResult {
+  double step_time_s = 0;
+  double compute_s = 0;        // compute-lane busy time  // s
+  double comm_s = 0;           // busy time of the comm lanes  // s
+  double exposed_comm_s = 0;   // compute lane idle, waiting on communication  // s
+  double optimizer_s = 0;
+  double mem_peak_bytes = 0;   // transient (timeline) peak, excluding static state  // bytes
+  std::array<double, kMemCategories> mem_at_peak{};  // bytes by category at that peak
+  std::vector<TimelineEvent> timeline;
+};
+
+SimResult simulate(const SimInput& in);
+
+}  // namespace shardcast::planner

@@ -1,0 +1,206 @@
+#include "planner/validate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, HardwareSet& hardware) {
+  std::vector<ValidationCase> cases;
+  std::map<std::string, std::string> unknown;  // gpu_type -> why it has no preset
+  for (size_t i = 0; i < rows.size(); ++i) {
+    PublishedRow& row = rows[i];
+    if (row.skipped()) continue;
+    const std::string key = row.cfg.cluster.hardware;
+    if (!hardware.count(key) && !unknown.count(key)) {
+      try {
+        hardware.emplace(key, load_hardware(key));
+      } catch (const std::exception& e) {
+        unknown[key] = e.what();
+      }
+    }
+    if (unknown.count(key)) {
+      row.skip_reason = "no hardware preset for gpu_type '" + key + "'";
+      continue;
+    }
+    const HardwareSpec& hw = hardware.at(key);
+    ValidationCase c;
+    c.row = i;
+    c.hardware = key;
+    c.cfg = row.cfg;
+    int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
+    if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
+    if (gpn <= 0 || row.n_gpus % gpn != 0) {
+      row.skip_reason = "n_gpus " + std::to_string(row.n_gpus) + " is not a multiple of gpus_per_node " +
+                        std::to_string(gpn);
+      continue;
+    }
+    c.cfg.cluster.gpus_per_node = gpn;
+    c.cfg.cluster.nodes = row.n_gpus / gpn;
+    c.cfg.parallelism.hsdp_shard_size = 0;  // = gpus_per_node
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+namespace {
+double pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
+}  // namespace
+
+ValidationSummary summarize(const std::string& name, const std::vector<const ValidationRowResult*>& rows) {
+  ValidationSummary s;
+  s.name = name;
+  std::vector<double> abs_err;
+  double sum_sq = 0, sum_signed = 0, mem_sum = 0;
+  for (const ValidationRowResult* r : rows) {
+    if (!r->skip_reason.empty()) continue;
+    if (r->has_tps) {
+      abs_err.push_back(std::fabs(r->err_tps_pct));
+      sum_sq += (r->err_tps_pct / 100.0) * (r->err_tps_pct / 100.0);
+      sum_signed += r->err_tps_pct;
+    }
+    if (r->has_mem) {
+      ++s.n_mem;
+      mem_sum += std::fabs(r->err_mem_pct);
+    }
+  }
+  s.n = int(abs_err.size());
+  if (s.n > 0) {
+    double sum = 0;
+    for (double e : abs_err) sum += e;
+    s.mape_tps = sum / s.n;
+    std::sort(abs_err.begin(), abs_err.end());
+    s.median_abs_err_tps = s.n % 2 ? abs_err[s.n / 2] : 0.5 * (abs_err[s.n / 2 - 1] + abs_err[s.n / 2]);
+    s.max_abs_err_tps = abs_err.back();
+    s.sigma_rel_tps = std::sqrt(sum_sq / s.n);
+    s.bias_tps = sum_signed / s.n;
+  }
+  if (s.n_mem > 0) s.mape_mem = mem_sum / s.n_mem;
+  return s;
+}
+
+ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
+                                const std::vector<ValidationCase>& cases,
+                                const HardwareSet& hardware) {
+  ValidationResult v;
+  v.rows.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ValidationRowResult& r = v.rows[i];
+    r.line = rows[i].line;
+    r.row_id = rows[i].row_id;
+    r.source = rows[i].source;
+    r.hardware = rows[i].cfg.cluster.hardware;
+    r.skip_reason = rows[i].skipped() ? rows[i].skip_reason : "not resolved";
+  }
+  for (const ValidationCase& c : cases) {
+    const PublishedRow& row = rows[c.row];
+    ValidationRowResult& r = v.rows[c.row];
+    r.skip_reason.clear();
+    Prediction p;
+    try {
+      p = plan(c.cfg, hardware.at(c.hardware));
+    } catch (const ConfigError& e) {
+      r.skip_reason = std::string("cannot predict: ") + e.what();
+      continue;
+    }
+    r.fits = p.fits;
+    r.predicted_tps = p.tokens_per_s_per_gpu;
+    r.predicted_mfu = p.mfu;
+    if (row.tokens_per_s_per_gpu && *row.tokens_per_s_per_gpu > 0) {
+      r.has_tps = true;
+      r.measured_tps = *row.tokens_per_s_per_gpu;
+      r.err_tps_pct = pct(r.predicted_tps, r.measured_tps);
+    }
+    if (row.mfu && *row.mfu > 0) {
+      r.has_mfu = true;
+      r.measured_mfu = *row.mfu;
+      r.err_mfu_pct = pct(r.predicted_mfu, r.measured_mfu);
+    }
+    if (row.peak_mem_gib && *row.peak_mem_gib > 0) {
+      // Compare like with like: allocated/active peaks against the allocated peak, anything
+      // else (reserved, nvidia-smi) against the reserved estimate.
+      const std::string& metric = row.mem_metric;
+      const bool allocated = metric.find("alloc") != std::string::npos ||
+                             metric.find("active") != std::string::npos;
+      r.has_mem = true;
+      r.predicted_mem_gib = (allocated ? p.mem_peak_bytes : p.mem_reserved_bytes) / double(1ull << 30);
+      r.measured_mem_gib = *row.peak_mem_gib;
+      r.err_mem_pct = pct(r.predicted_mem_gib, r.measured_mem_gib);
+    }
+  }
+  std::vector<const ValidationRowResult*> all;
+  std::map<std::string, std::vector<const ValidationRowResult*>> by_source, by_hw;
+  std::vector<std::string> source_order, hw_order;
+  for (const auto& r : v.rows) {
+    if (!r.skip_reason.empty()) {
+      ++v.n_skipped;
+      continue;
+    }
+    all.push_back(&r);
+    if (!by_source.count(r.source)) source_order.push_back(r.source);
+    by_source[r.source].push_back(&r);
+    if (!by_hw.count(r.hardware)) hw_order.push_back(r.hardware);
+    by_hw[r.hardware].push_back(&r);
+  }
+  v.overall = summarize("overall", all);
+  for (const auto& s : source_order) v.per_source.push_back(summarize(s, by_source[s]));
+  for (const auto& h : hw_order) v.per_hardware.push_back(summarize(h, by_hw[h]));
+  return v;
+}
+
+namespace {
+nlohmann::json summary_json(const ValidationSummary& s) {
+  return {{"name", s.name},
+          {"n", s.n},
+          {"mape_tokens_per_s", s.mape_tps},
+          {"median_abs_err_tokens_per_s", s.median_abs_err_tps},
+          {"max_abs_err_tokens_per_s", s.max_abs_err_tps},
+          {"sigma_rel_tokens_per_s", s.sigma_rel_tps},
+          {"bias_tokens_per_s", s.bias_tps},
+          {"n_mem", s.n_mem},
+          {"mape_mem", s.mape_mem}};
+}
+}  // namespace
+
+void to_json(nlohmann::json& j, const ValidationResult& v) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : v.rows) {
+    nlohmann::json o = {{"line", r.line}, {"row_id", r.row_id}, {"source", r.source},
+                        {"hardware", r.hardware}};
+    if (!r.skip_reason.empty()) {
+      o["skipped"] = r.skip_reason;
+    } else {
+      o["predicted_tokens_per_s_per_gpu"] = r.predicted_tps;
+      o["predicted_mfu"] = r.predicted_mfu;
+      o["fits"] = r.fits;
+      if (r.has_tps) {
+        o["measured_tokens_per_s_per_gpu"] = r.measured_tps;
+        o["err_tokens_per_s_pct"] = r.err_tps_pct;
+      }
+      if (r.has_mfu) {
+        o["measured_mfu"] = r.measured_mfu;
+        o["err_mfu_pct"] = r.err_mfu_pct;
+      }
+      if (r.has_mem) {
+        o["predicted_peak_mem_gib"] = r.predicted_mem_gib;
+        o["measured_peak_mem_gib"] = r.measured_mem_gib;
+        o["err_mem_pct"] = r.err_mem_pct;
+      }
+    }
+    rows.push_back(std::move(o));
+  }
+  nlohmann::json per_source = nlohmann::json::array(), per_hw = nlohmann::json::array();
+  for (const auto& s : v.per_source) per_source.push_back(summary_json(s));
+  for (const auto& s : v.per_hardware) per_hw.push_back(summary_json(s));
+  nlohmann::json summary = summary_json(v.overall);
+  summary.erase("name");
+  summary["n_skipped"] = v.n_skipped;
+  j = {{"rows", rows}, {"summary", summary}, {"per_source", per_source}, {"per_hardware", per_hw}};
+}
+
+}  // namespace shardcast::planner
