@@ -1,0 +1,362 @@
+// Checkpoint manifest JSON, CRC-32 and durable file helpers. See manifest.h.
+#include "trainer/checkpoint/manifest.h"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "shared/errors.h"
+
+namespace shardcast::trainer::ckpt {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+uint64_t Manifest::shard_file_bytes() const {
+  uint64_t b = 0;
+  for (const auto& u : units) b += 3 * uint64_t(u.padded_numel / shard_size) * sizeof(float);
+  return b;
+}
+
+// ---------------------------------------------------------------- JSON
+
+std::string manifest_to_json(const Manifest& m) {
+  json j;
+  j["format"] = m.format;
+  j["model"] = m.model;
+  j["sharding_strategy"] = m.sharding_strategy;
+  j["shard_size"] = m.shard_size;
+  j["optimizer_steps"] = m.optimizer_steps;
+  j["data"] = {{"step", m.data.step},           {"seed", m.data.seed},
+               {"tokens_seen", m.data.tokens_seen}, {"world_size", m.data.world_size},
+               {"micro_batch", m.data.micro_batch}, {"seq_len", m.data.seq_len},
+               {"grad_accum", m.data.grad_accum}};
+  j["rng_state_hex"] = m.rng_state_hex;
+  j["units"] = json::array();
+  for (const auto& u : m.units) {
+    json ju{{"numel", u.numel}, {"padded_numel", u.padded_numel}, {"params", json::array()}};
+    for (const auto& p : u.params) ju["params"].push_back({{"name", p.name}, {"shape", p.shape}, {"numel", p.numel}});
+    j["units"].push_back(ju);
+  }
+  j["files"] = json::array();
+  for (const auto& f : m.files)
+    j["files"].push_back({{"shard_rank", f.shard_rank}, {"file", f.file}, {"bytes", f.bytes}, {"crc32", f.crc32}});
+  return j.dump(1) + "\n";
+}
+
+namespace {
+
+struct Reader {
+  const std::string& label;
+  [[noreturn]] void fail(const std::string& key, const std::string& detail) const {
+    throw InputError(fmt::format("{}: {}: {}", label, key, detail));
+  }
+  const json& get(const json& obj, const std::string& parent, const char* key) const {
+    if (!obj.is_object()) fail(parent, "expected an object");
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(parent.empty() ? key : parent + "." + key, "missing");
+    return *it;
+  }
+  int64_t integer(const json& obj, const std::string& parent, const char* key, int64_t lo, int64_t hi) const {
+    const json& v = get(obj, parent, key);
+    const std::string k = parent.empty() ? key : parent + "." + key;
+    if (!v.is_number_integer()) fail(k, "expected an integer");
+    // Unsigned values above INT64_MAX are out of range too.
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) fail(k, "out of range");
+    const int64_t x = v.get<int64_t>();
+    if (x < lo || x > hi) fail(k, fmt::format("{} is outside [{}, {}]", x, lo, hi));
+    return x;
+  }
+  uint64_t uinteger(const json& obj, const std::string& parent, const char* key) const {
+    const json& v = get(obj, parent, key);
+    const std::string k = parent.empty() ? key : parent + "." + key;
+    if (!v.is_number_unsigned()) fail(k, "expected a non-negative integer");
+    return v.get<uint64_t>();
+  }
+  std::string string(const json& obj, const std::string& parent, const char* key) const {
+    const json& v = get(obj, parent, key);
+    if (!v.is_string()) fail(parent.empty() ? key : parent + "." + key, "expected a string");
+    return v.get<std::string>();
+  }
+  const json& array(const json& obj, const std::string& parent, const char* key) const {
+    const json& v = get(obj, parent, key);
+    if (!v.is_array()) fail(parent.empty() ? key : parent + "." + key, "expected an array");
+    return v;
+  }
+};
+
+constexpr int64_t kMaxElems = int64_t(1) << 50;  // far beyond any model; guards overflow
+
+}  // namespace
+
+Manifest parse_manifest(const std::string& text, const std::string& label) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", label, e.what()));
+  }
+  Reader r{label};
+  if (!j.is_object()) r.fail("(top level)", "expected an object");
+  Manifest m;
+  m.format = int(r.integer(j, "", "format", 0, 1000));
+  if (m.format != kFormatVersion)
+    r.fail("format", fmt::format("version {} is not supported (this build reads {})", m.format, kFormatVersion));
+  m.model = r.string(j, "", "model");
+  m.sharding_strategy = r.string(j, "", "sharding_strategy");
+  m.shard_size = int(r.integer(j, "", "shard_size", 1, 1 << 20));
+  m.optimizer_steps = int(r.integer(j, "", "optimizer_steps", 0, INT32_MAX));
+  const json& d = r.get(j, "", "data");
+  m.data.step = int(r.integer(d, "data", "step", 0, INT32_MAX));
+  m.data.seed = r.uinteger(d, "data", "seed");
+  m.data.tokens_seen = r.integer(d, "data", "tokens_seen", 0, INT64_MAX);
+  m.data.world_size = int(r.integer(d, "data", "world_size", 1, 1 << 20));
+  m.data.micro_batch = int(r.integer(d, "data", "micro_batch", 1, INT32_MAX));
+  m.data.seq_len = int(r.integer(d, "data", "seq_len", 1, INT32_MAX));
+  m.data.grad_accum = int(r.integer(d, "data", "grad_accum", 1, INT32_MAX));
+  m.rng_state_hex = r.string(j, "", "rng_state_hex");
+  const json& units = r.array(j, "", "units");
+  if (units.empty()) r.fail("units", "is empty");
+  for (size_t i = 0; i < units.size(); ++i) {
+    const std::string k = fmt::format("units[{}]", i);
+    UnitLayout u;
+    u.numel = r.integer(units[i], k, "numel", 1, kMaxElems);
+    u.padded_numel = r.integer(units[i], k, "padded_numel", 1, kMaxElems);
+    if (u.padded_numel < u.numel || u.padded_numel % m.shard_size != 0 ||
+        u.padded_numel - u.numel >= m.shard_size)
+      r.fail(k + ".padded_numel",
+             fmt::format("{} is not numel {} rounded up to a multiple of shard_size {}", u.padded_numel, u.numel,
+                         m.shard_size));
+    const json& ps = r.array(units[i], k, "params");
+    int64_t sum = 0;
+    for (size_t q = 0; q < ps.size(); ++q) {
+      const std::string kp = fmt::format("{}.params[{}]", k, q);
+      ParamLayout p;
+      p.name = r.string(ps[q], kp, "name");
+      p.numel = r.integer(ps[q], kp, "numel", 1, kMaxElems);
+      const json& sh = r.array(ps[q], kp, "shape");
+      int64_t prod = 1;
+      for (const auto& s : sh) {
+        if (!s.is_number_integer() || s.get<int64_t>() < 1 || s.get<int64_t>() > kMaxElems)
+          r.fail(kp + ".shape", "expected positive integers");
+        p.shape.push_back(s.get<int64_t>());
+        prod *= p.shape.back();
+        if (prod > kMaxElems) r.fail(kp + ".shape", "too large");
+      }
+      if (sh.empty() || prod != p.numel) r.fail(kp, fmt::format("shape does not have numel {} elements", p.numel));
+      sum += p.numel;
+      if (sum > u.numel) break;
+      u.params.push_back(std::move(p));
+    }
+    if (sum != u.numel) r.fail(k, fmt::format("parameter numels sum to {}, not numel {}", sum, u.numel));
+    m.units.push_back(std::move(u));
+  }
+  const json& files = r.array(j, "", "files");
+  if (int64_t(files.size()) != m.shard_size)
+    r.fail("files", fmt::format("{} entries for shard_size {}", files.size(), m.shard_size));
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string k = fmt::format("files[{}]", i);
+    ShardFile f;
+    f.shard_rank = int(r.integer(files[i], k, "shard_rank", 0, m.shard_size - 1));
+    if (f.shard_rank != int(i)) r.fail(k + ".shard_rank", fmt::format("expected {}", i));
+    f.file = r.string(files[i], k, "file");
+    if (f.file.empty() || f.file.find('/') != std::string::npos || f.file == "." || f.file == "..")
+      r.fail(k + ".file", "must be a plain file name inside the checkpoint directory");
+    f.bytes = r.uinteger(files[i], k, "bytes");
+    const uint64_t crc = r.uinteger(files[i], k, "crc32");
+    if (crc > 0xffffffffull) r.fail(k + ".crc32", "exceeds 32 bits");
+    f.crc32 = uint32_t(crc);
+    m.files.push_back(std::move(f));
+  }
+  const uint64_t expect = m.shard_file_bytes();
+  for (size_t i = 0; i < m.files.size(); ++i)
+    if (m.files[i].bytes != expect)
+      r.fail(fmt::format("files[{}].bytes", i), fmt::format("{} but the unit layout needs {}", m.files[i].bytes, expect));
+  return m;
+}
+
+Manifest read_manifest(const fs::path& dir) {
+  const fs::path p = dir / kManifestName;
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the checkpoint manifest (not a complete checkpoint?)", p.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_manifest(ss.str(), p.string());
+}
+
+// ---------------------------------------------------------------- CRC-32
+
+namespace {
+std::array<uint32_t, 256> make_crc_table() {
+  std::array<uint32_t, 256> t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    t[i] = c;
+  }
+  return t;
+}
+}  // namespace
+
+uint32_t crc32_update(uint32_t crc, const void* data, size_t n) {
+  static const std::array<uint32_t, 256> table = make_crc_table();
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint32_t c = crc ^ 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+uint32_t crc32_file(const fs::path& file, uint64_t* bytes) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read checkpoint file", file.string()));
+  std::vector<char> buf(1 << 20);
+  uint32_t crc = 0;
+  uint64_t total = 0;
+  while (in) {
+    in.read(buf.data(), std::streamsize(buf.size()));
+    const auto n = in.gcount();
+    if (n <= 0) break;
+    crc = crc32_update(crc, buf.data(), size_t(n));
+    total += uint64_t(n);
+  }
+  if (bytes) *bytes = total;
+  return crc;
+}
+
+// ---------------------------------------------------------------- durable files
+
+DurableWriter::DurableWriter(const fs::path& file) : file_(file) {
+  fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw InputError(fmt::format("{}: cannot create: {}", file.string(), std::strerror(errno)));
+}
+
+DurableWriter::~DurableWriter() {
+  if (fd_ >= 0) {  // not closed: an error happened; leave nothing behind
+    ::close(fd_);
+    std::error_code ec;
+    fs::remove(file_, ec);
+  }
+}
+
+void DurableWriter::write(const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  size_t off = 0;
+  while (off < n) {
+    const ssize_t w = ::write(fd_, p + off, n - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const int err = w < 0 ? errno : ENOSPC;
+      throw InputError(fmt::format("{}: write failed after {} bytes: {}", file_.string(), bytes_ + off,
+                                   std::strerror(err)));
+    }
+    off += size_t(w);
+  }
+  crc_ = crc32_update(crc_, data, n);
+  bytes_ += n;
+}
+
+void DurableWriter::close() {
+  if (::fsync(fd_) != 0)
+    throw InputError(fmt::format("{}: fsync failed: {}", file_.string(), std::strerror(errno)));
+  const int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0) {
+    const int err = errno;
+    std::error_code ec;
+    fs::remove(file_, ec);
+    throw InputError(fmt::format("{}: close failed: {}", file_.string(), std::strerror(err)));
+  }
+}
+
+void fsync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot open directory: {}", dir.string(), std::strerror(errno)));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw InputError(fmt::format("{}: fsync failed: {}", dir.string(), std::strerror(err)));
+}
+
+uint64_t free_bytes(const fs::path& dir) {
+  struct statvfs s {};
+  if (::statvfs(dir.c_str(), &s) != 0)
+    throw InputError(fmt::format("{}: statvfs failed: {}", dir.string(), std::strerror(errno)));
+  return uint64_t(s.f_bavail) * uint64_t(s.f_frsize);
+}
+
+// ---------------------------------------------------------------- directories
+
+std::string step_dir_name(int step) { return fmt::format("step_{:08d}", step); }
+
+namespace {
+// Step of a complete checkpoint directory name, or -1.
+int parse_step_dir(const std::string& name) {
+  if (name.size() != 13 || name.rfind("step_", 0) != 0) return -1;
+  int step = 0;
+  for (size_t i = 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    step = step * 10 + (name[i] - '0');
+  }
+  return step;
+}
+}  // namespace
+
+std::vector<fs::path> list_complete(const fs::path& root) {
+  std::vector<std::pair<int, fs::path>> found;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return {};
+  for (const auto& e : fs::directory_iterator(root)) {
+    const int step = parse_step_dir(e.path().filename().string());
+    if (step >= 0 && e.is_directory() && fs::exists(e.path() / kManifestName)) found.emplace_back(step, e.path());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<fs::path> out;
+  for (auto& [s, p] : found) out.push_back(p);
+  return out;
+}
+
+fs::path resolve_checkpoint(const std::string& resume_from, const fs::path& root) {
+  if (resume_from == "latest") {
+    auto all = list_complete(root);
+    if (all.empty())
+      throw InputError(fmt::format("checkpoint.resume_from = \"latest\": no complete checkpoint under {}",
+                                   root.empty() ? std::string("(checkpoint.dir is empty)") : root.string()));
+    return all.back();
+  }
+  fs::path p(resume_from);
+  if (!fs::exists(p / kManifestName))
+    throw InputError(fmt::format("checkpoint.resume_from = \"{}\": not a complete checkpoint (no {})", resume_from,
+                                 kManifestName));
+  return p;
+}
+
+std::vector<fs::path> prune(const fs::path& root, int keep) {
+  std::vector<fs::path> removed;
+  auto all = list_complete(root);
+  for (size_t i = 0; keep > 0 && i + size_t(keep) < all.size(); ++i) {
+    fs::remove_all(all[i]);
+    removed.push_back(all[i]);
+  }
+  std::error_code ec;
+  if (fs::is_directory(root, ec))
+    for (const auto& e : fs::directory_iterator(root)) {
+      const std::string n = e.path().filename().string();
+      if (n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0 && parse_step_dir(n.substr(0, n.size() - 4)) >= 0) {
+        fs::remove_all(e.path());
+        removed.push_back(e.path());
+      }
+    }
+  return removed;
+}
+
+}  // namespace shardcast::trainer::ckpt

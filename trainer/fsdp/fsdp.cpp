@@ -1,0 +1,332 @@
+// FSDP runtime: flat units, gather/free state machine, autograd Functions. See fsdp.h.
+#include "trainer/fsdp/fsdp.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <ATen/native/Resize.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include "trainer/train/optim.h"
+
+#ifdef SHARDCAST_WITH_NCCL
+#include <ATen/native/cuda/Resize.h>
+#endif
+
+namespace shardcast::trainer {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+namespace {
+
+// Storage of a gathered buffer: 0 bytes when resharded, refilled before use. Autograd's
+// saved views keep pointing at the same StorageImpl, so they see the refilled data.
+void resize_storage(const at::Tensor& t, size_t bytes) {
+  auto* impl = t.storage().unsafeGetStorageImpl();
+  if (t.is_cpu()) {
+    at::native::resize_bytes_cpu(impl, bytes);
+    return;
+  }
+#ifdef SHARDCAST_WITH_NCCL
+  at::native::resize_bytes_cuda(impl, bytes);  // UNTESTED (no GPU in CI)
+#else
+  TORCH_CHECK(false, "resize_storage: device ", t.device(), " not supported in this build");
+#endif
+}
+
+FsdpModel* self_of(AutogradContext* ctx) {
+  return reinterpret_cast<FsdpModel*>(ctx->saved_data["self"].toInt());
+}
+
+// forward: the unit's gathered flat parameters (no copy); backward: post-backward
+// (reduce the unsharded gradient into the unit's gradient shard). Returns no gradient to
+// `shard` itself: FsdpModel writes FlatUnit::grad directly.
+struct GatherFn : torch::autograd::Function<GatherFn> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor shard, int64_t self, int64_t unit) {
+    ctx->saved_data["self"] = self;
+    ctx->saved_data["unit"] = unit;
+    return reinterpret_cast<FsdpModel*>(self)->wait_full(static_cast<int>(unit));
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    self_of(ctx)->post_backward(static_cast<int>(ctx->saved_data["unit"].toInt()), grads[0]);
+    return {at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// A checkpointed block: forward computes without keeping activations (only the input x is
+// saved); backward re-gathers (done by the pre-backward hook), recomputes with grad on and
+// back-propagates through the recomputation, then runs the unit's post-backward.
+struct CheckpointFn : torch::autograd::Function<CheckpointFn> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor shard, int64_t self,
+                            int64_t unit) {
+    ctx->saved_data["self"] = self;
+    ctx->saved_data["unit"] = unit;
+    ctx->save_for_backward({x});
+    auto* f = reinterpret_cast<FsdpModel*>(self);
+    const int u = static_cast<int>(unit);
+    at::Tensor full = f->wait_full(u);
+    return block_forward(f->spec(), f->rope(), x, f->unit_weights(u, full));
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto* f = self_of(ctx);
+    const int u = static_cast<int>(ctx->saved_data["unit"].toInt());
+    at::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+    at::Tensor full = f->wait_full(u).detach().requires_grad_(true);
+    at::Tensor y;
+    {
+      torch::AutoGradMode enable(true);
+      y = block_forward(f->spec(), f->rope(), x, f->unit_weights(u, full));
+    }
+    auto g = torch::autograd::grad({y}, {x, full}, {grads[0]});
+    f->post_backward(u, g[1]);
+    return {g[0], at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::ScalarType parse_dtype(const std::string& name) {
+  if (name == "fp32") return at::kFloat;
+  if (name == "bf16") return at::kBFloat16;
+  if (name == "fp16") return at::kHalf;
+  throw std::invalid_argument("unknown dtype '" + name + "' (fp32 | bf16 | fp16)");
+}
+
+FsdpModel::FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups groups)
+    : spec_(m), opts_(opts), groups_(std::move(groups)) {
+  TORCH_CHECK(opts_.max_inflight_all_gathers >= 1, "max_inflight_all_gathers must be >= 1");
+  const int S = groups_.shard->size();
+  const int r = groups_.shard->rank();
+  auto infos = unit_param_infos(m);
+  const int n = static_cast<int>(infos.size());
+  for (int i = 0; i < n; ++i) {
+    FlatUnit u;
+    u.index = i;
+    u.params = infos[i];
+    for (const auto& p : u.params) {
+      u.split_sizes.push_back(p.numel);
+      u.numel += p.numel;
+    }
+    u.padded_numel = (u.numel + S - 1) / S * S;
+    u.shard_numel = u.padded_numel / S;
+    if (u.padded_numel > u.numel) u.split_sizes.push_back(u.padded_numel - u.numel);
+    const bool sharded = S > 1;
+    const bool resharding = opts_.sharding_strategy == ShardingStrategy::full_shard ||
+                            opts_.sharding_strategy == ShardingStrategy::hybrid_shard;
+    // The last unit is needed again right at the start of backward, and a tied embedding is
+    // used by the head too: neither is freed after forward (torchtitan does the same).
+    const bool keep = i == n - 1 || (i == 0 && m.tied_embeddings);
+    u.reshard_after_forward = sharded && resharding && !keep;
+    u.checkpoint = i >= 1 && i <= m.n_layers &&
+                   opts_.activation_checkpointing.mode != AcMode::none &&
+                   (opts_.activation_checkpointing.mode == AcMode::full ||
+                    opts_.activation_checkpointing.block_checkpointed(i - 1));
+    // Sharding-independent init: build the unit's full flat vector, keep my chunk.
+    std::vector<at::Tensor> flat;
+    for (const auto& p : u.params) flat.push_back(init_param(p, opts_.seed).reshape({-1}));
+    if (u.padded_numel > u.numel) flat.push_back(at::zeros({u.padded_numel - u.numel}, at::kFloat));
+    u.shard = at::cat(flat).chunk(S)[r].clone().requires_grad_(true);
+    u.grad = at::zeros({u.shard_numel}, at::kFloat);
+    u.exp_avg = at::zeros({u.shard_numel}, at::kFloat);
+    u.exp_avg_sq = at::zeros({u.shard_numel}, at::kFloat);
+    units_.push_back(std::move(u));
+  }
+}
+
+void FsdpModel::issue_gather(int i) {
+  FlatUnit& u = units_[i];
+  if (u.issued) return;
+  u.issued = true;
+  if (groups_.shard->size() == 1) {  // replicated: the "gathered" tensor is the shard itself
+    u.full = opts_.param_dtype == at::kFloat ? u.shard.detach() : u.shard.detach().to(opts_.param_dtype);
+    return;
+  }
+  u.send = u.shard.detach().to(opts_.param_dtype).contiguous();
+  at::Tensor target;
+  const size_t bytes = size_t(u.padded_numel) * at::elementSize(opts_.param_dtype);
+  if (u.full.defined()) {
+    // Refill the storage autograd still references; write through variable_data() so the
+    // version counter autograd checks is not bumped.
+    TORCH_CHECK(u.full.storage().nbytes() == 0, "unit ", i, ": refill of a live buffer");
+    resize_storage(u.full, bytes);
+    target = u.full.variable_data();
+  } else {
+    u.full = at::empty({u.padded_numel}, at::TensorOptions().dtype(opts_.param_dtype));
+    target = u.full;
+  }
+  u.work = groups_.shard->all_gather(target, u.send);
+}
+
+at::Tensor FsdpModel::wait_full(int i) {
+  issue_gather(i);
+  FlatUnit& u = units_[i];
+  u.work.wait();
+  u.send = at::Tensor();
+  return u.full;
+}
+
+std::vector<at::Tensor> FsdpModel::unit_weights(int i, const at::Tensor& full) const {
+  const FlatUnit& u = units_[i];
+  auto parts = full.split_with_sizes(u.split_sizes);
+  std::vector<at::Tensor> w;
+  for (size_t k = 0; k < u.params.size(); ++k) w.push_back(parts[k].view(u.params[k].shape));
+  return w;
+}
+
+void FsdpModel::reshard(int i) {
+  FlatUnit& u = units_[i];
+  u.work.wait();  // never free a buffer a collective still writes
+  u.send = at::Tensor();
+  if (groups_.shard->size() > 1 && u.full.defined()) resize_storage(u.full, 0);
+  u.issued = false;
+}
+
+void FsdpModel::reshard_all() {
+  for (size_t i = 0; i < units_.size(); ++i) {
+    reshard(static_cast<int>(i));
+    units_[i].full = at::Tensor();
+  }
+}
+
+void FsdpModel::post_forward(int i) {
+  if (units_[i].reshard_after_forward) reshard(i);
+}
+
+void FsdpModel::pre_backward(int i) {
+  wait_full(i);
+  // Backward prefetch in reverse unit order, bounded by the in-flight limit.
+  for (int k = 1; k < opts_.max_inflight_all_gathers && i - k >= 0; ++k) issue_gather(i - k);
+}
+
+void FsdpModel::post_backward(int i, at::Tensor grad_full) {
+  FlatUnit& u = units_[i];
+  at::Tensor g = grad_full.defined() ? grad_full.to(at::kFloat)
+                                     : at::zeros({u.padded_numel}, at::kFloat);
+  if (!sync_) {  // no communication on non-final micro-steps
+    if (u.acc.defined()) u.acc.add_(g);
+    else u.acc = g.clone();
+  } else {
+    if (u.acc.defined()) {
+      g = g + u.acc;
+      u.acc = at::Tensor();
+    }
+    at::Tensor red = g.to(opts_.reduce_dtype).contiguous();
+    if (red.data_ptr() == grad_full.data_ptr()) red = red.clone();  // never clobber autograd's buffer
+    at::Tensor out = at::empty({u.shard_numel}, red.options());
+    groups_.shard->reduce_scatter(out, red);
+    if (groups_.replicate->size() > 1) groups_.replicate->all_reduce(out);
+    // Sum over ranks of per-rank mean gradients -> mean over the global batch.
+    u.grad.add_(out.to(at::kFloat), 1.0 / double(groups_.world->size()));
+  }
+  // Reshard after backward (every strategy that gathers).
+  reshard(i);
+  u.full = at::Tensor();
+}
+
+at::Tensor FsdpModel::forward(const at::Tensor& tokens) {
+  const int T = static_cast<int>(tokens.size(1));
+  if (T > rope_len_) {
+    rope_ = make_rope(spec_, T);
+    rope_len_ = T;
+  }
+  const int n = static_cast<int>(units_.size());
+  const int64_t self = reinterpret_cast<int64_t>(this);
+  at::Tensor x, tied_embed;
+  for (int i = 0; i < n; ++i) {
+    FlatUnit& u = units_[i];
+    // Forward prefetch: this unit and the next ones, up to the in-flight limit.
+    for (int k = 0; k < opts_.max_inflight_all_gathers && i + k < n; ++k) issue_gather(i + k);
+    at::Tensor y;
+    if (u.checkpoint) {
+      y = CheckpointFn::apply(x, u.shard, self, int64_t(i));
+    } else {
+      at::Tensor full = GatherFn::apply(u.shard, self, int64_t(i));
+      auto w = unit_weights(i, full);
+      if (i == 0) {
+        y = embedding_forward(tokens, w[0]);
+        tied_embed = w[0];
+      } else if (i < n - 1) {
+        y = block_forward(spec_, rope_, x, w);
+      } else {
+        y = head_forward(spec_, x, w[0], spec_.tied_embeddings ? tied_embed : w[1]);
+      }
+    }
+    post_forward(i);
+    if (y.requires_grad()) y.register_hook([this, i](const at::Tensor&) { pre_backward(i); });
+    x = y;
+  }
+  if (!at::GradMode::is_enabled()) reshard_all();  // no backward will free them
+  return x;
+}
+
+void FsdpModel::zero_grad() {
+  for (auto& u : units_) {
+    u.grad.zero_();
+    u.acc = at::Tensor();
+  }
+}
+
+double FsdpModel::clip_grad_norm(double max_norm) {
+  // Sum of squares over my shards (padding gradients are zero), summed over the shard
+  // group; replicas hold identical shards after the replicate all-reduce.
+  at::Tensor sq = at::zeros({1}, at::kDouble);
+  for (const auto& u : units_) sq += u.grad.to(at::kDouble).pow(2).sum();
+  groups_.shard->all_reduce(sq);
+  const double norm = std::sqrt(sq.item<double>());
+  if (max_norm > 0) {
+    const double coef = max_norm / (norm + 1e-6);
+    if (coef < 1.0)
+      for (auto& u : units_) u.grad.mul_(coef);
+  }
+  return norm;
+}
+
+void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
+  reshard_all();  // any gathered copy is stale after the update
+  ++opt_step_;
+  at::NoGradGuard no_grad;
+  for (auto& u : units_) {
+    at::Tensor p = u.shard.detach();
+    adamw_update(p, u.grad, u.exp_avg, u.exp_avg_sq, opt_step_, o, lr);
+  }
+}
+
+std::vector<std::pair<std::string, at::Tensor>> FsdpModel::gather_named(bool grads) {
+  reshard_all();
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (auto& u : units_) {
+    at::Tensor src = grads ? u.grad : u.shard.detach();
+    at::Tensor full = at::empty({u.padded_numel}, at::kFloat);
+    groups_.shard->all_gather(full, src.contiguous()).wait();
+    auto parts = full.split_with_sizes(u.split_sizes);
+    for (size_t k = 0; k < u.params.size(); ++k)
+      out.emplace_back(u.params[k].name, parts[k].view(u.params[k].shape).clone());
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> FsdpModel::full_parameters() { return gather_named(false); }
+std::vector<std::pair<std::string, at::Tensor>> FsdpModel::full_gradients() { return gather_named(true); }
+
+StateBytes FsdpModel::state_bytes() const {
+  StateBytes b;
+  for (const auto& u : units_) {
+    b.params += u.shard.nbytes();
+    b.grads += u.grad.nbytes();
+    b.optimizer += u.exp_avg.nbytes() + u.exp_avg_sq.nbytes();
+  }
+  return b;
+}
+
+int64_t FsdpModel::gathered_bytes() const {
+  if (groups_.shard->size() == 1) return 0;  // replicated: no separate gathered copy
+  int64_t b = 0;
+  for (const auto& u : units_)
+    if (u.full.defined()) b += static_cast<int64_t>(u.full.storage().nbytes());
+  return b;
+}
+
+}  // namespace shardcast::trainer

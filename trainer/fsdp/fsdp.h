@@ -1,0 +1,137 @@
+// FsdpModel: fully sharded data parallel Llama on c10d process groups and LibTorch autograd.
+//
+// What it is: one FlatUnit per FSDP unit ([embedding, block 0..L-1, final norm + head]); each
+// holds this rank's flat padded fp32 master shard, its gradient shard and AdamW state. The
+// forward gathers a unit's parameters (in param_dtype) through the autograd Function
+// GatherFn, whose backward is the unit's post-backward: reduce-scatter (shard group) and, for
+// hybrid_shard/no_shard, all-reduce (replicate group) of the unsharded gradient in
+// reduce_dtype. Strategies:
+//   full_shard     gather before forward, free after; re-gather in backward (pre-backward hook
+//                  on the unit output), reduce-scatter after the unit's backward.
+//   shard_grad_op  keep gathered parameters from forward to the unit's backward.
+//   hybrid_shard   full_shard inside a shard group of hsdp_shard_size ranks, gradient shards
+//                  all-reduced across shard groups.
+//   no_shard       shard group of 1 (parameters replicated), gradients all-reduced.
+// Freeing keeps the tensor objects autograd saved and resizes their storage to 0 bytes, then
+// refills it in the pre-backward hook (writing through variable_data(), so autograd's
+// version checks stay valid). Prefetch: before unit i's forward (backward) the gathers of
+// units i+1.. (i−1..) are issued, at most max_inflight_all_gathers units in flight including
+// the current one; decisions depend only on unit indices, so every rank issues collectives
+// in the same order. Activation checkpointing wraps a block in CheckpointFn, which gathers,
+// computes without saving activations, and in backward re-gathers and recomputes.
+// Gradient accumulation: with set_sync(false) the unsharded gradients are accumulated
+// locally (fp32) and nothing is communicated; the next synced backward reduces the sum.
+// What it is not: the training loop, data or metrics (train/), nor the reference path
+// (model/llama.h ReferenceModel, which shares only the per-unit math).
+// Threading: one FsdpModel per rank, used from that rank's thread; backward runs on the
+// same thread (CPU autograd), collectives may complete on Gloo worker threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "shared/model_spec.h"
+#include "shared/train_config.h"
+#include "trainer/comm/collectives.h"
+#include "trainer/model/llama.h"
+
+namespace shardcast::trainer {
+
+struct FsdpOptions {
+  ShardingStrategy sharding_strategy = ShardingStrategy::full_shard;
+  int max_inflight_all_gathers = 2;         // >= 1; 1 = no prefetch
+  at::ScalarType param_dtype = at::kFloat;  // gather + compute
+  at::ScalarType reduce_dtype = at::kFloat; // gradient reduction
+  ActivationCheckpointingConfig activation_checkpointing;
+  uint64_t seed = 0;                        // init
+};
+
+// Bytes of this rank's persistent training state.  // bytes
+struct StateBytes {
+  int64_t params = 0;      // fp32 master shards
+  int64_t grads = 0;       // gradient shards
+  int64_t optimizer = 0;   // AdamW exp_avg + exp_avg_sq
+  int64_t total() const { return params + grads + optimizer; }
+};
+
+struct FlatUnit {
+  int index = 0;
+  std::vector<ParamInfo> params;
+  std::vector<int64_t> split_sizes;   // param numels, then the padding (if any)
+  int64_t numel = 0;                  // unpadded elements
+  int64_t padded_numel = 0;           // multiple of the shard group size
+  int64_t shard_numel = 0;            // padded_numel / shard group size
+  bool reshard_after_forward = true;
+  bool checkpoint = false;            // block recomputed in backward
+  at::Tensor shard;                   // (shard_numel) fp32 leaf, requires grad: the master
+  at::Tensor grad;                    // (shard_numel) fp32 gradient shard
+  at::Tensor exp_avg, exp_avg_sq;     // (shard_numel) fp32 AdamW state
+  // Gathered parameters (padded_numel) in param_dtype. Storage may be 0 bytes (resharded)
+  // while autograd still holds views of it. For a shard group of one it aliases `shard`.
+  at::Tensor full;
+  bool issued = false;                // gather issued (or full is valid)
+  PendingWork work;                   // the gather in flight
+  at::Tensor send;                    // the param_dtype shard being sent
+  at::Tensor acc;                     // (padded_numel) fp32 unsynced gradient sum
+};
+
+class FsdpModel {
+ public:
+  FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups groups);
+  FsdpModel(const FsdpModel&) = delete;
+  FsdpModel& operator=(const FsdpModel&) = delete;
+
+  // (B,T) int64 -> logits (B,T,V) in param_dtype, with the FSDP autograd graph attached.
+  at::Tensor forward(const at::Tensor& tokens);
+  // Whether the next backward reduces gradients (false on non-final accumulation micro-steps).
+  void set_sync(bool sync) { sync_ = sync; }
+
+  void zero_grad();
+  // Global L2 norm of the gradient (all shards, padding is zero); clips in place to max_norm
+  // when max_norm > 0. Returns the norm before clipping.
+  double clip_grad_norm(double max_norm);
+  void optimizer_step(const OptimizerConfig& o, double lr);   // AdamW on the local shards
+
+  // Unsharded copies by HF name, gathered over the shard group (tests, export).  // fp32
+  std::vector<std::pair<std::string, at::Tensor>> full_parameters();
+  std::vector<std::pair<std::string, at::Tensor>> full_gradients();
+
+  StateBytes state_bytes() const;
+  int64_t gathered_bytes() const;      // unsharded parameter storage alive now  // bytes
+  const std::vector<FlatUnit>& units() const { return units_; }
+  const ProcessGroups& groups() const { return groups_; }
+  const ModelSpec& spec() const { return spec_; }
+  int optimizer_steps() const { return opt_step_; }
+
+  // Used by the autograd Functions (fsdp.cpp); not for callers.
+  at::Tensor wait_full(int unit);                          // issue if needed, wait, return full
+  std::vector<at::Tensor> unit_weights(int unit, const at::Tensor& full) const;
+  void pre_backward(int unit);
+  void post_backward(int unit, at::Tensor grad_full);
+  const Rope& rope() const { return rope_; }
+
+ private:
+  void issue_gather(int unit);
+  void post_forward(int unit);
+  void reshard(int unit);              // free the unit's gathered storage
+  void reshard_all();
+  std::vector<std::pair<std::string, at::Tensor>> gather_named(bool grads);
+
+  ModelSpec spec_;
+  FsdpOptions opts_;
+  ProcessGroups groups_;
+  std::vector<FlatUnit> units_;
+  Rope rope_;
+  int rope_len_ = 0;
+  bool sync_ = true;
+  int opt_step_ = 0;
+};
+
+at::ScalarType parse_dtype(const std::string& name);   // "fp32" | "bf16" | "fp16"
+
+}  // namespace shardcast::trainer

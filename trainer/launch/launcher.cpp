@@ -1,0 +1,195 @@
+// fork/exec launcher with rank-prefixed output. See launcher.h.
+#include "trainer/launch/launcher.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace shardcast::trainer {
+
+namespace {
+
+volatile sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;          // read end of its stdout+stderr
+  std::string partial;  // output not yet ending in '\n'
+  bool running = true;
+  int exit_code = 0;
+};
+
+void emit(int rank, const std::string& line) {
+  std::string s = fmt::format("[rank {}] {}\n", rank, line);
+  ssize_t off = 0;
+  while (off < ssize_t(s.size())) {
+    ssize_t w = ::write(STDOUT_FILENO, s.data() + off, s.size() - off);
+    if (w <= 0) break;
+    off += w;
+  }
+}
+
+void drain(Child& c, int rank) {
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::read(c.fd, buf, sizeof buf);
+    if (n <= 0) {
+      if (n == 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
+        if (!c.partial.empty()) emit(rank, c.partial);
+        c.partial.clear();
+        ::close(c.fd);
+        c.fd = -1;
+      }
+      return;
+    }
+    c.partial.append(buf, size_t(n));
+    size_t pos;
+    while ((pos = c.partial.find_first_of("\n\r")) != std::string::npos) {
+      if (pos > 0) emit(rank, c.partial.substr(0, pos));
+      c.partial.erase(0, pos + 1);
+    }
+    if (n < ssize_t(sizeof buf)) return;
+  }
+}
+
+}  // namespace
+
+int pick_free_port() {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (s < 0) throw std::runtime_error("socket() failed");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(s);
+    throw std::runtime_error(fmt::format("bind() failed: {}", std::strerror(errno)));
+  }
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+int launch_local(const LaunchOptions& o) {
+  if (o.nproc_per_node < 1) throw std::invalid_argument("--nproc-per-node must be >= 1");
+  const std::string exe = o.exe.empty() ? std::string("/proc/self/exe") : o.exe;
+  const int port = o.master_port > 0 ? o.master_port : pick_free_port();
+  const int n = o.nproc_per_node;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::string omp = std::to_string(std::max(1u, cores / unsigned(n)));
+
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+
+  std::vector<Child> kids(n);
+  for (int r = 0; r < n; ++r) {
+    int p[2];
+    if (::pipe(p) != 0) throw std::runtime_error("pipe() failed");
+    pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork() failed");
+    if (pid == 0) {
+      ::dup2(p[1], STDOUT_FILENO);
+      ::dup2(p[1], STDERR_FILENO);
+      ::close(p[0]);
+      ::close(p[1]);
+      ::setenv("RANK", std::to_string(r).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
+      ::setenv("GROUP_RANK", "0", 1);
+      ::setenv("MASTER_ADDR", o.master_addr.c_str(), 1);
+      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      ::setenv("OMP_NUM_THREADS", omp.c_str(), 0);  // keep the user's value if set
+      std::vector<std::string> args{"shardcast-train"};
+      args.insert(args.end(), o.rank_args.begin(), o.rank_args.end());
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(exe.c_str(), argv.data());
+      fmt::print(stderr, "exec {} failed: {}\n", exe, std::strerror(errno));
+      ::_exit(127);
+    }
+    ::close(p[1]);
+    ::fcntl(p[0], F_SETFL, ::fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    kids[r].pid = pid;
+    kids[r].fd = p[0];
+  }
+
+  int result = 0;
+  bool stopping = false;
+  auto stop_all = [&](int sig) {
+    for (auto& k : kids)
+      if (k.running) ::kill(k.pid, sig);
+  };
+  auto stop_deadline = std::chrono::steady_clock::time_point::max();
+  while (true) {
+    std::vector<pollfd> fds;
+    std::vector<int> who;
+    for (int r = 0; r < n; ++r)
+      if (kids[r].fd >= 0) {
+        fds.push_back({kids[r].fd, POLLIN, 0});
+        who.push_back(r);
+      }
+    if (!fds.empty()) {
+      int rc = ::poll(fds.data(), fds.size(), 200);
+      if (rc > 0)
+        for (size_t i = 0; i < fds.size(); ++i)
+          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(kids[who[i]], who[i]);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    bool any_running = false;
+    for (int r = 0; r < n; ++r) {
+      Child& k = kids[r];
+      if (!k.running) continue;
+      int status = 0;
+      pid_t w = ::waitpid(k.pid, &status, WNOHANG);
+      if (w == k.pid) {
+        k.running = false;
+        k.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (k.exit_code != 0 && !stopping) {
+          emit(r, fmt::format("exited with code {}; stopping the other ranks", k.exit_code));
+          result = k.exit_code;
+          stopping = true;
+          stop_all(SIGTERM);
+          stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        }
+      } else {
+        any_running = true;
+      }
+    }
+    if (g_interrupted && !stopping) {
+      stopping = true;
+      result = 130;
+      stop_all(SIGTERM);
+      stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    }
+    if (stopping && std::chrono::steady_clock::now() > stop_deadline) {
+      stop_all(SIGKILL);
+      stop_deadline = std::chrono::steady_clock::time_point::max();
+    }
+    bool any_output = false;
+    for (auto& k : kids) any_output |= k.fd >= 0;
+    if (!any_running && !any_output) break;
+  }
+  return result;
+}
+
+}  // namespace shardcast::trainer

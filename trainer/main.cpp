@@ -1,0 +1,96 @@
+// shardcast-train: run one rank, launch N local ranks, or tokenize text into a token file.
+//
+//   shardcast-train run run.toml [--data FILE] [--steps N] [--metrics-dir DIR] [--reference]
+//   shardcast-train launch --nproc-per-node N run.toml [run flags...]
+//   shardcast-train tokenize --out corpus.bin FILES...
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "shared/errors.h"
+#include "trainer/data/token_file.h"
+#include "trainer/launch/launcher.h"
+#include "trainer/train/train_loop.h"
+
+using namespace shardcast;
+using namespace shardcast::trainer;
+
+namespace {
+
+void add_run_flags(CLI::App* c, std::string& config, RunOverrides& ov) {
+  c->add_option("config", config, "run.toml (TrainConfig)")->required()->check(CLI::ExistingFile);
+  c->add_option("--data", ov.data_path, "token file (llm.c .bin); replaces data.path");
+  c->add_option("--steps", ov.steps, "optimizer steps; replaces training.steps")->check(CLI::PositiveNumber);
+  c->add_option("--metrics-dir", ov.metrics_dir, "run directory; replaces metrics.dir");
+}
+
+std::vector<std::string> run_args(const std::string& config, const RunOverrides& ov) {
+  std::vector<std::string> a{"run", config};
+  if (!ov.data_path.empty()) a.insert(a.end(), {"--data", ov.data_path});
+  if (ov.steps > 0) a.insert(a.end(), {"--steps", std::to_string(ov.steps)});
+  if (!ov.metrics_dir.empty()) a.insert(a.end(), {"--metrics-dir", ov.metrics_dir});
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"shardcast-train: FSDP training of Llama models on LibTorch c10d (Gloo on CPU, NCCL on GPU)"};
+  app.require_subcommand(1);
+
+  std::string config;
+  RunOverrides ov;
+  auto* run = app.add_subcommand("run", "run one rank (reads RANK, WORLD_SIZE, MASTER_ADDR, ... as torchrun sets them)");
+  add_run_flags(run, config, ov);
+  run->add_flag("--reference", ov.reference, "plain single-process path (no sharding), on the config's global batch");
+
+  LaunchOptions lo;
+  auto* launch = app.add_subcommand("launch", "start N local ranks of `run`, output prefixed by rank");
+  launch->add_option("--nproc-per-node", lo.nproc_per_node, "ranks to start")->required()->check(CLI::PositiveNumber);
+  launch->add_option("--master-port", lo.master_port, "rendezvous port (default: a free port)");
+  add_run_flags(launch, config, ov);
+
+  std::string out;
+  std::vector<std::string> inputs;
+  auto* tok = app.add_subcommand("tokenize", "byte-level tokenize text files (vocab 256) into an llm.c .bin file");
+  tok->add_option("--out", out, "output token file")->required();
+  tok->add_option("inputs", inputs, "text files")->required()->check(CLI::ExistingFile);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+  try {
+    if (*run) return run_rank(config, ov);
+    if (*launch) {
+      lo.rank_args = run_args(config, ov);
+      return launch_local(lo);
+    }
+    if (*tok) {
+      auto tokens = tokenize_bytes(inputs);
+      write_token_file(out, tokens);
+      fmt::print("wrote {} tokens from {} files to {}\n", tokens.size(), inputs.size(), out);
+      return kExitOk;
+    }
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "config error: {}\n", e.what());
+    return kExitUsage;
+  } catch (const ConfigErrors& e) {
+    fmt::print(stderr, "config errors:\n{}\n", e.what());
+    return kExitUsage;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "usage error: {}\n", e.what());
+    return kExitUsage;
+  } catch (const InputError& e) {
+    fmt::print(stderr, "input error: {}\n", e.what());
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitFailure;
+  }
+  return kExitOk;
+}

@@ -1,0 +1,158 @@
+// Llama math and parameter layout. See llama.h.
+#include "trainer/model/llama.h"
+
+#include <cmath>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+
+namespace shardcast::trainer {
+
+namespace {
+
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+ParamInfo make(std::string name, std::vector<int64_t> shape, double std) {
+  ParamInfo p;
+  p.name = std::move(name);
+  p.shape = std::move(shape);
+  p.numel = 1;
+  for (auto s : p.shape) p.numel *= s;
+  p.init_std = std;
+  return p;
+}
+
+// RMSNorm in fp32, result in x's dtype (as HF LlamaRMSNorm).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
+  auto xf = x.to(at::kFloat);
+  auto y = xf * at::rsqrt(xf.pow(2).mean({-1}, /*keepdim=*/true) + eps);
+  return w * y.to(x.scalar_type());
+}
+
+at::Tensor rotate_half(const at::Tensor& x) {
+  auto halves = x.chunk(2, -1);
+  return at::cat({-halves[1], halves[0]}, -1);
+}
+
+}  // namespace
+
+std::vector<std::vector<ParamInfo>> unit_param_infos(const ModelSpec& m) {
+  const int64_t d = m.d_model, hd = m.head_dim(), q = int64_t(m.n_heads) * hd, kv = m.kv_dim();
+  const double std = 0.02;
+  const double out_std = 0.02 / std::sqrt(2.0 * m.n_layers);  // depth-scaled residual outputs
+  std::vector<std::vector<ParamInfo>> units;
+  units.push_back({make("model.embed_tokens.weight", {m.vocab, d}, std)});
+  for (int i = 0; i < m.n_layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}.", i);
+    std::vector<ParamInfo> u;
+    u.push_back(make(p + "input_layernorm.weight", {d}, 0));
+    u.push_back(make(p + "self_attn.q_proj.weight", {q, d}, std));
+    u.push_back(make(p + "self_attn.k_proj.weight", {kv, d}, std));
+    u.push_back(make(p + "self_attn.v_proj.weight", {kv, d}, std));
+    u.push_back(make(p + "self_attn.o_proj.weight", {d, q}, out_std));
+    u.push_back(make(p + "post_attention_layernorm.weight", {d}, 0));
+    u.push_back(make(p + "mlp.gate_proj.weight", {m.ffn_dim, d}, std));
+    u.push_back(make(p + "mlp.up_proj.weight", {m.ffn_dim, d}, std));
+    u.push_back(make(p + "mlp.down_proj.weight", {d, m.ffn_dim}, out_std));
+    units.push_back(std::move(u));
+  }
+  std::vector<ParamInfo> last{make("model.norm.weight", {d}, 0)};
+  if (!m.tied_embeddings) last.push_back(make("lm_head.weight", {m.vocab, d}, std));
+  units.push_back(std::move(last));
+  return units;
+}
+
+at::Tensor init_param(const ParamInfo& p, uint64_t seed) {
+  if (p.init_std == 0) return at::ones(p.shape, at::kFloat);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(fnv1a(p.name, seed * 0x9E3779B97F4A7C15ull + 1));
+  return at::normal(0.0, p.init_std, p.shape, gen, at::TensorOptions().dtype(at::kFloat));
+}
+
+Rope make_rope(const ModelSpec& m, int seq_len) {
+  const int64_t hd = m.head_dim();
+  auto inv_freq = 1.0 / at::pow(m.rope_theta, at::arange(0, hd, 2, at::kDouble) / double(hd));
+  auto t = at::arange(seq_len, at::kDouble);
+  auto freqs = at::outer(t, inv_freq);                 // (T, hd/2)
+  auto emb = at::cat({freqs, freqs}, -1);              // (T, hd)
+  return Rope{emb.cos().to(at::kFloat), emb.sin().to(at::kFloat)};
+}
+
+at::Tensor embedding_forward(const at::Tensor& tokens, const at::Tensor& embed) {
+  return at::embedding(embed, tokens);
+}
+
+at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor& x,
+                         const std::vector<at::Tensor>& w) {
+  TORCH_CHECK(w.size() == 9, "block_forward: expected 9 weights, got ", w.size());
+  const int64_t B = x.size(0), T = x.size(1), H = m.n_heads, KV = m.n_kv_heads, hd = m.head_dim();
+  // Attention.
+  auto n = rms_norm(x, w[0], m.norm_eps);                            // (B,T,D)
+  auto q = at::linear(n, w[1]).view({B, T, H, hd}).transpose(1, 2);  // (B,H,T,hd)
+  auto k = at::linear(n, w[2]).view({B, T, KV, hd}).transpose(1, 2); // (B,KV,T,hd)
+  auto v = at::linear(n, w[3]).view({B, T, KV, hd}).transpose(1, 2); // (B,KV,T,hd)
+  auto cos = rope.cos.narrow(0, 0, T).to(x.scalar_type());           // (T,hd)
+  auto sin = rope.sin.narrow(0, 0, T).to(x.scalar_type());
+  q = q * cos + rotate_half(q) * sin;
+  k = k * cos + rotate_half(k) * sin;
+  if (KV != H) {  // grouped-query: kv head j serves query heads [j·r, (j+1)·r) (HF repeat_kv)
+    k = k.repeat_interleave(H / KV, 1);
+    v = v.repeat_interleave(H / KV, 1);
+  }
+  auto scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(hd));  // (B,H,T,T)
+  auto mask = at::ones({T, T}, x.options().dtype(at::kBool)).triu(1);
+  scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
+  auto probs = at::softmax(scores.to(at::kFloat), -1).to(x.scalar_type());
+  auto attn = at::matmul(probs, v).transpose(1, 2).reshape({B, T, H * hd});  // (B,T,H·hd)
+  auto h = x + at::linear(attn, w[4]);
+  // SwiGLU MLP.
+  auto n2 = rms_norm(h, w[5], m.norm_eps);
+  auto mlp = at::linear(at::silu(at::linear(n2, w[6])) * at::linear(n2, w[7]), w[8]);
+  return h + mlp;
+}
+
+at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tensor& norm_w,
+                        const at::Tensor& head_w) {
+  return at::linear(rms_norm(x, norm_w, m.norm_eps), head_w);
+}
+
+at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& targets) {
+  auto l = logits.to(at::kFloat);
+  return at::cross_entropy_loss(l.view({-1, l.size(-1)}), targets.reshape({-1}));
+}
+
+ReferenceModel::ReferenceModel(const ModelSpec& m, uint64_t seed)
+    : spec_(m), infos_(unit_param_infos(m)) {
+  for (const auto& unit : infos_) {
+    std::vector<at::Tensor> ts;
+    for (const auto& p : unit) ts.push_back(init_param(p, seed).requires_grad_(true));
+    units_.push_back(std::move(ts));
+  }
+}
+
+at::Tensor ReferenceModel::forward(const at::Tensor& tokens) {
+  const int T = static_cast<int>(tokens.size(1));
+  if (T > rope_len_) {
+    rope_ = make_rope(spec_, T);
+    rope_len_ = T;
+  }
+  auto x = embedding_forward(tokens, units_[0][0]);
+  for (int i = 0; i < spec_.n_layers; ++i) x = block_forward(spec_, rope_, x, units_[1 + i]);
+  const auto& last = units_.back();
+  const at::Tensor& head = spec_.tied_embeddings ? units_[0][0] : last[1];
+  return head_forward(spec_, x, last[0], head);
+}
+
+std::vector<std::pair<std::string, at::Tensor>> ReferenceModel::named_parameters() const {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (size_t u = 0; u < units_.size(); ++u)
+    for (size_t i = 0; i < units_[u].size(); ++i) out.emplace_back(infos_[u][i].name, units_[u][i]);
+  return out;
+}
+
+}  // namespace shardcast::trainer

@@ -1,0 +1,72 @@
+// Llama in LibTorch, written functionally: every forward takes its weights as tensors.
+//
+// What it is: the parameter layout (Hugging Face Llama names and shapes, grouped into FSDP
+// units [embedding, block 0..L-1, final norm + head]), seeded deterministic init that does
+// not depend on sharding, the math of each unit (RMSNorm, RoPE as HF's rotate_half,
+// grouped-query causal attention, SwiGLU), the loss, and ReferenceModel — the plain
+// single-process path with one leaf tensor per parameter and no sharding code, kept as the
+// test oracle for FSDP.
+// What it is not: an nn::Module (LibTorch modules have no hooks; FSDP needs to own the
+// storage) and not a tokenizer. Functions are pure; ReferenceModel owns its tensors and is
+// used from one thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "shared/model_spec.h"
+
+namespace shardcast::trainer {
+
+struct ParamInfo {
+  std::string name;              // HF name, e.g. "model.layers.0.self_attn.q_proj.weight"
+  std::vector<int64_t> shape;
+  int64_t numel = 0;
+  double init_std = 0;           // normal(0, init_std); 0 = ones (norm weights)
+};
+
+// Parameters of each FSDP unit in order. Tied embeddings: the head reuses
+// model.embed_tokens.weight and the final unit holds only model.norm.weight.
+std::vector<std::vector<ParamInfo>> unit_param_infos(const ModelSpec& m);
+
+// Deterministic init of one parameter from (seed, name): identical on every rank and for
+// every sharding, so FSDP and the reference start from the same weights.  // fp32
+at::Tensor init_param(const ParamInfo& p, uint64_t seed);
+
+// RoPE tables for positions [0, seq_len): cos, sin each (T, head_dim) fp32.
+struct Rope {
+  at::Tensor cos, sin;
+};
+Rope make_rope(const ModelSpec& m, int seq_len);
+
+// Unit forwards. `w` are the unit's weights in unit_param_infos order (any dtype; compute
+// happens in that dtype, norms and softmax in fp32).
+at::Tensor embedding_forward(const at::Tensor& tokens, const at::Tensor& embed);   // (B,T) int64 -> (B,T,D)
+at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor& x,
+                         const std::vector<at::Tensor>& w);                        // (B,T,D) -> (B,T,D)
+at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tensor& norm_w,
+                        const at::Tensor& head_w);                                 // (B,T,D) -> (B,T,V)
+// Mean token cross-entropy, computed in fp32.  // scalar
+at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& targets);
+
+// The plain single-process model: one leaf fp32 tensor per parameter.
+class ReferenceModel {
+ public:
+  ReferenceModel(const ModelSpec& m, uint64_t seed);
+  at::Tensor forward(const at::Tensor& tokens);            // (B,T) int64 -> logits (B,T,V)
+  const ModelSpec& spec() const { return spec_; }
+  // All parameters in unit order, with their names.
+  std::vector<std::pair<std::string, at::Tensor>> named_parameters() const;
+
+ private:
+  ModelSpec spec_;
+  std::vector<std::vector<at::Tensor>> units_;   // per FSDP unit, unit_param_infos order
+  std::vector<std::vector<ParamInfo>> infos_;
+  Rope rope_;
+  int rope_len_ = 0;
+};
+
+}  // namespace shardcast::trainer

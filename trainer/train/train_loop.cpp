@@ -1,0 +1,399 @@
+// Engines, the step loop and one rank's run. See engine.h and train_loop.h.
+#include "trainer/train/engine.h"
+#include "trainer/train/train_loop.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include "shared/config_io.h"
+#include "shared/errors.h"
+#include "trainer/model/llama.h"
+#include "trainer/train/memory.h"
+#include "trainer/train/optim.h"
+
+namespace shardcast::trainer {
+
+namespace {
+
+// ---------------------------------------------------------------- engines
+
+class ReferenceEngine final : public Engine {
+ public:
+  explicit ReferenceEngine(const TrainConfig& cfg) : model_(cfg.model, cfg.training.seed) {
+    for (auto& [name, p] : model_.named_parameters()) {
+      params_.push_back(p);
+      exp_avg_.push_back(at::zeros_like(p).detach());
+      exp_avg_sq_.push_back(at::zeros_like(p).detach());
+    }
+  }
+  at::Tensor forward_loss(const at::Tensor& tokens, const at::Tensor& targets, bool) override {
+    return lm_loss(model_.forward(tokens), targets);
+  }
+  void zero_grad() override {
+    for (auto& p : params_)
+      if (p.grad().defined()) p.mutable_grad() = at::Tensor();
+  }
+  double clip_grad_norm(double max_norm) override {
+    at::Tensor sq = at::zeros({1}, at::kDouble);
+    for (auto& p : params_)
+      if (p.grad().defined()) sq += p.grad().to(at::kDouble).pow(2).sum();
+    const double norm = std::sqrt(sq.item<double>());
+    if (max_norm > 0 && max_norm / (norm + 1e-6) < 1.0)
+      for (auto& p : params_)
+        if (p.grad().defined()) p.mutable_grad().mul_(max_norm / (norm + 1e-6));
+    return norm;
+  }
+  void optimizer_step(const OptimizerConfig& o, double lr) override {
+    ++step_;
+    at::NoGradGuard g;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      at::Tensor grad = params_[i].grad().defined() ? params_[i].grad() : at::zeros_like(params_[i]);
+      at::Tensor p = params_[i].detach();
+      adamw_update(p, grad, exp_avg_[i], exp_avg_sq_[i], step_, o, lr);
+    }
+  }
+  std::vector<std::pair<std::string, at::Tensor>> full_parameters() override {
+    auto out = model_.named_parameters();
+    for (auto& [n, t] : out) t = t.detach().clone();
+    return out;
+  }
+  std::vector<std::pair<std::string, at::Tensor>> full_gradients() override {
+    auto out = model_.named_parameters();
+    for (auto& [n, t] : out) t = t.grad().defined() ? t.grad().clone() : at::zeros_like(t).detach();
+    return out;
+  }
+  StateBytes state_bytes() const override {
+    StateBytes b;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      b.params += params_[i].nbytes();
+      b.grads += params_[i].nbytes();
+      b.optimizer += exp_avg_[i].nbytes() + exp_avg_sq_[i].nbytes();
+    }
+    return b;
+  }
+  void reduce_sum(std::vector<double>&) override {}
+  void reduce_max(std::vector<double>&) override {}
+  int world_size() const override { return 1; }
+  int rank() const override { return 0; }
+
+ private:
+  ReferenceModel model_;
+  std::vector<at::Tensor> params_, exp_avg_, exp_avg_sq_;
+  int step_ = 0;
+};
+
+class FsdpEngine final : public Engine {
+ public:
+  FsdpEngine(const TrainConfig& cfg, ProcessGroups groups)
+      : model_(cfg.model, fsdp_options(cfg), std::move(groups)) {}
+  at::Tensor forward_loss(const at::Tensor& tokens, const at::Tensor& targets, bool sync) override {
+    model_.set_sync(sync);
+    return lm_loss(model_.forward(tokens), targets);
+  }
+  void zero_grad() override { model_.zero_grad(); }
+  double clip_grad_norm(double max_norm) override { return model_.clip_grad_norm(max_norm); }
+  void optimizer_step(const OptimizerConfig& o, double lr) override { model_.optimizer_step(o, lr); }
+  std::vector<std::pair<std::string, at::Tensor>> full_parameters() override { return model_.full_parameters(); }
+  std::vector<std::pair<std::string, at::Tensor>> full_gradients() override { return model_.full_gradients(); }
+  StateBytes state_bytes() const override { return model_.state_bytes(); }
+  void reduce_sum(std::vector<double>& v) override { reduce(v, ReduceOp::sum); }
+  void reduce_max(std::vector<double>& v) override { reduce(v, ReduceOp::max); }
+  int world_size() const override { return model_.groups().world->size(); }
+  int rank() const override { return model_.groups().world->rank(); }
+  FsdpModel& model() { return model_; }
+
+ private:
+  void reduce(std::vector<double>& v, ReduceOp op) {
+    at::Tensor t = at::tensor(v, at::kDouble);
+    model_.groups().world->all_reduce(t, op);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t[i].item<double>();
+  }
+  FsdpModel model_;
+};
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+FsdpOptions fsdp_options(const TrainConfig& cfg) {
+  FsdpOptions o;
+  o.sharding_strategy = cfg.parallelism.sharding_strategy;
+  o.max_inflight_all_gathers = cfg.parallelism.max_inflight_all_gathers;
+  o.param_dtype = parse_dtype(cfg.precision.param_dtype);
+  o.reduce_dtype = parse_dtype(cfg.precision.reduce_dtype);
+  o.activation_checkpointing = cfg.activation_checkpointing;
+  o.seed = cfg.training.seed;
+  return o;
+}
+
+std::unique_ptr<Engine> make_reference_engine(const TrainConfig& cfg) {
+  return std::make_unique<ReferenceEngine>(cfg);
+}
+std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups groups) {
+  return std::make_unique<FsdpEngine>(cfg, std::move(groups));
+}
+FsdpModel* fsdp_model_of(Engine& e) {
+  auto* f = dynamic_cast<FsdpEngine*>(&e);
+  return f ? &f->model() : nullptr;
+}
+
+// ---------------------------------------------------------------- the step
+
+TrainLoop::TrainLoop(const TrainConfig& cfg, Engine& engine, const TokenFile& data, DataSlice slice,
+                     double peak_flops)
+    : cfg_(cfg), engine_(engine), data_(data), slice_(slice), peak_flops_(peak_flops) {
+  batch_ = at::empty({int64_t(slice.n_ranks) * cfg.training.micro_batch, cfg.training.seq_len + 1},
+                     at::kLong);
+}
+
+StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
+  const auto& tr = cfg_.training;
+  const int b = tr.micro_batch, T = tr.seq_len, k = tr.grad_accum, W = slice_.world;
+  const int64_t t0 = now_ns();
+  const double lr = lr_at(step, tr.steps, cfg_.optimizer, cfg_.lr_schedule);
+  peaks_ = {};
+  engine_.zero_grad();
+  double loss_sum = 0;
+  for (int m = 0; m < k; ++m) {
+    int64_t* out = batch_.data_ptr<int64_t>();
+    for (int r = slice_.first_rank; r < slice_.first_rank + slice_.n_ranks; ++r) {
+      read_sequences(data_, tr.seed, step, int64_t(m * W + r) * b, b, T, out);
+      out += int64_t(b) * (T + 1);
+    }
+    at::Tensor tokens = batch_.narrow(1, 0, T);
+    at::Tensor targets = batch_.narrow(1, 1, T);
+    memory::reset_peak();
+    at::Tensor loss = engine_.forward_loss(tokens, targets, m == k - 1);
+    peaks_.forward = std::max(peaks_.forward, memory::peak_bytes());
+    memory::reset_peak();
+    (loss / double(k)).backward();
+    peaks_.backward = std::max(peaks_.backward, memory::peak_bytes());
+    loss_sum += loss.item<double>();
+  }
+  if (hooks.after_backward) hooks.after_backward(step);
+  memory::reset_peak();
+  const double norm = engine_.clip_grad_norm(tr.max_grad_norm);
+  engine_.optimizer_step(cfg_.optimizer, lr);
+  peaks_.optimizer = memory::peak_bytes();
+  const double step_s = double(now_ns() - t0) * 1e-9;
+
+  std::vector<double> sums{loss_sum / k};
+  engine_.reduce_sum(sums);
+  const double mem = double(std::max({peaks_.forward, peaks_.backward, peaks_.optimizer}));
+  std::vector<double> maxes{step_s, mem};
+  engine_.reduce_max(maxes);
+
+  StepMetrics s;
+  s.step = step;
+  s.loss = sums[0] / engine_.world_size();
+  s.lr = lr;
+  s.grad_norm = norm;
+  s.step_time_s = maxes[0];
+  s.mem_peak_bytes = maxes[1];
+  const double tokens = double(slice_.n_ranks) * b * T * k;  // processed by this rank
+  s.tps = tokens / s.step_time_s;
+  if (peak_flops_ > 0) {
+    const auto& ac = cfg_.activation_checkpointing;
+    s.mfu = cfg_.model.flops_per_token(T) * s.tps / peak_flops_;
+    s.hfu = cfg_.model.hardware_flops_per_token(T, ac.recompute_fraction(cfg_.model.n_layers)) * s.tps /
+            peak_flops_;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------- one rank
+
+namespace {
+
+int env_int(const char* name, int dflt) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return dflt;
+  try {
+    return std::stoi(v);
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("environment variable {}='{}' is not an integer", name, v));
+  }
+}
+std::string env_str(const char* name, const std::string& dflt) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? std::string(v) : dflt;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int run_rank(const std::string& config_path, const RunOverrides& ov) {
+  memory::install_counting_allocator();
+  TrainConfig cfg = read_train_config(config_path);
+  const std::string file = cfg.source_file.empty() ? config_path : cfg.source_file;
+  if (!ov.data_path.empty()) cfg.data.path = ov.data_path;
+  if (!ov.metrics_dir.empty()) cfg.metrics.dir = ov.metrics_dir;
+  if (ov.steps > 0) cfg.training.steps = ov.steps;
+
+  const int world = env_int("WORLD_SIZE", 1);
+  const int rank = env_int("RANK", 0);
+  const int local_world = env_int("LOCAL_WORLD_SIZE", world);
+  const std::string master_addr = env_str("MASTER_ADDR", "127.0.0.1");
+  const int master_port = env_int("MASTER_PORT", 29500);
+  if (ov.reference && world != 1)
+    throw UsageError("--reference runs the plain single-process path; WORLD_SIZE must be 1");
+  if (!ov.reference && world != cfg.world_size())
+    throw ConfigError(file, "cluster",
+                      fmt::format("nodes {} x gpus_per_node {} = {} ranks, but WORLD_SIZE is {} "
+                                  "(launch with --nproc-per-node {} or fix [cluster])",
+                                  cfg.cluster.nodes, cfg.cluster.gpus_per_node, cfg.world_size(), world,
+                                  cfg.world_size()));
+  std::string backend = cfg.comm.backend;
+  if (backend == "auto") backend = nccl_compiled() ? "nccl" : "gloo";
+  if (backend == "gloo" && (cfg.precision.param_dtype != "fp32" || cfg.precision.reduce_dtype != "fp32"))
+    throw ConfigError(file, "precision",
+                      fmt::format("param_dtype \"{}\" / reduce_dtype \"{}\": the CPU/Gloo trainer runs fp32 "
+                                  "only (Gloo in LibTorch 1.13 rejects bf16); set both to \"fp32\"",
+                                  cfg.precision.param_dtype, cfg.precision.reduce_dtype));
+  if (backend == "nccl" && !nccl_compiled())
+    throw ConfigError(file, "comm.backend", "\"nccl\" needs a LibTorch built with CUDA; this build has Gloo only");
+  if (cfg.training.seq_len > cfg.model.max_seq_len)
+    throw ConfigError(file, "training.seq_len",
+                      fmt::format("{} exceeds model max_seq_len {}", cfg.training.seq_len, cfg.model.max_seq_len));
+  if (cfg.data.path.empty())
+    throw ConfigError(file, "data.path",
+                      "is empty: make a token file with `shardcast-train tokenize --out corpus.bin FILES...` "
+                      "and set data.path or pass --data");
+  TokenFile data(cfg.data.path);
+  if (rank == 0 && int64_t(data.max_token()) >= cfg.model.vocab)
+    throw InputError(fmt::format("{}: token {} is outside the model vocab {}", cfg.data.path,
+                                 data.max_token(), cfg.model.vocab));
+
+  // Hardware peak for MFU (the planner's convention: the preset's peak for param_dtype).
+  double peak = 0;
+  std::string hardware_name = cfg.cluster.hardware;
+  try {
+    peak = load_hardware(cfg.cluster.hardware).peak_flops(cfg.precision.param_dtype);
+  } catch (const std::exception& e) {
+    if (rank == 0) fmt::print(stderr, "warning: no MFU/HFU: {}\n", e.what());
+  }
+
+  std::unique_ptr<Engine> engine;
+  DataSlice slice;
+  if (ov.reference) {
+    engine = make_reference_engine(cfg);
+    slice = DataSlice{0, cfg.world_size(), cfg.world_size()};  // the global batch of the config
+  } else {
+    c10::intrusive_ptr<c10d::Store> store;
+    if (world == 1) store = c10::make_intrusive<c10d::HashStore>();
+    else store = make_tcp_store(master_addr, master_port, rank, world, cfg.comm.timeout_seconds);
+    CommOptions co;
+    co.backend = backend;
+    co.timeout_seconds = cfg.comm.timeout_seconds;
+    const bool loopback = master_addr == "127.0.0.1" || master_addr == "localhost";
+    co.hostname = loopback ? "127.0.0.1" : "";
+    const int shard = cfg.parallelism.shard_group_size(world, local_world);
+    engine = make_fsdp_engine(cfg, make_process_groups(store, rank, world, shard, co));
+    slice = DataSlice{rank, 1, world};
+  }
+
+  namespace fs = std::filesystem;
+  const fs::path run_dir = cfg.metrics.dir;
+  std::ofstream jsonl;
+  if (rank == 0) {
+    fs::create_directories(run_dir);
+    jsonl.open(run_dir / "metrics.jsonl", std::ios::trunc);
+    if (!jsonl) throw InputError(fmt::format("{}: cannot write metrics.jsonl", run_dir.string()));
+    const StateBytes sb = engine->state_bytes();
+    fmt::print("shardcast-train: {} ranks, {} ({}), model {} ({:.2f} M params), {} steps of {} tokens; "
+               "rank 0 state {:.1f} MiB (params {:.1f}, grads {:.1f}, optimizer {:.1f})\n",
+               world, ov.reference ? "reference" : to_string(cfg.parallelism.sharding_strategy),
+               ov.reference ? "no comm" : backend, cfg.model.name.empty() ? cfg.model_preset : cfg.model.name,
+               cfg.model.total_params() / 1e6, cfg.training.steps, cfg.tokens_per_step(),
+               sb.total() / 1048576.0, sb.params / 1048576.0, sb.grads / 1048576.0, sb.optimizer / 1048576.0);
+    std::fflush(stdout);
+  }
+
+  TrainLoop loop(cfg, *engine, data, slice, peak);
+  RunReport report;
+  report.config_file = file;
+  report.hardware = hardware_name;
+  report.world_size = world;
+  report.sharding_strategy = ov.reference ? "reference" : to_string(cfg.parallelism.sharding_strategy);
+  PhasePeaks worst;
+  const bool tty = ::isatty(STDOUT_FILENO);
+  const int log_freq = std::max(1, cfg.metrics.log_freq);
+  for (int s = 1; s <= cfg.training.steps; ++s) {
+    StepMetrics m = loop.step(s);
+    const auto& pp = loop.phase_peaks();
+    worst.forward = std::max(worst.forward, pp.forward);
+    worst.backward = std::max(worst.backward, pp.backward);
+    worst.optimizer = std::max(worst.optimizer, pp.optimizer);
+    if (!std::isfinite(m.loss))
+      throw std::runtime_error(fmt::format("step {}: loss is {} (diverged)", s, m.loss));
+    if (rank != 0) continue;
+    report.steps.push_back(m);
+    nlohmann::json j = m;
+    jsonl << j.dump() << '\n';
+    jsonl.flush();
+    if (s % log_freq == 0 || s == 1 || s == cfg.training.steps) {
+      const std::string line = fmt::format(
+          "step {:>5}/{}  loss {:.4f}  lr {:.2e}  grad_norm {:.3f}  tps {:.0f}  mfu {:.2f}%  "
+          "step {:.0f} ms  mem {:.1f} MiB",
+          s, cfg.training.steps, m.loss, m.lr, m.grad_norm, m.tps, 100 * m.mfu, 1000 * m.step_time_s,
+          m.mem_peak_bytes / 1048576.0);
+      if (tty) fmt::print("\r{}\x1b[K", line);
+      else fmt::print("{}\n", line);
+      std::fflush(stdout);
+    }
+  }
+  if (rank == 0 && tty) fmt::print("\n");
+
+  if (rank == 0) {
+    // Summary over steady steps: the first steps (allocator warm-up) are excluded.
+    const size_t skip = std::min<size_t>(report.steps.size() / 5, 5);
+    std::vector<double> t, tps, mfu, hfu;
+    double mem = 0;
+    for (size_t i = skip; i < report.steps.size(); ++i) {
+      t.push_back(report.steps[i].step_time_s);
+      tps.push_back(report.steps[i].tps);
+      mfu.push_back(report.steps[i].mfu);
+      hfu.push_back(report.steps[i].hfu);
+    }
+    for (const auto& s : report.steps) mem = std::max(mem, s.mem_peak_bytes);
+    report.median_step_time_s = median(t);
+    report.tokens_per_s_per_gpu = median(tps);
+    report.mfu = median(mfu);
+    report.hfu = median(hfu);
+    report.mem_peak_bytes = mem;
+    const StateBytes sb = engine->state_bytes();
+    report.mem_components = {{"params", double(sb.params)},
+                             {"grads", double(sb.grads)},
+                             {"optimizer", double(sb.optimizer)},
+                             {"peak_forward", double(worst.forward)},
+                             {"peak_backward", double(worst.backward)},
+                             {"peak_optimizer", double(worst.optimizer)}};
+    nlohmann::json j = report;
+    write_file_atomic(run_dir / "run_report.json", j.dump(2) + "\n");
+    fmt::print("done: loss {:.4f} -> {:.4f}; median step {:.1f} ms, {:.0f} tokens/s/rank, peak {:.1f} MiB/rank; "
+               "wrote {}\n",
+               report.steps.front().loss, report.steps.back().loss, 1000 * report.median_step_time_s,
+               report.tokens_per_s_per_gpu, mem / 1048576.0, (run_dir / "run_report.json").string());
+  }
+  return kExitOk;
+}
+
+}  // namespace shardcast::trainer

@@ -1,0 +1,25 @@
+// One rank of a training run from a run.toml: the entry point of `shardcast-train run`.
+//
+// What it is: reads the torchrun environment (RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; absent = a single process), rendezvous over a
+// TCPStore, builds the process groups, trains, prints progress, writes metrics.jsonl and
+// run_report.json (rank 0) in the run directory (metrics.dir).
+// What it is not: the multi-process launcher (launch/launcher.h). No LibTorch in this header.
+// Threading: call once per process from the main thread.
+#pragma once
+
+#include <string>
+
+namespace shardcast::trainer {
+
+struct RunOverrides {
+  std::string data_path;     // replaces data.path
+  std::string metrics_dir;   // replaces metrics.dir
+  int steps = 0;             // > 0 replaces training.steps
+  bool reference = false;    // plain single-process path (world must be 1)
+};
+
+// Returns a process exit code; user errors are thrown (ConfigError, InputError, ...).
+int run_rank(const std::string& config_path, const RunOverrides& overrides);
+
+}  // namespace shardcast::trainer
