@@ -16,7 +16,12 @@ const char* to_string(Collective c) {
 double bus_bandwidth(const CommGroup& g, const CommContext& c) {
   const double intra = c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
   if (g.nodes <= 1) return intra;
-  const double nic_share = c.inter_node_bandwidth * c.eff.inter_node_bw_eff / c.gpus_per_node;
+  // A ring leaves each node once per channel, so a node's NICs carry about one copy of the
+  // data whatever the group's ranks per node; groups that run side by side on the same nodes
+  // (HSDP replica groups, one per local rank) split the NICs between them.
+  const double ranks_per_node = double(g.ranks) / g.nodes;
+  const double nic_share =
+      c.inter_node_bandwidth * c.eff.inter_node_bw_eff * std::min(1.0, ranks_per_node / c.gpus_per_node);
   return std::min(intra, nic_share);
 }
 

@@ -4,9 +4,11 @@
 //                 + factor·S / bus_bandwidth
 // with S the collective's total size as nccl-tests defines it (the gathered size for
 // all_gather / reduce_scatter, the buffer for all_reduce), factor (n−1)/n or 2(n−1)/n, and the
-// bus bandwidth the slower of the intra-node link (×intra_node_bw_eff) and this GPU's share of
-// its node's NICs (the NICs are shared by all GPUs of the node, ×inter_node_bw_eff) when the
-// group spans nodes. Latency grows with the ring length; small messages are latency-bound, so
+// bus bandwidth the slower of the intra-node link (×intra_node_bw_eff) and, when the group
+// spans nodes, the node's NIC bandwidth (×inter_node_bw_eff) times the group's share of it:
+// a ring crosses each node boundary once per channel, so one group with every GPU of the node
+// gets all NICs, while the gpus_per_node HSDP replica groups (one rank per node each) share
+// them. Latency grows with the ring length; small messages are latency-bound, so
 // the achieved fraction of bandwidth rises with message size. What it is not: scheduling
 // (simulator.h). Pure functions, thread-safe.
 #pragma once

@@ -29,7 +29,7 @@ LmResult levenberg_marquardt(const std::function<Eigen::VectorXd(const Eigen::Ve
     const Eigen::MatrixXd JtJ = J.transpose() * J;
     const Eigen::VectorXd g = J.transpose() * r;
     bool improved = false;
-    for (int tries = 0; tries < 10 && !improved; ++tries) {
+    for (int tries = 0; tries < 25 && !improved; ++tries) {
       Eigen::MatrixXd A = JtJ;
       A.diagonal() += lambda * (JtJ.diagonal().array() + 1e-12).matrix();
       const Eigen::VectorXd step = A.ldlt().solve(-g);
@@ -55,6 +55,29 @@ LmResult levenberg_marquardt(const std::function<Eigen::VectorXd(const Eigen::Ve
   return res;
 }
 
+FitBounds fit_bounds(const std::string& key) {
+  // Physical ranges (docs/cost-model.md §Fitting): efficiencies are fractions of a datasheet
+  // rate no tool or paper reports outside these; overheads are host times per unit / step.
+  static const std::map<std::string, FitBounds> kBounds = {
+      {"matmul_eff", {0.4, 0.95}},
+      {"matmul_dim_half", {0, 512}},
+      {"fp8_matmul_eff", {0.2, 0.9}},
+      {"attention_eff", {0.15, 0.9}},
+      {"attention_tile", {0, 256}},
+      {"hbm_eff", {0.4, 0.95}},
+      {"compile_elementwise_factor", {0.2, 1.0}},
+      {"unit_overhead_s", {0, 0.005}},
+      {"step_overhead_s", {0, 2.0}},
+      {"intra_node_bw_eff", {0.4, 0.95}},
+      {"inter_node_bw_eff", {0.4, 1.0}},
+      {"collective_base_latency_s", {0, 0.001}},
+      {"overlap_compute_slowdown", {0, 1.0}},
+  };
+  auto it = kBounds.find(key);
+  if (it == kBounds.end()) throw std::invalid_argument("efficiency parameter '" + key + "' is not fittable");
+  return it->second;
+}
+
 FitResult fit_efficiency(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
                          HardwareSet& hardware, const FitSpec& spec) {
   if (spec.params.empty()) throw std::invalid_argument("no parameters to fit");
@@ -75,15 +98,22 @@ FitResult fit_efficiency(const std::vector<PublishedRow>& rows, const std::vecto
 
   const int np = int(spec.params.size());
   const HardwareSpec& first = hardware.at(spec.hardware.front());
+  // Each parameter lives in its physical range [lo, hi] (fit_bounds): value = lo + (hi−lo)·σ(x).
+  std::vector<FitBounds> bounds;
   Eigen::VectorXd x0(np);
   for (int k = 0; k < np; ++k) {
-    const double v = first.efficiency_param(spec.params[k]);
-    if (v <= 0) throw std::invalid_argument("parameter '" + spec.params[k] + "' must start > 0 (fitted in log space)");
-    x0[k] = std::log(v);
+    bounds.push_back(fit_bounds(spec.params[k]));
+    const FitBounds& b = bounds.back();
+    const double v = std::clamp(first.efficiency_param(spec.params[k]), b.lo, b.hi);
+    const double u = std::clamp((v - b.lo) / (b.hi - b.lo), 1e-4, 1 - 1e-4);
+    x0[k] = std::log(u / (1 - u));
   }
+  auto value = [&](const Eigen::VectorXd& x, int k) {
+    return bounds[k].lo + (bounds[k].hi - bounds[k].lo) / (1.0 + std::exp(-x[k]));
+  };
   auto apply = [&](const Eigen::VectorXd& x) {
     for (const auto& h : spec.hardware)
-      for (int k = 0; k < np; ++k) hardware.at(h).efficiency[spec.params[k]] = std::exp(x[k]);
+      for (int k = 0; k < np; ++k) hardware.at(h).efficiency[spec.params[k]] = value(x, k);
   };
   const int nr = int(used.size()) + (spec.prior_weight > 0 ? np : 0);
   auto residuals = [&](const Eigen::VectorXd& x) {
@@ -95,7 +125,8 @@ FitResult fit_efficiency(const std::vector<PublishedRow>& rows, const std::vecto
       r[int(i)] = std::log(pred / *rows[c.row].tokens_per_s_per_gpu);
     }
     if (spec.prior_weight > 0)
-      for (int k = 0; k < np; ++k) r[int(used.size()) + k] = spec.prior_weight * (x[k] - x0[k]);
+      for (int k = 0; k < np; ++k)
+        r[int(used.size()) + k] = spec.prior_weight * std::log(value(x, k) / std::max(value(x0, k), 1e-12));
     return r;
   };
   const LmResult lm = levenberg_marquardt(residuals, x0, spec.lm);
@@ -105,7 +136,7 @@ FitResult fit_efficiency(const std::vector<PublishedRow>& rows, const std::vecto
   out.iterations = lm.iterations;
   out.rms_log_before = std::sqrt(2.0 * lm.cost_before / nr);
   out.rms_log_after = std::sqrt(2.0 * lm.cost_after / nr);
-  for (int k = 0; k < np; ++k) out.values[spec.params[k]] = std::exp(lm.x[k]);
+  for (int k = 0; k < np; ++k) out.values[spec.params[k]] = value(lm.x, k);
   return out;
 }
 

@@ -3,8 +3,8 @@
 // What it is: (1) a generic LM solver over a residual function, and (2) the fit of named
 // [efficiency] keys of one or more hardware presets (values tied across them, e.g. the two
 // A100 parts share silicon) to measured tokens/s: residual = log(predicted / measured) per run,
-// parameters fitted in log space (they stay positive), an optional prior pulling each one
-// towards its starting (physical) value. `shardcast validate --fit` and a later `calibrate`
+// each parameter kept inside its physical range by a logistic map (fit_bounds), an optional
+// prior pulling each one towards its starting value. `shardcast validate --fit` and a later `calibrate`
 // on the trainer's measured runs both use it. What it is not: where values are stored (the
 // caller writes them into the preset). Functions are reentrant.
 #pragma once
@@ -33,6 +33,13 @@ struct LmResult {
 // Minimise ½‖residuals(x)‖² from x0 (Jacobian by forward differences).
 LmResult levenberg_marquardt(const std::function<Eigen::VectorXd(const Eigen::VectorXd&)>& residuals,
                              const Eigen::VectorXd& x0, const LmOptions& opt = {});
+
+// The physical range a fitted key is kept in; throws std::invalid_argument for a key that is
+// not fittable (memory terms, the error band).
+struct FitBounds {
+  double lo, hi;
+};
+FitBounds fit_bounds(const std::string& key);
 
 struct FitSpec {
   std::vector<std::string> params;    // efficiency keys to fit
