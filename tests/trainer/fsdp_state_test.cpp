@@ -1,0 +1,183 @@
+// FSDP state and schedule: per-rank state bytes scale as 1/N under full_shard (within
+// padding); shard_grad_op keeps gathered parameters from forward to backward while
+// full_shard frees them; gradient accumulation k×b equals one step of k·b and communicates
+// nothing on non-final micro-steps; tied embeddings match the reference.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "harness.h"
+
+namespace shardcast::trainer::testing {
+namespace {
+
+// Counts the collectives issued through a group (decorator over the real one).
+class CountingCollectives final : public Collectives {
+ public:
+  explicit CountingCollectives(std::shared_ptr<Collectives> inner) : inner_(std::move(inner)) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::string backend() const override { return inner_->backend(); }
+  PendingWork all_gather(at::Tensor o, at::Tensor i) override {
+    ++all_gathers;
+    return inner_->all_gather(o, i);
+  }
+  void reduce_scatter(at::Tensor o, at::Tensor i) override {
+    ++reductions;
+    inner_->reduce_scatter(o, i);
+  }
+  void all_reduce(at::Tensor t, ReduceOp op) override {
+    ++reductions;
+    inner_->all_reduce(t, op);
+  }
+  void broadcast(at::Tensor t, int root) override { inner_->broadcast(t, root); }
+  void barrier() override { inner_->barrier(); }
+  int all_gathers = 0, reductions = 0;
+
+ private:
+  std::shared_ptr<Collectives> inner_;
+};
+
+TEST(FsdpState, FullShardStateScalesAsOneOverN) {
+  const TrainConfig one = tiny_config(ShardingStrategy::full_shard, 1);
+  const StateBytes ref = make_reference_engine(one)->state_bytes();
+  for (int world : {2, 4}) {
+    const TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, world);
+    std::vector<StateBytes> per_rank(world);
+    run_ranks(world, world, [&](int rank, ProcessGroups g) {
+      FsdpModel m(cfg.model, fsdp_options(cfg), std::move(g));
+      per_rank[rank] = m.state_bytes();
+      // Padding is below one element per rank per unit.
+      for (const auto& u : m.units()) EXPECT_LT(u.padded_numel - u.numel, world);
+    });
+    const int64_t units = cfg.model.n_fsdp_units();
+    for (int r = 0; r < world; ++r) {
+      // params + grads + 2 AdamW moments, fp32: N·(per-rank bytes) = full bytes + padding.
+      const int64_t scaled = per_rank[r].total() * world;
+      EXPECT_GE(scaled, ref.total());
+      EXPECT_LE(scaled - ref.total(), units * (world - 1) * 4 * 4) << "world " << world;
+      EXPECT_EQ(per_rank[r].params * world - ref.params, per_rank[r].grads * world - ref.grads);
+    }
+    std::printf("[memory] full_shard %d ranks: %lld state bytes/rank vs %lld unsharded (ratio %.4f)\n",
+                world, (long long)per_rank[0].total(), (long long)ref.total(),
+                double(per_rank[0].total()) / double(ref.total()));
+  }
+}
+
+// Gathered (unsharded) parameter bytes alive between forward and backward, and after backward.
+std::pair<int64_t, int64_t> gathered_around_backward(ShardingStrategy s, int world, AcMode ac) {
+  const TrainConfig cfg = tiny_config(s, world, ac);
+  TokenFile data(synthetic_token_file());
+  std::pair<int64_t, int64_t> out;
+  run_ranks(world, shard_size_of(cfg), [&](int rank, ProcessGroups g) {
+    auto engine = make_fsdp_engine(cfg, std::move(g));
+    at::Tensor batch = at::empty({cfg.training.micro_batch, cfg.training.seq_len + 1}, at::kLong);
+    read_sequences(data, 1, 1, rank * cfg.training.micro_batch, cfg.training.micro_batch, cfg.training.seq_len,
+                   batch.data_ptr<int64_t>());
+    const int T = cfg.training.seq_len;
+    at::Tensor loss = engine->forward_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), true);
+    const int64_t between = fsdp_model_of(*engine)->gathered_bytes();
+    loss.backward();
+    const int64_t after = fsdp_model_of(*engine)->gathered_bytes();
+    if (rank == 0) out = {between, after};
+  });
+  return out;
+}
+
+TEST(FsdpState, ShardGradOpKeepsGatheredParametersUntilBackward) {
+  const TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);
+  int64_t all_units = 0, last_unit = 0;
+  {
+    auto infos = unit_param_infos(cfg.model);
+    for (size_t i = 0; i < infos.size(); ++i) {
+      int64_t n = 0;
+      for (const auto& p : infos[i]) n += p.numel;
+      const int64_t padded = (n + 1) / 2 * 2 * 4;  // 2 ranks, fp32  // bytes
+      all_units += padded;
+      if (i + 1 == infos.size()) last_unit = padded;
+    }
+  }
+  for (AcMode ac : {AcMode::none, AcMode::full}) {
+    auto [grad_op_between, grad_op_after] = gathered_around_backward(ShardingStrategy::shard_grad_op, 2, ac);
+    auto [full_between, full_after] = gathered_around_backward(ShardingStrategy::full_shard, 2, ac);
+    // shard_grad_op: every unit stays gathered from forward to its backward.
+    EXPECT_EQ(grad_op_between, all_units);
+    // full_shard: only the final norm+head unit (needed first in backward) stays gathered.
+    EXPECT_EQ(full_between, last_unit);
+    // Both reshard after backward.
+    EXPECT_EQ(grad_op_after, 0);
+    EXPECT_EQ(full_after, 0);
+    std::printf("[memory] gathered bytes between forward and backward (ac %s): shard_grad_op %lld, "
+                "full_shard %lld\n", to_string(ac), (long long)grad_op_between, (long long)full_between);
+  }
+}
+
+TEST(FsdpState, NoCommunicationOnNonFinalMicroSteps) {
+  const TrainConfig cfg = tiny_config(ShardingStrategy::hybrid_shard, 4);
+  TokenFile data(synthetic_token_file());
+  run_ranks(4, 2, [&](int rank, ProcessGroups g) {
+    auto shard = std::make_shared<CountingCollectives>(g.shard);
+    auto repl = std::make_shared<CountingCollectives>(g.replicate);
+    ProcessGroups counted{g.world, shard, repl};
+    auto engine = make_fsdp_engine(cfg, counted);
+    const int T = cfg.training.seq_len, b = cfg.training.micro_batch;
+    at::Tensor batch = at::empty({b, T + 1}, at::kLong);
+    read_sequences(data, 1, 1, rank * b, b, T, batch.data_ptr<int64_t>());
+    engine->forward_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), /*sync=*/false).backward();
+    EXPECT_EQ(shard->reductions + repl->reductions, 0);
+    engine->forward_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), /*sync=*/true).backward();
+    const int units = cfg.model.n_fsdp_units();
+    EXPECT_EQ(shard->reductions, units);  // one reduce-scatter per unit
+    EXPECT_EQ(repl->reductions, units);   // one replica all-reduce per unit
+    // full_shard-style resharding: every unit gathered in both forwards, and re-gathered in
+    // both backwards except the last unit (kept from forward): 2·(2·units − 1).
+    EXPECT_EQ(shard->all_gathers, 2 * (2 * units - 1));
+  });
+}
+
+TEST(FsdpState, GradAccumulationEqualsOneLargerMicroBatch) {
+  // Fp32 summation-order tolerance, as in fsdp_parity_test.cpp (measured ~1e-7).
+  constexpr double kTol = 1e-5;
+  for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::no_shard}) {
+    TrainConfig big = tiny_config(s, 2);
+    big.training.micro_batch = 4;
+    big.training.grad_accum = 1;
+    TrainConfig acc = big;
+    acc.training.micro_batch = 2;
+    acc.training.grad_accum = 2;
+    const RunResult a = train_fsdp(acc, 5);
+    const RunResult b = train_fsdp(big, 5);
+    EXPECT_LE(max_rel_error(a.grads1, b.grads1), kTol) << to_string(s);
+    EXPECT_LE(max_rel_error(a.params, b.params), kTol) << to_string(s);
+    for (size_t i = 0; i < a.losses.size(); ++i) EXPECT_NEAR(a.losses[i], b.losses[i], kTol * b.losses[i]);
+    // And against the reference with the same accumulation.
+    const RunResult r = train_reference(acc, 5);
+    EXPECT_LE(max_rel_error(a.grads1, r.grads1), kTol) << to_string(s);
+  }
+}
+
+TEST(FsdpState, TiedEmbeddingsMatchReference) {
+  constexpr double kTol = 1e-5;  // fp32 summation order, see fsdp_parity_test.cpp
+  TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);
+  cfg.model.tied_embeddings = true;
+  const RunResult f = train_fsdp(cfg, 5);
+  const RunResult r = train_reference(cfg, 5);
+  EXPECT_LE(max_rel_error(f.grads1, r.grads1), kTol);
+  EXPECT_LE(max_rel_error(f.params, r.params), kTol);
+  bool has_head = false;
+  for (const auto& [n, t] : f.params) has_head |= n == "lm_head.weight";
+  EXPECT_FALSE(has_head);
+}
+
+TEST(FsdpState, PrefetchDepthDoesNotChangeResults) {
+  TrainConfig one = tiny_config(ShardingStrategy::full_shard, 2);
+  one.parallelism.max_inflight_all_gathers = 1;
+  TrainConfig three = one;
+  three.parallelism.max_inflight_all_gathers = 3;
+  const RunResult a = train_fsdp(one, 3), b = train_fsdp(three, 3);
+  // Same collectives, same order of arithmetic: bitwise equal.
+  EXPECT_EQ(max_rel_error(a.params, b.params), 0.0);
+}
+
+}  // namespace
+}  // namespace shardcast::trainer::testing
