@@ -107,6 +107,7 @@ class FsdpModel {
   const ProcessGroups& groups() const { return groups_; }
   const ModelSpec& spec() const { return spec_; }
   int optimizer_steps() const { return opt_step_; }
+  void set_optimizer_steps(int n) { opt_step_ = n; }  // checkpoint resume (AdamW bias correction)
 
   // Used by the autograd Functions (fsdp.cpp); not for callers.
   at::Tensor wait_full(int unit);                          // issue if needed, wait, return full

@@ -1,0 +1,276 @@
+// Sharded checkpoint save/load over the FSDP flat units. See checkpoint.h and manifest.h.
+#include "trainer/checkpoint/checkpoint.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+
+#include "shared/errors.h"
+
+namespace shardcast::trainer {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every rank passes its own outcome; returns the world ranks that failed (same on all).
+std::vector<int> failed_ranks(Collectives& world, bool ok) {
+  at::Tensor flags = at::zeros({world.size()}, at::kDouble);
+  if (!ok) flags[world.rank()] = 1.0;
+  world.all_reduce(flags);
+  std::vector<int> bad;
+  for (int r = 0; r < world.size(); ++r)
+    if (flags[r].item<double>() > 0) bad.push_back(r);
+  return bad;
+}
+
+// Throws on every rank when any rank failed: the failing rank with its own message, the
+// others naming the failing ranks.
+void agree_or_throw(Collectives& world, bool ok, const std::string& my_error, const std::string& what) {
+  const auto bad = failed_ranks(world, ok);
+  if (bad.empty()) return;
+  if (!ok) throw InputError(fmt::format("{}: {}", what, my_error));
+  std::string ranks;
+  for (int r : bad) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  throw InputError(fmt::format("{}: failed on rank {} (see that rank's error)", what, ranks));
+}
+
+std::string to_hex(const at::Tensor& bytes) {
+  static const char* d = "0123456789abcdef";
+  const auto* p = bytes.data_ptr<uint8_t>();
+  std::string s;
+  s.reserve(size_t(bytes.numel()) * 2);
+  for (int64_t i = 0; i < bytes.numel(); ++i) {
+    s.push_back(d[p[i] >> 4]);
+    s.push_back(d[p[i] & 15]);
+  }
+  return s;
+}
+
+at::Tensor from_hex(const std::string& s, const std::string& label) {
+  if (s.size() % 2) throw InputError(label + ": rng_state_hex has an odd length");
+  at::Tensor t = at::empty({int64_t(s.size() / 2)}, at::kByte);
+  auto* p = t.data_ptr<uint8_t>();
+  auto nib = [&](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    throw InputError(label + ": rng_state_hex is not lower-case hex");
+  };
+  for (size_t i = 0; i < s.size() / 2; ++i) p[i] = uint8_t(nib(s[2 * i]) << 4 | nib(s[2 * i + 1]));
+  return t;
+}
+
+int fault_kill_step() {
+  const char* v = std::getenv("SHARDCAST_FAULT_KILL_IN_SAVE");
+  return (v && *v) ? std::atoi(v) : -1;
+}
+
+// The three fp32 tensors of a unit in file order.
+std::array<at::Tensor, 3> unit_tensors(const FlatUnit& u) {
+  return {u.shard.detach(), u.exp_avg, u.exp_avg_sq};
+}
+
+}  // namespace
+
+std::vector<ckpt::UnitLayout> unit_layouts(const FsdpModel& model) {
+  std::vector<ckpt::UnitLayout> out;
+  for (const auto& u : model.units()) {
+    ckpt::UnitLayout l;
+    l.numel = u.numel;
+    l.padded_numel = u.padded_numel;
+    for (const auto& p : u.params) l.params.push_back({p.name, p.shape, p.numel});
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const CheckpointProgress& p) {
+  Collectives& world = *model.groups().world;
+  const int S = model.groups().shard->size();
+  const int shard_rank = model.groups().shard->rank();
+  const bool writer = world.rank() < S;  // first replica group (shard-major rank layout)
+  const fs::path root = cfg.checkpoint.dir;
+  const fs::path final_dir = root / ckpt::step_dir_name(p.step);
+  const fs::path tmp_dir = root / (ckpt::step_dir_name(p.step) + ".tmp");
+  const std::string what = fmt::format("checkpoint at step {} ({})", p.step, final_dir.string());
+
+  ckpt::Manifest m;
+  m.model = cfg.model.name.empty() ? cfg.model_preset : cfg.model.name;
+  m.sharding_strategy = to_string(cfg.parallelism.sharding_strategy);
+  m.shard_size = S;
+  m.optimizer_steps = model.optimizer_steps();
+  m.data = {p.step,
+            cfg.training.seed,
+            p.tokens_seen,
+            world.size(),
+            cfg.training.micro_batch,
+            cfg.training.seq_len,
+            cfg.training.grad_accum};
+  m.rng_state_hex = to_hex(at::detail::getDefaultCPUGenerator().get_state());
+  m.units = unit_layouts(model);
+  const uint64_t file_bytes = m.shard_file_bytes();
+
+  // 1. Rank 0 checks free space for the whole checkpoint and prepares the temp directory.
+  bool ok = true;
+  std::string err;
+  if (world.rank() == 0) {
+    try {
+      fs::create_directories(root);
+      if (fs::exists(final_dir)) fs::remove_all(final_dir);  // a re-save of the same step
+      fs::remove_all(tmp_dir);
+      const uint64_t need = file_bytes * uint64_t(S) + (1 << 20);  // + manifest allowance  // bytes
+      const uint64_t have = ckpt::free_bytes(root);
+      if (have < need)
+        throw InputError(fmt::format("not enough free disk space in {}: need {:.1f} MiB, {:.1f} MiB available "
+                                     "(free space or lower checkpoint.keep)",
+                                     root.string(), need / 1048576.0, have / 1048576.0));
+      fs::create_directory(tmp_dir);
+    } catch (const std::exception& e) {
+      ok = false;
+      err = e.what();
+    }
+  }
+  agree_or_throw(world, ok, err, what);
+
+  // 2. Writers write their shard file (fsynced); sizes and CRCs are summed over the world.
+  at::Tensor info = at::zeros({2 * S}, at::kDouble);  // [bytes, crc32] per shard rank
+  if (writer) {
+    try {
+      ckpt::DurableWriter w(tmp_dir / fmt::format("shard_{:05d}.bin", shard_rank));
+      for (const auto& u : model.units())
+        for (const auto& t : unit_tensors(u)) {
+          at::Tensor c = t.contiguous();
+          w.write(c.data_ptr<float>(), size_t(c.numel()) * sizeof(float));
+        }
+      w.close();
+      info[2 * shard_rank] = double(w.bytes());
+      info[2 * shard_rank + 1] = double(w.crc32());
+    } catch (const std::exception& e) {
+      ok = false;
+      err = e.what();
+    }
+  }
+  const auto bad = failed_ranks(world, ok);
+  if (!bad.empty() && world.rank() == 0) {
+    std::error_code ec;
+    fs::remove_all(tmp_dir, ec);  // previous checkpoints stay as they are
+  }
+  if (!bad.empty()) {
+    if (!ok) throw InputError(fmt::format("{}: {}", what, err));
+    throw InputError(fmt::format("{}: failed on rank {} (see that rank's error)", what, bad.front()));
+  }
+  world.all_reduce(info);
+  if (world.rank() == 0 && fault_kill_step() == p.step) ::kill(::getpid(), SIGKILL);  // test hook
+
+  // 3. Rank 0 writes the manifest and commits by rename; then prunes old checkpoints.
+  if (world.rank() == 0) {
+    try {
+      for (int k = 0; k < S; ++k)
+        m.files.push_back({k, fmt::format("shard_{:05d}.bin", k), uint64_t(info[2 * k].item<double>()),
+                           uint32_t(info[2 * k + 1].item<double>())});
+      const std::string text = ckpt::manifest_to_json(m);
+      ckpt::DurableWriter w(tmp_dir / ckpt::kManifestName);
+      w.write(text.data(), text.size());
+      w.close();
+      ckpt::fsync_dir(tmp_dir);
+      fs::rename(tmp_dir, final_dir);
+      ckpt::fsync_dir(root);
+      ckpt::prune(root, cfg.checkpoint.keep);
+    } catch (const std::exception& e) {
+      ok = false;
+      err = e.what();
+      std::error_code ec;
+      fs::remove_all(tmp_dir, ec);
+    }
+  }
+  agree_or_throw(world, ok, err, what);
+  return final_dir;
+}
+
+ckpt::Manifest load_checkpoint(FsdpModel& model, const fs::path& dir) {
+  Collectives& world = *model.groups().world;
+  const int S = model.groups().shard->size();
+  const int r = model.groups().shard->rank();
+  const std::string what = fmt::format("loading checkpoint {}", dir.string());
+  ckpt::Manifest m;
+  bool ok = true;
+  std::string err;
+  try {
+    m = ckpt::read_manifest(dir);
+    const auto mine = unit_layouts(model);
+    if (m.units.size() != mine.size())
+      throw InputError(fmt::format("saved for a model with {} FSDP units, this model has {}", m.units.size(),
+                                   mine.size()));
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const auto& a = m.units[i];
+      const auto& b = mine[i];
+      bool same = a.numel == b.numel && a.params.size() == b.params.size();
+      for (size_t q = 0; same && q < a.params.size(); ++q)
+        same = a.params[q].name == b.params[q].name && a.params[q].shape == b.params[q].shape;
+      if (!same)
+        throw InputError(fmt::format("unit {} differs from this model's (saved {} elements starting with {}, "
+                                     "this model {} elements): a checkpoint of another model",
+                                     i, a.numel, a.params.empty() ? "?" : a.params[0].name, b.numel));
+    }
+    // Which saved files hold my elements: [r·n', (r+1)·n') of each unit, clipped to numel.
+    std::map<int, std::ifstream> files;
+    auto open = [&](int k) -> std::ifstream& {
+      auto it = files.find(k);
+      if (it != files.end()) return it->second;
+      const fs::path f = dir / m.files[k].file;
+      uint64_t bytes = 0;
+      const uint32_t crc = ckpt::crc32_file(f, &bytes);
+      if (bytes != m.files[k].bytes)
+        throw InputError(fmt::format("{}: {} bytes, the manifest says {} (truncated or replaced file)", f.string(),
+                                     bytes, m.files[k].bytes));
+      if (crc != m.files[k].crc32)
+        throw InputError(fmt::format("{}: checksum mismatch (CRC-32 {:08x}, manifest {:08x}): the file is corrupted",
+                                     f.string(), crc, m.files[k].crc32));
+      auto& in = files[k];
+      in.open(f, std::ios::binary);
+      if (!in) throw InputError(fmt::format("{}: cannot open", f.string()));
+      return in;
+    };
+    uint64_t unit_off = 0;  // byte offset of the unit's section in every saved file
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const FlatUnit& u = model.units()[i];
+      const int64_t n_saved = m.units[i].padded_numel / m.shard_size;
+      const int64_t n_new = u.shard_numel;
+      const auto dst = unit_tensors(u);
+      for (int t = 0; t < 3; ++t) {
+        at::Tensor buf = at::zeros({n_new}, at::kFloat);  // padding stays zero
+        float* out = buf.data_ptr<float>();
+        const int64_t lo = int64_t(r) * n_new, hi = std::min<int64_t>(lo + n_new, u.numel);
+        for (int64_t e = lo; e < hi;) {
+          const int k = int(e / n_saved);
+          const int64_t in_off = e % n_saved;
+          const int64_t len = std::min<int64_t>(hi - e, n_saved - in_off);
+          std::ifstream& in = open(k);
+          in.seekg(std::streamoff(unit_off + uint64_t(t * n_saved + in_off) * sizeof(float)));
+          in.read(reinterpret_cast<char*>(out + (e - lo)), std::streamsize(len * sizeof(float)));
+          if (!in) throw InputError(fmt::format("{}: short read", (dir / m.files[k].file).string()));
+          e += len;
+        }
+        dst[t].copy_(buf);
+      }
+      unit_off += uint64_t(3 * n_saved) * sizeof(float);
+    }
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    gen.set_state(from_hex(m.rng_state_hex, (dir / ckpt::kManifestName).string()));
+  } catch (const std::exception& e) {
+    ok = false;
+    err = e.what();
+  }
+  agree_or_throw(world, ok, err, what);
+  (void)S;
+  return m;
+}
+
+}  // namespace shardcast::trainer

@@ -1,0 +1,51 @@
+// Sharded checkpoints of an FsdpModel: save every K steps, keep the last M, resume exactly,
+// and resume on a different world size (re-shard on load).
+//
+// What it is: save_checkpoint() writes this rank's fp32 master shard and AdamW moments of
+// every FSDP unit into one file per shard rank, then rank 0 writes the manifest (sizes,
+// CRC-32s, unit layout with HF parameter names, optimizer step, data position, RNG state)
+// and commits the directory by rename (manifest.h has the layout and the protocol).
+// load_checkpoint() verifies the checksums of the files it reads and fills the model's
+// shards in place; when the saved shard-group size differs from the model's, each rank reads
+// the byte ranges of the saved flat units that make up its new shard (the flat unit layout
+// is padded per shard size, so only the first `numel` elements carry data). Ranks agree on
+// success at every stage through all-reduces over the world group, so a failure on one rank
+// (disk full, bad checksum) raises an error on every rank instead of a hang.
+// Replicas (hybrid_shard, no_shard) hold identical shards: only the ranks of the first
+// replica group (world ranks 0..S−1) write.
+// What it is not: the schedule (callers decide when: after step s when s % interval == 0 or
+// at the end) and not the data loader (the sampler is stateless in the step; see
+// manifest.h DataPosition).
+// Threading: collective; every rank calls it from its training thread, in the same order.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "shared/train_config.h"
+#include "trainer/checkpoint/manifest.h"
+#include "trainer/fsdp/fsdp.h"
+
+namespace shardcast::trainer {
+
+struct CheckpointProgress {
+  int step = 0;              // optimizer steps completed
+  int64_t tokens_seen = 0;   // global tokens consumed
+};
+
+// Saves under cfg.checkpoint.dir / step_<step>, prunes to cfg.checkpoint.keep. Returns the
+// committed directory. Throws InputError on every rank if any rank fails; the previous
+// checkpoints are untouched then.
+// Fault injection for tests: env SHARDCAST_FAULT_KILL_IN_SAVE=<step> makes rank 0 SIGKILL
+// itself after the shard files of that step are written, before the commit.
+std::filesystem::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const CheckpointProgress& p);
+
+// Loads `dir` into the model (any saved shard-group size), returns the manifest (data
+// position, optimizer step). The caller restores the optimizer step count. Throws
+// InputError on every rank for a corrupt/incompatible checkpoint.
+ckpt::Manifest load_checkpoint(FsdpModel& model, const std::filesystem::path& dir);
+
+// The manifest's unit layout of a model (HF names and shapes) for a shard-group size.
+std::vector<ckpt::UnitLayout> unit_layouts(const FsdpModel& model);
+
+}  // namespace shardcast::trainer
