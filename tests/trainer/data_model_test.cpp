@@ -1,0 +1,154 @@
+// Token files, the sampler, the parameter layout, init, the LR schedule and the
+// activation-checkpointing selection.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness.h"
+#include "shared/errors.h"
+#include "trainer/train/optim.h"
+
+namespace shardcast::trainer::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_path(const std::string& name) {
+  return fs::temp_directory_path() / ("shardcast_" + std::to_string(::getpid()) + "_" + name);
+}
+
+TEST(TokenFile, RoundTripAndTokenize) {
+  const fs::path txt = temp_path("a.txt");
+  std::ofstream(txt) << "hi\xff";
+  auto toks = tokenize_bytes({txt.string()});
+  ASSERT_EQ(toks, (std::vector<uint16_t>{'h', 'i', 0xff, '\n'}));
+  const fs::path bin = temp_path("a.bin");
+  write_token_file(bin.string(), toks);
+  TokenFile f(bin.string());
+  ASSERT_EQ(f.size(), 4);
+  EXPECT_EQ(f[2], 0xffu);
+  EXPECT_EQ(f.max_token(), 0xffu);
+  EXPECT_EQ(fs::file_size(bin), 1024u + 8u);
+}
+
+TEST(TokenFile, RejectsBadFiles) {
+  const fs::path p = temp_path("bad.bin");
+  std::ofstream(p, std::ios::binary) << "short";
+  EXPECT_THROW(TokenFile f(p.string()), InputError);
+  std::vector<int32_t> h(256, 0);
+  h[0] = 1234;
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<char*>(h.data()), 1024);
+  try {
+    TokenFile f(p.string());
+    FAIL() << "bad magic accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos);
+  }
+  h[0] = kTokenFileMagic;
+  h[1] = 1;
+  h[2] = 10;  // claims 10 tokens, has none
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<char*>(h.data()), 1024);
+  EXPECT_THROW(TokenFile f(p.string()), InputError);
+  EXPECT_THROW(TokenFile f(temp_path("missing.bin").string()), InputError);
+}
+
+TEST(Sampler, DeterministicAndIndependentOfSharding) {
+  TokenFile f(synthetic_token_file());
+  const int T = 16;
+  std::vector<int64_t> a(4 * (T + 1)), b(4 * (T + 1)), c(4 * (T + 1));
+  read_sequences(f, 3, 5, 0, 4, T, a.data());
+  read_sequences(f, 3, 5, 0, 4, T, b.data());
+  EXPECT_EQ(a, b);
+  // Two "ranks" reading two sequences each see the same global batch.
+  read_sequences(f, 3, 5, 0, 2, T, c.data());
+  read_sequences(f, 3, 5, 2, 2, T, c.data() + 2 * (T + 1));
+  EXPECT_EQ(a, c);
+  // Different step or seed: different data.
+  read_sequences(f, 3, 6, 0, 4, T, b.data());
+  EXPECT_NE(a, b);
+  read_sequences(f, 4, 5, 0, 4, T, b.data());
+  EXPECT_NE(a, b);
+  // Tokens are consecutive in the file.
+  const int64_t s = sequence_start(f, 3, 5, 1, T);
+  for (int t = 0; t <= T; ++t) EXPECT_EQ(a[(T + 1) + t], int64_t(f[s + t]));
+}
+
+TEST(Llama, ParameterLayoutMatchesModelSpec) {
+  for (const char* name : {"tiny-2l", "small-6l"}) {
+    ModelSpec m = load_model(name);
+    for (bool tied : {false, true}) {
+      m.tied_embeddings = tied;
+      auto units = unit_param_infos(m);
+      ASSERT_EQ(int(units.size()), m.n_fsdp_units());
+      const auto expect = m.fsdp_unit_params();
+      int64_t total = 0;
+      for (size_t u = 0; u < units.size(); ++u) {
+        int64_t n = 0;
+        for (const auto& p : units[u]) n += p.numel;
+        EXPECT_EQ(n, expect[u]) << name << " unit " << u << " tied " << tied;
+        total += n;
+      }
+      EXPECT_EQ(total, m.total_params()) << name;
+      EXPECT_EQ(units[1][1].name, "model.layers.0.self_attn.q_proj.weight");
+      EXPECT_EQ(units[1][2].shape, (std::vector<int64_t>{m.kv_dim(), m.d_model}));
+      EXPECT_EQ(units.back()[0].name, "model.norm.weight");
+    }
+  }
+}
+
+TEST(Llama, InitDependsOnSeedAndNameOnly) {
+  ParamInfo p{"model.layers.0.mlp.up_proj.weight", {8, 4}, 32, 0.02};
+  EXPECT_TRUE(init_param(p, 1).equal(init_param(p, 1)));
+  EXPECT_FALSE(init_param(p, 1).equal(init_param(p, 2)));
+  ParamInfo q = p;
+  q.name = "model.layers.1.mlp.up_proj.weight";
+  EXPECT_FALSE(init_param(p, 1).equal(init_param(q, 1)));
+  const double std = init_param(ParamInfo{"x", {4096}, 4096, 0.02}, 0).std().item<double>();
+  EXPECT_NEAR(std, 0.02, 0.002);  // 4096 samples: the sample std is within ~2% of 0.02
+}
+
+TEST(Llama, AttentionIsCausal) {
+  // Changing a later token must not change earlier logits.
+  ModelSpec m = load_model("tiny-2l");
+  ReferenceModel model(m, 1);
+  at::NoGradGuard g;
+  at::Tensor a = at::randint(0, 256, {1, 12}, at::kLong);
+  at::Tensor b = a.clone();
+  b[0][8] = (a[0][8].item<int64_t>() + 1) % 256;
+  at::Tensor la = model.forward(a), lb = model.forward(b);
+  EXPECT_TRUE(la.narrow(1, 0, 8).equal(lb.narrow(1, 0, 8)));
+  EXPECT_FALSE(la.narrow(1, 8, 1).equal(lb.narrow(1, 8, 1)));
+}
+
+TEST(LrSchedule, WarmupThenCosineToFloor) {
+  OptimizerConfig o;
+  o.lr = 1.0;
+  LrScheduleConfig s;
+  s.warmup_steps = 10;
+  s.min_lr_factor = 0.1;
+  EXPECT_DOUBLE_EQ(lr_at(1, 110, o, s), 0.1);
+  EXPECT_DOUBLE_EQ(lr_at(10, 110, o, s), 1.0);
+  EXPECT_NEAR(lr_at(60, 110, o, s), 0.55, 1e-12);  // halfway: (1 + 0.1)/2
+  EXPECT_NEAR(lr_at(110, 110, o, s), 0.1, 1e-12);
+  s.decay = "linear";
+  EXPECT_NEAR(lr_at(60, 110, o, s), 0.55, 1e-12);
+  s.decay = "constant";
+  EXPECT_DOUBLE_EQ(lr_at(100, 110, o, s), 1.0);
+}
+
+TEST(ActivationCheckpointing, SelectiveRatioPicksEvenlySpreadBlocks) {
+  TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 1, AcMode::selective);
+  cfg.model = load_model("small-6l");
+  cfg.activation_checkpointing.ratio = 0.5;
+  run_ranks(1, 1, [&](int, ProcessGroups g) {
+    FsdpModel m(cfg.model, fsdp_options(cfg), std::move(g));
+    std::vector<bool> ck;
+    for (const auto& u : m.units()) ck.push_back(u.checkpoint);
+    // [embedding, 6 blocks, head]: every other block, never embedding or head.
+    EXPECT_EQ(ck, (std::vector<bool>{false, false, true, false, true, false, true, false}));
+  });
+}
+
+}  // namespace
+}  // namespace shardcast::trainer::testing
