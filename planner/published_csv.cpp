@@ -183,18 +183,22 @@ void fill_row(const RowReader& r, PublishedRow& row) {
       row.ac_ratio_origin = "column";
     } else {
       auto mfu = r.number("measured_mfu"), hfu = r.number("measured_hfu");
-      if (!mfu || !hfu || *mfu <= 0)
-        throw std::string(
-            "selective checkpointing of unknown extent (no ac_ratio column, no measured MFU and "
-            "HFU to infer the recomputed fraction)");
-      // HFU/MFU − 1 = fraction·(one block forward)/(model FLOPs): the source's own figures
-      // say which fraction of blocks it recomputed.
-      const int s = cfg.training.seq_len;
-      const double model = m.flops_per_token(s);
-      const double extra = m.hardware_flops_per_token(s, 1.0) - model;
-      const double frac = (*hfu / *mfu - 1.0) * model / extra;
-      cfg.activation_checkpointing.ratio = std::clamp(frac, 0.05, 1.0);
-      row.ac_ratio_origin = "inferred from measured HFU/MFU";
+      if (mfu && hfu && *mfu > 0) {
+        // Block-level (fms-fsdp): HFU/MFU − 1 = fraction·(one block forward)/(model FLOPs), so
+        // the source's own figures say which fraction of blocks it recomputed.
+        const int s = cfg.training.seq_len;
+        const double model = m.flops_per_token(s);
+        const double extra = m.hardware_flops_per_token(s, 1.0) - model;
+        const double frac = (*hfu / *mfu - 1.0) * model / extra;
+        cfg.activation_checkpointing.ratio = std::clamp(frac, 0.05, 1.0);
+        row.ac_ratio_origin = "inferred from measured HFU/MFU";
+      } else {
+        // Op-level selective checkpointing (torchtitan's `selective` "op" policy: keep every
+        // matmul and attention output except every second matmul) recomputes about half of
+        // each block's forward; the planner's block-level ratio 0.5 recomputes the same FLOPs.
+        cfg.activation_checkpointing.ratio = 0.5;
+        row.ac_ratio_origin = "op-level selective: half of each block's forward recomputed";
+      }
     }
   } else {
     throw std::string("activation checkpointing '" + r.get("ac_key") + "' is unknown");
