@@ -336,8 +336,13 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   PhasePeaks worst;
   const bool tty = ::isatty(STDOUT_FILENO);
   const int log_freq = std::max(1, cfg.metrics.log_freq);
+  // Fault injection for the launcher's tests: this rank fails after step SHARDCAST_FAULT_STEP.
+  const int fault_rank = env_int("SHARDCAST_FAULT_RANK", -1);
+  const int fault_step = env_int("SHARDCAST_FAULT_STEP", -1);
   for (int s = 1; s <= cfg.training.steps; ++s) {
     StepMetrics m = loop.step(s);
+    if (rank == fault_rank && s == fault_step)
+      throw std::runtime_error(fmt::format("injected fault at step {} (SHARDCAST_FAULT_STEP)", s));
     const auto& pp = loop.phase_peaks();
     worst.forward = std::max(worst.forward, pp.forward);
     worst.backward = std::max(worst.backward, pp.backward);
