@@ -101,7 +101,7 @@ ckpt::Manifest small_manifest() {
   m.data = {3, 7, 384, 2, 2, 32, 1};
   m.rng_state_hex = "00ff";
   m.units = {{5, 6, {{"a", {5}, 5}}}, {6, 6, {{"b", {2, 3}, 6}}}};
-  m.files = {{0, "shard_00000.bin", 36, 1}, {1, "shard_00001.bin", 36, 2}};
+  m.files = {{0, "shard_00000.bin", 72, 1}, {1, "shard_00001.bin", 72, 2}};
   return m;
 }
 
@@ -109,7 +109,7 @@ TEST(Manifest, RoundTrip) {
   const auto m = small_manifest();
   const auto back = ckpt::parse_manifest(ckpt::manifest_to_json(m), "x");
   EXPECT_EQ(ckpt::manifest_to_json(back), ckpt::manifest_to_json(m));
-  EXPECT_EQ(back.shard_file_bytes(), 36u);  // 3 tensors x (6+6)/2 elements x 4 bytes
+  EXPECT_EQ(back.shard_file_bytes(), 72u);  // 3 tensors x (6+6)/2 elements x 4 bytes
 }
 
 TEST(Manifest, BadInputNamesTheKey) {
@@ -129,7 +129,7 @@ TEST(Manifest, BadInputNamesTheKey) {
   j["units"][0]["padded_numel"] = 7;
   expect_error(j.dump(), "units[0].padded_numel");
   j = nlohmann::json::parse(good);
-  j["files"][1]["bytes"] = 35;
+  j["files"][1]["bytes"] = 71;
   expect_error(j.dump(), "files[1].bytes");
   j = nlohmann::json::parse(good);
   j["files"][0]["file"] = "../etc/passwd";
