@@ -20,5 +20,8 @@ void register_presets(CLI::App& app);      // cmd_presets.cpp
 void register_show_model(CLI::App& app);   // cmd_show_model.cpp
 void register_plan(CLI::App& app);         // cmd_plan.cpp (planner engineer)
 void register_validate(CLI::App& app);     // cmd_validate.cpp (planner engineer)
+void register_search(CLI::App& app);       // cmd_search.cpp (search-and-capacity engineer)
+void register_scale(CLI::App& app);        // cmd_scale.cpp (search-and-capacity engineer)
+void register_emit(CLI::App& app);         // cmd_emit.cpp (search-and-capacity engineer)
 
 }  // namespace shardcast::cli

@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   cli::register_show_model(app);
   cli::register_plan(app);
   cli::register_validate(app);
+  cli::register_search(app);
+  cli::register_scale(app);
+  cli::register_emit(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,149 @@
+// `shardcast emit`: write run.toml (with [prediction]), launch.sbatch, launch_torchrun.sh and
+// the same plan for torchtitan, accelerate and fms-fsdp into --out DIR (planner/emit.h).
+// The configuration comes from `shardcast plan`'s flags (optionally on top of a run.toml), or
+// with --from-search RANK from the RANK-th (1-based) result of the same search `shardcast
+// search` runs with these flags. Exit code 3 if the configuration does not fit.
+#include <memory>
+
+#include <fmt/core.h>
+
+#include "planner/cli/commands.h"
+#include "planner/cli/search_flags.h"
+#include "planner/emit.h"
+#include "planner/plan.h"
+#include "planner/search.h"
+
+namespace shardcast::cli {
+
+namespace {
+
+struct EmitFlags {
+  SpaceFlags space;  // --model --gpu --gpus ... (and the search-only flags)
+  std::string config, out, strategy, ac, param_dtype, reduce_dtype;
+  int hsdp_shard_size = -1, micro_batch = 0, grad_accum = 0, steps = 0, from_search = 0;
+  double ac_ratio = -1;
+  bool compile = false, fp8 = false, force = false;
+};
+
+// The configuration the plan flags describe (the same rules as `shardcast plan`).
+TrainConfig from_plan_flags(const EmitFlags& a, HardwareSpec& hw) {
+  TrainConfig c;
+  const bool from_file = !a.config.empty();
+  if (from_file) {
+    c = read_train_config(a.config);
+  } else {
+    if (a.space.model.empty()) throw UsageError("emit: --model is required without a run.toml");
+    if (a.space.gpu.empty()) throw UsageError("emit: --gpu is required without a run.toml");
+    if (a.space.gpus <= 0) throw UsageError("emit: --gpus is required without a run.toml");
+  }
+  if (!a.space.model.empty()) {
+    c.model = load_model(a.space.model);
+    c.model_preset = a.space.model;
+    if (a.space.seq_len <= 0 && !from_file) c.training.seq_len = c.model.max_seq_len;
+  }
+  if (!a.space.gpu.empty()) c.cluster.hardware = a.space.gpu;
+  hw = load_hardware(c.cluster.hardware);
+  if (a.space.gpus > 0 || a.space.gpus_per_node > 0) {
+    const int gpus = a.space.gpus > 0 ? a.space.gpus : c.world_size();
+    int gpn = a.space.gpus_per_node > 0 ? a.space.gpus_per_node : hw.node.gpus_per_node;
+    if (gpus < gpn) gpn = gpus;
+    if (gpn <= 0 || gpus % gpn != 0)
+      throw UsageError(fmt::format("emit: --gpus {} is not a multiple of gpus per node {}", gpus, gpn));
+    c.cluster.gpus_per_node = gpn;
+    c.cluster.nodes = gpus / gpn;
+  }
+  if (a.space.inter_node_gbps > 0) c.cluster.inter_node_gbps = a.space.inter_node_gbps;
+  if (!a.strategy.empty()) {
+    auto s = parse_sharding_strategy(a.strategy);
+    if (!s) throw UsageError(fmt::format("emit: --strategy '{}' (allowed: {})", a.strategy, kShardingStrategyNames));
+    c.parallelism.sharding_strategy = *s;
+  }
+  if (a.hsdp_shard_size >= 0) c.parallelism.hsdp_shard_size = a.hsdp_shard_size;
+  if (a.micro_batch > 0) c.training.micro_batch = a.micro_batch;
+  if (a.space.seq_len > 0) c.training.seq_len = a.space.seq_len;
+  if (a.grad_accum > 0) c.training.grad_accum = a.grad_accum;
+  if (!a.ac.empty()) {
+    auto m = parse_ac_mode(a.ac);
+    if (!m) throw UsageError(fmt::format("emit: --ac '{}' (allowed: {})", a.ac, kAcModeNames));
+    c.activation_checkpointing.mode = *m;
+  }
+  if (a.ac_ratio >= 0) c.activation_checkpointing.ratio = a.ac_ratio;
+  if (a.compile) c.precision.compile = true;
+  if (a.fp8) c.precision.fp8 = true;
+  if (!from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {
+    c.precision.param_dtype = "fp32";
+    c.precision.reduce_dtype = "fp32";
+  }
+  if (!a.param_dtype.empty()) c.precision.param_dtype = a.param_dtype;
+  if (!a.reduce_dtype.empty()) c.precision.reduce_dtype = a.reduce_dtype;
+  return c;
+}
+
+}  // namespace
+
+void register_emit(CLI::App& app) {
+  auto a = std::make_shared<EmitFlags>();
+  auto* cmd = app.add_subcommand(
+      "emit", "Write run.toml, Slurm/torchrun launchers and torchtitan/accelerate/fms-fsdp configs for a plan");
+  cmd->add_option("config", a->config, "run.toml to start from; flags override its values");
+  add_space_flags(cmd, a->space, true, "0");
+  cmd->add_option("--strategy", a->strategy, "full_shard | shard_grad_op | hybrid_shard | no_shard");
+  cmd->add_option("--hsdp-shard-size", a->hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
+  cmd->add_option("--micro-batch", a->micro_batch, "sequences per GPU per micro-step");
+  cmd->add_option("--grad-accum", a->grad_accum, "micro-steps per optimizer step");
+  cmd->add_option("--ac", a->ac, "activation checkpointing: none | selective | full");
+  cmd->add_option("--ac-ratio", a->ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
+  cmd->add_flag("--compile", a->compile, "torch.compile (fused elementwise ops)");
+  cmd->add_flag("--fp8", a->fp8, "fp8 matmuls (float8 linear)");
+  cmd->add_option("--param-dtype", a->param_dtype, "fp32 | bf16 | fp16");
+  cmd->add_option("--reduce-dtype", a->reduce_dtype, "fp32 | bf16 | fp16");
+  cmd->add_option("--steps", a->steps, "optimizer steps (training.steps)");
+  cmd->add_option("--from-search", a->from_search,
+                  "emit the RANK-th (1 = best) result of `shardcast search` with the same flags");
+  cmd->add_option("--out", a->out, "directory to write into")->required();
+  cmd->add_flag("--force", a->force, "write even if the plan does not fit in memory");
+  cmd->callback([a] {
+    HardwareSpec hw;
+    TrainConfig cfg;
+    Prediction pred;
+    if (a->from_search > 0) {
+      if (!a->config.empty() || !a->strategy.empty() || a->hsdp_shard_size >= 0 || a->micro_batch > 0 ||
+          a->grad_accum > 0 || !a->ac.empty() || a->ac_ratio >= 0 || a->compile || a->fp8)
+        throw UsageError(
+            "emit: --from-search chooses the configuration; drop run.toml, --strategy, --hsdp-shard-size, "
+            "--micro-batch, --grad-accum, --ac, --ac-ratio, --compile, --fp8 (use --allow-compile/--allow-fp8)");
+      planner::SearchSpace space = to_space(a->space, "emit", hw, "0");
+      if (space.gpus <= 0) throw UsageError("emit: --gpus is required");
+      if (!a->param_dtype.empty()) space.base.precision.param_dtype = a->param_dtype;
+      if (!a->reduce_dtype.empty()) space.reduce_dtypes = {a->reduce_dtype};
+      const planner::SearchResult r = planner::search(space, hw, progress_bar("search"));
+      if (int64_t(a->from_search) > int64_t(r.ranked.size()))
+        throw UsageError(fmt::format("emit: --from-search {} but only {} configurations fit", a->from_search,
+                                     r.ranked.size()));
+      cfg = r.ranked[size_t(a->from_search - 1)].config;
+      pred = r.ranked[size_t(a->from_search - 1)].prediction;
+      if (a->steps > 0) cfg.training.steps = a->steps;
+    } else if (a->from_search < 0) {
+      throw UsageError("emit: --from-search RANK must be >= 1");
+    } else {
+      if (!a->space.global_batch_tokens.empty() || a->space.allow_fp8 || a->space.allow_compile)
+        throw UsageError("emit: --global-batch-tokens, --allow-fp8 and --allow-compile only apply with --from-search");
+      cfg = from_plan_flags(*a, hw);
+      if (a->steps > 0) cfg.training.steps = a->steps;
+      validate_or_throw(cfg);
+      pred = planner::plan(cfg, hw);
+    }
+    if (!pred.fits && !a->force) {
+      fmt::print(stderr, "emit: the plan does not fit ({} overflows {:.1f} GiB); nothing written (--force writes anyway)\n",
+                 pred.overflow_component, pred.mem_capacity_bytes / double(1ull << 30));
+      throw ExitCode{kExitNoFit};
+    }
+    const auto paths = planner::emit_files(cfg, pred, a->out);
+    fmt::print("emit: {} ({}), predicted {:.0f} tokens/s/GPU, MFU {:.1f}%\n", planner::describe_config(cfg),
+               cfg.model_preset.empty() ? cfg.model.name : cfg.model_preset, pred.tokens_per_s_per_gpu,
+               100 * pred.mfu);
+    for (const auto& p : paths) fmt::print("  wrote {}\n", p);
+  });
+}
+
+}  // namespace shardcast::cli

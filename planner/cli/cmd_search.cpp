@@ -1,0 +1,137 @@
+// `shardcast search`: every configuration of a model on N GPUs, ranked by tokens/s/GPU.
+// Prints the top configs, the Pareto front of memory against throughput and one line on why
+// the winner wins; `--json` prints the same as JSON. Exit code 3 when nothing fits.
+#include <algorithm>
+#include <memory>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/cli/commands.h"
+#include "planner/cli/format.h"
+#include "planner/cli/search_flags.h"
+#include "planner/plan.h"
+#include "planner/search.h"
+
+namespace shardcast::cli {
+
+namespace {
+
+constexpr double kGiB = double(1ull << 30);
+
+std::string strategy_cell(const TrainConfig& c) {
+  if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
+    return fmt::format("hybrid_shard/{}", c.parallelism.shard_group_size(c.world_size(), c.cluster.gpus_per_node));
+  return to_string(c.parallelism.sharding_strategy);
+}
+
+std::string ac_cell(const ActivationCheckpointingConfig& ac) {
+  if (ac.mode == AcMode::selective) return fmt::format("selective {:g}", ac.ratio);
+  return to_string(ac.mode);
+}
+
+std::string extra_cell(const PrecisionConfig& p) {
+  std::string s;
+  if (p.compile) s += "compile";
+  if (p.fp8) s += s.empty() ? "fp8" : "+fp8";
+  return s.empty() ? "-" : s;
+}
+
+void print_header() {
+  fmt::print("  {:>3}  {:<17} {:>3} {:>4}  {:<14} {:<6} {:<11} {:>9} {:>6} {:>8} {:>8} {:>8}\n", "#", "strategy", "mb",
+             "ga", "ac", "reduce", "extra", "tok/s/GPU", "MFU", "exposed", "mem GiB", "batch");
+}
+
+void print_row(int rank, const planner::Candidate& c) {
+  const TrainConfig& t = c.config;
+  const Prediction& p = c.prediction;
+  const std::string r = rank > 0 ? std::to_string(rank) : "";
+  fmt::print("  {:>3}  {:<17} {:>3} {:>4}  {:<14} {:<6} {:<11} {:>9.0f} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>8}\n", r,
+             strategy_cell(t), t.training.micro_batch, t.training.grad_accum, ac_cell(t.activation_checkpointing),
+             t.precision.reduce_dtype, extra_cell(t.precision), p.tokens_per_s_per_gpu, 100 * p.mfu,
+             100 * p.exposed_comm_s / p.step_time_s, planner::memory_needed_bytes(p) / kGiB,
+             short_count(double(t.tokens_per_step())));
+}
+
+}  // namespace
+
+void register_search(CLI::App& app) {
+  auto f = std::make_shared<SpaceFlags>();
+  auto top = std::make_shared<int>(10);
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("search", "Rank every configuration of a model on N GPUs by tokens/s/GPU");
+  add_space_flags(cmd, *f, true, "0");
+  cmd->add_option("--top", *top, "configs to print")->capture_default_str();
+  cmd->add_flag("--json", *json, "print the result as JSON");
+  cmd->callback([f, top, json] {
+    HardwareSpec hw;
+    planner::SearchSpace space = to_space(*f, "search", hw, "0");
+    if (space.gpus <= 0) throw UsageError("search: --gpus is required");
+    if (*top < 0) throw UsageError("search: --top must be >= 0");
+    const planner::SearchResult r = planner::search(space, hw, progress_bar("search"));
+    const TrainConfig base = planner::search_base_config(space, hw);
+    const int n = std::min<int>(*top, int(r.ranked.size()));
+    if (*json) {
+      nlohmann::json j = {{"schema", 1},
+                          {"model", space.model_preset},
+                          {"hardware", hw.name},
+                          {"gpus", base.world_size()},
+                          {"gpus_per_node", base.cluster.gpus_per_node},
+                          {"seq_len", base.training.seq_len},
+                          {"global_batch_tokens", space.global_batch_tokens},
+                          {"max_mem_frac", space.max_mem_frac},
+                          {"memory_budget_bytes", planner::memory_budget_bytes(space, hw)},
+                          {"n_candidates", r.n_candidates},
+                          {"n_evaluated", r.n_evaluated},
+                          {"n_pruned", r.n_pruned},
+                          {"n_feasible", r.n_feasible},
+                          {"n_over_memory", r.n_over_memory},
+                          {"n_batch_mismatch", r.n_batch_mismatch},
+                          {"seconds", r.seconds},
+                          {"why_winner", r.why_winner}};
+      j["ranked"] = nlohmann::json::array();
+      for (int i = 0; i < n; ++i) j["ranked"].push_back(candidate_json(r.ranked[i]));
+      j["pareto"] = nlohmann::json::array();
+      for (const auto& c : r.pareto) j["pareto"].push_back(candidate_json(c));
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      const double nic = planner::effective_inter_node_bandwidth(base, hw) * 8 / 1e9;
+      fmt::print("search: {} ({} parameters) on {} x {} ({} node{} x {}, {:.0f} Gb/s per node), seq_len {}, {}\n",
+                 space.model_preset, human_count(double(space.model.total_params())), base.world_size(), hw.name,
+                 base.cluster.nodes, base.cluster.nodes == 1 ? "" : "s", base.cluster.gpus_per_node, nic,
+                 base.training.seq_len,
+                 space.global_batch_tokens > 0
+                     ? fmt::format("global batch {} tokens (±{:.0f}%)", short_count(double(space.global_batch_tokens)),
+                                   100 * space.batch_tolerance)
+                     : std::string("any global batch"));
+      fmt::print("        {} configs: {} predicted, {} pruned by memory monotonicity; {} fit in {:.0f}% of {:.0f} GiB; "
+                 "{:.2f} s\n",
+                 r.n_candidates, r.n_evaluated, r.n_pruned, r.n_feasible, 100 * space.max_mem_frac,
+                 hw.gpu.hbm_bytes / kGiB, r.seconds);
+      if (r.n_batch_mismatch > 0)
+        fmt::print("        {} more combinations miss the global batch\n", r.n_batch_mismatch);
+      if (r.ranked.empty()) {
+        fmt::print("\nnothing fits: no configuration stays within {:.0f}% of device memory{}\n",
+                   100 * space.max_mem_frac,
+                   space.global_batch_tokens > 0 ? " at this global batch" : "");
+        throw ExitCode{kExitNoFit};
+      }
+      fmt::print("\ntop {} by tokens/s/GPU (mem = reserved + runtime per GPU; exposed = share of the step)\n", n);
+      print_header();
+      for (int i = 0; i < n; ++i) print_row(i + 1, r.ranked[i]);
+      // The front, at most kFrontRows rows spread evenly from least memory to fastest.
+      const size_t kFrontRows = 10, nf = r.pareto.size();
+      fmt::print("\nPareto front, memory against tokens/s/GPU ({} configs{})\n", nf,
+                 nf > kFrontRows ? fmt::format(", {} shown", kFrontRows) : "");
+      print_header();
+      for (size_t k = 0; k < std::min(nf, kFrontRows); ++k) {
+        const size_t i = nf <= kFrontRows ? k : (k * (nf - 1)) / (kFrontRows - 1);
+        print_row(0, r.pareto[i]);
+      }
+      fmt::print("\nwhy: {}\n", r.why_winner);
+    }
+    if (r.ranked.empty()) throw ExitCode{kExitNoFit};
+  });
+}
+
+}  // namespace shardcast::cli

@@ -1,0 +1,172 @@
+// Flags shared by `shardcast search`, `scale` and `emit --from-search`, and their helpers.
+//
+// What it is: the flags that describe a search space (the same names as `shardcast plan` and
+// the TOML keys: --model, --gpu, --gpus, --gpus-per-node, --inter-node-gbps, --seq-len, plus
+// --global-batch-tokens, --max-mem-frac, --allow-fp8, --allow-compile, --threads), the parser
+// of token counts with suffixes ("4M", "2T", "4Mi"), and a progress bar drawn on stderr only
+// when stderr is a terminal. What it is not: the search (planner/search.h).
+// Header-only; CLI setup is single-threaded, the progress bar is called from one thread.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/search.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::cli {
+
+// "4M" -> 4e6, "2T" -> 2e12, "4Mi" -> 4·2^20, "4194304" -> 4194304. K, M, G (or B), T are
+// powers of 1000; Ki, Mi, Gi, Ti powers of 1024. Throws UsageError naming `flag`.
+inline double parse_count(const std::string& text, const std::string& flag) {
+  std::string s = text;
+  double mult = 1;
+  auto ends = [&](const std::string& suf) {
+    return s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+  };
+  const std::pair<const char*, double> suffixes[] = {
+      {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+      {"K", 1e3},     {"k", 1e3},        {"M", 1e6},          {"G", 1e9},
+      {"B", 1e9},     {"T", 1e12}};
+  for (const auto& [suf, m] : suffixes)
+    if (ends(suf)) {
+      s.resize(s.size() - std::string(suf).size());
+      mult = m;
+      break;
+    }
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty() || !(v >= 0) || !std::isfinite(v))
+    throw UsageError(fmt::format("{} '{}' is not a count (e.g. 4194304, 4M, 4Mi, 2T)", flag, text));
+  return v * mult;
+}
+
+// 4194304 -> "4.19M", 2e12 -> "2.00T".
+inline std::string short_count(double n) {
+  if (n >= 1e12) return fmt::format("{:.2f}T", n / 1e12);
+  if (n >= 1e9) return fmt::format("{:.2f}G", n / 1e9);
+  if (n >= 1e6) return fmt::format("{:.2f}M", n / 1e6);
+  if (n >= 1e3) return fmt::format("{:.1f}K", n / 1e3);
+  return fmt::format("{:.0f}", n);
+}
+
+struct SpaceFlags {
+  std::string model, gpu;
+  int gpus = 0, gpus_per_node = 0, seq_len = 0, threads = 0;
+  double inter_node_gbps = 0;
+  std::string global_batch_tokens;  // "" = the command's default
+  double max_mem_frac = 0.9;
+  bool allow_fp8 = false, allow_compile = false;
+};
+
+// Adds the space flags to `cmd`. with_gpus=false for `scale` (it has --from/--to instead).
+inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const std::string& batch_default) {
+  cmd->add_option("--model", f.model, "model preset name or .toml");
+  cmd->add_option("--gpu", f.gpu, "hardware preset (e.g. H100-80GB-SXM)");
+  if (with_gpus) cmd->add_option("--gpus", f.gpus, "total GPUs (ranks)");
+  cmd->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node (default: the preset's)");
+  cmd->add_option("--inter-node-gbps", f.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
+  cmd->add_option("--seq-len", f.seq_len, "tokens per sequence (default: the model's max_seq_len)");
+  cmd->add_option("--global-batch-tokens", f.global_batch_tokens,
+                  "tokens per optimizer step, e.g. 4M (decimal) or 4Mi; 0 = any (default: " + batch_default + ")");
+  cmd->add_option("--max-mem-frac", f.max_mem_frac,
+                  "memory budget as a fraction of device memory (margin against allocator retries)")
+      ->capture_default_str();
+  cmd->add_flag("--allow-fp8", f.allow_fp8, "also try fp8 matmuls (GPUs with fp8 only)");
+  cmd->add_flag("--allow-compile", f.allow_compile, "also try torch.compile");
+  cmd->add_option("--threads", f.threads, "worker threads (default: all cores)");
+}
+
+// The SearchSpace the flags describe; loads the hardware preset into `hw`.
+inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd, HardwareSpec& hw,
+                                     const std::string& batch_default) {
+  if (f.model.empty()) throw UsageError(cmd + ": --model is required");
+  if (f.gpu.empty()) throw UsageError(cmd + ": --gpu is required");
+  planner::SearchSpace s;
+  s.model = load_model(f.model);
+  s.model_preset = f.model;
+  hw = load_hardware(f.gpu);
+  s.hardware = f.gpu;
+  s.gpus = f.gpus;
+  s.gpus_per_node = f.gpus_per_node;
+  s.inter_node_gbps = f.inter_node_gbps;
+  s.seq_len = f.seq_len;
+  if (f.inter_node_gbps < 0) throw UsageError(cmd + ": --inter-node-gbps must be >= 0");
+  const std::string batch = f.global_batch_tokens.empty() ? batch_default : f.global_batch_tokens;
+  s.global_batch_tokens = int64_t(std::llround(parse_count(batch, "--global-batch-tokens")));
+  s.max_mem_frac = f.max_mem_frac;
+  s.allow_fp8 = f.allow_fp8;
+  s.allow_compile = f.allow_compile;
+  s.threads = f.threads;
+  return s;
+}
+
+// A progress callback that draws "label [#####     ] 42%" on stderr, only when stderr is a
+// terminal and only once the work has run for 0.3 s (short searches print nothing).
+inline std::function<void(double)> progress_bar(const std::string& label) {
+  if (!::isatty(STDERR_FILENO)) return {};
+  struct State {
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    int last = -1;
+    bool drawn = false;
+  };
+  auto st = std::make_shared<State>();
+  return [st, label](double f) {
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - st->start).count();
+    if (f >= 1.0) {
+      if (st->drawn) fmt::print(stderr, "\r\033[K");
+      st->drawn = false;
+      return;
+    }
+    const int pct = int(f * 100);
+    if (secs < 0.3 || pct == st->last) return;
+    st->last = pct;
+    st->drawn = true;
+    const int width = 30, filled = int(f * width);
+    fmt::print(stderr, "\r{} [{}{}] {:3d}%", label, std::string(filled, '#'), std::string(width - filled, ' '), pct);
+    std::fflush(stderr);
+  };
+}
+
+// The searched keys of a candidate (TOML names) and its Prediction (without the timeline).
+inline nlohmann::json candidate_json(const planner::Candidate& c) {
+  const TrainConfig& t = c.config;
+  nlohmann::json cfg = {
+      {"gpus", t.world_size()},
+      {"nodes", t.cluster.nodes},
+      {"gpus_per_node", t.cluster.gpus_per_node},
+      {"sharding_strategy", to_string(t.parallelism.sharding_strategy)},
+      {"hsdp_shard_size", t.parallelism.hsdp_shard_size},
+      {"micro_batch", t.training.micro_batch},
+      {"seq_len", t.training.seq_len},
+      {"grad_accum", t.training.grad_accum},
+      {"global_batch_tokens", t.tokens_per_step()},
+      {"activation_checkpointing", {{"mode", to_string(t.activation_checkpointing.mode)},
+                                    {"ratio", t.activation_checkpointing.ratio}}},
+      {"reduce_dtype", t.precision.reduce_dtype},
+      {"param_dtype", t.precision.param_dtype},
+      {"compile", t.precision.compile},
+      {"fp8", t.precision.fp8},
+      {"label", planner::describe_config(t)}};
+  nlohmann::json pred = c.prediction;
+  pred.erase("timeline");
+  return {{"config", cfg}, {"prediction", pred}, {"memory_needed_bytes", planner::memory_needed_bytes(c.prediction)}};
+}
+
+}  // namespace shardcast::cli

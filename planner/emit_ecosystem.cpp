@@ -1,0 +1,311 @@
+#include "planner/emit_ecosystem.h"
+
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "planner/search.h"
+
+namespace shardcast::planner {
+
+namespace {
+
+struct Dims {
+  const char* name;
+  int n_layers, d_model, n_heads, n_kv_heads;
+  int64_t ffn_dim;
+  int64_t vocab;  // 0 = any (the tool takes the vocabulary as a separate argument)
+};
+
+bool same(const ModelSpec& m, const Dims& d) {
+  return m.n_layers == d.n_layers && m.d_model == d.d_model && m.n_heads == d.n_heads &&
+         m.n_kv_heads == d.n_kv_heads && m.ffn_dim == d.ffn_dim && (d.vocab == 0 || m.vocab == d.vocab) &&
+         m.mlp_type == MlpType::swiglu;
+}
+
+// torchtitan torchtitan/models/llama3 flavors.
+const Dims kTorchtitan[] = {
+    {"8B", 32, 4096, 32, 8, 14336, 128256},
+    {"70B", 80, 8192, 64, 8, 28672, 128256},
+    {"405B", 126, 16384, 128, 8, 53248, 128256},
+};
+// fms-fsdp fms_fsdp/utils/config_utils.py get_model_config (vocab from --vocab_size).
+const Dims kFms[] = {
+    {"llama2_7b", 32, 4096, 32, 32, 11008, 0},   {"llama2_13b", 40, 5120, 40, 40, 13824, 0},
+    {"llama2_34b", 48, 8192, 64, 8, 22016, 0},   {"llama2_70b", 80, 8192, 64, 8, 28672, 32000},
+    {"llama2_1.4b", 24, 2048, 16, 4, 6144, 0},   {"llama3_8b", 32, 4096, 32, 8, 14336, 128256},
+    {"llama3_70b", 80, 8192, 64, 8, 28672, 128256}, {"llama3_1.8b", 24, 2048, 16, 8, 7168, 128256},
+    {"llama3_3.2b", 24, 3072, 24, 8, 8192, 128256},
+};
+
+std::string torch_dtype(const std::string& d) {
+  if (d == "bf16") return "bfloat16";
+  if (d == "fp16") return "float16";
+  return "float32";
+}
+
+std::string model_label(const TrainConfig& c) {
+  return c.model_preset.empty() ? c.model.name : c.model_preset;
+}
+
+int shard_size(const TrainConfig& c) {
+  return c.parallelism.shard_group_size(c.world_size(), c.cluster.gpus_per_node);
+}
+
+// One torchtitan setting: written as TOML (`key = value`) and as `--section.key=value`.
+struct TitanEntry {
+  std::string section, key, toml, cli, note;
+};
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
+  std::vector<TitanEntry> e;
+  auto add = [&](const std::string& sec, const std::string& key, const std::string& toml,
+                 const std::string& cli, const std::string& note = "") {
+    e.push_back({sec, key, toml, cli, note});
+  };
+  auto num = [&](const std::string& sec, const std::string& key, const std::string& v,
+                 const std::string& note = "") { add(sec, key, v, v, note); };
+  auto str = [&](const std::string& sec, const std::string& key, const std::string& v,
+                 const std::string& note = "") { add(sec, key, quoted(v), v, note); };
+  auto boolean = [&](const std::string& sec, const std::string& key, bool v) {
+    add(sec, key, v ? "true" : "false", v ? "true" : "false");
+  };
+  const int W = c.world_size();
+  const int Ns = shard_size(c);
+  const auto s = c.parallelism.sharding_strategy;
+
+  const std::string flavor = torchtitan_flavor(c.model);
+  str("model", "name", "llama3");
+  if (flavor.empty())
+    str("model", "flavor", model_label(c),
+        fmt::format("no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={}); "
+                    "register one under this name",
+                    c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim));
+  else
+    str("model", "flavor", flavor);
+  if (c.precision.fp8) add("model", "converters", "[\"float8\"]", "float8", "fp8 matmuls (float8 linear)");
+
+  str("optimizer", "name", "AdamW");
+  num("optimizer", "lr", fmt::format("{:g}", c.optimizer.lr));
+  num("optimizer", "eps", fmt::format("{:g}", c.optimizer.eps));
+  num("optimizer", "weight_decay", fmt::format("{:g}", c.optimizer.weight_decay));
+
+  num("lr_scheduler", "warmup_steps", std::to_string(c.lr_schedule.warmup_steps));
+  if (c.lr_schedule.decay == "constant") {
+    num("lr_scheduler", "decay_ratio", "0", "constant lr: no decay phase");
+  } else {
+    str("lr_scheduler", "decay_type", c.lr_schedule.decay);
+    num("lr_scheduler", "min_lr_factor", fmt::format("{:g}", c.lr_schedule.min_lr_factor));
+  }
+
+  num("training", "local_batch_size", std::to_string(c.training.micro_batch), "micro_batch per GPU");
+  num("training", "global_batch_size",
+      std::to_string(int64_t(c.training.micro_batch) * c.training.grad_accum * W),
+      fmt::format("sequences per step: micro_batch x grad_accum {} x {} ranks", c.training.grad_accum, W));
+  num("training", "seq_len", std::to_string(c.training.seq_len));
+  num("training", "max_norm", fmt::format("{:g}", c.training.max_grad_norm));
+  num("training", "steps", std::to_string(c.training.steps));
+  str("training", "mixed_precision_param", torch_dtype(c.precision.param_dtype));
+  str("training", "mixed_precision_reduce", torch_dtype(c.precision.reduce_dtype));
+
+  if (s == ShardingStrategy::no_shard) {
+    num("parallelism", "data_parallel_replicate_degree", std::to_string(W), "no_shard: plain data parallel");
+    num("parallelism", "data_parallel_shard_degree", "1");
+  } else if (s == ShardingStrategy::hybrid_shard) {
+    num("parallelism", "data_parallel_replicate_degree", std::to_string(W / Ns), "hybrid_shard replicas");
+    num("parallelism", "data_parallel_shard_degree", std::to_string(Ns), "hybrid_shard group size");
+  } else {
+    num("parallelism", "data_parallel_replicate_degree", "1");
+    num("parallelism", "data_parallel_shard_degree", std::to_string(W));
+  }
+  if (s == ShardingStrategy::shard_grad_op)
+    str("parallelism", "fsdp_reshard_after_forward", "never", "shard_grad_op: keep parameters gathered");
+  else if (s != ShardingStrategy::no_shard)
+    str("parallelism", "fsdp_reshard_after_forward", "default");
+
+  const auto& ac = c.activation_checkpointing;
+  str("activation_checkpoint", "mode", to_string(ac.mode));
+  if (ac.mode == AcMode::selective) {
+    const int k = every_kth_block(ac.ratio);
+    const double got = 1.0 / k;
+    str("activation_checkpoint", "selective_ac_option", std::to_string(k),
+        std::abs(got - ac.ratio) < 1e-9
+            ? fmt::format("every {}-th block = ratio {:g}", k, ac.ratio)
+            : fmt::format("ratio {:g} is not 1/k: every {}-th block checkpoints {:g} of them (more, so "
+                          "memory stays within the plan; slower)",
+                          ac.ratio, k, got));
+  }
+  boolean("compile", "enable", c.precision.compile);
+  if (c.precision.compile) add("compile", "components", "[\"model\", \"loss\"]", "model,loss");
+
+  if (!c.checkpoint.dir.empty()) {
+    boolean("checkpoint", "enable", true);
+    str("checkpoint", "folder", c.checkpoint.dir);
+    if (c.checkpoint.interval > 0) num("checkpoint", "interval", std::to_string(c.checkpoint.interval));
+    num("checkpoint", "keep_latest_k", std::to_string(c.checkpoint.keep));
+  }
+  num("metrics", "log_freq", std::to_string(c.metrics.log_freq));
+  num("comm", "init_timeout_seconds", fmt::format("{:g}", c.comm.timeout_seconds));
+  num("debug", "seed", std::to_string(c.training.seed));
+  return e;
+}
+
+std::string header(const TrainConfig& c, const char* tool) {
+  return fmt::format("# {} settings for the plan of `shardcast emit`: {} on {} x {} ({} node(s) x {}),\n"
+                     "# {}.\n",
+                     tool, model_label(c), c.world_size(), c.cluster.hardware, c.cluster.nodes,
+                     c.cluster.gpus_per_node, describe_config(c));
+}
+
+}  // namespace
+
+std::string torchtitan_flavor(const ModelSpec& m) {
+  for (const Dims& d : kTorchtitan)
+    if (same(m, d)) return d.name;
+  return "";
+}
+
+std::string fms_fsdp_variant(const ModelSpec& m) {
+  for (const Dims& d : kFms)
+    if (same(m, d)) return d.name;
+  return "";
+}
+
+int every_kth_block(double ratio) {
+  if (!(ratio > 0)) return 1;
+  return std::max(1, int(std::floor(1.0 / ratio + 1e-9)));
+}
+
+std::string render_torchtitan_toml(const TrainConfig& c) {
+  std::string o = header(c, "torchtitan");
+  o += "# TOML job config (torchtitan before PR #2386, and forks); newer torchtitan takes the same\n"
+       "# values as the overrides in torchtitan_overrides.txt.\n";
+  std::string section;
+  for (const TitanEntry& e : torchtitan_entries(c)) {
+    if (e.section != section) {
+      section = e.section;
+      o += fmt::format("\n[{}]\n", section);
+    }
+    o += fmt::format("{} = {}", e.key, e.toml);
+    if (!e.note.empty()) o += "  # " + e.note;
+    o += "\n";
+  }
+  return o;
+}
+
+std::string render_torchtitan_overrides(const TrainConfig& c) {
+  std::string o = header(c, "torchtitan");
+  o += "# One --section.key=value override per line (both config generations accept them), e.g.\n"
+       "#   torchrun ... -m torchtitan.train $(grep -v '^#' torchtitan_overrides.txt)\n";
+  for (const TitanEntry& e : torchtitan_entries(c)) {
+    if (!e.note.empty()) o += "# " + e.note + "\n";
+    o += fmt::format("--{}.{}={}\n", e.section, e.key, e.cli);
+  }
+  return o;
+}
+
+std::string render_accelerate_yaml(const TrainConfig& c) {
+  const int W = c.world_size();
+  const int Ns = shard_size(c);
+  const auto s = c.parallelism.sharding_strategy;
+  const auto& ac = c.activation_checkpointing;
+  std::string o = header(c, "HF accelerate");
+  o += fmt::format(
+      "# Use: accelerate launch --config_file fsdp_config.yaml --machine_rank $NODE_RANK \\\n"
+      "#        --main_process_ip $MASTER_ADDR train.py --per_device_train_batch_size {} "
+      "--gradient_accumulation_steps {}\n",
+      c.training.micro_batch, c.training.grad_accum);
+  if (c.precision.fp8) o += "# fp8: accelerate's mixed_precision 'fp8' needs an fp8 backend (TransformerEngine/torchao).\n";
+  if (ac.mode == AcMode::selective)
+    o += fmt::format("# selective ratio {:g}: accelerate checkpoints every block (more recompute than planned).\n",
+                     ac.ratio);
+  o += "compute_environment: LOCAL_MACHINE\n";
+  o += "distributed_type: FSDP\n";
+  o += fmt::format("mixed_precision: {}\n",
+                   c.precision.fp8 ? "fp8" : (c.precision.param_dtype == "fp32" ? "'no'" : c.precision.param_dtype));
+  o += "downcast_bf16: 'no'\n";
+  o += fmt::format("num_machines: {}\n", c.cluster.nodes);
+  o += fmt::format("num_processes: {}   # total over all machines\n", W);
+  o += "machine_rank: 0\n";
+  o += "main_process_port: 29500\n";
+  o += "rdzv_backend: static\n";
+  o += "same_network: true\n";
+  o += "use_cpu: false\n";
+  if (c.precision.compile) o += "dynamo_config:\n  dynamo_backend: INDUCTOR\n";
+  o += "fsdp_config:\n";
+  if (s == ShardingStrategy::no_shard) {
+    o += "  fsdp_version: 1   # FSDP2 has no NO_SHARD\n";
+    o += "  fsdp_sharding_strategy: NO_SHARD\n";
+    o += "  fsdp_use_orig_params: true\n";
+  } else {
+    o += "  fsdp_version: 2\n";
+    o += fmt::format("  fsdp_reshard_after_forward: {}\n", s == ShardingStrategy::shard_grad_op ? "false" : "true");
+  }
+  o += "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n";
+  o += "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer\n";
+  o += "  fsdp_state_dict_type: SHARDED_STATE_DICT\n";
+  o += "  fsdp_offload_params: false\n";
+  o += "  fsdp_cpu_ram_efficient_loading: true\n";
+  o += fmt::format("  fsdp_activation_checkpointing: {}\n", ac.mode == AcMode::none ? "false" : "true");
+  if (s == ShardingStrategy::hybrid_shard) {
+    o += "parallelism_config:\n";
+    o += fmt::format("  parallelism_config_dp_replicate_size: {}\n", W / Ns);
+    o += fmt::format("  parallelism_config_dp_shard_size: {}\n", Ns);
+  }
+  return o;
+}
+
+std::string render_fms_fsdp_args(const TrainConfig& c) {
+  const auto s = c.parallelism.sharding_strategy;
+  const auto& ac = c.activation_checkpointing;
+  std::string o = header(c, "fms-fsdp");
+  o += "# Arguments of fms-fsdp's main_training_llama.py, one per line, e.g.\n"
+       "#   torchrun ... main_training_llama.py $(grep -v '^#' fms_fsdp_args.txt)\n";
+  const std::string variant = fms_fsdp_variant(c.model);
+  if (variant.empty())
+    o += fmt::format("# no fms-fsdp model_variant has these dimensions (L={} d={} heads={} kv={} ffn={}); add one\n",
+                     c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim);
+  o += fmt::format("--model_variant={}\n", variant.empty() ? model_label(c) : variant);
+  std::string strategy = "fsdp";
+  if (s == ShardingStrategy::hybrid_shard) {
+    strategy = "hsdp";
+    if (shard_size(c) != c.cluster.gpus_per_node)
+      o += fmt::format("# fms-fsdp's hsdp shards within one node ({} GPUs); the plan's shard group is {}\n",
+                       c.cluster.gpus_per_node, shard_size(c));
+  } else if (s == ShardingStrategy::no_shard) {
+    strategy = "ddp";
+  } else if (s == ShardingStrategy::shard_grad_op) {
+    o += "# shard_grad_op has no fms-fsdp name: fsdp (FULL_SHARD) needs less memory and is slower\n";
+  }
+  o += fmt::format("--sharding_strategy={}\n", strategy);
+  o += fmt::format("--fsdp_activation_checkpointing={}\n", ac.mode == AcMode::none ? "False" : "True");
+  if (ac.mode != AcMode::none)
+    o += fmt::format("--selective_checkpointing={:g}\n", ac.mode == AcMode::full ? 1.0 : ac.ratio);
+  if (c.precision.param_dtype == "fp16")
+    o += "# fms-fsdp picks bf16 when the GPU supports it, else fp16\n";
+  o += fmt::format("--mixed_precision={}\n", c.precision.param_dtype == "fp32" ? "False" : "True");
+  if (c.precision.fp8) o += "# fp8: fms-fsdp has no fp8 switch; the plan's fp8 speed-up does not apply\n";
+  if (c.training.grad_accum > 1)
+    o += fmt::format("# fms-fsdp has no gradient accumulation: the plan's {} micro-steps per step become {} "
+                     "steps of 1/{} the batch\n",
+                     c.training.grad_accum, c.training.grad_accum, c.training.grad_accum);
+  o += fmt::format("--batch_size={}\n", c.training.micro_batch);
+  o += fmt::format("--seq_length={}\n", c.training.seq_len);
+  o += fmt::format("--vocab_size={}\n", c.model.vocab);
+  o += fmt::format("--num_steps={}\n", int64_t(c.training.steps) * c.training.grad_accum);
+  o += fmt::format("--learning_rate={:g}\n", c.optimizer.lr);
+  o += fmt::format("--grad_clip_thresh={:g}\n", c.training.max_grad_norm);
+  o += fmt::format("--seed={}\n", c.training.seed);
+  o += fmt::format("--use_torch_compile={}\n", c.precision.compile ? "True" : "False");
+  o += fmt::format("--report_interval={}\n", c.metrics.log_freq);
+  if (!c.checkpoint.dir.empty()) {
+    o += fmt::format("--ckpt_save_path={}\n", c.checkpoint.dir);
+    if (c.checkpoint.interval > 0) o += fmt::format("--checkpoint_interval={}\n", c.checkpoint.interval);
+  }
+  return o;
+}
+
+}  // namespace shardcast::planner
