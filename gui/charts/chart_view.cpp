@@ -1,0 +1,285 @@
+// ChartView on Qt Charts (Qt 6.4): see chart_view.h. The only file that includes Qt Charts.
+#include "gui/charts/chart_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QLabel>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPen>
+#include <QScatterSeries>
+#include <QStackedBarSeries>
+#include <QStackedLayout>
+#include <QValueAxis>
+
+namespace shardcast::gui {
+
+struct ChartView::Impl {
+  QChartView* view = nullptr;
+  QChart* chart = nullptr;
+  QLabel* empty = nullptr;
+  QStackedLayout* stack = nullptr;
+  QVector<QXYSeries*> xy;            // series of the last setSeries()
+  QVector<bool> xy_secondary;
+  QStringList categories;
+  QVector<BarStack> stacks;
+  AxisSpec x_spec, y_spec, y2_spec;
+  QAbstractAxis *x_axis = nullptr, *y_axis = nullptr, *y2_axis = nullptr;
+
+  void reset() {
+    chart->removeAllSeries();
+    for (QAbstractAxis* a : chart->axes()) {
+      chart->removeAxis(a);
+      delete a;
+    }
+    xy.clear();
+    xy_secondary.clear();
+    categories.clear();
+    stacks.clear();
+    x_axis = y_axis = y2_axis = nullptr;
+  }
+
+  static QAbstractAxis* makeAxis(const AxisSpec& s) {
+    QAbstractAxis* a;
+    if (s.log) {
+      auto* l = new QLogValueAxis;
+      l->setBase(10);
+      l->setMinorTickCount(8);
+      l->setLabelFormat(s.format.isEmpty() ? "%g" : s.format);
+      a = l;
+    } else {
+      auto* v = new QValueAxis;
+      if (!s.format.isEmpty()) v->setLabelFormat(s.format);
+      a = v;
+    }
+    a->setTitleText(s.title);
+    return a;
+  }
+
+  // Range of an axis from the data (or the spec when it gives one).
+  static void fit(QAbstractAxis* a, const AxisSpec& s, double lo, double hi) {
+    if (s.min != s.max) {
+      a->setRange(s.min, s.max);
+      return;
+    }
+    if (!(lo <= hi)) {
+      lo = s.log ? 1 : 0;
+      hi = s.log ? 10 : 1;
+    }
+    if (s.log) {
+      lo = std::pow(10.0, std::floor(std::log10(std::max(lo, 1e-300))));
+      hi = std::pow(10.0, std::ceil(std::log10(std::max(hi, 1e-300))));
+      if (hi <= lo) hi = lo * 10;
+    } else {
+      if (hi == lo) {
+        const double pad = lo == 0 ? 1 : std::abs(lo) * 0.1;
+        lo -= pad;
+        hi += pad;
+      } else {
+        const double pad = (hi - lo) * 0.05;
+        lo = (lo >= 0 && lo - pad < 0) ? 0 : lo - pad;
+        hi += pad;
+      }
+    }
+    a->setRange(lo, hi);
+    if (auto* v = qobject_cast<QValueAxis*>(a)) v->applyNiceNumbers();
+  }
+
+  void refit() {
+    double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;
+    double ylo = xlo, yhi = -xlo, y2lo = xlo, y2hi = -xlo;
+    for (int i = 0; i < xy.size(); ++i) {
+      for (const QPointF& p : xy[i]->points()) {
+        if (x_spec.log && p.x() <= 0) continue;
+        xlo = std::min(xlo, p.x());
+        xhi = std::max(xhi, p.x());
+        const AxisSpec& ys = xy_secondary[i] ? y2_spec : y_spec;
+        if (ys.log && p.y() <= 0) continue;
+        double& lo = xy_secondary[i] ? y2lo : ylo;
+        double& hi = xy_secondary[i] ? y2hi : yhi;
+        lo = std::min(lo, p.y());
+        hi = std::max(hi, p.y());
+      }
+    }
+    if (x_axis) fit(x_axis, x_spec, xlo, xhi);
+    if (y_axis) fit(y_axis, y_spec, ylo, yhi);
+    if (y2_axis) fit(y2_axis, y2_spec, y2lo, y2hi);
+  }
+
+  void showChart(bool has_data) { stack->setCurrentWidget(has_data ? static_cast<QWidget*>(view) : empty); }
+};
+
+ChartView::ChartView(QWidget* parent) : QWidget(parent), d_(new Impl) {
+  d_->chart = new QChart;
+  d_->chart->legend()->setAlignment(Qt::AlignBottom);
+  d_->chart->setMargins(QMargins(4, 4, 4, 4));
+  d_->view = new QChartView(d_->chart, this);
+  d_->view->setRenderHint(QPainter::Antialiasing);
+  d_->empty = new QLabel(this);
+  d_->empty->setAlignment(Qt::AlignCenter);
+  d_->empty->setWordWrap(true);
+  d_->empty->setStyleSheet("color: #666;");
+  d_->stack = new QStackedLayout(this);
+  d_->stack->setContentsMargins(0, 0, 0, 0);
+  d_->stack->addWidget(d_->view);
+  d_->stack->addWidget(d_->empty);
+  setEmptyText("No data.");
+  d_->showChart(false);
+  setMinimumSize(320, 240);
+}
+
+ChartView::~ChartView() = default;
+
+void ChartView::setTitle(const QString& title) { d_->chart->setTitle(title); }
+
+void ChartView::setEmptyText(const QString& text) { d_->empty->setText(text); }
+
+void ChartView::clear() {
+  d_->reset();
+  d_->showChart(false);
+}
+
+void ChartView::setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, const AxisSpec& y,
+                          const AxisSpec& y2) {
+  d_->reset();
+  d_->x_spec = x;
+  d_->y_spec = y;
+  d_->y2_spec = y2;
+  d_->x_axis = Impl::makeAxis(x);
+  d_->y_axis = Impl::makeAxis(y);
+  d_->chart->addAxis(d_->x_axis, Qt::AlignBottom);
+  d_->chart->addAxis(d_->y_axis, Qt::AlignLeft);
+  const bool any_secondary = std::any_of(series.begin(), series.end(), [](const PlotSeries& s) { return s.secondary_y; });
+  if (any_secondary) {
+    d_->y2_axis = Impl::makeAxis(y2);
+    d_->chart->addAxis(d_->y2_axis, Qt::AlignRight);
+  }
+  for (const PlotSeries& s : series) {
+    QXYSeries* xs;
+    if (s.kind == PlotSeries::Kind::Scatter) {
+      auto* sc = new QScatterSeries;
+      sc->setMarkerSize(s.marker_size);
+      if (s.color.isValid()) {
+        sc->setColor(s.color);
+        sc->setBorderColor(s.color.darker(130));
+      }
+      xs = sc;
+    } else {
+      auto* ln = new QLineSeries;
+      QPen pen = ln->pen();
+      pen.setWidthF(2);
+      if (s.color.isValid()) pen.setColor(s.color);
+      if (s.dashed) pen.setStyle(Qt::DashLine);
+      ln->setPen(pen);
+      xs = ln;
+    }
+    xs->setName(s.name);
+    for (const QPointF& p : s.points) {
+      if (x.log && p.x() <= 0) continue;
+      if ((s.secondary_y ? y2 : y).log && p.y() <= 0) continue;
+      xs->append(p);
+    }
+    d_->chart->addSeries(xs);
+    xs->attachAxis(d_->x_axis);
+    xs->attachAxis(s.secondary_y ? d_->y2_axis : d_->y_axis);
+    if (s.kind == PlotSeries::Kind::Line && s.color.isValid()) xs->setColor(s.color);
+    d_->xy.push_back(xs);
+    d_->xy_secondary.push_back(s.secondary_y);
+  }
+  d_->refit();
+  d_->showChart(!series.isEmpty());
+}
+
+void ChartView::appendPoint(int index, const QPointF& p) {
+  if (index < 0 || index >= d_->xy.size()) return;
+  d_->xy[index]->append(p);
+  d_->refit();
+  d_->showChart(true);
+}
+
+void ChartView::setStackedBars(const QStringList& categories, const QVector<BarStack>& stacks,
+                               const QVector<RefLine>& lines, const AxisSpec& y) {
+  d_->reset();
+  d_->categories = categories;
+  d_->stacks = stacks;
+  auto* bars = new QStackedBarSeries;
+  for (const BarStack& s : stacks) {
+    auto* set = new QBarSet(s.name);
+    for (double v : s.values) set->append(v);
+    if (s.color.isValid()) set->setColor(s.color);
+    set->setBorderColor(Qt::white);
+    bars->append(set);
+  }
+  d_->chart->addSeries(bars);
+  auto* cat = new QBarCategoryAxis;
+  cat->append(categories);
+  d_->chart->addAxis(cat, Qt::AlignBottom);
+  d_->y_spec = y;
+  auto* yaxis = static_cast<QValueAxis*>(Impl::makeAxis(AxisSpec{y.title, false, y.min, y.max, y.format}));
+  d_->chart->addAxis(yaxis, Qt::AlignLeft);
+  bars->attachAxis(cat);
+  bars->attachAxis(yaxis);
+  // Reference lines on a hidden value axis spanning the categories.
+  auto* xline = new QValueAxis;
+  xline->setRange(-0.5, categories.size() - 0.5);
+  xline->setVisible(false);
+  d_->chart->addAxis(xline, Qt::AlignBottom);
+  double hi = 0;
+  for (int c = 0; c < categories.size(); ++c) {
+    double sum = 0;
+    for (const BarStack& s : stacks)
+      if (c < s.values.size()) sum += s.values[c];
+    hi = std::max(hi, sum);
+  }
+  for (const RefLine& r : lines) {
+    auto* ln = new QLineSeries;
+    ln->setName(r.name);
+    ln->append(-0.5, r.y);
+    ln->append(categories.size() - 0.5, r.y);
+    QPen pen(r.color.isValid() ? r.color : QColor(Qt::black));
+    pen.setWidthF(2.5);
+    pen.setStyle(Qt::DashLine);
+    ln->setPen(pen);
+    d_->chart->addSeries(ln);
+    ln->attachAxis(xline);
+    ln->attachAxis(yaxis);
+    d_->xy.push_back(ln);
+    d_->xy_secondary.push_back(false);
+    hi = std::max(hi, r.y);
+  }
+  if (y.min != y.max) yaxis->setRange(y.min, y.max);
+  else {
+    yaxis->setRange(0, hi * 1.08 + 1e-12);
+    yaxis->applyNiceNumbers();
+  }
+  d_->showChart(!categories.isEmpty());
+}
+
+int ChartView::seriesCount() const { return int(d_->chart->series().size()); }
+
+QVector<QPointF> ChartView::seriesPoints(int index) const {
+  if (index < 0 || index >= d_->xy.size()) return {};
+  return d_->xy[index]->points();
+}
+
+QString ChartView::seriesName(int index) const {
+  if (index < 0 || index >= d_->xy.size()) return {};
+  return d_->xy[index]->name();
+}
+
+QVector<double> ChartView::barValues(const QString& stack) const {
+  for (const BarStack& s : d_->stacks)
+    if (s.name == stack) return s.values;
+  return {};
+}
+
+QStringList ChartView::categories() const { return d_->categories; }
+
+}  // namespace shardcast::gui

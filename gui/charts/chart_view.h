@@ -1,0 +1,84 @@
+// ChartView: the one chart widget of shardcast-gui — lines, scatter points, stacked bars and
+// reference lines on linear or log axes.
+//
+// What it is: a small interface of our own in front of Qt Charts (deprecated after Qt 6.10),
+// so a later move to Qt Graphs rewrites chart_view.cpp only; this header names no Qt Charts
+// type. Every chart shows only the data it is given (no placeholder data): with no series it
+// shows its "empty" text. What it is not: the Gantt timeline (timeline_view.h, QPainter).
+// Ownership: a QWidget owned by its Qt parent; the chart objects are owned by it.
+// GUI thread only.
+#pragma once
+
+#include <memory>
+
+#include <QColor>
+#include <QPointF>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+#include <QWidget>
+
+namespace shardcast::gui {
+
+struct AxisSpec {
+  QString title;
+  bool log = false;              // log10 axis (values must be > 0)
+  double min = 0, max = 0;       // min == max: fit to the data
+  QString format;                // printf-like label format, "" = default
+};
+
+struct PlotSeries {
+  enum class Kind { Line, Scatter };
+  QString name;
+  Kind kind = Kind::Line;
+  QVector<QPointF> points;
+  QColor color;                  // invalid = the theme's
+  bool dashed = false;
+  double marker_size = 8;        // scatter only
+  bool secondary_y = false;      // plot against the right-hand y axis
+};
+
+struct BarStack {                // one component across all categories
+  QString name;
+  QVector<double> values;        // one per category
+  QColor color;
+};
+
+struct RefLine {                 // a horizontal line across a bar chart
+  QString name;
+  double y = 0;
+  QColor color;
+};
+
+class ChartView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ChartView(QWidget* parent = nullptr);
+  ~ChartView() override;
+
+  void setTitle(const QString& title);
+  void setEmptyText(const QString& text);
+  // Replace the content with line/scatter series on value axes (y2 used by secondary_y series).
+  void setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, const AxisSpec& y,
+                 const AxisSpec& y2 = {});
+  // Replace the content with stacked bars by category plus horizontal reference lines.
+  void setStackedBars(const QStringList& categories, const QVector<BarStack>& stacks,
+                      const QVector<RefLine>& lines, const AxisSpec& y);
+  // Append a point to series `index` of the last setSeries() and refit the axes (live charts).
+  void appendPoint(int index, const QPointF& p);
+  void clear();
+
+  // What is shown, for tests. Indices count the line/scatter series (reference lines of a
+  // bar chart included) in the order given; seriesCount() counts every series, bars too.
+  int seriesCount() const;
+  QVector<QPointF> seriesPoints(int index) const;
+  QString seriesName(int index) const;
+  QStringList categories() const;
+  QVector<double> barValues(const QString& stack) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> d_;
+};
+
+}  // namespace shardcast::gui

@@ -1,0 +1,481 @@
+// ConfigForm: see config_form.h.
+#include "gui/config_form.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::gui {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+void setCombo(QComboBox* c, const QString& text) {
+  int i = c->findText(text);
+  if (i < 0) {
+    c->addItem(text);
+    i = c->count() - 1;
+  }
+  c->setCurrentIndex(i);
+}
+
+}  // namespace
+
+ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
+  auto* outer = new QVBoxLayout(this);
+  general_error_ = new QLabel(this);
+  general_error_->setObjectName("general_error");
+  general_error_->setWordWrap(true);
+  general_error_->setStyleSheet("color: #b00020;");
+  general_error_->hide();
+
+  auto group = [&](const QString& title) {
+    auto* g = new QGroupBox(title, this);
+    auto* f = new QFormLayout(g);
+    f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    outer->addWidget(g);
+    return f;
+  };
+
+  buildModel(group("Model"));
+  buildHardware(group("Hardware"));
+
+  QFormLayout* cl = group("Cluster");
+  gpus_ = intSpin(1, 1 << 20);
+  addField(cl, "cluster.nodes", "GPUs", gpus_,
+           "World size = cluster.nodes × cluster.gpus_per_node (ranks). Must be a multiple of GPUs per node.");
+  gpus_per_node_ = intSpin(0, 1024);
+  addField(cl, "cluster.gpus_per_node", "GPUs per node", gpus_per_node_,
+           "cluster.gpus_per_node: ranks per node (GPUs, or processes on CPU). Communication inside a node "
+           "uses the intra-node link (NVLink), across nodes the NICs.");
+  nodes_hint_ = new QLabel(this);
+  nodes_hint_->setObjectName("nodes_hint");
+  cl->addRow("Nodes", nodes_hint_);
+  inter_gbps_ = doubleSpin(0, 1e6, 1, 100);
+  inter_gbps_->setSuffix(" Gb/s");
+  inter_gbps_->setSpecialValueText("0 (preset's value)");
+  addField(cl, "cluster.inter_node_gbps", "Inter-node network", inter_gbps_,
+           "cluster.inter_node_gbps: all NICs of one node together, per direction, in Gb/s. "
+           "0 = the hardware preset's value (its source is the preset file).");
+
+  QFormLayout* par = group("Parallelism");
+  strategy_ = new QComboBox(this);
+  for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
+                 ShardingStrategy::no_shard})
+    strategy_->addItem(to_string(s));
+  addField(par, "parallelism.sharding_strategy", "Sharding strategy", strategy_,
+           "parallelism.sharding_strategy: full_shard (ZeRO-3), shard_grad_op (ZeRO-2), hybrid_shard "
+           "(HSDP: shard inside a group, replicate across), no_shard (DDP). Names as in PyTorch FSDP.");
+  hsdp_ = intSpin(0, 1 << 20);
+  hsdp_->setSpecialValueText("0 (= GPUs per node)");
+  addField(par, "parallelism.hsdp_shard_size", "HSDP shard size", hsdp_,
+           "parallelism.hsdp_shard_size: ranks per shard group with hybrid_shard; 0 = GPUs per node. "
+           "Must divide the world size. Only allowed with hybrid_shard.");
+
+  QFormLayout* tr = group("Training");
+  micro_batch_ = intSpin(0, 1 << 16);
+  addField(tr, "training.micro_batch", "Micro-batch", micro_batch_,
+           "training.micro_batch: sequences per rank per micro-step.");
+  seq_len_ = intSpin(0, 1 << 22);
+  seq_len_->setSingleStep(512);
+  seq_len_->setSuffix(" tokens");
+  addField(tr, "training.seq_len", "Seq len", seq_len_,
+           "training.seq_len: tokens per sequence; at most the model's max_seq_len.");
+  grad_accum_ = intSpin(0, 1 << 16);
+  addField(tr, "training.grad_accum", "Grad accum", grad_accum_,
+           "training.grad_accum: micro-steps per optimizer step. Global batch = micro_batch × seq_len × "
+           "grad_accum × GPUs tokens.");
+
+  QFormLayout* ac = group("Activation checkpointing");
+  ac_mode_ = new QComboBox(this);
+  for (auto m : {AcMode::none, AcMode::selective, AcMode::full}) ac_mode_->addItem(to_string(m));
+  addField(ac, "activation_checkpointing.mode", "Mode", ac_mode_,
+           "activation_checkpointing.mode: none | selective (a fraction of blocks, fms-fsdp style) | full "
+           "(every block recomputed in backward).");
+  ac_ratio_ = doubleSpin(0, 1, 3, 0.05);
+  addField(ac, "activation_checkpointing.ratio", "Ratio", ac_ratio_,
+           "activation_checkpointing.ratio: fraction of blocks checkpointed with selective, in (0, 1]; "
+           "0.5 = every other block.");
+
+  QFormLayout* pr = group("Precision");
+  param_dtype_ = new QComboBox(this);
+  param_dtype_->addItems({"bf16", "fp16", "fp32"});
+  addField(pr, "precision.param_dtype", "Param dtype", param_dtype_,
+           "precision.param_dtype: dtype of gathered parameters and compute (FSDP MixedPrecision.param_dtype).");
+  reduce_dtype_ = new QComboBox(this);
+  reduce_dtype_->addItems({"fp32", "bf16", "fp16"});
+  addField(pr, "precision.reduce_dtype", "Reduce dtype", reduce_dtype_,
+           "precision.reduce_dtype: dtype of gradient reduce-scatter / all-reduce.");
+  compile_ = new QCheckBox(this);
+  addField(pr, "precision.compile", "Compile", compile_,
+           "precision.compile: torch.compile-style fusion (fewer memory passes); docs/cost-model.md.");
+  fp8_ = new QCheckBox(this);
+  addField(pr, "precision.fp8", "FP8", fp8_,
+           "precision.fp8: fp8 matmuls inside a bf16/fp16 model; needs a GPU with an fp8 peak.");
+
+  outer->addWidget(general_error_);
+  outer->addStretch(1);
+
+  for (auto* s : findChildren<QSpinBox*>()) connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ConfigForm::emitChanged);
+  for (auto* s : findChildren<QDoubleSpinBox*>())
+    connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ConfigForm::emitChanged);
+  for (auto* c : findChildren<QCheckBox*>()) connect(c, &QCheckBox::toggled, this, &ConfigForm::emitChanged);
+  for (auto* c : findChildren<QComboBox*>())
+    if (c != model_preset_ && c != hw_preset_)
+      connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &ConfigForm::emitChanged);
+  connect(model_preset_, qOverload<int>(&QComboBox::currentIndexChanged), this, &ConfigForm::onModelPresetChanged);
+  connect(hw_preset_, qOverload<int>(&QComboBox::currentIndexChanged), this, &ConfigForm::onHardwarePresetChanged);
+}
+
+QSpinBox* ConfigForm::intSpin(int min, int max) {
+  auto* s = new QSpinBox(this);
+  s->setRange(min, max);
+  s->setKeyboardTracking(true);
+  return s;
+}
+
+QDoubleSpinBox* ConfigForm::doubleSpin(double min, double max, int decimals, double step) {
+  auto* s = new QDoubleSpinBox(this);
+  s->setRange(min, max);
+  s->setDecimals(decimals);
+  s->setSingleStep(step);
+  return s;
+}
+
+QWidget* ConfigForm::addField(QFormLayout* form, const std::string& key, const QString& label, QWidget* editor,
+                              const QString& tooltip) {
+  auto* box = new QWidget(this);
+  auto* v = new QVBoxLayout(box);
+  v->setContentsMargins(0, 0, 0, 0);
+  v->setSpacing(1);
+  v->addWidget(editor);
+  auto* err = new QLabel(box);
+  err->setObjectName(q("error:" + key));
+  err->setWordWrap(true);
+  err->setStyleSheet("color: #b00020;");
+  err->hide();
+  v->addWidget(err);
+  editor->setObjectName(q(key));
+  editor->setToolTip(tooltip);
+  auto* l = new QLabel(label, this);
+  l->setToolTip(tooltip);
+  form->addRow(l, box);
+  fields_[key] = Field{editor, err};
+  return box;
+}
+
+void ConfigForm::buildModel(QFormLayout* f) {
+  model_preset_ = new QComboBox(this);
+  for (const auto& n : list_model_presets()) model_preset_->addItem(q(n));
+  model_preset_->addItem(kCustom);
+  addField(f, "model.preset", "Preset", model_preset_,
+           "[model] preset: a file of configs/models/ (each cites its source), or custom to edit every field.");
+  n_layers_ = intSpin(0, 100000);
+  addField(f, "model.n_layers", "Layers", n_layers_, "model.n_layers: transformer blocks.");
+  d_model_ = intSpin(0, 1 << 20);
+  addField(f, "model.d_model", "d_model", d_model_, "model.d_model: hidden width.");
+  n_heads_ = intSpin(0, 100000);
+  addField(f, "model.n_heads", "Heads", n_heads_, "model.n_heads: attention heads; divides d_model.");
+  n_kv_heads_ = intSpin(0, 100000);
+  addField(f, "model.n_kv_heads", "KV heads", n_kv_heads_,
+           "model.n_kv_heads: key/value heads (grouped-query attention); divides n_heads.");
+  ffn_dim_ = intSpin(0, 1 << 30);
+  addField(f, "model.ffn_dim", "FFN dim", ffn_dim_, "model.ffn_dim: SwiGLU hidden width (or the GELU MLP width).");
+  vocab_ = intSpin(0, 1 << 30);
+  addField(f, "model.vocab", "Vocab", vocab_, "model.vocab: vocabulary size (tokens).");
+  max_seq_len_ = intSpin(0, 1 << 24);
+  addField(f, "model.max_seq_len", "Max seq len", max_seq_len_, "model.max_seq_len: longest sequence (tokens).");
+  tied_ = new QCheckBox(this);
+  addField(f, "model.tied_embeddings", "Tied embeddings", tied_, "model.tied_embeddings: head shares the embedding.");
+  mlp_type_ = new QComboBox(this);
+  mlp_type_->addItems({"swiglu", "gelu"});
+  addField(f, "model.mlp_type", "MLP type", mlp_type_, "model.mlp_type: swiglu (Llama) | gelu (MPT).");
+}
+
+void ConfigForm::buildHardware(QFormLayout* f) {
+  hw_preset_ = new QComboBox(this);
+  for (const auto& n : list_hardware_presets()) hw_preset_->addItem(q(n));
+  hw_preset_->addItem(kCustom);
+  addField(f, "cluster.hardware", "Preset", hw_preset_,
+           "cluster.hardware: a file of configs/hardware/ (datasheet numbers, source in the file), or custom to "
+           "edit the GPU and node numbers (efficiencies are kept from the preset chosen before).");
+  bf16_tflops_ = doubleSpin(0, 1e6, 1, 10);
+  bf16_tflops_->setSuffix(" TFLOP/s");
+  addField(f, "gpu.bf16_tflops", "bf16 peak", bf16_tflops_, "gpu.bf16_tflops: dense bf16 tensor-core peak, TFLOP/s (datasheet).");
+  fp8_tflops_ = doubleSpin(0, 1e6, 1, 10);
+  fp8_tflops_->setSuffix(" TFLOP/s");
+  addField(f, "gpu.fp8_tflops", "fp8 peak", fp8_tflops_, "gpu.fp8_tflops: dense fp8 peak, TFLOP/s; 0 = no fp8.");
+  hbm_gib_ = doubleSpin(0, 1e6, 1, 8);
+  hbm_gib_->setSuffix(" GiB");
+  addField(f, "gpu.hbm_gib", "Memory", hbm_gib_, "gpu.hbm_gib: device memory visible to the allocator, GiB.");
+  hbm_tbps_ = doubleSpin(0, 1e3, 2, 0.1);
+  hbm_tbps_->setSuffix(" TB/s");
+  addField(f, "gpu.hbm_tbps", "Memory bandwidth", hbm_tbps_, "gpu.hbm_tbps: HBM bandwidth, TB/s.");
+  intra_gbps_ = doubleSpin(0, 1e6, 0, 100);
+  intra_gbps_->setSuffix(" Gb/s");
+  addField(f, "node.intra_node_gbps", "Intra-node link", intra_gbps_,
+           "node.intra_node_gbps: per GPU per direction (NVLink / Infinity Fabric), Gb/s.");
+}
+
+void ConfigForm::fillModelFields(const ModelSpec& m) {
+  QSignalBlocker b1(n_layers_), b2(d_model_), b3(n_heads_), b4(n_kv_heads_), b5(ffn_dim_), b6(vocab_),
+      b7(max_seq_len_), b8(tied_), b9(mlp_type_);
+  n_layers_->setValue(m.n_layers);
+  d_model_->setValue(m.d_model);
+  n_heads_->setValue(m.n_heads);
+  n_kv_heads_->setValue(m.n_kv_heads);
+  ffn_dim_->setValue(int(m.ffn_dim));
+  vocab_->setValue(int(m.vocab));
+  max_seq_len_->setValue(m.max_seq_len);
+  tied_->setChecked(m.tied_embeddings);
+  mlp_type_->setCurrentText(to_string(m.mlp_type));
+}
+
+void ConfigForm::fillHardwareFields(const HardwareSpec& h) {
+  QSignalBlocker b1(bf16_tflops_), b2(fp8_tflops_), b3(hbm_gib_), b4(hbm_tbps_), b5(intra_gbps_);
+  bf16_tflops_->setValue(h.gpu.bf16_flops / 1e12);
+  fp8_tflops_->setValue(h.gpu.fp8_flops / 1e12);
+  hbm_gib_->setValue(h.gpu.hbm_bytes / kGiB);
+  hbm_tbps_->setValue(h.gpu.hbm_bandwidth / 1e12);
+  intra_gbps_->setValue(h.node.intra_node_bandwidth * 8 / 1e9);
+  inter_gbps_->setToolTip(QString("cluster.inter_node_gbps: all NICs of one node together, per direction, Gb/s. "
+                                  "0 = the preset's %1 Gb/s (source: %2).")
+                              .arg(h.node.inter_node_bandwidth * 8 / 1e9)
+                              .arg(q(h.source)));
+}
+
+void ConfigForm::onModelPresetChanged() {
+  const std::string name = model_preset_->currentText().toStdString();
+  model_load_error_.clear();
+  if (name != kCustom) {
+    try {
+      if (!model_cache_.count(name)) model_cache_[name] = load_model(name);
+      fillModelFields(model_cache_[name]);
+    } catch (const std::exception& e) {
+      model_load_error_ = e.what();
+    }
+  }
+  updateEnabled();
+  emitChanged();
+}
+
+void ConfigForm::onHardwarePresetChanged() {
+  const std::string name = hw_preset_->currentText().toStdString();
+  hw_load_error_.clear();
+  if (name != kCustom) {
+    try {
+      if (!hw_cache_.count(name)) hw_cache_[name] = load_hardware(name);
+      custom_base_ = hw_cache_[name];  // a later switch to custom starts from this preset
+      fillHardwareFields(custom_base_);
+    } catch (const std::exception& e) {
+      hw_load_error_ = e.what();
+    }
+  }
+  updateEnabled();
+  emitChanged();
+}
+
+void ConfigForm::updateEnabled() {
+  const bool custom_model = model_preset_->currentText() == kCustom;
+  for (QWidget* w : {static_cast<QWidget*>(n_layers_), static_cast<QWidget*>(d_model_),
+                     static_cast<QWidget*>(n_heads_), static_cast<QWidget*>(n_kv_heads_),
+                     static_cast<QWidget*>(ffn_dim_), static_cast<QWidget*>(vocab_),
+                     static_cast<QWidget*>(max_seq_len_), static_cast<QWidget*>(tied_),
+                     static_cast<QWidget*>(mlp_type_)})
+    w->setEnabled(custom_model);
+  const bool custom_hw = hw_preset_->currentText() == kCustom;
+  for (QWidget* w : {static_cast<QWidget*>(bf16_tflops_), static_cast<QWidget*>(fp8_tflops_),
+                     static_cast<QWidget*>(hbm_gib_), static_cast<QWidget*>(hbm_tbps_),
+                     static_cast<QWidget*>(intra_gbps_)})
+    w->setEnabled(custom_hw);
+  hsdp_->setEnabled(strategy_->currentText() == "hybrid_shard" || hsdp_->value() != 0);
+  ac_ratio_->setEnabled(ac_mode_->currentText() == "selective");
+  const int g = gpus_->value(), p = gpus_per_node_->value();
+  nodes_hint_->setText(p > 0 && g % p == 0 ? QString::number(g / p) : QString("—"));
+}
+
+void ConfigForm::emitChanged() {
+  if (updating_) return;
+  updateEnabled();
+  emit changed();
+}
+
+TrainConfig ConfigForm::config() const {
+  TrainConfig c = base_;
+  c.source_file.clear();
+  const std::string mp = model_preset_->currentText().toStdString();
+  if (mp != kCustom && model_cache_.count(mp)) {
+    c.model_preset = mp;
+    c.model = model_cache_.at(mp);
+  } else {
+    c.model_preset.clear();
+    ModelSpec m;
+    m.name = custom_model_name_;
+    m.n_layers = n_layers_->value();
+    m.d_model = d_model_->value();
+    m.n_heads = n_heads_->value();
+    m.n_kv_heads = n_kv_heads_->value();
+    m.ffn_dim = ffn_dim_->value();
+    m.vocab = vocab_->value();
+    m.max_seq_len = max_seq_len_->value();
+    m.tied_embeddings = tied_->isChecked();
+    m.mlp_type = mlp_type_->currentText() == "gelu" ? MlpType::gelu : MlpType::swiglu;
+    if (mp != kCustom) m.name = mp;  // a preset that failed to load: formErrors() says so
+    else {
+      // keep the carried-over constants of the model (norm_eps, rope_theta)
+      m.norm_eps = base_.model.norm_eps;
+      m.rope_theta = base_.model.rope_theta;
+    }
+    c.model = m;
+  }
+  c.cluster.hardware = hw_preset_->currentText().toStdString();
+  c.cluster.gpus_per_node = gpus_per_node_->value();
+  const int p = std::max(1, gpus_per_node_->value());
+  c.cluster.nodes = gpus_->value() % p == 0 ? gpus_->value() / p : std::max(1, gpus_->value() / p);
+  c.cluster.inter_node_gbps = inter_gbps_->value();
+  c.parallelism.sharding_strategy = *parse_sharding_strategy(strategy_->currentText().toStdString());
+  c.parallelism.hsdp_shard_size = hsdp_->value();
+  c.training.micro_batch = micro_batch_->value();
+  c.training.seq_len = seq_len_->value();
+  c.training.grad_accum = grad_accum_->value();
+  c.activation_checkpointing.mode = *parse_ac_mode(ac_mode_->currentText().toStdString());
+  c.activation_checkpointing.ratio = ac_ratio_->value();
+  c.precision.param_dtype = param_dtype_->currentText().toStdString();
+  c.precision.reduce_dtype = reduce_dtype_->currentText().toStdString();
+  c.precision.compile = compile_->isChecked();
+  c.precision.fp8 = fp8_->isChecked();
+  return c;
+}
+
+std::optional<HardwareSpec> ConfigForm::customHardware() const {
+  if (hw_preset_->currentText() != kCustom) return std::nullopt;
+  HardwareSpec h = custom_base_;
+  h.name = kCustom;
+  h.file.clear();
+  h.source = "custom (edited in shardcast-gui; efficiencies from " + custom_base_.name + ")";
+  const double bf16_old = h.gpu.bf16_flops;
+  h.gpu.bf16_flops = bf16_tflops_->value() * 1e12;
+  if (bf16_old > 0 && h.gpu.fp16_flops > 0) h.gpu.fp16_flops = h.gpu.fp16_flops * h.gpu.bf16_flops / bf16_old;
+  h.gpu.fp8_flops = fp8_tflops_->value() * 1e12;
+  h.gpu.hbm_bytes = hbm_gib_->value() * kGiB;
+  h.gpu.hbm_bandwidth = hbm_tbps_->value() * 1e12;
+  h.node.intra_node_bandwidth = intra_gbps_->value() * 1e9 / 8;
+  return h;
+}
+
+HardwareSpec ConfigForm::hardware() const {
+  if (auto c = customHardware()) return *c;
+  const std::string name = hw_preset_->currentText().toStdString();
+  auto it = hw_cache_.find(name);
+  if (it == hw_cache_.end()) return load_hardware(name);  // throws with the reason
+  return it->second;
+}
+
+std::vector<std::string> ConfigForm::formErrors() const {
+  std::vector<std::string> e;
+  const int g = gpus_->value(), p = gpus_per_node_->value();
+  if (g < 1) e.push_back(ConfigError("", "cluster.nodes", "GPUs = " + std::to_string(g) + " is not allowed: must be >= 1").what());
+  else if (p >= 1 && g % p != 0)
+    e.push_back(ConfigError("", "cluster.nodes",
+                            "GPUs = " + std::to_string(g) + " is not a multiple of gpus_per_node = " + std::to_string(p))
+                    .what());
+  if (!model_load_error_.empty()) e.push_back(ConfigError("", "model.preset", model_load_error_).what());
+  if (!hw_load_error_.empty()) e.push_back(ConfigError("", "cluster.hardware", hw_load_error_).what());
+  if (auto h = customHardware()) {
+    if (h->gpu.bf16_flops <= 0) e.push_back(ConfigError("", "gpu.bf16_tflops", "must be > 0").what());
+    if (h->gpu.hbm_bytes <= 0) e.push_back(ConfigError("", "gpu.hbm_gib", "must be > 0").what());
+    if (h->gpu.hbm_bandwidth <= 0) e.push_back(ConfigError("", "gpu.hbm_tbps", "must be > 0").what());
+    if (h->node.intra_node_bandwidth <= 0) e.push_back(ConfigError("", "node.intra_node_gbps", "must be > 0").what());
+  }
+  return e;
+}
+
+void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareSpec>& custom_hw) {
+  updating_ = true;
+  base_ = cfg;
+  {
+    QSignalBlocker bm(model_preset_), bh(hw_preset_);
+    if (!cfg.model_preset.empty()) {
+      setCombo(model_preset_, q(cfg.model_preset));
+      model_cache_[cfg.model_preset] = cfg.model;
+      model_load_error_.clear();
+    } else {
+      setCombo(model_preset_, kCustom);
+      custom_model_name_ = cfg.model.name.empty() ? "custom" : cfg.model.name;
+    }
+    fillModelFields(cfg.model);
+    if (custom_hw) {
+      custom_base_ = *custom_hw;
+      setCombo(hw_preset_, kCustom);
+      fillHardwareFields(*custom_hw);
+      hw_load_error_.clear();
+    } else {
+      setCombo(hw_preset_, q(cfg.cluster.hardware));
+    }
+  }
+  if (!custom_hw) {
+    updating_ = true;
+    onHardwarePresetChanged();  // loads and fills; emitChanged is suppressed while updating_
+  }
+  gpus_->setValue(cfg.world_size());
+  gpus_per_node_->setValue(cfg.cluster.gpus_per_node);
+  inter_gbps_->setValue(cfg.cluster.inter_node_gbps);
+  strategy_->setCurrentText(to_string(cfg.parallelism.sharding_strategy));
+  hsdp_->setValue(cfg.parallelism.hsdp_shard_size);
+  micro_batch_->setValue(cfg.training.micro_batch);
+  seq_len_->setValue(cfg.training.seq_len);
+  grad_accum_->setValue(cfg.training.grad_accum);
+  ac_mode_->setCurrentText(to_string(cfg.activation_checkpointing.mode));
+  ac_ratio_->setValue(cfg.activation_checkpointing.ratio);
+  setCombo(param_dtype_, q(cfg.precision.param_dtype));
+  setCombo(reduce_dtype_, q(cfg.precision.reduce_dtype));
+  compile_->setChecked(cfg.precision.compile);
+  fp8_->setChecked(cfg.precision.fp8);
+  updating_ = false;
+  updateEnabled();
+  emit changed();
+}
+
+void ConfigForm::showErrors(const std::vector<FieldError>& errors) {
+  std::map<std::string, QStringList> by_key;
+  QStringList general;
+  for (const auto& e : errors) {
+    auto it = fields_.find(e.key);
+    // Model fields of a preset are not editable: their errors belong to the preset selector.
+    if (it != fields_.end()) by_key[e.key] << q(e.detail);
+    else general << q(e.message);
+  }
+  for (auto& [key, f] : fields_) {
+    auto it = by_key.find(key);
+    const bool has = it != by_key.end();
+    f.error->setText(has ? it->second.join("\n") : QString());
+    f.error->setVisible(has);
+    f.editor->setStyleSheet(has ? "border: 1px solid #b00020;" : "");
+  }
+  general_error_->setText(general.join("\n"));
+  general_error_->setVisible(!general.isEmpty());
+}
+
+QString ConfigForm::errorText(const std::string& key) const {
+  if (key.empty()) return general_error_->text();
+  auto it = fields_.find(key);
+  return it == fields_.end() ? QString() : it->second.error->text();
+}
+
+QWidget* ConfigForm::editorFor(const std::string& key) const {
+  auto it = fields_.find(key);
+  return it == fields_.end() ? nullptr : it->second.editor;
+}
+
+}  // namespace shardcast::gui

@@ -1,0 +1,323 @@
+// MainWindow: see main_window.h.
+#include "gui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "gui/config_form.h"
+#include "gui/field_errors.h"
+#include "gui/memory_tab.h"
+#include "gui/run_tab.h"
+#include "gui/session_io.h"
+#include "gui/summary_bar.h"
+#include "gui/timeline_tab.h"
+#include "gui/validation_tab.h"
+#include "planner/plan.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+#ifdef SHARDCAST_HAVE_SEARCH
+#include "gui/search_tab.h"
+#endif
+#ifdef SHARDCAST_HAVE_SCALE
+#include "gui/scaling_tab.h"
+#endif
+#ifdef SHARDCAST_HAVE_EMIT
+#include "planner/emit.h"
+#endif
+
+namespace shardcast::gui {
+
+TrainConfig default_config() {
+  TrainConfig c;
+  c.model_preset = "llama3-8b";
+  c.model = load_model("llama3-8b");
+  c.cluster.hardware = "H100-80GB-SXM";
+  c.cluster.nodes = 1;
+  c.cluster.gpus_per_node = 8;
+  c.parallelism.sharding_strategy = ShardingStrategy::full_shard;
+  c.training.micro_batch = 1;
+  c.training.seq_len = 8192;
+  c.training.steps = 1000;
+  c.activation_checkpointing.mode = AcMode::selective;
+  c.activation_checkpointing.ratio = 0.5;
+  c.metrics.dir = "runs/gui";
+  return c;
+}
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("Shardcast[*]");
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  auto* scroll = new QScrollArea(split);
+  form_ = new ConfigForm;
+  scroll->setWidget(form_);
+  scroll->setWidgetResizable(true);
+  scroll->setMinimumWidth(340);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+  auto* right = new QWidget(split);
+  auto* rv = new QVBoxLayout(right);
+  rv->setContentsMargins(4, 4, 4, 4);
+  summary_ = new SummaryBar(right);
+  rv->addWidget(summary_);
+  tabs_ = new QTabWidget(right);
+  tabs_->setObjectName("tabs");
+  rv->addWidget(tabs_, 1);
+
+  memory_ = new MemoryTab(tabs_);
+  tabs_->addTab(memory_, "Memory");
+  timeline_ = new TimelineTab(tabs_);
+  tabs_->addTab(timeline_, "Timeline");
+#ifdef SHARDCAST_HAVE_SEARCH
+  search_ = new SearchTab(tabs_);
+  tabs_->addTab(search_, "Search");
+  connect(search_, &SearchTab::configChosen, this, [this](const TrainConfig& cfg) {
+    form_->setConfig(cfg, form_->customHardware());
+    statusBar()->showMessage("Loaded the selected search candidate into the form.", 5000);
+  });
+#endif
+#ifdef SHARDCAST_HAVE_SCALE
+  scaling_ = new ScalingTab(tabs_);
+  tabs_->addTab(scaling_, "Scaling");
+#endif
+  validation_ = new ValidationTab(tabs_);
+  tabs_->addTab(validation_, "Validation");
+  connect(validation_, &ValidationTab::sourcesChanged, this, [this] { setWindowModified(true); });
+  run_ = new RunTab(tabs_);
+  tabs_->addTab(run_, "Run");
+  connect(run_, &RunTab::finished, this, &MainWindow::onRunFinished);
+
+  split->addWidget(scroll);
+  split->addWidget(right);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setSizes({380, 1100});
+  setCentralWidget(split);
+  resize(1500, 950);
+
+  buildMenus();
+  connect(form_, &ConfigForm::changed, this, &MainWindow::replan);
+  connect(form_, &ConfigForm::changed, this, [this] { setWindowModified(true); });
+  form_->setConfig(default_config());
+  setWindowModified(false);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&New session", QKeySequence::New, this, [this] {
+    form_->setConfig(default_config());
+    validation_->clearSources();
+    setSessionPath({});
+    setWindowModified(false);
+  });
+  file->addAction("&Open session…", QKeySequence::Open, this, [this] {
+    const QString p = QFileDialog::getOpenFileName(this, "Open session", {}, "Shardcast session (*.json);;All files (*)");
+    if (p.isEmpty()) return;
+    const QString err = openSession(p);
+    if (!err.isEmpty()) QMessageBox::warning(this, "Open session", err);
+  });
+  recent_menu_ = file->addMenu("Open &recent");
+  refreshRecentMenu();
+  auto save_as = [this] {
+    const QString p = QFileDialog::getSaveFileName(this, "Save session", session_path_.isEmpty() ? "session.json" : session_path_,
+                                                   "Shardcast session (*.json)");
+    if (p.isEmpty()) return;
+    const QString err = saveSession(p);
+    if (!err.isEmpty()) QMessageBox::warning(this, "Save session", err);
+  };
+  file->addAction("&Save session", QKeySequence::Save, this, [this, save_as] {
+    if (session_path_.isEmpty()) return save_as();
+    const QString err = saveSession(session_path_);
+    if (!err.isEmpty()) QMessageBox::warning(this, "Save session", err);
+  });
+  file->addAction("Save session &as…", QKeySequence::SaveAs, this, save_as);
+  file->addSeparator();
+  QAction* exp = file->addAction("&Export run.toml and launch scripts…", this, [this] {
+    const QString d = QFileDialog::getExistingDirectory(this, "Export into directory");
+    if (d.isEmpty()) return;
+    const QString err = exportTo(d);
+    if (!err.isEmpty()) QMessageBox::warning(this, "Export", err);
+    else statusBar()->showMessage("Exported into " + d, 8000);
+  });
+  exp->setShortcut(QKeySequence("Ctrl+E"));
+#ifndef SHARDCAST_HAVE_EMIT
+  exp->setEnabled(false);
+  exp->setToolTip("Needs planner/emit.h (the writer of `shardcast emit`), not built in.");
+#endif
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::refreshRecentMenu() {
+  recent_menu_->clear();
+  const QStringList recent = recent_sessions();
+  for (const QString& p : recent)
+    recent_menu_->addAction(p, this, [this, p] {
+      const QString err = openSession(p);
+      if (!err.isEmpty()) QMessageBox::warning(this, "Open session", err);
+    });
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::setSessionPath(const QString& path) {
+  session_path_ = path;
+  setWindowTitle(path.isEmpty() ? "Shardcast[*]" : QString("Shardcast — %1[*]").arg(QFileInfo(path).fileName()));
+}
+
+void MainWindow::replan() {
+  QElapsedTimer timer;
+  timer.start();
+  const TrainConfig cfg = form_->config();
+  std::vector<std::string> msgs = form_->formErrors();
+  for (auto& m : validate(cfg)) msgs.push_back(m);
+  std::optional<HardwareSpec> hw;
+  if (msgs.empty()) {
+    try {
+      hw = form_->hardware();
+    } catch (const std::exception& e) {
+      msgs.push_back(e.what());
+    }
+  }
+  std::optional<Prediction> pred;
+  if (msgs.empty()) {
+    try {
+      pred = planner::plan(cfg, *hw, planner::PlanOptions{true});
+    } catch (const ConfigError& e) {
+      msgs.push_back(e.what());
+    } catch (const std::exception& e) {
+      msgs.push_back(e.what());
+    }
+  }
+  form_->showErrors(parse_field_errors(msgs));
+  prediction_ = pred;
+  planned_cfg_ = cfg;
+  planned_hw_ = hw;
+  if (!pred) {
+    const QString why = QString("%1 problem(s) in the form — see the fields marked in red.").arg(msgs.size());
+    summary_->setProblem(why);
+    memory_->setProblem("No prediction: " + why);
+    timeline_->setProblem("No prediction: " + why);
+    run_->setPlan(cfg, std::nullopt, form_->customHardware().has_value());
+#ifdef SHARDCAST_HAVE_SEARCH
+    search_->setBase(cfg, std::nullopt);
+#endif
+#ifdef SHARDCAST_HAVE_SCALE
+    scaling_->setBase(cfg, std::nullopt);
+#endif
+    last_plan_ms_ = timer.nsecsElapsed() / 1e6;
+    statusBar()->showMessage(QString("Not planned: %1 problem(s).").arg(msgs.size()));
+    return;
+  }
+  // The same config under every other strategy, for the memory comparison.
+  std::vector<StrategyPrediction> rows;
+  rows.push_back({to_string(cfg.parallelism.sharding_strategy), true, pred, {}});
+  for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
+                 ShardingStrategy::no_shard}) {
+    if (s == cfg.parallelism.sharding_strategy) continue;
+    TrainConfig c = cfg;
+    c.parallelism.sharding_strategy = s;
+    if (s != ShardingStrategy::hybrid_shard) c.parallelism.hsdp_shard_size = 0;
+    StrategyPrediction r{to_string(s), false, std::nullopt, {}};
+    const auto errs = validate(c);
+    if (!errs.empty()) {
+      r.problem = errs.front();
+    } else {
+      try {
+        r.prediction = planner::plan(c, *hw);
+      } catch (const std::exception& e) {
+        r.problem = e.what();
+      }
+    }
+    rows.push_back(std::move(r));
+  }
+  const double plan_ms = timer.nsecsElapsed() / 1e6;
+  summary_->setPrediction(*pred, plan_ms);
+  memory_->setPredictions(rows);
+  timeline_->setPrediction(*pred);
+  run_->setPlan(cfg, pred, form_->customHardware().has_value());
+#ifdef SHARDCAST_HAVE_SEARCH
+  search_->setBase(cfg, *hw);
+#endif
+#ifdef SHARDCAST_HAVE_SCALE
+  scaling_->setBase(cfg, *hw);
+#endif
+  last_plan_ms_ = timer.nsecsElapsed() / 1e6;
+  statusBar()->showMessage(QString("Re-planned in %1 ms (4 strategies, timeline of %2 events), views updated in %3 ms.")
+                               .arg(plan_ms, 0, 'f', 2)
+                               .arg(pred->timeline.size())
+                               .arg(last_plan_ms_ - plan_ms, 0, 'f', 1));
+}
+
+QString MainWindow::openSession(const QString& path) {
+  session::Session s;
+  QString err;
+  if (!load_session_file(path, s, err)) return err;
+  form_->setConfig(s.config, s.custom_hardware);
+  validation_->clearSources();
+  QStringList problems;
+  for (const auto& src : s.validation_sources) {
+    const QString e = validation_->addSource(QString::fromStdString(src));
+    if (!e.isEmpty()) problems << e;
+  }
+  setSessionPath(path);
+  add_recent_session(path);
+  refreshRecentMenu();
+  setWindowModified(false);
+  statusBar()->showMessage("Opened " + path, 5000);
+  return problems.isEmpty() ? QString() : "Opened, but some validation sources could not be read:\n" + problems.join("\n");
+}
+
+QString MainWindow::saveSession(const QString& path) {
+  session::Session s;
+  s.config = form_->config();
+  s.custom_hardware = form_->customHardware();
+  for (const QString& src : validation_->sources()) s.validation_sources.push_back(src.toStdString());
+  s.prediction = prediction_;
+  const QString err = save_session_file(path, s);
+  if (!err.isEmpty()) return err;
+  setSessionPath(path);
+  add_recent_session(path);
+  refreshRecentMenu();
+  setWindowModified(false);
+  statusBar()->showMessage("Saved " + path, 5000);
+  return {};
+}
+
+QString MainWindow::exportTo(const QString& dir) {
+#ifdef SHARDCAST_HAVE_EMIT
+  if (!prediction_) return "The form has errors; there is nothing to export.";
+  if (form_->customHardware())
+    return "Custom hardware cannot be named in run.toml; pick a hardware preset to export.";
+  try {
+    planner::emit_files(planned_cfg_, *prediction_, dir.toStdString());
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+#else
+  (void)dir;
+  return "Export needs planner/emit.h (the writer of `shardcast emit`), which this build does not have.";
+#endif
+}
+
+void MainWindow::onRunFinished(const QString& dir, int code, bool crashed) {
+  (void)crashed;
+  const QString err = validation_->addSource(dir);
+  if (err.isEmpty()) {
+    tabs_->setCurrentWidget(validation_);
+    statusBar()->showMessage(QString("Run finished (exit %1); its validation is in the Validation tab.").arg(code), 8000);
+  } else {
+    statusBar()->showMessage(QString("Run ended (exit %1); no validation: %2").arg(code).arg(err), 8000);
+  }
+}
+
+}  // namespace shardcast::gui

@@ -1,0 +1,91 @@
+// MainWindow: the shardcast-gui window — the form on the left, the summary and the tabs
+// (Memory, Timeline, Search, Scaling, Validation, Run) on the right, and the File menu
+// (sessions, recent files, export).
+//
+// What it is: the wiring. Every form change re-plans synchronously (plan() is well under a
+// millisecond per call): validate() and the form's own checks first, errors to their fields,
+// then the chosen config with its timeline and the same config under each other strategy.
+// Search and scaling run on a worker thread when asked. What it is not: any planning or
+// file-format logic (planner/, gui/session.h).
+// Ownership: a top-level QMainWindow; every widget is its child. GUI thread only.
+#pragma once
+
+#include <optional>
+
+#include <QMainWindow>
+#include <QString>
+
+#include "shared/hardware_spec.h"
+#include "shared/prediction.h"
+#include "shared/train_config.h"
+
+class QTabWidget;
+class QMenu;
+
+namespace shardcast::gui {
+
+class ConfigForm;
+class SummaryBar;
+class MemoryTab;
+class TimelineTab;
+class SearchTab;
+class ScalingTab;
+class ValidationTab;
+class RunTab;
+
+// Llama-3-8B on one node of 8 × H100-80GB-SXM, full_shard, micro-batch 1 × 8192 tokens,
+// selective checkpointing of every other block (configs/examples/llama3-8b-8xH100.toml).
+TrainConfig default_config();
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+
+  // Session and export actions without dialogs (the menu actions call these). Return "" or
+  // the reason for the failure.
+  QString openSession(const QString& path);
+  QString saveSession(const QString& path);
+  QString exportTo(const QString& dir);
+  QString sessionPath() const { return session_path_; }
+
+  ConfigForm* form() const { return form_; }
+  SummaryBar* summary() const { return summary_; }
+  QTabWidget* tabs() const { return tabs_; }
+  MemoryTab* memoryTab() const { return memory_; }
+  TimelineTab* timelineTab() const { return timeline_; }
+  SearchTab* searchTab() const { return search_; }
+  ScalingTab* scalingTab() const { return scaling_; }
+  ValidationTab* validationTab() const { return validation_; }
+  RunTab* runTab() const { return run_; }
+  const std::optional<Prediction>& prediction() const { return prediction_; }
+  double lastPlanMs() const { return last_plan_ms_; }
+
+ public slots:
+  void replan();
+
+ private:
+  void buildMenus();
+  void refreshRecentMenu();
+  void setSessionPath(const QString& path);
+  void onRunFinished(const QString& dir, int code, bool crashed);
+
+  ConfigForm* form_ = nullptr;
+  SummaryBar* summary_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  MemoryTab* memory_ = nullptr;
+  TimelineTab* timeline_ = nullptr;
+  SearchTab* search_ = nullptr;
+  ScalingTab* scaling_ = nullptr;
+  ValidationTab* validation_ = nullptr;
+  RunTab* run_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+
+  QString session_path_;
+  std::optional<Prediction> prediction_;
+  TrainConfig planned_cfg_;
+  std::optional<HardwareSpec> planned_hw_;
+  double last_plan_ms_ = 0;
+};
+
+}  // namespace shardcast::gui

@@ -1,0 +1,49 @@
+// MemoryTab: where memory goes — a stacked bar per sharding strategy (the chosen one first),
+// one segment per Prediction memory component, against the GPU capacity line, plus the
+// numbers in a table.
+//
+// What it is: a view of predictions computed by MainWindow (the form's config, and the same
+// config under each other strategy). A strategy that cannot be planned shows its reason in
+// the table instead of a bar. What it is not: planning. Ownership: a QWidget owned by its Qt
+// parent. GUI thread only.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <QWidget>
+
+#include "shared/prediction.h"
+
+class QTableWidget;
+
+namespace shardcast::gui {
+
+class ChartView;
+
+struct StrategyPrediction {
+  std::string strategy;             // full_shard | shard_grad_op | hybrid_shard | no_shard
+  bool chosen = false;              // the form's strategy
+  std::optional<Prediction> prediction;
+  std::string problem;              // why there is no prediction
+};
+
+class MemoryTab : public QWidget {
+  Q_OBJECT
+ public:
+  explicit MemoryTab(QWidget* parent = nullptr);
+  void setPredictions(const std::vector<StrategyPrediction>& rows);
+  void setProblem(const QString& text);
+  ChartView* chart() const { return chart_; }
+  QTableWidget* table() const { return table_; }
+
+ private:
+  ChartView* chart_;
+  QTableWidget* table_;
+};
+
+// A stable colour per memory component name (also used by the run charts).
+QColor component_color(const std::string& name, int index);
+
+}  // namespace shardcast::gui

@@ -1,0 +1,24 @@
+// SummaryBar: the one-line headline of the current prediction above the tabs — peak memory
+// against capacity, fits, step time, tokens/s/GPU, MFU, HFU, exposed communication and the
+// error band.
+//
+// What it is: a read-only label fed by MainWindow after every re-plan, or a message when the
+// form has errors. What it is not: a chart. Ownership: a QWidget owned by its Qt parent.
+// GUI thread only.
+#pragma once
+
+#include <QLabel>
+
+#include "shared/prediction.h"
+
+namespace shardcast::gui {
+
+class SummaryBar : public QLabel {
+  Q_OBJECT
+ public:
+  explicit SummaryBar(QWidget* parent = nullptr);
+  void setPrediction(const Prediction& p, double plan_ms);
+  void setProblem(const QString& text);
+};
+
+}  // namespace shardcast::gui

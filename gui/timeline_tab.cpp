@@ -1,0 +1,77 @@
+// TimelineTab: see timeline_tab.h.
+#include "gui/timeline_tab.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include "gui/timeline_view.h"
+
+namespace shardcast::gui {
+namespace {
+
+QLabel* swatch(const QString& color, const QString& text, QWidget* parent) {
+  auto* l = new QLabel(QString("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span> %2").arg(color, text), parent);
+  l->setTextFormat(Qt::RichText);
+  return l;
+}
+
+}  // namespace
+
+TimelineTab::TimelineTab(QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  auto* bar = new QHBoxLayout;
+  auto* zin = new QPushButton("Zoom in", this);
+  auto* zout = new QPushButton("Zoom out", this);
+  auto* fit = new QPushButton("Fit", this);
+  zin->setObjectName("zoom_in");
+  zout->setObjectName("zoom_out");
+  fit->setObjectName("zoom_fit");
+  zin->setToolTip("Or the mouse wheel over the timeline; drag to pan, double-click to fit.");
+  bar->addWidget(zin);
+  bar->addWidget(zout);
+  bar->addWidget(fit);
+  bar->addSpacing(16);
+  bar->addWidget(swatch("#4e79a7", "fwd", this));
+  bar->addWidget(swatch("#59a14f", "bwd", this));
+  bar->addWidget(swatch("#f28e2b", "all_gather", this));
+  bar->addWidget(swatch("#b07aa1", "reduce_scatter", this));
+  bar->addWidget(swatch("#9d7660", "all_reduce", this));
+  bar->addWidget(swatch("#79706e", "optimizer", this));
+  bar->addWidget(swatch("#d62728", "exposed communication", this));
+  bar->addStretch(1);
+  v->addLayout(bar);
+  info_ = new QLabel(this);
+  info_->setObjectName("timeline_info");
+  info_->setWordWrap(true);
+  v->addWidget(info_);
+  view_ = new TimelineView(this);
+  view_->setObjectName("timeline_view");
+  v->addWidget(view_, 1);
+  connect(zin, &QPushButton::clicked, view_, &TimelineView::zoomIn);
+  connect(zout, &QPushButton::clicked, view_, &TimelineView::zoomOut);
+  connect(fit, &QPushButton::clicked, view_, &TimelineView::fit);
+}
+
+void TimelineTab::setPrediction(const Prediction& p) {
+  view_->setEvents(p.timeline);
+  info_->setText(QString("One optimizer step of one rank (every micro-step; units = FSDP units: 0 = embedding, "
+                         "1..L = blocks, L+1 = norm + head). Step %1 ms: compute %2 ms, communication %3 ms, "
+                         "exposed communication %4 ms (planner) / %5 ms highlighted, optimizer %6 ms. "
+                         "%7 events.")
+                     .arg(p.step_time_s * 1000, 0, 'f', 1)
+                     .arg(p.compute_s * 1000, 0, 'f', 1)
+                     .arg(p.comm_s * 1000, 0, 'f', 1)
+                     .arg(p.exposed_comm_s * 1000, 0, 'f', 1)
+                     .arg(view_->exposedSeconds() * 1000, 0, 'f', 1)
+                     .arg(p.optimizer_s * 1000, 0, 'f', 1)
+                     .arg(p.timeline.size()));
+}
+
+void TimelineTab::setProblem(const QString& text) {
+  view_->setEvents({});
+  info_->setText(text);
+}
+
+}  // namespace shardcast::gui

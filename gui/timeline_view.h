@@ -1,0 +1,68 @@
+// TimelineView: a Gantt chart of one simulated optimizer step — one row per lane (compute,
+// comm, comm_inter), one box per event labelled with its unit, and the exposed communication
+// (compute idle while communication runs) highlighted in red.
+//
+// What it is: a QPainter widget with zoom (mouse wheel around the cursor, zoomIn/zoomOut,
+// fit) and pan (drag), and a tooltip per event. Shows exactly Prediction::timeline; with no
+// events it says so. What it is not: Qt Charts (a Gantt is not a chart type there).
+// Ownership: a QWidget owned by its Qt parent. GUI thread only.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include <QWidget>
+
+#include "shared/prediction.h"
+
+namespace shardcast::gui {
+
+// Intervals where the compute lane is idle while a communication lane is busy, within
+// [0, end of the last event]. Sorted, disjoint.  // seconds
+std::vector<std::pair<double, double>> exposed_intervals(const std::vector<TimelineEvent>& events);
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+  void setEvents(const std::vector<TimelineEvent>& events);
+  const std::vector<TimelineEvent>& events() const { return events_; }
+  double viewStart() const { return t0_; }
+  double viewEnd() const { return t1_; }
+  double exposedSeconds() const;
+
+ public slots:
+  void zoomIn();
+  void zoomOut();
+  void fit();
+
+ signals:
+  void viewChanged(double t0, double t1);
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void wheelEvent(QWheelEvent*) override;
+  void mousePressEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+  void mouseDoubleClickEvent(QMouseEvent*) override;
+  bool event(QEvent*) override;
+
+ private:
+  void zoomAt(double factor, double anchor_t);
+  double timeAt(double x) const;
+  double xAt(double t) const;
+  QRectF plotRect() const;
+  int laneIndex(const std::string& lane) const;
+  const TimelineEvent* eventAt(const QPointF& pos) const;
+
+  std::vector<TimelineEvent> events_;
+  std::vector<std::string> lanes_;
+  std::vector<std::pair<double, double>> exposed_;
+  double end_ = 0;                 // end of the last event
+  double t0_ = 0, t1_ = 1;         // visible time range
+  bool dragging_ = false;
+  double drag_x_ = 0, drag_t0_ = 0, drag_t1_ = 0;
+};
+
+}  // namespace shardcast::gui

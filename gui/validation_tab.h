@@ -1,0 +1,73 @@
+// ValidationTab: predicted against measured — a scatter with the y = x line for one quantity
+// at a time, and a table of every row with its error.
+//
+// What it is: sources added by the user or by a finished run: a run directory (its
+// validation.json; failing that, run_report.json against run.toml's [prediction] table, both
+// written by shardcast-train / the GUI) or a published-measurements CSV (predicted here with
+// planner/validate.h). Every source's points are real pairs; a source that cannot be read
+// shows its reason in the table and the status line. What it is not: the validation engine
+// (planner/validate.h). Ownership: a QWidget owned by its Qt parent. GUI thread only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <QWidget>
+
+#include "shared/run_report.h"
+
+class QComboBox;
+class QLabel;
+class QTableWidget;
+
+namespace shardcast::gui {
+
+class ChartView;
+
+// One predicted/measured pair.
+struct ValidationPoint {
+  std::string source;     // the run directory or CSV file
+  std::string row;        // CSV row id, or the run's name
+  std::string quantity;   // tokens_per_s_per_gpu | mfu | hfu | step_time_s | mem_peak_bytes
+  double predicted = 0;
+  double measured = 0;
+};
+
+// The pairs of a run directory. Throws InputError when it has neither validation.json nor
+// run_report.json + a run.toml with a [prediction] table.
+std::vector<ValidationPoint> load_run_directory(const std::string& dir);
+// The pairs of a published CSV (rows predicted with the hardware presets). Also returns the
+// skipped rows' reasons. Throws InputError for an unreadable file.
+std::vector<ValidationPoint> load_published_csv(const std::string& path, std::vector<std::string>& skipped);
+
+class ValidationTab : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ValidationTab(QWidget* parent = nullptr);
+  // Add a run directory or a CSV; returns "" or the reason it could not be read.
+  QString addSource(const QString& path);
+  void clearSources();
+  QStringList sources() const { return sources_; }
+  void setQuantity(const QString& quantity);
+  ChartView* chart() const { return chart_; }
+  QTableWidget* table() const { return table_; }
+  const std::vector<ValidationPoint>& points() const { return points_; }
+
+ signals:
+  void sourcesChanged();
+
+ private:
+  void openRunDirectory();
+  void openCsv();
+  void refresh();
+
+  QStringList sources_;
+  std::vector<ValidationPoint> points_;
+  QStringList problems_;
+  QComboBox* quantity_;
+  ChartView* chart_;
+  QTableWidget* table_;
+  QLabel* status_;
+};
+
+}  // namespace shardcast::gui

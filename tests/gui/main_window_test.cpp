@@ -1,0 +1,287 @@
+// MainWindow under QT_QPA_PLATFORM=offscreen: opens ready on Llama-3-8B × 8 H100, the form
+// drives the prediction, a bad value shows its error next to its field, sessions round-trip
+// through a file, search results load into the form, and export writes what `shardcast emit`
+// writes.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "gui/charts/chart_view.h"
+#include "gui/config_form.h"
+#include "gui/main_window.h"
+#include "gui/memory_tab.h"
+#include "gui/session.h"
+#include "gui/summary_bar.h"
+#include "gui/timeline_tab.h"
+#include "gui/timeline_view.h"
+#include "gui/validation_tab.h"
+#include "planner/plan.h"
+#include "shared/config_io.h"
+#ifdef SHARDCAST_HAVE_SEARCH
+#include "gui/search_tab.h"
+#endif
+#ifdef SHARDCAST_HAVE_EMIT
+#include "planner/emit.h"
+#endif
+
+using namespace shardcast;
+using namespace shardcast::gui;
+
+namespace {
+
+template <typename T>
+T* editor(MainWindow& w, const char* key) {
+  auto* e = qobject_cast<T*>(w.form()->editorFor(key));
+  if (!e) qFatal("no editor for %s", key);
+  return e;
+}
+
+double component(const Prediction& p, const std::string& name) {
+  for (const auto& c : p.memory)
+    if (c.name == name) return c.bytes;
+  return -1;
+}
+
+// Type a new value into a spin box as a person would.
+void typeInto(QAbstractSpinBox* s, const QString& text) {
+  s->setFocus();
+  s->selectAll();
+  QTest::keyClicks(s, text);
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName("ShardcastTest");
+    QCoreApplication::setApplicationName("main_window_test");
+  }
+
+  void opensReadyOnLlama3_8bOn8xH100() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const TrainConfig c = w.form()->config();
+    QCOMPARE(QString::fromStdString(c.model_preset), QString("llama3-8b"));
+    QCOMPARE(QString::fromStdString(c.cluster.hardware), QString("H100-80GB-SXM"));
+    QCOMPARE(c.world_size(), 8);
+    QVERIFY(w.prediction().has_value());
+    // The window shows what plan() says for the same config.
+    const Prediction direct = planner::plan(c, load_hardware("H100-80GB-SXM"));
+    QCOMPARE(w.prediction()->tokens_per_s_per_gpu, direct.tokens_per_s_per_gpu);
+    QCOMPARE(w.prediction()->mem_peak_bytes, direct.mem_peak_bytes);
+    QVERIFY(w.summary()->text().contains(QString::number(direct.tokens_per_s_per_gpu, 'f', 0)));
+    // Memory: the chosen strategy first, then the three others, each a real prediction.
+    const QStringList cats = w.memoryTab()->chart()->categories();
+    QCOMPARE(cats.size(), 4);
+    QCOMPARE(cats[0], QString("full_shard (chosen)"));
+    const QVector<double> opt = w.memoryTab()->chart()->barValues("optimizer_states");
+    QCOMPARE(opt.size(), 4);
+    QVERIFY(opt[0] < opt[3]);  // full_shard shards optimizer states, no_shard does not
+    // Timeline: events on compute and comm lanes.
+    QVERIFY(w.timelineTab()->view()->events().size() > 20);
+    QVERIFY(!w.isWindowModified());
+  }
+
+  void formChangesReplanLive() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const Prediction before = *w.prediction();
+    typeInto(editor<QSpinBox>(w, "training.micro_batch"), "2");
+    QCOMPARE(w.form()->config().training.micro_batch, 2);
+    QVERIFY(w.prediction().has_value());
+    const Prediction after = *w.prediction();
+    QVERIFY(component(after, "activations") > component(before, "activations"));
+    QVERIFY(after.step_time_s > before.step_time_s);
+    QVERIFY(w.isWindowModified());
+    // Strategy combo: no_shard keeps full optimizer states.
+    editor<QComboBox>(w, "parallelism.sharding_strategy")->setCurrentText("no_shard");
+    QVERIFY(component(*w.prediction(), "optimizer_states") > 4 * component(after, "optimizer_states"));
+    QCOMPARE(w.memoryTab()->chart()->categories()[0], QString("no_shard (chosen)"));
+    // Hardware preset: A100-40GB has half the memory.
+    editor<QComboBox>(w, "cluster.hardware")->setCurrentText("A100-40GB-SXM");
+    QCOMPARE(w.prediction()->mem_capacity_bytes, 40.0 * (1ull << 30));
+    // The status bar reports the re-plan time; the timing itself is measured by bench_gui.
+    QVERIFY(w.lastPlanMs() > 0);
+  }
+
+  void badValueShowsItsErrorNextToTheField() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    typeInto(editor<QSpinBox>(w, "training.micro_batch"), "0");
+    QVERIFY(!w.prediction().has_value());
+    QVERIFY2(w.form()->errorText("training.micro_batch").contains("must be >= 1"),
+             qPrintable(w.form()->errorText("training.micro_batch")));
+    auto* label = w.form()->findChild<QLabel*>("error:training.micro_batch");
+    QVERIFY(label && label->isVisible());
+    QVERIFY(w.form()->errorText("training.seq_len").isEmpty());
+    QVERIFY(w.summary()->text().contains("No prediction"));
+    typeInto(editor<QSpinBox>(w, "training.micro_batch"), "1");
+    QVERIFY(w.prediction().has_value());
+    QVERIFY(w.form()->errorText("training.micro_batch").isEmpty());
+    QVERIFY(!label->isVisible());
+
+    // Cross-field errors land on the field whose key the message names.
+    typeInto(editor<QSpinBox>(w, "training.seq_len"), "9000");  // llama3-8b max_seq_len is 8192
+    QVERIFY(w.form()->errorText("training.seq_len").contains("max_seq_len"));
+    typeInto(editor<QSpinBox>(w, "training.seq_len"), "4096");
+    editor<QComboBox>(w, "parallelism.sharding_strategy")->setCurrentText("hybrid_shard");
+    typeInto(editor<QSpinBox>(w, "parallelism.hsdp_shard_size"), "3");
+    QVERIFY2(w.form()->errorText("parallelism.hsdp_shard_size").contains("does not divide"),
+             qPrintable(w.form()->errorText("parallelism.hsdp_shard_size")));
+    typeInto(editor<QSpinBox>(w, "parallelism.hsdp_shard_size"), "4");
+    QVERIFY(w.prediction().has_value());
+    typeInto(editor<QSpinBox>(w, "cluster.nodes"), "12");  // the GPUs field
+    QVERIFY(w.form()->errorText("cluster.nodes").contains("not a multiple of gpus_per_node"));
+    typeInto(editor<QSpinBox>(w, "cluster.nodes"), "16");
+    QVERIFY(w.prediction().has_value());
+    QCOMPARE(w.form()->config().cluster.nodes, 2);
+    // fp8 with fp32 params: the shared rule, shown next to FP8.
+    editor<QComboBox>(w, "precision.param_dtype")->setCurrentText("fp32");
+    editor<QCheckBox>(w, "precision.fp8")->setChecked(true);
+    QVERIFY(w.form()->errorText("precision.fp8").contains("param_dtype"));
+  }
+
+  void sessionRoundTrip() {
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath("s.json");
+    TrainConfig saved;
+    {
+      MainWindow w;
+      editor<QComboBox>(w, "model.preset")->setCurrentText("llama2-13b");
+      editor<QComboBox>(w, "parallelism.sharding_strategy")->setCurrentText("hybrid_shard");
+      editor<QSpinBox>(w, "cluster.nodes")->setValue(32);
+      editor<QSpinBox>(w, "parallelism.hsdp_shard_size")->setValue(8);
+      editor<QSpinBox>(w, "training.seq_len")->setValue(4096);
+      editor<QSpinBox>(w, "training.grad_accum")->setValue(2);
+      editor<QComboBox>(w, "activation_checkpointing.mode")->setCurrentText("full");
+      editor<QCheckBox>(w, "precision.compile")->setChecked(true);
+      editor<QDoubleSpinBox>(w, "cluster.inter_node_gbps")->setValue(800);
+      QVERIFY(w.prediction().has_value());
+      saved = w.form()->config();
+      QCOMPARE(w.saveSession(path), QString());
+      QVERIFY(!w.isWindowModified());
+      QCOMPARE(w.sessionPath(), path);
+    }
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const auto doc = nlohmann::json::parse(f.readAll().toStdString());
+    QCOMPARE(QString::fromStdString(doc["format"].get<std::string>()), QString("shardcast-session"));
+    QCOMPARE(doc["schema"].get<int>(), 1);
+    QVERIFY(doc.contains("prediction"));
+
+    MainWindow w2;
+    QCOMPARE(w2.openSession(path), QString());
+    QCOMPARE(QString::fromStdString(write_train_config(w2.form()->config())),
+             QString::fromStdString(write_train_config(saved)));
+    QCOMPARE(w2.sessionPath(), path);
+    QVERIFY(!w2.isWindowModified());
+    // The CLI-side reader sees the same config.
+    const auto s = session::read_session(path.toStdString());
+    QCOMPARE(QString::fromStdString(write_train_config(s.config)), QString::fromStdString(write_train_config(saved)));
+
+    // A broken session file is refused with its reason, and the form is left alone.
+    const QString bad = tmp.filePath("bad.json");
+    QFile b(bad);
+    QVERIFY(b.open(QIODevice::WriteOnly));
+    b.write(R"({"format": "shardcast-session", "schema": 7, "config": {}})");
+    b.close();
+    const QString err = w2.openSession(bad);
+    QVERIFY2(err.contains("schema"), qPrintable(err));
+    QCOMPARE(w2.sessionPath(), path);
+  }
+
+  void customHardwareSessionRoundTrip() {
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath("c.json");
+    MainWindow w;
+    editor<QComboBox>(w, "cluster.hardware")->setCurrentText("custom");
+    editor<QDoubleSpinBox>(w, "gpu.hbm_gib")->setValue(120);
+    QVERIFY(w.prediction().has_value());
+    QCOMPARE(w.prediction()->mem_capacity_bytes, 120.0 * (1ull << 30));
+    QCOMPARE(w.saveSession(path), QString());
+    MainWindow w2;
+    QCOMPARE(w2.openSession(path), QString());
+    QVERIFY(w2.form()->customHardware().has_value());
+    QCOMPARE(w2.prediction()->mem_capacity_bytes, 120.0 * (1ull << 30));
+    QCOMPARE(w2.prediction()->tokens_per_s_per_gpu, w.prediction()->tokens_per_s_per_gpu);
+  }
+
+  void searchSelectionLoadsIntoTheForm() {
+#ifdef SHARDCAST_HAVE_SEARCH
+    MainWindow w;
+    editor<QComboBox>(w, "model.preset")->setCurrentText("llama3.2-1b");
+    editor<QSpinBox>(w, "training.seq_len")->setValue(2048);
+    QVERIFY(w.prediction().has_value());
+    QSignalSpy done(w.searchTab(), &SearchTab::searchFinished);
+    QCOMPARE(w.searchTab()->runSearch(), QString());
+    QVERIFY(done.wait(120000));
+    const auto* r = w.searchTab()->result();
+    QVERIFY(r && r->ranked.size() >= 2);
+    QCOMPARE(w.searchTab()->table()->rowCount(), int(std::min<size_t>(r->ranked.size(), 500)));
+    const TrainConfig pick = r->ranked[1].config;
+    w.searchTab()->table()->selectRow(1);
+    w.searchTab()->choose(1);
+    const TrainConfig now = w.form()->config();
+    QCOMPARE(now.training.micro_batch, pick.training.micro_batch);
+    QCOMPARE(now.training.grad_accum, pick.training.grad_accum);
+    QCOMPARE(now.parallelism.sharding_strategy, pick.parallelism.sharding_strategy);
+    QCOMPARE(now.activation_checkpointing.mode, pick.activation_checkpointing.mode);
+    QVERIFY(w.prediction().has_value());
+    QCOMPARE(w.prediction()->tokens_per_s_per_gpu, r->ranked[1].prediction.tokens_per_s_per_gpu);
+#else
+    QSKIP("planner/search.h is not in this build");
+#endif
+  }
+
+  void validationTabReadsThePublishedCsv() {
+    MainWindow w;
+    const QString csv = QString(SHARDCAST_TEST_PUBLISHED_DIR) + "/calibration.csv";
+    QCOMPARE(w.validationTab()->addSource(csv), QString());
+    QVERIFY(w.validationTab()->points().size() > 10);
+    w.validationTab()->setQuantity("tokens_per_s_per_gpu");
+    // Scatter series per source + the y = x line.
+    QVERIFY(w.validationTab()->chart()->seriesCount() >= 2);
+    QCOMPARE(w.validationTab()->table()->rowCount(), int(w.validationTab()->points().size()));
+    QVERIFY(!w.validationTab()->addSource("/nonexistent/dir.csv").isEmpty());
+  }
+
+  void exportMatchesShardcastEmit() {
+#ifdef SHARDCAST_HAVE_EMIT
+    QTemporaryDir a, b;
+    MainWindow w;
+    editor<QSpinBox>(w, "training.micro_batch")->setValue(2);
+    QCOMPARE(w.exportTo(a.path()), QString());
+    // What `shardcast emit` writes for the same config and prediction.
+    planner::emit_files(w.form()->config(), *w.prediction(), b.path().toStdString());
+    const QStringList files = QDir(b.path()).entryList(QDir::Files);
+    QVERIFY(files.contains("run.toml"));
+    QCOMPARE(QDir(a.path()).entryList(QDir::Files), files);
+    for (const QString& f : files) {
+      QFile fa(a.filePath(f)), fb(b.filePath(f));
+      QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
+      QCOMPARE(fa.readAll(), fb.readAll());
+    }
+    const TrainConfig back = read_train_config(a.filePath("run.toml").toStdString());
+    QCOMPARE(back.training.micro_batch, 2);
+#else
+    QSKIP("planner/emit.h is not in this build; Export is disabled");
+#endif
+  }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "main_window_test.moc"
