@@ -67,7 +67,7 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_l
   ops.push_back(elementwise("ffn_norm", T * 8.0 * A * d, T * (A * d + 4.0)));
   if (llama) {
     ops.push_back(gemm("w1_w3", T, d, 2 * f, A));          // gate and up, input saved once
-    ops.push_back(elementwise("silu_mul", T * 5.0 * A * f, T * A * 2 * f));  // w1x, w3x
+    ops.push_back(elementwise("silu_mul", T * 5.0 * A * f, T * A * 3 * f));  // w1x, silu, w3x
     ops.push_back(gemm("w2", T, f, d, A));                  // input (silu·w3x) saved
   } else {
     ops.push_back(gemm("fc1", T, d, f, A));

@@ -1,1 +1,70 @@
+// Communication model: hand-computed ring times on one and several nodes.
+#include "planner/comm_model.h"
+
 #include <gtest/gtest.h>
+
+namespace shardcast::planner {
+namespace {
+
+CommContext ctx() {
+  CommContext c;
+  c.intra_node_bandwidth = 300e9;  // bytes/s
+  c.inter_node_bandwidth = 50e9;   // bytes/s per node (400 Gb/s)
+  c.intra_node_latency = 3e-6;
+  c.inter_node_latency = 10e-6;
+  c.gpus_per_node = 8;
+  c.eff.intra_node_bw_eff = 0.8;
+  c.eff.inter_node_bw_eff = 0.9;
+  c.eff.collective_base_latency_s = 20e-6;
+  return c;
+}
+
+TEST(CommModel, OneRankCostsNothing) {
+  EXPECT_EQ(collective_time(Collective::all_gather, 1e9, {1, 1}, ctx()), 0.0);
+}
+
+TEST(CommModel, AllGatherInsideANode) {
+  // 8 ranks, 1 GB: 20 µs + 7·3 µs + 7/8 · 1e9 / (0.8·300e9).
+  const double t = collective_time(Collective::all_gather, 1e9, {8, 1}, ctx());
+  EXPECT_NEAR(t, 20e-6 + 7 * 3e-6 + 0.875 * 1e9 / 240e9, 1e-12);
+  EXPECT_DOUBLE_EQ(t, collective_time(Collective::reduce_scatter, 1e9, {8, 1}, ctx()));
+}
+
+TEST(CommModel, AllReduceIsTwoRounds) {
+  const double t = collective_time(Collective::all_reduce, 1e9, {8, 1}, ctx());
+  EXPECT_NEAR(t, 20e-6 + 14 * 3e-6 + 2 * 0.875 * 1e9 / 240e9, 1e-12);
+}
+
+TEST(CommModel, AcrossNodesTheNicBinds) {
+  // 16 ranks on 2 nodes: one ring channel per NIC crosses each node boundary, so the node's
+  // NICs (0.9·50 GB/s) carry one copy: steps 14 intra + 1 inter.
+  const double t = collective_time(Collective::all_gather, 1e9, {16, 2}, ctx());
+  EXPECT_NEAR(t, 20e-6 + 14 * 3e-6 + 1 * 10e-6 + 15.0 / 16 * 1e9 / 45e9, 1e-12);
+  EXPECT_DOUBLE_EQ(bus_bandwidth({16, 2}, ctx()), 45e9);
+}
+
+TEST(CommModel, ReplicaGroupsShareTheNics) {
+  // HSDP: 8 replica groups (one rank per node each) run side by side: each gets 1/8 of the NICs.
+  EXPECT_DOUBLE_EQ(bus_bandwidth({4, 4}, ctx()), 45e9 / 8);
+}
+
+TEST(CommModel, MoreBandwidthNeverSlower) {
+  CommContext c = ctx();
+  double prev = 1e30;
+  for (double bw : {12.5e9, 25e9, 50e9, 100e9, 400e9, 1e12}) {
+    c.inter_node_bandwidth = bw;
+    const double t = collective_time(Collective::reduce_scatter, 4e9, {128, 16}, c);
+    EXPECT_LE(t, prev);
+    prev = t;
+  }
+}
+
+TEST(CommModel, LatencyGrowsWithRanks) {
+  const CommContext c = ctx();
+  const double small = 1e3;  // bytes: latency-bound
+  EXPECT_LT(collective_time(Collective::all_gather, small, {64, 8}, c),
+            collective_time(Collective::all_gather, small, {1024, 128}, c));
+}
+
+}  // namespace
+}  // namespace shardcast::planner

@@ -1,1 +1,141 @@
+// plan(): properties of the whole model on the real presets, and hand-computed terms.
+#include "planner/plan.h"
+
 #include <gtest/gtest.h>
+
+#include "planner/memory_model.h"
+#include "shared/errors.h"
+#include "test_util.h"
+
+namespace shardcast::planner {
+namespace {
+
+using test::make_config;
+
+double component(const Prediction& p, const std::string& name) {
+  for (const auto& m : p.memory)
+    if (m.name == name) return m.bytes;
+  ADD_FAILURE() << "no component " << name;
+  return 0;
+}
+
+double state(const Prediction& p) {
+  return component(p, "sharded_parameters") + component(p, "sharded_gradients") +
+         component(p, "optimizer_states");
+}
+
+TEST(Plan, StateMemoryIsSixteenBytesPerParameterOverShards) {
+  const auto c = make_config("llama2-7b", "A100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 1, 4096);
+  const Prediction p = plan(c, load_hardware("A100-80GB-SXM"));
+  EXPECT_DOUBLE_EQ(state(p), 16.0 * double(c.model.total_params()) / 8);
+}
+
+TEST(Plan, FullShardStateFallsAsOneOverN) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const auto c8 = make_config("llama2-13b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 4096);
+  for (int n : {16, 64, 256, 1024}) {
+    const auto cn = make_config("llama2-13b", "H100-80GB-SXM", n, ShardingStrategy::full_shard, AcMode::full, 1, 4096);
+    EXPECT_NEAR(state(plan(cn, hw)) * n, state(plan(c8, hw)) * 8, 1e-3 * state(plan(c8, hw)) * 8);
+  }
+}
+
+TEST(Plan, FullCheckpointingNeverRaisesActivationMemory) {
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  for (const char* model : {"llama2-7b", "llama3-8b", "mpt-7b", "tiny-2l"}) {
+    for (int mb : {1, 2, 4}) {
+      for (int s : {512, 2048, 8192}) {
+        auto none = make_config(model, "A100-80GB-SXM", 16, ShardingStrategy::full_shard, AcMode::none, mb, s);
+        auto full = none;
+        full.activation_checkpointing.mode = AcMode::full;
+        const Prediction pn = plan(none, hw), pf = plan(full, hw);
+        EXPECT_LE(pf.mem_peak_bytes, pn.mem_peak_bytes) << model << " mb " << mb << " s " << s;
+        EXPECT_GE(pf.step_time_s, pn.step_time_s) << "recompute costs time";
+      }
+    }
+  }
+}
+
+TEST(Plan, ShardGradOpNeverUsesLessMemoryThanFullShard) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  for (const char* model : {"llama2-7b", "llama2-70b", "mpt-30b"}) {
+    for (int gpus : {8, 64, 512}) {
+      auto fs = make_config(model, "H100-80GB-SXM", gpus, ShardingStrategy::full_shard, AcMode::full, 1, 2048);
+      auto sgo = fs;
+      sgo.parallelism.sharding_strategy = ShardingStrategy::shard_grad_op;
+      EXPECT_GE(plan(sgo, hw).mem_peak_bytes, plan(fs, hw).mem_peak_bytes) << model << " " << gpus;
+    }
+  }
+}
+
+TEST(Plan, MoreBandwidthNeverSlowsAStep) {
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  for (auto strategy : {ShardingStrategy::full_shard, ShardingStrategy::hybrid_shard,
+                        ShardingStrategy::shard_grad_op, ShardingStrategy::no_shard}) {
+    auto c = make_config("llama2-7b", "A100-80GB-SXM", 128, strategy, AcMode::none, 2, 4096);
+    double prev = 1e30;
+    for (double gbps : {100.0, 200.0, 400.0, 800.0, 1600.0, 3200.0, 12800.0}) {
+      c.cluster.inter_node_gbps = gbps;
+      const double t = plan(c, hw).step_time_s;
+      EXPECT_LE(t, prev * (1 + 1e-12)) << to_string(strategy) << " at " << gbps;
+      prev = t;
+    }
+  }
+}
+
+TEST(Plan, ThroughputAndMfuFollowFromStepTime) {
+  const auto c = make_config("llama2-7b", "A100-80GB-SXM", 128, ShardingStrategy::hybrid_shard, AcMode::none, 2, 4096, 3);
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  const Prediction p = plan(c, hw);
+  EXPECT_NEAR(p.tokens_per_s_per_gpu, 2.0 * 4096 * 3 / p.step_time_s, 1e-9 * p.tokens_per_s_per_gpu);
+  EXPECT_NEAR(p.mfu, p.tokens_per_s_per_gpu * c.model.flops_per_token(4096) / 312e12, 1e-9);
+  EXPECT_DOUBLE_EQ(p.hfu, p.mfu);  // no recompute
+  EXPECT_GT(p.exposed_comm_s, 0.0);
+  EXPECT_LE(p.exposed_comm_s, p.step_time_s);
+  EXPECT_NE(p.error_band_note.find("published runs"), std::string::npos);
+}
+
+TEST(Plan, HfuCountsRecompute) {
+  const auto c = make_config("llama2-7b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 2, 4096);
+  const Prediction p = plan(c, load_hardware("H100-80GB-SXM"));
+  EXPECT_NEAR(p.hfu / p.mfu, c.model.hardware_flops_per_token(4096, 1.0) / c.model.flops_per_token(4096), 1e-9);
+}
+
+TEST(Plan, SeventyBOnEightUnshardedDoesNotFit) {
+  const auto c = make_config("llama2-70b", "A100-80GB-SXM", 8, ShardingStrategy::no_shard, AcMode::full, 1, 4096);
+  const Prediction p = plan(c, load_hardware("A100-80GB-SXM"));
+  EXPECT_FALSE(p.fits);
+  EXPECT_EQ(p.overflow_component, "optimizer_states");
+}
+
+TEST(Plan, TimelineOnlyWhenAsked) {
+  const auto c = make_config("tiny-2l", "H100-80GB-SXM", 16, ShardingStrategy::full_shard, AcMode::none, 1, 256);
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  EXPECT_TRUE(plan(c, hw).timeline.empty());
+  PlanOptions opt;
+  opt.timeline = true;
+  const Prediction p = plan(c, hw, opt);
+  ASSERT_FALSE(p.timeline.empty());
+  double end = 0;
+  for (const auto& e : p.timeline) end = std::max(end, e.start_s + e.duration_s);
+  EXPECT_NEAR(end + hw.efficiency.at("step_overhead_s"), p.step_time_s, 1e-9);
+}
+
+TEST(Plan, MissingEfficiencyKeyIsAConfigError) {
+  const auto c = make_config("tiny-2l", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 1, 256);
+  HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  hw.efficiency.erase("matmul_eff");
+  EXPECT_THROW(plan(c, hw), ConfigError);
+}
+
+TEST(Plan, CpuPresetComputesInFp32) {
+  auto c = make_config("tiny-2l", "cpu", 2, ShardingStrategy::full_shard, AcMode::none, 2, 128);
+  c.precision.param_dtype = "fp32";
+  c.precision.reduce_dtype = "fp32";
+  const Prediction p = plan(c, load_hardware("cpu"));
+  EXPECT_GT(p.tokens_per_s_per_gpu, 0.0);
+  c.precision.param_dtype = "bf16";  // the CPU profile has no bf16 peak
+  EXPECT_THROW(plan(c, load_hardware("cpu")), ConfigError);
+}
+
+}  // namespace
+}  // namespace shardcast::planner

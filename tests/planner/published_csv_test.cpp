@@ -1,1 +1,88 @@
+// Published-runs CSV: quoting, column order, skip reasons; validation on the bundled table.
+#include "planner/published_csv.h"
+
+#include <cmath>
+#include <filesystem>
+
 #include <gtest/gtest.h>
+
+#include "planner/validate.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+namespace {
+
+const char* kHeader =
+    "ac_key,row_id,model,n_layers,d_model,n_heads,n_kv_heads,ffn_dim,vocab,seq_len,gpu_type,n_gpus,"
+    "gpus_per_node,inter_node_gbps,sharding_key,micro_batch_per_gpu,grad_accum,compile_key,fp8_key,"
+    "in_scope_fsdp_only,measured_tokens_per_sec_per_gpu,measured_mfu,measured_hfu,extra\n";
+
+std::string row(const std::string& ac, const std::string& id, const std::string& gpus, const std::string& sharding,
+                const std::string& scope = "yes", const std::string& mfu = "", const std::string& hfu = "") {
+  return ac + "," + id + ",\"Llama2-7B, \"\"quoted\"\"\",32,4096,32,32,11008,32000,4096,A100-80GB-SXM," + gpus +
+         ",8,400," + sharding + ",2,1,no,no," + scope + ",3700," + mfu + "," + hfu + ",\"x\ny\"\n";
+}
+
+TEST(Csv, QuotesDoubledQuotesAndNewlines) {
+  const auto rows = parse_csv("a,\"b,c\",\"d\"\"e\"\n\"f\ng\",h,\n", "t");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][1], "b,c");
+  EXPECT_EQ(rows[0][2], "d\"e");
+  EXPECT_EQ(rows[1][0], "f\ng");
+  EXPECT_EQ(rows[1][2], "");
+  EXPECT_THROW(parse_csv("a,\"b\n", "t"), InputError);
+}
+
+TEST(Csv, RowsToConfigs) {
+  const std::string text = std::string(kHeader) + row("none", "r1", "128", "HYBRID_SHARD") +
+                           row("full", "r2", "", "FULL_SHARD") + row("none", "r3", "16", "TP+FSDP") +
+                           row("none", "r4", "16", "FULL_SHARD", "no (tensor parallel)") +
+                           row("selective", "r5", "128", "FULL_SHARD", "yes", "0.51", "0.59") +
+                           row("selective", "r6", "32", "FULL_SHARD");
+  const auto rows = parse_published_csv(text, "t.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_FALSE(rows[0].skipped());
+  EXPECT_EQ(rows[0].cfg.parallelism.sharding_strategy, ShardingStrategy::hybrid_shard);
+  EXPECT_EQ(rows[0].n_gpus, 128);
+  EXPECT_EQ(rows[0].cfg.cluster.inter_node_gbps, 400);
+  EXPECT_EQ(rows[0].cfg.model.name, "Llama2-7B, \"quoted\"");
+  EXPECT_EQ(rows[0].cfg.training.micro_batch, 2);
+  EXPECT_EQ(*rows[0].tokens_per_s_per_gpu, 3700);
+  EXPECT_EQ(rows[1].skip_reason, "missing n_gpus");
+  EXPECT_NE(rows[2].skip_reason.find("out of scope"), std::string::npos);
+  EXPECT_EQ(rows[3].skip_reason, "out of scope: no (tensor parallel)");
+  // HFU/MFU = 0.59/0.51: the recomputed fraction of blocks, from the source's own figures.
+  const ModelSpec& m = rows[4].cfg.model;
+  const double frac = (0.59 / 0.51 - 1) * m.flops_per_token(4096) /
+                      (m.hardware_flops_per_token(4096, 1) - m.flops_per_token(4096));
+  EXPECT_NEAR(rows[4].cfg.activation_checkpointing.ratio, frac, 1e-12);
+  EXPECT_NEAR(frac, 0.47, 0.02);
+  EXPECT_EQ(rows[5].cfg.activation_checkpointing.ratio, 0.5);  // op-level selective
+}
+
+TEST(Csv, MissingColumnIsAnInputError) {
+  EXPECT_THROW(parse_published_csv("row_id,model\nx,y\n", "t.csv"), InputError);
+}
+
+std::string published(const char* name) {
+  return std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/" + name;
+}
+
+TEST(Validate, CalibrationTableMeetsTheTarget) {
+  if (!std::filesystem::exists(published("calibration.csv"))) GTEST_SKIP() << "no ../shared/published";
+  auto rows = read_published_csv(published("calibration.csv"));
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  const ValidationResult v = validate_cases(rows, cases, hw);
+  EXPECT_GE(v.overall.n, 240);
+  // Issue 3 target on the in-scope rows: MAPE of tokens/s/GPU ≤ 6%.
+  EXPECT_LE(v.overall.mape_tps, 6.0);
+  for (const auto& r : v.rows) {
+    if (!r.skip_reason.empty()) continue;
+    EXPECT_TRUE(std::isfinite(r.predicted_tps));
+    EXPECT_GT(r.predicted_tps, 0);
+  }
+}
+
+}  // namespace
+}  // namespace shardcast::planner

@@ -1,0 +1,225 @@
+// emit: every emitted run.toml parses back to the same config and passes validation, the
+// launch scripts pass `bash -n` and carry the rank variables, and the ecosystem files map the
+// plan onto torchtitan / accelerate / fms-fsdp names (torchtitan.toml parses as TOML).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "planner/emit.h"
+#include "planner/emit_ecosystem.h"
+#include "planner/plan.h"
+#include "planner/search.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("shardcast_emit_test_" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  return d;
+}
+
+TrainConfig config(const std::string& model, const std::string& gpu, int nodes, int gpn) {
+  TrainConfig c;
+  c.model = load_model(model);
+  c.model_preset = model;
+  c.cluster.hardware = gpu;
+  c.cluster.nodes = nodes;
+  c.cluster.gpus_per_node = gpn;
+  c.training.seq_len = 4096;
+  return c;
+}
+
+// `bash -n FILE` exits 0.
+int bash_syntax_check(const fs::path& p) {
+  const std::string cmd = "bash -n '" + p.string() + "' 2>&1";
+  return std::system(cmd.c_str());
+}
+
+TEST(Emit, SearchWinnerRoundTripsAndScriptsPassBashN) {
+  SearchSpace s;
+  s.model = load_model("llama3-8b");
+  s.model_preset = "llama3-8b";
+  s.hardware = "H100-80GB-SXM";
+  s.gpus = 64;
+  s.seq_len = 8192;
+  s.global_batch_tokens = int64_t(4) << 20;
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const SearchResult r = search(s, hw);
+  ASSERT_FALSE(r.ranked.empty());
+  const Candidate& best = r.ranked[0];
+  const fs::path dir = fresh_dir("winner");
+  const auto paths = emit_files(best.config, best.prediction, dir.string());
+  ASSERT_EQ(paths.size(), 7u);
+  for (const auto& p : paths) EXPECT_TRUE(fs::exists(p)) << p;
+  EXPECT_EQ(fs::path(paths[0]).filename(), "run.toml");
+
+  // run.toml: parses (read_train_config validates) to the same configuration.
+  const TrainConfig back = read_train_config((dir / "run.toml").string());
+  EXPECT_TRUE(validate(back).empty());
+  EXPECT_EQ(back.parallelism.sharding_strategy, best.config.parallelism.sharding_strategy);
+  EXPECT_EQ(back.parallelism.hsdp_shard_size, best.config.parallelism.hsdp_shard_size);
+  EXPECT_EQ(back.training.micro_batch, best.config.training.micro_batch);
+  EXPECT_EQ(back.training.grad_accum, best.config.training.grad_accum);
+  EXPECT_EQ(back.training.seq_len, 8192);
+  EXPECT_EQ(back.activation_checkpointing.mode, best.config.activation_checkpointing.mode);
+  EXPECT_EQ(back.precision.reduce_dtype, best.config.precision.reduce_dtype);
+  EXPECT_EQ(back.world_size(), 64);
+  EXPECT_EQ(back.model.n_layers, 32);
+  ASSERT_TRUE(back.prediction.present);
+  EXPECT_NEAR(back.prediction.tokens_per_s_per_gpu, best.prediction.tokens_per_s_per_gpu,
+              1e-9 * best.prediction.tokens_per_s_per_gpu);
+  EXPECT_EQ(back.prediction.hardware, "H100-80GB-SXM");
+  EXPECT_FALSE(back.prediction.mem_components.empty());
+  // Predicting the read-back config gives the emitted prediction.
+  EXPECT_NEAR(plan(back, hw).tokens_per_s_per_gpu, best.prediction.tokens_per_s_per_gpu,
+              1e-9 * best.prediction.tokens_per_s_per_gpu);
+
+  // Scripts: valid bash, executable, with the rank environment.
+  for (const char* script : {"launch.sbatch", "launch_torchrun.sh"}) {
+    EXPECT_EQ(bash_syntax_check(dir / script), 0) << script;
+    EXPECT_NE(fs::status(dir / script).permissions() & fs::perms::owner_exec, fs::perms::none) << script;
+  }
+  const std::string sbatch = slurp(dir / "launch.sbatch");
+  EXPECT_TRUE(contains(sbatch, "#SBATCH --nodes=8\n"));
+  EXPECT_TRUE(contains(sbatch, "#SBATCH --ntasks-per-node=8\n"));
+  EXPECT_TRUE(contains(sbatch, "scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1"));
+  EXPECT_TRUE(contains(sbatch, "export WORLD_SIZE="));
+  EXPECT_TRUE(contains(sbatch, "export LOCAL_WORLD_SIZE="));
+  EXPECT_TRUE(contains(sbatch, "export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID"));
+  EXPECT_TRUE(contains(sbatch, "srun "));
+  EXPECT_TRUE(contains(sbatch, "run run.toml"));
+  const std::string torchrun = slurp(dir / "launch_torchrun.sh");
+  EXPECT_TRUE(contains(torchrun, "NPROC_PER_NODE=8\n"));
+  EXPECT_TRUE(contains(torchrun, "NNODES=8\n"));
+  EXPECT_TRUE(contains(torchrun, "torchrun --nnodes \"$NNODES\" --nproc-per-node \"$NPROC_PER_NODE\""));
+  EXPECT_TRUE(contains(torchrun, "--no-python \"${SHARDCAST_TRAIN:-shardcast-train}\" run run.toml"));
+
+  // torchtitan.toml is TOML and says the same thing.
+  const toml::table tt = toml::parse_file((dir / "torchtitan.toml").string());
+  EXPECT_EQ(tt["model"]["flavor"].value_or(std::string()), "8B");
+  EXPECT_EQ(tt["training"]["local_batch_size"].value_or(0), best.config.training.micro_batch);
+  EXPECT_EQ(tt["training"]["seq_len"].value_or(0), 8192);
+  EXPECT_EQ(tt["training"]["global_batch_size"].value_or(int64_t(0)),
+            best.config.tokens_per_step() / best.config.training.seq_len);
+  EXPECT_DOUBLE_EQ(tt["training"]["max_norm"].value_or(0.0), 1.0);
+  EXPECT_EQ(tt["parallelism"]["data_parallel_replicate_degree"].value_or(0) *
+                tt["parallelism"]["data_parallel_shard_degree"].value_or(0),
+            64);
+}
+
+TEST(Emit, EveryStrategyAndCheckpointingModeRoundTrips) {
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  int k = 0;
+  for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
+                 ShardingStrategy::no_shard})
+    for (auto ac : {AcMode::none, AcMode::selective, AcMode::full}) {
+      TrainConfig c = config("tiny-2l", "A100-80GB-SXM", 2, 4);
+      c.training.seq_len = 128;
+      c.parallelism.sharding_strategy = s;
+      c.parallelism.hsdp_shard_size = s == ShardingStrategy::hybrid_shard ? 4 : 0;
+      c.activation_checkpointing.mode = ac;
+      c.activation_checkpointing.ratio = ac == AcMode::selective ? 0.5 : 1.0;
+      c.training.grad_accum = 2;
+      const fs::path dir = fresh_dir("matrix" + std::to_string(k++));
+      SCOPED_TRACE(describe_config(c));
+      emit_files(c, plan(c, hw), dir.string());
+      const TrainConfig back = read_train_config((dir / "run.toml").string());
+      EXPECT_EQ(back.parallelism.sharding_strategy, s);
+      EXPECT_EQ(back.activation_checkpointing.mode, ac);
+      EXPECT_EQ(back.world_size(), 8);
+      EXPECT_EQ(bash_syntax_check(dir / "launch.sbatch"), 0);
+      EXPECT_EQ(bash_syntax_check(dir / "launch_torchrun.sh"), 0);
+      EXPECT_NO_THROW(toml::parse_file((dir / "torchtitan.toml").string()));
+    }
+}
+
+TEST(Emit, InvalidConfigWritesNothing) {
+  TrainConfig c = config("llama3-8b", "H100-80GB-SXM", 1, 8);
+  c.parallelism.sharding_strategy = ShardingStrategy::hybrid_shard;
+  c.parallelism.hsdp_shard_size = 3;  // does not divide 8
+  const fs::path dir = fresh_dir("invalid");
+  Prediction p;
+  EXPECT_THROW(emit_files(c, p, dir.string()), ConfigErrors);
+  EXPECT_FALSE(fs::exists(dir / "run.toml"));
+}
+
+TEST(EmitEcosystem, HybridShardMapsToEachToolsNames) {
+  TrainConfig c = config("llama2-7b", "A100-80GB-SXM", 16, 8);
+  c.parallelism.sharding_strategy = ShardingStrategy::hybrid_shard;
+  c.parallelism.hsdp_shard_size = 16;  // two nodes per shard group, 8 replicas
+  c.activation_checkpointing.mode = AcMode::selective;
+  c.activation_checkpointing.ratio = 0.75;
+  c.training.micro_batch = 2;
+  c.training.grad_accum = 4;
+  c.precision.compile = true;
+
+  const std::string titan = render_torchtitan_overrides(c);
+  EXPECT_TRUE(contains(titan, "--parallelism.data_parallel_replicate_degree=8\n"));
+  EXPECT_TRUE(contains(titan, "--parallelism.data_parallel_shard_degree=16\n"));
+  EXPECT_TRUE(contains(titan, "--training.local_batch_size=2\n"));
+  EXPECT_TRUE(contains(titan, "--training.global_batch_size=1024\n"));  // 2 x 4 x 128
+  EXPECT_TRUE(contains(titan, "--activation_checkpoint.mode=selective\n"));
+  // 0.75 is not 1/k: every block is checkpointed (k = 1), and a comment says so.
+  EXPECT_TRUE(contains(titan, "--activation_checkpoint.selective_ac_option=1\n"));
+  EXPECT_TRUE(contains(titan, "is not 1/k"));
+  EXPECT_TRUE(contains(titan, "--compile.enable=true\n"));
+  // llama2-7b is not a torchtitan llama3 flavor: named, with a comment.
+  EXPECT_TRUE(contains(titan, "no torchtitan llama3 flavor"));
+
+  const std::string acc = render_accelerate_yaml(c);
+  EXPECT_TRUE(contains(acc, "num_processes: 128"));
+  EXPECT_TRUE(contains(acc, "num_machines: 16\n"));
+  EXPECT_TRUE(contains(acc, "fsdp_version: 2\n"));
+  EXPECT_TRUE(contains(acc, "parallelism_config_dp_replicate_size: 8\n"));
+  EXPECT_TRUE(contains(acc, "parallelism_config_dp_shard_size: 16\n"));
+  EXPECT_TRUE(contains(acc, "fsdp_activation_checkpointing: true\n"));
+  EXPECT_TRUE(contains(acc, "dynamo_backend: INDUCTOR"));
+
+  const std::string fms = render_fms_fsdp_args(c);
+  EXPECT_TRUE(contains(fms, "--model_variant=llama2_7b\n"));
+  EXPECT_TRUE(contains(fms, "--sharding_strategy=hsdp\n"));
+  EXPECT_TRUE(contains(fms, "shards within one node"));  // the plan's group is 2 nodes
+  EXPECT_TRUE(contains(fms, "--selective_checkpointing=0.75\n"));
+  EXPECT_TRUE(contains(fms, "--batch_size=2\n"));
+  EXPECT_TRUE(contains(fms, "no gradient accumulation"));
+  EXPECT_TRUE(contains(fms, "--use_torch_compile=True\n"));
+}
+
+TEST(EmitEcosystem, NoShardAndModelNames) {
+  TrainConfig c = config("llama3-70b", "H100-80GB-SXM", 4, 8);
+  c.parallelism.sharding_strategy = ShardingStrategy::no_shard;
+  EXPECT_TRUE(contains(render_fms_fsdp_args(c), "--sharding_strategy=ddp\n"));
+  EXPECT_TRUE(contains(render_fms_fsdp_args(c), "--model_variant=llama3_70b\n"));
+  EXPECT_TRUE(contains(render_accelerate_yaml(c), "fsdp_sharding_strategy: NO_SHARD\n"));
+  EXPECT_TRUE(contains(render_torchtitan_overrides(c), "--parallelism.data_parallel_replicate_degree=32\n"));
+  EXPECT_EQ(torchtitan_flavor(load_model("llama3-70b")), "70B");
+  EXPECT_EQ(torchtitan_flavor(load_model("llama3.1-405b")), "405B");
+  EXPECT_EQ(torchtitan_flavor(load_model("llama2-7b")), "");
+  EXPECT_EQ(fms_fsdp_variant(load_model("llama2-13b")), "llama2_13b");
+  EXPECT_EQ(every_kth_block(0.5), 2);
+  EXPECT_EQ(every_kth_block(0.25), 4);
+  EXPECT_EQ(every_kth_block(1.0 / 3.0), 3);
+  EXPECT_EQ(every_kth_block(0.75), 1);
+}
+
+}  // namespace
+}  // namespace shardcast::planner

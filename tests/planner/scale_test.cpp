@@ -1,0 +1,131 @@
+// scale(): GPU counts, monotonic total throughput while the global batch allows it, the flags
+// for micro-batch 1 / grad-accum changes / an unreachable batch, time-to-train arithmetic,
+// exposed communication, and 16384 GPUs.
+#include <gtest/gtest.h>
+
+#include "planner/scale.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+namespace {
+
+ScaleOptions options(const std::string& model, const std::string& gpu, int seq_len) {
+  ScaleOptions o;
+  o.space.model = load_model(model);
+  o.space.model_preset = model;
+  o.space.hardware = gpu;
+  o.space.seq_len = seq_len;
+  return o;
+}
+
+bool has_flag(const ScalePoint& p, const std::string& f) {
+  return (" " + p.flags + " ").find(" " + f + " ") != std::string::npos;
+}
+
+TEST(ScaleCounts, PowersOfTwoAndNodeMultiples) {
+  EXPECT_EQ(scale_counts(8, 1024, 8), (std::vector<int>{8, 16, 32, 64, 128, 256, 512, 1024}));
+  EXPECT_EQ(scale_counts(1, 16, 8), (std::vector<int>{1, 2, 4, 8, 16}));
+  // NVL72 nodes: partial nodes are powers of two, then whole nodes doubling.
+  EXPECT_EQ(scale_counts(8, 1024, 72), (std::vector<int>{8, 16, 32, 64, 72, 144, 288, 576}));
+  // Ends that are whole nodes are kept even off the doubling ladder.
+  EXPECT_EQ(scale_counts(24, 100, 8), (std::vector<int>{24, 32, 64}));
+  EXPECT_THROW(scale_counts(16, 8, 8), UsageError);
+  EXPECT_THROW(scale_counts(0, 8, 8), UsageError);
+}
+
+TEST(Scale, TotalThroughputDoesNotFallWhileTheBatchAllows) {
+  for (const auto& [model, seq] : std::vector<std::pair<std::string, int>>{{"llama3-8b", 8192}, {"llama3-70b", 4096}}) {
+    SCOPED_TRACE(model);
+    ScaleOptions o = options(model, "H100-80GB-SXM", seq);
+    o.from = 8;
+    o.to = 1024;
+    const auto pts = scale(o, load_hardware("H100-80GB-SXM"));
+    ASSERT_EQ(pts.size(), 8u);
+    const ScalePoint* prev = nullptr;
+    int feasible = 0;
+    for (const auto& p : pts) {
+      if (!p.feasible) continue;
+      ++feasible;
+      if (prev && p.batch_met) {
+        EXPECT_GE(p.total_tokens_per_s, prev->total_tokens_per_s) << p.gpus << " GPUs vs " << prev->gpus;
+      }
+      prev = &p;
+    }
+    EXPECT_GE(feasible, 5);
+  }
+}
+
+TEST(Scale, FlagsMarkMicroBatchOneGradAccumChangesAndAnUnreachableBatch) {
+  // 4Mi tokens at seq_len 8192 = 512 sequences: one per GPU at 512, impossible at 1024.
+  ScaleOptions o = options("llama3-8b", "H100-80GB-SXM", 8192);
+  o.counts = {64, 128, 512, 1024};
+  const auto pts = scale(o, load_hardware("H100-80GB-SXM"));
+  ASSERT_EQ(pts.size(), 4u);
+  for (const auto& p : pts) ASSERT_TRUE(p.feasible) << p.gpus;
+  EXPECT_FALSE(has_flag(pts[0], "mb1"));
+  EXPECT_TRUE(pts[0].batch_met);
+  EXPECT_EQ(pts[0].global_batch_tokens, o.global_batch_tokens);
+  EXPECT_TRUE(has_flag(pts[2], "mb1"));
+  EXPECT_EQ(pts[2].best.config.training.micro_batch, 1);
+  EXPECT_EQ(pts[2].best.config.training.grad_accum, 1);
+  EXPECT_FALSE(pts[3].batch_met);
+  EXPECT_TRUE(has_flag(pts[3], "batch>target"));
+  EXPECT_EQ(pts[3].global_batch_tokens, int64_t(1024) * 8192);
+  // Grad accumulation must shrink from 64 to 512 GPUs; the flag says so wherever it changes.
+  for (size_t i = 1; i < pts.size(); ++i) {
+    const int a = pts[i - 1].best.config.training.grad_accum, b = pts[i].best.config.training.grad_accum;
+    EXPECT_EQ(has_flag(pts[i], "ga:" + std::to_string(a) + "->" + std::to_string(b)), a != b) << pts[i].gpus;
+  }
+}
+
+TEST(Scale, TimeToTrainArithmeticAndEfficiency) {
+  ScaleOptions o = options("llama2-7b", "A100-80GB-SXM", 4096);
+  o.from = 8;
+  o.to = 64;
+  o.tokens = 1e12;
+  const auto pts = scale(o, load_hardware("A100-80GB-SXM"));
+  ASSERT_FALSE(pts.empty());
+  ASSERT_TRUE(pts[0].feasible);
+  EXPECT_DOUBLE_EQ(pts[0].scaling_efficiency, 1.0);
+  for (const auto& p : pts) {
+    ASSERT_TRUE(p.feasible);
+    EXPECT_NEAR(p.total_tokens_per_s, p.best.prediction.tokens_per_s_per_gpu * p.gpus, 1e-6 * p.total_tokens_per_s);
+    EXPECT_NEAR(p.days * 86400 * p.total_tokens_per_s, o.tokens, 1e-6 * o.tokens);
+    EXPECT_NEAR(p.gpu_hours, p.days * 24 * p.gpus, 1e-9 * p.gpu_hours);
+    EXPECT_NEAR(p.scaling_efficiency,
+                p.best.prediction.tokens_per_s_per_gpu / pts[0].best.prediction.tokens_per_s_per_gpu, 1e-12);
+  }
+}
+
+TEST(Scale, CommunicationStopsHidingOnASlowNetwork) {
+  ScaleOptions o = options("llama3-70b", "H100-80GB-SXM", 4096);
+  o.space.inter_node_gbps = 100;  // one 100 Gb/s NIC per node
+  o.counts = {64, 1024};
+  const auto pts = scale(o, load_hardware("H100-80GB-SXM"));
+  ASSERT_EQ(pts.size(), 2u);
+  ASSERT_TRUE(pts[1].feasible);
+  EXPECT_TRUE(pts[1].comm_exposed);
+  EXPECT_GT(pts[1].exposed_fraction, o.exposed_threshold);
+  EXPECT_TRUE(has_flag(pts[1], "comm-exposed"));
+  for (const auto& p : pts) EXPECT_EQ(p.comm_exposed, p.exposed_fraction > o.exposed_threshold);
+}
+
+TEST(Scale, WorksAt16384Gpus) {
+  ScaleOptions o = options("llama3-70b", "H100-80GB-SXM", 4096);
+  o.counts = {16384};
+  const auto pts = scale(o, load_hardware("H100-80GB-SXM"));
+  ASSERT_EQ(pts.size(), 1u);
+  EXPECT_TRUE(pts[0].feasible);
+  EXPECT_EQ(pts[0].nodes, 2048);
+  EXPECT_GT(pts[0].total_tokens_per_s, 0);
+}
+
+TEST(Scale, ACountThatIsNotWholeNodesIsAUsageError) {
+  ScaleOptions o = options("llama3-8b", "H100-80GB-SXM", 4096);
+  o.counts = {12};
+  EXPECT_THROW(scale(o, load_hardware("H100-80GB-SXM")), UsageError);
+}
+
+}  // namespace
+}  // namespace shardcast::planner

@@ -1,0 +1,200 @@
+// search(): the winner is feasible and the fastest, pruning changes nothing, the global batch
+// is respected, the Pareto front is exactly the non-dominated set, threads do not change the
+// answer, and bad spaces are usage errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "planner/pareto.h"
+#include "planner/plan.h"
+#include "planner/search.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+namespace {
+
+SearchSpace space_for(const std::string& model, const std::string& gpu, int gpus, int seq_len) {
+  SearchSpace s;
+  s.model = load_model(model);
+  s.model_preset = model;
+  s.hardware = gpu;
+  s.gpus = gpus;
+  s.seq_len = seq_len;
+  return s;
+}
+
+bool dominates(const Candidate& a, const Candidate& b) {
+  const double ma = memory_needed_bytes(a.prediction), mb = memory_needed_bytes(b.prediction);
+  const double ta = a.prediction.tokens_per_s_per_gpu, tb = b.prediction.tokens_per_s_per_gpu;
+  return ma <= mb && ta >= tb && (ma < mb || ta > tb);
+}
+
+TEST(Pareto, HandMadePoints) {
+  // (memory, throughput): 0 and 3 and 4 are the front; 1 is dominated by 0, 2 by 3, 5 duplicates 4.
+  const std::vector<double> mem{1, 2, 5, 4, 6, 6};
+  const std::vector<double> tput{10, 9, 11, 12, 20, 20};
+  EXPECT_EQ(pareto_front(mem, tput), (std::vector<size_t>{0, 3, 4}));
+  EXPECT_TRUE(pareto_front({}, {}).empty());
+}
+
+TEST(Search, WinnerIsFeasibleAndFastest) {
+  SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 64, 4096);
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const SearchResult r = search(s, hw);
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_EQ(r.n_feasible, int64_t(r.ranked.size()));
+  EXPECT_EQ(r.n_evaluated + r.n_pruned, r.n_candidates);
+  EXPECT_EQ(r.n_feasible + r.n_over_memory, r.n_candidates);
+  const double budget = memory_budget_bytes(s, hw);
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    const Prediction& p = r.ranked[i].prediction;
+    EXPECT_TRUE(p.fits);
+    EXPECT_LE(memory_needed_bytes(p), budget);
+    if (i > 0) {
+      EXPECT_GE(r.ranked[i - 1].prediction.tokens_per_s_per_gpu, p.tokens_per_s_per_gpu);
+    }
+  }
+  // Re-predicting the winner gives the same numbers (search stores what plan() says).
+  const Prediction again = plan(r.ranked[0].config, hw);
+  EXPECT_DOUBLE_EQ(again.tokens_per_s_per_gpu, r.ranked[0].prediction.tokens_per_s_per_gpu);
+  EXPECT_FALSE(r.why_winner.empty());
+  EXPECT_NE(r.why_winner.find("exposed communication"), std::string::npos);
+  EXPECT_NE(r.why_winner.find("headroom"), std::string::npos);
+}
+
+TEST(Search, PruningChangesNoResult) {
+  for (const auto& [model, gpus, batch] : std::vector<std::tuple<std::string, int, int64_t>>{
+           {"llama3-8b", 64, 0}, {"llama2-70b", 128, int64_t(4) << 20}, {"llama2-13b", 16, 0}}) {
+    SCOPED_TRACE(model);
+    SearchSpace s = space_for(model, "A100-80GB-SXM", gpus, 4096);
+    s.global_batch_tokens = batch;
+    const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+    const SearchResult pruned = search(s, hw);
+    s.prune = false;
+    const SearchResult full = search(s, hw);
+    EXPECT_EQ(full.n_pruned, 0);
+    EXPECT_EQ(full.n_evaluated, full.n_candidates);
+    EXPECT_LT(pruned.n_evaluated, full.n_evaluated);
+    ASSERT_EQ(pruned.ranked.size(), full.ranked.size());
+    for (size_t i = 0; i < full.ranked.size(); ++i) {
+      EXPECT_EQ(describe_config(pruned.ranked[i].config), describe_config(full.ranked[i].config));
+      EXPECT_DOUBLE_EQ(pruned.ranked[i].prediction.tokens_per_s_per_gpu,
+                       full.ranked[i].prediction.tokens_per_s_per_gpu);
+    }
+    EXPECT_EQ(pruned.pareto.size(), full.pareto.size());
+  }
+}
+
+TEST(Search, EveryCandidateIsAValidConfig) {
+  SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 16, 8192);
+  s.allow_fp8 = true;
+  s.allow_compile = true;
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const Enumeration e = enumerate_candidates(s, hw);
+  ASSERT_FALSE(e.configs.empty());
+  std::set<std::string> labels;
+  bool saw_fp8 = false, saw_compile = false, saw_hybrid = false;
+  for (const TrainConfig& c : e.configs) {
+    const auto errs = validate(c);
+    EXPECT_TRUE(errs.empty()) << describe_config(c) << ": " << (errs.empty() ? "" : errs[0]);
+    EXPECT_TRUE(labels.insert(describe_config(c)).second) << "duplicate " << describe_config(c);
+    saw_fp8 |= c.precision.fp8;
+    saw_compile |= c.precision.compile;
+    saw_hybrid |= c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard;
+  }
+  EXPECT_TRUE(saw_fp8 && saw_compile && saw_hybrid);
+  // Blocks tile the list exactly.
+  size_t covered = 0;
+  for (const auto& b : e.blocks) {
+    EXPECT_EQ(b.begin, covered);
+    covered += size_t(b.n_ac) * b.n_mb;
+  }
+  EXPECT_EQ(covered, e.configs.size());
+}
+
+TEST(Search, Fp8OnlyWhereTheGpuHasIt) {
+  SearchSpace s = space_for("llama3-8b", "A100-80GB-SXM", 8, 4096);
+  s.allow_fp8 = true;
+  const HardwareSpec a100 = load_hardware("A100-80GB-SXM");
+  ASSERT_LE(a100.gpu.fp8_flops, 0);
+  for (const TrainConfig& c : enumerate_candidates(s, a100).configs) EXPECT_FALSE(c.precision.fp8);
+}
+
+TEST(Search, GlobalBatchIsRespected) {
+  SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 32, 4096);
+  s.global_batch_tokens = int64_t(2) << 20;  // 2Mi tokens = 512 sequences of 4096
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const SearchResult r = search(s, hw);
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_GT(r.n_batch_mismatch, 0);  // micro-batches 3, 6, 12 cannot make 16 sequences per GPU
+  for (const Candidate& c : r.ranked) {
+    const double rel = std::abs(double(c.config.tokens_per_step()) - double(s.global_batch_tokens)) /
+                       double(s.global_batch_tokens);
+    EXPECT_LE(rel, s.batch_tolerance) << describe_config(c.config);
+  }
+  EXPECT_EQ(r.ranked[0].config.tokens_per_step(), s.global_batch_tokens);
+}
+
+TEST(Search, ParetoFrontIsTheNonDominatedSet) {
+  SearchSpace s = space_for("llama2-7b", "A100-40GB-SXM", 32, 4096);
+  const HardwareSpec hw = load_hardware("A100-40GB-SXM");
+  const SearchResult r = search(s, hw);
+  ASSERT_GE(r.pareto.size(), 2u);
+  for (const Candidate& f : r.pareto)
+    for (const Candidate& c : r.ranked) EXPECT_FALSE(dominates(c, f)) << describe_config(c.config);
+  for (const Candidate& c : r.ranked) {
+    bool covered = false;
+    for (const Candidate& f : r.pareto)
+      covered |= memory_needed_bytes(f.prediction) <= memory_needed_bytes(c.prediction) &&
+                 f.prediction.tokens_per_s_per_gpu >= c.prediction.tokens_per_s_per_gpu;
+    EXPECT_TRUE(covered) << describe_config(c.config);
+  }
+  // The fastest point of the front is the winner's throughput.
+  EXPECT_DOUBLE_EQ(r.pareto.back().prediction.tokens_per_s_per_gpu, r.ranked[0].prediction.tokens_per_s_per_gpu);
+}
+
+TEST(Search, ThreadsDoNotChangeTheAnswerAndProgressEndsAtOne) {
+  SearchSpace s = space_for("llama2-13b", "A100-80GB-SXM", 64, 4096);
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  s.threads = 1;
+  std::vector<double> seen;
+  const SearchResult one = search(s, hw, [&](double f) { seen.push_back(f); });
+  s.threads = 3;
+  const SearchResult three = search(s, hw);
+  ASSERT_EQ(one.ranked.size(), three.ranked.size());
+  for (size_t i = 0; i < one.ranked.size(); ++i)
+    EXPECT_EQ(describe_config(one.ranked[i].config), describe_config(three.ranked[i].config));
+  ASSERT_FALSE(seen.empty());
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+}
+
+TEST(Search, NothingFitsGivesAnEmptyRankingNotAnError) {
+  SearchSpace s = space_for("llama3.1-405b", "A100-40GB-SXM", 8, 4096);
+  const SearchResult r = search(s, load_hardware("A100-40GB-SXM"));
+  EXPECT_TRUE(r.ranked.empty());
+  EXPECT_TRUE(r.pareto.empty());
+  EXPECT_EQ(r.n_feasible, 0);
+  EXPECT_GT(r.n_candidates, 0);
+  EXPECT_TRUE(r.why_winner.empty());
+}
+
+TEST(Search, BadSpacesAreUsageErrors) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 12, 4096);  // 1.5 nodes of 8
+  EXPECT_THROW(search(s, hw), UsageError);
+  s = space_for("llama3-8b", "H100-80GB-SXM", 8, 1 << 20);  // above max_seq_len
+  EXPECT_THROW(search(s, hw), UsageError);
+  s = space_for("llama3-8b", "H100-80GB-SXM", 8, 4096);
+  s.max_mem_frac = 1.5;
+  EXPECT_THROW(search(s, hw), UsageError);
+  s.max_mem_frac = 0.9;
+  s.micro_batches = {0};
+  EXPECT_THROW(search(s, hw), UsageError);
+}
+
+}  // namespace
+}  // namespace shardcast::planner

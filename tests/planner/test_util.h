@@ -1,0 +1,28 @@
+// Helpers for the planner tests: presets from the source tree (SHARDCAST_CONFIG_DIR is set by
+// ctest) and a TrainConfig built in code.
+#pragma once
+
+#include "shared/config_io.h"
+#include "shared/train_config.h"
+
+namespace shardcast::planner::test {
+
+inline TrainConfig make_config(const std::string& model, const std::string& gpu, int gpus,
+                               ShardingStrategy s, AcMode ac, int micro_batch, int seq_len,
+                               int grad_accum = 1) {
+  TrainConfig c;
+  c.model = load_model(model);
+  c.model_preset = model;
+  const HardwareSpec hw = load_hardware(gpu);
+  c.cluster.hardware = gpu;
+  c.cluster.gpus_per_node = std::min(gpus, hw.node.gpus_per_node);
+  c.cluster.nodes = gpus / c.cluster.gpus_per_node;
+  c.parallelism.sharding_strategy = s;
+  c.activation_checkpointing.mode = ac;
+  c.training.micro_batch = micro_batch;
+  c.training.seq_len = seq_len;
+  c.training.grad_accum = grad_accum;
+  return c;
+}
+
+}  // namespace shardcast::planner::test
