@@ -141,7 +141,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   in.optimizer_s = 32.0 * shard_elems / (hw.gpu.hbm_bandwidth * eff.hbm_eff);
   in.optimizer_transient_bytes = 4.0 * shard_elems;
 
-  const SimResult sim = simulate(in);
+  SimResult sim = simulate_fast(in);
 
   Prediction p;
   const double static_bytes = state.total();

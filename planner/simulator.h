@@ -72,6 +72,11 @@ struct SimResult {
   std::vector<TimelineEvent> timeline;
 };
 
+// The reference: every micro-step simulated.
 SimResult simulate(const SimInput& in);
+// Fast path used by plan(): micro-steps after the second repeat the same pattern, so for
+// grad_accum > 3 (and no timeline) it simulates 2 and 3 micro-steps and extrapolates the
+// times linearly; the peak memory recurs every micro-step. Tested against simulate().
+SimResult simulate_fast(const SimInput& in);
 
 }  // namespace shardcast::planner

@@ -105,3 +105,29 @@ TEST(Simulator, TimelineHasEveryTask) {
 
 }  // namespace
 }  // namespace shardcast::planner
+
+namespace shardcast::planner {
+namespace {
+
+TEST(Simulator, FastPathMatchesTheReference) {
+  // simulate_fast extrapolates micro-steps 4..GA from 2 and 3; the reference simulates them.
+  for (int ga : {4, 7, 16}) {
+    for (bool sync : {true, false}) {
+      for (double slowdown : {0.0, 0.3}) {
+        SimInput in = make(7, 1.0, 2.0, 0.6, 1.1);
+        in.grad_accum = ga;
+        in.sync_every_micro_step = sync;
+        in.overlap_compute_slowdown = slowdown;
+        const SimResult ref = simulate(in), fast = simulate_fast(in);
+        // Same arithmetic in a different order: agreement to rounding.
+        EXPECT_NEAR(fast.step_time_s, ref.step_time_s, 1e-9 * ref.step_time_s) << ga << sync << slowdown;
+        EXPECT_NEAR(fast.compute_s, ref.compute_s, 1e-9 * ref.compute_s);
+        EXPECT_NEAR(fast.exposed_comm_s, ref.exposed_comm_s, 1e-9 * ref.step_time_s);
+        EXPECT_DOUBLE_EQ(fast.mem_peak_bytes, ref.mem_peak_bytes);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shardcast::planner
