@@ -60,6 +60,13 @@ struct TitanEntry {
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
+// A float that TOML and Python both read as a float: 1 -> "1.0", 3e-4 -> "0.0003".
+std::string real(double v) {
+  std::string s = fmt::format("{:g}", v);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
 std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   std::vector<TitanEntry> e;
   auto add = [&](const std::string& sec, const std::string& key, const std::string& toml,
@@ -89,16 +96,16 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   if (c.precision.fp8) add("model", "converters", "[\"float8\"]", "float8", "fp8 matmuls (float8 linear)");
 
   str("optimizer", "name", "AdamW");
-  num("optimizer", "lr", fmt::format("{:g}", c.optimizer.lr));
-  num("optimizer", "eps", fmt::format("{:g}", c.optimizer.eps));
-  num("optimizer", "weight_decay", fmt::format("{:g}", c.optimizer.weight_decay));
+  num("optimizer", "lr", real(c.optimizer.lr));
+  num("optimizer", "eps", real(c.optimizer.eps));
+  num("optimizer", "weight_decay", real(c.optimizer.weight_decay));
 
   num("lr_scheduler", "warmup_steps", std::to_string(c.lr_schedule.warmup_steps));
   if (c.lr_schedule.decay == "constant") {
-    num("lr_scheduler", "decay_ratio", "0", "constant lr: no decay phase");
+    num("lr_scheduler", "decay_ratio", "0.0", "constant lr: no decay phase");
   } else {
     str("lr_scheduler", "decay_type", c.lr_schedule.decay);
-    num("lr_scheduler", "min_lr_factor", fmt::format("{:g}", c.lr_schedule.min_lr_factor));
+    num("lr_scheduler", "min_lr_factor", real(c.lr_schedule.min_lr_factor));
   }
 
   num("training", "local_batch_size", std::to_string(c.training.micro_batch), "micro_batch per GPU");
@@ -106,7 +113,7 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
       std::to_string(int64_t(c.training.micro_batch) * c.training.grad_accum * W),
       fmt::format("sequences per step: micro_batch x grad_accum {} x {} ranks", c.training.grad_accum, W));
   num("training", "seq_len", std::to_string(c.training.seq_len));
-  num("training", "max_norm", fmt::format("{:g}", c.training.max_grad_norm));
+  num("training", "max_norm", real(c.training.max_grad_norm));
   num("training", "steps", std::to_string(c.training.steps));
   str("training", "mixed_precision_param", torch_dtype(c.precision.param_dtype));
   str("training", "mixed_precision_reduce", torch_dtype(c.precision.reduce_dtype));
@@ -148,7 +155,7 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
     num("checkpoint", "keep_latest_k", std::to_string(c.checkpoint.keep));
   }
   num("metrics", "log_freq", std::to_string(c.metrics.log_freq));
-  num("comm", "init_timeout_seconds", fmt::format("{:g}", c.comm.timeout_seconds));
+  num("comm", "init_timeout_seconds", std::to_string(std::llround(c.comm.timeout_seconds)));
   num("debug", "seed", std::to_string(c.training.seed));
   return e;
 }
@@ -296,8 +303,8 @@ std::string render_fms_fsdp_args(const TrainConfig& c) {
   o += fmt::format("--seq_length={}\n", c.training.seq_len);
   o += fmt::format("--vocab_size={}\n", c.model.vocab);
   o += fmt::format("--num_steps={}\n", int64_t(c.training.steps) * c.training.grad_accum);
-  o += fmt::format("--learning_rate={:g}\n", c.optimizer.lr);
-  o += fmt::format("--grad_clip_thresh={:g}\n", c.training.max_grad_norm);
+  o += fmt::format("--learning_rate={}\n", real(c.optimizer.lr));
+  o += fmt::format("--grad_clip_thresh={}\n", real(c.training.max_grad_norm));
   o += fmt::format("--seed={}\n", c.training.seed);
   o += fmt::format("--use_torch_compile={}\n", c.precision.compile ? "True" : "False");
   o += fmt::format("--report_interval={}\n", c.metrics.log_freq);
