@@ -128,10 +128,11 @@ FsdpModel::FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups 
     std::vector<at::Tensor> flat;
     for (const auto& p : u.params) flat.push_back(init_param(p, opts_.seed).reshape({-1}));
     if (u.padded_numel > u.numel) flat.push_back(at::zeros({u.padded_numel - u.numel}, at::kFloat));
-    u.shard = at::cat(flat).chunk(S)[r].clone().requires_grad_(true);
-    u.grad = at::zeros({u.shard_numel}, at::kFloat);
-    u.exp_avg = at::zeros({u.shard_numel}, at::kFloat);
-    u.exp_avg_sq = at::zeros({u.shard_numel}, at::kFloat);
+    const auto f32 = at::TensorOptions().dtype(at::kFloat).device(opts_.device);
+    u.shard = at::cat(flat).chunk(S)[r].to(opts_.device).clone().requires_grad_(true);
+    u.grad = at::zeros({u.shard_numel}, f32);
+    u.exp_avg = at::zeros({u.shard_numel}, f32);
+    u.exp_avg_sq = at::zeros({u.shard_numel}, f32);
     units_.push_back(std::move(u));
   }
 }
@@ -154,7 +155,7 @@ void FsdpModel::issue_gather(int i) {
     resize_storage(u.full, bytes);
     target = u.full.variable_data();
   } else {
-    u.full = at::empty({u.padded_numel}, at::TensorOptions().dtype(opts_.param_dtype));
+    u.full = at::empty({u.padded_numel}, at::TensorOptions().dtype(opts_.param_dtype).device(opts_.device));
     target = u.full;
   }
   u.work = groups_.shard->all_gather(target, u.send);
@@ -204,7 +205,7 @@ void FsdpModel::pre_backward(int i) {
 void FsdpModel::post_backward(int i, at::Tensor grad_full) {
   FlatUnit& u = units_[i];
   at::Tensor g = grad_full.defined() ? grad_full.to(at::kFloat)
-                                     : at::zeros({u.padded_numel}, at::kFloat);
+                                     : at::zeros({u.padded_numel}, u.grad.options());
   if (!sync_) {  // no communication on non-final micro-steps
     if (u.acc.defined()) u.acc.add_(g);
     else u.acc = g.clone();
@@ -230,6 +231,8 @@ at::Tensor FsdpModel::forward(const at::Tensor& tokens) {
   const int T = static_cast<int>(tokens.size(1));
   if (T > rope_len_) {
     rope_ = make_rope(spec_, T);
+    rope_.cos = rope_.cos.to(opts_.device);
+    rope_.sin = rope_.sin.to(opts_.device);
     rope_len_ = T;
   }
   const int n = static_cast<int>(units_.size());
@@ -246,7 +249,7 @@ at::Tensor FsdpModel::forward(const at::Tensor& tokens) {
       at::Tensor full = GatherFn::apply(u.shard, self, int64_t(i));
       auto w = unit_weights(i, full);
       if (i == 0) {
-        y = embedding_forward(tokens, w[0]);
+        y = embedding_forward(tokens.to(opts_.device), w[0]);
         tied_embed = w[0];
       } else if (i < n - 1) {
         y = block_forward(spec_, rope_, x, w);
@@ -272,7 +275,7 @@ void FsdpModel::zero_grad() {
 double FsdpModel::clip_grad_norm(double max_norm) {
   // Sum of squares over my shards (padding gradients are zero), summed over the shard
   // group; replicas hold identical shards after the replicate all-reduce.
-  at::Tensor sq = at::zeros({1}, at::kDouble);
+  at::Tensor sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(opts_.device));
   for (const auto& u : units_) sq += u.grad.to(at::kDouble).pow(2).sum();
   groups_.shard->all_reduce(sq);
   const double norm = std::sqrt(sq.item<double>());
@@ -299,7 +302,7 @@ std::vector<std::pair<std::string, at::Tensor>> FsdpModel::gather_named(bool gra
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (auto& u : units_) {
     at::Tensor src = grads ? u.grad : u.shard.detach();
-    at::Tensor full = at::empty({u.padded_numel}, at::kFloat);
+    at::Tensor full = at::empty({u.padded_numel}, u.grad.options());
     groups_.shard->all_gather(full, src.contiguous()).wait();
     auto parts = full.split_with_sizes(u.split_sizes);
     for (size_t k = 0; k < u.params.size(); ++k)

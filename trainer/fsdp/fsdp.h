@@ -49,6 +49,9 @@ struct FsdpOptions {
   at::ScalarType reduce_dtype = at::kFloat; // gradient reduction
   ActivationCheckpointingConfig activation_checkpointing;
   uint64_t seed = 0;                        // init
+  // Where shards, gathered buffers and compute live. CPU on this project's builds; a CUDA
+  // device only with the NCCL path (SHARDCAST_WITH_NCCL), which is UNTESTED here.
+  at::Device device = at::kCPU;
 };
 
 // Bytes of this rank's persistent training state.  // bytes

@@ -47,7 +47,8 @@ class Engine {
 };
 
 std::unique_ptr<Engine> make_reference_engine(const TrainConfig& cfg);
-std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups groups);
+std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups groups,
+                                         at::Device device = at::kCPU);
 FsdpOptions fsdp_options(const TrainConfig& cfg);
 FsdpModel* fsdp_model_of(Engine& e);  // nullptr for the reference engine
 

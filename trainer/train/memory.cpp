@@ -4,7 +4,12 @@
 #include <atomic>
 #include <mutex>
 
+#include <stdexcept>
+
 #include <c10/core/CPUAllocator.h>
+#ifdef SHARDCAST_WITH_NCCL
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 namespace shardcast::trainer::memory {
 
@@ -13,6 +18,7 @@ namespace {
 std::atomic<int64_t> g_live{0};
 std::atomic<int64_t> g_peak{0};
 std::atomic<bool> g_installed{false};
+int g_cuda_device = -1;  // >= 0: report the CUDA caching allocator's statistics
 
 struct Block {
   c10::DataPtr inner;
@@ -57,8 +63,30 @@ void install_counting_allocator() {
 }
 
 bool counting_installed() { return g_installed.load(); }
+
+#ifdef SHARDCAST_WITH_NCCL
+namespace cca = c10::cuda::CUDACachingAllocator;
+constexpr size_t kAggregate = 0;  // StatType::AGGREGATE
+void use_cuda_device(int device) { g_cuda_device = device; }
+int64_t live_bytes() {
+  if (g_cuda_device >= 0) return cca::getDeviceStats(g_cuda_device).allocated_bytes[kAggregate].current;
+  return g_live.load(std::memory_order_relaxed);
+}
+int64_t peak_bytes() {
+  if (g_cuda_device >= 0) return cca::getDeviceStats(g_cuda_device).allocated_bytes[kAggregate].peak;
+  return g_peak.load(std::memory_order_relaxed);
+}
+void reset_peak() {
+  if (g_cuda_device >= 0) return cca::resetPeakStats(g_cuda_device);
+  g_peak.store(g_live.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+#else
+void use_cuda_device(int) {
+  throw std::logic_error("use_cuda_device: this build has no CUDA (LibTorch is CPU-only)");
+}
 int64_t live_bytes() { return g_live.load(std::memory_order_relaxed); }
 int64_t peak_bytes() { return g_peak.load(std::memory_order_relaxed); }
 void reset_peak() { g_peak.store(g_live.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+#endif
 
 }  // namespace shardcast::trainer::memory

@@ -1,4 +1,4 @@
-// Exact CPU tensor memory from a counting allocator (and CUDA allocator stats on GPU builds).
+// Exact CPU tensor memory from a counting allocator (CUDA allocator statistics on GPU builds).
 //
 // What it is: install_counting_allocator() wraps LibTorch's default CPU allocator with
 // c10::SetCPUAllocator; every CPU tensor allocation after that is counted (bytes requested),
@@ -19,5 +19,8 @@ bool counting_installed();
 int64_t live_bytes();                // bytes
 int64_t peak_bytes();                // bytes, since the last reset_peak()
 void reset_peak();                   // peak := live
+// GPU builds (SHARDCAST_WITH_NCCL, UNTESTED here): read live/peak from the CUDA caching
+// allocator's statistics of `device` instead of the CPU counter. Throws on CPU-only builds.
+void use_cuda_device(int device);
 
 }  // namespace shardcast::trainer::memory

@@ -27,6 +27,11 @@ namespace {
 
 // ---------------------------------------------------------------- engines
 
+FsdpOptions with_device(FsdpOptions o, at::Device d) {
+  o.device = d;
+  return o;
+}
+
 class ReferenceEngine final : public Engine {
  public:
   explicit ReferenceEngine(const TrainConfig& cfg) : model_(cfg.model, cfg.training.seed) {
@@ -94,11 +99,11 @@ class ReferenceEngine final : public Engine {
 
 class FsdpEngine final : public Engine {
  public:
-  FsdpEngine(const TrainConfig& cfg, ProcessGroups groups)
-      : model_(cfg.model, fsdp_options(cfg), std::move(groups)) {}
+  FsdpEngine(const TrainConfig& cfg, ProcessGroups groups, at::Device device)
+      : model_(cfg.model, with_device(fsdp_options(cfg), device), std::move(groups)) {}
   at::Tensor forward_loss(const at::Tensor& tokens, const at::Tensor& targets, bool sync) override {
     model_.set_sync(sync);
-    return lm_loss(model_.forward(tokens), targets);
+    return lm_loss(model_.forward(tokens), targets.to(model_.units().front().shard.device()));
   }
   void zero_grad() override { model_.zero_grad(); }
   double clip_grad_norm(double max_norm) override { return model_.clip_grad_norm(max_norm); }
@@ -142,8 +147,8 @@ FsdpOptions fsdp_options(const TrainConfig& cfg) {
 std::unique_ptr<Engine> make_reference_engine(const TrainConfig& cfg) {
   return std::make_unique<ReferenceEngine>(cfg);
 }
-std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups groups) {
-  return std::make_unique<FsdpEngine>(cfg, std::move(groups));
+std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups groups, at::Device device) {
+  return std::make_unique<FsdpEngine>(cfg, std::move(groups), device);
 }
 FsdpModel* fsdp_model_of(Engine& e) {
   auto* f = dynamic_cast<FsdpEngine*>(&e);
@@ -306,7 +311,12 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     const bool loopback = master_addr == "127.0.0.1" || master_addr == "localhost";
     co.hostname = loopback ? "127.0.0.1" : "";
     const int shard = cfg.parallelism.shard_group_size(world, local_world);
-    engine = make_fsdp_engine(cfg, make_process_groups(store, rank, world, shard, co));
+    at::Device device = at::kCPU;
+    if (backend == "nccl") {  // UNTESTED: GPU builds only; one GPU per local rank
+      device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env_int("LOCAL_RANK", 0)));
+      memory::use_cuda_device(device.index());
+    }
+    engine = make_fsdp_engine(cfg, make_process_groups(store, rank, world, shard, co), device);
     slice = DataSlice{rank, 1, world};
   }
 
