@@ -21,8 +21,8 @@ namespace shardcast::cli {
 namespace {
 
 struct ValidateArgs {
-  std::string published;
-  bool json = false;
+  std::string published, fit_on;
+  bool json = false, markdown = false;
   std::vector<std::string> fit_hardware, fit_params;
   double prior = 0;
 };
@@ -66,6 +66,36 @@ void print_human(const planner::ValidationResult& v) {
   print_summary_line(v.overall, w);
 }
 
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? '/' : (c == '\n' ? ' ' : c);
+  return out;
+}
+
+void print_markdown_summary(const planner::ValidationSummary& s) {
+  fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:+.1f} |\n", md_cell(s.name), s.n, s.mape_tps,
+             s.median_abs_err_tps, s.max_abs_err_tps, 100 * s.sigma_rel_tps, s.bias_tps);
+}
+
+void print_markdown(const planner::ValidationResult& v) {
+  fmt::print("| summary | n | MAPE % | median % | max % | 1σ % | bias % |\n|---|---|---|---|---|---|---|\n");
+  for (const auto& s : v.per_source) print_markdown_summary(s);
+  for (const auto& s : v.per_hardware) print_markdown_summary(s);
+  print_markdown_summary(v.overall);
+  fmt::print("\n| row | hardware | predicted tok/s/GPU | measured | error % | predicted MFU | measured MFU |\n"
+             "|---|---|---|---|---|---|---|\n");
+  for (const auto& r : v.rows) {
+    if (!r.skip_reason.empty()) {
+      fmt::print("| {} | {} | skipped: {} | | | | |\n", md_cell(r.row_id), r.hardware, md_cell(r.skip_reason));
+      continue;
+    }
+    fmt::print("| {} | {} | {:.0f} | {} | {} | {:.3f} | {} |\n", md_cell(r.row_id), r.hardware, r.predicted_tps,
+               r.has_tps ? fmt::format("{:.0f}", r.measured_tps) : "-",
+               r.has_tps ? fmt::format("{:+.1f}", r.err_tps_pct) : "-", r.predicted_mfu,
+               r.has_mfu ? fmt::format("{:.3f}", r.measured_mfu) : "-");
+  }
+}
+
 }  // namespace
 
 void register_validate(CLI::App& app) {
@@ -73,8 +103,10 @@ void register_validate(CLI::App& app) {
   auto* cmd = app.add_subcommand("validate", "Predict published runs and compare with what they measured");
   cmd->add_option("--published", a->published, "CSV of published runs (shared/published/README.md columns)")->required();
   cmd->add_flag("--json", a->json, "print {rows, summary, per_source, per_hardware} as JSON");
+  cmd->add_flag("--markdown", a->markdown, "print the summary and the rows as Markdown tables (docs/validation.md)");
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
   cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
+  cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
   cmd->add_option("--prior", a->prior, "weight pulling fitted keys towards the preset's values (log space)");
   cmd->callback([a] {
     std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published);
@@ -90,11 +122,17 @@ void register_validate(CLI::App& app) {
       spec.prior_weight = a->prior;
       planner::FitResult f;
       try {
-        f = planner::fit_efficiency(rows, cases, hardware, spec);
+        if (a->fit_on.empty()) {
+          f = planner::fit_efficiency(rows, cases, hardware, spec);
+        } else {
+          std::vector<planner::PublishedRow> fit_rows = planner::read_published_csv(a->fit_on);
+          const auto fit_cases = planner::resolve_cases(fit_rows, hardware);
+          f = planner::fit_efficiency(fit_rows, fit_cases, hardware, spec);
+        }
       } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("validate --fit: ") + e.what());
       }
-      FILE* out = a->json ? stderr : stdout;
+      FILE* out = a->json || a->markdown ? stderr : stdout;
       fmt::print(out, "# fitted on {} runs of", f.n_runs);
       for (const auto& h : a->fit_hardware) fmt::print(out, " {}", h);
       fmt::print(out, ": rms log error {:.4f} -> {:.4f} ({} iterations)\n[efficiency]\n", f.rms_log_before,
@@ -106,6 +144,8 @@ void register_validate(CLI::App& app) {
     if (a->json) {
       nlohmann::json j = v;
       fmt::print("{}\n", j.dump(2));
+    } else if (a->markdown) {
+      print_markdown(v);
     } else {
       print_human(v);
     }
