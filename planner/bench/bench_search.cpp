@@ -28,7 +28,8 @@ struct Case {
   std::string model, gpu;
   int gpus;
   int64_t global_batch_tokens;
-  bool wide;  // fp8 + compile allowed, more micro-batches
+  bool wide;          // fp8 + compile allowed
+  bool prune = true;  // false: plan() on every candidate (the raw prediction rate)
 };
 
 double run_case(const Case& c, int repeats, int64_t* candidates) {
@@ -41,6 +42,7 @@ double run_case(const Case& c, int repeats, int64_t* candidates) {
   s.global_batch_tokens = c.global_batch_tokens;
   s.allow_fp8 = c.wide;
   s.allow_compile = c.wide;
+  s.prune = c.prune;
   const auto hw = shardcast::load_hardware(c.gpu);
   double best = 1e30;
   SearchResult r;
@@ -69,6 +71,8 @@ int main(int argc, char** argv) {
   const double t70 = run_case({"llama3-70b, 1024 x H100, any batch, fp8+compile", "llama3-70b",
                                "H100-80GB-SXM", 1024, 0, true},
                               repeats, &n70);
+  run_case({"  same, pruning off (plan() on every candidate)", "llama3-70b", "H100-80GB-SXM", 1024, 0, true, false},
+           repeats, &n);
   run_case({"llama3-70b, 1024 x H100, 4M-token batch", "llama3-70b", "H100-80GB-SXM", 1024, 4 << 20, false},
            repeats, &n);
   run_case({"llama3-8b, 64 x H100, any batch", "llama3-8b", "H100-80GB-SXM", 64, 0, false}, repeats, &n);
