@@ -5,7 +5,9 @@
 # shardcast_trainer_ckpt: the two LibTorch translation units (sharded save/load over FsdpModel,
 #   micro-benchmarks); they reuse shardcast_trainer's precompiled header.
 add_library(shardcast_trainer_io STATIC
-  checkpoint/manifest.cpp)
+  checkpoint/manifest.cpp
+  export/safetensors.cpp
+  validation/validation.cpp)
 target_link_libraries(shardcast_trainer_io PUBLIC shardcast_shared fmt::fmt nlohmann_json::nlohmann_json)
 target_include_directories(shardcast_trainer_io PUBLIC ${PROJECT_SOURCE_DIR})
 

@@ -95,6 +95,7 @@ std::vector<double> train(const TrainConfig& cfg, int first, int last, const fs:
 ckpt::Manifest small_manifest() {
   ckpt::Manifest m;
   m.model = "t";
+  m.spec = load_model("tiny-2l");
   m.sharding_strategy = "full_shard";
   m.shard_size = 2;
   m.optimizer_steps = 3;

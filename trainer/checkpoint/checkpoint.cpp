@@ -102,6 +102,7 @@ fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const Checkpo
 
   ckpt::Manifest m;
   m.model = cfg.model.name.empty() ? cfg.model_preset : cfg.model.name;
+  m.spec = cfg.model;
   m.sharding_strategy = to_string(cfg.parallelism.sharding_strategy);
   m.shard_size = S;
   m.optimizer_steps = model.optimizer_steps();

@@ -34,6 +34,13 @@ std::string manifest_to_json(const Manifest& m) {
   json j;
   j["format"] = m.format;
   j["model"] = m.model;
+  const ModelSpec& ms = m.spec;
+  j["model_spec"] = {{"n_layers", ms.n_layers},       {"d_model", ms.d_model},
+                     {"n_heads", ms.n_heads},         {"n_kv_heads", ms.n_kv_heads},
+                     {"ffn_dim", ms.ffn_dim},         {"vocab", ms.vocab},
+                     {"max_seq_len", ms.max_seq_len}, {"norm_eps", ms.norm_eps},
+                     {"rope_theta", ms.rope_theta},   {"tied_embeddings", ms.tied_embeddings},
+                     {"mlp_type", to_string(ms.mlp_type)}};
   j["sharding_strategy"] = m.sharding_strategy;
   j["shard_size"] = m.shard_size;
   j["optimizer_steps"] = m.optimizer_steps;
@@ -83,6 +90,11 @@ struct Reader {
     if (!v.is_number_unsigned()) fail(k, "expected a non-negative integer");
     return v.get<uint64_t>();
   }
+  double number(const json& obj, const std::string& parent, const char* key) const {
+    const json& v = get(obj, parent, key);
+    if (!v.is_number() || !(v.get<double>() > 0)) fail(parent.empty() ? key : parent + "." + key, "expected a positive number");
+    return v.get<double>();
+  }
   std::string string(const json& obj, const std::string& parent, const char* key) const {
     const json& v = get(obj, parent, key);
     if (!v.is_string()) fail(parent.empty() ? key : parent + "." + key, "expected a string");
@@ -113,6 +125,29 @@ Manifest parse_manifest(const std::string& text, const std::string& label) {
   if (m.format != kFormatVersion)
     r.fail("format", fmt::format("version {} is not supported (this build reads {})", m.format, kFormatVersion));
   m.model = r.string(j, "", "model");
+  {
+    const json& ms = r.get(j, "", "model_spec");
+    const std::string k = "model_spec";
+    m.spec.name = m.model;
+    m.spec.n_layers = int(r.integer(ms, k, "n_layers", 1, 1 << 20));
+    m.spec.d_model = int(r.integer(ms, k, "d_model", 1, 1 << 24));
+    m.spec.n_heads = int(r.integer(ms, k, "n_heads", 1, 1 << 20));
+    m.spec.n_kv_heads = int(r.integer(ms, k, "n_kv_heads", 1, 1 << 20));
+    m.spec.ffn_dim = r.integer(ms, k, "ffn_dim", 1, int64_t(1) << 32);
+    m.spec.vocab = r.integer(ms, k, "vocab", 1, int64_t(1) << 32);
+    m.spec.max_seq_len = int(r.integer(ms, k, "max_seq_len", 1, INT32_MAX));
+    m.spec.norm_eps = r.number(ms, k, "norm_eps");
+    m.spec.rope_theta = r.number(ms, k, "rope_theta");
+    const json& tied = r.get(ms, k, "tied_embeddings");
+    if (!tied.is_boolean()) r.fail(k + ".tied_embeddings", "expected true or false");
+    m.spec.tied_embeddings = tied.get<bool>();
+    const std::string mlp = r.string(ms, k, "mlp_type");
+    if (mlp == "swiglu") m.spec.mlp_type = MlpType::swiglu;
+    else if (mlp == "gelu") m.spec.mlp_type = MlpType::gelu;
+    else r.fail(k + ".mlp_type", "expected \"swiglu\" or \"gelu\"");
+    if (m.spec.d_model % m.spec.n_heads != 0 || m.spec.n_heads % m.spec.n_kv_heads != 0)
+      r.fail(k, "d_model must divide by n_heads and n_heads by n_kv_heads");
+  }
   m.sharding_strategy = r.string(j, "", "sharding_strategy");
   m.shard_size = int(r.integer(j, "", "shard_size", 1, 1 << 20));
   m.optimizer_steps = int(r.integer(j, "", "optimizer_steps", 0, INT32_MAX));

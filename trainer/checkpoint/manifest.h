@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "shared/model_spec.h"
+
 namespace shardcast::trainer::ckpt {
 
 inline constexpr int kFormatVersion = 1;
@@ -62,6 +64,7 @@ struct DataPosition {
 struct Manifest {
   int format = kFormatVersion;
   std::string model;             // model name (informational)
+  ModelSpec spec;                // architecture (export writes config.json from it)
   std::string sharding_strategy; // informational; the layout below is what counts
   int shard_size = 1;            // ranks per shard group when saved (files = shard_size)
   int optimizer_steps = 0;       // AdamW step count (bias correction)

@@ -1,0 +1,73 @@
+// validation.json from [prediction] and the measured RunReport. See validation.h.
+#include "trainer/validation/validation.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "shared/config_io.h"
+
+namespace shardcast::trainer {
+
+namespace {
+
+// Planner memory component -> trainer RunReport component (same quantity, both bytes/rank).
+struct ComponentPair {
+  const char* predicted;
+  const char* measured;
+};
+constexpr ComponentPair kComponents[] = {
+    {"sharded_parameters", "params"},
+    {"sharded_gradients", "grads"},
+    {"optimizer_states", "optimizer"},
+};
+
+std::string human(const std::string& quantity, double v) {
+  if (quantity.rfind("mem", 0) == 0) return fmt::format("{:.2f} MiB", v / 1048576.0);
+  if (quantity == "step_time_s") return fmt::format("{:.2f} ms", v * 1e3);
+  if (quantity == "mfu" || quantity == "hfu") return fmt::format("{:.3f}%", v * 100);
+  return fmt::format("{:.1f}", v);
+}
+
+}  // namespace
+
+ValidationReport make_validation(const PredictionTable& p, const RunReport& r, const std::string& run_dir) {
+  ValidationReport v;
+  v.run_dir = run_dir;
+  v.hardware = p.hardware.empty() ? r.hardware : p.hardware;
+  if (!p.present) return v;
+  auto add = [&](const std::string& q, double pred, double meas) {
+    if (pred > 0 && meas > 0) v.entries.push_back({q, pred, meas});
+  };
+  add("step_time_s", p.step_time_s, r.median_step_time_s);
+  add("tokens_per_s_per_gpu", p.tokens_per_s_per_gpu, r.tokens_per_s_per_gpu);
+  add("mfu", p.mfu, r.mfu);
+  add("hfu", p.hfu, r.hfu);
+  add("mem_peak_bytes", p.mem_peak_bytes, r.mem_peak_bytes);
+  for (const auto& c : kComponents) {
+    auto it = p.mem_components.find(c.predicted);
+    if (it == p.mem_components.end()) continue;
+    for (const auto& [name, bytes] : r.mem_components)
+      if (name == c.measured) add(std::string("mem.") + c.predicted, it->second, bytes);
+  }
+  return v;
+}
+
+std::string format_validation(const ValidationReport& v) {
+  std::string o = fmt::format("predicted vs measured ({}; hardware profile {})\n", v.run_dir, v.hardware);
+  if (v.entries.empty()) return o + "  (no [prediction] table in the config: nothing to compare)\n";
+  o += fmt::format("  {:<28} {:>14} {:>14} {:>9}\n", "quantity", "predicted", "measured", "error");
+  for (const auto& e : v.entries)
+    o += fmt::format("  {:<28} {:>14} {:>14} {:>+8.1f}%\n", e.quantity, human(e.quantity, e.predicted),
+                     human(e.quantity, e.measured), e.error_pct());
+  return o;
+}
+
+void write_validation(const std::filesystem::path& run_dir, const ValidationReport& v, const TrainConfig& cfg) {
+  nlohmann::json j = v;
+  write_file_atomic(run_dir / "validation.json", j.dump(2) + "\n");
+  write_file_atomic(run_dir / "run.toml", write_train_config(cfg));
+}
+
+}  // namespace shardcast::trainer
