@@ -138,6 +138,12 @@ void register_emit(CLI::App& app) {
                  pred.overflow_component, pred.mem_capacity_bytes / double(1ull << 30));
       throw ExitCode{kExitNoFit};
     }
+    // A plan given by flags may fit yet sit above the retry-free margin search keeps.
+    const double need = planner::memory_needed_bytes(pred), margin = a->space.max_mem_frac * pred.mem_capacity_bytes;
+    if (a->from_search == 0 && pred.fits && need > margin)
+      fmt::print(stderr, "emit: warning: {:.1f} GiB per GPU is above {:.0f}% of {:.1f} GiB (--max-mem-frac); expect "
+                         "allocator retries\n",
+                 need / double(1ull << 30), 100 * a->space.max_mem_frac, pred.mem_capacity_bytes / double(1ull << 30));
     const auto paths = planner::emit_files(cfg, pred, a->out);
     fmt::print("emit: {} ({}), predicted {:.0f} tokens/s/GPU, MFU {:.1f}%\n", planner::describe_config(cfg),
                cfg.model_preset.empty() ? cfg.model.name : cfg.model_preset, pred.tokens_per_s_per_gpu,
