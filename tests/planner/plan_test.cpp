@@ -49,7 +49,9 @@ TEST(Plan, FullCheckpointingNeverRaisesActivationMemory) {
         full.activation_checkpointing.mode = AcMode::full;
         const Prediction pn = plan(none, hw), pf = plan(full, hw);
         EXPECT_LE(pf.mem_peak_bytes, pn.mem_peak_bytes) << model << " mb " << mb << " s " << s;
-        EXPECT_GE(pf.step_time_s, pn.step_time_s) << "recompute costs time";
+        // Recompute never makes a step faster; when communication-bound it hides under the
+        // all-gathers and both step times are the comm lane's, equal up to rounding.
+        EXPECT_GE(pf.step_time_s, pn.step_time_s * (1 - 1e-12)) << "recompute costs time";
       }
     }
   }
