@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `shardcast plan` and `shardcast validate` on the real binary: outputs and exit codes.
+# Usage: cli_plan_test.sh SHARDCAST_BINARY PUBLISHED_CSV
+set -u
+sc="$1"
+csv="$2"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+check() {  # name expected_rc actual_rc [grep pattern file]
+  local name="$1" want="$2" got="$3"
+  if [ "$got" != "$want" ]; then
+    echo "FAIL $name: exit $got, expected $want"; fail=$((fail + 1)); return
+  fi
+  if [ $# -ge 5 ] && ! grep -q -- "$4" "$5"; then
+    echo "FAIL $name: no '$4' in output"; sed 's/^/  | /' "$5" | head -20; fail=$((fail + 1)); return
+  fi
+  echo "ok   $name"; pass=$((pass + 1))
+}
+
+"$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 128 --strategy hybrid_shard --micro-batch 2 \
+  --seq-len 4096 --ac none > "$tmp/out" 2>&1
+check "plan: fms-fsdp headline config" 0 $? "tokens/s/GPU" "$tmp/out"
+grep -q "1σ over" "$tmp/out" || { echo "FAIL plan: no error band"; fail=$((fail + 1)); }
+
+"$sc" plan --model llama2-70b --gpu A100-80GB-SXM --gpus 8 --strategy no_shard --ac full --micro-batch 1 \
+  --seq-len 4096 > "$tmp/out" 2>&1
+check "plan: does not fit -> exit 3" 3 $? "does not fit" "$tmp/out"
+
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --strategy full_shard --ac full --micro-batch 1 \
+  --seq-len 8192 --json --timeline "$tmp/trace.json" > "$tmp/out" 2>&1
+check "plan --json" 0 $? '"schema": 1' "$tmp/out"
+check "plan --timeline writes a Chrome trace" 0 0 "traceEvents" "$tmp/trace.json"
+
+"$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 8 --strategy zero3 > "$tmp/out" 2>&1
+check "plan: bad strategy -> exit 2" 2 $? "full_shard" "$tmp/out"
+
+"$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 12 --gpus-per-node 8 > "$tmp/out" 2>&1
+check "plan: gpus not a multiple of the node -> exit 2" 2 $? "multiple" "$tmp/out"
+
+if [ -f "$csv" ]; then
+  "$sc" validate --published "$csv" --json > "$tmp/out" 2>&1
+  check "validate --json" 0 $? '"mape_tokens_per_s"' "$tmp/out"
+  "$sc" validate --published "$csv" > "$tmp/out" 2>&1
+  check "validate: summary" 0 $? "overall" "$tmp/out"
+fi
+"$sc" validate --published "$tmp/missing.csv" > "$tmp/out" 2>&1
+check "validate: missing file -> exit 1" 1 $? "cannot open" "$tmp/out"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
