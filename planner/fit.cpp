@@ -17,7 +17,8 @@ LmResult levenberg_marquardt(const std::function<Eigen::VectorXd(const Eigen::Ve
   res.cost_before = cost;
   double lambda = 1e-3;
   const int n = int(x.size());
-  for (int it = 0; it < opt.max_iterations; ++it) {
+  bool converged = false;
+  for (int it = 0; it < opt.max_iterations && !converged; ++it) {
     res.iterations = it + 1;
     Eigen::MatrixXd J(r.size(), n);
     for (int k = 0; k < n; ++k) {
@@ -43,7 +44,7 @@ LmResult levenberg_marquardt(const std::function<Eigen::VectorXd(const Eigen::Ve
         cost = cn;
         lambda = std::max(lambda / 3.0, 1e-9);
         improved = true;
-        if (rel < opt.tolerance) it = opt.max_iterations;  // converged
+        converged = rel < opt.tolerance;
       } else {
         lambda *= 4.0;
       }

@@ -95,7 +95,6 @@ class Builder {
       };
       int prev_bwd = fwd[U - 1];
       if (needs_ag_b(U - 1)) issue_ag_b(U - 1, fwd[U - 1]);
-      int last_reduce = -1;
       for (int i = U - 1; i >= 0; --i) {
         const SimUnit& u = in_.units[i];
         if (i > 0 && needs_ag_b(i - 1)) issue_ag_b(i - 1, prev_bwd);
@@ -112,14 +111,12 @@ class Builder {
           r.alloc(kMemReduceBuffers, u.reduce_buffer_bytes);
           r.release(kMemReduceBuffers, u.reduce_buffer_bytes);
           r.release(kMemUnshardedGrads, u.grad_bytes);
-          last_reduce = last_;
           if (u.replica_all_reduce_s > 0) add(kReplicaAllReduce, i, kCommInter, u.replica_all_reduce_s, last_);
         } else if (sync) {
           // Nothing to reduce (one rank): the gradient goes straight to the shard.
           tasks_[bwd[i]].release(kMemUnshardedGrads, u.grad_bytes);
         }
       }
-      (void)last_reduce;
     }
     // Optimizer after every reduction of the last micro-step.
     int dep_comm = last_on_lane(kComm), dep_inter = last_on_lane(kCommInter);
