@@ -83,7 +83,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   comm.gpus_per_node = gpn;
   comm.eff = eff;
   const CommGroup shard_group{Ns, std::max(1, (Ns + gpn - 1) / gpn)};
-  const CommGroup replica_group{R, R};  // one rank per node: replicas are whole shard groups
+  // Replica groups: one rank per shard group; a shard group smaller than a node puts several
+  // of a replica group's ranks on one node.
+  const int replica_ranks_per_node = Ns >= gpn ? 1 : std::max(1, gpn / Ns);
+  const CommGroup replica_group{R, std::max(1, R / replica_ranks_per_node)};
   const bool no_shard = strategy == ShardingStrategy::no_shard || Ns == 1;
   const CommGroup reduce_group = no_shard ? CommGroup{W, cfg.cluster.nodes} : shard_group;
 
