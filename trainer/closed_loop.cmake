@@ -12,8 +12,10 @@ target_link_libraries(shardcast_trainer_io PUBLIC shardcast_shared fmt::fmt nloh
 target_include_directories(shardcast_trainer_io PUBLIC ${PROJECT_SOURCE_DIR})
 
 add_library(shardcast_trainer_ckpt STATIC
-  checkpoint/checkpoint.cpp)
-target_link_libraries(shardcast_trainer_ckpt PUBLIC shardcast_trainer shardcast_trainer_io)
+  checkpoint/checkpoint.cpp
+  microbench/microbench.cpp
+  microbench/subcommands.cpp)
+target_link_libraries(shardcast_trainer_ckpt PUBLIC shardcast_trainer shardcast_trainer_io CLI11::CLI11)
 target_compile_options(shardcast_trainer_ckpt PRIVATE -Wno-unused-parameter)
 target_precompile_headers(shardcast_trainer_ckpt REUSE_FROM shardcast_trainer)
 

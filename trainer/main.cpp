@@ -12,6 +12,7 @@
 #include "shared/errors.h"
 #include "trainer/data/token_file.h"
 #include "trainer/launch/launcher.h"
+#include "trainer/microbench/subcommands.h"
 #include "trainer/train/train_loop.h"
 
 using namespace shardcast;
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
   auto* tok = app.add_subcommand("tokenize", "byte-level tokenize text files (vocab 256) into an llm.c .bin file");
   tok->add_option("--out", out, "output token file")->required();
   tok->add_option("inputs", inputs, "text files")->required()->check(CLI::ExistingFile);
+  auto closed_loop = register_closed_loop_commands(app);  // microbench, export
 
   try {
     app.parse(argc, argv);
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
       lo.rank_args = run_args(config, ov);
       return launch_local(lo);
     }
+    if (auto rc = closed_loop()) return *rc;
     if (*tok) {
       auto tokens = tokenize_bytes(inputs);
       write_token_file(out, tokens);

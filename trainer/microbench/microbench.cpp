@@ -1,0 +1,160 @@
+// Matmul, memory and Gloo collective micro-benchmarks. See microbench.h.
+#include "trainer/microbench/microbench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include "trainer/comm/collectives.h"
+
+namespace shardcast::trainer {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Best time of fn over repeats lasting at least min_s in total.  // s
+template <class F>
+double best_time(F&& fn, double min_s) {
+  fn();  // warm-up
+  double best = 1e30, total = 0;
+  int reps = 0;
+  while (total < min_s || reps < 3) {
+    const double t0 = now_s();
+    fn();
+    const double t = now_s() - t0;
+    best = std::min(best, t);
+    total += t;
+    ++reps;
+  }
+  return best;
+}
+
+}  // namespace
+
+void fit_line(const std::vector<double>& x, const std::vector<double>& y, double& a, double& b) {
+  const double n = double(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  const double den = n * sxx - sx * sx;
+  b = den != 0 ? (n * sxy - sx * sy) / den : 0;
+  a = (sy - b * sx) / n;
+}
+
+MicrobenchResult run_microbench(const MicrobenchOptions& o) {
+  MicrobenchResult r;
+  at::set_num_threads(1);  // one core per rank, as the launcher runs ranks
+  r.threads_per_rank = 1;
+
+  // 1. GEMMs: squares and the trainer's (tokens x d) x (d x out) shapes.
+  std::vector<std::array<int64_t, 3>> shapes = {{64, 64, 64},     {128, 128, 128},  {256, 256, 256},
+                                                {512, 512, 512},  {1024, 64, 192},  {1024, 256, 256},
+                                                {1024, 256, 768}, {1024, 768, 256}, {4096, 256, 256}};
+  if (o.quick) shapes = {{64, 64, 64}, {256, 256, 256}};
+  for (const auto& [m, k, n] : shapes) {
+    at::Tensor a = at::randn({m, k}), b = at::randn({k, n}), c = at::empty({m, n});
+    const double t = best_time([&] { at::mm_out(c, a, b); }, o.min_seconds);
+    r.matmul.push_back({m, k, n, 2.0 * double(m) * double(n) * double(k) / t});
+  }
+
+  // 2. Memory bandwidth: copy 64 MiB (read + write).
+  {
+    const int64_t n = (o.quick ? 4 : 16) << 20;  // floats
+    at::Tensor src = at::ones({n}), dst = at::empty({n});
+    const double t = best_time([&] { dst.copy_(src); }, o.min_seconds);
+    r.memory_bytes_per_s = 2.0 * double(n) * 4 / t;
+  }
+
+  // 3. Collectives over the trainer's Gloo layer, ranks as threads.
+  std::vector<double> sizes;  // total bytes
+  for (double s = 16 << 10; s <= (o.quick ? (256 << 10) : (16 << 20)); s *= 4) sizes.push_back(s);
+  std::mutex mu;
+  for (int W : o.ranks) {
+    auto store = c10::make_intrusive<c10d::HashStore>();
+    std::vector<std::thread> threads;
+    std::exception_ptr err;
+    for (int rank = 0; rank < W; ++rank)
+      threads.emplace_back([&, rank] {
+        try {
+          at::set_num_threads(1);
+          CommOptions co;
+          co.backend = "gloo";
+          co.timeout_seconds = 120;
+          co.hostname = "127.0.0.1";
+          auto g = make_process_groups(store, rank, W, W, co);
+          auto& c = *g.world;
+          for (const char* op : {"all_gather", "all_reduce", "reduce_scatter"}) {
+            for (double bytes : sizes) {
+              const int64_t n = int64_t(bytes / 4) / W * W;  // floats, divisible by W
+              at::Tensor full = at::ones({n}), shard = at::ones({n / W});
+              auto run = [&] {
+                if (std::string(op) == "all_gather") c.all_gather(full, shard).wait();
+                else if (std::string(op) == "all_reduce") c.all_reduce(full);
+                else c.reduce_scatter(shard, full);
+              };
+              // Same repeat count on every rank (collectives must match): fixed by size.
+              const int reps = std::max(3, int(std::min(200.0, 4e6 / bytes)));
+              run();
+              std::vector<double> ts;
+              for (int i = 0; i < reps; ++i) {
+                c.barrier();
+                const double t0 = now_s();
+                run();
+                ts.push_back(now_s() - t0);
+              }
+              std::sort(ts.begin(), ts.end());
+              if (rank == 0) {
+                std::lock_guard<std::mutex> l(mu);
+                r.collectives.push_back({op, W, double(n) * 4, ts[ts.size() / 2]});
+              }
+            }
+          }
+        } catch (...) {
+          std::lock_guard<std::mutex> l(mu);
+          if (!err) err = std::current_exception();
+        }
+      });
+    for (auto& t : threads) t.join();
+    if (err) std::rethrow_exception(err);
+  }
+  for (int W : o.ranks)
+    for (const char* op : {"all_gather", "all_reduce", "reduce_scatter"}) {
+      std::vector<double> x, y;
+      for (const auto& p : r.collectives)
+        if (p.ranks == W && p.op == op) {
+          x.push_back(p.bytes);
+          y.push_back(p.seconds);
+        }
+      double a = 0, b = 0;
+      fit_line(x, y, a, b);
+      r.fits.push_back({op, W, std::max(0.0, a), b > 0 ? 1.0 / b : 0});
+    }
+  return r;
+}
+
+void to_json(nlohmann::json& j, const MicrobenchResult& r) {
+  j = nlohmann::json{{"schema", 1}, {"threads_per_rank", r.threads_per_rank}, {"memory_bytes_per_s", r.memory_bytes_per_s}};
+  j["matmul"] = nlohmann::json::array();
+  for (const auto& m : r.matmul) j["matmul"].push_back({{"m", m.m}, {"k", m.k}, {"n", m.n}, {"flops_per_s", m.flops_per_s}});
+  j["collectives"] = nlohmann::json::array();
+  for (const auto& c : r.collectives)
+    j["collectives"].push_back({{"op", c.op}, {"ranks", c.ranks}, {"bytes", c.bytes}, {"seconds", c.seconds}});
+  j["fits"] = nlohmann::json::array();
+  for (const auto& f : r.fits)
+    j["fits"].push_back({{"op", f.op}, {"ranks", f.ranks}, {"latency_s", f.latency_s}, {"bytes_per_s", f.bytes_per_s}});
+}
+
+}  // namespace shardcast::trainer
