@@ -55,7 +55,8 @@ MemoryTab::MemoryTab(QWidget* parent) : QWidget(parent) {
   split->addWidget(chart_);
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 1);
+  split->setStretchFactor(1, 2);
+  split->setSizes({560, 300});
   v->addWidget(split);
 }
 

@@ -87,6 +87,7 @@ RunTab::RunTab(QWidget* parent) : QWidget(parent) {
   split->addWidget(log_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  split->setSizes({460, 260});
   v->addWidget(split, 1);
 
   poll_timer_ = new QTimer(this);

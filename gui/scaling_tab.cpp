@@ -85,10 +85,12 @@ ScalingTab::ScalingTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureW
   table_ = new QTableWidget(split);
   table_->setObjectName("scale_table");
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->verticalHeader()->setVisible(false);
   split->addWidget(charts);
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  split->setSizes({520, 280});
   v->addWidget(split, 1);
   connect(run_, &QPushButton::clicked, this, [this] { runScaling(); });
   connect(watcher_, &QFutureWatcher<ScaleOutcome>::finished, this, &ScalingTab::onFinished);

@@ -89,6 +89,7 @@ SearchTab::SearchTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureWat
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->verticalHeader()->setVisible(false);
   pareto_ = new ChartView(split);
   pareto_->setObjectName("pareto_chart");
   pareto_->setTitle("Feasible configurations: memory vs tokens/s/GPU (Pareto front as a line)");

@@ -13,7 +13,7 @@
 namespace shardcast::gui {
 namespace {
 
-constexpr double kLeft = 90, kRight = 12, kTop = 8, kAxis = 34, kLaneH = 46, kLaneGap = 10;
+constexpr double kLeft = 90, kRight = 12, kTop = 8, kAxis = 34, kLaneGap = 10;
 
 QColor event_color(const std::string& name) {
   auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
@@ -110,6 +110,11 @@ double TimelineView::timeAt(double x) const {
   return t0_ + (x - r.left()) / r.width() * (t1_ - t0_);
 }
 
+double TimelineView::laneHeight() const {
+  const double n = std::max<size_t>(1, lanes_.size());
+  return std::clamp((plotRect().height() - n * kLaneGap) / n, 30.0, 110.0);
+}
+
 int TimelineView::laneIndex(const std::string& lane) const {
   return int(std::find(lanes_.begin(), lanes_.end(), lane) - lanes_.begin());
 }
@@ -176,9 +181,9 @@ const TimelineEvent* TimelineView::eventAt(const QPointF& pos) const {
   const QRectF r = plotRect();
   for (const auto& e : events_) {
     const int li = laneIndex(e.lane);
-    const double y = r.top() + li * (kLaneH + kLaneGap);
+    const double y = r.top() + li * (laneHeight() + kLaneGap);
     const double x0 = xAt(e.start_s), x1 = std::max(xAt(e.start_s + e.duration_s), x0 + 1);
-    if (pos.x() >= x0 && pos.x() <= x1 && pos.y() >= y && pos.y() <= y + kLaneH) return &e;
+    if (pos.x() >= x0 && pos.x() <= x1 && pos.y() >= y && pos.y() <= y + laneHeight()) return &e;
   }
   return nullptr;
 }
@@ -211,10 +216,10 @@ void TimelineView::paintEvent(QPaintEvent*) {
   p.setRenderHint(QPainter::Antialiasing, false);
   // Lane backgrounds and names.
   for (int i = 0; i < int(lanes_.size()); ++i) {
-    const double y = r.top() + i * (kLaneH + kLaneGap);
-    p.fillRect(QRectF(r.left(), y, r.width(), kLaneH), QColor("#f4f6f8"));
+    const double y = r.top() + i * (laneHeight() + kLaneGap);
+    p.fillRect(QRectF(r.left(), y, r.width(), laneHeight()), QColor("#f4f6f8"));
     p.setPen(Qt::black);
-    p.drawText(QRectF(4, y, kLeft - 8, kLaneH), Qt::AlignVCenter | Qt::AlignRight, QString::fromStdString(lanes_[i]));
+    p.drawText(QRectF(4, y, kLeft - 8, laneHeight()), Qt::AlignVCenter | Qt::AlignRight, QString::fromStdString(lanes_[i]));
   }
   p.save();
   p.setClipRect(r);
@@ -222,10 +227,10 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const int ci = laneIndex("compute");
   for (const auto& iv : exposed_) {
     const double x0 = xAt(iv.first), x1 = std::max(xAt(iv.second), x0 + 1);
-    const double lanes_h = lanes_.size() * (kLaneH + kLaneGap) - kLaneGap;
+    const double lanes_h = lanes_.size() * (laneHeight() + kLaneGap) - kLaneGap;
     p.fillRect(QRectF(x0, r.top(), x1 - x0, lanes_h), QColor(214, 39, 40, 40));
     if (ci < int(lanes_.size()))
-      p.fillRect(QRectF(x0, r.top() + ci * (kLaneH + kLaneGap) + kLaneH - 8, x1 - x0, 8), QColor("#d62728"));
+      p.fillRect(QRectF(x0, r.top() + ci * (laneHeight() + kLaneGap) + laneHeight() - 8, x1 - x0, 8), QColor("#d62728"));
   }
   // Events.
   QFont small = font();
@@ -236,8 +241,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const double x0 = xAt(e.start_s), x1 = xAt(e.start_s + e.duration_s);
     if (x1 < r.left() || x0 > r.right()) continue;
     const int li = laneIndex(e.lane);
-    const double y = r.top() + li * (kLaneH + kLaneGap) + 4;
-    const QRectF box(x0, y, std::max(1.0, x1 - x0), kLaneH - 14);
+    const double y = r.top() + li * (laneHeight() + kLaneGap) + 4;
+    const QRectF box(x0, y, std::max(1.0, x1 - x0), laneHeight() - 14);
     p.fillRect(box, event_color(e.name));
     if (box.width() > 3) {
       p.setPen(QColor(255, 255, 255, 160));
@@ -260,14 +265,16 @@ void TimelineView::paintEvent(QPaintEvent*) {
       step = m * mag;
       break;
     }
-  const double ay = r.top() + lanes_.size() * (kLaneH + kLaneGap);
+  const double ay = r.top() + lanes_.size() * (laneHeight() + kLaneGap);
   p.setPen(Qt::black);
   p.setFont(font());
   p.drawLine(QPointF(r.left(), ay), QPointF(r.right(), ay));
   for (double t = std::ceil(t0_ / step) * step; t <= t1_; t += step) {
     const double x = xAt(t);
     p.drawLine(QPointF(x, ay), QPointF(x, ay + 4));
-    p.drawText(QRectF(x - 40, ay + 4, 80, 16), Qt::AlignHCenter | Qt::AlignTop, ms(t));
+    const int decimals = std::max(0, int(-std::floor(std::log10(step * 1000) + 1e-9)));
+    p.drawText(QRectF(x - 40, ay + 4, 80, 16), Qt::AlignHCenter | Qt::AlignTop,
+               QString::number(t * 1000, 'f', decimals) + " ms");
   }
   p.drawText(QRectF(r.left(), ay + 18, r.width(), 14), Qt::AlignRight, "time in the step");
 }

@@ -54,6 +54,7 @@ class TimelineView : public QWidget {
   double xAt(double t) const;
   QRectF plotRect() const;
   int laneIndex(const std::string& lane) const;
+  double laneHeight() const;
   const TimelineEvent* eventAt(const QPointF& pos) const;
 
   std::vector<TimelineEvent> events_;

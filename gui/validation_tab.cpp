@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -126,6 +127,11 @@ ValidationTab::ValidationTab(QWidget* parent) : QWidget(parent) {
   bar->addSpacing(16);
   bar->addWidget(new QLabel("Quantity", this));
   bar->addWidget(quantity_);
+  log_axes_ = new QCheckBox("Log axes", this);
+  log_axes_->setObjectName("validation_log_axes");
+  log_axes_->setChecked(true);
+  log_axes_->setToolTip("Published runs span models from 125M to 70B parameters: tokens/s/GPU covers three decades.");
+  bar->addWidget(log_axes_);
   bar->addStretch(1);
   v->addLayout(bar);
   status_ = new QLabel("Open a run directory or a published CSV.", this);
@@ -144,11 +150,13 @@ ValidationTab::ValidationTab(QWidget* parent) : QWidget(parent) {
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  split->setSizes({520, 300});
   v->addWidget(split, 1);
   connect(open_run, &QPushButton::clicked, this, &ValidationTab::openRunDirectory);
   connect(open_csv, &QPushButton::clicked, this, &ValidationTab::openCsv);
   connect(clear, &QPushButton::clicked, this, &ValidationTab::clearSources);
   connect(quantity_, &QComboBox::currentTextChanged, this, &ValidationTab::refresh);
+  connect(log_axes_, &QCheckBox::toggled, this, &ValidationTab::refresh);
   refresh();
 }
 
@@ -229,14 +237,22 @@ void ValidationTab::refresh() {
     series.push_back(PlotSeries{QFileInfo(QString::fromStdString(src)).fileName(), PlotSeries::Kind::Scatter, pts,
                                 colors[ci++ % 6], false, 9});
   if (n > 0) {
-    const double pad = (hi - lo) * 0.05 + 1e-12;
-    series.push_back(PlotSeries{"y = x (perfect prediction)", PlotSeries::Kind::Line,
-                                {QPointF(std::max(0.0, lo - pad), std::max(0.0, lo - pad)), QPointF(hi + pad, hi + pad)},
-                                QColor("#333333"), true});
+    const bool log = log_axes_->isChecked() && lo > 0;
+    const double a = log ? lo / 1.3 : std::max(0.0, lo - (hi - lo) * 0.05);
+    const double b = log ? hi * 1.3 : hi + (hi - lo) * 0.05 + 1e-12;
+    // y = x as a dense polyline so it stays straight on log axes too.
+    QVector<QPointF> diag;
+    for (int k = 0; k <= 64; ++k) {
+      const double t = log ? a * std::pow(b / a, k / 64.0) : a + (b - a) * k / 64.0;
+      diag << QPointF(t, t);
+    }
+    series.push_back(PlotSeries{"y = x (perfect prediction)", PlotSeries::Kind::Line, diag, QColor("#333333"), true});
     const QString u = unit.isEmpty() ? QString() : " (" + unit + ")";
     chart_->setTitle(QString("Predicted vs measured %1: %2 points, MAPE %3%")
                          .arg(QString::fromStdString(q)).arg(n).arg(abs_err_sum / n, 0, 'f', 1));
-    chart_->setSeries(series, AxisSpec{"measured" + u}, AxisSpec{"predicted" + u});
+    const AxisSpec xs{"measured" + u + (log ? ", log" : ""), log, a, b, log ? "%g" : ""};
+    const AxisSpec ys{"predicted" + u + (log ? ", log" : ""), log, a, b, log ? "%g" : ""};
+    chart_->setSeries(series, xs, ys);
   } else {
     chart_->setEmptyText(points_.empty() ? "No predicted/measured pairs yet: open a run directory or a published "
                                            "CSV, or launch a run."
@@ -259,12 +275,16 @@ void ValidationTab::refresh() {
     table_->setItem(i, 2, new QTableWidgetItem(QString::fromStdString(p.quantity) + (u.isEmpty() ? "" : " (" + u + ")")));
     auto num = [](double v) {
       auto* it = new QTableWidgetItem;
-      it->setData(Qt::DisplayRole, QString::number(v, 'g', 5).toDouble());
+      it->setData(Qt::DisplayRole, QString::number(v, 'g', 4).toDouble());
       return it;
     };
     table_->setItem(i, 3, num(p.predicted * s));
     table_->setItem(i, 4, num(p.measured * s));
-    if (p.measured != 0) table_->setItem(i, 5, num(100.0 * (p.predicted - p.measured) / p.measured));
+    if (p.measured != 0) {
+      auto* it = new QTableWidgetItem;
+      it->setData(Qt::DisplayRole, std::round(1000.0 * (p.predicted - p.measured) / p.measured) / 10.0);
+      table_->setItem(i, 5, it);
+    }
     else table_->setItem(i, 5, new QTableWidgetItem("n/a (measured 0)"));
   }
   table_->setSortingEnabled(true);

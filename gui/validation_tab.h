@@ -16,6 +16,7 @@
 
 #include "shared/run_report.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QTableWidget;
@@ -65,6 +66,7 @@ class ValidationTab : public QWidget {
   std::vector<ValidationPoint> points_;
   QStringList problems_;
   QComboBox* quantity_;
+  QCheckBox* log_axes_;
   ChartView* chart_;
   QTableWidget* table_;
   QLabel* status_;

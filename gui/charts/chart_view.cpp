@@ -74,9 +74,14 @@ struct ChartView::Impl {
       hi = s.log ? 10 : 1;
     }
     if (s.log) {
-      lo = std::pow(10.0, std::floor(std::log10(std::max(lo, 1e-300))));
-      hi = std::pow(10.0, std::ceil(std::log10(std::max(hi, 1e-300))));
-      if (hi <= lo) hi = lo * 10;
+      // A little room around the data; decades are labelled where they fall inside.
+      lo = std::max(lo, 1e-300) / 1.4;
+      hi = std::max(hi, 1e-300) * 1.4;
+      if (hi / lo < 10) {  // keep at least one decade so there is a labelled tick
+        const double mid = std::sqrt(lo * hi);
+        lo = mid / 3.2;
+        hi = mid * 3.2;
+      }
     } else {
       if (hi == lo) {
         const double pad = lo == 0 ? 1 : std::abs(lo) * 0.1;
@@ -149,6 +154,7 @@ void ChartView::clear() {
 void ChartView::setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, const AxisSpec& y,
                           const AxisSpec& y2) {
   d_->reset();
+  d_->chart->legend()->setAlignment(Qt::AlignBottom);
   d_->x_spec = x;
   d_->y_spec = y;
   d_->y2_spec = y2;
@@ -210,6 +216,8 @@ void ChartView::setStackedBars(const QStringList& categories, const QVector<BarS
   d_->categories = categories;
   d_->stacks = stacks;
   auto* bars = new QStackedBarSeries;
+  bars->setBarWidth(0.6);
+  d_->chart->legend()->setAlignment(Qt::AlignRight);
   for (const BarStack& s : stacks) {
     auto* set = new QBarSet(s.name);
     for (double v : s.values) set->append(v);

@@ -21,6 +21,8 @@
 namespace shardcast::gui {
 
 struct AxisSpec {
+  AxisSpec(QString title_ = {}, bool log_ = false, double min_ = 0, double max_ = 0, QString format_ = {})
+      : title(std::move(title_)), log(log_), min(min_), max(max_), format(std::move(format_)) {}
   QString title;
   bool log = false;              // log10 axis (values must be > 0)
   double min = 0, max = 0;       // min == max: fit to the data

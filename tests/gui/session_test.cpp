@@ -92,7 +92,8 @@ TEST(Session, PredictionIsWrittenButNotRead) {
   p.timeline.push_back({"fwd 1", "compute", 0, 1, 1});
   s.prediction = p;
   const auto j = nlohmann::json::parse(write_session(s));
-  EXPECT_DOUBLE_EQ(j["prediction"]["step_time_s"].get<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(j["prediction"]["time"]["step_time_s"].get<double>(), 1.25);
+  EXPECT_FALSE(j["prediction"].contains("timeline"));  // a summary, not the events
   EXPECT_FALSE(parse_session(j.dump(), "x").prediction.has_value());
 }
 
