@@ -214,10 +214,22 @@ c10::intrusive_ptr<c10d::Store> make_tcp_store(const std::string& master_addr, i
                                                int rank, int world_size, double timeout_seconds) {
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(master_port);
-  so.isServer = rank == 0;
   so.numWorkers = static_cast<std::size_t>(world_size);
-  so.waitWorkers = true;
   so.timeout = to_ms(timeout_seconds);
+  // Under torchrun the elastic agent already serves a TCPStore on MASTER_PORT and says so
+  // with TORCHELASTIC_USE_AGENT_STORE=True: every worker is then a client, and keys live
+  // under /worker/attempt_<restart count> (as torch.distributed's env:// rendezvous does).
+  const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  if (agent && std::string(agent) == "True") {
+    so.isServer = false;
+    so.waitWorkers = false;
+    const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(master_addr, so);
+    return c10::make_intrusive<c10d::PrefixStore>(
+        fmt::format("/worker/attempt_{}", attempt ? attempt : "0"), tcp);
+  }
+  so.isServer = rank == 0;
+  so.waitWorkers = true;
   return c10::make_intrusive<c10d::TCPStore>(master_addr, so);
 }
 
