@@ -11,6 +11,8 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -48,6 +50,15 @@ RunTab::RunTab(QWidget* parent) : QWidget(parent) {
   run_dir_->setObjectName("run_dir");
   run_dir_->setToolTip("metrics.dir: the run directory (run.toml, metrics.jsonl, run_report.json, validation.json).");
   form->addRow("Run directory", run_dir_);
+  data_ = new QLineEdit(this);
+  data_->setObjectName("data_path");
+  data_->setToolTip("data.path: a token file (llm.c .bin) made with `shardcast-train tokenize --out corpus.bin FILES...`.");
+  form->addRow("Data (data.path)", data_);
+  steps_ = new QSpinBox(this);
+  steps_->setObjectName("run_steps");
+  steps_->setRange(1, 1 << 30);
+  steps_->setToolTip("training.steps: optimizer steps of this run.");
+  form->addRow("Steps (training.steps)", steps_);
   plan_label_ = new QLabel(this);
   plan_label_->setWordWrap(true);
   form->addRow("Command", plan_label_);
@@ -102,6 +113,7 @@ RunTab::RunTab(QWidget* parent) : QWidget(parent) {
       proc_->kill();
     }
   });
+  connect(steps_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { steps_touched_ = true; });
   connect(launch_btn_, &QPushButton::clicked, this, [this] { launch(); });
   connect(stop_btn_, &QPushButton::clicked, this, &RunTab::stop);
   updateButtons();
@@ -117,6 +129,8 @@ RunTab::~RunTab() {
 QString RunTab::trainerPath() const { return trainer_->text(); }
 void RunTab::setTrainerPath(const QString& path) { trainer_->setText(path); }
 void RunTab::setRunDirectory(const QString& dir) { run_dir_->setText(dir); }
+void RunTab::setDataPath(const QString& path) { data_->setText(path); }
+void RunTab::setSteps(int steps) { steps_->setValue(steps); }
 QString RunTab::runDirectory() const { return run_dir_->text(); }
 bool RunTab::isRunning() const { return proc_ && proc_->state() != QProcess::NotRunning; }
 
@@ -126,6 +140,11 @@ void RunTab::setPlan(const TrainConfig& cfg, const std::optional<Prediction>& pr
   custom_hw_ = custom_hardware;
   if (run_dir_->text().isEmpty())
     run_dir_->setText(QDir::current().filePath(QString::fromStdString(cfg.metrics.dir)));
+  if (data_->text().isEmpty()) data_->setText(QString::fromStdString(cfg.data.path));
+  if (!steps_touched_) {
+    QSignalBlocker b(steps_);
+    steps_->setValue(cfg.training.steps);
+  }
   plan_label_->setText(QString("%1 launch --nproc-per-node %2 <run dir>/run.toml --metrics-dir <run dir>  "
                                "(%3, %4 on %5, %6 steps)")
                            .arg(QFileInfo(trainerPath()).fileName())
@@ -133,7 +152,7 @@ void RunTab::setPlan(const TrainConfig& cfg, const std::optional<Prediction>& pr
                            .arg(QString::fromStdString(cfg.model_preset.empty() ? cfg.model.name : cfg.model_preset))
                            .arg(to_string(cfg.parallelism.sharding_strategy))
                            .arg(QString::fromStdString(cfg.cluster.hardware))
-                           .arg(cfg.training.steps));
+                           .arg(steps_->value()));
   updateButtons();
 }
 
@@ -171,6 +190,11 @@ QString RunTab::launch() {
 
   TrainConfig cfg = cfg_;
   cfg.metrics.dir = dir.toStdString();
+  cfg.training.steps = steps_->value();
+  cfg.data.path = QFileInfo(data_->text()).absoluteFilePath().toStdString();
+  if (data_->text().isEmpty())
+    return fail("data.path is empty: make a token file with `shardcast-train tokenize --out corpus.bin FILES...`");
+  if (!QFileInfo(data_->text()).isFile()) return fail(QString("data.path %1 is not a file").arg(data_->text()));
   cfg.prediction = prediction_table(*pred_, cfg.cluster.hardware);
   const QString toml = QDir(dir).filePath("run.toml");
   try {

@@ -23,6 +23,7 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
+class QSpinBox;
 class QTimer;
 
 namespace shardcast::gui {
@@ -42,6 +43,10 @@ class RunTab : public QWidget {
   QString trainerPath() const;
   void setTrainerPath(const QString& path);
   void setRunDirectory(const QString& dir);
+  // data.path for the run (a token file of `shardcast-train tokenize`); "" = the config's.
+  void setDataPath(const QString& path);
+  // training.steps for the run.
+  void setSteps(int steps);
   QString runDirectory() const;
 
   // Start the run; returns "" or the reason it could not start (also shown in the tab).
@@ -76,9 +81,12 @@ class RunTab : public QWidget {
   QString running_dir_;
   int steps_seen_ = 0;
   bool stop_requested_ = false;
+  bool steps_touched_ = false;
 
   QLineEdit* trainer_ = nullptr;
   QLineEdit* run_dir_ = nullptr;
+  QLineEdit* data_ = nullptr;
+  QSpinBox* steps_ = nullptr;
   QLabel* plan_label_ = nullptr;
   QLabel* status_ = nullptr;
   QPushButton* launch_btn_ = nullptr;

@@ -10,6 +10,8 @@ nproc=$3; toml=$4
 dir=$6
 [ -f "$toml" ] || { echo "no $toml" >&2; exit 2; }
 grep -q '^\[prediction\]' "$toml" || { echo "run.toml has no [prediction]" >&2; exit 2; }
+data=$(sed -n 's/^path = "\(.*\)"$/\1/p' "$toml" | head -1)
+[ -f "$data" ] || { echo "data.path '$data' is not a file" >&2; exit 2; }
 steps=${FAKE_TRAINER_STEPS:-5}
 echo "fake trainer: $nproc ranks, $steps steps"
 : > "$dir/metrics.jsonl"

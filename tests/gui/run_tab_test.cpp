@@ -24,6 +24,15 @@ using namespace shardcast::gui;
 namespace {
 const QString kFake = QString(SHARDCAST_TEST_SOURCE_DIR) + "/tests/gui/fake_trainer.sh";
 
+// A token file for data.path (the trainer double only checks that it is passed).
+QString tokenFile(const QTemporaryDir& tmp) {
+  const QString p = tmp.filePath("corpus.bin");
+  QFile f(p);
+  f.open(QIODevice::WriteOnly);
+  f.write("tokens");
+  return p;
+}
+
 // tiny-2l on 2 CPU ranks: a config a local launch accepts.
 void localConfig(MainWindow& w) {
   qobject_cast<QComboBox*>(w.form()->editorFor("model.preset"))->setCurrentText("tiny-2l");
@@ -51,6 +60,9 @@ class RunTabTest : public QObject {
     RunTab* r = w.runTab();
     r->setTrainerPath(kFake);
     r->setRunDirectory(tmp.filePath("run"));
+    r->setSteps(6);
+    QVERIFY(r->launch().contains("data.path is empty"));
+    r->setDataPath(tokenFile(tmp));
     qputenv("FAKE_TRAINER_STEPS", "6");
     QSignalSpy done(r, &RunTab::finished);
     QCOMPARE(r->launch(), QString());
@@ -69,6 +81,8 @@ class RunTabTest : public QObject {
     // run.toml in the run directory carries the prediction the validation compares with.
     const TrainConfig written = read_train_config(tmp.filePath("run/run.toml").toStdString());
     QVERIFY(written.prediction.present);
+    QCOMPARE(written.training.steps, 6);
+    QCOMPARE(QString::fromStdString(written.data.path), tokenFile(tmp));
     QCOMPARE(written.prediction.tokens_per_s_per_gpu, w.prediction()->tokens_per_s_per_gpu);
     // The finished run is in the Validation tab, which is shown.
     QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.validationTab()));
@@ -91,6 +105,7 @@ class RunTabTest : public QObject {
     RunTab* r = w.runTab();
     r->setTrainerPath(kFake);
     r->setRunDirectory(tmp.filePath("run"));
+    r->setDataPath(tokenFile(tmp));
     qputenv("FAKE_TRAINER_STEPS", "1000");
     qputenv("FAKE_TRAINER_SLEEP", "0.2");
     QSignalSpy done(r, &RunTab::finished);

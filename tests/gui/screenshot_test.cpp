@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QComboBox>
@@ -120,11 +121,19 @@ class ScreenshotTest : public QObject {
     static_cast<QComboBox*>(f->editorFor("activation_checkpointing.mode"))->setCurrentText("none");
     static_cast<QComboBox*>(f->editorFor("precision.param_dtype"))->setCurrentText("fp32");
     QVERIFY2(w_->prediction().has_value(), qPrintable(f->errorText("")));
-    TrainConfig cfg = f->config();
-    cfg.training.steps = 30;
-    cfg.metrics.dir = QDir(dir_).filePath("run").toStdString();
-    f->setConfig(cfg);
+    // A token file from the repository's docs, made by the trainer itself.
+    const QString corpus = QDir(dir_).filePath("corpus.bin");
+    QProcess tok;
+    QStringList docs;
+    for (const QString& d : QDir(QString(SHARDCAST_TEST_SOURCE_DIR) + "/docs").entryList({"*.md"}, QDir::Files))
+      docs << QString(SHARDCAST_TEST_SOURCE_DIR) + "/docs/" + d;
+    docs << QString(SHARDCAST_TEST_SOURCE_DIR) + "/README.md";
+    tok.start(trainer, QStringList{"tokenize", "--out", corpus} + docs);
+    QVERIFY(tok.waitForFinished(60000));
+    QVERIFY2(tok.exitCode() == 0, tok.readAllStandardError().constData());
     RunTab* r = w_->runTab();
+    r->setDataPath(corpus);
+    r->setSteps(40);
     r->setTrainerPath(trainer);
     r->setRunDirectory(QDir(dir_).filePath("run"));
     QSignalSpy done(r, &RunTab::finished);
