@@ -25,6 +25,7 @@ const char* to_string(AcMode m) {
     case AcMode::none: return "none";
     case AcMode::selective: return "selective";
     case AcMode::full: return "full";
+    case AcMode::selective_op: return "selective_op";
   }
   return "?";
 }
@@ -37,7 +38,7 @@ std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s) {
 }
 
 std::optional<AcMode> parse_ac_mode(const std::string& s) {
-  for (auto v : {AcMode::none, AcMode::selective, AcMode::full})
+  for (auto v : {AcMode::none, AcMode::selective, AcMode::full, AcMode::selective_op})
     if (s == to_string(v)) return v;
   return std::nullopt;
 }
@@ -54,7 +55,8 @@ int ParallelismConfig::shard_group_size(int world_size, int gpus_per_node) const
 
 bool ActivationCheckpointingConfig::block_checkpointed(int block) const {
   switch (mode) {
-    case AcMode::none: return false;
+    case AcMode::none:
+    case AcMode::selective_op: return false;
     case AcMode::full: return true;
     case AcMode::selective:
       return std::floor((block + 1) * ratio + 1e-9) > std::floor(block * ratio + 1e-9);

@@ -18,7 +18,10 @@
 namespace shardcast {
 
 enum class ShardingStrategy { full_shard, shard_grad_op, hybrid_shard, no_shard };
-enum class AcMode { none, selective, full };
+// selective_op: torchtitan's op-level selective checkpointing (selective_ac_option = "op"):
+// inside every block, matmul and attention outputs are kept and cheap ops are recomputed.
+// The planner models it; shardcast-train runs none, selective and full only.
+enum class AcMode { none, selective, full, selective_op };
 
 const char* to_string(ShardingStrategy s);
 const char* to_string(AcMode m);
@@ -26,7 +29,7 @@ const char* to_string(AcMode m);
 std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s);
 std::optional<AcMode> parse_ac_mode(const std::string& s);
 inline const char* kShardingStrategyNames = "full_shard | shard_grad_op | hybrid_shard | no_shard";
-inline const char* kAcModeNames = "none | selective | full";
+inline const char* kAcModeNames = "none | selective | full | selective_op";
 
 struct ClusterConfig {
   std::string hardware = "cpu";   // preset key in configs/hardware/
@@ -59,7 +62,8 @@ struct ActivationCheckpointingConfig {
   // Which blocks are checkpointed: block i is when floor((i+1)·ratio) > floor(i·ratio)
   // (an even spread; ratio 0.5 = every other block, as fms-fsdp's selective_checkpointing).
   bool block_checkpointed(int block) const;
-  double recompute_fraction(int n_layers) const;  // checkpointed blocks / n_layers
+  // Whole blocks recomputed / n_layers (0 for selective_op, whose recompute is op-level).
+  double recompute_fraction(int n_layers) const;
 };
 
 struct PrecisionConfig {

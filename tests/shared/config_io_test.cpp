@@ -157,7 +157,7 @@ TEST(ConfigIo, BadConfigsNameFileKeyAndAllowedValues) {
       {"strategy in upper case", replace(b, "\"hybrid_shard\"", "\"FULL_SHARD\""),
        {"parallelism.sharding_strategy", "allowed"}},
       {"unknown ac mode", replace(b, "mode = \"selective\"", "mode = \"op\""),
-       {"activation_checkpointing.mode", "none | selective | full"}},
+       {"activation_checkpointing.mode", "none | selective | full | selective_op"}},
       {"ratio above 1", replace(b, "ratio = 0.5", "ratio = 1.5"), {"activation_checkpointing.ratio", "(0, 1]"}},
       {"ratio zero", replace(b, "ratio = 0.5", "ratio = 0"), {"activation_checkpointing.ratio", "(0, 1]"}},
       {"micro_batch zero", replace(b, "micro_batch = 2", "micro_batch = 0"), {"training.micro_batch", ">= 1"}},

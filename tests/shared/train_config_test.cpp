@@ -38,13 +38,15 @@ TEST(TrainConfig, SelectiveRatioSpreadsBlocksEvenly) {
   ac.mode = AcMode::full;
   ac.ratio = 0.25;  // ratio is ignored by full
   EXPECT_DOUBLE_EQ(ac.recompute_fraction(7), 1.0);
+  ac.mode = AcMode::selective_op;  // op-level: no whole block is recomputed
+  EXPECT_DOUBLE_EQ(ac.recompute_fraction(7), 0.0);
 }
 
 TEST(TrainConfig, EnumSpellingsRoundTrip) {
   for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
                  ShardingStrategy::no_shard})
     EXPECT_EQ(parse_sharding_strategy(to_string(s)), s);
-  for (auto m : {AcMode::none, AcMode::selective, AcMode::full}) EXPECT_EQ(parse_ac_mode(to_string(m)), m);
+  for (auto m : {AcMode::none, AcMode::selective, AcMode::full, AcMode::selective_op}) EXPECT_EQ(parse_ac_mode(to_string(m)), m);
   EXPECT_FALSE(parse_sharding_strategy("FULL_SHARD"));
   EXPECT_FALSE(parse_ac_mode("op"));
 }
