@@ -6,8 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "planner/emit.h"
@@ -160,6 +163,158 @@ TEST(Emit, InvalidConfigWritesNothing) {
   Prediction p;
   EXPECT_THROW(emit_files(c, p, dir.string()), ConfigErrors);
   EXPECT_FALSE(fs::exists(dir / "run.toml"));
+}
+
+// Non-comment lines of a text file.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty() && l[0] != '#') out.push_back(l);
+  return out;
+}
+
+// `--a.b=v` / `--k=v` lines into {"a.b": "v"}; a line of any other shape fails the test.
+std::map<std::string, std::string> parse_args(const std::string& text) {
+  std::map<std::string, std::string> m;
+  for (const std::string& l : lines_of(text)) {
+    const size_t eq = l.find('=');
+    EXPECT_TRUE(l.rfind("--", 0) == 0 && eq != std::string::npos) << "not --key=value: " << l;
+    if (eq == std::string::npos) continue;
+    EXPECT_TRUE(m.emplace(l.substr(2, eq - 2), l.substr(eq + 1)).second) << "repeated: " << l;
+  }
+  return m;
+}
+
+// The two-level YAML subset accelerate writes: `key: value` and `section:` + `  key: value`.
+std::map<std::string, std::string> parse_yaml(const std::string& text) {
+  std::map<std::string, std::string> m;
+  std::string section;
+  for (std::string l : lines_of(text)) {
+    const size_t hash = l.find("  #");
+    if (hash != std::string::npos) l = l.substr(0, hash);
+    const bool nested = l.rfind("  ", 0) == 0;
+    const size_t colon = l.find(':');
+    EXPECT_NE(colon, std::string::npos) << l;
+    if (colon == std::string::npos) continue;
+    const std::string key = l.substr(nested ? 2 : 0, colon - (nested ? 2 : 0));
+    std::string value = l.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    while (!value.empty() && value.back() == ' ') value.pop_back();
+    if (!nested && value.empty()) {
+      section = key;
+      continue;
+    }
+    EXPECT_TRUE(!nested || !section.empty()) << l;
+    m[nested ? section + "." + key : key] = value;
+  }
+  return m;
+}
+
+// The value at "section.key" of a TOML table, spelled as on a command line.
+std::string toml_as_arg(const toml::table& t, const std::string& dotted) {
+  const toml::node* n = t.at_path(dotted).node();
+  if (!n) return "<missing>";
+  if (auto v = n->value<std::string>(); v && n->is_string()) return *v;
+  if (n->is_integer()) return std::to_string(*n->value<int64_t>());
+  if (n->is_boolean()) return *n->value<bool>() ? "true" : "false";
+  if (n->is_floating_point()) return fmt::format("float:{:.17g}", *n->value<double>());
+  if (const toml::array* a = n->as_array()) {
+    std::string s;
+    for (const auto& e : *a) s += (s.empty() ? "" : ",") + e.value_or(std::string());
+    return s;
+  }
+  return "<unsupported>";
+}
+
+// Names in users_ecosystem.md §2.3-2.5 (torchtitan job_config, accelerate, fms-fsdp train_config).
+const std::set<std::string> kTorchtitanKeys = {
+    "model.name", "model.flavor", "model.converters", "optimizer.name", "optimizer.lr", "optimizer.eps",
+    "optimizer.weight_decay", "lr_scheduler.warmup_steps", "lr_scheduler.decay_ratio", "lr_scheduler.decay_type",
+    "lr_scheduler.min_lr_factor", "training.local_batch_size", "training.global_batch_size", "training.seq_len",
+    "training.max_norm", "training.steps", "training.mixed_precision_param", "training.mixed_precision_reduce",
+    "parallelism.data_parallel_replicate_degree", "parallelism.data_parallel_shard_degree",
+    "parallelism.fsdp_reshard_after_forward", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option",
+    "compile.enable", "compile.components", "checkpoint.enable", "checkpoint.folder", "checkpoint.interval",
+    "checkpoint.keep_latest_k", "metrics.log_freq", "comm.init_timeout_seconds", "debug.seed"};
+const std::set<std::string> kAccelerateKeys = {
+    "compute_environment", "distributed_type", "mixed_precision", "downcast_bf16", "num_machines", "num_processes",
+    "machine_rank", "main_process_port", "rdzv_backend", "same_network", "use_cpu", "dynamo_config.dynamo_backend",
+    "fsdp_config.fsdp_version", "fsdp_config.fsdp_sharding_strategy", "fsdp_config.fsdp_use_orig_params",
+    "fsdp_config.fsdp_reshard_after_forward", "fsdp_config.fsdp_auto_wrap_policy",
+    "fsdp_config.fsdp_transformer_layer_cls_to_wrap", "fsdp_config.fsdp_state_dict_type",
+    "fsdp_config.fsdp_offload_params", "fsdp_config.fsdp_cpu_ram_efficient_loading",
+    "fsdp_config.fsdp_activation_checkpointing", "parallelism_config.parallelism_config_dp_replicate_size",
+    "parallelism_config.parallelism_config_dp_shard_size"};
+const std::set<std::string> kFmsKeys = {
+    "model_variant", "ckpt_load_path", "ckpt_save_path", "use_dummy_dataset", "data_path", "datasets", "weights",
+    "seq_length", "vocab_size", "sep_token", "logical_shards", "sharding_strategy", "fsdp_activation_checkpointing",
+    "selective_checkpointing", "mixed_precision", "low_cpu_fsdp", "batch_size", "num_steps", "learning_rate",
+    "grad_clip_thresh", "seed", "use_profiler", "profiler_rank0_only", "report_interval", "checkpoint_interval",
+    "tracker", "tracker_dir", "tracker_project_name", "tracker_run_id", "use_torch_compile"};
+
+TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
+  int checked = 0;
+  for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
+                 ShardingStrategy::no_shard})
+    for (auto ac : {AcMode::none, AcMode::selective, AcMode::full})
+      for (bool extras : {false, true}) {
+        TrainConfig c = config("llama3-8b", "H100-80GB-SXM", 4, 8);
+        c.parallelism.sharding_strategy = s;
+        c.parallelism.hsdp_shard_size = s == ShardingStrategy::hybrid_shard ? 8 : 0;
+        c.activation_checkpointing.mode = ac;
+        c.activation_checkpointing.ratio = ac == AcMode::selective ? 0.5 : 1.0;
+        c.training.micro_batch = 2;
+        c.training.grad_accum = 3;
+        c.precision.compile = extras;
+        c.precision.fp8 = extras;
+        if (extras) {
+          c.checkpoint.dir = "ckpt";
+          c.checkpoint.interval = 50;
+          c.lr_schedule.decay = "constant";
+        }
+        SCOPED_TRACE(describe_config(c));
+        const int W = c.world_size();
+
+        // torchtitan: the overrides and the TOML say the same thing, with known names only.
+        const toml::table tt = toml::parse(render_torchtitan_toml(c));
+        const auto over = parse_args(render_torchtitan_overrides(c));
+        size_t toml_keys = 0;
+        tt.for_each([&](const toml::key&, const toml::node& sec) {
+          if (auto* t = sec.as_table()) toml_keys += t->size();
+        });
+        EXPECT_EQ(over.size(), toml_keys);
+        for (const auto& [k, v] : over) {
+          EXPECT_TRUE(kTorchtitanKeys.count(k)) << "unknown torchtitan key " << k;
+          const std::string in_toml = toml_as_arg(tt, k);
+          if (in_toml.rfind("float:", 0) == 0)
+            EXPECT_DOUBLE_EQ(std::stod(in_toml.substr(6)), std::stod(v)) << k;
+          else
+            EXPECT_EQ(in_toml, v) << k;
+        }
+        EXPECT_EQ(std::stoi(over.at("parallelism.data_parallel_replicate_degree")) *
+                      std::stoi(over.at("parallelism.data_parallel_shard_degree")),
+                  W);
+        EXPECT_EQ(std::stoi(over.at("training.global_batch_size")), 2 * 3 * W);
+
+        // accelerate: known names, the right process count and strategy.
+        const auto acc = parse_yaml(render_accelerate_yaml(c));
+        for (const auto& [k, v] : acc) EXPECT_TRUE(kAccelerateKeys.count(k)) << "unknown accelerate key " << k;
+        EXPECT_EQ(acc.at("num_processes"), std::to_string(W));
+        EXPECT_EQ(acc.at("num_machines"), "4");
+        EXPECT_EQ(acc.at("fsdp_config.fsdp_activation_checkpointing"), ac == AcMode::none ? "false" : "true");
+        EXPECT_EQ(acc.count("parallelism_config.parallelism_config_dp_shard_size"),
+                  s == ShardingStrategy::hybrid_shard ? 1u : 0u);
+
+        // fms-fsdp: known names, the per-GPU batch.
+        const auto fms = parse_args(render_fms_fsdp_args(c));
+        for (const auto& [k, v] : fms) EXPECT_TRUE(kFmsKeys.count(k)) << "unknown fms-fsdp key " << k;
+        EXPECT_EQ(fms.at("batch_size"), "2");
+        EXPECT_EQ(fms.at("seq_length"), "4096");
+        EXPECT_EQ(fms.at("use_torch_compile"), extras ? "True" : "False");
+        ++checked;
+      }
+  EXPECT_EQ(checked, 24);
 }
 
 TEST(EmitEcosystem, HybridShardMapsToEachToolsNames) {
