@@ -12,3 +12,7 @@ section "Presets"
 
 section "Llama-2-7B"
 "$sc" show-model llama2-7b --seq-len 4096
+
+section "Plan: fms-fsdp's headline run, Llama-2-7B on 128 A100-80GB (configs/examples/fms-llama2-7b-128xA100.toml)"
+"$sc" plan configs/examples/fms-llama2-7b-128xA100.toml
+echo "published: 4550 tokens/s/GPU (foundation-model-stack/fms-fsdp README @ed74fd5, 128 A100, 400 Gb/s)"
