@@ -274,4 +274,50 @@ ckpt::Manifest load_checkpoint(FsdpModel& model, const fs::path& dir) {
   return m;
 }
 
+CheckpointHook::CheckpointHook(const TrainConfig& cfg, Engine& engine) : cfg_(cfg), model_(fsdp_model_of(engine)) {
+  const auto& c = cfg.checkpoint;
+  if (c.dir.empty() && c.resume_from.empty()) return;
+  if (!model_)
+    throw ConfigError(cfg.source_file, "checkpoint", "checkpoints need the FSDP engine (not --reference)");
+  const bool rank0 = model_->groups().world->rank() == 0;
+  if (c.resume_from.empty()) return;
+  const fs::path dir = ckpt::resolve_checkpoint(c.resume_from, c.dir);
+  if (dir.empty()) {
+    if (rank0) fmt::print("checkpoint: no complete checkpoint under {} yet; starting at step 1\n", c.dir);
+    return;
+  }
+  const ckpt::Manifest m = load_checkpoint(*model_, dir);
+  model_->set_optimizer_steps(m.optimizer_steps);
+  first_step_ = m.data.step + 1;
+  tokens_base_ = m.data.tokens_seen;
+  if (rank0) {
+    fmt::print("checkpoint: resumed from {} (step {}, {} tokens seen, optimizer step {})\n", dir.string(), m.data.step,
+               m.data.tokens_seen, m.optimizer_steps);
+    const int W = model_->groups().world->size();
+    if (m.data.world_size != W || m.shard_size != model_->groups().shard->size())
+      fmt::print("checkpoint: re-sharded from {} ranks (shard group {}) to {} ranks (shard group {}); data position: "
+                 "step {} onward draws each step's global batch of {} sequences from (seed {}, step, sequence "
+                 "index), as a fresh {}-rank run would\n",
+                 m.data.world_size, m.shard_size, W, model_->groups().shard->size(), first_step_,
+                 int64_t(W) * cfg.training.micro_batch * cfg.training.grad_accum, cfg.training.seed, W);
+    if (m.data.seed != cfg.training.seed || m.data.seq_len != cfg.training.seq_len)
+      fmt::print("checkpoint: note: saved with seed {} / seq_len {}, continuing with seed {} / seq_len {}\n",
+                 m.data.seed, m.data.seq_len, cfg.training.seed, cfg.training.seq_len);
+  }
+  std::fflush(stdout);
+}
+
+void CheckpointHook::after_step(int step) {
+  const auto& c = cfg_.checkpoint;
+  if (c.dir.empty() || !model_) return;
+  const bool last = step == cfg_.training.steps;
+  if (!last && (c.interval <= 0 || step % c.interval != 0)) return;
+  const int64_t tokens = tokens_base_ + int64_t(step - first_step_ + 1) * cfg_.tokens_per_step();
+  const fs::path dir = save_checkpoint(*model_, cfg_, {step, tokens});
+  if (model_->groups().world->rank() == 0) {
+    fmt::print("checkpoint: saved {}\n", dir.string());
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace shardcast::trainer

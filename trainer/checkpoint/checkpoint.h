@@ -25,6 +25,7 @@
 #include "shared/train_config.h"
 #include "trainer/checkpoint/manifest.h"
 #include "trainer/fsdp/fsdp.h"
+#include "trainer/train/engine.h"
 
 namespace shardcast::trainer {
 
@@ -47,5 +48,27 @@ ckpt::Manifest load_checkpoint(FsdpModel& model, const std::filesystem::path& di
 
 // The manifest's unit layout of a model (HF names and shapes) for a shard-group size.
 std::vector<ckpt::UnitLayout> unit_layouts(const FsdpModel& model);
+
+// The training loop's view of checkpoints (train_loop.cpp holds one per run):
+// the constructor resumes when cfg.checkpoint.resume_from is set ("latest" with no complete
+// checkpoint yet starts at step 1 and says so; a path that is not a checkpoint is an error),
+// after_step(s) saves when s % interval == 0 or s is the last step (interval 0 = only the
+// last), and the data position is explicit: the sampler draws step s's global batch from
+// (seed, s, sequence index), so a resume on another world size continues at the saved step
+// with the new world's global batch, and tokens_seen continues from the saved count.
+// Collective: every rank constructs it and calls after_step in the same order. The reference
+// engine (no FsdpModel) has no checkpoints: a configured checkpoint dir is then an error.
+class CheckpointHook {
+ public:
+  CheckpointHook(const TrainConfig& cfg, Engine& engine);
+  int first_step() const { return first_step_; }
+  void after_step(int step);
+
+ private:
+  const TrainConfig& cfg_;
+  FsdpModel* model_ = nullptr;
+  int first_step_ = 1;
+  int64_t tokens_base_ = 0;   // tokens_seen at first_step_ − 1
+};
 
 }  // namespace shardcast::trainer

@@ -362,11 +362,9 @@ std::vector<fs::path> list_complete(const fs::path& root) {
 
 fs::path resolve_checkpoint(const std::string& resume_from, const fs::path& root) {
   if (resume_from == "latest") {
+    if (root.empty()) throw InputError("checkpoint.resume_from = \"latest\" needs checkpoint.dir");
     auto all = list_complete(root);
-    if (all.empty())
-      throw InputError(fmt::format("checkpoint.resume_from = \"latest\": no complete checkpoint under {}",
-                                   root.empty() ? std::string("(checkpoint.dir is empty)") : root.string()));
-    return all.back();
+    return all.empty() ? fs::path() : all.back();
   }
   fs::path p(resume_from);
   if (!fs::exists(p / kManifestName))

@@ -116,8 +116,9 @@ uint64_t free_bytes(const std::filesystem::path& dir);   // bytes available to t
 std::string step_dir_name(int step);                      // "step_00000100"
 // Complete checkpoints under `root`, oldest first (by step). Missing root = empty.
 std::vector<std::filesystem::path> list_complete(const std::filesystem::path& root);
-// Resolves checkpoint.resume_from: "latest" = newest complete under root (throws InputError
-// if none), otherwise a path to a checkpoint directory.
+// Resolves checkpoint.resume_from: "latest" = newest complete under root (an empty path if
+// there is none yet: a first start), otherwise a path to a checkpoint directory (InputError if
+// it is not a complete one).
 std::filesystem::path resolve_checkpoint(const std::string& resume_from,
                                          const std::filesystem::path& root);
 // Removes complete checkpoints beyond the newest `keep`, and stale `.tmp` directories left

@@ -17,9 +17,11 @@
 
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/model/llama.h"
 #include "trainer/train/memory.h"
 #include "trainer/train/optim.h"
+#include "trainer/validation/validation.h"
 
 namespace shardcast::trainer {
 
@@ -349,7 +351,8 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   // Fault injection for the launcher's tests: this rank fails after step SHARDCAST_FAULT_STEP.
   const int fault_rank = env_int("SHARDCAST_FAULT_RANK", -1);
   const int fault_step = env_int("SHARDCAST_FAULT_STEP", -1);
-  for (int s = 1; s <= cfg.training.steps; ++s) {
+  CheckpointHook checkpoints(cfg, *engine);  // resume (checkpoint.resume_from) and periodic saves
+  for (int s = checkpoints.first_step(); s <= cfg.training.steps; ++s) {
     StepMetrics m = loop.step(s);
     if (rank == fault_rank && s == fault_step)
       throw std::runtime_error(fmt::format("injected fault at step {} (SHARDCAST_FAULT_STEP)", s));
@@ -359,6 +362,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     worst.optimizer = std::max(worst.optimizer, pp.optimizer);
     if (!std::isfinite(m.loss))
       throw std::runtime_error(fmt::format("step {}: loss is {} (diverged)", s, m.loss));
+    checkpoints.after_step(s);
     if (rank != 0) continue;
     report.steps.push_back(m);
     nlohmann::json j = m;
@@ -407,6 +411,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                "wrote {}\n",
                report.steps.front().loss, report.steps.back().loss, 1000 * report.median_step_time_s,
                report.tokens_per_s_per_gpu, mem / 1048576.0, (run_dir / "run_report.json").string());
+    finish_run_validation(cfg, report, run_dir);  // validation.json: [prediction] vs measured
   }
   return kExitOk;
 }

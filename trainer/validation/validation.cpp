@@ -70,4 +70,10 @@ void write_validation(const std::filesystem::path& run_dir, const ValidationRepo
   write_file_atomic(run_dir / "run.toml", write_train_config(cfg));
 }
 
+void finish_run_validation(const TrainConfig& cfg, const RunReport& measured, const std::filesystem::path& run_dir) {
+  const ValidationReport v = make_validation(cfg.prediction, measured, run_dir.string());
+  write_validation(run_dir, v, cfg);
+  fmt::print("{}wrote {}\n", format_validation(v), (run_dir / "validation.json").string());
+}
+
 }  // namespace shardcast::trainer

@@ -30,4 +30,7 @@ std::string format_validation(const ValidationReport& v);
 // Writes run_dir/validation.json and run_dir/run.toml atomically.
 void write_validation(const std::filesystem::path& run_dir, const ValidationReport& v, const TrainConfig& cfg);
 
+// End of a run (rank 0): make_validation + write_validation + print the table to stdout.
+void finish_run_validation(const TrainConfig& cfg, const RunReport& measured, const std::filesystem::path& run_dir);
+
 }  // namespace shardcast::trainer
