@@ -219,7 +219,7 @@ void ConfigForm::buildHardware(QFormLayout* f) {
   hbm_gib_ = doubleSpin(0, 1e6, 1, 8);
   hbm_gib_->setSuffix(" GiB");
   addField(f, "gpu.hbm_gib", "Memory", hbm_gib_, "gpu.hbm_gib: device memory visible to the allocator, GiB.");
-  hbm_tbps_ = doubleSpin(0, 1e3, 2, 0.1);
+  hbm_tbps_ = doubleSpin(0, 1e3, 3, 0.1);
   hbm_tbps_->setSuffix(" TB/s");
   addField(f, "gpu.hbm_tbps", "Memory bandwidth", hbm_tbps_, "gpu.hbm_tbps: HBM bandwidth, TB/s.");
   intra_gbps_ = doubleSpin(0, 1e6, 0, 100);

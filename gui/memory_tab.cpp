@@ -103,7 +103,7 @@ void MemoryTab::setPredictions(const std::vector<StrategyPrediction>& rows) {
   chart_->setStackedBars(cats, stacks, lines, AxisSpec{"GiB per GPU", false, 0, 0, "%.0f"});
 
   // Table: one column per strategy, one row per component plus totals.
-  table_->clear();
+  table_->clearContents();
   table_->setColumnCount(int(rows.size()));
   table_->setRowCount(int(names.size()) + 3);
   QStringList headers, vheaders;

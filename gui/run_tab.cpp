@@ -113,7 +113,10 @@ RunTab::RunTab(QWidget* parent) : QWidget(parent) {
       proc_->kill();
     }
   });
-  connect(steps_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { steps_touched_ = true; });
+  connect(steps_, qOverload<int>(&QSpinBox::valueChanged), this, [this] {
+    steps_touched_ = true;
+    updatePlanLabel();
+  });
   connect(launch_btn_, &QPushButton::clicked, this, [this] { launch(); });
   connect(stop_btn_, &QPushButton::clicked, this, &RunTab::stop);
   updateButtons();
@@ -145,6 +148,12 @@ void RunTab::setPlan(const TrainConfig& cfg, const std::optional<Prediction>& pr
     QSignalBlocker b(steps_);
     steps_->setValue(cfg.training.steps);
   }
+  updatePlanLabel();
+  updateButtons();
+}
+
+void RunTab::updatePlanLabel() {
+  const TrainConfig& cfg = cfg_;
   plan_label_->setText(QString("%1 launch --nproc-per-node %2 <run dir>/run.toml --metrics-dir <run dir>  "
                                "(%3, %4 on %5, %6 steps)")
                            .arg(QFileInfo(trainerPath()).fileName())
@@ -153,7 +162,6 @@ void RunTab::setPlan(const TrainConfig& cfg, const std::optional<Prediction>& pr
                            .arg(to_string(cfg.parallelism.sharding_strategy))
                            .arg(QString::fromStdString(cfg.cluster.hardware))
                            .arg(steps_->value()));
-  updateButtons();
 }
 
 void RunTab::setStatus(const QString& text) { status_->setText(text); }

@@ -70,6 +70,7 @@ class RunTab : public QWidget {
   void appendLog(const QString& text, bool error);
   void setStatus(const QString& text);
   void updateButtons();
+  void updatePlanLabel();
 
   TrainConfig cfg_;
   std::optional<Prediction> pred_;

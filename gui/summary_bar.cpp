@@ -13,15 +13,19 @@ SummaryBar::SummaryBar(QWidget* parent) : QLabel(parent) {
 
 void SummaryBar::setPrediction(const Prediction& p, double plan_ms) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  auto mem = [](double bytes) {
+    return bytes < GiB ? QString("%1 MiB").arg(bytes / (1024.0 * 1024.0), 0, 'f', 1)
+                       : QString("%1 GiB").arg(bytes / GiB, 0, 'f', 1);
+  };
   const QString fits = p.fits ? QString("<b style='color:#1a7f37'>fits</b>")
                               : QString("<b style='color:#b00020'>does not fit</b> (largest: %1)")
                                     .arg(QString::fromStdString(p.overflow_component));
   const QString band = p.error_band_note.empty() ? QString() : QString(" &nbsp; %1").arg(QString::fromStdString(p.error_band_note).toHtmlEscaped());
-  setText(QString("Peak memory <b>%1 GiB</b> of %2 GiB — %3 &nbsp;|&nbsp; step <b>%4 s</b> &nbsp;|&nbsp; "
+  setText(QString("Peak memory <b>%1</b> of %2 — %3 &nbsp;|&nbsp; step <b>%4 s</b> &nbsp;|&nbsp; "
                   "<b>%5</b> tokens/s/GPU &nbsp;|&nbsp; MFU <b>%6%</b> &nbsp; HFU %7% &nbsp;|&nbsp; exposed comm "
                   "%8 ms%9 &nbsp; <span style='color:#666'>(planned in %10 ms)</span>")
-              .arg(p.mem_peak_bytes / GiB, 0, 'f', 1)
-              .arg(p.mem_capacity_bytes / GiB, 0, 'f', 0)
+              .arg(mem(p.mem_peak_bytes))
+              .arg(mem(p.mem_capacity_bytes))
               .arg(fits)
               .arg(p.step_time_s, 0, 'f', 3)
               .arg(p.tokens_per_s_per_gpu, 0, 'f', 0)

@@ -187,7 +187,7 @@ QString ValidationTab::addSource(const QString& path) {
   points_.erase(std::remove_if(points_.begin(), points_.end(), [&](const ValidationPoint& x) { return x.source == p; }),
                 points_.end());
   sources_ << path;
-  points_.insert(points_.end(), pts.begin(), pts.end());
+  points_.insert(points_.begin(), pts.begin(), pts.end());  // newest source first in the table
   if (!skipped.empty())
     problems_ << QString("%1: %2 rows skipped (first: %3)")
                      .arg(QFileInfo(path).fileName())

@@ -32,6 +32,8 @@ struct ChartView::Impl {
   QVector<BarStack> stacks;
   AxisSpec x_spec, y_spec, y2_spec;
   QAbstractAxis *x_axis = nullptr, *y_axis = nullptr, *y2_axis = nullptr;
+  QStackedBarSeries* bars = nullptr;  // of the last setStackedBars()
+  QValueAxis* bar_y = nullptr;
 
   void reset() {
     chart->removeAllSeries();
@@ -44,6 +46,8 @@ struct ChartView::Impl {
     categories.clear();
     stacks.clear();
     x_axis = y_axis = y2_axis = nullptr;
+    bars = nullptr;
+    bar_y = nullptr;
   }
 
   static QAbstractAxis* makeAxis(const AxisSpec& s) {
@@ -212,10 +216,43 @@ void ChartView::appendPoint(int index, const QPointF& p) {
 
 void ChartView::setStackedBars(const QStringList& categories, const QVector<BarStack>& stacks,
                                const QVector<RefLine>& lines, const AxisSpec& y) {
+  // Same shape as shown (categories, components, lines): update the values in place, which
+  // keeps the scene items and is several times cheaper than rebuilding on every keystroke.
+  if (d_->bars && categories == d_->categories && lines.size() == d_->xy.size() &&
+      stacks.size() == d_->bars->count()) {
+    bool same = true;
+    for (int i = 0; i < stacks.size() && same; ++i) same = d_->bars->barSets()[i]->label() == stacks[i].name;
+    for (int i = 0; i < lines.size() && same; ++i) same = d_->xy[i]->name() == lines[i].name;
+    if (same) {
+      double hi = 0;
+      for (int c = 0; c < categories.size(); ++c) {
+        double sum = 0;
+        for (int i = 0; i < stacks.size(); ++i) {
+          const double v = c < stacks[i].values.size() ? stacks[i].values[c] : 0;
+          d_->bars->barSets()[i]->replace(c, v);
+          sum += v;
+        }
+        hi = std::max(hi, sum);
+      }
+      for (int i = 0; i < lines.size(); ++i) {
+        d_->xy[i]->replace(QList<QPointF>{QPointF(-0.5, lines[i].y), QPointF(categories.size() - 0.5, lines[i].y)});
+        hi = std::max(hi, lines[i].y);
+      }
+      d_->stacks = stacks;
+      if (y.min != y.max) d_->bar_y->setRange(y.min, y.max);
+      else {
+        d_->bar_y->setRange(0, hi * 1.08 + 1e-12);
+        d_->bar_y->applyNiceNumbers();
+      }
+      d_->showChart(!categories.isEmpty());
+      return;
+    }
+  }
   d_->reset();
   d_->categories = categories;
   d_->stacks = stacks;
   auto* bars = new QStackedBarSeries;
+  d_->bars = bars;
   bars->setBarWidth(0.6);
   d_->chart->legend()->setAlignment(Qt::AlignRight);
   for (const BarStack& s : stacks) {
@@ -232,6 +269,7 @@ void ChartView::setStackedBars(const QStringList& categories, const QVector<BarS
   d_->y_spec = y;
   auto* yaxis = static_cast<QValueAxis*>(Impl::makeAxis(AxisSpec{y.title, false, y.min, y.max, y.format}));
   d_->chart->addAxis(yaxis, Qt::AlignLeft);
+  d_->bar_y = yaxis;
   bars->attachAxis(cat);
   bars->attachAxis(yaxis);
   // Reference lines on a hidden value axis spanning the categories.

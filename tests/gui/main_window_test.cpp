@@ -20,6 +20,7 @@
 #include "gui/main_window.h"
 #include "gui/memory_tab.h"
 #include "gui/session.h"
+#include "gui/session_io.h"
 #include "gui/summary_bar.h"
 #include "gui/timeline_tab.h"
 #include "gui/timeline_view.h"
@@ -89,8 +90,18 @@ class MainWindowTest : public QObject {
     const QVector<double> opt = w.memoryTab()->chart()->barValues("optimizer_states");
     QCOMPARE(opt.size(), 4);
     QVERIFY(opt[0] < opt[3]);  // full_shard shards optimizer states, no_shard does not
-    // Timeline: events on compute and comm lanes.
-    QVERIFY(w.timelineTab()->view()->events().size() > 20);
+    // Timeline: events on compute and comm lanes, zoomable.
+    TimelineView* tv = w.timelineTab()->view();
+    QVERIFY(tv->events().size() > 20);
+    const double span = tv->viewEnd() - tv->viewStart();
+    QVERIFY(span >= direct.step_time_s);
+    tv->zoomIn();
+    QCOMPARE(tv->viewEnd() - tv->viewStart(), span / 2);
+    tv->fit();
+    QCOMPARE(tv->viewEnd() - tv->viewStart(), span);
+    // The highlighted exposed communication is the planner's, read off the same timeline; the
+    // tolerance covers summing the same intervals in a different order.
+    QVERIFY(std::abs(tv->exposedSeconds() - direct.exposed_comm_s) <= 1e-6 * direct.step_time_s);
     QVERIFY(!w.isWindowModified());
   }
 
@@ -189,6 +200,7 @@ class MainWindowTest : public QObject {
              QString::fromStdString(write_train_config(saved)));
     QCOMPARE(w2.sessionPath(), path);
     QVERIFY(!w2.isWindowModified());
+    QCOMPARE(recent_sessions().value(0), QFileInfo(path).absoluteFilePath());
     // The CLI-side reader sees the same config.
     const auto s = session::read_session(path.toStdString());
     QCOMPARE(QString::fromStdString(write_train_config(s.config)), QString::fromStdString(write_train_config(saved)));
