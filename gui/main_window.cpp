@@ -25,15 +25,9 @@
 #include "planner/plan.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
-#ifdef SHARDCAST_HAVE_SEARCH
 #include "gui/search_tab.h"
-#endif
-#ifdef SHARDCAST_HAVE_SCALE
 #include "gui/scaling_tab.h"
-#endif
-#ifdef SHARDCAST_HAVE_EMIT
 #include "planner/emit.h"
-#endif
 
 namespace shardcast::gui {
 
@@ -77,18 +71,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(memory_, "Memory");
   timeline_ = new TimelineTab(tabs_);
   tabs_->addTab(timeline_, "Timeline");
-#ifdef SHARDCAST_HAVE_SEARCH
   search_ = new SearchTab(tabs_);
   tabs_->addTab(search_, "Search");
   connect(search_, &SearchTab::configChosen, this, [this](const TrainConfig& cfg) {
     form_->setConfig(cfg, form_->customHardware());
     statusBar()->showMessage("Loaded the selected search candidate into the form.", 5000);
   });
-#endif
-#ifdef SHARDCAST_HAVE_SCALE
   scaling_ = new ScalingTab(tabs_);
   tabs_->addTab(scaling_, "Scaling");
-#endif
   validation_ = new ValidationTab(tabs_);
   tabs_->addTab(validation_, "Validation");
   connect(validation_, &ValidationTab::sourcesChanged, this, [this] { setWindowModified(true); });
@@ -149,10 +139,6 @@ void MainWindow::buildMenus() {
     else statusBar()->showMessage("Exported into " + d, 8000);
   });
   exp->setShortcut(QKeySequence("Ctrl+E"));
-#ifndef SHARDCAST_HAVE_EMIT
-  exp->setEnabled(false);
-  exp->setToolTip("Needs planner/emit.h (the writer of `shardcast emit`), not built in.");
-#endif
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 }
@@ -190,7 +176,9 @@ void MainWindow::replan() {
   std::optional<Prediction> pred;
   if (msgs.empty()) {
     try {
-      pred = planner::plan(cfg, *hw, planner::PlanOptions{true});
+      planner::PlanOptions opt;
+      opt.timeline = true;
+      pred = planner::plan(cfg, *hw, opt);
     } catch (const ConfigError& e) {
       msgs.push_back(e.what());
     } catch (const std::exception& e) {
@@ -207,12 +195,8 @@ void MainWindow::replan() {
     memory_->setProblem("No prediction: " + why);
     timeline_->setProblem("No prediction: " + why);
     run_->setPlan(cfg, std::nullopt, form_->customHardware().has_value());
-#ifdef SHARDCAST_HAVE_SEARCH
     search_->setBase(cfg, std::nullopt);
-#endif
-#ifdef SHARDCAST_HAVE_SCALE
     scaling_->setBase(cfg, std::nullopt);
-#endif
     last_plan_ms_ = timer.nsecsElapsed() / 1e6;
     statusBar()->showMessage(QString("Not planned: %1 problem(s).").arg(msgs.size()));
     return;
@@ -244,12 +228,8 @@ void MainWindow::replan() {
   memory_->setPredictions(rows);
   timeline_->setPrediction(*pred);
   run_->setPlan(cfg, pred, form_->customHardware().has_value());
-#ifdef SHARDCAST_HAVE_SEARCH
   search_->setBase(cfg, *hw);
-#endif
-#ifdef SHARDCAST_HAVE_SCALE
   scaling_->setBase(cfg, *hw);
-#endif
   last_plan_ms_ = timer.nsecsElapsed() / 1e6;
   statusBar()->showMessage(QString("Re-planned in %1 ms (4 strategies, timeline of %2 events), views updated in %3 ms.")
                                .arg(plan_ms, 0, 'f', 2)
@@ -293,7 +273,6 @@ QString MainWindow::saveSession(const QString& path) {
 }
 
 QString MainWindow::exportTo(const QString& dir) {
-#ifdef SHARDCAST_HAVE_EMIT
   if (!prediction_) return "The form has errors; there is nothing to export.";
   if (form_->customHardware())
     return "Custom hardware cannot be named in run.toml; pick a hardware preset to export.";
@@ -303,10 +282,6 @@ QString MainWindow::exportTo(const QString& dir) {
     return QString::fromStdString(e.what());
   }
   return {};
-#else
-  (void)dir;
-  return "Export needs planner/emit.h (the writer of `shardcast emit`), which this build does not have.";
-#endif
 }
 
 void MainWindow::onRunFinished(const QString& dir, int code, bool crashed) {

@@ -19,22 +19,10 @@
 
 #include "gui/charts/chart_view.h"
 #include "gui/metrics_tail.h"
+#include "planner/emit.h"
 #include "shared/config_io.h"
 
 namespace shardcast::gui {
-
-PredictionTable prediction_table(const Prediction& p, const std::string& hardware) {
-  PredictionTable t;
-  t.present = true;
-  t.step_time_s = p.step_time_s;
-  t.tokens_per_s_per_gpu = p.tokens_per_s_per_gpu;
-  t.mfu = p.mfu;
-  t.hfu = p.hfu;
-  t.mem_peak_bytes = p.mem_peak_bytes;
-  for (const auto& c : p.memory) t.mem_components[c.name] += c.bytes;
-  t.hardware = hardware;
-  return t;
-}
 
 RunTab::RunTab(QWidget* parent) : QWidget(parent) {
   auto* v = new QVBoxLayout(this);
@@ -203,10 +191,9 @@ QString RunTab::launch() {
   if (data_->text().isEmpty())
     return fail("data.path is empty: make a token file with `shardcast-train tokenize --out corpus.bin FILES...`");
   if (!QFileInfo(data_->text()).isFile()) return fail(QString("data.path %1 is not a file").arg(data_->text()));
-  cfg.prediction = prediction_table(*pred_, cfg.cluster.hardware);
   const QString toml = QDir(dir).filePath("run.toml");
   try {
-    write_file_atomic(toml.toStdString(), write_train_config(cfg));
+    write_file_atomic(toml.toStdString(), planner::render_run_toml(cfg, *pred_));
   } catch (const std::exception& e) {
     return fail(QString::fromStdString(e.what()));
   }

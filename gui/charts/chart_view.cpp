@@ -321,8 +321,13 @@ QString ChartView::seriesName(int index) const {
 }
 
 QVector<double> ChartView::barValues(const QString& stack) const {
-  for (const BarStack& s : d_->stacks)
-    if (s.name == stack) return s.values;
+  if (!d_->bars) return {};
+  for (QBarSet* set : d_->bars->barSets())
+    if (set->label() == stack) {
+      QVector<double> v;
+      for (int i = 0; i < set->count(); ++i) v << set->at(i);
+      return v;
+    }
   return {};
 }
 

@@ -21,12 +21,8 @@
 #include "gui/timeline_tab.h"
 #include "gui/timeline_view.h"
 #include "gui/validation_tab.h"
-#ifdef SHARDCAST_HAVE_SEARCH
 #include "gui/search_tab.h"
-#endif
-#ifdef SHARDCAST_HAVE_SCALE
 #include "gui/scaling_tab.h"
-#endif
 
 using namespace shardcast;
 using namespace shardcast::gui;
@@ -73,28 +69,20 @@ class ScreenshotTest : public QObject {
   }
 
   void search() {
-#ifdef SHARDCAST_HAVE_SEARCH
     QSignalSpy done(w_->searchTab(), &SearchTab::searchFinished);
     QCOMPARE(w_->searchTab()->runSearch(), QString());
     QVERIFY(done.wait(120000));
     QVERIFY(w_->searchTab()->result() && !w_->searchTab()->result()->ranked.empty());
     shoot("Search");
-#else
-    QSKIP("planner/search.h not in this build");
-#endif
   }
 
   void scaling() {
-#ifdef SHARDCAST_HAVE_SCALE
     QSignalSpy done(w_->scalingTab(), &ScalingTab::scalingFinished);
     w_->scalingTab()->setRange(8, 4096);
     QCOMPARE(w_->scalingTab()->runScaling(), QString());
     QVERIFY(done.wait(300000));
     QVERIFY(!w_->scalingTab()->points().empty());
     shoot("Scaling");
-#else
-    QSKIP("planner/scale.h not in this build");
-#endif
   }
 
   void validation() {
