@@ -23,5 +23,6 @@ void register_validate(CLI::App& app);     // cmd_validate.cpp (planner engineer
 void register_search(CLI::App& app);       // cmd_search.cpp (search-and-capacity engineer)
 void register_scale(CLI::App& app);        // cmd_scale.cpp (search-and-capacity engineer)
 void register_emit(CLI::App& app);         // cmd_emit.cpp (search-and-capacity engineer)
+void register_calibrate(CLI::App& app);    // cmd_calibrate.cpp (closed-loop engineer)
 
 }  // namespace shardcast::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cli::register_search(app);
   cli::register_scale(app);
   cli::register_emit(app);
+  cli::register_calibrate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,221 @@
+// Micro-benchmark profiles and least-squares calibration on trainer runs. See calibrate.h.
+#include "planner/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/fit.h"
+#include "planner/plan.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+using nlohmann::json;
+
+namespace {
+
+double num(const json& o, const std::string& where, const char* key, const std::string& label) {
+  if (!o.is_object() || !o.contains(key)) throw InputError(fmt::format("{}: {}.{}: missing", label, where, key));
+  const json& v = o.at(key);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    throw InputError(fmt::format("{}: {}.{}: expected a non-negative number", label, where, key));
+  return v.get<double>();
+}
+
+// Least squares line y = a + b·x.
+void line(const std::vector<double>& x, const std::vector<double>& y, double& a, double& b) {
+  const double n = double(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  const double den = n * sxx - sx * sx;
+  b = den != 0 ? (n * sxy - sx * sy) / den : 0;
+  a = n > 0 ? (sy - b * sx) / n : 0;
+}
+
+}  // namespace
+
+MicrobenchData parse_microbench(const std::string& text, const std::string& label) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", label, e.what()));
+  }
+  if (!j.is_object()) throw InputError(label + ": expected a JSON object");
+  if (!j.contains("schema") || j["schema"] != 1) throw InputError(label + ": schema: expected 1");
+  MicrobenchData d;
+  d.memory_bytes_per_s = num(j, "(top)", "memory_bytes_per_s", label);
+  if (!j.contains("matmul") || !j["matmul"].is_array() || j["matmul"].empty())
+    throw InputError(label + ": matmul: expected a non-empty array");
+  for (size_t i = 0; i < j["matmul"].size(); ++i) {
+    const std::string w = fmt::format("matmul[{}]", i);
+    const json& g = j["matmul"][i];
+    d.matmul.push_back({num(g, w, "m", label), num(g, w, "k", label), num(g, w, "n", label),
+                        num(g, w, "flops_per_s", label)});
+  }
+  if (!j.contains("fits") || !j["fits"].is_array()) throw InputError(label + ": fits: expected an array");
+  for (size_t i = 0; i < j["fits"].size(); ++i) {
+    const std::string w = fmt::format("fits[{}]", i);
+    const json& f = j["fits"][i];
+    if (!f.is_object() || !f.contains("op") || !f["op"].is_string())
+      throw InputError(fmt::format("{}: {}.op: expected a string", label, w));
+    d.fits.push_back({f["op"].get<std::string>(), int(num(f, w, "ranks", label)), num(f, w, "latency_s", label),
+                      num(f, w, "bytes_per_s", label)});
+  }
+  return d;
+}
+
+HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpec& base, const std::string& name,
+                                     std::vector<std::string>* notes) {
+  auto note = [&](const std::string& s) {
+    if (notes) notes->push_back(s);
+  };
+  HardwareSpec hw = base;
+  hw.name = name;
+  hw.file.clear();
+  // GEMMs: peak = best rate; the shape curve fitted relative to it.
+  double peak = 0;
+  for (const auto& g : mb.matmul) peak = std::max(peak, g.flops_per_s);
+  if (!(peak > 0)) throw InputError("micro-benchmark: no positive matmul rate");
+  hw.gpu.fp32_flops = peak;
+  hw.gpu.bf16_flops = hw.gpu.fp16_flops = hw.gpu.fp8_flops = 0;  // the CPU trainer computes in fp32
+  note(fmt::format("fp32 peak = best GEMM rate {:.2f} GFLOP/s ({} shapes)", peak / 1e9, mb.matmul.size()));
+  if (mb.matmul.size() >= 3) {
+    // eff(k) = e·k/(k + h): fit log-residuals over the shapes, e in (0, 1], h >= 0.
+    auto resid = [&](const Eigen::VectorXd& x) {
+      const double e = 1.0 / (1.0 + std::exp(-x[0])), h = std::exp(x[1]);
+      Eigen::VectorXd r(mb.matmul.size());
+      for (size_t i = 0; i < mb.matmul.size(); ++i) {
+        const auto& g = mb.matmul[i];
+        const double k = std::min({g.m, g.k, g.n});
+        r[Eigen::Index(i)] = std::log(e * k / (k + h)) - std::log(g.flops_per_s / peak);
+      }
+      return r;
+    };
+    Eigen::VectorXd x0(2);
+    x0 << 2.0, std::log(32.0);
+    const LmResult r = levenberg_marquardt(resid, x0);
+    hw.efficiency["matmul_eff"] = 1.0 / (1.0 + std::exp(-r.x[0]));
+    hw.efficiency["matmul_dim_half"] = std::exp(r.x[1]);
+    note(fmt::format("matmul_eff {:.3f}, matmul_dim_half {:.1f} (fit of the GEMM shape curve, rms log error {:.3f})",
+                     hw.efficiency["matmul_eff"], hw.efficiency["matmul_dim_half"],
+                     std::sqrt(2 * r.cost_after / double(mb.matmul.size()))));
+  } else {
+    note("fewer than 3 GEMM shapes: matmul_eff / matmul_dim_half kept from the base profile");
+  }
+  if (!(mb.memory_bytes_per_s > 0)) throw InputError("micro-benchmark: memory bandwidth is 0");
+  hw.gpu.hbm_bandwidth = mb.memory_bytes_per_s;
+  hw.efficiency["hbm_eff"] = 1.0;
+  note(fmt::format("memory bandwidth {:.2f} GB/s (copy, read + write), hbm_eff = 1", mb.memory_bytes_per_s / 1e9));
+  // Collectives: bus bandwidth = (n−1)/n·S/t for all_gather, 2(n−1)/n·S/t for all_reduce and
+  // for reduce_scatter (Gloo composes it from all_reduce of the full buffer).
+  std::vector<double> bus, steps, lat;
+  for (const auto& f : mb.fits) {
+    if (f.ranks < 2 || !(f.bytes_per_s > 0)) continue;
+    const double n = f.ranks;
+    const bool ag = f.op == "all_gather";
+    const double rounds = ag ? 1.0 : 2.0;
+    if (f.ranks == 2) bus.push_back(rounds * (n - 1) / n * f.bytes_per_s);
+    steps.push_back(rounds * (n - 1));
+    lat.push_back(f.latency_s);
+  }
+  if (bus.empty()) throw InputError("micro-benchmark: no 2-rank collective fits");
+  double b = 0;
+  for (double x : bus) b += x;
+  b /= double(bus.size());
+  hw.node.intra_node_bandwidth = b;
+  hw.efficiency["intra_node_bw_eff"] = 1.0;
+  note(fmt::format("link bus bandwidth {:.3f} GB/s (mean of {} 2-rank Gloo collectives), intra_node_bw_eff = 1",
+                   b / 1e9, bus.size()));
+  double base_lat = 0, step_lat = 0;
+  line(steps, lat, base_lat, step_lat);
+  hw.node.intra_node_latency = std::max(0.0, step_lat);
+  hw.efficiency["collective_base_latency_s"] = std::max(0.0, base_lat);
+  note(fmt::format("latency per ring step {:.1f} us, fixed {:.1f} us (line through {} collective intercepts)",
+                   hw.node.intra_node_latency * 1e6, hw.efficiency["collective_base_latency_s"] * 1e6, lat.size()));
+  hw.source = "shardcast calibrate --hardware-out: measured on this machine (" + std::to_string(mb.matmul.size()) +
+              " GEMM shapes, memory copy, Gloo loopback with 2 and 4 ranks); other keys from " + base.name;
+  return hw;
+}
+
+std::string hardware_to_toml(const HardwareSpec& h) {
+  auto q = [](const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') o += '\\';
+      o += c;
+    }
+    return o + "\"";
+  };
+  auto g = [](double v) { return fmt::format("{:.17g}", v); };
+  std::string o;
+  o += "# Hardware profile written by `shardcast calibrate` (units as in configs/hardware/cpu.toml).\n";
+  o += "name = " + q(h.name) + "\nsource = " + q(h.source) + "\n\n[gpu]\n";
+  o += "bf16_tflops = " + g(h.gpu.bf16_flops / 1e12) + "\nfp16_tflops = " + g(h.gpu.fp16_flops / 1e12) + "\n";
+  o += "fp32_tflops = " + g(h.gpu.fp32_flops / 1e12) + "\nfp8_tflops = " + g(h.gpu.fp8_flops / 1e12) + "\n";
+  o += "hbm_gib = " + g(h.gpu.hbm_bytes / (1024.0 * 1024.0 * 1024.0)) + "\nhbm_tbps = " + g(h.gpu.hbm_bandwidth / 1e12);
+  o += "\n\n[node]\ngpus_per_node = " + std::to_string(h.node.gpus_per_node) + "\n";
+  o += "intra_node_gbps = " + g(h.node.intra_node_bandwidth * 8 / 1e9) + "\n";
+  o += "inter_node_gbps = " + g(h.node.inter_node_bandwidth * 8 / 1e9) + "\n";
+  o += "intra_node_latency_us = " + g(h.node.intra_node_latency * 1e6) + "\n";
+  o += "inter_node_latency_us = " + g(h.node.inter_node_latency * 1e6) + "\n\n[efficiency]\n";
+  for (const auto& [k, v] : h.efficiency) o += k + " = " + g(v) + "\n";
+  return o;
+}
+
+CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const HardwareSpec& hw,
+                                    const CalibrateOptions& o) {
+  const int np = int(o.params.size());
+  if (np == 0) throw UsageError("calibrate: no parameters to fit");
+  const size_t need = size_t(np) * size_t(std::max(1, o.min_runs_per_param));
+  if (runs.size() < need)
+    throw UsageError(fmt::format("calibrate: {} measured runs are too few to fit {} parameters ({}); need at least {} "
+                                 "({} per parameter)",
+                                 runs.size(), np, fmt::join(o.params, ", "), need, o.min_runs_per_param));
+  std::vector<FitBounds> bounds;
+  Eigen::VectorXd x0(np);
+  CalibrationResult res;
+  for (int k = 0; k < np; ++k) {
+    bounds.push_back(fit_bounds(o.params[k]));
+    const FitBounds& b = bounds.back();
+    const double v0 = hw.efficiency_param(o.params[k]);
+    res.before[o.params[k]] = v0;
+    const double u = std::clamp((std::clamp(v0, b.lo, b.hi) - b.lo) / (b.hi - b.lo), 1e-4, 1 - 1e-4);
+    x0[k] = std::log(u / (1 - u));
+  }
+  auto with = [&](const Eigen::VectorXd& x) {
+    HardwareSpec h = hw;
+    for (int k = 0; k < np; ++k)
+      h.efficiency[o.params[k]] = bounds[k].lo + (bounds[k].hi - bounds[k].lo) / (1 + std::exp(-x[k]));
+    return h;
+  };
+  auto resid = [&](const Eigen::VectorXd& x) {
+    const HardwareSpec h = with(x);
+    Eigen::VectorXd r(Eigen::Index(runs.size()) + np);
+    for (size_t i = 0; i < runs.size(); ++i)
+      r[Eigen::Index(i)] = std::log(plan(runs[i].cfg, h).step_time_s / runs[i].step_time_s);
+    for (int k = 0; k < np; ++k) r[Eigen::Index(runs.size()) + k] = o.prior_weight * (x[k] - x0[k]);
+    return r;
+  };
+  const LmResult lm = levenberg_marquardt(resid, x0);
+  res.fitted = with(lm.x);
+  res.iterations = lm.iterations;
+  for (const auto& k : o.params) res.after[k] = res.fitted.efficiency.at(k);
+  for (const auto& r : runs) {
+    CalibrationRow row{r.name, r.step_time_s, plan(r.cfg, hw).step_time_s, plan(r.cfg, res.fitted).step_time_s};
+    res.mape_before += std::abs(row.err_before_pct()) / double(runs.size());
+    res.mape_after += std::abs(row.err_after_pct()) / double(runs.size());
+    res.rows.push_back(row);
+  }
+  return res;
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,84 @@
+// Calibration: a hardware profile from this machine's micro-benchmarks, and efficiency
+// parameters fitted to the trainer's measured runs.
+//
+// What it is: (1) parse_microbench() reads `shardcast-train microbench --json`;
+// profile_from_microbench() turns it into a HardwareSpec: the fp32 peak is the best measured
+// GEMM rate, matmul_eff / matmul_dim_half are fitted to the GEMM shape curve
+// (eff(k) = matmul_eff·k/(k + dim_half), k = smallest GEMM dimension), the memory bandwidth is
+// the measured copy rate (hbm_eff = 1), the link bandwidth is the measured Gloo bus bandwidth
+// on loopback (intra_node_bw_eff = 1) and the per-step / fixed latencies come from the
+// collectives' intercepts with 2 and 4 ranks; everything else is kept from a base preset.
+// hardware_to_toml() writes a preset file parse_hardware_toml() reads back equal.
+// (2) calibrate_to_runs() fits named [efficiency] keys to measured step times of trainer
+// runs by least squares on log(predicted/measured) (planner/fit.h's Levenberg–Marquardt,
+// each key kept in its physical range, fit_bounds), and reports the error per run before and
+// after; it refuses to fit with fewer than min_runs_per_param runs per fitted key.
+// What it is not: running the benchmarks (the trainer does; the planner never links
+// LibTorch) or the CLI (cli/cmd_calibrate.cpp). Functions are reentrant.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "shared/hardware_spec.h"
+#include "shared/train_config.h"
+
+namespace shardcast::planner {
+
+struct MicrobenchData {
+  struct Gemm {
+    double m = 0, k = 0, n = 0, flops_per_s = 0;
+  };
+  struct Fit {
+    std::string op;   // all_gather | all_reduce | reduce_scatter
+    int ranks = 0;
+    double latency_s = 0, bytes_per_s = 0;
+  };
+  std::vector<Gemm> matmul;
+  double memory_bytes_per_s = 0;
+  std::vector<Fit> fits;
+};
+
+// Strict: InputError "<label>: <key>: <detail>" for anything missing or malformed.
+MicrobenchData parse_microbench(const std::string& json_text, const std::string& label);
+
+// `notes` receives one line per derived number (what was measured and how it was used).
+HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpec& base, const std::string& name,
+                                     std::vector<std::string>* notes = nullptr);
+
+std::string hardware_to_toml(const HardwareSpec& hw);
+
+struct MeasuredRun {
+  std::string name;
+  TrainConfig cfg;
+  double step_time_s = 0;  // measured median over steady steps  // s
+};
+
+struct CalibrateOptions {
+  std::vector<std::string> params = {"matmul_eff", "hbm_eff", "attention_eff", "unit_overhead_s",
+                                     "intra_node_bw_eff"};
+  int min_runs_per_param = 2;
+  double prior_weight = 0;  // weight of the pull towards the starting values (logit space)
+};
+
+struct CalibrationRow {
+  std::string name;
+  double measured_s = 0, before_s = 0, after_s = 0;
+  double err_before_pct() const { return 100 * (before_s - measured_s) / measured_s; }
+  double err_after_pct() const { return 100 * (after_s - measured_s) / measured_s; }
+};
+
+struct CalibrationResult {
+  HardwareSpec fitted;
+  std::map<std::string, double> before, after;  // fitted keys
+  std::vector<CalibrationRow> rows;
+  double mape_before = 0, mape_after = 0;       // %
+  int iterations = 0;
+};
+
+// Throws UsageError when there are too few runs, std::invalid_argument for a bad key.
+CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const HardwareSpec& hw,
+                                    const CalibrateOptions& opts);
+
+}  // namespace shardcast::planner

@@ -1,0 +1,186 @@
+// `shardcast calibrate`: measure this machine or fit efficiency parameters to measured runs.
+//
+//   shardcast calibrate --hardware-out FILE [--base cpu] [--name local] [--trainer PATH] [--quick]
+//       runs `shardcast-train microbench --json` (a subprocess: the planner never links
+//       LibTorch) and writes a hardware profile with the measured numbers.
+//   shardcast calibrate --fit RUN_DIR... --hardware H --out NEW.toml [--params k,...] [--prior w]
+//       fits [efficiency] keys of H to the trainer runs' step times; before/after per run.
+//   shardcast calibrate --published FILE.csv --hardware H --out NEW.toml [--params k,...]
+//       the same on a published-runs CSV (tokens/s/GPU).
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "planner/calibrate.h"
+#include "planner/cli/commands.h"
+#include "planner/fit.h"
+#include "planner/published_csv.h"
+#include "planner/run_validation.h"
+#include "planner/validate.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CalibrateArgs {
+  std::string hardware_out, base = "cpu", name = "local", trainer;
+  bool quick = false;
+  std::vector<std::string> fit_dirs;
+  std::string published, hardware, out;
+  std::vector<std::string> params;
+  double prior = 0;
+};
+
+std::string find_trainer(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path p = self.parent_path() / "shardcast-train";
+    if (fs::exists(p)) return p.string();
+  }
+  throw UsageError("calibrate: shardcast-train not found next to shardcast; pass --trainer PATH");
+}
+
+std::string run_capture(const std::string& cmd) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
+  if (!pipe) throw InputError("calibrate: cannot start: " + cmd);
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe.get())) > 0) out.append(buf.data(), n);
+  const int status = ::pclose(pipe.release());
+  if (status != 0) throw InputError(fmt::format("calibrate: `{}` failed (status {})", cmd, status));
+  return out;
+}
+
+void hardware_out(const CalibrateArgs& a) {
+  const std::string exe = find_trainer(a.trainer);
+  const std::string cmd = fmt::format("'{}' microbench --json{}", exe, a.quick ? " --quick" : "");
+  fmt::print("running {} ...\n", cmd);
+  std::fflush(stdout);
+  const std::string text = run_capture(cmd);
+  const planner::MicrobenchData mb = planner::parse_microbench(text, "shardcast-train microbench --json");
+  std::vector<std::string> notes;
+  const HardwareSpec hw = planner::profile_from_microbench(mb, load_hardware(a.base), a.name, &notes);
+  for (const auto& n : notes) fmt::print("  {}\n", n);
+  const std::string toml = planner::hardware_to_toml(hw);
+  parse_hardware_toml(toml, a.hardware_out);  // what we write must read back
+  write_file_atomic(a.hardware_out, toml);
+  fmt::print("wrote {}\n", a.hardware_out);
+}
+
+void print_values(const std::map<std::string, double>& before, const std::map<std::string, double>& after) {
+  fmt::print("  {:<28} {:>14} {:>14}\n", "parameter", "before", "after");
+  for (const auto& [k, v] : before) fmt::print("  {:<28} {:>14.6g} {:>14.6g}\n", k, v, after.at(k));
+}
+
+void fit_runs(const CalibrateArgs& a) {
+  const HardwareSpec hw = load_hardware(a.hardware);
+  std::vector<planner::MeasuredRun> runs;
+  for (const auto& d : a.fit_dirs) {
+    const planner::RunDir r = planner::read_run_dir(d);
+    runs.push_back({fs::path(d).filename().string(), r.cfg, r.report.median_step_time_s});
+  }
+  planner::CalibrateOptions o;
+  if (!a.params.empty()) o.params = a.params;
+  o.prior_weight = a.prior;
+  const planner::CalibrationResult res = planner::calibrate_to_runs(runs, hw, o);
+  fmt::print("fitted {} parameters of {} to {} runs ({} iterations)\n", o.params.size(), hw.name, runs.size(),
+             res.iterations);
+  print_values(res.before, res.after);
+  fmt::print("\n  {:<34} {:>10} {:>10} {:>8} {:>10} {:>8}\n", "run (step time)", "measured", "before", "err%",
+             "after", "err%");
+  for (const auto& r : res.rows)
+    fmt::print("  {:<34} {:>8.1f}ms {:>8.1f}ms {:>+8.1f} {:>8.1f}ms {:>+8.1f}\n", r.name, r.measured_s * 1e3,
+               r.before_s * 1e3, r.err_before_pct(), r.after_s * 1e3, r.err_after_pct());
+  fmt::print("  MAPE before {:.1f}%, after {:.1f}%\n", res.mape_before, res.mape_after);
+  HardwareSpec out = res.fitted;
+  out.source = hw.source + "; [efficiency] fitted by `shardcast calibrate --fit` on " + std::to_string(runs.size()) +
+               " runs";
+  write_file_atomic(a.out, planner::hardware_to_toml(out));
+  fmt::print("wrote {}\n", a.out);
+}
+
+void fit_published(const CalibrateArgs& a) {
+  std::vector<planner::PublishedRow> rows = planner::read_published_csv(a.published);
+  planner::HardwareSet hardware;
+  hardware.emplace(a.hardware, load_hardware(a.hardware));
+  const auto cases = planner::resolve_cases(rows, hardware);
+  size_t n = 0;
+  for (const auto& c : cases)
+    if (c.hardware == a.hardware && rows[c.row].tokens_per_s_per_gpu) ++n;
+  planner::FitSpec spec;
+  spec.hardware = {a.hardware};
+  spec.params = a.params.empty() ? std::vector<std::string>{"matmul_eff", "attention_eff", "intra_node_bw_eff",
+                                                            "inter_node_bw_eff", "step_overhead_s"}
+                                 : a.params;
+  spec.prior_weight = a.prior;
+  if (n < 2 * spec.params.size())
+    throw UsageError(fmt::format("calibrate: {} published runs with tokens/s on {} are too few to fit {} parameters; "
+                                 "need at least {}",
+                                 n, a.hardware, spec.params.size(), 2 * spec.params.size()));
+  const HardwareSpec before_hw = hardware.at(a.hardware);
+  const auto before = planner::validate_cases(rows, cases, hardware);
+  const planner::FitResult fit = planner::fit_efficiency(rows, cases, hardware, spec);
+  const auto after = planner::validate_cases(rows, cases, hardware);
+  std::map<std::string, double> b, f;
+  for (const auto& k : spec.params) {
+    b[k] = before_hw.efficiency_param(k);
+    f[k] = fit.values.at(k);
+  }
+  fmt::print("fitted {} parameters of {} to {} published runs\n", spec.params.size(), a.hardware, fit.n_runs);
+  print_values(b, f);
+  fmt::print("\n  {:<48} {:>9} {:>8} {:>8}\n", "row (tokens/s/GPU)", "measured", "before%", "after%");
+  for (size_t i = 0; i < before.rows.size(); ++i) {
+    const auto& r0 = before.rows[i];
+    const auto& r1 = after.rows[i];
+    if (!r0.skip_reason.empty() || !r0.has_tps || r0.hardware != a.hardware) continue;
+    fmt::print("  {:<48} {:>9.0f} {:>+8.1f} {:>+8.1f}\n", r0.row_id.substr(0, 48), r0.measured_tps, r0.err_tps_pct,
+               r1.err_tps_pct);
+  }
+  HardwareSpec out = hardware.at(a.hardware);
+  out.source += "; [efficiency] fitted by `shardcast calibrate --published " + a.published + "`";
+  write_file_atomic(a.out, planner::hardware_to_toml(out));
+  fmt::print("wrote {}\n", a.out);
+}
+
+}  // namespace
+
+void register_calibrate(CLI::App& app) {
+  auto a = std::make_shared<CalibrateArgs>();
+  auto* cmd = app.add_subcommand("calibrate", "Measure this machine (--hardware-out) or fit efficiency parameters to "
+                                              "measured runs (--fit RUN_DIR... | --published CSV)");
+  auto* ho = cmd->add_option("--hardware-out", a->hardware_out, "run the trainer's micro-benchmarks, write a profile");
+  cmd->add_option("--base", a->base, "preset whose other keys the measured profile keeps (default cpu)");
+  cmd->add_option("--name", a->name, "name of the measured profile (default local)");
+  cmd->add_option("--trainer", a->trainer, "shardcast-train binary (default: next to shardcast)");
+  cmd->add_flag("--quick", a->quick, "fewer shapes and sizes");
+  auto* fit = cmd->add_option("--fit", a->fit_dirs, "trainer run directories to fit to");
+  auto* pub = cmd->add_option("--published", a->published, "published-runs CSV to fit to");
+  cmd->add_option("--hardware", a->hardware, "hardware preset whose [efficiency] is fitted");
+  cmd->add_option("--out", a->out, "where to write the fitted profile");
+  cmd->add_option("--params", a->params, "efficiency keys to fit")->delimiter(',');
+  cmd->add_option("--prior", a->prior, "weight pulling fitted keys towards their starting values");
+  ho->excludes(fit)->excludes(pub);
+  fit->excludes(pub);
+  cmd->callback([a] {
+    if (!a->hardware_out.empty()) return hardware_out(*a);
+    if (a->fit_dirs.empty() && a->published.empty())
+      throw UsageError("calibrate: give --hardware-out FILE, --fit RUN_DIR..., or --published FILE.csv");
+    if (a->hardware.empty() || a->out.empty()) throw UsageError("calibrate: --fit/--published need --hardware and --out");
+    if (!a->fit_dirs.empty()) return fit_runs(*a);
+    return fit_published(*a);
+  });
+}
+
+}  // namespace shardcast::cli

@@ -1,0 +1,158 @@
+// Trainer run directories: read, re-predict, compare, summarise. See run_validation.h.
+#include "planner/run_validation.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/plan.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw InputError(fmt::format("{}: cannot read (not a shardcast-train run directory?)", p.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", p.string(), e.what()));
+  }
+}
+
+template <class T>
+T json_as(const nlohmann::json& j, const fs::path& p) {
+  try {
+    return j.get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: unexpected content: {}", p.string(), e.what()));
+  }
+}
+
+double pct(double pred, double meas) { return meas != 0 ? 100.0 * (pred - meas) / meas : 0.0; }
+
+}  // namespace
+
+double RunComparison::err_step_pct() const { return pct(predicted_step_s, measured_step_s); }
+double RunComparison::err_mem_pct() const { return pct(predicted_mem_bytes, measured_mem_bytes); }
+
+RunDir read_run_dir(const std::string& dir) {
+  RunDir r;
+  r.dir = dir;
+  const fs::path d(dir);
+  if (!fs::is_directory(d)) throw InputError(fmt::format("{}: not a directory", dir));
+  r.cfg = read_train_config((d / "run.toml").string());
+  const fs::path rp = d / "run_report.json";
+  r.report = json_as<RunReport>(read_json(rp), rp);
+  if (r.report.steps.empty() || !(r.report.median_step_time_s > 0))
+    throw InputError(fmt::format("{}: no measured steps", rp.string()));
+  const fs::path vp = d / "validation.json";
+  if (fs::exists(vp)) {
+    r.validation = json_as<ValidationReport>(read_json(vp), vp);
+    r.has_validation = true;
+  }
+  return r;
+}
+
+RunComparison compare_run(const RunDir& run, const HardwareSpec& hw) {
+  RunComparison c;
+  c.name = fs::path(run.dir).filename().string();
+  if (c.name.empty()) c.name = fs::path(run.dir).parent_path().filename().string();
+  c.model = run.cfg.model.name.empty() ? run.cfg.model_preset : run.cfg.model.name;
+  c.strategy = to_string(run.cfg.parallelism.sharding_strategy);
+  c.world_size = run.cfg.world_size();
+  const Prediction p = plan(run.cfg, hw);
+  c.predicted_step_s = p.step_time_s;
+  c.measured_step_s = run.report.median_step_time_s;
+  c.predicted_mem_bytes = p.mem_peak_bytes;
+  c.measured_mem_bytes = run.report.mem_peak_bytes;
+  c.predicted_tps = p.tokens_per_s_per_gpu;
+  c.measured_tps = run.report.tokens_per_s_per_gpu;
+  return c;
+}
+
+RunSummary summarize_runs(const std::vector<RunComparison>& rows) {
+  RunSummary s;
+  for (const auto& r : rows) {
+    ++s.n;
+    s.mape_step += std::abs(r.err_step_pct());
+    s.max_abs_step = std::max(s.max_abs_step, std::abs(r.err_step_pct()));
+    s.mape_mem += std::abs(r.err_mem_pct());
+    s.max_abs_mem = std::max(s.max_abs_mem, std::abs(r.err_mem_pct()));
+  }
+  if (s.n > 0) {
+    s.mape_step /= s.n;
+    s.mape_mem /= s.n;
+  }
+  return s;
+}
+
+void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware) {
+  std::vector<RunDir> runs;
+  for (const auto& d : dirs) runs.push_back(read_run_dir(d));
+  std::vector<RunComparison> rows;
+  for (const auto& r : runs)
+    rows.push_back(compare_run(r, load_hardware(hardware.empty() ? r.cfg.cluster.hardware : hardware)));
+  const RunSummary s = summarize_runs(rows);
+  if (json) {
+    nlohmann::json j = {{"schema", 1}, {"runs", nlohmann::json::array()}};
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& c = rows[i];
+      nlohmann::json jr = {{"run_dir", runs[i].dir},
+                           {"model", c.model},
+                           {"sharding_strategy", c.strategy},
+                           {"world_size", c.world_size},
+                           {"step_time_s", {{"predicted", c.predicted_step_s}, {"measured", c.measured_step_s}, {"error_pct", c.err_step_pct()}}},
+                           {"mem_peak_bytes", {{"predicted", c.predicted_mem_bytes}, {"measured", c.measured_mem_bytes}, {"error_pct", c.err_mem_pct()}}},
+                           {"tokens_per_s_per_gpu", {{"predicted", c.predicted_tps}, {"measured", c.measured_tps}}}};
+      if (runs[i].has_validation) jr["validation"] = runs[i].validation;
+      j["runs"].push_back(jr);
+    }
+    j["summary"] = {{"n", s.n}, {"mape_step_time_pct", s.mape_step}, {"max_abs_step_time_pct", s.max_abs_step},
+                    {"mape_mem_pct", s.mape_mem}, {"max_abs_mem_pct", s.max_abs_mem}};
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  if (markdown) {
+    fmt::print("| run | model | strategy | ranks | predicted step ms | measured | error % | predicted peak MiB | "
+               "measured | error % |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const auto& c : rows)
+      fmt::print("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:+.1f} | {:.2f} | {:.2f} | {:+.1f} |\n", c.name, c.model,
+                 c.strategy, c.world_size, c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(),
+                 c.predicted_mem_bytes / 1048576.0, c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
+    fmt::print("\nn = {}; step time MAPE {:.1f}% (max {:.1f}%); peak memory MAPE {:.1f}% (max {:.1f}%)\n", s.n,
+               s.mape_step, s.max_abs_step, s.mape_mem, s.max_abs_mem);
+    return;
+  }
+  if (runs.size() == 1 && runs[0].has_validation) {  // the run's own table (as printed at its end)
+    const auto& v = runs[0].validation;
+    fmt::print("validation.json ({} vs [prediction], profile {}):\n", runs[0].dir, v.hardware);
+    for (const auto& e : v.entries)
+      fmt::print("  {:<28} predicted {:>14.6g}  measured {:>14.6g}  error {:>+7.1f}%\n", e.quantity, e.predicted,
+                 e.measured, e.error_pct());
+    fmt::print("\n");
+  }
+  fmt::print("planner now vs measured ({}):\n", hardware.empty() ? "each run's hardware profile" : "profile " + hardware);
+  fmt::print("  {:<30} {:>5} {:>10} {:>10} {:>8} {:>10} {:>10} {:>8}\n", "run", "ranks", "pred ms", "meas ms", "err%",
+             "pred MiB", "meas MiB", "err%");
+  for (const auto& c : rows)
+    fmt::print("  {:<30} {:>5} {:>10.1f} {:>10.1f} {:>+8.1f} {:>10.2f} {:>10.2f} {:>+8.1f}\n", c.name, c.world_size,
+               c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(), c.predicted_mem_bytes / 1048576.0,
+               c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
+  if (rows.size() > 1)
+    fmt::print("  n = {}; step time MAPE {:.1f}% (max {:.1f}%); peak memory MAPE {:.1f}% (max {:.1f}%)\n", s.n,
+               s.mape_step, s.max_abs_step, s.mape_mem, s.max_abs_mem);
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,62 @@
+// Validation of the trainer's own runs: read run directories, re-predict each run with the
+// planner, and compare with what the trainer measured; summary over several runs.
+//
+// What it is: read_run_dir() loads run.toml (the resolved config the trainer wrote),
+// run_report.json (measured: median step time over steady steps, tokens/s per rank, peak
+// tensor bytes per rank from the counting allocator) and validation.json if present (the
+// trainer's comparison with the [prediction] table it was given). compare_run() predicts the
+// run now with a hardware profile (default: the run's own) so a re-calibrated profile can be
+// judged on old runs. print_run_dirs() is `shardcast validate RUN_DIR...`.
+// What it is not: published-run validation (validate.h) or fitting (calibrate.h). Functions
+// are reentrant; printing goes to stdout.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "shared/hardware_spec.h"
+#include "shared/run_report.h"
+#include "shared/train_config.h"
+
+namespace shardcast::planner {
+
+struct RunDir {
+  std::string dir;
+  TrainConfig cfg;
+  RunReport report;
+  bool has_validation = false;
+  ValidationReport validation;
+};
+
+// Throws InputError naming the file for a missing or malformed run.toml / run_report.json /
+// validation.json.
+RunDir read_run_dir(const std::string& dir);
+
+struct RunComparison {
+  std::string name;            // run directory's last component
+  std::string model, strategy;
+  int world_size = 0;
+  double predicted_step_s = 0, measured_step_s = 0;        // s
+  double predicted_mem_bytes = 0, measured_mem_bytes = 0;  // peak tensor bytes per rank
+  double predicted_tps = 0, measured_tps = 0;              // tokens/s per rank
+  double err_step_pct() const;
+  double err_mem_pct() const;
+};
+
+RunComparison compare_run(const RunDir& run, const HardwareSpec& hw);
+
+struct RunSummary {
+  int n = 0;
+  double mape_step = 0, max_abs_step = 0;  // %
+  double mape_mem = 0, max_abs_mem = 0;    // %
+};
+RunSummary summarize_runs(const std::vector<RunComparison>& rows);
+
+// `shardcast validate RUN_DIR... [--json] [--markdown] [--hardware H]`: each run's
+// validation.json table, then the planner-vs-measured table of all runs and the summary.
+// hardware "" = each run's own cluster.hardware.
+void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware);
+
+}  // namespace shardcast::planner
