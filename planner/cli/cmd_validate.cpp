@@ -12,6 +12,7 @@
 #include "planner/cli/commands.h"
 #include "planner/fit.h"
 #include "planner/published_csv.h"
+#include "planner/run_validation.h"
 #include "planner/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -25,6 +26,8 @@ struct ValidateArgs {
   bool json = false, markdown = false;
   std::vector<std::string> fit_hardware, fit_params;
   double prior = 0;
+  std::vector<std::string> run_dirs;  // trainer runs (planner/run_validation.h)
+  std::string hardware;
 };
 
 std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
@@ -101,7 +104,9 @@ void print_markdown(const planner::ValidationResult& v) {
 void register_validate(CLI::App& app) {
   auto a = std::make_shared<ValidateArgs>();
   auto* cmd = app.add_subcommand("validate", "Predict published runs and compare with what they measured");
-  cmd->add_option("--published", a->published, "CSV of published runs (shared/published/README.md columns)")->required();
+  cmd->add_option("--published", a->published, "CSV of published runs (shared/published/README.md columns)");
+  cmd->add_option("run_dirs", a->run_dirs, "trainer run directories (validation.json, run_report.json, run.toml)");
+  cmd->add_option("--hardware", a->hardware, "run dirs: re-predict with this profile instead of each run's");
   cmd->add_flag("--json", a->json, "print {rows, summary, per_source, per_hardware} as JSON");
   cmd->add_flag("--markdown", a->markdown, "print the summary and the rows as Markdown tables (docs/validation.md)");
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
@@ -109,6 +114,8 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
   cmd->add_option("--prior", a->prior, "weight pulling fitted keys towards the preset's values (log space)");
   cmd->callback([a] {
+    if (!a->run_dirs.empty()) return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
+    if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
     std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published);
     planner::HardwareSet hardware;
     const auto cases = planner::resolve_cases(rows, hardware);
