@@ -9,3 +9,11 @@ target_precompile_headers(trainer_loop_tests REUSE_FROM shardcast_trainer)
 gtest_discover_tests(trainer_loop_tests
   DISCOVERY_TIMEOUT 60
   PROPERTIES ENVIRONMENT "SHARDCAST_CONFIG_DIR=${PROJECT_SOURCE_DIR}/configs" TIMEOUT 300)
+
+# Fault tests with real processes (fault_lib.sh); exit 77 = skipped (no user namespaces).
+foreach(fault rank_killed kill_during_save disk_full bad_input)
+  add_test(NAME fault_${fault}
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fault_${fault}.sh $<TARGET_FILE:shardcast-train>)
+  set_tests_properties(fault_${fault} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
+    ENVIRONMENT "SHARDCAST_CONFIG_DIR=${PROJECT_SOURCE_DIR}/configs")
+endforeach()

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Truncated or garbage token files, configs and checkpoints: a clear error and a non-zero exit
+# below 128 (no signal, no crash) for each.
+source "$(dirname "$0")/fault_lib.sh"
+expect_error() {  # expect_error NAME PATTERN CMD...
+  local name=$1 pattern=$2; shift 2
+  local rc=0
+  "$@" > "$WORK/$name.log" 2>&1 || rc=$?
+  [ $rc -ne 0 ] || fail "$name: exited 0"
+  [ $rc -lt 128 ] || fail "$name: crashed (exit $rc)"
+  grep -qi -- "$pattern" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name: no '$pattern' in the error"; }
+  echo "ok: $name -> $(grep -i -m1 -- "$pattern" "$WORK/$name.log" | cut -c1-150)"
+}
+write_config good 2 30
+head -c 700 "$WORK/corpus.bin" > "$WORK/truncated.bin"
+expect_error truncated_tokens "truncated.bin" "$TRAIN" launch --nproc-per-node 2 "$WORK/good.toml" --data "$WORK/truncated.bin"
+head -c 5000 /dev/urandom > "$WORK/garbage.bin"
+expect_error garbage_tokens "garbage.bin" "$TRAIN" launch --nproc-per-node 2 "$WORK/good.toml" --data "$WORK/garbage.bin"
+printf '[model]\npreset = "tiny-2l"\n[training]\nmicro_batch = "eight"\n' > "$WORK/bad.toml"
+expect_error bad_config "micro_batch" "$TRAIN" run "$WORK/bad.toml"
+head -c 3000 /dev/urandom > "$WORK/garbage.toml"
+expect_error garbage_config "garbage.toml" "$TRAIN" run "$WORK/garbage.toml"
+# A checkpoint: corrupt a shard, truncate another, garble the manifest.
+CK="[checkpoint]
+dir = \"$WORK/ckpt\"
+interval = 1"
+write_config ck 1 30 "$CK"
+"$TRAIN" launch --nproc-per-node 2 "$WORK/ck.toml" > /dev/null 2>&1 || fail "could not make a checkpoint"
+C="$WORK/ckpt/step_00000001"
+cp -r "$C" "$WORK/c1"; printf '\x55' | dd of="$WORK/c1/shard_00001.bin" bs=1 seek=4000 conv=notrunc 2>/dev/null
+expect_error corrupt_shard "checksum mismatch" "$TRAIN" export "$WORK/c1" --out "$WORK/o1"
+cp -r "$C" "$WORK/c2"; truncate -s 100 "$WORK/c2/shard_00000.bin"
+expect_error truncated_shard "truncated" "$TRAIN" export "$WORK/c2" --out "$WORK/o2"
+cp -r "$C" "$WORK/c3"; head -c 200 "$C/manifest.json" > "$WORK/c3/manifest.json"
+expect_error garbage_manifest "manifest.json" "$TRAIN" export "$WORK/c3" --out "$WORK/o3"
+# Resuming a run from the corrupt checkpoint fails on every rank with the checksum error.
+sed -e "s#^dir = \"$WORK/ckpt\"#dir = \"$WORK/ckpt\"\nresume_from = \"$WORK/c1\"#" "$WORK/ck.toml" > "$WORK/resume_bad.toml"
+expect_error resume_corrupt "checksum mismatch" "$TRAIN" launch --nproc-per-node 2 "$WORK/resume_bad.toml"
