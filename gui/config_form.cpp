@@ -450,11 +450,24 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
 void ConfigForm::showErrors(const std::vector<FieldError>& errors) {
   std::map<std::string, QStringList> by_key;
   QStringList general;
+  // Hardware keys the planner names when the chosen precision needs what the GPU lacks: the
+  // message also goes to the precision field that asked for it; a preset's missing
+  // efficiency parameter goes to the hardware preset selector.
+  auto fields_of = [](const std::string& key) {
+    std::vector<std::string> keys{key};
+    if (key == "gpu.fp8_tflops") keys.push_back("precision.fp8");
+    if (key == "gpu.peak") keys.push_back("precision.param_dtype");
+    if (key.rfind("efficiency.", 0) == 0) keys.push_back("cluster.hardware");
+    return keys;
+  };
   for (const auto& e : errors) {
-    auto it = fields_.find(e.key);
-    // Model fields of a preset are not editable: their errors belong to the preset selector.
-    if (it != fields_.end()) by_key[e.key] << q(e.detail);
-    else general << q(e.message);
+    bool placed = false;
+    for (const std::string& k : fields_of(e.key))
+      if (fields_.count(k)) {
+        by_key[k] << q(k == e.key ? e.detail : e.key + ": " + e.detail);
+        placed = true;
+      }
+    if (!placed) general << q(e.message);
   }
   for (auto& [key, f] : fields_) {
     auto it = by_key.find(key);

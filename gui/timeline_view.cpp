@@ -142,6 +142,14 @@ void TimelineView::zoomAt(double factor, double anchor) {
   emit viewChanged(t0_, t1_);
 }
 
+void TimelineView::setView(double t0, double t1) {
+  if (!(t1 > t0)) return;
+  t0_ = t0;
+  t1_ = t1;
+  update();
+  emit viewChanged(t0_, t1_);
+}
+
 void TimelineView::zoomIn() { zoomAt(2.0, (t0_ + t1_) / 2); }
 void TimelineView::zoomOut() { zoomAt(0.5, (t0_ + t1_) / 2); }
 

@@ -35,6 +35,8 @@ class TimelineView : public QWidget {
   void zoomIn();
   void zoomOut();
   void fit();
+  // Show [t0, t1] (seconds into the step).
+  void setView(double t0, double t1);
 
  signals:
   void viewChanged(double t0, double t1);

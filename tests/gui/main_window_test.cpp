@@ -163,6 +163,16 @@ class MainWindowTest : public QObject {
     editor<QComboBox>(w, "precision.param_dtype")->setCurrentText("fp32");
     editor<QCheckBox>(w, "precision.fp8")->setChecked(true);
     QVERIFY(w.form()->errorText("precision.fp8").contains("param_dtype"));
+    // fp8 on a GPU without an fp8 peak: the planner's error, under FP8 as well.
+    editor<QComboBox>(w, "precision.param_dtype")->setCurrentText("bf16");
+    QVERIFY(w.prediction().has_value());
+    editor<QComboBox>(w, "cluster.hardware")->setCurrentText("A100-80GB-SXM");
+    QVERIFY(!w.prediction().has_value());
+    QVERIFY2(w.form()->errorText("precision.fp8").contains("gpu.fp8_tflops"),
+             qPrintable(w.form()->errorText("precision.fp8")));
+    editor<QCheckBox>(w, "precision.fp8")->setChecked(false);
+    QVERIFY(w.prediction().has_value());
+    QVERIFY(w.form()->errorText("precision.fp8").isEmpty());
   }
 
   void sessionRoundTrip() {
