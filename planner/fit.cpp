@@ -122,7 +122,7 @@ FitResult fit_efficiency(const std::vector<PublishedRow>& rows, const std::vecto
     Eigen::VectorXd r(nr);
     for (size_t i = 0; i < used.size(); ++i) {
       const ValidationCase& c = *used[i];
-      const double pred = plan(c.cfg, hardware.at(c.hardware)).tokens_per_s_per_gpu;
+      const double pred = plan(c.cfg, hardware.at(c.hardware), c.options).tokens_per_s_per_gpu;
       r[int(i)] = std::log(pred / *rows[c.row].tokens_per_s_per_gpu);
     }
     if (spec.prior_weight > 0)

@@ -87,15 +87,65 @@ std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int s
   return ops;
 }
 
-std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A) {
+const char* to_string(CrossEntropyImpl c) {
+  switch (c) {
+    case CrossEntropyImpl::fp32_upcast: return "fp32_upcast";
+    case CrossEntropyImpl::native: return "native";
+    case CrossEntropyImpl::fused: return "fused";
+  }
+  return "?";
+}
+
+bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out) {
+  for (CrossEntropyImpl c : {CrossEntropyImpl::fp32_upcast, CrossEntropyImpl::native, CrossEntropyImpl::fused})
+    if (s == to_string(c)) {
+      out = c;
+      return true;
+    }
+  return false;
+}
+
+// Per logit (T·V of them), A = bytes of the logits' dtype:
+// - fp32_upcast: forward holds the logits (A), the fp32 copy (4) and the fp32 log-softmax
+//   output (4, saved); backward: the dense fp32 gradient of the log-probabilities and of the
+//   copy (4 + 4) — torchtitan deletes the logits before backward.
+// - native: log-softmax output in A (saved) and the logits (A) held by the training loop's
+//   `output` through backward; backward: gradients of the log-probabilities and logits (A + A).
+// - fused: the logits (A) and a 4-byte log-sum-exp per token are saved; backward writes the
+//   logits' gradient (A).
+LossMemory loss_memory(CrossEntropyImpl impl, double T, double V, int A) {
+  const double n = T * V;
+  LossMemory l;
+  switch (impl) {
+    case CrossEntropyImpl::fp32_upcast:
+      l.saved = 4.0 * n;
+      l.fwd_transient = (A + 4.0) * n;
+      l.bwd_transient = 8.0 * n;
+      break;
+    case CrossEntropyImpl::native:
+      l.saved = 2.0 * A * n;
+      l.bwd_transient = 2.0 * A * n;
+      break;
+    case CrossEntropyImpl::fused:
+      l.saved = A * n + 4.0 * T;
+      l.bwd_transient = A * n;
+      break;
+  }
+  return l;
+}
+
+std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, CrossEntropyImpl ce) {
   const double T = double(micro_batch) * seq_len, d = m.d_model, V = double(m.vocab);
   std::vector<Op> ops;
   ops.push_back(elementwise("final_norm", T * 8.0 * A * d, T * (A * d + 4.0)));
   ops.push_back(gemm("output", T, d, V, A));
   ops.back().saved_bytes = 0;  // input = norm output, saved above
-  // Cross entropy in fp32 (eager): up-cast (r A, w 4) and log-softmax (r 4, w 4) per logit,
-  // the backward twice that; saves the fp32 log-probabilities.
-  ops.push_back(elementwise("cross_entropy", T * V * (A + 12.0), T * V * 4.0));
+  // HBM traffic per logit forward (backward is twice it):
+  // fp32_upcast: up-cast (r A, w 4) and log-softmax (r 4, w 4) = A + 12;
+  // native: log-softmax in A (r A twice: max/sum and write pass, w A) = 3A;
+  // fused: one read of the logits = A.
+  const double bytes = ce == CrossEntropyImpl::fp32_upcast ? A + 12.0 : (ce == CrossEntropyImpl::native ? 3.0 * A : A);
+  ops.push_back(elementwise("cross_entropy", T * V * bytes, loss_memory(ce, T, V, A).saved));
   return ops;
 }
 

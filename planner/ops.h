@@ -22,6 +22,27 @@ namespace shardcast::planner {
 
 enum class OpKind { matmul, attention, elementwise };
 
+// How the loss is computed from the logits (docs/cost-model.md §2.1):
+//   fp32_upcast — F.cross_entropy(logits.float(), ...) (torchtitan, this repo's trainer):
+//                 an fp32 copy and fp32 log-probabilities;
+//   native      — nn.CrossEntropyLoss on the param_dtype logits (fms-fsdp): log-probabilities
+//                 in param_dtype, the logits held by the training loop through backward;
+//   fused       — a fused cross-entropy kernel (flash-attn's xentropy, llm-foundry's default
+//                 loss_fn "fused_crossentropy"): one pass, keeps the logits and an fp32
+//                 log-sum-exp per token, writes the logits' gradient.
+enum class CrossEntropyImpl { fp32_upcast, native, fused };
+const char* to_string(CrossEntropyImpl c);
+// Parse "fp32_upcast" | "native" | "fused"; false for anything else.
+bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out);
+
+// Memory of the loss for `tokens` tokens (logits of `vocab` entries in act_bytes).
+struct LossMemory {
+  double saved = 0;          // kept from the head's forward to its backward  // bytes
+  double fwd_transient = 0;  // extra while the loss runs forward  // bytes
+  double bwd_transient = 0;  // gradients of the logits while the head runs backward  // bytes
+};
+LossMemory loss_memory(CrossEntropyImpl impl, double tokens, double vocab, int act_bytes);
+
 struct Op {
   const char* name = "";
   OpKind kind = OpKind::elementwise;
@@ -45,7 +66,8 @@ struct ComputeContext {
 std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes);
 std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int seq_len,
                                       int act_bytes);
-std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes);
+std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes,
+                                 CrossEntropyImpl ce = CrossEntropyImpl::fp32_upcast);
 
 // Time of one op, forward and backward.  // s
 double op_forward_time(const Op& op, const ComputeContext& c);

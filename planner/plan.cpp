@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/ac_policy.h"
 #include "planner/comm_model.h"
 #include "planner/efficiency.h"
 #include "planner/memory_model.h"
@@ -67,12 +68,18 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.compile = cfg.precision.compile;
   cc.eff = eff;
   const double T = double(b) * s;
-  const UnitCost block = unit_cost(block_forward_ops(m, b, s, param_bytes),
-                                   T * param_bytes * m.d_model, 0, cc);
+  const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes);
+  const UnitCost block = unit_cost(block_ops, T * param_bytes * m.d_model, 0, cc);
   const UnitCost embed = unit_cost(embedding_forward_ops(m, b, s, param_bytes), 0, 0, cc);
-  const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes),
-                                  T * param_bytes * m.d_model,
-                                  T * double(m.vocab) * (param_bytes + 4.0), cc);
+  const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes, opt.cross_entropy),
+                                  T * param_bytes * m.d_model, 0, cc);
+  const LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
+  // Activations a block keeps (ac_policy.h): eager or compiled, plain, checkpointed or op-SAC.
+  const bool compile = cfg.precision.compile;
+  const double kept_plain = block_kept_bytes(m, T, param_bytes, BlockAc::none, compile);
+  const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
+  const double kept_sac = block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile);
+  const SacRecompute sac = selective_op_recompute(m, block_ops, cc);
 
   // Communication.
   CommContext comm;
@@ -103,7 +110,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   in.step_overhead_s = eff.step_overhead_s;
   in.record_timeline = opt.timeline;
   const AcMode ac = cfg.activation_checkpointing.mode;
+  const bool fp8_gather = cfg.precision.fp8 && opt.fp8_all_gather;
   int checkpointed_blocks = 0;
+  double sac_recompute_flops = 0;  // op-SAC GEMMs recomputed per micro-step  // FLOP
   for (int i = 0; i < U; ++i) {
     SimUnit& u = in.units[i];
     const double P = double(unit_params[i]);
@@ -114,18 +123,30 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     const bool ckpt = is_block && (ac == AcMode::full ||
                                    (ac == AcMode::selective &&
                                     cfg.activation_checkpointing.block_checkpointed(blk)));
-    checkpointed_blocks += ckpt;
+    const bool op_sac = is_block && ac == AcMode::selective_op;
     u.fwd_s = c.fwd_s + eff.unit_overhead_s;
-    u.bwd_s = c.bwd_s + (ckpt ? c.fwd_s : 0) + eff.unit_overhead_s;
-    u.saved_bytes = block_saved_bytes(ckpt, c.saved_bytes, c.input_bytes);
-    u.fwd_transient_bytes = c.transient_bytes;
-    // Backward working set: recomputed activations, or the head's logits gradient.
-    u.bwd_transient_bytes = ckpt ? c.saved_bytes : c.transient_bytes;
-    u.gathered_bytes = P * param_bytes;
+    u.bwd_s = c.bwd_s + (ckpt ? c.fwd_s : 0) + (op_sac ? sac.time_s : 0) + eff.unit_overhead_s;
+    checkpointed_blocks += ckpt;
+    sac_recompute_flops += op_sac ? sac.flops : 0;
+    if (is_block) {
+      u.saved_bytes = ckpt ? kept_ckpt : (op_sac ? kept_sac : kept_plain);
+      // Backward working set: the recomputed tensors of a checkpointed / op-SAC block.
+      u.bwd_transient_bytes = ckpt ? kept_plain : (op_sac ? std::max(0.0, kept_plain - kept_sac) : 0);
+    } else {
+      u.saved_bytes = c.saved_bytes;
+    }
+    if (i == U - 1) {
+      u.fwd_transient_bytes = loss.fwd_transient;
+      u.bwd_transient_bytes = loss.bwd_transient;
+    }
+    // fp8 all-gather: a block's Linear weights (all but its two norm vectors) at 1 byte.
+    const double norm_params = is_block ? 2.0 * m.d_model : 0.0;
+    u.gathered_bytes = fp8_gather && is_block ? (P - norm_params) * 1.0 + norm_params * param_bytes
+                                              : P * param_bytes;
     u.grad_bytes = P * param_bytes;
     u.reduce_buffer_bytes = reduce_bytes != param_bytes ? P * reduce_bytes : 0;
     if (!no_shard) {
-      u.all_gather_s = collective_time(Collective::all_gather, P * param_bytes, shard_group, comm);
+      u.all_gather_s = collective_time(Collective::all_gather, u.gathered_bytes, shard_group, comm);
       u.reduce_s = collective_time(Collective::reduce_scatter, P * reduce_bytes, shard_group, comm);
       if (R > 1)
         u.replica_all_reduce_s =
@@ -174,8 +195,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.tokens_per_s_per_gpu = T * GA / sim.step_time_s;
   p.flops_per_token = m.flops_per_token(s);
   p.mfu = p.tokens_per_s_per_gpu * p.flops_per_token / cc.peak_flops;
+  // HFU: the published convention (a checkpointed block adds its forward, 2N_block + 4·d·s
+  // per token) plus the GEMMs op-level SAC recomputes.
   const double recompute_fraction = m.n_layers > 0 ? double(checkpointed_blocks) / m.n_layers : 0;
-  p.hfu = p.tokens_per_s_per_gpu * m.hardware_flops_per_token(s, recompute_fraction) / cc.peak_flops;
+  p.hfu = p.tokens_per_s_per_gpu *
+          (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / cc.peak_flops;
   p.error_band_rel = eff.error_band_rel;
   p.error_band_note = error_band_note(eff);
   p.timeline = std::move(sim.timeline);

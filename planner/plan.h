@@ -9,6 +9,7 @@
 // under a millisecond; bench_planner measures it). Pure function, thread-safe.
 #pragma once
 
+#include "planner/ops.h"
 #include "shared/hardware_spec.h"
 #include "shared/prediction.h"
 #include "shared/train_config.h"
@@ -21,6 +22,12 @@ struct PlanOptions {
   // no_sync accumulation: unsharded gradients persist, reduced once on the final micro-step.
   // no_shard always reduces once per step (DDP no_sync).
   bool sync_every_micro_step = true;
+  // How the training loop computes the loss (ops.h; the memory of the logits depends on it).
+  CrossEntropyImpl cross_entropy = CrossEntropyImpl::fp32_upcast;
+  // torchao float8 all-gather (torchtitan --float8.enable_fsdp_float8_all_gather): the Linear
+  // weights of each block are cast to fp8 before the all-gather, so they travel and sit
+  // gathered at 1 byte each. Only with precision.fp8.
+  bool fp8_all_gather = false;
 };
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,

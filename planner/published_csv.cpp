@@ -176,6 +176,11 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     cfg.activation_checkpointing.mode = AcMode::none;
   } else if (ac == "full") {
     cfg.activation_checkpointing.mode = AcMode::full;
+  } else if (ac == "selective_op" ||
+             (ac == "selective" && lower(r.get("activation_checkpointing")).find("(op)") != std::string::npos)) {
+    // torchtitan's op-level selective checkpointing (selective_ac_option = "op").
+    cfg.activation_checkpointing.mode = AcMode::selective_op;
+    row.ac_ratio_origin = "op-level selective (torchtitan selective_ac_option=op)";
   } else if (ac == "selective") {
     cfg.activation_checkpointing.mode = AcMode::selective;
     if (auto ratio = r.number("ac_ratio")) {
@@ -193,11 +198,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
         cfg.activation_checkpointing.ratio = std::clamp(frac, 0.05, 1.0);
         row.ac_ratio_origin = "inferred from measured HFU/MFU";
       } else {
-        // Op-level selective checkpointing (torchtitan's `selective` "op" policy: keep every
-        // matmul and attention output except every second matmul) recomputes about half of
-        // each block's forward; the planner's block-level ratio 0.5 recomputes the same FLOPs.
-        cfg.activation_checkpointing.ratio = 0.5;
-        row.ac_ratio_origin = "op-level selective: half of each block's forward recomputed";
+        throw std::string("selective checkpointing without ac_ratio or measured MFU and HFU");
       }
     }
   } else {
@@ -211,7 +212,33 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   cfg.precision.compile = starts_with(comp, "yes");
   cfg.precision.fp8 = starts_with(fp8, "yes");
   cfg.precision.param_dtype = "bf16";
-  cfg.precision.reduce_dtype = r.get("reduce_dtype").empty() ? "fp32" : lower(r.get("reduce_dtype"));
+  // What the source's framework does where the row has no column for it (docs/validation.md):
+  // - reduce dtype: fms-fsdp's bfSixteen policy reduces in bf16 (fms_fsdp/policies/
+  //   mixed_precision.py); Composer's mixed_precision PURE reduces in the compute dtype, DEFAULT
+  //   in fp32 (composer/distributed/mosaic_parallelism.py), as the row's MP Mode says;
+  //   torchtitan and others: fp32 (torchtitan's mixed_precision_reduce default).
+  // - loss: llm-foundry's default loss_fn "fused_crossentropy" (flash-attn xentropy); fms-fsdp
+  //   calls nn.CrossEntropyLoss on the bf16 logits; torchtitan up-casts the logits to fp32.
+  const std::string fw = lower(r.get("framework")), notes = r.get("notes");
+  std::string reduce = lower(r.get("reduce_dtype"));
+  if (reduce.empty()) {
+    if (fw.find("fms-fsdp") != std::string::npos) reduce = "bf16";
+    else if (notes.find("mixed_precision=PURE") != std::string::npos) reduce = "bf16";
+    else reduce = "fp32";
+    row.framework_notes += "reduce_dtype " + reduce + " (framework default); ";
+  }
+  cfg.precision.reduce_dtype = reduce;
+  const std::string ce = lower(r.get("cross_entropy"));
+  if (!ce.empty()) {
+    if (!parse_cross_entropy(ce, row.options.cross_entropy))
+      throw std::string("unknown cross_entropy '" + r.get("cross_entropy") + "'");
+  } else {
+    if (fw.find("llm-foundry") != std::string::npos) row.options.cross_entropy = CrossEntropyImpl::fused;
+    else if (fw.find("fms-fsdp") != std::string::npos) row.options.cross_entropy = CrossEntropyImpl::native;
+    else row.options.cross_entropy = CrossEntropyImpl::fp32_upcast;
+    row.framework_notes += std::string("cross_entropy ") + to_string(row.options.cross_entropy) + " (framework default)";
+  }
+  row.options.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
   cfg.model_preset = "";
   cfg.source_file = "";
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/plan.h"
 #include "shared/train_config.h"
 
 namespace shardcast::planner {
@@ -22,6 +23,8 @@ struct PublishedRow {
   std::string source;           // `source` column, else `framework`, else ""
   std::string skip_reason;      // non-empty = skipped
   TrainConfig cfg;              // valid when skip_reason is empty
+  PlanOptions options;          // what the source's framework does outside TrainConfig (loss, fp8 gather)
+  std::string framework_notes;  // how reduce_dtype / cross_entropy were set when not in a column
   int n_gpus = 0;               // cluster size (cfg.cluster is completed by validate)
   bool gpus_per_node_given = false;  // else the hardware preset's value is used
   std::optional<double> tokens_per_s_per_gpu, mfu, hfu, peak_mem_gib;

@@ -33,6 +33,7 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     c.row = i;
     c.hardware = key;
     c.cfg = row.cfg;
+    c.options = row.options;
     int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
     if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
     if (gpn <= 0 || row.n_gpus % gpn != 0) {
@@ -103,12 +104,14 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.skip_reason.clear();
     Prediction p;
     try {
-      p = plan(c.cfg, hardware.at(c.hardware));
+      p = plan(c.cfg, hardware.at(c.hardware), c.options);
     } catch (const ConfigError& e) {
       r.skip_reason = std::string("cannot predict: ") + e.what();
       continue;
     }
     r.fits = p.fits;
+    r.predicted_alloc_gib = p.mem_peak_bytes / double(1ull << 30);
+    r.predicted_reserved_gib = p.mem_reserved_bytes / double(1ull << 30);
     r.predicted_tps = p.tokens_per_s_per_gpu;
     r.predicted_mfu = p.mfu;
     if (row.tokens_per_s_per_gpu && *row.tokens_per_s_per_gpu > 0) {
@@ -128,7 +131,8 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
       const bool allocated = metric.find("alloc") != std::string::npos ||
                              metric.find("active") != std::string::npos;
       r.has_mem = true;
-      r.predicted_mem_gib = (allocated ? p.mem_peak_bytes : p.mem_reserved_bytes) / double(1ull << 30);
+      r.mem_metric = metric;
+      r.predicted_mem_gib = allocated ? r.predicted_alloc_gib : r.predicted_reserved_gib;
       r.measured_mem_gib = *row.peak_mem_gib;
       r.err_mem_pct = pct(r.predicted_mem_gib, r.measured_mem_gib);
     }
@@ -178,6 +182,8 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
       o["predicted_tokens_per_s_per_gpu"] = r.predicted_tps;
       o["predicted_mfu"] = r.predicted_mfu;
       o["fits"] = r.fits;
+      o["predicted_alloc_peak_gib"] = r.predicted_alloc_gib;
+      o["predicted_reserved_gib"] = r.predicted_reserved_gib;
       if (r.has_tps) {
         o["measured_tokens_per_s_per_gpu"] = r.measured_tps;
         o["err_tokens_per_s_pct"] = r.err_tps_pct;
@@ -190,6 +196,7 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
         o["predicted_peak_mem_gib"] = r.predicted_mem_gib;
         o["measured_peak_mem_gib"] = r.measured_mem_gib;
         o["err_mem_pct"] = r.err_mem_pct;
+        o["mem_metric"] = r.mem_metric;
       }
     }
     rows.push_back(std::move(o));

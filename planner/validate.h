@@ -27,6 +27,7 @@ struct ValidationCase {
   size_t row = 0;          // index into the rows
   TrainConfig cfg;
   std::string hardware;    // key into the HardwareSet
+  PlanOptions options = {};  // the row's framework behaviour (published_csv.h)
 };
 
 // Complete the cluster of every in-scope row, loading presets into `hardware` as needed
@@ -40,7 +41,9 @@ struct ValidationRowResult {
   bool has_tps = false;
   double predicted_mfu = 0, measured_mfu = 0, err_mfu_pct = 0;
   bool has_mfu = false;
-  double predicted_mem_gib = 0, measured_mem_gib = 0, err_mem_pct = 0;
+  double predicted_mem_gib = 0, measured_mem_gib = 0, err_mem_pct = 0;  // like for like
+  double predicted_alloc_gib = 0, predicted_reserved_gib = 0;  // allocated peak, reserved estimate
+  std::string mem_metric;  // what the source measured
   bool has_mem = false;
   bool fits = true;
 };

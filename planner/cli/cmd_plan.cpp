@@ -21,10 +21,10 @@ namespace {
 
 struct PlanArgs {
   std::string config;
-  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, timeline;
+  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, timeline, cross_entropy;
   int gpus = 0, gpus_per_node = 0, hsdp_shard_size = -1, micro_batch = 0, seq_len = 0, grad_accum = 0;
   double inter_node_gbps = -1, ac_ratio = -1;
-  bool compile = false, fp8 = false, json = false, no_sync = false;
+  bool compile = false, fp8 = false, json = false, no_sync = false, fp8_all_gather = false;
 };
 
 // The TrainConfig the flags describe, on top of run.toml when one is given.
@@ -142,10 +142,13 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--micro-batch", a->micro_batch, "sequences per GPU per micro-step");
   cmd->add_option("--seq-len", a->seq_len, "tokens per sequence (default: the model's max_seq_len)");
   cmd->add_option("--grad-accum", a->grad_accum, "micro-steps per optimizer step");
-  cmd->add_option("--ac", a->ac, "activation checkpointing: none | selective | full");
+  cmd->add_option("--ac", a->ac, "activation checkpointing: none | selective | full | selective_op");
   cmd->add_option("--ac-ratio", a->ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
   cmd->add_flag("--compile", a->compile, "torch.compile (fused elementwise ops)");
   cmd->add_flag("--fp8", a->fp8, "fp8 matmuls (float8 linear)");
+  cmd->add_flag("--fp8-all-gather", a->fp8_all_gather, "with --fp8: all-gather the blocks' Linear weights in fp8");
+  cmd->add_option("--cross-entropy", a->cross_entropy,
+                  "loss implementation: fp32_upcast (default; torchtitan) | native (fms-fsdp) | fused (llm-foundry)");
   cmd->add_option("--param-dtype", a->param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
   cmd->add_option("--reduce-dtype", a->reduce_dtype, "fp32 | bf16 | fp16 (default fp32)");
   cmd->add_flag("--no-sync", a->no_sync, "accumulate gradients without reduction on non-final micro-steps");
@@ -157,6 +160,9 @@ void register_plan(CLI::App& app) {
     planner::PlanOptions opt;
     opt.timeline = !a->timeline.empty();
     opt.sync_every_micro_step = !a->no_sync;
+    opt.fp8_all_gather = a->fp8_all_gather;
+    if (!a->cross_entropy.empty() && !planner::parse_cross_entropy(a->cross_entropy, opt.cross_entropy))
+      throw UsageError(fmt::format("plan: --cross-entropy '{}' (allowed: fp32_upcast | native | fused)", a->cross_entropy));
     const Prediction p = planner::plan(c, hw, opt);
     if (!a->timeline.empty()) write_file_atomic(a->timeline, to_chrome_trace(p.timeline).dump(1) + "\n");
     if (a->json) {

@@ -1,0 +1,60 @@
+#include "planner/ac_policy.h"
+
+#include <cstring>
+
+namespace shardcast::planner {
+
+// Per token, d = d_model, kv = K/V width, f = FFN width, h = heads, A = activation bytes.
+// Eager, Llama (formulas.md §2.4, native GQA): norm inputs 2·(A·d + 4 B rstd), norm outputs
+// 2·A·d, q, k, v after RoPE A·(d + 2kv), attention output A·d + 4h B log-sum-exp, w1x, silu,
+// w3x and their product 4·A·f  →  A·(6d + 2kv + 4f) + 4h + 8.
+// Eager, MPT/GELU: the same attention half, fc1 output and gelu output 2·A·f.
+// Compile: the norm outputs (recomputed from the norm input and the saved statistic) and the
+// outputs of silu, of the product / of gelu are not kept: −A·(2d + 2f) (SwiGLU), −A·(2d + f).
+// selective_op (torchtitan _save_list = {mm, SDPA}, every second mm recomputed): the block
+// input A·d (checkpoint's input), wq → A·d, wv → A·kv, SDPA → A·d + 4h, w1 → A·f, w2 → A·d;
+// MPT: input, Wqkv A·(d + 2kv), SDPA, fc1 A·f.
+double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool compile) {
+  const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim), h = m.n_heads;
+  const bool swiglu = m.mlp_type == MlpType::swiglu;
+  switch (ac) {
+    case BlockAc::checkpointed:
+      return T * A * d;
+    case BlockAc::selective_op:
+      return swiglu ? T * (A * (4 * d + kv + f) + 4 * h) : T * (A * (3 * d + 2 * kv + f) + 4 * h);
+    case BlockAc::none:
+      break;
+  }
+  const double ffn = swiglu ? 4 * f : 2 * f;
+  double per_token = A * (6 * d + 2 * kv + ffn) + 4 * h + 8;
+  if (compile) per_token -= A * (2 * d + (swiglu ? 2 * f : f));
+  return T * per_token;
+}
+
+SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c) {
+  const double d = m.d_model, kv = double(m.kv_dim());
+  const bool swiglu = m.mlp_type == MlpType::swiglu;
+  SacRecompute r;
+  // Index of the last elementwise op (the second residual add): not recomputed.
+  int last_elementwise = -1;
+  for (int i = 0; i < int(ops.size()); ++i)
+    if (ops[i].kind == OpKind::elementwise) last_elementwise = i;
+  for (int i = 0; i < int(ops.size()); ++i) {
+    const Op& op = ops[i];
+    double share = 0;  // fraction of the op recomputed
+    if (op.kind == OpKind::elementwise) {
+      share = i == last_elementwise ? 0.0 : 1.0;
+    } else if (op.kind == OpKind::matmul) {
+      if (std::strcmp(op.name, "wqkv") == 0) share = swiglu ? kv / (d + 2 * kv) : 0.0;  // wk / Wqkv saved
+      else if (std::strcmp(op.name, "wo") == 0) share = 1.0;                           // wo / out_proj
+      else if (std::strcmp(op.name, "w1_w3") == 0) share = 0.5;                        // w3
+      // fc1, w2, fc2: saved or not needed
+    }
+    if (share <= 0) continue;
+    r.time_s += share * op_forward_time(op, c);
+    r.flops += share * op.flops;
+  }
+  return r;
+}
+
+}  // namespace shardcast::planner

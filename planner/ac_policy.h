@@ -1,0 +1,47 @@
+// Activation-checkpointing and compile policies of one transformer block: which tensors a
+// block keeps from forward to backward, what its backward recomputes, and what that costs.
+//
+// What it is: the per-block activation model for
+//   - no checkpointing, eager PyTorch (every op keeps what autograd saves; formulas.md §2.4),
+//   - no checkpointing under torch.compile (AOTAutograd's min-cut partitioner keeps the
+//     inputs of cheap pointwise chains and recomputes their outputs in backward: norm outputs,
+//     silu/gelu outputs and the SwiGLU product are not saved),
+//   - whole-block checkpointing (`full`, block-level `selective`): only the block input,
+//   - torchtitan's op-level selective checkpointing (`selective_op`, selective_ac_option="op"):
+//     the outputs of the matmuls, except every second one, and of SDPA are kept; the rest of
+//     the block is recomputed in backward up to the last tensor backward needs.
+// Bytes are counted per tensor from the model shape (not from the op list) so that the eager
+// count can be checked against the ops' own saved bytes (ops.h) in tests.
+// What it is not: the timeline (simulator.h) or the op costs themselves (ops.h).
+// Pure functions, thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "planner/ops.h"
+#include "shared/model_spec.h"
+
+namespace shardcast::planner {
+
+enum class BlockAc {
+  none,          // every op keeps what it saves
+  checkpointed,  // whole block recomputed: keeps its input only
+  selective_op,  // torchtitan op-level SAC
+};
+
+// Bytes a block keeps from forward to backward for `tokens` tokens.  // bytes
+double block_kept_bytes(const ModelSpec& m, double tokens, int act_bytes, BlockAc ac, bool compile);
+
+// torchtitan op SAC: matmuls of a block in forward order and which are saved. Llama: wq, wk,
+// wv, wo, w1, w3, w2 → the 1st, 3rd, 5th and 7th (wq, wv, w1, w2) are saved; MPT/GELU:
+// Wqkv, out_proj, fc1, fc2 → Wqkv and fc1 saved.
+struct SacRecompute {
+  double time_s = 0;   // recomputed forward time inside the block's backward  // s
+  double flops = 0;    // recomputed GEMM FLOPs  // FLOP
+};
+// Recompute cost of selective_op for the block's op listing (block_forward_ops): the GEMMs
+// that are not saved (wk, wo, w3 / out_proj) and every elementwise op before the last one
+// (checkpoint's early stop: nothing after w2's input is needed). Attention is saved.
+SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c);
+
+}  // namespace shardcast::planner
