@@ -124,6 +124,14 @@ std::string describe_config(const TrainConfig& c) {
   return s;
 }
 
+void require_inter_node_network(const TrainConfig& c, const HardwareSpec& hw) {
+  if (c.cluster.nodes > 1 && !(effective_inter_node_bandwidth(c, hw) > 0))
+    throw UsageError(fmt::format(
+        "{} GPUs are {} nodes of {}, but hardware preset {} has no inter-node network (inter_node_gbps = 0); "
+        "use at most {} GPUs or give --inter-node-gbps",
+        c.world_size(), c.cluster.nodes, c.cluster.gpus_per_node, hw.name, c.cluster.gpus_per_node));
+}
+
 TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw) {
   if (space.gpus < 1) throw UsageError(fmt::format("search: --gpus {} must be >= 1", space.gpus));
   if (!(space.max_mem_frac > 0 && space.max_mem_frac <= 1))
@@ -144,6 +152,7 @@ TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw)
   if (c.training.seq_len > space.model.max_seq_len)
     throw UsageError(fmt::format("search: --seq-len {} is above the model's max_seq_len {}",
                                  c.training.seq_len, space.model.max_seq_len));
+  require_inter_node_network(c, hw);
   if (hw.gpu.bf16_flops <= 0) c.precision.param_dtype = "fp32";  // e.g. the CPU profile
   c.prediction = PredictionTable{};
   return c;
@@ -221,12 +230,16 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   std::vector<bool> fp8s{false};
   if (space.allow_fp8 && has_fp8) fp8s.push_back(true);
   if (space.reduce_dtypes.empty()) throw UsageError("search: no reduce dtype to try");
+  // A reduce dtype narrower than the parameters' fp32 is not a mixed-precision choice, and one
+  // rank reduces nothing: fp32 only then.
+  std::vector<std::string> reduce_dtypes = space.reduce_dtypes;
+  if (base.precision.param_dtype == "fp32" || W == 1) reduce_dtypes = {"fp32"};
 
   Enumeration e;
   e.n_batch_mismatch = mismatched * int64_t(shardings.size() * acs.size() *
-                                            space.reduce_dtypes.size() * compiles.size() * fp8s.size());
+                                            reduce_dtypes.size() * compiles.size() * fp8s.size());
   for (const auto& [strategy, hsdp] : shardings)
-    for (const std::string& rd : space.reduce_dtypes)
+    for (const std::string& rd : reduce_dtypes)
       for (bool compile : compiles)
         for (bool fp8 : fp8s)
           for (const auto& block : batch_blocks) {

@@ -84,6 +84,11 @@ double memory_needed_bytes(const Prediction& p);
 // The budget: max_mem_frac · device memory.  // bytes
 double memory_budget_bytes(const SearchSpace& space, const HardwareSpec& hw);
 
+// Throws UsageError when the cluster spans several nodes but the hardware preset has no
+// inter-node network (inter_node_gbps = 0, e.g. the single-machine `cpu` profile) and no
+// --inter-node-gbps override: such a plan has no finite step time.
+void require_inter_node_network(const TrainConfig& cfg, const HardwareSpec& hw);
+
 // The TrainConfig every candidate starts from (cluster and model filled from `space`).
 // Throws UsageError for a GPU count that is not a whole number of nodes.
 TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw);

@@ -131,6 +131,7 @@ void register_emit(CLI::App& app) {
       cfg = from_plan_flags(*a, hw);
       if (a->steps > 0) cfg.training.steps = a->steps;
       validate_or_throw(cfg);
+      planner::require_inter_node_network(cfg, hw);
       pred = planner::plan(cfg, hw);
     }
     if (!pred.fits && !a->force) {

@@ -194,6 +194,22 @@ TEST(Search, BadSpacesAreUsageErrors) {
   s.max_mem_frac = 0.9;
   s.micro_batches = {0};
   EXPECT_THROW(search(s, hw), UsageError);
+  // Two nodes of the single-machine CPU profile have no network between them.
+  const HardwareSpec cpu = load_hardware("cpu");
+  s = space_for("tiny-2l", "cpu", 2 * cpu.node.gpus_per_node, 128);
+  EXPECT_THROW(search(s, cpu), UsageError);
+  s.inter_node_gbps = 10;
+  EXPECT_FALSE(search(s, cpu).ranked.empty());
+}
+
+TEST(Search, Fp32ParametersAndOneRankTryOnlyFp32Reduction) {
+  const HardwareSpec cpu = load_hardware("cpu");
+  ASSERT_LE(cpu.gpu.bf16_flops, 0);
+  for (const TrainConfig& c : enumerate_candidates(space_for("tiny-2l", "cpu", 2, 128), cpu).configs)
+    EXPECT_EQ(c.precision.reduce_dtype, "fp32");
+  const HardwareSpec h100 = load_hardware("H100-80GB-SXM");
+  for (const TrainConfig& c : enumerate_candidates(space_for("tiny-2l", "H100-80GB-SXM", 1, 128), h100).configs)
+    EXPECT_EQ(c.precision.reduce_dtype, "fp32");
 }
 
 }  // namespace
