@@ -245,13 +245,32 @@ void fill_row(const RowReader& r, PublishedRow& row) {
 
 }  // namespace
 
-std::vector<PublishedRow> parse_published_csv(const std::string& text, const std::string& label) {
-  const auto records = parse_csv(text, label);
+std::vector<PublishedRow> parse_published_csv(const std::string& text, const std::string& label,
+                                              const std::vector<Annotation>& annotations) {
+  auto records = parse_csv(text, label);
   if (records.empty()) throw InputError(label + ": empty CSV");
   std::map<std::string, size_t> cols;
   for (size_t i = 0; i < records[0].size(); ++i) cols[trim(records[0][i])] = i;
   for (const char* c : kRequired)
     if (!cols.count(c)) throw InputError(label + ": missing column '" + c + "'");
+  // Annotations: fill empty cells (adding the column when the CSV lacks it).
+  std::map<size_t, std::string> filled;  // record index -> note
+  for (const Annotation& a : annotations) {
+    if (!cols.count(a.column)) {
+      const size_t idx = records[0].size();
+      records[0].push_back(a.column);
+      cols[a.column] = idx;
+    }
+    const size_t idx = cols.at(a.column);
+    for (size_t i = 1; i < records.size(); ++i) {
+      auto& rec = records[i];
+      if (cols.at("row_id") >= rec.size() || trim(rec[cols.at("row_id")]) != a.row_id) continue;
+      if (rec.size() <= idx) rec.resize(idx + 1);
+      if (!trim(rec[idx]).empty()) continue;  // never replace what the source CSV gives
+      rec[idx] = a.value;
+      filled[i] += a.column + "=" + a.value + " (annotation: " + a.source + "); ";
+    }
+  }
   std::vector<PublishedRow> out;
   out.reserve(records.size() - 1);
   for (size_t i = 1; i < records.size(); ++i) {
@@ -261,6 +280,7 @@ std::vector<PublishedRow> parse_published_csv(const std::string& text, const std
     row.row_id = r.get("row_id");
     row.source = r.has("source") ? r.get("source") : r.get("framework");
     row.mem_metric = r.get("mem_metric");
+    if (filled.count(i)) row.framework_notes = filled[i];
     try {
       row.tokens_per_s_per_gpu = r.number("measured_tokens_per_sec_per_gpu");
       row.mfu = r.number("measured_mfu");
@@ -277,12 +297,37 @@ std::vector<PublishedRow> parse_published_csv(const std::string& text, const std
   return out;
 }
 
-std::vector<PublishedRow> read_published_csv(const std::string& path) {
+namespace {
+std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path + ": cannot open");
   std::stringstream ss;
   ss << f.rdbuf();
-  return parse_published_csv(ss.str(), path);
+  return ss.str();
+}
+}  // namespace
+
+std::vector<PublishedRow> read_published_csv(const std::string& path, const std::vector<Annotation>& annotations) {
+  return parse_published_csv(read_text(path), path, annotations);
+}
+
+std::vector<Annotation> read_annotations(const std::string& path) {
+  const auto records = parse_csv(read_text(path), path);
+  if (records.empty()) throw InputError(path + ": empty CSV");
+  std::map<std::string, size_t> cols;
+  for (size_t i = 0; i < records[0].size(); ++i) cols[trim(records[0][i])] = i;
+  for (const char* c : {"row_id", "column", "value", "source"})
+    if (!cols.count(c)) throw InputError(path + ": missing column '" + c + "'");
+  std::vector<Annotation> out;
+  for (size_t i = 1; i < records.size(); ++i) {
+    const auto& rec = records[i];
+    auto get = [&](const char* c) { return cols.at(c) < rec.size() ? trim(rec[cols.at(c)]) : std::string(); };
+    Annotation a{get("row_id"), get("column"), get("value"), get("source")};
+    if (a.row_id.empty() || a.column.empty() || a.value.empty() || a.source.empty())
+      throw InputError(path + ":" + std::to_string(i + 1) + ": row_id, column, value and source are all required");
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 }  // namespace shardcast::planner

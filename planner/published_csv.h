@@ -33,13 +33,25 @@ struct PublishedRow {
   bool skipped() const { return !skip_reason.empty(); }
 };
 
+// A fact about a published row that its CSV leaves empty, with the source that states it
+// (configs/published/annotations.csv): fills an empty cell, never replaces a given value.
+struct Annotation {
+  std::string row_id, column, value, source;
+};
+// Read row_id,column,value,source. Throws InputError if unreadable or a column is missing.
+std::vector<Annotation> read_annotations(const std::string& path);
+
 // Parse CSV text into a header and records (RFC 4180: quotes, doubled quotes, newlines in
 // quotes). Throws InputError naming `label` and the line for an unterminated quote.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& label);
 
 // Rows of a published-measurements CSV. Throws InputError if the file cannot be read or a
 // required column is missing.
-std::vector<PublishedRow> read_published_csv(const std::string& path);
-std::vector<PublishedRow> parse_published_csv(const std::string& text, const std::string& label);
+// `annotations` fill empty cells of the rows they name first (each filled cell is listed in the
+// row's framework_notes with its source).
+std::vector<PublishedRow> read_published_csv(const std::string& path,
+                                             const std::vector<Annotation>& annotations = {});
+std::vector<PublishedRow> parse_published_csv(const std::string& text, const std::string& label,
+                                              const std::vector<Annotation>& annotations = {});
 
 }  // namespace shardcast::planner

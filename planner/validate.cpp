@@ -97,6 +97,7 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.source = rows[i].source;
     r.hardware = rows[i].cfg.cluster.hardware;
     r.skip_reason = rows[i].skipped() ? rows[i].skip_reason : "not resolved";
+    r.config_notes = rows[i].framework_notes;
   }
   for (const ValidationCase& c : cases) {
     const PublishedRow& row = rows[c.row];
@@ -184,6 +185,7 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
       o["fits"] = r.fits;
       o["predicted_alloc_peak_gib"] = r.predicted_alloc_gib;
       o["predicted_reserved_gib"] = r.predicted_reserved_gib;
+      if (!r.config_notes.empty()) o["config_notes"] = r.config_notes;
       if (r.has_tps) {
         o["measured_tokens_per_s_per_gpu"] = r.measured_tps;
         o["err_tokens_per_s_pct"] = r.err_tps_pct;

@@ -44,6 +44,7 @@ struct ValidationRowResult {
   double predicted_mem_gib = 0, measured_mem_gib = 0, err_mem_pct = 0;  // like for like
   double predicted_alloc_gib = 0, predicted_reserved_gib = 0;  // allocated peak, reserved estimate
   std::string mem_metric;  // what the source measured
+  std::string config_notes;  // framework defaults and annotations applied to the row
   bool has_mem = false;
   bool fits = true;
 };

@@ -22,7 +22,7 @@ namespace shardcast::cli {
 namespace {
 
 struct ValidateArgs {
-  std::string published, fit_on;
+  std::string published, fit_on, annotations;
   bool json = false, markdown = false;
   std::vector<std::string> fit_hardware, fit_params;
   double prior = 0;
@@ -107,6 +107,8 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--published", a->published, "CSV of published runs (shared/published/README.md columns)");
   cmd->add_option("run_dirs", a->run_dirs, "trainer run directories (validation.json, run_report.json, run.toml)");
   cmd->add_option("--hardware", a->hardware, "run dirs: re-predict with this profile instead of each run's");
+  cmd->add_option("--annotations", a->annotations,
+                  "CSV of row_id,column,value,source: facts the published CSV leaves empty, each with its source");
   cmd->add_flag("--json", a->json, "print {rows, summary, per_source, per_hardware} as JSON");
   cmd->add_flag("--markdown", a->markdown, "print the summary and the rows as Markdown tables (docs/validation.md)");
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
@@ -116,7 +118,9 @@ void register_validate(CLI::App& app) {
   cmd->callback([a] {
     if (!a->run_dirs.empty()) return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
     if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
-    std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published);
+    std::vector<planner::Annotation> annotations;
+    if (!a->annotations.empty()) annotations = planner::read_annotations(a->annotations);
+    std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published, annotations);
     planner::HardwareSet hardware;
     const auto cases = planner::resolve_cases(rows, hardware);
     if (!a->fit_hardware.empty()) {
@@ -132,7 +136,7 @@ void register_validate(CLI::App& app) {
         if (a->fit_on.empty()) {
           f = planner::fit_efficiency(rows, cases, hardware, spec);
         } else {
-          std::vector<planner::PublishedRow> fit_rows = planner::read_published_csv(a->fit_on);
+          std::vector<planner::PublishedRow> fit_rows = planner::read_published_csv(a->fit_on, annotations);
           const auto fit_cases = planner::resolve_cases(fit_rows, hardware);
           f = planner::fit_efficiency(fit_rows, fit_cases, hardware, spec);
         }
