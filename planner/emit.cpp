@@ -56,7 +56,11 @@ PredictionTable prediction_table(const Prediction& pred, const std::string& hard
 std::string render_run_toml(const TrainConfig& cfg, const Prediction& pred) {
   TrainConfig c = cfg;
   c.prediction = prediction_table(pred, cfg.cluster.hardware);
-  return plan_comment(c, pred) + write_train_config(c);
+  std::string note;
+  if (c.activation_checkpointing.mode == AcMode::selective_op)
+    note = "# activation_checkpointing.mode = \"selective_op\" is planned only: shardcast-train runs none,\n"
+           "# selective and full. torchtitan runs it (torchtitan.toml, selective_ac_option = \"op\").\n";
+  return plan_comment(c, pred) + note + write_train_config(c);
 }
 
 std::string render_sbatch(const TrainConfig& c, const Prediction& p) {

@@ -134,7 +134,12 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
     str("parallelism", "fsdp_reshard_after_forward", "default");
 
   const auto& ac = c.activation_checkpointing;
-  str("activation_checkpoint", "mode", to_string(ac.mode));
+  if (ac.mode == AcMode::selective_op) {
+    str("activation_checkpoint", "mode", "selective", "op-level selective checkpointing");
+    str("activation_checkpoint", "selective_ac_option", "op");
+  } else {
+    str("activation_checkpoint", "mode", to_string(ac.mode));
+  }
   if (ac.mode == AcMode::selective) {
     const int k = every_kth_block(ac.ratio);
     const double got = 1.0 / k;
@@ -229,6 +234,8 @@ std::string render_accelerate_yaml(const TrainConfig& c) {
   if (ac.mode == AcMode::selective)
     o += fmt::format("# selective ratio {:g}: accelerate checkpoints every block (more recompute than planned).\n",
                      ac.ratio);
+  if (ac.mode == AcMode::selective_op)
+    o += "# selective_op: accelerate has no op-level checkpointing; it checkpoints every block (less memory, slower).\n";
   o += "compute_environment: LOCAL_MACHINE\n";
   o += "distributed_type: FSDP\n";
   o += fmt::format("mixed_precision: {}\n",
@@ -289,8 +296,10 @@ std::string render_fms_fsdp_args(const TrainConfig& c) {
   }
   o += fmt::format("--sharding_strategy={}\n", strategy);
   o += fmt::format("--fsdp_activation_checkpointing={}\n", ac.mode == AcMode::none ? "False" : "True");
+  if (ac.mode == AcMode::selective_op)
+    o += "# selective_op: fms-fsdp has no op-level checkpointing; every block is checkpointed (less memory, slower)\n";
   if (ac.mode != AcMode::none)
-    o += fmt::format("--selective_checkpointing={:g}\n", ac.mode == AcMode::full ? 1.0 : ac.ratio);
+    o += fmt::format("--selective_checkpointing={:g}\n", ac.mode == AcMode::selective ? ac.ratio : 1.0);
   if (c.precision.param_dtype == "fp16")
     o += "# fms-fsdp picks bf16 when the GPU supports it, else fp16\n";
   o += fmt::format("--mixed_precision={}\n", c.precision.param_dtype == "fp32" ? "False" : "True");

@@ -235,30 +235,38 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   std::vector<std::string> reduce_dtypes = space.reduce_dtypes;
   if (base.precision.param_dtype == "fp32" || W == 1) reduce_dtypes = {"fp32"};
 
+  // AC lattices: the block-level levels (ordered, prunable together) and, when allowed,
+  // torchtitan's op-level selective checkpointing as a lattice of its own (its memory is not
+  // ordered against the block-level ratios).
+  std::vector<std::vector<AcChoice>> lattices{acs};
+  if (space.allow_selective_op) lattices.push_back({{AcMode::selective_op, 1.0}});
+  const size_t n_ac_total = acs.size() + (space.allow_selective_op ? 1 : 0);
+
   Enumeration e;
-  e.n_batch_mismatch = mismatched * int64_t(shardings.size() * acs.size() *
-                                            reduce_dtypes.size() * compiles.size() * fp8s.size());
+  e.n_batch_mismatch = mismatched * int64_t(shardings.size() * n_ac_total * reduce_dtypes.size() *
+                                            compiles.size() * fp8s.size());
   for (const auto& [strategy, hsdp] : shardings)
     for (const std::string& rd : reduce_dtypes)
       for (bool compile : compiles)
         for (bool fp8 : fp8s)
-          for (const auto& block : batch_blocks) {
-            e.blocks.push_back({e.configs.size(), int(acs.size()), int(block.size())});
-            for (const AcChoice& ac : acs)
-              for (const auto& [mb, ga] : block) {
-                TrainConfig c = base;
-                c.parallelism.sharding_strategy = strategy;
-                c.parallelism.hsdp_shard_size = hsdp;
-                c.training.micro_batch = mb;
-                c.training.grad_accum = ga;
-                c.activation_checkpointing.mode = ac.mode;
-                c.activation_checkpointing.ratio = ac.ratio;
-                c.precision.reduce_dtype = rd;
-                c.precision.compile = compile;
-                c.precision.fp8 = fp8;
-                e.configs.push_back(std::move(c));
-              }
-          }
+          for (const auto& block : batch_blocks)
+            for (const auto& lattice : lattices) {
+              e.blocks.push_back({e.configs.size(), int(lattice.size()), int(block.size())});
+              for (const AcChoice& ac : lattice)
+                for (const auto& [mb, ga] : block) {
+                  TrainConfig c = base;
+                  c.parallelism.sharding_strategy = strategy;
+                  c.parallelism.hsdp_shard_size = hsdp;
+                  c.training.micro_batch = mb;
+                  c.training.grad_accum = ga;
+                  c.activation_checkpointing.mode = ac.mode;
+                  c.activation_checkpointing.ratio = ac.ratio;
+                  c.precision.reduce_dtype = rd;
+                  c.precision.compile = compile;
+                  c.precision.fp8 = fp8;
+                  e.configs.push_back(std::move(c));
+                }
+            }
   return e;
 }
 

@@ -43,6 +43,9 @@ struct SearchSpace {
   double max_mem_frac = 0.90;
   bool allow_fp8 = false;          // also try fp8 matmuls (only if the GPU has fp8)
   bool allow_compile = false;      // also try torch.compile
+  // Also try torchtitan's op-level selective checkpointing (AcMode::selective_op). Off by
+  // default: shardcast-train runs none, selective and full only.
+  bool allow_selective_op = false;
   // The axes. Empty strategies = all four; hybrid_shard is tried with every power-of-two
   // shard-group size from 2 up to gpus/2 that divides gpus (hsdp_shard_sizes overrides).
   std::vector<ShardingStrategy> strategies;

@@ -91,7 +91,7 @@ void register_emit(CLI::App& app) {
   cmd->add_option("--hsdp-shard-size", a->hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
   cmd->add_option("--micro-batch", a->micro_batch, "sequences per GPU per micro-step");
   cmd->add_option("--grad-accum", a->grad_accum, "micro-steps per optimizer step");
-  cmd->add_option("--ac", a->ac, "activation checkpointing: none | selective | full");
+  cmd->add_option("--ac", a->ac, std::string("activation checkpointing: ") + kAcModeNames);
   cmd->add_option("--ac-ratio", a->ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
   cmd->add_flag("--compile", a->compile, "torch.compile (fused elementwise ops)");
   cmd->add_flag("--fp8", a->fp8, "fp8 matmuls (float8 linear)");
@@ -145,6 +145,9 @@ void register_emit(CLI::App& app) {
       fmt::print(stderr, "emit: warning: {:.1f} GiB per GPU is above {:.0f}% of {:.1f} GiB (--max-mem-frac); expect "
                          "allocator retries\n",
                  need / double(1ull << 30), 100 * a->space.max_mem_frac, pred.mem_capacity_bytes / double(1ull << 30));
+    if (cfg.activation_checkpointing.mode == AcMode::selective_op)
+      fmt::print(stderr, "emit: warning: shardcast-train does not run selective_op; run.toml records the plan, "
+                         "torchtitan.toml runs it\n");
     const auto paths = planner::emit_files(cfg, pred, a->out);
     fmt::print("emit: {} ({}), predicted {:.0f} tokens/s/GPU, MFU {:.1f}%\n", planner::describe_config(cfg),
                cfg.model_preset.empty() ? cfg.model.name : cfg.model_preset, pred.tokens_per_s_per_gpu,

@@ -72,7 +72,7 @@ struct SpaceFlags {
   double inter_node_gbps = 0;
   std::string global_batch_tokens;  // "" = the command's default
   double max_mem_frac = 0.9;
-  bool allow_fp8 = false, allow_compile = false;
+  bool allow_fp8 = false, allow_compile = false, allow_selective_op = false;
 };
 
 // Adds the space flags to `cmd`. with_gpus=false for `scale` (it has --from/--to instead).
@@ -90,6 +90,8 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
       ->capture_default_str();
   cmd->add_flag("--allow-fp8", f.allow_fp8, "also try fp8 matmuls (GPUs with fp8 only)");
   cmd->add_flag("--allow-compile", f.allow_compile, "also try torch.compile");
+  cmd->add_flag("--allow-selective-op", f.allow_selective_op,
+                "also try op-level selective checkpointing (torchtitan's \"op\"; not run by shardcast-train)");
   cmd->add_option("--threads", f.threads, "worker threads (default: all cores)");
 }
 
@@ -113,6 +115,7 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   s.max_mem_frac = f.max_mem_frac;
   s.allow_fp8 = f.allow_fp8;
   s.allow_compile = f.allow_compile;
+  s.allow_selective_op = f.allow_selective_op;
   s.threads = f.threads;
   return s;
 }

@@ -134,7 +134,7 @@ TEST(Emit, EveryStrategyAndCheckpointingModeRoundTrips) {
   int k = 0;
   for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
                  ShardingStrategy::no_shard})
-    for (auto ac : {AcMode::none, AcMode::selective, AcMode::full}) {
+    for (auto ac : {AcMode::none, AcMode::selective, AcMode::full, AcMode::selective_op}) {
       TrainConfig c = config("tiny-2l", "A100-80GB-SXM", 2, 4);
       c.training.seq_len = 128;
       c.parallelism.sharding_strategy = s;
@@ -257,7 +257,7 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
   int checked = 0;
   for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
                  ShardingStrategy::no_shard})
-    for (auto ac : {AcMode::none, AcMode::selective, AcMode::full})
+    for (auto ac : {AcMode::none, AcMode::selective, AcMode::full, AcMode::selective_op})
       for (bool extras : {false, true}) {
         TrainConfig c = config("llama3-8b", "H100-80GB-SXM", 4, 8);
         c.parallelism.sharding_strategy = s;
@@ -296,6 +296,9 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
                       std::stoi(over.at("parallelism.data_parallel_shard_degree")),
                   W);
         EXPECT_EQ(std::stoi(over.at("training.global_batch_size")), 2 * 3 * W);
+        EXPECT_EQ(over.at("activation_checkpoint.mode"),
+                  ac == AcMode::selective_op ? "selective" : std::string(to_string(ac)));
+        if (ac == AcMode::selective_op) EXPECT_EQ(over.at("activation_checkpoint.selective_ac_option"), "op");
 
         // accelerate: known names, the right process count and strategy.
         const auto acc = parse_yaml(render_accelerate_yaml(c));
@@ -314,7 +317,7 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
         EXPECT_EQ(fms.at("use_torch_compile"), extras ? "True" : "False");
         ++checked;
       }
-  EXPECT_EQ(checked, 24);
+  EXPECT_EQ(checked, 32);
 }
 
 TEST(EmitEcosystem, HybridShardMapsToEachToolsNames) {

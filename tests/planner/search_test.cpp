@@ -71,6 +71,7 @@ TEST(Search, PruningChangesNoResult) {
     SCOPED_TRACE(model);
     SearchSpace s = space_for(model, "A100-80GB-SXM", gpus, 4096);
     s.global_batch_tokens = batch;
+    s.allow_selective_op = true;
     const HardwareSpec hw = load_hardware("A100-80GB-SXM");
     const SearchResult pruned = search(s, hw);
     s.prune = false;
@@ -113,6 +114,20 @@ TEST(Search, EveryCandidateIsAValidConfig) {
     covered += size_t(b.n_ac) * b.n_mb;
   }
   EXPECT_EQ(covered, e.configs.size());
+}
+
+TEST(Search, SelectiveOpOnlyWhenAllowed) {
+  SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 8, 4096);
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  auto count_op = [&] {
+    int n = 0;
+    for (const TrainConfig& c : enumerate_candidates(s, hw).configs)
+      n += c.activation_checkpointing.mode == AcMode::selective_op;
+    return n;
+  };
+  EXPECT_EQ(count_op(), 0);
+  s.allow_selective_op = true;
+  EXPECT_GT(count_op(), 0);
 }
 
 TEST(Search, Fp8OnlyWhereTheGpuHasIt) {
