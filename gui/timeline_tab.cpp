@@ -1,6 +1,8 @@
 // TimelineTab: see timeline_tab.h.
 #include "gui/timeline_tab.h"
 
+#include <algorithm>
+
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -55,7 +57,13 @@ TimelineTab::TimelineTab(QWidget* parent) : QWidget(parent) {
 }
 
 void TimelineTab::setPrediction(const Prediction& p) {
-  view_->setEvents(p.timeline);
+  view_->setEvents(p.timeline, p.step_time_s);
+  double last = 0;
+  for (const auto& e : p.timeline) last = std::max(last, e.start_s + e.duration_s);
+  const QString tail = p.step_time_s > last + 1e-12
+                           ? QString(" The step ends %1 ms after its last event (per-step overhead, dashed line).")
+                                 .arg((p.step_time_s - last) * 1000, 0, 'f', 1)
+                           : QString();
   info_->setText(QString("One optimizer step of one rank (every micro-step; units = FSDP units: 0 = embedding, "
                          "1..L = blocks, L+1 = norm + head). Step %1 ms: compute %2 ms, communication %3 ms, "
                          "exposed communication %4 ms (planner) / %5 ms highlighted, optimizer %6 ms. "
@@ -66,7 +74,8 @@ void TimelineTab::setPrediction(const Prediction& p) {
                      .arg(p.exposed_comm_s * 1000, 0, 'f', 1)
                      .arg(view_->exposedSeconds() * 1000, 0, 'f', 1)
                      .arg(p.optimizer_s * 1000, 0, 'f', 1)
-                     .arg(p.timeline.size()));
+                     .arg(p.timeline.size()) +
+                 tail);
 }
 
 void TimelineTab::setProblem(const QString& text) {

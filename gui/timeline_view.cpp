@@ -7,6 +7,7 @@
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPen>
 #include <QToolTip>
 #include <QWheelEvent>
 
@@ -75,7 +76,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
-void TimelineView::setEvents(const std::vector<TimelineEvent>& events) {
+void TimelineView::setEvents(const std::vector<TimelineEvent>& events, double step_time_s) {
   events_ = events;
   lanes_.clear();
   for (const char* l : {"compute", "comm", "comm_inter"})
@@ -85,6 +86,8 @@ void TimelineView::setEvents(const std::vector<TimelineEvent>& events) {
     if (std::find(lanes_.begin(), lanes_.end(), e.lane) == lanes_.end()) lanes_.push_back(e.lane);
   end_ = 0;
   for (const auto& e : events_) end_ = std::max(end_, e.start_s + e.duration_s);
+  step_end_ = events_.empty() ? 0 : step_time_s;
+  end_ = std::max(end_, step_end_);
   exposed_ = exposed_intervals(events_);
   fit();
 }
@@ -261,6 +264,12 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.setPen(Qt::white);
     if (fm.horizontalAdvance(full) + 4 < box.width()) p.drawText(box, Qt::AlignCenter, full);
     else if (fm.horizontalAdvance(label) + 2 < box.width()) p.drawText(box, Qt::AlignCenter, label);
+  }
+  // End of the step.
+  if (step_end_ > 0) {
+    const double x = xAt(step_end_);
+    p.setPen(QPen(Qt::black, 1, Qt::DashLine));
+    p.drawLine(QPointF(x, r.top()), QPointF(x, r.top() + lanes_.size() * (laneHeight() + kLaneGap)));
   }
   p.restore();
   // Time axis with ~8 ticks at nice steps.

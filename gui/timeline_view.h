@@ -25,7 +25,10 @@ class TimelineView : public QWidget {
   Q_OBJECT
  public:
   explicit TimelineView(QWidget* parent = nullptr);
-  void setEvents(const std::vector<TimelineEvent>& events);
+  // step_time_s (when longer than the events, e.g. a fixed per-step overhead) extends the
+  // view and is marked with a line at the end of the step.
+  void setEvents(const std::vector<TimelineEvent>& events, double step_time_s = 0);
+  double stepEnd() const { return step_end_; }
   const std::vector<TimelineEvent>& events() const { return events_; }
   double viewStart() const { return t0_; }
   double viewEnd() const { return t1_; }
@@ -62,7 +65,8 @@ class TimelineView : public QWidget {
   std::vector<TimelineEvent> events_;
   std::vector<std::string> lanes_;
   std::vector<std::pair<double, double>> exposed_;
-  double end_ = 0;                 // end of the last event
+  double end_ = 0;                 // end of the step: last event or step_time_s
+  double step_end_ = 0;            // step_time_s as given (0 = none)
   double t0_ = 0, t1_ = 1;         // visible time range
   bool dragging_ = false;
   double drag_x_ = 0, drag_t0_ = 0, drag_t1_ = 0;

@@ -90,7 +90,8 @@ class MainWindowTest : public QObject {
     TimelineView* tv = w.timelineTab()->view();
     QVERIFY(tv->events().size() > 20);
     const double span = tv->viewEnd() - tv->viewStart();
-    QVERIFY(span >= direct.step_time_s);
+    QVERIFY2(span >= direct.step_time_s,
+             qPrintable(QString("view %1 s, step %2 s").arg(span).arg(direct.step_time_s)));
     tv->zoomIn();
     QCOMPARE(tv->viewEnd() - tv->viewStart(), span / 2);
     tv->fit();
