@@ -14,6 +14,7 @@ target_include_directories(shardcast_trainer_io PUBLIC ${PROJECT_SOURCE_DIR})
 
 target_sources(shardcast_trainer PRIVATE
   checkpoint/checkpoint.cpp
+  comm/liveness.cpp
   microbench/microbench.cpp
   microbench/subcommands.cpp)
 target_link_libraries(shardcast_trainer PUBLIC shardcast_trainer_io CLI11::CLI11)

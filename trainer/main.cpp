@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "shared/errors.h"
+#include "trainer/comm/liveness.h"
 #include "trainer/data/token_file.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/microbench/subcommands.h"
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "input error: {}\n", e.what());
     return kExitFailure;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", liveness::annotate(e.what()));
     return kExitFailure;
   }
   return kExitOk;

@@ -18,6 +18,7 @@
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/comm/liveness.h"
 #include "trainer/model/llama.h"
 #include "trainer/train/memory.h"
 #include "trainer/train/optim.h"
@@ -307,6 +308,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     c10::intrusive_ptr<c10d::Store> store;
     if (world == 1) store = c10::make_intrusive<c10d::HashStore>();
     else store = make_tcp_store(master_addr, master_port, rank, world, cfg.comm.timeout_seconds);
+    liveness::start(store, rank, world);  // heartbeats: a failure names the missing rank
     CommOptions co;
     co.backend = backend;
     co.timeout_seconds = cfg.comm.timeout_seconds;
