@@ -75,7 +75,7 @@ TEST(Sampler, DeterministicAndIndependentOfSharding) {
 }
 
 TEST(Llama, ParameterLayoutMatchesModelSpec) {
-  for (const char* name : {"tiny-2l", "small-6l"}) {
+  for (const char* name : {"tiny-2l", "small-6l", "mpt-125m", "llama3-8b"}) {
     ModelSpec m = load_model(name);
     for (bool tied : {false, true}) {
       m.tied_embeddings = tied;
@@ -91,6 +91,7 @@ TEST(Llama, ParameterLayoutMatchesModelSpec) {
       }
       EXPECT_EQ(total, m.total_params()) << name;
       EXPECT_EQ(units[1][1].name, "model.layers.0.self_attn.q_proj.weight");
+      EXPECT_EQ(units[1].back().name, "model.layers.0.mlp.down_proj.weight");
       EXPECT_EQ(units[1][2].shape, (std::vector<int64_t>{m.kv_dim(), m.d_model}));
       EXPECT_EQ(units.back()[0].name, "model.norm.weight");
     }
@@ -119,6 +120,18 @@ TEST(Llama, AttentionIsCausal) {
   at::Tensor la = model.forward(a), lb = model.forward(b);
   EXPECT_TRUE(la.narrow(1, 0, 8).equal(lb.narrow(1, 0, 8)));
   EXPECT_FALSE(la.narrow(1, 8, 1).equal(lb.narrow(1, 8, 1)));
+}
+
+TEST(Llama, GeluMlpVariantTrainsUnderFsdpLikeTheReference) {
+  constexpr double kTol = 1e-5;  // fp32 summation order, see fsdp_parity_test.cpp
+  TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);
+  cfg.model.mlp_type = MlpType::gelu;
+  const RunResult f = train_fsdp(cfg, 3), r = train_reference(cfg, 3);
+  EXPECT_LE(max_rel_error(f.grads1, r.grads1), kTol);
+  EXPECT_LE(max_rel_error(f.params, r.params), kTol);
+  int64_t n = 0;
+  for (const auto& [name, t] : r.params) n += t.numel();
+  EXPECT_EQ(n, cfg.model.total_params());
 }
 
 TEST(LrSchedule, WarmupThenCosineToFloor) {

@@ -74,7 +74,7 @@ timeout_seconds = 600
 int main(int argc, char** argv) {
   CLI::App app{"bench_trainer: FSDP strategies x ranks on the CPU (tokens/s and peak memory per rank)"};
   std::string model = "small-6l";
-  int steps = 6, micro_batch = 2, seq_len = 256;
+  int steps = 5, micro_batch = 2, seq_len = 256;
   std::vector<int> worlds{1, 2, 4};
   int threads = 1;
   app.add_option("--model", model, "model preset");

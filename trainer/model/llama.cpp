@@ -57,7 +57,7 @@ std::vector<std::vector<ParamInfo>> unit_param_infos(const ModelSpec& m) {
     u.push_back(make(p + "self_attn.v_proj.weight", {kv, d}, std));
     u.push_back(make(p + "self_attn.o_proj.weight", {d, q}, out_std));
     u.push_back(make(p + "post_attention_layernorm.weight", {d}, 0));
-    u.push_back(make(p + "mlp.gate_proj.weight", {m.ffn_dim, d}, std));
+    if (m.mlp_type == MlpType::swiglu) u.push_back(make(p + "mlp.gate_proj.weight", {m.ffn_dim, d}, std));
     u.push_back(make(p + "mlp.up_proj.weight", {m.ffn_dim, d}, std));
     u.push_back(make(p + "mlp.down_proj.weight", {d, m.ffn_dim}, out_std));
     units.push_back(std::move(u));
@@ -89,7 +89,8 @@ at::Tensor embedding_forward(const at::Tensor& tokens, const at::Tensor& embed) 
 
 at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor& x,
                          const std::vector<at::Tensor>& w) {
-  TORCH_CHECK(w.size() == 9, "block_forward: expected 9 weights, got ", w.size());
+  const bool swiglu = m.mlp_type == MlpType::swiglu;
+  TORCH_CHECK(w.size() == (swiglu ? 9u : 8u), "block_forward: got ", w.size(), " weights");
   const int64_t B = x.size(0), T = x.size(1), H = m.n_heads, KV = m.n_kv_heads, hd = m.head_dim();
   // Attention.
   auto n = rms_norm(x, w[0], m.norm_eps);                            // (B,T,D)
@@ -110,9 +111,10 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
   auto probs = at::softmax(scores.to(at::kFloat), -1).to(x.scalar_type());
   auto attn = at::matmul(probs, v).transpose(1, 2).reshape({B, T, H * hd});  // (B,T,H·hd)
   auto h = x + at::linear(attn, w[4]);
-  // SwiGLU MLP.
+  // MLP: SwiGLU (gate, up, down), or GELU (up, down) for mlp_type = "gelu".
   auto n2 = rms_norm(h, w[5], m.norm_eps);
-  auto mlp = at::linear(at::silu(at::linear(n2, w[6])) * at::linear(n2, w[7]), w[8]);
+  auto mlp = swiglu ? at::linear(at::silu(at::linear(n2, w[6])) * at::linear(n2, w[7]), w[8])
+                    : at::linear(at::gelu(at::linear(n2, w[6])), w[7]);
   return h + mlp;
 }
 

@@ -3,7 +3,9 @@
 // What it is: the parameter layout (Hugging Face Llama names and shapes, grouped into FSDP
 // units [embedding, block 0..L-1, final norm + head]), seeded deterministic init that does
 // not depend on sharding, the math of each unit (RMSNorm, RoPE as HF's rotate_half,
-// grouped-query causal attention, SwiGLU), the loss, and ReferenceModel — the plain
+// grouped-query causal attention, SwiGLU — or a GELU MLP with up/down projections when
+// ModelSpec::mlp_type is gelu, so MPT-sized presets train with the planner's parameter
+// counts; MPT's LayerNorm and ALiBi are not modelled), the loss, and ReferenceModel — the plain
 // single-process path with one leaf tensor per parameter and no sharding code, kept as the
 // test oracle for FSDP.
 // What it is not: an nn::Module (LibTorch modules have no hooks; FSDP needs to own the
