@@ -201,11 +201,12 @@ QString RunTab::launch() {
   QFile::remove(QDir(dir).filePath("validation.json"));
 
   // Charts start empty and fill from metrics.jsonl only.
-  loss_chart_->setSeries({PlotSeries{"loss", PlotSeries::Kind::Line, {}, QColor("#4e79a7")}},
-                         AxisSpec{"step"}, AxisSpec{"loss"});
+  const AxisSpec steps_axis{"step", false, 0, double(cfg.training.steps), "%.0f"};
+  loss_chart_->setSeries({PlotSeries{"loss", PlotSeries::Kind::Line, {}, QColor("#4e79a7")}}, steps_axis,
+                         AxisSpec{"loss"});
   QVector<PlotSeries> tps{PlotSeries{"measured tokens/s/GPU", PlotSeries::Kind::Line, {}, QColor("#59a14f")},
                           PlotSeries{"predicted", PlotSeries::Kind::Line, {}, QColor("#e15759"), true}};
-  tps_chart_->setSeries(tps, AxisSpec{"step"}, AxisSpec{"tokens/s/GPU"});
+  tps_chart_->setSeries(tps, steps_axis, AxisSpec{"tokens/s/GPU", false, 0, 0, "%.0f"});
   steps_seen_ = 0;
   stop_requested_ = false;
   tail_ = std::make_unique<MetricsTail>(QDir(dir).filePath("metrics.jsonl").toStdString());

@@ -10,6 +10,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QSignalBlocker>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -43,7 +44,7 @@ std::string read_text(const fs::path& p) {
 
 // Display scale and unit of a quantity.
 std::pair<double, QString> display(const std::string& q) {
-  if (q == "mem_peak_bytes") return {1.0 / GiB, "GiB"};
+  if (q == "mem_peak_bytes" || q.rfind("mem.", 0) == 0) return {1.0 / GiB, "GiB"};
   if (q == "mfu" || q == "hfu") return {100.0, "%"};
   if (q == "step_time_s") return {1.0, "s"};
   if (q == "tokens_per_s_per_gpu") return {1.0, "tokens/s/GPU"};
@@ -193,6 +194,12 @@ QString ValidationTab::addSource(const QString& path) {
                      .arg(QFileInfo(path).fileName())
                      .arg(skipped.size())
                      .arg(QString::fromStdString(skipped.front()));
+  // Every quantity a source has can be put on the scatter.
+  for (const auto& x : pts)
+    if (quantity_->findText(QString::fromStdString(x.quantity)) < 0) {
+      QSignalBlocker b(quantity_);
+      quantity_->addItem(QString::fromStdString(x.quantity));
+    }
   // Show the quantity the new source has, if the current one is absent from it.
   const std::string cur = quantity_->currentText().toStdString();
   if (!pts.empty() && std::none_of(pts.begin(), pts.end(), [&](const ValidationPoint& x) { return x.quantity == cur; }))
