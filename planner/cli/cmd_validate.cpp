@@ -76,26 +76,32 @@ std::string md_cell(const std::string& s) {
 }
 
 void print_markdown_summary(const planner::ValidationSummary& s) {
-  fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:+.1f} |\n", md_cell(s.name), s.n, s.mape_tps,
-             s.median_abs_err_tps, s.max_abs_err_tps, 100 * s.sigma_rel_tps, s.bias_tps);
+  fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:+.1f} | {} |\n", md_cell(s.name), s.n, s.mape_tps,
+             s.median_abs_err_tps, s.max_abs_err_tps, 100 * s.sigma_rel_tps, s.bias_tps,
+             s.n_mem > 0 ? fmt::format("{} / {:.1f}", s.n_mem, s.mape_mem) : "-");
 }
 
 void print_markdown(const planner::ValidationResult& v) {
-  fmt::print("| summary | n | MAPE % | median % | max % | 1σ % | bias % |\n|---|---|---|---|---|---|---|\n");
+  fmt::print("| summary | n | MAPE % | median % | max % | 1σ % | bias % | memory n / MAPE % |\n"
+             "|---|---|---|---|---|---|---|---|\n");
   for (const auto& s : v.per_source) print_markdown_summary(s);
   for (const auto& s : v.per_hardware) print_markdown_summary(s);
   print_markdown_summary(v.overall);
-  fmt::print("\n| row | hardware | predicted tok/s/GPU | measured | error % | predicted MFU | measured MFU |\n"
-             "|---|---|---|---|---|---|---|\n");
+  fmt::print("\n| row | hardware | predicted tok/s/GPU | measured | error % | predicted MFU | measured MFU |"
+             " predicted allocated / reserved GiB | measured GiB (metric) | memory error % |\n"
+             "|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : v.rows) {
     if (!r.skip_reason.empty()) {
-      fmt::print("| {} | {} | skipped: {} | | | | |\n", md_cell(r.row_id), r.hardware, md_cell(r.skip_reason));
+      fmt::print("| {} | {} | skipped: {} | | | | | | | |\n", md_cell(r.row_id), r.hardware, md_cell(r.skip_reason));
       continue;
     }
-    fmt::print("| {} | {} | {:.0f} | {} | {} | {:.3f} | {} |\n", md_cell(r.row_id), r.hardware, r.predicted_tps,
-               r.has_tps ? fmt::format("{:.0f}", r.measured_tps) : "-",
+    fmt::print("| {} | {} | {:.0f} | {} | {} | {:.3f} | {} | {:.1f} / {:.1f}{} | {} | {} |\n", md_cell(r.row_id), r.hardware,
+               r.predicted_tps, r.has_tps ? fmt::format("{:.0f}", r.measured_tps) : "-",
                r.has_tps ? fmt::format("{:+.1f}", r.err_tps_pct) : "-", r.predicted_mfu,
-               r.has_mfu ? fmt::format("{:.3f}", r.measured_mfu) : "-");
+               r.has_mfu ? fmt::format("{:.3f}", r.measured_mfu) : "-", r.predicted_alloc_gib,
+               r.predicted_reserved_gib, r.fits ? "" : " (does not fit)",
+               r.has_mem ? fmt::format("{:.1f} ({})", r.measured_mem_gib, md_cell(r.mem_metric)) : "-",
+               r.has_mem ? fmt::format("{:+.1f}", r.err_mem_pct) : "-");
   }
 }
 
