@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QPointer>
 #include <QProgressBar>
+#include <QSignalBlocker>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
@@ -102,6 +103,9 @@ SearchTab::SearchTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureWat
   connect(run_, &QPushButton::clicked, this, [this] { runSearch(); });
   connect(watcher_, &QFutureWatcher<SearchOutcome>::finished, this, &SearchTab::onFinished);
   connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) { choose(row); });
+  connect(table_, &QTableWidget::currentCellChanged, this, [this](int row, int, int prev_row, int) {
+    if (row != prev_row) choose(row);  // arrow keys walk the ranking
+  });
 }
 
 SearchTab::~SearchTab() { watcher_->waitForFinished(); }
@@ -176,6 +180,7 @@ void SearchTab::fill() {
   const QStringList headers{"#", "config", "sharding_strategy", "hsdp_shard_size", "micro_batch", "grad_accum",
                             "activation_checkpointing", "reduce_dtype", "compile", "fp8", "tokens/s/GPU", "MFU %",
                             "memory GiB", "step s"};
+  QSignalBlocker block(table_);  // filling is not choosing
   table_->clear();
   table_->setColumnCount(headers.size());
   table_->setHorizontalHeaderLabels(headers);

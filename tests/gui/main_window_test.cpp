@@ -247,15 +247,21 @@ class MainWindowTest : public QObject {
     editor<QComboBox>(w, "model.preset")->setCurrentText("llama3.2-1b");
     editor<QSpinBox>(w, "training.seq_len")->setValue(2048);
     QVERIFY(w.prediction().has_value());
+    const TrainConfig searched = w.form()->config();
     QSignalSpy done(w.searchTab(), &SearchTab::searchFinished);
     QCOMPARE(w.searchTab()->runSearch(), QString());
     QVERIFY(done.wait(120000));
     const auto* r = w.searchTab()->result();
     QVERIFY(r && r->ranked.size() >= 2);
     QCOMPARE(w.searchTab()->table()->rowCount(), int(std::min<size_t>(r->ranked.size(), 500)));
+    // Filling the table loads nothing into the form.
+    QCOMPARE(QString::fromStdString(write_train_config(w.form()->config())),
+             QString::fromStdString(write_train_config(searched)));
     const TrainConfig pick = r->ranked[1].config;
-    w.searchTab()->table()->selectRow(1);
-    w.searchTab()->choose(1);
+    w.searchTab()->table()->setFocus();
+    w.searchTab()->table()->setCurrentCell(0, 1);
+    QTest::keyClick(w.searchTab()->table(), Qt::Key_Down);  // to rank 2, as a person would
+    QCOMPARE(w.searchTab()->table()->currentRow(), 1);
     const TrainConfig now = w.form()->config();
     QCOMPARE(now.training.micro_batch, pick.training.micro_batch);
     QCOMPARE(now.training.grad_accum, pick.training.grad_accum);
