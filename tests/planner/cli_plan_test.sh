@@ -33,6 +33,13 @@ check "plan: does not fit -> exit 3" 3 $? "does not fit" "$tmp/out"
 check "plan --json" 0 $? '"schema": 1' "$tmp/out"
 check "plan --timeline writes a Chrome trace" 0 0 "traceEvents" "$tmp/trace.json"
 
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --ac selective_op --micro-batch 2 --seq-len 8192 \
+  --compile --fp8 --fp8-all-gather --cross-entropy fused > "$tmp/out" 2>&1
+check "plan --ac selective_op --fp8-all-gather --cross-entropy fused" 0 $? "ac selective_op" "$tmp/out"
+
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --cross-entropy chunked > "$tmp/out" 2>&1
+check "plan: bad --cross-entropy -> exit 2" 2 $? "fp32_upcast" "$tmp/out"
+
 "$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 8 --strategy zero3 > "$tmp/out" 2>&1
 check "plan: bad strategy -> exit 2" 2 $? "full_shard" "$tmp/out"
 
@@ -44,6 +51,12 @@ if [ -f "$csv" ]; then
   check "validate --json" 0 $? '"mape_tokens_per_s"' "$tmp/out"
   "$sc" validate --published "$csv" > "$tmp/out" 2>&1
   check "validate: summary" 0 $? "overall" "$tmp/out"
+fi
+holdout="$(dirname "$0")/../../configs/published/holdout.csv"
+if [ -f "$holdout" ]; then
+  "$sc" validate --published "$holdout" --annotations "$(dirname "$0")/../../configs/published/annotations.csv" \
+    --markdown > "$tmp/out" 2>&1
+  check "validate hold-out: memory compared" 0 $? "max_reserved_GiB" "$tmp/out"
 fi
 "$sc" validate --published "$tmp/missing.csv" > "$tmp/out" 2>&1
 check "validate: missing file -> exit 1" 1 $? "cannot open" "$tmp/out"
