@@ -141,6 +141,16 @@ class ScreenshotTest : public QObject {
     shoot("Validation");
   }
 
+  // A laptop-sized window: the form scrolls, the tabs keep their charts readable.
+  void smallWindow() {
+    w_->resize(1280, 760);
+    QTest::qWait(100);
+    w_->tabs()->setCurrentIndex(0);
+    QTest::qWait(100);
+    const QString path = QDir(dir_).filePath("small_window_memory.png");
+    QVERIFY(w_->grab().save(path));
+  }
+
   void cleanupTestCase() { delete w_; }
 };
 
