@@ -20,19 +20,23 @@ class CountingCollectives final : public Collectives {
   std::string backend() const override { return inner_->backend(); }
   PendingWork all_gather(at::Tensor o, at::Tensor i) override {
     ++all_gathers;
+    log.push_back("all_gather " + std::to_string(i.numel()));
     return inner_->all_gather(o, i);
   }
   void reduce_scatter(at::Tensor o, at::Tensor i) override {
     ++reductions;
+    log.push_back("reduce_scatter " + std::to_string(i.numel()));
     inner_->reduce_scatter(o, i);
   }
   void all_reduce(at::Tensor t, ReduceOp op) override {
     ++reductions;
+    log.push_back("all_reduce " + std::to_string(t.numel()));
     inner_->all_reduce(t, op);
   }
   void broadcast(at::Tensor t, int root) override { inner_->broadcast(t, root); }
   void barrier() override { inner_->barrier(); }
   int all_gathers = 0, reductions = 0;
+  std::vector<std::string> log;  // op and element count, in issue order
 
  private:
   std::shared_ptr<Collectives> inner_;
@@ -167,6 +171,33 @@ TEST(FsdpState, TiedEmbeddingsMatchReference) {
   bool has_head = false;
   for (const auto& [n, t] : f.params) has_head |= n == "lm_head.weight";
   EXPECT_FALSE(has_head);
+}
+
+TEST(FsdpState, PrefetchIsBoundedAndCollectiveOrderIsIdenticalOnEveryRank) {
+  for (int limit : {1, 2, 3}) {
+    for (AcMode ac : {AcMode::none, AcMode::selective}) {
+      TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2, ac);
+      cfg.model = load_model("small-6l");  // 8 units: room for prefetch
+      cfg.training.seq_len = 16;
+      cfg.training.micro_batch = 1;
+      cfg.activation_checkpointing.ratio = 0.5;
+      cfg.parallelism.max_inflight_all_gathers = limit;
+      TokenFile data(synthetic_token_file());
+      std::vector<std::vector<std::string>> logs(2);
+      std::vector<int> peaks(2);
+      run_ranks(2, 2, [&](int rank, ProcessGroups g) {
+        auto shard = std::make_shared<CountingCollectives>(g.shard);
+        auto engine = make_fsdp_engine(cfg, ProcessGroups{g.world, shard, g.replicate});
+        TrainLoop loop(cfg, *engine, data, DataSlice{rank, 1, 2}, 0);
+        for (int s = 1; s <= 2; ++s) loop.step(s);
+        logs[rank] = shard->log;
+        peaks[rank] = fsdp_model_of(*engine)->peak_gathered_units();
+      });
+      EXPECT_EQ(logs[0], logs[1]) << "limit " << limit;  // same collectives, same order
+      // At most `limit` units gathered or in flight at once, and prefetch really happens.
+      EXPECT_EQ(peaks[0], limit) << "ac " << to_string(ac);
+    }
+  }
 }
 
 TEST(FsdpState, PrefetchDepthDoesNotChangeResults) {

@@ -159,6 +159,9 @@ void FsdpModel::issue_gather(int i) {
     target = u.full;
   }
   u.work = groups_.shard->all_gather(target, u.send);
+  int issued = 0;
+  for (const auto& v : units_) issued += v.issued ? 1 : 0;
+  peak_gathered_units_ = std::max(peak_gathered_units_, issued);
 }
 
 at::Tensor FsdpModel::wait_full(int i) {

@@ -106,6 +106,9 @@ class FsdpModel {
 
   StateBytes state_bytes() const;
   int64_t gathered_bytes() const;      // unsharded parameter storage alive now  // bytes
+  // Most units gathered or being gathered at the same time so far (sharded groups only):
+  // bounded by max_inflight_all_gathers under full_shard/hybrid_shard.
+  int peak_gathered_units() const { return peak_gathered_units_; }
   const std::vector<FlatUnit>& units() const { return units_; }
   const ProcessGroups& groups() const { return groups_; }
   const ModelSpec& spec() const { return spec_; }
@@ -134,6 +137,7 @@ class FsdpModel {
   int rope_len_ = 0;
   bool sync_ = true;
   int opt_step_ = 0;
+  int peak_gathered_units_ = 0;
 };
 
 at::ScalarType parse_dtype(const std::string& name);   // "fp32" | "bf16" | "fp16"
