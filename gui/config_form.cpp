@@ -249,6 +249,10 @@ void ConfigForm::fillHardwareFields(const HardwareSpec& h) {
   hbm_gib_->setValue(h.gpu.hbm_bytes / kGiB);
   hbm_tbps_->setValue(h.gpu.hbm_bandwidth / 1e12);
   intra_gbps_->setValue(h.node.intra_node_bandwidth * 8 / 1e9);
+  if (h.name != kCustom)
+    hw_preset_->setToolTip(QString("cluster.hardware = %1 (configs/hardware/%1.toml). Source: %2. Pick custom to edit "
+                                   "the GPU and node numbers.")
+                               .arg(q(h.name), q(h.source)));
   inter_gbps_->setToolTip(QString("cluster.inter_node_gbps: all NICs of one node together, per direction, Gb/s. "
                                   "0 = the preset's %1 Gb/s (source: %2).")
                               .arg(h.node.inter_node_bandwidth * 8 / 1e9)

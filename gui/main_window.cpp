@@ -2,6 +2,8 @@
 #include "gui/main_window.h"
 
 #include <QAction>
+#include <QCloseEvent>
+#include <QSettings>
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFileDialog>
@@ -99,6 +101,30 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(form_, &ConfigForm::changed, this, [this] { setWindowModified(true); });
   form_->setConfig(default_config());
   setWindowModified(false);
+  const QByteArray geometry = QSettings().value("window_geometry").toByteArray();
+  if (!geometry.isEmpty()) restoreGeometry(geometry);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  if (isWindowModified()) {
+    const auto answer = QMessageBox::question(this, "Shardcast", "Save the session before closing?",
+                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel) return e->ignore();
+    if (answer == QMessageBox::Save) {
+      QString path = session_path_;
+      if (path.isEmpty())
+        path = QFileDialog::getSaveFileName(this, "Save session", "session.json", "Shardcast session (*.json)");
+      if (path.isEmpty()) return e->ignore();
+      const QString err = saveSession(path);
+      if (!err.isEmpty()) {
+        QMessageBox::warning(this, "Save session", err);
+        return e->ignore();
+      }
+    }
+  }
+  if (run_->isRunning()) run_->stop();
+  QSettings().setValue("window_geometry", saveGeometry());
+  e->accept();
 }
 
 void MainWindow::buildMenus() {
@@ -224,7 +250,7 @@ void MainWindow::replan() {
     rows.push_back(std::move(r));
   }
   const double plan_ms = timer.nsecsElapsed() / 1e6;
-  summary_->setPrediction(*pred, plan_ms);
+  summary_->setPrediction(*pred, plan_ms, cfg.tokens_per_step());
   memory_->setPredictions(rows);
   timeline_->setPrediction(*pred);
   run_->setPlan(cfg, pred, form_->customHardware().has_value());

@@ -65,6 +65,7 @@ class MainWindow : public QMainWindow {
   void replan();
 
  private:
+  void closeEvent(QCloseEvent* e) override;
   void buildMenus();
   void refreshRecentMenu();
   void setSessionPath(const QString& path);

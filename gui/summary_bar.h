@@ -17,7 +17,8 @@ class SummaryBar : public QLabel {
   Q_OBJECT
  public:
   explicit SummaryBar(QWidget* parent = nullptr);
-  void setPrediction(const Prediction& p, double plan_ms);
+  // tokens_per_step: global batch of the config (micro_batch × seq_len × grad_accum × GPUs).
+  void setPrediction(const Prediction& p, double plan_ms, long long tokens_per_step = 0);
   void setProblem(const QString& text);
 };
 
