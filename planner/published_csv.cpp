@@ -108,7 +108,8 @@ class RowReader {
   }
   int required_int(const std::string& c) const {
     const double v = required(c);
-    if (v <= 0 || v != std::floor(v)) throw std::string("bad " + c + " '" + get(c) + "'");
+    // > INT_MAX: converting it to int is undefined behaviour (found by tests/fuzz/fuzz_published_csv).
+    if (v <= 0 || v != std::floor(v) || v > 2147483647.0) throw std::string("bad " + c + " '" + get(c) + "'");
     return int(v);
   }
 
@@ -239,6 +240,9 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     row.framework_notes += std::string("cross_entropy ") + to_string(row.options.cross_entropy) + " (framework default)";
   }
   row.options.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
+  // Published runs use PyTorch optimizers' zero_grad(), set_to_none=True by default since
+  // torch 2.0 (torchtitan, Composer, fms-fsdp): sharded gradients do not exist between steps.
+  row.options.grads_freed_between_steps = true;
   cfg.model_preset = "";
   cfg.source_file = "";
 }

@@ -1,0 +1,11 @@
+// libFuzzer: hardware preset TOML parser.
+#include "shared/config_io.h"
+#include "tests/fuzz/fuzz_common.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    shardcast::parse_hardware_toml(fuzz_text(data, size), "fuzz.toml");
+  }
+  SHARDCAST_FUZZ_EXPECTED_ERRORS
+  return 0;
+}

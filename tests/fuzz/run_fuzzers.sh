@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds every libFuzzer target of tests/fuzz with clang (-fsanitize=fuzzer,address,undefined)
+# directly from the sources each parser needs, then runs each for a bounded time.
+#   usage: run_fuzzers.sh OUT_DIR [SECONDS_PER_TARGET=10]
+# Exit 77 (ctest: skipped) when clang with libFuzzer is not installed.
+set -euo pipefail
+OUT=${1:?out dir}; SECS=${2:-10}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+CXX=${FUZZ_CXX:-$(command -v clang++ || command -v clang++-14 || true)}
+[ -n "$CXX" ] || { echo "skip: no clang++"; exit 77; }
+mkdir -p "$OUT/obj" "$OUT/corpus"
+echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long){return 0;}' > "$OUT/probe.cpp"
+"$CXX" -fsanitize=fuzzer "$OUT/probe.cpp" -o "$OUT/probe" 2>/dev/null || { echo "skip: $CXX has no libFuzzer"; exit 77; }
+FLAGS="-std=c++17 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I$SRC \
+  $(pkg-config --cflags tomlplusplus) -DSHARDCAST_SOURCE_CONFIG_DIR=\"$SRC/configs\""
+LIBS="$(pkg-config --libs tomlplusplus) -lfmt"
+SOURCES="shared/config_io.cpp shared/toml_reader.cpp shared/train_config.cpp shared/model_spec.cpp
+  shared/hardware_spec.cpp shared/prediction.cpp shared/run_report.cpp trainer/data/token_file.cpp
+  trainer/checkpoint/manifest.cpp planner/published_csv.cpp planner/ops.cpp planner/efficiency.cpp"
+OBJS=""
+for s in $SOURCES; do
+  o="$OUT/obj/$(echo "$s" | tr / _).o"
+  if [ ! -f "$o" ] || [ "$SRC/$s" -nt "$o" ]; then "$CXX" $FLAGS -c "$SRC/$s" -o "$o"; fi
+  OBJS="$OBJS $o"
+done
+status=0
+for t in train_config hardware_toml token_file published_csv checkpoint_manifest run_report; do
+  exe="$OUT/fuzz_$t"
+  "$CXX" $FLAGS -fsanitize=fuzzer "$SRC/tests/fuzz/fuzz_$t.cpp" $OBJS $LIBS -o "$exe"
+  mkdir -p "$OUT/corpus/$t"
+  seeds="$SRC/tests/fuzz/seeds/$t"
+  echo "== fuzz_$t (${SECS}s)"
+  if ! "$exe" -max_total_time="$SECS" -timeout=5 -rss_limit_mb=2048 -print_final_stats=0 "$OUT/corpus/$t" \
+       $( [ -d "$seeds" ] && echo "$seeds" ) > "$OUT/fuzz_$t.log" 2>&1; then
+    tail -40 "$OUT/fuzz_$t.log"
+    echo "FAIL: fuzz_$t (crash input in $OUT; log $OUT/fuzz_$t.log)"
+    status=1
+  else
+    grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs" "$OUT/fuzz_$t.log" | tail -1 || true
+  fi
+done
+exit $status
