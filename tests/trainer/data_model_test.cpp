@@ -134,6 +134,20 @@ TEST(Llama, GeluMlpVariantTrainsUnderFsdpLikeTheReference) {
   EXPECT_EQ(n, cfg.model.total_params());
 }
 
+TEST(Configs, EveryExampleRunConfigReadsAndRunsOnThisBuild) {
+  const fs::path dir = fs::path(SHARDCAST_TEST_SOURCE_DIR) / "configs" / "train";
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".toml") continue;
+    ++n;
+    TrainConfig c = read_train_config(e.path().string());  // throws on any problem
+    EXPECT_EQ(c.precision.param_dtype, "fp32") << e.path() << ": the CPU trainer runs fp32";
+    EXPECT_LE(c.training.seq_len, c.model.max_seq_len) << e.path();
+    EXPECT_NO_THROW(unit_param_infos(c.model)) << e.path();
+  }
+  EXPECT_GE(n, 1);
+}
+
 TEST(LrSchedule, WarmupThenCosineToFloor) {
   OptimizerConfig o;
   o.lr = 1.0;
