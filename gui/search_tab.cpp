@@ -177,9 +177,9 @@ void SearchTab::fill() {
                          .arg(r.n_candidates).arg(r.n_evaluated).arg(r.n_pruned).arg(r.n_feasible)
                          .arg(r.n_over_memory).arg(r.n_batch_mismatch).arg(r.seconds, 0, 'f', 2)
                          .arg(QString::fromStdString(r.why_winner)));
-  const QStringList headers{"#", "config", "sharding_strategy", "hsdp_shard_size", "micro_batch", "grad_accum",
-                            "activation_checkpointing", "reduce_dtype", "compile", "fp8", "tokens/s/GPU", "MFU %",
-                            "memory GiB", "step s"};
+  const QStringList headers{"#", "tokens/s/GPU", "MFU %", "memory GiB", "step s", "config", "sharding_strategy",
+                            "hsdp_shard_size", "micro_batch", "grad_accum", "activation_checkpointing",
+                            "reduce_dtype", "compile", "fp8"};
   QSignalBlocker block(table_);  // filling is not choosing
   table_->clear();
   table_->setColumnCount(headers.size());
@@ -191,6 +191,10 @@ void SearchTab::fill() {
     const auto& cfg = c.config;
     const auto& p = c.prediction;
     const QStringList cells{QString::number(i + 1),
+                            QString::number(p.tokens_per_s_per_gpu, 'f', 0),
+                            QString::number(100 * p.mfu, 'f', 1),
+                            QString::number(planner::memory_needed_bytes(p) / GiB, 'f', 1),
+                            QString::number(p.step_time_s, 'f', 3),
                             QString::fromStdString(planner::describe_config(cfg)),
                             to_string(cfg.parallelism.sharding_strategy),
                             QString::number(cfg.parallelism.hsdp_shard_size),
@@ -199,11 +203,7 @@ void SearchTab::fill() {
                             ac_text(cfg),
                             QString::fromStdString(cfg.precision.reduce_dtype),
                             cfg.precision.compile ? "yes" : "no",
-                            cfg.precision.fp8 ? "yes" : "no",
-                            QString::number(p.tokens_per_s_per_gpu, 'f', 0),
-                            QString::number(100 * p.mfu, 'f', 1),
-                            QString::number(planner::memory_needed_bytes(p) / GiB, 'f', 1),
-                            QString::number(p.step_time_s, 'f', 3)};
+                            cfg.precision.fp8 ? "yes" : "no"};
     for (int k = 0; k < cells.size(); ++k) table_->setItem(i, k, new QTableWidgetItem(cells[k]));
   }
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
