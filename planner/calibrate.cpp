@@ -81,35 +81,40 @@ HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpe
   HardwareSpec hw = base;
   hw.name = name;
   hw.file.clear();
-  // GEMMs: peak = best rate; the shape curve fitted relative to it.
-  double peak = 0;
-  for (const auto& g : mb.matmul) peak = std::max(peak, g.flops_per_s);
-  if (!(peak > 0)) throw InputError("micro-benchmark: no positive matmul rate");
-  hw.gpu.fp32_flops = peak;
+  // GEMMs: rate(k) = P·k/(k + dim_half), k = smallest GEMM dimension. The fp32 peak is the
+  // fitted asymptote P (what one core's GEMM reaches on large shapes), so matmul_eff = 1.
+  double best = 0;
+  for (const auto& g : mb.matmul) best = std::max(best, g.flops_per_s);
+  if (!(best > 0)) throw InputError("micro-benchmark: no positive matmul rate");
   hw.gpu.bf16_flops = hw.gpu.fp16_flops = hw.gpu.fp8_flops = 0;  // the CPU trainer computes in fp32
-  note(fmt::format("fp32 peak = best GEMM rate {:.2f} GFLOP/s ({} shapes)", peak / 1e9, mb.matmul.size()));
   if (mb.matmul.size() >= 3) {
-    // eff(k) = e·k/(k + h): fit log-residuals over the shapes, e in (0, 1], h >= 0.
     auto resid = [&](const Eigen::VectorXd& x) {
-      const double e = 1.0 / (1.0 + std::exp(-x[0])), h = std::exp(x[1]);
+      const double P = std::exp(x[0]), h = std::exp(x[1]);
       Eigen::VectorXd r(mb.matmul.size());
       for (size_t i = 0; i < mb.matmul.size(); ++i) {
         const auto& g = mb.matmul[i];
         const double k = std::min({g.m, g.k, g.n});
-        r[Eigen::Index(i)] = std::log(e * k / (k + h)) - std::log(g.flops_per_s / peak);
+        r[Eigen::Index(i)] = std::log(P * k / (k + h)) - std::log(std::max(g.flops_per_s, 1.0));
       }
       return r;
     };
     Eigen::VectorXd x0(2);
-    x0 << 2.0, std::log(32.0);
-    const LmResult r = levenberg_marquardt(resid, x0);
-    hw.efficiency["matmul_eff"] = 1.0 / (1.0 + std::exp(-r.x[0]));
+    x0 << std::log(best), std::log(32.0);
+    LmOptions lo;
+    lo.max_iterations = 200;
+    lo.tolerance = 1e-12;
+    const LmResult r = levenberg_marquardt(resid, x0, lo);
+    hw.gpu.fp32_flops = std::exp(r.x[0]);
+    hw.efficiency["matmul_eff"] = 1.0;
     hw.efficiency["matmul_dim_half"] = std::exp(r.x[1]);
-    note(fmt::format("matmul_eff {:.3f}, matmul_dim_half {:.1f} (fit of the GEMM shape curve, rms log error {:.3f})",
-                     hw.efficiency["matmul_eff"], hw.efficiency["matmul_dim_half"],
-                     std::sqrt(2 * r.cost_after / double(mb.matmul.size()))));
+    note(fmt::format("fp32 peak {:.2f} GFLOP/s and matmul_dim_half {:.1f}: fit of rate = peak·k/(k + dim_half) to "
+                     "{} GEMM shapes (rms log error {:.3f}; best measured {:.2f} GFLOP/s); matmul_eff = 1",
+                     hw.gpu.fp32_flops / 1e9, hw.efficiency["matmul_dim_half"], mb.matmul.size(),
+                     std::sqrt(2 * r.cost_after / double(mb.matmul.size())), best / 1e9));
   } else {
-    note("fewer than 3 GEMM shapes: matmul_eff / matmul_dim_half kept from the base profile");
+    hw.gpu.fp32_flops = best;
+    note(fmt::format("fp32 peak = best GEMM rate {:.2f} GFLOP/s (fewer than 3 shapes: matmul_eff / matmul_dim_half "
+                     "kept from {})", best / 1e9, base.name));
   }
   if (!(mb.memory_bytes_per_s > 0)) throw InputError("micro-benchmark: memory bandwidth is 0");
   hw.gpu.hbm_bandwidth = mb.memory_bytes_per_s;

@@ -2,9 +2,9 @@
 // parameters fitted to the trainer's measured runs.
 //
 // What it is: (1) parse_microbench() reads `shardcast-train microbench --json`;
-// profile_from_microbench() turns it into a HardwareSpec: the fp32 peak is the best measured
-// GEMM rate, matmul_eff / matmul_dim_half are fitted to the GEMM shape curve
-// (eff(k) = matmul_eff·k/(k + dim_half), k = smallest GEMM dimension), the memory bandwidth is
+// profile_from_microbench() turns it into a HardwareSpec: the fp32 peak and matmul_dim_half
+// are fitted to the GEMM shape curve (rate(k) = peak·k/(k + dim_half), k = smallest GEMM
+// dimension; the peak is the asymptote, so matmul_eff = 1), the memory bandwidth is
 // the measured copy rate (hbm_eff = 1), the link bandwidth is the measured Gloo bus bandwidth
 // on loopback (intra_node_bw_eff = 1) and the per-step / fixed latencies come from the
 // collectives' intercepts with 2 and 4 ranks; everything else is kept from a base preset.
