@@ -11,6 +11,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <toml++/toml.h>
+
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -20,6 +22,22 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// The `source` line of a model preset file (ModelSpec does not carry it); "" if absent.
+std::string model_source(const std::string& preset) {
+  try {
+    const auto t = toml::parse_file((config_dir() / "models" / (preset + ".toml")).string());
+    return t["source"].value_or(std::string());
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+QString model_tooltip(const std::string& preset) {
+  const std::string src = model_source(preset);
+  return QString("[model] preset = %1 (configs/models/%1.toml)%2. Pick custom to edit every field.")
+      .arg(q(preset), src.empty() ? QString() : ". Source: " + q(src));
+}
 
 void setCombo(QComboBox* c, const QString& text) {
   int i = c->findText(text);
@@ -266,6 +284,7 @@ void ConfigForm::onModelPresetChanged() {
     try {
       if (!model_cache_.count(name)) model_cache_[name] = load_model(name);
       fillModelFields(model_cache_[name]);
+      model_preset_->setToolTip(model_tooltip(name));
     } catch (const std::exception& e) {
       model_load_error_ = e.what();
     }
@@ -414,6 +433,7 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
       setCombo(model_preset_, q(cfg.model_preset));
       model_cache_[cfg.model_preset] = cfg.model;
       model_load_error_.clear();
+      model_preset_->setToolTip(model_tooltip(cfg.model_preset));
     } else {
       setCombo(model_preset_, kCustom);
       custom_model_name_ = cfg.model.name.empty() ? "custom" : cfg.model.name;
