@@ -89,7 +89,9 @@ void fit_runs(const CalibrateArgs& a) {
   std::vector<planner::MeasuredRun> runs;
   for (const auto& d : a.fit_dirs) {
     const planner::RunDir r = planner::read_run_dir(d);
-    runs.push_back({fs::path(d).filename().string(), r.cfg, r.report.median_step_time_s});
+    fs::path name = fs::path(d).filename();
+    if (name.empty()) name = fs::path(d).parent_path().filename();  // "dir/" spelling
+    runs.push_back({name.string(), r.cfg, r.report.median_step_time_s});
   }
   planner::CalibrateOptions o;
   if (!a.params.empty()) o.params = a.params;
