@@ -27,6 +27,7 @@
 #include "gui/validation_tab.h"
 #include "planner/plan.h"
 #include "shared/config_io.h"
+#include "gui/scaling_tab.h"
 #include "gui/search_tab.h"
 #include "planner/emit.h"
 
@@ -140,8 +141,11 @@ class MainWindowTest : public QObject {
     QVERIFY(label && label->isVisible());
     QVERIFY(w.form()->errorText("training.seq_len").isEmpty());
     QVERIFY(w.summary()->text().contains("No prediction"));
+    QVERIFY(w.memoryTab()->chart()->categories().isEmpty());  // no stale bars
+    QVERIFY(w.timelineTab()->view()->events().empty());
     typeInto(editor<QSpinBox>(w, "training.micro_batch"), "1");
     QVERIFY(w.prediction().has_value());
+    QCOMPARE(w.memoryTab()->chart()->categories().size(), 4);
     QVERIFY(w.form()->errorText("training.micro_batch").isEmpty());
     QVERIFY(!label->isVisible());
 
@@ -269,6 +273,26 @@ class MainWindowTest : public QObject {
     QCOMPARE(now.activation_checkpointing.mode, pick.activation_checkpointing.mode);
     QVERIFY(w.prediction().has_value());
     QCOMPARE(w.prediction()->tokens_per_s_per_gpu, r->ranked[1].prediction.tokens_per_s_per_gpu);
+  }
+
+  void scalingChartsShowEveryFeasibleCount() {
+    MainWindow w;
+    editor<QComboBox>(w, "model.preset")->setCurrentText("llama3.2-1b");
+    editor<QSpinBox>(w, "training.seq_len")->setValue(2048);
+    QVERIFY(w.prediction().has_value());
+    QSignalSpy done(w.scalingTab(), &ScalingTab::scalingFinished);
+    w.scalingTab()->setRange(8, 2048);
+    QCOMPARE(w.scalingTab()->runScaling(), QString());
+    QVERIFY(done.wait(120000));
+    const auto& pts = w.scalingTab()->points();
+    QCOMPARE(int(pts.size()), 9);  // 8, 16, ..., 2048 with 8 GPUs per node
+    QCOMPARE(pts.back().gpus, 2048);
+    QVector<QPointF> expected;
+    for (const auto& p : pts)
+      if (p.feasible) expected << QPointF(p.gpus, p.total_tokens_per_s);
+    QVERIFY(!expected.isEmpty());
+    QCOMPARE(w.scalingTab()->totalChart()->seriesPoints(0), expected);
+    QCOMPARE(w.scalingTab()->table()->rowCount(), int(pts.size()));
   }
 
   void validationTabReadsThePublishedCsv() {
