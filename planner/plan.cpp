@@ -144,6 +144,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     u.gathered_bytes = fp8_gather && is_block ? (P - norm_params) * 1.0 + norm_params * param_bytes
                                               : P * param_bytes;
     u.grad_bytes = P * param_bytes;
+    // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
+    if (opt.grads_freed_between_steps) u.shard_grad_bytes = 4.0 * P / (no_shard ? 1 : Ns);
     u.reduce_buffer_bytes = reduce_bytes != param_bytes ? P * reduce_bytes : 0;
     if (!no_shard) {
       u.all_gather_s = collective_time(Collective::all_gather, u.gathered_bytes, shard_group, comm);
@@ -168,11 +170,15 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   SimResult sim = simulate_fast(in);
 
   Prediction p;
-  const double static_bytes = state.total();
+  // Static: parameters and optimizer states always; the gradients too unless the loop frees
+  // them between steps, in which case the timeline places them (kMemShardedGrads).
+  const bool grads_static = !opt.grads_freed_between_steps;
+  const double static_bytes = state.parameters + state.optimizer_states + (grads_static ? state.gradients : 0.0);
   p.memory.push_back({"sharded_parameters", state.parameters});
-  p.memory.push_back({"sharded_gradients", state.gradients});
+  p.memory.push_back({"sharded_gradients", grads_static ? state.gradients : sim.mem_at_peak[kMemShardedGrads]});
   p.memory.push_back({"optimizer_states", state.optimizer_states});
-  for (int c = 0; c < kMemCategories; ++c) p.memory.push_back({mem_category_name(c), sim.mem_at_peak[c]});
+  for (int c = 0; c < kMemCategories; ++c)
+    if (c != kMemShardedGrads) p.memory.push_back({mem_category_name(c), sim.mem_at_peak[c]});
   p.mem_peak_bytes = static_bytes + sim.mem_peak_bytes;
   p.mem_reserved_bytes = p.mem_peak_bytes * (1.0 + eff.fragmentation);
   const double runtime = eff.runtime_overhead_gib * double(1ull << 30);

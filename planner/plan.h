@@ -28,6 +28,10 @@ struct PlanOptions {
   // weights of each block are cast to fp8 before the all-gather, so they travel and sit
   // gathered at 1 byte each. Only with precision.fp8.
   bool fp8_all_gather = false;
+  // The training loop frees the sharded gradients between steps (optimizer.zero_grad() with
+  // PyTorch's default set_to_none=True: torchtitan, Composer, fms-fsdp), so each appears when
+  // its unit is first reduced. false: they persist (this repo's trainer zeroes them in place).
+  bool grads_freed_between_steps = false;
 };
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,

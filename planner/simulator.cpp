@@ -13,6 +13,7 @@ const char* mem_category_name(int c) {
     case kMemReduceBuffers: return "reduce_buffers";
     case kMemActivations: return "activations";
     case kMemTransient: return "transient";
+    case kMemShardedGrads: return "sharded_gradients";
   }
   return "?";
 }
@@ -37,7 +38,7 @@ struct Task {
   std::array<int, 2> deps{-1, -1};
   std::array<MemDelta, 3> at_start{};
   int n_start = 0;
-  std::array<MemDelta, 4> at_end{};
+  std::array<MemDelta, 5> at_end{};
   int n_end = 0;
   double start = 0, end = 0;
   bool done = false;
@@ -46,6 +47,9 @@ struct Task {
   }
   void release(int cat, double b) {
     if (b != 0) at_end[n_end++] = {cat, -b};
+  }
+  void alloc_at_end(int cat, double b) {
+    if (b != 0) at_end[n_end++] = {cat, b};
   }
 };
 
@@ -106,17 +110,22 @@ class Builder {
         b.release(kMemGatheredParams, u.gathered_bytes);
         bwd[i] = last_;
         prev_bwd = last_;
+        // The sharded gradient appears at the first synchronised reduction of the step.
+        const bool first_sync = sync && !synced_;
         if (sync && u.reduce_s > 0) {
           Task& r = add(kReduce, i, kComm, u.reduce_s, bwd[i]);
           r.alloc(kMemReduceBuffers, u.reduce_buffer_bytes);
           r.release(kMemReduceBuffers, u.reduce_buffer_bytes);
           r.release(kMemUnshardedGrads, u.grad_bytes);
+          if (first_sync) r.alloc_at_end(kMemShardedGrads, u.shard_grad_bytes);
           if (u.replica_all_reduce_s > 0) add(kReplicaAllReduce, i, kCommInter, u.replica_all_reduce_s, last_);
         } else if (sync) {
           // Nothing to reduce (one rank): the gradient goes straight to the shard.
           tasks_[bwd[i]].release(kMemUnshardedGrads, u.grad_bytes);
+          if (first_sync) tasks_[bwd[i]].alloc_at_end(kMemShardedGrads, u.shard_grad_bytes);
         }
       }
+      if (sync) synced_ = true;
     }
     // Optimizer after every reduction of the last micro-step.
     int dep_comm = last_on_lane(kComm), dep_inter = last_on_lane(kCommInter);
@@ -154,6 +163,7 @@ class Builder {
   std::vector<Task> tasks_;
   std::vector<int> fwd_idx_;
   int last_ = -1;
+  bool synced_ = false;  // a synchronised micro-step has been built
 };
 
 std::string task_name(const Task& t, const SimInput& in) {

@@ -27,6 +27,7 @@ enum MemCategory : int {
   kMemReduceBuffers,       // reduce_dtype copies fed to reduce-scatter / all-reduce
   kMemActivations,         // tensors saved for backward
   kMemTransient,           // working memory (recompute, logits and loss, optimizer temps)
+  kMemShardedGrads,        // sharded fp32 gradients when they are freed between steps
   kMemCategories
 };
 const char* mem_category_name(int c);
@@ -46,6 +47,10 @@ struct SimUnit {
   double saved_bytes = 0;         // activations kept for backward  // bytes
   double fwd_transient_bytes = 0; // bytes
   double bwd_transient_bytes = 0; // bytes
+  // Sharded gradient allocated when the unit's gradient first reaches its shard (end of its
+  // reduction, or of its backward without one) and kept to the end of the step: optimizers
+  // that zero_grad(set_to_none=True) free them between steps. 0 = counted as static state.
+  double shard_grad_bytes = 0;    // bytes
 };
 
 struct SimInput {
