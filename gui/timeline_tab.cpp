@@ -5,7 +5,12 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QFileDialog>
+#include <QMessageBox>
 #include <QPushButton>
+#include <QSaveFile>
+
+#include <nlohmann/json.hpp>
 #include <QVBoxLayout>
 
 #include "gui/timeline_view.h"
@@ -34,6 +39,16 @@ TimelineTab::TimelineTab(QWidget* parent) : QWidget(parent) {
   bar->addWidget(zin);
   bar->addWidget(zout);
   bar->addWidget(fit);
+  auto* trace = new QPushButton("Save trace…", this);
+  trace->setObjectName("save_trace");
+  trace->setToolTip("The same events as Chrome trace JSON, for Perfetto (ui.perfetto.dev) or chrome://tracing.");
+  connect(trace, &QPushButton::clicked, this, [this] {
+    const QString p = QFileDialog::getSaveFileName(this, "Save trace", "step_trace.json", "Chrome trace (*.json)");
+    if (p.isEmpty()) return;
+    const QString err = saveTrace(p);
+    if (!err.isEmpty()) QMessageBox::warning(this, "Save trace", err);
+  });
+  bar->addWidget(trace);
   bar->addSpacing(16);
   bar->addWidget(swatch("#4e79a7", "fwd", this));
   bar->addWidget(swatch("#59a14f", "bwd", this));
@@ -76,6 +91,16 @@ void TimelineTab::setPrediction(const Prediction& p) {
                      .arg(p.optimizer_s * 1000, 0, 'f', 1)
                      .arg(p.timeline.size()) +
                  tail);
+}
+
+QString TimelineTab::saveTrace(const QString& path) const {
+  if (view_->events().empty()) return "There is no timeline to save (the form has errors).";
+  const std::string text = to_chrome_trace(view_->events()).dump() + "\n";
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) != qint64(text.size()) ||
+      !f.commit())
+    return QString("cannot write %1: %2").arg(path, f.errorString());
+  return {};
 }
 
 void TimelineTab::setProblem(const QString& text) {

@@ -97,6 +97,15 @@ class MainWindowTest : public QObject {
     QCOMPARE(tv->viewEnd() - tv->viewStart(), span / 2);
     tv->fit();
     QCOMPARE(tv->viewEnd() - tv->viewStart(), span);
+    // Save trace: Chrome trace JSON with one complete ("X") event per timeline event.
+    QTemporaryDir tmp;
+    QCOMPARE(w.timelineTab()->saveTrace(tmp.filePath("t.json")), QString());
+    QFile tf(tmp.filePath("t.json"));
+    QVERIFY(tf.open(QIODevice::ReadOnly));
+    const auto trace = nlohmann::json::parse(tf.readAll().toStdString());
+    size_t complete = 0;
+    for (const auto& e : trace["traceEvents"]) complete += e["ph"] == "X";
+    QCOMPARE(complete, tv->events().size());
     // The highlighted exposed communication is the planner's, read off the same timeline; the
     // tolerance covers summing the same intervals in a different order.
     QVERIFY(std::abs(tv->exposedSeconds() - direct.exposed_comm_s) <= 1e-6 * direct.step_time_s);
