@@ -24,7 +24,7 @@ struct PlanArgs {
   std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, timeline, cross_entropy;
   int gpus = 0, gpus_per_node = 0, hsdp_shard_size = -1, micro_batch = 0, seq_len = 0, grad_accum = 0;
   double inter_node_gbps = -1, ac_ratio = -1;
-  bool compile = false, fp8 = false, json = false, no_sync = false, fp8_all_gather = false;
+  bool compile = false, fp8 = false, json = false, no_sync = false, fp8_all_gather = false, grads_freed = false;
 };
 
 // The TrainConfig the flags describe, on top of run.toml when one is given.
@@ -147,6 +147,8 @@ void register_plan(CLI::App& app) {
   cmd->add_flag("--compile", a->compile, "torch.compile (fused elementwise ops)");
   cmd->add_flag("--fp8", a->fp8, "fp8 matmuls (float8 linear)");
   cmd->add_flag("--fp8-all-gather", a->fp8_all_gather, "with --fp8: all-gather the blocks' Linear weights in fp8");
+  cmd->add_flag("--grads-freed-between-steps", a->grads_freed,
+                "the loop frees sharded gradients between steps (zero_grad(set_to_none=True): torchtitan, Composer, fms-fsdp)");
   cmd->add_option("--cross-entropy", a->cross_entropy,
                   "loss implementation: fp32_upcast (default; torchtitan) | native (fms-fsdp) | fused (llm-foundry)");
   cmd->add_option("--param-dtype", a->param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
@@ -161,6 +163,7 @@ void register_plan(CLI::App& app) {
     opt.timeline = !a->timeline.empty();
     opt.sync_every_micro_step = !a->no_sync;
     opt.fp8_all_gather = a->fp8_all_gather;
+    opt.grads_freed_between_steps = a->grads_freed;
     if (!a->cross_entropy.empty() && !planner::parse_cross_entropy(a->cross_entropy, opt.cross_entropy))
       throw UsageError(fmt::format("plan: --cross-entropy '{}' (allowed: fp32_upcast | native | fused)", a->cross_entropy));
     const Prediction p = planner::plan(c, hw, opt);
