@@ -209,6 +209,7 @@ QString RunTab::launch() {
   tps_chart_->setSeries(tps, steps_axis, AxisSpec{"tokens/s/GPU", false, 0, 0, "%.0f"});
   steps_seen_ = 0;
   stop_requested_ = false;
+  launched_tps_ = pred_->tokens_per_s_per_gpu;
   tail_ = std::make_unique<MetricsTail>(QDir(dir).filePath("metrics.jsonl").toStdString());
   log_->clear();
 
@@ -255,7 +256,7 @@ void RunTab::poll() {
   for (const StepMetrics& m : b.steps) {
     loss_chart_->appendPoint(0, QPointF(m.step, m.loss));
     tps_chart_->appendPoint(0, QPointF(m.step, m.tps));
-    if (pred_) tps_chart_->appendPoint(1, QPointF(m.step, pred_->tokens_per_s_per_gpu));
+    tps_chart_->appendPoint(1, QPointF(m.step, launched_tps_));
     ++steps_seen_;
   }
   if (!b.steps.empty() && isRunning())

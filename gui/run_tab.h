@@ -74,6 +74,7 @@ class RunTab : public QWidget {
 
   TrainConfig cfg_;
   std::optional<Prediction> pred_;
+  double launched_tps_ = 0;  // predicted tokens/s/GPU of the running config (the form may change)
   bool custom_hw_ = false;
   QProcess* proc_ = nullptr;
   QTimer* poll_timer_ = nullptr;
