@@ -217,8 +217,10 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
       g = g + u.acc;
       u.acc = at::Tensor();
     }
+    // May alias grad_full: autograd hands this Function a gradient buffer nothing else
+    // reads afterwards (the split/recompute backward made it), so the Gloo composite may
+    // overwrite it in place instead of paying for a full-unit copy.
     at::Tensor red = g.to(opts_.reduce_dtype).contiguous();
-    if (red.data_ptr() == grad_full.data_ptr()) red = red.clone();  // never clobber autograd's buffer
     at::Tensor out = at::empty({u.shard_numel}, red.options());
     groups_.shard->reduce_scatter(out, red);
     if (groups_.replicate->size() > 1) groups_.replicate->all_reduce(out);
