@@ -187,6 +187,18 @@ class MainWindowTest : public QObject {
     editor<QCheckBox>(w, "precision.fp8")->setChecked(false);
     QVERIFY(w.prediction().has_value());
     QVERIFY(w.form()->errorText("precision.fp8").isEmpty());
+    // A custom model starts from the preset's fields; its errors land under its fields.
+    editor<QComboBox>(w, "model.preset")->setCurrentText("custom");
+    QVERIFY(editor<QSpinBox>(w, "model.n_kv_heads")->isEnabled());
+    QCOMPARE(editor<QSpinBox>(w, "model.n_layers")->value(), 32);
+    typeInto(editor<QSpinBox>(w, "model.n_kv_heads"), "5");
+    QVERIFY2(w.form()->errorText("model.n_kv_heads").contains("does not divide n_heads"),
+             qPrintable(w.form()->errorText("model.n_kv_heads")));
+    typeInto(editor<QSpinBox>(w, "model.n_kv_heads"), "8");
+    typeInto(editor<QSpinBox>(w, "model.n_layers"), "16");
+    QVERIFY(w.prediction().has_value());
+    QVERIFY(w.form()->config().model_preset.empty());
+    QCOMPARE(w.form()->config().model.n_layers, 16);
   }
 
   void sessionRoundTrip() {
