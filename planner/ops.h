@@ -6,7 +6,9 @@
 // backward 2.5× forward), or a memory-bound elementwise op (bytes / (HBM·hbm_eff); torch.compile
 // scales these bytes by compile_elementwise_factor). Backward of a GEMM is two GEMMs of the same
 // size; of an elementwise op, twice its forward bytes. Also the bytes each op saves for backward
-// (the activation model). What it is not: communication or scheduling (simulator.h).
+// (the eager activation count; compile / checkpointing variants are ac_policy.h), and the
+// loss's memory for each cross-entropy implementation (loss_memory). What it is not:
+// communication or scheduling (simulator.h).
 // Pure functions, thread-safe.
 #pragma once
 

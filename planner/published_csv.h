@@ -2,8 +2,11 @@
 //
 // What it is: a strict CSV reader (RFC 4180 quoting, any column order, extra columns ignored)
 // that turns each row into a TrainConfig plus the measured values, or a skip reason when the
-// row is out of scope or lacks a field the model needs (never guessed). The hardware preset is
-// only named here (cluster.hardware = gpu_type); validate.h resolves it.
+// row is out of scope or lacks a field the model needs (never guessed). What the row's framework
+// does outside TrainConfig and the CSV leaves empty (reduce dtype, loss implementation, gradient
+// lifetime) is set from that framework's documented defaults (docs/cost-model.md §7.1), and
+// cited annotations may fill empty cells. The hardware preset is only named here
+// (cluster.hardware = gpu_type); validate.h resolves it.
 // What it is not: prediction or scoring (validate.h). Functions are reentrant.
 #pragma once
 
