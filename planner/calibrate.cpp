@@ -9,6 +9,7 @@
 
 #include "planner/fit.h"
 #include "planner/plan.h"
+#include "planner/run_validation.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -196,6 +197,7 @@ CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const 
     const double u = std::clamp((std::clamp(v0, b.lo, b.hi) - b.lo) / (b.hi - b.lo), 1e-4, 1 - 1e-4);
     x0[k] = std::log(u / (1 - u));
   }
+  const PlanOptions opt = trainer_plan_options();  // the runs are shardcast-train's
   auto with = [&](const Eigen::VectorXd& x) {
     HardwareSpec h = hw;
     for (int k = 0; k < np; ++k)
@@ -206,7 +208,7 @@ CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const 
     const HardwareSpec h = with(x);
     Eigen::VectorXd r(Eigen::Index(runs.size()) + np);
     for (size_t i = 0; i < runs.size(); ++i)
-      r[Eigen::Index(i)] = std::log(plan(runs[i].cfg, h).step_time_s / runs[i].step_time_s);
+      r[Eigen::Index(i)] = std::log(plan(runs[i].cfg, h, opt).step_time_s / runs[i].step_time_s);
     for (int k = 0; k < np; ++k) r[Eigen::Index(runs.size()) + k] = o.prior_weight * (x[k] - x0[k]);
     return r;
   };
@@ -215,7 +217,7 @@ CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const 
   res.iterations = lm.iterations;
   for (const auto& k : o.params) res.after[k] = res.fitted.efficiency.at(k);
   for (const auto& r : runs) {
-    CalibrationRow row{r.name, r.step_time_s, plan(r.cfg, hw).step_time_s, plan(r.cfg, res.fitted).step_time_s};
+    CalibrationRow row{r.name, r.step_time_s, plan(r.cfg, hw, opt).step_time_s, plan(r.cfg, res.fitted, opt).step_time_s};
     res.mape_before += std::abs(row.err_before_pct()) / double(runs.size());
     res.mape_after += std::abs(row.err_after_pct()) / double(runs.size());
     res.rows.push_back(row);

@@ -76,7 +76,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
   // Activations a block keeps (ac_policy.h): eager or compiled, plain, checkpointed or op-SAC.
   const bool compile = cfg.precision.compile;
-  const double kept_plain = block_kept_bytes(m, T, param_bytes, BlockAc::none, compile);
+  // One (b, heads, s, s) fp32 tensor of eager attention (PlanOptions::attention_materialized).
+  const double scores_bytes = opt.attention_materialized ? double(b) * m.n_heads * double(s) * s * 4.0 : 0.0;
+  const double kept_plain = block_kept_bytes(m, T, param_bytes, BlockAc::none, compile) + scores_bytes;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac = block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile);
   const SacRecompute sac = selective_op_recompute(m, block_ops, cc);
@@ -132,6 +134,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       u.saved_bytes = ckpt ? kept_ckpt : (op_sac ? kept_sac : kept_plain);
       // Backward working set: the recomputed tensors of a checkpointed / op-SAC block.
       u.bwd_transient_bytes = ckpt ? kept_plain : (op_sac ? std::max(0.0, kept_plain - kept_sac) : 0);
+      // Eager attention's scores and masked scores beside the softmax output (not kept); a
+      // checkpointed block keeps none of the three.
+      u.fwd_transient_bytes = (ckpt ? 3.0 : 2.0) * scores_bytes;
     } else {
       u.saved_bytes = c.saved_bytes;
     }

@@ -32,6 +32,12 @@ struct PlanOptions {
   // PyTorch's default set_to_none=True: torchtitan, Composer, fms-fsdp), so each appears when
   // its unit is first reduced. false: they persist (this repo's trainer zeroes them in place).
   bool grads_freed_between_steps = false;
+  // Attention as plain eager ops, no SDPA / flash kernel: the fp32 softmax output
+  // (micro_batch · n_heads · s · s) is kept for backward, and the raw and the masked scores
+  // (two more of that size) exist beside it while the block runs forward. shardcast-train on
+  // LibTorch 1.13 CPU computes attention this way (trainer/model/llama.cpp block_forward);
+  // planner/run_validation.h and calibrate.h set it for the trainer's runs.
+  bool attention_materialized = false;
 };
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,

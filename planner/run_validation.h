@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "planner/plan.h"
 #include "shared/hardware_spec.h"
 #include "shared/run_report.h"
 #include "shared/train_config.h"
@@ -46,6 +47,10 @@ struct RunComparison {
 };
 
 RunComparison compare_run(const RunDir& run, const HardwareSpec& hw);
+
+// What shardcast-train does outside TrainConfig (eager attention, gradients zeroed in place,
+// fp32-upcast loss): the PlanOptions every prediction of a trainer run uses.
+PlanOptions trainer_plan_options();
 
 struct RunSummary {
   int n = 0;
