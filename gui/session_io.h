@@ -9,7 +9,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "gui/session.h"
+#include "shared/session.h"
 
 namespace shardcast::gui {
 

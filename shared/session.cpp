@@ -1,5 +1,5 @@
 // Session files: JSON <-> TrainConfig through run.toml's own tables and keys (see session.h).
-#include "gui/session.h"
+#include "shared/session.h"
 
 #include <fstream>
 #include <set>

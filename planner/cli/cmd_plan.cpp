@@ -3,6 +3,7 @@
 // `--json` prints the Prediction; `--timeline FILE.json` writes the simulated step in Chrome
 // trace format. A config that does not fit prints the table, names the overflowing component
 // and ends with exit code 3 (throws ExitCode{kExitNoFit}; main returns it).
+#include <optional>
 #include <fstream>
 #include <memory>
 
@@ -13,6 +14,7 @@
 #include "planner/cli/format.h"
 #include "planner/plan.h"
 #include "shared/config_io.h"
+#include "shared/session.h"
 #include "shared/errors.h"
 
 namespace shardcast::cli {
@@ -31,7 +33,14 @@ struct PlanArgs {
 TrainConfig build_config(const PlanArgs& a, HardwareSpec& hw) {
   TrainConfig c;
   const bool from_file = !a.config.empty();
-  if (from_file) {
+  // A session file of shardcast-gui (.json) carries a TrainConfig and maybe a custom hardware.
+  const bool from_session = from_file && a.config.size() > 5 && a.config.substr(a.config.size() - 5) == ".json";
+  std::optional<HardwareSpec> session_hw;
+  if (from_session) {
+    session::Session s = session::read_session(a.config);
+    c = s.config;
+    session_hw = s.custom_hardware;
+  } else if (from_file) {
     c = read_train_config(a.config);
   } else {
     if (a.model.empty()) throw UsageError("plan: --model is required without a run.toml");
@@ -44,7 +53,7 @@ TrainConfig build_config(const PlanArgs& a, HardwareSpec& hw) {
     if (a.seq_len <= 0 && !from_file) c.training.seq_len = c.model.max_seq_len;
   }
   if (!a.gpu.empty()) c.cluster.hardware = a.gpu;
-  hw = load_hardware(c.cluster.hardware);
+  hw = session_hw && a.gpu.empty() ? *session_hw : load_hardware(c.cluster.hardware);
   if (a.gpus > 0 || a.gpus_per_node > 0) {
     const int gpus = a.gpus > 0 ? a.gpus : c.world_size();
     int gpn = a.gpus_per_node > 0 ? a.gpus_per_node : hw.node.gpus_per_node;
@@ -131,7 +140,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
 void register_plan(CLI::App& app) {
   auto a = std::make_shared<PlanArgs>();
   auto* cmd = app.add_subcommand("plan", "Predict memory, step time, tokens/s/GPU, MFU and HFU of one configuration");
-  cmd->add_option("config", a->config, "run.toml (TrainConfig); flags override its values");
+  cmd->add_option("config", a->config, "run.toml (TrainConfig) or a shardcast-gui session (.json); flags override its values");
   cmd->add_option("--model", a->model, "model preset name or .toml");
   cmd->add_option("--gpu", a->gpu, "hardware preset (e.g. A100-80GB-SXM)");
   cmd->add_option("--gpus", a->gpus, "total GPUs (ranks)");

@@ -19,7 +19,7 @@
 #include "gui/config_form.h"
 #include "gui/main_window.h"
 #include "gui/memory_tab.h"
-#include "gui/session.h"
+#include "shared/session.h"
 #include "gui/session_io.h"
 #include "gui/summary_bar.h"
 #include "gui/timeline_tab.h"

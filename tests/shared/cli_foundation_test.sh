@@ -30,4 +30,19 @@ check "valid example passes check" "[ $rc = 0 ]"
 check "unknown subcommand exits 2 (got $rc)" "[ $rc = 2 ]"
 "$bin" show-model no-such-model 2> "$tmp/err2.txt"; rc=$?
 check "unknown model exits 2 (got $rc)" "[ $rc = 2 ]"
+# A shardcast-gui session file plans like a run.toml; a bad key in it names the key path.
+cat > "$tmp/session.json" <<'JSON'
+{"format": "shardcast-session", "schema": 1,
+ "config": {"model": {"preset": "llama3-8b"},
+            "cluster": {"hardware": "H100-80GB-SXM", "nodes": 1, "gpus_per_node": 8},
+            "training": {"micro_batch": 1, "seq_len": 8192},
+            "activation_checkpointing": {"mode": "full"}}}
+JSON
+"$bin" plan "$tmp/session.json" > "$tmp/plan.txt"; rc=$?
+check "plan from a session exits 0 (got $rc)" "[ $rc = 0 ]"
+check "plan from a session predicts tokens/s/GPU" "grep -q 'tokens/s/GPU' '$tmp/plan.txt'"
+sed 's/micro_batch/micro_bach/' "$tmp/session.json" > "$tmp/bad_session.json"
+"$bin" plan "$tmp/bad_session.json" 2> "$tmp/err3.txt"; rc=$?
+check "bad session exits 2 (got $rc)" "[ $rc = 2 ]"
+check "bad session names the key" "grep -q 'training.micro_bach' '$tmp/err3.txt'"
 exit $fail

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gui/session.h"
+#include "shared/session.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
