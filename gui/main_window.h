@@ -6,7 +6,7 @@
 // millisecond per call): validate() and the form's own checks first, errors to their fields,
 // then the chosen config with its timeline and the same config under each other strategy.
 // Search and scaling run on a worker thread when asked. What it is not: any planning or
-// file-format logic (planner/, gui/session.h).
+// file-format logic (planner/, shared/session.h).
 // Ownership: a top-level QMainWindow; every widget is its child. GUI thread only.
 #pragma once
 

@@ -36,3 +36,9 @@ expect_error garbage_manifest "manifest.json" "$TRAIN" export "$WORK/c3" --out "
 # Resuming a run from the corrupt checkpoint fails on every rank with the checksum error.
 sed -e "s#^dir = \"$WORK/ckpt\"#dir = \"$WORK/ckpt\"\nresume_from = \"$WORK/c1\"#" "$WORK/ck.toml" > "$WORK/resume_bad.toml"
 expect_error resume_corrupt "checksum mismatch" "$TRAIN" launch --nproc-per-node 2 "$WORK/resume_bad.toml"
+# Planner-only knobs: the trainer refuses them by key instead of running a different config.
+write_config sop 2 30 '[activation_checkpointing]
+mode = "selective_op"'
+expect_error planner_only_selective_op "activation_checkpointing.mode" "$TRAIN" launch --nproc-per-node 2 "$WORK/sop.toml"
+sed 's/^reduce_dtype = "fp32"/reduce_dtype = "fp32"\ncompile = true/' "$WORK/good.toml" > "$WORK/compile.toml"
+expect_error planner_only_compile "precision.compile" "$TRAIN" launch --nproc-per-node 2 "$WORK/compile.toml"

@@ -276,6 +276,15 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                       fmt::format("param_dtype \"{}\" / reduce_dtype \"{}\": the CPU/Gloo trainer runs fp32 "
                                   "only (Gloo in LibTorch 1.13 rejects bf16); set both to \"fp32\"",
                                   cfg.precision.param_dtype, cfg.precision.reduce_dtype));
+  // Planner-only knobs: the trainer has no torch.compile, fp8 kernels or op-level SAC; running
+  // the config without them would silently measure a different run than the one predicted.
+  if (cfg.activation_checkpointing.mode == AcMode::selective_op)
+    throw ConfigError(file, "activation_checkpointing.mode",
+                      "\"selective_op\" is modeled by the planner but shardcast-train runs none | selective | full");
+  if (cfg.precision.compile)
+    throw ConfigError(file, "precision.compile", "true is modeled by the planner; shardcast-train has no compiler (set false)");
+  if (cfg.precision.fp8)
+    throw ConfigError(file, "precision.fp8", "true is modeled by the planner; shardcast-train has no fp8 kernels (set false)");
   if (backend == "nccl" && !nccl_compiled())
     throw ConfigError(file, "comm.backend", "\"nccl\" needs a LibTorch built with CUDA; this build has Gloo only");
   if (cfg.training.seq_len > cfg.model.max_seq_len)
