@@ -66,7 +66,7 @@ FitBounds fit_bounds(const std::string& key) {
       {"attention_eff", {0.15, 0.9}},
       {"attention_tile", {0, 256}},
       {"hbm_eff", {0.4, 0.95}},
-      {"compile_elementwise_factor", {0.2, 1.0}},
+      {"compile_elementwise_factor", {0.3, 1.0}},
       {"unit_overhead_s", {0, 0.005}},
       {"step_overhead_s", {0, 2.0}},
       {"intra_node_bw_eff", {0.4, 0.95}},

@@ -18,37 +18,45 @@ Op gemm(const char* name, double m, double k, double n, int act_bytes) {
   op.saved_bytes = act_bytes * m * k;  // the input (the weight is a parameter)
   return op;
 }
-Op elementwise(const char* name, double bytes, double saved_bytes) {
+Op elementwise(const char* name, double bytes, double saved_bytes, double fused_bytes = -1) {
   Op op;
   op.name = name;
   op.kind = OpKind::elementwise;
   op.bytes = bytes;
+  op.fused_bytes = fused_bytes < 0 ? bytes : fused_bytes;
   op.saved_bytes = saved_bytes;
   return op;
 }
 }  // namespace
 
-// Per token, d = d_model, kv = K/V width, f = ffn width, A = activation bytes. Eager PyTorch:
-// - norm (RMSNorm / LayerNorm, fp32 internally): read/write of x, fp32 up-cast, statistics and
-//   scale ≈ 8·A·d bytes; saves its input and the fp32 statistic.
-// - RoPE on q and k (Llama only): 4 passes at fp32 → 8·A·(d + kv).
-// - residual adds: read 2, write 1 → 3·A·d each, two per block.
-// - SwiGLU: silu (r f, w f) + product (r 2f, w f) = 5·A·f; GELU: 2·A·f.
+// Per token, d = d_model, kv = K/V width, f = ffn width, A = activation bytes. Eager PyTorch,
+// each op's HBM traffic (reads + writes), and the fused traffic under torch.compile (one read of
+// the chain's inputs, one write of its outputs):
+// - RMSNorm (Llama: torchtitan, fms, HF — written in eager PyTorch with an fp32 up-cast):
+//   x.float() (r A, w 4), pow(2) (r 4, w 4), mean (r 4), x·rsqrt (r 4, w 4), type_as (r 4, w A),
+//   ·weight (r A, w A) → (4A + 28)·d; fused 2A·d. Saves its input and the fp32 statistic.
+// - LayerNorm of MPT (llm-foundry low_precision_layernorm = one F.layer_norm kernel in the
+//   activation dtype) → 2A·d, fused the same.
+// - RoPE on q and k (Llama; complex multiply in fp32): float() (r A, w 4), complex mul (r 4,
+//   w 4), type_as (r 4, w A) → (2A + 16)·(d + kv); fused 2A·(d + kv).
+// - residual adds: read 2, write 1 → 3·A·d each, two per block (fused the same).
+// - SwiGLU: silu (r f, w f) + product (r 2f, w f) = 5·A·f, fused 3·A·f; GELU: 2·A·f.
 // docs/cost-model.md lists the same terms.
 std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A) {
   const double b = micro_batch, s = seq_len, T = b * s;
   const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim);
   const double heads = m.n_heads;
   const bool llama = m.mlp_type == MlpType::swiglu;
+  const double norm_bytes = llama ? (4.0 * A + 28.0) * d : 2.0 * A * d;  // per token
   std::vector<Op> ops;
   ops.reserve(12);
-  ops.push_back(elementwise("attention_norm", T * 8.0 * A * d, T * (A * d + 4.0)));
+  ops.push_back(elementwise("attention_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
   {
     Op qkv = gemm("wqkv", T, d, d + 2 * kv, A);
     qkv.saved_bytes = 0;  // its input is the norm output, counted below with q, k, v
     ops.push_back(qkv);
   }
-  if (llama) ops.push_back(elementwise("rope", T * 8.0 * A * (d + kv), 0));
+  if (llama) ops.push_back(elementwise("rope", T * (2.0 * A + 16.0) * (d + kv), 0, T * 2.0 * A * (d + kv)));
   {
     Op att;
     att.name = "attention";
@@ -64,10 +72,10 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_l
   ops.push_back(gemm("wo", T, d, d, A));
   ops.back().saved_bytes = 0;  // input = attention output, saved above
   ops.push_back(elementwise("residual_add", T * 3.0 * A * d, 0));
-  ops.push_back(elementwise("ffn_norm", T * 8.0 * A * d, T * (A * d + 4.0)));
+  ops.push_back(elementwise("ffn_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
   if (llama) {
     ops.push_back(gemm("w1_w3", T, d, 2 * f, A));          // gate and up, input saved once
-    ops.push_back(elementwise("silu_mul", T * 5.0 * A * f, T * A * 3 * f));  // w1x, silu, w3x
+    ops.push_back(elementwise("silu_mul", T * 5.0 * A * f, T * A * 3 * f, T * 3.0 * A * f));  // w1x, silu, w3x
     ops.push_back(gemm("w2", T, f, d, A));                  // input (silu·w3x) saved
   } else {
     ops.push_back(gemm("fc1", T, d, f, A));
@@ -137,7 +145,8 @@ LossMemory loss_memory(CrossEntropyImpl impl, double T, double V, int A) {
 std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, CrossEntropyImpl ce) {
   const double T = double(micro_batch) * seq_len, d = m.d_model, V = double(m.vocab);
   std::vector<Op> ops;
-  ops.push_back(elementwise("final_norm", T * 8.0 * A * d, T * (A * d + 4.0)));
+  const double norm_bytes = m.mlp_type == MlpType::swiglu ? (4.0 * A + 28.0) * d : 2.0 * A * d;
+  ops.push_back(elementwise("final_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
   ops.push_back(gemm("output", T, d, V, A));
   ops.back().saved_bytes = 0;  // input = norm output, saved above
   // HBM traffic per logit forward (backward is twice it):
@@ -155,7 +164,9 @@ double gemm_shape_eff(const Op& op, const EfficiencyParams& e) {
   return e.matmul_eff * kmin / (kmin + e.matmul_dim_half);
 }
 double elementwise_bytes(const Op& op, const ComputeContext& c) {
-  return c.compile ? op.bytes * c.eff.compile_elementwise_factor : op.bytes;
+  // compile: the fused traffic, over the achieved fraction of ideal fusion (fitted).
+  // Ops compile cannot shorten (loss, embedding) keep their eager traffic.
+  return c.compile ? std::min(op.bytes, op.fused_bytes / c.eff.compile_elementwise_factor) : op.bytes;
 }
 }  // namespace
 

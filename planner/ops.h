@@ -50,6 +50,7 @@ struct Op {
   OpKind kind = OpKind::elementwise;
   double flops = 0;        // forward FLOPs (attention: executed, causal)  // FLOP
   double bytes = 0;        // forward HBM traffic, eager  // bytes
+  double fused_bytes = 0;  // elementwise: one read of its inputs, one write of its outputs (compile)  // bytes
   double m = 0, n = 0, k = 0;  // GEMM shape (M×K)·(K×N); 0 for other kinds
   double saved_bytes = 0;  // tensors this op keeps for backward  // bytes
 };

@@ -82,8 +82,13 @@ TEST(Ops, RooflineTimes) {
   ew.kind = OpKind::elementwise;
   ew.bytes = 1e9;
   EXPECT_DOUBLE_EQ(op_forward_time(ew, c), 1e-3);
+  // compile: the fused traffic over the achieved fraction of ideal fusion (0.5 here) ...
+  ew.fused_bytes = 0.25e9;
   c.compile = true;
   EXPECT_DOUBLE_EQ(op_forward_time(ew, c), 0.5e-3);
+  // ... never more than eager (an op compile cannot shorten keeps its traffic).
+  ew.fused_bytes = 0.8e9;
+  EXPECT_DOUBLE_EQ(op_forward_time(ew, c), 1e-3);
   Op att;
   att.kind = OpKind::attention;
   att.flops = 1e12;
