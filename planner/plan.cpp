@@ -78,7 +78,16 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const bool compile = cfg.precision.compile;
   // One (b, heads, s, s) fp32 tensor of eager attention (PlanOptions::attention_materialized).
   const double scores_bytes = opt.attention_materialized ? double(b) * m.n_heads * double(s) * s * 4.0 : 0.0;
-  const double kept_plain = block_kept_bytes(m, T, param_bytes, BlockAc::none, compile) + scores_bytes;
+  // shardcast-train's eager SwiGLU block (trainer/model/llama.cpp), counted to the byte by
+  // trainer/microbench/bench_block_memory on tiny-2l, small-6l, llama3.2-1b and llama2-7b blocks.
+  // Per token, fp32: each RMSNorm keeps x², x·rsqrt(·) and its output (3d) plus the rsqrt (1);
+  // q's contiguous copy for the bmm, k and v at n_heads width (repeat_interleave or the bmm's
+  // copy) and the attention output (4d); the mid residual (d); SwiGLU's gate, silu, up and
+  // product (4f). Per block: the softmax output (scores_bytes) and the causal mask (s² bools).
+  const bool trainer_block = opt.attention_materialized && m.mlp_type == MlpType::swiglu && !compile;
+  const double kept_plain =
+      trainer_block ? T * 4.0 * (11.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes + double(s) * s
+                    : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile) + scores_bytes;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac = block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile);
   const SacRecompute sac = selective_op_recompute(m, block_ops, cc);
@@ -134,11 +143,17 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       u.saved_bytes = ckpt ? kept_ckpt : (op_sac ? kept_sac : kept_plain);
       // Backward working set: the recomputed tensors of a checkpointed / op-SAC block.
       u.bwd_transient_bytes = ckpt ? kept_plain : (op_sac ? std::max(0.0, kept_plain - kept_sac) : 0);
-      // Eager attention's scores and masked scores beside the softmax output (not kept); a
-      // checkpointed block keeps none of the three.
-      u.fwd_transient_bytes = (ckpt ? 3.0 : 2.0) * scores_bytes;
+      // Eager attention, counted with bench_block_memory: in forward one more (b, heads, s, s)
+      // tensor (the masked scores) and q's bmm copy live beside the kept softmax output (a
+      // checkpointed block keeps neither: two such tensors); in backward the softmax/scores
+      // gradients add one such tensor.
+      if (opt.attention_materialized)
+        u.fwd_transient_bytes = (ckpt ? 2.0 : 1.0) * scores_bytes + (trainer_block ? T * 4.0 * m.d_model : 0.0);
+      u.bwd_transient_bytes += scores_bytes;
     } else {
       u.saved_bytes = c.saved_bytes;
+      // The trainer's final RMSNorm keeps x² and x·rsqrt(·) besides its output (see above).
+      if (trainer_block && i == U - 1) u.saved_bytes += T * 4.0 * 2.0 * m.d_model;
     }
     if (i == U - 1) {
       u.fwd_transient_bytes = loss.fwd_transient;
@@ -148,10 +163,14 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     const double norm_params = is_block ? 2.0 * m.d_model : 0.0;
     u.gathered_bytes = fp8_gather && is_block ? (P - norm_params) * 1.0 + norm_params * param_bytes
                                               : P * param_bytes;
+    // Unsharded fp32 parameters computed in fp32 (no_shard, no mixed precision): the unit's
+    // "gathered" parameters are the fp32 master itself, no copy (FSDP's NO_SHARD uses the flat
+    // parameter directly; shardcast-train aliases it, trainer/fsdp/fsdp.cpp issue_gather).
+    if (no_shard && param_bytes == 4) u.gathered_bytes = 0;
     u.grad_bytes = P * param_bytes;
     // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
     if (opt.grads_freed_between_steps) u.shard_grad_bytes = 4.0 * P / (no_shard ? 1 : Ns);
-    u.reduce_buffer_bytes = reduce_bytes != param_bytes ? P * reduce_bytes : 0;
+    u.reduce_buffer_bytes = reduce_bytes != param_bytes || opt.reduce_copies_gradient ? P * reduce_bytes : 0;
     if (!no_shard) {
       u.all_gather_s = collective_time(Collective::all_gather, u.gathered_bytes, shard_group, comm);
       u.reduce_s = collective_time(Collective::reduce_scatter, P * reduce_bytes, shard_group, comm);

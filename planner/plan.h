@@ -33,11 +33,16 @@ struct PlanOptions {
   // its unit is first reduced. false: they persist (this repo's trainer zeroes them in place).
   bool grads_freed_between_steps = false;
   // Attention as plain eager ops, no SDPA / flash kernel: the fp32 softmax output
-  // (micro_batch · n_heads · s · s) is kept for backward, and the raw and the masked scores
-  // (two more of that size) exist beside it while the block runs forward. shardcast-train on
+  // (micro_batch · n_heads · s · s) is kept for backward, the masked scores exist beside it
+  // while the block runs forward, and the scores' gradient beside it in backward (counted by
+  // trainer/microbench/bench_block_memory). shardcast-train on
   // LibTorch 1.13 CPU computes attention this way (trainer/model/llama.cpp block_forward);
   // planner/run_validation.h and calibrate.h set it for the trainer's runs.
   bool attention_materialized = false;
+  // The unsharded gradient is copied before its reduction even when reduce_dtype equals
+  // param_dtype: Gloo (LibTorch 1.13) composes reduce-scatter from an in-place all-reduce of
+  // the full buffer, so shardcast-train reduces a clone of autograd's gradient.
+  bool reduce_copies_gradient = false;
 };
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,

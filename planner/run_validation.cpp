@@ -47,6 +47,7 @@ double pct(double pred, double meas) { return meas != 0 ? 100.0 * (pred - meas) 
 PlanOptions trainer_plan_options() {
   PlanOptions o;
   o.attention_materialized = true;      // eager attention (trainer/model/llama.cpp)
+  o.reduce_copies_gradient = true;      // Gloo reduce = in-place all-reduce of a clone (fsdp.cpp)
   o.grads_freed_between_steps = false;  // FsdpModel::zero_grad zeroes in place
   o.cross_entropy = CrossEntropyImpl::fp32_upcast;  // lm_loss: logits.to(fp32) + cross_entropy
   return o;

@@ -22,3 +22,10 @@ target_link_libraries(shardcast_trainer PUBLIC shardcast_trainer_io CLI11::CLI11
 # What the issue-6 tests link (kept as a name so tests need not know the split above).
 add_library(shardcast_trainer_ckpt INTERFACE)
 target_link_libraries(shardcast_trainer_ckpt INTERFACE shardcast_trainer)
+
+# Per-block memory of the CPU trainer, counted (feeds the planner's CPU terms; prints a table).
+add_executable(bench_block_memory microbench/bench_block_memory.cpp)
+target_link_libraries(bench_block_memory PRIVATE shardcast_trainer)
+target_compile_options(bench_block_memory PRIVATE -Wno-unused-parameter)
+target_precompile_headers(bench_block_memory REUSE_FROM shardcast_trainer)
+add_dependencies(bench bench_block_memory)
