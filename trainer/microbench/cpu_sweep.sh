@@ -4,7 +4,7 @@
 # run_report.json, validation.json). `shardcast calibrate --fit OUT/*` then compares the
 # planner's prediction with each run and fits the cpu profile; `shardcast validate OUT/*`
 # prints the table. Timing is only meaningful on an otherwise idle machine.
-#   usage: [SHARDCAST_SWEEP_MODELS="tiny-2l small-6l"] [SHARDCAST_SWEEP_HARDWARE=cpu] cpu_sweep.sh BUILD_DIR OUT_DIR [STEPS]
+#   usage: [SHARDCAST_SWEEP_MODELS="tiny-2l small-6l"] [SHARDCAST_SWEEP_WORLDS="2 4"] [SHARDCAST_SWEEP_HARDWARE=cpu] cpu_sweep.sh BUILD_DIR OUT_DIR [STEPS]
 set -euo pipefail
 BUILD=${1:?build dir}; OUT=${2:?out dir}; STEPS=${3:-10}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,7 +13,7 @@ CORPUS="$OUT/corpus.bin"
 [ -f "$CORPUS" ] || "$BUILD/shardcast-train" tokenize --out "$CORPUS" "$SRC"/docs/*.md "$SRC"/shared/*.h "$SRC"/trainer/*/*.h >/dev/null
 for model in ${SHARDCAST_SWEEP_MODELS:-tiny-2l small-6l}; do
   if [ $model = tiny-2l ]; then mb=8; seq=128; else mb=2; seq=256; fi
-  for world in 2 4; do
+  for world in ${SHARDCAST_SWEEP_WORLDS:-2 4}; do
     for strategy in full_shard shard_grad_op hybrid_shard no_shard; do
       hsdp=0
       if [ $strategy = hybrid_shard ]; then hsdp=$((world / 2)); fi
