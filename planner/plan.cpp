@@ -179,7 +179,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
             collective_time(Collective::all_reduce, P * reduce_bytes / Ns, replica_group, comm);
       // shard_grad_op keeps units gathered from forward into backward; so does the last unit
       // (backward starts with it: FSDP1 root, FSDP2 last module).
-      u.reshard_after_forward = strategy != ShardingStrategy::shard_grad_op && i != U - 1;
+      // With opt.root_unit the embedding belongs to the root unit, kept gathered likewise.
+      u.reshard_after_forward =
+          strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
     } else {
       u.reduce_s = collective_time(Collective::all_reduce, P * reduce_bytes, reduce_group, comm);
       u.reshard_after_forward = false;

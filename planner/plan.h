@@ -28,6 +28,11 @@ struct PlanOptions {
   // weights of each block are cast to fp8 before the all-gather, so they travel and sit
   // gathered at 1 byte each. Only with precision.fp8.
   bool fp8_all_gather = false;
+  // The embedding, final norm and head form the root FSDP unit, which is not resharded after
+  // forward (FSDP1's root; torchtitan's fully_shard(model); Composer's MPT root), so the
+  // embedding stays gathered from forward through backward. false: separate units, the
+  // embedding resharded after forward (this repo's trainer).
+  bool root_unit = false;
   // The training loop frees the sharded gradients between steps (optimizer.zero_grad() with
   // PyTorch's default set_to_none=True: torchtitan, Composer, fms-fsdp), so each appears when
   // its unit is first reduced. false: they persist (this repo's trainer zeroes them in place).

@@ -243,6 +243,9 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   // Published runs use PyTorch optimizers' zero_grad(), set_to_none=True by default since
   // torch 2.0 (torchtitan, Composer, fms-fsdp): sharded gradients do not exist between steps.
   row.options.grads_freed_between_steps = true;
+  // FSDP1 (fms-fsdp, Composer) and torchtitan's FSDP2 keep embedding, final norm and head in
+  // the root unit, which is not resharded after forward.
+  row.options.root_unit = true;
   cfg.model_preset = "";
   cfg.source_file = "";
 }
