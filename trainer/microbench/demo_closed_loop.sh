@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The closed loop on this machine, for `make demo`: calibrate (cached in the build dir), plan
+# the tiny model on the measured profile and emit run.toml, train it with 2 local ranks (the
+# trainer prints predicted vs measured at the end and writes validation.json), then let the
+# planner re-predict the run with the trainer's own options and compare.
+#   usage: demo_closed_loop.sh BUILD_DIR
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+cd "$(dirname "$0")/../.."
+sc="$build/shardcast"; tr="$build/shardcast-train"
+section() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+profile="$build/local.toml"
+section "Calibrate this machine (cached: $profile)"
+if [ -f "$profile" ]; then echo "using $profile (delete it to re-measure)"
+else "$sc" calibrate --hardware-out "$profile"; fi
+
+out="$build/demo-closed-loop"
+rm -rf "$out"; mkdir -p "$out"
+[ -f "$build/corpus.bin" ] || "$tr" tokenize --out "$build/corpus.bin" docs/*.md shared/*.h trainer/*/*.h
+section "Plan + emit: tiny-2l, full_shard, 2 ranks, fp32 on the measured profile"
+"$sc" emit --model tiny-2l --gpu "$profile" --gpus 2 --gpus-per-node 2 --strategy full_shard \
+  --micro-batch 8 --seq-len 128 --param-dtype fp32 --reduce-dtype fp32 --steps 30 --out "$out" | tail -3
+# The run writes into $out/run; the data is the bundled corpus.
+section "Train with 2 local ranks"
+"$tr" launch --nproc-per-node 2 "$out/run.toml" --data "$build/corpus.bin" --metrics-dir "$out/run" | tail -14
+section "Predicted against measured (planner, with the trainer's options)"
+"$sc" validate --hardware "$profile" "$out/run"
