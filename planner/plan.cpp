@@ -45,6 +45,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const EfficiencyParams eff = read_efficiency(hw);
   const int W = cfg.world_size();
   const int gpn = cfg.cluster.gpus_per_node;
+  // More ranks per node than the profile has devices (CPU profiles: devices = cores): ranks
+  // time-share them, so each rank's compute runs at devices / ranks of the rate.
+  const double time_share = std::max(1.0, double(gpn) / std::max(1, hw.node.gpus_per_node));
   const ShardingStrategy strategy = cfg.parallelism.sharding_strategy;
   const int Ns = std::max(1, cfg.parallelism.shard_group_size(W, gpn));
   const int R = std::max(1, W / Ns);
@@ -118,7 +121,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   in.all_reduce_grads = no_shard;
   in.max_inflight_all_gathers = std::max(1, cfg.parallelism.max_inflight_all_gathers);
   in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
-  in.step_overhead_s = eff.step_overhead_s;
+  in.step_overhead_s = time_share * eff.step_overhead_s;  // host work competes for the cores too
   in.record_timeline = opt.timeline;
   const AcMode ac = cfg.activation_checkpointing.mode;
   const bool fp8_gather = cfg.precision.fp8 && opt.fp8_all_gather;
@@ -135,8 +138,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                    (ac == AcMode::selective &&
                                     cfg.activation_checkpointing.block_checkpointed(blk)));
     const bool op_sac = is_block && ac == AcMode::selective_op;
-    u.fwd_s = c.fwd_s + eff.unit_overhead_s;
-    u.bwd_s = c.bwd_s + (ckpt ? c.fwd_s : 0) + (op_sac ? sac.time_s : 0) + eff.unit_overhead_s;
+    u.fwd_s = time_share * (c.fwd_s + eff.unit_overhead_s);
+    u.bwd_s = time_share * (c.bwd_s + (ckpt ? c.fwd_s : 0) + (op_sac ? sac.time_s : 0) + eff.unit_overhead_s);
     checkpointed_blocks += ckpt;
     sac_recompute_flops += op_sac ? sac.flops : 0;
     if (is_block) {
@@ -190,7 +193,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns);
   const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
   // AdamW (+ grad-norm) over the local shard: read p, g, m, v, write p, m, v, read g again.
-  in.optimizer_s = 32.0 * shard_elems / (hw.gpu.hbm_bandwidth * eff.hbm_eff);
+  in.optimizer_s = time_share * 32.0 * shard_elems / (hw.gpu.hbm_bandwidth * eff.hbm_eff);
   in.optimizer_transient_bytes = 4.0 * shard_elems;
 
   SimResult sim = simulate_fast(in);
