@@ -149,6 +149,7 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
   ops.push_back(elementwise("final_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
   ops.push_back(gemm("output", T, d, V, A));
   ops.back().saved_bytes = 0;  // input = norm output, saved above
+  ops.back().fp8 = false;      // the LM head stays in param_dtype under fp8
   // HBM traffic per logit forward (backward is twice it):
   // fp32_upcast: up-cast (r A, w 4) and log-softmax (r 4, w 4) = A + 12;
   // native: log-softmax in A (r A twice: max/sum and write pass, w A) = 3A;
@@ -176,10 +177,11 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
     case OpKind::matmul: {
       const double shape = gemm_shape_eff(op, c.eff) / c.eff.matmul_eff;  // in (0, 1)
       double t;
-      if (c.fp8_peak_flops > 0) {
-        // fp8 GEMM plus the casts of both operands to fp8 (read A bytes, write 1 byte).
-        t = op.flops / (c.fp8_peak_flops * c.eff.fp8_matmul_eff * shape) +
-            (op.m * op.k + op.k * op.n) * (c.act_bytes + 1.0) / hbm;
+      if (c.fp8_peak_flops > 0 && op.fp8) {
+        // fp8 GEMM plus the casts of its operands to fp8 (read A bytes, write 1 byte); with fp8
+        // all-gather the weight arrives already cast (torchao casts the shard before the gather).
+        const double cast_elems = op.m * op.k + (c.fp8_weights_precast ? 0.0 : op.k * op.n);
+        t = op.flops / (c.fp8_peak_flops * c.eff.fp8_matmul_eff * shape) + cast_elems * (c.act_bytes + 1.0) / hbm;
       } else {
         t = op.flops / (c.peak_flops * c.eff.matmul_eff * shape);
       }

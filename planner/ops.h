@@ -53,12 +53,15 @@ struct Op {
   double fused_bytes = 0;  // elementwise: one read of its inputs, one write of its outputs (compile)  // bytes
   double m = 0, n = 0, k = 0;  // GEMM shape (M×K)·(K×N); 0 for other kinds
   double saved_bytes = 0;  // tensors this op keeps for backward  // bytes
+  bool fp8 = true;         // matmul: runs in fp8 under --fp8 (the LM head stays bf16: torchtitan
+                           // filters `output`, MPT's tied head is not a TransformerEngine Linear)
 };
 
 // Everything the compute model needs besides the model shape.
 struct ComputeContext {
   double peak_flops = 0;      // dense peak of the compute dtype  // FLOP/s
   double fp8_peak_flops = 0;  // 0 = fp8 off  // FLOP/s
+  bool fp8_weights_precast = false;  // fp8 all-gather: weights arrive in fp8, no cast at the GEMM
   double hbm_bandwidth = 0;   // bytes/s
   int act_bytes = 2;          // bytes per activation element (2 for bf16/fp16, 4 for fp32)
   bool compile = false;

@@ -66,6 +66,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   ComputeContext cc;
   cc.peak_flops = peak_or_config_error(hw, cfg.precision.param_dtype, "gpu.peak");
   cc.fp8_peak_flops = cfg.precision.fp8 ? peak_or_config_error(hw, "fp8", "gpu.fp8_tflops") : 0;
+  cc.fp8_weights_precast = cfg.precision.fp8 && opt.fp8_all_gather;
   cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
   cc.act_bytes = param_bytes;
   cc.compile = cfg.precision.compile;
