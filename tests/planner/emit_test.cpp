@@ -298,7 +298,9 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
         EXPECT_EQ(std::stoi(over.at("training.global_batch_size")), 2 * 3 * W);
         EXPECT_EQ(over.at("activation_checkpoint.mode"),
                   ac == AcMode::selective_op ? "selective" : std::string(to_string(ac)));
-        if (ac == AcMode::selective_op) EXPECT_EQ(over.at("activation_checkpoint.selective_ac_option"), "op");
+        if (ac == AcMode::selective_op) {
+          EXPECT_EQ(over.at("activation_checkpoint.selective_ac_option"), "op");
+        }
 
         // accelerate: known names, the right process count and strategy.
         const auto acc = parse_yaml(render_accelerate_yaml(c));
