@@ -12,6 +12,7 @@
 #include "planner/emit.h"
 #include "planner/plan.h"
 #include "planner/search.h"
+#include "planner/run_validation.h"
 
 namespace shardcast::cli {
 
@@ -148,6 +149,10 @@ void register_emit(CLI::App& app) {
     if (cfg.activation_checkpointing.mode == AcMode::selective_op)
       fmt::print(stderr, "emit: warning: shardcast-train does not run selective_op; run.toml records the plan, "
                          "torchtitan.toml runs it\n");
+    // run.toml's [prediction] is what shardcast-train checks its run against: predict with what
+    // it does outside TrainConfig (eager attention, ...; planner/run_validation.h). Time and fit
+    // are unchanged by these options; the memory terms are the trainer's.
+    pred = planner::plan(cfg, hw, planner::trainer_plan_options());
     const auto paths = planner::emit_files(cfg, pred, a->out);
     fmt::print("emit: {} ({}), predicted {:.0f} tokens/s/GPU, MFU {:.1f}%\n", planner::describe_config(cfg),
                cfg.model_preset.empty() ? cfg.model.name : cfg.model_preset, pred.tokens_per_s_per_gpu,
