@@ -147,9 +147,16 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
   if (runs.size() == 1 && runs[0].has_validation) {  // the run's own table (as printed at its end)
     const auto& v = runs[0].validation;
     fmt::print("validation.json ({} vs [prediction], profile {}):\n", runs[0].dir, v.hardware);
+    auto human = [](const std::string& q, double x) {
+      if (q.rfind("mem", 0) == 0) return fmt::format("{:.2f} MiB", x / 1048576.0);
+      if (q == "step_time_s") return fmt::format("{:.2f} ms", x * 1e3);
+      if (q == "mfu" || q == "hfu") return fmt::format("{:.3f}%", x * 100);
+      return fmt::format("{:.1f}", x);
+    };
+    fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "quantity", "predicted", "measured", "error");
     for (const auto& e : v.entries)
-      fmt::print("  {:<28} predicted {:>14.6g}  measured {:>14.6g}  error {:>+7.1f}%\n", e.quantity, e.predicted,
-                 e.measured, e.error_pct());
+      fmt::print("  {:<28} {:>14} {:>14} {:>+8.1f}%\n", e.quantity, human(e.quantity, e.predicted),
+                 human(e.quantity, e.measured), e.error_pct());
     fmt::print("\n");
   }
   fmt::print("planner now vs measured ({}):\n", hardware.empty() ? "each run's hardware profile" : "profile " + hardware);
