@@ -318,7 +318,7 @@ class MainWindowTest : public QObject {
 
   void validationTabReadsThePublishedCsv() {
     MainWindow w;
-    const QString csv = QString(SHARDCAST_TEST_PUBLISHED_DIR) + "/calibration.csv";
+    const QString csv = QString(SHARDCAST_TEST_SOURCE_DIR) + "/configs/published/holdout.csv";
     QCOMPARE(w.validationTab()->addSource(csv), QString());
     QVERIFY(w.validationTab()->points().size() > 10);
     w.validationTab()->setQuantity("tokens_per_s_per_gpu");

@@ -95,7 +95,7 @@ class ScreenshotTest : public QObject {
   }
 
   void validation() {
-    const QString csv = QString(SHARDCAST_TEST_PUBLISHED_DIR) + "/calibration.csv";
+    const QString csv = QString(SHARDCAST_TEST_SOURCE_DIR) + "/configs/published/holdout.csv";
     QCOMPARE(w_->validationTab()->addSource(csv), QString());
     QVERIFY(!w_->validationTab()->points().empty());
     shoot("Validation");
