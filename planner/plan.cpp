@@ -45,6 +45,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const EfficiencyParams eff = read_efficiency(hw);
   const int W = cfg.world_size();
   const int gpn = cfg.cluster.gpus_per_node;
+  if (cfg.cluster.nodes > 1 && effective_inter_node_bandwidth(cfg, hw) <= 0)
+    throw ConfigError(hw.file.empty() ? hw.name : hw.file, "node.inter_node_gbps",
+                      fmt::format("is 0, so {} nodes cannot talk to each other: set cluster.inter_node_gbps "
+                                  "(--inter-node-gbps), or put all {} ranks on one node (--gpus-per-node {})",
+                                  cfg.cluster.nodes, W, W));
   // More ranks per node than the profile has devices (CPU profiles: devices = cores): ranks
   // time-share them, so each rank's compute runs at devices / ranks of the rate.
   const double time_share = std::max(1.0, double(gpn) / std::max(1, hw.node.gpus_per_node));

@@ -13,6 +13,7 @@
 #include "planner/cli/commands.h"
 #include "planner/cli/format.h"
 #include "planner/plan.h"
+#include "planner/run_validation.h"
 #include "shared/config_io.h"
 #include "shared/session.h"
 #include "shared/errors.h"
@@ -27,6 +28,7 @@ struct PlanArgs {
   int gpus = 0, gpus_per_node = 0, hsdp_shard_size = -1, micro_batch = 0, seq_len = 0, grad_accum = 0;
   double inter_node_gbps = -1, ac_ratio = -1;
   bool compile = false, fp8 = false, json = false, no_sync = false, fp8_all_gather = false, grads_freed = false;
+  bool trainer = false;
 };
 
 // The TrainConfig the flags describe, on top of run.toml when one is given.
@@ -163,16 +165,22 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--param-dtype", a->param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
   cmd->add_option("--reduce-dtype", a->reduce_dtype, "fp32 | bf16 | fp16 (default fp32)");
   cmd->add_flag("--no-sync", a->no_sync, "accumulate gradients without reduction on non-final micro-steps");
+  cmd->add_flag("--trainer", a->trainer,
+                "predict shardcast-train's own run (eager attention, Gloo gradient copy; planner/run_validation.h); "
+                "always on for a CPU profile (no 16-bit peak), where only shardcast-train runs");
   cmd->add_flag("--json", a->json, "print the Prediction as JSON");
   cmd->add_option("--timeline", a->timeline, "write the simulated step as a Chrome trace (Perfetto)");
   cmd->callback([a] {
     HardwareSpec hw;
     const TrainConfig c = build_config(*a, hw);
-    planner::PlanOptions opt;
+    // On a CPU profile only shardcast-train runs, so predict its run (issue: plan predicts the
+    // trainer's CPU runs with the same accounting as `validate RUN_DIR` and `emit`).
+    const bool cpu_profile = hw.gpu.bf16_flops <= 0 && hw.gpu.fp16_flops <= 0;
+    planner::PlanOptions opt = (a->trainer || cpu_profile) ? planner::trainer_plan_options() : planner::PlanOptions{};
     opt.timeline = !a->timeline.empty();
     opt.sync_every_micro_step = !a->no_sync;
     opt.fp8_all_gather = a->fp8_all_gather;
-    opt.grads_freed_between_steps = a->grads_freed;
+    if (a->grads_freed) opt.grads_freed_between_steps = true;
     if (!a->cross_entropy.empty() && !planner::parse_cross_entropy(a->cross_entropy, opt.cross_entropy))
       throw UsageError(fmt::format("plan: --cross-entropy '{}' (allowed: fp32_upcast | native | fused)", a->cross_entropy));
     const Prediction p = planner::plan(c, hw, opt);

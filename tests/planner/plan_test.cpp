@@ -141,3 +141,26 @@ TEST(Plan, CpuPresetComputesInFp32) {
 
 }  // namespace
 }  // namespace shardcast::planner
+
+namespace shardcast::planner {
+namespace {
+
+// Several nodes on a profile without an inter-node network is a config error naming the key,
+// never a hang or an infinite step time.
+TEST(Plan, MultiNodeWithoutNetworkIsAConfigError) {
+  auto c = test::make_config("tiny-2l", "cpu", 4, ShardingStrategy::full_shard, AcMode::none, 1, 128);
+  c.precision.param_dtype = c.precision.reduce_dtype = "fp32";  // the cpu profile has no bf16
+  c.cluster.nodes = 2;
+  c.cluster.gpus_per_node = 2;
+  try {
+    plan(c, load_hardware("cpu"));
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "node.inter_node_gbps");
+  }
+  c.cluster.inter_node_gbps = 10;  // with a network it plans
+  EXPECT_GT(plan(c, load_hardware("cpu")).step_time_s, 0);
+}
+
+}  // namespace
+}  // namespace shardcast::planner
