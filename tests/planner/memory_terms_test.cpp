@@ -117,9 +117,13 @@ TEST(MemoryTerms, GradientsFreedBetweenStepsAreNotAtTheFirstPeak) {
     const double all_grads = 4.0 * double(c.model.total_params()) / 8;
     EXPECT_LE(b.mem_peak_bytes, a.mem_peak_bytes);
     EXPECT_GE(b.mem_peak_bytes, a.mem_peak_bytes - all_grads * (1 + 1e-12));
-    if (ga == 1) EXPECT_LT(b.mem_peak_bytes, a.mem_peak_bytes - 0.5 * all_grads);
+    if (ga == 1) {
+      EXPECT_LT(b.mem_peak_bytes, a.mem_peak_bytes - 0.5 * all_grads);
+    }
     // A peak in the second micro-step holds every shard (relative 1e-9: float sums).
-    if (ga == 2) EXPECT_NEAR(b.mem_peak_bytes, a.mem_peak_bytes, 1e-9 * a.mem_peak_bytes);
+    if (ga == 2) {
+      EXPECT_NEAR(b.mem_peak_bytes, a.mem_peak_bytes, 1e-9 * a.mem_peak_bytes);
+    }
     EXPECT_DOUBLE_EQ(b.step_time_s, a.step_time_s);  // memory placement only
   }
 }

@@ -18,7 +18,9 @@ namespace {
 std::atomic<int64_t> g_live{0};
 std::atomic<int64_t> g_peak{0};
 std::atomic<bool> g_installed{false};
+#ifdef SHARDCAST_WITH_NCCL
 int g_cuda_device = -1;  // >= 0: report the CUDA caching allocator's statistics
+#endif
 
 struct Block {
   c10::DataPtr inner;
