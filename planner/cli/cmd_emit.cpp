@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "planner/cli/commands.h"
+#include "planner/cli/config_flags.h"
 #include "planner/cli/search_flags.h"
 #include "planner/emit.h"
 #include "planner/plan.h"
@@ -28,56 +29,25 @@ struct EmitFlags {
 
 // The configuration the plan flags describe (the same rules as `shardcast plan`).
 TrainConfig from_plan_flags(const EmitFlags& a, HardwareSpec& hw) {
-  TrainConfig c;
-  const bool from_file = !a.config.empty();
-  if (from_file) {
-    c = read_train_config(a.config);
-  } else {
-    if (a.space.model.empty()) throw UsageError("emit: --model is required without a run.toml");
-    if (a.space.gpu.empty()) throw UsageError("emit: --gpu is required without a run.toml");
-    if (a.space.gpus <= 0) throw UsageError("emit: --gpus is required without a run.toml");
-  }
-  if (!a.space.model.empty()) {
-    c.model = load_model(a.space.model);
-    c.model_preset = a.space.model;
-    if (a.space.seq_len <= 0 && !from_file) c.training.seq_len = c.model.max_seq_len;
-  }
-  if (!a.space.gpu.empty()) c.cluster.hardware = a.space.gpu;
-  hw = load_hardware(c.cluster.hardware);
-  if (a.space.gpus > 0 || a.space.gpus_per_node > 0) {
-    const int gpus = a.space.gpus > 0 ? a.space.gpus : c.world_size();
-    int gpn = a.space.gpus_per_node > 0 ? a.space.gpus_per_node : hw.node.gpus_per_node;
-    if (gpus < gpn) gpn = gpus;
-    if (gpn <= 0 || gpus % gpn != 0)
-      throw UsageError(fmt::format("emit: --gpus {} is not a multiple of gpus per node {}", gpus, gpn));
-    c.cluster.gpus_per_node = gpn;
-    c.cluster.nodes = gpus / gpn;
-  }
-  if (a.space.inter_node_gbps > 0) c.cluster.inter_node_gbps = a.space.inter_node_gbps;
-  if (!a.strategy.empty()) {
-    auto s = parse_sharding_strategy(a.strategy);
-    if (!s) throw UsageError(fmt::format("emit: --strategy '{}' (allowed: {})", a.strategy, kShardingStrategyNames));
-    c.parallelism.sharding_strategy = *s;
-  }
-  if (a.hsdp_shard_size >= 0) c.parallelism.hsdp_shard_size = a.hsdp_shard_size;
-  if (a.micro_batch > 0) c.training.micro_batch = a.micro_batch;
-  if (a.space.seq_len > 0) c.training.seq_len = a.space.seq_len;
-  if (a.grad_accum > 0) c.training.grad_accum = a.grad_accum;
-  if (!a.ac.empty()) {
-    auto m = parse_ac_mode(a.ac);
-    if (!m) throw UsageError(fmt::format("emit: --ac '{}' (allowed: {})", a.ac, kAcModeNames));
-    c.activation_checkpointing.mode = *m;
-  }
-  if (a.ac_ratio >= 0) c.activation_checkpointing.ratio = a.ac_ratio;
-  if (a.compile) c.precision.compile = true;
-  if (a.fp8) c.precision.fp8 = true;
-  if (!from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {
-    c.precision.param_dtype = "fp32";
-    c.precision.reduce_dtype = "fp32";
-  }
-  if (!a.param_dtype.empty()) c.precision.param_dtype = a.param_dtype;
-  if (!a.reduce_dtype.empty()) c.precision.reduce_dtype = a.reduce_dtype;
-  return c;
+  ConfigFlags f;
+  f.config = a.config;
+  f.model = a.space.model;
+  f.gpu = a.space.gpu;
+  f.gpus = a.space.gpus;
+  f.gpus_per_node = a.space.gpus_per_node;
+  if (a.space.inter_node_gbps > 0) f.inter_node_gbps = a.space.inter_node_gbps;
+  f.seq_len = a.space.seq_len;
+  f.strategy = a.strategy;
+  f.hsdp_shard_size = a.hsdp_shard_size;
+  f.micro_batch = a.micro_batch;
+  f.grad_accum = a.grad_accum;
+  f.ac = a.ac;
+  f.ac_ratio = a.ac_ratio;
+  f.compile = a.compile;
+  f.fp8 = a.fp8;
+  f.param_dtype = a.param_dtype;
+  f.reduce_dtype = a.reduce_dtype;
+  return config_from_flags("emit", f, hw);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 // `--json` prints the Prediction; `--timeline FILE.json` writes the simulated step in Chrome
 // trace format. A config that does not fit prints the table, names the overflowing component
 // and ends with exit code 3 (throws ExitCode{kExitNoFit}; main returns it).
-#include <optional>
 #include <fstream>
 #include <memory>
 
@@ -11,88 +10,22 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/cli/commands.h"
+#include "planner/cli/config_flags.h"
 #include "planner/cli/format.h"
 #include "planner/plan.h"
 #include "planner/run_validation.h"
 #include "shared/config_io.h"
-#include "shared/session.h"
 #include "shared/errors.h"
 
 namespace shardcast::cli {
 
 namespace {
 
-struct PlanArgs {
-  std::string config;
-  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, timeline, cross_entropy;
-  int gpus = 0, gpus_per_node = 0, hsdp_shard_size = -1, micro_batch = 0, seq_len = 0, grad_accum = 0;
-  double inter_node_gbps = -1, ac_ratio = -1;
-  bool compile = false, fp8 = false, json = false, no_sync = false, fp8_all_gather = false, grads_freed = false;
-  bool trainer = false;
+struct PlanArgs : ConfigFlags {
+  std::string timeline, cross_entropy;
+  bool json = false, no_sync = false, fp8_all_gather = false, grads_freed = false, trainer = false;
 };
 
-// The TrainConfig the flags describe, on top of run.toml when one is given.
-TrainConfig build_config(const PlanArgs& a, HardwareSpec& hw) {
-  TrainConfig c;
-  const bool from_file = !a.config.empty();
-  // A session file of shardcast-gui (.json) carries a TrainConfig and maybe a custom hardware.
-  const bool from_session = from_file && a.config.size() > 5 && a.config.substr(a.config.size() - 5) == ".json";
-  std::optional<HardwareSpec> session_hw;
-  if (from_session) {
-    session::Session s = session::read_session(a.config);
-    c = s.config;
-    session_hw = s.custom_hardware;
-  } else if (from_file) {
-    c = read_train_config(a.config);
-  } else {
-    if (a.model.empty()) throw UsageError("plan: --model is required without a run.toml");
-    if (a.gpu.empty()) throw UsageError("plan: --gpu is required without a run.toml");
-    if (a.gpus <= 0) throw UsageError("plan: --gpus is required without a run.toml");
-  }
-  if (!a.model.empty()) {
-    c.model = load_model(a.model);
-    c.model_preset = a.model;
-    if (a.seq_len <= 0 && !from_file) c.training.seq_len = c.model.max_seq_len;
-  }
-  if (!a.gpu.empty()) c.cluster.hardware = a.gpu;
-  hw = session_hw && a.gpu.empty() ? *session_hw : load_hardware(c.cluster.hardware);
-  if (a.gpus > 0 || a.gpus_per_node > 0) {
-    const int gpus = a.gpus > 0 ? a.gpus : c.world_size();
-    int gpn = a.gpus_per_node > 0 ? a.gpus_per_node : hw.node.gpus_per_node;
-    if (gpus < gpn) gpn = gpus;
-    if (gpn <= 0 || gpus % gpn != 0)
-      throw UsageError(fmt::format("plan: --gpus {} is not a multiple of gpus per node {}", gpus, gpn));
-    c.cluster.gpus_per_node = gpn;
-    c.cluster.nodes = gpus / gpn;
-  }
-  if (a.inter_node_gbps >= 0) c.cluster.inter_node_gbps = a.inter_node_gbps;
-  if (!a.strategy.empty()) {
-    auto s = parse_sharding_strategy(a.strategy);
-    if (!s) throw UsageError(fmt::format("plan: --strategy '{}' (allowed: {})", a.strategy, kShardingStrategyNames));
-    c.parallelism.sharding_strategy = *s;
-  }
-  if (a.hsdp_shard_size >= 0) c.parallelism.hsdp_shard_size = a.hsdp_shard_size;
-  if (a.micro_batch > 0) c.training.micro_batch = a.micro_batch;
-  if (a.seq_len > 0) c.training.seq_len = a.seq_len;
-  if (a.grad_accum > 0) c.training.grad_accum = a.grad_accum;
-  if (!a.ac.empty()) {
-    auto m = parse_ac_mode(a.ac);
-    if (!m) throw UsageError(fmt::format("plan: --ac '{}' (allowed: {})", a.ac, kAcModeNames));
-    c.activation_checkpointing.mode = *m;
-  }
-  if (a.ac_ratio >= 0) c.activation_checkpointing.ratio = a.ac_ratio;
-  if (a.compile) c.precision.compile = true;
-  if (a.fp8) c.precision.fp8 = true;
-  if (!from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {
-    // A preset without bf16 (the CPU profile) computes in fp32; printed in the header.
-    c.precision.param_dtype = "fp32";
-    c.precision.reduce_dtype = "fp32";
-  }
-  if (!a.param_dtype.empty()) c.precision.param_dtype = a.param_dtype;
-  if (!a.reduce_dtype.empty()) c.precision.reduce_dtype = a.reduce_dtype;
-  validate_or_throw(c);
-  return c;
-}
 
 void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction& p) {
   const int world = c.world_size();
@@ -172,7 +105,7 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--timeline", a->timeline, "write the simulated step as a Chrome trace (Perfetto)");
   cmd->callback([a] {
     HardwareSpec hw;
-    const TrainConfig c = build_config(*a, hw);
+    const TrainConfig c = config_from_flags("plan", *a, hw);
     // On a CPU profile only shardcast-train runs, so predict its run (issue: plan predicts the
     // trainer's CPU runs with the same accounting as `validate RUN_DIR` and `emit`).
     const bool cpu_profile = hw.gpu.bf16_flops <= 0 && hw.gpu.fp16_flops <= 0;
