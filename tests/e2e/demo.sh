@@ -25,6 +25,8 @@ section "Scale: Llama-3-8B on H100-80GB, 8 to 1024 GPUs"
 
 # The closed loop on this machine (issue 6): calibrate (cached), plan + emit tiny-2l, train it on
 # 2 local ranks, predicted vs measured. Needs the trainer (LibTorch).
-if [ -x "$build/shardcast-train" ]; then
-  bash trainer/microbench/demo_closed_loop.sh "$build"
+if [ ! -x "$build/shardcast-train" ]; then
+  echo "error: $build/shardcast-train was not built (is libtorch-dev installed? run 'make deps')" >&2
+  exit 1
 fi
+bash trainer/microbench/demo_closed_loop.sh "$build"
