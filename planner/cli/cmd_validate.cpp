@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/baseline.h"
 #include "planner/cli/commands.h"
 #include "planner/fit.h"
 #include "planner/published_csv.h"
@@ -22,7 +23,8 @@ namespace shardcast::cli {
 namespace {
 
 struct ValidateArgs {
-  std::string published, fit_on, annotations;
+  std::string published, fit_on, annotations, baseline_fit_on;
+  bool baseline = false;
   bool json = false, markdown = false;
   std::vector<std::string> fit_hardware, fit_params;
   double prior = 0;
@@ -120,6 +122,10 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
   cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
   cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
+  cmd->add_flag("--baseline", a->baseline,
+                "also score the rule of thumb: one fitted MFU per GPU type (planner/baseline.h)");
+  cmd->add_option("--baseline-fit-on", a->baseline_fit_on,
+                  "fit the rule of thumb on this CSV instead of the validated one (hold-out)");
   cmd->add_option("--prior", a->prior, "weight pulling fitted keys towards the preset's values (log space)");
   cmd->callback([a] {
     if (!a->run_dirs.empty()) return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
@@ -158,13 +164,42 @@ void register_validate(CLI::App& app) {
       fmt::print(out, "\n");
     }
     const planner::ValidationResult v = planner::validate_cases(rows, cases, hardware);
+    // The rule of thumb, fitted in-sample or on another CSV, scored on the same rows.
+    planner::ValidationSummary rule_summary;
+    int rule_unscored = 0;
+    if (a->baseline) {
+      planner::RuleOfThumb rule;
+      if (a->baseline_fit_on.empty()) {
+        rule = planner::fit_rule_of_thumb(rows, cases, hardware);
+      } else {
+        std::vector<planner::PublishedRow> fit_rows = planner::read_published_csv(a->baseline_fit_on, annotations);
+        const auto fit_cases = planner::resolve_cases(fit_rows, hardware);
+        rule = planner::fit_rule_of_thumb(fit_rows, fit_cases, hardware);
+      }
+      rule_summary = planner::score_rule_of_thumb(
+          rule, rows, cases, hardware,
+          "rule of thumb (one MFU per GPU type, fitted on " +
+              (a->baseline_fit_on.empty() ? std::string("these rows") : a->baseline_fit_on) + ")",
+          rule_unscored);
+    }
     if (a->json) {
       nlohmann::json j = v;
+      if (a->baseline)
+        j["baseline"] = {{"name", rule_summary.name}, {"n", rule_summary.n}, {"mape_tokens_per_s", rule_summary.mape_tps},
+                         {"median_abs_err_tokens_per_s", rule_summary.median_abs_err_tps},
+                         {"max_abs_err_tokens_per_s", rule_summary.max_abs_err_tps},
+                         {"n_unscored_gpu_type_not_fitted", rule_unscored}};
       fmt::print("{}\n", j.dump(2));
     } else if (a->markdown) {
       print_markdown(v);
     } else {
       print_human(v);
+    }
+    if (a->baseline && !a->json) {
+      fmt::print("\n{}: n {}, MAPE {:.1f}%, median {:.1f}%, max {:.1f}%", rule_summary.name, rule_summary.n,
+                 rule_summary.mape_tps, rule_summary.median_abs_err_tps, rule_summary.max_abs_err_tps);
+      if (rule_unscored > 0) fmt::print(" ({} rows on GPU types the fit never saw not scored)", rule_unscored);
+      fmt::print("\n");
     }
   });
 }
