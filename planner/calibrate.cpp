@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <Eigen/Dense>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -26,19 +27,18 @@ double num(const json& o, const std::string& where, const char* key, const std::
   return v.get<double>();
 }
 
-// Least squares line y = a + b·x.
+// Least squares line y = a + b·x (Eigen, column-pivoting QR).
 void line(const std::vector<double>& x, const std::vector<double>& y, double& a, double& b) {
-  const double n = double(x.size());
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  Eigen::MatrixXd A(x.size(), 2);
+  Eigen::VectorXd v(y.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    sx += x[i];
-    sy += y[i];
-    sxx += x[i] * x[i];
-    sxy += x[i] * y[i];
+    A(Eigen::Index(i), 0) = 1.0;
+    A(Eigen::Index(i), 1) = x[i];
+    v(Eigen::Index(i)) = y[i];
   }
-  const double den = n * sxx - sx * sx;
-  b = den != 0 ? (n * sxy - sx * sy) / den : 0;
-  a = n > 0 ? (sy - b * sx) / n : 0;
+  const Eigen::Vector2d c = A.colPivHouseholderQr().solve(v);
+  a = c(0);
+  b = c(1);
 }
 
 }  // namespace
@@ -62,14 +62,30 @@ MicrobenchData parse_microbench(const std::string& text, const std::string& labe
     d.matmul.push_back({num(g, w, "m", label), num(g, w, "k", label), num(g, w, "n", label),
                         num(g, w, "flops_per_s", label)});
   }
-  if (!j.contains("fits") || !j["fits"].is_array()) throw InputError(label + ": fits: expected an array");
-  for (size_t i = 0; i < j["fits"].size(); ++i) {
-    const std::string w = fmt::format("fits[{}]", i);
-    const json& f = j["fits"][i];
-    if (!f.is_object() || !f.contains("op") || !f["op"].is_string())
+  if (!j.contains("collectives") || !j["collectives"].is_array())
+    throw InputError(label + ": collectives: expected an array");
+  for (size_t i = 0; i < j["collectives"].size(); ++i) {
+    const std::string w = fmt::format("collectives[{}]", i);
+    const json& c = j["collectives"][i];
+    if (!c.is_object() || !c.contains("op") || !c["op"].is_string())
       throw InputError(fmt::format("{}: {}.op: expected a string", label, w));
-    d.fits.push_back({f["op"].get<std::string>(), int(num(f, w, "ranks", label)), num(f, w, "latency_s", label),
-                      num(f, w, "bytes_per_s", label)});
+    d.collectives.push_back({c["op"].get<std::string>(), int(num(c, w, "ranks", label)), num(c, w, "bytes", label),
+                             num(c, w, "seconds", label)});
+  }
+  // One line t = latency + bytes / bandwidth per (op, ranks), in order of first appearance.
+  for (const auto& first : d.collectives) {
+    bool seen = false;
+    for (const auto& f : d.fits) seen = seen || (f.op == first.op && f.ranks == first.ranks);
+    if (seen) continue;
+    std::vector<double> x, y;
+    for (const auto& c : d.collectives)
+      if (c.op == first.op && c.ranks == first.ranks) x.push_back(c.bytes), y.push_back(c.seconds);
+    if (std::count_if(x.begin(), x.end(), [&](double v) { return v != x.front(); }) == 0)
+      throw InputError(fmt::format("{}: collectives: {} with {} ranks needs at least two message sizes", label,
+                                   first.op, first.ranks));
+    double a = 0, b = 0;
+    line(x, y, a, b);
+    d.fits.push_back({first.op, first.ranks, std::max(0.0, a), b > 0 ? 1.0 / b : 0});
   }
   return d;
 }

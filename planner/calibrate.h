@@ -35,12 +35,21 @@ struct MicrobenchData {
     int ranks = 0;
     double latency_s = 0, bytes_per_s = 0;
   };
+  struct Collective {  // one measured point, as `shardcast-train microbench --json` writes it
+    std::string op;
+    int ranks = 0;
+    double bytes = 0, seconds = 0;  // total (gathered / buffer) size  // bytes, s
+  };
   std::vector<Gemm> matmul;
   double memory_bytes_per_s = 0;
+  std::vector<Collective> collectives;
+  // t = latency + bytes / bytes_per_s per (op, ranks), least squares over the collectives
+  // (derived by parse_microbench).
   std::vector<Fit> fits;
 };
 
-// Strict: InputError "<label>: <key>: <detail>" for anything missing or malformed.
+// Strict: InputError "<label>: <key>: <detail>" for anything missing or malformed, or a
+// collective measured at fewer than two message sizes (its line cannot be fitted).
 MicrobenchData parse_microbench(const std::string& json_text, const std::string& label);
 
 // `notes` receives one line per derived number (what was measured and how it was used).

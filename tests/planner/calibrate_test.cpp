@@ -98,13 +98,15 @@ TEST(Calibrate, MicrobenchProfileRecoversTheGemmCurveAndReadsBack) {
     j["matmul"].push_back({{"m", 2048}, {"k", k}, {"n", 2048}, {"flops_per_s", f}});
   }
   // 2 ranks: all_gather 1 ring step, all_reduce 2; 4 ranks: 3 and 6. latency = 50 us + 20 us/step.
-  j["fits"] = nlohmann::json::array();
+  // Raw points on the line t = latency + bytes / algbw at three sizes; the planner fits them.
+  j["collectives"] = nlohmann::json::array();
   for (int n : {2, 4})
     for (const char* op : {"all_gather", "all_reduce"}) {
       const double rounds = std::string(op) == "all_gather" ? 1 : 2;
       const double bus = 2e9;  // bytes/s
-      j["fits"].push_back({{"op", op}, {"ranks", n}, {"latency_s", 50e-6 + 20e-6 * rounds * (n - 1)},
-                           {"bytes_per_s", bus / (rounds * (n - 1.0) / n)}});
+      const double latency = 50e-6 + 20e-6 * rounds * (n - 1), algbw = bus / (rounds * (n - 1.0) / n);
+      for (double bytes : {1e5, 1e6, 1e7})
+        j["collectives"].push_back({{"op", op}, {"ranks", n}, {"bytes", bytes}, {"seconds", latency + bytes / algbw}});
     }
   const MicrobenchData mb = parse_microbench(j.dump(), "test");
   const HardwareSpec hw = profile_from_microbench(mb, load_hardware("cpu"), "local");
@@ -127,6 +129,28 @@ TEST(Calibrate, MicrobenchProfileRecoversTheGemmCurveAndReadsBack) {
   // Garbage is a clear error.
   EXPECT_THROW(parse_microbench("{\"schema\": 1}", "x"), InputError);
   EXPECT_THROW(parse_microbench("not json", "x"), InputError);
+}
+
+}  // namespace
+}  // namespace shardcast::planner
+
+namespace shardcast::planner {
+namespace {
+
+// A collective measured at one message size has no line to fit: a clear error, not a guess.
+TEST(Calibrate, CollectiveAtOneSizeIsAnInputError) {
+  nlohmann::json j = {{"schema", 1}, {"memory_bytes_per_s", 8e9}};
+  j["matmul"].push_back({{"m", 64}, {"k", 64}, {"n", 64}, {"flops_per_s", 1e9}});
+  j["collectives"].push_back({{"op", "all_reduce"}, {"ranks", 2}, {"bytes", 1e6}, {"seconds", 1e-3}});
+  j["collectives"].push_back({{"op", "all_reduce"}, {"ranks", 2}, {"bytes", 1e6}, {"seconds", 2e-3}});
+  try {
+    parse_microbench(j.dump(), "mb.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("all_reduce with 2 ranks needs at least two message sizes"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

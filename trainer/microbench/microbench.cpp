@@ -40,19 +40,6 @@ double best_time(F&& fn, double min_s) {
 
 }  // namespace
 
-void fit_line(const std::vector<double>& x, const std::vector<double>& y, double& a, double& b) {
-  const double n = double(x.size());
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    sx += x[i];
-    sy += y[i];
-    sxx += x[i] * x[i];
-    sxy += x[i] * y[i];
-  }
-  const double den = n * sxx - sx * sx;
-  b = den != 0 ? (n * sxy - sx * sy) / den : 0;
-  a = (sy - b * sx) / n;
-}
 
 MicrobenchResult run_microbench(const MicrobenchOptions& o) {
   MicrobenchResult r;
@@ -130,18 +117,6 @@ MicrobenchResult run_microbench(const MicrobenchOptions& o) {
     for (auto& t : threads) t.join();
     if (err) std::rethrow_exception(err);
   }
-  for (int W : o.ranks)
-    for (const char* op : {"all_gather", "all_reduce", "reduce_scatter"}) {
-      std::vector<double> x, y;
-      for (const auto& p : r.collectives)
-        if (p.ranks == W && p.op == op) {
-          x.push_back(p.bytes);
-          y.push_back(p.seconds);
-        }
-      double a = 0, b = 0;
-      fit_line(x, y, a, b);
-      r.fits.push_back({op, W, std::max(0.0, a), b > 0 ? 1.0 / b : 0});
-    }
   return r;
 }
 
@@ -152,9 +127,6 @@ void to_json(nlohmann::json& j, const MicrobenchResult& r) {
   j["collectives"] = nlohmann::json::array();
   for (const auto& c : r.collectives)
     j["collectives"].push_back({{"op", c.op}, {"ranks", c.ranks}, {"bytes", c.bytes}, {"seconds", c.seconds}});
-  j["fits"] = nlohmann::json::array();
-  for (const auto& f : r.fits)
-    j["fits"].push_back({{"op", f.op}, {"ranks", f.ranks}, {"latency_s", f.latency_s}, {"bytes_per_s", f.bytes_per_s}});
 }
 
 }  // namespace shardcast::trainer

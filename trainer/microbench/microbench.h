@@ -6,9 +6,9 @@
 // (a large tensor copy, read + write bytes), (3) the trainer's own Gloo collectives
 // (trainer/comm: all_gather composed from list allgather, all_reduce; reduce_scatter is an
 // all_reduce of the full buffer there) on loopback with 2 and 4 ranks, ranks as threads over
-// a HashStore, over message sizes, and fits t = latency + bytes/bandwidth per collective and
-// rank count (least squares). The JSON (`shardcast-train microbench --json`) is the input of
-// the planner's calibration; the planner never links LibTorch.
+// a HashStore, over message sizes. It reports raw points only: the planner's calibration
+// fits t = latency + bytes/bandwidth to them (planner/calibrate.h); the JSON
+// (`shardcast-train microbench --json`) is its input, since the planner never links LibTorch.
 // What it is not: a performance test (no thresholds) and not the planner's mapping of these
 // numbers to a hardware profile (planner/calibrate.h). Call from the main thread; it spawns
 // and joins its own rank threads.
@@ -37,24 +37,15 @@ struct CollectivePoint {
   double bytes = 0;              // total size as nccl-tests defines it (gathered / buffer)  // bytes
   double seconds = 0;            // median over repeats  // s
 };
-struct CollectiveFit {
-  std::string op;
-  int ranks = 0;
-  double latency_s = 0;          // intercept  // s
-  double bytes_per_s = 0;        // 1 / slope: algorithm bandwidth of the total size  // bytes/s
-};
 
 struct MicrobenchResult {
   int threads_per_rank = 1;
   std::vector<MatmulPoint> matmul;
   double memory_bytes_per_s = 0;       // copy: read + write bytes / time  // bytes/s
   std::vector<CollectivePoint> collectives;
-  std::vector<CollectiveFit> fits;
 };
 
 MicrobenchResult run_microbench(const MicrobenchOptions& opts);
 void to_json(nlohmann::json& j, const MicrobenchResult& r);
-// Least squares line through (x, y): y = a + b·x.
-void fit_line(const std::vector<double>& x, const std::vector<double>& y, double& a, double& b);
 
 }  // namespace shardcast::trainer

@@ -36,10 +36,7 @@ int run_microbench_cmd(const State& s) {
              "ranks", "bytes", "median ms");
   for (const auto& c : r.collectives)
     fmt::print("  {:<15} {:>5} {:>12.0f} {:>12.3f}\n", c.op, c.ranks, c.bytes, c.seconds * 1e3);
-  fmt::print("fits t = latency + bytes / bandwidth\n");
-  for (const auto& f : r.fits)
-    fmt::print("  {:<15} {:>5} ranks  latency {:>8.1f} us  bandwidth {:>8.3f} GB/s\n", f.op, f.ranks,
-               f.latency_s * 1e6, f.bytes_per_s / 1e9);
+  fmt::print("(`shardcast calibrate` fits t = latency + bytes / bandwidth to these points)\n");
   return kExitOk;
 }
 
