@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shared/json_int.h"
+
 namespace shardcast {
 
 void to_json(nlohmann::json& j, const TimelineEvent& e) {
@@ -14,7 +16,7 @@ void from_json(const nlohmann::json& j, TimelineEvent& e) {
   j.at("lane").get_to(e.lane);
   j.at("start_s").get_to(e.start_s);
   j.at("duration_s").get_to(e.duration_s);
-  e.unit = j.value("unit", -1);
+  e.unit = j.contains("unit") ? json_int(j.at("unit")) : -1;
 }
 
 void to_json(nlohmann::json& j, const Prediction& p) {
@@ -41,7 +43,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
 }
 
 void from_json(const nlohmann::json& j, Prediction& p) {
-  p.schema = j.at("schema").get<int>();
+  p.schema = json_int(j.at("schema"));
   const auto& m = j.at("memory");
   p.memory.clear();
   for (auto it = m.at("components_bytes").begin(); it != m.at("components_bytes").end(); ++it)

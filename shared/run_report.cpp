@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shared/json_int.h"
+
 namespace shardcast {
 
 void to_json(nlohmann::json& j, const StepMetrics& s) {
@@ -10,7 +12,7 @@ void to_json(nlohmann::json& j, const StepMetrics& s) {
 }
 
 void from_json(const nlohmann::json& j, StepMetrics& s) {
-  j.at("step").get_to(s.step);
+  s.step = json_int(j.at("step"));
   j.at("loss").get_to(s.loss);
   j.at("lr").get_to(s.lr);
   j.at("grad_norm").get_to(s.grad_norm);
@@ -39,10 +41,10 @@ void to_json(nlohmann::json& j, const RunReport& r) {
 }
 
 void from_json(const nlohmann::json& j, RunReport& r) {
-  r.schema = j.at("schema").get<int>();
+  r.schema = json_int(j.at("schema"));
   j.at("config_file").get_to(r.config_file);
   j.at("hardware").get_to(r.hardware);
-  j.at("world_size").get_to(r.world_size);
+  r.world_size = json_int(j.at("world_size"));
   j.at("sharding_strategy").get_to(r.sharding_strategy);
   const auto& s = j.at("summary");
   s.at("median_step_time_s").get_to(r.median_step_time_s);
@@ -70,7 +72,7 @@ void to_json(nlohmann::json& j, const ValidationReport& v) {
 }
 
 void from_json(const nlohmann::json& j, ValidationReport& v) {
-  v.schema = j.at("schema").get<int>();
+  v.schema = json_int(j.at("schema"));
   j.at("run_dir").get_to(v.run_dir);
   j.at("hardware").get_to(v.hardware);
   v.entries.clear();

@@ -142,7 +142,7 @@ Session parse_session(const std::string& text, const std::string& label) {
                      "\" (this is not a Shardcast session file)");
   if (!j.contains("schema") || !j["schema"].is_number_integer())
     throw InputError(label + ": schema: missing or not an integer");
-  const int schema = j["schema"].get<int>();
+  const int64_t schema = j["schema"].get<int64_t>();  // is_number_integer() checked above
   if (schema > kSchema)
     throw InputError(label + ": schema: " + std::to_string(schema) +
                      " is newer than this program reads (" + std::to_string(kSchema) +

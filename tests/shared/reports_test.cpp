@@ -48,5 +48,18 @@ TEST(Reports, RunReportAndValidationRoundTrip) {
   EXPECT_EQ(nlohmann::json(vj.get<ValidationReport>()), vj);
 }
 
+// A float far outside int's range where an int is expected (found by fuzz_run_report) is a
+// JSON error the readers turn into InputError, not undefined behaviour.
+TEST(Reports, OutOfRangeIntegersAreJsonErrors) {
+  const auto huge = nlohmann::json::parse(R"({"schema": 8.9e114, "run_dir": "", "hardware": "", "entries": []})");
+  EXPECT_THROW(huge.get<ValidationReport>(), nlohmann::json::exception);
+  const auto big = nlohmann::json::parse(R"({"schema": 99999999999, "run_dir": "", "hardware": "", "entries": []})");
+  EXPECT_THROW(big.get<ValidationReport>(), nlohmann::json::exception);
+  const auto text = nlohmann::json::parse(R"({"schema": "1", "run_dir": "", "hardware": "", "entries": []})");
+  EXPECT_THROW(text.get<ValidationReport>(), nlohmann::json::exception);
+  const auto ok = nlohmann::json::parse(R"({"schema": 1, "run_dir": "", "hardware": "", "entries": []})");
+  EXPECT_EQ(ok.get<ValidationReport>().schema, 1);
+}
+
 }  // namespace
 }  // namespace shardcast
