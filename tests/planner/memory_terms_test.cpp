@@ -16,14 +16,9 @@
 namespace shardcast::planner {
 namespace {
 
+using test::component;
 using test::make_config;
 
-double component(const Prediction& p, const std::string& name) {
-  for (const auto& m : p.memory)
-    if (m.name == name) return m.bytes;
-  ADD_FAILURE() << "no component " << name;
-  return 0;
-}
 
 TEST(MemoryTerms, EagerBlockEqualsTheOpsSavedBytes) {
   // ac_policy counts tensors from the shape; ops.cpp counts what each op saves: same number

@@ -10,14 +10,9 @@
 namespace shardcast::planner {
 namespace {
 
+using test::component;
 using test::make_config;
 
-double component(const Prediction& p, const std::string& name) {
-  for (const auto& m : p.memory)
-    if (m.name == name) return m.bytes;
-  ADD_FAILURE() << "no component " << name;
-  return 0;
-}
 
 double state(const Prediction& p) {
   return component(p, "sharded_parameters") + component(p, "sharded_gradients") +

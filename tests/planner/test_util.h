@@ -1,8 +1,13 @@
 // Helpers for the planner tests: presets from the source tree (SHARDCAST_CONFIG_DIR is set by
-// ctest) and a TrainConfig built in code.
+// ctest), a TrainConfig built in code, and a memory component of a Prediction.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <string>
+
 #include "shared/config_io.h"
+#include "shared/prediction.h"
 #include "shared/train_config.h"
 
 namespace shardcast::planner::test {
@@ -23,6 +28,14 @@ inline TrainConfig make_config(const std::string& model, const std::string& gpu,
   c.training.seq_len = seq_len;
   c.training.grad_accum = grad_accum;
   return c;
+}
+
+// Bytes of the named memory component; a test failure when the prediction has none.
+inline double component(const Prediction& p, const std::string& name) {
+  for (const auto& m : p.memory)
+    if (m.name == name) return m.bytes;
+  ADD_FAILURE() << "no component " << name;
+  return 0;
 }
 
 }  // namespace shardcast::planner::test
