@@ -193,23 +193,18 @@ std::string hardware_to_toml(const HardwareSpec& h) {
   return o;
 }
 
-CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const HardwareSpec& hw,
-                                    const CalibrateOptions& o) {
+namespace {
+
+// The least-squares fit of o.params to runs, starting from hw (no checks, no report).
+HardwareSpec fit_profile(const std::vector<MeasuredRun>& runs, const HardwareSpec& hw, const CalibrateOptions& o,
+                         int* iterations) {
   const int np = int(o.params.size());
-  if (np == 0) throw UsageError("calibrate: no parameters to fit");
-  const size_t need = size_t(np) * size_t(std::max(1, o.min_runs_per_param));
-  if (runs.size() < need)
-    throw UsageError(fmt::format("calibrate: {} measured runs are too few to fit {} parameters ({}); need at least {} "
-                                 "({} per parameter)",
-                                 runs.size(), np, fmt::join(o.params, ", "), need, o.min_runs_per_param));
   std::vector<FitBounds> bounds;
   Eigen::VectorXd x0(np);
-  CalibrationResult res;
   for (int k = 0; k < np; ++k) {
     bounds.push_back(fit_bounds(o.params[k]));
     const FitBounds& b = bounds.back();
     const double v0 = hw.efficiency_param(o.params[k]);
-    res.before[o.params[k]] = v0;
     const double u = std::clamp((std::clamp(v0, b.lo, b.hi) - b.lo) / (b.hi - b.lo), 1e-4, 1 - 1e-4);
     x0[k] = std::log(u / (1 - u));
   }
@@ -229,11 +224,40 @@ CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const 
     return r;
   };
   const LmResult lm = levenberg_marquardt(resid, x0);
-  res.fitted = with(lm.x);
-  res.iterations = lm.iterations;
+  if (iterations) *iterations = lm.iterations;
+  return with(lm.x);
+}
+
+}  // namespace
+
+CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const HardwareSpec& hw,
+                                    const CalibrateOptions& o) {
+  const int np = int(o.params.size());
+  if (np == 0) throw UsageError("calibrate: no parameters to fit");
+  const size_t need = size_t(np) * size_t(std::max(1, o.min_runs_per_param));
+  if (runs.size() < need)
+    throw UsageError(fmt::format("calibrate: {} measured runs are too few to fit {} parameters ({}); need at least {} "
+                                 "({} per parameter)",
+                                 runs.size(), np, fmt::join(o.params, ", "), need, o.min_runs_per_param));
+  CalibrationResult res;
+  for (const auto& k : o.params) {
+    fit_bounds(k);  // throws for a key that is not fittable
+    res.before[k] = hw.efficiency_param(k);
+  }
+  res.fitted = fit_profile(runs, hw, o, &res.iterations);
   for (const auto& k : o.params) res.after[k] = res.fitted.efficiency.at(k);
-  for (const auto& r : runs) {
+  const PlanOptions opt = trainer_plan_options();
+  const bool loo = o.leave_one_out && runs.size() > need;
+  if (loo) res.mape_held_out = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const MeasuredRun& r = runs[i];
     CalibrationRow row{r.name, r.step_time_s, plan(r.cfg, hw, opt).step_time_s, plan(r.cfg, res.fitted, opt).step_time_s};
+    if (loo) {
+      std::vector<MeasuredRun> rest = runs;
+      rest.erase(rest.begin() + std::ptrdiff_t(i));
+      row.held_out_s = plan(r.cfg, fit_profile(rest, hw, o, nullptr), opt).step_time_s;
+      res.mape_held_out += std::abs(row.err_held_out_pct()) / double(runs.size());
+    }
     res.mape_before += std::abs(row.err_before_pct()) / double(runs.size());
     res.mape_after += std::abs(row.err_after_pct()) / double(runs.size());
     res.rows.push_back(row);

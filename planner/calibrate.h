@@ -65,17 +65,26 @@ struct MeasuredRun {
 };
 
 struct CalibrateOptions {
-  std::vector<std::string> params = {"matmul_eff", "hbm_eff", "attention_eff", "unit_overhead_s",
-                                     "intra_node_bw_eff"};
+  // Default: the keys the micro-benchmarks cannot measure (a --hardware-out profile already has
+  // the measured GEMM, copy and Gloo rates, with their efficiencies at 1): the eager attention
+  // kernels, host time per unit and per step, and how much compute slows while Gloo's threads
+  // share the cores (docs/validation-cpu.md).
+  std::vector<std::string> params = {"attention_eff", "unit_overhead_s", "step_overhead_s",
+                                     "overlap_compute_slowdown"};
   int min_runs_per_param = 2;
   double prior_weight = 0;  // weight of the pull towards the starting values (logit space)
+  // Also fit once per run with that run left out and predict it (leave-one-out): the error a
+  // run not used in the fit would see. Needs one run more than the fit itself.
+  bool leave_one_out = true;
 };
 
 struct CalibrationRow {
   std::string name;
   double measured_s = 0, before_s = 0, after_s = 0;
+  double held_out_s = 0;  // predicted by a fit without this run (0 = not computed)  // s
   double err_before_pct() const { return 100 * (before_s - measured_s) / measured_s; }
   double err_after_pct() const { return 100 * (after_s - measured_s) / measured_s; }
+  double err_held_out_pct() const { return 100 * (held_out_s - measured_s) / measured_s; }
 };
 
 struct CalibrationResult {
@@ -83,6 +92,7 @@ struct CalibrationResult {
   std::map<std::string, double> before, after;  // fitted keys
   std::vector<CalibrationRow> rows;
   double mape_before = 0, mape_after = 0;       // %
+  double mape_held_out = -1;                    // % over the leave-one-out predictions; -1 = not computed
   int iterations = 0;
 };
 

@@ -100,12 +100,20 @@ void fit_runs(const CalibrateArgs& a) {
   fmt::print("fitted {} parameters of {} to {} runs ({} iterations)\n", o.params.size(), hw.name, runs.size(),
              res.iterations);
   print_values(res.before, res.after);
-  fmt::print("\n  {:<34} {:>10} {:>10} {:>8} {:>10} {:>8}\n", "run (step time)", "measured", "before", "err%",
-             "after", "err%");
+  // "held out": predicted by a fit made without that run (leave-one-out), the error a new run sees.
+  const bool loo = res.mape_held_out >= 0;
+  fmt::print("\n  {:<34} {:>10} {:>10} {:>8} {:>10} {:>8}{}\n", "run (step time)", "measured", "before", "err%",
+             "after", "err%", loo ? fmt::format(" {:>10} {:>8}", "held out", "err%") : "");
   for (const auto& r : res.rows)
-    fmt::print("  {:<34} {:>8.1f}ms {:>8.1f}ms {:>+8.1f} {:>8.1f}ms {:>+8.1f}\n", r.name, r.measured_s * 1e3,
-               r.before_s * 1e3, r.err_before_pct(), r.after_s * 1e3, r.err_after_pct());
-  fmt::print("  MAPE before {:.1f}%, after {:.1f}%\n", res.mape_before, res.mape_after);
+    fmt::print("  {:<34} {:>8.1f}ms {:>8.1f}ms {:>+8.1f} {:>8.1f}ms {:>+8.1f}{}\n", r.name, r.measured_s * 1e3,
+               r.before_s * 1e3, r.err_before_pct(), r.after_s * 1e3, r.err_after_pct(),
+               loo ? fmt::format(" {:>8.1f}ms {:>+8.1f}", r.held_out_s * 1e3, r.err_held_out_pct()) : "");
+  fmt::print("  MAPE before {:.1f}%, after {:.1f}%", res.mape_before, res.mape_after);
+  if (loo) fmt::print(", held out {:.1f}% (each run predicted by a fit without it)", res.mape_held_out);
+  else
+    fmt::print(" (no held-out column: leave-one-out needs more than {} runs)",
+               o.params.size() * size_t(std::max(1, o.min_runs_per_param)));
+  fmt::print("\n");
   HardwareSpec out = res.fitted;
   out.source = hw.source + "; [efficiency] fitted by `shardcast calibrate --fit` on " + std::to_string(runs.size()) +
                " runs";
@@ -171,7 +179,9 @@ void register_calibrate(CLI::App& app) {
   auto* pub = cmd->add_option("--published", a->published, "published-runs CSV to fit to");
   cmd->add_option("--hardware", a->hardware, "hardware preset whose [efficiency] is fitted");
   cmd->add_option("--out", a->out, "where to write the fitted profile");
-  cmd->add_option("--params", a->params, "efficiency keys to fit")->delimiter(',');
+  cmd->add_option("--params", a->params,
+                  "efficiency keys to fit (--fit default: attention_eff, unit_overhead_s, step_overhead_s, "
+                  "overlap_compute_slowdown, the keys micro-benchmarks do not measure; --published default: see docs/validation.md)")->delimiter(',');
   cmd->add_option("--prior", a->prior, "weight pulling fitted keys towards their starting values");
   ho->excludes(fit)->excludes(pub);
   fit->excludes(pub);

@@ -25,6 +25,9 @@ struct MicrobenchOptions {
   std::vector<int> ranks = {2, 4};
   double min_seconds = 0.05;   // per measured point, repeat until at least this long  // s
   bool quick = false;          // fewer shapes and sizes (tests)
+  // Interleaved rounds over all GEMM shapes and the copy, best kept per point: this VM's
+  // vCPUs alternate between fast and slow phases lasting seconds (docs/validation-cpu.md).
+  int rounds = 3;
 };
 
 struct MatmulPoint {
