@@ -5,8 +5,8 @@
 # `shardcast calibrate --fit OUT/*/` fits the cpu profile to them.
 #
 # Repeats: this machine's vCPUs alternate between fast and slow phases lasting seconds (the
-# same single-thread GEMM measures ~32 or ~20 GFLOP/s from one run to the next, with nothing
-# else running; docs/validation-cpu.md). So every case runs REPEATS times, interleaved (all
+# same case measures 62 ms in one repeat and 97 ms in the next with nothing else running; see
+# OUT/repeats.tsv and docs/validation-cpu.md). So every case runs REPEATS times, interleaved (all
 # cases once, then all again, ...), each into OUT/.repeats/rK/NAME, and OUT/NAME links to the
 # repeat with the lowest median step time — the same "fastest of interleaved repeats" that
 # bench_trainer --repeats and the micro-benchmarks (best time) use, so prediction (from the
