@@ -325,6 +325,7 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
     r.get("interval", c.checkpoint.interval);
     r.get("keep", c.checkpoint.keep);
     r.get("resume_from", c.checkpoint.resume_from);
+    r.get("initial_load_path", c.checkpoint.initial_load_path);
   });
   with_table(root, "metrics", [&](TableReader& r) {
     r.get("dir", c.metrics.dir);
@@ -453,6 +454,7 @@ std::string write_train_config(const TrainConfig& c) {
   line("interval", std::to_string(c.checkpoint.interval));
   line("keep", std::to_string(c.checkpoint.keep));
   line("resume_from", quote(c.checkpoint.resume_from));
+  line("initial_load_path", quote(c.checkpoint.initial_load_path));
   o += "\n[metrics]\n";
   line("dir", quote(c.metrics.dir));
   line("log_freq", std::to_string(c.metrics.log_freq));

@@ -183,6 +183,11 @@ std::vector<std::string> validate(const TrainConfig& c) {
           fmt::format("{} is not allowed: must be >= 0", c.checkpoint.interval));
   require(e, c.checkpoint.keep >= 1, f, "checkpoint.keep",
           fmt::format("{} is not allowed: must be >= 1", c.checkpoint.keep));
+  require(e, c.checkpoint.initial_load_path.empty() || c.checkpoint.resume_from.empty(), f,
+          "checkpoint.initial_load_path",
+          fmt::format("\"{}\" and checkpoint.resume_from = \"{}\" are both set: a resume restores its own "
+                      "weights, initial weights are for a fresh run (set one of the two)",
+                      c.checkpoint.initial_load_path, c.checkpoint.resume_from));
   require(e, c.metrics.log_freq >= 1, f, "metrics.log_freq",
           fmt::format("{} is not allowed: must be >= 1", c.metrics.log_freq));
   require(e, c.comm.timeout_seconds > 0, f, "comm.timeout_seconds",

@@ -98,6 +98,10 @@ struct CheckpointConfig {
   int interval = 0;               // steps between saves; 0 = only at the end if dir is set
   int keep = 2;                   // complete checkpoints kept
   std::string resume_from;        // "" = none, "latest", or a checkpoint path
+  // Initial weights (fine-tuning): a directory with model.safetensors + config.json in the
+  // Hugging Face Llama layout (what `shardcast-train export` writes). "" = init from the seed.
+  // Exclusive with resume_from (a resume restores its own weights).
+  std::string initial_load_path;
 };
 
 struct MetricsConfig {

@@ -71,6 +71,7 @@ TEST(ConfigIo, RoundTripEveryField) {
   c.checkpoint.dir = "ckpt";
   c.checkpoint.interval = 10;
   c.checkpoint.keep = 3;
+  c.checkpoint.initial_load_path = "hf/tiny \"export\"";
   c.metrics.dir = "runs/x";
   c.comm.timeout_seconds = 30;
   c.precision.compile = true;
@@ -88,6 +89,7 @@ TEST(ConfigIo, RoundTripEveryField) {
   EXPECT_EQ(r.model.norm_eps, c.model.norm_eps);
   EXPECT_EQ(r.optimizer.lr, c.optimizer.lr);
   EXPECT_EQ(r.data.path, c.data.path);
+  EXPECT_EQ(r.checkpoint.initial_load_path, c.checkpoint.initial_load_path);
   EXPECT_EQ(r.prediction.step_time_s, c.prediction.step_time_s);
   EXPECT_EQ(r.prediction.mem_components, c.prediction.mem_components);
   EXPECT_EQ(r.training.seed, 7u);
@@ -203,6 +205,10 @@ TEST(ConfigIo, BadConfigsNameFileKeyAndAllowedValues) {
       {"bad data format", b + "\n[data]\nformat = \"arrow\"\n", {"data.format", "llmc_bin"}},
       {"bad backend", b + "\n[comm]\nbackend = \"mpi\"\n", {"comm.backend", "auto | gloo | nccl"}},
       {"bad keep", b + "\n[checkpoint]\nkeep = 0\n", {"checkpoint.keep", ">= 1"}},
+      {"initial load and resume", b + "\n[checkpoint]\ninitial_load_path = \"hf\"\nresume_from = \"latest\"\n",
+       {"bad.toml", "checkpoint.initial_load_path", "checkpoint.resume_from", "both set"}},
+      {"initial load typo", b + "\n[checkpoint]\ninitial_load_pth = \"hf\"\n",
+       {"bad.toml", "checkpoint.initial_load_pth", "unknown key", "did you mean 'checkpoint.initial_load_path'"}},
       {"unknown top-level key", b + "\nfoo = 1\n", {"bad.toml", "foo", "unknown key"}},
   };
   ASSERT_GE(cases.size(), 20u);

@@ -8,7 +8,7 @@
 // of 8, then the raw little-endian data — plus a LlamaForCausalLM config.json. It assembles
 // one FSDP unit at a time from the shard files (never the whole model, never two copies),
 // writes to a temporary name, fsyncs and renames. bf16 output rounds to nearest even.
-// What it is not: a loader (tests parse the format themselves) and not for GELU/MPT models
+// What it is not: a loader (safetensors_reader.h reads it back) and not for GELU/MPT models
 // (HF has no Llama config for them: refused with an error). No LibTorch, no process group:
 // `shardcast-train export` runs it in one process. Reentrant.
 #pragma once

@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include "trainer/fsdp/initial_load.h"
 #include "trainer/train/optim.h"
 
 #ifdef SHARDCAST_WITH_NCCL
@@ -124,17 +125,23 @@ FsdpModel::FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups 
                    opts_.activation_checkpointing.mode != AcMode::none &&
                    (opts_.activation_checkpointing.mode == AcMode::full ||
                     opts_.activation_checkpointing.block_checkpointed(i - 1));
-    // Sharding-independent init: build the unit's full flat vector, keep my chunk.
-    std::vector<at::Tensor> flat;
-    for (const auto& p : u.params) flat.push_back(init_param(p, opts_.seed).reshape({-1}));
-    if (u.padded_numel > u.numel) flat.push_back(at::zeros({u.padded_numel - u.numel}, at::kFloat));
     const auto f32 = at::TensorOptions().dtype(at::kFloat).device(opts_.device);
-    u.shard = at::cat(flat).chunk(S)[r].to(opts_.device).clone().requires_grad_(true);
+    if (!opts_.initial_load_path.empty()) {
+      u.shard = at::zeros({u.shard_numel}, f32).requires_grad_(true);  // filled below
+    } else {
+      // Sharding-independent init: build the unit's full flat vector, keep my chunk.
+      std::vector<at::Tensor> flat;
+      for (const auto& p : u.params) flat.push_back(init_param(p, opts_.seed).reshape({-1}));
+      if (u.padded_numel > u.numel) flat.push_back(at::zeros({u.padded_numel - u.numel}, at::kFloat));
+      u.shard = at::cat(flat).chunk(S)[r].to(opts_.device).clone().requires_grad_(true);
+    }
     u.grad = at::zeros({u.shard_numel}, f32);
     u.exp_avg = at::zeros({u.shard_numel}, f32);
     u.exp_avg_sq = at::zeros({u.shard_numel}, f32);
     units_.push_back(std::move(u));
   }
+  // Every shard is allocated first, so the load's only extra memory is one unit's buffer.
+  if (!opts_.initial_load_path.empty()) load_initial_weights(opts_.initial_load_path, spec_, units_, groups_);
 }
 
 void FsdpModel::issue_gather(int i) {

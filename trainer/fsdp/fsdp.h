@@ -19,6 +19,10 @@
 // the current one; decisions depend only on unit indices, so every rank issues collectives
 // in the same order. Activation checkpointing wraps a block in CheckpointFn, which gathers,
 // computes without saving activations, and in backward re-gathers and recomputes.
+// Initial weights: from the seed (every rank builds one unit's full init at a time and keeps
+// its chunk), or with FsdpOptions::initial_load_path from Hugging Face safetensors: global
+// rank 0 reads each unit and broadcasts it over the world group, every rank keeps its slice
+// (initial_load.h); either way no rank materializes more than one unit unsharded.
 // Gradient accumulation: with set_sync(false) the unsharded gradients are accumulated
 // locally (fp32) and nothing is communicated; the next synced backward reduces the sum.
 // What it is not: the training loop, data or metrics (train/), nor the reference path
@@ -49,6 +53,10 @@ struct FsdpOptions {
   at::ScalarType reduce_dtype = at::kFloat; // gradient reduction
   ActivationCheckpointingConfig activation_checkpointing;
   uint64_t seed = 0;                        // init
+  // "" = init from the seed. Else a directory with model.safetensors + config.json (HF Llama,
+  // as `shardcast-train export` writes): rank 0 reads it and broadcasts one unit at a time
+  // (initial_load.h), so no rank holds more than one unit unsharded.
+  std::string initial_load_path;
   // Where shards, gathered buffers and compute live. CPU on this project's builds; a CUDA
   // device only with the NCCL path (SHARDCAST_WITH_NCCL), which is UNTESTED here.
   at::Device device = at::kCPU;

@@ -19,6 +19,7 @@
 #include "shared/errors.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/comm/liveness.h"
+#include "trainer/fsdp/initial_load.h"
 #include "trainer/model/llama.h"
 #include "trainer/train/memory.h"
 #include "trainer/train/optim.h"
@@ -38,6 +39,8 @@ FsdpOptions with_device(FsdpOptions o, at::Device d) {
 class ReferenceEngine final : public Engine {
  public:
   explicit ReferenceEngine(const TrainConfig& cfg) : model_(cfg.model, cfg.training.seed) {
+    if (!cfg.checkpoint.initial_load_path.empty())
+      load_initial_weights_unsharded(cfg.checkpoint.initial_load_path, cfg.model, model_.named_parameters());
     for (auto& [name, p] : model_.named_parameters()) {
       params_.push_back(p);
       exp_avg_.push_back(at::zeros_like(p).detach());
@@ -144,6 +147,7 @@ FsdpOptions fsdp_options(const TrainConfig& cfg) {
   o.reduce_dtype = parse_dtype(cfg.precision.reduce_dtype);
   o.activation_checkpointing = cfg.activation_checkpointing;
   o.seed = cfg.training.seed;
+  o.initial_load_path = cfg.checkpoint.initial_load_path;
   return o;
 }
 
@@ -347,6 +351,8 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                ov.reference ? "no comm" : backend, cfg.model.name.empty() ? cfg.model_preset : cfg.model.name,
                cfg.model.total_params() / 1e6, cfg.training.steps, cfg.tokens_per_step(),
                sb.total() / 1048576.0, sb.params / 1048576.0, sb.grads / 1048576.0, sb.optimizer / 1048576.0);
+    if (!cfg.checkpoint.initial_load_path.empty())
+      fmt::print("initial weights: {} (checkpoint.initial_load_path)\n", cfg.checkpoint.initial_load_path);
     std::fflush(stdout);
   }
 
