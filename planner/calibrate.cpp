@@ -205,7 +205,9 @@ HardwareSpec fit_profile(const std::vector<MeasuredRun>& runs, const HardwareSpe
     bounds.push_back(fit_bounds(o.params[k]));
     const FitBounds& b = bounds.back();
     const double v0 = hw.efficiency_param(o.params[k]);
-    const double u = std::clamp((std::clamp(v0, b.lo, b.hi) - b.lo) / (b.hi - b.lo), 1e-4, 1 - 1e-4);
+    // Start inside the range: a measured profile has matmul_eff = 1, above the bound, and a
+    // start on the bound sits where the logistic map is flat (no gradient; the fit never moves).
+    const double u = std::clamp((std::clamp(v0, b.lo, b.hi) - b.lo) / (b.hi - b.lo), 0.02, 0.98);
     x0[k] = std::log(u / (1 - u));
   }
   const PlanOptions opt = trainer_plan_options();  // the runs are shardcast-train's
@@ -223,7 +225,13 @@ HardwareSpec fit_profile(const std::vector<MeasuredRun>& runs, const HardwareSpe
     for (int k = 0; k < np; ++k) r[Eigen::Index(runs.size()) + k] = o.prior_weight * (x[k] - x0[k]);
     return r;
   };
-  const LmResult lm = levenberg_marquardt(resid, x0);
+  // Two starts, the better kept: the profile's values, and the middle of every range. From a
+  // value near a bound (a measured profile's efficiencies are 1) the logistic map is nearly
+  // flat, so the first Gauss-Newton step can overshoot to the far bound and stall there
+  // (tests/planner/calibrate_test.cpp LeaveOneOut... caught it).
+  LmResult lm = levenberg_marquardt(resid, x0);
+  const LmResult mid = levenberg_marquardt(resid, Eigen::VectorXd::Zero(np));
+  if (mid.cost_after < lm.cost_after) lm = mid;
   if (iterations) *iterations = lm.iterations;
   return with(lm.x);
 }

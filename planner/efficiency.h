@@ -35,7 +35,7 @@ struct EfficiencyParams {
   double fragmentation = 0;         // reserved / allocated − 1
   // Error band of tokens/s, from `shardcast validate` residuals.
   double error_band_rel = 0;        // 1σ relative error
-  double error_band_runs = 0;       // number of published runs behind it
+  double error_band_runs = 0;       // number of measured runs behind it (published, or this machine's)
 };
 
 // Names of the keys, in the order of EfficiencyParams (the fitter addresses them by name).

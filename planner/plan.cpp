@@ -34,8 +34,8 @@ double peak_or_config_error(const HardwareSpec& hw, const std::string& dtype, co
 std::string error_band_note(const EfficiencyParams& e) {
   const double pct = 100.0 * e.error_band_rel;
   if (e.error_band_runs >= 1)
-    return fmt::format("±{:.0f}% (1σ over {:.0f} published runs)", pct, e.error_band_runs);
-  return fmt::format("±{:.0f}% (prior: no published runs on this hardware)", pct);
+    return fmt::format("±{:.0f}% (1σ over {:.0f} measured runs)", pct, e.error_band_runs);
+  return fmt::format("±{:.0f}% (prior: no measured runs on this hardware)", pct);
 }
 
 }  // namespace

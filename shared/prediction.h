@@ -48,7 +48,7 @@ struct Prediction {
   double flops_per_token = 0;           // FLOP
   // Error band: relative 1-sigma error of tokens/s from the validation residuals.
   double error_band_rel = 0;
-  std::string error_band_note;          // e.g. "±5% (1σ over 240 published runs)"
+  std::string error_band_note;          // e.g. "±5% (1σ over 240 measured runs)"
   std::vector<TimelineEvent> timeline;  // one step of one rank (may be empty)
 };
 
