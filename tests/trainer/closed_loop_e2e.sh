@@ -24,7 +24,11 @@ SHARDCAST_SWEEP_MODELS=tiny-2l SHARDCAST_SWEEP_REPEATS=1 SHARDCAST_SWEEP_HARDWAR
   || { cat "$work/sweep.log"; fail "cpu_sweep.sh"; }
 runs=("$work"/sweep/tiny-2l-*/)
 [ "${#runs[@]}" -eq 8 ] || fail "expected 8 run dirs, got ${#runs[@]}"
-for r in "${runs[@]}"; do [ -s "$r/validation.json" ] || fail "$r has no validation.json"; done
+for r in "${runs[@]}"; do
+  [ -s "$r/validation.json" ] || fail "$r has no validation.json"
+  # the run.toml came from `shardcast emit`, so the trainer compared against its [prediction]
+  grep -q '"step_time_s"' "$r/validation.json" || { cat "$r/validation.json"; fail "$r: validation.json has no step_time_s entry"; }
+done
 [ "$(wc -l < "$work/sweep/repeats.tsv")" -eq 9 ] || fail "repeats.tsv: header + 8 rows"
 
 "$sc" validate --hardware "$work/local.toml" "${runs[@]}" > "$work/validate.log" || { cat "$work/validate.log"; fail "validate"; }

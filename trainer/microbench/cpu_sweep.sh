@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CPU validation sweep: trains tiny-2l and small-6l under every sharding strategy with 2 and 4
-# local ranks and leaves one run directory per case (run.toml, run_report.json,
-# validation.json). `shardcast validate OUT/*/` prints predicted against measured;
+# local ranks and leaves one run directory per case (run.toml with the planner's [prediction]
+# from `shardcast emit`, run_report.json, validation.json). `shardcast validate OUT/*/` prints predicted against measured;
 # `shardcast calibrate --fit OUT/*/` fits the cpu profile to them.
 #
 # Repeats: this machine's vCPUs alternate between fast and slow phases lasting seconds (the
@@ -72,7 +72,9 @@ for rep in $(seq 1 "$REPEATS"); do
         name="$model-$world-$strategy"
         [ "$rep" = 1 ] && names+=("$name")
         write_config "$name" "$model" "$world" "$strategy" "$rdir"
-        line=$("$BUILD/shardcast-train" launch --nproc-per-node "$world" "$rdir/$name.toml" --data "$CORPUS" |
+        # emit adds the planner's [prediction], so each run's validation.json compares with it.
+        "$BUILD/shardcast" emit "$rdir/$name.toml" --out "$rdir/$name.emit" > /dev/null
+        line=$("$BUILD/shardcast-train" launch --nproc-per-node "$world" "$rdir/$name.emit/run.toml" --data "$CORPUS" |
                grep -E "done:|error" || true)
         ms=$(sed -n 's/.*median step \([0-9.]*\) ms.*/\1/p' <<<"$line")
         if [ -z "$ms" ]; then echo "error: $name repeat $rep did not finish: $line" >&2; exit 1; fi
