@@ -11,8 +11,10 @@
 // hardware_to_toml() writes a preset file parse_hardware_toml() reads back equal.
 // (2) calibrate_to_runs() fits named [efficiency] keys to measured step times of trainer
 // runs by least squares on log(predicted/measured) (planner/fit.h's Levenberg–Marquardt,
-// each key kept in its physical range, fit_bounds), and reports the error per run before and
-// after; it refuses to fit with fewer than min_runs_per_param runs per fitted key.
+// each key kept in its physical range, fit_bounds; started from the profile's values and from
+// mid-range, the better kept), and reports the error per run before and after the fit and
+// held out (refitted without that run: leave-one-out); it refuses to fit with fewer than
+// min_runs_per_param runs per fitted key.
 // What it is not: running the benchmarks (the trainer does; the planner never links
 // LibTorch) or the CLI (cli/cmd_calibrate.cpp). Functions are reentrant.
 #pragma once
