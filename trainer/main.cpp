@@ -13,6 +13,7 @@
 #include "trainer/comm/liveness.h"
 #include "trainer/data/token_file.h"
 #include "trainer/launch/launcher.h"
+#include "trainer/launch/slurm_command.h"
 #include "trainer/microbench/subcommands.h"
 #include "trainer/train/train_loop.h"
 
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
   tok->add_option("--out", out, "output token file")->required();
   tok->add_option("inputs", inputs, "text files")->required()->check(CLI::ExistingFile);
   auto closed_loop = register_closed_loop_commands(app);  // microbench, export
+  auto slurm = register_slurm_command(app);
 
   try {
     app.parse(argc, argv);
@@ -74,6 +76,7 @@ int main(int argc, char** argv) {
       return launch_local(lo);
     }
     if (auto rc = closed_loop()) return *rc;
+    if (auto rc = slurm()) return *rc;
     if (*tok) {
       auto tokens = tokenize_bytes(inputs);
       write_token_file(out, tokens);

@@ -1,0 +1,81 @@
+// `shardcast-train slurm`. See slurm_command.h.
+#include "trainer/launch/slurm_command.h"
+
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <stdexcept>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "shared/config_io.h"
+#include "shared/errors.h"
+#include "shared/slurm_script.h"
+
+namespace shardcast::trainer {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct SlurmArgs {
+  std::string config;
+  std::string out = "launch.sbatch";
+  std::string time;   // "HH:MM:SS"; "" = from [prediction]
+};
+
+int write_slurm_script(const SlurmArgs& a) {
+  const TrainConfig cfg = read_train_config(a.config);
+  SlurmScriptOptions o;
+  o.generator = "`shardcast-train slurm " + a.config + "`";
+  o.run_toml = a.config;
+  o.script_name = a.out;
+  o.submit_dir = fs::current_path().string();
+  if (!a.time.empty()) {
+    if (!std::regex_match(a.time, std::regex("[0-9]+:[0-5][0-9]:[0-5][0-9]")))
+      throw UsageError(fmt::format("--time '{}': expected HH:MM:SS (e.g. 02:30:00)", a.time));
+    o.time_limit = a.time;
+    o.header = "# Time limit given with --time.\n";
+  } else if (cfg.prediction.present && cfg.prediction.step_time_s > 0) {
+    o.predicted_step_s = cfg.prediction.step_time_s;
+    o.header = fmt::format("# Predicted step {:.3g} s on {} ([prediction] of {}).\n", cfg.prediction.step_time_s,
+                           cfg.prediction.hardware.empty() ? cfg.cluster.hardware : cfg.prediction.hardware, a.config);
+  } else {
+    throw UsageError(fmt::format(
+        "{}: no [prediction] table to derive the Slurm time limit from; pass --time HH:MM:SS, or write the "
+        "config with `shardcast emit`, which adds [prediction]",
+        a.config));
+  }
+  std::string script;
+  try {
+    script = render_slurm_script(cfg, o);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  write_file_atomic(a.out, script);
+  fs::permissions(a.out, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::add);
+  fmt::print("wrote {}: {} ranks ({} node(s) x {}); submit from {} with: sbatch {}\n", a.out, cfg.world_size(),
+             cfg.cluster.nodes, cfg.cluster.gpus_per_node, o.submit_dir, a.out);
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<std::optional<int>()> register_slurm_command(CLI::App& app) {
+  auto args = std::make_shared<SlurmArgs>();
+  auto* cmd = app.add_subcommand("slurm", "write a Slurm batch script that runs a config with one task per GPU");
+  cmd->add_option("config", args->config, "run.toml (TrainConfig); its path is used as given inside the script")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", args->out, "script to write")->capture_default_str();
+  cmd->add_option("--time", args->time, "Slurm time limit HH:MM:SS (default: from the config's [prediction])");
+  return [cmd, args]() -> std::optional<int> {
+    if (!*cmd) return std::nullopt;
+    return write_slurm_script(*args);
+  };
+}
+
+}  // namespace shardcast::trainer
