@@ -20,33 +20,22 @@ namespace shardcast::cli {
 namespace {
 
 struct EmitFlags {
-  SpaceFlags space;  // --model --gpu --gpus ... (and the search-only flags)
-  std::string config, out, strategy, ac, param_dtype, reduce_dtype;
-  int hsdp_shard_size = -1, micro_batch = 0, grad_accum = 0, steps = 0, from_search = 0;
-  double ac_ratio = -1;
-  bool compile = false, fp8 = false, force = false;
+  SpaceFlags space;     // --model --gpu --gpus ... (and the search-only flags)
+  ConfigFlags choice;   // config, --strategy --micro-batch ... (add_choice_flags)
+  std::string out;
+  int steps = 0, from_search = 0;
+  bool force = false;
 };
 
 // The configuration the plan flags describe (the same rules as `shardcast plan`).
 TrainConfig from_plan_flags(const EmitFlags& a, HardwareSpec& hw) {
-  ConfigFlags f;
-  f.config = a.config;
+  ConfigFlags f = a.choice;
   f.model = a.space.model;
   f.gpu = a.space.gpu;
   f.gpus = a.space.gpus;
   f.gpus_per_node = a.space.gpus_per_node;
   if (a.space.inter_node_gbps > 0) f.inter_node_gbps = a.space.inter_node_gbps;
   f.seq_len = a.space.seq_len;
-  f.strategy = a.strategy;
-  f.hsdp_shard_size = a.hsdp_shard_size;
-  f.micro_batch = a.micro_batch;
-  f.grad_accum = a.grad_accum;
-  f.ac = a.ac;
-  f.ac_ratio = a.ac_ratio;
-  f.compile = a.compile;
-  f.fp8 = a.fp8;
-  f.param_dtype = a.param_dtype;
-  f.reduce_dtype = a.reduce_dtype;
   return config_from_flags("emit", f, hw);
 }
 
@@ -56,18 +45,9 @@ void register_emit(CLI::App& app) {
   auto a = std::make_shared<EmitFlags>();
   auto* cmd = app.add_subcommand(
       "emit", "Write run.toml, Slurm/torchrun launchers and torchtitan/accelerate/fms-fsdp configs for a plan");
-  cmd->add_option("config", a->config, "run.toml to start from; flags override its values");
+  cmd->add_option("config", a->choice.config, "run.toml to start from; flags override its values");
   add_space_flags(cmd, a->space, true, "0");
-  cmd->add_option("--strategy", a->strategy, "full_shard | shard_grad_op | hybrid_shard | no_shard");
-  cmd->add_option("--hsdp-shard-size", a->hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
-  cmd->add_option("--micro-batch", a->micro_batch, "sequences per GPU per micro-step");
-  cmd->add_option("--grad-accum", a->grad_accum, "micro-steps per optimizer step");
-  cmd->add_option("--ac", a->ac, std::string("activation checkpointing: ") + kAcModeNames);
-  cmd->add_option("--ac-ratio", a->ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
-  cmd->add_flag("--compile", a->compile, "torch.compile (fused elementwise ops)");
-  cmd->add_flag("--fp8", a->fp8, "fp8 matmuls (float8 linear)");
-  cmd->add_option("--param-dtype", a->param_dtype, "fp32 | bf16 | fp16");
-  cmd->add_option("--reduce-dtype", a->reduce_dtype, "fp32 | bf16 | fp16");
+  add_choice_flags(cmd, a->choice);
   cmd->add_option("--steps", a->steps, "optimizer steps (training.steps)");
   cmd->add_option("--from-search", a->from_search,
                   "emit the RANK-th (1 = best) result of `shardcast search` with the same flags");
@@ -78,15 +58,16 @@ void register_emit(CLI::App& app) {
     TrainConfig cfg;
     Prediction pred;
     if (a->from_search > 0) {
-      if (!a->config.empty() || !a->strategy.empty() || a->hsdp_shard_size >= 0 || a->micro_batch > 0 ||
-          a->grad_accum > 0 || !a->ac.empty() || a->ac_ratio >= 0 || a->compile || a->fp8)
+      const ConfigFlags& c = a->choice;
+      if (!c.config.empty() || !c.strategy.empty() || c.hsdp_shard_size >= 0 || c.micro_batch > 0 ||
+          c.grad_accum > 0 || !c.ac.empty() || c.ac_ratio >= 0 || c.compile || c.fp8)
         throw UsageError(
             "emit: --from-search chooses the configuration; drop run.toml, --strategy, --hsdp-shard-size, "
             "--micro-batch, --grad-accum, --ac, --ac-ratio, --compile, --fp8 (use --allow-compile/--allow-fp8)");
       planner::SearchSpace space = to_space(a->space, "emit", hw, "0");
       if (space.gpus <= 0) throw UsageError("emit: --gpus is required");
-      if (!a->param_dtype.empty()) space.base.precision.param_dtype = a->param_dtype;
-      if (!a->reduce_dtype.empty()) space.reduce_dtypes = {a->reduce_dtype};
+      if (!c.param_dtype.empty()) space.base.precision.param_dtype = c.param_dtype;
+      if (!c.reduce_dtype.empty()) space.reduce_dtypes = {c.reduce_dtype};
       const planner::SearchResult r = planner::search(space, hw, progress_bar("search"));
       if (int64_t(a->from_search) > int64_t(r.ranked.size()))
         throw UsageError(fmt::format("emit: --from-search {} but only {} configurations fit", a->from_search,

@@ -81,22 +81,13 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--gpus", a->gpus, "total GPUs (ranks)");
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (default: the preset's)");
   cmd->add_option("--inter-node-gbps", a->inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
-  cmd->add_option("--strategy", a->strategy, "full_shard | shard_grad_op | hybrid_shard | no_shard");
-  cmd->add_option("--hsdp-shard-size", a->hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
-  cmd->add_option("--micro-batch", a->micro_batch, "sequences per GPU per micro-step");
   cmd->add_option("--seq-len", a->seq_len, "tokens per sequence (default: the model's max_seq_len)");
-  cmd->add_option("--grad-accum", a->grad_accum, "micro-steps per optimizer step");
-  cmd->add_option("--ac", a->ac, "activation checkpointing: none | selective | full | selective_op");
-  cmd->add_option("--ac-ratio", a->ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
-  cmd->add_flag("--compile", a->compile, "torch.compile (fused elementwise ops)");
-  cmd->add_flag("--fp8", a->fp8, "fp8 matmuls (float8 linear)");
+  add_choice_flags(cmd, *a);
   cmd->add_flag("--fp8-all-gather", a->fp8_all_gather, "with --fp8: all-gather the blocks' Linear weights in fp8");
   cmd->add_flag("--grads-freed-between-steps", a->grads_freed,
                 "the loop frees sharded gradients between steps (zero_grad(set_to_none=True): torchtitan, Composer, fms-fsdp)");
   cmd->add_option("--cross-entropy", a->cross_entropy,
                   "loss implementation: fp32_upcast (default; torchtitan) | native (fms-fsdp) | fused (llm-foundry)");
-  cmd->add_option("--param-dtype", a->param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
-  cmd->add_option("--reduce-dtype", a->reduce_dtype, "fp32 | bf16 | fp16 (default fp32)");
   cmd->add_flag("--no-sync", a->no_sync, "accumulate gradients without reduction on non-final micro-steps");
   cmd->add_flag("--trainer", a->trainer,
                 "predict shardcast-train's own run (eager attention, Gloo gradient copy; planner/run_validation.h); "

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include "shared/config_io.h"
@@ -70,6 +71,19 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   if (!a.reduce_dtype.empty()) c.precision.reduce_dtype = a.reduce_dtype;
   validate_or_throw(c);
   return c;
+}
+
+void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
+  cmd->add_option("--strategy", f.strategy, "full_shard | shard_grad_op | hybrid_shard | no_shard");
+  cmd->add_option("--hsdp-shard-size", f.hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
+  cmd->add_option("--micro-batch", f.micro_batch, "sequences per GPU per micro-step");
+  cmd->add_option("--grad-accum", f.grad_accum, "micro-steps per optimizer step");
+  cmd->add_option("--ac", f.ac, std::string("activation checkpointing: ") + kAcModeNames);
+  cmd->add_option("--ac-ratio", f.ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
+  cmd->add_flag("--compile", f.compile, "torch.compile (fused elementwise ops)");
+  cmd->add_flag("--fp8", f.fp8, "fp8 matmuls (float8 linear)");
+  cmd->add_option("--param-dtype", f.param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
+  cmd->add_option("--reduce-dtype", f.reduce_dtype, "fp32 | bf16 | fp16 (default fp32)");
 }
 
 }  // namespace shardcast::cli

@@ -3,14 +3,20 @@
 // What it is: the values of --model, --gpu, --gpus, --strategy, --micro-batch, ... (each named
 // after its run.toml key, docs/configuration.md) and the one function that turns them, on top
 // of an optional run.toml or shardcast-gui session (.json), into a validated TrainConfig.
-// What it is not: flag registration (each command owns its CLI11 options) or planning.
-// Plain data and a reentrant function.
+// add_choice_flags() registers the flags that choose the configuration on a given cluster
+// (strategy, batch, checkpointing, precision) once for both commands; each command registers
+// the cluster flags (--model, --gpu, --gpus, ...) itself, because emit shares them with search.
+// What it is not: planning. Plain data and reentrant functions.
 #pragma once
 
 #include <string>
 
 #include "shared/hardware_spec.h"
 #include "shared/train_config.h"
+
+namespace CLI {
+class App;
+}
 
 namespace shardcast::cli {
 
@@ -26,5 +32,9 @@ struct ConfigFlags {
 // the hardware it runs on (a session's custom profile, or the preset). Throws UsageError
 // (messages start with `cmd`) for missing or inconsistent flags, ConfigError(s) for bad values.
 TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, HardwareSpec& hw);
+
+// --strategy --hsdp-shard-size --micro-batch --grad-accum --ac --ac-ratio --compile --fp8
+// --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).
+void add_choice_flags(CLI::App* cmd, ConfigFlags& f);
 
 }  // namespace shardcast::cli
