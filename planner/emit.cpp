@@ -1,6 +1,5 @@
 #include "planner/emit.h"
 
-#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
