@@ -146,7 +146,7 @@ void RunTab::updatePlanLabel() {
                                "(%3, %4 on %5, %6 steps)")
                            .arg(QFileInfo(trainerPath()).fileName())
                            .arg(cfg.cluster.gpus_per_node)
-                           .arg(QString::fromStdString(cfg.model_preset.empty() ? cfg.model.name : cfg.model_preset))
+                           .arg(QString::fromStdString(cfg.model_label()))
                            .arg(to_string(cfg.parallelism.sharding_strategy))
                            .arg(QString::fromStdString(cfg.cluster.hardware))
                            .arg(steps_->value()));

@@ -16,16 +16,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string model_label(const TrainConfig& c) {
-  return c.model_preset.empty() ? c.model.name : c.model_preset;
-}
-
 // One comment line summarising the plan, shared by every script.
 std::string plan_comment(const TrainConfig& c, const Prediction& p) {
   return fmt::format(
       "# Plan: {} on {} x {} ({} node(s) x {}): {}.\n"
       "# Predicted: {:.0f} tokens/s/GPU, MFU {:.1f}%, step {:.3g} s, peak {:.1f} GiB allocated per GPU.\n",
-      model_label(c), c.world_size(), c.cluster.hardware, c.cluster.nodes, c.cluster.gpus_per_node,
+      c.model_label(), c.world_size(), c.cluster.hardware, c.cluster.nodes, c.cluster.gpus_per_node,
       describe_config(c), p.tokens_per_s_per_gpu, 100 * p.mfu, p.step_time_s,
       p.mem_peak_bytes / double(1ull << 30));
 }

@@ -45,10 +45,6 @@ std::string torch_dtype(const std::string& d) {
   return "float32";
 }
 
-std::string model_label(const TrainConfig& c) {
-  return c.model_preset.empty() ? c.model.name : c.model_preset;
-}
-
 int shard_size(const TrainConfig& c) {
   return c.parallelism.shard_group_size(c.world_size(), c.cluster.gpus_per_node);
 }
@@ -87,7 +83,7 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   const std::string flavor = torchtitan_flavor(c.model);
   str("model", "name", "llama3");
   if (flavor.empty())
-    str("model", "flavor", model_label(c),
+    str("model", "flavor", c.model_label(),
         fmt::format("no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={}); "
                     "register one under this name",
                     c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim));
@@ -168,7 +164,7 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
 std::string header(const TrainConfig& c, const char* tool) {
   return fmt::format("# {} settings for the plan of `shardcast emit`: {} on {} x {} ({} node(s) x {}),\n"
                      "# {}.\n",
-                     tool, model_label(c), c.world_size(), c.cluster.hardware, c.cluster.nodes,
+                     tool, c.model_label(), c.world_size(), c.cluster.hardware, c.cluster.nodes,
                      c.cluster.gpus_per_node, describe_config(c));
 }
 
@@ -282,7 +278,7 @@ std::string render_fms_fsdp_args(const TrainConfig& c) {
   if (variant.empty())
     o += fmt::format("# no fms-fsdp model_variant has these dimensions (L={} d={} heads={} kv={} ffn={}); add one\n",
                      c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim);
-  o += fmt::format("--model_variant={}\n", variant.empty() ? model_label(c) : variant);
+  o += fmt::format("--model_variant={}\n", variant.empty() ? c.model_label() : variant);
   std::string strategy = "fsdp";
   if (s == ShardingStrategy::hybrid_shard) {
     strategy = "hsdp";

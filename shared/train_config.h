@@ -144,6 +144,8 @@ struct TrainConfig {
   PredictionTable prediction;
 
   int world_size() const { return cluster.world_size(); }
+  // The model's name for people and scripts: the preset key when it came from one.
+  const std::string& model_label() const { return model_preset.empty() ? model.name : model_preset; }
   int64_t tokens_per_step() const {  // global tokens per optimizer step
     return int64_t(training.micro_batch) * training.seq_len * training.grad_accum * world_size();
   }

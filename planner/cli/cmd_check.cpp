@@ -21,7 +21,7 @@ void register_check(CLI::App& app) {
     const int world = c.world_size();
     fmt::print("{}: OK\n", *file);
     fmt::print("  model        {} ({} parameters, {} layers, d_model {})\n",
-               c.model_preset.empty() ? m.name : c.model_preset, human_count(double(m.total_params())),
+               c.model_label(), human_count(double(m.total_params())),
                m.n_layers, m.d_model);
     fmt::print("  cluster      {} x {} {} = {} ranks\n", c.cluster.nodes, c.cluster.gpus_per_node, hw.name, world);
     std::string strategy = to_string(c.parallelism.sharding_strategy);

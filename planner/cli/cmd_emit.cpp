@@ -106,7 +106,7 @@ void register_emit(CLI::App& app) {
     pred = planner::plan(cfg, hw, planner::trainer_plan_options());
     const auto paths = planner::emit_files(cfg, pred, a->out);
     fmt::print("emit: {} ({}), predicted {:.0f} tokens/s/GPU, MFU {:.1f}%\n", planner::describe_config(cfg),
-               cfg.model_preset.empty() ? cfg.model.name : cfg.model_preset, pred.tokens_per_s_per_gpu,
+               cfg.model_label(), pred.tokens_per_s_per_gpu,
                100 * pred.mfu);
     for (const auto& p : paths) fmt::print("  wrote {}\n", p);
   });

@@ -31,7 +31,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   const int world = c.world_size();
   const double gib = double(1ull << 30);
   const double nic = planner::effective_inter_node_bandwidth(c, hw) * 8 / 1e9;
-  const std::string model = c.model_preset.empty() ? c.model.name : c.model_preset;
+  const std::string& model = c.model_label();
   fmt::print("plan: {} ({} parameters) on {} x {} ({} node{} x {}, {:.0f} Gb/s per node)\n", model,
              human_count(double(c.model.total_params())), world, hw.name, c.cluster.nodes,
              c.cluster.nodes == 1 ? "" : "s", c.cluster.gpus_per_node, nic);
