@@ -115,7 +115,7 @@ ValidationTab::ValidationTab(QWidget* parent) : QWidget(parent) {
   auto* open_run = new QPushButton("Open run directory…", this);
   open_run->setToolTip("A directory written by shardcast-train: validation.json, or run_report.json + run.toml.");
   auto* open_csv = new QPushButton("Open published CSV…", this);
-  open_csv->setToolTip("Published measurements (the layout of shared/published/README.md); every row is "
+  open_csv->setToolTip("Published measurements (the layout of configs/published/README.md); every row is "
                        "predicted with its hardware preset.");
   auto* clear = new QPushButton("Clear", this);
   quantity_ = new QComboBox(this);

@@ -198,42 +198,30 @@ namespace {
 // The least-squares fit of o.params to runs, starting from hw (no checks, no report).
 HardwareSpec fit_profile(const std::vector<MeasuredRun>& runs, const HardwareSpec& hw, const CalibrateOptions& o,
                          int* iterations) {
-  const int np = int(o.params.size());
-  std::vector<FitBounds> bounds;
-  Eigen::VectorXd x0(np);
-  for (int k = 0; k < np; ++k) {
-    bounds.push_back(fit_bounds(o.params[k]));
-    const FitBounds& b = bounds.back();
-    const double v0 = hw.efficiency_param(o.params[k]);
-    // Start inside the range: a measured profile has matmul_eff = 1, above the bound, and a
-    // start on the bound sits where the logistic map is flat (no gradient; the fit never moves).
-    const double u = std::clamp((std::clamp(v0, b.lo, b.hi) - b.lo) / (b.hi - b.lo), 0.02, 0.98);
-    x0[k] = std::log(u / (1 - u));
-  }
+  std::vector<double> start;
+  for (const auto& k : o.params) start.push_back(hw.efficiency_param(k));
   const PlanOptions opt = trainer_plan_options();  // the runs are shardcast-train's
-  auto with = [&](const Eigen::VectorXd& x) {
+  auto with = [&](const std::vector<double>& v) {
     HardwareSpec h = hw;
-    for (int k = 0; k < np; ++k)
-      h.efficiency[o.params[k]] = bounds[k].lo + (bounds[k].hi - bounds[k].lo) / (1 + std::exp(-x[k]));
+    for (size_t k = 0; k < v.size(); ++k) h.efficiency[o.params[k]] = v[k];
     return h;
   };
-  auto resid = [&](const Eigen::VectorXd& x) {
-    const HardwareSpec h = with(x);
-    Eigen::VectorXd r(Eigen::Index(runs.size()) + np);
+  auto data = [&](const std::vector<double>& v) {
+    const HardwareSpec h = with(v);
+    Eigen::VectorXd r(Eigen::Index(runs.size()));
     for (size_t i = 0; i < runs.size(); ++i)
       r[Eigen::Index(i)] = std::log(plan(runs[i].cfg, h, opt).step_time_s / runs[i].step_time_s);
-    for (int k = 0; k < np; ++k) r[Eigen::Index(runs.size()) + k] = o.prior_weight * (x[k] - x0[k]);
     return r;
   };
-  // Two starts, the better kept: the profile's values, and the middle of every range. From a
-  // value near a bound (a measured profile's efficiencies are 1) the logistic map is nearly
-  // flat, so the first Gauss-Newton step can overshoot to the far bound and stall there
-  // (tests/planner/calibrate_test.cpp LeaveOneOut... caught it).
-  LmResult lm = levenberg_marquardt(resid, x0);
-  const LmResult mid = levenberg_marquardt(resid, Eigen::VectorXd::Zero(np));
-  if (mid.cost_after < lm.cost_after) lm = mid;
-  if (iterations) *iterations = lm.iterations;
-  return with(lm.x);
+  // A measured profile has its efficiencies at 1, on or above a bound: start 2% inside the range,
+  // and also from the middle of every range (tests/planner/calibrate_test.cpp LeaveOneOut...).
+  BoundedFitOptions bo;
+  bo.prior_weight = o.prior_weight;
+  bo.start_margin = 0.02;
+  bo.also_from_middle = true;
+  const BoundedFitResult f = fit_bounded(o.params, start, data, bo);
+  if (iterations) *iterations = f.lm.iterations;
+  return with(f.values);
 }
 
 }  // namespace

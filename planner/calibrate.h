@@ -74,7 +74,7 @@ struct CalibrateOptions {
   std::vector<std::string> params = {"attention_eff", "unit_overhead_s", "step_overhead_s",
                                      "overlap_compute_slowdown"};
   int min_runs_per_param = 2;
-  double prior_weight = 0;  // weight of the pull towards the starting values (logit space)
+  double prior_weight = 0;  // weight of the pull towards the starting values (log space, fit_bounded)
   // Also fit once per run with that run left out and predict it (leave-one-out): the error a
   // run not used in the fit would see. Needs one run more than the fit itself.
   bool leave_one_out = true;
@@ -98,7 +98,7 @@ struct CalibrationResult {
   int iterations = 0;
 };
 
-// Throws UsageError when there are too few runs, std::invalid_argument for a bad key.
+// Throws UsageError when there are too few runs or a key is not fittable.
 CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const HardwareSpec& hw,
                                     const CalibrateOptions& opts);
 

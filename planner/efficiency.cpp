@@ -1,39 +1,42 @@
 #include "planner/efficiency.h"
 
-#include <stdexcept>
+#include <iterator>
+
+#include "shared/errors.h"
 
 namespace shardcast::planner {
 
 namespace {
-struct Field {
-  const char* key;
-  double EfficiencyParams::*member;
+// The fields of EfficiencyParams in the order of kEfficiencyKeys (shared/hardware_spec.h),
+// which names them.
+double EfficiencyParams::* const kMembers[] = {
+    &EfficiencyParams::matmul_eff,
+    &EfficiencyParams::matmul_dim_half,
+    &EfficiencyParams::fp8_matmul_eff,
+    &EfficiencyParams::attention_eff,
+    &EfficiencyParams::attention_tile,
+    &EfficiencyParams::hbm_eff,
+    &EfficiencyParams::compile_elementwise_factor,
+    &EfficiencyParams::unit_overhead_s,
+    &EfficiencyParams::step_overhead_s,
+    &EfficiencyParams::intra_node_bw_eff,
+    &EfficiencyParams::inter_node_bw_eff,
+    &EfficiencyParams::collective_base_latency_s,
+    &EfficiencyParams::overlap_compute_slowdown,
+    &EfficiencyParams::runtime_overhead_gib,
+    &EfficiencyParams::fragmentation,
+    &EfficiencyParams::error_band_rel,
+    &EfficiencyParams::error_band_runs,
 };
-const Field kFields[] = {
-    {"matmul_eff", &EfficiencyParams::matmul_eff},
-    {"matmul_dim_half", &EfficiencyParams::matmul_dim_half},
-    {"fp8_matmul_eff", &EfficiencyParams::fp8_matmul_eff},
-    {"attention_eff", &EfficiencyParams::attention_eff},
-    {"attention_tile", &EfficiencyParams::attention_tile},
-    {"hbm_eff", &EfficiencyParams::hbm_eff},
-    {"compile_elementwise_factor", &EfficiencyParams::compile_elementwise_factor},
-    {"unit_overhead_s", &EfficiencyParams::unit_overhead_s},
-    {"step_overhead_s", &EfficiencyParams::step_overhead_s},
-    {"intra_node_bw_eff", &EfficiencyParams::intra_node_bw_eff},
-    {"inter_node_bw_eff", &EfficiencyParams::inter_node_bw_eff},
-    {"collective_base_latency_s", &EfficiencyParams::collective_base_latency_s},
-    {"overlap_compute_slowdown", &EfficiencyParams::overlap_compute_slowdown},
-    {"runtime_overhead_gib", &EfficiencyParams::runtime_overhead_gib},
-    {"fragmentation", &EfficiencyParams::fragmentation},
-    {"error_band_rel", &EfficiencyParams::error_band_rel},
-    {"error_band_runs", &EfficiencyParams::error_band_runs},
-};
+static_assert(std::size(kMembers) == std::size(kEfficiencyKeys), "one field per key of kEfficiencyKeys");
+static_assert(sizeof(EfficiencyParams) == std::size(kMembers) * sizeof(double), "every field has a key");
+constexpr size_t kN = std::size(kMembers);
 }  // namespace
 
 const std::vector<std::string>& efficiency_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
-    for (const auto& f : kFields) k.emplace_back(f.key);
+    for (const char* key : kEfficiencyKeys) k.emplace_back(key);
     return k;
   }();
   return keys;
@@ -41,14 +44,15 @@ const std::vector<std::string>& efficiency_keys() {
 
 EfficiencyParams read_efficiency(const HardwareSpec& hw) {
   EfficiencyParams p;
-  for (const auto& f : kFields) p.*(f.member) = hw.efficiency_param(f.key);
+  for (size_t i = 0; i < kN; ++i) p.*(kMembers[i]) = hw.efficiency_param(kEfficiencyKeys[i]);
   return p;
 }
 
 double& efficiency_field(EfficiencyParams& p, const std::string& key) {
-  for (const auto& f : kFields)
-    if (key == f.key) return p.*(f.member);
-  throw std::invalid_argument("unknown efficiency parameter '" + key + "'");
+  for (size_t i = 0; i < kN; ++i)
+    if (key == kEfficiencyKeys[i]) return p.*(kMembers[i]);
+  check_efficiency_key(key, "--params");  // throws ConfigError naming the closest key
+  throw ConfigError("", "efficiency." + key, "unknown cost-model parameter");
 }
 
 double efficiency_field(const EfficiencyParams& p, const std::string& key) {

@@ -43,7 +43,7 @@ const std::vector<std::string>& efficiency_keys();
 
 // Read every key from hw.efficiency; throws ConfigError naming the file and the first missing key.
 EfficiencyParams read_efficiency(const HardwareSpec& hw);
-// Address one parameter by key; throws std::invalid_argument for an unknown key.
+// Address one parameter by key; throws ConfigError for an unknown key.
 double& efficiency_field(EfficiencyParams& p, const std::string& key);
 double efficiency_field(const EfficiencyParams& p, const std::string& key);
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 #include "planner/efficiency.h"
+#include "shared/errors.h"
 
 namespace shardcast::planner {
 
@@ -75,69 +75,102 @@ FitBounds fit_bounds(const std::string& key) {
       {"overlap_compute_slowdown", {0, 1.0}},
   };
   auto it = kBounds.find(key);
-  if (it == kBounds.end()) throw std::invalid_argument("efficiency parameter '" + key + "' is not fittable");
+  if (it == kBounds.end()) {
+    check_efficiency_key(key, "--params");  // an unknown key: ConfigError with the closest one
+    throw UsageError("efficiency parameter '" + key + "' is not fittable (memory terms and the error band are not)");
+  }
   return it->second;
 }
 
 FitResult fit_efficiency(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
                          HardwareSet& hardware, const FitSpec& spec) {
-  if (spec.params.empty()) throw std::invalid_argument("no parameters to fit");
-  for (const auto& k : spec.params) {
-    const auto& keys = efficiency_keys();
-    if (std::find(keys.begin(), keys.end(), k) == keys.end())
-      throw std::invalid_argument("unknown efficiency parameter '" + k + "'");
-  }
+  if (spec.params.empty()) throw UsageError("no parameters to fit");
+  for (const auto& k : spec.params) fit_bounds(k);  // unknown or not fittable: throws
   std::vector<const ValidationCase*> used;
   for (const auto& c : cases) {
     const bool hw_match = std::find(spec.hardware.begin(), spec.hardware.end(), c.hardware) != spec.hardware.end();
     if (hw_match && rows[c.row].tokens_per_s_per_gpu && *rows[c.row].tokens_per_s_per_gpu > 0)
       used.push_back(&c);
   }
-  if (used.empty()) throw std::invalid_argument("no measured runs on the hardware to fit");
+  if (used.empty()) throw UsageError("no measured runs on the hardware to fit");
   for (const auto& h : spec.hardware)
-    if (!hardware.count(h)) throw std::invalid_argument("hardware '" + h + "' is not loaded");
+    if (!hardware.count(h)) throw UsageError("hardware '" + h + "' is not loaded");
 
   const int np = int(spec.params.size());
   const HardwareSpec& first = hardware.at(spec.hardware.front());
-  // Each parameter lives in its physical range [lo, hi] (fit_bounds): value = lo + (hi−lo)·σ(x).
-  std::vector<FitBounds> bounds;
-  Eigen::VectorXd x0(np);
-  for (int k = 0; k < np; ++k) {
-    bounds.push_back(fit_bounds(spec.params[k]));
-    const FitBounds& b = bounds.back();
-    const double v = std::clamp(first.efficiency_param(spec.params[k]), b.lo, b.hi);
-    const double u = std::clamp((v - b.lo) / (b.hi - b.lo), 1e-4, 1 - 1e-4);
-    x0[k] = std::log(u / (1 - u));
-  }
-  auto value = [&](const Eigen::VectorXd& x, int k) {
-    return bounds[k].lo + (bounds[k].hi - bounds[k].lo) / (1.0 + std::exp(-x[k]));
-  };
-  auto apply = [&](const Eigen::VectorXd& x) {
+  std::vector<double> start;
+  for (const auto& k : spec.params) start.push_back(first.efficiency_param(k));
+  auto apply = [&](const std::vector<double>& v) {
     for (const auto& h : spec.hardware)
-      for (int k = 0; k < np; ++k) hardware.at(h).efficiency[spec.params[k]] = value(x, k);
+      for (int k = 0; k < np; ++k) hardware.at(h).efficiency[spec.params[k]] = v[size_t(k)];
   };
-  const int nr = int(used.size()) + (spec.prior_weight > 0 ? np : 0);
-  auto residuals = [&](const Eigen::VectorXd& x) {
-    apply(x);
-    Eigen::VectorXd r(nr);
+  auto data = [&](const std::vector<double>& v) {
+    apply(v);
+    Eigen::VectorXd r(Eigen::Index(used.size()));
     for (size_t i = 0; i < used.size(); ++i) {
       const ValidationCase& c = *used[i];
       const double pred = plan(c.cfg, hardware.at(c.hardware), c.options).tokens_per_s_per_gpu;
-      r[int(i)] = std::log(pred / *rows[c.row].tokens_per_s_per_gpu);
+      r[Eigen::Index(i)] = std::log(pred / *rows[c.row].tokens_per_s_per_gpu);
     }
-    if (spec.prior_weight > 0)
-      for (int k = 0; k < np; ++k)
-        r[int(used.size()) + k] = spec.prior_weight * std::log(value(x, k) / std::max(value(x0, k), 1e-12));
     return r;
   };
-  const LmResult lm = levenberg_marquardt(residuals, x0, spec.lm);
-  apply(lm.x);
+  BoundedFitOptions bo;
+  bo.prior_weight = spec.prior_weight;
+  bo.lm = spec.lm;
+  const BoundedFitResult f = fit_bounded(spec.params, start, data, bo);
+  apply(f.values);
   FitResult out;
   out.n_runs = int(used.size());
-  out.iterations = lm.iterations;
-  out.rms_log_before = std::sqrt(2.0 * lm.cost_before / nr);
-  out.rms_log_after = std::sqrt(2.0 * lm.cost_after / nr);
-  for (int k = 0; k < np; ++k) out.values[spec.params[k]] = value(lm.x, k);
+  out.iterations = f.lm.iterations;
+  out.rms_log_before = std::sqrt(2.0 * f.lm.cost_before / f.n_residuals);
+  out.rms_log_after = std::sqrt(2.0 * f.lm.cost_after / f.n_residuals);
+  for (int k = 0; k < np; ++k) out.values[spec.params[k]] = f.values[size_t(k)];
+  return out;
+}
+
+BoundedFitResult fit_bounded(const std::vector<std::string>& keys, const std::vector<double>& start,
+                             const std::function<Eigen::VectorXd(const std::vector<double>&)>& data,
+                             const BoundedFitOptions& opt) {
+  const int np = int(keys.size());
+  std::vector<FitBounds> bounds;
+  Eigen::VectorXd x0(np);
+  for (int k = 0; k < np; ++k) {
+    bounds.push_back(fit_bounds(keys[size_t(k)]));
+    const FitBounds& b = bounds.back();
+    // Start inside the range: on a bound the logistic map is flat (no gradient; the fit never moves).
+    const double v = std::clamp(start[size_t(k)], b.lo, b.hi);
+    const double u = std::clamp((v - b.lo) / (b.hi - b.lo), opt.start_margin, 1 - opt.start_margin);
+    x0[k] = std::log(u / (1 - u));
+  }
+  auto values = [&](const Eigen::VectorXd& x) {
+    std::vector<double> v(static_cast<size_t>(np));
+    for (int k = 0; k < np; ++k) v[size_t(k)] = bounds[k].lo + (bounds[k].hi - bounds[k].lo) / (1.0 + std::exp(-x[k]));
+    return v;
+  };
+  const std::vector<double> v0 = values(x0);
+  const bool prior = opt.prior_weight > 0;
+  int n_data = -1;
+  auto residuals = [&](const Eigen::VectorXd& x) {
+    const std::vector<double> v = values(x);
+    const Eigen::VectorXd d = data(v);
+    n_data = int(d.size());
+    Eigen::VectorXd r(d.size() + (prior ? np : 0));
+    r.head(d.size()) = d;
+    if (prior)
+      for (int k = 0; k < np; ++k)
+        r[d.size() + k] = opt.prior_weight * std::log(v[size_t(k)] / std::max(v0[size_t(k)], 1e-12));
+    return r;
+  };
+  BoundedFitResult out;
+  out.lm = levenberg_marquardt(residuals, x0, opt.lm);
+  if (opt.also_from_middle) {
+    // From a start near a bound the logistic map is nearly flat, so the first Gauss-Newton step
+    // can overshoot to the far bound and stall there; the middle of every range is a second start.
+    const LmResult mid = levenberg_marquardt(residuals, Eigen::VectorXd::Zero(np), opt.lm);
+    if (mid.cost_after < out.lm.cost_after) out.lm = mid;
+  }
+  out.values = values(out.lm.x);
+  out.n_residuals = n_data + (prior ? np : 0);
   return out;
 }
 

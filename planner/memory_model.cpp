@@ -1,6 +1,8 @@
 #include "planner/memory_model.h"
 
-#include <stdexcept>
+#include <string>
+
+#include "shared/errors.h"
 
 namespace shardcast::planner {
 
@@ -8,7 +10,7 @@ int dtype_bytes(const std::string& dtype) {
   if (dtype == "fp32") return 4;
   if (dtype == "bf16" || dtype == "fp16") return 2;
   if (dtype == "fp8") return 1;
-  throw std::invalid_argument("unknown dtype '" + dtype + "' (allowed: fp32, bf16, fp16, fp8)");
+  throw ConfigError("", "precision", "unknown dtype '" + dtype + "' (allowed: fp32, bf16, fp16, fp8)");
 }
 
 StateMemory state_memory(int64_t params, int shard_group) {

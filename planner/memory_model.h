@@ -17,7 +17,7 @@
 
 namespace shardcast::planner {
 
-// Bytes per element of "fp32" | "bf16" | "fp16" | "fp8"; throws std::invalid_argument otherwise.
+// Bytes per element of "fp32" | "bf16" | "fp16" | "fp8"; throws ConfigError otherwise.
 int dtype_bytes(const std::string& dtype);
 
 struct StateMemory {

@@ -23,13 +23,6 @@ double effective_inter_node_bandwidth(const TrainConfig& cfg, const HardwareSpec
 
 namespace {
 
-double peak_or_config_error(const HardwareSpec& hw, const std::string& dtype, const char* key) {
-  try {
-    return hw.peak_flops(dtype);
-  } catch (const std::invalid_argument& e) {
-    throw ConfigError(hw.file.empty() ? hw.name : hw.file, key, e.what());
-  }
-}
 
 std::string error_band_note(const EfficiencyParams& e) {
   const double pct = 100.0 * e.error_band_rel;
@@ -63,14 +56,14 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   try {
     param_bytes = dtype_bytes(cfg.precision.param_dtype);
     reduce_bytes = dtype_bytes(cfg.precision.reduce_dtype);
-  } catch (const std::invalid_argument& e) {
-    throw ConfigError(cfg.source_file, "precision", e.what());
+  } catch (const ConfigError& e) {
+    throw ConfigError(cfg.source_file, "precision", e.detail());
   }
 
   // Compute.
   ComputeContext cc;
-  cc.peak_flops = peak_or_config_error(hw, cfg.precision.param_dtype, "gpu.peak");
-  cc.fp8_peak_flops = cfg.precision.fp8 ? peak_or_config_error(hw, "fp8", "gpu.fp8_tflops") : 0;
+  cc.peak_flops = hw.peak_flops(cfg.precision.param_dtype);
+  cc.fp8_peak_flops = cfg.precision.fp8 ? hw.peak_flops("fp8") : 0;
   cc.fp8_weights_precast = cfg.precision.fp8 && opt.fp8_all_gather;
   cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
   cc.act_bytes = param_bytes;

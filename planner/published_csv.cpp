@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "shared/config_io.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -88,7 +89,7 @@ class RowReader {
     if (it == cols_.end() || it->second >= rec_.size()) return "";
     return trim(rec_[it->second]);
   }
-  // A number, nullopt if empty; throws std::string (the skip reason) if malformed.
+  // A number, nullopt if empty; throws InputError (the skip reason) if malformed.
   std::optional<double> number(const std::string& c) const {
     const std::string v = get(c);
     if (v.empty()) return std::nullopt;
@@ -98,18 +99,18 @@ class RowReader {
       if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
       return d;
     } catch (const std::exception&) {
-      throw std::string("bad number '" + v + "' in column " + c);
+      throw InputError("bad number '" + v + "' in column " + c);
     }
   }
   double required(const std::string& c) const {
     auto v = number(c);
-    if (!v) throw std::string("missing " + c);
+    if (!v) throw InputError("missing " + c);
     return *v;
   }
   int required_int(const std::string& c) const {
     const double v = required(c);
     // > INT_MAX: converting it to int is undefined behaviour (found by tests/fuzz/fuzz_published_csv).
-    if (v <= 0 || v != std::floor(v) || v > 2147483647.0) throw std::string("bad " + c + " '" + get(c) + "'");
+    if (v <= 0 || v != std::floor(v) || v > 2147483647.0) throw InputError("bad " + c + " '" + get(c) + "'");
     return int(v);
   }
 
@@ -147,13 +148,13 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     m.mlp_type = MlpType::gelu;
     m.tied_embeddings = true;
   } else {
-    throw std::string("unknown mlp_type '" + r.get("mlp_type") + "'");
+    throw InputError("unknown mlp_type '" + r.get("mlp_type") + "'");
   }
   if (m.n_heads % m.n_kv_heads != 0 || m.d_model % m.n_heads != 0)
-    throw std::string("inconsistent heads (d_model, n_heads, n_kv_heads)");
+    throw InputError("inconsistent heads (d_model, n_heads, n_kv_heads)");
 
   cfg.cluster.hardware = r.get("gpu_type");
-  if (cfg.cluster.hardware.empty()) throw std::string("missing gpu_type");
+  if (cfg.cluster.hardware.empty()) throw InputError("missing gpu_type");
   const int n_gpus = r.required_int("n_gpus");
   if (auto g = r.number("gpus_per_node")) {
     row.gpus_per_node_given = true;
@@ -170,7 +171,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   else if (skl == "shard_grad_op") cfg.parallelism.sharding_strategy = ShardingStrategy::shard_grad_op;
   else if (skl == "hybrid_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::hybrid_shard;
   else if (skl == "no_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::no_shard;
-  else throw std::string("sharding '" + sk + "' is out of scope");
+  else throw InputError("sharding '" + sk + "' is out of scope");
 
   const std::string ac = lower(r.get("ac_key"));
   if (ac == "none") {
@@ -199,11 +200,11 @@ void fill_row(const RowReader& r, PublishedRow& row) {
         cfg.activation_checkpointing.ratio = std::clamp(frac, 0.05, 1.0);
         row.ac_ratio_origin = "inferred from measured HFU/MFU";
       } else {
-        throw std::string("selective checkpointing without ac_ratio or measured MFU and HFU");
+        throw InputError("selective checkpointing without ac_ratio or measured MFU and HFU");
       }
     }
   } else {
-    throw std::string("activation checkpointing '" + r.get("ac_key") + "' is unknown");
+    throw InputError("activation checkpointing '" + r.get("ac_key") + "' is unknown");
   }
   cfg.training.micro_batch = r.required_int("micro_batch_per_gpu");
   cfg.training.grad_accum = r.has("grad_accum") && !r.get("grad_accum").empty()
@@ -232,7 +233,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   const std::string ce = lower(r.get("cross_entropy"));
   if (!ce.empty()) {
     if (!parse_cross_entropy(ce, row.options.cross_entropy))
-      throw std::string("unknown cross_entropy '" + r.get("cross_entropy") + "'");
+      throw InputError("unknown cross_entropy '" + r.get("cross_entropy") + "'");
   } else {
     if (fw.find("llm-foundry") != std::string::npos) row.options.cross_entropy = CrossEntropyImpl::fused;
     else if (fw.find("fms-fsdp") != std::string::npos) row.options.cross_entropy = CrossEntropyImpl::native;
@@ -296,23 +297,14 @@ std::vector<PublishedRow> parse_published_csv(const std::string& text, const std
       fill_row(r, row);
       if (!row.skipped() && !row.tokens_per_s_per_gpu && !row.peak_mem_gib)
         row.skip_reason = "no measured tokens/s or memory";
-    } catch (const std::string& reason) {
-      row.skip_reason = reason;
+    } catch (const InputError& reason) {  // a row that cannot be predicted: skipped, with why
+      row.skip_reason = reason.what();
     }
     out.push_back(std::move(row));
   }
   return out;
 }
 
-namespace {
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-}  // namespace
 
 std::vector<PublishedRow> read_published_csv(const std::string& path, const std::vector<Annotation>& annotations) {
   return parse_published_csv(read_text(path), path, annotations);

@@ -1,4 +1,4 @@
-// Reader of published training measurements (the CSV layout of shared/published/README.md).
+// Reader of published training measurements (the CSV layout of configs/published/README.md).
 //
 // What it is: a strict CSV reader (RFC 4180 quoting, any column order, extra columns ignored)
 // that turns each row into a TrainConfig plus the measured values, or a skip reason when the

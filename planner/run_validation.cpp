@@ -21,7 +21,7 @@ namespace {
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);
-  if (!in) throw InputError(fmt::format("{}: cannot read (not a shardcast-train run directory?)", p.string()));
+  if (!in) throw ConfigError(p.string(), "", "cannot open file (not a shardcast-train run directory?)");
   std::stringstream ss;
   ss << in.rdbuf();
   try {

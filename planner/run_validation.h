@@ -59,7 +59,7 @@ struct RunSummary {
 };
 RunSummary summarize_runs(const std::vector<RunComparison>& rows);
 
-// `shardcast validate RUN_DIR... [--json] [--markdown] [--hardware H]`: each run's
+// `shardcast validate RUN_DIR... [--json] [--markdown] [--gpu H]`: each run's
 // validation.json table, then the planner-vs-measured table of all runs and the summary.
 // hardware "" = each run's own cluster.hardware.
 void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware);

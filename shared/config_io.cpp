@@ -187,6 +187,7 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
   if (const toml::table* e = r.table("efficiency")) {
     for (auto&& [k, v] : *e) {
       const std::string key(k.str());
+      check_efficiency_key(key, file);
       if (!v.is_number())
         throw ConfigError(file, "efficiency." + key, "expected a number");
       h.efficiency[key] = v.value<double>().value();

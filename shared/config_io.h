@@ -46,7 +46,9 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& con
 std::filesystem::path resolve_preset(const std::string& name_or_file, const std::string& kind,
                                      const std::string& what);
 std::vector<std::string> list_presets_in(const std::string& kind);  // sorted names
-// A whole file; ConfigError naming it when it cannot be opened.
+// A whole file; ConfigError naming it when it cannot be opened. The rule of every command: a
+// file that is missing or cannot be opened exits 2 (bad usage or config), whatever it holds;
+// a file that opens but is malformed exits 2 for a config and 1 for data (CSV, reports).
 std::string read_text(const std::filesystem::path& p);
 
 // Closest candidate by edit distance ("" if none is within a reasonable distance).

@@ -1,7 +1,11 @@
 #include "shared/hardware_spec.h"
 
-#include <stdexcept>
+#include <iterator>
+#include <vector>
 
+#include <fmt/core.h>
+
+#include "shared/config_io.h"
 #include "shared/errors.h"
 
 namespace shardcast {
@@ -12,10 +16,22 @@ double HardwareSpec::peak_flops(const std::string& dtype) const {
   else if (dtype == "fp16") v = gpu.fp16_flops;
   else if (dtype == "fp32") v = gpu.fp32_flops;
   else if (dtype == "fp8") v = gpu.fp8_flops;
-  else throw std::invalid_argument("unknown dtype '" + dtype + "' (allowed: bf16, fp16, fp32, fp8)");
+  else throw ConfigError(file.empty() ? name : file, "", "unknown dtype '" + dtype + "' (allowed: bf16, fp16, fp32, fp8)");
   if (v <= 0)
-    throw std::invalid_argument("hardware '" + name + "' has no " + dtype + " peak in its preset");
+    throw ConfigError(file.empty() ? name : file, "gpu." + dtype + "_tflops",
+                      "hardware '" + name + "' has no " + dtype + " peak in its preset");
   return v;
+}
+
+void check_efficiency_key(const std::string& key, const std::string& file) {
+  const std::vector<std::string> keys(std::begin(kEfficiencyKeys), std::end(kEfficiencyKeys));
+  for (const auto& k : keys)
+    if (k == key) return;
+  std::string detail = "unknown cost-model parameter";
+  const std::string near = closest_match(key, keys);
+  if (!near.empty()) detail += fmt::format("; did you mean 'efficiency.{}'?", near);
+  detail += " (allowed: see docs/cost-model.md)";
+  throw ConfigError(file, "efficiency." + key, detail);
 }
 
 double HardwareSpec::efficiency_param(const std::string& key) const {

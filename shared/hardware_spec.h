@@ -31,18 +31,34 @@ struct NodeSpec {
   double inter_node_latency = 0;    // per ring step across nodes               // s
 };
 
+// The keys of a preset's [efficiency] table, in the order of planner::EfficiencyParams (whose
+// fields planner/efficiency.cpp maps onto these names); the one list the preset parser, the
+// session reader and the fitter check keys against.
+inline constexpr const char* kEfficiencyKeys[] = {
+    "matmul_eff",          "matmul_dim_half",          "fp8_matmul_eff",
+    "attention_eff",       "attention_tile",           "hbm_eff",
+    "compile_elementwise_factor", "unit_overhead_s",   "step_overhead_s",
+    "intra_node_bw_eff",   "inter_node_bw_eff",        "collective_base_latency_s",
+    "overlap_compute_slowdown", "runtime_overhead_gib", "fragmentation",
+    "error_band_rel",      "error_band_runs",
+};
+
+// ConfigError naming `file` and "efficiency.KEY" (with the closest valid key) when `key` is
+// not one of kEfficiencyKeys.
+void check_efficiency_key(const std::string& key, const std::string& file);
+
 struct HardwareSpec {
   std::string name;       // preset key, e.g. "H100-80GB-SXM"
   std::string source;     // where the numbers come from (free text)
   std::string file;       // the preset file it was read from ("" if built in code/tests)
   GpuSpec gpu;
   NodeSpec node;
-  // Cost-model parameters by name (dimensionless efficiencies, overhead bytes, ...).
-  // The planner defines and documents the keys (docs/cost-model.md); shared/ only carries them.
+  // Cost-model parameters by name (dimensionless efficiencies, overhead bytes, ...): exactly the
+  // keys of kEfficiencyKeys (the parser rejects any other). docs/cost-model.md documents them.
   std::map<std::string, double> efficiency;
 
-  // Peak for a dtype name ("bf16", "fp16", "fp32", "fp8"); throws std::invalid_argument
-  // for an unknown name or a dtype this GPU lacks.  // FLOP/s
+  // Peak for a dtype name ("bf16", "fp16", "fp32", "fp8"); throws ConfigError for an unknown
+  // name or a dtype this GPU lacks.  // FLOP/s
   double peak_flops(const std::string& dtype) const;
   // Throws ConfigError naming the preset file and the missing key.
   double efficiency_param(const std::string& key) const;

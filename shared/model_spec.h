@@ -4,7 +4,7 @@
 // both the planner and the trainer need (parameter counts, FSDP unit sizes, FLOPs per token).
 // What it is not: weights or a module; no LibTorch here. Plain value type, thread-safe.
 //
-// FLOPs convention (the one of ../shared/published/README.md, PaLM App. B, torchtitan):
+// FLOPs convention (the one of configs/published/README.md, PaLM App. B, torchtitan):
 //   flops_per_token(s) = 6·N + 12·L·d_model·s
 // where N = total_params() (all parameters, embeddings and head included, tied counted once),
 // L = n_layers, s = seq_len. Attention is counted as a full (non-causal) s×s product and the

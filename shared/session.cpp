@@ -185,11 +185,7 @@ Session parse_session(const std::string& text, const std::string& label) {
 }
 
 Session read_session(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read " + path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return parse_session(os.str(), path);
+  return parse_session(read_text(path), path);
 }
 
 HardwareSpec session_hardware(const Session& s) {

@@ -3,9 +3,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "shared/errors.h"
 
 namespace shardcast {
 
@@ -17,12 +18,12 @@ std::string slurm_time_limit(int steps, double step_s) {
 
 std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& o) {
   if (o.time_limit.empty() && !(o.predicted_step_s > 0))
-    throw std::invalid_argument("a Slurm time limit needs a predicted step time or an explicit limit");
+    throw UsageError("a Slurm time limit needs a predicted step time or an explicit limit");
   // The path goes inside a single-quoted `bash -c` string: only characters that need no quoting.
   if (o.run_toml.empty() ||
       o.run_toml.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/-+") !=
           std::string::npos)
-    throw std::invalid_argument("config path '" + o.run_toml +
+    throw UsageError("config path '" + o.run_toml +
                                 "' for the Slurm script: use letters, digits and . _ / - + only");
   const int nodes = c.cluster.nodes, gpn = c.cluster.gpus_per_node, world = c.world_size();
   const std::string& sbatch_file = o.script_name;

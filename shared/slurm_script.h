@@ -31,7 +31,7 @@ struct SlurmScriptOptions {
 // rounded up to whole minutes, as "HH:MM:SS" (hours may exceed 24).
 std::string slurm_time_limit(int steps, double step_s);
 
-// Throws std::invalid_argument when neither a time limit nor a predicted step time is given, or
+// Throws UsageError when neither a time limit nor a predicted step time is given, or
 // when run_toml has characters that would need shell quoting (letters, digits, . _ / - + only).
 std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& o);
 

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "shared/cli_ranges.h"
 #include "shared/errors.h"
 #include "trainer/comm/liveness.h"
 #include "trainer/data/token_file.h"
@@ -25,7 +26,9 @@ namespace {
 void add_run_flags(CLI::App* c, std::string& config, RunOverrides& ov) {
   c->add_option("config", config, "run.toml (TrainConfig)")->required()->check(CLI::ExistingFile);
   c->add_option("--data", ov.data_path, "token file (llm.c .bin); replaces data.path");
-  c->add_option("--steps", ov.steps, "optimizer steps; replaces training.steps")->check(CLI::PositiveNumber);
+  // Ranges: shared/cli_ranges.h; the CLI range test reads them from --help. A given 0 is out of
+  // range, so ov.steps == 0 only ever means "not given".
+  c->add_option("--steps", ov.steps, "optimizer steps; replaces training.steps")->check(cli_range::positive());
   c->add_option("--metrics-dir", ov.metrics_dir, "run directory; replaces metrics.dir");
 }
 
@@ -51,8 +54,9 @@ int main(int argc, char** argv) {
 
   LaunchOptions lo;
   auto* launch = app.add_subcommand("launch", "start N local ranks of `run`, output prefixed by rank");
-  launch->add_option("--nproc-per-node", lo.nproc_per_node, "ranks to start")->required()->check(CLI::PositiveNumber);
-  launch->add_option("--master-port", lo.master_port, "rendezvous port (default: a free port)");
+  launch->add_option("--nproc-per-node", lo.nproc_per_node, "ranks to start")->required()->check(cli_range::positive());
+  launch->add_option("--master-port", lo.master_port, "rendezvous port (default: a free port)")
+      ->check(cli_range::between(1, 65535));
   add_run_flags(launch, config, ov);
 
   std::string out;

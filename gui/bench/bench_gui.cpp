@@ -1,5 +1,5 @@
-// bench_gui: how long one form edit takes to re-plan and redraw in shardcast-gui (the issue
-// asks for < 50 ms). For a few configs it toggles the micro-batch spin box N times, as a
+// bench_gui: how long one form edit takes to re-plan and redraw in shardcast-gui (target
+// < 50 ms, docs/gui.md). For a few configs it toggles the micro-batch spin box N times, as a
 // keystroke would, and prints the time of MainWindow::replan() (validate, plan with timeline,
 // the three other strategies, summary/memory/timeline views) and of the whole event (with the
 // paint of the visible tab). Runs offscreen unless QT_QPA_PLATFORM says otherwise.

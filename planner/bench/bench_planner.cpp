@@ -1,5 +1,5 @@
 // bench_planner: how fast plan() and validation are (prints a table; not a test).
-// Targets (issue 3): one 80-layer, 1024-GPU prediction < 1 ms; validate over 250 rows < 1 s.
+// Targets (docs/cost-model.md): one 80-layer, 1024-GPU prediction < 1 ms; validate over 250 rows < 1 s.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     fmt::print("{:<36} {:>10} {:>12.1f} {:>10}\n", "validate " + std::to_string(rows.size()) + " rows (ms)",
                v.overall.n, 1e3 * seconds_since(t0), "< 1000");
   } else {
-    fmt::print("(pass shared/published/calibration.csv to time validate)\n");
+    fmt::print("(pass configs/published/calibration.csv to time validate)\n");
   }
   return 0;
 }

@@ -1,7 +1,7 @@
 // bench_search: configurations per second of `shardcast search` on this machine.
 //
-// What it is: a timing harness, not a test. It runs search() on fixed spaces — the issue's
-// target (Llama-3-70B on 1024 H100s, >= 10,000 candidates, < 1 s on 2 cores) and the demo's
+// What it is: a timing harness, not a test. It runs search() on fixed spaces — the target of
+// docs/search.md (Llama-3-70B on 1024 H100s, >= 10,000 candidates, < 1 s on 2 cores) and the demo's
 // (Llama-3-8B on 64 H100s) — and prints candidates (each gets a verdict), how many were
 // predicted with plan() and how many pruned by the memory monotonicity rule (search.h),
 // feasible configs, wall time, candidates/s ("configs/s") and plan() calls/s. Exit code 1 if the 70B space has fewer than 10,000 candidates.

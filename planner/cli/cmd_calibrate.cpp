@@ -3,9 +3,9 @@
 //   shardcast calibrate --hardware-out FILE [--base cpu] [--name local] [--trainer PATH] [--quick]
 //       runs `shardcast-train microbench --json` (a subprocess: the planner never links
 //       LibTorch) and writes a hardware profile with the measured numbers.
-//   shardcast calibrate --fit RUN_DIR... --hardware H --out NEW.toml [--params k,...] [--prior w]
+//   shardcast calibrate --runs RUN_DIR... --gpu H --out NEW.toml [--fit-params k,...] [--prior w]
 //       fits [efficiency] keys of H to the trainer runs' step times; before/after per run.
-//   shardcast calibrate --published FILE.csv --hardware H --out NEW.toml [--params k,...]
+//   shardcast calibrate --published FILE.csv --gpu H --out NEW.toml [--fit-params k,...]
 //       the same on a published-runs CSV (tokens/s/GPU).
 #include <unistd.h>
 
@@ -115,7 +115,7 @@ void fit_runs(const CalibrateArgs& a) {
                o.params.size() * size_t(std::max(1, o.min_runs_per_param)));
   fmt::print("\n");
   HardwareSpec out = res.fitted;
-  out.source = hw.source + "; [efficiency] fitted by `shardcast calibrate --fit` on " + std::to_string(runs.size()) +
+  out.source = hw.source + "; [efficiency] fitted by `shardcast calibrate --runs` on " + std::to_string(runs.size()) +
                " runs";
   write_file_atomic(a.out, planner::hardware_to_toml(out));
   fmt::print("wrote {}\n", a.out);
@@ -169,27 +169,27 @@ void fit_published(const CalibrateArgs& a) {
 void register_calibrate(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
   auto* cmd = app.add_subcommand("calibrate", "Measure this machine (--hardware-out) or fit efficiency parameters to "
-                                              "measured runs (--fit RUN_DIR... | --published CSV)");
+                                              "measured runs (--runs RUN_DIR... | --published CSV)");
   auto* ho = cmd->add_option("--hardware-out", a->hardware_out, "run the trainer's micro-benchmarks, write a profile");
   cmd->add_option("--base", a->base, "preset whose other keys the measured profile keeps (default cpu)");
   cmd->add_option("--name", a->name, "name of the measured profile (default local)");
   cmd->add_option("--trainer", a->trainer, "shardcast-train binary (default: next to shardcast)");
   cmd->add_flag("--quick", a->quick, "fewer shapes and sizes");
-  auto* fit = cmd->add_option("--fit", a->fit_dirs, "trainer run directories to fit to");
+  auto* fit = cmd->add_option("--runs", a->fit_dirs, "trainer run directories to fit to");
   auto* pub = cmd->add_option("--published", a->published, "published-runs CSV to fit to");
-  cmd->add_option("--hardware", a->hardware, "hardware preset whose [efficiency] is fitted");
+  cmd->add_option("--gpu", a->hardware, "hardware preset (name or .toml) whose [efficiency] is fitted");
   cmd->add_option("--out", a->out, "where to write the fitted profile");
-  cmd->add_option("--params", a->params,
-                  "efficiency keys to fit (--fit default: attention_eff, unit_overhead_s, step_overhead_s, "
+  cmd->add_option("--fit-params", a->params,
+                  "efficiency keys to fit (--runs default: attention_eff, unit_overhead_s, step_overhead_s, "
                   "overlap_compute_slowdown, the keys micro-benchmarks do not measure; --published default: see docs/validation.md)")->delimiter(',');
-  cmd->add_option("--prior", a->prior, "weight pulling fitted keys towards their starting values");
+  cmd->add_option("--prior", a->prior, "weight w of the pull towards the starting values: w·log(value/start) per key");
   ho->excludes(fit)->excludes(pub);
   fit->excludes(pub);
   cmd->callback([a] {
     if (!a->hardware_out.empty()) return hardware_out(*a);
     if (a->fit_dirs.empty() && a->published.empty())
-      throw UsageError("calibrate: give --hardware-out FILE, --fit RUN_DIR..., or --published FILE.csv");
-    if (a->hardware.empty() || a->out.empty()) throw UsageError("calibrate: --fit/--published need --hardware and --out");
+      throw UsageError("calibrate: give --hardware-out FILE, --runs RUN_DIR..., or --published FILE.csv");
+    if (a->hardware.empty() || a->out.empty()) throw UsageError("calibrate: --runs/--published need --gpu and --out");
     if (!a->fit_dirs.empty()) return fit_runs(*a);
     return fit_published(*a);
   });

@@ -1,5 +1,7 @@
 // `shardcast show-model NAME|FILE [--seq-len S] [--json]`: parameters, bytes per FSDP unit,
 // FLOPs per token.
+#include <optional>
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -13,18 +15,17 @@ namespace shardcast::cli {
 void register_show_model(CLI::App& app) {
   struct Opts {
     std::string model;
-    int seq_len = 0;
+    std::optional<int> seq_len;  // absent = the model's max_seq_len
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("show-model", "Parameters, bytes per FSDP unit and FLOPs per token of a model");
   cmd->add_option("model", o->model, "Preset name (see `shardcast presets`) or a model .toml file")->required();
-  cmd->add_option("--seq-len", o->seq_len, "Sequence length for FLOPs per token (default: the model's max_seq_len)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", o->seq_len, "Sequence length for FLOPs per token (default: the model's max_seq_len)");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] {
     const ModelSpec m = load_model(o->model);
-    const int s = o->seq_len > 0 ? o->seq_len : m.max_seq_len;
+    const int s = o->seq_len.value_or(m.max_seq_len);
     if (s > m.max_seq_len)
       throw UsageError(fmt::format("--seq-len {} is above {}'s max_seq_len {}", s, m.name, m.max_seq_len));
     const auto units = m.fsdp_unit_params();

@@ -1,5 +1,5 @@
 // `shardcast validate --published FILE.csv [--json]`: predict every row of a published-runs
-// CSV (columns of shared/published/README.md) and compare with what was measured; then a
+// CSV (columns of configs/published/README.md) and compare with what was measured; then a
 // summary per source, per hardware and overall (n, MAPE, median and max absolute error, 1σ).
 // `--fit HW[,HW...] --fit-params k[,k...]` first fits those [efficiency] keys of the named
 // presets (values shared) to the rows on them and prints the fitted table (docs/cost-model.md).
@@ -112,9 +112,9 @@ void print_markdown(const planner::ValidationResult& v) {
 void register_validate(CLI::App& app) {
   auto a = std::make_shared<ValidateArgs>();
   auto* cmd = app.add_subcommand("validate", "Predict published runs and compare with what they measured");
-  cmd->add_option("--published", a->published, "CSV of published runs (shared/published/README.md columns)");
+  cmd->add_option("--published", a->published, "CSV of published runs (configs/published/README.md columns)");
   cmd->add_option("run_dirs", a->run_dirs, "trainer run directories (validation.json, run_report.json, run.toml)");
-  cmd->add_option("--hardware", a->hardware, "run dirs: re-predict with this profile instead of each run's");
+  cmd->add_option("--gpu", a->hardware, "run dirs: re-predict with this hardware preset (name or .toml) instead of each run's");
   cmd->add_option("--annotations", a->annotations,
                   "CSV of row_id,column,value,source: facts the published CSV leaves empty, each with its source");
   cmd->add_flag("--json", a->json, "print {rows, summary, per_source, per_hardware} as JSON");
@@ -126,7 +126,7 @@ void register_validate(CLI::App& app) {
                 "also score the rule of thumb: one fitted MFU per GPU type (planner/baseline.h)");
   cmd->add_option("--baseline-fit-on", a->baseline_fit_on,
                   "fit the rule of thumb on this CSV instead of the validated one (hold-out)");
-  cmd->add_option("--prior", a->prior, "weight pulling fitted keys towards the preset's values (log space)");
+  cmd->add_option("--prior", a->prior, "weight w of the pull towards the preset's values: w·log(value/start) per key");
   cmd->callback([a] {
     if (!a->run_dirs.empty()) return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
     if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
@@ -152,7 +152,7 @@ void register_validate(CLI::App& app) {
           const auto fit_cases = planner::resolve_cases(fit_rows, hardware);
           f = planner::fit_efficiency(fit_rows, fit_cases, hardware, spec);
         }
-      } catch (const std::invalid_argument& e) {
+      } catch (const UsageError& e) {
         throw UsageError(std::string("validate --fit: ") + e.what());
       }
       FILE* out = a->json || a->markdown ? stderr : stdout;

@@ -18,11 +18,11 @@ struct ExitCode {
 void register_check(CLI::App& app);        // cmd_check.cpp
 void register_presets(CLI::App& app);      // cmd_presets.cpp
 void register_show_model(CLI::App& app);   // cmd_show_model.cpp
-void register_plan(CLI::App& app);         // cmd_plan.cpp (planner engineer)
-void register_validate(CLI::App& app);     // cmd_validate.cpp (planner engineer)
-void register_search(CLI::App& app);       // cmd_search.cpp (search-and-capacity engineer)
-void register_scale(CLI::App& app);        // cmd_scale.cpp (search-and-capacity engineer)
-void register_emit(CLI::App& app);         // cmd_emit.cpp (search-and-capacity engineer)
-void register_calibrate(CLI::App& app);    // cmd_calibrate.cpp (closed-loop engineer)
+void register_plan(CLI::App& app);         // cmd_plan.cpp
+void register_validate(CLI::App& app);     // cmd_validate.cpp
+void register_search(CLI::App& app);       // cmd_search.cpp
+void register_scale(CLI::App& app);        // cmd_scale.cpp
+void register_emit(CLI::App& app);         // cmd_emit.cpp
+void register_calibrate(CLI::App& app);    // cmd_calibrate.cpp
 
 }  // namespace shardcast::cli

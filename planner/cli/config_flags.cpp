@@ -26,40 +26,40 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   } else {
     if (a.model.empty()) throw UsageError(cmd + ": --model is required without a run.toml");
     if (a.gpu.empty()) throw UsageError(cmd + ": --gpu is required without a run.toml");
-    if (a.gpus <= 0) throw UsageError(cmd + ": --gpus is required without a run.toml");
+    if (!a.gpus) throw UsageError(cmd + ": --gpus is required without a run.toml");
   }
   if (!a.model.empty()) {
     c.model = load_model(a.model);
     c.model_preset = a.model;
-    if (a.seq_len <= 0 && !from_file) c.training.seq_len = c.model.max_seq_len;
+    if (!a.seq_len && !from_file) c.training.seq_len = c.model.max_seq_len;
   }
   if (!a.gpu.empty()) c.cluster.hardware = a.gpu;
   hw = session_hw && a.gpu.empty() ? *session_hw : load_hardware(c.cluster.hardware);
-  if (a.gpus > 0 || a.gpus_per_node > 0) {
-    const int gpus = a.gpus > 0 ? a.gpus : c.world_size();
-    int gpn = a.gpus_per_node > 0 ? a.gpus_per_node : hw.node.gpus_per_node;
-    if (gpus < gpn) gpn = gpus;
+  if (a.gpus || a.gpus_per_node) {
+    const int gpus = a.gpus ? *a.gpus : c.world_size();
+    int gpn = a.gpus_per_node ? *a.gpus_per_node : hw.node.gpus_per_node;
+    if (gpus < gpn) gpn = gpus;  // 2 GPUs of an 8-GPU node: one node of 2 ranks (as search)
     if (gpn <= 0 || gpus % gpn != 0)
       throw UsageError(cmd + fmt::format(": --gpus {} is not a multiple of gpus per node {}", gpus, gpn));
     c.cluster.gpus_per_node = gpn;
     c.cluster.nodes = gpus / gpn;
   }
-  if (a.inter_node_gbps >= 0) c.cluster.inter_node_gbps = a.inter_node_gbps;
+  if (a.inter_node_gbps) c.cluster.inter_node_gbps = *a.inter_node_gbps;
   if (!a.strategy.empty()) {
     auto s = parse_sharding_strategy(a.strategy);
     if (!s) throw UsageError(cmd + fmt::format(": --strategy '{}' (allowed: {})", a.strategy, kShardingStrategyNames));
     c.parallelism.sharding_strategy = *s;
   }
-  if (a.hsdp_shard_size >= 0) c.parallelism.hsdp_shard_size = a.hsdp_shard_size;
-  if (a.micro_batch > 0) c.training.micro_batch = a.micro_batch;
-  if (a.seq_len > 0) c.training.seq_len = a.seq_len;
-  if (a.grad_accum > 0) c.training.grad_accum = a.grad_accum;
+  if (a.hsdp_shard_size) c.parallelism.hsdp_shard_size = *a.hsdp_shard_size;
+  if (a.micro_batch) c.training.micro_batch = *a.micro_batch;
+  if (a.seq_len) c.training.seq_len = *a.seq_len;
+  if (a.grad_accum) c.training.grad_accum = *a.grad_accum;
   if (!a.ac.empty()) {
     auto m = parse_ac_mode(a.ac);
     if (!m) throw UsageError(cmd + fmt::format(": --ac '{}' (allowed: {})", a.ac, kAcModeNames));
     c.activation_checkpointing.mode = *m;
   }
-  if (a.ac_ratio >= 0) c.activation_checkpointing.ratio = a.ac_ratio;
+  if (a.ac_ratio) c.activation_checkpointing.ratio = *a.ac_ratio;
   if (a.compile) c.precision.compile = true;
   if (a.fp8) c.precision.fp8 = true;
   if (!from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {

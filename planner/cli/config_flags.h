@@ -9,6 +9,7 @@
 // What it is not: planning. Plain data and reentrant functions.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "shared/hardware_spec.h"
@@ -23,8 +24,10 @@ namespace shardcast::cli {
 struct ConfigFlags {
   std::string config;  // run.toml or session .json; "" = flags only
   std::string model, gpu, strategy, ac, param_dtype, reduce_dtype;
-  int gpus = 0, gpus_per_node = 0, hsdp_shard_size = -1, micro_batch = 0, seq_len = 0, grad_accum = 0;
-  double inter_node_gbps = -1, ac_ratio = -1;  // -1 = not given
+  // Absent = not given on the command line: the config file's value (or, without one, the
+  // documented default) stands. Ranges are checked by CLI11 (planner/cli/validators.cpp).
+  std::optional<int> gpus, gpus_per_node, hsdp_shard_size, micro_batch, seq_len, grad_accum;
+  std::optional<double> inter_node_gbps, ac_ratio;
   bool compile = false, fp8 = false;
 };
 

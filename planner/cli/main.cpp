@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "planner/cli/commands.h"
+#include "planner/cli/validators.h"
 #include "shared/errors.h"
 
 int main(int argc, char** argv) {
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   cli::register_scale(app);
   cli::register_emit(app);
   cli::register_calibrate(app);
+  cli::check_numeric_ranges(app);  // after every register_*: ranges of all numeric flags
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -68,8 +69,9 @@ inline std::string short_count(double n) {
 
 struct SpaceFlags {
   std::string model, gpu;
-  int gpus = 0, gpus_per_node = 0, seq_len = 0, threads = 0;
-  double inter_node_gbps = 0;
+  // Absent = not given: the preset's or the model's value (ranges: planner/cli/validators.cpp).
+  std::optional<int> gpus, gpus_per_node, seq_len, threads;
+  std::optional<double> inter_node_gbps;
   std::string global_batch_tokens;  // "" = the command's default
   double max_mem_frac = 0.9;
   bool allow_fp8 = false, allow_compile = false, allow_selective_op = false;
@@ -105,18 +107,18 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   s.model_preset = f.model;
   hw = load_hardware(f.gpu);
   s.hardware = f.gpu;
-  s.gpus = f.gpus;
-  s.gpus_per_node = f.gpus_per_node;
-  s.inter_node_gbps = f.inter_node_gbps;
-  s.seq_len = f.seq_len;
-  if (f.inter_node_gbps < 0) throw UsageError(cmd + ": --inter-node-gbps must be >= 0");
+  // SearchSpace's 0 = "the preset's / the model's value"; a given 0 never reaches here (ranges).
+  s.gpus = f.gpus.value_or(0);
+  s.gpus_per_node = f.gpus_per_node.value_or(0);
+  s.inter_node_gbps = f.inter_node_gbps.value_or(0);
+  s.seq_len = f.seq_len.value_or(0);
   const std::string batch = f.global_batch_tokens.empty() ? batch_default : f.global_batch_tokens;
   s.global_batch_tokens = int64_t(std::llround(parse_count(batch, "--global-batch-tokens")));
   s.max_mem_frac = f.max_mem_frac;
   s.allow_fp8 = f.allow_fp8;
   s.allow_compile = f.allow_compile;
   s.allow_selective_op = f.allow_selective_op;
-  s.threads = f.threads;
+  s.threads = f.threads.value_or(0);
   return s;
 }
 

@@ -23,7 +23,7 @@ section "Search: Llama-3-8B on 64 H100-80GB"
 section "Scale: Llama-3-8B on H100-80GB, 8 to 1024 GPUs"
 "$sc" scale --model llama3-8b --gpu H100-80GB-SXM --from 8 --to 1024
 
-# The closed loop on this machine (issue 6): calibrate (cached), plan + emit tiny-2l, train it on
+# The closed loop on this machine: calibrate (cached), plan + emit tiny-2l, train it on
 # 2 local ranks, predicted vs measured. Needs the trainer (LibTorch).
 if [ ! -x "$build/shardcast-train" ]; then
   echo "error: $build/shardcast-train was not built (is libtorch-dev installed? run 'make deps')" >&2

@@ -59,7 +59,7 @@ if [ -f "$holdout" ]; then
   check "validate hold-out: memory compared" 0 $? "max_reserved_GiB" "$tmp/out"
 fi
 "$sc" validate --published "$tmp/missing.csv" > "$tmp/out" 2>&1
-check "validate: missing file -> exit 1" 1 $? "cannot open" "$tmp/out"
+check "validate: missing file -> exit 2" 2 $? "cannot open" "$tmp/out"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

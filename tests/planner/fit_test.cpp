@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "planner/efficiency.h"
+#include "shared/errors.h"
 #include "test_util.h"
 
 namespace shardcast::planner {
@@ -62,8 +63,8 @@ TEST(Fit, RecoversAPerturbedEfficiency) {
 }
 
 TEST(Fit, RejectsUnknownAndUnfittableKeys) {
-  EXPECT_THROW(fit_bounds("no_such_key"), std::invalid_argument);
-  EXPECT_THROW(fit_bounds("error_band_rel"), std::invalid_argument);
+  EXPECT_THROW(fit_bounds("no_such_key"), ConfigError);
+  EXPECT_THROW(fit_bounds("error_band_rel"), UsageError);
   const FitBounds b = fit_bounds("matmul_eff");
   EXPECT_LT(b.lo, b.hi);
 }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "shared/errors.h"
 
@@ -126,7 +127,38 @@ TEST(ConfigIo, PresetsLoadAndListEveryGpuOfHardwareCsv) {
   EXPECT_DOUBLE_EQ(h100.gpu.bf16_flops, 989.4e12);
   EXPECT_DOUBLE_EQ(h100.node.intra_node_bandwidth, 450e9);  // 3600 Gb/s
   EXPECT_DOUBLE_EQ(h100.peak_flops("fp8"), 1978.9e12);
-  EXPECT_THROW(load_hardware("A100-40GB-SXM").peak_flops("fp8"), std::invalid_argument);
+  EXPECT_THROW(load_hardware("A100-40GB-SXM").peak_flops("fp8"), ConfigError);
+}
+
+// A typo in a preset's [efficiency] table is an error naming the file, the key and the closest
+// valid key, like every other unknown key (the keys: kEfficiencyKeys).
+TEST(ConfigIo, UnknownEfficiencyKeyInHardwarePresetIsRejected) {
+  const std::filesystem::path p = std::filesystem::path(SHARDCAST_TEST_CONFIG_DIR) / "hardware" / "cpu.toml";
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string good = ss.str();
+  EXPECT_NO_THROW(parse_hardware_toml(good, "cpu.toml"));
+  const std::string bad = replace(good, "matmul_eff =", "matmul_efff =");
+  try {
+    parse_hardware_toml(bad, "typo.toml");
+    ADD_FAILURE() << "matmul_efff accepted";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("typo.toml"), std::string::npos) << m;
+    EXPECT_NE(m.find("efficiency.matmul_efff"), std::string::npos) << m;
+    EXPECT_NE(m.find("did you mean 'efficiency.matmul_eff'"), std::string::npos) << m;
+  }
+}
+
+// One rule for every command: a file that cannot be opened is a ConfigError (exit 2) naming it.
+TEST(ConfigIo, MissingFileIsAConfigErrorNamingIt) {
+  try {
+    read_text("/nonexistent/run.toml");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/run.toml"), std::string::npos);
+  }
 }
 
 // One bad config: the text, then fragments the message must contain.

@@ -8,6 +8,8 @@
 
 #include "shared/slurm_script.h"
 
+#include "shared/errors.h"
+
 namespace shardcast {
 namespace {
 
@@ -50,11 +52,11 @@ TEST(SlurmScript, OneTaskPerGpuAndTheRankCheck) {
 TEST(SlurmScript, RefusesNoTimeLimitAndPathsThatNeedQuoting) {
   SlurmScriptOptions o;
   o.generator = "test";
-  EXPECT_THROW(render_slurm_script(two_nodes(), o), std::invalid_argument);  // neither limit nor prediction
+  EXPECT_THROW(render_slurm_script(two_nodes(), o), UsageError);  // neither limit nor prediction
   o.predicted_step_s = 1.0;
   for (const char* bad : {"my run.toml", "it's.toml", "a;b.toml", "$HOME/run.toml", ""}) {
     o.run_toml = bad;
-    EXPECT_THROW(render_slurm_script(two_nodes(), o), std::invalid_argument) << bad;
+    EXPECT_THROW(render_slurm_script(two_nodes(), o), UsageError) << bad;
   }
 }
 

@@ -1,5 +1,5 @@
-# Included from tests/trainer/CMakeLists.txt: issue 6 tests (checkpoints, export, validation,
-# faults). One executable links LibTorch once; the fault scripts run real processes.
+# Included from tests/trainer/CMakeLists.txt: closed-loop tests (checkpoints, export,
+# validation, faults). One executable links LibTorch once; the fault scripts run real processes.
 add_executable(trainer_loop_tests
   checkpoint_test.cpp
   export_test.cpp

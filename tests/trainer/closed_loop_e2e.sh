@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end contract of the closed loop through the CLIs (issue 6), no timing asserted (this
+# End-to-end contract of the closed loop through the CLIs, no timing asserted (this
 # machine's noise is larger than any useful bound; docs/validation-cpu.md has the measured
 # numbers): calibrate --hardware-out writes a profile plan accepts; the CPU sweep leaves run
-# dirs with validation.json; validate compares them; calibrate --fit refuses too few runs and
+# dirs with validation.json; validate compares them; calibrate --runs refuses too few runs and
 # otherwise writes a profile with leave-one-out errors that plan accepts.
 # Usage: closed_loop_e2e.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -31,26 +31,26 @@ for r in "${runs[@]}"; do
 done
 [ "$(wc -l < "$work/sweep/repeats.tsv")" -eq 9 ] || fail "repeats.tsv: header + 8 rows"
 
-"$sc" validate --hardware "$work/local.toml" "${runs[@]}" > "$work/validate.log" || { cat "$work/validate.log"; fail "validate"; }
+"$sc" validate --gpu "$work/local.toml" "${runs[@]}" > "$work/validate.log" || { cat "$work/validate.log"; fail "validate"; }
 [ "$(grep -c '^  tiny-2l-' "$work/validate.log")" -eq 8 ] || { cat "$work/validate.log"; fail "validate: 8 rows"; }
 grep -q 'n = 8; step time MAPE' "$work/validate.log" || fail "validate: summary line"
 
 # 4 fitted keys need 8 runs: 3 are refused with exit 2, naming the reason, and nothing is written.
 set +e
-"$sc" calibrate --fit "${runs[@]:0:3}" --hardware "$work/local.toml" --out "$work/few.toml" > "$work/few.log" 2>&1
+"$sc" calibrate --runs "${runs[@]:0:3}" --gpu "$work/local.toml" --out "$work/few.toml" > "$work/few.log" 2>&1
 code=$?
 set -e
 [ "$code" -eq 2 ] || { cat "$work/few.log"; fail "too few runs: exit $code, want 2"; }
 grep -q 'too few' "$work/few.log" || fail "too few runs: message"
 [ ! -e "$work/few.toml" ] || fail "a refused fit wrote its output"
 
-"$sc" calibrate --fit "${runs[@]}" --hardware "$work/local.toml" --out "$work/fitted.toml" > "$work/fit.log" \
-  || { cat "$work/fit.log"; fail "calibrate --fit"; }
+"$sc" calibrate --runs "${runs[@]}" --gpu "$work/local.toml" --out "$work/fitted.toml" > "$work/fit.log" \
+  || { cat "$work/fit.log"; fail "calibrate --runs"; }
 # 4 keys on 8 runs: fitted, but leave-one-out would fit 4 keys on 7 runs, so it says why it is absent.
-grep -q 'leave-one-out needs more than 8 runs' "$work/fit.log" || { cat "$work/fit.log"; fail "calibrate --fit: no held-out reason"; }
-"$sc" calibrate --fit "${runs[@]}" --hardware "$work/local.toml" --params step_overhead_s,attention_eff \
-  --out "$work/fit2.toml" > "$work/fit2.log" || { cat "$work/fit2.log"; fail "calibrate --fit --params"; }
-grep -q 'held out .*% (each run predicted by a fit without it)' "$work/fit2.log" || { cat "$work/fit2.log"; fail "calibrate --fit: leave-one-out"; }
+grep -q 'leave-one-out needs more than 8 runs' "$work/fit.log" || { cat "$work/fit.log"; fail "calibrate --runs: no held-out reason"; }
+"$sc" calibrate --runs "${runs[@]}" --gpu "$work/local.toml" --fit-params step_overhead_s,attention_eff \
+  --out "$work/fit2.toml" > "$work/fit2.log" || { cat "$work/fit2.log"; fail "calibrate --runs --fit-params"; }
+grep -q 'held out .*% (each run predicted by a fit without it)' "$work/fit2.log" || { cat "$work/fit2.log"; fail "calibrate --runs: leave-one-out"; }
 grep -q '^step_overhead_s = ' "$work/fitted.toml" || fail "fitted profile lacks step_overhead_s"
 "$sc" plan --model tiny-2l --gpu "$work/fitted.toml" --gpus 2 --micro-batch 8 --seq-len 128 > /dev/null \
   || fail "plan on the fitted profile"

@@ -202,7 +202,7 @@ TEST(FsdpState, PrefetchIsBoundedAndCollectiveOrderIsIdenticalOnEveryRank) {
 
 TEST(FsdpState, MixedPrecisionGathersAndComputesInParamDtype) {
   // param_dtype bf16 (gathered as fp16 bits over Gloo), reduce_dtype fp32, fp32 masters.
-  // run_rank refuses bf16 on Gloo for whole runs (the CPU policy); the runtime path
+  // run_rank refuses bf16 on Gloo for whole runs (docs/trainer.md: bf16 is not run on Gloo); the runtime path
   // itself is exercised here so GPU builds are not its first user.
   TrainConfig cfg = tiny_config(ShardingStrategy::shard_grad_op, 2);
   cfg.precision.param_dtype = "bf16";

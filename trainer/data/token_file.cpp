@@ -20,7 +20,7 @@ namespace shardcast::trainer {
 TokenFile::TokenFile(const std::string& path) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0)
-    throw InputError(fmt::format("{}: cannot open token file: {}", path, std::strerror(errno)));
+    throw ConfigError(path, "", fmt::format("cannot open token file: {}", std::strerror(errno)));
   struct stat st {};
   ::fstat(fd, &st);
   map_bytes_ = static_cast<size_t>(st.st_size);
@@ -75,7 +75,7 @@ std::vector<uint16_t> tokenize_bytes(const std::vector<std::string>& files) {
   std::vector<uint16_t> out;
   for (const auto& f : files) {
     std::ifstream in(f, std::ios::binary);
-    if (!in) throw InputError(fmt::format("{}: cannot read input file", f));
+    if (!in) throw ConfigError(f, "", "cannot open input file");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (unsigned char c : text) out.push_back(c);
     out.push_back('\n');

@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include "shared/errors.h"
+
 namespace shardcast::trainer {
 
 namespace {
@@ -25,31 +27,38 @@ namespace {
 volatile sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
 
+// One output stream of a rank: the read end of its pipe and where its lines go (the rank's
+// stdout to the launcher's stdout, its stderr to the launcher's stderr).
+struct Stream {
+  int fd = -1;
+  int dest = STDOUT_FILENO;
+  std::string partial;  // output not yet ending in '\n'
+};
+
 struct Child {
   pid_t pid = -1;
-  int fd = -1;          // read end of its stdout+stderr
-  std::string partial;  // output not yet ending in '\n'
+  Stream out, err;
   bool running = true;
   int exit_code = 0;
 };
 
-void emit(int rank, const std::string& line) {
+void emit(int rank, const std::string& line, int dest) {
   std::string s = fmt::format("[rank {}] {}\n", rank, line);
   ssize_t off = 0;
   while (off < ssize_t(s.size())) {
-    ssize_t w = ::write(STDOUT_FILENO, s.data() + off, s.size() - off);
+    ssize_t w = ::write(dest, s.data() + off, s.size() - off);
     if (w <= 0) break;
     off += w;
   }
 }
 
-void drain(Child& c, int rank) {
+void drain(Stream& c, int rank) {
   char buf[4096];
   while (true) {
     ssize_t n = ::read(c.fd, buf, sizeof buf);
     if (n <= 0) {
       if (n == 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
-        if (!c.partial.empty()) emit(rank, c.partial);
+        if (!c.partial.empty()) emit(rank, c.partial, c.dest);
         c.partial.clear();
         ::close(c.fd);
         c.fd = -1;
@@ -59,7 +68,7 @@ void drain(Child& c, int rank) {
     c.partial.append(buf, size_t(n));
     size_t pos;
     while ((pos = c.partial.find_first_of("\n\r")) != std::string::npos) {
-      if (pos > 0) emit(rank, c.partial.substr(0, pos));
+      if (pos > 0) emit(rank, c.partial.substr(0, pos), c.dest);
       c.partial.erase(0, pos + 1);
     }
     if (n < ssize_t(sizeof buf)) return;
@@ -86,7 +95,7 @@ int pick_free_port() {
 }
 
 int launch_local(const LaunchOptions& o) {
-  if (o.nproc_per_node < 1) throw std::invalid_argument("--nproc-per-node must be >= 1");
+  if (o.nproc_per_node < 1) throw UsageError("--nproc-per-node must be >= 1");
   const std::string exe = o.exe.empty() ? std::string("/proc/self/exe") : o.exe;
   const int port = o.master_port > 0 ? o.master_port : pick_free_port();
   const int n = o.nproc_per_node;
@@ -100,15 +109,14 @@ int launch_local(const LaunchOptions& o) {
 
   std::vector<Child> kids(n);
   for (int r = 0; r < n; ++r) {
-    int p[2];
-    if (::pipe(p) != 0) throw std::runtime_error("pipe() failed");
+    int p[2], q[2];  // the rank's stdout, its stderr
+    if (::pipe(p) != 0 || ::pipe(q) != 0) throw std::runtime_error("pipe() failed");
     pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork() failed");
     if (pid == 0) {
       ::dup2(p[1], STDOUT_FILENO);
-      ::dup2(p[1], STDERR_FILENO);
-      ::close(p[0]);
-      ::close(p[1]);
+      ::dup2(q[1], STDERR_FILENO);
+      for (int fd : {p[0], p[1], q[0], q[1]}) ::close(fd);
       ::setenv("RANK", std::to_string(r).c_str(), 1);
       ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
       ::setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
@@ -127,9 +135,12 @@ int launch_local(const LaunchOptions& o) {
       ::_exit(127);
     }
     ::close(p[1]);
+    ::close(q[1]);
     ::fcntl(p[0], F_SETFL, ::fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    ::fcntl(q[0], F_SETFL, ::fcntl(q[0], F_GETFL) | O_NONBLOCK);
     kids[r].pid = pid;
-    kids[r].fd = p[0];
+    kids[r].out = Stream{p[0], STDOUT_FILENO, {}};
+    kids[r].err = Stream{q[0], STDERR_FILENO, {}};
   }
 
   int result = 0;
@@ -141,17 +152,18 @@ int launch_local(const LaunchOptions& o) {
   auto stop_deadline = std::chrono::steady_clock::time_point::max();
   while (true) {
     std::vector<pollfd> fds;
-    std::vector<int> who;
+    std::vector<std::pair<Stream*, int>> who;  // stream, rank
     for (int r = 0; r < n; ++r)
-      if (kids[r].fd >= 0) {
-        fds.push_back({kids[r].fd, POLLIN, 0});
-        who.push_back(r);
-      }
+      for (Stream* st : {&kids[r].out, &kids[r].err})
+        if (st->fd >= 0) {
+          fds.push_back({st->fd, POLLIN, 0});
+          who.emplace_back(st, r);
+        }
     if (!fds.empty()) {
       int rc = ::poll(fds.data(), fds.size(), 200);
       if (rc > 0)
         for (size_t i = 0; i < fds.size(); ++i)
-          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(kids[who[i]], who[i]);
+          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(*who[i].first, who[i].second);
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -165,7 +177,7 @@ int launch_local(const LaunchOptions& o) {
         k.running = false;
         k.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         if (k.exit_code != 0 && !stopping) {
-          emit(r, fmt::format("exited with code {}; stopping the other ranks", k.exit_code));
+          emit(r, fmt::format("exited with code {}; stopping the other ranks", k.exit_code), STDERR_FILENO);
           result = k.exit_code;
           stopping = true;
           stop_all(SIGTERM);
@@ -186,7 +198,7 @@ int launch_local(const LaunchOptions& o) {
       stop_deadline = std::chrono::steady_clock::time_point::max();
     }
     bool any_output = false;
-    for (auto& k : kids) any_output |= k.fd >= 0;
+    for (auto& k : kids) any_output |= k.out.fd >= 0 || k.err.fd >= 0;
     if (!any_running && !any_output) break;
   }
   return result;

@@ -48,12 +48,7 @@ int write_slurm_script(const SlurmArgs& a) {
         "config with `shardcast emit`, which adds [prediction]",
         a.config));
   }
-  std::string script;
-  try {
-    script = render_slurm_script(cfg, o);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  const std::string script = render_slurm_script(cfg, o);  // UsageError for a bad limit or path
   write_file_atomic(a.out, script);
   fs::permissions(a.out, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add);

@@ -2,7 +2,7 @@
 # CPU validation sweep: trains tiny-2l and small-6l under every sharding strategy with 2 and 4
 # local ranks and leaves one run directory per case (run.toml with the planner's [prediction]
 # from `shardcast emit`, run_report.json, validation.json). `shardcast validate OUT/*/` prints predicted against measured;
-# `shardcast calibrate --fit OUT/*/` fits the cpu profile to them.
+# `shardcast calibrate --runs OUT/*/` fits the cpu profile to them.
 #
 # Repeats: this machine's vCPUs alternate between fast and slow phases lasting seconds (the
 # same case measures 62 ms in one repeat and 97 ms in the next with nothing else running; see

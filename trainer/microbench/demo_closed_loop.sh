@@ -28,7 +28,7 @@ section "Train with 2 local ranks, full_shard, 300 steps on the project's own do
 "$tr" launch --nproc-per-node 2 "$out/run.toml" --data "$build/corpus.bin" --metrics-dir "$out/run" |
   awk '/\] step +[0-9]+\// { split($4, s, "/"); if (s[1] % 25 != 0 && s[1] != 1) next } { print }' 
 section "Predicted against measured (planner, with the trainer's options)"
-"$sc" validate --hardware "$profile" "$out/run"
+"$sc" validate --gpu "$profile" "$out/run"
 echo "(one run, one measurement: this 2-core VM's step time varies up to ~1.5x between runs and"
 echo " with anything else running; docs/validation-cpu.md measures 16 runs as the fastest of 3"
 echo " interleaved repeats on a quiet machine: 16 of 16 within 20%, max 12.6%)"

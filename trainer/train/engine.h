@@ -5,8 +5,8 @@
 // ranks); ReferenceEngine wraps ReferenceModel (no sharding code, the oracle), FsdpEngine
 // wraps FsdpModel. TrainLoop::step runs micro-steps of gradient accumulation (FSDP
 // communicates only on the last), clipping, the optimizer and the per-step metrics, with a
-// hook after backward (tests read gradients there; issue 6 hangs checkpoints off the
-// step boundary, and the data position is just the step: see data/token_file.h).
+// hook after backward (tests read gradients there; checkpoints hang off the step
+// boundary, and the data position is just the step: see data/token_file.h).
 // What it is not: process setup, files or the CLI (train_loop.h).
 // Threading: an Engine and its TrainLoop belong to one rank's thread.
 #pragma once

@@ -1,0 +1,69 @@
+#include "planner/cli/validators.h"
+
+#include <string>
+
+#include "shared/cli_ranges.h"
+
+namespace shardcast::cli {
+
+namespace {
+
+struct Range {
+  const char* flag;     // long name with dashes
+  const char* command;  // "" = every command that has the flag
+  CLI::Validator (*make)();
+};
+
+CLI::Validator port() { return cli_range::between(1, 65535); }
+
+// Every numeric flag of every command. 0 is allowed only where it means something other than
+// "not given" (absent flags are std::optional or keep a documented default).
+const Range kRanges[] = {
+    // Cluster and batch (plan, search, scale, emit).
+    {"--gpus", "", cli_range::positive},
+    {"--gpus-per-node", "", cli_range::positive},
+    {"--inter-node-gbps", "", cli_range::positive},
+    {"--seq-len", "", cli_range::positive},
+    {"--micro-batch", "", cli_range::positive},
+    {"--grad-accum", "", cli_range::positive},
+    {"--hsdp-shard-size", "", cli_range::non_negative},  // 0 = GPUs per node
+    {"--ac-ratio", "", cli_range::fraction},
+    {"--max-mem-frac", "", cli_range::fraction},
+    {"--threads", "", cli_range::positive},
+    // search, scale, emit.
+    {"--top", "", cli_range::positive},
+    {"--from", "", cli_range::positive},
+    {"--to", "", cli_range::positive},
+    {"--counts", "", cli_range::positive},
+    {"--steps", "", cli_range::positive},
+    {"--from-search", "", cli_range::positive},
+    // validate, calibrate: weight of the prior (0 = no prior).
+    {"--prior", "", cli_range::non_negative},
+    {"--master-port", "", port},
+};
+
+bool is_numeric(const CLI::Option* o) {
+  // The type name before any validator description ("INT:(0,inf)" -> "INT").
+  std::string t = o->get_type_name();
+  t = t.substr(0, t.find(':'));
+  return t == "INT" || t == "UINT" || t == "FLOAT" || t == "NUMBER";
+}
+
+void walk(CLI::App* app) {
+  for (CLI::Option* o : app->get_options()) {
+    if (!is_numeric(o) || o->get_lnames().empty()) continue;
+    const std::string flag = "--" + o->get_lnames().front();
+    for (const Range& r : kRanges)
+      if (flag == r.flag && (*r.command == '\0' || app->get_name() == r.command)) {
+        o->check(r.make());
+        break;
+      }
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) walk(sub);
+}
+
+}  // namespace
+
+void check_numeric_ranges(CLI::App& app) { walk(&app); }
+
+}  // namespace shardcast::cli
