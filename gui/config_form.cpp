@@ -71,8 +71,8 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
 
   QFormLayout* cl = group("Cluster");
   gpus_ = intSpin(1, 1 << 20);
-  addField(cl, "cluster.nodes", "GPUs", gpus_,
-           "World size = cluster.nodes × cluster.gpus_per_node (ranks). Must be a multiple of GPUs per node.");
+  addField(cl, "gpus", "GPUs", gpus_,
+           "gpus (shardcast --gpus): world size = cluster.nodes × cluster.gpus_per_node (ranks). Must be a multiple of GPUs per node.");
   gpus_per_node_ = intSpin(0, 1024);
   addField(cl, "cluster.gpus_per_node", "GPUs per node", gpus_per_node_,
            "cluster.gpus_per_node: ranks per node (GPUs, or processes on CPU). Communication inside a node "
@@ -408,9 +408,9 @@ HardwareSpec ConfigForm::hardware() const {
 std::vector<std::string> ConfigForm::formErrors() const {
   std::vector<std::string> e;
   const int g = gpus_->value(), p = gpus_per_node_->value();
-  if (g < 1) e.push_back(ConfigError("", "cluster.nodes", "GPUs = " + std::to_string(g) + " is not allowed: must be >= 1").what());
+  if (g < 1) e.push_back(ConfigError("", "gpus", "GPUs = " + std::to_string(g) + " is not allowed: must be >= 1").what());
   else if (p >= 1 && g % p != 0)
-    e.push_back(ConfigError("", "cluster.nodes",
+    e.push_back(ConfigError("", "gpus",
                             "GPUs = " + std::to_string(g) + " is not a multiple of gpus_per_node = " + std::to_string(p))
                     .what());
   if (!model_load_error_.empty()) e.push_back(ConfigError("", "model.preset", model_load_error_).what());
@@ -480,7 +480,9 @@ void ConfigForm::showErrors(const std::vector<FieldError>& errors) {
   auto fields_of = [](const std::string& key) {
     std::vector<std::string> keys{key};
     if (key == "gpu.fp8_tflops") keys.push_back("precision.fp8");
-    if (key == "gpu.peak") keys.push_back("precision.param_dtype");
+    if (key == "gpu.bf16_tflops" || key == "gpu.fp16_tflops" || key == "gpu.fp32_tflops")
+      keys.push_back("precision.param_dtype");
+    if (key == "cluster.nodes") keys.push_back("gpus");  // nodes = gpus / gpus_per_node
     if (key.rfind("efficiency.", 0) == 0) keys.push_back("cluster.hardware");
     return keys;
   };

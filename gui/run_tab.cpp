@@ -255,7 +255,7 @@ void RunTab::poll() {
   for (const auto& e : b.errors) appendLog("[shardcast-gui] " + QString::fromStdString(e), true);
   for (const StepMetrics& m : b.steps) {
     loss_chart_->appendPoint(0, QPointF(m.step, m.loss));
-    tps_chart_->appendPoint(0, QPointF(m.step, m.tps));
+    tps_chart_->appendPoint(0, QPointF(m.step, m.tokens_per_s_per_gpu));
     tps_chart_->appendPoint(1, QPointF(m.step, launched_tps_));
     ++steps_seen_;
   }
@@ -264,7 +264,7 @@ void RunTab::poll() {
                   .arg(b.steps.back().step)
                   .arg(cfg_.training.steps)
                   .arg(b.steps.back().loss, 0, 'f', 4)
-                  .arg(b.steps.back().tps, 0, 'f', 0));
+                  .arg(b.steps.back().tokens_per_s_per_gpu, 0, 'f', 0));
 }
 
 void RunTab::onFinished(int code, QProcess::ExitStatus status) {

@@ -7,7 +7,7 @@
 namespace shardcast {
 
 void to_json(nlohmann::json& j, const StepMetrics& s) {
-  j = {{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"tps", s.tps},
+  j = {{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"tokens_per_s_per_gpu", s.tokens_per_s_per_gpu},
        {"mfu", s.mfu}, {"hfu", s.hfu}, {"step_time_s", s.step_time_s}, {"mem_peak_bytes", s.mem_peak_bytes}};
 }
 
@@ -16,7 +16,7 @@ void from_json(const nlohmann::json& j, StepMetrics& s) {
   j.at("loss").get_to(s.loss);
   j.at("lr").get_to(s.lr);
   j.at("grad_norm").get_to(s.grad_norm);
-  j.at("tps").get_to(s.tps);
+  j.at("tokens_per_s_per_gpu").get_to(s.tokens_per_s_per_gpu);
   j.at("mfu").get_to(s.mfu);
   j.at("hfu").get_to(s.hfu);
   j.at("step_time_s").get_to(s.step_time_s);

@@ -17,7 +17,7 @@ struct StepMetrics {
   double loss = 0;
   double lr = 0;
   double grad_norm = 0;
-  double tps = 0;               // tokens/s per GPU (rank)
+  double tokens_per_s_per_gpu = 0;  // tokens/s per GPU (rank)
   double mfu = 0;
   double hfu = 0;
   double step_time_s = 0;

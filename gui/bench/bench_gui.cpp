@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     auto* form = w.form();
     qobject_cast<QComboBox*>(form->editorFor("model.preset"))->setCurrentText(c.model);
     qobject_cast<QComboBox*>(form->editorFor("cluster.hardware"))->setCurrentText(c.hardware);
-    qobject_cast<QSpinBox*>(form->editorFor("cluster.nodes"))->setValue(c.gpus);
+    qobject_cast<QSpinBox*>(form->editorFor("gpus"))->setValue(c.gpus);
     qobject_cast<QSpinBox*>(form->editorFor("training.seq_len"))->setValue(c.seq_len);
     auto* mb = qobject_cast<QSpinBox*>(form->editorFor("training.micro_batch"));
     std::vector<double> replan, total;

@@ -16,7 +16,7 @@ steps=${FAKE_TRAINER_STEPS:-5}
 echo "fake trainer: $nproc ranks, $steps steps"
 : > "$dir/metrics.jsonl"
 for s in $(seq 1 "$steps"); do
-  echo "{\"step\":$s,\"loss\":$(echo "6 - $s * 0.1" | bc),\"lr\":0.001,\"grad_norm\":1.0,\"tps\":1000,\"mfu\":0.1,\"hfu\":0.12,\"step_time_s\":0.5,\"mem_peak_bytes\":1000000}" >> "$dir/metrics.jsonl"
+  echo "{\"step\":$s,\"loss\":$(echo "6 - $s * 0.1" | bc),\"lr\":0.001,\"grad_norm\":1.0,\"tokens_per_s_per_gpu\":1000,\"mfu\":0.1,\"hfu\":0.12,\"step_time_s\":0.5,\"mem_peak_bytes\":1000000}" >> "$dir/metrics.jsonl"
   echo "step $s/$steps"
   sleep "${FAKE_TRAINER_SLEEP:-0.05}"
 done

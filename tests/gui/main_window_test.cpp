@@ -168,9 +168,9 @@ class MainWindowTest : public QObject {
              qPrintable(w.form()->errorText("parallelism.hsdp_shard_size")));
     typeInto(editor<QSpinBox>(w, "parallelism.hsdp_shard_size"), "4");
     QVERIFY(w.prediction().has_value());
-    typeInto(editor<QSpinBox>(w, "cluster.nodes"), "12");  // the GPUs field
-    QVERIFY(w.form()->errorText("cluster.nodes").contains("not a multiple of gpus_per_node"));
-    typeInto(editor<QSpinBox>(w, "cluster.nodes"), "16");
+    typeInto(editor<QSpinBox>(w, "gpus"), "12");  // the GPUs field
+    QVERIFY(w.form()->errorText("gpus").contains("not a multiple of gpus_per_node"));
+    typeInto(editor<QSpinBox>(w, "gpus"), "16");
     QVERIFY(w.prediction().has_value());
     QCOMPARE(w.form()->config().cluster.nodes, 2);
     // fp8 with fp32 params: the shared rule, shown next to FP8.
@@ -209,7 +209,7 @@ class MainWindowTest : public QObject {
       MainWindow w;
       editor<QComboBox>(w, "model.preset")->setCurrentText("llama2-13b");
       editor<QComboBox>(w, "parallelism.sharding_strategy")->setCurrentText("hybrid_shard");
-      editor<QSpinBox>(w, "cluster.nodes")->setValue(32);
+      editor<QSpinBox>(w, "gpus")->setValue(32);
       editor<QSpinBox>(w, "parallelism.hsdp_shard_size")->setValue(8);
       editor<QSpinBox>(w, "training.seq_len")->setValue(4096);
       editor<QSpinBox>(w, "training.grad_accum")->setValue(2);

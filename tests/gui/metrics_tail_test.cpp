@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 namespace {
 std::string line(int step, double loss) {
   return "{\"step\":" + std::to_string(step) + ",\"loss\":" + std::to_string(loss) +
-         ",\"lr\":0.001,\"grad_norm\":1,\"tps\":1000,\"mfu\":0.1,\"hfu\":0.1,\"step_time_s\":0.5,"
+         ",\"lr\":0.001,\"grad_norm\":1,\"tokens_per_s_per_gpu\":1000,\"mfu\":0.1,\"hfu\":0.1,\"step_time_s\":0.5,"
          "\"mem_peak_bytes\":1e6}";
 }
 }  // namespace

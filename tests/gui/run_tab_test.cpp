@@ -38,7 +38,7 @@ void localConfig(MainWindow& w) {
   qobject_cast<QComboBox*>(w.form()->editorFor("model.preset"))->setCurrentText("tiny-2l");
   qobject_cast<QComboBox*>(w.form()->editorFor("cluster.hardware"))->setCurrentText("cpu");
   qobject_cast<QSpinBox*>(w.form()->editorFor("cluster.gpus_per_node"))->setValue(2);
-  qobject_cast<QSpinBox*>(w.form()->editorFor("cluster.nodes"))->setValue(2);
+  qobject_cast<QSpinBox*>(w.form()->editorFor("gpus"))->setValue(2);
   qobject_cast<QSpinBox*>(w.form()->editorFor("training.seq_len"))->setValue(128);
   qobject_cast<QComboBox*>(w.form()->editorFor("precision.param_dtype"))->setCurrentText("fp32");
 }
@@ -128,7 +128,7 @@ class RunTabTest : public QObject {
     RunTab* r = w.runTab();
     r->setTrainerPath("/nonexistent/shardcast-train");
     QVERIFY(r->launch().contains("not an executable"));
-    qobject_cast<QSpinBox*>(w.form()->editorFor("cluster.nodes"))->setValue(16);  // 2 nodes
+    qobject_cast<QSpinBox*>(w.form()->editorFor("gpus"))->setValue(16);  // 2 nodes
     r->setTrainerPath(kFake);
     QVERIFY(r->launch().contains("cluster.nodes = 2"));
     qobject_cast<QSpinBox*>(w.form()->editorFor("training.micro_batch"))->setValue(0);

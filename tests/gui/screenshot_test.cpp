@@ -112,7 +112,7 @@ class ScreenshotTest : public QObject {
     static_cast<QComboBox*>(f->editorFor("model.preset"))->setCurrentText("tiny-2l");
     static_cast<QComboBox*>(f->editorFor("cluster.hardware"))->setCurrentText("cpu");
     static_cast<QSpinBox*>(f->editorFor("cluster.gpus_per_node"))->setValue(2);
-    static_cast<QSpinBox*>(f->editorFor("cluster.nodes"))->setValue(2);
+    static_cast<QSpinBox*>(f->editorFor("gpus"))->setValue(2);
     static_cast<QSpinBox*>(f->editorFor("training.seq_len"))->setValue(128);
     static_cast<QSpinBox*>(f->editorFor("training.micro_batch"))->setValue(4);
     static_cast<QComboBox*>(f->editorFor("activation_checkpointing.mode"))->setCurrentText("none");

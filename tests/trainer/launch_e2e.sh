@@ -21,7 +21,7 @@ grep -q '^\[rank 0\] ' "$work/launch.log" || fail "rank-prefixed output missing"
 [ "$(wc -l < "$work/fsdp/metrics.jsonl")" -eq 12 ] || fail "metrics.jsonl should have 12 lines"
 # (plain grep/awk, no jq: the project's Debian package list does not include it)
 first=$(head -1 "$work/fsdp/metrics.jsonl")
-for key in step loss lr grad_norm tps mfu hfu step_time_s mem_peak_bytes; do
+for key in step loss lr grad_norm tokens_per_s_per_gpu mfu hfu step_time_s mem_peak_bytes; do
   grep -q "\"$key\":" <<< "$first" || fail "metrics.jsonl lacks $key"
 done
 report="$work/fsdp/run_report.json"

@@ -139,7 +139,8 @@ int main(int argc, char** argv) {
         c.tps = sm.at("tokens_per_s_per_gpu").get<double>();
         c.mem = sm.at("mem_peak_bytes").get<double>();
         const auto& mc = sm.at("mem_components_bytes");
-        c.state = mc.at("params").get<double>() + mc.at("grads").get<double>() + mc.at("optimizer").get<double>();
+        c.state = mc.at("sharded_parameters").get<double>() + mc.at("sharded_gradients").get<double>() +
+                  mc.at("optimizer_states").get<double>();
       }
     }
   }

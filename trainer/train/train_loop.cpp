@@ -216,11 +216,11 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
   s.step_time_s = maxes[0];
   s.mem_peak_bytes = maxes[1];
   const double tokens = double(slice_.n_ranks) * b * T * k;  // processed by this rank
-  s.tps = tokens / s.step_time_s;
+  s.tokens_per_s_per_gpu = tokens / s.step_time_s;
   if (peak_flops_ > 0) {
     const auto& ac = cfg_.activation_checkpointing;
-    s.mfu = cfg_.model.flops_per_token(T) * s.tps / peak_flops_;
-    s.hfu = cfg_.model.hardware_flops_per_token(T, ac.recompute_fraction(cfg_.model.n_layers)) * s.tps /
+    s.mfu = cfg_.model.flops_per_token(T) * s.tokens_per_s_per_gpu / peak_flops_;
+    s.hfu = cfg_.model.hardware_flops_per_token(T, ac.recompute_fraction(cfg_.model.n_layers)) * s.tokens_per_s_per_gpu /
             peak_flops_;
   }
   return s;
@@ -305,9 +305,11 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
 
   // Hardware peak for MFU (the planner's convention: the preset's peak for param_dtype).
   double peak = 0;
-  std::string hardware_name = cfg.cluster.hardware;
+  std::string hardware_name = cfg.cluster.hardware, hardware_file;
   try {
-    peak = load_hardware(cfg.cluster.hardware).peak_flops(cfg.precision.param_dtype);
+    const HardwareSpec hw = load_hardware(cfg.cluster.hardware);
+    hardware_file = hw.file;
+    peak = hw.peak_flops(cfg.precision.param_dtype);
   } catch (const std::exception& e) {
     if (rank == 0) fmt::print(stderr, "warning: no MFU/HFU: {}\n", e.what());
   }
@@ -387,9 +389,9 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     jsonl.flush();
     if (s % log_freq == 0 || s == 1 || s == cfg.training.steps) {
       const std::string line = fmt::format(
-          "step {:>5}/{}  loss {:.4f}  lr {:.2e}  grad_norm {:.3f}  tps {:.0f}  mfu {:.2f}%  "
+          "step {:>5}/{}  loss {:.4f}  lr {:.2e}  grad_norm {:.3f}  tokens/s/GPU {:.0f}  mfu {:.2f}%  "
           "step {:.0f} ms  mem {:.1f} MiB",
-          s, cfg.training.steps, m.loss, m.lr, m.grad_norm, m.tps, 100 * m.mfu, 1000 * m.step_time_s,
+          s, cfg.training.steps, m.loss, m.lr, m.grad_norm, m.tokens_per_s_per_gpu, 100 * m.mfu, 1000 * m.step_time_s,
           m.mem_peak_bytes / 1048576.0);
       if (tty) fmt::print("\r{}\x1b[K", line);
       else fmt::print("{}\n", line);
@@ -405,7 +407,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     double mem = 0;
     for (size_t i = skip; i < report.steps.size(); ++i) {
       t.push_back(report.steps[i].step_time_s);
-      tps.push_back(report.steps[i].tps);
+      tps.push_back(report.steps[i].tokens_per_s_per_gpu);
       mfu.push_back(report.steps[i].mfu);
       hfu.push_back(report.steps[i].hfu);
     }
@@ -416,9 +418,10 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     report.hfu = median(hfu);
     report.mem_peak_bytes = mem;
     const StateBytes sb = engine->state_bytes();
-    report.mem_components = {{"params", double(sb.params)},
-                             {"grads", double(sb.grads)},
-                             {"optimizer", double(sb.optimizer)},
+    // The planner's names for the same quantities (Prediction::memory, docs/cost-model.md).
+    report.mem_components = {{"sharded_parameters", double(sb.params)},
+                             {"sharded_gradients", double(sb.grads)},
+                             {"optimizer_states", double(sb.optimizer)},
                              {"peak_forward", double(worst.forward)},
                              {"peak_backward", double(worst.backward)},
                              {"peak_optimizer", double(worst.optimizer)}};
@@ -428,6 +431,16 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                "wrote {}\n",
                report.steps.front().loss, report.steps.back().loss, 1000 * report.median_step_time_s,
                report.tokens_per_s_per_gpu, mem / 1048576.0, (run_dir / "run_report.json").string());
+    if (report.mfu > 1.0)
+      // A rate above the profile's peak: the profile was measured on a slower machine (the shipped
+      // `cpu` profile is one fixed machine, docs/trainer.md), so its MFU and predictions do not
+      // describe this one.
+      fmt::print(stderr,
+                 "warning: measured MFU {:.0f}% is above 100%: this machine computes faster than the {} peak of "
+                 "hardware profile '{}' ({}, {:.3g} GFLOP/s). MFU and the planner's predictions with this profile "
+                 "do not describe this machine; measure it with `shardcast calibrate --hardware-out local.toml` "
+                 "and set cluster.hardware = \"local.toml\" (docs/trainer.md)\n",
+                 100 * report.mfu, cfg.precision.param_dtype, hardware_name, hardware_file, peak / 1e9);
     finish_run_validation(cfg, report, run_dir);  // validation.json: [prediction] vs measured
   }
   return kExitOk;

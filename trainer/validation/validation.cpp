@@ -12,16 +12,6 @@ namespace shardcast::trainer {
 
 namespace {
 
-// Planner memory component -> trainer RunReport component (same quantity, both bytes/rank).
-struct ComponentPair {
-  const char* predicted;
-  const char* measured;
-};
-constexpr ComponentPair kComponents[] = {
-    {"sharded_parameters", "params"},
-    {"sharded_gradients", "grads"},
-    {"optimizer_states", "optimizer"},
-};
 
 std::string human(const std::string& quantity, double v) {
   if (quantity.rfind("mem", 0) == 0) return fmt::format("{:.2f} MiB", v / 1048576.0);
@@ -45,11 +35,10 @@ ValidationReport make_validation(const PredictionTable& p, const RunReport& r, c
   add("mfu", p.mfu, r.mfu);
   add("hfu", p.hfu, r.hfu);
   add("mem_peak_bytes", p.mem_peak_bytes, r.mem_peak_bytes);
-  for (const auto& c : kComponents) {
-    auto it = p.mem_components.find(c.predicted);
-    if (it == p.mem_components.end()) continue;
-    for (const auto& [name, bytes] : r.mem_components)
-      if (name == c.measured) add(std::string("mem.") + c.predicted, it->second, bytes);
+  // Memory components measured under the planner's name (sharded_parameters, ...; bytes/rank).
+  for (const auto& [name, bytes] : r.mem_components) {
+    auto it = p.mem_components.find(name);
+    if (it != p.mem_components.end()) add("mem." + name, it->second, bytes);
   }
   return v;
 }
