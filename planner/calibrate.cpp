@@ -169,28 +169,8 @@ HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpe
 }
 
 std::string hardware_to_toml(const HardwareSpec& h) {
-  auto q = [](const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-      if (c == '"' || c == '\\') o += '\\';
-      o += c;
-    }
-    return o + "\"";
-  };
-  auto g = [](double v) { return fmt::format("{:.17g}", v); };
-  std::string o;
-  o += "# Hardware profile written by `shardcast calibrate` (units as in configs/hardware/cpu.toml).\n";
-  o += "name = " + q(h.name) + "\nsource = " + q(h.source) + "\n\n[gpu]\n";
-  o += "bf16_tflops = " + g(h.gpu.bf16_flops / 1e12) + "\nfp16_tflops = " + g(h.gpu.fp16_flops / 1e12) + "\n";
-  o += "fp32_tflops = " + g(h.gpu.fp32_flops / 1e12) + "\nfp8_tflops = " + g(h.gpu.fp8_flops / 1e12) + "\n";
-  o += "hbm_gib = " + g(h.gpu.hbm_bytes / (1024.0 * 1024.0 * 1024.0)) + "\nhbm_tbps = " + g(h.gpu.hbm_bandwidth / 1e12);
-  o += "\n\n[node]\ngpus_per_node = " + std::to_string(h.node.gpus_per_node) + "\n";
-  o += "intra_node_gbps = " + g(h.node.intra_node_bandwidth * 8 / 1e9) + "\n";
-  o += "inter_node_gbps = " + g(h.node.inter_node_bandwidth * 8 / 1e9) + "\n";
-  o += "intra_node_latency_us = " + g(h.node.intra_node_latency * 1e6) + "\n";
-  o += "inter_node_latency_us = " + g(h.node.inter_node_latency * 1e6) + "\n\n[efficiency]\n";
-  for (const auto& [k, v] : h.efficiency) o += k + " = " + g(v) + "\n";
-  return o;
+  return "# Hardware profile written by `shardcast calibrate` (units as in configs/hardware/cpu.toml).\n" +
+         write_hardware_toml(h);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "shared/config_schema.h"
 #include "shared/errors.h"
 #include "shared/toml_reader.h"
 
@@ -143,46 +145,28 @@ ModelSpec load_model(const std::string& name_or_file) {
 // HardwareSpec. TOML units are the datasheet ones (TFLOP/s, GiB, TB/s, Gb/s, µs); the struct is SI.
 
 HardwareSpec parse_hardware_toml(const std::string& text, const std::string& file) {
-  toml::table t = parse_toml(text, file);
-  TableReader r(t, file, "");
+  toml::table t_root = parse_toml(text, file);
+  TableReader r(t_root, file, "");
   HardwareSpec h;
   h.file = file;
-  r.get("name", h.name);
-  r.get("source", h.source);
-  if (const toml::table* g = r.table("gpu")) {
-    TableReader gr(*g, file, "gpu.");
-    double bf16 = 0, fp16 = 0, fp32 = 0, fp8 = 0, hbm_gib = 0, hbm_tbps = 0;
-    gr.get("bf16_tflops", bf16);
-    gr.get("fp16_tflops", fp16);
-    gr.get("fp32_tflops", fp32);
-    gr.get("fp8_tflops", fp8);
-    gr.get("hbm_gib", hbm_gib);
-    gr.get("hbm_tbps", hbm_tbps);
-    gr.finish();
-    h.gpu.bf16_flops = bf16 * 1e12;
-    h.gpu.fp16_flops = fp16 * 1e12;
-    h.gpu.fp32_flops = fp32 * 1e12;
-    h.gpu.fp8_flops = fp8 * 1e12;
-    h.gpu.hbm_bytes = hbm_gib * 1024.0 * 1024.0 * 1024.0;
-    h.gpu.hbm_bandwidth = hbm_tbps * 1e12;
-  } else {
-    throw ConfigError(file, "gpu", "missing table [gpu]");
-  }
-  if (const toml::table* n = r.table("node")) {
-    TableReader nr(*n, file, "node.");
-    double intra_gbps = 0, inter_gbps = 0, intra_us = 0, inter_us = 0;
-    nr.get("gpus_per_node", h.node.gpus_per_node);
-    nr.get("intra_node_gbps", intra_gbps);
-    nr.get("inter_node_gbps", inter_gbps);
-    nr.get("intra_node_latency_us", intra_us);
-    nr.get("inter_node_latency_us", inter_us);
-    nr.finish();
-    h.node.intra_node_bandwidth = intra_gbps * 1e9 / 8;
-    h.node.inter_node_bandwidth = inter_gbps * 1e9 / 8;
-    h.node.intra_node_latency = intra_us * 1e-6;
-    h.node.inter_node_latency = inter_us * 1e-6;
-  } else {
-    throw ConfigError(file, "node", "missing table [node]");
+  // Every key but [efficiency] from the schema (shared/config_schema.h), datasheet units → SI.
+  auto read = [&](TableReader& tr, const HardwareKey& k, const std::string& key) {
+    if (k.str) tr.get(key, k.str(h));
+    else if (k.integer) tr.get(key, k.integer(h));
+    else if (double v = 0; tr.get(key, v)) k.num(h) = v * k.to_si;
+  };
+  for (const std::string table : {"", "gpu", "node"}) {
+    const toml::table* t = table.empty() ? &static_cast<const toml::table&>(t_root) : r.table(table);
+    if (!t) throw ConfigError(file, table, "missing table [" + table + "]");
+    TableReader sub(*t, file, table.empty() ? "" : table + ".");
+    TableReader& tr = table.empty() ? r : sub;
+    for (const HardwareKey& k : hardware_schema()) {
+      const std::string p(k.path);
+      const size_t dot = p.find('.');
+      const std::string kt = dot == std::string::npos ? "" : p.substr(0, dot);
+      if (kt == table) read(tr, k, dot == std::string::npos ? p : p.substr(dot + 1));
+    }
+    if (!table.empty()) sub.finish();
   }
   if (const toml::table* e = r.table("efficiency")) {
     for (auto&& [k, v] : *e) {
@@ -190,7 +174,10 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
       check_efficiency_key(key, file);
       if (!v.is_number())
         throw ConfigError(file, "efficiency." + key, "expected a number");
-      h.efficiency[key] = v.value<double>().value();
+      const double x = v.value<double>().value();
+      if (!std::isfinite(x) || x < 0)
+        throw ConfigError(file, "efficiency." + key, fmt::format("{} is not allowed: must be a finite number >= 0", x));
+      h.efficiency[key] = x;
     }
   }
   r.finish();
@@ -204,6 +191,10 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
   need(h.node.gpus_per_node >= 1, "node.gpus_per_node", "must be >= 1");
   need(h.node.intra_node_bandwidth > 0, "node.intra_node_gbps", "must be > 0");
   need(h.node.inter_node_bandwidth >= 0, "node.inter_node_gbps", "must be >= 0");
+  need(h.gpu.fp16_flops >= 0 && h.gpu.fp8_flops >= 0 && h.gpu.bf16_flops >= 0 && h.gpu.fp32_flops >= 0, "gpu",
+       "peaks must be >= 0 (0 = not available)");
+  need(h.node.intra_node_latency >= 0, "node.intra_node_latency_us", "must be >= 0");
+  need(h.node.inter_node_latency >= 0, "node.inter_node_latency_us", "must be >= 0");
   throw_if_errors(errs);
   return h;
 }
@@ -233,6 +224,20 @@ std::string enum_error(const std::string& v, const char* allowed) {
   return fmt::format("\"{}\" is not allowed (allowed: {})", v, allowed);
 }
 
+// One plain key of the schema from its table (absent: the field keeps its default).
+void read_key(TableReader& r, const TrainConfigKey& k, TrainConfig& c) {
+  const std::string key = k.key();
+  if (auto f = std::get_if<int& (*)(TrainConfig&)>(&k.access)) r.get(key, (*f)(c));
+  else if (auto f = std::get_if<uint64_t& (*)(TrainConfig&)>(&k.access)) r.get(key, (*f)(c));
+  else if (auto f = std::get_if<double& (*)(TrainConfig&)>(&k.access)) r.get(key, (*f)(c));
+  else if (auto f = std::get_if<bool& (*)(TrainConfig&)>(&k.access)) r.get(key, (*f)(c));
+  else if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) r.get(key, (*f)(c));
+  else if (auto e = std::get_if<TrainEnumAccess>(&k.access)) {
+    std::string v = e->get(c);
+    if (r.get(key, v) && !e->set(c, v)) throw ConfigError(r.file(), r.path(key), enum_error(v, e->allowed));
+  }
+}
+
 }  // namespace
 
 TrainConfig parse_train_config(const std::string& text, const std::string& file) {
@@ -240,7 +245,8 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
   TableReader root(t, file, "");
   TrainConfig c;
   c.source_file = file;
-  root.get("runtime", c.runtime);
+  for (const TrainConfigKey& k : train_config_schema())
+    if (k.table().empty() && !k.special()) read_key(root, k, c);
 
   if (const toml::table* mt = root.table("model")) {
     TableReader r(*mt, file, "model.");
@@ -258,77 +264,16 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
   } else {
     throw ConfigError(file, "model", "missing table [model] (give preset = \"NAME\" or every field)");
   }
-  with_table(root, "cluster", [&](TableReader& r) {
-    r.get("hardware", c.cluster.hardware);
-    r.get("nodes", c.cluster.nodes);
-    r.get("gpus_per_node", c.cluster.gpus_per_node);
-    r.get("inter_node_gbps", c.cluster.inter_node_gbps);
-  });
-  with_table(root, "parallelism", [&](TableReader& r) {
-    std::string s = to_string(c.parallelism.sharding_strategy);
-    if (r.get("sharding_strategy", s)) {
-      auto v = parse_sharding_strategy(s);
-      if (!v) throw ConfigError(file, "parallelism.sharding_strategy", enum_error(s, kShardingStrategyNames));
-      c.parallelism.sharding_strategy = *v;
-    }
-    r.get("hsdp_shard_size", c.parallelism.hsdp_shard_size);
-    r.get("max_inflight_all_gathers", c.parallelism.max_inflight_all_gathers);
-  });
-  with_table(root, "training", [&](TableReader& r) {
-    r.get("micro_batch", c.training.micro_batch);
-    r.get("seq_len", c.training.seq_len);
-    r.get("grad_accum", c.training.grad_accum);
-    r.get("steps", c.training.steps);
-    r.get("seed", c.training.seed);
-    r.get("max_grad_norm", c.training.max_grad_norm);
-  });
-  with_table(root, "activation_checkpointing", [&](TableReader& r) {
-    std::string m = to_string(c.activation_checkpointing.mode);
-    if (r.get("mode", m)) {
-      auto v = parse_ac_mode(m);
-      if (!v) throw ConfigError(file, "activation_checkpointing.mode", enum_error(m, kAcModeNames));
-      c.activation_checkpointing.mode = *v;
-    }
-    r.get("ratio", c.activation_checkpointing.ratio);
-  });
-  with_table(root, "precision", [&](TableReader& r) {
-    r.get("param_dtype", c.precision.param_dtype);
-    r.get("reduce_dtype", c.precision.reduce_dtype);
-    r.get("compile", c.precision.compile);
-    r.get("fp8", c.precision.fp8);
-  });
-  with_table(root, "optimizer", [&](TableReader& r) {
-    r.get("name", c.optimizer.name);
-    r.get("lr", c.optimizer.lr);
-    r.get("beta1", c.optimizer.beta1);
-    r.get("beta2", c.optimizer.beta2);
-    r.get("eps", c.optimizer.eps);
-    r.get("weight_decay", c.optimizer.weight_decay);
-  });
-  with_table(root, "lr_schedule", [&](TableReader& r) {
-    r.get("warmup_steps", c.lr_schedule.warmup_steps);
-    r.get("decay", c.lr_schedule.decay);
-    r.get("min_lr_factor", c.lr_schedule.min_lr_factor);
-  });
-  with_table(root, "data", [&](TableReader& r) {
-    r.get("path", c.data.path);
-    r.get("format", c.data.format);
-  });
-  with_table(root, "checkpoint", [&](TableReader& r) {
-    r.get("dir", c.checkpoint.dir);
-    r.get("interval", c.checkpoint.interval);
-    r.get("keep", c.checkpoint.keep);
-    r.get("resume_from", c.checkpoint.resume_from);
-    r.get("initial_load_path", c.checkpoint.initial_load_path);
-  });
-  with_table(root, "metrics", [&](TableReader& r) {
-    r.get("dir", c.metrics.dir);
-    r.get("log_freq", c.metrics.log_freq);
-  });
-  with_table(root, "comm", [&](TableReader& r) {
-    r.get("timeout_seconds", c.comm.timeout_seconds);
-    r.get("backend", c.comm.backend);
-  });
+  // The plain tables, key by key from the schema (shared/config_schema.h).
+  std::vector<std::string> tables;
+  for (const TrainConfigKey& k : train_config_schema())
+    if (!k.special() && !k.table().empty() && std::find(tables.begin(), tables.end(), k.table()) == tables.end())
+      tables.push_back(k.table());
+  for (const std::string& name : tables)
+    with_table(root, name, [&](TableReader& r) {
+      for (const TrainConfigKey& k : train_config_schema())
+        if (!k.special() && k.table() == name) read_key(r, k, c);
+    });
   with_table(root, "prediction", [&](TableReader& r) {
     auto& p = c.prediction;
     p.present = true;
@@ -392,72 +337,42 @@ std::string write_train_config(const TrainConfig& c) {
   std::string o;
   auto line = [&](const std::string& k, const std::string& v) { o += k + " = " + v + "\n"; };
   o += "# Shardcast run config (TrainConfig); keys are documented in docs/configuration.md\n\n";
-  line("runtime", quote(c.runtime));
-  o += "\n[model]\n";
-  const ModelSpec& m = c.model;
-  if (!c.model_preset.empty()) line("preset", quote(c.model_preset));
-  line("name", quote(m.name));
-  line("n_layers", std::to_string(m.n_layers));
-  line("d_model", std::to_string(m.d_model));
-  line("n_heads", std::to_string(m.n_heads));
-  line("n_kv_heads", std::to_string(m.n_kv_heads));
-  line("ffn_dim", std::to_string(m.ffn_dim));
-  line("vocab", std::to_string(m.vocab));
-  line("max_seq_len", std::to_string(m.max_seq_len));
-  line("norm_eps", num(m.norm_eps));
-  line("rope_theta", num(m.rope_theta));
-  line("tied_embeddings", m.tied_embeddings ? "true" : "false");
-  line("mlp_type", quote(to_string(m.mlp_type)));
-  o += "\n[cluster]\n";
-  line("hardware", quote(c.cluster.hardware));
-  line("nodes", std::to_string(c.cluster.nodes));
-  line("gpus_per_node", std::to_string(c.cluster.gpus_per_node));
-  line("inter_node_gbps", num(c.cluster.inter_node_gbps));
-  o += "\n[parallelism]\n";
-  line("sharding_strategy", quote(to_string(c.parallelism.sharding_strategy)));
-  line("hsdp_shard_size", std::to_string(c.parallelism.hsdp_shard_size));
-  line("max_inflight_all_gathers", std::to_string(c.parallelism.max_inflight_all_gathers));
-  o += "\n[training]\n";
-  line("micro_batch", std::to_string(c.training.micro_batch));
-  line("seq_len", std::to_string(c.training.seq_len));
-  line("grad_accum", std::to_string(c.training.grad_accum));
-  line("steps", std::to_string(c.training.steps));
-  line("seed", std::to_string(c.training.seed));
-  line("max_grad_norm", num(c.training.max_grad_norm));
-  o += "\n[activation_checkpointing]\n";
-  line("mode", quote(to_string(c.activation_checkpointing.mode)));
-  line("ratio", num(c.activation_checkpointing.ratio));
-  o += "\n[precision]\n";
-  line("param_dtype", quote(c.precision.param_dtype));
-  line("reduce_dtype", quote(c.precision.reduce_dtype));
-  line("compile", c.precision.compile ? "true" : "false");
-  line("fp8", c.precision.fp8 ? "true" : "false");
-  o += "\n[optimizer]\n";
-  line("name", quote(c.optimizer.name));
-  line("lr", num(c.optimizer.lr));
-  line("beta1", num(c.optimizer.beta1));
-  line("beta2", num(c.optimizer.beta2));
-  line("eps", num(c.optimizer.eps));
-  line("weight_decay", num(c.optimizer.weight_decay));
-  o += "\n[lr_schedule]\n";
-  line("warmup_steps", std::to_string(c.lr_schedule.warmup_steps));
-  line("decay", quote(c.lr_schedule.decay));
-  line("min_lr_factor", num(c.lr_schedule.min_lr_factor));
-  o += "\n[data]\n";
-  line("path", quote(c.data.path));
-  line("format", quote(c.data.format));
-  o += "\n[checkpoint]\n";
-  line("dir", quote(c.checkpoint.dir));
-  line("interval", std::to_string(c.checkpoint.interval));
-  line("keep", std::to_string(c.checkpoint.keep));
-  line("resume_from", quote(c.checkpoint.resume_from));
-  line("initial_load_path", quote(c.checkpoint.initial_load_path));
-  o += "\n[metrics]\n";
-  line("dir", quote(c.metrics.dir));
-  line("log_freq", std::to_string(c.metrics.log_freq));
-  o += "\n[comm]\n";
-  line("timeout_seconds", num(c.comm.timeout_seconds));
-  line("backend", quote(c.comm.backend));
+  std::string table;
+  for (const TrainConfigKey& k : train_config_schema()) {
+    if (k.special()) {
+      if (std::string(k.path) == "model.preset") {  // the [model] table, as model presets have it
+        o += "\n[model]\n";
+        const ModelSpec& m = c.model;
+        if (!c.model_preset.empty()) line("preset", quote(c.model_preset));
+        line("name", quote(m.name));
+        line("n_layers", std::to_string(m.n_layers));
+        line("d_model", std::to_string(m.d_model));
+        line("n_heads", std::to_string(m.n_heads));
+        line("n_kv_heads", std::to_string(m.n_kv_heads));
+        line("ffn_dim", std::to_string(m.ffn_dim));
+        line("vocab", std::to_string(m.vocab));
+        line("max_seq_len", std::to_string(m.max_seq_len));
+        line("norm_eps", num(m.norm_eps));
+        line("rope_theta", num(m.rope_theta));
+        line("tied_embeddings", m.tied_embeddings ? "true" : "false");
+        line("mlp_type", quote(to_string(m.mlp_type)));
+        table = "model";
+      }
+      continue;  // the other model.* keys are written above, prediction.* below
+    }
+    if (k.table() != table) {
+      table = k.table();
+      o += "\n[" + table + "]\n";
+    }
+    const std::string key = k.key();
+    TrainConfig& mc = const_cast<TrainConfig&>(c);  // accessors return references; only read here
+    if (auto f = std::get_if<int& (*)(TrainConfig&)>(&k.access)) line(key, std::to_string((*f)(mc)));
+    else if (auto f = std::get_if<uint64_t& (*)(TrainConfig&)>(&k.access)) line(key, std::to_string((*f)(mc)));
+    else if (auto f = std::get_if<double& (*)(TrainConfig&)>(&k.access)) line(key, num((*f)(mc)));
+    else if (auto f = std::get_if<bool& (*)(TrainConfig&)>(&k.access)) line(key, (*f)(mc) ? "true" : "false");
+    else if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) line(key, quote((*f)(mc)));
+    else if (auto e = std::get_if<TrainEnumAccess>(&k.access)) line(key, quote(e->get(c)));
+  }
   if (c.prediction.present) {
     const auto& p = c.prediction;
     o += "\n# Written by `shardcast emit`: what the planner predicted for this run.\n[prediction]\n";
@@ -473,6 +388,27 @@ std::string write_train_config(const TrainConfig& c) {
       for (const auto& [k, v] : p.mem_components) line(k, num(v));
     }
   }
+  return o;
+}
+
+std::string write_hardware_toml(const HardwareSpec& h) {
+  std::string o, table;
+  HardwareSpec& m = const_cast<HardwareSpec&>(h);  // accessors return references; only read here
+  for (const HardwareKey& k : hardware_schema()) {
+    const std::string p(k.path);
+    const size_t dot = p.find('.');
+    const std::string t = dot == std::string::npos ? "" : p.substr(0, dot);
+    if (t != table) {
+      table = t;
+      o += "\n[" + table + "]\n";
+    }
+    const std::string key = dot == std::string::npos ? p : p.substr(dot + 1);
+    if (k.str) o += key + " = " + quote(k.str(m)) + "\n";
+    else if (k.integer) o += key + " = " + std::to_string(k.integer(m)) + "\n";
+    else o += key + " = " + num(k.num(m) / k.to_si) + "\n";
+  }
+  o += "\n[efficiency]\n";
+  for (const auto& [k, v] : h.efficiency) o += k + " = " + num(v) + "\n";
   return o;
 }
 

@@ -35,6 +35,9 @@ TrainConfig parse_train_config(const std::string& toml_text, const std::string& 
 ModelSpec parse_model_toml(const std::string& toml_text, const std::string& file_label);
 HardwareSpec parse_hardware_toml(const std::string& toml_text, const std::string& file_label);
 
+// TOML text of a hardware profile in the layout of configs/hardware/*.toml, key by key from
+// hardware_schema() then [efficiency]; parse_hardware_toml(write_hardware_toml(h)) equals h.
+std::string write_hardware_toml(const HardwareSpec& h);
 // Serialise; parse_train_config(write_train_config(c)) == c field by field.
 std::string write_train_config(const TrainConfig& cfg);
 // Write atomically (temp file, fsync, rename) so a crash never leaves half a file.

@@ -92,24 +92,6 @@ json toml_text_to_json(const std::string& text) {
 
 }  // namespace
 
-std::string write_hardware_toml(const HardwareSpec& h) {
-  toml::table gpu{{"bf16_tflops", h.gpu.bf16_flops / 1e12}, {"fp16_tflops", h.gpu.fp16_flops / 1e12},
-                  {"fp32_tflops", h.gpu.fp32_flops / 1e12}, {"fp8_tflops", h.gpu.fp8_flops / 1e12},
-                  {"hbm_gib", h.gpu.hbm_bytes / (1024.0 * 1024.0 * 1024.0)},
-                  {"hbm_tbps", h.gpu.hbm_bandwidth / 1e12}};
-  toml::table node{{"gpus_per_node", int64_t(h.node.gpus_per_node)},
-                   {"intra_node_gbps", h.node.intra_node_bandwidth * 8 / 1e9},
-                   {"inter_node_gbps", h.node.inter_node_bandwidth * 8 / 1e9},
-                   {"intra_node_latency_us", h.node.intra_node_latency * 1e6},
-                   {"inter_node_latency_us", h.node.inter_node_latency * 1e6}};
-  toml::table eff;
-  for (const auto& [k, v] : h.efficiency) eff.insert_or_assign(k, v);
-  toml::table t{{"name", h.name}, {"source", h.source}, {"gpu", std::move(gpu)},
-                {"node", std::move(node)}, {"efficiency", std::move(eff)}};
-  std::ostringstream os;
-  os << t;
-  return os.str();
-}
 
 std::string write_session(const Session& s) {
   json j = json::object();

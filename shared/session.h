@@ -46,8 +46,5 @@ Session read_session(const std::string& path);
 // The hardware the session plans on: its custom profile, or the preset it names.
 HardwareSpec session_hardware(const Session& s);
 
-// TOML text of a hardware profile in the layout of configs/hardware/*.toml;
-// parse_hardware_toml(write_hardware_toml(h)) equals h.
-std::string write_hardware_toml(const HardwareSpec& h);
 
 }  // namespace shardcast::session

@@ -1,6 +1,7 @@
 #include "shared/toml_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <sstream>
 
@@ -84,6 +85,8 @@ bool TableReader::get(const std::string& key, double& out) {
   if (n->is_integer()) out = double(n->as_integer()->get());
   else if (n->is_floating_point()) out = n->as_floating_point()->get();
   else type_error(key, "a number", *n);
+  // No key of ours means anything by nan or inf (TOML allows both literals).
+  if (!std::isfinite(out)) throw ConfigError(file_, path(key), fmt::format("{} is not allowed: must be a finite number", out));
   return true;
 }
 
