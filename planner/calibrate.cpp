@@ -11,6 +11,7 @@
 #include "planner/fit.h"
 #include "planner/plan.h"
 #include "planner/run_validation.h"
+#include "shared/config_io.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {

@@ -51,7 +51,7 @@ EfficiencyParams read_efficiency(const HardwareSpec& hw) {
 double& efficiency_field(EfficiencyParams& p, const std::string& key) {
   for (size_t i = 0; i < kN; ++i)
     if (key == kEfficiencyKeys[i]) return p.*(kMembers[i]);
-  check_efficiency_key(key, "--params");  // throws ConfigError naming the closest key
+  check_efficiency_key(key, "--fit-params");  // throws ConfigError naming the closest key
   throw ConfigError("", "efficiency." + key, "unknown cost-model parameter");
 }
 

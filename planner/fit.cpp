@@ -76,7 +76,7 @@ FitBounds fit_bounds(const std::string& key) {
   };
   auto it = kBounds.find(key);
   if (it == kBounds.end()) {
-    check_efficiency_key(key, "--params");  // an unknown key: ConfigError with the closest one
+    check_efficiency_key(key, "--fit-params");  // an unknown key: ConfigError with the closest one
     throw UsageError("efficiency parameter '" + key + "' is not fittable (memory terms and the error band are not)");
   }
   return it->second;

@@ -2,6 +2,8 @@
 // drives the prediction, a bad value shows its error next to its field, sessions round-trip
 // through a file, search results load into the form, and export writes what `shardcast emit`
 // writes.
+#include <set>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -27,6 +29,7 @@
 #include "gui/validation_tab.h"
 #include "planner/plan.h"
 #include "shared/config_io.h"
+#include "shared/config_schema.h"
 #include "gui/scaling_tab.h"
 #include "gui/search_tab.h"
 #include "planner/emit.h"
@@ -64,6 +67,24 @@ class MainWindowTest : public QObject {
   void initTestCase() {
     QCoreApplication::setOrganizationName("ShardcastTest");
     QCoreApplication::setApplicationName("main_window_test");
+  }
+
+  // Every form field is keyed by a key of the schema (shared/config_schema.h; the hardware keys
+  // for the custom profile), or `gpus`, the world size the form shows for cluster.nodes ×
+  // cluster.gpus_per_node (the name of `shardcast --gpus`).
+  void formFieldsAreKeyedBySchemaKeys() {
+    MainWindow w;
+    std::set<std::string> keys{"gpus"};
+    for (const auto& k : train_config_schema()) keys.insert(k.path);
+    for (const auto& k : hardware_schema()) keys.insert(k.path);
+    int n = 0;
+    for (const QLabel* err : w.form()->findChildren<QLabel*>()) {
+      if (!err->objectName().startsWith("error:")) continue;
+      const std::string key = err->objectName().mid(6).toStdString();
+      QVERIFY2(keys.count(key), key.c_str());
+      ++n;
+    }
+    QVERIFY(n > 20);
   }
 
   void opensReadyOnLlama3_8bOn8xH100() {

@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include "shared/errors.h"
 #include "trainer/fsdp/initial_load.h"
 #include "trainer/train/optim.h"
 
@@ -93,7 +94,7 @@ at::ScalarType parse_dtype(const std::string& name) {
   if (name == "fp32") return at::kFloat;
   if (name == "bf16") return at::kBFloat16;
   if (name == "fp16") return at::kHalf;
-  throw std::invalid_argument("unknown dtype '" + name + "' (fp32 | bf16 | fp16)");
+  throw ConfigError("", "precision", "unknown dtype '" + name + "' (allowed: fp32 | bf16 | fp16)");
 }
 
 FsdpModel::FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups groups)

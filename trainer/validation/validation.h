@@ -4,7 +4,7 @@
 // measured summary (RunReport: medians over steady steps, peak tensor memory from the
 // counting allocator, the persistent state by component); write_validation() writes
 // validation.json and the resolved config (run.toml) into the run directory, so the planner
-// can re-predict the run later (`shardcast calibrate --fit`); format_validation() is the
+// can re-predict the run later (`shardcast calibrate --runs`); format_validation() is the
 // table printed at the end of a run and by `shardcast validate RUN_DIR`.
 // What it is not: the measuring (train/) or the planner's summary over many runs
 // (planner/run_validation.h). No LibTorch. Pure functions, thread-safe.
