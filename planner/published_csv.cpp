@@ -93,14 +93,15 @@ class RowReader {
   std::optional<double> number(const std::string& c) const {
     const std::string v = get(c);
     if (v.empty()) return std::nullopt;
+    size_t used = 0;
+    double d = 0;
     try {
-      size_t used = 0;
-      const double d = std::stod(v, &used);
-      if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
-      return d;
-    } catch (const std::exception&) {
-      throw InputError("bad number '" + v + "' in column " + c);
+      d = std::stod(v, &used);
+    } catch (const std::exception&) {  // std::stod: no number, or out of range
+      used = 0;
     }
+    if (used != v.size() || !std::isfinite(d)) throw InputError("bad number '" + v + "' in column " + c);
+    return d;
   }
   double required(const std::string& c) const {
     auto v = number(c);
