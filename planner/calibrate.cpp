@@ -13,6 +13,7 @@
 #include "planner/run_validation.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "planner/runtime.h"
 
 namespace shardcast::planner {
 
@@ -181,7 +182,9 @@ HardwareSpec fit_profile(const std::vector<MeasuredRun>& runs, const HardwareSpe
                          int* iterations) {
   std::vector<double> start;
   for (const auto& k : o.params) start.push_back(hw.efficiency_param(k));
-  const PlanOptions opt = trainer_plan_options();  // the runs are shardcast-train's
+  // Each run is predicted for the runtime that made it (run.toml's runtime).
+  std::vector<PlanOptions> opts;
+  for (const auto& r : runs) opts.push_back(resolve_plan_options(r.cfg, hw));
   auto with = [&](const std::vector<double>& v) {
     HardwareSpec h = hw;
     for (size_t k = 0; k < v.size(); ++k) h.efficiency[o.params[k]] = v[k];
@@ -191,7 +194,7 @@ HardwareSpec fit_profile(const std::vector<MeasuredRun>& runs, const HardwareSpe
     const HardwareSpec h = with(v);
     Eigen::VectorXd r(Eigen::Index(runs.size()));
     for (size_t i = 0; i < runs.size(); ++i)
-      r[Eigen::Index(i)] = std::log(plan(runs[i].cfg, h, opt).step_time_s / runs[i].step_time_s);
+      r[Eigen::Index(i)] = std::log(plan(runs[i].cfg, h, opts[i]).step_time_s / runs[i].step_time_s);
     return r;
   };
   // A measured profile has its efficiencies at 1, on or above a bound: start 2% inside the range,
@@ -223,11 +226,11 @@ CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const 
   }
   res.fitted = fit_profile(runs, hw, o, &res.iterations);
   for (const auto& k : o.params) res.after[k] = res.fitted.efficiency.at(k);
-  const PlanOptions opt = trainer_plan_options();
   const bool loo = o.leave_one_out && runs.size() > need;
   if (loo) res.mape_held_out = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     const MeasuredRun& r = runs[i];
+    const PlanOptions opt = resolve_plan_options(r.cfg, hw);
     CalibrationRow row{r.name, r.step_time_s, plan(r.cfg, hw, opt).step_time_s, plan(r.cfg, res.fitted, opt).step_time_s};
     if (loo) {
       std::vector<MeasuredRun> rest = runs;

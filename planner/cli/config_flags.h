@@ -23,7 +23,7 @@ namespace shardcast::cli {
 
 struct ConfigFlags {
   std::string config;  // run.toml or session .json; "" = flags only
-  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype;
+  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, runtime;
   // Absent = not given on the command line: the config file's value (or, without one, the
   // documented default) stands. Ranges are checked by CLI11 (planner/cli/validators.cpp).
   std::optional<int> gpus, gpus_per_node, hsdp_shard_size, micro_batch, seq_len, grad_accum;
@@ -39,5 +39,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, 
 // --strategy --hsdp-shard-size --micro-batch --grad-accum --ac --ac-ratio --compile --fp8
 // --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f);
+// --runtime (TrainConfig::runtime), registered once per command: plan, search, scale, emit.
+void add_runtime_flag(CLI::App* cmd, std::string& runtime);
 
 }  // namespace shardcast::cli
