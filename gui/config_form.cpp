@@ -416,9 +416,9 @@ HardwareSpec ConfigForm::hardware() const {
 std::vector<std::string> ConfigForm::formErrors() const {
   std::vector<std::string> e;
   const int g = gpus_->value(), p = gpus_per_node_->value();
-  if (g < 1) e.push_back(ConfigError("", "gpus", "GPUs = " + std::to_string(g) + " is not allowed: must be >= 1").what());
+  if (g < 1) e.push_back(ConfigError("", "cluster.nodes", "GPUs = " + std::to_string(g) + " is not allowed: must be >= 1").what());
   else if (p >= 1 && g % p != 0)
-    e.push_back(ConfigError("", "gpus",
+    e.push_back(ConfigError("", "cluster.nodes",
                             "GPUs = " + std::to_string(g) + " is not a multiple of gpus_per_node = " + std::to_string(p))
                     .what());
   if (!model_load_error_.empty()) e.push_back(ConfigError("", "model.preset", model_load_error_).what());

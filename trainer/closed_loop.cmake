@@ -20,7 +20,8 @@ target_sources(shardcast_trainer PRIVATE
   microbench/subcommands.cpp)
 target_link_libraries(shardcast_trainer PUBLIC shardcast_trainer_io CLI11::CLI11)
 
-# What the issue-6 tests link (kept as a name so tests need not know the split above).
+# What the checkpoint, export and validation tests link (kept as a name so tests need not know
+# the split above).
 add_library(shardcast_trainer_ckpt INTERFACE)
 target_link_libraries(shardcast_trainer_ckpt INTERFACE shardcast_trainer)
 
