@@ -54,7 +54,7 @@ RunDir read_run_dir(const std::string& dir) {
   RunDir r;
   r.dir = dir;
   const fs::path d(dir);
-  if (!fs::is_directory(d)) throw InputError(fmt::format("{}: not a directory", dir));
+  if (!fs::is_directory(d)) throw ConfigError(dir, "", "not a directory (a shardcast-train run directory)");  // missing = exit 2
   r.cfg = read_train_config((d / "run.toml").string());
   const fs::path rp = d / "run_report.json";
   r.report = json_as<RunReport>(read_json(rp), rp);

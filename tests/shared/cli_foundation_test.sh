@@ -45,4 +45,19 @@ sed 's/micro_batch/micro_bach/' "$tmp/session.json" > "$tmp/bad_session.json"
 "$bin" plan "$tmp/bad_session.json" 2> "$tmp/err3.txt"; rc=$?
 check "bad session exits 2 (got $rc)" "[ $rc = 2 ]"
 check "bad session names the key" "grep -q 'training.micro_bach' '$tmp/err3.txt'"
+
+# One rule for a file that is missing or cannot be opened, in every command: exit 2, the
+# message on stderr names the path (README "Exit codes").
+for args in "check $tmp/none.toml" "plan $tmp/none.toml" "plan $tmp/none.json" "validate --published $tmp/none.csv" \
+            "validate $tmp/none_dir" "emit $tmp/none.toml --out $tmp/o"; do
+  "$bin" $args > "$tmp/out4.txt" 2> "$tmp/err4.txt"; rc=$?
+  check "missing file: $args exits 2 (got $rc)" "[ $rc = 2 ]"
+  check "missing file: $args names it on stderr" "grep -q '$tmp/none' '$tmp/err4.txt' && [ ! -s '$tmp/out4.txt' ]"
+done
+
+# A typo in a hardware preset's [efficiency] table is rejected like any unknown key.
+sed 's/^matmul_eff =/matmul_efff =/' "$src/configs/hardware/cpu.toml" > "$tmp/typo.toml"
+"$bin" plan --model tiny-2l --gpu "$tmp/typo.toml" --gpus 2 --seq-len 128 2> "$tmp/err5.txt" > /dev/null; rc=$?
+check "efficiency typo exits 2 (got $rc)" "[ $rc = 2 ]"
+check "efficiency typo names key and closest" "grep -q \"efficiency.matmul_efff.*did you mean 'efficiency.matmul_eff'\" '$tmp/err5.txt'"
 exit $fail
