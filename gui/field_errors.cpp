@@ -2,23 +2,29 @@
 #include "gui/field_errors.h"
 
 #include <cctype>
+#include <set>
 #include <sstream>
+
+#include "shared/config_schema.h"
 
 namespace shardcast::gui {
 namespace {
 
 bool looks_like_key_path(const std::string& s) {
-  if (s.empty() || s.find('.') == std::string::npos) return false;
-  if (s.front() == '.' || s.back() == '.') return false;
-  // The first word must be a table of run.toml or of a hardware preset, so that a file name
-  // such as "run.toml" is never taken for a key.
-  static const char* tables[] = {"model", "cluster", "parallelism", "training", "activation_checkpointing",
-                                 "precision", "optimizer", "lr_schedule", "data", "checkpoint", "metrics",
-                                 "comm", "prediction", "gpu", "node", "efficiency", "custom_hardware"};
-  const std::string head = s.substr(0, s.find('.'));
-  bool known = false;
-  for (const char* t : tables) known = known || head == t;
-  if (!known) return false;
+  if (s.empty() || s.front() == '.' || s.back() == '.') return false;
+  // The first word must be a table (or a top-level key) of run.toml or of a hardware preset
+  // (shared/config_schema.h), so that a file name such as "run.toml" is never taken for a key.
+  static const std::set<std::string> heads = [] {
+    std::set<std::string> h{"efficiency", "custom_hardware"};
+    auto add = [&h](const std::string& p) {
+      if (p.find('.') != std::string::npos) h.insert(p.substr(0, p.find('.')));
+    };
+    for (const auto& k : train_config_schema()) add(k.path);
+    for (const auto& k : hardware_schema()) add(k.path);
+    return h;
+  }();
+  if (s == "runtime") return true;  // the one top-level key of run.toml
+  if (s.find('.') == std::string::npos || !heads.count(s.substr(0, s.find('.')))) return false;
   for (char c : s)
     if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
           c == '_' || c == '.' || c == '[' || c == ']'))
