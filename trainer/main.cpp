@@ -26,8 +26,7 @@ namespace {
 void add_run_flags(CLI::App* c, std::string& config, RunOverrides& ov) {
   c->add_option("config", config, "run.toml (TrainConfig)")->required()->check(CLI::ExistingFile);
   c->add_option("--data", ov.data_path, "token file (llm.c .bin); replaces data.path");
-  // Ranges: shared/cli_ranges.h; the CLI range test reads them from --help. A given 0 is out of
-  // range, so ov.steps == 0 only ever means "not given".
+  // Ranges: shared/cli_ranges.h; the CLI range test reads them from --help.
   c->add_option("--steps", ov.steps, "optimizer steps; replaces training.steps")->check(cli_range::positive());
   c->add_option("--metrics-dir", ov.metrics_dir, "run directory; replaces metrics.dir");
 }
@@ -35,7 +34,7 @@ void add_run_flags(CLI::App* c, std::string& config, RunOverrides& ov) {
 std::vector<std::string> run_args(const std::string& config, const RunOverrides& ov) {
   std::vector<std::string> a{"run", config};
   if (!ov.data_path.empty()) a.insert(a.end(), {"--data", ov.data_path});
-  if (ov.steps > 0) a.insert(a.end(), {"--steps", std::to_string(ov.steps)});
+  if (ov.steps) a.insert(a.end(), {"--steps", std::to_string(*ov.steps)});
   if (!ov.metrics_dir.empty()) a.insert(a.end(), {"--metrics-dir", ov.metrics_dir});
   return a;
 }

@@ -5,6 +5,7 @@
 // (1-based) result of the same search `shardcast search` runs with these flags. Exit code 3 if
 // the configuration does not fit for --runtime (the plan's runtime), 2 if it cannot run it.
 #include <memory>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -25,7 +26,7 @@ struct EmitFlags {
   SpaceFlags space;     // --model --gpu --gpus ... (and the search-only flags)
   ConfigFlags choice;   // config, --strategy --micro-batch ... (add_choice_flags)
   std::string out, data;
-  int steps = 0, from_search = 0;
+  std::optional<int> steps, from_search;  // absent = not given (ranges: planner/cli/validators.cpp)
   bool force = false;
 };
 
@@ -61,7 +62,7 @@ void register_emit(CLI::App& app) {
   cmd->callback([a] {
     HardwareSpec hw;
     TrainConfig cfg;
-    if (a->from_search > 0) {
+    if (a->from_search) {
       const ConfigFlags& c = a->choice;
       if (!c.config.empty() || !c.strategy.empty() || c.hsdp_shard_size >= 0 || c.micro_batch > 0 ||
           c.grad_accum > 0 || !c.ac.empty() || c.ac_ratio >= 0 || c.compile || c.fp8)
@@ -73,18 +74,17 @@ void register_emit(CLI::App& app) {
       if (!c.param_dtype.empty()) space.base.precision.param_dtype = c.param_dtype;
       if (!c.reduce_dtype.empty()) space.reduce_dtypes = {c.reduce_dtype};
       const planner::SearchResult r = planner::search(space, hw, progress_bar("search"));
-      if (int64_t(a->from_search) > int64_t(r.ranked.size()))
-        throw UsageError(fmt::format("emit: --from-search {} but only {} configurations fit", a->from_search,
+      const int rank = *a->from_search;
+      if (int64_t(rank) > int64_t(r.ranked.size()))
+        throw UsageError(fmt::format("emit: --from-search {} but only {} configurations fit", rank,
                                      r.ranked.size()));
-      cfg = r.ranked[size_t(a->from_search - 1)].config;
-      if (a->steps > 0) cfg.training.steps = a->steps;
-    } else if (a->from_search < 0) {
-      throw UsageError("emit: --from-search RANK must be >= 1");
+      cfg = r.ranked[size_t(rank - 1)].config;
+      if (a->steps) cfg.training.steps = *a->steps;
     } else {
       if (!a->space.global_batch_tokens.empty() || a->space.allow_fp8 || a->space.allow_compile)
         throw UsageError("emit: --global-batch-tokens, --allow-fp8 and --allow-compile only apply with --from-search");
       cfg = from_plan_flags(*a, hw);
-      if (a->steps > 0) cfg.training.steps = a->steps;
+      if (a->steps) cfg.training.steps = *a->steps;
     }
     if (!a->data.empty()) cfg.data.path = a->data;
     validate_or_throw(cfg);
@@ -106,7 +106,7 @@ void register_emit(CLI::App& app) {
     }
     // A plan given by flags may fit yet sit above the retry-free margin search keeps.
     const double need = planner::memory_needed_bytes(pred), margin = a->space.max_mem_frac * pred.mem_capacity_bytes;
-    if (a->from_search == 0 && pred.fits && need > margin)
+    if (!a->from_search && pred.fits && need > margin)
       fmt::print(stderr, "emit: warning: {:.1f} GiB per GPU is above {:.0f}% of {:.1f} GiB (--max-mem-frac); expect "
                          "allocator retries\n",
                  need / gib, 100 * a->space.max_mem_frac, pred.mem_capacity_bytes / gib);

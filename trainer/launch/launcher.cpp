@@ -97,7 +97,7 @@ int pick_free_port() {
 int launch_local(const LaunchOptions& o) {
   if (o.nproc_per_node < 1) throw UsageError("--nproc-per-node must be >= 1");
   const std::string exe = o.exe.empty() ? std::string("/proc/self/exe") : o.exe;
-  const int port = o.master_port > 0 ? o.master_port : pick_free_port();
+  const int port = o.master_port ? *o.master_port : pick_free_port();
   const int n = o.nproc_per_node;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const std::string omp = std::to_string(std::max(1u, cores / unsigned(n)));

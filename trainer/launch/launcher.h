@@ -8,6 +8,7 @@
 // variables) and no LibTorch. Threading: single-threaded, uses fork/exec/poll; call once.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ namespace shardcast::trainer {
 struct LaunchOptions {
   int nproc_per_node = 1;
   std::string master_addr = "127.0.0.1";
-  int master_port = 0;                  // 0 = pick a free port
+  std::optional<int> master_port;       // absent = pick a free port
   std::string exe;                      // the binary to run ("" = this executable)
   std::vector<std::string> rank_args;   // argv[1..] of each rank, e.g. {"run", "cfg.toml"}
 };

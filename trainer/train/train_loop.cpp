@@ -259,7 +259,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   const std::string file = cfg.source_file.empty() ? config_path : cfg.source_file;
   if (!ov.data_path.empty()) cfg.data.path = ov.data_path;
   if (!ov.metrics_dir.empty()) cfg.metrics.dir = ov.metrics_dir;
-  if (ov.steps > 0) cfg.training.steps = ov.steps;
+  if (ov.steps) cfg.training.steps = *ov.steps;
 
   const int world = env_int("WORLD_SIZE", 1);
   const int rank = env_int("RANK", 0);

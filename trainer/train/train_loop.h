@@ -8,6 +8,7 @@
 // Threading: call once per process from the main thread.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace shardcast::trainer {
@@ -15,7 +16,7 @@ namespace shardcast::trainer {
 struct RunOverrides {
   std::string data_path;     // replaces data.path
   std::string metrics_dir;   // replaces metrics.dir
-  int steps = 0;             // > 0 replaces training.steps
+  std::optional<int> steps;  // given: replaces training.steps
   bool reference = false;    // plain single-process path (world must be 1)
 };
 
