@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `shardcast scale` with failures and the budget question on the real binary: goodput columns,
+# --deadline over GPU types (exit 0 when met, 3 when not, with the shortfall), --json and --csv,
+# and bad durations, token counts, prices and thresholds as usage errors (exit 2) naming the flag.
+set -u
+bin="$1"
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+m=(--model llama3-8b --seq-len 8192)
+
+"$bin" scale "${m[@]}" --gpu H100-80GB-SXM --to 256 > "$tmp/scale.txt"; rc=$?
+check "scale exits 0 (got $rc)" "[ $rc = 0 ]"
+check "scale shows goodput and the checkpoint interval" "grep -q 'goodput' '$tmp/scale.txt' && grep -q 'ckpt' '$tmp/scale.txt'"
+check "scale says where goodput stands" "grep -qE '^goodput (stays|falls)' '$tmp/scale.txt'"
+"$bin" scale "${m[@]}" --gpu H100-80GB-SXM --to 256 --failures-per-gpu-hour 0 --json > "$tmp/nofail.json"
+check "no failures: goodput 1 at every count" \
+  "python3 -c 'import json,sys; j=json.load(open(\"$tmp/nofail.json\")); sys.exit(0 if all(p[\"goodput\"][\"goodput\"]==1 for p in j[\"points\"] if p[\"feasible\"]) else 1)'"
+
+types=H100-80GB-SXM,H200-141GB-SXM
+"$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu-types $types --to 1024 --csv "$tmp/b.csv" > "$tmp/b.txt"; rc=$?
+check "budget exits 0 when the deadline is met (got $rc)" "[ $rc = 0 ]"
+check "budget lists the cheapest plans by GPU-hours" "grep -q '^cheapest plans that meet 30 days (by GPU-hours)' '$tmp/b.txt'"
+check "budget gives the date with its 1σ band" "grep -qE '^cheapest: .* finishes in [0-9.]+ days, 1σ [0-9.]+–[0-9.]+' '$tmp/b.txt'"
+check "budget names the smallest cluster" "grep -q '^smallest cluster that meets 30 days: ' '$tmp/b.txt'"
+check "budget says where each type breaks" "[ \$(grep -cE '^  (H100-80GB-SXM|H200-141GB-SXM): micro-batch 1' '$tmp/b.txt') = 2 ]"
+check "budget --csv: header + 2 types x 8 counts" "[ \$(wc -l < '$tmp/b.csv') = 17 ]"
+"$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu-types $types --to 1024 --price H100-80GB-SXM=2.5,H200-141GB-SXM=3.5 --json > "$tmp/b.json"; rc=$?
+check "budget --json with prices exits 0 (got $rc)" "[ $rc = 0 ]"
+check "budget --json: ranked by cost, first is cheapest" \
+  "python3 -c 'import json,sys; j=json.load(open(\"$tmp/b.json\")); r=j[\"rows\"]; k=j[\"ranked\"]; c=[r[i][\"cost\"] for i in k]; sys.exit(0 if j[\"ranked_by\"]==\"cost\" and c and c[0]==min(c) else 1)'"
+
+"$bin" scale --model llama3-70b --tokens 2T --deadline 2d --gpu-types H100-80GB-SXM --to 64 > "$tmp/late.txt" 2>&1; rc=$?
+check "unmet deadline exits 3 (got $rc)" "[ $rc = 3 ]"
+check "unmet deadline says by how much" "grep -qE '^no plan meets 2 days: the fastest, .* days \\([0-9]+%\\) late' '$tmp/late.txt'"
+
+usage() {  # name, expected flag in stderr, args...
+  local name="$1" flag="$2"; shift 2
+  "$bin" scale "$@" > /dev/null 2> "$tmp/err"; local rc=$?
+  check "$name exits 2 (got $rc)" "[ $rc = 2 ]"
+  check "$name names $flag" "grep -q -- '$flag' '$tmp/err'"
+}
+usage "deadline without a unit" --deadline "${m[@]}" --gpu H100-80GB-SXM --deadline 30
+usage "negative deadline" --deadline "${m[@]}" --gpu H100-80GB-SXM --deadline -3d
+usage "bad token count" --tokens "${m[@]}" --gpu H100-80GB-SXM --deadline 30d --tokens 2X
+usage "bad price" --price "${m[@]}" --gpu-types $types --deadline 30d --price H100-80GB-SXM=abc
+usage "missing price" --price "${m[@]}" --gpu-types $types --deadline 30d --price H100-80GB-SXM=2
+usage "goodput threshold out of range" --goodput-threshold "${m[@]}" --gpu H100-80GB-SXM --goodput-threshold 1.5
+usage "negative failure rate" --failures-per-gpu-hour "${m[@]}" --gpu H100-80GB-SXM --failures-per-gpu-hour -1
+usage "--gpu with --gpu-types" --gpu-types "${m[@]}" --gpu H100-80GB-SXM --gpu-types $types --deadline 30d
+usage "--gpu-types without --deadline" --deadline "${m[@]}" --gpu-types $types
+exit $fail
