@@ -14,6 +14,27 @@ namespace shardcast::planner {
 
 double budget_criterion(const BudgetRow& r, bool by_cost) { return by_cost ? r.cost : r.gpu_hours; }
 
+std::map<std::string, double> parse_prices(const std::vector<std::string>& items, const std::string& what) {
+  std::map<std::string, double> out;
+  for (const std::string& it : items) {
+    const size_t eq = it.find('=');
+    double v = 0;
+    size_t used = 0;
+    const std::string num = eq == std::string::npos ? "" : it.substr(eq + 1);
+    try {
+      v = std::stod(num, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (eq == 0 || eq == std::string::npos || used == 0 || used != num.size())
+      throw UsageError(fmt::format("{} '{}' is not TYPE=PRICE (price per GPU-hour, e.g. H100-80GB-SXM=2.5)", what, it));
+    if (!out.emplace(it.substr(0, eq), v).second)
+      throw UsageError(fmt::format("{} names {} twice", what, it.substr(0, eq)));
+  }
+  return out;
+}
+
+
 namespace {
 
 void check_options(const BudgetOptions& opt) {
@@ -38,15 +59,25 @@ void check_options(const BudgetOptions& opt) {
 }  // namespace
 
 BudgetResult budget(const BudgetOptions& opt, const std::function<void(double)>& progress) {
+  check_options(opt);
+  std::vector<HardwareSpec> hw;
+  for (const auto& t : opt.gpu_types) hw.push_back(load_hardware(t));
+  return budget(opt, hw, progress);
+}
+
+BudgetResult budget(const BudgetOptions& opt, const std::vector<HardwareSpec>& hws,
+                    const std::function<void(double)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   check_options(opt);
+  if (hws.size() != opt.gpu_types.size())
+    throw UsageError(fmt::format("budget: {} hardware profiles for {} GPU types", hws.size(), opt.gpu_types.size()));
   BudgetResult r;
   r.by_cost = !opt.price_per_gpu_hour.empty();
   const double deadline = opt.deadline_days;
   const size_t T = opt.gpu_types.size();
   for (size_t k = 0; k < T; ++k) {
     const std::string& type = opt.gpu_types[k];
-    const HardwareSpec hw = load_hardware(type);
+    const HardwareSpec& hw = hws[k];
     ScaleOptions so = opt.scale;
     so.space.hardware = type;
     auto sub = [&](double f) {

@@ -69,11 +69,19 @@ struct BudgetResult {
   double seconds = 0;               // wall time  // s
 };
 
+// "TYPE=PRICE" items (e.g. from --price H100-80GB-SXM=2.5,B200=5) as a map. UsageError naming
+// `what` for an item that is not TYPE=NUMBER or a type given twice.
+std::map<std::string, double> parse_prices(const std::vector<std::string>& items, const std::string& what);
+
 // The ranking criterion of a row: cost when by_cost, else GPU-hours.
 double budget_criterion(const BudgetRow& r, bool by_cost);
 
 // Throws UsageError for no GPU type, a deadline <= 0, a price for an unknown type, a missing
 // price when some are given, or a price <= 0; ConfigError for an unknown hardware preset.
 BudgetResult budget(const BudgetOptions& opt, const std::function<void(double)>& progress = {});
+// The same with the hardware given: hw[i] is the profile of opt.gpu_types[i] (e.g. a GUI
+// session's custom profile). UsageError when the sizes differ.
+BudgetResult budget(const BudgetOptions& opt, const std::vector<HardwareSpec>& hw,
+                    const std::function<void(double)>& progress = {});
 
 }  // namespace shardcast::planner

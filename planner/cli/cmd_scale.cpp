@@ -68,26 +68,6 @@ double parse_duration_days(const std::string& text, const std::string& flag) {
   return v / per_day;
 }
 
-std::map<std::string, double> parse_prices(const std::vector<std::string>& items) {
-  std::map<std::string, double> out;
-  for (const std::string& it : items) {
-    const size_t eq = it.find('=');
-    double v = 0;
-    size_t used = 0;
-    const std::string num = eq == std::string::npos ? "" : it.substr(eq + 1);
-    try {
-      v = std::stod(num, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (eq == 0 || eq == std::string::npos || used == 0 || used != num.size())
-      throw UsageError(fmt::format("--price '{}' is not TYPE=PRICE (price per GPU-hour, e.g. H100-80GB-SXM=2.5)", it));
-    if (!out.emplace(it.substr(0, eq), v).second)
-      throw UsageError(fmt::format("--price names {} twice", it.substr(0, eq)));
-  }
-  return out;
-}
-
 std::string days_band(double d, double lo, double hi) {
   return fmt::format("{:.1f} (1σ {:.1f}–{:.1f})", d, lo, hi);
 }
@@ -175,21 +155,36 @@ std::string budget_csv(const planner::BudgetResult& r) {
   return o;
 }
 
-// The sentence of one limit: "from N GPUs" or "not within the range".
-std::string at_count(int n) { return n ? fmt::format("from {} GPUs", n) : "nowhere up to the largest count"; }
-
-void print_breaks(const planner::BudgetBreaks& b, double exposed_threshold, double goodput_threshold) {
-  fmt::print("  {}: micro-batch 1 (mb1) {}; global batch above the target (batch>target) {}; communication "
-             "exposed > {:.0f}% of the step (comm-exposed) {}; goodput < {:.0f}% (goodput<{:g}) {}\n",
-             b.gpu_type, at_count(b.mb1_at), at_count(b.batch_over_at), 100 * exposed_threshold,
-             at_count(b.comm_exposed_at), 100 * goodput_threshold, goodput_threshold, at_count(b.goodput_low_at));
+// One sentence per limit: "micro-batch 1 is forced (mb1) from 512 GPUs on A, B; from 1024 on C;
+// not up to 16384 on D."
+void print_breaks(const std::vector<planner::BudgetBreaks>& bs, int largest, double exposed_threshold,
+                  double goodput_threshold, int64_t batch_tokens) {
+  auto sentence = [&](const std::string& what, int planner::BudgetBreaks::*at) {
+    std::map<int, std::string> by_count;  // 0 = never
+    for (const auto& b : bs) by_count[b.*at] += (by_count[b.*at].empty() ? "" : ", ") + b.gpu_type;
+    std::string s;
+    for (const auto& [n, types] : by_count) {
+      if (n == 0) continue;
+      s += fmt::format("{}from {} GPUs on {}", s.empty() ? "" : "; ", n, types);
+    }
+    if (by_count.count(0))
+      s += fmt::format("{}not up to {} GPUs on {}", s.empty() ? "" : "; ", largest, by_count[0]);
+    fmt::print("  {}: {}.\n", what, s);
+  };
+  const std::string batch = batch_tokens > 0 ? short_count(double(batch_tokens)) + "-token" : "chosen";
+  sentence(fmt::format("the {} global batch leaves one sequence per GPU (mb1)", batch), &planner::BudgetBreaks::mb1_at);
+  sentence("even micro-batch 1 without accumulation exceeds it (batch>target)", &planner::BudgetBreaks::batch_over_at);
+  sentence(fmt::format("communication stops hiding, > {:.0f}% of the step exposed (comm-exposed)", 100 * exposed_threshold),
+           &planner::BudgetBreaks::comm_exposed_at);
+  sentence(fmt::format("goodput falls below {:.0f}% (goodput<{:g})", 100 * goodput_threshold, goodput_threshold),
+           &planner::BudgetBreaks::goodput_low_at);
 }
 
 void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
   planner::BudgetOptions opt;
   opt.scale = base;
   opt.gpu_types = f.gpu_types;
-  opt.price_per_gpu_hour = parse_prices(f.prices);
+  opt.price_per_gpu_hour = planner::parse_prices(f.prices, "--price");
   opt.deadline_days = parse_duration_days(f.deadline, "--deadline");
   opt.top = f.top;
   const planner::BudgetResult r = planner::budget(opt, progress_bar("scale"));
@@ -260,9 +255,10 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
       fmt::print("no plan meets {:g} days: no configuration fits at any count\n", deadline);
     } else {
       const auto& w = r.rows[size_t(r.fastest)];
-      fmt::print("no plan meets {:g} days: the fastest, {} ({}), finishes in {} days, {:.1f} days ({:.0f}%) late\n",
-                 deadline, label(w), planner::describe_config(w.point.best.config),
-                 days_band(w.days, w.days_lo, w.days_hi), r.shortfall_days, 100 * r.shortfall_days / deadline);
+      fmt::print("no plan meets {:g} days: the fastest, {} ({}), finishes in {:.1f} days (1σ {:.1f}–{:.1f}), "
+                 "{:.1f} days ({:.0f}%) late\n",
+                 deadline, label(w), planner::describe_config(w.point.best.config), w.days, w.days_lo, w.days_hi,
+                 r.shortfall_days, 100 * r.shortfall_days / deadline);
     }
   } else {
     size_t wcfg = 11;
@@ -281,15 +277,19 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
                  w.cost >= 0 ? short_count(w.cost) : "-", p.flags, w.meets_at_1sigma ? "" : " late-at-1σ");
     }
     const auto& best = r.rows[r.ranked.front()];
-    fmt::print("\ncheapest: {} finishes in {:.1f} days, 1σ {:.1f}–{:.1f} ({:.1f} days without failures), {} GPU-hours{}\n",
+    fmt::print("\ncheapest: {} finishes in {:.1f} days, 1σ {:.1f}–{:.1f} ({:.1f} days without failures), {} GPU-hours{}\n"
+               "          band: tokens/s {}\n",
                label(best), best.days, best.days_lo, best.days_hi, best.days_ideal, short_count(best.gpu_hours),
-               best.cost >= 0 ? fmt::format(", cost {}", short_count(best.cost)) : "");
+               best.cost >= 0 ? fmt::format(", cost {}", short_count(best.cost)) : "",
+               best.point.best.prediction.error_band_note);
     const auto& sm = r.rows[size_t(r.smallest)];
     fmt::print("smallest cluster that meets {:g} days: {} ({}), {:.1f} days, 1σ {:.1f}–{:.1f}\n", deadline, label(sm),
                planner::describe_config(sm.point.best.config), sm.days, sm.days_lo, sm.days_hi);
   }
   fmt::print("\nwhere it breaks:\n");
-  for (const auto& b : r.breaks) print_breaks(b, base.exposed_threshold, base.goodput_threshold);
+  int largest = 0;
+  for (const auto& w : r.rows) largest = std::max(largest, w.point.gpus);
+  print_breaks(r.breaks, largest, base.exposed_threshold, base.goodput_threshold, base.global_batch_tokens);
   fmt::print("ckpt = recommended checkpoint.interval in steps (Young/Daly optimum); days with failures = ideal days / "
              "goodput, 1σ from the prediction's error band; late-at-1σ = meets the deadline only at the central "
              "estimate\n");
