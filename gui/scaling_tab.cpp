@@ -138,13 +138,13 @@ ScalingTab::ScalingTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureW
   g->setContentsMargins(0, 0, 0, 0);
   tps_ = new ChartView(charts);
   tps_->setObjectName("scale_tps_chart");
-  tps_->setTitle("Tokens/s/GPU: ideal (dashed) and with failures");
+  tps_->setTitle("Tokens/s/GPU with failures (dashed: ideal)");
   total_ = new ChartView(charts);
   total_->setObjectName("scale_total_chart");
   total_->setTitle("Total tokens/s");
   days_ = new ChartView(charts);
   days_->setObjectName("scale_days_chart");
-  days_->setTitle("Days to train: with failures, 1σ band, ideal (dashed), deadline");
+  days_->setTitle("Days to train with failures (shaded: 1σ; dashed: ideal) and the deadline");
   for (auto* c : {tps_, total_, days_}) c->setEmptyText("No scaling run yet.");
   g->addWidget(days_, 0, 0, 1, 2);
   g->addWidget(tps_, 0, 2);
@@ -275,12 +275,16 @@ void ScalingTab::fill() {
   for (size_t k = 0; k < types.size(); ++k) {
     const QString name = QString::fromStdString(types[k]);
     const QColor c = type_color(k);
+    // One legend entry per type (the with-failures line); the titles say what dashed and shaded are.
     PlotSeries ideal{name + " ideal", PlotSeries::Kind::Line, {}, c, true};
-    PlotSeries eff{name + " with failures", PlotSeries::Kind::Line, {}, c};
+    ideal.in_legend = false;
+    PlotSeries eff{name, PlotSeries::Kind::Line, {}, c};
     PlotSeries tot{name, PlotSeries::Kind::Line, {}, c};
     PlotSeries d_ideal{name + " ideal", PlotSeries::Kind::Line, {}, c, true};
+    d_ideal.in_legend = false;
     PlotSeries d_fail{name + " with failures", PlotSeries::Kind::Line, {}, c};
     PlotSeries band{name + " 1σ", PlotSeries::Kind::Band, {}, c};
+    band.in_legend = false;
     for (const auto& row : result_.rows) {
       if (row.gpu_type != types[k] || !row.point.feasible) continue;
       const auto& p = row.point;
@@ -314,7 +318,7 @@ void ScalingTab::fill() {
     QVector<PlotSeries> all = bands;
     all << days;
     all << PlotSeries{QString("deadline %1 days").arg(deadline_days_), PlotSeries::Kind::Line,
-                      {QPointF(xmin, deadline_days_), QPointF(xmax, deadline_days_)}, QColor("#d62728"), true};
+                      {QPointF(xmin, deadline_days_), QPointF(xmax, deadline_days_)}, QColor("#222222"), true};
     days_->setSeries(all, gx, AxisSpec{"days (log)", true, 0, 0, "%g"});
   }
 

@@ -133,6 +133,12 @@ BudgetResult budget(const BudgetOptions& opt, const std::vector<HardwareSpec>& h
     // `ranked` is cheapest first, so on equal GPU counts the first one seen is the cheaper.
     if (row.point.gpus < s.point.gpus) r.smallest = long(i);
   }
+  r.cheapest_per_type.assign(T, -1);
+  for (size_t i : r.ranked) {  // cheapest first, so the first row of each type is its cheapest
+    const size_t k = size_t(std::find(opt.gpu_types.begin(), opt.gpu_types.end(), r.rows[i].gpu_type) -
+                            opt.gpu_types.begin());
+    if (r.cheapest_per_type[k] < 0) r.cheapest_per_type[k] = long(i);
+  }
   if (r.ranked.empty() && r.fastest >= 0) r.shortfall_days = r.rows[size_t(r.fastest)].days - deadline;
   if (opt.top > 0 && r.ranked.size() > opt.top) r.ranked.resize(opt.top);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -62,6 +62,7 @@ struct BudgetResult {
   bool by_cost = false;             // ranked by cost (all prices given), else by GPU-hours
   std::vector<size_t> ranked;       // indices of rows meeting the deadline, cheapest first (ties: fewer days)
   long smallest = -1;               // the row meeting the deadline with the fewest GPUs (ties: cheaper); -1 none
+  std::vector<long> cheapest_per_type;  // per GPU type (opt.gpu_types order): its cheapest row meeting the deadline, -1 none
   long fastest = -1;                // the feasible row with the fewest days (with failures); -1 none
   double shortfall_days = 0;        // when nothing meets it: fastest days − deadline (> 0)
   std::vector<BudgetBreaks> breaks; // one per GPU type

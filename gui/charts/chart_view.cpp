@@ -200,6 +200,8 @@ void ChartView::setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, 
       area->setBrush(fill);
       area->setPen(Qt::NoPen);
       d_->chart->addSeries(area);
+      if (!s.in_legend)
+        for (QLegendMarker* m : d_->chart->legend()->markers(area)) m->setVisible(false);
       area->attachAxis(d_->x_axis);
       area->attachAxis(s.secondary_y ? d_->y2_axis : d_->y_axis);
       d_->xy.push_back(upper);
@@ -229,6 +231,8 @@ void ChartView::setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, 
     for (const QPointF& p : s.points)
       if (keep(p)) xs->append(p);
     d_->chart->addSeries(xs);
+    if (!s.in_legend)
+      for (QLegendMarker* m : d_->chart->legend()->markers(xs)) m->setVisible(false);
     xs->attachAxis(d_->x_axis);
     xs->attachAxis(s.secondary_y ? d_->y2_axis : d_->y_axis);
     if (s.kind == PlotSeries::Kind::Line && s.color.isValid()) xs->setColor(s.color);

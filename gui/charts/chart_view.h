@@ -41,6 +41,7 @@ struct PlotSeries {
   double marker_size = 8;        // scatter only
   bool secondary_y = false;      // plot against the right-hand y axis
   QVector<QPointF> lower{};      // band only: the lower edge, same x as `points` (last: aggregate init)
+  bool in_legend = true;         // false: no legend entry (e.g. a band or a reference line explained in the title)
 };
 
 struct BarStack {                // one component across all categories

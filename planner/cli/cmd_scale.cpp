@@ -206,6 +206,7 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
                         {"exposed_threshold", base.exposed_threshold},
                         {"ranked", r.ranked},
                         {"smallest", r.smallest >= 0 ? nlohmann::json(r.smallest) : nlohmann::json(nullptr)},
+                        {"cheapest_per_type", r.cheapest_per_type},
                         {"fastest", r.fastest >= 0 ? nlohmann::json(r.fastest) : nlohmann::json(nullptr)},
                         {"deadline_met", !r.ranked.empty()},
                         {"shortfall_days", r.shortfall_days},
@@ -282,6 +283,18 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
                label(best), best.days, best.days_lo, best.days_hi, best.days_ideal, short_count(best.gpu_hours),
                best.cost >= 0 ? fmt::format(", cost {}", short_count(best.cost)) : "",
                best.point.best.prediction.error_band_note);
+    fmt::print("per GPU type:");
+    for (size_t k = 0; k < opt.gpu_types.size(); ++k) {
+      const long i = r.cheapest_per_type[k];
+      if (i < 0) {
+        fmt::print(" {} misses it;", opt.gpu_types[k]);
+        continue;
+      }
+      const auto& w = r.rows[size_t(i)];
+      fmt::print(" {} x {} {:.1f} days {} GPU-h{};", w.gpu_type, w.point.gpus, w.days, short_count(w.gpu_hours),
+                 w.cost >= 0 ? " cost " + short_count(w.cost) : "");
+    }
+    fmt::print("\n");
     const auto& sm = r.rows[size_t(r.smallest)];
     fmt::print("smallest cluster that meets {:g} days: {} ({}), {:.1f} days, 1σ {:.1f}–{:.1f}\n", deadline, label(sm),
                planner::describe_config(sm.point.best.config), sm.days, sm.days_lo, sm.days_hi);

@@ -75,6 +75,36 @@ class ScalingTabTest : public QObject {
     qInfo("wrote %s", qPrintable(path));
   }
 
+  // The question: Llama-3-70B, 2T tokens in 30 days, four GPU types, 8..16384 GPUs.
+  // Goodput falls with the count, so with-failures days leave the ideal line at the right.
+  void seventyBillionOnFourTypes() {
+    ScalingTab tab;
+    tab.resize(1600, 900);
+    tab.show();
+    TrainConfig c = base();
+    c.model = load_model("llama3-70b");
+    c.model_preset = "llama3-70b";
+    c.training.seq_len = 4096;
+    tab.setBase(c, load_hardware("H100-80GB-SXM"));
+    tab.setRange(8, 16384);
+    tab.setBudget(30, "H100-80GB-SXM,H200-141GB-SXM,B200,MI300X", "");
+    QSignalSpy done(&tab, &ScalingTab::scalingFinished);
+    QCOMPARE(tab.runScaling(), QString());
+    QVERIFY(done.wait(300000));
+    const planner::BudgetResult& r = tab.result();
+    QCOMPARE(int(r.rows.size()), 4 * 12);
+    QVERIFY(!r.by_cost);
+    QVERIFY(tab.statusText().startsWith("Cheapest by GPU-hours: "));
+    for (const auto& row : r.rows)
+      if (row.point.feasible && row.point.gpus == 16384) QVERIFY(row.point.goodput.goodput < 0.97);
+    const QString dir = qEnvironmentVariable("SHARDCAST_SCREENSHOT_DIR", QDir::current().filePath("screenshots"));
+    QVERIFY(QDir().mkpath(dir));
+    QTest::qWait(150);
+    const QString path = QDir(dir).filePath("tab_scaling_budget_70b.png");
+    QVERIFY(tab.grab().save(path));
+    qInfo("wrote %s", qPrintable(path));
+  }
+
   void unmetDeadlineSaysByHowMuch() {
     ScalingTab tab;
     tab.setBase(base(), load_hardware("H100-80GB-SXM"));

@@ -57,6 +57,17 @@ TEST(Budget, CheapestByGpuHoursIsNeverBeaten) {
   for (size_t i : r.ranked) EXPECT_GE(r.rows[i].point.gpus, r.rows[size_t(r.smallest)].point.gpus);
   EXPECT_TRUE(r.rows[size_t(r.smallest)].meets_deadline);
   EXPECT_EQ(r.shortfall_days, 0);
+  // Cheapest per type: no ranked row of that type is cheaper.
+  ASSERT_EQ(r.cheapest_per_type.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    const long c = r.cheapest_per_type[k];
+    ASSERT_GE(c, 0);
+    EXPECT_EQ(r.rows[size_t(c)].gpu_type, o.gpu_types[k]);
+    for (size_t i : r.ranked)
+      if (r.rows[i].gpu_type == o.gpu_types[k]) {
+        EXPECT_LE(r.rows[size_t(c)].gpu_hours, r.rows[i].gpu_hours);
+      }
+  }
 }
 
 TEST(Budget, CheapestByCostIsNeverBeatenAndCostIsHoursTimesPrice) {

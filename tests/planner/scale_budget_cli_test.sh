@@ -22,6 +22,7 @@ types=H100-80GB-SXM,H200-141GB-SXM
 check "budget exits 0 when the deadline is met (got $rc)" "[ $rc = 0 ]"
 check "budget lists the cheapest plans by GPU-hours" "grep -q '^cheapest plans that meet 30 days (by GPU-hours)' '$tmp/b.txt'"
 check "budget gives the date with its 1σ band" "grep -qE '^cheapest: .* finishes in [0-9.]+ days, 1σ [0-9.]+–[0-9.]+' '$tmp/b.txt'"
+check "budget gives the cheapest plan per GPU type" "grep -qE '^per GPU type: H100-80GB-SXM x [0-9]+ .* H200-141GB-SXM x [0-9]+ ' '$tmp/b.txt'"
 check "budget names the smallest cluster" "grep -q '^smallest cluster that meets 30 days: ' '$tmp/b.txt'"
 check "budget says where it breaks, one sentence per limit" "[ \$(grep -cE '^  .*\((mb1|batch>target|comm-exposed|goodput<0.9)\): .*(from|not up to) [0-9]+ GPUs on H' '$tmp/b.txt') = 4 ]"
 check "budget --csv: header + 2 types x 8 counts" "[ \$(wc -l < '$tmp/b.csv') = 17 ]"
@@ -30,7 +31,7 @@ check "budget --json with prices exits 0 (got $rc)" "[ $rc = 0 ]"
 check "budget --json: ranked by cost, first is cheapest" \
   "python3 -c 'import json,sys; j=json.load(open(\"$tmp/b.json\")); r=j[\"rows\"]; k=j[\"ranked\"]; c=[r[i][\"cost\"] for i in k]; sys.exit(0 if j[\"ranked_by\"]==\"cost\" and c and c[0]==min(c) else 1)'"
 
-"$bin" scale --model llama3-70b --tokens 2T --deadline 2d --gpu-types H100-80GB-SXM --to 64 > "$tmp/late.txt" 2>&1; rc=$?
+"$bin" scale --model llama3-70b --seq-len 4096 --tokens 2T --deadline 2d --gpu-types H100-80GB-SXM --to 64 > "$tmp/late.txt" 2>&1; rc=$?
 check "unmet deadline exits 3 (got $rc)" "[ $rc = 3 ]"
 check "unmet deadline says by how much" "grep -qE '^no plan meets 2 days: the fastest, .* days \\([0-9]+%\\) late' '$tmp/late.txt'"
 
