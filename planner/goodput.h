@@ -9,7 +9,7 @@
 //   wall / work = M · e^{R/M} · (e^{(τ+C)/M} − 1) / τ,   M = 1/(N·λ), C = checkpoint save time.
 // Goodput is its inverse; the recommended interval is its exact maximum over whole optimizer
 // steps. Young's (1974) √(2CM) and Daly's higher-order estimate are given beside it
-// (docs/cost-model.md §Goodput). What it is not: a failure simulator, a model of planned
+// (docs/cost-model.md §11 Goodput). What it is not: a failure simulator, a model of planned
 // maintenance, of async checkpointing, or of a failure's detection latency.
 // Pure functions (load_reliability reads a file), thread-safe.
 #pragma once

@@ -265,15 +265,16 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
     size_t wcfg = 11;
     for (size_t i : r.ranked) wcfg = std::max(wcfg, planner::describe_config(r.rows[i].point.best.config).size());
     fmt::print("cheapest plans that meet {:g} days (by {}):\n", deadline, r.by_cost ? "cost" : "GPU-hours");
-    fmt::print("{:>3}  {:<15} {:>6}  {:<{}} {:>9} {:>8} {:>6} {:>6}  {:<22} {:>9} {:>10}  {}\n", "#", "GPU type",
-               "GPUs", "best config", wcfg, "tok/s/GPU", "goodput", "ckpt", "ideal", "days with failures", "GPU-h",
-               "cost", "flags");
+    fmt::print("{:>3}  {:<15} {:>6}  {:<{}} {:>9} {:>8} {:>8} {:>6} {:>6}  {:<22} {:>9} {:>10}  {}\n", "#",
+               "GPU type", "GPUs", "best config", wcfg, "tok/s/GPU", "goodput", "tok/s+f", "ckpt", "ideal",
+               "days with failures", "GPU-h", "cost", "flags");
     for (size_t k = 0; k < r.ranked.size(); ++k) {
       const auto& w = r.rows[r.ranked[k]];
       const auto& p = w.point;
-      fmt::print("{:>3}  {:<15} {:>6}  {:<{}} {:>9.0f} {:>7.1f}% {:>6} {:>6.1f}  {:<22} {:>9} {:>10}  {}{}\n", k + 1,
-                 w.gpu_type, p.gpus, planner::describe_config(p.best.config), wcfg,
-                 p.best.prediction.tokens_per_s_per_gpu, 100 * p.goodput.goodput, interval_text(p.goodput),
+      fmt::print("{:>3}  {:<15} {:>6}  {:<{}} {:>9.0f} {:>7.1f}% {:>8.0f} {:>6} {:>6.1f}  {:<22} {:>9} {:>10}  {}{}\n",
+                 k + 1, w.gpu_type, p.gpus, planner::describe_config(p.best.config), wcfg,
+                 p.best.prediction.tokens_per_s_per_gpu, 100 * p.goodput.goodput,
+                 p.goodput.effective_tokens_per_s_per_gpu, interval_text(p.goodput),
                  w.days_ideal, days_band(w.days, w.days_lo, w.days_hi), short_count(w.gpu_hours),
                  w.cost >= 0 ? short_count(w.cost) : "-", p.flags, w.meets_at_1sigma ? "" : " late-at-1σ");
     }
@@ -303,8 +304,8 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
   int largest = 0;
   for (const auto& w : r.rows) largest = std::max(largest, w.point.gpus);
   print_breaks(r.breaks, largest, base.exposed_threshold, base.goodput_threshold, base.global_batch_tokens);
-  fmt::print("ckpt = recommended checkpoint.interval in steps (Young/Daly optimum); days with failures = ideal days / "
-             "goodput, 1σ from the prediction's error band; late-at-1σ = meets the deadline only at the central "
+  fmt::print("tok/s+f = tok/s/GPU x goodput; ckpt = recommended checkpoint.interval in steps (Young/Daly optimum); "
+             "days with failures = ideal days / goodput, 1σ from the prediction's error band; late-at-1σ = meets the deadline only at the central "
              "estimate\n");
   if (!f.csv.empty()) fmt::print("csv: {}\n", f.csv);
   if (r.ranked.empty()) throw ExitCode{kExitNoFit};
@@ -417,9 +418,9 @@ void register_scale(CLI::App& app) {
     size_t w = 12;  // width of the config column
     for (const auto& p : pts)
       if (p.feasible) w = std::max(w, planner::describe_config(p.best.config).size());
-    fmt::print("\n{:>6} {:>5}  {:<{}} {:>9} {:>9} {:>6} {:>8} {:>8} {:>9} {:>5} {:>8} {:>8} {:>6} {:>8}  {}\n", "GPUs",
-               "nodes", "best config", w, "tok/s/GPU", "total", "MFU", "exposed", "days", "GPU-h", "eff", "batch",
-               "goodput", "ckpt", "days+f", "flags");
+    fmt::print("\n{:>6} {:>5}  {:<{}} {:>9} {:>9} {:>6} {:>8} {:>8} {:>9} {:>5} {:>8} {:>8} {:>8} {:>6} {:>8}  {}\n",
+               "GPUs", "nodes", "best config", w, "tok/s/GPU", "total", "MFU", "exposed", "days", "GPU-h", "eff",
+               "batch", "goodput", "tok/s+f", "ckpt", "days+f", "flags");
     const planner::ScalePoint *first_exposed = nullptr, *first_low = nullptr;
     for (const auto& p : pts) {
       if (!p.feasible) {
@@ -428,11 +429,12 @@ void register_scale(CLI::App& app) {
       }
       const Prediction& q = p.best.prediction;
       fmt::print("{:>6} {:>5}  {:<{}} {:>9.0f} {:>9} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>9} {:>4.0f}% {:>8} {:>7.1f}% "
-                 "{:>6} {:>8.1f}  {}\n",
+                 "{:>8.0f} {:>6} {:>8.1f}  {}\n",
                  p.gpus, p.nodes, planner::describe_config(p.best.config), w, q.tokens_per_s_per_gpu,
                  short_count(p.total_tokens_per_s), 100 * q.mfu, 100 * p.exposed_fraction, p.days,
                  short_count(p.gpu_hours), 100 * p.scaling_efficiency, short_count(double(p.global_batch_tokens)),
-                 100 * p.goodput.goodput, interval_text(p.goodput), p.days_with_failures, p.flags);
+                 100 * p.goodput.goodput, p.goodput.effective_tokens_per_s_per_gpu, interval_text(p.goodput),
+                 p.days_with_failures, p.flags);
       if (p.comm_exposed && !first_exposed) first_exposed = &p;
       if (p.goodput_low && !first_low) first_low = &p;
     }
@@ -452,8 +454,8 @@ void register_scale(CLI::App& app) {
     fmt::print("flags: mb1 = the global batch leaves one sequence per GPU; ga:a->b = grad accumulation changes;\n"
                "       batch>target = even micro-batch 1 without accumulation exceeds the global batch (smallest used);\n"
                "       goodput<T = goodput under failures below --goodput-threshold\n"
-               "goodput = useful / wall time with failures, checkpoint saves and restarts; ckpt = recommended "
-               "checkpoint.interval in steps; days+f = days with failures\n");
+               "goodput = useful / wall time with failures, checkpoint saves and restarts; tok/s+f = tok/s/GPU x "
+               "goodput; ckpt = recommended checkpoint.interval in steps; days+f = days with failures\n");
     if (!f->csv.empty()) fmt::print("csv: {}\n", f->csv);
   });
 }
