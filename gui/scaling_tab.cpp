@@ -106,11 +106,20 @@ ScalingTab::ScalingTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureW
   prices_->setPlaceholderText("none: rank by GPU-hours");
   prices_->setToolTip("Price per GPU-hour for every type, e.g. H100-80GB-SXM=2.5,B200=5 (your numbers; none are "
                       "built in). Empty: plans are ranked by GPU-hours.");
-  const planner::ReliabilitySpec rel = planner::load_reliability("default");
-  failures_ = new QLineEdit(QString::number(rel.failures_per_gpu_hour, 'g', 5), this);
+  // The profile's values fill the fields; if it cannot be read the fields stay empty and Run
+  // reports why (runScaling reads it again).
+  planner::ReliabilitySpec rel;
+  QString rel_error;
+  try {
+    rel = planner::load_reliability("default");
+  } catch (const std::exception& e) {
+    rel_error = QString::fromStdString(e.what());
+  }
+  failures_ = new QLineEdit(rel_error.isEmpty() ? QString::number(rel.failures_per_gpu_hour, 'g', 5) : QString(), this);
   failures_->setObjectName("scale_failures");
   failures_->setValidator(new QDoubleValidator(0, 1, 12, failures_));
-  failures_->setToolTip(QString::fromStdString("Unexpected job interruptions per GPU per hour. Default: " + rel.source));
+  failures_->setToolTip("Unexpected job interruptions per GPU per hour. Default: " +
+                        (rel_error.isEmpty() ? QString::fromStdString(rel.source) : rel_error));
   restart_s_ = new QDoubleSpinBox(this);
   restart_s_->setRange(0, 1e6);
   restart_s_->setDecimals(0);
