@@ -280,6 +280,7 @@ void ScalingTab::fill() {
     if (std::find(types.begin(), types.end(), row.gpu_type) == types.end()) types.push_back(row.gpu_type);
   QVector<PlotSeries> tps, total, days;
   QVector<PlotSeries> bands;
+  PlotSeries exposed{"communication exposed", PlotSeries::Kind::Scatter, {}, QColor("#d62728"), false, 9};
   double xmin = 0, xmax = 0;
   for (size_t k = 0; k < types.size(); ++k) {
     const QString name = QString::fromStdString(types[k]);
@@ -302,6 +303,7 @@ void ScalingTab::fill() {
       xmax = std::max(xmax, x);
       ideal.points << QPointF(x, p.best.prediction.tokens_per_s_per_gpu);
       eff.points << QPointF(x, p.goodput.effective_tokens_per_s_per_gpu);
+      if (p.comm_exposed) exposed.points << QPointF(x, p.goodput.effective_tokens_per_s_per_gpu);
       tot.points << QPointF(x, p.total_tokens_per_s);
       d_ideal.points << QPointF(x, row.days_ideal);
       d_fail.points << QPointF(x, row.days);
@@ -321,6 +323,7 @@ void ScalingTab::fill() {
       c->clear();
     }
   } else {
+    if (!exposed.points.isEmpty()) tps << exposed;
     tps_->setSeries(tps, gx, AxisSpec{"tokens/s/GPU", false, 0, 0, "%.0f"});
     total_->setSeries(total, gx, AxisSpec{"tokens/s (log)", true, 0, 0, "%.0e"});
     // Bands first (drawn below the lines), then the lines, then the deadline across the range.
