@@ -45,8 +45,9 @@ void check_reliability(const ReliabilitySpec& r, const std::string& file);
 
 // What one checkpoint of a plan writes: each rank of one replica (shard group) writes its
 // shard of the fp32 parameters and AdamW's two moments (12 bytes per parameter ÷ shard group
-// size); replicas hold the same shard and write nothing (torch.distributed.checkpoint
-// deduplicates replicated items, _dedup_save_plans.py). Gradients are not saved.
+// size). Replicas hold the same shard and torch.distributed.checkpoint writes it once
+// (_dedup_save_plans.py); newer releases spread those writes over the replicas, here one
+// shard group writes it all (the slower case). Gradients are not saved.
 struct CheckpointSize {
   double per_rank_bytes = 0;     // one writing rank's shard  // bytes
   double total_bytes = 0;        // one copy of the whole state  // bytes
