@@ -26,10 +26,10 @@ check "budget gives the cheapest plan per GPU type" "grep -qE '^per GPU type: H1
 check "budget names the smallest cluster" "grep -q '^smallest cluster that meets 30 days: ' '$tmp/b.txt'"
 check "budget says where it breaks, one sentence per limit" "[ \$(grep -cE '^  .*\((mb1|batch>target|comm-exposed|goodput<0.9)\): .*(from|not up to) [0-9]+ GPUs on H' '$tmp/b.txt') = 4 ]"
 check "budget --csv: header + 2 types x 8 counts" "[ \$(wc -l < '$tmp/b.csv') = 17 ]"
-"$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu-types $types --to 1024 --price H100-80GB-SXM=2.5,H200-141GB-SXM=3.5 --json > "$tmp/b.json"; rc=$?
+"$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu-types $types --to 1024 --price H100-80GB-SXM=2.5,H200-141GB-SXM=3.5 --top 0 --json > "$tmp/b.json"; rc=$?
 check "budget --json with prices exits 0 (got $rc)" "[ $rc = 0 ]"
-check "budget --json: ranked by cost, first is cheapest" \
-  "python3 -c 'import json,sys; j=json.load(open(\"$tmp/b.json\")); r=j[\"rows\"]; k=j[\"ranked\"]; c=[r[i][\"cost\"] for i in k]; sys.exit(0 if j[\"ranked_by\"]==\"cost\" and c and c[0]==min(c) else 1)'"
+check "budget --json: ranked by cost, no row meeting the deadline is cheaper than the first" \
+  "python3 -c 'import json,sys; j=json.load(open(\"$tmp/b.json\")); r=j[\"rows\"]; m=[x[\"cost\"] for x in r if x.get(\"meets_deadline\")]; k=j[\"ranked\"]; sys.exit(0 if j[\"ranked_by\"]==\"cost\" and len(k)==len(m)>1 and r[k[0]][\"cost\"]==min(m) else 1)'"
 
 "$bin" scale --model llama3-70b --seq-len 4096 --tokens 2T --deadline 2d --gpu-types H100-80GB-SXM --to 64 > "$tmp/late.txt" 2>&1; rc=$?
 check "unmet deadline exits 3 (got $rc)" "[ $rc = 3 ]"
