@@ -39,6 +39,10 @@ namespace {
 
 void check_options(const BudgetOptions& opt) {
   if (opt.gpu_types.empty()) throw UsageError("scale: no GPU type to search (--gpu-types)");
+  for (size_t i = 0; i < opt.gpu_types.size(); ++i)
+    if (std::find(opt.gpu_types.begin(), opt.gpu_types.begin() + long(i), opt.gpu_types[i]) !=
+        opt.gpu_types.begin() + long(i))
+      throw UsageError(fmt::format("scale: --gpu-types names {} twice", opt.gpu_types[i]));
   if (!(opt.deadline_days > 0) || !std::isfinite(opt.deadline_days))
     throw UsageError(fmt::format("scale: --deadline {} days must be > 0", opt.deadline_days));
   for (const auto& [type, price] : opt.price_per_gpu_hour) {

@@ -155,6 +155,8 @@ TEST(Budget, BadPricesAndDeadlinesAreUsageErrors) {
   EXPECT_THROW(budget(o), UsageError);
   o.gpu_types = {"H100-80GB-SMX"};
   EXPECT_THROW(budget(o), ConfigError);
+  o.gpu_types = {"H100-80GB-SXM", "H100-80GB-SXM"};
+  EXPECT_THROW(budget(o), UsageError);
 }
 
 }  // namespace
