@@ -81,7 +81,10 @@ std::string render_torchrun(const TrainConfig& c) {
   else
     o += "MASTER_ADDR=\"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n";
   o += "MASTER_PORT=\"${MASTER_PORT:-29500}\"\n";
+  // PYTORCH_ALLOC_CONF is the newer name (torch >= 2.8); older torch (and LibTorch 1.13) read
+  // only PYTORCH_CUDA_ALLOC_CONF: set both.
   o += "export PYTORCH_ALLOC_CONF=expandable_segments:True\n";
+  o += "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
   o += "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$NPROC_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
        "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n"
        "  --no-python \"${SHARDCAST_TRAIN:-shardcast-train}\" run run.toml\n";
@@ -89,7 +92,7 @@ std::string render_torchrun(const TrainConfig& c) {
 }
 
 std::vector<std::string> emit_files(const TrainConfig& cfg, const Prediction& pred,
-                                    const std::string& dir) {
+                                    const std::string& dir, const EmitOptions& opts) {
   validate_or_throw(cfg);
   if (dir.empty()) throw UsageError("emit: --out DIR is required");
   std::error_code ec;
@@ -101,19 +104,20 @@ std::vector<std::string> emit_files(const TrainConfig& cfg, const Prediction& pr
   parse_train_config(run_toml, (fs::path(dir) / "run.toml").string());
 
   struct File {
-    const char* name;
+    std::string name;
     std::string text;
     bool executable;
   };
-  const std::vector<File> files = {
+  std::vector<File> files = {
       {"run.toml", run_toml, false},
       {"launch.sbatch", render_sbatch(cfg, pred), true},
       {"launch_torchrun.sh", render_torchrun(cfg), true},
-      {"torchtitan.toml", render_torchtitan_toml(cfg), false},
-      {"torchtitan_overrides.txt", render_torchtitan_overrides(cfg), false},
-      {"fsdp_config.yaml", render_accelerate_yaml(cfg), false},
-      {"fms_fsdp_args.txt", render_fms_fsdp_args(cfg), false},
   };
+  const HardwareSpec hw = opts.hardware ? *opts.hardware : load_hardware(cfg.cluster.hardware);
+  std::vector<std::string> refused;
+  for (EcosystemFile& f : render_ecosystem_files(cfg, hw, opts.torchtitan_version, refused))
+    files.push_back({f.name, std::move(f.text), false});
+  if (opts.refused) *opts.refused = refused;
   std::vector<std::string> written;
   for (const File& f : files) {
     const fs::path path = fs::path(dir) / f.name;

@@ -21,7 +21,10 @@ struct StepMetrics {
   double mfu = 0;
   double hfu = 0;
   double step_time_s = 0;
-  double mem_peak_bytes = 0;    // bytes, max over ranks
+  double mem_peak_bytes = 0;    // bytes, max over ranks (allocated peak; 0 = not measured)
+  // torch.cuda.max_memory_reserved (the caching allocator's reserved peak, as torchtitan logs
+  // it), max over ranks; 0 = not measured.  // bytes
+  double mem_reserved_peak_bytes = 0;
 };
 
 struct RunReport {
@@ -36,7 +39,8 @@ struct RunReport {
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;
   double hfu = 0;
-  double mem_peak_bytes = 0;    // bytes
+  double mem_peak_bytes = 0;    // bytes, allocated peak; 0 = not measured
+  double mem_reserved_peak_bytes = 0;  // bytes, reserved peak (max over steady steps); 0 = not measured
   std::vector<std::pair<std::string, double>> mem_components;  // bytes, where measurable
 };
 

@@ -58,6 +58,7 @@ std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& 
       "fi\n\n",
       world, sbatch_file, o.run_toml, world, nodes, gpn);
   s += "export PYTORCH_ALLOC_CONF=expandable_segments:True\n";
+  s += "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";  // name read by torch < 2.8
   s += "export TORCH_NCCL_TRACE_BUFFER_SIZE=20000   # flight recorder, dumped on timeout\n";
   s += "export TORCH_NCCL_DUMP_ON_TIMEOUT=1\n";
   s += "export SHARDCAST_TRAIN=\"${SHARDCAST_TRAIN:-shardcast-train}\"\n\n";

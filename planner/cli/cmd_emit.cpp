@@ -22,7 +22,7 @@ namespace {
 struct EmitFlags {
   SpaceFlags space;     // --model --gpu --gpus ... (and the search-only flags)
   ConfigFlags choice;   // config, --strategy --micro-batch ... (add_choice_flags)
-  std::string out;
+  std::string out, torchtitan_version = "0.2";
   int steps = 0, from_search = 0;
   bool force = false;
 };
@@ -53,6 +53,10 @@ void register_emit(CLI::App& app) {
                   "emit the RANK-th (1 = best) result of `shardcast search` with the same flags");
   cmd->add_option("--out", a->out, "directory to write into")->required();
   cmd->add_flag("--force", a->force, "write even if the plan does not fit in memory");
+  cmd->add_option("--torchtitan-version", a->torchtitan_version,
+                  std::string("torchtitan configuration generation to write: ") + planner::kTorchtitanVersionNames)
+      ->check(CLI::IsMember({"0.2", "current"}))
+      ->capture_default_str();
   cmd->callback([a] {
     HardwareSpec hw;
     TrainConfig cfg;
@@ -104,7 +108,13 @@ void register_emit(CLI::App& app) {
     // it does outside TrainConfig (eager attention, ...; planner/run_validation.h). Time and fit
     // are unchanged by these options; the memory terms are the trainer's.
     pred = planner::plan(cfg, hw, planner::trainer_plan_options());
-    const auto paths = planner::emit_files(cfg, pred, a->out);
+    planner::EmitOptions eo;
+    eo.torchtitan_version = *planner::parse_torchtitan_version(a->torchtitan_version);
+    eo.hardware = &hw;
+    std::vector<std::string> refused;
+    eo.refused = &refused;
+    const auto paths = planner::emit_files(cfg, pred, a->out, eo);
+    for (const auto& r : refused) fmt::print(stderr, "emit: not written for {} (the plan cannot be expressed there)\n", r);
     fmt::print("emit: {} ({}), predicted {:.0f} tokens/s/GPU, MFU {:.1f}%\n", planner::describe_config(cfg),
                cfg.model_label(), pred.tokens_per_s_per_gpu,
                100 * pred.mfu);
