@@ -392,7 +392,9 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
                      "    # one named \"{}\" in torchtitan/models/llama3/__init__.py llama3_configs\n",
                      c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim, model_name);
   if (c.precision.fp8)
-    set("model_spec", fmt::format("model_registry(\"{}\", converters=[Float8LinearConverter.Config()])", model_name),
+    set("model_spec",
+        fmt::format("model_registry(\"{}\", converters=[Float8LinearConverter.Config(model_compile_enabled={})])",
+                    model_name, c.precision.compile ? "True" : "False"),
         "fp8 matmuls (float8 linear; collectives in bf16)");
   else if (flavor.empty())
     set("model_spec", fmt::format("model_registry(\"{}\")", model_name));

@@ -57,7 +57,11 @@ std::vector<std::string> recipe_keys(const std::string& py) {
       else if (value.rfind("FullAC.Config()", 0) == 0) keys.push_back("activation-checkpoint:full");
       else keys.push_back("activation_checkpoint=" + value);  // unknown: fails the lookup
     } else if (key == "model_spec") {
-      if (value.find("Float8LinearConverter.Config()") != std::string::npos) keys.push_back("quantize.linear.float8");
+      if (value.find("Float8LinearConverter.Config(") != std::string::npos) {
+        keys.push_back("quantize.linear.float8");
+        if (value.find("model_compile_enabled=") != std::string::npos)
+          keys.push_back("quantize.linear.float8.model_compile_enabled");
+      }
     } else {
       keys.push_back(key);
     }
