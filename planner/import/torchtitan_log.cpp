@@ -104,7 +104,7 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
       };
       if (key == "step") {
         const auto n = parse_logged_number(v);
-        if (!n || *n != double(int(*n)) || *n < 0 || v.find_first_of(".eE,") != std::string::npos)
+        if (!n || !(*n >= 0 && *n <= 2e9) || *n != std::floor(*n) || v.find_first_of(".eE,") != std::string::npos)
           throw fail(fmt::format("step '{}' is not a step number", v));
         s.step = int(*n);
         has_step = true;

@@ -117,6 +117,7 @@ TEST(ImportTorchtitan, MalformedLinesNameFileAndLine) {
       {"step: 2  loss:  7.0  memory: 10.00GiB(12.50%)  mfu: 1.00%", "no 'tps:'"},
       {"step: 2  loss:  7.0  memory: 10.00GiB(12.50%)  tps:", "'tps:' has no value"},
       {"step: 2.5  loss:  7.0  memory: 10.00GiB(12.50%)  tps: 1", "step '2.5'"},
+      {"step: 77777777777777777771  loss:  7.0  memory: 10.00GiB(12.50%)  tps: 1", "step '7777"},  // fuzzer
       {"step: 2  loss:  7.0  memory: 10.00GiB(12.50%)  tps: 1  mfu: 1.00", "mfu '1.00'"},
       {"step: 2  loss: 7.0 junk  memory: 10.00GiB  tps: 1", "expected 'key:' but found 'junk'"},
   };
