@@ -6,10 +6,8 @@
 //   launch.sbatch          Slurm, one task per GPU via srun (RANK, LOCAL_RANK, WORLD_SIZE,
 //                          LOCAL_WORLD_SIZE exported; MASTER_ADDR = the first node)
 //   launch_torchrun.sh     torchrun --nproc-per-node … --no-python shardcast-train run run.toml
-//   torchtitan.toml + torchtitan_overrides.txt (torchtitan v0.2.x) or torchtitan_recipe.py
-//   (current torchtitan), fsdp_config.yaml (accelerate), fms_fsdp_args.txt
-//                          the same plan for trainers users already have (emit_ecosystem.h),
-//                          each only when that trainer can run the plan
+//   torchtitan.toml, torchtitan_overrides.txt, fsdp_config.yaml (accelerate),
+//   fms_fsdp_args.txt      the same plan for trainers users already have (emit_ecosystem.h)
 // Every file is rendered by a pure function below, so tests can parse what is written.
 // What it is not: the planner (the Prediction comes in) or the trainer's config validation
 // (shared/train_config.h validate(), which emit_files runs before writing anything).
@@ -21,6 +19,7 @@
 #include <vector>
 
 #include "planner/emit_ecosystem.h"
+#include "shared/hardware_spec.h"
 #include "shared/prediction.h"
 #include "shared/train_config.h"
 
@@ -36,16 +35,37 @@ std::string render_sbatch(const TrainConfig& cfg, const Prediction& pred);
 // torchrun launcher for one node of the job (NODE_RANK / MASTER_ADDR from the environment).
 std::string render_torchrun(const TrainConfig& cfg);
 
-struct EmitOptions {
-  TorchtitanVersion torchtitan_version = TorchtitanVersion::v0_2;
-  const HardwareSpec* hardware = nullptr;  // the plan's hardware; nullptr = preset cfg.cluster.hardware
-  std::vector<std::string>* refused = nullptr;  // receives "trainer: why" for each file not written
+// One runtime's files and what the planner predicts for it. emit predicts each file for the
+// runtime that will execute it: run.toml and the launchers for shardcast-train, torchtitan.toml
+// and its overrides for torchtitan, fsdp_config.yaml for accelerate, fms_fsdp_args.txt for
+// fms-fsdp.
+struct EmitTarget {
+  std::string runtime;             // configs/runtimes/ preset
+  std::vector<std::string> files;  // file names in the output directory
+  Prediction prediction;           // cfg predicted for this runtime (valid when refusal is "")
+  std::string refusal;             // why the runtime cannot express cfg ("" = it can)
 };
 
-// Validates cfg (ConfigErrors listing every problem), creates dir, writes every file above,
-// reads run.toml back (ConfigError if it does not parse to a valid config) and returns the
-// paths written, run.toml first.
-std::vector<std::string> emit_files(const TrainConfig& cfg, const Prediction& pred,
-                                    const std::string& dir, const EmitOptions& opts = {});
+// The targets for cfg on hw: cfg.runtime's first (the runtime the plan was made for; its fit
+// decides emit's exit code), then the others that have files. A runtime without files of its
+// own (llm-foundry) is only predicted.
+// torchtitan's files follow its configuration generation `tv` (emit_ecosystem.h): v0.2 writes
+// torchtitan.toml and torchtitan_overrides.txt, current writes torchtitan_recipe.py.
+std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw,
+                                     TorchtitanVersion tv = TorchtitanVersion::v0_2);
+
+struct EmitResult {
+  std::vector<EmitTarget> targets;
+  std::vector<std::string> written;  // paths, run.toml first when written
+  std::vector<std::string> skipped;  // "file(s): reason" for targets not written
+};
+
+// Validates cfg (ConfigErrors listing every problem), creates dir and writes each target's
+// files when its runtime can express cfg and the plan fits (force: also when it does not fit;
+// the header then says so). run.toml is read back before anything is written (ConfigError if
+// it does not parse to a valid config). Does not check the first target's fit: the caller
+// decides (`shardcast emit` exits 3 without --force).
+EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force,
+                      TorchtitanVersion tv = TorchtitanVersion::v0_2);
 
 }  // namespace shardcast::planner

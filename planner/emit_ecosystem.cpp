@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "planner/runtime.h"
 #include "planner/search.h"
 #include "shared/errors.h"
 
@@ -460,27 +459,6 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   set("debug.seed", std::to_string(c.training.seed));
   o += "    return config\n";
   return o;
-}
-
-std::vector<EcosystemFile> render_ecosystem_files(const TrainConfig& cfg, const HardwareSpec& hw, TorchtitanVersion v,
-                                                  std::vector<std::string>& refused) {
-  std::vector<EcosystemFile> files;
-  auto can_run = [&](const char* runtime) {
-    const std::string why = runtime_refusal(runtime_preset(runtime), cfg, hw);
-    if (!why.empty()) refused.push_back(fmt::format("{}: {}", runtime, why));
-    return why.empty();
-  };
-  if (can_run("torchtitan")) {
-    if (v == TorchtitanVersion::v0_2) {
-      files.push_back({"torchtitan.toml", render_torchtitan_toml(cfg)});
-      files.push_back({"torchtitan_overrides.txt", render_torchtitan_overrides(cfg)});
-    } else {
-      files.push_back({"torchtitan_recipe.py", render_torchtitan_recipe(cfg)});
-    }
-  }
-  if (can_run("accelerate")) files.push_back({"fsdp_config.yaml", render_accelerate_yaml(cfg)});
-  if (can_run("fms-fsdp")) files.push_back({"fms_fsdp_args.txt", render_fms_fsdp_args(cfg)});
-  return files;
 }
 
 }  // namespace shardcast::planner

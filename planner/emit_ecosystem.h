@@ -7,9 +7,8 @@
 // torchtitan/config/configs.py and the component configs at pytorch/torchtitan@b5bcd76c6) —
 // accelerate's fsdp_config.yaml, and fms-fsdp's `--key=value` arguments. The keys each
 // generation accepts are kept in tests/planner/data/torchtitan_keys_{v0.2,current}.txt.
-// render_ecosystem_files() writes a tool's files only when the tool can run the plan as
-// planned (planner/runtime.h runtime_refusal, the same rule `plan --runtime` applies);
-// otherwise it says why. Where a tool expresses part of the plan only approximately (e.g.
+// emit.h writes a tool's files only when the tool can run the plan as planned
+// (planner/runtime.h runtime_refusal, the rule `plan --runtime` applies). Where a tool expresses part of the plan only approximately (e.g.
 // grad accumulation in fms-fsdp, a selective ratio that is not 1/k in torchtitan), the file
 // says so in a comment and uses the nearest setting that needs no more memory than the plan —
 // never silently.
@@ -19,9 +18,7 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "shared/hardware_spec.h"
 #include "shared/train_config.h"
 
 namespace shardcast::planner {
@@ -31,16 +28,6 @@ namespace shardcast::planner {
 enum class TorchtitanVersion { v0_2, current };
 std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s);  // "0.2" | "current"
 inline const char* kTorchtitanVersionNames = "0.2 | current";
-
-struct EcosystemFile {
-  std::string name;  // file name in the emit directory
-  std::string text;
-};
-// The files for torchtitan (of generation v), accelerate and fms-fsdp. A tool that cannot run
-// the plan (runtime_refusal of configs/runtimes/<tool>.toml on hw) gets no file and one line in
-// `refused` ("torchtitan: torchtitan accepts precision.reduce_dtype fp32 only, not \"bf16\"").
-std::vector<EcosystemFile> render_ecosystem_files(const TrainConfig& cfg, const HardwareSpec& hw,
-                                                  TorchtitanVersion v, std::vector<std::string>& refused);
 
 // torchtitan v0.2.x. Precondition (ConfigError otherwise): precision.reduce_dtype = fp32, the
 // only mixed_precision_reduce torchtitan accepts.

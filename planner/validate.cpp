@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -33,7 +34,14 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     c.row = i;
     c.hardware = key;
     c.cfg = row.cfg;
-    c.options = row.options;
+    try {
+      c.options = resolve_plan_options(c.cfg, hw);
+    } catch (const ConfigError& e) {  // the row's runtime cannot run its config
+      row.skip_reason = e.detail();
+      continue;
+    }
+    if (row.cross_entropy) c.options.cross_entropy = *row.cross_entropy;
+    if (row.fp8_all_gather) c.options.fp8_all_gather = *row.fp8_all_gather;
     int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
     if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
     if (gpn <= 0 || row.n_gpus % gpn != 0) {

@@ -37,13 +37,13 @@ check "bf16 reduction is not torchtitan: exit 2" \
   "[ $(rc $B import torchtitan $D/torchtitan_2024.log $FLAGS --reduce-dtype bf16 --out $T/x) = 2 ] && grep -q 'runtime' $T/err"
 check "nothing written on errors" "[ ! -e $T/x ]"
 
-EMIT="--model llama3.1-8b --gpu H100-80GB-SXM --gpus 64 --strategy full_shard --micro-batch 1 --seq-len 8192 --ac selective_op"
+EMIT="--model llama3.1-8b --gpu H100-80GB-SXM --gpus 64 --strategy full_shard --micro-batch 1 --seq-len 8192 --ac full --runtime torchtitan"
 check "emit --torchtitan-version current" "[ $(rc $B emit $EMIT --torchtitan-version current --out $T/e1) = 0 ] && [ -f $T/e1/torchtitan_recipe.py ] && [ ! -e $T/e1/torchtitan.toml ]"
 if command -v python3 >/dev/null; then
   check "torchtitan_recipe.py is Python" "python3 -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' $T/e1/torchtitan_recipe.py"
 fi
 check "emit --torchtitan-version 0.2" "[ $(rc $B emit $EMIT --torchtitan-version 0.2 --out $T/e2) = 0 ] && grep -q 'mixed_precision_reduce = \"float32\"' $T/e2/torchtitan.toml"
-check "accelerate refused for an fp32 reduction under bf16" "[ ! -e $T/e2/fsdp_config.yaml ] && grep -q 'not written for accelerate' $T/err"
+check "accelerate refused for an fp32 reduction under bf16" "[ ! -e $T/e2/fsdp_config.yaml ] && grep -q 'not written: fsdp_config.yaml: accelerate' $T/err"
 check "emit --torchtitan-version 1.0: exit 2" "[ $(rc $B emit $EMIT --torchtitan-version 1.0 --out $T/e3) = 2 ]"
 check "launch scripts set both allocator variables" \
   "grep -q PYTORCH_CUDA_ALLOC_CONF $T/e2/launch_torchrun.sh && grep -q PYTORCH_CUDA_ALLOC_CONF $T/e2/launch.sbatch"

@@ -1,8 +1,8 @@
 // emit for the trainers as they are now: every key written for torchtitan is one of that
 // generation's keys (tests/planner/data/torchtitan_keys_{v0.2,current}.txt, read from
 // pytorch/torchtitan at the commits named in those files); the float8 converter's registered
-// name; float32 reductions only; a trainer that cannot run the plan gets no file, by the same
-// rule `plan` applies to a runtime; launch scripts set both allocator variables.
+// name; float32 reductions only; torchtitan's files follow the generation asked for and its
+// refusal; launch scripts set both allocator variables.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -144,57 +144,41 @@ TEST(EmitTorchtitan, Bf16ReductionIsNotWrittenAsFloat32) {
   EXPECT_THROW(render_torchtitan_recipe(c), ConfigError);
 }
 
-// emit writes a trainer's file exactly when `plan` accepts that trainer as the runtime.
-TEST(EmitTorchtitan, RefusalsAgreeWithPlan) {
+// emit writes torchtitan's files of the generation asked for, exactly when `plan` accepts
+// torchtitan as the runtime (emit_targets: the runtime's refusal).
+TEST(EmitTorchtitan, TargetsFollowVersionAndRefusal) {
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   for (const char* reduce : {"fp32", "bf16"})
-    for (auto ac : {AcMode::none, AcMode::selective, AcMode::selective_op})
-      for (bool fp8 : {false, true})
-        for (auto v : {TorchtitanVersion::v0_2, TorchtitanVersion::current}) {
-          TrainConfig c =
-              test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, ac, 1, 8192);
-          c.activation_checkpointing.ratio = ac == AcMode::selective ? 0.5 : 1.0;
-          c.precision.reduce_dtype = reduce;
-          c.precision.fp8 = fp8;
-          std::vector<std::string> refused;
-          const auto files = render_ecosystem_files(c, hw, v, refused);
-          std::set<std::string> names;
-          for (const auto& f : files) names.insert(f.name);
-          for (const auto& [runtime, file] : std::vector<std::pair<std::string, std::string>>{
-                   {"torchtitan", v == TorchtitanVersion::v0_2 ? "torchtitan.toml" : "torchtitan_recipe.py"},
-                   {"accelerate", "fsdp_config.yaml"},
-                   {"fms-fsdp", "fms_fsdp_args.txt"}}) {
-            TrainConfig r = c;
-            r.runtime = runtime;
-            bool plan_accepts = true;
-            try {
-              resolve_plan_options(r, hw);
-            } catch (const ConfigError&) {
-              plan_accepts = false;
-            }
-            EXPECT_EQ(names.count(file) == 1, plan_accepts) << runtime << " reduce " << reduce << " ac "
-                                                             << to_string(ac) << " fp8 " << fp8;
-          }
-          // One reason per trainer without a file.
-          EXPECT_EQ(refused.size(), 3u - (names.count("fsdp_config.yaml") + names.count("fms_fsdp_args.txt") +
-                                          (names.count("torchtitan.toml") || names.count("torchtitan_recipe.py"))));
+    for (auto v : {TorchtitanVersion::v0_2, TorchtitanVersion::current}) {
+      TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard,
+                                        AcMode::selective_op, 1, 8192);
+      c.precision.reduce_dtype = reduce;
+      for (const EmitTarget& t : emit_targets(c, hw, v)) {
+        if (t.runtime != "torchtitan") continue;
+        const std::vector<std::string> want =
+            v == TorchtitanVersion::v0_2 ? std::vector<std::string>{"torchtitan.toml", "torchtitan_overrides.txt"}
+                                         : std::vector<std::string>{"torchtitan_recipe.py"};
+        EXPECT_EQ(t.files, want);
+        TrainConfig r = c;
+        r.runtime = "torchtitan";
+        bool plan_accepts = true;
+        try {
+          resolve_plan_options(r, hw);
+        } catch (const ConfigError&) {
+          plan_accepts = false;
         }
-  // The plan's default (bf16 parameters, fp32 reduction) is not what accelerate's
-  // mixed_precision: bf16 runs: no fsdp_config.yaml, and the reason names the reduction.
-  TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
-  std::vector<std::string> refused;
-  render_ecosystem_files(c, hw, TorchtitanVersion::current, refused);
-  ASSERT_EQ(refused.size(), 1u);
-  EXPECT_NE(refused[0].find("accelerate"), std::string::npos);
-  EXPECT_NE(refused[0].find("reduce_dtype"), std::string::npos);
+        EXPECT_EQ(t.refusal.empty(), plan_accepts) << reduce;
+        EXPECT_EQ(plan_accepts, std::string(reduce) == "fp32");
+      }
+    }
 }
 
 TEST(EmitTorchtitan, LaunchScriptsSetBothAllocatorVariables) {
   TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 16, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
   const Prediction p = plan(c, load_hardware("H100-80GB-SXM"));
   for (const std::string& script : {render_torchrun(c), render_sbatch(c, p)}) {
-    EXPECT_NE(script.find("export PYTORCH_ALLOC_CONF=expandable_segments:True\n"), std::string::npos);
-    EXPECT_NE(script.find("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"), std::string::npos);
+    EXPECT_NE(script.find("PYTORCH_ALLOC_CONF=expandable_segments:True"), std::string::npos);
+    EXPECT_NE(script.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"), std::string::npos);
   }
 }
 

@@ -67,7 +67,11 @@ std::string format_validation(const ValidationReport& v) {
 void write_validation(const std::filesystem::path& run_dir, const ValidationReport& v, const TrainConfig& cfg) {
   nlohmann::json j = v;
   write_file_atomic(run_dir / "validation.json", j.dump(2) + "\n");
-  write_file_atomic(run_dir / "run.toml", write_train_config(cfg));
+  // The run directory records what ran: this trainer, whatever runtime the input planned for,
+  // so `shardcast validate RUN_DIR` predicts it as shardcast-train's run.
+  TrainConfig ran = cfg;
+  ran.runtime = "shardcast-train";
+  write_file_atomic(run_dir / "run.toml", write_train_config(ran));
 }
 
 void finish_run_validation(const TrainConfig& cfg, const RunReport& measured, const std::filesystem::path& run_dir) {
