@@ -29,6 +29,7 @@ struct ImportFlags {
 TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::vector<std::string>& notes) {
   const planner::TorchtitanJob j = planner::read_torchtitan_job_toml(a.titan_config);
   ConfigFlags f = a.plan;
+  f.runtime = "torchtitan";
   if (f.model.empty()) {
     if (j.model_preset.empty())
       throw ConfigError(j.file, "model.flavor",
@@ -120,6 +121,7 @@ void run_import(const std::string& trainer, const ImportFlags& a) {
     cfg = config_from_torchtitan(a, hw, notes);
   } else {
     ConfigFlags f = a.plan;
+    f.runtime = trainer;  // the runtime preset of the same name
     if (f.micro_batch <= 0) throw UsageError("import: --micro-batch is required (the log does not hold it)");
     if (f.seq_len <= 0) throw UsageError("import: --seq-len is required (the log does not hold it)");
     if (f.reduce_dtype.empty() && f.param_dtype != "fp32")
