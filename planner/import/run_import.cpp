@@ -47,6 +47,10 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
     throw ConfigError(r.cfg.source_file.empty() ? "import" : r.cfg.source_file, "runtime",
                       fmt::format("{} cannot have run this configuration: {}", r.cfg.runtime, refusal));
 
+  if (log.format == "fms-fsdp" && r.cfg.training.grad_accum != 1)
+    throw ConfigError(r.cfg.source_file.empty() ? "import" : r.cfg.source_file, "training.grad_accum",
+                      fmt::format("{}: fms-fsdp has no gradient accumulation (each logged step is one batch); use 1",
+                                  r.cfg.training.grad_accum));
   const TrainConfig& c = r.cfg;
   const int s = c.training.seq_len;
   const double micro_tokens = double(c.training.micro_batch) * s;           // per GPU per micro-step

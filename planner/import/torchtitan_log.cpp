@@ -56,7 +56,7 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
   log.file = file;
   log.format = "torchtitan";
   std::map<int, size_t> by_step;
-  std::set<std::string> unknown_keys, ranks;
+  std::set<std::string> unknown_keys;
   int validation_lines = 0, merged = 0;
   std::istringstream in(text);
   std::string raw;
@@ -146,7 +146,6 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
     if (!has_loss) throw fail("no 'loss:'");
     if (!has_mem) throw fail("no 'memory:'");
     if (!has_tps) throw fail("no 'tps:'");
-    ranks.insert(rank_key);
     auto it = by_step.find(s.step);
     if (it == by_step.end()) {
       by_step[s.step] = log.steps.size();

@@ -261,6 +261,8 @@ TEST(ImportFms, RunFromStepTimes) {
   EXPECT_DOUBLE_EQ(r.report.tokens_per_s_per_gpu, 0.5 * (8192 / 1.0 + 8192 / 1.02));
   EXPECT_DOUBLE_EQ(r.report.mem_peak_bytes, 35433480192.0);
   EXPECT_DOUBLE_EQ(r.report.mem_reserved_peak_bytes, 40802189312.0);
+  c.training.grad_accum = 2;  // fms-fsdp has none
+  EXPECT_THROW(import_run(b, c, hw, 100), ConfigError);
 }
 
 TEST(ImportFms, MalformedAndIncompleteBlocks) {
