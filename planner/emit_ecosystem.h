@@ -8,10 +8,11 @@
 // accelerate's fsdp_config.yaml, and fms-fsdp's `--key=value` arguments. The keys each
 // generation accepts are kept in tests/planner/data/torchtitan_keys_{v0.2,current}.txt.
 // emit.h writes a tool's files only when the tool can run the plan as planned
-// (planner/runtime.h runtime_refusal, the rule `plan --runtime` applies). Where a tool expresses part of the plan only approximately (e.g.
-// grad accumulation in fms-fsdp, a selective ratio that is not 1/k in torchtitan), the file
-// says so in a comment and uses the nearest setting that needs no more memory than the plan —
-// never silently.
+// (planner/runtime.h runtime_refusal, the rule `plan --runtime` applies). Where a tool
+// expresses part of the plan only approximately (e.g. grad accumulation in fms-fsdp, a
+// selective ratio that is not 1/k in torchtitan v0.2, block-level selective in the current
+// torchtitan), the file says so in a comment and uses the nearest setting that needs no more
+// memory than the plan — never silently.
 // What it is not: the writer (emit.h writes the files) or a parser of these formats.
 // Pure functions, thread-safe.
 #pragma once
