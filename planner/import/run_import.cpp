@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/plan.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -58,7 +59,10 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
   const double peak = hw.peak_flops(c.precision.param_dtype);               // FLOP/s
   const double fpt = c.model.flops_per_token(s);
   const double fpt_titan = c.model.flops_per_token_torchtitan(s);
-  const double hfpt = c.model.hardware_flops_per_token(s, c.activation_checkpointing.recompute_fraction(c.model.n_layers));
+  // Hardware FLOPs per token as the planner counts them for HFU (recomputed blocks, and the
+  // GEMMs op-level selective checkpointing recomputes): its prediction's HFU over its rate.
+  const Prediction pred = plan(c, hw, resolve_plan_options(c, hw));
+  const double hfpt = pred.hfu * peak / pred.tokens_per_s_per_gpu;
 
   RunReport& rep = r.report;
   rep.config_file = "run.toml";

@@ -17,7 +17,8 @@
 //   MFU           planner convention: tps·flops_per_token(s) / peak (ModelSpec, 6·N + 12·L·d·s)
 //                 and torchtitan's convention recomputed: tps·flops_per_token_torchtitan(s) / peak,
 //                 peak = the hardware profile's dense peak for precision.param_dtype; the MFU
-//                 torchtitan logged (its own peak table) is kept as logged, in import.json
+//                 torchtitan logged (its own peak table) is kept as logged, in import.json;
+//                 HFU with the planner's hardware FLOPs per token for this config and runtime
 //   memory        mem_reserved_peak_bytes = the logged max reserved (max over ranks);
 //                 mem_peak_bytes = max allocated where the log has it (fms-fsdp), else 0
 // Summary over the steps after warm-up (step > warmup): median tokens/s/GPU and step time,

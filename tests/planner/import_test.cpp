@@ -15,7 +15,9 @@
 #include "planner/import/run_import.h"
 #include "planner/import/torchtitan_config.h"
 #include "planner/import/train_log.h"
+#include "planner/plan.h"
 #include "planner/run_validation.h"
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "tests/planner/test_util.h"
@@ -184,6 +186,13 @@ TEST(ImportRun, SummaryAfterWarmupAndBothMfuConventions) {
   EXPECT_EQ(r.report.mem_peak_bytes, 0);
   const ModelSpec& m = r.cfg.model;
   EXPECT_DOUBLE_EQ(r.report.mfu, 5859 * m.flops_per_token(8192) / hw.peak_flops("bf16"));
+  // HFU in the planner's count: op-level selective checkpointing recomputes some GEMMs, so HFU
+  // exceeds MFU by the ratio the planner's own prediction has (relative 1e-12: same formula).
+  TrainConfig tc = titan_8b();
+  tc.runtime = "torchtitan";
+  const Prediction p = plan(tc, hw, resolve_plan_options(tc, hw));
+  EXPECT_GT(r.report.hfu, r.report.mfu);
+  EXPECT_NEAR(r.report.hfu / r.report.mfu, p.hfu / p.mfu, 1e-12);
   const double titan = r.info["summary"]["mfu_torchtitan_convention"].get<double>();
   EXPECT_DOUBLE_EQ(titan, 5859 * m.flops_per_token_torchtitan(8192) / hw.peak_flops("bf16"));
   // The logged MFU is over torchtitan's H100 SXM peak, 989e12 (torchtitan/tools/utils.py
@@ -200,6 +209,23 @@ TEST(ImportRun, SummaryAfterWarmupAndBothMfuConventions) {
   bool warned = false;
   for (const auto& n : w.notes) warned |= n.rfind("warning: the log's FLOPs per token", 0) == 0;
   EXPECT_TRUE(warned);
+}
+
+// A run's numbers as pytorch/torchtitan#1287 logged them (Llama 3 8B, seq_len 8192, H100 SXM,
+// 2025-06, the a85e2a536^ format): the import reproduces torchtitan's FLOP count (no warning)
+// and its MFU once rescaled to torchtitan's 989e12 peak, to the log's rounding (0.01 points).
+TEST(ImportRun, ReproducesAPublishedTorchtitanLine) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  std::string text;
+  for (int step : {200, 210, 220})
+    text += "[rank0]:[titan] 2025-06-16 22:30:50,322 - root - INFO - \x1b[31mstep: " + std::to_string(step) +
+            "  \x1b[32mloss:  6.1384  \x1b[33mmemory: 49.66GiB(52.28%)  \x1b[34mtps: 5,856  \x1b[36mtflops: 339.16  "
+            "\x1b[35mmfu: 34.29%\x1b[39m\n";
+  const ImportedRun r = import_run(parse_torchtitan_log(text, "1287.log"), titan_8b(), hw, 0);
+  for (const auto& n : r.notes) EXPECT_EQ(n.find("warning"), std::string::npos) << n;
+  const double titan = r.info["summary"]["mfu_torchtitan_convention"].get<double>();
+  EXPECT_NEAR(100 * titan * hw.peak_flops("bf16") / 989e12, 34.29, 0.01);
+  EXPECT_DOUBLE_EQ(r.report.mem_reserved_peak_bytes, 49.66 * double(1ull << 30));
 }
 
 TEST(ImportRun, RefusedWhenTheRuntimeCannotRunTheConfig) {
