@@ -5,6 +5,7 @@
 // (trainer/metrics). Plain value types, thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,12 @@ struct StepMetrics {
   double mfu = 0;
   double hfu = 0;
   double step_time_s = 0;
-  double mem_peak_bytes = 0;    // bytes, max over ranks (allocated peak; 0 = not measured)
-  // torch.cuda.max_memory_reserved (the caching allocator's reserved peak, as torchtitan logs
-  // it), max over ranks; 0 = not measured.  // bytes
-  double mem_reserved_peak_bytes = 0;
+  double mem_peak_bytes = 0;    // bytes, max over ranks
+  // CUDA caching allocator only (absent on CPU, where nothing is cached): the most bytes
+  // reserved from the device during the step, max over ranks (torchtitan's max_reserved),
+  // and cudaMalloc retries after freeing the cache since the run started, max over ranks.
+  std::optional<double> mem_reserved_peak_bytes;   // bytes
+  std::optional<double> alloc_retries;             // count
 };
 
 struct RunReport {
@@ -39,8 +42,9 @@ struct RunReport {
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;
   double hfu = 0;
-  double mem_peak_bytes = 0;    // bytes, allocated peak; 0 = not measured
-  double mem_reserved_peak_bytes = 0;  // bytes, reserved peak (max over steady steps); 0 = not measured
+  double mem_peak_bytes = 0;    // bytes
+  std::optional<double> mem_reserved_peak_bytes;   // bytes, max over steps (GPU runs only)
+  std::optional<double> alloc_retries;             // count at the end of the run (GPU runs only)
   std::vector<std::pair<std::string, double>> mem_components;  // bytes, where measurable
 };
 

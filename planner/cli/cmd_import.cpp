@@ -151,7 +151,8 @@ void run_import(const std::string& trainer, const ImportFlags& a) {
   if (!sum["mfu_logged_pct"].is_null())
     fmt::print("                      {:.2f}% as logged (torchtitan's count over its own peak table)\n",
                sum["mfu_logged_pct"].get<double>());
-  fmt::print("  max reserved        {:.2f} GiB\n", r.mem_reserved_peak_bytes / double(1ull << 30));
+  if (r.mem_reserved_peak_bytes)
+    fmt::print("  max reserved        {:.2f} GiB\n", *r.mem_reserved_peak_bytes / double(1ull << 30));
   if (r.mem_peak_bytes > 0) fmt::print("  max allocated       {:.2f} GiB\n", r.mem_peak_bytes / double(1ull << 30));
   for (const auto& n : notes) {
     if (n.rfind("warning:", 0) == 0)

@@ -72,7 +72,7 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
   nlohmann::json steps_info = nlohmann::json::array();
   std::vector<double> tps_steady, time_steady, logged_mfu_steady, fpt_logged;
   double mem_res = 0, mem_alloc = 0;
-  bool any_alloc = false;
+  bool any_alloc = false, any_reserved = false;
   int used = 0;
   for (const LoggedStep& l : log.steps) {
     StepMetrics m;
@@ -87,7 +87,7 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
     m.step_time_s = l.step_time_s && *l.step_time_s > 0 ? *l.step_time_s : step_tokens / m.tps;
     m.mfu = m.tps * fpt / peak;
     m.hfu = m.tps * hfpt / peak;
-    m.mem_reserved_peak_bytes = l.mem_reserved_bytes.value_or(0.0);
+    m.mem_reserved_peak_bytes = l.mem_reserved_bytes;  // absent when not logged
     m.mem_peak_bytes = l.mem_allocated_bytes.value_or(0.0);
     rep.steps.push_back(m);
     nlohmann::json si = {{"step", l.step}, {"line", l.line}, {"ranks", l.ranks}};
@@ -100,7 +100,10 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
     time_steady.push_back(m.step_time_s);
     if (l.mfu_pct) logged_mfu_steady.push_back(*l.mfu_pct);
     if (l.tflops && l.tps > 0) fpt_logged.push_back(*l.tflops * 1e12 / l.tps);
-    mem_res = std::max(mem_res, m.mem_reserved_peak_bytes);
+    if (l.mem_reserved_bytes) {
+      any_reserved = true;
+      mem_res = std::max(mem_res, *l.mem_reserved_bytes);
+    }
     if (l.mem_allocated_bytes) {
       any_alloc = true;
       mem_alloc = std::max(mem_alloc, *l.mem_allocated_bytes);
@@ -110,7 +113,7 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
   rep.median_step_time_s = median(time_steady);
   rep.mfu = rep.tokens_per_s_per_gpu * fpt / peak;
   rep.hfu = rep.tokens_per_s_per_gpu * hfpt / peak;
-  rep.mem_reserved_peak_bytes = mem_res;
+  if (any_reserved) rep.mem_reserved_peak_bytes = mem_res;
   rep.mem_peak_bytes = any_alloc ? mem_alloc : 0.0;
 
   r.notes = log.notes;
@@ -151,7 +154,7 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
             {"mfu_planner", rep.mfu},
             {"mfu_torchtitan_convention", rep.tokens_per_s_per_gpu * fpt_titan / peak},
             {"mfu_logged_pct", logged_mfu_steady.empty() ? nlohmann::json() : nlohmann::json(median(logged_mfu_steady))},
-            {"mem_reserved_peak_bytes", rep.mem_reserved_peak_bytes},
+            {"mem_reserved_peak_bytes", rep.mem_reserved_peak_bytes ? nlohmann::json(*rep.mem_reserved_peak_bytes) : nlohmann::json()},
             {"mem_peak_bytes", rep.mem_peak_bytes}}},
           {"conventions",
            {{"mfu_planner", "6·N + 12·L·d·s FLOPs per token (N: all parameters), over the profile's dense peak for "

@@ -21,6 +21,7 @@
 //                 HFU with the planner's hardware FLOPs per token for this config and runtime
 //   memory        mem_reserved_peak_bytes = the logged max reserved (max over ranks);
 //                 mem_peak_bytes = max allocated where the log has it (fms-fsdp), else 0
+//                 (not measured: torchtitan prints only the reserved peak)
 // Summary over the steps after warm-up (step > warmup): median tokens/s/GPU and step time,
 // maximum memory.
 #pragma once

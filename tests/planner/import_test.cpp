@@ -182,7 +182,7 @@ TEST(ImportRun, SummaryAfterWarmupAndBothMfuConventions) {
   EXPECT_DOUBLE_EQ(r.report.tokens_per_s_per_gpu, 5859);
   // Step time per logged step = micro 1 x 8192 x accum 1 tokens / tps; median of 4 = mean of the middle two.
   EXPECT_DOUBLE_EQ(r.report.median_step_time_s, 0.5 * (8192.0 / 5856 + 8192.0 / 5862));
-  EXPECT_DOUBLE_EQ(r.report.mem_reserved_peak_bytes, 61.37 * double(1ull << 30));
+  EXPECT_DOUBLE_EQ(*r.report.mem_reserved_peak_bytes, 61.37 * double(1ull << 30));
   EXPECT_EQ(r.report.mem_peak_bytes, 0);
   const ModelSpec& m = r.cfg.model;
   EXPECT_DOUBLE_EQ(r.report.mfu, 5859 * m.flops_per_token(8192) / hw.peak_flops("bf16"));
@@ -225,7 +225,7 @@ TEST(ImportRun, ReproducesAPublishedTorchtitanLine) {
   for (const auto& n : r.notes) EXPECT_EQ(n.find("warning"), std::string::npos) << n;
   const double titan = r.info["summary"]["mfu_torchtitan_convention"].get<double>();
   EXPECT_NEAR(100 * titan * hw.peak_flops("bf16") / 989e12, 34.29, 0.01);
-  EXPECT_DOUBLE_EQ(r.report.mem_reserved_peak_bytes, 49.66 * double(1ull << 30));
+  EXPECT_DOUBLE_EQ(*r.report.mem_reserved_peak_bytes, 49.66 * double(1ull << 30));
 }
 
 TEST(ImportRun, RefusedWhenTheRuntimeCannotRunTheConfig) {
@@ -249,13 +249,13 @@ TEST(ImportRun, RunDirReadBackByValidate) {
   EXPECT_EQ(rd.cfg.training.seq_len, 8192);
   EXPECT_EQ(rd.cfg.activation_checkpointing.mode, AcMode::selective_op);
   EXPECT_DOUBLE_EQ(rd.report.tokens_per_s_per_gpu, r.report.tokens_per_s_per_gpu);
-  EXPECT_DOUBLE_EQ(rd.report.mem_reserved_peak_bytes, r.report.mem_reserved_peak_bytes);
-  EXPECT_DOUBLE_EQ(rd.report.steps[2].mem_reserved_peak_bytes, 61.37 * double(1ull << 30));
+  EXPECT_DOUBLE_EQ(*rd.report.mem_reserved_peak_bytes, *r.report.mem_reserved_peak_bytes);
+  EXPECT_DOUBLE_EQ(*rd.report.steps[2].mem_reserved_peak_bytes, 61.37 * double(1ull << 30));
   const RunComparison cmp = compare_run(rd, hw);
   EXPECT_GT(cmp.predicted_step_s, 0);
   EXPECT_DOUBLE_EQ(cmp.measured_step_s, r.report.median_step_time_s);
   // No allocated peak in a torchtitan log: validate compares the reserved peaks.
-  EXPECT_DOUBLE_EQ(cmp.measured_mem_bytes, r.report.mem_reserved_peak_bytes);
+  EXPECT_DOUBLE_EQ(cmp.measured_mem_bytes, *r.report.mem_reserved_peak_bytes);
   fs::remove_all(dir);
 }
 
@@ -286,7 +286,7 @@ TEST(ImportFms, RunFromStepTimes) {
   EXPECT_DOUBLE_EQ(r.report.median_step_time_s, 1.01);
   EXPECT_DOUBLE_EQ(r.report.tokens_per_s_per_gpu, 0.5 * (8192 / 1.0 + 8192 / 1.02));
   EXPECT_DOUBLE_EQ(r.report.mem_peak_bytes, 35433480192.0);
-  EXPECT_DOUBLE_EQ(r.report.mem_reserved_peak_bytes, 40802189312.0);
+  EXPECT_DOUBLE_EQ(*r.report.mem_reserved_peak_bytes, 40802189312.0);
   c.training.grad_accum = 2;  // fms-fsdp has none
   EXPECT_THROW(import_run(b, c, hw, 100), ConfigError);
 }
