@@ -3,7 +3,9 @@
 // (planner/import/run_import.h). The log does not carry the configuration: it comes from the
 // plan flags (--model --gpu --gpus --micro-batch --seq-len ...), and for torchtitan optionally
 // from its v0.2.x TOML job config (--config; flags override its values).
+#include <cmath>
 #include <memory>
+#include <string>
 
 #include <fmt/core.h>
 
@@ -167,17 +169,35 @@ void add_trainer(CLI::App* import, const std::string& trainer, const std::string
   auto a = std::make_shared<ImportFlags>();
   auto* cmd = import->add_subcommand(trainer, what);
   cmd->add_option("log", a->log, "the training log (stdout of rank 0, or torchrun --tee output)")->required();
+  // Given values are range-checked here (exit 2 naming the flag); absent ones stay "not given".
+  const auto positive_int = CLI::Range(1, 1 << 30);
+  const CLI::Validator positive_finite(
+      [](std::string& v) -> std::string {
+        double x = 0;
+        try {
+          size_t used = 0;
+          x = std::stod(v, &used);
+          if (used != v.size()) return "not a number: " + v;
+        } catch (const std::exception&) {
+          return "not a number: " + v;
+        }
+        return x > 0 && std::isfinite(x) ? "" : "must be a positive finite number, not " + v;
+      },
+      "POSITIVE");
   cmd->add_option("--model", a->plan.model, "model preset name or .toml");
   cmd->add_option("--gpu", a->plan.gpu, "hardware preset the run used (e.g. H100-80GB-SXM)");
-  cmd->add_option("--gpus", a->plan.gpus, "total GPUs (ranks) of the run");
-  cmd->add_option("--gpus-per-node", a->plan.gpus_per_node, "GPUs per node (default: the preset's)");
-  cmd->add_option("--inter-node-gbps", a->plan.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
-  cmd->add_option("--seq-len", a->plan.seq_len, "tokens per sequence");
+  cmd->add_option("--gpus", a->plan.gpus, "total GPUs (ranks) of the run")->check(positive_int);
+  cmd->add_option("--gpus-per-node", a->plan.gpus_per_node, "GPUs per node (default: the preset's)")->check(positive_int);
+  cmd->add_option("--inter-node-gbps", a->plan.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)")
+      ->check(positive_finite);
+  cmd->add_option("--seq-len", a->plan.seq_len, "tokens per sequence")->check(positive_int);
   add_choice_flags(cmd, a->plan);
   if (trainer == "torchtitan")
     cmd->add_option("--config", a->titan_config,
                     "torchtitan v0.2.x TOML job config of the run: supplies what the flags would; flags override it");
-  cmd->add_option("--warmup", a->warmup, "steps (step number <= N) left out of the summary")->capture_default_str();
+  cmd->add_option("--warmup", a->warmup, "steps (step number <= N) left out of the summary")
+      ->check(CLI::Range(0, 1 << 30))
+      ->capture_default_str();
   cmd->add_option("--out", a->out, "run directory to write (run.toml, run_report.json, import.json)")->required();
   cmd->callback([a, trainer] { run_import(trainer, *a); });
 }

@@ -35,6 +35,12 @@ check "missing --seq-len: exit 2" \
   "[ $(rc $B import torchtitan $D/torchtitan_2024.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --out $T/x) = 2 ]"
 check "bf16 reduction is not torchtitan: exit 2" \
   "[ $(rc $B import torchtitan $D/torchtitan_2024.log $FLAGS --reduce-dtype bf16 --out $T/x) = 2 ] && grep -q 'runtime' $T/err"
+for bad in "--seq-len 0" "--seq-len -5" "--gpus-per-node 0" "--inter-node-gbps -100" "--inter-node-gbps nan" \
+           "--inter-node-gbps inf" "--warmup -1"; do
+  flag=${bad%% *}
+  check "import $bad: exit 2 naming $flag" \
+    "[ $(rc $B import torchtitan $D/torchtitan_2024.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 $( [ "$flag" = --seq-len ] || echo --seq-len 8192 ) $bad --out $T/x) = 2 ] && grep -q -- '$flag' $T/err"
+done
 check "nothing written on errors" "[ ! -e $T/x ]"
 
 EMIT="--model llama3.1-8b --gpu H100-80GB-SXM --gpus 64 --strategy full_shard --micro-batch 1 --seq-len 8192 --ac full --runtime torchtitan"
