@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The GPU path's checks, for a person on a machine with 1 to 8 NVIDIA GPUs and a CUDA build of
-# PyTorch 2.x (pip). NEVER RUN by this project: its CI has no GPU (`make gpu-check` only
+# The GPU path's checks, for a person on a machine with 1 to 8 NVIDIA GPUs, a CUDA build of
+# PyTorch 2.x (pip, C++11 ABI) and the CUDA toolkit of the same major version (LibTorch's CMake
+# config looks for it), plus the Debian packages of `make deps`. NEVER RUN by this project: its CI has no GPU (`make gpu-check` only
 # compiles the NCCL path, and a ctest only parses this script). Read docs/trainer.md first.
 #
 # Usage: tests/gpu/run_gpu_checks.sh [OUT_DIR]      (default: gpu-checks-<date>)
@@ -37,8 +38,16 @@ print(torch.utils.cmake_prefix_path, torch.__version__, int(torch.cuda.is_availa
 [ "$abi" = 1 ] || fail "torch $version was built with the pre-C++11 ABI; the project links Debian's fmt/CLI11 (C++11 ABI): use torch >= 2.7 or a cxx11-abi LibTorch"
 echo "run_gpu_checks: $n GPU(s), torch $version, output in $out"
 
+# ProcessGroupNCCL.hpp includes <nccl.h>: pip wheels keep it in the nvidia-nccl package.
+nccl_flags=""
+if ! [ -f /usr/include/nccl.h ] && ! ls /usr/local/cuda*/include/nccl.h >/dev/null 2>&1; then
+  nccl_inc=$("$py" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "include"))' 2>/dev/null || true)
+  [ -n "$nccl_inc" ] && [ -f "$nccl_inc/nccl.h" ] || fail "no nccl.h (install the NCCL headers or pip's nvidia-nccl)"
+  nccl_flags="-isystem $nccl_inc"
+fi
 build="$src/build-gpu"
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DSHARDCAST_BUILD_GUI=OFF \
+  -DCMAKE_CXX_FLAGS="$nccl_flags" \
   > "$out/cmake.log" 2>&1 || { cat "$out/cmake.log"; fail "cmake failed"; }
 grep -q 'LibTorch CUDA/NCCL path = ON' "$out/cmake.log" || fail "cmake did not find CUDA in $prefix (see $out/cmake.log)"
 cmake --build "$build" -j "${JOBS:-$(nproc)}" --target shardcast-train gpu_smoke > "$out/build.log" 2>&1 \
