@@ -36,7 +36,7 @@ TEST(Reports, RunReportAndValidationRoundTrip) {
   RunReport r;
   r.world_size = 2;
   r.sharding_strategy = "full_shard";
-  r.steps = {{1, 5.5, 1e-3, 2.0, 1000, 0.1, 0.12, 0.05, 1e6}};
+  r.steps = {{1, 5.5, 1e-3, 2.0, 1000, 0.1, 0.12, 0.05, 1e6, std::nullopt, std::nullopt}};
   r.mem_components = {{"parameters", 10.0}};
   const nlohmann::json j = r;
   EXPECT_EQ(nlohmann::json(j.get<RunReport>()), j);
@@ -52,7 +52,7 @@ TEST(Reports, RunReportAndValidationRoundTrip) {
 // neither key, a GPU report round-trips both, per step and in the summary.
 TEST(Reports, CudaMemoryFieldsOnlyWhenMeasured) {
   RunReport cpu;
-  cpu.steps = {{1, 5.5, 1e-3, 2.0, 1000, 0.1, 0.12, 0.05, 1e6}};
+  cpu.steps = {{1, 5.5, 1e-3, 2.0, 1000, 0.1, 0.12, 0.05, 1e6, std::nullopt, std::nullopt}};
   const nlohmann::json c = cpu;
   EXPECT_FALSE(c["summary"].contains("mem_reserved_peak_bytes"));
   EXPECT_FALSE(c["summary"].contains("alloc_retries"));

@@ -3,6 +3,8 @@
 // hybrid group layout, and the errors for what Gloo cannot do.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "harness.h"
 
 namespace shardcast::trainer::testing {
@@ -147,6 +149,42 @@ TEST(DeviceContract, HostValuesGoThroughTheGroupDevice) {
     EXPECT_EQ(broadcast_host(*g.world, rank == 1 ? "disk full on rank 1" : "ignored", 1), "disk full on rank 1");
     EXPECT_EQ(broadcast_host(*g.world, "", 0), "");
   });
+}
+
+// comm.timeout_seconds under NCCL needs async error handling or blocking wait (LibTorch reads
+// the variables when a ProcessGroupNCCL is built); the environment logic runs on CPU too.
+TEST(NcclTimeout, EnvironmentEnablesTimeoutHandlingOrRefuses) {
+  const char* names[] = {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING",
+                         "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT"};
+  std::vector<std::pair<std::string, std::string>> saved;
+  for (const char* n : names)
+    if (const char* v = std::getenv(n)) saved.emplace_back(n, v);
+  auto clear = [&] {
+    for (const char* n : names) ::unsetenv(n);
+  };
+  auto get = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : "<unset>"); };
+
+  clear();
+  enable_nccl_timeout_handling(60);
+  EXPECT_EQ(get("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_EQ(get("NCCL_ASYNC_ERROR_HANDLING"), "1");
+
+  clear();  // the user's choice of blocking wait is kept, nothing added
+  ::setenv("NCCL_BLOCKING_WAIT", "1", 1);
+  enable_nccl_timeout_handling(60);
+  EXPECT_EQ(get("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "<unset>");
+
+  clear();  // explicitly off: the timeout could not be honoured
+  ::setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0", 1);
+  try {
+    enable_nccl_timeout_handling(60);
+    FAIL() << "accepted TORCH_NCCL_ASYNC_ERROR_HANDLING=0";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("TORCH_NCCL_ASYNC_ERROR_HANDLING=0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("comm.timeout_seconds"), std::string::npos) << e.what();
+  }
+  clear();
+  for (const auto& [n, v] : saved) ::setenv(n.c_str(), v.c_str(), 1);
 }
 
 }  // namespace

@@ -169,27 +169,6 @@ class NcclCollectives final : public Collectives {
   at::Device device_;
 };
 
-// NCCL applies Options::timeout only with async error handling or blocking wait (LibTorch
-// 1.13 reads NCCL_*, 2.x TORCH_NCCL_* and still the old names). Called before each
-// ProcessGroupNCCL is built.
-void enforce_nccl_timeout(double timeout_seconds) {
-  const char* names[] = {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING",
-                         "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT"};
-  std::string disabled;
-  for (const char* n : names) {
-    const char* v = std::getenv(n);
-    if (!v || !*v) continue;
-    if (std::string(v) != "0") return;  // the environment already enables one of them
-    disabled += (disabled.empty() ? "" : ", ") + std::string(n) + "=0";
-  }
-  if (!disabled.empty())
-    throw std::invalid_argument(fmt::format(
-        "comm.timeout_seconds = {} cannot be enforced under NCCL: the environment sets {}, which "
-        "turns off NCCL's timeout handling; unset it or set TORCH_NCCL_ASYNC_ERROR_HANDLING=1",
-        timeout_seconds, disabled));
-  ::setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
-  ::setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
-}
 #endif
 
 // The device contract (collectives.h): checks every tensor, then forwards.
@@ -259,7 +238,7 @@ std::shared_ptr<Collectives> make_group(const c10::intrusive_ptr<c10d::Store>& s
     if (!opts.device.is_cuda())
       throw std::invalid_argument(fmt::format("comm.backend = \"nccl\" needs a CUDA compute device, got {}",
                                               opts.device.str()));
-    enforce_nccl_timeout(opts.timeout_seconds);
+    enable_nccl_timeout_handling(opts.timeout_seconds);
     auto o = c10d::ProcessGroupNCCL::Options::create();
     o->timeout = to_ms(opts.timeout_seconds);
     return std::make_shared<NcclCollectives>(
@@ -374,6 +353,26 @@ at::Device bind_rank_device(const std::string& backend, int local_rank) {
   return d;
 }
 
+// NCCL applies Options::timeout only with async error handling or blocking wait (LibTorch
+// 1.13 reads NCCL_*, 2.x TORCH_NCCL_* and still the old names).
+void enable_nccl_timeout_handling(double timeout_seconds) {
+  const char* names[] = {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING",
+                         "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT"};
+  std::string disabled;
+  for (const char* n : names) {
+    const char* v = std::getenv(n);
+    if (!v || !*v) continue;
+    if (std::string(v) != "0") return;  // the environment already enables one of them
+    disabled += (disabled.empty() ? "" : ", ") + std::string(n) + "=0";
+  }
+  if (!disabled.empty())
+    throw std::invalid_argument(fmt::format(
+        "comm.timeout_seconds = {} cannot be enforced under NCCL: the environment sets {}, which "
+        "turns off NCCL's timeout handling; unset it or set TORCH_NCCL_ASYNC_ERROR_HANDLING=1",
+        timeout_seconds, disabled));
+  ::setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+  ::setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+}
 bool nccl_compiled() {
 #ifdef SHARDCAST_WITH_NCCL
   return true;

@@ -113,6 +113,13 @@ c10::intrusive_ptr<c10d::Store> make_tcp_store(const std::string& master_addr, i
 // True when this binary has the NCCL path compiled in (LibTorch built with CUDA).
 bool nccl_compiled();
 
+// What make_process_groups does before each NCCL group (see there): leaves an environment
+// that enables async error handling or blocking wait alone, sets
+// TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and NCCL_ASYNC_ERROR_HANDLING=1 when none is set, and
+// throws std::invalid_argument naming the variables when the environment turns them off.
+// Touches only the environment (so CPU builds test it); call before threads start.
+void enable_nccl_timeout_handling(double timeout_seconds);
+
 // The compute device of a rank, made current before its process group and its first CUDA
 // allocation: cuda:local_rank for backend "nccl" (c10's device guard, so NCCL's
 // communicators and the caching allocator start on the right GPU), CPU for "gloo". Throws
