@@ -20,7 +20,8 @@
 #   PYTHON (default python3), JOBS (build parallelism; default nproc).
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-out="$(mkdir -p "${1:-gpu-checks-$(date +%Y%m%d-%H%M%S)}" && cd "${1:-gpu-checks-$(date +%Y%m%d-%H%M%S)}" && pwd)"
+out="${1:-gpu-checks-$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$out" && out="$(cd "$out" && pwd)"
 py="${PYTHON:-python3}"
 hw="${SHARDCAST_GPU_HARDWARE:-H100-80GB-SXM}"
 fail() { echo "run_gpu_checks: $*" >&2; exit 1; }
