@@ -48,6 +48,7 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline CLI::Validator positive() { return interval(0, true, kInf, true); }       // (0,inf)
 inline CLI::Validator non_negative() { return interval(0, false, kInf, true); }  // [0,inf)
 inline CLI::Validator fraction() { return interval(0, true, 1, false); }         // (0,1]
+inline CLI::Validator unit_interval() { return interval(0, false, 1, false); }   // [0,1]
 inline CLI::Validator between(double lo, double hi) { return interval(lo, false, hi, false); }  // [lo,hi]
 
 }  // namespace shardcast::cli_range

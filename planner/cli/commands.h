@@ -24,5 +24,6 @@ void register_search(CLI::App& app);       // cmd_search.cpp
 void register_scale(CLI::App& app);        // cmd_scale.cpp
 void register_emit(CLI::App& app);         // cmd_emit.cpp
 void register_calibrate(CLI::App& app);    // cmd_calibrate.cpp
+void register_import(CLI::App& app);       // cmd_import.cpp
 
 }  // namespace shardcast::cli

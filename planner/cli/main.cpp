@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   cli::register_scale(app);
   cli::register_emit(app);
   cli::register_calibrate(app);
+  cli::register_import(app);
   cli::check_numeric_ranges(app);  // after every register_*: ranges of all numeric flags
   try {
     app.parse(argc, argv);

@@ -30,7 +30,8 @@ const Range kRanges[] = {
     {"--ac-ratio", "", cli_range::fraction},
     {"--max-mem-frac", "", cli_range::fraction},
     {"--threads", "", cli_range::positive},
-    // search, scale, emit.
+    // search, scale, emit. scale --deadline: --top 0 lists every plan that meets the deadline.
+    {"--top", "scale", cli_range::non_negative},
     {"--top", "", cli_range::positive},
     {"--from", "", cli_range::positive},
     {"--to", "", cli_range::positive},
@@ -39,6 +40,14 @@ const Range kRanges[] = {
     {"--from-search", "", cli_range::positive},
     // validate, calibrate: weight of the prior (0 = no prior).
     {"--prior", "", cli_range::non_negative},
+    // scale: goodput (reliability_flags.h). 0 failures or restart time are meaningful.
+    {"--goodput-threshold", "", cli_range::unit_interval},
+    {"--failures-per-gpu-hour", "", cli_range::non_negative},
+    {"--restart-s", "", cli_range::non_negative},
+    {"--storage-write-gbytes-per-s", "", cli_range::positive},
+    {"--node-write-gbytes-per-s", "", cli_range::positive},
+    // import: leading steps left out of the summary (0 = none).
+    {"--warmup", "", cli_range::non_negative},
     {"--master-port", "", port},
 };
 

@@ -4,8 +4,8 @@
 #
 # Usage: cli_ranges_test.sh BINARY [BINARY...]   (build/shardcast, build/shardcast-train)
 #
-# The flags are read from the binaries' own `--help`: each subcommand's options whose type is
-# INT, UINT, FLOAT or NUMBER. Each must carry its allowed interval in the help type
+# The flags are read from the binaries' own `--help`: each subcommand's (and nested
+# subcommand's, `import torchtitan`) options whose type is INT, UINT, FLOAT or NUMBER. Each must carry its allowed interval in the help type
 # ("--micro-batch INT:(0,inf)", shared/cli_ranges.h); a numeric flag without one fails the
 # test, so a flag added later is covered without editing this script. Each flag is then given
 # 0, -1, nan and inf; every probe outside its interval must exit 2 with the flag's name and the
@@ -27,36 +27,44 @@ in_range() {
     exit 0 }'
 }
 
+# check_command BIN ARGS...: the numeric flags of the command ARGS (e.g. "plan", "import
+# torchtitan"), then each of its subcommands in turn.
+check_command() {
+  local bin=$1; shift
+  local name flag base type range probe err rc subs sub names
+  name="$(basename "$bin") $*"
+  # Option lines: "  --flag TYPE ..." or "  -x,--flag TYPE ...".
+  while read -r names type; do
+    flag=${names##*,}
+    base=${type%%:*}
+    case "$base" in INT|UINT|FLOAT|NUMBER) ;; *) continue ;; esac
+    checked=$((checked + 1))
+    range=""
+    case "$type" in *:\(*|*:\[*) range=${type#*:}; range=${range%%=*} ;; esac  # drop "=default"
+    if [ -z "$range" ]; then
+      bad "$name $flag ($type) declares no range: add it to planner/cli/validators.cpp (or trainer/main.cpp)"
+      continue
+    fi
+    for probe in 0 -1 nan inf; do
+      in_range "$probe" "$range" && continue
+      err=$("$bin" "$@" "$flag=$probe" 2>&1 >/dev/null)
+      rc=$?
+      if [ "$rc" != 2 ]; then
+        bad "$name $flag=$probe: exit $rc, want 2 ($err)"
+      elif [[ "$err" != *"$flag"* || "$err" != *"$range"* ]]; then
+        bad "$name $flag=$probe: stderr does not name $flag and $range: $err"
+      fi
+    done
+  done < <("$bin" "$@" --help | awk '/^Subcommands:/ {exit} /^  -/ {print $1, $2}')
+  subs=$("$bin" "$@" --help | awk '/^Subcommands:/ {on = 1; next} on && /^  [a-z]/ {print $1}')
+  for sub in $subs; do check_command "$bin" "$@" "$sub"; done
+}
+
 for bin in "$@"; do
   [ -x "$bin" ] || { bad "$bin is not an executable"; continue; }
-  name=$(basename "$bin")
   subs=$("$bin" --help | awk '/^Subcommands:/ {on = 1; next} on && /^  [a-z]/ {print $1}')
-  [ -n "$subs" ] || bad "$name: no subcommands found in --help"
-  for sub in $subs; do
-    # Option lines: "  --flag TYPE ..." or "  -x,--flag TYPE ...".
-    while read -r names type; do
-      flag=${names##*,}
-      base=${type%%:*}
-      case "$base" in INT|UINT|FLOAT|NUMBER) ;; *) continue ;; esac
-      checked=$((checked + 1))
-      range=""
-      case "$type" in *:\(*|*:\[*) range=${type#*:}; range=${range%%=*} ;; esac  # drop "=default"
-      if [ -z "$range" ]; then
-        bad "$name $sub $flag ($type) declares no range: add it to planner/cli/validators.cpp (or trainer/main.cpp)"
-        continue
-      fi
-      for probe in 0 -1 nan inf; do
-        in_range "$probe" "$range" && continue
-        err=$("$bin" "$sub" "$flag=$probe" 2>&1 >/dev/null)
-        rc=$?
-        if [ "$rc" != 2 ]; then
-          bad "$name $sub $flag=$probe: exit $rc, want 2 ($err)"
-        elif [[ "$err" != *"$flag"* || "$err" != *"$range"* ]]; then
-          bad "$name $sub $flag=$probe: stderr does not name $flag and $range: $err"
-        fi
-      done
-    done < <("$bin" "$sub" --help | awk '/^  -/ {print $1, $2}')
-  done
+  [ -n "$subs" ] || bad "$(basename "$bin"): no subcommands found in --help"
+  for sub in $subs; do check_command "$bin" "$sub"; done
 done
 echo "checked $checked numeric flags"
 [ "$checked" -gt 0 ] || bad "no numeric flag found"
