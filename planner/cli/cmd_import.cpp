@@ -1,5 +1,5 @@
 // `shardcast import torchtitan|fms-fsdp LOG --out RUN_DIR`: a run of another trainer as a run
-// directory that `shardcast validate RUN_DIR` and `shardcast calibrate --fit RUN_DIR...` read
+// directory that `shardcast validate RUN_DIR` and `shardcast calibrate --runs RUN_DIR...` read
 // (planner/import/run_import.h). The log does not carry the configuration: it comes from the
 // plan flags (--model --gpu --gpus --micro-batch --seq-len ...), and for torchtitan optionally
 // from its v0.2.x TOML job config (--config; flags override its values).

@@ -2,7 +2,7 @@
 //
 // What it is: import_run() turns a parsed training log (train_log.h) and the configuration it
 // ran (given by flags or a torchtitan TOML; the log does not carry it) into the RunReport that
-// `shardcast validate RUN_DIR` and `shardcast calibrate --fit RUN_DIR...` read, with the run's
+// `shardcast validate RUN_DIR` and `shardcast calibrate --runs RUN_DIR...` read, with the run's
 // TrainConfig (runtime = the trainer), and an import.json saying what was logged, how each
 // number was derived and which MFU convention each uses. write_run_dir() writes run.toml,
 // run_report.json and import.json atomically.

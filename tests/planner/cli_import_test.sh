@@ -22,8 +22,8 @@ check "import fms-fsdp exits 0" \
   "[ $(rc $B import fms-fsdp $D/fms_fsdp_2024_04.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 100 --out $T/fms) = 0 ]"
 check "fms-fsdp run.toml: runtime, bf16 reduction" "grep -q '^runtime = \"fms-fsdp\"' $T/fms/run.toml && grep -q 'reduce_dtype = \"bf16\"' $T/fms/run.toml"
 check "validate reads the imported runs" "[ $(rc $B validate $T/tt1 $T/tt2 $T/fms --json) = 0 ] && grep -q '\"mape_step_time_pct\"' $T/out"
-check "calibrate --fit reads the imported runs" \
-  "[ $(rc $B calibrate --fit $T/tt1 $T/tt2 $T/fms --hardware H100-80GB-SXM --params matmul_eff --out $T/fit.toml) = 0 ] && [ -s $T/fit.toml ]"
+check "calibrate --runs reads the imported runs" \
+  "[ $(rc $B calibrate --runs $T/tt1 $T/tt2 $T/fms --gpu H100-80GB-SXM --fit-params matmul_eff --out $T/fit.toml) = 0 ] && [ -s $T/fit.toml ]"
 
 printf 'step: 1  loss: 2.0  memory: 3.00GiB(4.00%%)  tps: abc\n' > $T/bad.log
 check "malformed line: exit 1 naming file:line" "[ $(rc $B import torchtitan $T/bad.log $FLAGS --out $T/x) = 1 ] && grep -q 'bad.log:1: tps' $T/err"
