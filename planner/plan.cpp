@@ -9,6 +9,7 @@
 #include "planner/ac_policy.h"
 #include "planner/comm_model.h"
 #include "planner/efficiency.h"
+#include "planner/error_band.h"
 #include "planner/memory_model.h"
 #include "planner/ops.h"
 #include "planner/simulator.h"
@@ -29,13 +30,6 @@ double peak_or_config_error(const HardwareSpec& hw, const std::string& dtype, co
   } catch (const std::invalid_argument& e) {
     throw ConfigError(hw.file.empty() ? hw.name : hw.file, key, e.what());
   }
-}
-
-std::string error_band_note(const EfficiencyParams& e) {
-  const double pct = 100.0 * e.error_band_rel;
-  if (e.error_band_runs >= 1)
-    return fmt::format("±{:.0f}% (1σ over {:.0f} measured runs)", pct, e.error_band_runs);
-  return fmt::format("±{:.0f}% (prior: no measured runs on this hardware)", pct);
 }
 
 }  // namespace
@@ -242,8 +236,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.hfu = p.tokens_per_s_per_gpu *
           (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / cc.peak_flops;
   p.runtime = opt.runtime;
-  p.error_band_rel = eff.error_band_rel;
-  p.error_band_note = error_band_note(eff);
+  // The cross-validated band of this configuration's regime (error_band.h, configs/bands.toml),
+  // or the preset's prior for hardware no published run measured.
+  const BandChoice band = choose_band(shipped_bands(), band_regime(cfg, hw.name, opt.runtime),
+                                      eff.error_band_rel, eff.error_band_runs);
+  p.error_band_rel = band.rel_1sigma;
+  p.error_band_note = band.note;
   p.timeline = std::move(sim.timeline);
   return p;
 }

@@ -72,6 +72,9 @@ ValidationSummary summarize(const std::string& name, const std::vector<const Val
       abs_err.push_back(std::fabs(r->err_tps_pct));
       sum_sq += (r->err_tps_pct / 100.0) * (r->err_tps_pct / 100.0);
       sum_signed += r->err_tps_pct;
+      const double e = std::fabs(r->err_tps_pct) / 100.0;
+      s.within_1sigma += e <= r->band_rel_1sigma;
+      s.within_2sigma += e <= 2 * r->band_rel_1sigma;
     }
     if (r->has_mem) {
       ++s.n_mem;
@@ -123,6 +126,8 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.predicted_reserved_gib = p.mem_reserved_bytes / double(1ull << 30);
     r.predicted_tps = p.tokens_per_s_per_gpu;
     r.predicted_mfu = p.mfu;
+    r.band_rel_1sigma = p.error_band_rel;
+    r.band_note = p.error_band_note;
     if (row.tokens_per_s_per_gpu && *row.tokens_per_s_per_gpu > 0) {
       r.has_tps = true;
       r.measured_tps = *row.tokens_per_s_per_gpu;
@@ -175,6 +180,8 @@ nlohmann::json summary_json(const ValidationSummary& s) {
           {"max_abs_err_tokens_per_s", s.max_abs_err_tps},
           {"sigma_rel_tokens_per_s", s.sigma_rel_tps},
           {"bias_tokens_per_s", s.bias_tps},
+          {"within_1sigma", s.within_1sigma},
+          {"within_2sigma", s.within_2sigma},
           {"n_mem", s.n_mem},
           {"mape_mem", s.mape_mem}};
 }
@@ -190,6 +197,8 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
     } else {
       o["predicted_tokens_per_s_per_gpu"] = r.predicted_tps;
       o["predicted_mfu"] = r.predicted_mfu;
+      o["band_rel_1sigma"] = r.band_rel_1sigma;
+      o["band_note"] = r.band_note;
       o["fits"] = r.fits;
       o["predicted_alloc_peak_gib"] = r.predicted_alloc_gib;
       o["predicted_reserved_gib"] = r.predicted_reserved_gib;

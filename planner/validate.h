@@ -47,6 +47,8 @@ struct ValidationRowResult {
   std::string config_notes;  // framework defaults and annotations applied to the row
   bool has_mem = false;
   bool fits = true;
+  double band_rel_1sigma = 0;  // the band the planner states for this prediction  // fraction
+  std::string band_note;       // what the band comes from (error_band.h)
 };
 
 struct ValidationSummary {
@@ -57,6 +59,7 @@ struct ValidationSummary {
   double max_abs_err_tps = 0;       // %
   double sigma_rel_tps = 0;         // rms of (pred/meas − 1), the error band  // fraction
   double bias_tps = 0;              // mean signed error  // %
+  int within_1sigma = 0, within_2sigma = 0;  // rows within 1σ / 2σ of their stated band
   int n_mem = 0;
   double mape_mem = 0;              // %
 };
