@@ -16,9 +16,18 @@ std::vector<FitGroup> shipped_fit_groups() {
                                          "unit_overhead_s", "step_overhead_s", "compile_elementwise_factor"};
   std::vector<std::string> h100 = base;
   h100.push_back("fp8_matmul_eff");
+  // Priors, the same for every GPU (fractions of its ceilings; docs/cost-model.md §7): GEMMs of
+  // training shapes below the best-shape MAMF, attention well below the GEMM rate, HBM near
+  // the measured copy bandwidth, ideal compile fusion, host overheads of a millisecond per unit
+  // and tens of milliseconds per step.
+  const std::map<std::string, double> prior = {
+      {"matmul_eff", 0.85},     {"fp8_matmul_eff", 0.85},   {"attention_eff", 0.3},
+      {"hbm_eff", 0.9},         {"unit_overhead_s", 0.001}, {"step_overhead_s", 0.03},
+      {"compile_elementwise_factor", 1.0}};
+  const double w = kShippedPriorWeight;
   return {
-      {"A100 (GA100)", {"A100-80GB-SXM", "A100-40GB-SXM"}, base},
-      {"H100/H200 (GH100)", {"H100-80GB-SXM", "H100-96GB-HBM2e", "H100-unspecified", "H200-141GB-SXM"}, h100},
+      {"A100 (GA100)", {"A100-80GB-SXM", "A100-40GB-SXM"}, base, prior, w},
+      {"H100/H200 (GH100)", {"H100-80GB-SXM", "H100-96GB-HBM2e", "H100-unspecified", "H200-141GB-SXM"}, h100, prior, w},
   };
 }
 
@@ -42,6 +51,33 @@ bool has_tps(const PublishedRow& r) { return r.tokens_per_s_per_gpu && *r.tokens
 
 }  // namespace
 
+std::vector<std::string> fit_groups(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
+                                    HardwareSet& hw, const std::vector<FitGroup>& groups, const LmOptions& lm) {
+  std::vector<std::string> notes;
+  for (const FitGroup& g : groups) {
+    std::vector<std::string> present;
+    for (const auto& h : g.hardware)
+      if (hw.count(h)) present.push_back(h);
+    int n = 0;
+    for (const auto& c : cases)
+      if (std::find(present.begin(), present.end(), c.hardware) != present.end() && has_tps(rows[c.row])) ++n;
+    if (n == 0) {
+      notes.push_back(g.family + ": no rows, preset values");
+      continue;
+    }
+    for (const auto& h : present)
+      for (const auto& [k, v] : g.prior) hw.at(h).efficiency[k] = v;
+    FitSpec spec;
+    spec.hardware = present;
+    spec.params = g.params;
+    spec.prior_weight = g.prior_weight;
+    spec.lm = lm;
+    const FitResult f = fit_efficiency(rows, cases, hw, spec);
+    notes.push_back(fmt::format("{}: refitted on {} rows", g.family, f.n_runs));
+  }
+  return notes;
+}
+
 CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
                                     const HardwareSet& hardware, const std::vector<FitGroup>& groups,
                                     const LmOptions& lm) {
@@ -58,24 +94,7 @@ CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const
     std::vector<ValidationCase> train;
     for (const auto& c : cases)
       if (source_key(rows[c.row]) != left_out) train.push_back(c);
-    for (const FitGroup& g : groups) {
-      std::vector<std::string> present;
-      for (const auto& h : g.hardware)
-        if (hw.count(h)) present.push_back(h);
-      int n = 0;
-      for (const auto& c : train)
-        if (std::find(present.begin(), present.end(), c.hardware) != present.end() && has_tps(rows[c.row])) ++n;
-      if (n == 0) {
-        fold.notes.push_back(g.family + ": no rows left, preset values");
-        continue;
-      }
-      FitSpec spec;
-      spec.hardware = present;
-      spec.params = g.params;
-      spec.lm = lm;
-      const FitResult f = fit_efficiency(rows, train, hw, spec);
-      fold.notes.push_back(fmt::format("{}: refitted on {} rows", g.family, f.n_runs));
-    }
+    fold.notes = fit_groups(rows, train, hw, groups, lm);
     for (const auto& c : cases) {
       const PublishedRow& row = rows[c.row];
       if (source_key(row) != left_out || !has_tps(row)) continue;

@@ -11,6 +11,7 @@
 // Functions are reentrant; leave_one_source_out copies the hardware presets it refits.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,16 @@ struct FitGroup {
   std::string family;                 // GPU family name, e.g. "A100 (GA100)"
   std::vector<std::string> hardware;  // presets fitted together (first ones have published rows)
   std::vector<std::string> params;    // efficiency keys fitted
+  // Where every fit starts and what it is pulled towards (weight prior_weight on log(x/prior)):
+  // values that do not come from the published rows, so a fold never starts from a fit that saw
+  // the source it leaves out. Without it a fold left with a dozen rows fits seven keys to them.
+  std::map<std::string, double> prior;
+  double prior_weight = 0;
 };
+// Weight of the priors in the shipped procedure: a log-deviation of 1/w from a prior costs as
+// much as one run predicted e-fold off (docs/cost-model.md §7).
+inline constexpr double kShippedPriorWeight = 0.3;
+
 // The procedure used for the shipped presets (docs/cost-model.md §7): A100 (both parts),
 // H100-80GB (with fp8); the family also names the presets of the same silicon that take the
 // fitted values without rows of their own (H100-96GB, H100-unspecified, H200).
@@ -56,8 +66,14 @@ struct CrossvalResult {
   std::vector<CrossvalFold> folds;
 };
 
-// Leave each source out in turn, refit `groups` on the rest (starting from `hardware`'s
-// values), predict the left-out source's rows. `hardware` must hold every case's preset.
+// Fit every group on `cases` (from its prior), writing the values into `hardware`; returns one
+// line per group saying what was fitted on how many rows ("no rows: preset values" otherwise).
+std::vector<std::string> fit_groups(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
+                                    HardwareSet& hardware, const std::vector<FitGroup>& groups,
+                                    const LmOptions& lm = {});
+
+// Leave each source out in turn, refit `groups` on the rest (fit_groups), predict the left-out
+// source's rows. `hardware` must hold every case's preset.
 CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
                                     const HardwareSet& hardware, const std::vector<FitGroup>& groups,
                                     const LmOptions& lm = {});

@@ -37,6 +37,7 @@ double peak_or_config_error(const HardwareSpec& hw, const std::string& dtype, co
 Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt) {
   const ModelSpec& m = cfg.model;
   const EfficiencyParams eff = read_efficiency(hw);
+  const EfficiencyParams rate = of_datasheet(eff);  // compute and HBM rates / datasheet
   const int W = cfg.world_size();
   const int gpn = cfg.cluster.gpus_per_node;
   if (cfg.cluster.nodes > 1 && effective_inter_node_bandwidth(cfg, hw) <= 0)
@@ -69,7 +70,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
   cc.act_bytes = param_bytes;
   cc.compile = cfg.precision.compile;
-  cc.eff = eff;
+  cc.eff = rate;
   const double T = double(b) * s;
   const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes);
   const UnitCost block = unit_cost(block_ops, T * param_bytes * m.d_model, 0, cc);
@@ -193,7 +194,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns);
   const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
   // AdamW (+ grad-norm) over the local shard: read p, g, m, v, write p, m, v, read g again.
-  in.optimizer_s = time_share * 32.0 * shard_elems / (hw.gpu.hbm_bandwidth * eff.hbm_eff);
+  in.optimizer_s = time_share * 32.0 * shard_elems / (hw.gpu.hbm_bandwidth * rate.hbm_eff);
   in.optimizer_transient_bytes = 4.0 * shard_elems;
 
   SimResult sim = simulate_fast(in);

@@ -120,7 +120,9 @@ std::string pct_cell(double rel) { return fmt::format("{:+.1f}", 100.0 * rel); }
 void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow>& rows,
                   const std::vector<planner::ValidationCase>& cases, planner::HardwareSet& hardware,
                   const std::vector<planner::Annotation>& annotations, const std::string& command) {
-  const auto groups = planner::shipped_fit_groups();
+  auto groups = planner::shipped_fit_groups();
+  if (a.prior > 0)
+    for (auto& g : groups) g.prior_weight = a.prior;
   for (const auto& g : groups)
     for (const auto& h : g.hardware)
       if (!hardware.count(h)) hardware.emplace(h, load_hardware(h));
@@ -148,6 +150,19 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
     if (n == 0) continue;
     fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} |\n", md_cell(f.source), n, 100 * sum / n,
                100 * signed_sum / n, 100 * std::sqrt(sq / n), 100 * mx, md_cell(notes));
+  }
+  // The shipped procedure: the same fit on every source (values for configs/hardware/).
+  {
+    planner::HardwareSet all = hardware;
+    const auto notes = planner::fit_groups(rows, cases, all, groups);
+    fmt::print("\n## Fit on every source (prior weight {}; the presets' values)\n\n", groups.front().prior_weight);
+    for (size_t i = 0; i < groups.size(); ++i) {
+      fmt::print("- {}:", notes[i]);
+      for (const auto& k : groups[i].params)
+        fmt::print(" {} = {:.4g}", k, all.at(groups[i].hardware.front()).efficiency.at(k));
+      fmt::print("\n");
+    }
+    fmt::print("\n");
   }
   planner::BandTable t = planner::build_bands(cv.rows, groups, a.min_rows);
   t.method = fmt::format(
@@ -241,6 +256,7 @@ void register_validate(CLI::App& app) {
       std::string command = "shardcast validate --crossval --published " + a->published;
       if (!a->annotations.empty()) command += " --annotations " + a->annotations;
       if (!a->holdout.empty()) command += " --holdout " + a->holdout;
+      if (a->prior > 0) command += fmt::format(" --prior {}", a->prior);
       command += fmt::format(" --min-rows {} --write-bands {}", a->min_rows, a->write_bands);
       return run_crossval(*a, rows, cases, hardware, annotations, command);
     }
