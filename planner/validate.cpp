@@ -107,6 +107,7 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.row_id = rows[i].row_id;
     r.source = rows[i].source;
     r.hardware = rows[i].cfg.cluster.hardware;
+    r.runtime = rows[i].cfg.runtime;
     r.skip_reason = rows[i].skipped() ? rows[i].skip_reason : "not resolved";
     r.config_notes = rows[i].framework_notes;
   }
@@ -191,7 +192,7 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : v.rows) {
     nlohmann::json o = {{"line", r.line}, {"row_id", r.row_id}, {"source", r.source},
-                        {"hardware", r.hardware}};
+                        {"hardware", r.hardware}, {"runtime", r.runtime}};
     if (!r.skip_reason.empty()) {
       o["skipped"] = r.skip_reason;
     } else {

@@ -23,10 +23,12 @@ void register_check(CLI::App& app) {
     if (!data->empty()) c.data.path = *data;
     // The hardware preset must exist too; its errors name the preset file.
     const HardwareSpec hw = load_hardware(c.cluster.hardware);
-    // The trainer's own refusals, with the build a run on this hardware uses: NCCL on GPUs.
+    // A config for shardcast-train: the trainer's own refusals, with the build a run on this
+    // hardware uses (NCCL on GPUs). A config for another runtime: what that runtime cannot run.
     std::string errs;
-    for (const TrainerRefusal& r : trainer_refusals(c, planner::is_gpu(hw)))
-      errs += (errs.empty() ? "" : "\n") + (r.key.empty() ? r.detail : ConfigError(*file, r.key, r.detail).what());
+    if (c.runtime == "shardcast-train")
+      for (const TrainerRefusal& r : trainer_refusals(c, planner::is_gpu(hw)))
+        errs += (errs.empty() ? "" : "\n") + (r.key.empty() ? r.detail : ConfigError(*file, r.key, r.detail).what());
     const std::string why = planner::runtime_refusal(planner::runtime_preset(c.runtime), c, hw);
     if (!why.empty()) errs += (errs.empty() ? "" : "\n") + std::string(ConfigError(*file, "runtime", why).what());
     if (!errs.empty()) throw ConfigErrors(errs);
