@@ -210,11 +210,22 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   for (int c = 0; c < kMemCategories; ++c)
     if (c != kMemShardedGrads) p.memory.push_back({mem_category_name(c), sim.mem_at_peak[c]});
   p.mem_peak_bytes = static_bytes + sim.mem_peak_bytes;
-  p.mem_reserved_bytes = p.mem_peak_bytes * (1.0 + eff.fragmentation);
+  AllocatorInputs alloc;
+  alloc.allocated_peak = p.mem_peak_bytes;
+  // Σ over kinds of their own maxima − the timeline peak (SimResult::mem_max_by_category).
+  for (double b : sim.mem_max_by_category) alloc.unreused += b;
+  alloc.unreused -= sim.mem_peak_bytes;
+  alloc.fragmentation = eff.fragmentation;
+  alloc.expandable_segments = opt.expandable_segments;
+  alloc.record_stream_buffers = opt.record_stream_buffers;
   const double runtime = eff.runtime_overhead_gib * double(1ull << 30);
+  alloc.outside_allocator = runtime;
+  const DeviceMemory dm = device_memory(alloc);
+  p.mem_reserved_bytes = dm.reserved;
+  p.mem_device_total_bytes = dm.device_total;
   p.memory.push_back({"runtime_overhead", runtime});
   p.mem_capacity_bytes = hw.gpu.hbm_bytes;
-  p.fits = p.mem_reserved_bytes + runtime <= p.mem_capacity_bytes;
+  p.fits = p.mem_device_total_bytes <= p.mem_capacity_bytes;
   if (!p.fits) {
     auto largest = std::max_element(p.memory.begin(), p.memory.end(),
                                     [](const MemoryComponent& a, const MemoryComponent& c) {

@@ -125,6 +125,7 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.fits = p.fits;
     r.predicted_alloc_gib = p.mem_peak_bytes / double(1ull << 30);
     r.predicted_reserved_gib = p.mem_reserved_bytes / double(1ull << 30);
+    r.predicted_device_total_gib = p.mem_device_total_bytes / double(1ull << 30);
     r.predicted_tps = p.tokens_per_s_per_gpu;
     r.predicted_mfu = p.mfu;
     r.band_rel_1sigma = p.error_band_rel;
@@ -140,14 +141,17 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
       r.err_mfu_pct = pct(r.predicted_mfu, r.measured_mfu);
     }
     if (row.peak_mem_gib && *row.peak_mem_gib > 0) {
-      // Compare like with like: allocated/active peaks against the allocated peak, anything
-      // else (reserved, nvidia-smi) against the reserved estimate.
+      // Compare like with like: allocated/active peaks against the allocated peak, a device
+      // total (nvidia-smi) against the device total, anything else (reserved) against the
+      // reserved estimate.
       const std::string& metric = row.mem_metric;
       const bool allocated = metric.find("alloc") != std::string::npos ||
                              metric.find("active") != std::string::npos;
+      const bool device = metric.find("smi") != std::string::npos || metric.find("device") != std::string::npos;
       r.has_mem = true;
       r.mem_metric = metric;
-      r.predicted_mem_gib = allocated ? r.predicted_alloc_gib : r.predicted_reserved_gib;
+      r.predicted_mem_gib = allocated ? r.predicted_alloc_gib
+                                      : (device ? r.predicted_device_total_gib : r.predicted_reserved_gib);
       r.measured_mem_gib = *row.peak_mem_gib;
       r.err_mem_pct = pct(r.predicted_mem_gib, r.measured_mem_gib);
     }
@@ -203,6 +207,7 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
       o["fits"] = r.fits;
       o["predicted_alloc_peak_gib"] = r.predicted_alloc_gib;
       o["predicted_reserved_gib"] = r.predicted_reserved_gib;
+      o["predicted_device_total_gib"] = r.predicted_device_total_gib;
       if (!r.config_notes.empty()) o["config_notes"] = r.config_notes;
       if (r.has_tps) {
         o["measured_tokens_per_s_per_gpu"] = r.measured_tps;

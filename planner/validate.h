@@ -44,6 +44,7 @@ struct ValidationRowResult {
   bool has_mfu = false;
   double predicted_mem_gib = 0, measured_mem_gib = 0, err_mem_pct = 0;  // like for like
   double predicted_alloc_gib = 0, predicted_reserved_gib = 0;  // allocated peak, reserved estimate
+  double predicted_device_total_gib = 0;  // reserved + outside the allocator (nvidia-smi)
   std::string mem_metric;  // what the source measured
   std::string config_notes;  // framework defaults and annotations applied to the row
   bool has_mem = false;

@@ -32,7 +32,8 @@ struct Prediction {
   // Memory per rank.
   std::vector<MemoryComponent> memory;  // components at the allocated peak  // bytes
   double mem_peak_bytes = 0;            // allocated peak read off the timeline  // bytes
-  double mem_reserved_bytes = 0;        // allocator reserved estimate  // bytes
+  double mem_reserved_bytes = 0;        // allocator reserved estimate (torch max_memory_reserved)  // bytes
+  double mem_device_total_bytes = 0;    // reserved + outside the allocator (nvidia-smi)  // bytes
   double mem_capacity_bytes = 0;        // device memory  // bytes
   bool fits = true;
   std::string overflow_component;       // largest component when it does not fit
