@@ -151,6 +151,18 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
     fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} |\n", md_cell(f.source), n, 100 * sum / n,
                100 * signed_sum / n, 100 * std::sqrt(sq / n), 100 * mx, md_cell(notes));
   }
+  {
+    double sum = 0, sq = 0, signed_sum = 0, mx = 0;
+    for (const auto& r : cv.rows) {
+      sum += std::fabs(r.rel_err);
+      sq += r.rel_err * r.rel_err;
+      signed_sum += r.rel_err;
+      mx = std::max(mx, std::fabs(r.rel_err));
+    }
+    const double n = std::max<size_t>(1, cv.rows.size());
+    fmt::print("| every row, predicted without its source | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | |\n", cv.rows.size(),
+               100 * sum / n, 100 * signed_sum / n, 100 * std::sqrt(sq / n), 100 * mx);
+  }
   // The shipped procedure: the same fit on every source (values for configs/hardware/).
   {
     planner::HardwareSet all = hardware;
