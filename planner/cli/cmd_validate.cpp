@@ -255,13 +255,13 @@ void register_validate(CLI::App& app) {
   cmd->callback([a] {
     if (!a->run_dirs.empty()) return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
     if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
+    if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty()))
+      throw UsageError("validate: --holdout and --write-bands need --crossval");
     std::vector<planner::Annotation> annotations;
     if (!a->annotations.empty()) annotations = planner::read_annotations(a->annotations);
     std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published, annotations);
     planner::HardwareSet hardware;
     const auto cases = planner::resolve_cases(rows, hardware);
-    if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty()))
-      throw UsageError("validate: --holdout and --write-bands need --crossval");
     if (a->crossval) {
       if (!a->fit_hardware.empty() || a->json || a->baseline)
         throw UsageError("validate --crossval: refits the shipped keys itself; --fit, --json and --baseline do not apply");
