@@ -49,13 +49,14 @@ void print_summary_line(const planner::ValidationSummary& s, size_t width) {
 }
 
 void print_human(const planner::ValidationResult& v) {
-  fmt::print("{:<48} {:<14} {:>9} {:>9} {:>7} {:>6} {:>6} {:>7}\n", "row", "hardware", "pred tps", "meas tps",
-             "err%", "pMFU", "mMFU", "err%");
+  fmt::print("{:<48} {:<14} {:>9} {:>9} {:>7} {:>5} {:>6} {:>6} {:>7}\n", "row", "hardware", "pred tps", "meas tps",
+             "err%", "1σ%", "pMFU", "mMFU", "err%");
   for (const auto& r : v.rows) {
     if (!r.skip_reason.empty()) continue;
     fmt::print("{:<48} {:<14} {:>9.0f} ", clip(r.row_id, 48), clip(r.hardware, 14), r.predicted_tps);
     if (r.has_tps) fmt::print("{:>9.0f} {:>+7.1f} ", r.measured_tps, r.err_tps_pct);
     else fmt::print("{:>9} {:>7} ", "-", "-");
+    fmt::print("{:>5} ", fmt::format("±{:.0f}", 100 * r.band_rel_1sigma));
     fmt::print("{:>6.3f} ", r.predicted_mfu);
     if (r.has_mfu) fmt::print("{:>6.3f} {:>+7.1f}", r.measured_mfu, r.err_mfu_pct);
     else fmt::print("{:>6} {:>7}", "-", "-");
@@ -85,28 +86,28 @@ std::string md_cell(const std::string& s) {
 }
 
 void print_markdown_summary(const planner::ValidationSummary& s) {
-  fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:+.1f} | {} |\n", md_cell(s.name), s.n, s.mape_tps,
-             s.median_abs_err_tps, s.max_abs_err_tps, 100 * s.sigma_rel_tps, s.bias_tps,
+  fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:+.1f} | {} / {} | {} |\n", md_cell(s.name), s.n, s.mape_tps,
+             s.median_abs_err_tps, s.max_abs_err_tps, 100 * s.sigma_rel_tps, s.bias_tps, s.within_1sigma, s.within_2sigma,
              s.n_mem > 0 ? fmt::format("{} / {:.1f}", s.n_mem, s.mape_mem) : "-");
 }
 
 void print_markdown(const planner::ValidationResult& v) {
-  fmt::print("| summary | n | MAPE % | median % | max % | 1σ % | bias % | memory n / MAPE % |\n"
-             "|---|---|---|---|---|---|---|---|\n");
+  fmt::print("| summary | n | MAPE % | median % | max % | 1σ % | bias % | within stated 1σ / 2σ | memory n / MAPE % |\n"
+             "|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& s : v.per_source) print_markdown_summary(s);
   for (const auto& s : v.per_hardware) print_markdown_summary(s);
   print_markdown_summary(v.overall);
-  fmt::print("\n| row | hardware | predicted tok/s/GPU | measured | error % | predicted MFU | measured MFU |"
+  fmt::print("\n| row | hardware | predicted tok/s/GPU | measured | error % | band 1σ % | predicted MFU | measured MFU |"
              " predicted allocated / reserved GiB | measured GiB (metric) | memory error % |\n"
-             "|---|---|---|---|---|---|---|---|---|---|\n");
+             "|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : v.rows) {
     if (!r.skip_reason.empty()) {
-      fmt::print("| {} | {} | skipped: {} | | | | | | | |\n", md_cell(r.row_id), r.hardware, md_cell(r.skip_reason));
+      fmt::print("| {} | {} | skipped: {} | | | | | | | | |\n", md_cell(r.row_id), r.hardware, md_cell(r.skip_reason));
       continue;
     }
-    fmt::print("| {} | {} | {:.0f} | {} | {} | {:.3f} | {} | {:.1f} / {:.1f}{} | {} | {} |\n", md_cell(r.row_id), r.hardware,
-               r.predicted_tps, r.has_tps ? fmt::format("{:.0f}", r.measured_tps) : "-",
-               r.has_tps ? fmt::format("{:+.1f}", r.err_tps_pct) : "-", r.predicted_mfu,
+    fmt::print("| {} | {} | {:.0f} | {} | {} | {:.0f} | {:.3f} | {} | {:.1f} / {:.1f}{} | {} | {} |\n", md_cell(r.row_id),
+               r.hardware, r.predicted_tps, r.has_tps ? fmt::format("{:.0f}", r.measured_tps) : "-",
+               r.has_tps ? fmt::format("{:+.1f}", r.err_tps_pct) : "-", 100 * r.band_rel_1sigma, r.predicted_mfu,
                r.has_mfu ? fmt::format("{:.3f}", r.measured_mfu) : "-", r.predicted_alloc_gib,
                r.predicted_reserved_gib, r.fits ? "" : " (does not fit)",
                r.has_mem ? fmt::format("{:.1f} ({})", r.measured_mem_gib, md_cell(r.mem_metric)) : "-",
