@@ -24,7 +24,7 @@ namespace {
 struct EmitFlags {
   SpaceFlags space;     // --model --gpu --gpus ... (and the search-only flags)
   ConfigFlags choice;   // config, --strategy --micro-batch ... (add_choice_flags)
-  std::string out, data;
+  std::string out, data, torchtitan_version = "0.2";
   int steps = 0, from_search = 0;
   bool force = false;
 };
@@ -58,6 +58,10 @@ void register_emit(CLI::App& app) {
   cmd->add_option("--data", a->data, "token file (llm.c .bin) for run.toml's data.path; without it the launchers "
                                       "read SHARDCAST_DATA");
   cmd->add_flag("--force", a->force, "write even if the plan does not fit in memory");
+  cmd->add_option("--torchtitan-version", a->torchtitan_version,
+                  std::string("torchtitan configuration generation to write: ") + planner::kTorchtitanVersionNames)
+      ->check(CLI::IsMember({"0.2", "current"}))
+      ->capture_default_str();
   cmd->callback([a] {
     HardwareSpec hw;
     TrainConfig cfg;
@@ -110,7 +114,8 @@ void register_emit(CLI::App& app) {
       fmt::print(stderr, "emit: warning: {:.1f} GiB per GPU is above {:.0f}% of {:.1f} GiB (--max-mem-frac); expect "
                          "allocator retries\n",
                  need / gib, 100 * a->space.max_mem_frac, pred.mem_capacity_bytes / gib);
-    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force);
+    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force,
+                                                        *planner::parse_torchtitan_version(a->torchtitan_version));
     fmt::print("emit: {} ({}), runtime {}: predicted {:.0f} tokens/s/GPU, MFU {:.1f}%, peak {:.1f} GiB{}\n",
                planner::describe_config(cfg), cfg.model_label(), main.runtime, pred.tokens_per_s_per_gpu,
                100 * pred.mfu, need / gib, pred.fits ? "" : " (DOES NOT FIT; --force)");

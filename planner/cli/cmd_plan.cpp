@@ -12,6 +12,7 @@
 #include "planner/cli/commands.h"
 #include "planner/cli/config_flags.h"
 #include "planner/cli/format.h"
+#include "planner/goodput.h"
 #include "planner/plan.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
@@ -69,6 +70,14 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   if (!p.fits)
     fmt::print("\ndoes not fit: {:.2f} GiB needed of {:.2f} GiB; largest component: {}\n",
                p.mem_device_total_bytes / gib, p.mem_capacity_bytes / gib, p.overflow_component);
+  // Failures and checkpoints (planner/goodput.h, configs/reliability/default.toml).
+  if (p.fits && p.step_time_s > 0) {
+    const planner::Goodput g = planner::goodput(c, p, planner::load_reliability("default"));
+    fmt::print("goodput          {:.1f}% under failures ({:.2g} interruptions/day, {:.3g} s per checkpoint save): "
+               "{:.0f} effective tokens/s/GPU; checkpoint.interval {}\n",
+               100 * g.goodput, g.interruptions_per_day, g.save_s, g.effective_tokens_per_s_per_gpu,
+               g.interval_steps > 0 ? std::to_string(g.interval_steps) + " steps" : "0 (no failures)");
+  }
 }
 
 }  // namespace

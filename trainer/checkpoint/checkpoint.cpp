@@ -21,12 +21,12 @@ namespace {
 
 // Every rank passes its own outcome; returns the world ranks that failed (same on all).
 std::vector<int> failed_ranks(Collectives& world, bool ok) {
-  at::Tensor flags = at::zeros({world.size()}, at::kDouble);
-  if (!ok) flags[world.rank()] = 1.0;
-  world.all_reduce(flags);
+  std::vector<double> flags(size_t(world.size()), 0.0);
+  if (!ok) flags[size_t(world.rank())] = 1.0;
+  all_reduce_host(world, flags);  // staged through the group's device (NCCL: CUDA only)
   std::vector<int> bad;
   for (int r = 0; r < world.size(); ++r)
-    if (flags[r].item<double>() > 0) bad.push_back(r);
+    if (flags[size_t(r)] > 0) bad.push_back(r);
   return bad;
 }
 
@@ -140,13 +140,14 @@ fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const Checkpo
   agree_or_throw(world, ok, err, what);
 
   // 2. Writers write their shard file (fsynced); sizes and CRCs are summed over the world.
-  at::Tensor info = at::zeros({2 * S}, at::kDouble);  // [bytes, crc32] per shard rank
+  std::vector<double> info(size_t(2 * S), 0.0);  // [bytes, crc32] per shard rank
   if (writer) {
     try {
       ckpt::DurableWriter w(tmp_dir / fmt::format("shard_{:05d}.bin", shard_rank));
       for (const auto& u : model.units())
         for (const auto& t : unit_tensors(u)) {
-          at::Tensor c = t.contiguous();
+          // Host copy first (CUDA shards: one tensor at a time); no copy on CPU.
+          at::Tensor c = t.to(at::kCPU).contiguous();
           w.write(c.data_ptr<float>(), size_t(c.numel()) * sizeof(float));
         }
       w.close();
@@ -166,15 +167,15 @@ fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const Checkpo
     if (!ok) throw InputError(fmt::format("{}: {}", what, err));
     throw InputError(fmt::format("{}: failed on rank {} (see that rank's error)", what, bad.front()));
   }
-  world.all_reduce(info);
+  all_reduce_host(world, info);
   if (world.rank() == 0 && fault_kill_step() == p.step) ::kill(::getpid(), SIGKILL);  // test hook
 
   // 3. Rank 0 writes the manifest and commits by rename; then prunes old checkpoints.
   if (world.rank() == 0) {
     try {
       for (int k = 0; k < S; ++k)
-        m.files.push_back({k, fmt::format("shard_{:05d}.bin", k), uint64_t(info[2 * k].item<double>()),
-                           uint32_t(info[2 * k + 1].item<double>())});
+        m.files.push_back({k, fmt::format("shard_{:05d}.bin", k), uint64_t(info[size_t(2 * k)]),
+                           uint32_t(info[size_t(2 * k + 1)])});
       const std::string text = ckpt::manifest_to_json(m);
       ckpt::DurableWriter w(tmp_dir / ckpt::kManifestName);
       w.write(text.data(), text.size());
