@@ -60,10 +60,10 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
     }
     fmt::print("  {:<36} {:>8.2f}\n", m.name, m.bytes / gib);
   }
-  fmt::print("  {:<36} {:>8.2f}\n", "allocated peak", p.mem_peak_bytes / gib);
-  fmt::print("  {:<36} {:>8.2f}\n", "reserved (allocator estimate)", p.mem_reserved_bytes / gib);
-  fmt::print("  {:<36} {:>8.2f}\n", "runtime overhead (context, NCCL)", overhead / gib);
-  fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n\n", "total / capacity", (p.mem_reserved_bytes + overhead) / gib,
+  fmt::print("  {:<36} {:>8.2f}\n", "allocated (max_memory_allocated)", p.mem_peak_bytes / gib);
+  fmt::print("  {:<36} {:>8.2f}\n", "reserved (max_memory_reserved)", p.mem_reserved_bytes / gib);
+  fmt::print("  {:<36} {:>8.2f}\n", "outside the allocator (context, NCCL)", overhead / gib);
+  fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n\n", "device total (nvidia-smi) / capacity", p.mem_device_total_bytes / gib,
              p.mem_capacity_bytes / gib, p.fits ? "fits" : "DOES NOT FIT");
   fmt::print("step time        {:.4g} s  (compute {:.4g} s, communication {:.4g} s, exposed {:.4g} s, optimizer {:.3g} s)\n",
              p.step_time_s, p.compute_s, p.comm_s, p.exposed_comm_s, p.optimizer_s);
@@ -72,7 +72,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   fmt::print("HFU              {:.1f}%\n", 100 * p.hfu);
   if (!p.fits)
     fmt::print("\ndoes not fit: {:.2f} GiB needed of {:.2f} GiB; largest component: {}\n",
-               (p.mem_reserved_bytes + overhead) / gib, p.mem_capacity_bytes / gib, p.overflow_component);
+               p.mem_device_total_bytes / gib, p.mem_capacity_bytes / gib, p.overflow_component);
   // Failures and checkpoints (planner/goodput.h, configs/reliability/default.toml).
   if (p.fits && p.step_time_s > 0) {
     const planner::Goodput g = planner::goodput(c, p, reliability);
