@@ -10,6 +10,9 @@ namespace {
 // The fields of EfficiencyParams in the order of kEfficiencyKeys (shared/hardware_spec.h),
 // which names them.
 double EfficiencyParams::* const kMembers[] = {
+    &EfficiencyParams::matmul_ceiling,
+    &EfficiencyParams::fp8_matmul_ceiling,
+    &EfficiencyParams::hbm_ceiling,
     &EfficiencyParams::matmul_eff,
     &EfficiencyParams::matmul_dim_half,
     &EfficiencyParams::fp8_matmul_eff,
@@ -32,6 +35,15 @@ static_assert(std::size(kMembers) == std::size(kEfficiencyKeys), "one field per 
 static_assert(sizeof(EfficiencyParams) == std::size(kMembers) * sizeof(double), "every field has a key");
 constexpr size_t kN = std::size(kMembers);
 }  // namespace
+
+EfficiencyParams of_datasheet(const EfficiencyParams& p) {
+  EfficiencyParams r = p;
+  r.matmul_eff = p.matmul_eff * p.matmul_ceiling;
+  r.fp8_matmul_eff = p.fp8_matmul_eff * p.fp8_matmul_ceiling;
+  r.attention_eff = p.attention_eff * p.matmul_ceiling;
+  r.hbm_eff = p.hbm_eff * p.hbm_ceiling;
+  return r;
+}
 
 const std::vector<std::string>& efficiency_keys() {
   static const std::vector<std::string> keys = [] {

@@ -35,6 +35,7 @@ struct NodeSpec {
 // fields planner/efficiency.cpp maps onto these names); the one list the preset parser, the
 // session reader and the fitter check keys against.
 inline constexpr const char* kEfficiencyKeys[] = {
+    "matmul_ceiling",      "fp8_matmul_ceiling",       "hbm_ceiling",
     "matmul_eff",          "matmul_dim_half",          "fp8_matmul_eff",
     "attention_eff",       "attention_tile",           "hbm_eff",
     "compile_elementwise_factor", "unit_overhead_s",   "step_overhead_s",

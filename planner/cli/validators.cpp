@@ -46,6 +46,8 @@ const Range kRanges[] = {
     {"--restart-s", "", cli_range::non_negative},
     {"--storage-write-gbytes-per-s", "", cli_range::positive},
     {"--node-write-gbytes-per-s", "", cli_range::positive},
+    // validate --crossval: fewest rows a regime band needs.
+    {"--min-rows", "", cli_range::positive},
     // import: leading steps left out of the summary (0 = none).
     {"--warmup", "", cli_range::non_negative},
     {"--master-port", "", port},

@@ -91,6 +91,7 @@ TEST(Search, PruningChangesNoResult) {
 
 TEST(Search, EveryCandidateIsAValidConfig) {
   SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 16, 8192);
+  s.base.runtime = "torchtitan";  // runs fp8 and compile (shardcast-train does not)
   s.allow_fp8 = true;
   s.allow_compile = true;
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
@@ -125,9 +126,13 @@ TEST(Search, SelectiveOpOnlyWhenAllowed) {
       n += c.activation_checkpointing.mode == AcMode::selective_op;
     return n;
   };
+  s.base.runtime = "torchtitan";
   EXPECT_EQ(count_op(), 0);
   s.allow_selective_op = true;
   EXPECT_GT(count_op(), 0);
+  // Only where the runtime runs it: shardcast-train checkpoints whole blocks only.
+  s.base.runtime = "shardcast-train";
+  EXPECT_EQ(count_op(), 0);
 }
 
 TEST(Search, Fp8OnlyWhereTheGpuHasIt) {

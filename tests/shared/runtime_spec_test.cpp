@@ -41,7 +41,8 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
   std::string t = "name = \"x\"\ndescription = \"d\"\n[terms]\n";
   std::string s = "[sources]\n";
   const char* values[][2] = {{"attention", "\"flash\""}, {"cross_entropy", "\"native\""},
-                             {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""}};
+                             {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
+                             {"collective_buffers", "\"rate_limited\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)

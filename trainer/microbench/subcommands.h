@@ -1,4 +1,4 @@
-// The issue-6 subcommands of shardcast-train, registered on main.cpp's CLI11 app:
+// The closed-loop subcommands of shardcast-train, registered on main.cpp's CLI11 app:
 //
 //   shardcast-train microbench [--json] [--quick]     (micro-benchmarks, microbench.h)
 //   shardcast-train export CKPT --out DIR [--dtype fp32|bf16]   (safetensors, export/)
