@@ -31,7 +31,7 @@ check "budget --json with prices exits 0 (got $rc)" "[ $rc = 0 ]"
 check "budget --json: ranked by cost, no row meeting the deadline is cheaper than the first" \
   "python3 -c 'import json,sys; j=json.load(open(\"$tmp/b.json\")); r=j[\"rows\"]; m=[x[\"cost\"] for x in r if x.get(\"meets_deadline\")]; k=j[\"ranked\"]; sys.exit(0 if j[\"ranked_by\"]==\"cost\" and len(k)==len(m)>1 and r[k[0]][\"cost\"]==min(m) else 1)'"
 
-"$bin" scale --model llama3-70b --seq-len 4096 --tokens 2T --deadline 2d --gpu-types H100-80GB-SXM --to 64 > "$tmp/late.txt" 2>&1; rc=$?
+"$bin" scale --model llama3-70b --seq-len 4096 --tokens 2T --deadline 2d --gpu-types H100-80GB-SXM --to 64 --runtime torchtitan > "$tmp/late.txt" 2>&1; rc=$?
 check "unmet deadline exits 3 (got $rc)" "[ $rc = 3 ]"
 check "unmet deadline says by how much" "grep -qE '^no plan meets 2 days: the fastest, .* days \\([0-9]+%\\) late' '$tmp/late.txt'"
 
