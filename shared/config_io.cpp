@@ -326,6 +326,8 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
     r.get("keep", c.checkpoint.keep);
     r.get("resume_from", c.checkpoint.resume_from);
     r.get("initial_load_path", c.checkpoint.initial_load_path);
+    r.get("fallback", c.checkpoint.fallback);
+    r.get("async_mode", c.checkpoint.async_mode);
   });
   with_table(root, "metrics", [&](TableReader& r) {
     r.get("dir", c.metrics.dir);
@@ -455,6 +457,8 @@ std::string write_train_config(const TrainConfig& c) {
   line("keep", std::to_string(c.checkpoint.keep));
   line("resume_from", quote(c.checkpoint.resume_from));
   line("initial_load_path", quote(c.checkpoint.initial_load_path));
+  line("fallback", c.checkpoint.fallback ? "true" : "false");
+  line("async_mode", quote(c.checkpoint.async_mode));
   o += "\n[metrics]\n";
   line("dir", quote(c.metrics.dir));
   line("log_freq", std::to_string(c.metrics.log_freq));
