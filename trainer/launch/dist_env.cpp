@@ -31,7 +31,7 @@ int env_int(const char* name, int dflt, long lo, long hi, const std::string& ran
   char* end = nullptr;
   const long x = std::strtol(v->c_str(), &end, 10);
   if (errno != 0 || end == v->c_str() || *end != '\0')
-    throw UsageError(fmt::format("environment variable {}='{}' is not an integer (allowed: {})", name, *v, range));
+    throw UsageError(fmt::format("environment variable {}='{}' is not an integer: {}", name, *v, range));
   if (x < lo || x > hi)
     throw UsageError(fmt::format("environment variable {}={} is not allowed: {}", name, x, range));
   return int(x);
@@ -41,7 +41,7 @@ int env_int(const char* name, int dflt, long lo, long hi, const std::string& ran
 
 DistEnv read_dist_env() {
   DistEnv e;
-  e.world_size = env_int("WORLD_SIZE", 1, 1, INT_MAX, "an integer >= 1 (ranks in the job)");
+  e.world_size = env_int("WORLD_SIZE", 1, 1, INT_MAX, "must be >= 1 (ranks in the job)");
   e.rank = env_int("RANK", 0, 0, e.world_size - 1,
                    fmt::format("must be in [0, {}] (WORLD_SIZE = {}{})", e.world_size - 1, e.world_size,
                                env("WORLD_SIZE") ? "" : ", unset"));
