@@ -373,8 +373,8 @@ fs::path newest_intact(Collectives& world, const fs::path& root) {
       } catch (const std::exception& e) {
         fs::path moved = all[i];
         moved += ".corrupt";
+        for (int n = 1; fs::exists(moved); ++n) moved = fs::path(all[i].string() + fmt::format(".corrupt.{}", n));
         std::error_code ec;
-        fs::remove_all(moved, ec);
         fs::rename(all[i], moved, ec);
         fmt::print(stderr, "checkpoint: {} is corrupt: {}; checkpoint.fallback = true: {}, trying the next older "
                            "checkpoint\n", all[i].string(), e.what(),

@@ -66,7 +66,7 @@ std::vector<ckpt::UnitLayout> unit_layouts(const FsdpModel& model);
 //
 // checkpoint.fallback = true (with resume_from = "latest"): rank 0 verifies the newest
 // complete checkpoint's file sizes and CRC-32s (ckpt::verify_checkpoint) before loading; a
-// corrupt one is reported on stderr, renamed to `step_<N>.corrupt` (kept for inspection, no
+// corrupt one is reported on stderr, renamed to `step_<N>.corrupt` (or .corrupt.1, ...: kept, no
 // longer "complete", so neither resumed nor counted by checkpoint.keep) and the next older
 // one is tried. Every rank then loads the same one. false: a corrupt newest checkpoint stops
 // the run with the checksum error, as for an explicit path.
