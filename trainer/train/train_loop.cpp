@@ -380,6 +380,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   // Fault injection for the launcher's tests: this rank fails after step SHARDCAST_FAULT_STEP.
   const int fault_rank = env_int("SHARDCAST_FAULT_RANK", -1);
   const int fault_step = env_int("SHARDCAST_FAULT_STEP", -1);
+  const int64_t loop_t0 = now_ns();  // the loop's wall time includes checkpoint saves
   for (int s = checkpoints.first_step(); s <= cfg.training.steps; ++s) {
     if (launcher_gone())  // the parent-death signal did not come (see launch/parent_death.h)
       throw std::runtime_error(fmt::format("step {}: the launcher that started this rank is gone", s));
@@ -409,6 +410,13 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   }
   checkpoints.finish();  // the last save, if asynchronous, is committed before the run ends
   if (rank == 0 && tty) fmt::print("\n");
+  if (rank == 0)
+    fmt::print("trained steps {}..{} in {:.3f} s wall{}\n", checkpoints.first_step(), cfg.training.steps,
+               double(now_ns() - loop_t0) * 1e-9,
+               cfg.checkpoint.dir.empty() ? std::string(" (no checkpoints)")
+                                          : fmt::format(", checkpoint saves included (training blocked {:.3f} s in "
+                                                        "saves, async_mode {})",
+                                                        checkpoints.blocked_seconds(), cfg.checkpoint.async_mode));
 
   if (rank == 0) {
     // Summary over steady steps: the first steps (allocator warm-up) are excluded.
