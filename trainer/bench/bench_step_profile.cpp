@@ -68,7 +68,6 @@ class TimedCollectives final : public Collectives {
 };
 
 enum Phase { kData, kForward, kBackward, kClip, kOptimizer, kPhases };
-const char* kPhaseNames[] = {"data", "forward", "backward", "clip", "optimizer"};
 
 struct StepTimes {
   double phase[kPhases] = {};  // wall s per phase

@@ -1,6 +1,7 @@
 // metrics.jsonl kept across resumes. See metrics_log.h.
 #include "trainer/train/metrics_log.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -17,6 +18,7 @@ namespace fs = std::filesystem;
 MetricsLog::MetricsLog(const fs::path& run_dir, int first_step) : path_(run_dir / "metrics.jsonl") {
   fs::create_directories(run_dir);
   std::map<int, std::string> lines;  // step -> its last record
+  int replaced = 0, last_replaced = 0;  // records of steps this run writes again
   if (fs::exists(path_)) {
     std::ifstream in(path_);
     if (!in) throw InputError(fmt::format("{}: cannot read", path_.string()));
@@ -36,9 +38,17 @@ MetricsLog::MetricsLog(const fs::path& run_dir, int first_step) : path_(run_dir 
         throw InputError(fmt::format("{}: line {} is not a step record ({}); move the file away to start a new "
                                      "log", path_.string(), i + 1, e.what()));
       }
-      if (m.step < first_step) lines[m.step] = all[i];
+      if (m.step < first_step) {
+        lines[m.step] = all[i];
+      } else {
+        ++replaced;
+        last_replaced = std::max(last_replaced, m.step);
+      }
     }
   }
+  if (replaced > 0)
+    fmt::print(stderr, "note: {}: {} record(s) of steps {}..{} are dropped: this run writes step {} on again\n",
+               path_.string(), replaced, first_step, last_replaced, first_step);
   std::string text;
   for (const auto& [step, line] : lines) {
     text += line + '\n';
