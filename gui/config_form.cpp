@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include "shared/config_io.h"
+#include "shared/runtime_spec.h"
 #include "shared/errors.h"
 
 namespace shardcast::gui {
@@ -88,6 +89,12 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
            "0 = the hardware preset's value (its source is the preset file).");
 
   QFormLayout* par = group("Parallelism");
+  runtime_ = new QComboBox(this);
+  for (const auto& n : list_runtime_presets()) runtime_->addItem(q(n));
+  runtime_->setCurrentText("shardcast-train");
+  addField(par, "runtime", "Runtime", runtime_,
+           "runtime: the software that executes the plan (configs/runtimes/: attention kernel, loss, reduce dtype, "
+           "allocator, each with its source). Every prediction is made for it.");
   strategy_ = new QComboBox(this);
   for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
                  ShardingStrategy::no_shard})
@@ -367,6 +374,7 @@ TrainConfig ConfigForm::config() const {
   const int p = std::max(1, gpus_per_node_->value());
   c.cluster.nodes = gpus_->value() % p == 0 ? gpus_->value() / p : std::max(1, gpus_->value() / p);
   c.cluster.inter_node_gbps = inter_gbps_->value();
+  c.runtime = runtime_->currentText().toStdString();
   c.parallelism.sharding_strategy = *parse_sharding_strategy(strategy_->currentText().toStdString());
   c.parallelism.hsdp_shard_size = hsdp_->value();
   c.training.micro_batch = micro_batch_->value();
@@ -455,6 +463,7 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
   gpus_->setValue(cfg.world_size());
   gpus_per_node_->setValue(cfg.cluster.gpus_per_node);
   inter_gbps_->setValue(cfg.cluster.inter_node_gbps);
+  runtime_->setCurrentText(q(cfg.runtime));
   strategy_->setCurrentText(to_string(cfg.parallelism.sharding_strategy));
   hsdp_->setValue(cfg.parallelism.hsdp_shard_size);
   micro_batch_->setValue(cfg.training.micro_batch);

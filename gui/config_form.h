@@ -104,6 +104,7 @@ class ConfigForm : public QWidget {
   QSpinBox *gpus_ = nullptr, *gpus_per_node_ = nullptr;
   QDoubleSpinBox* inter_gbps_ = nullptr;
   QLabel* nodes_hint_ = nullptr;
+  QComboBox* runtime_ = nullptr;
   QComboBox* strategy_ = nullptr;
   QSpinBox* hsdp_ = nullptr;
   QSpinBox *micro_batch_ = nullptr, *seq_len_ = nullptr, *grad_accum_ = nullptr;

@@ -25,6 +25,7 @@
 #include "gui/timeline_tab.h"
 #include "gui/validation_tab.h"
 #include "planner/plan.h"
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "gui/search_tab.h"
@@ -202,7 +203,7 @@ void MainWindow::replan() {
   std::optional<Prediction> pred;
   if (msgs.empty()) {
     try {
-      planner::PlanOptions opt;
+      planner::PlanOptions opt = planner::resolve_plan_options(cfg, *hw);
       opt.timeline = true;
       pred = planner::plan(cfg, *hw, opt);
     } catch (const ConfigError& e) {
@@ -242,7 +243,7 @@ void MainWindow::replan() {
       r.problem = errs.front();
     } else {
       try {
-        r.prediction = planner::plan(c, *hw);
+        r.prediction = planner::plan(c, *hw, planner::resolve_plan_options(c, *hw));
       } catch (const std::exception& e) {
         r.problem = e.what();
       }
@@ -303,7 +304,12 @@ QString MainWindow::exportTo(const QString& dir) {
   if (form_->customHardware())
     return "Custom hardware cannot be named in run.toml; pick a hardware preset to export.";
   try {
-    planner::emit_files(planned_cfg_, *prediction_, dir.toStdString());
+    const planner::EmitResult r = planner::emit_files(planned_cfg_, *planned_hw_, dir.toStdString(), false);
+    if (!r.skipped.empty()) {
+      QString why = "Not written:";
+      for (const auto& s : r.skipped) why += "\n" + QString::fromStdString(s);
+      statusBar()->showMessage(why, 10000);
+    }
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
   }

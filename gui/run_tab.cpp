@@ -184,6 +184,10 @@ QString RunTab::launch() {
   const QString dir = QDir(run_dir_->text()).absolutePath();
   if (dir.isEmpty() || !QDir().mkpath(dir)) return fail(QString("cannot create the run directory %1").arg(dir));
 
+  if (cfg_.runtime != "shardcast-train")
+    return fail(QString("the plan is for runtime %1; the Run tab launches shardcast-train: pick runtime "
+                        "shardcast-train in the form to run and compare")
+                    .arg(QString::fromStdString(cfg_.runtime)));
   TrainConfig cfg = cfg_;
   cfg.metrics.dir = dir.toStdString();
   cfg.training.steps = steps_->value();

@@ -12,6 +12,7 @@
 #include "planner/plan.h"
 #include "planner/run_validation.h"
 #include "shared/errors.h"
+#include "planner/runtime.h"
 
 namespace shardcast::planner {
 
@@ -210,7 +211,9 @@ HardwareSpec fit_profile(const std::vector<MeasuredRun>& runs, const HardwareSpe
     const double u = std::clamp((std::clamp(v0, b.lo, b.hi) - b.lo) / (b.hi - b.lo), 0.02, 0.98);
     x0[k] = std::log(u / (1 - u));
   }
-  const PlanOptions opt = trainer_plan_options();  // the runs are shardcast-train's
+  // Each run is predicted for the runtime that made it (run.toml's runtime).
+  std::vector<PlanOptions> opts;
+  for (const auto& r : runs) opts.push_back(resolve_plan_options(r.cfg, hw));
   auto with = [&](const Eigen::VectorXd& x) {
     HardwareSpec h = hw;
     for (int k = 0; k < np; ++k)
@@ -221,7 +224,7 @@ HardwareSpec fit_profile(const std::vector<MeasuredRun>& runs, const HardwareSpe
     const HardwareSpec h = with(x);
     Eigen::VectorXd r(Eigen::Index(runs.size()) + np);
     for (size_t i = 0; i < runs.size(); ++i)
-      r[Eigen::Index(i)] = std::log(plan(runs[i].cfg, h, opt).step_time_s / runs[i].step_time_s);
+      r[Eigen::Index(i)] = std::log(plan(runs[i].cfg, h, opts[i]).step_time_s / runs[i].step_time_s);
     for (int k = 0; k < np; ++k) r[Eigen::Index(runs.size()) + k] = o.prior_weight * (x[k] - x0[k]);
     return r;
   };
@@ -254,11 +257,11 @@ CalibrationResult calibrate_to_runs(const std::vector<MeasuredRun>& runs, const 
   }
   res.fitted = fit_profile(runs, hw, o, &res.iterations);
   for (const auto& k : o.params) res.after[k] = res.fitted.efficiency.at(k);
-  const PlanOptions opt = trainer_plan_options();
   const bool loo = o.leave_one_out && runs.size() > need;
   if (loo) res.mape_held_out = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     const MeasuredRun& r = runs[i];
+    const PlanOptions opt = resolve_plan_options(r.cfg, hw);
     CalibrationRow row{r.name, r.step_time_s, plan(r.cfg, hw, opt).step_time_s, plan(r.cfg, res.fitted, opt).step_time_s};
     if (loo) {
       std::vector<MeasuredRun> rest = runs;

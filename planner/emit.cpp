@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "planner/emit_ecosystem.h"
+#include "planner/plan.h"
+#include "planner/runtime.h"
 #include "planner/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -18,13 +20,30 @@ namespace {
 
 // One comment line summarising the plan, shared by every script.
 std::string plan_comment(const TrainConfig& c, const Prediction& p) {
-  return fmt::format(
+  std::string o = fmt::format(
       "# Plan: {} on {} x {} ({} node(s) x {}): {}.\n"
-      "# Predicted: {:.0f} tokens/s/GPU, MFU {:.1f}%, step {:.3g} s, peak {:.1f} GiB allocated per GPU.\n",
+      "# Predicted for runtime {}: {:.0f} tokens/s/GPU, MFU {:.1f}%, step {:.3g} s, peak {:.1f} GiB allocated per GPU.\n",
       c.model_label(), c.world_size(), c.cluster.hardware, c.cluster.nodes, c.cluster.gpus_per_node,
-      describe_config(c), p.tokens_per_s_per_gpu, 100 * p.mfu, p.step_time_s,
+      describe_config(c), c.runtime, p.tokens_per_s_per_gpu, 100 * p.mfu, p.step_time_s,
       p.mem_peak_bytes / double(1ull << 30));
+  if (!p.fits)
+    o += fmt::format("# DOES NOT FIT: {:.1f} GiB needed of {:.1f} GiB ({} overflows); written with --force.\n",
+                     memory_needed_bytes(p) / double(1ull << 30), p.mem_capacity_bytes / double(1ull << 30),
+                     p.overflow_component);
+  return o;
 }
+
+// The files of each runtime that has any, in writing order.
+struct RuntimeFiles {
+  const char* runtime;
+  std::vector<const char*> files;
+};
+const std::vector<RuntimeFiles> kRuntimeFiles = {
+    {"shardcast-train", {"run.toml", "launch.sbatch", "launch_torchrun.sh"}},
+    {"torchtitan", {"torchtitan.toml", "torchtitan_overrides.txt"}},
+    {"accelerate", {"fsdp_config.yaml"}},
+    {"fms-fsdp", {"fms_fsdp_args.txt"}},
+};
 
 }  // namespace
 
@@ -38,6 +57,7 @@ PredictionTable prediction_table(const Prediction& pred, const std::string& hard
   t.mem_peak_bytes = pred.mem_peak_bytes;
   for (const auto& m : pred.memory) t.mem_components[m.name] += m.bytes;
   t.hardware = hardware;
+  t.runtime = pred.runtime;
   return t;
 }
 
@@ -81,40 +101,86 @@ std::string render_torchrun(const TrainConfig& c) {
   else
     o += "MASTER_ADDR=\"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n";
   o += "MASTER_PORT=\"${MASTER_PORT:-29500}\"\n";
-  o += "export PYTORCH_ALLOC_CONF=expandable_segments:True\n";
+  o += "export PYTORCH_ALLOC_CONF=expandable_segments:True PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
+  std::string data;
+  if (c.data.path.empty()) {
+    o += "# run.toml has no data.path: the token file (llm.c .bin) comes from SHARDCAST_DATA.\n";
+    o += "SHARDCAST_DATA=\"${SHARDCAST_DATA:?run.toml has no data.path: set SHARDCAST_DATA to a token file (llm.c .bin), "
+         "or emit again with --data FILE}\"\n";
+    data = " --data \"$SHARDCAST_DATA\"";
+  }
   o += "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$NPROC_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
        "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n"
-       "  --no-python \"${SHARDCAST_TRAIN:-shardcast-train}\" run run.toml\n";
+       "  --no-python \"${SHARDCAST_TRAIN:-shardcast-train}\" run run.toml" + data + "\n";
   return o;
 }
 
-std::vector<std::string> emit_files(const TrainConfig& cfg, const Prediction& pred,
-                                    const std::string& dir) {
+std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw) {
+  std::vector<std::string> order{cfg.runtime};
+  for (const auto& rf : kRuntimeFiles)
+    if (cfg.runtime != rf.runtime) order.push_back(rf.runtime);
+  std::vector<EmitTarget> out;
+  for (const std::string& rt : order) {
+    EmitTarget t;
+    t.runtime = rt;
+    for (const auto& rf : kRuntimeFiles)
+      if (rt == rf.runtime) t.files.assign(rf.files.begin(), rf.files.end());
+    TrainConfig c = cfg;
+    c.runtime = rt;
+    t.refusal = runtime_refusal(runtime_preset(rt), c, hw);
+    if (t.refusal.empty()) t.prediction = plan(c, hw, resolve_plan_options(c, hw));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force) {
   validate_or_throw(cfg);
   if (dir.empty()) throw UsageError("emit: --out DIR is required");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("emit: cannot create {}: {}", dir, ec.message()));
-
-  const std::string run_toml = render_run_toml(cfg, pred);
-  // Read back before anything else is written: what the trainer will parse must be valid.
-  parse_train_config(run_toml, (fs::path(dir) / "run.toml").string());
+  EmitResult res;
+  res.targets = emit_targets(cfg, hw);
 
   struct File {
-    const char* name;
+    std::string name;
     std::string text;
     bool executable;
   };
-  const std::vector<File> files = {
-      {"run.toml", run_toml, false},
-      {"launch.sbatch", render_sbatch(cfg, pred), true},
-      {"launch_torchrun.sh", render_torchrun(cfg), true},
-      {"torchtitan.toml", render_torchtitan_toml(cfg), false},
-      {"torchtitan_overrides.txt", render_torchtitan_overrides(cfg), false},
-      {"fsdp_config.yaml", render_accelerate_yaml(cfg), false},
-      {"fms_fsdp_args.txt", render_fms_fsdp_args(cfg), false},
-  };
-  std::vector<std::string> written;
+  std::vector<File> files;
+  for (const EmitTarget& t : res.targets) {
+    if (t.files.empty()) continue;
+    std::string names;
+    for (const auto& f : t.files) names += (names.empty() ? "" : ", ") + f;
+    if (!t.refusal.empty()) {
+      res.skipped.push_back(names + ": " + t.refusal);
+      continue;
+    }
+    if (!t.prediction.fits && !force) {
+      res.skipped.push_back(fmt::format("{}: does not fit for runtime {} ({} overflows {:.1f} GiB; --force writes it)",
+                                        names, t.runtime, t.prediction.overflow_component,
+                                        t.prediction.mem_capacity_bytes / double(1ull << 30)));
+      continue;
+    }
+    TrainConfig c = cfg;
+    c.runtime = t.runtime;
+    const Prediction& p = t.prediction;
+    const std::string head = plan_comment(c, p);
+    for (const auto& name : t.files) {
+      const std::string n = name;
+      if (n == "run.toml") files.push_back({n, render_run_toml(c, p), false});
+      else if (n == "launch.sbatch") files.push_back({n, render_sbatch(c, p), true});
+      else if (n == "launch_torchrun.sh") files.push_back({n, render_torchrun(c), true});
+      else if (n == "torchtitan.toml") files.push_back({n, head + render_torchtitan_toml(c), false});
+      else if (n == "torchtitan_overrides.txt") files.push_back({n, head + render_torchtitan_overrides(c), false});
+      else if (n == "fsdp_config.yaml") files.push_back({n, head + render_accelerate_yaml(c), false});
+      else if (n == "fms_fsdp_args.txt") files.push_back({n, head + render_fms_fsdp_args(c), false});
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("emit: cannot create {}: {}", dir, ec.message()));
+  // Read run.toml back before anything is written: what the trainer parses must be valid.
+  for (const File& f : files)
+    if (f.name == "run.toml") parse_train_config(f.text, (fs::path(dir) / "run.toml").string());
   for (const File& f : files) {
     const fs::path path = fs::path(dir) / f.name;
     write_file_atomic(path, f.text);
@@ -123,9 +189,9 @@ std::vector<std::string> emit_files(const TrainConfig& cfg, const Prediction& pr
                       fs::perm_options::add, ec);
       if (ec) throw InputError(fmt::format("emit: cannot make {} executable: {}", path.string(), ec.message()));
     }
-    written.push_back(path.string());
+    res.written.push_back(path.string());
   }
-  return written;
+  return res;
 }
 
 }  // namespace shardcast::planner

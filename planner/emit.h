@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "shared/hardware_spec.h"
 #include "shared/prediction.h"
 #include "shared/train_config.h"
 
@@ -33,10 +34,33 @@ std::string render_sbatch(const TrainConfig& cfg, const Prediction& pred);
 // torchrun launcher for one node of the job (NODE_RANK / MASTER_ADDR from the environment).
 std::string render_torchrun(const TrainConfig& cfg);
 
-// Validates cfg (ConfigErrors listing every problem), creates dir, writes every file above,
-// reads run.toml back (ConfigError if it does not parse to a valid config) and returns the
-// paths written, run.toml first.
-std::vector<std::string> emit_files(const TrainConfig& cfg, const Prediction& pred,
-                                    const std::string& dir);
+// One runtime's files and what the planner predicts for it. emit predicts each file for the
+// runtime that will execute it: run.toml and the launchers for shardcast-train, torchtitan.toml
+// and its overrides for torchtitan, fsdp_config.yaml for accelerate, fms_fsdp_args.txt for
+// fms-fsdp.
+struct EmitTarget {
+  std::string runtime;             // configs/runtimes/ preset
+  std::vector<std::string> files;  // file names in the output directory
+  Prediction prediction;           // cfg predicted for this runtime (valid when refusal is "")
+  std::string refusal;             // why the runtime cannot express cfg ("" = it can)
+};
+
+// The targets for cfg on hw: cfg.runtime's first (the runtime the plan was made for; its fit
+// decides emit's exit code), then the others that have files. A runtime without files of its
+// own (llm-foundry) is only predicted.
+std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw);
+
+struct EmitResult {
+  std::vector<EmitTarget> targets;
+  std::vector<std::string> written;  // paths, run.toml first when written
+  std::vector<std::string> skipped;  // "file(s): reason" for targets not written
+};
+
+// Validates cfg (ConfigErrors listing every problem), creates dir and writes each target's
+// files when its runtime can express cfg and the plan fits (force: also when it does not fit;
+// the header then says so). run.toml is read back before anything is written (ConfigError if
+// it does not parse to a valid config). Does not check the first target's fit: the caller
+// decides (`shardcast emit` exits 3 without --force).
+EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force);
 
 }  // namespace shardcast::planner

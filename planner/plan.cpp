@@ -241,6 +241,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const double recompute_fraction = m.n_layers > 0 ? double(checkpointed_blocks) / m.n_layers : 0;
   p.hfu = p.tokens_per_s_per_gpu *
           (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / cc.peak_flops;
+  p.runtime = opt.runtime;
   p.error_band_rel = eff.error_band_rel;
   p.error_band_note = error_band_note(eff);
   p.timeline = std::move(sim.timeline);

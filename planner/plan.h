@@ -16,7 +16,11 @@
 
 namespace shardcast::planner {
 
+// What the software executing the plan does outside TrainConfig. Built by
+// resolve_plan_options() (planner/runtime.h) from the config's runtime profile; tests may set
+// fields directly.
 struct PlanOptions {
+  std::string runtime;    // runtime preset the options come from ("" = built in code)
   bool timeline = false;  // fill Prediction::timeline
   // Reduce gradients on every micro-step (FSDP's default, Composer, torchtitan). false models
   // no_sync accumulation: unsharded gradients persist, reduced once on the final micro-step.
@@ -48,6 +52,8 @@ struct PlanOptions {
   // param_dtype: Gloo (LibTorch 1.13) composes reduce-scatter from an in-place all-reduce of
   // the full buffer, so shardcast-train reduces a clone of autograd's gradient.
   bool reduce_copies_gradient = false;
+  // The caching allocator runs with expandable_segments:True (less fragmentation).
+  bool expandable_segments = false;
 };
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "planner/runtime.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -213,39 +214,28 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   cfg.precision.compile = starts_with(comp, "yes");
   cfg.precision.fp8 = starts_with(fp8, "yes");
   cfg.precision.param_dtype = "bf16";
-  // What the source's framework does where the row has no column for it (docs/validation.md):
-  // - reduce dtype: fms-fsdp's bfSixteen policy reduces in bf16 (fms_fsdp/policies/
-  //   mixed_precision.py); Composer's mixed_precision PURE reduces in the compute dtype, DEFAULT
-  //   in fp32 (composer/distributed/mosaic_parallelism.py), as the row's MP Mode says;
-  //   torchtitan and others: fp32 (torchtitan's mixed_precision_reduce default).
-  // - loss: llm-foundry's default loss_fn "fused_crossentropy" (flash-attn xentropy); fms-fsdp
-  //   calls nn.CrossEntropyLoss on the bf16 logits; torchtitan up-casts the logits to fp32.
-  const std::string fw = lower(r.get("framework")), notes = r.get("notes");
+  // The software that ran the row: its runtime profile (configs/runtimes/) says what it does
+  // outside TrainConfig; validate.cpp resolves it with the row's hardware.
+  const std::string fw = r.get("framework"), notes = r.get("notes");
+  cfg.runtime = runtime_for_framework(fw);
+  if (cfg.runtime.empty()) throw std::string("framework '" + fw + "' has no runtime profile in configs/runtimes/");
+  const RuntimeTerms& terms = runtime_preset(cfg.runtime).terms_for(true);
   std::string reduce = lower(r.get("reduce_dtype"));
   if (reduce.empty()) {
-    if (fw.find("fms-fsdp") != std::string::npos) reduce = "bf16";
-    else if (notes.find("mixed_precision=PURE") != std::string::npos) reduce = "bf16";
-    else reduce = "fp32";
-    row.framework_notes += "reduce_dtype " + reduce + " (framework default); ";
+    // Composer's mixed_precision PURE reduces in the compute dtype (the row's MP Mode says it).
+    if (notes.find("mixed_precision=PURE") != std::string::npos) reduce = "bf16";
+    else if (terms.reduce_dtype_is_param_dtype) reduce = cfg.precision.param_dtype;
+    else reduce = terms.reduce_dtype_default;
+    row.framework_notes += "reduce_dtype " + reduce + " (runtime " + cfg.runtime + "); ";
   }
   cfg.precision.reduce_dtype = reduce;
   const std::string ce = lower(r.get("cross_entropy"));
   if (!ce.empty()) {
-    if (!parse_cross_entropy(ce, row.options.cross_entropy))
-      throw std::string("unknown cross_entropy '" + r.get("cross_entropy") + "'");
-  } else {
-    if (fw.find("llm-foundry") != std::string::npos) row.options.cross_entropy = CrossEntropyImpl::fused;
-    else if (fw.find("fms-fsdp") != std::string::npos) row.options.cross_entropy = CrossEntropyImpl::native;
-    else row.options.cross_entropy = CrossEntropyImpl::fp32_upcast;
-    row.framework_notes += std::string("cross_entropy ") + to_string(row.options.cross_entropy) + " (framework default)";
+    CrossEntropyImpl impl;
+    if (!parse_cross_entropy(ce, impl)) throw std::string("unknown cross_entropy '" + r.get("cross_entropy") + "'");
+    row.cross_entropy = impl;
   }
-  row.options.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
-  // Published runs use PyTorch optimizers' zero_grad(), set_to_none=True by default since
-  // torch 2.0 (torchtitan, Composer, fms-fsdp): sharded gradients do not exist between steps.
-  row.options.grads_freed_between_steps = true;
-  // FSDP1 (fms-fsdp, Composer) and torchtitan's FSDP2 keep embedding, final norm and head in
-  // the root unit, which is not resharded after forward.
-  row.options.root_unit = true;
+  if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
   cfg.model_preset = "";
   cfg.source_file = "";
 }

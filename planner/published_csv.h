@@ -3,8 +3,8 @@
 // What it is: a strict CSV reader (RFC 4180 quoting, any column order, extra columns ignored)
 // that turns each row into a TrainConfig plus the measured values, or a skip reason when the
 // row is out of scope or lacks a field the model needs (never guessed). What the row's framework
-// does outside TrainConfig and the CSV leaves empty (reduce dtype, loss implementation, gradient
-// lifetime) is set from that framework's documented defaults (docs/cost-model.md §7.1), and
+// does outside TrainConfig is its runtime profile (cfg.runtime, from the `framework` column:
+// planner/runtime.h runtime_for_framework; docs/cost-model.md §7.1), and
 // cited annotations may fill empty cells. The hardware preset is only named here
 // (cluster.hardware = gpu_type); validate.h resolves it.
 // What it is not: prediction or scoring (validate.h). Functions are reentrant.
@@ -26,8 +26,11 @@ struct PublishedRow {
   std::string source;           // `source` column, else `framework`, else ""
   std::string skip_reason;      // non-empty = skipped
   TrainConfig cfg;              // valid when skip_reason is empty
-  PlanOptions options;          // what the source's framework does outside TrainConfig (loss, fp8 gather)
-  std::string framework_notes;  // how reduce_dtype / cross_entropy were set when not in a column
+  // What the row's columns state about its software beyond cfg.runtime's profile (they override
+  // the profile's term for this run): the loss implementation and float8 all-gather.
+  std::optional<CrossEntropyImpl> cross_entropy;
+  std::optional<bool> fp8_all_gather;
+  std::string framework_notes;  // how reduce_dtype was set when not in a column
   int n_gpus = 0;               // cluster size (cfg.cluster is completed by validate)
   bool gpus_per_node_given = false;  // else the hardware preset's value is used
   std::optional<double> tokens_per_s_per_gpu, mfu, hfu, peak_mem_gib;

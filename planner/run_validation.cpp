@@ -1,6 +1,8 @@
 // Trainer run directories: read, re-predict, compare, summarise. See run_validation.h.
 #include "planner/run_validation.h"
 
+#include "planner/runtime.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -44,14 +46,6 @@ double pct(double pred, double meas) { return meas != 0 ? 100.0 * (pred - meas) 
 
 }  // namespace
 
-PlanOptions trainer_plan_options() {
-  PlanOptions o;
-  o.attention_materialized = true;      // eager attention (trainer/model/llama.cpp)
-  o.reduce_copies_gradient = true;      // Gloo reduce = in-place all-reduce of a clone (fsdp.cpp)
-  o.grads_freed_between_steps = false;  // FsdpModel::zero_grad zeroes in place
-  o.cross_entropy = CrossEntropyImpl::fp32_upcast;  // lm_loss: logits.to(fp32) + cross_entropy
-  return o;
-}
 
 double RunComparison::err_step_pct() const { return pct(predicted_step_s, measured_step_s); }
 double RunComparison::err_mem_pct() const { return pct(predicted_mem_bytes, measured_mem_bytes); }
@@ -81,7 +75,7 @@ RunComparison compare_run(const RunDir& run, const HardwareSpec& hw) {
   c.model = run.cfg.model.name.empty() ? run.cfg.model_preset : run.cfg.model.name;
   c.strategy = to_string(run.cfg.parallelism.sharding_strategy);
   c.world_size = run.cfg.world_size();
-  const Prediction p = plan(run.cfg, hw, trainer_plan_options());
+  const Prediction p = plan(run.cfg, hw, resolve_plan_options(run.cfg, hw));
   c.predicted_step_s = p.step_time_s;
   c.measured_step_s = run.report.median_step_time_s;
   c.predicted_mem_bytes = p.mem_peak_bytes;

@@ -5,7 +5,7 @@
 // run_report.json (measured: median step time over steady steps, tokens/s per rank, peak
 // tensor bytes per rank from the counting allocator) and validation.json if present (the
 // trainer's comparison with the [prediction] table it was given). compare_run() predicts the
-// run now with a hardware profile (default: the run's own) so a re-calibrated profile can be
+// run now for its runtime (run.toml's `runtime`, resolve_plan_options) with a hardware profile (default: the run's own) so a re-calibrated profile can be
 // judged on old runs. print_run_dirs() is `shardcast validate RUN_DIR...`.
 // What it is not: published-run validation (validate.h) or fitting (calibrate.h). Functions
 // are reentrant; printing goes to stdout.
@@ -47,10 +47,6 @@ struct RunComparison {
 };
 
 RunComparison compare_run(const RunDir& run, const HardwareSpec& hw);
-
-// What shardcast-train does outside TrainConfig (eager attention, gradients zeroed in place,
-// fp32-upcast loss): the PlanOptions every prediction of a trainer run uses.
-PlanOptions trainer_plan_options();
 
 struct RunSummary {
   int n = 0;

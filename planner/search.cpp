@@ -10,9 +10,11 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "planner/pareto.h"
 #include "planner/plan.h"
+#include "planner/runtime.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -235,12 +237,33 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   std::vector<std::string> reduce_dtypes = space.reduce_dtypes;
   if (base.precision.param_dtype == "fp32" || W == 1) reduce_dtypes = {"fp32"};
 
+  // Only what the runtime can run (planner/runtime.h runtime_refusal names the same rules).
+  const RuntimeTerms& terms = runtime_preset(base.runtime).terms_for(is_gpu(hw));
+  if (!terms.compile) compiles = {false};
+  if (!terms.fp8) fp8s = {false};
+  if (terms.reduce_dtype_is_param_dtype) {
+    reduce_dtypes = {base.precision.param_dtype};
+  } else {
+    std::vector<std::string> ok;
+    for (const auto& d : reduce_dtypes)
+      if (std::find(terms.reduce_dtypes.begin(), terms.reduce_dtypes.end(), d) != terms.reduce_dtypes.end())
+        ok.push_back(d);
+    if (ok.empty())
+      throw UsageError(fmt::format("search: runtime {} accepts reduce dtypes {}, none of those asked ({})", base.runtime,
+                                   fmt::join(terms.reduce_dtypes, ", "), fmt::join(reduce_dtypes, ", ")));
+    reduce_dtypes = ok;
+  }
+  if (!terms.selective_blocks)
+    acs.erase(std::remove_if(acs.begin(), acs.end(), [](const AcChoice& a) { return a.mode == AcMode::selective; }),
+              acs.end());
+  const bool selective_op = space.allow_selective_op && terms.selective_op;
+
   // AC lattices: the block-level levels (ordered, prunable together) and, when allowed,
   // torchtitan's op-level selective checkpointing as a lattice of its own (its memory is not
   // ordered against the block-level ratios).
   std::vector<std::vector<AcChoice>> lattices{acs};
-  if (space.allow_selective_op) lattices.push_back({{AcMode::selective_op, 1.0}});
-  const size_t n_ac_total = acs.size() + (space.allow_selective_op ? 1 : 0);
+  if (selective_op) lattices.push_back({{AcMode::selective_op, 1.0}});
+  const size_t n_ac_total = acs.size() + (selective_op ? 1 : 0);
 
   Enumeration e;
   e.n_batch_mismatch = mismatched * int64_t(shardings.size() * n_ac_total * reduce_dtypes.size() *
@@ -281,6 +304,8 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
   const size_t n = cands.size();
   const double budget = memory_budget_bytes(space, hw);
   auto memory_ok = [&](const Prediction& p) { return p.fits && memory_needed_bytes(p) <= budget; };
+  // One runtime for every candidate: the enumeration kept only what it can run.
+  const PlanOptions opts = plan_options(runtime_preset(space.base.runtime), hw);
 
   // Verdicts per candidate: predicted, or pruned (over budget by monotonicity).
   std::vector<Prediction> preds(n);
@@ -290,7 +315,7 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
     for (int a = 0; a < b.n_ac; ++a) {
       for (int m = 0; m < limit; ++m) {
         const size_t i = b.begin + size_t(a) * b.n_mb + m;
-        preds[i] = plan(cands[i], hw);
+        preds[i] = plan(cands[i], hw, opts);
         predicted[i] = 1;
         if (space.prune && !memory_ok(preds[i])) {
           limit = m;

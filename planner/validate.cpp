@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -33,7 +34,14 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     c.row = i;
     c.hardware = key;
     c.cfg = row.cfg;
-    c.options = row.options;
+    try {
+      c.options = resolve_plan_options(c.cfg, hw);
+    } catch (const ConfigError& e) {  // the row's runtime cannot run its config
+      row.skip_reason = e.detail();
+      continue;
+    }
+    if (row.cross_entropy) c.options.cross_entropy = *row.cross_entropy;
+    if (row.fp8_all_gather) c.options.fp8_all_gather = *row.fp8_all_gather;
     int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
     if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
     if (gpn <= 0 || row.n_gpus % gpn != 0) {
@@ -96,6 +104,7 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.row_id = rows[i].row_id;
     r.source = rows[i].source;
     r.hardware = rows[i].cfg.cluster.hardware;
+    r.runtime = rows[i].cfg.runtime;
     r.skip_reason = rows[i].skipped() ? rows[i].skip_reason : "not resolved";
     r.config_notes = rows[i].framework_notes;
   }
@@ -176,7 +185,7 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : v.rows) {
     nlohmann::json o = {{"line", r.line}, {"row_id", r.row_id}, {"source", r.source},
-                        {"hardware", r.hardware}};
+                        {"hardware", r.hardware}, {"runtime", r.runtime}};
     if (!r.skip_reason.empty()) {
       o["skipped"] = r.skip_reason;
     } else {

@@ -25,24 +25,6 @@ namespace shardcast {
 
 namespace {
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw ConfigError(p.string(), "", "cannot open file");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-toml::table parse_toml(const std::string& text, const std::string& file) {
-  try {
-    return toml::parse(text, file);
-  } catch (const toml::parse_error& e) {
-    const auto& b = e.source().begin;
-    throw ConfigError(file, "", fmt::format("TOML syntax error at line {}, column {}: {}", b.line, b.column,
-                                            std::string(e.description())));
-  }
-}
-
 std::vector<std::string> list_presets(const fs::path& dir) {
   std::vector<std::string> names;
   if (!fs::is_directory(dir)) return names;
@@ -55,6 +37,18 @@ std::vector<std::string> list_presets(const fs::path& dir) {
 bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".toml");
 }
+
+}  // namespace
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw ConfigError(p.string(), "", "cannot open file");
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::vector<std::string> list_presets_in(const std::string& kind) { return list_presets(config_dir() / kind); }
 
 fs::path resolve_preset(const std::string& name_or_file, const std::string& kind, const std::string& what) {
   if (looks_like_path(name_or_file)) {
@@ -73,8 +67,6 @@ fs::path resolve_preset(const std::string& name_or_file, const std::string& kind
   detail += ")";
   throw ConfigError(dir.string(), "", detail);
 }
-
-}  // namespace
 
 fs::path config_dir() {
   if (const char* env = std::getenv("SHARDCAST_CONFIG_DIR"); env && *env) return env;
@@ -247,6 +239,7 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
   TableReader root(t, file, "");
   TrainConfig c;
   c.source_file = file;
+  root.get("runtime", c.runtime);
 
   if (const toml::table* mt = root.table("model")) {
     TableReader r(*mt, file, "model.");
@@ -346,6 +339,7 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
     r.get("hfu", p.hfu);
     r.get("mem_peak_bytes", p.mem_peak_bytes);
     r.get("hardware", p.hardware);
+    r.get("runtime", p.runtime);
     if (const toml::table* mc = r.table("mem_components")) {
       for (auto&& [k, v] : *mc) {
         const std::string key(k.str());
@@ -398,7 +392,9 @@ std::string num(double v) {
 std::string write_train_config(const TrainConfig& c) {
   std::string o;
   auto line = [&](const std::string& k, const std::string& v) { o += k + " = " + v + "\n"; };
-  o += "# Shardcast run config (TrainConfig); keys are documented in docs/configuration.md\n\n[model]\n";
+  o += "# Shardcast run config (TrainConfig); keys are documented in docs/configuration.md\n\n";
+  line("runtime", quote(c.runtime));
+  o += "\n[model]\n";
   const ModelSpec& m = c.model;
   if (!c.model_preset.empty()) line("preset", quote(c.model_preset));
   line("name", quote(m.name));
@@ -474,6 +470,7 @@ std::string write_train_config(const TrainConfig& c) {
     line("hfu", num(p.hfu));
     line("mem_peak_bytes", num(p.mem_peak_bytes));
     line("hardware", quote(p.hardware));
+    line("runtime", quote(p.runtime));
     if (!p.mem_components.empty()) {
       o += "\n[prediction.mem_components]  # bytes per rank\n";
       for (const auto& [k, v] : p.mem_components) line(k, num(v));

@@ -40,6 +40,15 @@ std::string write_train_config(const TrainConfig& cfg);
 // Write atomically (temp file, fsync, rename) so a crash never leaves half a file.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
+// Preset lookup shared by every preset kind ("models", "hardware", "runtimes"): a name in
+// config_dir()/KIND/NAME.toml or a path to a .toml. ConfigError for an unknown name, listing the
+// allowed ones and the closest. `what` names the kind in messages ("model", "runtime", ...).
+std::filesystem::path resolve_preset(const std::string& name_or_file, const std::string& kind,
+                                     const std::string& what);
+std::vector<std::string> list_presets_in(const std::string& kind);  // sorted names
+// A whole file; ConfigError naming it when it cannot be opened.
+std::string read_text(const std::filesystem::path& p);
+
 // Closest candidate by edit distance ("" if none is within a reasonable distance).
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 

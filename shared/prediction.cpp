@@ -23,6 +23,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
   nlohmann::json mem = nlohmann::json::object();
   for (const auto& c : p.memory) mem[c.name] = c.bytes;
   j = {{"schema", p.schema},
+       {"runtime", p.runtime},
        {"memory", {{"components_bytes", mem},
                    {"peak_bytes", p.mem_peak_bytes},
                    {"reserved_bytes", p.mem_reserved_bytes},
@@ -44,6 +45,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
 
 void from_json(const nlohmann::json& j, Prediction& p) {
   p.schema = json_int(j.at("schema"));
+  if (j.contains("runtime")) j.at("runtime").get_to(p.runtime);
   const auto& m = j.at("memory");
   p.memory.clear();
   for (auto it = m.at("components_bytes").begin(); it != m.at("components_bytes").end(); ++it)

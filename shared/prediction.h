@@ -28,6 +28,7 @@ struct TimelineEvent {
 
 struct Prediction {
   int schema = 1;
+  std::string runtime;                  // runtime profile predicted for (configs/runtimes/)
   // Memory per rank.
   std::vector<MemoryComponent> memory;  // components at the allocated peak  // bytes
   double mem_peak_bytes = 0;            // allocated peak read off the timeline  // bytes

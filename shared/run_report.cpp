@@ -68,13 +68,14 @@ void to_json(nlohmann::json& j, const ValidationReport& v) {
   for (const auto& e : v.entries)
     rows.push_back({{"quantity", e.quantity}, {"predicted", e.predicted}, {"measured", e.measured},
                     {"error_pct", e.error_pct()}});
-  j = {{"schema", v.schema}, {"run_dir", v.run_dir}, {"hardware", v.hardware}, {"entries", rows}};
+  j = {{"schema", v.schema}, {"run_dir", v.run_dir}, {"hardware", v.hardware}, {"runtime", v.runtime}, {"entries", rows}};
 }
 
 void from_json(const nlohmann::json& j, ValidationReport& v) {
   v.schema = json_int(j.at("schema"));
   j.at("run_dir").get_to(v.run_dir);
   j.at("hardware").get_to(v.hardware);
+  if (j.contains("runtime")) j.at("runtime").get_to(v.runtime);
   v.entries.clear();
   for (const auto& e : j.at("entries"))
     v.entries.push_back({e.at("quantity").get<std::string>(), e.at("predicted").get<double>(),

@@ -57,6 +57,7 @@ struct ValidationReport {
   int schema = 1;
   std::string run_dir;
   std::string hardware;
+  std::string runtime;  // runtime profile the compared prediction was made for ("" = not said)
   std::vector<ValidationEntry> entries;
 };
 

@@ -57,15 +57,23 @@ std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& 
       "  exit 2\n"
       "fi\n\n",
       world, sbatch_file, o.run_toml, world, nodes, gpn);
-  s += "export PYTORCH_ALLOC_CONF=expandable_segments:True\n";
+  s += "export PYTORCH_ALLOC_CONF=expandable_segments:True PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
+  std::string data;
+  if (c.data.path.empty()) {
+    s += fmt::format("# {} has no data.path: the token file (llm.c .bin) comes from SHARDCAST_DATA.\n", o.run_toml);
+    s += fmt::format("export SHARDCAST_DATA=\"${{SHARDCAST_DATA:?{} has no data.path: set SHARDCAST_DATA to a token file "
+                     "(llm.c .bin)}}\"\n",
+                     o.run_toml);
+    data = " --data \"$SHARDCAST_DATA\"";
+  }
   s += "export TORCH_NCCL_TRACE_BUFFER_SIZE=20000   # flight recorder, dumped on timeout\n";
   s += "export TORCH_NCCL_DUMP_ON_TIMEOUT=1\n";
   s += "export SHARDCAST_TRAIN=\"${SHARDCAST_TRAIN:-shardcast-train}\"\n\n";
   s += "# RANK and LOCAL_RANK differ per task: expanded inside each task, not here.\n";
   s += fmt::format(
       "srun --wait=60 --kill-on-bad-exit=1 bash -c \\\n"
-      "  'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID; exec \"$SHARDCAST_TRAIN\" run {}'\n",
-      o.run_toml);
+      "  'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID; exec \"$SHARDCAST_TRAIN\" run {}{}'\n",
+      o.run_toml, data);
   return s;
 }
 

@@ -4,6 +4,8 @@
 #include <limits>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -27,6 +29,16 @@ std::string show(const toml::node& n) {
   return os.str();
 }
 }  // namespace
+
+toml::table parse_toml(const std::string& text, const std::string& file) {
+  try {
+    return toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    throw ConfigError(file, "", fmt::format("TOML syntax error at line {}, column {}: {}", b.line, b.column,
+                                            std::string(e.description())));
+  }
+}
 
 TableReader::TableReader(const toml::table& table, std::string file, std::string prefix)
     : table_(table), file_(std::move(file)), prefix_(std::move(prefix)) {}

@@ -13,6 +13,9 @@
 
 namespace shardcast {
 
+// Parse TOML text; a syntax error is a ConfigError naming the file, line and column.
+toml::table parse_toml(const std::string& text, const std::string& file);
+
 class TableReader {
  public:
   TableReader(const toml::table& table, std::string file, std::string prefix);

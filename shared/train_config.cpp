@@ -114,6 +114,8 @@ std::vector<std::string> validate_model(const ModelSpec& m, const std::string& f
 std::vector<std::string> validate(const TrainConfig& c) {
   const std::string& f = c.source_file;
   std::vector<std::string> e = validate_model(c.model, f, "model.");
+  require(e, !c.runtime.empty(), f, "runtime",
+          "\"\" is not allowed: name a runtime preset of configs/runtimes/ (e.g. \"shardcast-train\", \"torchtitan\")");
   const auto& cl = c.cluster;
   require(e, cl.nodes >= 1, f, "cluster.nodes", fmt::format("{} is not allowed: must be >= 1", cl.nodes));
   require(e, cl.gpus_per_node >= 1, f, "cluster.gpus_per_node",

@@ -131,11 +131,16 @@ struct PredictionTable {
   double mem_peak_bytes = 0;                     // allocated peak per rank  // bytes
   std::map<std::string, double> mem_components;  // bytes, by component name
   std::string hardware;                          // profile the prediction used
+  std::string runtime;                           // runtime profile the prediction used
 };
 
 struct TrainConfig {
   std::string source_file;        // where it was read from ("" if built in code)
   std::string model_preset;       // "" if the [model] table gave every field
+  // The software that executes this config: a preset key in configs/runtimes/
+  // (shared/runtime_spec.h). Top-level key `runtime`. shardcast-train runs any run.toml; the
+  // planner predicts for the runtime named here.
+  std::string runtime = "shardcast-train";
   ModelSpec model;
   ClusterConfig cluster;
   ParallelismConfig parallelism;

@@ -1,22 +1,37 @@
-// `shardcast check FILE.toml`: validate a TrainConfig (run.toml). Prints a summary, or every
-// error and exits 2 (main maps ConfigError/ConfigErrors to kExitUsage).
+// `shardcast check FILE.toml [--data FILE]`: what shardcast-train would refuse (the trainer's own
+// list, shared/trainer_checks.h) and the runtime's refusals; prints a summary, or every error and
+// exits 2 (main maps ConfigError/ConfigErrors to kExitUsage).
 #include <fmt/core.h>
 
 #include "planner/cli/commands.h"
 #include "planner/cli/format.h"
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/trainer_checks.h"
 
 namespace shardcast::cli {
 
 void register_check(CLI::App& app) {
   auto file = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("check", "Validate a run config (run.toml): print a summary or every error");
+  auto data = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("check", "Validate a run config (run.toml) as shardcast-train would: a summary or every error");
   cmd->add_option("config", *file, "TrainConfig TOML file")->required();
-  cmd->callback([file] {
-    const TrainConfig c = read_train_config(*file);
+  cmd->add_option("--data", *data, "token file, as shardcast-train's --data (replaces data.path)");
+  cmd->callback([file, data] {
+    TrainConfig c = read_train_config(*file);
+    if (!data->empty()) c.data.path = *data;
     // The hardware preset must exist too; its errors name the preset file.
     const HardwareSpec hw = load_hardware(c.cluster.hardware);
+    // A config for shardcast-train: the trainer's own refusals, with the build a run on this
+    // hardware uses (NCCL on GPUs). A config for another runtime: what that runtime cannot run.
+    std::string errs;
+    if (c.runtime == "shardcast-train")
+      for (const TrainerRefusal& r : trainer_refusals(c, planner::is_gpu(hw)))
+        errs += (errs.empty() ? "" : "\n") + (r.key.empty() ? r.detail : ConfigError(*file, r.key, r.detail).what());
+    const std::string why = planner::runtime_refusal(planner::runtime_preset(c.runtime), c, hw);
+    if (!why.empty()) errs += (errs.empty() ? "" : "\n") + std::string(ConfigError(*file, "runtime", why).what());
+    if (!errs.empty()) throw ConfigErrors(errs);
     const ModelSpec& m = c.model;
     const int world = c.world_size();
     fmt::print("{}: OK\n", *file);
@@ -30,6 +45,7 @@ void register_check(CLI::App& app) {
                               c.parallelism.shard_group_size(world, c.cluster.gpus_per_node),
                               world / c.parallelism.shard_group_size(world, c.cluster.gpus_per_node));
     fmt::print("  strategy     {}\n", strategy);
+    fmt::print("  runtime      {}\n", c.runtime);
     fmt::print("  batch        micro_batch {} x seq_len {} x grad_accum {} x {} ranks = {} tokens/step\n",
                c.training.micro_batch, c.training.seq_len, c.training.grad_accum, world, c.tokens_per_step());
     fmt::print("  act. ckpt    {} (ratio {}), precision {}/{}{}{}\n",

@@ -1,8 +1,9 @@
 // `shardcast emit`: write run.toml (with [prediction]), launch.sbatch, launch_torchrun.sh and
-// the same plan for torchtitan, accelerate and fms-fsdp into --out DIR (planner/emit.h).
-// The configuration comes from `shardcast plan`'s flags (optionally on top of a run.toml), or
-// with --from-search RANK from the RANK-th (1-based) result of the same search `shardcast
-// search` runs with these flags. Exit code 3 if the configuration does not fit.
+// the same plan for torchtitan, accelerate and fms-fsdp into --out DIR (planner/emit.h), each
+// file predicted for the runtime that executes it. The configuration comes from `shardcast
+// plan`'s flags (optionally on top of a run.toml), or with --from-search RANK from the RANK-th
+// (1-based) result of the same search `shardcast search` runs with these flags. Exit code 3 if
+// the configuration does not fit for --runtime (the plan's runtime), 2 if it cannot run it.
 #include <memory>
 
 #include <fmt/core.h>
@@ -12,8 +13,9 @@
 #include "planner/cli/search_flags.h"
 #include "planner/emit.h"
 #include "planner/plan.h"
+#include "planner/runtime.h"
 #include "planner/search.h"
-#include "planner/run_validation.h"
+#include "shared/errors.h"
 
 namespace shardcast::cli {
 
@@ -22,7 +24,7 @@ namespace {
 struct EmitFlags {
   SpaceFlags space;     // --model --gpu --gpus ... (and the search-only flags)
   ConfigFlags choice;   // config, --strategy --micro-batch ... (add_choice_flags)
-  std::string out;
+  std::string out, data;
   int steps = 0, from_search = 0;
   bool force = false;
 };
@@ -36,6 +38,7 @@ TrainConfig from_plan_flags(const EmitFlags& a, HardwareSpec& hw) {
   f.gpus_per_node = a.space.gpus_per_node;
   if (a.space.inter_node_gbps > 0) f.inter_node_gbps = a.space.inter_node_gbps;
   f.seq_len = a.space.seq_len;
+  f.runtime = a.space.runtime;
   return config_from_flags("emit", f, hw);
 }
 
@@ -52,11 +55,12 @@ void register_emit(CLI::App& app) {
   cmd->add_option("--from-search", a->from_search,
                   "emit the RANK-th (1 = best) result of `shardcast search` with the same flags");
   cmd->add_option("--out", a->out, "directory to write into")->required();
+  cmd->add_option("--data", a->data, "token file (llm.c .bin) for run.toml's data.path; without it the launchers "
+                                      "read SHARDCAST_DATA");
   cmd->add_flag("--force", a->force, "write even if the plan does not fit in memory");
   cmd->callback([a] {
     HardwareSpec hw;
     TrainConfig cfg;
-    Prediction pred;
     if (a->from_search > 0) {
       const ConfigFlags& c = a->choice;
       if (!c.config.empty() || !c.strategy.empty() || c.hsdp_shard_size >= 0 || c.micro_batch > 0 ||
@@ -73,7 +77,6 @@ void register_emit(CLI::App& app) {
         throw UsageError(fmt::format("emit: --from-search {} but only {} configurations fit", a->from_search,
                                      r.ranked.size()));
       cfg = r.ranked[size_t(a->from_search - 1)].config;
-      pred = r.ranked[size_t(a->from_search - 1)].prediction;
       if (a->steps > 0) cfg.training.steps = a->steps;
     } else if (a->from_search < 0) {
       throw UsageError("emit: --from-search RANK must be >= 1");
@@ -82,13 +85,23 @@ void register_emit(CLI::App& app) {
         throw UsageError("emit: --global-batch-tokens, --allow-fp8 and --allow-compile only apply with --from-search");
       cfg = from_plan_flags(*a, hw);
       if (a->steps > 0) cfg.training.steps = a->steps;
-      validate_or_throw(cfg);
-      planner::require_inter_node_network(cfg, hw);
-      pred = planner::plan(cfg, hw);
     }
+    if (!a->data.empty()) cfg.data.path = a->data;
+    validate_or_throw(cfg);
+    planner::require_inter_node_network(cfg, hw);
+    // The plan is made for cfg.runtime (--runtime; default shardcast-train): it must be able to
+    // run it and it must fit. Every other runtime's files are predicted for that runtime.
+    const std::vector<planner::EmitTarget> targets = planner::emit_targets(cfg, hw);
+    const planner::EmitTarget& main = targets.front();
+    if (!main.refusal.empty()) throw ConfigError(cfg.source_file, "runtime", main.refusal);
+    const Prediction& pred = main.prediction;
+    const double gib = double(1ull << 30);
     if (!pred.fits && !a->force) {
-      fmt::print(stderr, "emit: the plan does not fit ({} overflows {:.1f} GiB); nothing written (--force writes anyway)\n",
-                 pred.overflow_component, pred.mem_capacity_bytes / double(1ull << 30));
+      fmt::print(stderr,
+                 "emit: the plan does not fit for runtime {}: {:.1f} GiB needed of {:.1f} GiB, {} overflows; nothing "
+                 "written (--force writes anyway)\n",
+                 main.runtime, planner::memory_needed_bytes(pred) / gib, pred.mem_capacity_bytes / gib,
+                 pred.overflow_component);
       throw ExitCode{kExitNoFit};
     }
     // A plan given by flags may fit yet sit above the retry-free margin search keeps.
@@ -96,19 +109,21 @@ void register_emit(CLI::App& app) {
     if (a->from_search == 0 && pred.fits && need > margin)
       fmt::print(stderr, "emit: warning: {:.1f} GiB per GPU is above {:.0f}% of {:.1f} GiB (--max-mem-frac); expect "
                          "allocator retries\n",
-                 need / double(1ull << 30), 100 * a->space.max_mem_frac, pred.mem_capacity_bytes / double(1ull << 30));
-    if (cfg.activation_checkpointing.mode == AcMode::selective_op)
-      fmt::print(stderr, "emit: warning: shardcast-train does not run selective_op; run.toml records the plan, "
-                         "torchtitan.toml runs it\n");
-    // run.toml's [prediction] is what shardcast-train checks its run against: predict with what
-    // it does outside TrainConfig (eager attention, ...; planner/run_validation.h). Time and fit
-    // are unchanged by these options; the memory terms are the trainer's.
-    pred = planner::plan(cfg, hw, planner::trainer_plan_options());
-    const auto paths = planner::emit_files(cfg, pred, a->out);
-    fmt::print("emit: {} ({}), predicted {:.0f} tokens/s/GPU, MFU {:.1f}%\n", planner::describe_config(cfg),
-               cfg.model_label(), pred.tokens_per_s_per_gpu,
-               100 * pred.mfu);
-    for (const auto& p : paths) fmt::print("  wrote {}\n", p);
+                 need / gib, 100 * a->space.max_mem_frac, pred.mem_capacity_bytes / gib);
+    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force);
+    fmt::print("emit: {} ({}), runtime {}: predicted {:.0f} tokens/s/GPU, MFU {:.1f}%, peak {:.1f} GiB{}\n",
+               planner::describe_config(cfg), cfg.model_label(), main.runtime, pred.tokens_per_s_per_gpu,
+               100 * pred.mfu, need / gib, pred.fits ? "" : " (DOES NOT FIT; --force)");
+    for (const auto& t : res.targets)
+      if (t.runtime != main.runtime && t.refusal.empty())
+        fmt::print("  runtime {}: {:.0f} tokens/s/GPU, peak {:.1f} GiB{}\n", t.runtime,
+                   t.prediction.tokens_per_s_per_gpu, planner::memory_needed_bytes(t.prediction) / gib,
+                   t.prediction.fits ? "" : " (does not fit)");
+    for (const auto& p : res.written) fmt::print("  wrote {}\n", p);
+    for (const auto& s : res.skipped) fmt::print(stderr, "emit: not written: {}\n", s);
+    if (cfg.data.path.empty())
+      fmt::print(stderr, "emit: run.toml has no data.path: set SHARDCAST_DATA=FILE for launch.sbatch and "
+                         "launch_torchrun.sh, or pass --data FILE to shardcast-train (or emit again with --data)\n");
   });
 }
 

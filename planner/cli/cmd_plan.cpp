@@ -13,7 +13,7 @@
 #include "planner/cli/config_flags.h"
 #include "planner/cli/format.h"
 #include "planner/plan.h"
-#include "planner/run_validation.h"
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -22,8 +22,8 @@ namespace shardcast::cli {
 namespace {
 
 struct PlanArgs : ConfigFlags {
-  std::string timeline, cross_entropy;
-  bool json = false, no_sync = false, fp8_all_gather = false, grads_freed = false, trainer = false;
+  std::string timeline;
+  bool json = false;
 };
 
 
@@ -42,23 +42,24 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   std::string ac = to_string(c.activation_checkpointing.mode);
   if (c.activation_checkpointing.mode == AcMode::selective)
     ac += fmt::format(" (ratio {})", c.activation_checkpointing.ratio);
-  fmt::print("      {}; micro_batch {} x seq_len {} x grad_accum {}; ac {}; {}/{}{}{}\n\n", strategy,
+  fmt::print("      {}; micro_batch {} x seq_len {} x grad_accum {}; ac {}; {}/{}{}{}\n", strategy,
              c.training.micro_batch, c.training.seq_len, c.training.grad_accum, ac,
              c.precision.param_dtype, c.precision.reduce_dtype, c.precision.compile ? ", compile" : "",
              c.precision.fp8 ? ", fp8" : "");
+  fmt::print("      runtime {}\n\n", c.runtime);
   fmt::print("memory per GPU (at the allocated peak)      GiB\n");
-  double runtime = 0;
+  double overhead = 0;
   for (const auto& m : p.memory) {
     if (m.name == "runtime_overhead") {
-      runtime = m.bytes;
+      overhead = m.bytes;
       continue;
     }
     fmt::print("  {:<36} {:>8.2f}\n", m.name, m.bytes / gib);
   }
   fmt::print("  {:<36} {:>8.2f}\n", "allocated peak", p.mem_peak_bytes / gib);
   fmt::print("  {:<36} {:>8.2f}\n", "reserved (allocator estimate)", p.mem_reserved_bytes / gib);
-  fmt::print("  {:<36} {:>8.2f}\n", "runtime overhead (context, NCCL)", runtime / gib);
-  fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n\n", "total / capacity", (p.mem_reserved_bytes + runtime) / gib,
+  fmt::print("  {:<36} {:>8.2f}\n", "runtime overhead (context, NCCL)", overhead / gib);
+  fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n\n", "total / capacity", (p.mem_reserved_bytes + overhead) / gib,
              p.mem_capacity_bytes / gib, p.fits ? "fits" : "DOES NOT FIT");
   fmt::print("step time        {:.4g} s  (compute {:.4g} s, communication {:.4g} s, exposed {:.4g} s, optimizer {:.3g} s)\n",
              p.step_time_s, p.compute_s, p.comm_s, p.exposed_comm_s, p.optimizer_s);
@@ -67,7 +68,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   fmt::print("HFU              {:.1f}%\n", 100 * p.hfu);
   if (!p.fits)
     fmt::print("\ndoes not fit: {:.2f} GiB needed of {:.2f} GiB; largest component: {}\n",
-               (p.mem_reserved_bytes + runtime) / gib, p.mem_capacity_bytes / gib, p.overflow_component);
+               (p.mem_reserved_bytes + overhead) / gib, p.mem_capacity_bytes / gib, p.overflow_component);
 }
 
 }  // namespace
@@ -83,30 +84,14 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--inter-node-gbps", a->inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
   cmd->add_option("--seq-len", a->seq_len, "tokens per sequence (default: the model's max_seq_len)");
   add_choice_flags(cmd, *a);
-  cmd->add_flag("--fp8-all-gather", a->fp8_all_gather, "with --fp8: all-gather the blocks' Linear weights in fp8");
-  cmd->add_flag("--grads-freed-between-steps", a->grads_freed,
-                "the loop frees sharded gradients between steps (zero_grad(set_to_none=True): torchtitan, Composer, fms-fsdp)");
-  cmd->add_option("--cross-entropy", a->cross_entropy,
-                  "loss implementation: fp32_upcast (default; torchtitan) | native (fms-fsdp) | fused (llm-foundry)");
-  cmd->add_flag("--no-sync", a->no_sync, "accumulate gradients without reduction on non-final micro-steps");
-  cmd->add_flag("--trainer", a->trainer,
-                "predict shardcast-train's own run (eager attention, Gloo gradient copy; planner/run_validation.h); "
-                "always on for a CPU profile (no 16-bit peak), where only shardcast-train runs");
+  add_runtime_flag(cmd, a->runtime);
   cmd->add_flag("--json", a->json, "print the Prediction as JSON");
   cmd->add_option("--timeline", a->timeline, "write the simulated step as a Chrome trace (Perfetto)");
   cmd->callback([a] {
     HardwareSpec hw;
     const TrainConfig c = config_from_flags("plan", *a, hw);
-    // On a CPU profile only shardcast-train runs, so predict its run (issue: plan predicts the
-    // trainer's CPU runs with the same accounting as `validate RUN_DIR` and `emit`).
-    const bool cpu_profile = hw.gpu.bf16_flops <= 0 && hw.gpu.fp16_flops <= 0;
-    planner::PlanOptions opt = (a->trainer || cpu_profile) ? planner::trainer_plan_options() : planner::PlanOptions{};
+    planner::PlanOptions opt = planner::resolve_plan_options(c, hw);
     opt.timeline = !a->timeline.empty();
-    opt.sync_every_micro_step = !a->no_sync;
-    opt.fp8_all_gather = a->fp8_all_gather;
-    if (a->grads_freed) opt.grads_freed_between_steps = true;
-    if (!a->cross_entropy.empty() && !planner::parse_cross_entropy(a->cross_entropy, opt.cross_entropy))
-      throw UsageError(fmt::format("plan: --cross-entropy '{}' (allowed: fp32_upcast | native | fused)", a->cross_entropy));
     const Prediction p = planner::plan(c, hw, opt);
     if (!a->timeline.empty()) write_file_atomic(a->timeline, to_chrome_trace(p.timeline).dump(1) + "\n");
     if (a->json) {

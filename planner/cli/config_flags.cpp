@@ -69,8 +69,15 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   }
   if (!a.param_dtype.empty()) c.precision.param_dtype = a.param_dtype;
   if (!a.reduce_dtype.empty()) c.precision.reduce_dtype = a.reduce_dtype;
+  if (!a.runtime.empty()) c.runtime = a.runtime;
   validate_or_throw(c);
   return c;
+}
+
+void add_runtime_flag(CLI::App* cmd, std::string& runtime) {
+  cmd->add_option("--runtime", runtime,
+                  "the software that runs the plan: a preset of configs/runtimes/ (shardcast-train, torchtitan, "
+                  "fms-fsdp, llm-foundry, accelerate); default: the config's, else shardcast-train");
 }
 
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
@@ -84,6 +91,7 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
   cmd->add_flag("--fp8", f.fp8, "fp8 matmuls (float8 linear)");
   cmd->add_option("--param-dtype", f.param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
   cmd->add_option("--reduce-dtype", f.reduce_dtype, "fp32 | bf16 | fp16 (default fp32)");
+
 }
 
 }  // namespace shardcast::cli

@@ -22,7 +22,7 @@ namespace shardcast::cli {
 
 struct ConfigFlags {
   std::string config;  // run.toml or session .json; "" = flags only
-  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype;
+  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, runtime;
   int gpus = 0, gpus_per_node = 0, hsdp_shard_size = -1, micro_batch = 0, seq_len = 0, grad_accum = 0;
   double inter_node_gbps = -1, ac_ratio = -1;  // -1 = not given
   bool compile = false, fp8 = false;
@@ -36,5 +36,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, 
 // --strategy --hsdp-shard-size --micro-batch --grad-accum --ac --ac-ratio --compile --fp8
 // --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f);
+// --runtime (TrainConfig::runtime), registered once per command: plan, search, scale, emit.
+void add_runtime_flag(CLI::App* cmd, std::string& runtime);
 
 }  // namespace shardcast::cli

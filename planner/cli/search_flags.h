@@ -21,6 +21,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/cli/config_flags.h"
 #include "planner/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -67,7 +68,7 @@ inline std::string short_count(double n) {
 }
 
 struct SpaceFlags {
-  std::string model, gpu;
+  std::string model, gpu, runtime;
   int gpus = 0, gpus_per_node = 0, seq_len = 0, threads = 0;
   double inter_node_gbps = 0;
   std::string global_batch_tokens;  // "" = the command's default
@@ -93,6 +94,7 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
   cmd->add_flag("--allow-selective-op", f.allow_selective_op,
                 "also try op-level selective checkpointing (torchtitan's \"op\"; not run by shardcast-train)");
   cmd->add_option("--threads", f.threads, "worker threads (default: all cores)");
+  add_runtime_flag(cmd, f.runtime);
 }
 
 // The SearchSpace the flags describe; loads the hardware preset into `hw`.
@@ -117,6 +119,7 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   s.allow_compile = f.allow_compile;
   s.allow_selective_op = f.allow_selective_op;
   s.threads = f.threads;
+  if (!f.runtime.empty()) s.base.runtime = f.runtime;
   return s;
 }
 

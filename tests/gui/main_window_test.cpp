@@ -30,6 +30,7 @@
 #include "gui/scaling_tab.h"
 #include "gui/search_tab.h"
 #include "planner/emit.h"
+#include "planner/runtime.h"
 
 using namespace shardcast;
 using namespace shardcast::gui;
@@ -328,13 +329,31 @@ class MainWindowTest : public QObject {
     QVERIFY(!w.validationTab()->addSource("/nonexistent/dir.csv").isEmpty());
   }
 
+  // One answer: the GUI's prediction is `shardcast plan`'s for the form's config and runtime.
+  void predictionIsThePlanCommandsAnswer() {
+    MainWindow w;
+    for (const char* rt : {"torchtitan", "shardcast-train", "fms-fsdp"}) {
+      editor<QComboBox>(w, "runtime")->setCurrentText(rt);
+      const TrainConfig c = w.form()->config();
+      QCOMPARE(QString::fromStdString(c.runtime), QString(rt));
+      const HardwareSpec hw = load_hardware(c.cluster.hardware);
+      const Prediction p = planner::plan(c, hw, planner::resolve_plan_options(c, hw));
+      QVERIFY(w.prediction().has_value());
+      QCOMPARE(QString::fromStdString(w.prediction()->runtime), QString(rt));
+      QCOMPARE(w.prediction()->step_time_s, p.step_time_s);
+      QCOMPARE(w.prediction()->mem_peak_bytes, p.mem_peak_bytes);
+      QCOMPARE(w.prediction()->tokens_per_s_per_gpu, p.tokens_per_s_per_gpu);
+    }
+  }
+
   void exportMatchesShardcastEmit() {
     QTemporaryDir a, b;
     MainWindow w;
     editor<QSpinBox>(w, "training.micro_batch")->setValue(2);
     QCOMPARE(w.exportTo(a.path()), QString());
     // What `shardcast emit` writes for the same config and prediction.
-    planner::emit_files(w.form()->config(), *w.prediction(), b.path().toStdString());
+    planner::emit_files(w.form()->config(), load_hardware(w.form()->config().cluster.hardware), b.path().toStdString(),
+                        false);
     const QStringList files = QDir(b.path()).entryList(QDir::Files);
     QVERIFY(files.contains("run.toml"));
     QCOMPARE(QDir(a.path()).entryList(QDir::Files), files);

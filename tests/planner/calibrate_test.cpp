@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/calibrate.h"
+#include "planner/runtime.h"
 #include "planner/fit.h"
 #include "planner/plan.h"
 #include "planner/run_validation.h"
@@ -38,7 +39,7 @@ std::vector<MeasuredRun> synthetic_runs(const HardwareSpec& truth) {
       for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::no_shard})
         for (int mb : {1, 8}) {
           TrainConfig c = run_config(model, world, s, mb, 128);
-          runs.push_back({fmt::format("{}-{}-{}-{}", model, world, to_string(s), mb), c, plan(c, truth, trainer_plan_options()).step_time_s});
+          runs.push_back({fmt::format("{}-{}-{}-{}", model, world, to_string(s), mb), c, plan(c, truth, resolve_plan_options(c, truth)).step_time_s});
         }
   return runs;
 }

@@ -20,7 +20,7 @@ check() {  # name expected_rc actual_rc [grep pattern file]
 }
 
 "$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 128 --strategy hybrid_shard --micro-batch 2 \
-  --seq-len 4096 --ac none > "$tmp/out" 2>&1
+  --seq-len 4096 --ac none --runtime fms-fsdp --reduce-dtype bf16 > "$tmp/out" 2>&1
 check "plan: fms-fsdp headline config" 0 $? "tokens/s/GPU" "$tmp/out"
 grep -q "1σ over" "$tmp/out" || { echo "FAIL plan: no error band"; fail=$((fail + 1)); }
 
@@ -34,11 +34,18 @@ check "plan --json" 0 $? '"schema": 1' "$tmp/out"
 check "plan --timeline writes a Chrome trace" 0 0 "traceEvents" "$tmp/trace.json"
 
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --ac selective_op --micro-batch 2 --seq-len 8192 \
-  --compile --fp8 --fp8-all-gather --cross-entropy fused > "$tmp/out" 2>&1
-check "plan --ac selective_op --fp8-all-gather --cross-entropy fused" 0 $? "ac selective_op" "$tmp/out"
+  --compile --fp8 --runtime torchtitan > "$tmp/out" 2>&1
+check "plan --ac selective_op --compile --fp8 --runtime torchtitan" 0 $? "runtime torchtitan" "$tmp/out"
 
-"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --cross-entropy chunked > "$tmp/out" 2>&1
-check "plan: bad --cross-entropy -> exit 2" 2 $? "fp32_upcast" "$tmp/out"
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --ac selective_op --micro-batch 2 --seq-len 8192 \
+  > "$tmp/out" 2>&1
+check "plan: shardcast-train cannot run selective_op -> exit 2 naming runtime" 2 $? "shardcast-train cannot run" "$tmp/out"
+
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --runtime torchtitan --reduce-dtype bf16 > "$tmp/out" 2>&1
+check "plan: torchtitan reduces in fp32 only -> exit 2" 2 $? "torchtitan accepts precision.reduce_dtype fp32 only" "$tmp/out"
+
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --runtime torchtitn > "$tmp/out" 2>&1
+check "plan: unknown runtime -> exit 2 with the closest" 2 $? "did you mean 'torchtitan'" "$tmp/out"
 
 "$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 8 --strategy zero3 > "$tmp/out" 2>&1
 check "plan: bad strategy -> exit 2" 2 $? "full_shard" "$tmp/out"

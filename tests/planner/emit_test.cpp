@@ -3,6 +3,8 @@
 // plan onto torchtitan / accelerate / fms-fsdp names (torchtitan.toml parses as TOML).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "planner/emit.h"
 #include "planner/emit_ecosystem.h"
 #include "planner/plan.h"
+#include "planner/runtime.h"
 #include "planner/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -65,13 +68,18 @@ TEST(Emit, SearchWinnerRoundTripsAndScriptsPassBashN) {
   s.gpus = 64;
   s.seq_len = 8192;
   s.global_batch_tokens = int64_t(4) << 20;
+  s.reduce_dtypes = {"fp32"};  // torchtitan reduces in fp32 only: every file but accelerate's is written
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   const SearchResult r = search(s, hw);
   ASSERT_FALSE(r.ranked.empty());
   const Candidate& best = r.ranked[0];
   const fs::path dir = fresh_dir("winner");
-  const auto paths = emit_files(best.config, best.prediction, dir.string());
-  ASSERT_EQ(paths.size(), 7u);
+  const EmitResult res = emit_files(best.config, hw, dir.string(), false);
+  const auto& paths = res.written;
+  // Every file is either written or named with the reason its runtime cannot run the plan.
+  size_t skipped_files = 0;
+  for (const auto& s : res.skipped) skipped_files += 1 + size_t(std::count(s.begin(), s.begin() + long(s.find(':')), ','));
+  EXPECT_EQ(paths.size() + skipped_files, 7u);
   for (const auto& p : paths) EXPECT_TRUE(fs::exists(p)) << p;
   EXPECT_EQ(fs::path(paths[0]).filename(), "run.toml");
 
@@ -93,7 +101,8 @@ TEST(Emit, SearchWinnerRoundTripsAndScriptsPassBashN) {
   EXPECT_EQ(back.prediction.hardware, "H100-80GB-SXM");
   EXPECT_FALSE(back.prediction.mem_components.empty());
   // Predicting the read-back config gives the emitted prediction.
-  EXPECT_NEAR(plan(back, hw).tokens_per_s_per_gpu, best.prediction.tokens_per_s_per_gpu,
+  EXPECT_EQ(back.prediction.runtime, "shardcast-train");
+  EXPECT_NEAR(plan(back, hw, resolve_plan_options(back, hw)).tokens_per_s_per_gpu, best.prediction.tokens_per_s_per_gpu,
               1e-9 * best.prediction.tokens_per_s_per_gpu);
 
   // Scripts: valid bash, executable, with the rank environment.
@@ -144,14 +153,20 @@ TEST(Emit, EveryStrategyAndCheckpointingModeRoundTrips) {
       c.training.grad_accum = 2;
       const fs::path dir = fresh_dir("matrix" + std::to_string(k++));
       SCOPED_TRACE(describe_config(c));
-      emit_files(c, plan(c, hw), dir.string());
+      const EmitResult res = emit_files(c, hw, dir.string(), false);
+      EXPECT_NO_THROW(toml::parse_file((dir / "torchtitan.toml").string()));
+      if (ac == AcMode::selective_op) {  // shardcast-train cannot run it: no run.toml, and emit says why
+        EXPECT_FALSE(fs::exists(dir / "run.toml"));
+        ASSERT_FALSE(res.skipped.empty());
+        EXPECT_NE(res.skipped.front().find("selective_op"), std::string::npos) << res.skipped.front();
+        continue;
+      }
       const TrainConfig back = read_train_config((dir / "run.toml").string());
       EXPECT_EQ(back.parallelism.sharding_strategy, s);
       EXPECT_EQ(back.activation_checkpointing.mode, ac);
       EXPECT_EQ(back.world_size(), 8);
       EXPECT_EQ(bash_syntax_check(dir / "launch.sbatch"), 0);
       EXPECT_EQ(bash_syntax_check(dir / "launch_torchrun.sh"), 0);
-      EXPECT_NO_THROW(toml::parse_file((dir / "torchtitan.toml").string()));
     }
 }
 
@@ -160,8 +175,7 @@ TEST(Emit, InvalidConfigWritesNothing) {
   c.parallelism.sharding_strategy = ShardingStrategy::hybrid_shard;
   c.parallelism.hsdp_shard_size = 3;  // does not divide 8
   const fs::path dir = fresh_dir("invalid");
-  Prediction p;
-  EXPECT_THROW(emit_files(c, p, dir.string()), ConfigErrors);
+  EXPECT_THROW(emit_files(c, load_hardware("H100-80GB-SXM"), dir.string(), false), ConfigErrors);
   EXPECT_FALSE(fs::exists(dir / "run.toml"));
 }
 

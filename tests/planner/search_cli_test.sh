@@ -32,11 +32,15 @@ check "12 GPUs on 8-GPU nodes exits 2 (got $rc)" "[ $rc = 2 ]"
 "$bin" scale --model llama3-8b --gpu H100-80GB-SXM --tokens 2X > /dev/null 2>&1; rc=$?
 check "bad --tokens exits 2 (got $rc)" "[ $rc = 2 ]"
 
-"$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --seq-len 4096 --from-search 1 --out "$tmp/out" > /dev/null; rc=$?
+printf 'tokens' > "$tmp/corpus.bin"
+"$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --seq-len 4096 --from-search 1 --reduce-dtype fp32 \
+  --data "$tmp/corpus.bin" --out "$tmp/out" > /dev/null 2> "$tmp/emit.err"; rc=$?
 check "emit --from-search 1 exits 0 (got $rc)" "[ $rc = 0 ]"
-for f in run.toml launch.sbatch launch_torchrun.sh torchtitan.toml torchtitan_overrides.txt fsdp_config.yaml fms_fsdp_args.txt; do
+for f in run.toml launch.sbatch launch_torchrun.sh torchtitan.toml torchtitan_overrides.txt fms_fsdp_args.txt; do
   check "emit wrote $f" "[ -s '$tmp/out/$f' ]"
 done
+# accelerate reduces in param_dtype (bf16): an fp32 reduction cannot be expressed there.
+check "emit skips fsdp_config.yaml and says why" "[ ! -e '$tmp/out/fsdp_config.yaml' ] && grep -q 'fsdp_config.yaml: accelerate reduces in param_dtype' '$tmp/emit.err'"
 "$bin" check "$tmp/out/run.toml" > /dev/null; rc=$?
 check "emitted run.toml passes shardcast check (got $rc)" "[ $rc = 0 ]"
 check "launch.sbatch passes bash -n" "bash -n '$tmp/out/launch.sbatch'"

@@ -17,6 +17,7 @@
 
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/trainer_checks.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/comm/liveness.h"
 #include "trainer/fsdp/initial_load.h"
@@ -273,31 +274,13 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                                   "(launch with --nproc-per-node {} or fix [cluster])",
                                   cfg.cluster.nodes, cfg.cluster.gpus_per_node, cfg.world_size(), world,
                                   cfg.world_size()));
-  std::string backend = cfg.comm.backend;
-  if (backend == "auto") backend = nccl_compiled() ? "nccl" : "gloo";
-  if (backend == "gloo" && (cfg.precision.param_dtype != "fp32" || cfg.precision.reduce_dtype != "fp32"))
-    throw ConfigError(file, "precision",
-                      fmt::format("param_dtype \"{}\" / reduce_dtype \"{}\": the CPU/Gloo trainer runs fp32 "
-                                  "only (Gloo in LibTorch 1.13 rejects bf16); set both to \"fp32\"",
-                                  cfg.precision.param_dtype, cfg.precision.reduce_dtype));
-  // Planner-only knobs: the trainer has no torch.compile, fp8 kernels or op-level SAC; running
-  // the config without them would silently measure a different run than the one predicted.
-  if (cfg.activation_checkpointing.mode == AcMode::selective_op)
-    throw ConfigError(file, "activation_checkpointing.mode",
-                      "\"selective_op\" is modeled by the planner but shardcast-train runs none | selective | full");
-  if (cfg.precision.compile)
-    throw ConfigError(file, "precision.compile", "true is modeled by the planner; shardcast-train has no compiler (set false)");
-  if (cfg.precision.fp8)
-    throw ConfigError(file, "precision.fp8", "true is modeled by the planner; shardcast-train has no fp8 kernels (set false)");
-  if (backend == "nccl" && !nccl_compiled())
-    throw ConfigError(file, "comm.backend", "\"nccl\" needs a LibTorch built with CUDA; this build has Gloo only");
-  if (cfg.training.seq_len > cfg.model.max_seq_len)
-    throw ConfigError(file, "training.seq_len",
-                      fmt::format("{} exceeds model max_seq_len {}", cfg.training.seq_len, cfg.model.max_seq_len));
-  if (cfg.data.path.empty())
-    throw ConfigError(file, "data.path",
-                      "is empty: make a token file with `shardcast-train tokenize --out corpus.bin FILES...` "
-                      "and set data.path or pass --data");
+  const std::string backend = resolved_backend(cfg, nccl_compiled());
+  // The same list `shardcast check` prints (shared/trainer_checks.h).
+  if (const auto refusals = trainer_refusals(cfg, nccl_compiled()); !refusals.empty()) {
+    const TrainerRefusal& r = refusals.front();
+    if (r.key.empty()) throw ConfigErrors(r.detail);
+    throw ConfigError(file, r.key, r.detail);
+  }
   TokenFile data(cfg.data.path);
   if (rank == 0 && int64_t(data.max_token()) >= cfg.model.vocab)
     throw InputError(fmt::format("{}: token {} is outside the model vocab {}", cfg.data.path,

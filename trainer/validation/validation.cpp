@@ -36,6 +36,7 @@ ValidationReport make_validation(const PredictionTable& p, const RunReport& r, c
   ValidationReport v;
   v.run_dir = run_dir;
   v.hardware = p.hardware.empty() ? r.hardware : p.hardware;
+  v.runtime = p.runtime;
   if (!p.present) return v;
   auto add = [&](const std::string& q, double pred, double meas) {
     if (pred > 0 && meas > 0) v.entries.push_back({q, pred, meas});
@@ -55,7 +56,8 @@ ValidationReport make_validation(const PredictionTable& p, const RunReport& r, c
 }
 
 std::string format_validation(const ValidationReport& v) {
-  std::string o = fmt::format("predicted vs measured ({}; hardware profile {})\n", v.run_dir, v.hardware);
+  std::string o = fmt::format("predicted vs measured ({}; hardware profile {}{})\n", v.run_dir, v.hardware,
+                              v.runtime.empty() ? "" : "; runtime " + v.runtime);
   if (v.entries.empty()) return o + "  (no [prediction] table in the config: nothing to compare)\n";
   o += fmt::format("  {:<28} {:>14} {:>14} {:>9}\n", "quantity", "predicted", "measured", "error");
   for (const auto& e : v.entries)
@@ -67,11 +69,21 @@ std::string format_validation(const ValidationReport& v) {
 void write_validation(const std::filesystem::path& run_dir, const ValidationReport& v, const TrainConfig& cfg) {
   nlohmann::json j = v;
   write_file_atomic(run_dir / "validation.json", j.dump(2) + "\n");
-  write_file_atomic(run_dir / "run.toml", write_train_config(cfg));
+  // The run directory records what ran: this trainer, whatever runtime the input planned for,
+  // so `shardcast validate RUN_DIR` predicts it as shardcast-train's run.
+  TrainConfig ran = cfg;
+  ran.runtime = "shardcast-train";
+  write_file_atomic(run_dir / "run.toml", write_train_config(ran));
 }
 
 void finish_run_validation(const TrainConfig& cfg, const RunReport& measured, const std::filesystem::path& run_dir) {
   const ValidationReport v = make_validation(cfg.prediction, measured, run_dir.string());
+  if (!v.runtime.empty() && v.runtime != "shardcast-train")
+    fmt::print(stderr,
+               "warning: run.toml's [prediction] was made for runtime {}, not shardcast-train: validation.json compares "
+               "this trainer's run with another runtime's prediction (`shardcast validate {}` re-predicts it as "
+               "shardcast-train's)\n",
+               v.runtime, run_dir.string());
   write_validation(run_dir, v, cfg);
   fmt::print("{}wrote {}\n", format_validation(v), (run_dir / "validation.json").string());
 }

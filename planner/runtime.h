@@ -1,0 +1,42 @@
+// The one function that turns a runtime profile into the planner's options.
+//
+// What it is: resolve_plan_options(cfg, hw) loads cfg.runtime (configs/runtimes/, cached),
+// checks that the runtime can run cfg (reduce dtype, compile, fp8, checkpointing mode) and
+// returns the PlanOptions every command uses: plan, search, scale, emit, validate, calibrate
+// and the GUI. One config and one runtime therefore give one answer whichever command asks.
+// What it is not: the runtime's file format (shared/runtime_spec.h) or the cost model.
+// Thread-safe: the preset cache is guarded by a mutex; the functions are otherwise pure.
+#pragma once
+
+#include <string>
+
+#include "planner/plan.h"
+#include "shared/hardware_spec.h"
+#include "shared/runtime_spec.h"
+#include "shared/train_config.h"
+
+namespace shardcast::planner {
+
+// A GPU profile has a 16-bit peak; a CPU profile (configs/hardware/cpu.toml) has none, and
+// only shardcast-train's Gloo path runs there.
+bool is_gpu(const HardwareSpec& hw);
+
+// The runtime preset by name, read once per process (ConfigError for an unknown name).
+const RuntimeSpec& runtime_preset(const std::string& name);
+
+// Why `rt` cannot run cfg on hw ("" = it can): e.g. "torchtitan accepts reduce_dtype fp32 only".
+std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw);
+
+// The options for rt's terms on hw (no check of cfg).
+PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw);
+
+// runtime_preset(cfg.runtime), checked against cfg (ConfigError naming `runtime` and the
+// refused key), as PlanOptions. The one entry point of every command.
+PlanOptions resolve_plan_options(const TrainConfig& cfg, const HardwareSpec& hw);
+
+// The runtime a published row's `framework` column names ("torchtitan (FSDP2)" ->
+// "torchtitan", "fms-fsdp (FSDP1)" -> "fms-fsdp", "llm-foundry/Composer" -> "llm-foundry",
+// "accelerate" -> "accelerate"); "" when none matches.
+std::string runtime_for_framework(const std::string& framework);
+
+}  // namespace shardcast::planner

@@ -1,0 +1,185 @@
+#include "shared/runtime_spec.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "shared/config_io.h"
+#include "shared/errors.h"
+#include "shared/toml_reader.h"
+
+namespace shardcast {
+
+const std::vector<RuntimeTermSchema> kRuntimeTerms = {
+    {"attention", "string", "flash | eager",
+     "flash: a fused kernel (SDPA flash / memory-efficient) keeps only q, k, v, the output and the "
+     "log-sum-exp; eager: the fp32 softmax (b·heads·s·s) is kept for backward"},
+    {"cross_entropy", "string", "fp32_upcast | native | fused",
+     "how the loss is computed: logits up-cast to fp32, cross_entropy on the 16-bit logits, or a fused "
+     "kernel that never materializes the fp32 logits"},
+    {"reduce_dtypes", "string list", "fp32 | bf16 | fp16", "precision.reduce_dtype values the software accepts"},
+    {"reduce_dtype_default", "string", "fp32 | bf16 | fp16", "what it reduces in when its config does not say"},
+    {"reduce_dtype_is_param_dtype", "bool", "", "the reduction always runs in param_dtype"},
+    {"reduce_copies_gradient", "bool", "",
+     "the unsharded gradient is cloned before its reduction even when reduce_dtype = param_dtype"},
+    {"root_unit", "bool", "", "embedding, final norm and head form a root unit not resharded after forward"},
+    {"grads_freed_between_steps", "bool", "", "sharded gradients are freed between steps (zero_grad set_to_none)"},
+    {"sync_every_micro_step", "bool", "", "gradients are reduced on every micro-step of gradient accumulation"},
+    {"fp8_all_gather", "bool", "", "with precision.fp8, the blocks' Linear weights are all-gathered in fp8"},
+    {"expandable_segments", "bool", "", "its launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
+    {"compile", "bool", "", "it can run precision.compile = true"},
+    {"fp8", "bool", "", "it can run precision.fp8 = true"},
+    {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
+    {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
+};
+
+namespace {
+
+std::vector<std::string> split_allowed(const char* allowed) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* p = allowed; *p; ++p) {
+    if (*p == '|') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (*p != ' ') {
+      cur += *p;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+void check_allowed(const RuntimeTermSchema& s, const std::string& v, const std::string& file, const std::string& key) {
+  const auto allowed = split_allowed(s.allowed);
+  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+    throw ConfigError(file, key, fmt::format("\"{}\" is not allowed (allowed: {})", v, s.allowed));
+}
+
+bool* bool_field(RuntimeTerms& t, const std::string& key) {
+  if (key == "reduce_dtype_is_param_dtype") return &t.reduce_dtype_is_param_dtype;
+  if (key == "reduce_copies_gradient") return &t.reduce_copies_gradient;
+  if (key == "root_unit") return &t.root_unit;
+  if (key == "grads_freed_between_steps") return &t.grads_freed_between_steps;
+  if (key == "sync_every_micro_step") return &t.sync_every_micro_step;
+  if (key == "fp8_all_gather") return &t.fp8_all_gather;
+  if (key == "expandable_segments") return &t.expandable_segments;
+  if (key == "compile") return &t.compile;
+  if (key == "fp8") return &t.fp8;
+  if (key == "selective_op") return &t.selective_op;
+  if (key == "selective_blocks") return &t.selective_blocks;
+  return nullptr;
+}
+
+std::string* string_field(RuntimeTerms& t, const std::string& key) {
+  if (key == "attention") return &t.attention;
+  if (key == "cross_entropy") return &t.cross_entropy;
+  if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
+  return nullptr;
+}
+
+// Read the terms of one table into `t`; returns the keys that were given.
+std::vector<std::string> read_terms(const toml::table& table, const std::string& file, const std::string& prefix,
+                                    RuntimeTerms& t) {
+  std::vector<std::string> given;
+  for (auto&& [k, node] : table) {
+    const std::string key(k.str());
+    auto it = std::find_if(kRuntimeTerms.begin(), kRuntimeTerms.end(),
+                           [&](const RuntimeTermSchema& s) { return key == s.key; });
+    if (it == kRuntimeTerms.end()) {
+      std::vector<std::string> names;
+      for (const auto& s : kRuntimeTerms) names.push_back(s.key);
+      std::string detail = "unknown runtime term";
+      const std::string best = closest_match(key, names);
+      if (!best.empty()) detail += "; did you mean '" + prefix + best + "'?";
+      detail += " (allowed:";
+      for (const auto& n : names) detail += " " + n;
+      throw ConfigError(file, prefix + key, detail + ")");
+    }
+    const std::string path = prefix + key;
+    if (bool* b = bool_field(t, key)) {
+      if (!node.is_boolean()) throw ConfigError(file, path, "expected a boolean (true | false)");
+      *b = node.as_boolean()->get();
+    } else if (std::string* s = string_field(t, key)) {
+      if (!node.is_string()) throw ConfigError(file, path, fmt::format("expected a string ({})", it->allowed));
+      *s = node.as_string()->get();
+      check_allowed(*it, *s, file, path);
+    } else {  // reduce_dtypes
+      const toml::array* a = node.as_array();
+      if (!a || a->empty()) throw ConfigError(file, path, "expected a non-empty list of dtypes (fp32 | bf16 | fp16)");
+      t.reduce_dtypes.clear();
+      for (const auto& e : *a) {
+        if (!e.is_string()) throw ConfigError(file, path, "expected strings (fp32 | bf16 | fp16)");
+        t.reduce_dtypes.push_back(e.as_string()->get());
+        check_allowed(*it, t.reduce_dtypes.back(), file, path);
+      }
+    }
+    given.push_back(key);
+  }
+  return given;
+}
+
+}  // namespace
+
+RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file) {
+  toml::table root = parse_toml(text, file);
+  RuntimeSpec rt;
+  rt.file = file;
+  TableReader r(root, file, "");
+  r.get("name", rt.name);
+  r.get("description", rt.description);
+  const toml::table* terms = r.table("terms");
+  if (!terms) throw ConfigError(file, "terms", "missing table [terms] (every runtime term with its value)");
+  std::vector<std::string> given = read_terms(*terms, file, "terms.", rt.terms);
+  for (const auto& s : kRuntimeTerms)
+    if (std::find(given.begin(), given.end(), s.key) == given.end())
+      throw ConfigError(file, std::string("terms.") + s.key,
+                        fmt::format("missing: every runtime states every term ({}: {})", s.kind, s.meaning));
+  if (const toml::table* gpu = r.table("gpu")) {
+    RuntimeTerms g = rt.terms;
+    for (const auto& k : read_terms(*gpu, file, "gpu.", g)) given.push_back("gpu." + k);
+    rt.gpu_terms = g;
+  }
+  const toml::table* sources = r.table("sources");
+  if (!sources) throw ConfigError(file, "sources", "missing table [sources] (a public source for every term)");
+  for (auto&& [k, node] : *sources) {
+    const std::string key(k.str());
+    if (key == "gpu") {
+      if (!node.is_table()) throw ConfigError(file, "sources.gpu", "expected a table");
+      for (auto&& [gk, gn] : *node.as_table()) {
+        if (!gn.is_string()) throw ConfigError(file, "sources.gpu." + std::string(gk.str()), "expected a string");
+        rt.sources["gpu." + std::string(gk.str())] = gn.as_string()->get();
+      }
+      continue;
+    }
+    if (!node.is_string()) throw ConfigError(file, "sources." + key, "expected a string");
+    rt.sources[key] = node.as_string()->get();
+  }
+  for (const auto& k : given)
+    if (!rt.sources.count(k) || rt.sources.at(k).empty())
+      throw ConfigError(file, "sources." + k, "missing: every term cites the public source that states it");
+  for (const auto& [k, v] : rt.sources)
+    if (std::find(given.begin(), given.end(), k) == given.end())
+      throw ConfigError(file, "sources." + k, "a source for a term that is not given");
+  r.finish();
+  for (const RuntimeTerms* t : {&rt.terms, rt.gpu_terms ? &*rt.gpu_terms : nullptr}) {
+    if (!t) continue;
+    if (std::find(t->reduce_dtypes.begin(), t->reduce_dtypes.end(), t->reduce_dtype_default) == t->reduce_dtypes.end() &&
+        !t->reduce_dtype_is_param_dtype)
+      throw ConfigError(file, "terms.reduce_dtype_default",
+                        fmt::format("\"{}\" is not in reduce_dtypes", t->reduce_dtype_default));
+  }
+  return rt;
+}
+
+RuntimeSpec load_runtime(const std::string& name_or_file) {
+  const auto p = resolve_preset(name_or_file, "runtimes", "runtime");
+  RuntimeSpec rt = parse_runtime_toml(read_text(p), p.string());
+  if (rt.name.empty()) rt.name = p.stem().string();
+  return rt;
+}
+
+std::vector<std::string> list_runtime_presets() { return list_presets_in("runtimes"); }
+
+}  // namespace shardcast

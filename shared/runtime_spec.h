@@ -1,0 +1,69 @@
+// RuntimeSpec: the software that executes a plan (shardcast-train, torchtitan, fms-fsdp,
+// llm-foundry, accelerate), as far as it changes memory or time outside TrainConfig.
+//
+// What it is: the contents of configs/runtimes/NAME.toml — attention kernel, loss upcast,
+// reduce dtypes the software accepts, gradient copies in composed collectives, root-unit and
+// gradient-lifetime behaviour, allocator settings, features it can run — each term with the
+// public source that states it. A runtime may have a `[gpu]` table that overrides terms on GPU
+// hardware (shardcast-train's Gloo/CPU path and its NCCL path differ where the code differs).
+// The schema is one table (kRuntimeTerms) that drives the parser, the writer of
+// docs/configuration.md's runtime section and the tests.
+// What it is not: the planner's options (planner/runtime.h turns a RuntimeSpec into
+// PlanOptions) and nothing per published row. Plain value type, thread-safe.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardcast {
+
+struct RuntimeTerms {
+  std::string attention = "flash";            // flash | eager
+  std::string cross_entropy = "fp32_upcast";  // fp32_upcast | native | fused
+  std::vector<std::string> reduce_dtypes{"fp32", "bf16"};  // accepted precision.reduce_dtype
+  std::string reduce_dtype_default = "fp32";  // what the software reduces in when not told
+  bool reduce_dtype_is_param_dtype = false;   // reduction always in param_dtype (accelerate)
+  bool reduce_copies_gradient = false;        // unsharded gradient cloned before reduction
+  bool root_unit = true;                      // embedding/norm/head form an un-resharded root
+  bool grads_freed_between_steps = true;      // zero_grad(set_to_none=True)
+  bool sync_every_micro_step = true;          // reduce gradients on every micro-step
+  bool fp8_all_gather = false;                // with precision.fp8: Linear weights gathered in fp8
+  bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+  bool compile = true;                        // can run precision.compile
+  bool fp8 = true;                            // can run precision.fp8
+  bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
+  bool selective_blocks = true;               // can run block-level selective (mode = selective)
+};
+
+struct RuntimeSpec {
+  std::string name;         // preset key, e.g. "torchtitan"
+  std::string description;  // what software and version range it describes
+  std::string file;         // the preset file it was read from ("" if built in code)
+  RuntimeTerms terms;       // on any hardware
+  std::optional<RuntimeTerms> gpu_terms;  // terms with the [gpu] table applied (when present)
+  std::map<std::string, std::string> sources;  // term key (or "gpu.KEY") -> public source
+
+  // The terms that apply on GPU hardware (gpu=true) or on a CPU profile.
+  const RuntimeTerms& terms_for(bool gpu) const { return gpu && gpu_terms ? *gpu_terms : terms; }
+};
+
+// One row of the runtime schema: the TOML key, its kind, allowed values and meaning.
+struct RuntimeTermSchema {
+  const char* key;
+  const char* kind;     // "bool" | "string" | "string list"
+  const char* allowed;  // for strings: "a | b | c"; "" otherwise
+  const char* meaning;
+};
+extern const std::vector<RuntimeTermSchema> kRuntimeTerms;
+
+// Parse a runtime preset. Unknown keys, a term without a source, or a value outside the
+// allowed set throw ConfigError naming the file and key.
+RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file);
+// configs/runtimes/NAME.toml, or a path to a .toml; ConfigError for an unknown name (with the
+// allowed names and the closest one).
+RuntimeSpec load_runtime(const std::string& name_or_file);
+std::vector<std::string> list_runtime_presets();  // sorted names
+
+}  // namespace shardcast

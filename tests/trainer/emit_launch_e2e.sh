@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# End-to-end: what `shardcast emit --data` writes runs with `shardcast-train launch` unchanged,
+# and `shardcast check` says OK exactly when the trainer starts: emit for tiny-2l on 2 CPU
+# ranks, check the emitted run.toml, launch it as written, then validate the run directory
+# against the plan. Without --data, check refuses the run.toml as the trainer would (data.path)
+# and the launchers read SHARDCAST_DATA. No timing is asserted.
+# Usage: emit_launch_e2e.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd)
+src=$2
+sc="$build/shardcast"
+tr="$build/shardcast-train"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cd "$work"
+
+"$tr" tokenize --out "$work/corpus.bin" "$src"/docs/*.md > /dev/null
+
+# Without --data: written, but check refuses it the way shardcast-train run would.
+"$sc" emit --model tiny-2l --gpu cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 --ac none \
+  --steps 4 --out "$work/nodata" > /dev/null 2> "$work/nodata.err" || fail "emit without --data exited $?"
+grep -q 'SHARDCAST_DATA' "$work/nodata.err" || fail "emit does not say what must be set"
+grep -q 'SHARDCAST_DATA:?' "$work/nodata/launch_torchrun.sh" || fail "launch_torchrun.sh does not require SHARDCAST_DATA"
+grep -q 'SHARDCAST_DATA:?' "$work/nodata/launch.sbatch" || fail "launch.sbatch does not require SHARDCAST_DATA"
+bash -n "$work/nodata/launch_torchrun.sh" || fail "launch_torchrun.sh: bash -n"
+bash -n "$work/nodata/launch.sbatch" || fail "launch.sbatch: bash -n"
+set +e
+"$sc" check "$work/nodata/run.toml" > /dev/null 2> "$work/check.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || fail "check of a run.toml without data.path: exit $rc, expected 2"
+grep -q 'data.path' "$work/check.err" || fail "check does not name data.path"
+set +e
+"$tr" run "$work/nodata/run.toml" > /dev/null 2> "$work/run.err"; rc=$?
+set -e
+[ "$rc" = 2 ] || fail "shardcast-train run without data: exit $rc, expected 2"
+"$sc" check "$work/nodata/run.toml" --data "$work/corpus.bin" > /dev/null || fail "check --data refused"
+
+# With --data: check says OK and the trainer runs the file as written.
+"$sc" emit --model tiny-2l --gpu cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 --ac none \
+  --steps 4 --data "$work/corpus.bin" --out "$work/out" > "$work/emit.log" 2>&1 || { cat "$work/emit.log"; fail "emit exited"; }
+grep -q '^runtime = "shardcast-train"' "$work/out/run.toml" || fail "run.toml does not name its runtime"
+"$sc" check "$work/out/run.toml" > /dev/null || fail "check refused the emitted run.toml"
+"$tr" launch --nproc-per-node 2 "$work/out/run.toml" > "$work/launch.log" 2>&1 || { cat "$work/launch.log"; fail "launch exited"; }
+run=$(ls -d "$work"/runs/* | head -1)
+[ -s "$run/validation.json" ] || fail "no validation.json in $run"
+[ "$(wc -l < "$run/metrics.jsonl")" -eq 4 ] || fail "metrics.jsonl should have 4 lines"
+"$sc" validate "$run" > "$work/validate.log" 2>&1 || { cat "$work/validate.log"; fail "validate RUN_DIR exited"; }
+echo "ok: emit --data -> check -> launch -> validate"
