@@ -3,7 +3,8 @@
 # small-6l, 2 ranks x 1 thread, full_shard, a save every INTERVAL steps; R interleaved rounds
 # of (no checkpoints, sync, async), order rotated each round. Per run: the training loop's
 # wall time, saves included (rank 0 prints it: "trained steps 1..N in X s wall"). Per round:
-# cost of one save = (t_mode − t_none) / saves, as a fraction of the no-checkpoint step time.
+# cost of one save = (t_mode − t_none) / saves, as a fraction of the no-checkpoint step time,
+# and the time the training thread was blocked in saves (rank 0 prints it).
 #   trainer/bench/bench_async_checkpoint.sh [BUILD_DIR] [ROUNDS=5] [STEPS=12] [INTERVAL=2]
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,7 +46,7 @@ TOML
 }
 SAVES=$(( STEPS / INTERVAL ))
 modes=(none sync async)
-declare -A T
+declare -A T B
 for r in $(seq 1 "$ROUNDS"); do
   for i in 0 1 2; do
     m=${modes[$(( (i + r) % 3 ))]}
@@ -65,6 +66,7 @@ async_mode = \"async\"" ;;
     "$TRAIN" launch --nproc-per-node 2 "$WORK/$m.toml" > "$WORK/$m.log" 2>&1 || { cat "$WORK/$m.log"; exit 1; }
     T[$m,$r]=$(grep -o 'trained steps [0-9.]* in [0-9.]* s' "$WORK/$m.log" | awk '{print $5}')
     blocked=$(grep -o 'training blocked [0-9.]* s' "$WORK/$m.log" | awk '{print $3}' || true)
+    B[$m,$r]=${blocked:-0}
     echo "  round $r $m: loop ${T[$m,$r]} s${blocked:+, blocked in saves $blocked s}" >&2
   done
 done
@@ -73,14 +75,21 @@ python3 - "$ROUNDS" "$STEPS" "$SAVES" "${shard:-0}" <<PY
 import statistics, sys
 R, steps, saves, shard = map(int, sys.argv[1:])
 T = {$(for r in $(seq 1 "$ROUNDS"); do for m in none sync async; do printf '("%s",%s): %s, ' $m $r "${T[$m,$r]}"; done; done)}
+B = {$(for r in $(seq 1 "$ROUNDS"); do for m in none sync async; do printf '("%s",%s): %s, ' $m $r "${B[$m,$r]}"; done; done)}
 print(f"\nbench_async_checkpoint: small-6l full_shard, 2 ranks x 1 thread, {steps} steps, a save every "
       f"{steps // saves} steps ({saves} saves of 2 shard files of {shard / 2**20:.1f} MiB), {R} interleaved rounds")
-print(f"{'mode':<7} {'loop s (median)':>16} {'loop / no-ckpt loop':>28} {'cost per save, in steps':>32}")
+print(f"{'mode':<7} {'loop s (median)':>16} {'loop / no-ckpt loop':>28} {'cost per save, in steps':>28} "
+      f"{'blocked ms per save':>26}")
 for m in ("none", "sync", "async"):
     t = [T[(m, r)] for r in range(1, R + 1)]
     ratio = sorted(T[(m, r)] / T[("none", r)] for r in range(1, R + 1))
     cost = sorted((T[(m, r)] - T[("none", r)]) / saves / (T[("none", r)] / steps) for r in range(1, R + 1))
     print(f"{m:<7} {statistics.median(t):>16.2f} {statistics.median(ratio):>12.3f}x [{ratio[0]:.3f} .. {ratio[-1]:.3f}]"
-          f" {statistics.median(cost):>14.2f} [{cost[0]:.2f} .. {cost[-1]:.2f}]")
-print("ratios and costs are paired per round (runs seconds apart); [min .. max] over rounds.")
+          f" {statistics.median(cost):>12.2f} [{cost[0]:.2f} .. {cost[-1]:.2f}]"
+          + (f" {1000 * statistics.median(blk):>12.0f} [{1000 * blk[0]:.0f} .. {1000 * blk[-1]:.0f}]"
+             if (blk := sorted(B[(m, r)] / saves for r in range(1, R + 1))) and m != "none" else ""))
+print("loop: rank 0's wall time of the training loop, saves and their CPU interference included. cost per save "
+      "= (loop − no-ckpt loop of the same round) / saves / no-ckpt step time. blocked: time the training thread "
+      "spent in saves (sync: the whole save; async: the host copy + waiting for the previous save). "
+      "Ratios and costs are paired per round; [min .. max] over rounds.")
 PY
