@@ -64,13 +64,13 @@ keep = 2
 async_mode = \"async\"" ;;
     esac
     "$TRAIN" launch --nproc-per-node 2 "$WORK/$m.toml" > "$WORK/$m.log" 2>&1 || { cat "$WORK/$m.log"; exit 1; }
+    [ "$m" = none ] || shard=$(stat -c %s "$WORK"/ckpt/step_*/shard_00000.bin | tail -1)
     T[$m,$r]=$(grep -o 'trained steps [0-9.]* in [0-9.]* s' "$WORK/$m.log" | awk '{print $5}')
     blocked=$(grep -o 'training blocked [0-9.]* s' "$WORK/$m.log" | awk '{print $3}' || true)
     B[$m,$r]=${blocked:-0}
     echo "  round $r $m: loop ${T[$m,$r]} s${blocked:+, blocked in saves $blocked s}" >&2
   done
 done
-shard=$(du -b "$WORK"/ckpt/step_*/shard_00000.bin 2> /dev/null | tail -1 | cut -f1)
 python3 - "$ROUNDS" "$STEPS" "$SAVES" "${shard:-0}" <<PY
 import statistics, sys
 R, steps, saves, shard = map(int, sys.argv[1:])
