@@ -10,7 +10,7 @@ DEBS := build-essential cmake pkg-config ccache git \
         libcli11-dev libfmt-dev libeigen3-dev libgtest-dev \
         libtomlplusplus-dev nlohmann-json3-dev clang
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test gpu-check demo bench clean
 
 all: build
 
@@ -30,6 +30,11 @@ build: $(BUILD)/CMakeCache.txt
 test: deps
 	$(MAKE) build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The trainer's NCCL/CUDA path compiled syntax-only against the CUDA toolkit's headers (no GPU,
+# no build needed; skips with a message when no CUDA toolkit is installed). tests/gpu/.
+gpu-check:
+	JOBS=$(JOBS) bash tests/gpu/gpu_check.sh
 
 demo: deps
 	$(MAKE) build

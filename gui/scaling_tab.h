@@ -1,12 +1,18 @@
-// ScalingTab: capacity planning from a few GPUs to 1024 and beyond (planner/scale.h) —
-// tokens/s/GPU, total tokens/s and days to train a token budget against GPU count on a log
-// axis, and a table with each count's winner and flags (where communication stops hiding).
+// ScalingTab: capacity planning from a few GPUs to 16k (planner/budget.h, scale.h) — the
+// budget question: train a token budget by a deadline on one or several GPU types.
 //
-// What it is: options (GPU range, token budget, global batch), a Run button that runs
-// scale() on a worker thread (QtConcurrent) with a progress bar, three charts and a table.
-// The form's model, hardware, GPUs per node, network and seq len are the base; every count
-// gets its own search. What it is not: the planner. Ownership: a QWidget owned by its Qt
-// parent; the worker only sees copies, results come back on the GUI thread.
+// What it is: options (GPU range, token budget, global batch, deadline in days, GPU types to
+// compare, prices per GPU-hour, failure rate and restart time on top of the reliability
+// profile configs/reliability/default.toml), a Run button that runs budget() on a worker
+// thread (QtConcurrent) with a progress bar, three charts against GPU count on a log axis —
+// tokens/s/GPU ideal and effective (× goodput), total tokens/s, and days to train: ideal
+// (dashed), with failures (solid) with its 1σ band shaded, and the deadline line — and a
+// table with each (type, count)'s winner, goodput, recommended checkpoint interval, days, GPU-
+// hours, cost, rank and flags. The status line says which plan is cheapest, the smallest
+// cluster that meets the deadline (or by how much the fastest misses it) and where it breaks.
+// With no GPU type given, the form's hardware (preset or custom profile) is the one type.
+// What it is not: the planner. Ownership: a QWidget owned by its Qt parent; the worker only
+// sees copies, results come back on the GUI thread.
 #pragma once
 
 #include <optional>
@@ -15,10 +21,11 @@
 
 #include <QWidget>
 
-#include "planner/scale.h"
+#include "planner/budget.h"
 
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
@@ -31,7 +38,7 @@ namespace shardcast::gui {
 class ChartView;
 
 struct ScaleOutcome {
-  std::vector<planner::ScalePoint> points;
+  planner::BudgetResult result;
   std::string error;
 };
 
@@ -42,14 +49,20 @@ class ScalingTab : public QWidget {
   ~ScalingTab() override;
   void setBase(const TrainConfig& cfg, const std::optional<HardwareSpec>& hw);
   void setRange(int from, int to);
-  // Start scale(); returns "" or why it cannot start.
+  // Deadline in days (> 0), comma-separated GPU types ("" = the form's hardware) and prices
+  // ("TYPE=PRICE,..." or "").
+  void setBudget(double deadline_days, const QString& gpu_types, const QString& prices);
+  // Start budget(); returns "" or why it cannot start (bad types or prices are named).
   QString runScaling();
   bool isBusy() const;
+  // The scale points of the first GPU type (the form's hardware when no type is given).
   const std::vector<planner::ScalePoint>& points() const { return points_; }
+  const planner::BudgetResult& result() const { return result_; }
   ChartView* tpsChart() const { return tps_; }
   ChartView* totalChart() const { return total_; }
   ChartView* daysChart() const { return days_; }
   QTableWidget* table() const { return table_; }
+  QString statusText() const;
 
  signals:
   void scalingFinished();
@@ -61,11 +74,15 @@ class ScalingTab : public QWidget {
   TrainConfig base_;
   std::optional<HardwareSpec> hw_;
   std::vector<planner::ScalePoint> points_;
+  planner::BudgetResult result_;
+  double deadline_days_ = 0;      // of the last run
+  double goodput_threshold_ = 0;  // of the last run
   QString error_;
   QFutureWatcher<ScaleOutcome>* watcher_;
 
   QSpinBox *from_, *to_;
-  QDoubleSpinBox *tokens_b_, *batch_m_;
+  QDoubleSpinBox *tokens_b_, *batch_m_, *deadline_, *restart_s_;
+  QLineEdit *types_, *prices_, *failures_;
   QPushButton* run_;
   QProgressBar* progress_;
   QLabel* status_;

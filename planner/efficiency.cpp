@@ -10,6 +10,9 @@ struct Field {
   double EfficiencyParams::*member;
 };
 const Field kFields[] = {
+    {"matmul_ceiling", &EfficiencyParams::matmul_ceiling},
+    {"fp8_matmul_ceiling", &EfficiencyParams::fp8_matmul_ceiling},
+    {"hbm_ceiling", &EfficiencyParams::hbm_ceiling},
     {"matmul_eff", &EfficiencyParams::matmul_eff},
     {"matmul_dim_half", &EfficiencyParams::matmul_dim_half},
     {"fp8_matmul_eff", &EfficiencyParams::fp8_matmul_eff},
@@ -29,6 +32,15 @@ const Field kFields[] = {
     {"error_band_runs", &EfficiencyParams::error_band_runs},
 };
 }  // namespace
+
+EfficiencyParams of_datasheet(const EfficiencyParams& p) {
+  EfficiencyParams r = p;
+  r.matmul_eff = p.matmul_eff * p.matmul_ceiling;
+  r.fp8_matmul_eff = p.fp8_matmul_eff * p.fp8_matmul_ceiling;
+  r.attention_eff = p.attention_eff * p.matmul_ceiling;
+  r.hbm_eff = p.hbm_eff * p.hbm_ceiling;
+  return r;
+}
 
 const std::vector<std::string>& efficiency_keys() {
   static const std::vector<std::string> keys = [] {

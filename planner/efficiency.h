@@ -15,13 +15,18 @@
 namespace shardcast::planner {
 
 struct EfficiencyParams {
-  // Compute.
-  double matmul_eff = 0;          // large bf16/fp16/fp32 GEMM rate / dense peak
+  // Ceilings: what this GPU measurably reaches, as fractions of its datasheet rates (each
+  // preset cites the measurement; 1 on profiles whose rates were measured directly).
+  double matmul_ceiling = 0;      // maximum achievable matmul rate (MAMF) / dense bf16 peak
+  double fp8_matmul_ceiling = 0;  // fp8 MAMF / dense fp8 peak
+  double hbm_ceiling = 0;         // measured copy bandwidth / datasheet HBM bandwidth
+  // Compute: fitted fractions of the ceilings (the same meaning on every GPU).
+  double matmul_eff = 0;          // large bf16/fp16/fp32 GEMM rate / matmul ceiling
   double matmul_dim_half = 0;     // GEMM shape: eff = matmul_eff·k/(k + dim_half), k = min dim
-  double fp8_matmul_eff = 0;      // fp8 GEMM rate / fp8 dense peak
-  double attention_eff = 0;       // flash attention rate / peak, on executed (causal) FLOPs
+  double fp8_matmul_eff = 0;      // fp8 GEMM rate / fp8 matmul ceiling
+  double attention_eff = 0;       // flash attention rate / matmul ceiling, on executed (causal) FLOPs
   double attention_tile = 0;      // flash-attention tile edge: diagonal tiles cost (1 + tile/s)
-  double hbm_eff = 0;             // memory-bound ops: achieved / datasheet HBM bandwidth
+  double hbm_eff = 0;             // memory-bound ops: achieved / HBM ceiling
   double compile_elementwise_factor = 0;  // elementwise bytes with torch.compile / eager
   double unit_overhead_s = 0;     // host time per FSDP unit per pass (hooks, launches)  // s
   double step_overhead_s = 0;     // host time per optimizer step (data, logging)  // s
@@ -37,6 +42,11 @@ struct EfficiencyParams {
   double error_band_rel = 0;        // 1σ relative error
   double error_band_runs = 0;       // number of measured runs behind it (published, or this machine's)
 };
+
+// The rates the cost model uses, as fractions of the datasheet: matmul_eff·matmul_ceiling,
+// fp8_matmul_eff·fp8_matmul_ceiling, attention_eff·matmul_ceiling, hbm_eff·hbm_ceiling; every
+// other key unchanged.
+EfficiencyParams of_datasheet(const EfficiencyParams& p);
 
 // Names of the keys, in the order of EfficiencyParams (the fitter addresses them by name).
 const std::vector<std::string>& efficiency_keys();

@@ -115,7 +115,7 @@ std::string render_torchrun(const TrainConfig& c) {
   return o;
 }
 
-std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw) {
+std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw, TorchtitanVersion tv) {
   std::vector<std::string> order{cfg.runtime};
   for (const auto& rf : kRuntimeFiles)
     if (cfg.runtime != rf.runtime) order.push_back(rf.runtime);
@@ -125,6 +125,7 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
     t.runtime = rt;
     for (const auto& rf : kRuntimeFiles)
       if (rt == rf.runtime) t.files.assign(rf.files.begin(), rf.files.end());
+    if (rt == "torchtitan" && tv == TorchtitanVersion::current) t.files = {"torchtitan_recipe.py"};
     TrainConfig c = cfg;
     c.runtime = rt;
     t.refusal = runtime_refusal(runtime_preset(rt), c, hw);
@@ -134,11 +135,12 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
   return out;
 }
 
-EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force) {
+EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force,
+                      TorchtitanVersion tv) {
   validate_or_throw(cfg);
   if (dir.empty()) throw UsageError("emit: --out DIR is required");
   EmitResult res;
-  res.targets = emit_targets(cfg, hw);
+  res.targets = emit_targets(cfg, hw, tv);
 
   struct File {
     std::string name;
@@ -171,6 +173,7 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
       else if (n == "launch_torchrun.sh") files.push_back({n, render_torchrun(c), true});
       else if (n == "torchtitan.toml") files.push_back({n, head + render_torchtitan_toml(c), false});
       else if (n == "torchtitan_overrides.txt") files.push_back({n, head + render_torchtitan_overrides(c), false});
+      else if (n == "torchtitan_recipe.py") files.push_back({n, head + render_torchtitan_recipe(c), false});
       else if (n == "fsdp_config.yaml") files.push_back({n, head + render_accelerate_yaml(c), false});
       else if (n == "fms_fsdp_args.txt") files.push_back({n, head + render_fms_fsdp_args(c), false});
     }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/emit_ecosystem.h"
 #include "shared/hardware_spec.h"
 #include "shared/prediction.h"
 #include "shared/train_config.h"
@@ -48,7 +49,10 @@ struct EmitTarget {
 // The targets for cfg on hw: cfg.runtime's first (the runtime the plan was made for; its fit
 // decides emit's exit code), then the others that have files. A runtime without files of its
 // own (llm-foundry) is only predicted.
-std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw);
+// torchtitan's files follow its configuration generation `tv` (emit_ecosystem.h): v0.2 writes
+// torchtitan.toml and torchtitan_overrides.txt, current writes torchtitan_recipe.py.
+std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw,
+                                     TorchtitanVersion tv = TorchtitanVersion::v0_2);
 
 struct EmitResult {
   std::vector<EmitTarget> targets;
@@ -61,6 +65,7 @@ struct EmitResult {
 // the header then says so). run.toml is read back before anything is written (ConfigError if
 // it does not parse to a valid config). Does not check the first target's fit: the caller
 // decides (`shardcast emit` exits 3 without --force).
-EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force);
+EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force,
+                      TorchtitanVersion tv = TorchtitanVersion::v0_2);
 
 }  // namespace shardcast::planner

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "planner/search.h"
+#include "shared/errors.h"
 
 namespace shardcast::planner {
 
@@ -63,7 +64,16 @@ std::string real(double v) {
   return s;
 }
 
+// torchtitan's mixed_precision_reduce is Literal["float32"] (job_config.py v0.2.x, configs.py now).
+void require_fp32_reduce(const TrainConfig& c) {
+  if (c.precision.reduce_dtype != "fp32")
+    throw ConfigError("torchtitan", "precision.reduce_dtype",
+                      fmt::format("\"{}\": torchtitan reduces gradients in float32 only (mixed_precision_reduce)",
+                                  c.precision.reduce_dtype));
+}
+
 std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
+  require_fp32_reduce(c);
   std::vector<TitanEntry> e;
   auto add = [&](const std::string& sec, const std::string& key, const std::string& toml,
                  const std::string& cli, const std::string& note = "") {
@@ -89,7 +99,12 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
                     c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim));
   else
     str("model", "flavor", flavor);
-  if (c.precision.fp8) add("model", "converters", "[\"float8\"]", "float8", "fp8 matmuls (float8 linear)");
+  // The float8 converter's registered name (torchtitan/components/quantization/float8.py,
+  // register_model_converter(Float8LinearConverter, "quantize.linear.float8") at
+  // pytorch/torchtitan@e61f2cce4). FSDP's float8
+  // all-gather stays off (enable_fsdp_float8_all_gather = false by default; removed upstream).
+  if (c.precision.fp8)
+    add("model", "converters", "[\"quantize.linear.float8\"]", "quantize.linear.float8", "fp8 matmuls (float8 linear)");
 
   str("optimizer", "name", "AdamW");
   num("optimizer", "lr", real(c.optimizer.lr));
@@ -112,7 +127,7 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   num("training", "max_norm", real(c.training.max_grad_norm));
   num("training", "steps", std::to_string(c.training.steps));
   str("training", "mixed_precision_param", torch_dtype(c.precision.param_dtype));
-  str("training", "mixed_precision_reduce", torch_dtype(c.precision.reduce_dtype));
+  str("training", "mixed_precision_reduce", "float32");  // the only value torchtitan accepts
 
   if (s == ShardingStrategy::no_shard) {
     num("parallelism", "data_parallel_replicate_degree", std::to_string(W), "no_shard: plain data parallel");
@@ -232,6 +247,8 @@ std::string render_accelerate_yaml(const TrainConfig& c) {
                      ac.ratio);
   if (ac.mode == AcMode::selective_op)
     o += "# selective_op: accelerate has no op-level checkpointing; it checkpoints every block (less memory, slower).\n";
+  o += "# mixed_precision also sets FSDP's reduce_dtype: the gradients are reduced in the param dtype\n"
+       "# (accelerate utils/dataclasses.py FullyShardedDataParallelPlugin.set_mixed_precision).\n";
   o += "compute_environment: LOCAL_MACHINE\n";
   o += "distributed_type: FSDP\n";
   o += fmt::format("mixed_precision: {}\n",
@@ -298,6 +315,10 @@ std::string render_fms_fsdp_args(const TrainConfig& c) {
     o += fmt::format("--selective_checkpointing={:g}\n", ac.mode == AcMode::selective ? ac.ratio : 1.0);
   if (c.precision.param_dtype == "fp16")
     o += "# fms-fsdp picks bf16 when the GPU supports it, else fp16\n";
+  if (c.precision.param_dtype != "fp32" && c.precision.reduce_dtype != c.precision.param_dtype)
+    o += fmt::format("# fms-fsdp's mixed-precision policies reduce in the param dtype (bfSixteen: bf16); the plan's {} "
+                     "reduction is not expressible here and the run reduces in {}\n",
+                     c.precision.reduce_dtype, c.precision.param_dtype);
   o += fmt::format("--mixed_precision={}\n", c.precision.param_dtype == "fp32" ? "False" : "True");
   if (c.precision.fp8) o += "# fp8: fms-fsdp has no fp8 switch; the plan's fp8 speed-up does not apply\n";
   if (c.training.grad_accum > 1)
@@ -317,6 +338,126 @@ std::string render_fms_fsdp_args(const TrainConfig& c) {
     o += fmt::format("--ckpt_save_path={}\n", c.checkpoint.dir);
     if (c.checkpoint.interval > 0) o += fmt::format("--checkpoint_interval={}\n", c.checkpoint.interval);
   }
+  return o;
+}
+
+
+std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s) {
+  if (s == "0.2") return TorchtitanVersion::v0_2;
+  if (s == "current") return TorchtitanVersion::current;
+  return std::nullopt;
+}
+
+// torchtitan's current generation (pytorch/torchtitan@b5bcd76c6): the plan as a function that
+// derives a Trainer.Config from the flavor's registered one (torchtitan/models/llama3/
+// config_registry.py), setting each attribute the plan decides. Attribute names are those of
+// torchtitan/config/configs.py (training, parallelism, compile, comm, debug), the optimizer's
+// param_groups (components/optimizer/optimizer.py, #3269), lr_scheduler, metrics, checkpoint,
+// and the activation-checkpointing policy (distributed/activation_checkpoint.py, a subcommand
+// on the command line: selective = op-level SAC, full, none).
+std::string render_torchtitan_recipe(const TrainConfig& c) {
+  require_fp32_reduce(c);
+  const int W = c.world_size();
+  const int Ns = shard_size(c);
+  const auto s = c.parallelism.sharding_strategy;
+  const auto& ac = c.activation_checkpointing;
+  const std::string flavor = torchtitan_flavor(c.model);
+  std::string base = "llama3_8b";
+  if (flavor == "70B") base = "llama3_70b";
+  if (flavor == "405B") base = "llama3_405b";
+  std::string o = header(c, "torchtitan");
+  o += fmt::format(
+      "# torchtitan's current configuration (a Trainer.Config function, --module/--config; read at\n"
+      "# pytorch/torchtitan@b5bcd76c6). Put this file where Python finds it, then from torchtitan's checkout:\n"
+      "#   PYTHONPATH=/path/to/this/dir NGPU={} MODULE=torchtitan_recipe CONFIG=shardcast_plan ./run_train.sh\n"
+      "# on each of the {} node(s) (multi-node: torchrun --nnodes {} --nproc_per_node {} ... -m torchtitan.train\n"
+      "#   --module torchtitan_recipe --config shardcast_plan). run_train.sh sets PYTORCH_ALLOC_CONF=\n"
+      "#   expandable_segments:True; on torch before 2.8 set PYTORCH_CUDA_ALLOC_CONF to the same.\n",
+      c.cluster.gpus_per_node, c.cluster.nodes, c.cluster.nodes, c.cluster.gpus_per_node);
+  o += "from torchtitan.components.optimizer.optimizer import ParamGroupConfig\n";
+  if (c.precision.fp8) o += "from torchtitan.components.quantization import Float8LinearConverter\n";
+  if (ac.mode != AcMode::none) o += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
+  if (c.precision.fp8 || flavor.empty()) o += "from torchtitan.models.llama3 import model_registry\n";
+  o += fmt::format("from torchtitan.models.llama3.config_registry import {}\n", base);
+  o += "from torchtitan.trainer import Trainer\n\n\n";
+  o += "def shardcast_plan() -> Trainer.Config:\n";
+  o += fmt::format("    config = {}()\n", base);
+  auto set = [&](const std::string& key, const std::string& value, const std::string& note = "") {
+    o += fmt::format("    config.{} = {}{}\n", key, value, note.empty() ? "" : "  # " + note);
+  };
+  const std::string model_name = flavor.empty() ? c.model_label() : flavor;
+  if (flavor.empty())
+    o += fmt::format("    # no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={}): register\n"
+                     "    # one named \"{}\" in torchtitan/models/llama3/__init__.py llama3_configs\n",
+                     c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim, model_name);
+  if (c.precision.fp8)
+    set("model_spec",
+        fmt::format("model_registry(\"{}\", converters=[Float8LinearConverter.Config(model_compile_enabled={})])",
+                    model_name, c.precision.compile ? "True" : "False"),
+        "fp8 matmuls (float8 linear; collectives in bf16)");
+  else if (flavor.empty())
+    set("model_spec", fmt::format("model_registry(\"{}\")", model_name));
+  const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
+  const int dp = W;  // data-parallel ranks (replicate x shard)
+  set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(micro_tokens),
+      fmt::format("micro_batch {} x seq_len {}", c.training.micro_batch, c.training.seq_len));
+  set("training.num_tokens_per_train_step", std::to_string(micro_tokens * c.training.grad_accum * dp),
+      fmt::format("x grad_accum {} x {} ranks", c.training.grad_accum, dp));
+  set("training.max_context_length", std::to_string(c.training.seq_len));
+  set("training.max_norm", real(c.training.max_grad_norm));
+  set("training.steps", std::to_string(c.training.steps));
+  set("training.mixed_precision_param", quoted(torch_dtype(c.precision.param_dtype)));
+  set("training.mixed_precision_reduce", quoted("float32"));
+  if (s == ShardingStrategy::no_shard) {
+    set("parallelism.data_parallel_replicate_degree", std::to_string(W), "no_shard: plain data parallel");
+    set("parallelism.data_parallel_shard_degree", "1");
+  } else if (s == ShardingStrategy::hybrid_shard) {
+    set("parallelism.data_parallel_replicate_degree", std::to_string(W / Ns), "hybrid_shard replicas");
+    set("parallelism.data_parallel_shard_degree", std::to_string(Ns), "hybrid_shard group size");
+  } else {
+    set("parallelism.data_parallel_replicate_degree", "1");
+    set("parallelism.data_parallel_shard_degree", std::to_string(W));
+  }
+  if (s == ShardingStrategy::shard_grad_op)
+    set("parallelism.fsdp_reshard_after_forward", quoted("never"), "shard_grad_op: keep parameters gathered");
+  else if (s != ShardingStrategy::no_shard)
+    set("parallelism.fsdp_reshard_after_forward", quoted("default"));
+  if (ac.mode == AcMode::none)
+    set("activation_checkpoint", "None", "activation-checkpoint:none");
+  else if (ac.mode == AcMode::selective_op)
+    set("activation_checkpoint", "SelectiveAC.Config()", "op-level selective checkpointing");
+  else if (ac.mode == AcMode::full)
+    set("activation_checkpoint", "FullAC.Config()");
+  else
+    set("activation_checkpoint", "FullAC.Config()",
+        fmt::format("selective ratio {:g}: this torchtitan has no block-level selective option (#2357); every block "
+                    "is checkpointed (less memory than planned, slower)",
+                    ac.ratio));
+  set("compile.enable", c.precision.compile ? "True" : "False");
+  if (c.precision.compile) set("compile.components", "[\"model\", \"loss\"]");
+  set("optimizer.param_groups",
+      fmt::format("[\n        ParamGroupConfig(\n            pattern=r\".*\",\n            optimizer_name=\"AdamW\",\n"
+                  "            optimizer_kwargs={{\"lr\": {}, \"betas\": ({}, {}), \"eps\": {}, \"weight_decay\": {}}},\n"
+                  "        )\n    ]",
+                  real(c.optimizer.lr), real(c.optimizer.beta1), real(c.optimizer.beta2), real(c.optimizer.eps),
+                  real(c.optimizer.weight_decay)));
+  set("lr_scheduler.warmup_steps", std::to_string(c.lr_schedule.warmup_steps));
+  if (c.lr_schedule.decay == "constant") {
+    set("lr_scheduler.decay_ratio", "0.0", "constant lr: no decay phase");
+  } else {
+    set("lr_scheduler.decay_type", quoted(c.lr_schedule.decay));
+    set("lr_scheduler.min_lr_factor", real(c.lr_schedule.min_lr_factor));
+  }
+  if (!c.checkpoint.dir.empty()) {
+    set("checkpoint.enable", "True");
+    set("checkpoint.folder", quoted(c.checkpoint.dir));
+    if (c.checkpoint.interval > 0) set("checkpoint.interval", std::to_string(c.checkpoint.interval));
+    set("checkpoint.keep_latest_k", std::to_string(c.checkpoint.keep));
+  }
+  set("metrics.log_freq", std::to_string(c.metrics.log_freq));
+  set("comm.init_timeout_seconds", std::to_string(std::llround(c.comm.timeout_seconds)));
+  set("debug.seed", std::to_string(c.training.seed));
+  o += "    return config\n";
   return o;
 }
 

@@ -1,23 +1,43 @@
 // The same plan for trainers users already have: torchtitan, HF accelerate, fms-fsdp.
 //
-// What it is: pure renderers from a TrainConfig to each tool's own names (users_ecosystem.md
-// §2.3–2.5): torchtitan's TOML job config and its `--section.key=value` overrides (one list,
-// two spellings), accelerate's fsdp_config.yaml, and fms-fsdp's `--key=value` arguments.
-// Where a tool cannot express part of the plan (e.g. grad accumulation in fms-fsdp, a
-// selective ratio that is not 1/k in torchtitan), the file says so in a comment and uses the
-// nearest setting that needs no more memory than the plan — never silently.
+// What it is: pure renderers from a TrainConfig to each tool's own names: torchtitan in its two
+// configuration generations — v0.2.x, a TOML job config and its `--section.key=value`
+// overrides (one list, two spellings; keys of torchtitan/config/job_config.py), and the current
+// one, a Python Trainer.Config function chosen with `--module/--config` (keys of
+// torchtitan/config/configs.py and the component configs at pytorch/torchtitan@b5bcd76c6) —
+// accelerate's fsdp_config.yaml, and fms-fsdp's `--key=value` arguments. The keys each
+// generation accepts are kept in tests/planner/data/torchtitan_keys_{v0.2,current}.txt.
+// emit.h writes a tool's files only when the tool can run the plan as planned
+// (planner/runtime.h runtime_refusal, the rule `plan --runtime` applies). Where a tool
+// expresses part of the plan only approximately (e.g. grad accumulation in fms-fsdp, a
+// selective ratio that is not 1/k in torchtitan v0.2, block-level selective in the current
+// torchtitan), the file says so in a comment and uses the nearest setting that needs no more
+// memory than the plan — never silently.
 // What it is not: the writer (emit.h writes the files) or a parser of these formats.
 // Pure functions, thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "shared/train_config.h"
 
 namespace shardcast::planner {
 
+// torchtitan's configuration generations: v0.2.x (TOML, to pytorch/torchtitan@238fa9953) and
+// the current Python config registry (pytorch/torchtitan#2386 onwards; read at b5bcd76c6).
+enum class TorchtitanVersion { v0_2, current };
+std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s);  // "0.2" | "current"
+inline const char* kTorchtitanVersionNames = "0.2 | current";
+
+// torchtitan v0.2.x. Precondition (ConfigError otherwise): precision.reduce_dtype = fp32, the
+// only mixed_precision_reduce torchtitan accepts.
 std::string render_torchtitan_toml(const TrainConfig& cfg);
 std::string render_torchtitan_overrides(const TrainConfig& cfg);  // one override per line
+// torchtitan current: torchtitan_recipe.py, a function `shardcast_plan() -> Trainer.Config`
+// derived from the flavor's registered config (llama3_8b, ...), with the launch command in its
+// header. Same precondition.
+std::string render_torchtitan_recipe(const TrainConfig& cfg);
 std::string render_accelerate_yaml(const TrainConfig& cfg);
 std::string render_fms_fsdp_args(const TrainConfig& cfg);         // one argument per line
 

@@ -57,15 +57,16 @@ LmResult levenberg_marquardt(const std::function<Eigen::VectorXd(const Eigen::Ve
 }
 
 FitBounds fit_bounds(const std::string& key) {
-  // Physical ranges (docs/cost-model.md §Fitting): efficiencies are fractions of a datasheet
-  // rate no tool or paper reports outside these; overheads are host times per unit / step.
+  // Physical ranges (docs/cost-model.md §Fitting): compute and HBM efficiencies are fractions
+  // of the GPU's measured ceilings (at most 1); the others are fractions of a datasheet rate no
+  // tool or paper reports outside these; overheads are host times per unit / step.
   static const std::map<std::string, FitBounds> kBounds = {
-      {"matmul_eff", {0.4, 0.95}},
+      {"matmul_eff", {0.5, 1.0}},
       {"matmul_dim_half", {0, 512}},
-      {"fp8_matmul_eff", {0.2, 0.9}},
-      {"attention_eff", {0.15, 0.9}},
+      {"fp8_matmul_eff", {0.25, 1.0}},
+      {"attention_eff", {0.15, 1.0}},
       {"attention_tile", {0, 256}},
-      {"hbm_eff", {0.4, 0.95}},
+      {"hbm_eff", {0.4, 1.0}},
       {"compile_elementwise_factor", {0.3, 1.0}},
       {"unit_overhead_s", {0, 0.005}},
       {"step_overhead_s", {0, 2.0}},

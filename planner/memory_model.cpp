@@ -1,5 +1,6 @@
 #include "planner/memory_model.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace shardcast::planner {
@@ -18,6 +19,16 @@ StateMemory state_memory(int64_t params, int shard_group) {
   s.gradients = 4.0 * per_rank;
   s.optimizer_states = 8.0 * per_rank;
   return s;
+}
+
+DeviceMemory device_memory(const AllocatorInputs& in) {
+  DeviceMemory d;
+  d.allocated = in.allocated_peak;
+  const double kept = !in.record_stream_buffers ? 0.0
+                      : (in.expandable_segments ? kUnreusedKeptExpandable : kUnreusedKeptFixedSegments);
+  d.reserved = in.allocated_peak * (1.0 + in.fragmentation) + kept * std::max(0.0, in.unreused);
+  d.device_total = d.reserved + in.outside_allocator;
+  return d;
 }
 
 }  // namespace shardcast::planner

@@ -9,6 +9,7 @@
 #include "planner/ac_policy.h"
 #include "planner/comm_model.h"
 #include "planner/efficiency.h"
+#include "planner/error_band.h"
 #include "planner/memory_model.h"
 #include "planner/ops.h"
 #include "planner/simulator.h"
@@ -31,18 +32,12 @@ double peak_or_config_error(const HardwareSpec& hw, const std::string& dtype, co
   }
 }
 
-std::string error_band_note(const EfficiencyParams& e) {
-  const double pct = 100.0 * e.error_band_rel;
-  if (e.error_band_runs >= 1)
-    return fmt::format("±{:.0f}% (1σ over {:.0f} measured runs)", pct, e.error_band_runs);
-  return fmt::format("±{:.0f}% (prior: no measured runs on this hardware)", pct);
-}
-
 }  // namespace
 
 Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt) {
   const ModelSpec& m = cfg.model;
   const EfficiencyParams eff = read_efficiency(hw);
+  const EfficiencyParams rate = of_datasheet(eff);  // compute and HBM rates / datasheet
   const int W = cfg.world_size();
   const int gpn = cfg.cluster.gpus_per_node;
   if (cfg.cluster.nodes > 1 && effective_inter_node_bandwidth(cfg, hw) <= 0)
@@ -75,7 +70,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
   cc.act_bytes = param_bytes;
   cc.compile = cfg.precision.compile;
-  cc.eff = eff;
+  cc.eff = rate;
   const double T = double(b) * s;
   const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes);
   const UnitCost block = unit_cost(block_ops, T * param_bytes * m.d_model, 0, cc);
@@ -199,7 +194,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns);
   const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
   // AdamW (+ grad-norm) over the local shard: read p, g, m, v, write p, m, v, read g again.
-  in.optimizer_s = time_share * 32.0 * shard_elems / (hw.gpu.hbm_bandwidth * eff.hbm_eff);
+  in.optimizer_s = time_share * 32.0 * shard_elems / (hw.gpu.hbm_bandwidth * rate.hbm_eff);
   in.optimizer_transient_bytes = 4.0 * shard_elems;
 
   SimResult sim = simulate_fast(in);
@@ -215,11 +210,22 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   for (int c = 0; c < kMemCategories; ++c)
     if (c != kMemShardedGrads) p.memory.push_back({mem_category_name(c), sim.mem_at_peak[c]});
   p.mem_peak_bytes = static_bytes + sim.mem_peak_bytes;
-  p.mem_reserved_bytes = p.mem_peak_bytes * (1.0 + eff.fragmentation);
+  AllocatorInputs alloc;
+  alloc.allocated_peak = p.mem_peak_bytes;
+  // Σ over kinds of their own maxima − the timeline peak (SimResult::mem_max_by_category).
+  for (double b : sim.mem_max_by_category) alloc.unreused += b;
+  alloc.unreused -= sim.mem_peak_bytes;
+  alloc.fragmentation = eff.fragmentation;
+  alloc.expandable_segments = opt.expandable_segments;
+  alloc.record_stream_buffers = opt.record_stream_buffers;
   const double runtime = eff.runtime_overhead_gib * double(1ull << 30);
+  alloc.outside_allocator = runtime;
+  const DeviceMemory dm = device_memory(alloc);
+  p.mem_reserved_bytes = dm.reserved;
+  p.mem_device_total_bytes = dm.device_total;
   p.memory.push_back({"runtime_overhead", runtime});
   p.mem_capacity_bytes = hw.gpu.hbm_bytes;
-  p.fits = p.mem_reserved_bytes + runtime <= p.mem_capacity_bytes;
+  p.fits = p.mem_device_total_bytes <= p.mem_capacity_bytes;
   if (!p.fits) {
     auto largest = std::max_element(p.memory.begin(), p.memory.end(),
                                     [](const MemoryComponent& a, const MemoryComponent& c) {
@@ -242,8 +248,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.hfu = p.tokens_per_s_per_gpu *
           (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / cc.peak_flops;
   p.runtime = opt.runtime;
-  p.error_band_rel = eff.error_band_rel;
-  p.error_band_note = error_band_note(eff);
+  // The cross-validated band of this configuration's regime (error_band.h, configs/bands.toml),
+  // or the preset's prior for hardware no published run measured.
+  const BandChoice band = choose_band(shipped_bands(), band_regime(cfg, hw.name, opt.runtime),
+                                      eff.error_band_rel, eff.error_band_runs);
+  p.error_band_rel = band.rel_1sigma;
+  p.error_band_note = band.note;
   p.timeline = std::move(sim.timeline);
   return p;
 }

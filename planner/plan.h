@@ -54,6 +54,9 @@ struct PlanOptions {
   bool reduce_copies_gradient = false;
   // The caching allocator runs with expandable_segments:True (less fragmentation).
   bool expandable_segments = false;
+  // ProcessGroupNCCL's recordStream keeps freed collective / recompute blocks cached (FSDP2 has
+  // no CPU rate limiter: pytorch/torchtitan#735), so the allocator reserves beside them.
+  bool record_stream_buffers = false;
 };
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,

@@ -218,7 +218,12 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   // outside TrainConfig; validate.cpp resolves it with the row's hardware.
   const std::string fw = r.get("framework"), notes = r.get("notes");
   cfg.runtime = runtime_for_framework(fw);
-  if (cfg.runtime.empty()) throw std::string("framework '" + fw + "' has no runtime profile in configs/runtimes/");
+  if (cfg.runtime.empty()) {
+    // A CSV without a framework column (or naming software without a profile) is still read, as
+    // the README's column list allows; the row says which runtime predicted it.
+    cfg.runtime = "torchtitan";
+    row.framework_notes += "runtime torchtitan (framework '" + fw + "' has no profile in configs/runtimes/); ";
+  }
   const RuntimeTerms& terms = runtime_preset(cfg.runtime).terms_for(true);
   std::string reduce = lower(r.get("reduce_dtype"));
   if (reduce.empty()) {

@@ -80,6 +80,11 @@ RunComparison compare_run(const RunDir& run, const HardwareSpec& hw) {
   c.measured_step_s = run.report.median_step_time_s;
   c.predicted_mem_bytes = p.mem_peak_bytes;
   c.measured_mem_bytes = run.report.mem_peak_bytes;
+  if (!(run.report.mem_peak_bytes > 0) && run.report.mem_reserved_peak_bytes.value_or(0) > 0) {
+    // Only the reserved peak was measured (an imported torchtitan log): compare reserved.
+    c.predicted_mem_bytes = p.mem_reserved_bytes;
+    c.measured_mem_bytes = *run.report.mem_reserved_peak_bytes;
+  }
   c.predicted_tps = p.tokens_per_s_per_gpu;
   c.measured_tps = run.report.tokens_per_s_per_gpu;
   return c;

@@ -57,6 +57,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
   o.sync_every_micro_step = t.sync_every_micro_step;
   o.fp8_all_gather = t.fp8_all_gather;
   o.expandable_segments = t.expandable_segments;
+  o.record_stream_buffers = t.collective_buffers == "record_stream";
   return o;
 }
 

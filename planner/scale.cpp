@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -80,6 +81,12 @@ std::vector<ScalePoint> scale(const ScaleOptions& opt, const HardwareSpec& hw,
       pt.exposed_fraction = p.step_time_s > 0 ? p.exposed_comm_s / p.step_time_s : 0;
       pt.comm_exposed = pt.exposed_fraction > opt.exposed_threshold;
       pt.global_batch_tokens = pt.best.config.tokens_per_step();
+      pt.goodput.effective_tokens_per_s_per_gpu = p.tokens_per_s_per_gpu;
+      pt.goodput.mtbf_s = std::numeric_limits<double>::infinity();
+      if (opt.reliability) pt.goodput = goodput(pt.best.config, p, *opt.reliability);
+      pt.days_with_failures = pt.days / pt.goodput.goodput;
+      pt.gpu_hours_with_failures = pt.gpu_hours / pt.goodput.goodput;
+      pt.goodput_low = opt.reliability && pt.goodput.goodput < opt.goodput_threshold;
     }
     if (!pt.batch_met) {
       flags.push_back("batch>target");
@@ -94,6 +101,7 @@ std::vector<ScalePoint> scale(const ScaleOptions& opt, const HardwareSpec& hw,
       if (prev != now) flags.push_back(fmt::format("ga:{}->{}", prev, now));
     }
     if (pt.comm_exposed) flags.push_back("comm-exposed");
+    if (pt.goodput_low) flags.push_back(fmt::format("goodput<{:g}", opt.goodput_threshold));
     for (size_t i = 0; i < flags.size(); ++i) pt.flags += (i ? " " : "") + flags[i];
     points.push_back(std::move(pt));
   }

@@ -5,16 +5,20 @@
 // efficiency against the smallest count, where communication stops hiding behind compute, and
 // flags where the global batch forces micro-batch 1, changes gradient accumulation, or cannot
 // be met at all (then the smallest batch the count allows is used: micro-batch 1, no
-// accumulation, and the point says so).
+// accumulation, and the point says so). With a reliability profile, each winner's goodput
+// (goodput.h: interruptions, checkpoint saves, restarts), days with failures and the
+// recommended checkpoint interval, and a flag where goodput falls below a threshold.
 // What it is not: the cost model (plan.h) or output formatting (cmd_scale.cpp).
 // Threading: each search() uses worker threads; progress is called from the calling thread.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "planner/goodput.h"
 #include "planner/search.h"
 
 namespace shardcast::planner {
@@ -30,6 +34,12 @@ struct ScaleOptions {
   int64_t global_batch_tokens = int64_t(4) << 20;
   // Communication counts as no longer hidden when exposed time exceeds this fraction of the step.
   double exposed_threshold = 0.05;
+  // Failures and checkpoints (goodput.h). Absent: goodput is 1 and days_with_failures = days.
+  std::optional<ReliabilitySpec> reliability;
+  // Goodput below this is flagged "goodput<T". 0.9: Llama 3 405B kept > 90% effective training
+  // time on 16,384 H100 (configs/reliability/default.toml), so below it a run loses more to
+  // failures than a well-run large job does.
+  double goodput_threshold = 0.9;
 };
 
 struct ScalePoint {
@@ -40,12 +50,17 @@ struct ScalePoint {
   double total_tokens_per_s = 0;   // tokens/s over all GPUs
   double days = 0;                 // to train `tokens`  // days
   double gpu_hours = 0;            // gpus · hours
+  Goodput goodput;                 // of `best` (goodput 1 without a reliability profile)
+  double days_with_failures = 0;   // days / goodput  // days
+  double gpu_hours_with_failures = 0;  // gpus · wall hours with failures
+  bool goodput_low = false;        // goodput < goodput_threshold
   double scaling_efficiency = 0;   // tokens/s/GPU here ÷ tokens/s/GPU at the smallest feasible count
   double exposed_fraction = 0;     // exposed communication / step time
   bool comm_exposed = false;       // exposed_fraction > exposed_threshold
   bool batch_met = true;           // the global batch target is met within tolerance
   int64_t global_batch_tokens = 0; // the winner's tokens per step
-  std::string flags;               // space-separated: mb1, ga:4->2, batch>target, comm-exposed, no-fit
+  // Space-separated: mb1, ga:4->2, batch>target, comm-exposed, goodput<0.9, no-fit.
+  std::string flags;
   int64_t n_candidates = 0;        // configurations searched at this count
 };
 

@@ -310,6 +310,11 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
   // Verdicts per candidate: predicted, or pruned (over budget by monotonicity).
   std::vector<Prediction> preds(n);
   std::vector<char> predicted(n, 0);
+  // Memory grows with the micro-batch only while grad_accum stays fixed along a block. With a
+  // fixed global batch, grad_accum falls as the micro-batch grows, and a runtime that keeps
+  // unsharded gradients across non-final micro-steps (sync_every_micro_step = false) needs
+  // less memory at grad_accum 1: no monotonicity to prune by.
+  const bool prune = space.prune && (opts.sync_every_micro_step || space.global_batch_tokens <= 0);
   auto run_block = [&](const CandidateBlock& b) {
     int limit = b.n_mb;  // columns >= limit are known to be over budget
     for (int a = 0; a < b.n_ac; ++a) {
@@ -317,7 +322,7 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
         const size_t i = b.begin + size_t(a) * b.n_mb + m;
         preds[i] = plan(cands[i], hw, opts);
         predicted[i] = 1;
-        if (space.prune && !memory_ok(preds[i])) {
+        if (prune && !memory_ok(preds[i])) {
           limit = m;
           break;
         }

@@ -277,6 +277,7 @@ SimResult simulate(const SimInput& in) {
   for (const MemEvent& e : mem) {
     cur[e.cat] += e.bytes;
     total += e.bytes;
+    r.mem_max_by_category[e.cat] = std::max(r.mem_max_by_category[e.cat], cur[e.cat]);
     if (total > r.mem_peak_bytes) {
       r.mem_peak_bytes = total;
       r.mem_at_peak = cur;

@@ -74,6 +74,9 @@ struct SimResult {
   double optimizer_s = 0;
   double mem_peak_bytes = 0;   // transient (timeline) peak, excluding static state  // bytes
   std::array<double, kMemCategories> mem_at_peak{};  // bytes by category at that peak
+  // Each category's own maximum over the step (at different instants): what an allocator that
+  // never reused one kind's freed blocks for another kind would hold.  // bytes
+  std::array<double, kMemCategories> mem_max_by_category{};
   std::vector<TimelineEvent> timeline;
 };
 

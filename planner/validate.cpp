@@ -72,6 +72,9 @@ ValidationSummary summarize(const std::string& name, const std::vector<const Val
       abs_err.push_back(std::fabs(r->err_tps_pct));
       sum_sq += (r->err_tps_pct / 100.0) * (r->err_tps_pct / 100.0);
       sum_signed += r->err_tps_pct;
+      const double e = std::fabs(r->err_tps_pct) / 100.0;
+      s.within_1sigma += e <= r->band_rel_1sigma;
+      s.within_2sigma += e <= 2 * r->band_rel_1sigma;
     }
     if (r->has_mem) {
       ++s.n_mem;
@@ -122,8 +125,11 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.fits = p.fits;
     r.predicted_alloc_gib = p.mem_peak_bytes / double(1ull << 30);
     r.predicted_reserved_gib = p.mem_reserved_bytes / double(1ull << 30);
+    r.predicted_device_total_gib = p.mem_device_total_bytes / double(1ull << 30);
     r.predicted_tps = p.tokens_per_s_per_gpu;
     r.predicted_mfu = p.mfu;
+    r.band_rel_1sigma = p.error_band_rel;
+    r.band_note = p.error_band_note;
     if (row.tokens_per_s_per_gpu && *row.tokens_per_s_per_gpu > 0) {
       r.has_tps = true;
       r.measured_tps = *row.tokens_per_s_per_gpu;
@@ -135,14 +141,17 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
       r.err_mfu_pct = pct(r.predicted_mfu, r.measured_mfu);
     }
     if (row.peak_mem_gib && *row.peak_mem_gib > 0) {
-      // Compare like with like: allocated/active peaks against the allocated peak, anything
-      // else (reserved, nvidia-smi) against the reserved estimate.
+      // Compare like with like: allocated/active peaks against the allocated peak, a device
+      // total (nvidia-smi) against the device total, anything else (reserved) against the
+      // reserved estimate.
       const std::string& metric = row.mem_metric;
       const bool allocated = metric.find("alloc") != std::string::npos ||
                              metric.find("active") != std::string::npos;
+      const bool device = metric.find("smi") != std::string::npos || metric.find("device") != std::string::npos;
       r.has_mem = true;
       r.mem_metric = metric;
-      r.predicted_mem_gib = allocated ? r.predicted_alloc_gib : r.predicted_reserved_gib;
+      r.predicted_mem_gib = allocated ? r.predicted_alloc_gib
+                                      : (device ? r.predicted_device_total_gib : r.predicted_reserved_gib);
       r.measured_mem_gib = *row.peak_mem_gib;
       r.err_mem_pct = pct(r.predicted_mem_gib, r.measured_mem_gib);
     }
@@ -176,6 +185,8 @@ nlohmann::json summary_json(const ValidationSummary& s) {
           {"max_abs_err_tokens_per_s", s.max_abs_err_tps},
           {"sigma_rel_tokens_per_s", s.sigma_rel_tps},
           {"bias_tokens_per_s", s.bias_tps},
+          {"within_1sigma", s.within_1sigma},
+          {"within_2sigma", s.within_2sigma},
           {"n_mem", s.n_mem},
           {"mape_mem", s.mape_mem}};
 }
@@ -191,9 +202,12 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
     } else {
       o["predicted_tokens_per_s_per_gpu"] = r.predicted_tps;
       o["predicted_mfu"] = r.predicted_mfu;
+      o["band_rel_1sigma"] = r.band_rel_1sigma;
+      o["band_note"] = r.band_note;
       o["fits"] = r.fits;
       o["predicted_alloc_peak_gib"] = r.predicted_alloc_gib;
       o["predicted_reserved_gib"] = r.predicted_reserved_gib;
+      o["predicted_device_total_gib"] = r.predicted_device_total_gib;
       if (!r.config_notes.empty()) o["config_notes"] = r.config_notes;
       if (r.has_tps) {
         o["measured_tokens_per_s_per_gpu"] = r.measured_tps;

@@ -44,10 +44,13 @@ struct ValidationRowResult {
   bool has_mfu = false;
   double predicted_mem_gib = 0, measured_mem_gib = 0, err_mem_pct = 0;  // like for like
   double predicted_alloc_gib = 0, predicted_reserved_gib = 0;  // allocated peak, reserved estimate
+  double predicted_device_total_gib = 0;  // reserved + outside the allocator (nvidia-smi)
   std::string mem_metric;  // what the source measured
   std::string config_notes;  // framework defaults and annotations applied to the row
   bool has_mem = false;
   bool fits = true;
+  double band_rel_1sigma = 0;  // the band the planner states for this prediction  // fraction
+  std::string band_note;       // what the band comes from (error_band.h)
 };
 
 struct ValidationSummary {
@@ -58,6 +61,7 @@ struct ValidationSummary {
   double max_abs_err_tps = 0;       // %
   double sigma_rel_tps = 0;         // rms of (pred/meas − 1), the error band  // fraction
   double bias_tps = 0;              // mean signed error  // %
+  int within_1sigma = 0, within_2sigma = 0;  // rows within 1σ / 2σ of their stated band
   int n_mem = 0;
   double mape_mem = 0;              // %
 };

@@ -44,6 +44,11 @@ double ModelSpec::flops_per_token(int seq_len) const {
   return 6.0 * double(total_params()) + attention_flops_per_token(seq_len);
 }
 
+double ModelSpec::flops_per_token_torchtitan(int seq_len) const {
+  const int64_t matmul_params = tied_embeddings ? total_params() : non_embedding_params();
+  return 6.0 * double(matmul_params) + attention_flops_per_token(seq_len);
+}
+
 double ModelSpec::hardware_flops_per_token(int seq_len, double recompute_fraction) const {
   // One extra forward (a third of 6·N_block + the attention term) for recomputed blocks.
   const double block_fwd =

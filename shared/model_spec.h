@@ -54,6 +54,12 @@ struct ModelSpec {
 
   // FLOPs per token, model convention above.   // FLOP
   double flops_per_token(int seq_len) const;
+  // FLOPs per token as torchtitan counts them for its logged MFU and tflops:
+  //   6·(N − embedding params) + 12·L·d_model·s   (untied; tied embeddings: 6·N + 12·L·d·s)
+  // (pytorch/torchtitan@b5bcd76c6 torchtitan/models/utils.py get_dense_model_nparams_and_flops;
+  // the same count since torchtitan's first releases). Smaller than flops_per_token() by
+  // 6·vocab·d_model for an untied model.   // FLOP
+  double flops_per_token_torchtitan(int seq_len) const;
   // Attention-score FLOPs per token alone: 12·L·d·s.  // FLOP
   double attention_flops_per_token(int seq_len) const;
   // Hardware FLOPs per token: model FLOPs plus one extra forward of the recomputed fraction

@@ -27,6 +27,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"memory", {{"components_bytes", mem},
                    {"peak_bytes", p.mem_peak_bytes},
                    {"reserved_bytes", p.mem_reserved_bytes},
+                   {"device_total_bytes", p.mem_device_total_bytes},
                    {"capacity_bytes", p.mem_capacity_bytes},
                    {"fits", p.fits},
                    {"overflow_component", p.overflow_component}}},
@@ -52,6 +53,7 @@ void from_json(const nlohmann::json& j, Prediction& p) {
     p.memory.push_back({it.key(), it.value().get<double>()});
   m.at("peak_bytes").get_to(p.mem_peak_bytes);
   m.at("reserved_bytes").get_to(p.mem_reserved_bytes);
+  if (m.contains("device_total_bytes")) m.at("device_total_bytes").get_to(p.mem_device_total_bytes);  // absent before it existed
   m.at("capacity_bytes").get_to(p.mem_capacity_bytes);
   m.at("fits").get_to(p.fits);
   m.at("overflow_component").get_to(p.overflow_component);

@@ -32,7 +32,8 @@ struct Prediction {
   // Memory per rank.
   std::vector<MemoryComponent> memory;  // components at the allocated peak  // bytes
   double mem_peak_bytes = 0;            // allocated peak read off the timeline  // bytes
-  double mem_reserved_bytes = 0;        // allocator reserved estimate  // bytes
+  double mem_reserved_bytes = 0;        // allocator reserved estimate (torch max_memory_reserved)  // bytes
+  double mem_device_total_bytes = 0;    // reserved + outside the allocator (nvidia-smi)  // bytes
   double mem_capacity_bytes = 0;        // device memory  // bytes
   bool fits = true;
   std::string overflow_component;       // largest component when it does not fit
@@ -47,9 +48,9 @@ struct Prediction {
   double mfu = 0;                       // model FLOPs / peak
   double hfu = 0;                       // hardware FLOPs (with recompute) / peak
   double flops_per_token = 0;           // FLOP
-  // Error band: relative 1-sigma error of tokens/s from the validation residuals.
+  // Error band: relative 1σ error of tokens/s, cross-validated per regime (planner/error_band.h).
   double error_band_rel = 0;
-  std::string error_band_note;          // e.g. "±5% (1σ over 240 measured runs)"
+  std::string error_band_note;          // what the band comes from, e.g. "±13% (1σ leave-one-source-out: …)"
   std::vector<TimelineEvent> timeline;  // one step of one rank (may be empty)
 };
 

@@ -9,7 +9,16 @@ namespace shardcast {
 void to_json(nlohmann::json& j, const StepMetrics& s) {
   j = {{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"tps", s.tps},
        {"mfu", s.mfu}, {"hfu", s.hfu}, {"step_time_s", s.step_time_s}, {"mem_peak_bytes", s.mem_peak_bytes}};
+  if (s.mem_reserved_peak_bytes) j["mem_reserved_peak_bytes"] = *s.mem_reserved_peak_bytes;
+  if (s.alloc_retries) j["alloc_retries"] = *s.alloc_retries;
 }
+
+namespace {
+void get_optional(const nlohmann::json& j, const char* key, std::optional<double>& out) {
+  out.reset();
+  if (j.contains(key)) out = j.at(key).get<double>();
+}
+}  // namespace
 
 void from_json(const nlohmann::json& j, StepMetrics& s) {
   s.step = json_int(j.at("step"));
@@ -21,6 +30,8 @@ void from_json(const nlohmann::json& j, StepMetrics& s) {
   j.at("hfu").get_to(s.hfu);
   j.at("step_time_s").get_to(s.step_time_s);
   j.at("mem_peak_bytes").get_to(s.mem_peak_bytes);
+  get_optional(j, "mem_reserved_peak_bytes", s.mem_reserved_peak_bytes);
+  get_optional(j, "alloc_retries", s.alloc_retries);
 }
 
 void to_json(nlohmann::json& j, const RunReport& r) {
@@ -38,6 +49,8 @@ void to_json(nlohmann::json& j, const RunReport& r) {
                     {"mem_peak_bytes", r.mem_peak_bytes},
                     {"mem_components_bytes", comps}}},
        {"steps", r.steps}};
+  if (r.mem_reserved_peak_bytes) j["summary"]["mem_reserved_peak_bytes"] = *r.mem_reserved_peak_bytes;
+  if (r.alloc_retries) j["summary"]["alloc_retries"] = *r.alloc_retries;
 }
 
 void from_json(const nlohmann::json& j, RunReport& r) {
@@ -52,6 +65,8 @@ void from_json(const nlohmann::json& j, RunReport& r) {
   s.at("mfu").get_to(r.mfu);
   s.at("hfu").get_to(r.hfu);
   s.at("mem_peak_bytes").get_to(r.mem_peak_bytes);
+  get_optional(s, "mem_reserved_peak_bytes", r.mem_reserved_peak_bytes);
+  get_optional(s, "alloc_retries", r.alloc_retries);
   r.mem_components.clear();
   if (s.contains("mem_components_bytes"))
     for (auto it = s["mem_components_bytes"].begin(); it != s["mem_components_bytes"].end(); ++it)

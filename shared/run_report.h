@@ -5,6 +5,7 @@
 // (trainer/metrics). Plain value types, thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,11 @@ struct StepMetrics {
   double hfu = 0;
   double step_time_s = 0;
   double mem_peak_bytes = 0;    // bytes, max over ranks
+  // CUDA caching allocator only (absent on CPU, where nothing is cached): the most bytes
+  // reserved from the device during the step, max over ranks (torchtitan's max_reserved),
+  // and cudaMalloc retries after freeing the cache since the run started, max over ranks.
+  std::optional<double> mem_reserved_peak_bytes;   // bytes
+  std::optional<double> alloc_retries;             // count
 };
 
 struct RunReport {
@@ -37,6 +43,8 @@ struct RunReport {
   double mfu = 0;
   double hfu = 0;
   double mem_peak_bytes = 0;    // bytes
+  std::optional<double> mem_reserved_peak_bytes;   // bytes, max over steps (GPU runs only)
+  std::optional<double> alloc_retries;             // count at the end of the run (GPU runs only)
   std::vector<std::pair<std::string, double>> mem_components;  // bytes, where measurable
 };
 

@@ -28,6 +28,10 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"sync_every_micro_step", "bool", "", "gradients are reduced on every micro-step of gradient accumulation"},
     {"fp8_all_gather", "bool", "", "with precision.fp8, the blocks' Linear weights are all-gathered in fp8"},
     {"expandable_segments", "bool", "", "its launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
+    {"collective_buffers", "string", "rate_limited | record_stream",
+     "rate_limited: the CPU waits before issuing more all-gathers (FSDP1 limit_all_gathers), so freed "
+     "collective and recompute blocks are reused; record_stream: ProcessGroupNCCL's recordStream keeps "
+     "them cached until the collective's stream passes (FSDP2), so the allocator reserves beside them"},
     {"compile", "bool", "", "it can run precision.compile = true"},
     {"fp8", "bool", "", "it can run precision.fp8 = true"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
@@ -76,6 +80,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "attention") return &t.attention;
   if (key == "cross_entropy") return &t.cross_entropy;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
+  if (key == "collective_buffers") return &t.collective_buffers;
   return nullptr;
 }
 

@@ -31,6 +31,7 @@ struct RuntimeTerms {
   bool sync_every_micro_step = true;          // reduce gradients on every micro-step
   bool fp8_all_gather = false;                // with precision.fp8: Linear weights gathered in fp8
   bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+  std::string collective_buffers = "rate_limited";  // rate_limited | record_stream
   bool compile = true;                        // can run precision.compile
   bool fp8 = true;                            // can run precision.fp8
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op

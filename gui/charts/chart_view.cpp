@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include <QAreaSeries>
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
@@ -28,6 +29,7 @@ struct ChartView::Impl {
   QStackedLayout* stack = nullptr;
   QVector<QXYSeries*> xy;            // series of the last setSeries()
   QVector<bool> xy_secondary;
+  QVector<QXYSeries*> band_lower;    // lower edges of bands (axis fit only), on the primary y axis
   QStringList categories;
   QVector<BarStack> stacks;
   AxisSpec x_spec, y_spec, y2_spec;
@@ -43,6 +45,7 @@ struct ChartView::Impl {
     }
     xy.clear();
     xy_secondary.clear();
+    band_lower.clear();
     categories.clear();
     stacks.clear();
     x_axis = y_axis = y2_axis = nullptr;
@@ -117,6 +120,10 @@ struct ChartView::Impl {
         hi = std::max(hi, p.y());
       }
     }
+    for (QXYSeries* s : band_lower)
+      for (const QPointF& p : s->points()) {
+        if (!(y_spec.log && p.y() <= 0)) ylo = std::min(ylo, p.y());
+      }
     if (x_axis) fit(x_axis, x_spec, xlo, xhi);
     if (y_axis) fit(y_axis, y_spec, ylo, yhi);
     if (y2_axis) fit(y2_axis, y2_spec, y2lo, y2hi);
@@ -172,6 +179,36 @@ void ChartView::setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, 
     d_->chart->addAxis(d_->y2_axis, Qt::AlignRight);
   }
   for (const PlotSeries& s : series) {
+    auto keep = [&](const QPointF& p) {
+      return !(x.log && p.x() <= 0) && !((s.secondary_y ? y2 : y).log && p.y() <= 0);
+    };
+    if (s.kind == PlotSeries::Kind::Band) {
+      auto* upper = new QLineSeries;
+      auto* lower = new QLineSeries;
+      for (int i = 0; i < s.points.size() && i < s.lower.size(); ++i)
+        if (keep(s.points[i]) && keep(s.lower[i])) {
+          upper->append(s.points[i]);
+          lower->append(s.lower[i]);
+        }
+      auto* area = new QAreaSeries(upper, lower);
+      upper->setParent(area);  // QAreaSeries does not own its edges
+      lower->setParent(area);
+      area->setName(s.name);
+      upper->setName(s.name);  // seriesName() reads the edge
+      QColor fill = s.color.isValid() ? s.color : QColor("#4e79a7");
+      fill.setAlphaF(0.22);
+      area->setBrush(fill);
+      area->setPen(Qt::NoPen);
+      d_->chart->addSeries(area);
+      if (!s.in_legend)
+        for (QLegendMarker* m : d_->chart->legend()->markers(area)) m->setVisible(false);
+      area->attachAxis(d_->x_axis);
+      area->attachAxis(s.secondary_y ? d_->y2_axis : d_->y_axis);
+      d_->xy.push_back(upper);
+      d_->xy_secondary.push_back(s.secondary_y);
+      d_->band_lower.push_back(lower);
+      continue;
+    }
     QXYSeries* xs;
     if (s.kind == PlotSeries::Kind::Scatter) {
       auto* sc = new QScatterSeries;
@@ -191,12 +228,11 @@ void ChartView::setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, 
       xs = ln;
     }
     xs->setName(s.name);
-    for (const QPointF& p : s.points) {
-      if (x.log && p.x() <= 0) continue;
-      if ((s.secondary_y ? y2 : y).log && p.y() <= 0) continue;
-      xs->append(p);
-    }
+    for (const QPointF& p : s.points)
+      if (keep(p)) xs->append(p);
     d_->chart->addSeries(xs);
+    if (!s.in_legend)
+      for (QLegendMarker* m : d_->chart->legend()->markers(xs)) m->setVisible(false);
     xs->attachAxis(d_->x_axis);
     xs->attachAxis(s.secondary_y ? d_->y2_axis : d_->y_axis);
     if (s.kind == PlotSeries::Kind::Line && s.color.isValid()) xs->setColor(s.color);

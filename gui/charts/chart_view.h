@@ -1,5 +1,5 @@
-// ChartView: the one chart widget of shardcast-gui — lines, scatter points, stacked bars and
-// reference lines on linear or log axes.
+// ChartView: the one chart widget of shardcast-gui — lines, scatter points, shaded bands,
+// stacked bars and reference lines on linear or log axes.
 //
 // What it is: a small interface of our own in front of Qt Charts (deprecated after Qt 6.10),
 // so a later move to Qt Graphs rewrites chart_view.cpp only; this header names no Qt Charts
@@ -30,7 +30,9 @@ struct AxisSpec {
 };
 
 struct PlotSeries {
-  enum class Kind { Line, Scatter };
+  // Band: a shaded area between `lower` and `points` (the upper edge), e.g. a 1σ band; the
+  // color is drawn translucent. seriesPoints() of a band gives its upper edge.
+  enum class Kind { Line, Scatter, Band };
   QString name;
   Kind kind = Kind::Line;
   QVector<QPointF> points;
@@ -38,6 +40,8 @@ struct PlotSeries {
   bool dashed = false;
   double marker_size = 8;        // scatter only
   bool secondary_y = false;      // plot against the right-hand y axis
+  QVector<QPointF> lower{};      // band only: the lower edge, same x as `points` (last: aggregate init)
+  bool in_legend = true;         // false: no legend entry (e.g. a band or a reference line explained in the title)
 };
 
 struct BarStack {                // one component across all categories

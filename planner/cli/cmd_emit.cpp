@@ -4,12 +4,15 @@
 // plan`'s flags (optionally on top of a run.toml), or with --from-search RANK from the RANK-th
 // (1-based) result of the same search `shardcast search` runs with these flags. Exit code 3 if
 // the configuration does not fit for --runtime (the plan's runtime), 2 if it cannot run it.
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include <fmt/core.h>
 
 #include "planner/cli/commands.h"
 #include "planner/cli/config_flags.h"
+#include "planner/cli/reliability_flags.h"
 #include "planner/cli/search_flags.h"
 #include "planner/emit.h"
 #include "planner/plan.h"
@@ -24,9 +27,10 @@ namespace {
 struct EmitFlags {
   SpaceFlags space;     // --model --gpu --gpus ... (and the search-only flags)
   ConfigFlags choice;   // config, --strategy --micro-batch ... (add_choice_flags)
-  std::string out, data;
+  std::string out, data, torchtitan_version = "0.2";
   int steps = 0, from_search = 0;
   bool force = false;
+  ReliabilityFlags reliability;  // --reliability ...: the recommended checkpoint.interval
 };
 
 // The configuration the plan flags describe (the same rules as `shardcast plan`).
@@ -58,6 +62,11 @@ void register_emit(CLI::App& app) {
   cmd->add_option("--data", a->data, "token file (llm.c .bin) for run.toml's data.path; without it the launchers "
                                       "read SHARDCAST_DATA");
   cmd->add_flag("--force", a->force, "write even if the plan does not fit in memory");
+  add_reliability_flags(cmd, a->reliability);
+  cmd->add_option("--torchtitan-version", a->torchtitan_version,
+                  std::string("torchtitan configuration generation to write: ") + planner::kTorchtitanVersionNames)
+      ->check(CLI::IsMember({"0.2", "current"}))
+      ->capture_default_str();
   cmd->callback([a] {
     HardwareSpec hw;
     TrainConfig cfg;
@@ -110,7 +119,17 @@ void register_emit(CLI::App& app) {
       fmt::print(stderr, "emit: warning: {:.1f} GiB per GPU is above {:.0f}% of {:.1f} GiB (--max-mem-frac); expect "
                          "allocator retries\n",
                  need / gib, 100 * a->space.max_mem_frac, pred.mem_capacity_bytes / gib);
-    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force);
+    // checkpoint.interval: the one that maximizes goodput under failures (planner/goodput.h),
+    // unless the config gives one.
+    if (cfg.checkpoint.interval == 0 && pred.fits && pred.step_time_s > 0) {
+      cfg.checkpoint.interval = int(std::min<int64_t>(
+          planner::recommended_checkpoint_interval_steps(cfg, pred, to_reliability(a->reliability)), INT32_MAX));
+      if (cfg.checkpoint.interval > 0)
+        fmt::print("emit: checkpoint.interval = {} steps (most useful work under failures; --reliability){}\n",
+                   cfg.checkpoint.interval, cfg.checkpoint.dir.empty() ? "; set checkpoint.dir to save" : "");
+    }
+    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force,
+                                                        *planner::parse_torchtitan_version(a->torchtitan_version));
     fmt::print("emit: {} ({}), runtime {}: predicted {:.0f} tokens/s/GPU, MFU {:.1f}%, peak {:.1f} GiB{}\n",
                planner::describe_config(cfg), cfg.model_label(), main.runtime, pred.tokens_per_s_per_gpu,
                100 * pred.mfu, need / gib, pred.fits ? "" : " (DOES NOT FIT; --force)");

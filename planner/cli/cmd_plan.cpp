@@ -12,6 +12,8 @@
 #include "planner/cli/commands.h"
 #include "planner/cli/config_flags.h"
 #include "planner/cli/format.h"
+#include "planner/cli/reliability_flags.h"
+#include "planner/goodput.h"
 #include "planner/plan.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
@@ -24,10 +26,12 @@ namespace {
 struct PlanArgs : ConfigFlags {
   std::string timeline;
   bool json = false;
+  ReliabilityFlags reliability;
 };
 
 
-void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction& p) {
+void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction& p,
+                 const planner::ReliabilitySpec& reliability) {
   const int world = c.world_size();
   const double gib = double(1ull << 30);
   const double nic = planner::effective_inter_node_bandwidth(c, hw) * 8 / 1e9;
@@ -56,10 +60,10 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
     }
     fmt::print("  {:<36} {:>8.2f}\n", m.name, m.bytes / gib);
   }
-  fmt::print("  {:<36} {:>8.2f}\n", "allocated peak", p.mem_peak_bytes / gib);
-  fmt::print("  {:<36} {:>8.2f}\n", "reserved (allocator estimate)", p.mem_reserved_bytes / gib);
-  fmt::print("  {:<36} {:>8.2f}\n", "runtime overhead (context, NCCL)", overhead / gib);
-  fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n\n", "total / capacity", (p.mem_reserved_bytes + overhead) / gib,
+  fmt::print("  {:<36} {:>8.2f}\n", "allocated (max_memory_allocated)", p.mem_peak_bytes / gib);
+  fmt::print("  {:<36} {:>8.2f}\n", "reserved (max_memory_reserved)", p.mem_reserved_bytes / gib);
+  fmt::print("  {:<36} {:>8.2f}\n", "outside the allocator (context, NCCL)", overhead / gib);
+  fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n\n", "device total (nvidia-smi) / capacity", p.mem_device_total_bytes / gib,
              p.mem_capacity_bytes / gib, p.fits ? "fits" : "DOES NOT FIT");
   fmt::print("step time        {:.4g} s  (compute {:.4g} s, communication {:.4g} s, exposed {:.4g} s, optimizer {:.3g} s)\n",
              p.step_time_s, p.compute_s, p.comm_s, p.exposed_comm_s, p.optimizer_s);
@@ -68,7 +72,15 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   fmt::print("HFU              {:.1f}%\n", 100 * p.hfu);
   if (!p.fits)
     fmt::print("\ndoes not fit: {:.2f} GiB needed of {:.2f} GiB; largest component: {}\n",
-               (p.mem_reserved_bytes + overhead) / gib, p.mem_capacity_bytes / gib, p.overflow_component);
+               p.mem_device_total_bytes / gib, p.mem_capacity_bytes / gib, p.overflow_component);
+  // Failures and checkpoints (planner/goodput.h, configs/reliability/default.toml).
+  if (p.fits && p.step_time_s > 0) {
+    const planner::Goodput g = planner::goodput(c, p, reliability);
+    fmt::print("goodput          {:.1f}% under failures ({:.2g} interruptions/day, {:.3g} s per checkpoint save): "
+               "{:.0f} effective tokens/s/GPU; checkpoint.interval {}\n",
+               100 * g.goodput, g.interruptions_per_day, g.save_s, g.effective_tokens_per_s_per_gpu,
+               g.interval_steps > 0 ? std::to_string(g.interval_steps) + " steps" : "0 (no failures)");
+  }
 }
 
 }  // namespace
@@ -85,6 +97,7 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--seq-len", a->seq_len, "tokens per sequence (default: the model's max_seq_len)");
   add_choice_flags(cmd, *a);
   add_runtime_flag(cmd, a->runtime);
+  add_reliability_flags(cmd, a->reliability);
   cmd->add_flag("--json", a->json, "print the Prediction as JSON");
   cmd->add_option("--timeline", a->timeline, "write the simulated step as a Chrome trace (Perfetto)");
   cmd->callback([a] {
@@ -98,7 +111,7 @@ void register_plan(CLI::App& app) {
       nlohmann::json j = p;
       fmt::print("{}\n", j.dump(2));
     } else {
-      print_human(c, hw, p);
+      print_human(c, hw, p, to_reliability(a->reliability));
       if (!a->timeline.empty()) fmt::print("timeline         {} ({} events)\n", a->timeline, p.timeline.size());
     }
     if (!p.fits) throw ExitCode{kExitNoFit};

@@ -3,6 +3,8 @@
 // summary per source, per hardware and overall (n, MAPE, median and max absolute error, 1σ).
 // `--fit HW[,HW...] --fit-params k[,k...]` first fits those [efficiency] keys of the named
 // presets (values shared) to the rows on them and prints the fitted table (docs/cost-model.md).
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <sstream>
 
@@ -11,6 +13,7 @@
 
 #include "planner/baseline.h"
 #include "planner/cli/commands.h"
+#include "planner/crossval.h"
 #include "planner/fit.h"
 #include "planner/published_csv.h"
 #include "planner/run_validation.h"
@@ -30,6 +33,10 @@ struct ValidateArgs {
   double prior = 0;
   std::vector<std::string> run_dirs;  // trainer runs (planner/run_validation.h)
   std::string hardware;
+  bool crossval = false;       // leave-one-source-out (planner/crossval.h)
+  std::string holdout;         // --crossval: also score the bands on this CSV (never fitted on)
+  std::string write_bands;     // --crossval: write the bands here (configs/bands.toml)
+  int min_rows = 4;
 };
 
 std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
@@ -42,13 +49,14 @@ void print_summary_line(const planner::ValidationSummary& s, size_t width) {
 }
 
 void print_human(const planner::ValidationResult& v) {
-  fmt::print("{:<48} {:<14} {:>9} {:>9} {:>7} {:>6} {:>6} {:>7}\n", "row", "hardware", "pred tps", "meas tps",
-             "err%", "pMFU", "mMFU", "err%");
+  fmt::print("{:<48} {:<14} {:>9} {:>9} {:>7} {:>5} {:>6} {:>6} {:>7}\n", "row", "hardware", "pred tps", "meas tps",
+             "err%", "1σ%", "pMFU", "mMFU", "err%");
   for (const auto& r : v.rows) {
     if (!r.skip_reason.empty()) continue;
     fmt::print("{:<48} {:<14} {:>9.0f} ", clip(r.row_id, 48), clip(r.hardware, 14), r.predicted_tps);
     if (r.has_tps) fmt::print("{:>9.0f} {:>+7.1f} ", r.measured_tps, r.err_tps_pct);
     else fmt::print("{:>9} {:>7} ", "-", "-");
+    fmt::print("{:>5} ", fmt::format("±{:.0f}", 100 * r.band_rel_1sigma));
     fmt::print("{:>6.3f} ", r.predicted_mfu);
     if (r.has_mfu) fmt::print("{:>6.3f} {:>+7.1f}", r.measured_mfu, r.err_mfu_pct);
     else fmt::print("{:>6} {:>7}", "-", "-");
@@ -78,32 +86,143 @@ std::string md_cell(const std::string& s) {
 }
 
 void print_markdown_summary(const planner::ValidationSummary& s) {
-  fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:+.1f} | {} |\n", md_cell(s.name), s.n, s.mape_tps,
-             s.median_abs_err_tps, s.max_abs_err_tps, 100 * s.sigma_rel_tps, s.bias_tps,
+  fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:+.1f} | {} / {} | {} |\n", md_cell(s.name), s.n, s.mape_tps,
+             s.median_abs_err_tps, s.max_abs_err_tps, 100 * s.sigma_rel_tps, s.bias_tps, s.within_1sigma, s.within_2sigma,
              s.n_mem > 0 ? fmt::format("{} / {:.1f}", s.n_mem, s.mape_mem) : "-");
 }
 
 void print_markdown(const planner::ValidationResult& v) {
-  fmt::print("| summary | n | MAPE % | median % | max % | 1σ % | bias % | memory n / MAPE % |\n"
-             "|---|---|---|---|---|---|---|---|\n");
+  fmt::print("| summary | n | MAPE % | median % | max % | 1σ % | bias % | within stated 1σ / 2σ | memory n / MAPE % |\n"
+             "|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& s : v.per_source) print_markdown_summary(s);
   for (const auto& s : v.per_hardware) print_markdown_summary(s);
   print_markdown_summary(v.overall);
-  fmt::print("\n| row | hardware | predicted tok/s/GPU | measured | error % | predicted MFU | measured MFU |"
+  fmt::print("\n| row | hardware | predicted tok/s/GPU | measured | error % | band 1σ % | predicted MFU | measured MFU |"
              " predicted allocated / reserved GiB | measured GiB (metric) | memory error % |\n"
-             "|---|---|---|---|---|---|---|---|---|---|\n");
+             "|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : v.rows) {
     if (!r.skip_reason.empty()) {
-      fmt::print("| {} | {} | skipped: {} | | | | | | | |\n", md_cell(r.row_id), r.hardware, md_cell(r.skip_reason));
+      fmt::print("| {} | {} | skipped: {} | | | | | | | | |\n", md_cell(r.row_id), r.hardware, md_cell(r.skip_reason));
       continue;
     }
-    fmt::print("| {} | {} | {:.0f} | {} | {} | {:.3f} | {} | {:.1f} / {:.1f}{} | {} | {} |\n", md_cell(r.row_id), r.hardware,
-               r.predicted_tps, r.has_tps ? fmt::format("{:.0f}", r.measured_tps) : "-",
-               r.has_tps ? fmt::format("{:+.1f}", r.err_tps_pct) : "-", r.predicted_mfu,
+    fmt::print("| {} | {} | {:.0f} | {} | {} | {:.0f} | {:.3f} | {} | {:.1f} / {:.1f}{} | {} | {} |\n", md_cell(r.row_id),
+               r.hardware, r.predicted_tps, r.has_tps ? fmt::format("{:.0f}", r.measured_tps) : "-",
+               r.has_tps ? fmt::format("{:+.1f}", r.err_tps_pct) : "-", 100 * r.band_rel_1sigma, r.predicted_mfu,
                r.has_mfu ? fmt::format("{:.3f}", r.measured_mfu) : "-", r.predicted_alloc_gib,
                r.predicted_reserved_gib, r.fits ? "" : " (does not fit)",
                r.has_mem ? fmt::format("{:.1f} ({})", r.measured_mem_gib, md_cell(r.mem_metric)) : "-",
                r.has_mem ? fmt::format("{:+.1f}", r.err_mem_pct) : "-");
+  }
+}
+
+std::string pct_cell(double rel) { return fmt::format("{:+.1f}", 100.0 * rel); }
+
+// `validate --crossval`: leave one source out, the bands, their coverage (Markdown tables).
+void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow>& rows,
+                  const std::vector<planner::ValidationCase>& cases, planner::HardwareSet& hardware,
+                  const std::vector<planner::Annotation>& annotations, const std::string& command) {
+  auto groups = planner::shipped_fit_groups();
+  if (a.prior > 0)
+    for (auto& g : groups) g.prior_weight = a.prior;
+  for (const auto& g : groups)
+    for (const auto& h : g.hardware)
+      if (!hardware.count(h)) hardware.emplace(h, load_hardware(h));
+  planner::CrossvalResult cv;
+  try {
+    cv = planner::leave_one_source_out(rows, cases, hardware, groups);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("validate --crossval: ") + e.what());
+  }
+  fmt::print("## Leave one source out ({} rows, {} sources)\n\n", cv.rows.size(), cv.folds.size());
+  fmt::print("| source left out | n | MAPE % | bias % | 1σ % | max % | refit |\n|---|---|---|---|---|---|---|\n");
+  for (const auto& f : cv.folds) {
+    double sum = 0, sq = 0, signed_sum = 0, mx = 0;
+    int n = 0;
+    for (const auto& r : cv.rows)
+      if (r.source == f.source) {
+        ++n;
+        sum += std::fabs(r.rel_err);
+        sq += r.rel_err * r.rel_err;
+        signed_sum += r.rel_err;
+        mx = std::max(mx, std::fabs(r.rel_err));
+      }
+    std::string notes;
+    for (const auto& s : f.notes) notes += (notes.empty() ? "" : "; ") + s;
+    if (n == 0) continue;
+    fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} |\n", md_cell(f.source), n, 100 * sum / n,
+               100 * signed_sum / n, 100 * std::sqrt(sq / n), 100 * mx, md_cell(notes));
+  }
+  {
+    double sum = 0, sq = 0, signed_sum = 0, mx = 0;
+    for (const auto& r : cv.rows) {
+      sum += std::fabs(r.rel_err);
+      sq += r.rel_err * r.rel_err;
+      signed_sum += r.rel_err;
+      mx = std::max(mx, std::fabs(r.rel_err));
+    }
+    const double n = std::max<size_t>(1, cv.rows.size());
+    fmt::print("| every row, predicted without its source | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | |\n", cv.rows.size(),
+               100 * sum / n, 100 * signed_sum / n, 100 * std::sqrt(sq / n), 100 * mx);
+  }
+  // The shipped procedure: the same fit on every source (values for configs/hardware/).
+  {
+    planner::HardwareSet all = hardware;
+    const auto notes = planner::fit_groups(rows, cases, all, groups);
+    fmt::print("\n## Fit on every source (prior weight {}; the presets' values)\n\n", groups.front().prior_weight);
+    for (size_t i = 0; i < groups.size(); ++i) {
+      fmt::print("- {}:", notes[i]);
+      for (const auto& k : groups[i].params)
+        fmt::print(" {} = {:.4g}", k, all.at(groups[i].hardware.front()).efficiency.at(k));
+      fmt::print("\n");
+    }
+    fmt::print("\n");
+  }
+  planner::BandTable t = planner::build_bands(cv.rows, groups, a.min_rows);
+  t.method = fmt::format(
+      "leave one source out over {} rows of {} sources: refit {} per GPU family on the other sources, "
+      "predict the left-out rows; rel_1sigma = rms of predicted/measured - 1 of the band's rows; "
+      "regimes with fewer than {} rows are omitted",
+      cv.rows.size(), cv.folds.size(), "the shipped keys", a.min_rows);
+  t.command = command;
+  fmt::print("\n## Bands (1σ of the out-of-sample errors per GPU family and regime)\n\n"
+             "| family | regime | n | sources | 1σ % |\n|---|---|---|---|---|\n");
+  for (const auto& b : t.bands)
+    fmt::print("| {} | {} | {} | {} | {:.1f} |\n", b.family, b.dimension == "all" ? "all" : b.dimension + " " + b.value,
+               b.n_rows, b.sources.size(), 100 * b.rel_1sigma);
+  const planner::Coverage nested = planner::nested_coverage(cv.rows, groups, a.min_rows, hardware);
+  fmt::print("\n## Coverage\n\n| rows | n | within 1σ | within 2σ | prior only |\n|---|---|---|---|---|\n");
+  fmt::print("| leave one source out (each source against bands built without it) | {} | {:.0f}% | {:.0f}% | {} |\n",
+             nested.n, 100 * nested.frac1(), 100 * nested.frac2(), nested.prior_only);
+  if (!a.holdout.empty()) {
+    std::vector<planner::PublishedRow> hrows = planner::read_published_csv(a.holdout, annotations);
+    const auto hcases = planner::resolve_cases(hrows, hardware);
+    std::vector<planner::CrossvalRow> hv;
+    for (const auto& c : hcases) {
+      const auto& row = hrows[c.row];
+      if (!row.tokens_per_s_per_gpu || *row.tokens_per_s_per_gpu <= 0) continue;
+      const Prediction p = planner::plan(c.cfg, hardware.at(c.hardware), c.options);
+      planner::CrossvalRow r;
+      r.row_id = row.row_id;
+      r.hardware = c.hardware;
+      r.regime = planner::band_regime(c.cfg, c.hardware, c.options.runtime);
+      r.rel_err = p.tokens_per_s_per_gpu / *row.tokens_per_s_per_gpu - 1.0;
+      hv.push_back(r);
+    }
+    const planner::Coverage hc = planner::coverage(hv, t, hardware);
+    fmt::print("| {} (shipped presets, never fitted on) | {} | {:.0f}% | {:.0f}% | {} |\n", md_cell(a.holdout), hc.n,
+               100 * hc.frac1(), 100 * hc.frac2(), hc.prior_only);
+    fmt::print("\n| hold-out row | error % | band | within |\n|---|---|---|---|\n");
+    for (const auto& r : hv) {
+      const auto b = planner::choose_band(t, r.regime, hardware.at(r.hardware).efficiency_param("error_band_rel"),
+                                          hardware.at(r.hardware).efficiency_param("error_band_runs"));
+      const double e = std::fabs(r.rel_err);
+      fmt::print("| {} | {} | {} | {} |\n", r.row_id, pct_cell(r.rel_err), md_cell(b.note),
+                 e <= b.rel_1sigma ? "1σ" : (e <= 2 * b.rel_1sigma ? "2σ" : "outside 2σ"));
+    }
+  }
+  if (!a.write_bands.empty()) {
+    write_file_atomic(a.write_bands, planner::write_bands_toml(t));
+    fmt::print(stderr, "wrote {} ({} bands)\n", a.write_bands, t.bands.size());
   }
 }
 
@@ -127,14 +246,33 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--baseline-fit-on", a->baseline_fit_on,
                   "fit the rule of thumb on this CSV instead of the validated one (hold-out)");
   cmd->add_option("--prior", a->prior, "weight pulling fitted keys towards the preset's values (log space)");
+  cmd->add_flag("--crossval", a->crossval,
+                "leave one source out: refit the shipped keys without each source, predict it, print the bands "
+                "per GPU family and regime and their coverage (planner/crossval.h)");
+  cmd->add_option("--holdout", a->holdout, "with --crossval: also check the bands on this CSV (never fitted on)");
+  cmd->add_option("--write-bands", a->write_bands, "with --crossval: write the bands to this TOML (configs/bands.toml)");
+  cmd->add_option("--min-rows", a->min_rows, "with --crossval: fewest rows a regime band needs")
+      ->check(CLI::Range(1, 1000));
   cmd->callback([a] {
     if (!a->run_dirs.empty()) return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
     if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
+    if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty()))
+      throw UsageError("validate: --holdout and --write-bands need --crossval");
     std::vector<planner::Annotation> annotations;
     if (!a->annotations.empty()) annotations = planner::read_annotations(a->annotations);
     std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published, annotations);
     planner::HardwareSet hardware;
     const auto cases = planner::resolve_cases(rows, hardware);
+    if (a->crossval) {
+      if (!a->fit_hardware.empty() || a->json || a->baseline)
+        throw UsageError("validate --crossval: refits the shipped keys itself; --fit, --json and --baseline do not apply");
+      std::string command = "shardcast validate --crossval --published " + a->published;
+      if (!a->annotations.empty()) command += " --annotations " + a->annotations;
+      if (!a->holdout.empty()) command += " --holdout " + a->holdout;
+      if (a->prior > 0) command += fmt::format(" --prior {}", a->prior);
+      command += fmt::format(" --min-rows {} --write-bands {}", a->min_rows, a->write_bands);
+      return run_crossval(*a, rows, cases, hardware, annotations, command);
+    }
     if (!a->fit_hardware.empty()) {
       if (a->fit_params.empty()) throw UsageError("validate: --fit needs --fit-params");
       for (const auto& h : a->fit_hardware)

@@ -24,5 +24,6 @@ void register_search(CLI::App& app);       // cmd_search.cpp (search-and-capacit
 void register_scale(CLI::App& app);        // cmd_scale.cpp (search-and-capacity engineer)
 void register_emit(CLI::App& app);         // cmd_emit.cpp (search-and-capacity engineer)
 void register_calibrate(CLI::App& app);    // cmd_calibrate.cpp (closed-loop engineer)
+void register_import(CLI::App& app);       // cmd_import.cpp
 
 }  // namespace shardcast::cli

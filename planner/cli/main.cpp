@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   cli::register_scale(app);
   cli::register_emit(app);
   cli::register_calibrate(app);
+  cli::register_import(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -16,7 +16,9 @@ FLAGS="-std=c++17 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-saniti
 LIBS="$(pkg-config --libs tomlplusplus) -lfmt"
 SOURCES="shared/config_io.cpp shared/toml_reader.cpp shared/train_config.cpp shared/model_spec.cpp
   shared/hardware_spec.cpp shared/prediction.cpp shared/run_report.cpp trainer/data/token_file.cpp
-  trainer/checkpoint/manifest.cpp trainer/export/safetensors_reader.cpp planner/published_csv.cpp planner/ops.cpp planner/efficiency.cpp"
+  trainer/checkpoint/manifest.cpp trainer/export/safetensors_reader.cpp planner/published_csv.cpp planner/ops.cpp planner/efficiency.cpp
+  planner/runtime.cpp shared/runtime_spec.cpp
+  planner/import/train_log.cpp planner/import/torchtitan_log.cpp planner/import/fms_fsdp_log.cpp"
 OBJS=""
 for s in $SOURCES; do
   o="$OUT/obj/$(echo "$s" | tr / _).o"
@@ -24,7 +26,8 @@ for s in $SOURCES; do
   OBJS="$OBJS $o"
 done
 status=0
-for t in train_config hardware_toml token_file published_csv checkpoint_manifest run_report safetensors; do
+for t in train_config hardware_toml token_file published_csv checkpoint_manifest run_report safetensors \
+    torchtitan_log fms_fsdp_log; do
   exe="$OUT/fuzz_$t"
   "$CXX" $FLAGS -fsanitize=fuzzer "$SRC/tests/fuzz/fuzz_$t.cpp" $OBJS $LIBS -o "$exe"
   mkdir -p "$OUT/corpus/$t"

@@ -174,7 +174,8 @@ class MainWindowTest : public QObject {
     typeInto(editor<QSpinBox>(w, "cluster.nodes"), "16");
     QVERIFY(w.prediction().has_value());
     QCOMPARE(w.form()->config().cluster.nodes, 2);
-    // fp8 with fp32 params: the shared rule, shown next to FP8.
+    // fp8 with fp32 params: the shared rule, shown next to FP8 (torchtitan runs fp8).
+    editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");
     editor<QComboBox>(w, "precision.param_dtype")->setCurrentText("fp32");
     editor<QCheckBox>(w, "precision.fp8")->setChecked(true);
     QVERIFY(w.form()->errorText("precision.fp8").contains("param_dtype"));
@@ -209,6 +210,7 @@ class MainWindowTest : public QObject {
     {
       MainWindow w;
       editor<QComboBox>(w, "model.preset")->setCurrentText("llama2-13b");
+      editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");  // runs compile
       editor<QComboBox>(w, "parallelism.sharding_strategy")->setCurrentText("hybrid_shard");
       editor<QSpinBox>(w, "cluster.nodes")->setValue(32);
       editor<QSpinBox>(w, "parallelism.hsdp_shard_size")->setValue(8);
@@ -349,6 +351,7 @@ class MainWindowTest : public QObject {
   void exportMatchesShardcastEmit() {
     QTemporaryDir a, b;
     MainWindow w;
+    editor<QSpinBox>(w, "training.seq_len")->setValue(4096);
     editor<QSpinBox>(w, "training.micro_batch")->setValue(2);
     QCOMPARE(w.exportTo(a.path()), QString());
     // What `shardcast emit` writes for the same config and prediction.

@@ -13,7 +13,7 @@ namespace {
 const char* kHeader =
     "row_id,model,n_layers,d_model,n_heads,n_kv_heads,ffn_dim,vocab,seq_len,gpu_type,n_gpus,gpus_per_node,"
     "sharding_key,ac_key,micro_batch_per_gpu,grad_accum,compile_key,fp8_key,in_scope_fsdp_only,"
-    "measured_tokens_per_sec_per_gpu\n";
+    "measured_tokens_per_sec_per_gpu,framework\n";
 
 // Tokens/s/GPU at `mfu` for Llama-2-7B at s = 4096 on a GPU with `peak` FLOP/s.
 double tps_at(double mfu, double peak) {
@@ -23,7 +23,7 @@ double tps_at(double mfu, double peak) {
 
 std::string row(const std::string& id, const std::string& gpu, double tps) {
   return id + ",Llama2-7B,32,4096,32,32,11008,32000,4096," + gpu + ",8,8,FULL_SHARD,none,2,1,no,no,yes," +
-         std::to_string(tps) + "\n";
+         std::to_string(tps) + ",fms-fsdp (FSDP1)\n";
 }
 
 TEST(Baseline, GeometricMeanMfuPerGpuType) {

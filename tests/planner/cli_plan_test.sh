@@ -22,7 +22,12 @@ check() {  # name expected_rc actual_rc [grep pattern file]
 "$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 128 --strategy hybrid_shard --micro-batch 2 \
   --seq-len 4096 --ac none --runtime fms-fsdp --reduce-dtype bf16 > "$tmp/out" 2>&1
 check "plan: fms-fsdp headline config" 0 $? "tokens/s/GPU" "$tmp/out"
-grep -q "1σ over" "$tmp/out" || { echo "FAIL plan: no error band"; fail=$((fail + 1)); }
+# The band and what it comes from: fms-fsdp on A100 is a measured regime of configs/bands.toml.
+grep -q "1σ leave-one-source-out" "$tmp/out" || { echo "FAIL plan: no cross-validated error band"; fail=$((fail + 1)); }
+grep -q "device total (nvidia-smi)" "$tmp/out" || { echo "FAIL plan: no device total"; fail=$((fail + 1)); }
+
+"$sc" plan --model llama3-8b --gpu MI300X --gpus 8 --micro-batch 1 --seq-len 4096 --ac full > "$tmp/out" 2>&1
+check "plan: a GPU with no published run states a prior band" 0 $? "prior only" "$tmp/out"
 
 "$sc" plan --model llama2-70b --gpu A100-80GB-SXM --gpus 8 --strategy no_shard --ac full --micro-batch 1 \
   --seq-len 4096 > "$tmp/out" 2>&1
@@ -64,7 +69,12 @@ if [ -f "$holdout" ]; then
   "$sc" validate --published "$holdout" --annotations "$(dirname "$0")/../../configs/published/annotations.csv" \
     --markdown > "$tmp/out" 2>&1
   check "validate hold-out: memory compared" 0 $? "max_reserved_GiB" "$tmp/out"
+  "$sc" validate --published "$holdout" --json > "$tmp/out" 2>&1
+  check "validate --json: band per row" 0 $? '"band_rel_1sigma"' "$tmp/out"
 fi
+"$sc" validate --published "$tmp/missing.csv" --write-bands "$tmp/b.toml" > "$tmp/out" 2>&1
+check "validate: --write-bands without --crossval -> exit 2" 2 $? "need --crossval" "$tmp/out"
+[ ! -e "$tmp/b.toml" ] || { echo "FAIL validate: bands written without --crossval"; fail=$((fail + 1)); }
 "$sc" validate --published "$tmp/missing.csv" > "$tmp/out" 2>&1
 check "validate: missing file -> exit 1" 1 $? "cannot open" "$tmp/out"
 

@@ -49,7 +49,7 @@ TEST(Fit, RecoversAPerturbedEfficiency) {
       cases.push_back({size_t(i++), r.cfg, "H100-80GB-SXM"});
     }
   }
-  hw.at("H100-80GB-SXM").efficiency["matmul_eff"] = 0.5;
+  hw.at("H100-80GB-SXM").efficiency["matmul_eff"] = 0.6;  // a fraction of the ceiling, inside [0.5, 1]
   FitSpec spec;
   spec.params = {"matmul_eff"};
   spec.hardware = {"H100-80GB-SXM"};

@@ -15,12 +15,12 @@ namespace {
 const char* kHeader =
     "ac_key,row_id,model,n_layers,d_model,n_heads,n_kv_heads,ffn_dim,vocab,seq_len,gpu_type,n_gpus,"
     "gpus_per_node,inter_node_gbps,sharding_key,micro_batch_per_gpu,grad_accum,compile_key,fp8_key,"
-    "in_scope_fsdp_only,measured_tokens_per_sec_per_gpu,measured_mfu,measured_hfu,extra\n";
+    "in_scope_fsdp_only,measured_tokens_per_sec_per_gpu,measured_mfu,measured_hfu,extra,framework\n";
 
 std::string row(const std::string& ac, const std::string& id, const std::string& gpus, const std::string& sharding,
                 const std::string& scope = "yes", const std::string& mfu = "", const std::string& hfu = "") {
   return ac + "," + id + ",\"Llama2-7B, \"\"quoted\"\"\",32,4096,32,32,11008,32000,4096,A100-80GB-SXM," + gpus +
-         ",8,400," + sharding + ",2,1,no,no," + scope + ",3700," + mfu + "," + hfu + ",\"x\ny\"\n";
+         ",8,400," + sharding + ",2,1,no,no," + scope + ",3700," + mfu + "," + hfu + ",\"x\ny\",fms-fsdp (FSDP1)\n";
 }
 
 TEST(Csv, QuotesDoubledQuotesAndNewlines) {
@@ -111,9 +111,9 @@ TEST(Validate, EveryFmsFsdpRowWithinFifteenPercent) {
 
 TEST(Csv, AnnotationsFillOnlyEmptyCells) {
   const std::string text = "row_id,n_layers,d_model,n_heads,n_kv_heads,ffn_dim,vocab,seq_len,gpu_type,n_gpus,"
-                           "sharding_key,ac_key,micro_batch_per_gpu,measured_tokens_per_sec_per_gpu,inter_node_gbps\n"
-                           "a,32,4096,32,32,11008,32000,4096,A100-80GB-SXM,128,FULL_SHARD,none,2,3700,\n"
-                           "b,32,4096,32,32,11008,32000,4096,A100-80GB-SXM,128,FULL_SHARD,none,2,3700,800\n";
+                           "sharding_key,ac_key,micro_batch_per_gpu,measured_tokens_per_sec_per_gpu,inter_node_gbps,framework\n"
+                           "a,32,4096,32,32,11008,32000,4096,A100-80GB-SXM,128,FULL_SHARD,none,2,3700,,torchtitan\n"
+                           "b,32,4096,32,32,11008,32000,4096,A100-80GB-SXM,128,FULL_SHARD,none,2,3700,800,torchtitan\n";
   const std::vector<Annotation> ann = {{"a", "inter_node_gbps", "400", "src"}, {"b", "inter_node_gbps", "400", "src"},
                                        {"a", "reduce_dtype", "bf16", "src"}};
   const auto rows = parse_published_csv(text, "t.csv", ann);

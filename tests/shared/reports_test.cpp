@@ -36,7 +36,7 @@ TEST(Reports, RunReportAndValidationRoundTrip) {
   RunReport r;
   r.world_size = 2;
   r.sharding_strategy = "full_shard";
-  r.steps = {{1, 5.5, 1e-3, 2.0, 1000, 0.1, 0.12, 0.05, 1e6}};
+  r.steps = {{1, 5.5, 1e-3, 2.0, 1000, 0.1, 0.12, 0.05, 1e6, std::nullopt, std::nullopt}};
   r.mem_components = {{"parameters", 10.0}};
   const nlohmann::json j = r;
   EXPECT_EQ(nlohmann::json(j.get<RunReport>()), j);
@@ -46,6 +46,30 @@ TEST(Reports, RunReportAndValidationRoundTrip) {
   const nlohmann::json vj = v;
   EXPECT_DOUBLE_EQ(vj["entries"][0]["error_pct"].get<double>(), 10.0);
   EXPECT_EQ(nlohmann::json(vj.get<ValidationReport>()), vj);
+}
+
+// The CUDA caching allocator's fields exist only when measured (GPU runs): a CPU report has
+// neither key, a GPU report round-trips both, per step and in the summary.
+TEST(Reports, CudaMemoryFieldsOnlyWhenMeasured) {
+  RunReport cpu;
+  cpu.steps = {{1, 5.5, 1e-3, 2.0, 1000, 0.1, 0.12, 0.05, 1e6, std::nullopt, std::nullopt}};
+  const nlohmann::json c = cpu;
+  EXPECT_FALSE(c["summary"].contains("mem_reserved_peak_bytes"));
+  EXPECT_FALSE(c["summary"].contains("alloc_retries"));
+  EXPECT_FALSE(c["steps"][0].contains("mem_reserved_peak_bytes"));
+  EXPECT_FALSE(c.get<RunReport>().mem_reserved_peak_bytes.has_value());
+  RunReport gpu = cpu;
+  gpu.steps[0].mem_reserved_peak_bytes = 3e9;
+  gpu.steps[0].alloc_retries = 2;
+  gpu.mem_reserved_peak_bytes = 3e9;
+  gpu.alloc_retries = 2;
+  const nlohmann::json g = gpu;
+  EXPECT_EQ(g["summary"]["mem_reserved_peak_bytes"].get<double>(), 3e9);
+  EXPECT_EQ(g["steps"][0]["alloc_retries"].get<double>(), 2);
+  const RunReport back = g.get<RunReport>();
+  EXPECT_EQ(back.alloc_retries, 2.0);
+  EXPECT_EQ(back.steps[0].mem_reserved_peak_bytes, 3e9);
+  EXPECT_EQ(nlohmann::json(back), g);
 }
 
 // A float far outside int's range where an int is expected (found by fuzz_run_report) is a

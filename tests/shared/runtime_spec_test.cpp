@@ -29,18 +29,20 @@ TEST(RuntimeSpec, EveryShippedPresetStatesEveryTermWithASource) {
 
 TEST(RuntimeSpec, ShardcastTrainDiffersOnGpuOnlyWhereItsCodeDoes) {
   const RuntimeSpec rt = load_runtime("shardcast-train");
-  EXPECT_EQ(rt.terms_for(false).attention, "eager");
-  EXPECT_TRUE(rt.terms_for(false).reduce_copies_gradient);
+  EXPECT_EQ(rt.terms_for(false).attention, "eager");  // LibTorch 1.13 CPU: eager softmax
   ASSERT_TRUE(rt.gpu_terms.has_value());
-  EXPECT_FALSE(rt.terms_for(true).reduce_copies_gradient);
+  EXPECT_EQ(rt.terms_for(true).attention, "flash");   // LibTorch >= 2.0 CUDA: SDPA
   EXPECT_EQ(rt.terms_for(true).cross_entropy, rt.terms_for(false).cross_entropy);
+  EXPECT_EQ(rt.terms_for(true).sync_every_micro_step, rt.terms_for(false).sync_every_micro_step);
+  EXPECT_EQ(rt.terms_for(true).reduce_copies_gradient, rt.terms_for(false).reduce_copies_gradient);
 }
 
 std::string minimal(const std::string& extra_terms, const std::string& extra_sources) {
   std::string t = "name = \"x\"\ndescription = \"d\"\n[terms]\n";
   std::string s = "[sources]\n";
   const char* values[][2] = {{"attention", "\"flash\""}, {"cross_entropy", "\"native\""},
-                             {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""}};
+                             {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
+                             {"collective_buffers", "\"rate_limited\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)

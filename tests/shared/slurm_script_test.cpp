@@ -26,6 +26,7 @@ TrainConfig two_nodes() {
   c.cluster.nodes = 2;
   c.cluster.gpus_per_node = 8;
   c.training.steps = 1000;
+  c.data.path = "/data/corpus.bin";
   return c;
 }
 
@@ -42,9 +43,16 @@ TEST(SlurmScript, OneTaskPerGpuAndTheRankCheck) {
                            "export LOCAL_WORLD_SIZE=\"${SLURM_NTASKS_PER_NODE:-8}\"\n",
                            "exec \"$SHARDCAST_TRAIN\" run configs/run.toml'\n"})
     EXPECT_NE(s.find(line), std::string::npos) << line;
+  EXPECT_EQ(s.find("SHARDCAST_DATA"), std::string::npos);  // data.path is in run.toml
   o.time_limit = "02:00:00";  // given: used as is, no prediction comment
   const std::string t = render_slurm_script(two_nodes(), o);
   EXPECT_NE(t.find("#SBATCH --time=02:00:00\n"), std::string::npos);
+  // Without data.path the script requires SHARDCAST_DATA and passes it to every rank.
+  TrainConfig nodata = two_nodes();
+  nodata.data.path.clear();
+  const std::string u = render_slurm_script(nodata, o);
+  EXPECT_NE(u.find("SHARDCAST_DATA=\"${SHARDCAST_DATA:?"), std::string::npos);
+  EXPECT_NE(u.find("run configs/run.toml --data \"$SHARDCAST_DATA\"'\n"), std::string::npos);
 }
 
 TEST(SlurmScript, RefusesNoTimeLimitAndPathsThatNeedQuoting) {

@@ -3,6 +3,8 @@
 // hybrid group layout, and the errors for what Gloo cannot do.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "harness.h"
 
 namespace shardcast::trainer::testing {
@@ -88,6 +90,101 @@ TEST(Collectives, BadGroupSizesAreRejected) {
     co.backend = "nccl";
     EXPECT_THROW(make_process_groups(store, 0, 2, 2, co), std::invalid_argument);
   }
+}
+
+// The device contract (collectives.h): every group checks its tensors before the backend.
+// NCCL rejects CPU tensors at run time on a GPU only; here a group declared on cuda:0
+// (no CUDA needed: the check throws before anything touches the device) must reject the CPU
+// tensors a caller might build with default options — the bug class of per-step metrics
+// and checkpoint flags reduced as CPU tensors.
+TEST(DeviceContract, RejectsTensorsOffTheComputeDevice) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  CommOptions co;
+  auto g = make_process_groups(store, 0, 1, 1, co);
+  auto cuda = with_device_contract(g.world, at::Device(at::kCUDA, 0));
+  EXPECT_EQ(cuda->device(), at::Device(at::kCUDA, 0));
+  at::Tensor host = at::zeros({4}, at::kDouble);
+  try {
+    cuda->all_reduce(host);
+    FAIL() << "all_reduce took a CPU tensor on a cuda:0 group";
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("all_reduce"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("is on cpu"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("cuda:0"), std::string::npos) << msg;
+  }
+  EXPECT_THROW(cuda->broadcast(host, 0), std::invalid_argument);
+  EXPECT_THROW(cuda->all_gather(host, host), std::invalid_argument);
+  EXPECT_THROW(cuda->reduce_scatter(host, host), std::invalid_argument);
+}
+
+TEST(DeviceContract, RejectsNonContiguousSparseAndUndefinedTensors) {
+  run_ranks(2, 2, [&](int, ProcessGroups g) {
+    at::Tensor strided = at::ones({4, 4}).t();  // a transposed view: not contiguous
+    try {
+      g.world->all_reduce(strided);
+      FAIL() << "all_reduce took a non-contiguous tensor";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("not contiguous"), std::string::npos) << e.what();
+    }
+    at::Tensor out = at::empty({8});
+    EXPECT_THROW(g.shard->all_gather(out, at::ones({8}).slice(0, 0, 8, 2)), std::invalid_argument);
+    EXPECT_THROW(g.shard->reduce_scatter(at::empty({2}), at::ones({4}).to_sparse()), std::invalid_argument);
+    EXPECT_THROW(g.world->broadcast(at::Tensor(), 0), std::invalid_argument);
+    // Both ranks threw before the backend, so the group still works.
+    at::Tensor t = at::ones({3});
+    g.world->all_reduce(t);
+    EXPECT_TRUE(t.equal(at::full({3}, 2.0f)));
+  });
+}
+
+TEST(DeviceContract, HostValuesGoThroughTheGroupDevice) {
+  run_ranks(3, 3, [&](int rank, ProcessGroups g) {
+    std::vector<double> v{double(rank), 1.0};
+    all_reduce_host(*g.world, v);
+    EXPECT_EQ(v, (std::vector<double>{3.0, 3.0}));
+    std::vector<double> m{double(rank) * 1.5};
+    all_reduce_host(*g.world, m, ReduceOp::max);
+    EXPECT_EQ(m[0], 3.0);
+    EXPECT_EQ(broadcast_host(*g.world, rank == 1 ? "disk full on rank 1" : "ignored", 1), "disk full on rank 1");
+    EXPECT_EQ(broadcast_host(*g.world, "", 0), "");
+  });
+}
+
+// comm.timeout_seconds under NCCL needs async error handling or blocking wait (LibTorch reads
+// the variables when a ProcessGroupNCCL is built); the environment logic runs on CPU too.
+TEST(NcclTimeout, EnvironmentEnablesTimeoutHandlingOrRefuses) {
+  const char* names[] = {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING",
+                         "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT"};
+  std::vector<std::pair<std::string, std::string>> saved;
+  for (const char* n : names)
+    if (const char* v = std::getenv(n)) saved.emplace_back(n, v);
+  auto clear = [&] {
+    for (const char* n : names) ::unsetenv(n);
+  };
+  auto get = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : "<unset>"); };
+
+  clear();
+  enable_nccl_timeout_handling(60);
+  EXPECT_EQ(get("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_EQ(get("NCCL_ASYNC_ERROR_HANDLING"), "1");
+
+  clear();  // the user's choice of blocking wait is kept, nothing added
+  ::setenv("NCCL_BLOCKING_WAIT", "1", 1);
+  enable_nccl_timeout_handling(60);
+  EXPECT_EQ(get("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "<unset>");
+
+  clear();  // explicitly off: the timeout could not be honoured
+  ::setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0", 1);
+  try {
+    enable_nccl_timeout_handling(60);
+    FAIL() << "accepted TORCH_NCCL_ASYNC_ERROR_HANDLING=0";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("TORCH_NCCL_ASYNC_ERROR_HANDLING=0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("comm.timeout_seconds"), std::string::npos) << e.what();
+  }
+  clear();
+  for (const auto& [n, v] : saved) ::setenv(n.c_str(), v.c_str(), 1);
 }
 
 }  // namespace

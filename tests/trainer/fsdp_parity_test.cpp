@@ -76,6 +76,25 @@ std::vector<Case> cases() {
   return v;
 }
 
+// Low-precision reduction (fsdp.h): the unsharded gradient is cast to reduce_dtype, divided
+// by a power of two before the sum and by the rest of the world size after it. fp16 runs
+// on Gloo (bf16 does not: Gloo 1.13 cannot reduce it), so this is the CPU check of that path.
+// Tolerance: each element is rounded to fp16 once (relative 2^-11 ≈ 4.9e-4), summed over 4
+// ranks in fp16 (3 more roundings), and the divisions by 2 are exact, so the norm-wise error
+// is at most ~4·2^-11 ≈ 2e-3. The lower bound proves the fp16 path ran: fp32 reductions
+// match the reference to ~2e-7 (Parity above).
+TEST(ReducePrecision, Fp16ReductionPreAndPostDivides) {
+  TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 4);
+  cfg.precision.reduce_dtype = "fp16";
+  const RunResult& ref = reference_for(4);
+  const RunResult got = train_fsdp(cfg, 2);
+  std::string worst;
+  const double gerr = max_rel_error(got.grads1, ref.grads1, &worst);
+  EXPECT_LE(gerr, 2e-3) << "worst tensor " << worst;
+  EXPECT_GT(gerr, 1e-6) << "fp16 reduction left no trace of fp16 rounding: was it reduced in fp32?";
+  std::printf("[parity] fp16 reduction, 4 ranks: step-1 grad max rel err %.2e (%s)\n", gerr, worst.c_str());
+}
+
 INSTANTIATE_TEST_SUITE_P(Trainer, Parity, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });
 

@@ -18,6 +18,7 @@ class CountingCollectives final : public Collectives {
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   std::string backend() const override { return inner_->backend(); }
+  at::Device device() const override { return inner_->device(); }
   PendingWork all_gather(at::Tensor o, at::Tensor i) override {
     ++all_gathers;
     log.push_back("all_gather " + std::to_string(i.numel()));

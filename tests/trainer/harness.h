@@ -2,6 +2,9 @@
 // HashStore (Gloo on loopback), a synthetic token file, and tiny configs built in code.
 // Not a fixture library for production code. Each run uses its own store, so runs are
 // independent; one run's ranks must all be started (run_ranks joins them).
+// Every group comes from make_process_groups, so the device contract (collectives.h: dense,
+// contiguous tensors on the rank's compute device) is checked on every collective of every
+// test. `device` is CPU in CI; tests/gpu/gpu_smoke.cpp passes cuda:0 (Gloo with CUDA tensors).
 #pragma once
 
 #include <atomic>
@@ -13,6 +16,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -70,7 +75,8 @@ inline TrainConfig tiny_config(ShardingStrategy s, int world, AcMode ac = AcMode
 
 // Runs fn(rank, groups) on `world` threads; rethrows the first exception.
 inline void run_ranks(int world, int shard_size,
-                      const std::function<void(int rank, ProcessGroups groups)>& fn) {
+                      const std::function<void(int rank, ProcessGroups groups)>& fn,
+                      at::Device device = at::kCPU) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::thread> threads;
   std::mutex mu;
@@ -83,6 +89,7 @@ inline void run_ranks(int world, int shard_size,
         co.backend = "gloo";
         co.timeout_seconds = 60;
         co.hostname = "127.0.0.1";
+        co.device = device;
         fn(r, make_process_groups(store, r, world, shard_size, co));
       } catch (...) {
         std::lock_guard<std::mutex> l(mu);
@@ -105,11 +112,11 @@ inline int shard_size_of(const TrainConfig& c) {
   return c.parallelism.shard_group_size(c.world_size(), c.cluster.gpus_per_node);
 }
 
-inline RunResult train_fsdp(const TrainConfig& cfg, int steps) {
+inline RunResult train_fsdp(const TrainConfig& cfg, int steps, at::Device device = at::kCPU) {
   TokenFile data(synthetic_token_file());
   RunResult out;
   run_ranks(cfg.world_size(), shard_size_of(cfg), [&](int rank, ProcessGroups g) {
-    auto engine = make_fsdp_engine(cfg, std::move(g));
+    auto engine = make_fsdp_engine(cfg, std::move(g), device);
     TrainLoop loop(cfg, *engine, data, DataSlice{rank, 1, cfg.world_size()}, 0);
     RunResult mine;
     TrainLoop::Hooks h;
@@ -123,7 +130,7 @@ inline RunResult train_fsdp(const TrainConfig& cfg, int steps) {
     }
     mine.params = engine->full_parameters();
     if (rank == 0) out = std::move(mine);
-  });
+  }, device);
   return out;
 }
 

@@ -45,6 +45,7 @@ class TimedCollectives final : public Collectives {
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   std::string backend() const override { return inner_->backend(); }
+  at::Device device() const override { return inner_->device(); }
   PendingWork all_gather(at::Tensor out, at::Tensor in) override {
     const auto t0 = Clock::now();
     inner_->all_gather(out, in).wait();  // synchronous here: its whole time is counted

@@ -25,12 +25,12 @@ namespace {
 
 // Every rank passes its own outcome; returns the world ranks that failed (same on all).
 std::vector<int> failed_ranks(Collectives& world, bool ok) {
-  at::Tensor flags = at::zeros({world.size()}, at::kDouble);
-  if (!ok) flags[world.rank()] = 1.0;
-  world.all_reduce(flags);
+  std::vector<double> flags(size_t(world.size()), 0.0);
+  if (!ok) flags[size_t(world.rank())] = 1.0;
+  all_reduce_host(world, flags);  // staged through the group's device (NCCL: CUDA only)
   std::vector<int> bad;
   for (int r = 0; r < world.size(); ++r)
-    if (flags[r].item<double>() > 0) bad.push_back(r);
+    if (flags[size_t(r)] > 0) bad.push_back(r);
   return bad;
 }
 
@@ -97,7 +97,7 @@ std::vector<ckpt::UnitLayout> unit_layouts(const FsdpModel& model) {
 namespace {
 
 // One save, taken at a step boundary: the manifest (files filled in after writing) and this
-// rank's tensors in file order (per unit: shard, exp_avg, exp_avg_sq; host fp32, contiguous).
+// rank's tensors in file order (per unit: shard, exp_avg, exp_avg_sq; fp32).
 struct StagedCheckpoint {
   ckpt::Manifest manifest;
   int step = 0;
@@ -107,7 +107,8 @@ struct StagedCheckpoint {
 };
 
 // copy = true: the tensors are private host copies (async: training goes on and changes the
-// originals); false: views of the live state where it already is on the host (sync).
+// originals); false: the live tensors themselves (sync: written before training goes on, each
+// copied to the host only while it is written).
 StagedCheckpoint stage_checkpoint(FsdpModel& model, const TrainConfig& cfg, const CheckpointProgress& p, bool copy) {
   Collectives& world = *model.groups().world;
   StagedCheckpoint st;
@@ -133,7 +134,7 @@ StagedCheckpoint stage_checkpoint(FsdpModel& model, const TrainConfig& cfg, cons
   if (st.writer)
     for (const auto& u : model.units())
       for (const auto& t : unit_tensors(u))
-        st.tensors.push_back(t.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/copy).contiguous());
+        st.tensors.push_back(copy ? t.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous() : t);
   return st;
 }
 
@@ -175,14 +176,18 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
   agree_or_throw(world, ok, err, what);
 
   // 2. Writers write their shard file (fsynced); sizes and CRCs are summed over the world.
-  at::Tensor info = at::zeros({2 * S}, at::kDouble);  // [bytes, crc32] per shard rank
+  std::vector<double> info(size_t(2 * S), 0.0);  // [bytes, crc32] per shard rank
   if (st.writer) {
     try {
       ckpt::DurableWriter w(tmp_dir / fmt::format("shard_{:05d}.bin", st.shard_rank));
-      for (const auto& c : st.tensors) w.write(c.data_ptr<float>(), size_t(c.numel()) * sizeof(float));
+      for (const auto& t : st.tensors) {
+        // Host copy first (CUDA shards, sync: one tensor at a time); no copy on the host.
+        at::Tensor c = t.to(at::kCPU).contiguous();
+        w.write(c.data_ptr<float>(), size_t(c.numel()) * sizeof(float));
+      }
       w.close();
-      info[2 * st.shard_rank] = double(w.bytes());
-      info[2 * st.shard_rank + 1] = double(w.crc32());
+      info[size_t(2 * st.shard_rank)] = double(w.bytes());
+      info[size_t(2 * st.shard_rank + 1)] = double(w.crc32());
     } catch (const std::exception& e) {
       ok = false;
       err = e.what();
@@ -198,15 +203,15 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
     if (!ok) throw InputError(fmt::format("{}: {}", what, err));
     throw InputError(fmt::format("{}: failed on rank {} (see that rank's error)", what, bad.front()));
   }
-  world.all_reduce(info);
+  all_reduce_host(world, info);
   if (world.rank() == 0 && fault_kill_step() == st.step) ::kill(::getpid(), SIGKILL);  // test hook
 
   // 3. Rank 0 writes the manifest and commits by rename; then prunes old checkpoints.
   if (world.rank() == 0) {
     try {
       for (int k = 0; k < S; ++k)
-        m.files.push_back({k, fmt::format("shard_{:05d}.bin", k), uint64_t(info[2 * k].item<double>()),
-                           uint32_t(info[2 * k + 1].item<double>())});
+        m.files.push_back({k, fmt::format("shard_{:05d}.bin", k), uint64_t(info[size_t(2 * k)]),
+                           uint32_t(info[size_t(2 * k + 1)])});
       const std::string text = ckpt::manifest_to_json(m);
       ckpt::DurableWriter w(tmp_dir / ckpt::kManifestName);
       w.write(text.data(), text.size());
@@ -384,9 +389,9 @@ fs::path newest_intact(Collectives& world, const fs::path& root) {
       }
     }
   }
-  at::Tensor t = at::full({1}, double(code), at::kDouble);
-  world.broadcast(t, 0);
-  code = int64_t(t.item<double>());
+  std::vector<double> v{world.rank() == 0 ? double(code) : 0.0};
+  all_reduce_host(world, v);  // rank 0's code to every rank (staged through the group's device)
+  code = int64_t(v[0]);
   if (code == -1)
     throw InputError(fmt::format("checkpoint.fallback: every checkpoint under {} is corrupt (rank 0 named each one and "
                                  "renamed it to *.corrupt); nothing to resume from",

@@ -3,7 +3,11 @@
 #include "trainer/comm/collectives.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -33,9 +37,11 @@ std::chrono::milliseconds to_ms(double seconds) {
 // A group of one rank: every collective is a local copy or a no-op.
 class SelfCollectives final : public Collectives {
  public:
+  explicit SelfCollectives(at::Device device) : device_(device) {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string backend() const override { return "self"; }
+  at::Device device() const override { return device_; }
   PendingWork all_gather(at::Tensor out_flat, at::Tensor in_shard) override {
     TORCH_CHECK(out_flat.numel() == in_shard.numel(), "all_gather: size mismatch");
     out_flat.copy_(in_shard);
@@ -48,6 +54,9 @@ class SelfCollectives final : public Collectives {
   void all_reduce(at::Tensor, ReduceOp) override {}
   void broadcast(at::Tensor, int) override {}
   void barrier() override {}
+
+ private:
+  at::Device device_;
 };
 
 c10d::ReduceOp to_c10d(ReduceOp op) {
@@ -60,10 +69,12 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 // correctness, wrong for timing — never report CPU timings as FSDP performance).
 class GlooCollectives final : public Collectives {
  public:
-  GlooCollectives(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg) : pg_(std::move(pg)) {}
+  GlooCollectives(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, at::Device device)
+      : pg_(std::move(pg)), device_(device) {}
   int rank() const override { return pg_->getRank(); }
   int size() const override { return pg_->getSize(); }
   std::string backend() const override { return "gloo"; }
+  at::Device device() const override { return device_; }
 
   PendingWork all_gather(at::Tensor out_flat, at::Tensor in_shard) override {
     TORCH_CHECK(out_flat.is_contiguous() && in_shard.is_contiguous(), "all_gather: non-contiguous");
@@ -115,17 +126,24 @@ class GlooCollectives final : public Collectives {
           "Gloo (LibTorch 1.13) cannot reduce bf16 tensors; set precision.reduce_dtype = \"fp32\"");
   }
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
+  at::Device device_;
 };
 
 #ifdef SHARDCAST_WITH_NCCL
-// UNTESTED: this project's CI has no GPU and Debian's LibTorch has no CUDA. Native flat
-// collectives; the caller's current CUDA stream orders them (c10d makes it wait on NCCL's).
+// NEVER RUN: this project's CI has no GPU and Debian's LibTorch has no CUDA; `make gpu-check`
+// compiles it, tests/gpu/ runs it on a GPU machine. Native flat collectives. Ordering: c10d
+// makes NCCL's stream wait for the caller's current CUDA stream when a collective is issued,
+// and Work::wait() makes the current stream wait for NCCL's (the CPU does not block unless
+// NCCL_BLOCKING_WAIT is set). So the "synchronous" calls below order the stream that is
+// current at the call — fsdp/ issues reductions from its reduce-scatter stream.
 class NcclCollectives final : public Collectives {
  public:
-  NcclCollectives(c10::intrusive_ptr<c10d::ProcessGroupNCCL> pg) : pg_(std::move(pg)) {}
+  NcclCollectives(c10::intrusive_ptr<c10d::ProcessGroupNCCL> pg, at::Device device)
+      : pg_(std::move(pg)), device_(device) {}
   int rank() const override { return pg_->getRank(); }
   int size() const override { return pg_->getSize(); }
   std::string backend() const override { return "nccl"; }
+  at::Device device() const override { return device_; }
   PendingWork all_gather(at::Tensor out_flat, at::Tensor in_shard) override {
     return PendingWork(pg_->_allgather_base(out_flat, in_shard));
   }
@@ -148,13 +166,61 @@ class NcclCollectives final : public Collectives {
 
  private:
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> pg_;
+  at::Device device_;
 };
+
 #endif
+
+// The device contract (collectives.h): checks every tensor, then forwards.
+class DeviceContract final : public Collectives {
+ public:
+  DeviceContract(std::shared_ptr<Collectives> inner, at::Device device)
+      : inner_(std::move(inner)), device_(device) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::string backend() const override { return inner_->backend(); }
+  at::Device device() const override { return device_; }
+  PendingWork all_gather(at::Tensor out_flat, at::Tensor in_shard) override {
+    check("all_gather", "output", out_flat);
+    check("all_gather", "input", in_shard);
+    return inner_->all_gather(out_flat, in_shard);
+  }
+  void reduce_scatter(at::Tensor out_shard, at::Tensor in_flat) override {
+    check("reduce_scatter", "output", out_shard);
+    check("reduce_scatter", "input", in_flat);
+    inner_->reduce_scatter(out_shard, in_flat);
+  }
+  void all_reduce(at::Tensor t, ReduceOp op) override {
+    check("all_reduce", "in-place", t);
+    inner_->all_reduce(t, op);
+  }
+  void broadcast(at::Tensor t, int root) override {
+    check("broadcast", "in-place", t);
+    inner_->broadcast(t, root);
+  }
+  void barrier() override { inner_->barrier(); }
+
+ private:
+  void check(const char* op, const char* role, const at::Tensor& t) const {
+    std::string why;
+    if (!t.defined()) why = "is undefined";
+    else if (t.device() != device_) why = fmt::format("is on {}", t.device().str());
+    else if (t.layout() != at::kStrided) why = "is not dense (sparse layout)";
+    else if (!t.is_contiguous()) why = "is not contiguous";
+    if (why.empty()) return;
+    throw std::invalid_argument(fmt::format(
+        "{}: the {} tensor {}, but every tensor of this {} group must be dense, contiguous and on "
+        "the rank's compute device {} (NCCL rejects anything else)",
+        op, role, why, inner_->backend(), device_.str()));
+  }
+  std::shared_ptr<Collectives> inner_;
+  at::Device device_;
+};
 
 std::shared_ptr<Collectives> make_group(const c10::intrusive_ptr<c10d::Store>& store,
                                         const std::string& prefix, int rank, int size,
-                                        const CommOptions& opts) {
-  if (size == 1) return std::make_shared<SelfCollectives>();
+                                        const CommOptions& opts, bool self_for_one_rank = true) {
+  if (size == 1 && self_for_one_rank) return std::make_shared<SelfCollectives>(opts.device);
   auto sub = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
   if (opts.backend == "gloo") {
     auto o = c10d::ProcessGroupGloo::Options::create(to_ms(opts.timeout_seconds));
@@ -165,14 +231,18 @@ std::shared_ptr<Collectives> make_group(const c10::intrusive_ptr<c10d::Store>& s
     else
       o->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     return std::make_shared<GlooCollectives>(
-        c10::make_intrusive<c10d::ProcessGroupGloo>(sub, rank, size, o));
+        c10::make_intrusive<c10d::ProcessGroupGloo>(sub, rank, size, o), opts.device);
   }
   if (opts.backend == "nccl") {
 #ifdef SHARDCAST_WITH_NCCL
+    if (!opts.device.is_cuda())
+      throw std::invalid_argument(fmt::format("comm.backend = \"nccl\" needs a CUDA compute device, got {}",
+                                              opts.device.str()));
+    enable_nccl_timeout_handling(opts.timeout_seconds);
     auto o = c10d::ProcessGroupNCCL::Options::create();
     o->timeout = to_ms(opts.timeout_seconds);
     return std::make_shared<NcclCollectives>(
-        c10::make_intrusive<c10d::ProcessGroupNCCL>(sub, rank, size, o));
+        c10::make_intrusive<c10d::ProcessGroupNCCL>(sub, rank, size, o), opts.device);
 #else
     throw std::invalid_argument(
         "comm.backend = \"nccl\" but this shardcast-train was built against a LibTorch "
@@ -192,20 +262,22 @@ ProcessGroups make_process_groups(const c10::intrusive_ptr<c10d::Store>& store, 
     throw std::invalid_argument(fmt::format(
         "shard group size {} does not divide world size {}", shard_size, world_size));
   ProcessGroups g;
-  g.world = make_group(store, "world/", rank, world_size, opts);
+  g.world = with_device_contract(make_group(store, "world/", rank, world_size, opts), opts.device);
   const int group = rank / shard_size;          // which shard group
   const int in_group = rank % shard_size;       // rank inside it
   const int n_groups = world_size / shard_size;
   if (shard_size == world_size) {
     g.shard = g.world;
   } else {
-    g.shard = make_group(store, fmt::format("shard{}/", group), in_group, shard_size, opts);
+    g.shard = with_device_contract(
+        make_group(store, fmt::format("shard{}/", group), in_group, shard_size, opts), opts.device);
   }
   if (n_groups == world_size) {
     g.replicate = (shard_size == 1) ? g.world : nullptr;
   }
   if (!g.replicate) {
-    g.replicate = make_group(store, fmt::format("replicate{}/", in_group), group, n_groups, opts);
+    g.replicate = with_device_contract(
+        make_group(store, fmt::format("replicate{}/", in_group), group, n_groups, opts), opts.device);
   }
   return g;
 }
@@ -233,6 +305,74 @@ c10::intrusive_ptr<c10d::Store> make_tcp_store(const std::string& master_addr, i
   return c10::make_intrusive<c10d::TCPStore>(master_addr, so);
 }
 
+std::shared_ptr<Collectives> make_backend_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                                const CommOptions& opts) {
+  return with_device_contract(make_group(store, "backend/", rank, size, opts, /*self_for_one_rank=*/false),
+                              opts.device);
+}
+
+std::shared_ptr<Collectives> with_device_contract(std::shared_ptr<Collectives> inner, at::Device device) {
+  return std::make_shared<DeviceContract>(std::move(inner), device);
+}
+
+void all_reduce_host(Collectives& c, std::vector<double>& v, ReduceOp op) {
+  if (v.empty()) return;
+  at::Tensor t = at::tensor(v, at::kDouble).to(c.device());
+  c.all_reduce(t, op);
+  t = t.to(at::kCPU).contiguous();
+  std::memcpy(v.data(), t.data_ptr<double>(), v.size() * sizeof(double));
+}
+
+std::string broadcast_host(Collectives& c, const std::string& root_bytes, int root) {
+  const bool is_root = c.rank() == root;
+  const auto on_device = at::TensorOptions().device(c.device());
+  at::Tensor len = at::full({1}, is_root ? int64_t(root_bytes.size()) : int64_t(0), on_device.dtype(at::kLong));
+  c.broadcast(len, root);
+  const int64_t n = len.item<int64_t>();
+  if (n == 0) return {};
+  at::Tensor msg = at::zeros({n}, at::kByte);
+  if (is_root) std::memcpy(msg.data_ptr(), root_bytes.data(), size_t(n));
+  msg = msg.to(c.device());
+  c.broadcast(msg, root);
+  msg = msg.to(at::kCPU).contiguous();
+  return std::string(static_cast<const char*>(msg.data_ptr()), size_t(n));
+}
+
+at::Device bind_rank_device(const std::string& backend, int local_rank) {
+  if (backend != "nccl") return at::kCPU;
+  // c10's device-generic guard: no CUDA header needed, and a clear error from c10 when this
+  // LibTorch has no CUDA.
+  const auto* impl = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+  const int visible = impl->deviceCount();
+  if (local_rank < 0 || local_rank >= visible)
+    throw std::invalid_argument(fmt::format(
+        "LOCAL_RANK {} has no CUDA device: {} visible (CUDA_VISIBLE_DEVICES); run one rank per GPU",
+        local_rank, visible));
+  const at::Device d(at::kCUDA, static_cast<c10::DeviceIndex>(local_rank));
+  impl->setDevice(d);
+  return d;
+}
+
+// NCCL applies Options::timeout only with async error handling or blocking wait (LibTorch
+// 1.13 reads NCCL_*, 2.x TORCH_NCCL_* and still the old names).
+void enable_nccl_timeout_handling(double timeout_seconds) {
+  const char* names[] = {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING",
+                         "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT"};
+  std::string disabled;
+  for (const char* n : names) {
+    const char* v = std::getenv(n);
+    if (!v || !*v) continue;
+    if (std::string(v) != "0") return;  // the environment already enables one of them
+    disabled += (disabled.empty() ? "" : ", ") + std::string(n) + "=0";
+  }
+  if (!disabled.empty())
+    throw std::invalid_argument(fmt::format(
+        "comm.timeout_seconds = {} cannot be enforced under NCCL: the environment sets {}, which "
+        "turns off NCCL's timeout handling; unset it or set TORCH_NCCL_ASYNC_ERROR_HANDLING=1",
+        timeout_seconds, disabled));
+  ::setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+  ::setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+}
 bool nccl_compiled() {
 #ifdef SHARDCAST_WITH_NCCL
   return true;

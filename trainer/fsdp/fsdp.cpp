@@ -4,10 +4,10 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <ATen/core/grad_mode.h>
 #include <ATen/native/Resize.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
-#include <torch/csrc/autograd/grad_mode.h>
 
 #include "trainer/fsdp/initial_load.h"
 #include "trainer/train/optim.h"
@@ -32,7 +32,7 @@ void resize_storage(const at::Tensor& t, size_t bytes) {
     return;
   }
 #ifdef SHARDCAST_WITH_NCCL
-  at::native::resize_bytes_cuda(impl, bytes);  // UNTESTED (no GPU in CI)
+  at::native::resize_bytes_cuda(impl, bytes);  // never run in CI (no GPU); tests/gpu/
 #else
   TORCH_CHECK(false, "resize_storage: device ", t.device(), " not supported in this build");
 #endif
@@ -78,7 +78,7 @@ struct CheckpointFn : torch::autograd::Function<CheckpointFn> {
     at::Tensor full = f->wait_full(u).detach().requires_grad_(true);
     at::Tensor y;
     {
-      torch::AutoGradMode enable(true);
+      at::AutoGradMode enable(true);
       y = block_forward(f->spec(), f->rope(), x, f->unit_weights(u, full));
     }
     auto g = torch::autograd::grad({y}, {x, full}, {grads[0]});
@@ -96,9 +96,21 @@ at::ScalarType parse_dtype(const std::string& name) {
   throw std::invalid_argument("unknown dtype '" + name + "' (fp32 | bf16 | fp16)");
 }
 
+// Power-of-two pre-divide factor for low-precision reductions, as FSDP1's default hook
+// (DefaultState._get_gradient_predivide_factor, see fsdp.h): the largest f = 2^k with world % f == 0 and world / f > f
+// (doubling while both hold), so neither the pre-divided addends nor the sum overflow or
+// lose the small values.
+static double predivide_factor(int world) {
+  int f = 1;
+  while (world % f == 0 && world / f > f) f *= 2;
+  return double(f);
+}
+
 FsdpModel::FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups groups)
-    : spec_(m), opts_(opts), groups_(std::move(groups)) {
+    : spec_(m), opts_(opts), groups_(std::move(groups)), reduce_scatter_stream_(opts.device) {
   TORCH_CHECK(opts_.max_inflight_all_gathers >= 1, "max_inflight_all_gathers must be >= 1");
+  TORCH_CHECK(groups_.world->device() == opts_.device, "FsdpModel on ", opts_.device,
+              " but the process groups' compute device is ", groups_.world->device());
   const int S = groups_.shard->size();
   const int r = groups_.shard->rank();
   auto infos = unit_param_infos(m);
@@ -212,27 +224,56 @@ void FsdpModel::pre_backward(int i) {
   for (int k = 1; k < opts_.max_inflight_all_gathers && i - k >= 0; ++k) issue_gather(i - k);
 }
 
+FsdpModel::~FsdpModel() {
+  try {
+    wait_for_reductions();
+  } catch (...) {  // a failed stream wait while unwinding: the process is going down anyway
+  }
+}
+
+void FsdpModel::wait_for_reductions() {
+  if (!inflight_) return;
+  inflight_->done.block_current();
+  inflight_.reset();
+}
+
 void FsdpModel::post_backward(int i, at::Tensor grad_full) {
   FlatUnit& u = units_[i];
-  at::Tensor g = grad_full.defined() ? grad_full.to(at::kFloat)
-                                     : at::zeros({u.padded_numel}, u.grad.options());
+  // (padded_numel) in param_dtype, on the compute stream.
+  at::Tensor g = grad_full.defined()
+                     ? grad_full
+                     : at::zeros({u.padded_numel}, u.grad.options().dtype(opts_.param_dtype));
   if (!sync_) {  // no communication on non-final micro-steps
     if (u.acc.defined()) u.acc.add_(g);
-    else u.acc = g.clone();
+    else u.acc = g.to(u.grad.options(), /*non_blocking=*/false, /*copy=*/true);
   } else {
+    at::Tensor src = g;  // (padded_numel): this micro-step's gradient, or the fp32 sum
     if (u.acc.defined()) {
-      g = g + u.acc;
+      src = u.acc.add_(g);
       u.acc = at::Tensor();
     }
-    // May alias grad_full: autograd hands this Function a gradient buffer nothing else
-    // reads afterwards (the split/recompute backward made it), so the Gloo composite may
-    // overwrite it in place instead of paying for a full-unit copy.
-    at::Tensor red = g.to(opts_.reduce_dtype).contiguous();
-    at::Tensor out = at::empty({u.shard_numel}, red.options());
-    groups_.shard->reduce_scatter(out, red);
-    if (groups_.replicate->size() > 1) groups_.replicate->all_reduce(out);
-    // Sum over ranks of per-rank mean gradients -> mean over the global batch.
-    u.grad.add_(out.to(at::kFloat), 1.0 / double(groups_.world->size()));
+    // At most one reduction in flight: the previous unit's must be done before this one's
+    // buffers are allocated (FSDP2 bounds reduce-scatter memory the same way).
+    wait_for_reductions();
+    auto r = std::make_unique<InflightReduction>();
+    const double world = double(groups_.world->size());
+    const bool low_precision = opts_.reduce_dtype != at::kFloat;
+    const double pre = low_precision ? predivide_factor(groups_.world->size()) : 1.0;
+    r->done = reduce_scatter_stream_.run([&] {
+      // No copy when src already has reduce_dtype: autograd hands this Function a gradient
+      // buffer nothing else reads afterwards (the split/recompute backward made it), so it is
+      // pre-divided and (by the Gloo composite) overwritten in place.
+      at::Tensor red = src.to(opts_.reduce_dtype).contiguous();
+      if (pre != 1.0) red.div_(pre);
+      at::Tensor out = at::empty({u.shard_numel}, red.options());
+      groups_.shard->reduce_scatter(out, red);
+      if (groups_.replicate->size() > 1) groups_.replicate->all_reduce(out);
+      // Sum over ranks of per-rank mean gradients -> mean over the global batch.
+      u.grad.add_(out.to(at::kFloat), pre / world);
+      r->keep = {src, red, out};
+    });
+    // CPU: the reduction is complete; drop the buffers now (as before, same peak memory).
+    if (!opts_.device.is_cpu()) inflight_ = std::move(r);
   }
   // Reshard after backward (every strategy that gathers).
   reshard(i);
@@ -278,6 +319,7 @@ at::Tensor FsdpModel::forward(const at::Tensor& tokens) {
 }
 
 void FsdpModel::zero_grad() {
+  wait_for_reductions();
   for (auto& u : units_) {
     u.grad.zero_();
     u.acc = at::Tensor();
@@ -285,6 +327,7 @@ void FsdpModel::zero_grad() {
 }
 
 double FsdpModel::clip_grad_norm(double max_norm) {
+  wait_for_reductions();
   // Sum of squares over my shards (padding gradients are zero), summed over the shard
   // group; replicas hold identical shards after the replicate all-reduce.
   at::Tensor sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(opts_.device));
@@ -300,6 +343,7 @@ double FsdpModel::clip_grad_norm(double max_norm) {
 }
 
 void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
+  wait_for_reductions();
   reshard_all();  // any gathered copy is stale after the update
   ++opt_step_;
   at::NoGradGuard no_grad;
@@ -310,6 +354,7 @@ void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
 }
 
 std::vector<std::pair<std::string, at::Tensor>> FsdpModel::gather_named(bool grads) {
+  wait_for_reductions();
   reshard_all();
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (auto& u : units_) {
@@ -317,8 +362,10 @@ std::vector<std::pair<std::string, at::Tensor>> FsdpModel::gather_named(bool gra
     at::Tensor full = at::empty({u.padded_numel}, u.grad.options());
     groups_.shard->all_gather(full, src.contiguous()).wait();
     auto parts = full.split_with_sizes(u.split_sizes);
-    for (size_t k = 0; k < u.params.size(); ++k)
-      out.emplace_back(u.params[k].name, parts[k].view(u.params[k].shape).clone());
+    for (size_t k = 0; k < u.params.size(); ++k) {
+      at::Tensor p = parts[k].view(u.params[k].shape);
+      out.emplace_back(u.params[k].name, p.is_cpu() ? p.clone() : p.to(at::kCPU));
+    }
   }
   return out;
 }

@@ -25,10 +25,24 @@
 // (initial_load.h); either way no rank materializes more than one unit unsharded.
 // Gradient accumulation: with set_sync(false) the unsharded gradients are accumulated
 // locally (fp32) and nothing is communicated; the next synced backward reduces the sum.
+// Reduction: the unit's unsharded gradient is cast to reduce_dtype (no copy when it already
+// is: autograd's buffer is reduced in place), and for bf16/fp16 pre-divided by a power of two
+// f ≈ √world and post-divided by world/f, as PyTorch FSDP1 does
+// (pytorch/pytorch@v2.5.0 torch/distributed/algorithms/_comm_hooks/default_hooks.py,
+// DefaultState._get_gradient_predivide_factor); fp32 sums, then divides by world (CPU
+// numbers unchanged).
+// GPU streams (side_stream.h): all-gathers run on NCCL's stream and the compute stream waits
+// for each before use; each unit's reduce-scatter (and HSDP all-reduce, and the add into the
+// gradient shard) is issued from a separate reduce-scatter stream after the unit's backward,
+// and the compute stream waits for it only at the next unit's post-backward (at most one
+// reduction in flight, FSDP2's scheme) or at wait_for_reductions(). On CPU all of this is
+// synchronous and inline.
 // What it is not: the training loop, data or metrics (train/), nor the reference path
 // (model/llama.h ReferenceModel, which shares only the per-unit math).
 // Threading: one FsdpModel per rank, used from that rank's thread; backward runs on the
-// same thread (CPU autograd), collectives may complete on Gloo worker threads.
+// same thread (CPU autograd) or, on CUDA, on the autograd engine's device thread while the
+// rank's thread waits in backward() (never both at once); collectives may complete on Gloo
+// worker threads.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +56,7 @@
 #include "shared/model_spec.h"
 #include "shared/train_config.h"
 #include "trainer/comm/collectives.h"
+#include "trainer/comm/side_stream.h"
 #include "trainer/model/llama.h"
 
 namespace shardcast::trainer {
@@ -57,8 +72,9 @@ struct FsdpOptions {
   // as `shardcast-train export` writes): rank 0 reads it and broadcasts one unit at a time
   // (initial_load.h), so no rank holds more than one unit unsharded.
   std::string initial_load_path;
-  // Where shards, gathered buffers and compute live. CPU on this project's builds; a CUDA
-  // device only with the NCCL path (SHARDCAST_WITH_NCCL), which is UNTESTED here.
+  // Where shards, gathered buffers and compute live: the groups' compute device. CPU on this
+  // project's builds; a CUDA device with the NCCL path (SHARDCAST_WITH_NCCL), which has
+  // never run in this project's CI (tests/gpu/ runs it on a GPU machine).
   at::Device device = at::kCPU;
 };
 
@@ -96,19 +112,23 @@ class FsdpModel {
   FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups groups);
   FsdpModel(const FsdpModel&) = delete;
   FsdpModel& operator=(const FsdpModel&) = delete;
+  ~FsdpModel();   // waits for a reduction still in flight (GPU) before its buffers go
 
   // (B,T) int64 -> logits (B,T,V) in param_dtype, with the FSDP autograd graph attached.
   at::Tensor forward(const at::Tensor& tokens);
   // Whether the next backward reduces gradients (false on non-final accumulation micro-steps).
   void set_sync(bool sync) { sync_ = sync; }
 
+  // The compute stream waits for the last reduction in flight (GPU; no-op on CPU). Called by
+  // everything that reads or writes gradient shards (clip, step, zero_grad, full_gradients).
+  void wait_for_reductions();
   void zero_grad();
   // Global L2 norm of the gradient (all shards, padding is zero); clips in place to max_norm
   // when max_norm > 0. Returns the norm before clipping.
   double clip_grad_norm(double max_norm);
   void optimizer_step(const OptimizerConfig& o, double lr);   // AdamW on the local shards
 
-  // Unsharded copies by HF name, gathered over the shard group (tests, export).  // fp32
+  // Unsharded host (CPU) copies by HF name, gathered over the shard group (tests, export).  // fp32
   std::vector<std::pair<std::string, at::Tensor>> full_parameters();
   std::vector<std::pair<std::string, at::Tensor>> full_gradients();
 
@@ -137,6 +157,14 @@ class FsdpModel {
   void reshard_all();
   std::vector<std::pair<std::string, at::Tensor>> gather_named(bool grads);
 
+  // The reduction issued by the last post-backward: its buffers (the unsharded gradient and
+  // reduce_dtype copy, the reduced shard) stay referenced until the compute stream has
+  // waited for `done`, so the caching allocator cannot reuse them while it runs.
+  struct InflightReduction {
+    std::vector<at::Tensor> keep;
+    StreamMarker done;
+  };
+
   ModelSpec spec_;
   FsdpOptions opts_;
   ProcessGroups groups_;
@@ -146,6 +174,8 @@ class FsdpModel {
   bool sync_ = true;
   int opt_step_ = 0;
   int peak_gathered_units_ = 0;
+  SideStream reduce_scatter_stream_;
+  std::unique_ptr<InflightReduction> inflight_;
 };
 
 at::ScalarType parse_dtype(const std::string& name);   // "fp32" | "bf16" | "fp16"

@@ -2,7 +2,6 @@
 #include "trainer/fsdp/initial_load.h"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
@@ -21,17 +20,11 @@ constexpr int kRoot = 0;   // the only reader (global rank)
 std::string labelled(const std::string& what) { return "checkpoint.initial_load_path: " + what; }
 
 // Rank 0's outcome to every rank: "" = ok, else the error every rank then throws. Two small
-// broadcasts (length, then the message bytes only on failure).
+// broadcasts (length, then the message bytes only on failure), staged through the group's
+// compute device (broadcast_host).
 void agree_with_root(Collectives& world, const std::string& root_error) {
-  const bool root = world.rank() == kRoot;
-  at::Tensor len = at::full({1}, root ? int64_t(root_error.size()) : int64_t(0), at::kLong);
-  world.broadcast(len, kRoot);
-  const int64_t n = len.item<int64_t>();
-  if (n == 0) return;
-  at::Tensor msg = at::empty({n}, at::kByte);
-  if (root) std::memcpy(msg.data_ptr(), root_error.data(), size_t(n));
-  world.broadcast(msg, kRoot);
-  throw InputError(std::string(static_cast<const char*>(msg.data_ptr()), size_t(n)));
+  const std::string error = broadcast_host(world, root_error, kRoot);
+  if (!error.empty()) throw InputError(error);
 }
 
 // Runs fn on rank 0 and returns its error text ("" when it succeeded).
@@ -75,7 +68,7 @@ void load_initial_weights(const fs::path& dir, const ModelSpec& m, std::vector<F
     const at::Device device = u.shard.device();
     at::Tensor buf = whole.narrow(0, 0, u.padded_numel);   // (padded_numel) fp32: this unit
     const std::string err = on_root(world, [&] {
-      // UNTESTED for a CUDA device (NCCL builds): read on the host, then one copy.
+      // CUDA device (NCCL builds; never run in CI): read on the host, then one copy.
       at::Tensor host = device.is_cpu() ? buf : at::empty({u.padded_numel}, at::kFloat);
       float* base = host.data_ptr<float>();
       int64_t off = 0;

@@ -3,8 +3,11 @@
 
 #include <cmath>
 
+#include <limits>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
+#include <torch/version.h>
 
 namespace shardcast::trainer {
 
@@ -38,6 +41,26 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
 at::Tensor rotate_half(const at::Tensor& x) {
   auto halves = x.chunk(2, -1);
   return at::cat({-halves[1], halves[0]}, -1);
+}
+
+// Causal softmax(q·kᵀ/√hd)·v over (B,H,T,hd) inputs -> (B,H,T,hd).
+// Eager (CPU, and CUDA on LibTorch 1.13): autograd keeps the fp32 softmax output
+// (B·H·T·T·4 bytes) and, when the compute dtype is not fp32, its cast copy (B·H·T·T·2 bytes
+// for bf16) that the second matmul saves, plus q, kᵀ and v.
+// CUDA on LibTorch >= 2.0: at::scaled_dot_product_attention with is_causal picks flash (bf16/
+// fp16) or memory-efficient attention, which keep q, k, v, the output and a (B,H,T) fp32
+// logsumexp (no T·T term). NEVER COMPILED OR RUN in this project's CI (LibTorch 1.13 here).
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const int64_t T = q.size(2), hd = q.size(3);
+#if TORCH_VERSION_MAJOR >= 2
+  if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                                           /*is_causal=*/true);
+#endif
+  auto scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(hd));  // (B,H,T,T)
+  auto mask = at::ones({T, T}, q.options().dtype(at::kBool)).triu(1);
+  scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
+  auto probs = at::softmax(scores.to(at::kFloat), -1).to(q.scalar_type());
+  return at::matmul(probs, v);
 }
 
 }  // namespace
@@ -105,11 +128,7 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
     k = k.repeat_interleave(H / KV, 1);
     v = v.repeat_interleave(H / KV, 1);
   }
-  auto scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(hd));  // (B,H,T,T)
-  auto mask = at::ones({T, T}, x.options().dtype(at::kBool)).triu(1);
-  scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
-  auto probs = at::softmax(scores.to(at::kFloat), -1).to(x.scalar_type());
-  auto attn = at::matmul(probs, v).transpose(1, 2).reshape({B, T, H * hd});  // (B,T,H·hd)
+  auto attn = causal_attention(q, k, v).transpose(1, 2).reshape({B, T, H * hd});  // (B,T,H·hd)
   auto h = x + at::linear(attn, w[4]);
   // MLP: SwiGLU (gate, up, down), or GELU (up, down) for mlp_type = "gelu".
   auto n2 = rms_norm(h, w[5], m.norm_eps);

@@ -70,13 +70,22 @@ bool counting_installed() { return g_installed.load(); }
 namespace cca = c10::cuda::CUDACachingAllocator;
 constexpr size_t kAggregate = 0;  // StatType::AGGREGATE
 void use_cuda_device(int device) { g_cuda_device = device; }
+bool cuda_stats_active() { return g_cuda_device >= 0; }
 int64_t live_bytes() {
-  if (g_cuda_device >= 0) return cca::getDeviceStats(g_cuda_device).allocated_bytes[kAggregate].current;
+  if (g_cuda_device >= 0) return cca::getDeviceStats(g_cuda_device).active_bytes[kAggregate].current;
   return g_live.load(std::memory_order_relaxed);
 }
 int64_t peak_bytes() {
-  if (g_cuda_device >= 0) return cca::getDeviceStats(g_cuda_device).allocated_bytes[kAggregate].peak;
+  if (g_cuda_device >= 0) return cca::getDeviceStats(g_cuda_device).active_bytes[kAggregate].peak;
   return g_peak.load(std::memory_order_relaxed);
+}
+int64_t reserved_peak_bytes() {
+  if (g_cuda_device < 0) throw std::logic_error("reserved_peak_bytes: CUDA statistics are not in use");
+  return cca::getDeviceStats(g_cuda_device).reserved_bytes[kAggregate].peak;
+}
+int64_t alloc_retries() {
+  if (g_cuda_device < 0) throw std::logic_error("alloc_retries: CUDA statistics are not in use");
+  return cca::getDeviceStats(g_cuda_device).num_alloc_retries;
 }
 void reset_peak() {
   if (g_cuda_device >= 0) return cca::resetPeakStats(g_cuda_device);
@@ -86,6 +95,9 @@ void reset_peak() {
 void use_cuda_device(int) {
   throw std::logic_error("use_cuda_device: this build has no CUDA (LibTorch is CPU-only)");
 }
+bool cuda_stats_active() { return false; }
+int64_t reserved_peak_bytes() { throw std::logic_error("reserved_peak_bytes: this build has no CUDA"); }
+int64_t alloc_retries() { throw std::logic_error("alloc_retries: this build has no CUDA"); }
 int64_t live_bytes() { return g_live.load(std::memory_order_relaxed); }
 int64_t peak_bytes() { return g_peak.load(std::memory_order_relaxed); }
 void reset_peak() { g_peak.store(g_live.load(std::memory_order_relaxed), std::memory_order_relaxed); }

@@ -19,8 +19,17 @@ bool counting_installed();
 int64_t live_bytes();                // bytes
 int64_t peak_bytes();                // bytes, since the last reset_peak()
 void reset_peak();                   // peak := live
-// GPU builds (SHARDCAST_WITH_NCCL, UNTESTED here): read live/peak from the CUDA caching
-// allocator's statistics of `device` instead of the CPU counter. Throws on CPU-only builds.
+// GPU builds (SHARDCAST_WITH_NCCL; never run in this project's CI): read live/peak from the
+// CUDA caching allocator's statistics of `device` instead of the CPU counter. live/peak are
+// its *active* bytes (torchtitan's max_active): a block freed while a NCCL stream still uses
+// it stays active until that work completes, which "allocated" bytes do not count. Throws on
+// CPU-only builds.
 void use_cuda_device(int device);
+bool cuda_stats_active();            // use_cuda_device was called
+// CUDA only (callers check cuda_stats_active()): bytes reserved from the device, peak since
+// the last reset_peak() (torchtitan's max_reserved), and cudaMalloc retries after freeing the
+// cache since the process started (num_alloc_retries).
+int64_t reserved_peak_bytes();       // bytes
+int64_t alloc_retries();             // count
 
 }  // namespace shardcast::trainer::memory

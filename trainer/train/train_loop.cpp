@@ -128,11 +128,8 @@ class FsdpEngine final : public Engine {
   FsdpModel& model() { return model_; }
 
  private:
-  void reduce(std::vector<double>& v, ReduceOp op) {
-    at::Tensor t = at::tensor(v, at::kDouble);
-    model_.groups().world->all_reduce(t, op);
-    for (size_t i = 0; i < v.size(); ++i) v[i] = t[i].item<double>();
-  }
+  // Staged through the world group's compute device (NCCL takes CUDA tensors only).
+  void reduce(std::vector<double>& v, ReduceOp op) { all_reduce_host(*model_.groups().world, v, op); }
   FsdpModel model_;
 };
 
@@ -181,6 +178,8 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
   const int64_t t0 = now_ns();
   const double lr = lr_at(step, tr.steps, cfg_.optimizer, cfg_.lr_schedule);
   peaks_ = {};
+  const bool cuda_stats = memory::cuda_stats_active();
+  int64_t reserved = 0;  // bytes: CUDA caching allocator, max over this step's phases
   engine_.zero_grad();
   double loss_sum = 0;
   for (int m = 0; m < k; ++m) {
@@ -194,9 +193,11 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
     memory::reset_peak();
     at::Tensor loss = engine_.forward_loss(tokens, targets, m == k - 1);
     peaks_.forward = std::max(peaks_.forward, memory::peak_bytes());
+    if (cuda_stats) reserved = std::max(reserved, memory::reserved_peak_bytes());
     memory::reset_peak();
     (loss / double(k)).backward();
     peaks_.backward = std::max(peaks_.backward, memory::peak_bytes());
+    if (cuda_stats) reserved = std::max(reserved, memory::reserved_peak_bytes());
     loss_sum += loss.item<double>();
   }
   if (hooks.after_backward) hooks.after_backward(step);
@@ -204,12 +205,14 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
   const double norm = engine_.clip_grad_norm(tr.max_grad_norm);
   engine_.optimizer_step(cfg_.optimizer, lr);
   peaks_.optimizer = memory::peak_bytes();
+  if (cuda_stats) reserved = std::max(reserved, memory::reserved_peak_bytes());
   const double step_s = double(now_ns() - t0) * 1e-9;
 
   std::vector<double> sums{loss_sum / k};
   engine_.reduce_sum(sums);
   const double mem = double(std::max({peaks_.forward, peaks_.backward, peaks_.optimizer}));
   std::vector<double> maxes{step_s, mem};
+  if (cuda_stats) maxes.insert(maxes.end(), {double(reserved), double(memory::alloc_retries())});
   engine_.reduce_max(maxes);
 
   StepMetrics s;
@@ -219,6 +222,10 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
   s.grad_norm = norm;
   s.step_time_s = maxes[0];
   s.mem_peak_bytes = maxes[1];
+  if (cuda_stats) {
+    s.mem_reserved_peak_bytes = maxes[2];
+    s.alloc_retries = maxes[3];
+  }
   const double tokens = double(slice_.n_ranks) * b * T * k;  // processed by this rank
   s.tps = tokens / s.step_time_s;
   if (peak_flops_ > 0) {
@@ -311,11 +318,11 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     const bool loopback = master_addr == "127.0.0.1" || master_addr == "localhost";
     co.hostname = loopback ? "127.0.0.1" : "";
     const int shard = cfg.parallelism.shard_group_size(world, local_world);
-    at::Device device = at::kCPU;
-    if (backend == "nccl") {  // UNTESTED: GPU builds only; one GPU per local rank
-      device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
-      memory::use_cuda_device(device.index());
-    }
+    // NCCL: cuda:LOCAL_RANK is made current before the process groups and the first CUDA
+    // allocation (never run in CI: GPU builds only, one GPU per local rank).
+    const at::Device device = bind_rank_device(backend, env.local_rank);
+    if (device.is_cuda()) memory::use_cuda_device(device.index());
+    co.device = device;
     engine = make_fsdp_engine(cfg, make_process_groups(store, rank, world, shard, co), device);
     slice = DataSlice{rank, 1, world};
   }
@@ -412,7 +419,12 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
       mfu.push_back(report.steps[i].mfu);
       hfu.push_back(report.steps[i].hfu);
     }
-    for (const auto& s : report.steps) mem = std::max(mem, s.mem_peak_bytes);
+    for (const auto& s : report.steps) {
+      mem = std::max(mem, s.mem_peak_bytes);
+      if (s.mem_reserved_peak_bytes)
+        report.mem_reserved_peak_bytes = std::max(report.mem_reserved_peak_bytes.value_or(0), *s.mem_reserved_peak_bytes);
+      if (s.alloc_retries) report.alloc_retries = *s.alloc_retries;  // cumulative: the last step's
+    }
     report.median_step_time_s = median(t);
     report.tokens_per_s_per_gpu = median(tps);
     report.mfu = median(mfu);

@@ -1,0 +1,214 @@
+// `shardcast import torchtitan|fms-fsdp LOG --out RUN_DIR`: a run of another trainer as a run
+// directory that `shardcast validate RUN_DIR` and `shardcast calibrate --fit RUN_DIR...` read
+// (planner/import/run_import.h). The log does not carry the configuration: it comes from the
+// plan flags (--model --gpu --gpus --micro-batch --seq-len ...), and for torchtitan optionally
+// from its v0.2.x TOML job config (--config; flags override its values).
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "planner/cli/commands.h"
+#include "planner/cli/config_flags.h"
+#include "planner/import/run_import.h"
+#include "planner/import/torchtitan_config.h"
+#include "planner/import/train_log.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::cli {
+
+namespace {
+
+struct ImportFlags {
+  ConfigFlags plan;  // --model --gpu --gpus ... (plan.config stays "": not a run.toml)
+  std::string log, titan_config, out;
+  int warmup = 10;
+};
+
+// The TrainConfig of a torchtitan TOML job config with the flags on top.
+TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::vector<std::string>& notes) {
+  const planner::TorchtitanJob j = planner::read_torchtitan_job_toml(a.titan_config);
+  ConfigFlags f = a.plan;
+  f.runtime = "torchtitan";
+  if (f.model.empty()) {
+    if (j.model_preset.empty())
+      throw ConfigError(j.file, "model.flavor",
+                        fmt::format("torchtitan model {} flavor '{}' has no shardcast preset; pass --model", j.model_name,
+                                    j.flavor));
+    f.model = j.model_preset;
+  }
+  if (f.gpu.empty()) throw UsageError("import: --gpu is required (the torchtitan TOML does not name the hardware)");
+  if (f.gpus <= 0) throw UsageError("import: --gpus is required (the torchtitan TOML does not hold the world size)");
+  // torchtitan's defaults for absent keys (torchtitan/config/job_config.py, v0.2.x).
+  auto dflt = [&](const char* key, const std::string& v) {
+    notes.push_back(fmt::format("{}: {} absent: torchtitan's default {}", j.file, key, v));
+  };
+  const int local = j.local_batch_size.value_or(8);
+  if (!j.local_batch_size && f.micro_batch <= 0) dflt("training.local_batch_size", "8");
+  if (f.micro_batch <= 0) f.micro_batch = local;
+  if (f.seq_len <= 0) {
+    if (!j.seq_len) dflt("training.seq_len", "2048");
+    f.seq_len = j.seq_len.value_or(2048);
+  }
+  const int replicate = j.dp_replicate.value_or(1);
+  const int shard = j.dp_shard.value_or(-1) == -1 ? f.gpus / std::max(1, replicate) : *j.dp_shard;
+  if (replicate < 1 || shard < 1 || replicate * shard != f.gpus)
+    throw ConfigError(j.file, "parallelism.data_parallel_shard_degree",
+                      fmt::format("replicate {} x shard {} is not --gpus {}", replicate, shard, f.gpus));
+  if (f.strategy.empty()) {
+    if (replicate > 1 && shard > 1) {
+      f.strategy = "hybrid_shard";
+      if (f.hsdp_shard_size < 0) f.hsdp_shard_size = shard;
+    } else if (replicate > 1) {
+      f.strategy = "no_shard";
+    } else {
+      f.strategy = j.reshard_after_forward.value_or("default") == "never" ? "shard_grad_op" : "full_shard";
+    }
+  }
+  if (f.grad_accum <= 0 && j.global_batch_size && *j.global_batch_size > 0) {
+    const int64_t per_step = int64_t(f.micro_batch) * replicate * shard;
+    if (*j.global_batch_size % per_step != 0)
+      throw ConfigError(j.file, "training.global_batch_size",
+                        fmt::format("{} is not a multiple of local_batch_size {} x {} data-parallel ranks",
+                                    *j.global_batch_size, f.micro_batch, replicate * shard));
+    f.grad_accum = int(*j.global_batch_size / per_step);
+  }
+  if (f.ac.empty()) {
+    const std::string mode = j.ac_mode.value_or("selective");
+    const std::string option = j.selective_ac_option.value_or("2");
+    if (!j.ac_mode) dflt("activation_checkpoint.mode", "\"selective\"");
+    if (mode == "selective") {
+      if (!j.selective_ac_option) dflt("activation_checkpoint.selective_ac_option", "\"2\"");
+      if (option == "op") {
+        f.ac = "selective_op";
+      } else {
+        const int k = std::atoi(option.c_str());
+        if (k < 1 || std::to_string(k) != option)
+          throw ConfigError(j.file, "activation_checkpoint.selective_ac_option",
+                            fmt::format("'{}' (allowed: \"op\" or a positive integer N: every N-th block)", option));
+        f.ac = k == 1 ? "full" : "selective";
+        if (k > 1 && f.ac_ratio < 0) f.ac_ratio = 1.0 / k;
+      }
+    } else {
+      f.ac = mode;
+    }
+  }
+  if (j.compile) f.compile = true;
+  if (j.fp8) f.fp8 = true;
+  if (f.param_dtype.empty()) f.param_dtype = j.param_dtype.value_or("bf16");
+  if (f.reduce_dtype.empty()) f.reduce_dtype = j.reduce_dtype.value_or("fp32");
+  TrainConfig c = config_from_flags("import", f, hw);
+  c.source_file = j.file;
+  if (j.steps) c.training.steps = *j.steps;
+  if (j.max_norm) c.training.max_grad_norm = *j.max_norm;
+  if (j.lr) c.optimizer.lr = *j.lr;
+  if (j.eps) c.optimizer.eps = *j.eps;
+  if (j.weight_decay) c.optimizer.weight_decay = *j.weight_decay;
+  if (j.warmup_steps) c.lr_schedule.warmup_steps = *j.warmup_steps;
+  if (!j.ignored.empty()) {
+    std::string keys;
+    for (const auto& k : j.ignored) keys += (keys.empty() ? "" : ", ") + k;
+    notes.push_back(fmt::format("{}: keys that do not change the plan, ignored: {}", j.file, keys));
+  }
+  return c;
+}
+
+void run_import(const std::string& trainer, const ImportFlags& a) {
+  std::vector<std::string> notes;
+  HardwareSpec hw;
+  TrainConfig cfg;
+  if (!a.titan_config.empty()) {
+    cfg = config_from_torchtitan(a, hw, notes);
+  } else {
+    ConfigFlags f = a.plan;
+    f.runtime = trainer;  // the runtime preset of the same name
+    if (f.micro_batch <= 0) throw UsageError("import: --micro-batch is required (the log does not hold it)");
+    if (f.seq_len <= 0) throw UsageError("import: --seq-len is required (the log does not hold it)");
+    if (f.reduce_dtype.empty() && f.param_dtype != "fp32")
+      // torchtitan reduces in fp32 only; fms-fsdp's bfSixteen policy reduces in bf16
+      // (fms_fsdp/policies/mixed_precision.py).
+      f.reduce_dtype = trainer == "torchtitan" ? "fp32" : "bf16";
+    cfg = config_from_flags("import", f, hw);
+  }
+  const std::string text = read_text(a.log);
+  const planner::TrainLog log =
+      trainer == "torchtitan" ? planner::parse_torchtitan_log(text, a.log) : planner::parse_fms_fsdp_log(text, a.log);
+  planner::ImportedRun run = planner::import_run(log, cfg, hw, a.warmup);
+  notes.insert(notes.end(), run.notes.begin(), run.notes.end());
+  run.info["notes"] = notes;
+  const auto paths = planner::write_run_dir(run, a.out);
+  const RunReport& r = run.report;
+  const auto& sum = run.info["summary"];
+  fmt::print("import: {} run of {} on {} x {} from {}\n", trainer, run.cfg.model_label(), run.cfg.world_size(),
+             run.cfg.cluster.hardware, a.log);
+  fmt::print("  tokens/s/GPU        {:.0f} (median over {} steps after warm-up {})\n", r.tokens_per_s_per_gpu,
+             run.info["steps_summarised"].get<int>(), a.warmup);
+  fmt::print("  step time           {:.4g} s (median)\n", r.median_step_time_s);
+  fmt::print("  MFU                 {:.2f}% planner convention (6·N + 12·L·d·s over {}'s peak)\n", 100 * r.mfu,
+             run.cfg.cluster.hardware);
+  fmt::print("                      {:.2f}% torchtitan convention (6·(N − embedding) + 12·L·d·s, same peak)\n",
+             100 * sum["mfu_torchtitan_convention"].get<double>());
+  if (!sum["mfu_logged_pct"].is_null())
+    fmt::print("                      {:.2f}% as logged (torchtitan's count over its own peak table)\n",
+               sum["mfu_logged_pct"].get<double>());
+  if (r.mem_reserved_peak_bytes)
+    fmt::print("  max reserved        {:.2f} GiB\n", *r.mem_reserved_peak_bytes / double(1ull << 30));
+  if (r.mem_peak_bytes > 0) fmt::print("  max allocated       {:.2f} GiB\n", r.mem_peak_bytes / double(1ull << 30));
+  for (const auto& n : notes) {
+    if (n.rfind("warning:", 0) == 0)
+      fmt::print(stderr, "import: {}\n", n);
+    else
+      fmt::print("  note: {}\n", n);
+  }
+  for (const auto& p : paths) fmt::print("  wrote {}\n", p);
+}
+
+void add_trainer(CLI::App* import, const std::string& trainer, const std::string& what) {
+  auto a = std::make_shared<ImportFlags>();
+  auto* cmd = import->add_subcommand(trainer, what);
+  cmd->add_option("log", a->log, "the training log (stdout of rank 0, or torchrun --tee output)")->required();
+  // Given values are range-checked here (exit 2 naming the flag); absent ones stay "not given".
+  const auto positive_int = CLI::Range(1, 1 << 30);
+  const CLI::Validator positive_finite(
+      [](std::string& v) -> std::string {
+        double x = 0;
+        try {
+          size_t used = 0;
+          x = std::stod(v, &used);
+          if (used != v.size()) return "not a number: " + v;
+        } catch (const std::exception&) {
+          return "not a number: " + v;
+        }
+        return x > 0 && std::isfinite(x) ? "" : "must be a positive finite number, not " + v;
+      },
+      "POSITIVE");
+  cmd->add_option("--model", a->plan.model, "model preset name or .toml");
+  cmd->add_option("--gpu", a->plan.gpu, "hardware preset the run used (e.g. H100-80GB-SXM)");
+  cmd->add_option("--gpus", a->plan.gpus, "total GPUs (ranks) of the run")->check(positive_int);
+  cmd->add_option("--gpus-per-node", a->plan.gpus_per_node, "GPUs per node (default: the preset's)")->check(positive_int);
+  cmd->add_option("--inter-node-gbps", a->plan.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)")
+      ->check(positive_finite);
+  cmd->add_option("--seq-len", a->plan.seq_len, "tokens per sequence")->check(positive_int);
+  add_choice_flags(cmd, a->plan);
+  if (trainer == "torchtitan")
+    cmd->add_option("--config", a->titan_config,
+                    "torchtitan v0.2.x TOML job config of the run: supplies what the flags would; flags override it");
+  cmd->add_option("--warmup", a->warmup, "steps (step number <= N) left out of the summary")
+      ->check(CLI::Range(0, 1 << 30))
+      ->capture_default_str();
+  cmd->add_option("--out", a->out, "run directory to write (run.toml, run_report.json, import.json)")->required();
+  cmd->callback([a, trainer] { run_import(trainer, *a); });
+}
+
+}  // namespace
+
+void register_import(CLI::App& app) {
+  auto* cmd = app.add_subcommand("import", "Turn another trainer's run (its log) into a run directory for validate and calibrate");
+  cmd->require_subcommand(1);
+  add_trainer(cmd, "torchtitan", "torchtitan's training log (metric lines 'step: … loss: … memory: … tps: …')");
+  add_trainer(cmd, "fms-fsdp", "fms-fsdp's training log (report blocks 'step:', 'loss:', 'reserved memory:', …)");
+}
+
+}  // namespace shardcast::cli

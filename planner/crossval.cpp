@@ -1,0 +1,206 @@
+#include "planner/crossval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+std::vector<FitGroup> shipped_fit_groups() {
+  const std::vector<std::string> base = {"matmul_eff",      "attention_eff",   "hbm_eff",
+                                         "unit_overhead_s", "step_overhead_s", "compile_elementwise_factor"};
+  std::vector<std::string> h100 = base;
+  h100.push_back("fp8_matmul_eff");
+  // Priors, the same for every GPU (fractions of its ceilings; docs/cost-model.md §7): GEMMs of
+  // training shapes below the best-shape MAMF, attention well below the GEMM rate, HBM near
+  // the measured copy bandwidth, ideal compile fusion, host overheads of a millisecond per unit
+  // and tens of milliseconds per step.
+  const std::map<std::string, double> prior = {
+      {"matmul_eff", 0.85},     {"fp8_matmul_eff", 0.85},   {"attention_eff", 0.3},
+      {"hbm_eff", 0.9},         {"unit_overhead_s", 0.001}, {"step_overhead_s", 0.03},
+      {"compile_elementwise_factor", 1.0}};
+  const double w = kShippedPriorWeight;
+  return {
+      {"A100 (GA100)", {"A100-80GB-SXM", "A100-40GB-SXM"}, base, prior, w},
+      {"H100/H200 (GH100)", {"H100-80GB-SXM", "H100-96GB-HBM2e", "H100-unspecified", "H200-141GB-SXM"}, h100, prior, w},
+  };
+}
+
+std::string source_key(const PublishedRow& row) {
+  std::string s = row.source;
+  const size_t paren = s.find(" (");
+  if (paren != std::string::npos) s = s.substr(0, paren);
+  while (!s.empty() && (s.back() == ' ' || s.back() == ',')) s.pop_back();
+  return s;
+}
+
+namespace {
+
+const FitGroup* group_of(const std::vector<FitGroup>& groups, const std::string& hw) {
+  for (const auto& g : groups)
+    if (std::find(g.hardware.begin(), g.hardware.end(), hw) != g.hardware.end()) return &g;
+  return nullptr;
+}
+
+bool has_tps(const PublishedRow& r) { return r.tokens_per_s_per_gpu && *r.tokens_per_s_per_gpu > 0; }
+
+}  // namespace
+
+std::vector<std::string> fit_groups(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
+                                    HardwareSet& hw, const std::vector<FitGroup>& groups, const LmOptions& lm) {
+  std::vector<std::string> notes;
+  for (const FitGroup& g : groups) {
+    std::vector<std::string> present;
+    for (const auto& h : g.hardware)
+      if (hw.count(h)) present.push_back(h);
+    int n = 0;
+    for (const auto& c : cases)
+      if (std::find(present.begin(), present.end(), c.hardware) != present.end() && has_tps(rows[c.row])) ++n;
+    if (n == 0) {
+      notes.push_back(g.family + ": no rows, preset values");
+      continue;
+    }
+    for (const auto& h : present)
+      for (const auto& [k, v] : g.prior) hw.at(h).efficiency[k] = v;
+    FitSpec spec;
+    spec.hardware = present;
+    spec.params = g.params;
+    spec.prior_weight = g.prior_weight;
+    spec.lm = lm;
+    const FitResult f = fit_efficiency(rows, cases, hw, spec);
+    notes.push_back(fmt::format("{}: refitted on {} rows", g.family, f.n_runs));
+  }
+  return notes;
+}
+
+CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
+                                    const HardwareSet& hardware, const std::vector<FitGroup>& groups,
+                                    const LmOptions& lm) {
+  std::vector<std::string> sources;
+  for (const auto& c : cases) {
+    const std::string k = source_key(rows[c.row]);
+    if (has_tps(rows[c.row]) && std::find(sources.begin(), sources.end(), k) == sources.end()) sources.push_back(k);
+  }
+  CrossvalResult out;
+  for (const std::string& left_out : sources) {
+    CrossvalFold fold;
+    fold.source = left_out;
+    HardwareSet hw = hardware;
+    std::vector<ValidationCase> train;
+    for (const auto& c : cases)
+      if (source_key(rows[c.row]) != left_out) train.push_back(c);
+    fold.notes = fit_groups(rows, train, hw, groups, lm);
+    for (const auto& c : cases) {
+      const PublishedRow& row = rows[c.row];
+      if (source_key(row) != left_out || !has_tps(row)) continue;
+      Prediction p;
+      try {
+        p = plan(c.cfg, hw.at(c.hardware), c.options);
+      } catch (const ConfigError&) {
+        continue;  // validate reports the row as unpredictable
+      }
+      CrossvalRow r;
+      r.row = c.row;
+      r.row_id = row.row_id;
+      r.source = left_out;
+      r.hardware = c.hardware;
+      r.regime = band_regime(c.cfg, c.hardware, c.options.runtime);
+      r.predicted_tps = p.tokens_per_s_per_gpu;
+      r.measured_tps = *row.tokens_per_s_per_gpu;
+      r.rel_err = r.predicted_tps / r.measured_tps - 1.0;
+      out.rows.push_back(r);
+      ++fold.n_rows;
+    }
+    out.folds.push_back(std::move(fold));
+  }
+  return out;
+}
+
+BandTable build_bands(const std::vector<CrossvalRow>& rows, const std::vector<FitGroup>& groups, int min_rows) {
+  BandTable t;
+  t.min_rows = min_rows;
+  for (const FitGroup& g : groups) {
+    // (dimension, value) -> rows, in first-seen order.
+    std::vector<std::pair<std::string, std::string>> order;
+    std::map<std::pair<std::string, std::string>, std::vector<const CrossvalRow*>> by;
+    auto add = [&](const std::string& dim, const std::string& val, const CrossvalRow* r) {
+      const auto key = std::make_pair(dim, val);
+      if (!by.count(key)) order.push_back(key);
+      by[key].push_back(r);
+    };
+    for (const auto& r : rows) {
+      if (group_of(groups, r.hardware) != &g) continue;
+      add(kBandAll, "", &r);
+      add(kBandRuntime, r.regime.runtime, &r);
+      add(kBandCheckpointing, r.regime.checkpointing, &r);
+      add(kBandScale, r.regime.scale, &r);
+    }
+    for (const auto& key : order) {
+      const auto& rs = by[key];
+      if (int(rs.size()) < min_rows) continue;
+      ErrorBand b;
+      b.family = g.family;
+      b.hardware = g.hardware;
+      b.dimension = key.first;
+      b.value = key.second;
+      double sq = 0;
+      std::set<std::string> srcs;
+      for (const CrossvalRow* r : rs) {
+        sq += r->rel_err * r->rel_err;
+        b.rows.push_back(r->row_id);
+        if (srcs.insert(r->source).second) b.sources.push_back(r->source);
+      }
+      b.rel_1sigma = std::sqrt(sq / rs.size());
+      b.n_rows = int(rs.size());
+      t.bands.push_back(std::move(b));
+    }
+  }
+  return t;
+}
+
+namespace {
+void count(Coverage& c, double rel_err, const BandChoice& b) {
+  ++c.n;
+  c.within_1sigma += std::fabs(rel_err) <= b.rel_1sigma;
+  c.within_2sigma += std::fabs(rel_err) <= 2 * b.rel_1sigma;
+  c.prior_only += b.prior_only;
+}
+double prior(const HardwareSet& hw, const std::string& name, const char* key) {
+  auto it = hw.find(name);
+  return it == hw.end() ? 0.0 : it->second.efficiency_param(key);
+}
+}  // namespace
+
+Coverage coverage(const std::vector<CrossvalRow>& rows, const BandTable& t, const HardwareSet& hardware) {
+  Coverage c;
+  for (const auto& r : rows)
+    count(c, r.rel_err,
+          choose_band(t, r.regime, prior(hardware, r.hardware, "error_band_rel"),
+                      prior(hardware, r.hardware, "error_band_runs")));
+  return c;
+}
+
+Coverage nested_coverage(const std::vector<CrossvalRow>& rows, const std::vector<FitGroup>& groups, int min_rows,
+                         const HardwareSet& hardware) {
+  Coverage c;
+  std::vector<std::string> sources;
+  for (const auto& r : rows)
+    if (std::find(sources.begin(), sources.end(), r.source) == sources.end()) sources.push_back(r.source);
+  for (const auto& s : sources) {
+    std::vector<CrossvalRow> others, mine;
+    for (const auto& r : rows) (r.source == s ? mine : others).push_back(r);
+    const Coverage part = coverage(mine, build_bands(others, groups, min_rows), hardware);
+    c.n += part.n;
+    c.within_1sigma += part.within_1sigma;
+    c.within_2sigma += part.within_2sigma;
+    c.prior_only += part.prior_only;
+  }
+  return c;
+}
+
+}  // namespace shardcast::planner

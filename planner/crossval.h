@@ -1,0 +1,96 @@
+// Leave-one-source-out cross-validation of the fitted efficiency keys, and the error bands
+// measured with it.
+//
+// What it is: for every source of the published rows (a source = one team / framework /
+// version: source_key()), refit what the shipped presets fit (FitGroup: the presets of one GPU
+// silicon share values; docs/cost-model.md §7) on the rows of every other source, predict the
+// left-out rows, and collect the out-of-sample relative errors. build_bands() turns those
+// errors into the BandTable (error_band.h) per GPU family and regime; coverage() counts the rows
+// within 1σ and 2σ of the band the planner would state for them.
+// What it is not: the fitter (fit.h) or the band lookup at prediction time (error_band.h).
+// Functions are reentrant; leave_one_source_out copies the hardware presets it refits.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "planner/error_band.h"
+#include "planner/fit.h"
+#include "planner/validate.h"
+
+namespace shardcast::planner {
+
+// One fit of the shipped procedure: keys fitted with values shared across the presets.
+struct FitGroup {
+  std::string family;                 // GPU family name, e.g. "A100 (GA100)"
+  std::vector<std::string> hardware;  // presets fitted together (first ones have published rows)
+  std::vector<std::string> params;    // efficiency keys fitted
+  // Where every fit starts and what it is pulled towards (weight prior_weight on log(x/prior)):
+  // values that do not come from the published rows, so a fold never starts from a fit that saw
+  // the source it leaves out. Without it a fold left with a dozen rows fits seven keys to them.
+  std::map<std::string, double> prior;
+  double prior_weight = 0;
+};
+// Weight of the priors in the shipped procedure: a log-deviation of 1/w from a prior costs as
+// much as one run predicted e-fold off (docs/cost-model.md §7).
+inline constexpr double kShippedPriorWeight = 0.3;
+
+// The procedure used for the shipped presets (docs/cost-model.md §7): A100 (both parts),
+// H100-80GB (with fp8); the family also names the presets of the same silicon that take the
+// fitted values without rows of their own (H100-96GB, H100-unspecified, H200).
+std::vector<FitGroup> shipped_fit_groups();
+
+// The source of a row: the `source` column up to its first " (" — the document and its
+// version, so the tables and sections of one document at one commit are one source (e.g.
+// "mosaicml/llm-foundry scripts/train/benchmarking/README.md @5e85bd62d"); the `framework`
+// column when there is no source.
+std::string source_key(const PublishedRow& row);
+
+struct CrossvalRow {
+  size_t row = 0;               // index into the rows
+  std::string row_id, source, hardware;
+  BandRegime regime;
+  double predicted_tps = 0, measured_tps = 0;
+  double rel_err = 0;           // predicted / measured − 1, out of sample
+};
+
+struct CrossvalFold {
+  std::string source;           // left out
+  int n_rows = 0;               // rows of that source predicted
+  std::vector<std::string> notes;  // per group: fitted on n rows, or "no rows left: preset values"
+};
+
+struct CrossvalResult {
+  std::vector<CrossvalRow> rows;  // every row with a measured tokens/s, out of sample
+  std::vector<CrossvalFold> folds;
+};
+
+// Fit every group on `cases` (from its prior), writing the values into `hardware`; returns one
+// line per group saying what was fitted on how many rows ("no rows: preset values" otherwise).
+std::vector<std::string> fit_groups(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
+                                    HardwareSet& hardware, const std::vector<FitGroup>& groups,
+                                    const LmOptions& lm = {});
+
+// Leave each source out in turn, refit `groups` on the rest (fit_groups), predict the left-out
+// source's rows. `hardware` must hold every case's preset.
+CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
+                                    const HardwareSet& hardware, const std::vector<FitGroup>& groups,
+                                    const LmOptions& lm = {});
+
+// The bands of the out-of-sample errors: per family, overall and per runtime / checkpointing /
+// scale value with at least min_rows rows.
+BandTable build_bands(const std::vector<CrossvalRow>& rows, const std::vector<FitGroup>& groups, int min_rows);
+
+struct Coverage {
+  int n = 0, within_1sigma = 0, within_2sigma = 0, prior_only = 0;
+  double frac1() const { return n ? double(within_1sigma) / n : 0; }
+  double frac2() const { return n ? double(within_2sigma) / n : 0; }
+};
+// Nested: each source's errors against bands built without that source.
+Coverage nested_coverage(const std::vector<CrossvalRow>& rows, const std::vector<FitGroup>& groups, int min_rows,
+                         const HardwareSet& hardware);
+// Errors `rows` against the bands of `t` (prior from each row's preset).
+Coverage coverage(const std::vector<CrossvalRow>& rows, const BandTable& t, const HardwareSet& hardware);
+
+}  // namespace shardcast::planner

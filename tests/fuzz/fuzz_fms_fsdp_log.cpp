@@ -1,0 +1,15 @@
+// libFuzzer: fms_fsdp's training log as `shardcast import` reads it
+// (planner/import/train_log.h). A malformed metric line must be an InputError naming the line;
+// anything else is a crash.
+#include "planner/import/train_log.h"
+#include "tests/fuzz/fuzz_common.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    const auto log = shardcast::planner::parse_fms_fsdp_log(fuzz_text(data, size), "fuzz.log");
+    for (size_t i = 1; i < log.steps.size(); ++i)
+      if (log.steps[i].step <= log.steps[i - 1].step) __builtin_trap();  // steps ascend, once each
+  }
+  SHARDCAST_FUZZ_EXPECTED_ERRORS
+  return 0;
+}

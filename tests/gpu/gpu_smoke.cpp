@@ -1,0 +1,135 @@
+// gpu_smoke: the GPU checks that need C++ (tests/gpu/run_gpu_checks.sh runs them on a GPU
+// machine; built only against a CUDA LibTorch). Each writes OUT_DIR/validation.json:
+// {"check", "passed", "tolerance", "entries": [{"quantity", "reference", "measured",
+// "rel_error"}]} and exits 0 when it passed, 1 when not.
+//   nccl-one-rank OUT_DIR    a one-rank NCCL group (cuda:0): the flat all-gather and
+//                            reduce-scatter in bf16, a host all-reduce, then one FSDP step in
+//                            bf16 over that group (reduce-scatter stream, bf16 reduction)
+//                            against the CPU fp32 reference.
+//   gloo-cuda-two-ranks OUT_DIR  two ranks as threads on cuda:0 over Gloo with CUDA tensors,
+//                            FSDP full_shard fp32, 5 steps, against the CPU reference.
+// NEVER COMPILED against a CUDA LibTorch nor run in this project's CI (no GPU, LibTorch 1.13
+// CPU): `make gpu-check` compiles it syntax-only with the NCCL path on.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <nlohmann/json.hpp>
+
+#include "shared/config_io.h"
+#include "tests/trainer/harness.h"
+
+namespace shardcast::trainer::testing {
+namespace {
+
+struct Check {
+  std::string name;
+  double tolerance = 0;
+  nlohmann::json entries = nlohmann::json::array();
+  bool passed = true;
+  // reference vs measured, relative error against |reference| (absolute when it is 0).
+  void compare(const std::string& quantity, double reference, double measured) {
+    const double err = std::abs(measured - reference) / (reference != 0 ? std::abs(reference) : 1.0);
+    entries.push_back({{"quantity", quantity}, {"reference", reference}, {"measured", measured}, {"rel_error", err}});
+    if (!(err <= tolerance)) passed = false;
+  }
+  int write(const std::filesystem::path& dir) const {
+    std::filesystem::create_directories(dir);
+    nlohmann::json j = {{"schema", 1}, {"check", name}, {"passed", passed}, {"tolerance", tolerance},
+                        {"entries", entries}};
+    write_file_atomic(dir / "validation.json", j.dump(2) + "\n");
+    std::printf("%s: %s (tolerance %.1e) -> %s\n", name.c_str(), passed ? "PASSED" : "FAILED", tolerance,
+                (dir / "validation.json").c_str());
+    return passed ? 0 : 1;
+  }
+};
+
+// Step-1 gradients and losses of an FSDP run against the CPU reference.
+void compare_runs(Check& c, const RunResult& ref, const RunResult& got) {
+  std::string worst;
+  c.compare("step1_grad_max_rel_error", 0.0, max_rel_error(got.grads1, ref.grads1, &worst));
+  for (size_t i = 0; i < ref.losses.size() && i < got.losses.size(); ++i)
+    c.compare("loss_step_" + std::to_string(i + 1), ref.losses[i], got.losses[i]);
+  if (got.losses.size() != ref.losses.size()) c.passed = false;
+}
+
+int nccl_one_rank(const std::filesystem::path& out) {
+  Check c;
+  c.name = "nccl-one-rank";
+  // bf16 compute and reduction against fp32: bf16 keeps 8 bits of mantissa (2^-8 ≈ 3.9e-3
+  // per rounding); two steps of a 2-layer model accumulate a few roundings per value.
+  c.tolerance = 3e-2;
+  const at::Device dev = bind_rank_device("nccl", 0);
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  CommOptions co;
+  co.backend = "nccl";
+  co.timeout_seconds = 120;
+  co.device = dev;
+  auto g = make_backend_group(store, 0, 1, co);
+  // The flat collectives in bf16 (one rank: the output is the input, bit for bit).
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(dev);
+  at::Tensor in = at::randn({1001}, bf16);
+  at::Tensor gathered = at::empty({1001}, bf16);
+  g->all_gather(gathered, in).wait();
+  c.compare("all_gather_bf16_max_abs_diff", 0.0, (gathered.to(at::kFloat) - in.to(at::kFloat)).abs().max().item<double>());
+  at::Tensor reduced = at::empty({1001}, bf16);
+  g->reduce_scatter(reduced, in.clone());
+  c.compare("reduce_scatter_bf16_max_abs_diff", 0.0, (reduced.to(at::kFloat) - in.to(at::kFloat)).abs().max().item<double>());
+  std::vector<double> v{1.5, -2.0};
+  all_reduce_host(*g, v);
+  c.compare("all_reduce_host_sum", 1.5, v[0]);
+  // One FSDP rank over the NCCL group in bf16: the reduce-scatter stream and bf16 reduction.
+  TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 1);
+  cfg.precision.param_dtype = "bf16";
+  cfg.precision.reduce_dtype = "bf16";
+  const RunResult ref = train_reference(tiny_config(ShardingStrategy::full_shard, 1), 2);
+  TokenFile data(synthetic_token_file());
+  ProcessGroups groups{g, g, g};
+  auto engine = make_fsdp_engine(cfg, groups, dev);
+  TrainLoop loop(cfg, *engine, data, DataSlice{0, 1, 1}, 0);
+  RunResult got;
+  TrainLoop::Hooks h;
+  h.after_backward = [&](int s) {
+    if (s == 1) got.grads1 = engine->full_gradients();
+  };
+  for (int s = 1; s <= 2; ++s) got.losses.push_back(loop.step(s, h).loss);
+  compare_runs(c, ref, got);
+  return c.write(out);
+}
+
+int gloo_cuda_two_ranks(const std::filesystem::path& out) {
+  Check c;
+  c.name = "gloo-cuda-two-ranks";
+  // fp32 on both sides; cuBLAS and the CPU BLAS sum in different orders (1e-5, the CPU
+  // parity tolerance), and five AdamW steps feed that back: 1e-4.
+  c.tolerance = 1e-4;
+  const at::Device dev = bind_rank_device("nccl", 0);  // makes cuda:0 current; Gloo below
+  const TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);
+  const RunResult ref = train_reference(cfg, 5);
+  const RunResult got = train_fsdp(cfg, 5, dev);
+  compare_runs(c, ref, got);
+  return c.write(out);
+}
+
+}  // namespace
+}  // namespace shardcast::trainer::testing
+
+int main(int argc, char** argv) {
+  using namespace shardcast::trainer::testing;
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: gpu_smoke {nccl-one-rank | gloo-cuda-two-ranks} OUT_DIR\n");
+    return 2;
+  }
+  const std::string what = argv[1];
+  try {
+    if (what == "nccl-one-rank") return nccl_one_rank(argv[2]);
+    if (what == "gloo-cuda-two-ranks") return gloo_cuda_two_ranks(argv[2]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_smoke %s: %s\n", what.c_str(), e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "gpu_smoke: unknown check '%s' (nccl-one-rank | gloo-cuda-two-ranks)\n", what.c_str());
+  return 2;
+}

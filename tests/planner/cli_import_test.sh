@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `shardcast import` and `emit --torchtitan-version` on the real binary: run directories that
+# validate and calibrate read, exit codes (0 ok, 1 bad log, 2 bad usage), and emitted files.
+#   usage: cli_import_test.sh SHARDCAST DATA_DIR
+set -uo pipefail
+B=${1:?shardcast binary}; D=${2:?data dir}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+rc() { "$@" >"$T/out" 2>"$T/err"; echo $?; }
+
+FLAGS="--model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op"
+check "import torchtitan (flags) exits 0" "[ $(rc $B import torchtitan $D/torchtitan_2026_08.log $FLAGS --out $T/tt1) = 0 ]"
+check "run.toml says runtime torchtitan" "grep -q '^runtime = \"torchtitan\"' $T/tt1/run.toml"
+check "run_report.json has the reserved peak" "grep -q '\"mem_reserved_peak_bytes\": 65895' $T/tt1/run_report.json"
+check "output names the MFU conventions" "grep -q 'planner convention' $T/out && grep -q 'torchtitan convention' $T/out && grep -q 'as logged' $T/out"
+check "import torchtitan --config exits 0" \
+  "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log --config $D/torchtitan_llama3_8b_v0.2.toml --gpu H100-80GB-SXM --gpus 64 --out $T/tt2) = 0 ]"
+check "--config: 64 ranks, selective_op, ignored keys listed" \
+  "grep -q 'nodes = 8' $T/tt2/run.toml && grep -q 'mode = \"selective_op\"' $T/tt2/run.toml && grep -q 'ignored: .*training.dataset' $T/out"
+check "import fms-fsdp exits 0" \
+  "[ $(rc $B import fms-fsdp $D/fms_fsdp_2024_04.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 100 --out $T/fms) = 0 ]"
+check "fms-fsdp run.toml: runtime, bf16 reduction" "grep -q '^runtime = \"fms-fsdp\"' $T/fms/run.toml && grep -q 'reduce_dtype = \"bf16\"' $T/fms/run.toml"
+check "validate reads the imported runs" "[ $(rc $B validate $T/tt1 $T/tt2 $T/fms --json) = 0 ] && grep -q '\"mape_step_time_pct\"' $T/out"
+check "calibrate --fit reads the imported runs" \
+  "[ $(rc $B calibrate --fit $T/tt1 $T/tt2 $T/fms --hardware H100-80GB-SXM --params matmul_eff --out $T/fit.toml) = 0 ] && [ -s $T/fit.toml ]"
+
+printf 'step: 1  loss: 2.0  memory: 3.00GiB(4.00%%)  tps: abc\n' > $T/bad.log
+check "malformed line: exit 1 naming file:line" "[ $(rc $B import torchtitan $T/bad.log $FLAGS --out $T/x) = 1 ] && grep -q 'bad.log:1: tps' $T/err"
+printf 'nothing logged\n' > $T/empty.log
+check "no steps: exit 1" "[ $(rc $B import torchtitan $T/empty.log $FLAGS --out $T/x) = 1 ] && grep -q 'no torchtitan step' $T/err"
+check "warm-up beyond the run: exit 2 naming --warmup" \
+  "[ $(rc $B import torchtitan $D/torchtitan_2024.log $FLAGS --warmup 50 --out $T/x) = 2 ] && grep -q -- '--warmup 50' $T/err"
+check "missing --seq-len: exit 2" \
+  "[ $(rc $B import torchtitan $D/torchtitan_2024.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --out $T/x) = 2 ]"
+check "bf16 reduction is not torchtitan: exit 2" \
+  "[ $(rc $B import torchtitan $D/torchtitan_2024.log $FLAGS --reduce-dtype bf16 --out $T/x) = 2 ] && grep -q 'runtime' $T/err"
+for bad in "--seq-len 0" "--seq-len -5" "--gpus-per-node 0" "--inter-node-gbps -100" "--inter-node-gbps nan" \
+           "--inter-node-gbps inf" "--warmup -1"; do
+  flag=${bad%% *}
+  check "import $bad: exit 2 naming $flag" \
+    "[ $(rc $B import torchtitan $D/torchtitan_2024.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 $( [ "$flag" = --seq-len ] || echo --seq-len 8192 ) $bad --out $T/x) = 2 ] && grep -q -- '$flag' $T/err"
+done
+check "nothing written on errors" "[ ! -e $T/x ]"
+
+EMIT="--model llama3.1-8b --gpu H100-80GB-SXM --gpus 64 --strategy full_shard --micro-batch 1 --seq-len 8192 --ac full --runtime torchtitan"
+check "emit --torchtitan-version current" "[ $(rc $B emit $EMIT --torchtitan-version current --out $T/e1) = 0 ] && [ -f $T/e1/torchtitan_recipe.py ] && [ ! -e $T/e1/torchtitan.toml ]"
+if command -v python3 >/dev/null; then
+  check "torchtitan_recipe.py is Python" "python3 -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' $T/e1/torchtitan_recipe.py"
+fi
+check "emit --torchtitan-version 0.2" "[ $(rc $B emit $EMIT --torchtitan-version 0.2 --out $T/e2) = 0 ] && grep -q 'mixed_precision_reduce = \"float32\"' $T/e2/torchtitan.toml"
+check "accelerate refused for an fp32 reduction under bf16" "[ ! -e $T/e2/fsdp_config.yaml ] && grep -q 'not written: fsdp_config.yaml: accelerate' $T/err"
+check "emit --torchtitan-version 1.0: exit 2" "[ $(rc $B emit $EMIT --torchtitan-version 1.0 --out $T/e3) = 2 ]"
+check "launch scripts set both allocator variables" \
+  "grep -q PYTORCH_CUDA_ALLOC_CONF $T/e2/launch_torchrun.sh && grep -q PYTORCH_CUDA_ALLOC_CONF $T/e2/launch.sbatch"
+exit $fail

@@ -1,0 +1,208 @@
+// Cross-validated error bands: the source key, the band table and its choice, leave-one-source-
+// out on the published rows (every row predicted by a fit that never saw its source), the
+// ceilings, and the three memory numbers.
+#include "planner/crossval.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "planner/efficiency.h"
+#include "planner/error_band.h"
+#include "planner/memory_model.h"
+#include "planner/runtime.h"
+#include "shared/errors.h"
+#include "test_util.h"
+
+namespace shardcast::planner {
+namespace {
+
+std::string calibration_csv() {
+  const std::string in_repo = std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/calibration.csv";
+  if (std::filesystem::exists(in_repo)) return in_repo;
+  return std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/calibration.csv";
+}
+
+TEST(Crossval, SourceKeyIsTheDocumentAndVersion) {
+  PublishedRow a, b, c;
+  a.source = "mosaicml/llm-foundry scripts/train/benchmarking/README.md @5e85bd62d (2024-01-06; x) section 'H100 80GB BF16'";
+  b.source = "mosaicml/llm-foundry scripts/train/benchmarking/README.md @5e85bd62d (2024-01-06; x) section 'A100 40GB'";
+  c.source = "foundation-model-stack/fms-fsdp README.md @6327da6 (2024-02-21 table)";
+  EXPECT_EQ(source_key(a), source_key(b));  // sections of one document at one commit: one source
+  EXPECT_EQ(source_key(a), "mosaicml/llm-foundry scripts/train/benchmarking/README.md @5e85bd62d");
+  EXPECT_EQ(source_key(c), "foundation-model-stack/fms-fsdp README.md @6327da6");
+}
+
+BandTable two_band_table() {
+  BandTable t;
+  t.min_rows = 2;
+  ErrorBand all{"fam", {"H100-80GB-SXM"}, kBandAll, "", 0.10, 2, {"s1", "s2"}, {"r1", "r2"}};
+  ErrorBand rt{"fam", {"H100-80GB-SXM"}, kBandRuntime, "fms-fsdp", 0.04, 2, {"s1"}, {"r1", "r2"}};
+  ErrorBand ac{"fam", {"H100-80GB-SXM"}, kBandCheckpointing, "full", 0.15, 2, {"s2"}, {"r1", "r2"}};
+  t.bands = {all, rt, ac};
+  return t;
+}
+
+TEST(ErrorBand, WidestMatchingRegimeAndPriorOnly) {
+  const BandTable t = two_band_table();
+  // Matching runtime band narrower than the family's: the family's (the widest) is stated.
+  BandChoice c = choose_band(t, {"H100-80GB-SXM", "fms-fsdp", "none", "multi-node"}, 0.5, 0);
+  EXPECT_DOUBLE_EQ(c.rel_1sigma, 0.10);
+  EXPECT_FALSE(c.prior_only);
+  // Full checkpointing is the widest regime that matches.
+  c = choose_band(t, {"H100-80GB-SXM", "fms-fsdp", "full", "multi-node"}, 0.5, 0);
+  EXPECT_DOUBLE_EQ(c.rel_1sigma, 0.15);
+  // A runtime never measured on the family: prior only, at least the widest runtime band.
+  c = choose_band(t, {"H100-80GB-SXM", "accelerate", "none", "multi-node"}, 0.5, 0);
+  EXPECT_TRUE(c.prior_only);
+  EXPECT_GE(c.rel_1sigma, 0.10);
+  EXPECT_NE(c.note.find("prior only"), std::string::npos);
+  // A GPU in no family: the preset's prior, said to be one.
+  c = choose_band(t, {"MI300X", "torchtitan", "none", "single-node"}, 0.3, 0);
+  EXPECT_DOUBLE_EQ(c.rel_1sigma, 0.3);
+  EXPECT_TRUE(c.prior_only);
+  EXPECT_NE(c.note.find("prior only"), std::string::npos);
+}
+
+TEST(ErrorBand, TomlRoundTripAndStrictKeys) {
+  const BandTable t = two_band_table();
+  const BandTable back = parse_bands_toml(write_bands_toml(t), "bands.toml");
+  ASSERT_EQ(back.bands.size(), t.bands.size());
+  for (size_t i = 0; i < t.bands.size(); ++i) {
+    EXPECT_EQ(back.bands[i].dimension, t.bands[i].dimension);
+    EXPECT_EQ(back.bands[i].value, t.bands[i].value);
+    EXPECT_DOUBLE_EQ(back.bands[i].rel_1sigma, t.bands[i].rel_1sigma);
+    EXPECT_EQ(back.bands[i].rows, t.bands[i].rows);
+  }
+  EXPECT_THROW(parse_bands_toml("min_rows = 2\nbogus = 1\n", "b.toml"), ConfigError);
+  EXPECT_THROW(parse_bands_toml(
+                   "min_rows = 2\n[[band]]\nfamily='f'\nhardware=['x']\ndimension='gpu'\nvalue=''\n"
+                   "rel_1sigma=0.1\nn_rows=0\nsources=[]\nrows=[]\n",
+                   "b.toml"),
+               ConfigError);
+}
+
+TEST(ErrorBand, ShippedBandsCoverThePublishedFamilies) {
+  const BandTable& t = shipped_bands();
+  std::set<std::string> covered;
+  for (const auto& b : t.bands)
+    if (b.dimension == kBandAll) covered.insert(b.hardware.begin(), b.hardware.end());
+  EXPECT_TRUE(covered.count("A100-80GB-SXM"));
+  EXPECT_TRUE(covered.count("H100-80GB-SXM"));
+  EXPECT_FALSE(covered.count("MI300X"));  // no published run: prior only
+  for (const auto& b : t.bands) EXPECT_EQ(int(b.rows.size()), b.n_rows);
+}
+
+TEST(Crossval, LeaveOneSourceOutPredictsEveryRowWithoutItsSource) {
+  const std::string csv = calibration_csv();
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no calibration CSV";
+  const auto ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
+  auto rows = read_published_csv(csv, ann);
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  const auto groups = shipped_fit_groups();
+  for (const auto& g : groups)
+    for (const auto& h : g.hardware)
+      if (!hw.count(h)) hw.emplace(h, load_hardware(h));
+  LmOptions lm;
+  lm.max_iterations = 15;  // enough to move every fold away from its prior; keeps the test short
+  const CrossvalResult cv = leave_one_source_out(rows, cases, hw, groups, lm);
+  int with_tps = 0;
+  std::map<std::string, int> per_source;
+  for (const auto& c : cases)
+    if (rows[c.row].tokens_per_s_per_gpu) {
+      ++with_tps;
+      ++per_source[source_key(rows[c.row])];
+    }
+  EXPECT_EQ(int(cv.rows.size()), with_tps);
+  ASSERT_EQ(cv.folds.size(), per_source.size());
+  for (const auto& f : cv.folds) {
+    // The fit of each fold saw every row but the left-out source's: its notes count them.
+    int fitted = 0;
+    for (const auto& note : f.notes) {
+      const auto at = note.find("refitted on ");
+      if (at != std::string::npos) fitted += std::stoi(note.substr(at + 12));
+    }
+    EXPECT_EQ(fitted, with_tps - per_source[f.source]) << f.source;
+  }
+  for (const auto& r : cv.rows) EXPECT_TRUE(std::isfinite(r.rel_err)) << r.row_id;
+  // Bands: every band's rows are out-of-sample rows of its family, and its 1σ is their rms.
+  const BandTable t = build_bands(cv.rows, groups, 4);
+  for (const auto& b : t.bands) {
+    EXPECT_GE(b.n_rows, 4);
+    EXPECT_GT(b.rel_1sigma, 0);
+  }
+}
+
+TEST(Ceilings, GemmRateIsPeakTimesCeilingTimesEfficiency) {
+  EfficiencyParams p;
+  p.matmul_ceiling = 0.8;
+  p.matmul_eff = 0.9;
+  p.fp8_matmul_ceiling = 0.7;
+  p.fp8_matmul_eff = 0.5;
+  p.attention_eff = 0.25;
+  p.hbm_ceiling = 0.9;
+  p.hbm_eff = 0.5;
+  const EfficiencyParams r = of_datasheet(p);
+  EXPECT_DOUBLE_EQ(r.matmul_eff, 0.72);
+  EXPECT_DOUBLE_EQ(r.fp8_matmul_eff, 0.35);
+  EXPECT_DOUBLE_EQ(r.attention_eff, 0.2);
+  EXPECT_DOUBLE_EQ(r.hbm_eff, 0.45);
+  // Every GPU preset states its ceilings, each a fraction of its datasheet.
+  for (const auto& name : list_hardware_presets()) {
+    const EfficiencyParams e = read_efficiency(load_hardware(name));
+    EXPECT_GT(e.matmul_ceiling, 0.4) << name;
+    EXPECT_LE(e.matmul_ceiling, 1.0) << name;
+    EXPECT_LE(e.hbm_ceiling, 1.0) << name;
+  }
+}
+
+TEST(Ceilings, LowerCeilingSlowsAGemmBoundConfigInProportion) {
+  // Same preset, ceiling halved: the GEMM time doubles, so tokens/s drops by well over a third
+  // (not exactly half: attention, elementwise and communication are unchanged or scale too).
+  const TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 1, 4096);
+  HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const double fast = plan(c, hw).tokens_per_s_per_gpu;
+  hw.efficiency["matmul_ceiling"] *= 0.5;
+  const double slow = plan(c, hw).tokens_per_s_per_gpu;
+  EXPECT_LT(slow, 0.7 * fast);
+  EXPECT_GT(slow, 0.45 * fast);
+}
+
+TEST(DeviceMemory, ReservedAndDeviceTotal) {
+  AllocatorInputs in;
+  in.allocated_peak = 100;
+  in.unreused = 20;
+  in.fragmentation = 0.1;
+  in.outside_allocator = 2;
+  // FSDP1 (rate-limited): fragmentation only.
+  DeviceMemory d = device_memory(in);
+  EXPECT_DOUBLE_EQ(d.allocated, 100);
+  EXPECT_DOUBLE_EQ(d.reserved, 110);
+  EXPECT_DOUBLE_EQ(d.device_total, 112);
+  // FSDP2 recordStream without expandable segments keeps every unreused block, with them half.
+  in.record_stream_buffers = true;
+  EXPECT_DOUBLE_EQ(device_memory(in).reserved, 110 + 20 * kUnreusedKeptFixedSegments);
+  in.expandable_segments = true;
+  EXPECT_DOUBLE_EQ(device_memory(in).reserved, 110 + 20 * kUnreusedKeptExpandable);
+}
+
+TEST(DeviceMemory, PlanReportsThreeOrderedNumbers) {
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 2, 8192);
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  for (const char* rt : {"torchtitan", "fms-fsdp"}) {
+    c.runtime = rt;
+    c.precision.reduce_dtype = std::string(rt) == "fms-fsdp" ? "bf16" : "fp32";
+    const Prediction p = plan(c, hw, resolve_plan_options(c, hw));
+    EXPECT_GT(p.mem_reserved_bytes, p.mem_peak_bytes) << rt;
+    EXPECT_GT(p.mem_device_total_bytes, p.mem_reserved_bytes) << rt;
+    EXPECT_DOUBLE_EQ(p.mem_device_total_bytes - p.mem_reserved_bytes, test::component(p, "runtime_overhead")) << rt;
+    EXPECT_EQ(p.fits, p.mem_device_total_bytes <= p.mem_capacity_bytes) << rt;
+  }
+}
+
+}  // namespace
+}  // namespace shardcast::planner

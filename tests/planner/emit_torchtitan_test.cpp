@@ -1,0 +1,186 @@
+// emit for the trainers as they are now: every key written for torchtitan is one of that
+// generation's keys (tests/planner/data/torchtitan_keys_{v0.2,current}.txt, read from
+// pytorch/torchtitan at the commits named in those files); the float8 converter's registered
+// name; float32 reductions only; torchtitan's files follow the generation asked for and its
+// refusal; launch scripts set both allocator variables.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "planner/emit.h"
+#include "planner/emit_ecosystem.h"
+#include "planner/plan.h"
+#include "planner/runtime.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+#include "tests/planner/test_util.h"
+
+namespace shardcast::planner {
+namespace {
+
+std::set<std::string> key_list(const std::string& name) {
+  std::ifstream in(std::string(SHARDCAST_TEST_DATA_DIR) + "/" + name);
+  EXPECT_TRUE(in) << name;
+  std::set<std::string> keys;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') keys.insert(line);
+  return keys;
+}
+
+void toml_keys(const toml::table& t, const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& [k, v] : t) {
+    const std::string key = prefix + std::string(k.str());
+    if (const auto* sub = v.as_table())
+      toml_keys(*sub, key + ".", out);
+    else
+      out.push_back(key);
+  }
+}
+
+// The attribute paths torchtitan_recipe.py sets, in the key list's spelling.
+std::vector<std::string> recipe_keys(const std::string& py) {
+  std::vector<std::string> keys;
+  const std::regex assign(R"(^    config\.([A-Za-z_.]+) = (.*)$)");
+  std::istringstream in(py);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, assign)) continue;
+    const std::string key = m[1], value = m[2];
+    if (key == "activation_checkpoint") {
+      if (value.rfind("None", 0) == 0) keys.push_back("activation-checkpoint:none");
+      else if (value.rfind("SelectiveAC.Config()", 0) == 0) keys.push_back("activation-checkpoint:selective");
+      else if (value.rfind("FullAC.Config()", 0) == 0) keys.push_back("activation-checkpoint:full");
+      else keys.push_back("activation_checkpoint=" + value);  // unknown: fails the lookup
+    } else if (key == "model_spec") {
+      if (value.find("Float8LinearConverter.Config(") != std::string::npos) {
+        keys.push_back("quantize.linear.float8");
+        if (value.find("model_compile_enabled=") != std::string::npos)
+          keys.push_back("quantize.linear.float8.model_compile_enabled");
+      }
+    } else {
+      keys.push_back(key);
+    }
+  }
+  if (py.find("ParamGroupConfig(") != std::string::npos)
+    for (const char* k : {"pattern", "optimizer_name", "optimizer_kwargs"})
+      if (py.find(std::string(k) + "=") != std::string::npos) keys.push_back(std::string("optimizer.param_groups[].") + k);
+  return keys;
+}
+
+std::vector<TrainConfig> configs() {
+  std::vector<TrainConfig> out;
+  for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
+                 ShardingStrategy::no_shard})
+    for (auto ac : {AcMode::none, AcMode::selective, AcMode::full, AcMode::selective_op})
+      for (bool extras : {false, true}) {
+        TrainConfig c = test::make_config(extras ? "llama2-7b" : "llama3.1-8b", "H100-80GB-SXM", 32, s, ac, 2, 4096, 3);
+        c.parallelism.hsdp_shard_size = s == ShardingStrategy::hybrid_shard ? 8 : 0;
+        c.activation_checkpointing.ratio = ac == AcMode::selective ? 0.5 : 1.0;
+        c.precision.compile = extras;
+        c.precision.fp8 = extras;
+        if (extras) {
+          c.checkpoint.dir = "ckpt";
+          c.checkpoint.interval = 50;
+          c.lr_schedule.decay = "constant";
+        }
+        out.push_back(c);
+      }
+  return out;
+}
+
+TEST(EmitTorchtitan, V02KeysAreTorchtitanKeys) {
+  const std::set<std::string> known = key_list("torchtitan_keys_v0.2.txt");
+  ASSERT_GT(known.size(), 100u);
+  for (const TrainConfig& c : configs()) {
+    const std::string text = render_torchtitan_toml(c);
+    const toml::table t = toml::parse(text);
+    std::vector<std::string> keys;
+    toml_keys(t, "", keys);
+    for (const auto& k : keys) EXPECT_TRUE(known.count(k)) << "not a torchtitan v0.2 key: " << k;
+    EXPECT_EQ(t["training"]["mixed_precision_reduce"].value_or(std::string()), "float32");
+    if (c.precision.fp8) {
+      ASSERT_TRUE(t["model"]["converters"].as_array());
+      EXPECT_EQ((*t["model"]["converters"].as_array())[0].value_or(std::string()), "quantize.linear.float8");
+    }
+    EXPECT_EQ(text.find("float8_all_gather"), std::string::npos);
+    // The overrides are the same keys.
+    std::istringstream in(render_torchtitan_overrides(c));
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("--", 0) != 0) continue;
+      const std::string key = line.substr(2, line.find('=') - 2);
+      EXPECT_TRUE(known.count(key)) << "not a torchtitan v0.2 key: " << key;
+    }
+  }
+}
+
+TEST(EmitTorchtitan, CurrentKeysAreTorchtitanKeys) {
+  const std::set<std::string> known = key_list("torchtitan_keys_current.txt");
+  ASSERT_GT(known.size(), 80u);
+  for (const TrainConfig& c : configs()) {
+    SCOPED_TRACE(std::string(to_string(c.parallelism.sharding_strategy)) + " " + to_string(c.activation_checkpointing.mode));
+    const std::string py = render_torchtitan_recipe(c);
+    const auto keys = recipe_keys(py);
+    ASSERT_GT(keys.size(), 10u);
+    for (const auto& k : keys) EXPECT_TRUE(known.count(k)) << "not a current torchtitan key: " << k;
+    EXPECT_EQ(py.find("all_gather"), std::string::npos);  // float8 all-gather removed upstream
+    EXPECT_NE(py.find("config.training.mixed_precision_reduce = \"float32\""), std::string::npos);
+    // Token-count batch keys: micro_batch 2 x seq_len 4096, x grad_accum 3 x 32 ranks.
+    EXPECT_NE(py.find("config.training.num_tokens_per_microbatch_per_dp_rank = 8192"), std::string::npos);
+    EXPECT_NE(py.find("config.training.num_tokens_per_train_step = 786432"), std::string::npos);
+    EXPECT_NE(py.find("config.training.max_context_length = 4096"), std::string::npos);
+    EXPECT_NE(py.find("optimizer_name=\"AdamW\""), std::string::npos);
+  }
+}
+
+TEST(EmitTorchtitan, Bf16ReductionIsNotWrittenAsFloat32) {
+  TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+  c.precision.reduce_dtype = "bf16";
+  EXPECT_THROW(render_torchtitan_toml(c), ConfigError);
+  EXPECT_THROW(render_torchtitan_recipe(c), ConfigError);
+}
+
+// emit writes torchtitan's files of the generation asked for, exactly when `plan` accepts
+// torchtitan as the runtime (emit_targets: the runtime's refusal).
+TEST(EmitTorchtitan, TargetsFollowVersionAndRefusal) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  for (const char* reduce : {"fp32", "bf16"})
+    for (auto v : {TorchtitanVersion::v0_2, TorchtitanVersion::current}) {
+      TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard,
+                                        AcMode::selective_op, 1, 8192);
+      c.precision.reduce_dtype = reduce;
+      for (const EmitTarget& t : emit_targets(c, hw, v)) {
+        if (t.runtime != "torchtitan") continue;
+        const std::vector<std::string> want =
+            v == TorchtitanVersion::v0_2 ? std::vector<std::string>{"torchtitan.toml", "torchtitan_overrides.txt"}
+                                         : std::vector<std::string>{"torchtitan_recipe.py"};
+        EXPECT_EQ(t.files, want);
+        TrainConfig r = c;
+        r.runtime = "torchtitan";
+        bool plan_accepts = true;
+        try {
+          resolve_plan_options(r, hw);
+        } catch (const ConfigError&) {
+          plan_accepts = false;
+        }
+        EXPECT_EQ(t.refusal.empty(), plan_accepts) << reduce;
+        EXPECT_EQ(plan_accepts, std::string(reduce) == "fp32");
+      }
+    }
+}
+
+TEST(EmitTorchtitan, LaunchScriptsSetBothAllocatorVariables) {
+  TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 16, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+  const Prediction p = plan(c, load_hardware("H100-80GB-SXM"));
+  for (const std::string& script : {render_torchrun(c), render_sbatch(c, p)}) {
+    EXPECT_NE(script.find("PYTORCH_ALLOC_CONF=expandable_segments:True"), std::string::npos);
+    EXPECT_NE(script.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace shardcast::planner

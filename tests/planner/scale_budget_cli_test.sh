@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `shardcast scale` with failures and the budget question on the real binary: goodput columns,
+# --deadline over GPU types (exit 0 when met, 3 when not, with the shortfall), --json and --csv,
+# and bad durations, token counts, prices and thresholds as usage errors (exit 2) naming the flag.
+set -u
+bin="$1"
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+m=(--model llama3-8b --seq-len 8192)
+
+"$bin" scale "${m[@]}" --gpu H100-80GB-SXM --to 256 > "$tmp/scale.txt"; rc=$?
+check "scale exits 0 (got $rc)" "[ $rc = 0 ]"
+check "scale shows goodput and the checkpoint interval" "grep -q 'goodput' '$tmp/scale.txt' && grep -q 'ckpt' '$tmp/scale.txt'"
+check "scale says where goodput stands" "grep -qE '^goodput (stays|falls)' '$tmp/scale.txt'"
+"$bin" scale "${m[@]}" --gpu H100-80GB-SXM --to 256 --failures-per-gpu-hour 0 --json > "$tmp/nofail.json"
+check "no failures: goodput 1 at every count" \
+  "python3 -c 'import json,sys; j=json.load(open(\"$tmp/nofail.json\")); sys.exit(0 if all(p[\"goodput\"][\"goodput\"]==1 for p in j[\"points\"] if p[\"feasible\"]) else 1)'"
+
+types=H100-80GB-SXM,H200-141GB-SXM
+"$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu-types $types --to 1024 --csv "$tmp/b.csv" > "$tmp/b.txt"; rc=$?
+check "budget exits 0 when the deadline is met (got $rc)" "[ $rc = 0 ]"
+check "budget lists the cheapest plans by GPU-hours" "grep -q '^cheapest plans that meet 30 days (by GPU-hours)' '$tmp/b.txt'"
+check "budget gives the date with its 1σ band" "grep -qE '^cheapest: .* finishes in [0-9.]+ days, 1σ [0-9.]+–[0-9.]+' '$tmp/b.txt'"
+check "budget gives the cheapest plan per GPU type" "grep -qE '^per GPU type: H100-80GB-SXM x [0-9]+ .* H200-141GB-SXM x [0-9]+ ' '$tmp/b.txt'"
+check "budget names the smallest cluster" "grep -q '^smallest cluster that meets 30 days: ' '$tmp/b.txt'"
+check "budget says where it breaks, one sentence per limit" "[ \$(grep -cE '^  .*\((mb1|batch>target|comm-exposed|goodput<0.9)\): .*(from|not up to) [0-9]+ GPUs on H' '$tmp/b.txt') = 4 ]"
+check "budget --csv: header + 2 types x 8 counts" "[ \$(wc -l < '$tmp/b.csv') = 17 ]"
+"$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu-types $types --to 1024 --price H100-80GB-SXM=2.5,H200-141GB-SXM=3.5 --top 0 --json > "$tmp/b.json"; rc=$?
+check "budget --json with prices exits 0 (got $rc)" "[ $rc = 0 ]"
+check "budget --json: ranked by cost, no row meeting the deadline is cheaper than the first" \
+  "python3 -c 'import json,sys; j=json.load(open(\"$tmp/b.json\")); r=j[\"rows\"]; m=[x[\"cost\"] for x in r if x.get(\"meets_deadline\")]; k=j[\"ranked\"]; sys.exit(0 if j[\"ranked_by\"]==\"cost\" and len(k)==len(m)>1 and r[k[0]][\"cost\"]==min(m) else 1)'"
+
+"$bin" scale --model llama3-70b --seq-len 4096 --tokens 2T --deadline 2d --gpu-types H100-80GB-SXM --to 64 --runtime torchtitan > "$tmp/late.txt" 2>&1; rc=$?
+check "unmet deadline exits 3 (got $rc)" "[ $rc = 3 ]"
+check "unmet deadline says by how much" "grep -qE '^no plan meets 2 days: the fastest, .* days \\([0-9]+%\\) late' '$tmp/late.txt'"
+
+usage() {  # name, expected flag in stderr, args...
+  local name="$1" flag="$2"; shift 2
+  "$bin" scale "$@" > /dev/null 2> "$tmp/err"; local rc=$?
+  check "$name exits 2 (got $rc)" "[ $rc = 2 ]"
+  check "$name names $flag" "grep -q -- '$flag' '$tmp/err'"
+}
+usage "deadline without a unit" --deadline "${m[@]}" --gpu H100-80GB-SXM --deadline 30
+usage "negative deadline" --deadline "${m[@]}" --gpu H100-80GB-SXM --deadline -3d
+usage "bad token count" --tokens "${m[@]}" --gpu H100-80GB-SXM --deadline 30d --tokens 2X
+usage "bad price" --price "${m[@]}" --gpu-types $types --deadline 30d --price H100-80GB-SXM=abc
+usage "missing price" --price "${m[@]}" --gpu-types $types --deadline 30d --price H100-80GB-SXM=2
+usage "goodput threshold out of range" --goodput-threshold "${m[@]}" --gpu H100-80GB-SXM --goodput-threshold 1.5
+usage "negative failure rate" --failures-per-gpu-hour "${m[@]}" --gpu H100-80GB-SXM --failures-per-gpu-hour -1
+usage "--gpu with --gpu-types" --gpu-types "${m[@]}" --gpu H100-80GB-SXM --gpu-types $types --deadline 30d
+usage "--gpu-types without --deadline" --deadline "${m[@]}" --gpu-types $types
+exit $fail
