@@ -96,6 +96,8 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_KEY("checkpoint.keep", checkpoint.keep),
       SC_KEY("checkpoint.resume_from", checkpoint.resume_from),
       SC_KEY("checkpoint.initial_load_path", checkpoint.initial_load_path),
+      SC_KEY("checkpoint.fallback", checkpoint.fallback),
+      SC_KEY("checkpoint.async_mode", checkpoint.async_mode),
       SC_KEY("metrics.dir", metrics.dir),
       SC_KEY("metrics.log_freq", metrics.log_freq),
       SC_KEY("comm.timeout_seconds", comm.timeout_seconds),

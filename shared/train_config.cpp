@@ -96,8 +96,8 @@ std::vector<std::string> validate_model(const ModelSpec& m, const std::string& f
           fmt::format("{} is not allowed: must be >= 1", m.max_seq_len));
   require(e, m.norm_eps > 0 && m.norm_eps < 1, file, p + "norm_eps",
           fmt::format("{} is not allowed: must be in (0, 1)", m.norm_eps));
-  require(e, m.rope_theta > 0, file, p + "rope_theta",
-          fmt::format("{} is not allowed: must be > 0", m.rope_theta));
+  require(e, std::isfinite(m.rope_theta) && m.rope_theta > 0, file, p + "rope_theta",
+          fmt::format("{} is not allowed: must be finite and > 0", m.rope_theta));
   if (m.n_heads >= 1 && m.d_model >= 1)
     require(e, m.d_model % m.n_heads == 0, file, p + "n_heads",
             fmt::format("{} does not divide d_model = {}", m.n_heads, m.d_model));
@@ -120,8 +120,9 @@ std::vector<std::string> validate(const TrainConfig& c) {
   require(e, cl.nodes >= 1, f, "cluster.nodes", fmt::format("{} is not allowed: must be >= 1", cl.nodes));
   require(e, cl.gpus_per_node >= 1, f, "cluster.gpus_per_node",
           fmt::format("{} is not allowed: must be >= 1", cl.gpus_per_node));
-  require(e, cl.inter_node_gbps >= 0, f, "cluster.inter_node_gbps",
-          fmt::format("{} is not allowed: must be >= 0 (0 = the hardware preset's value)", cl.inter_node_gbps));
+  require(e, std::isfinite(cl.inter_node_gbps) && cl.inter_node_gbps >= 0, f, "cluster.inter_node_gbps",
+          fmt::format("{} is not allowed: must be finite and >= 0 (0 = the hardware preset's value)",
+                      cl.inter_node_gbps));
   const int world = c.world_size();
   const auto& par = c.parallelism;
   if (par.sharding_strategy == ShardingStrategy::hybrid_shard && world >= 1) {
@@ -148,8 +149,8 @@ std::vector<std::string> validate(const TrainConfig& c) {
   require(e, t.grad_accum >= 1, f, "training.grad_accum",
           fmt::format("{} is not allowed: must be >= 1", t.grad_accum));
   require(e, t.steps >= 1, f, "training.steps", fmt::format("{} is not allowed: must be >= 1", t.steps));
-  require(e, t.max_grad_norm >= 0, f, "training.max_grad_norm",
-          fmt::format("{} is not allowed: must be >= 0 (0 disables clipping)", t.max_grad_norm));
+  require(e, std::isfinite(t.max_grad_norm) && t.max_grad_norm >= 0, f, "training.max_grad_norm",
+          fmt::format("{} is not allowed: must be finite and >= 0 (0 disables clipping)", t.max_grad_norm));
   const auto& ac = c.activation_checkpointing;
   require(e, ac.ratio > 0 && ac.ratio <= 1, f, "activation_checkpointing.ratio",
           fmt::format("{} is not allowed: must be in (0, 1]", ac.ratio));
@@ -169,9 +170,10 @@ std::vector<std::string> validate(const TrainConfig& c) {
           fmt::format("{} is not allowed: must be in [0, 1)", o.beta1));
   require(e, o.beta2 >= 0 && o.beta2 < 1, f, "optimizer.beta2",
           fmt::format("{} is not allowed: must be in [0, 1)", o.beta2));
-  require(e, o.eps > 0, f, "optimizer.eps", fmt::format("{} is not allowed: must be > 0", o.eps));
-  require(e, o.weight_decay >= 0, f, "optimizer.weight_decay",
-          fmt::format("{} is not allowed: must be >= 0", o.weight_decay));
+  require(e, std::isfinite(o.eps) && o.eps > 0, f, "optimizer.eps",
+          fmt::format("{} is not allowed: must be finite and > 0", o.eps));
+  require(e, std::isfinite(o.weight_decay) && o.weight_decay >= 0, f, "optimizer.weight_decay",
+          fmt::format("{} is not allowed: must be finite and >= 0", o.weight_decay));
   const auto& ls = c.lr_schedule;
   require(e, ls.warmup_steps >= 0, f, "lr_schedule.warmup_steps",
           fmt::format("{} is not allowed: must be >= 0", ls.warmup_steps));
@@ -190,10 +192,25 @@ std::vector<std::string> validate(const TrainConfig& c) {
           fmt::format("\"{}\" and checkpoint.resume_from = \"{}\" are both set: a resume restores its own "
                       "weights, initial weights are for a fresh run (set one of the two)",
                       c.checkpoint.initial_load_path, c.checkpoint.resume_from));
+  require(e, c.checkpoint.async_mode == "disabled" || c.checkpoint.async_mode == "async", f,
+          "checkpoint.async_mode",
+          fmt::format("\"{}\" is not allowed (allowed: disabled | async)", c.checkpoint.async_mode));
+  if (const auto& p = c.prediction; p.present) {  // written by the planner; a hand edit may break them
+    const std::pair<const char*, double> fields[] = {{"prediction.step_time_s", p.step_time_s},
+                                                     {"prediction.tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
+                                                     {"prediction.mfu", p.mfu},
+                                                     {"prediction.hfu", p.hfu},
+                                                     {"prediction.mem_peak_bytes", p.mem_peak_bytes}};
+    for (const auto& [key, v] : fields)
+      require(e, std::isfinite(v) && v >= 0, f, key, fmt::format("{} is not allowed: must be finite and >= 0", v));
+    for (const auto& [name, v] : p.mem_components)
+      require(e, std::isfinite(v) && v >= 0, f, "prediction.mem_components." + name,
+              fmt::format("{} is not allowed: must be finite and >= 0", v));
+  }
   require(e, c.metrics.log_freq >= 1, f, "metrics.log_freq",
           fmt::format("{} is not allowed: must be >= 1", c.metrics.log_freq));
-  require(e, c.comm.timeout_seconds > 0, f, "comm.timeout_seconds",
-          fmt::format("{} is not allowed: must be > 0", c.comm.timeout_seconds));
+  require(e, std::isfinite(c.comm.timeout_seconds) && c.comm.timeout_seconds > 0, f, "comm.timeout_seconds",
+          fmt::format("{} is not allowed: must be finite and > 0", c.comm.timeout_seconds));
   require(e, c.comm.backend == "auto" || c.comm.backend == "gloo" || c.comm.backend == "nccl", f,
           "comm.backend", fmt::format("\"{}\" is not allowed (allowed: auto | gloo | nccl)", c.comm.backend));
   return e;

@@ -102,6 +102,13 @@ struct CheckpointConfig {
   // Hugging Face Llama layout (what `shardcast-train export` writes). "" = init from the seed.
   // Exclusive with resume_from (a resume restores its own weights).
   std::string initial_load_path;
+  // resume_from = "latest" and the newest checkpoint fails its size or CRC-32 check: false =
+  // stop with the error; true = say so and resume from the newest intact one.
+  bool fallback = false;
+  // torchtitan checkpoint.async_mode: "disabled" = the step waits for the files; "async" =
+  // the shard is copied to host memory and written by a background thread while training
+  // continues (one save in flight; the next save waits for it).
+  std::string async_mode = "disabled";
 };
 
 struct MetricsConfig {

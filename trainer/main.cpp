@@ -5,6 +5,7 @@
 //   shardcast-train tokenize --out corpus.bin FILES...
 #include <cstdio>
 #include <exception>
+#include <limits>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "trainer/comm/liveness.h"
 #include "trainer/data/token_file.h"
 #include "trainer/launch/launcher.h"
+#include "trainer/launch/parent_death.h"
 #include "trainer/launch/slurm_command.h"
 #include "trainer/microbench/subcommands.h"
 #include "trainer/train/train_loop.h"
@@ -53,8 +55,14 @@ int main(int argc, char** argv) {
 
   LaunchOptions lo;
   auto* launch = app.add_subcommand("launch", "start N local ranks of `run`, output prefixed by rank");
-  launch->add_option("--nproc-per-node", lo.nproc_per_node, "ranks to start")->required()->check(cli_range::positive());
-  launch->add_option("--master-port", lo.master_port, "rendezvous port (default: a free port)")
+  // Upper bound: every rank is a whole process (its own LibTorch runtime, model shard and
+  // Gloo connections to every peer); a node has at most 16 GPUs or a few hundred cores, so more
+  // than kMaxProcPerNode local ranks is a typo, not a plan. Ranges: shared/cli_ranges.h.
+  launch->add_option("--nproc-per-node", lo.nproc_per_node,
+                     fmt::format("ranks to start on this node, 1 to {}", kMaxProcPerNode))
+      ->required()
+      ->check(cli_range::between(1, kMaxProcPerNode));
+  launch->add_option("--master-port", lo.master_port, "rendezvous TCP port (default: a free port)")
       ->check(cli_range::between(1, 65535));
   add_run_flags(launch, config, ov);
 
@@ -73,7 +81,10 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitUsage;
   }
   try {
-    if (*run) return run_rank(config, ov);
+    if (*run) {
+      die_with_launcher();  // a rank never outlives launch / torchrun's agent (parent_death.h)
+      return run_rank(config, ov);
+    }
     if (*launch) {
       lo.rank_args = run_args(config, ov);
       return launch_local(lo);

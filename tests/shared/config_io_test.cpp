@@ -73,6 +73,8 @@ TEST(ConfigIo, RoundTripEveryField) {
   c.checkpoint.interval = 10;
   c.checkpoint.keep = 3;
   c.checkpoint.initial_load_path = "hf/tiny \"export\"";
+  c.checkpoint.fallback = true;
+  c.checkpoint.async_mode = "async";
   c.metrics.dir = "runs/x";
   c.comm.timeout_seconds = 30;
   c.precision.compile = true;
@@ -91,6 +93,8 @@ TEST(ConfigIo, RoundTripEveryField) {
   EXPECT_EQ(r.optimizer.lr, c.optimizer.lr);
   EXPECT_EQ(r.data.path, c.data.path);
   EXPECT_EQ(r.checkpoint.initial_load_path, c.checkpoint.initial_load_path);
+  EXPECT_TRUE(r.checkpoint.fallback);
+  EXPECT_EQ(r.checkpoint.async_mode, "async");
   EXPECT_EQ(r.prediction.step_time_s, c.prediction.step_time_s);
   EXPECT_EQ(r.prediction.mem_components, c.prediction.mem_components);
   EXPECT_EQ(r.training.seed, 7u);
@@ -237,6 +241,19 @@ TEST(ConfigIo, BadConfigsNameFileKeyAndAllowedValues) {
       {"bad data format", b + "\n[data]\nformat = \"arrow\"\n", {"data.format", "llmc_bin"}},
       {"bad backend", b + "\n[comm]\nbackend = \"mpi\"\n", {"comm.backend", "auto | gloo | nccl"}},
       {"bad keep", b + "\n[checkpoint]\nkeep = 0\n", {"checkpoint.keep", ">= 1"}},
+      {"infinite max_grad_norm", replace(b, "max_grad_norm = 1.0", "max_grad_norm = inf"),
+       {"training.max_grad_norm", "inf is not allowed", "finite and >= 0"}},
+      {"nan max_grad_norm", replace(b, "max_grad_norm = 1.0", "max_grad_norm = nan"),
+       {"training.max_grad_norm", "nan is not allowed"}},
+      {"nan lr", b + "\n[optimizer]\nlr = nan\n", {"optimizer.lr", "nan is not allowed", "(0, 1)"}},
+      {"infinite eps", b + "\n[optimizer]\neps = inf\n", {"optimizer.eps", "finite and > 0"}},
+      {"infinite weight decay", b + "\n[optimizer]\nweight_decay = inf\n", {"optimizer.weight_decay", "finite"}},
+      {"infinite timeout", b + "\n[comm]\ntimeout_seconds = inf\n", {"comm.timeout_seconds", "finite and > 0"}},
+      {"nan ac ratio", replace(b, "ratio = 0.5", "ratio = nan"),
+       {"activation_checkpointing.ratio", "(0, 1]"}},
+      {"bad async mode", b + "\n[checkpoint]\nasync_mode = \"background\"\n",
+       {"checkpoint.async_mode", "\"background\" is not allowed", "disabled | async"}},
+      {"fallback as string", b + "\n[checkpoint]\nfallback = \"yes\"\n", {"checkpoint.fallback", "expected a boolean"}},
       {"initial load and resume", b + "\n[checkpoint]\ninitial_load_path = \"hf\"\nresume_from = \"latest\"\n",
        {"bad.toml", "checkpoint.initial_load_path", "checkpoint.resume_from", "both set"}},
       {"initial load typo", b + "\n[checkpoint]\ninitial_load_pth = \"hf\"\n",

@@ -341,3 +341,70 @@ TEST(Checkpoint, OtherModelIsRefused) {
 
 }  // namespace
 }  // namespace shardcast::trainer
+
+namespace shardcast::trainer {
+namespace {
+
+TEST(Checkpoint, DiskBytesAreTheBlocksOfEveryFile) {
+  ckpt::Manifest m = small_manifest();  // 2 shard files of 72 bytes
+  m.files.clear();
+  // Byte-granular blocks: the files, the manifest with the widest CRC fields, one "block".
+  ckpt::Manifest widest = m;
+  widest.files = {{0, "shard_00000.bin", 72, 0xFFFFFFFFu}, {1, "shard_00001.bin", 72, 0xFFFFFFFFu}};
+  EXPECT_EQ(ckpt::checkpoint_disk_bytes(m, 1), 2 * 72 + ckpt::manifest_to_json(widest).size() + 1);
+  // 4 KiB blocks: each file takes one block, the manifest (< 4 KiB) one, the directory one.
+  ASSERT_LT(ckpt::manifest_to_json(widest).size(), 4096u);
+  EXPECT_EQ(ckpt::checkpoint_disk_bytes(m, 4096), 4u * 4096);
+}
+
+// async_mode = "async": the files of every save are byte-identical to a synchronous run's,
+// although training changes the shards in place while the background thread writes them
+// (the host copy is taken at the step boundary); the state is zeroed right after the last
+// save is handed to the background thread, before it is written.
+TEST(Checkpoint, AsyncSavesTheStateOfItsStep) {
+  auto run = [](const std::string& mode) {
+    TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);
+    cfg.training.steps = 6;
+    cfg.checkpoint.dir = fresh_dir("async_" + mode).string();
+    cfg.checkpoint.interval = 1;  // a save every step: the next save always waits for one in flight
+    cfg.checkpoint.keep = 6;
+    cfg.checkpoint.async_mode = mode;
+    TokenFile data(synthetic_token_file());
+    auto store = c10::make_intrusive<c10d::HashStore>();  // for the async writer's process group
+    run_ranks(2, 2, [&](int rank, ProcessGroups g) {
+      auto engine = make_fsdp_engine(cfg, std::move(g));
+      CheckpointHook hook(cfg, *engine, store);
+      TrainLoop loop(cfg, *engine, data, DataSlice{rank, 1, 2}, 0);
+      for (int s = 1; s <= cfg.training.steps; ++s) {
+        loop.step(s);
+        hook.after_step(s);
+      }
+      // The last save may still be in flight: overwrite the live state now. Its files must
+      // still hold the step's values (the host copy), as a synchronous save's do.
+      for (const auto& u : fsdp_model_of(*engine)->units()) {
+        u.shard.detach().zero_();
+        u.exp_avg.zero_();
+        u.exp_avg_sq.zero_();
+      }
+      hook.finish();
+    });
+    return cfg.checkpoint.dir;
+  };
+  const fs::path sync = run("disabled"), async = run("async");
+  auto bytes = [](const fs::path& f) {
+    std::ifstream in(f, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  ASSERT_EQ(ckpt::list_complete(async).size(), 6u);
+  for (int s = 1; s <= 6; ++s)
+    for (const char* f : {"shard_00000.bin", "shard_00001.bin"}) {
+      const auto a = bytes(async / ckpt::step_dir_name(s) / f), b = bytes(sync / ckpt::step_dir_name(s) / f);
+      EXPECT_FALSE(a.empty()) << s << " " << f;
+      EXPECT_TRUE(a == b) << "step " << s << " " << f << " differs between async and sync saves";
+    }
+  fs::remove_all(sync);
+  fs::remove_all(async);
+}
+
+}  // namespace
+}  // namespace shardcast::trainer

@@ -12,7 +12,8 @@ gtest_discover_tests(trainer_loop_tests
   PROPERTIES ENVIRONMENT "SHARDCAST_CONFIG_DIR=${PROJECT_SOURCE_DIR}/configs" TIMEOUT 300)
 
 # Fault tests with real processes (fault_lib.sh); exit 77 = skipped (no user namespaces).
-foreach(fault rank_killed kill_during_save disk_full bad_input)
+foreach(fault rank_killed kill_during_save disk_full bad_input launcher_killed bad_env restart_finished
+        corrupt_fallback async_save_killed)
   add_test(NAME fault_${fault}
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fault_${fault}.sh $<TARGET_FILE:shardcast-train>)
   set_tests_properties(fault_${fault} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77

@@ -11,8 +11,9 @@ dir = \"$WORK/disk/ckpt\"
 interval = 2
 keep = 2"
 write_config full 4 30 "$CK"
-# One tiny-2l checkpoint: 2 shard files of 3 x 65,696 fp32 = 788 KB each; the free-space check
-# asks for the files + 1 MiB. 3 MiB holds the first (needs ~2.5 MiB), not a second beside it.
+# One tiny-2l checkpoint: 2 shard files of 788,352 bytes (3 fp32 tensors per unit) + a manifest
+# of a few KB, ~1.6 MB in 4 KiB blocks. 3 MiB holds the first, not a second beside it. The
+# free-space check asks exactly for the blocks the files take (+ 1 for the directory).
 rc=0
 unshare -rm bash -c "mount -t tmpfs -o size=3m tmpfs '$WORK/disk' && \
   '$TRAIN' launch --nproc-per-node 2 '$WORK/full.toml' > '$WORK/full.log' 2>&1; rc=\$?; \
@@ -23,4 +24,11 @@ grep -q "not enough free disk space" "$WORK/full.log" || { cat "$WORK/full.log";
 [ -f "$WORK/ckpt_copy/step_00000002/manifest.json" ] || fail "the previous checkpoint is gone"
 [ ! -e "$WORK/ckpt_copy/step_00000004" ] || fail "a checkpoint was committed on a full disk"
 "$TRAIN" export "$WORK/ckpt_copy/step_00000002" --out "$WORK/hf" > /dev/null || fail "previous checkpoint is corrupt"
-echo "ok: $(grep -m1 'not enough free disk space' "$WORK/full.log" | cut -c1-160)"
+# The need is exact: shard files and manifest of step 2, each in whole 4 KiB blocks, + 1 block.
+blocks() { echo $(( ($1 + 4095) / 4096 * 4096 )); }
+shard=$(stat -c %s "$WORK/ckpt_copy/step_00000002/shard_00000.bin")
+manifest=$(stat -c %s "$WORK/ckpt_copy/step_00000002/manifest.json")
+expect=$(( 2 * $(blocks $shard) + $(blocks $manifest) + 4096 ))
+grep -q "need $expect bytes (.*2 shard file(s) of $shard bytes + the manifest, in 4096-byte blocks)" "$WORK/full.log" \
+  || { grep 'not enough' "$WORK/full.log"; fail "the need is not the exact $expect bytes"; }
+echo "ok: $(grep -m1 -o 'not enough free disk space.*' "$WORK/full.log" | cut -c1-240)"

@@ -4,12 +4,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "shared/errors.h"
 
@@ -90,17 +94,29 @@ std::vector<ckpt::UnitLayout> unit_layouts(const FsdpModel& model) {
   return out;
 }
 
-fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const CheckpointProgress& p) {
-  Collectives& world = *model.groups().world;
-  const int S = model.groups().shard->size();
-  const int shard_rank = model.groups().shard->rank();
-  const bool writer = world.rank() < S;  // first replica group (shard-major rank layout)
-  const fs::path root = cfg.checkpoint.dir;
-  const fs::path final_dir = root / ckpt::step_dir_name(p.step);
-  const fs::path tmp_dir = root / (ckpt::step_dir_name(p.step) + ".tmp");
-  const std::string what = fmt::format("checkpoint at step {} ({})", p.step, final_dir.string());
+namespace {
 
-  ckpt::Manifest m;
+// One save, taken at a step boundary: the manifest (files filled in after writing) and this
+// rank's tensors in file order (per unit: shard, exp_avg, exp_avg_sq; fp32).
+struct StagedCheckpoint {
+  ckpt::Manifest manifest;
+  int step = 0;
+  int shard_rank = 0;
+  bool writer = false;             // first replica group (shard-major rank layout)
+  std::vector<at::Tensor> tensors;
+};
+
+// copy = true: the tensors are private host copies (async: training goes on and changes the
+// originals); false: the live tensors themselves (sync: written before training goes on, each
+// copied to the host only while it is written).
+StagedCheckpoint stage_checkpoint(FsdpModel& model, const TrainConfig& cfg, const CheckpointProgress& p, bool copy) {
+  Collectives& world = *model.groups().world;
+  StagedCheckpoint st;
+  const int S = model.groups().shard->size();
+  st.step = p.step;
+  st.shard_rank = model.groups().shard->rank();
+  st.writer = world.rank() < S;
+  ckpt::Manifest& m = st.manifest;
   m.model = cfg.model.name.empty() ? cfg.model_preset : cfg.model.name;
   m.spec = cfg.model;
   m.sharding_strategy = to_string(cfg.parallelism.sharding_strategy);
@@ -115,7 +131,22 @@ fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const Checkpo
             cfg.training.grad_accum};
   m.rng_state_hex = to_hex(at::detail::getDefaultCPUGenerator().get_state());
   m.units = unit_layouts(model);
-  const uint64_t file_bytes = m.shard_file_bytes();
+  if (st.writer)
+    for (const auto& u : model.units())
+      for (const auto& t : unit_tensors(u))
+        st.tensors.push_back(copy ? t.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous() : t);
+  return st;
+}
+
+// The save protocol over `world` (the training world group, or the async writer's own group
+// with the same ranks). Collective.
+fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoint& st) {
+  ckpt::Manifest& m = st.manifest;
+  const int S = m.shard_size;
+  const fs::path root = cfg.checkpoint.dir;
+  const fs::path final_dir = root / ckpt::step_dir_name(st.step);
+  const fs::path tmp_dir = root / (ckpt::step_dir_name(st.step) + ".tmp");
+  const std::string what = fmt::format("checkpoint at step {} ({})", st.step, final_dir.string());
 
   // 1. Rank 0 checks free space for the whole checkpoint and prepares the temp directory.
   bool ok = true;
@@ -125,12 +156,17 @@ fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const Checkpo
       fs::create_directories(root);
       if (fs::exists(final_dir)) fs::remove_all(final_dir);  // a re-save of the same step
       fs::remove_all(tmp_dir);
-      const uint64_t need = file_bytes * uint64_t(S) + (1 << 20);  // + manifest allowance  // bytes
+      // Exact for the data: S shard files + the manifest, each rounded up to the file
+      // system's blocks, + one block for the directory (ckpt::checkpoint_disk_bytes).
+      const uint64_t block = ckpt::block_bytes(root);
+      const uint64_t need = ckpt::checkpoint_disk_bytes(m, block);  // bytes
       const uint64_t have = ckpt::free_bytes(root);
       if (have < need)
-        throw InputError(fmt::format("not enough free disk space in {}: need {:.1f} MiB, {:.1f} MiB available "
+        throw InputError(fmt::format("not enough free disk space in {}: need {} bytes ({:.2f} MiB: {} shard file(s) "
+                                     "of {} bytes + the manifest, in {}-byte blocks), {} bytes ({:.2f} MiB) available "
                                      "(free space or lower checkpoint.keep)",
-                                     root.string(), need / 1048576.0, have / 1048576.0));
+                                     root.string(), need, need / 1048576.0, S, m.shard_file_bytes(), block, have,
+                                     have / 1048576.0));
       fs::create_directory(tmp_dir);
     } catch (const std::exception& e) {
       ok = false;
@@ -141,23 +177,23 @@ fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const Checkpo
 
   // 2. Writers write their shard file (fsynced); sizes and CRCs are summed over the world.
   std::vector<double> info(size_t(2 * S), 0.0);  // [bytes, crc32] per shard rank
-  if (writer) {
+  if (st.writer) {
     try {
-      ckpt::DurableWriter w(tmp_dir / fmt::format("shard_{:05d}.bin", shard_rank));
-      for (const auto& u : model.units())
-        for (const auto& t : unit_tensors(u)) {
-          // Host copy first (CUDA shards: one tensor at a time); no copy on CPU.
-          at::Tensor c = t.to(at::kCPU).contiguous();
-          w.write(c.data_ptr<float>(), size_t(c.numel()) * sizeof(float));
-        }
+      ckpt::DurableWriter w(tmp_dir / fmt::format("shard_{:05d}.bin", st.shard_rank));
+      for (const auto& t : st.tensors) {
+        // Host copy first (CUDA shards, sync: one tensor at a time); no copy on the host.
+        at::Tensor c = t.to(at::kCPU).contiguous();
+        w.write(c.data_ptr<float>(), size_t(c.numel()) * sizeof(float));
+      }
       w.close();
-      info[2 * shard_rank] = double(w.bytes());
-      info[2 * shard_rank + 1] = double(w.crc32());
+      info[size_t(2 * st.shard_rank)] = double(w.bytes());
+      info[size_t(2 * st.shard_rank + 1)] = double(w.crc32());
     } catch (const std::exception& e) {
       ok = false;
       err = e.what();
     }
   }
+  st.tensors.clear();  // the host copies are no longer needed
   const auto bad = failed_ranks(world, ok);
   if (!bad.empty() && world.rank() == 0) {
     std::error_code ec;
@@ -168,7 +204,7 @@ fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const Checkpo
     throw InputError(fmt::format("{}: failed on rank {} (see that rank's error)", what, bad.front()));
   }
   all_reduce_host(world, info);
-  if (world.rank() == 0 && fault_kill_step() == p.step) ::kill(::getpid(), SIGKILL);  // test hook
+  if (world.rank() == 0 && fault_kill_step() == st.step) ::kill(::getpid(), SIGKILL);  // test hook
 
   // 3. Rank 0 writes the manifest and commits by rename; then prunes old checkpoints.
   if (world.rank() == 0) {
@@ -193,6 +229,13 @@ fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const Checkpo
   }
   agree_or_throw(world, ok, err, what);
   return final_dir;
+}
+
+}  // namespace
+
+fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const CheckpointProgress& p) {
+  StagedCheckpoint st = stage_checkpoint(model, cfg, p, /*copy=*/false);
+  return write_staged(*model.groups().world, cfg, st);
 }
 
 ckpt::Manifest load_checkpoint(FsdpModel& model, const fs::path& dir) {
@@ -275,19 +318,131 @@ ckpt::Manifest load_checkpoint(FsdpModel& model, const fs::path& dir) {
   return m;
 }
 
-CheckpointHook::CheckpointHook(const TrainConfig& cfg, Engine& engine) : cfg_(cfg), model_(fsdp_model_of(engine)) {
+// ---------------------------------------------------------------- the loop's hook
+
+// The background writer of async_mode = "async": one thread, one save in flight.
+class AsyncCheckpointer {
+ public:
+  AsyncCheckpointer(const TrainConfig& cfg, std::shared_ptr<Collectives> group) : cfg_(cfg), group_(std::move(group)) {}
+  ~AsyncCheckpointer() {
+    try {
+      wait();
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: asynchronous {}\n", e.what());
+    }
+  }
+  // Waits for the save in flight (if any) and rethrows its error.
+  void wait() {
+    if (thread_.joinable()) thread_.join();
+    if (error_) {
+      auto e = error_;
+      error_ = nullptr;
+      std::rethrow_exception(e);
+    }
+  }
+  void start(StagedCheckpoint st) {
+    thread_ = std::thread([this, st = std::move(st)]() mutable {
+      try {
+        const fs::path dir = write_staged(*group_, cfg_, st);
+        if (group_->rank() == 0) {
+          fmt::print("checkpoint: saved {} (written in the background)\n", dir.string());
+          std::fflush(stdout);
+        }
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+
+ private:
+  const TrainConfig& cfg_;
+  std::shared_ptr<Collectives> group_;  // own Gloo group: never interleaves with training's
+  std::thread thread_;
+  std::exception_ptr error_;            // written by the thread, read after join
+};
+
+namespace {
+
+// checkpoint.fallback: the newest complete checkpoint under `root` whose files match their
+// manifest. Rank 0 verifies (and renames corrupt ones to step_<N>.corrupt, saying so); every
+// rank learns its choice. Empty = no complete checkpoint at all. Collective.
+fs::path newest_intact(Collectives& world, const fs::path& root) {
+  int64_t code = 0;  // 0 = none exist, -1 = all corrupt, else the step of the chosen one
+  if (world.rank() == 0) {
+    const auto all = ckpt::list_complete(root);
+    code = all.empty() ? 0 : -1;
+    for (size_t i = all.size(); i-- > 0;) {
+      try {
+        code = ckpt::verify_checkpoint(all[i]).data.step;
+        break;
+      } catch (const std::exception& e) {
+        fs::path moved = all[i];
+        moved += ".corrupt";
+        for (int n = 1; fs::exists(moved); ++n) moved = fs::path(all[i].string() + fmt::format(".corrupt.{}", n));
+        std::error_code ec;
+        fs::rename(all[i], moved, ec);
+        fmt::print(stderr, "checkpoint: {} is corrupt: {}; checkpoint.fallback = true: {}, trying the next older "
+                           "checkpoint\n", all[i].string(), e.what(),
+                   ec ? fmt::format("could not rename it ({})", ec.message())
+                      : fmt::format("renamed to {}", moved.string()));
+        std::fflush(stderr);
+      }
+    }
+  }
+  std::vector<double> v{world.rank() == 0 ? double(code) : 0.0};
+  all_reduce_host(world, v);  // rank 0's code to every rank (staged through the group's device)
+  code = int64_t(v[0]);
+  if (code == -1)
+    throw InputError(fmt::format("checkpoint.fallback: every checkpoint under {} is corrupt (rank 0 named each one and "
+                                 "renamed it to *.corrupt); nothing to resume from",
+                                 root.string()));
+  if (code == 0) return {};
+  const fs::path dir = root / ckpt::step_dir_name(int(code));
+  if (world.rank() == 0) {
+    fmt::print("checkpoint: {} verified (sizes and CRC-32s of every file)\n", dir.string());
+    std::fflush(stdout);
+  }
+  return dir;
+}
+
+}  // namespace
+
+CheckpointHook::CheckpointHook(const TrainConfig& cfg, Engine& engine, c10::intrusive_ptr<c10d::Store> store)
+    : cfg_(cfg), model_(fsdp_model_of(engine)) {
   const auto& c = cfg.checkpoint;
   if (c.dir.empty() && c.resume_from.empty()) return;
   if (!model_)
     throw ConfigError(cfg.source_file, "checkpoint", "checkpoints need the FSDP engine (not --reference)");
-  const bool rank0 = model_->groups().world->rank() == 0;
+  Collectives& world = *model_->groups().world;
+  const bool rank0 = world.rank() == 0;
+  if (!c.dir.empty() && c.async_mode == "async") {
+    if (!store)
+      throw std::invalid_argument("checkpoint.async_mode = \"async\" needs the rendezvous store for its process group");
+    CommOptions co;
+    co.backend = "gloo";  // host buffers; a Gloo group also on GPU builds (as torchtitan)
+    co.timeout_seconds = cfg.comm.timeout_seconds;
+    const char* addr = std::getenv("MASTER_ADDR");
+    const std::string a = addr ? addr : "127.0.0.1";
+    co.hostname = (a == "127.0.0.1" || a == "localhost") ? "127.0.0.1" : "";
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("shardcast/async_checkpoint/", store);
+    auto groups = make_process_groups(prefixed, world.rank(), world.size(), world.size(), co);
+    async_ = std::make_unique<AsyncCheckpointer>(cfg, groups.world);
+  }
   if (c.resume_from.empty()) return;
-  const fs::path dir = ckpt::resolve_checkpoint(c.resume_from, c.dir);
+  const bool fallback = c.fallback && c.resume_from == "latest";
+  const fs::path dir = fallback ? newest_intact(world, c.dir) : ckpt::resolve_checkpoint(c.resume_from, c.dir);
   if (dir.empty()) {
     if (rank0) fmt::print("checkpoint: no complete checkpoint under {} yet; starting at step 1\n", c.dir);
     return;
   }
-  const ckpt::Manifest m = load_checkpoint(*model_, dir);
+  ckpt::Manifest m;
+  try {
+    m = load_checkpoint(*model_, dir);
+  } catch (const InputError& e) {
+    if (c.resume_from != "latest" || c.fallback) throw;
+    throw InputError(fmt::format("{} (checkpoint.fallback = true resumes from the newest intact checkpoint instead)",
+                                 e.what()));
+  }
   model_->set_optimizer_steps(m.optimizer_steps);
   first_step_ = m.data.step + 1;
   tokens_base_ = m.data.tokens_seen;
@@ -308,17 +463,33 @@ CheckpointHook::CheckpointHook(const TrainConfig& cfg, Engine& engine) : cfg_(cf
   std::fflush(stdout);
 }
 
+CheckpointHook::~CheckpointHook() = default;
+
 void CheckpointHook::after_step(int step) {
   const auto& c = cfg_.checkpoint;
   if (c.dir.empty() || !model_) return;
   const bool last = step == cfg_.training.steps;
   if (!last && (c.interval <= 0 || step % c.interval != 0)) return;
+  const auto t0 = std::chrono::steady_clock::now();
   const int64_t tokens = tokens_base_ + int64_t(step - first_step_ + 1) * cfg_.tokens_per_step();
-  const fs::path dir = save_checkpoint(*model_, cfg_, {step, tokens});
-  if (model_->groups().world->rank() == 0) {
-    fmt::print("checkpoint: saved {}\n", dir.string());
-    std::fflush(stdout);
+  if (async_) {
+    async_->wait();  // one save in flight: the previous one must be committed first
+    async_->start(stage_checkpoint(*model_, cfg_, {step, tokens}, /*copy=*/true));
+  } else {
+    const fs::path dir = save_checkpoint(*model_, cfg_, {step, tokens});
+    if (model_->groups().world->rank() == 0) {
+      fmt::print("checkpoint: saved {}\n", dir.string());
+      std::fflush(stdout);
+    }
   }
+  blocked_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void CheckpointHook::finish() {
+  if (!async_) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  async_->wait();
+  blocked_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace shardcast::trainer

@@ -20,12 +20,19 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
+
+#include <c10/util/intrusive_ptr.h>
 
 #include "shared/train_config.h"
 #include "trainer/checkpoint/manifest.h"
 #include "trainer/fsdp/fsdp.h"
 #include "trainer/train/engine.h"
+
+namespace c10d {
+class Store;
+}
 
 namespace shardcast::trainer {
 
@@ -56,19 +63,48 @@ std::vector<ckpt::UnitLayout> unit_layouts(const FsdpModel& model);
 // last), and the data position is explicit: the sampler draws step s's global batch from
 // (seed, s, sequence index), so a resume on another world size continues at the saved step
 // with the new world's global batch, and tokens_seen continues from the saved count.
-// Collective: every rank constructs it and calls after_step in the same order. The reference
-// engine (no FsdpModel) has no checkpoints: a configured checkpoint dir is then an error.
+//
+// checkpoint.fallback = true (with resume_from = "latest"): rank 0 verifies the newest
+// complete checkpoint's file sizes and CRC-32s (ckpt::verify_checkpoint) before loading; a
+// corrupt one is reported on stderr, renamed to `step_<N>.corrupt` (or .corrupt.1, ...: kept, no
+// longer "complete", so neither resumed nor counted by checkpoint.keep) and the next older
+// one is tried. Every rank then loads the same one. false: a corrupt newest checkpoint stops
+// the run with the checksum error, as for an explicit path.
+//
+// checkpoint.async_mode = "async" (torchtitan's AsyncMode.ASYNC, components/checkpoint.py):
+// after_step copies this rank's shard and AdamW moments to host memory (3 × shard bytes
+// held until the write ends), then a background thread runs the same protocol as a
+// synchronous save — free-space check, shard files with CRC-32s, agreement of all ranks,
+// manifest, rename, prune — over its own Gloo process group (made in the constructor over a
+// PrefixStore of the rendezvous store, as torchtitan makes a Gloo group for async saves), so
+// its collectives never interleave with training's. Training continues meanwhile; one save
+// is in flight at most: the next after_step that saves, and finish(), wait for it and
+// rethrow its error. A kill during the background write leaves only `step_<N>.tmp/`, so the
+// previous checkpoint stays the one resumed.
+// Collective: every rank constructs it and calls after_step and finish in the same order.
+// The reference engine (no FsdpModel) has no checkpoints: a configured checkpoint dir is
+// then an error. Threading: the owner's training thread; the background writer is internal.
+class AsyncCheckpointer;
+
 class CheckpointHook {
  public:
-  CheckpointHook(const TrainConfig& cfg, Engine& engine);
+  // `store`: the rendezvous store, needed for async_mode = "async" (its process group).
+  CheckpointHook(const TrainConfig& cfg, Engine& engine, c10::intrusive_ptr<c10d::Store> store = {});
+  ~CheckpointHook();  // waits for a save in flight (its error is then only printed)
+  CheckpointHook(const CheckpointHook&) = delete;
+  CheckpointHook& operator=(const CheckpointHook&) = delete;
   int first_step() const { return first_step_; }
   void after_step(int step);
+  void finish();      // waits for an asynchronous save in flight; rethrows its error
+  double blocked_seconds() const { return blocked_s_; }  // training time spent in saves  // s
 
  private:
   const TrainConfig& cfg_;
   FsdpModel* model_ = nullptr;
   int first_step_ = 1;
   int64_t tokens_base_ = 0;   // tokens_seen at first_step_ − 1
+  double blocked_s_ = 0;
+  std::unique_ptr<AsyncCheckpointer> async_;
 };
 
 }  // namespace shardcast::trainer

@@ -329,6 +329,24 @@ uint64_t free_bytes(const fs::path& dir) {
   return uint64_t(s.f_bavail) * uint64_t(s.f_frsize);
 }
 
+uint64_t block_bytes(const fs::path& dir) {
+  struct statvfs s {};
+  if (::statvfs(dir.c_str(), &s) != 0)
+    throw InputError(fmt::format("{}: statvfs failed: {}", dir.string(), std::strerror(errno)));
+  return std::max<uint64_t>(1, uint64_t(s.f_frsize));
+}
+
+uint64_t checkpoint_disk_bytes(const Manifest& m_without_files, uint64_t block) {
+  Manifest m = m_without_files;
+  const uint64_t file = m.shard_file_bytes();
+  m.files.clear();
+  for (int k = 0; k < m.shard_size; ++k)
+    m.files.push_back({k, fmt::format("shard_{:05d}.bin", k), file, 0xFFFFFFFFu});  // widest CRC
+  const uint64_t manifest = manifest_to_json(m).size();
+  auto blocks = [&](uint64_t n) { return (n + block - 1) / block * block; };
+  return uint64_t(m.shard_size) * blocks(file) + blocks(manifest) + block;
+}
+
 // ---------------------------------------------------------------- directories
 
 std::string step_dir_name(int step) { return fmt::format("step_{:08d}", step); }
@@ -390,6 +408,21 @@ std::vector<fs::path> prune(const fs::path& root, int keep) {
       }
     }
   return removed;
+}
+
+Manifest verify_checkpoint(const fs::path& dir) {
+  Manifest m = read_manifest(dir);
+  for (const auto& f : m.files) {
+    uint64_t bytes = 0;
+    const uint32_t crc = crc32_file(dir / f.file, &bytes);
+    if (bytes != f.bytes)
+      throw InputError(fmt::format("{}: {} bytes, the manifest says {} (truncated or replaced file)",
+                                   (dir / f.file).string(), bytes, f.bytes));
+    if (crc != f.crc32)
+      throw InputError(fmt::format("{}: checksum mismatch (CRC-32 {:08x}, manifest {:08x}): the file is corrupted",
+                                   (dir / f.file).string(), crc, f.crc32));
+  }
+  return m;
 }
 
 }  // namespace shardcast::trainer::ckpt

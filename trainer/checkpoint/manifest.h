@@ -112,6 +112,13 @@ class DurableWriter {
 
 void fsync_dir(const std::filesystem::path& dir);        // throws InputError
 uint64_t free_bytes(const std::filesystem::path& dir);   // bytes available to this user
+// The file system's allocation unit (statvfs f_frsize): a file of n bytes takes
+// ceil(n / block) blocks of data. Throws InputError.
+uint64_t block_bytes(const std::filesystem::path& dir);
+// Bytes a save needs free under `root`: every shard file and the manifest (an upper bound:
+// its CRC fields at their widest) rounded up to whole blocks, plus one block for the
+// directory. Exact for the data; file-system metadata (inodes, extent trees) is not counted.
+uint64_t checkpoint_disk_bytes(const Manifest& m_without_files, uint64_t block);
 
 std::string step_dir_name(int step);                      // "step_00000100"
 // Complete checkpoints under `root`, oldest first (by step). Missing root = empty.
@@ -124,5 +131,11 @@ std::filesystem::path resolve_checkpoint(const std::string& resume_from,
 // Removes complete checkpoints beyond the newest `keep`, and stale `.tmp` directories left
 // by a killed save. Returns the removed paths.
 std::vector<std::filesystem::path> prune(const std::filesystem::path& root, int keep);
+
+// Reads the manifest and checks every shard file's size and CRC-32 against it (reads the
+// whole checkpoint). Throws InputError naming the file: "... bytes, the manifest says ..."
+// (truncated) or "checksum mismatch". Used to pick the newest intact checkpoint
+// (checkpoint.fallback).
+Manifest verify_checkpoint(const std::filesystem::path& checkpoint_dir);
 
 }  // namespace shardcast::trainer::ckpt

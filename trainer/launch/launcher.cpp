@@ -95,7 +95,10 @@ int pick_free_port() {
 }
 
 int launch_local(const LaunchOptions& o) {
-  if (o.nproc_per_node < 1) throw UsageError("--nproc-per-node must be >= 1");
+  if (o.nproc_per_node < 1 || o.nproc_per_node > kMaxProcPerNode)
+    throw UsageError(fmt::format("--nproc-per-node {} is not allowed: must be in [1, {}]", o.nproc_per_node,
+                                 kMaxProcPerNode));
+  const std::string launcher_pid = std::to_string(::getpid());
   const std::string exe = o.exe.empty() ? std::string("/proc/self/exe") : o.exe;
   const int port = o.master_port ? *o.master_port : pick_free_port();
   const int n = o.nproc_per_node;
@@ -125,6 +128,7 @@ int launch_local(const LaunchOptions& o) {
       ::setenv("MASTER_ADDR", o.master_addr.c_str(), 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       ::setenv("OMP_NUM_THREADS", omp.c_str(), 0);  // keep the user's value if set
+      ::setenv("SHARDCAST_LAUNCHER_PID", launcher_pid.c_str(), 1);
       std::vector<std::string> args{"shardcast-train"};
       args.insert(args.end(), o.rank_args.begin(), o.rank_args.end());
       std::vector<char*> argv;

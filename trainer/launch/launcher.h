@@ -2,7 +2,8 @@
 //
 // What it is: starts N copies of `shardcast-train run ...` with the torchrun environment
 // (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and, when unset,
-// OMP_NUM_THREADS = cores / N), prefixes every output line with `[rank r]`, and stops all
+// OMP_NUM_THREADS = cores / N; SHARDCAST_LAUNCHER_PID = its own pid, so that each rank dies
+// with it: launch/parent_death.h), prefixes every output line with `[rank r]`, and stops all
 // ranks (SIGTERM, then SIGKILL after a grace period) as soon as one fails or on Ctrl-C.
 // What it is not: multi-node (use torchrun --no-python or Slurm srun, which set the same
 // variables) and no LibTorch. Threading: single-threaded, uses fork/exec/poll; call once.
@@ -13,6 +14,9 @@
 #include <vector>
 
 namespace shardcast::trainer {
+
+// Most local ranks one launcher starts (the reason is at --nproc-per-node in main.cpp).
+inline constexpr int kMaxProcPerNode = 1024;
 
 struct LaunchOptions {
   int nproc_per_node = 1;

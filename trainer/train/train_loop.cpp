@@ -21,8 +21,11 @@
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/comm/liveness.h"
 #include "trainer/fsdp/initial_load.h"
+#include "trainer/launch/dist_env.h"
+#include "trainer/launch/parent_death.h"
 #include "trainer/model/llama.h"
 #include "trainer/train/memory.h"
+#include "trainer/train/metrics_log.h"
 #include "trainer/train/optim.h"
 #include "trainer/validation/validation.h"
 
@@ -247,10 +250,6 @@ int env_int(const char* name, int dflt) {
     throw UsageError(fmt::format("environment variable {}='{}' is not an integer", name, v));
   }
 }
-std::string env_str(const char* name, const std::string& dflt) {
-  const char* v = std::getenv(name);
-  return (v && *v) ? std::string(v) : dflt;
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -268,11 +267,12 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   if (!ov.metrics_dir.empty()) cfg.metrics.dir = ov.metrics_dir;
   if (ov.steps) cfg.training.steps = *ov.steps;
 
-  const int world = env_int("WORLD_SIZE", 1);
-  const int rank = env_int("RANK", 0);
-  const int local_world = env_int("LOCAL_WORLD_SIZE", world);
-  const std::string master_addr = env_str("MASTER_ADDR", "127.0.0.1");
-  const int master_port = env_int("MASTER_PORT", 29500);
+  const DistEnv env = read_dist_env();  // every variable checked before any rendezvous
+  const int world = env.world_size;
+  const int rank = env.rank;
+  const int local_world = env.local_world_size;
+  const std::string& master_addr = env.master_addr;
+  const int master_port = env.master_port;
   if (ov.reference && world != 1)
     throw UsageError("--reference runs the plain single-process path; WORLD_SIZE must be 1");
   if (!ov.reference && world != cfg.world_size())
@@ -306,11 +306,11 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
 
   std::unique_ptr<Engine> engine;
   DataSlice slice;
+  c10::intrusive_ptr<c10d::Store> store;  // the rendezvous store (also for async checkpoints)
   if (ov.reference) {
     engine = make_reference_engine(cfg);
     slice = DataSlice{0, cfg.world_size(), cfg.world_size()};  // the global batch of the config
   } else {
-    c10::intrusive_ptr<c10d::Store> store;
     if (world == 1) store = c10::make_intrusive<c10d::HashStore>();
     else store = make_tcp_store(master_addr, master_port, rank, world, cfg.comm.timeout_seconds);
     liveness::start(store, rank, world);  // heartbeats: a failure names the missing rank
@@ -322,7 +322,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     const int shard = cfg.parallelism.shard_group_size(world, local_world);
     // NCCL: cuda:LOCAL_RANK is made current before the process groups and the first CUDA
     // allocation (never run in CI: GPU builds only, one GPU per local rank).
-    const at::Device device = bind_rank_device(backend, env_int("LOCAL_RANK", 0));
+    const at::Device device = bind_rank_device(backend, env.local_rank);
     if (device.is_cuda()) memory::use_cuda_device(device.index());
     co.device = device;
     engine = make_fsdp_engine(cfg, make_process_groups(store, rank, world, shard, co), device);
@@ -331,11 +331,19 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
 
   namespace fs = std::filesystem;
   const fs::path run_dir = cfg.metrics.dir;
-  std::ofstream jsonl;
+  // Resume (checkpoint.resume_from) and periodic saves; collective, so before any rank-0-only work.
+  CheckpointHook checkpoints(cfg, *engine, store);
+  if (checkpoints.first_step() > cfg.training.steps) {
+    // A finished run started again: nothing to train, and nothing it wrote is touched.
+    if (rank == 0)
+      fmt::print("checkpoint: already at step {} and training.steps = {}: the run is complete, nothing to train "
+                 "(pass --steps N > {} or raise training.steps to train on); {} left as it is\n",
+                 checkpoints.first_step() - 1, cfg.training.steps, checkpoints.first_step() - 1, run_dir.string());
+    return kExitOk;
+  }
+  std::unique_ptr<MetricsLog> jsonl;
   if (rank == 0) {
-    fs::create_directories(run_dir);
-    jsonl.open(run_dir / "metrics.jsonl", std::ios::trunc);
-    if (!jsonl) throw InputError(fmt::format("{}: cannot write metrics.jsonl", run_dir.string()));
+    jsonl = std::make_unique<MetricsLog>(run_dir, checkpoints.first_step());
     const StateBytes sb = engine->state_bytes();
     fmt::print("shardcast-train: {} ranks, {} ({}), model {} ({:.2f} M params), {} steps of {} tokens; "
                "rank 0 state {:.1f} MiB (params {:.1f}, grads {:.1f}, optimizer {:.1f})\n",
@@ -345,6 +353,9 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                sb.total() / 1048576.0, sb.params / 1048576.0, sb.grads / 1048576.0, sb.optimizer / 1048576.0);
     if (!cfg.checkpoint.initial_load_path.empty())
       fmt::print("initial weights: {} (checkpoint.initial_load_path)\n", cfg.checkpoint.initial_load_path);
+    if (!jsonl->kept().empty())
+      fmt::print("metrics: kept steps {}..{} of {}/metrics.jsonl; appending from step {}\n",
+                 jsonl->kept().front().step, jsonl->kept().back().step, run_dir.string(), checkpoints.first_step());
     std::fflush(stdout);
   }
 
@@ -354,14 +365,17 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   report.hardware = hardware_name;
   report.world_size = world;
   report.sharding_strategy = ov.reference ? "reference" : to_string(cfg.parallelism.sharding_strategy);
+  if (jsonl) report.steps = jsonl->kept();  // a resume reports the whole run
   PhasePeaks worst;
   const bool tty = ::isatty(STDOUT_FILENO);
   const int log_freq = std::max(1, cfg.metrics.log_freq);
   // Fault injection for the launcher's tests: this rank fails after step SHARDCAST_FAULT_STEP.
   const int fault_rank = env_int("SHARDCAST_FAULT_RANK", -1);
   const int fault_step = env_int("SHARDCAST_FAULT_STEP", -1);
-  CheckpointHook checkpoints(cfg, *engine);  // resume (checkpoint.resume_from) and periodic saves
+  const int64_t loop_t0 = now_ns();  // the loop's wall time includes checkpoint saves
   for (int s = checkpoints.first_step(); s <= cfg.training.steps; ++s) {
+    if (launcher_gone())  // the parent-death signal did not come (see launch/parent_death.h)
+      throw std::runtime_error(fmt::format("step {}: the launcher that started this rank is gone", s));
     StepMetrics m = loop.step(s);
     if (rank == fault_rank && s == fault_step)
       throw std::runtime_error(fmt::format("injected fault at step {} (SHARDCAST_FAULT_STEP)", s));
@@ -374,9 +388,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     checkpoints.after_step(s);
     if (rank != 0) continue;
     report.steps.push_back(m);
-    nlohmann::json j = m;
-    jsonl << j.dump() << '\n';
-    jsonl.flush();
+    jsonl->append(m);
     if (s % log_freq == 0 || s == 1 || s == cfg.training.steps) {
       const std::string line = fmt::format(
           "step {:>5}/{}  loss {:.4f}  lr {:.2e}  grad_norm {:.3f}  tokens/s/GPU {:.0f}  mfu {:.2f}%  "
@@ -388,7 +400,15 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
       std::fflush(stdout);
     }
   }
+  checkpoints.finish();  // the last save, if asynchronous, is committed before the run ends
   if (rank == 0 && tty) fmt::print("\n");
+  if (rank == 0)
+    fmt::print("trained steps {}..{} in {:.3f} s wall{}\n", checkpoints.first_step(), cfg.training.steps,
+               double(now_ns() - loop_t0) * 1e-9,
+               cfg.checkpoint.dir.empty() ? std::string(" (no checkpoints)")
+                                          : fmt::format(", checkpoint saves included (training blocked {:.3f} s in "
+                                                        "saves, async_mode {})",
+                                                        checkpoints.blocked_seconds(), cfg.checkpoint.async_mode));
 
   if (rank == 0) {
     // Summary over steady steps: the first steps (allocator warm-up) are excluded.
@@ -422,10 +442,12 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                              {"peak_optimizer", double(worst.optimizer)}};
     nlohmann::json j = report;
     write_file_atomic(run_dir / "run_report.json", j.dump(2) + "\n");
-    fmt::print("done: loss {:.4f} -> {:.4f}; median step {:.1f} ms, {:.0f} tokens/s/rank, peak {:.1f} MiB/rank; "
-               "wrote {}\n",
-               report.steps.front().loss, report.steps.back().loss, 1000 * report.median_step_time_s,
-               report.tokens_per_s_per_gpu, mem / 1048576.0, (run_dir / "run_report.json").string());
+    if (!report.steps.empty())  // steps first_step.. ran (a run with nothing to train returned above)
+      fmt::print("done: loss {:.4f} -> {:.4f} (steps {}..{}); median step {:.1f} ms, {:.0f} tokens/s/rank, peak {:.1f} "
+               "MiB/rank; wrote {}\n",
+               report.steps.front().loss, report.steps.back().loss, report.steps.front().step,
+               report.steps.back().step, 1000 * report.median_step_time_s, report.tokens_per_s_per_gpu,
+               mem / 1048576.0, (run_dir / "run_report.json").string());
     if (report.mfu > 1.0)
       // A rate above the profile's peak: the profile was measured on a slower machine (the shipped
       // `cpu` profile is one fixed machine, docs/trainer.md), so its MFU and predictions do not

@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""shardcast-train against PyTorch's own DDP on the same small Llama, side by side.
+
+What it is: `compare` runs, in R interleaved rounds (the order rotated each round), three
+2-rank CPU trainings of the same model and batch: PyTorch DDP over Gloo (this file's `ddp`
+mode, torch.nn.parallel.DistributedDataParallel, torch.optim.AdamW, clip_grad_norm_),
+`shardcast-train launch` with sharding_strategy = "no_shard" and with "full_shard"; one
+intra-op thread per rank everywhere. Per run it records tokens/s per rank (median over
+steady steps, the first min(steps/5, 5) excluded, step time = max over ranks, as
+shardcast-train's run_report.json does) and the peak RSS of the largest process of the run
+(os.wait4 on the launching process: Linux reports max(self, waited-for children)). It prints
+the paired ratio shardcast / DDP of each round (median, min, max) and the peak memory of
+each, plus shardcast's exact peak of live tensor bytes (counting allocator).
+The model mirrors trainer/model/llama.cpp op for op (RMSNorm in fp32, RoPE rotate_half,
+grouped-query attention with repeat_interleave, explicit causal softmax, SwiGLU, untied head)
+with the shapes of a model preset TOML (configs/models/*.toml).
+What it is not: a correctness test (losses are printed, not compared: the two start from
+different random weights) and not GPU numbers. This machine's speed drifts up to 2x over
+seconds: only the paired ratios of runs made seconds apart mean anything.
+Needs Debian's python3-torch (1.13); bench_vs_pytorch.sh skips with a message without it.
+"""
+import argparse
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    tomllib = None
+
+
+def model_spec(path):
+    with open(path, "rb") as f:
+        m = tomllib.load(f)
+    return m
+
+
+# ----------------------------------------------------------------------------- DDP rank
+
+def ddp_rank(rank, args, spec):
+    import numpy as np
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    import torch.nn.functional as F
+    import resource
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.port}", rank=rank, world_size=2)
+    torch.manual_seed(args.seed + rank)
+    d, H, KV, ffn, V = spec["d_model"], spec["n_heads"], spec["n_kv_heads"], spec["ffn_dim"], spec["vocab"]
+    hd, eps, L = d // H, spec["norm_eps"], spec["n_layers"]
+    T, B = args.seq_len, args.micro_batch
+
+    class RMSNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(d))
+
+        def forward(self, x):
+            xf = x.float()
+            return self.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+    def rotate_half(x):
+        a, b = x.chunk(2, -1)
+        return torch.cat([-b, a], -1)
+
+    inv = 1.0 / torch.pow(spec["rope_theta"], torch.arange(0, hd, 2, dtype=torch.float64) / hd)
+    freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv)
+    emb = torch.cat([freqs, freqs], -1)
+    cos, sin = emb.cos().float(), emb.sin().float()
+    mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.input_layernorm = RMSNorm()
+            self.q_proj = nn.Linear(d, H * hd, bias=False)
+            self.k_proj = nn.Linear(d, KV * hd, bias=False)
+            self.v_proj = nn.Linear(d, KV * hd, bias=False)
+            self.o_proj = nn.Linear(H * hd, d, bias=False)
+            self.post_attention_layernorm = RMSNorm()
+            self.gate_proj = nn.Linear(d, ffn, bias=False)
+            self.up_proj = nn.Linear(d, ffn, bias=False)
+            self.down_proj = nn.Linear(ffn, d, bias=False)
+
+        def forward(self, x):
+            b, t = x.shape[0], x.shape[1]
+            n = self.input_layernorm(x)
+            q = self.q_proj(n).view(b, t, H, hd).transpose(1, 2)
+            k = self.k_proj(n).view(b, t, KV, hd).transpose(1, 2)
+            v = self.v_proj(n).view(b, t, KV, hd).transpose(1, 2)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            if KV != H:
+                k = k.repeat_interleave(H // KV, 1)
+                v = v.repeat_interleave(H // KV, 1)
+            s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(hd)
+            s = s.masked_fill(mask, float("-inf"))
+            p = torch.softmax(s.float(), -1).to(x.dtype)
+            a = torch.matmul(p, v).transpose(1, 2).reshape(b, t, H * hd)
+            h = x + self.o_proj(a)
+            n2 = self.post_attention_layernorm(h)
+            return h + self.down_proj(F.silu(self.gate_proj(n2)) * self.up_proj(n2))
+
+    class Llama(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed_tokens = nn.Embedding(V, d)
+            self.layers = nn.ModuleList([Block() for _ in range(L)])
+            self.norm = RMSNorm()
+            self.lm_head = nn.Linear(d, V, bias=False)
+
+        def forward(self, tok):
+            x = self.embed_tokens(tok)
+            for blk in self.layers:
+                x = blk(x)
+            return self.lm_head(self.norm(x))
+
+    model = Llama()
+    for name, p in model.named_parameters():
+        if p.dim() > 1:
+            std = 0.02 / math.sqrt(2 * L) if ("o_proj" in name or "down_proj" in name) else 0.02
+            nn.init.normal_(p, 0.0, std)
+    ddp = nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.AdamW(ddp.parameters(), lr=3e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+    raw = np.memmap(args.data, dtype=np.uint16, mode="r", offset=256 * 4)
+    tokens = torch.from_numpy(np.asarray(raw, dtype=np.int64))
+    g = torch.Generator().manual_seed(args.seed * 1000 + rank)
+    times, losses = [], []
+    phases = {"data": [], "forward": [], "backward+allreduce": [], "clip": [], "optimizer": []}
+    for step in range(1, args.steps + 1):
+        t0 = time.perf_counter()
+        starts = torch.randint(0, tokens.numel() - T - 1, (B,), generator=g)
+        batch = torch.stack([tokens[s:s + T + 1] for s in starts.tolist()])
+        t1 = time.perf_counter()
+        logits = ddp(batch[:, :T])
+        loss = F.cross_entropy(logits.float().view(-1, V), batch[:, 1:].reshape(-1))
+        t2 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        t3 = time.perf_counter()
+        torch.nn.utils.clip_grad_norm_(ddp.parameters(), 1.0)
+        t4 = time.perf_counter()
+        opt.step()
+        t5 = time.perf_counter()
+        dt = t5 - t0
+        for k, v in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+            phases[k].append(v)
+        m = torch.tensor([dt])
+        dist.all_reduce(m, op=dist.ReduceOp.MAX)  # step time = slowest rank, as shardcast-train
+        times.append(m.item())
+        losses.append(loss.item())
+    rss = torch.tensor([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0])
+    dist.all_reduce(rss, op=dist.ReduceOp.MAX)
+    if rank == 0:
+        skip = min(len(times) // 5, 5)
+        med = statistics.median(times[skip:])
+        with open(args.out, "w") as f:
+            f.write(f"{med} {B * T / med} {rss.item()} {losses[0]} {losses[-1]}\n")
+        if args.phases:
+            print("DDP rank 0, median ms per phase over steady steps: " + ", ".join(
+                f"{k} {1000 * statistics.median(v[skip:]):.1f}" for k, v in phases.items()), flush=True)
+    dist.destroy_process_group()
+
+
+def ddp_main(args):
+    import torch.multiprocessing as mp
+    spec = model_spec(args.model)
+    mp.spawn(ddp_rank, args=(args, spec), nprocs=2, join=True)
+
+
+# ----------------------------------------------------------------------------- driver
+
+SHARDCAST_TOML = """[model]
+preset = "{preset}"
+[cluster]
+hardware = "cpu"
+nodes = 1
+gpus_per_node = 2
+[parallelism]
+sharding_strategy = "{strategy}"
+max_inflight_all_gathers = 2
+[training]
+micro_batch = {b}
+seq_len = {t}
+grad_accum = 1
+steps = {steps}
+seed = 1
+max_grad_norm = 1.0
+[precision]
+param_dtype = "fp32"
+reduce_dtype = "fp32"
+[optimizer]
+lr = 3e-4
+beta1 = 0.9
+beta2 = 0.95
+eps = 1e-8
+weight_decay = 0.1
+[lr_schedule]
+warmup_steps = 0
+decay = "constant"
+[data]
+path = "{data}"
+[metrics]
+dir = "{dir}"
+log_freq = 1000
+[comm]
+backend = "gloo"
+timeout_seconds = 600
+"""
+
+
+def run_measured(cmd, env, log):
+    """Runs cmd; returns (exit code, peak RSS bytes of its largest process, wall seconds)."""
+    with open(log, "w") as f:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, ru.ru_maxrss * 1024.0, wall
+
+
+def compare(args):
+    import json
+    work = tempfile.mkdtemp(prefix="bench_vs_pytorch_")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    preset = os.path.splitext(os.path.basename(args.model))[0]
+    env["SHARDCAST_CONFIG_DIR"] = os.path.dirname(os.path.dirname(os.path.abspath(args.model)))
+    kinds = ["ddp", "no_shard", "full_shard"]
+    res = {k: [] for k in kinds}  # per round: (tokens/s/rank, peak RSS, tensor peak or None, wall)
+    for r in range(args.rounds):
+        order = kinds[r % 3:] + kinds[:r % 3]
+        for k in order:
+            tag = f"{k}_{r}"
+            log = os.path.join(work, tag + ".log")
+            if k == "ddp":
+                out = os.path.join(work, tag + ".out")
+                port = 20000 + (os.getpid() * 7 + r * 13) % 20000
+                cmd = [sys.executable, os.path.abspath(__file__), "ddp", "--model", args.model, "--data", args.data,
+                       "--steps", str(args.steps), "--micro-batch", str(args.micro_batch), "--seq-len",
+                       str(args.seq_len), "--port", str(port), "--out", out]
+                rc, rss, wall = run_measured(cmd, env, log)
+                if rc != 0:
+                    sys.exit(f"bench_vs_pytorch: DDP run failed (exit {rc}), see {log}")
+                med, tps, rank_rss, l0, l1 = map(float, open(out).read().split())
+                res[k].append((tps, rss, None, wall, l0, l1))
+            else:
+                cfg = os.path.join(work, tag + ".toml")
+                rundir = os.path.join(work, tag)
+                with open(cfg, "w") as f:
+                    f.write(SHARDCAST_TOML.format(preset=preset, strategy=k, b=args.micro_batch, t=args.seq_len,
+                                                  steps=args.steps, data=args.data, dir=rundir))
+                rc, rss, wall = run_measured([args.trainer, "launch", "--nproc-per-node", "2", cfg], env, log)
+                if rc != 0:
+                    sys.exit(f"bench_vs_pytorch: shardcast-train {k} failed (exit {rc}), see {log}")
+                rep = json.load(open(os.path.join(rundir, "run_report.json")))
+                sm = rep["summary"]
+                st = rep["steps"]
+                res[k].append((sm["tokens_per_s_per_gpu"], rss, sm["mem_peak_bytes"], wall, st[0]["loss"],
+                               st[-1]["loss"]))
+            print(f"  round {r + 1}/{args.rounds} {k:>10}: {res[k][-1][0]:8.0f} tokens/s/rank, "
+                  f"peak RSS {res[k][-1][1] / 2**20:7.1f} MiB, {res[k][-1][3]:5.1f} s", file=sys.stderr, flush=True)
+
+    print(f"\nbench_vs_pytorch: model {preset}, 2 ranks x 1 thread, micro_batch {args.micro_batch}, "
+          f"seq_len {args.seq_len}, {args.steps} steps per run, {args.rounds} interleaved rounds; "
+          f"torch {__import__('torch').__version__} (Gloo) vs {os.path.basename(args.trainer)}")
+    print(f"{'trainer':<22} {'tokens/s/rank':>14} {'ratio to DDP (paired)':>30} {'peak RSS MiB':>13} "
+          f"{'tensor peak MiB':>16}")
+    for k in kinds:
+        tps = [x[0] for x in res[k]]
+        rss = max(x[1] for x in res[k]) / 2**20
+        tens = res[k][0][2]
+        name = "PyTorch DDP" if k == "ddp" else f"shardcast {k}"
+        if k == "ddp":
+            ratio = "1 (reference)"
+        else:
+            rs = sorted(a[0] / b[0] for a, b in zip(res[k], res["ddp"]))
+            ratio = f"{statistics.median(rs):.3f}x [{rs[0]:.3f} .. {rs[-1]:.3f}]"
+        tens_s = f"{max(x[2] for x in res[k]) / 2**20:.1f}" if tens is not None else "n/a"
+        print(f"{name:<22} {statistics.median(tps):>14.0f} {ratio:>30} {rss:>13.1f} {tens_s:>16}")
+    print("ratio: tokens/s of the shardcast run / tokens/s of the DDP run of the same round; median [min .. max] "
+          "over rounds.\npeak RSS: largest process of the run (a rank), max over rounds; tensor peak: live CPU "
+          "tensor bytes per rank (shardcast's counting allocator; not available for PyTorch).")
+    print("first -> last loss (median over rounds): " + ", ".join(
+        f"{k} {statistics.median(x[4] for x in res[k]):.3f} -> {statistics.median(x[5] for x in res[k]):.3f}"
+        for k in kinds))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=["compare", "ddp"])
+    ap.add_argument("--model", required=True, help="model preset TOML, e.g. configs/models/small-6l.toml")
+    ap.add_argument("--data", required=True, help="llm.c token file (uint16)")
+    ap.add_argument("--trainer", help="shardcast-train binary (compare)")
+    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--micro-batch", type=int, default=2)
+    ap.add_argument("--seq-len", type=int, default=256)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--port", type=int, default=29500)
+    ap.add_argument("--out", help="result file (ddp)")
+    ap.add_argument("--phases", action="store_true", help="ddp: print rank 0's median time per phase")
+    args = ap.parse_args()
+    if args.mode == "ddp":
+        ddp_main(args)
+    else:
+        compare(args)
+
+
+if __name__ == "__main__":
+    main()
