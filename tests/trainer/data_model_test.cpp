@@ -50,7 +50,7 @@ TEST(TokenFile, RejectsBadFiles) {
   h[2] = 10;  // claims 10 tokens, has none
   std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<char*>(h.data()), 1024);
   EXPECT_THROW(TokenFile f(p.string()), InputError);
-  EXPECT_THROW(TokenFile f(temp_path("missing.bin").string()), InputError);
+  EXPECT_THROW(TokenFile f(temp_path("missing.bin").string()), ConfigError);  // a missing file: exit 2 everywhere
 }
 
 TEST(Sampler, DeterministicAndIndependentOfSharding) {

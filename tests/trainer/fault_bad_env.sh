@@ -23,12 +23,12 @@ expect_usage local_rank "LOCAL_RANK=2 is not allowed: must be in [0, 1]" R RANK=
 expect_usage port_range "MASTER_PORT=70000 is not allowed: must be in [1, 65535]" R RANK=0 WORLD_SIZE=2 MASTER_PORT=70000
 expect_usage port_not_int "MASTER_PORT='29x' is not an integer" R RANK=0 WORLD_SIZE=2 MASTER_PORT=29x
 expect_usage addr "MASTER_ADDR='no-such-host.invalid' does not resolve" R RANK=0 WORLD_SIZE=2 MASTER_ADDR=no-such-host.invalid
-expect_usage nproc_zero "--nproc-per-node: Value 0 not in range 1 to 1024" "$TRAIN" launch --nproc-per-node 0 "$WORK/env.toml"
-expect_usage nproc_huge "--nproc-per-node: Value 1000000000 not in range 1 to 1024" \
+expect_usage nproc_zero "--nproc-per-node: 0 is not allowed: must be in [1,1024]" "$TRAIN" launch --nproc-per-node 0 "$WORK/env.toml"
+expect_usage nproc_huge "--nproc-per-node: 1000000000 is not allowed: must be in [1,1024]" \
   "$TRAIN" launch --nproc-per-node 1000000000 "$WORK/env.toml"
-expect_usage master_port_flag "--master-port: Value 70000 not in range 1 to 65535" \
+expect_usage master_port_flag "--master-port: 70000 is not allowed: must be in [1,65535]" \
   "$TRAIN" launch --nproc-per-node 2 --master-port 70000 "$WORK/env.toml"
-expect_usage steps_flag "--steps: Value 0 not in range 1 to" "$TRAIN" run "$WORK/env.toml" --steps 0
+expect_usage steps_flag "--steps: 0 is not allowed: must be in (0,inf)" "$TRAIN" run "$WORK/env.toml" --steps 0
 sed 's/^seed = 5/seed = 5\nmax_grad_norm = inf/' "$WORK/env.toml" > "$WORK/inf.toml"
-expect_usage max_grad_norm_inf "training.max_grad_norm: inf is not allowed: must be finite and >= 0" \
+expect_usage max_grad_norm_inf "training.max_grad_norm: inf is not allowed: must be a finite number" \
   "$TRAIN" run "$WORK/inf.toml"
