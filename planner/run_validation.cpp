@@ -84,6 +84,7 @@ RunComparison compare_run(const RunDir& run, const HardwareSpec& hw) {
     // Only the reserved peak was measured (an imported torchtitan log): compare reserved.
     c.predicted_mem_bytes = p.mem_reserved_bytes;
     c.measured_mem_bytes = *run.report.mem_reserved_peak_bytes;
+    c.mem_metric = "reserved";
   }
   c.predicted_tps = p.tokens_per_s_per_gpu;
   c.measured_tps = run.report.tokens_per_s_per_gpu;
@@ -122,7 +123,9 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
                            {"sharding_strategy", c.strategy},
                            {"world_size", c.world_size},
                            {"step_time_s", {{"predicted", c.predicted_step_s}, {"measured", c.measured_step_s}, {"error_pct", c.err_step_pct()}}},
-                           {"mem_peak_bytes", {{"predicted", c.predicted_mem_bytes}, {"measured", c.measured_mem_bytes}, {"error_pct", c.err_mem_pct()}}},
+                           // RunReport's names: mem_peak_bytes (allocated) or mem_reserved_peak_bytes.
+                           {c.mem_metric == "reserved" ? "mem_reserved_peak_bytes" : "mem_peak_bytes",
+                            {{"predicted", c.predicted_mem_bytes}, {"measured", c.measured_mem_bytes}, {"error_pct", c.err_mem_pct()}}},
                            {"tokens_per_s_per_gpu", {{"predicted", c.predicted_tps}, {"measured", c.measured_tps}}}};
       if (runs[i].has_validation) jr["validation"] = runs[i].validation;
       j["runs"].push_back(jr);
@@ -133,12 +136,12 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
     return;
   }
   if (markdown) {
-    fmt::print("| run | model | strategy | ranks | predicted step ms | measured | error % | predicted peak MiB | "
-               "measured | error % |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    fmt::print("| run | model | strategy | ranks | predicted step ms | measured | error % | peak | predicted MiB | "
+               "measured | error % |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const auto& c : rows)
-      fmt::print("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:+.1f} | {:.2f} | {:.2f} | {:+.1f} |\n", c.name, c.model,
+      fmt::print("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:+.1f} | {} | {:.2f} | {:.2f} | {:+.1f} |\n", c.name, c.model,
                  c.strategy, c.world_size, c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(),
-                 c.predicted_mem_bytes / 1048576.0, c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
+                 c.mem_metric, c.predicted_mem_bytes / 1048576.0, c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
     fmt::print("\nn = {}; step time MAPE {:.1f}% (max {:.1f}%); peak memory MAPE {:.1f}% (max {:.1f}%)\n", s.n,
                s.mape_step, s.max_abs_step, s.mape_mem, s.max_abs_mem);
     return;
@@ -159,12 +162,12 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
     fmt::print("\n");
   }
   fmt::print("planner now vs measured ({}):\n", hardware.empty() ? "each run's hardware profile" : "profile " + hardware);
-  fmt::print("  {:<30} {:>5} {:>10} {:>10} {:>8} {:>10} {:>10} {:>8}\n", "run", "ranks", "pred ms", "meas ms", "err%",
-             "pred MiB", "meas MiB", "err%");
+  fmt::print("  {:<30} {:>5} {:>10} {:>10} {:>8} {:>9} {:>10} {:>10} {:>8}\n", "run", "ranks", "pred ms", "meas ms",
+             "err%", "peak", "pred MiB", "meas MiB", "err%");
   for (const auto& c : rows)
-    fmt::print("  {:<30} {:>5} {:>10.1f} {:>10.1f} {:>+8.1f} {:>10.2f} {:>10.2f} {:>+8.1f}\n", c.name, c.world_size,
-               c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(), c.predicted_mem_bytes / 1048576.0,
-               c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
+    fmt::print("  {:<30} {:>5} {:>10.1f} {:>10.1f} {:>+8.1f} {:>9} {:>10.2f} {:>10.2f} {:>+8.1f}\n", c.name, c.world_size,
+               c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(), c.mem_metric,
+               c.predicted_mem_bytes / 1048576.0, c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
   if (rows.size() > 1)
     fmt::print("  n = {}; step time MAPE {:.1f}% (max {:.1f}%); peak memory MAPE {:.1f}% (max {:.1f}%)\n", s.n,
                s.mape_step, s.max_abs_step, s.mape_mem, s.max_abs_mem);

@@ -40,7 +40,10 @@ struct RunComparison {
   std::string model, strategy;
   int world_size = 0;
   double predicted_step_s = 0, measured_step_s = 0;        // s
-  double predicted_mem_bytes = 0, measured_mem_bytes = 0;  // peak tensor bytes per rank
+  double predicted_mem_bytes = 0, measured_mem_bytes = 0;  // peak bytes per rank, of mem_metric
+  // Which peak is compared: "allocated" (the trainer's counting allocator, torch's max allocated)
+  // or "reserved" when the run measured only the allocator's reserved peak (imported logs).
+  std::string mem_metric = "allocated";
   double predicted_tps = 0, measured_tps = 0;              // tokens/s per rank
   double err_step_pct() const;
   double err_mem_pct() const;
