@@ -52,22 +52,12 @@ std::string hf_config_json(const ModelSpec& m, const std::string& torch_dtype) {
 ExportResult export_checkpoint(const fs::path& dir, const fs::path& out_dir, const std::string& dtype) {
   if (dtype != "fp32" && dtype != "bf16")
     throw UsageError(fmt::format("--dtype \"{}\": expected fp32 or bf16", dtype));
-  const ckpt::Manifest m = ckpt::read_manifest(dir);
+  // Verify every file first: a corrupt checkpoint never produces a partial export.
+  const ckpt::Manifest m = ckpt::verify_checkpoint(dir);
   if (m.spec.mlp_type != MlpType::swiglu)
     throw InputError(fmt::format("{}: model {} has a GELU MLP; Hugging Face Llama export needs SwiGLU",
                                  dir.string(), m.model));
   const int S = m.shard_size;
-  // Verify every file first: a corrupt checkpoint never produces a partial export.
-  for (const auto& f : m.files) {
-    uint64_t bytes = 0;
-    const uint32_t crc = ckpt::crc32_file(dir / f.file, &bytes);
-    if (bytes != f.bytes)
-      throw InputError(fmt::format("{}: {} bytes, the manifest says {} (truncated or replaced file)",
-                                   (dir / f.file).string(), bytes, f.bytes));
-    if (crc != f.crc32)
-      throw InputError(fmt::format("{}: checksum mismatch (CRC-32 {:08x}, manifest {:08x}): the file is corrupted",
-                                   (dir / f.file).string(), crc, f.crc32));
-  }
 
   // Header: every tensor's offsets, in unit order.
   const size_t esize = dtype == "fp32" ? 4 : 2;
