@@ -109,14 +109,22 @@ class RowReader {
     if (!v) throw InputError("missing " + c);
     return *v;
   }
-  int required_int(const std::string& c) const {
-    const double v = required(c);
-    // > INT_MAX: converting it to int is undefined behaviour (found by tests/fuzz/fuzz_published_csv).
-    if (v <= 0 || v != std::floor(v) || v > 2147483647.0) throw InputError("bad " + c + " '" + get(c) + "'");
-    return int(v);
+  int required_int(const std::string& c) const { return positive_int(c, required(c)); }
+
+  // An optional column that, when given, must be a positive integer.
+  std::optional<int> optional_int(const std::string& c) const {
+    if (auto v = number(c)) return positive_int(c, *v);
+    return std::nullopt;
   }
 
  private:
+  int positive_int(const std::string& c, double v) const {
+    // > INT_MAX: converting it to int is undefined behaviour (found by tests/fuzz/fuzz_published_csv).
+    if (v <= 0 || v != std::floor(v) || v > 2147483647.0)
+      throw InputError("bad " + c + " '" + get(c) + "': a positive integer is required");
+    return int(v);
+  }
+
   const std::map<std::string, size_t>& cols_;
   const std::vector<std::string>& rec_;
 };
@@ -158,9 +166,9 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   cfg.cluster.hardware = r.get("gpu_type");
   if (cfg.cluster.hardware.empty()) throw InputError("missing gpu_type");
   const int n_gpus = r.required_int("n_gpus");
-  if (auto g = r.number("gpus_per_node")) {
+  if (auto g = r.optional_int("gpus_per_node")) {
     row.gpus_per_node_given = true;
-    cfg.cluster.gpus_per_node = int(*g);
+    cfg.cluster.gpus_per_node = *g;
   } else {
     cfg.cluster.gpus_per_node = 0;  // resolved from the preset by validate
   }

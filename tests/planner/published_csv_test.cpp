@@ -62,6 +62,17 @@ TEST(Csv, RowsToConfigs) {
   EXPECT_NE(rows[5].skip_reason.find("selective checkpointing without ac_ratio"), std::string::npos);
 }
 
+TEST(Csv, GpusPerNodeMustBeAPositiveInteger) {
+  // 6.7e23 once reached an int conversion unchecked (tests/fuzz/fuzz_published_csv in CI).
+  for (const char* bad : {"6.66667e+23", "0", "-8", "2.5"}) {
+    std::string r = row("none", "r1", "128", "FULL_SHARD");
+    r.replace(r.find(",8,400,"), 7, std::string(",") + bad + ",400,");
+    const auto rows = parse_published_csv(std::string(kHeader) + r, "t.csv");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_NE(rows[0].skip_reason.find("bad gpus_per_node"), std::string::npos) << bad << ": " << rows[0].skip_reason;
+  }
+}
+
 TEST(Csv, MissingColumnIsAnInputError) {
   EXPECT_THROW(parse_published_csv("row_id,model\nx,y\n", "t.csv"), InputError);
 }
