@@ -24,15 +24,15 @@ class CountingCollectives final : public Collectives {
     log.push_back("all_gather " + std::to_string(i.numel()));
     return inner_->all_gather(o, i);
   }
-  void reduce_scatter(at::Tensor o, at::Tensor i) override {
+  PendingWork reduce_scatter_async(at::Tensor o, at::Tensor i) override {
     ++reductions;
     log.push_back("reduce_scatter " + std::to_string(i.numel()));
-    inner_->reduce_scatter(o, i);
+    return inner_->reduce_scatter_async(o, i);
   }
-  void all_reduce(at::Tensor t, ReduceOp op) override {
+  PendingWork all_reduce_async(at::Tensor t, ReduceOp op) override {
     ++reductions;
     log.push_back("all_reduce " + std::to_string(t.numel()));
-    inner_->all_reduce(t, op);
+    return inner_->all_reduce_async(t, op);
   }
   void broadcast(at::Tensor t, int root) override { inner_->broadcast(t, root); }
   void barrier() override { inner_->barrier(); }
@@ -131,6 +131,9 @@ TEST(FsdpState, NoCommunicationOnNonFinalMicroSteps) {
     engine->forward_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), /*sync=*/false).backward();
     EXPECT_EQ(shard->reductions + repl->reductions, 0);
     engine->forward_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), /*sync=*/true).backward();
+    // hybrid_shard issues a unit's replica all-reduce when its reduce-scatter is waited
+    // (FsdpOptions::max_inflight_reductions): count after the optimizer step would wait.
+    fsdp_model_of(*engine)->wait_for_reductions();
     const int units = cfg.model.n_fsdp_units();
     EXPECT_EQ(shard->reductions, units);  // one reduce-scatter per unit
     EXPECT_EQ(repl->reductions, units);   // one replica all-reduce per unit

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,11 +113,13 @@ inline int shard_size_of(const TrainConfig& c) {
   return c.parallelism.shard_group_size(c.world_size(), c.cluster.gpus_per_node);
 }
 
-inline RunResult train_fsdp(const TrainConfig& cfg, int steps, at::Device device = at::kCPU) {
+// opts: FsdpOptions in full (else fsdp_options(cfg) on `device`).
+inline RunResult train_fsdp(const TrainConfig& cfg, int steps, at::Device device = at::kCPU,
+                            const std::optional<FsdpOptions>& opts = std::nullopt) {
   TokenFile data(synthetic_token_file());
   RunResult out;
   run_ranks(cfg.world_size(), shard_size_of(cfg), [&](int rank, ProcessGroups g) {
-    auto engine = make_fsdp_engine(cfg, std::move(g), device);
+    auto engine = opts ? make_fsdp_engine(cfg, std::move(g), *opts) : make_fsdp_engine(cfg, std::move(g), device);
     TrainLoop loop(cfg, *engine, data, DataSlice{rank, 1, cfg.world_size()}, 0);
     RunResult mine;
     TrainLoop::Hooks h;

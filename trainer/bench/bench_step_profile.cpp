@@ -6,9 +6,10 @@
 // tests run them; one intra-op thread in all), driving the same Engine calls as
 // TrainLoop::step with a timer around each phase. Collectives are timed by wrapping every
 // process group in TimedCollectives, which forwards each call and adds its wall time to the
-// phase it ran in; to make all-gathers measurable it waits for each one inside the call, so
-// the profiled step has no gather/compute overlap (the prefetch's gain is the difference to
-// the "overlapped step" column, measured with unwrapped groups in the same run, interleaved).
+// phase it ran in; to make them measurable it waits for each one inside the call, so the
+// profiled step has no communication/compute overlap. The "overlapped" column is the
+// trainer's own step (unwrapped groups: all-gather prefetch and asynchronous reductions),
+// "sync red." the same with synchronous reductions, measured in the same run, interleaved.
 // Compute = phase time − collectives in that phase. Numbers are rank 0's, median over steady
 // steps (the first excluded). What it is not: a test (no thresholds) and not a GPU profile.
 #include <unistd.h>
@@ -53,8 +54,15 @@ class TimedCollectives final : public Collectives {
     **sink_ += since(t0);
     return PendingWork();
   }
-  void reduce_scatter(at::Tensor out, at::Tensor in) override { timed([&] { inner_->reduce_scatter(out, in); }); }
-  void all_reduce(at::Tensor t, ReduceOp op) override { timed([&] { inner_->all_reduce(t, op); }); }
+  // Reductions are waited inside the call too (no overlap with backward in the timed step).
+  PendingWork reduce_scatter_async(at::Tensor out, at::Tensor in) override {
+    timed([&] { inner_->reduce_scatter(out, in); });
+    return PendingWork();
+  }
+  PendingWork all_reduce_async(at::Tensor t, ReduceOp op) override {
+    timed([&] { inner_->all_reduce(t, op); });
+    return PendingWork();
+  }
   void broadcast(at::Tensor t, int root) override { timed([&] { inner_->broadcast(t, root); }); }
   void barrier() override { timed([&] { inner_->barrier(); }); }
 
@@ -94,7 +102,9 @@ TrainConfig profile_config(const std::string& model, ShardingStrategy s, int wor
 }
 
 // Rank 0's per-step times of `steps` steps; `timed` wraps the groups in TimedCollectives.
-std::vector<StepTimes> profile(const TrainConfig& cfg, const TokenFile& data, int steps, bool timed) {
+// inflight_reductions: FsdpOptions::max_inflight_reductions (0 = synchronous reductions).
+std::vector<StepTimes> profile(const TrainConfig& cfg, const TokenFile& data, int steps, bool timed,
+                               int inflight_reductions) {
   const int world = cfg.world_size();
   const int shard = cfg.parallelism.shard_group_size(world, world);
   auto store = c10::make_intrusive<c10d::HashStore>();
@@ -121,7 +131,9 @@ std::vector<StepTimes> profile(const TrainConfig& cfg, const TokenFile& data, in
             *p = w;
           }
         }
-        auto engine = make_fsdp_engine(cfg, g);
+        FsdpOptions fo = fsdp_options(cfg);
+        fo.max_inflight_reductions = inflight_reductions;
+        auto engine = make_fsdp_engine(cfg, g, fo);
         const int b = cfg.training.micro_batch, T = cfg.training.seq_len;
         at::Tensor batch = at::empty({b, T + 1}, at::kLong);
         std::vector<StepTimes> mine;
@@ -174,12 +186,17 @@ int main(int argc, char** argv) {
                "optimizer) for 1 and 2 ranks"};
   std::string model = "small-6l";
   int steps = 6, micro_batch = 2, seq_len = 256, repeats = 3;
+  int inflight_reductions = FsdpOptions{}.max_inflight_reductions;
   app.add_option("--model", model, "model preset");
   app.add_option("--steps", steps, "steps per measurement, 2 to 1000 (the first is excluded)")->check(CLI::Range(2, 1000));
   app.add_option("--micro-batch", micro_batch, "sequences per rank per step, 1 to 4096")->check(CLI::Range(1, 4096));
   app.add_option("--seq-len", seq_len, "tokens per sequence, 1 to the model's max_seq_len")->check(CLI::Range(1, 1 << 20));
   app.add_option("--repeats", repeats, "interleaved repetitions, 1 to 100; the median over all steady steps is kept")
       ->check(CLI::Range(1, 100));
+  app.add_option("--max-inflight-reductions", inflight_reductions,
+                 "FsdpOptions::max_inflight_reductions of the 'overlapped' column, 0 to 1000 (0 = synchronous); "
+                 "the 'sync reductions' column always uses 0")
+      ->check(CLI::Range(0, 1000));
   CLI11_PARSE(app, argc, argv);
 
   // Throughput does not depend on the text: a synthetic byte corpus.
@@ -199,25 +216,29 @@ int main(int argc, char** argv) {
   };
   const std::vector<Case> cases{{1, ShardingStrategy::no_shard}, {2, ShardingStrategy::no_shard},
                                 {2, ShardingStrategy::full_shard}};
-  std::map<int, std::vector<StepTimes>> timed_steps, plain_steps;
+  std::map<int, std::vector<StepTimes>> timed_steps, plain_steps, sync_steps;
   for (int rep = 0; rep < repeats; ++rep)
     for (size_t i = 0; i < cases.size(); ++i) {
       const TrainConfig cfg = profile_config(model, cases[i].s, cases[i].world, micro_batch, seq_len);
       fmt::print(stderr, "  repeat {}/{}: {} rank(s) {} ...\n", rep + 1, repeats, cases[i].world, to_string(cases[i].s));
-      auto t = profile(cfg, data, steps, true);
-      auto p = profile(cfg, data, steps, false);
+      auto t = profile(cfg, data, steps, true, 0);
+      auto p = profile(cfg, data, steps, false, inflight_reductions);
+      auto q = profile(cfg, data, steps, false, 0);
       timed_steps[int(i)].insert(timed_steps[int(i)].end(), t.begin() + 1, t.end());
       plain_steps[int(i)].insert(plain_steps[int(i)].end(), p.begin() + 1, p.end());
+      sync_steps[int(i)].insert(sync_steps[int(i)].end(), q.begin() + 1, q.end());
     }
   fs::remove(data_path);
 
   fmt::print("\nbench_step_profile: model {}, micro_batch {}, seq_len {}, 1 thread per rank, ranks as threads "
              "(Gloo on loopback); rank 0, median ms over {} steady steps x {} repeats\n",
              model, micro_batch, seq_len, steps - 1, repeats);
-  fmt::print("collectives are timed synchronously (all-gathers waited inside the call): 'step' = that step; "
-             "'overlapped' = the same step with the trainer's asynchronous prefetch, unwrapped groups\n\n");
-  fmt::print("{:<18} {:>7} {:>9} {:>9} {:>9} {:>12} {:>7} {:>10} {:>9} {:>11}\n", "ranks x strategy", "data",
-             "forward", "backward", "clip", "collectives", "optim", "other", "step", "overlapped");
+  fmt::print("collectives are timed synchronously (every collective waited inside the call): 'step' = that step; "
+             "'overlapped' = the trainer's step with unwrapped groups (all-gather prefetch, up to {} reductions in "
+             "flight); 'sync red.' = the same with synchronous reductions (max_inflight_reductions 0)\n\n",
+             inflight_reductions);
+  fmt::print("{:<18} {:>7} {:>9} {:>9} {:>9} {:>12} {:>7} {:>10} {:>9} {:>11} {:>10}\n", "ranks x strategy", "data",
+             "forward", "backward", "clip", "collectives", "optim", "other", "step", "overlapped", "sync red.");
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& v = timed_steps[int(i)];
     auto med = [&](auto f) {
@@ -237,12 +258,13 @@ int main(int argc, char** argv) {
       shown += compute[size_t(p)];
     }
     const double step = med([](const StepTimes& s) { return s.step; });
-    std::vector<double> plain;
+    std::vector<double> plain, sync;
     for (const auto& s : plain_steps[int(i)]) plain.push_back(s.step);
-    fmt::print("{:<18} {:>7.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>12.1f} {:>7.1f} {:>10.1f} {:>9.1f} {:>11.1f}\n",
+    for (const auto& s : sync_steps[int(i)]) sync.push_back(s.step);
+    fmt::print("{:<18} {:>7.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>12.1f} {:>7.1f} {:>10.1f} {:>9.1f} {:>11.1f} {:>10.1f}\n",
                fmt::format("{} x {}", cases[i].world, to_string(cases[i].s)), compute[kData], compute[kForward],
                compute[kBackward], compute[kClip], comm, compute[kOptimizer], step - shown, step,
-               1000 * median(plain));
+               1000 * median(plain), 1000 * median(sync));
   }
   fmt::print("\nforward / backward / clip / optim = compute only (collectives inside them are in 'collectives'); "
              "other = step − the sum of medians (zero_grad, rounding of medians).\n");

@@ -22,10 +22,12 @@
 namespace shardcast::trainer {
 
 void PendingWork::wait() {
-  if (!work_.defined()) return;
   auto w = std::move(work_);
   work_.reset();
-  w->wait();  // rethrows the backend's exception (timeout, peer gone) with its message
+  auto then = std::move(then_);
+  then_ = nullptr;
+  if (w.defined()) w->wait();  // rethrows the backend's exception (timeout, peer gone) with its message
+  if (then) then();
 }
 
 namespace {
@@ -47,11 +49,12 @@ class SelfCollectives final : public Collectives {
     out_flat.copy_(in_shard);
     return {};
   }
-  void reduce_scatter(at::Tensor out_shard, at::Tensor in_flat) override {
+  PendingWork reduce_scatter_async(at::Tensor out_shard, at::Tensor in_flat) override {
     TORCH_CHECK(out_shard.numel() == in_flat.numel(), "reduce_scatter: size mismatch");
     out_shard.copy_(in_flat);
+    return {};
   }
-  void all_reduce(at::Tensor, ReduceOp) override {}
+  PendingWork all_reduce_async(at::Tensor, ReduceOp) override { return {}; }
   void broadcast(at::Tensor, int) override {}
   void barrier() override {}
 
@@ -92,21 +95,23 @@ class GlooCollectives final : public Collectives {
     return PendingWork(pg_->allgather(out, in));
   }
 
-  void reduce_scatter(at::Tensor out_shard, at::Tensor in_flat) override {
+  // The all-reduce runs on Gloo's threads; the copy of my chunk runs in wait() (PendingWork).
+  PendingWork reduce_scatter_async(at::Tensor out_shard, at::Tensor in_flat) override {
     TORCH_CHECK(in_flat.numel() == out_shard.numel() * size(), "reduce_scatter: in ",
                 in_flat.numel(), " != ", size(), " x ", out_shard.numel());
     check_reducible(in_flat);
     std::vector<at::Tensor> t{in_flat};
-    pg_->allreduce(t)->wait();
-    out_shard.copy_(in_flat.chunk(size())[rank()]);
+    auto work = pg_->allreduce(t);
+    at::Tensor mine = in_flat.chunk(size())[rank()];
+    return PendingWork(std::move(work), [out_shard, mine]() mutable { out_shard.copy_(mine); });
   }
 
-  void all_reduce(at::Tensor t, ReduceOp op) override {
+  PendingWork all_reduce_async(at::Tensor t, ReduceOp op) override {
     check_reducible(t);
     std::vector<at::Tensor> v{t};
     c10d::AllreduceOptions o;
     o.reduceOp = to_c10d(op);
-    pg_->allreduce(v, o)->wait();
+    return PendingWork(pg_->allreduce(v, o));
   }
 
   void broadcast(at::Tensor t, int root) override {
@@ -147,14 +152,14 @@ class NcclCollectives final : public Collectives {
   PendingWork all_gather(at::Tensor out_flat, at::Tensor in_shard) override {
     return PendingWork(pg_->_allgather_base(out_flat, in_shard));
   }
-  void reduce_scatter(at::Tensor out_shard, at::Tensor in_flat) override {
-    pg_->_reduce_scatter_base(out_shard, in_flat)->wait();
+  PendingWork reduce_scatter_async(at::Tensor out_shard, at::Tensor in_flat) override {
+    return PendingWork(pg_->_reduce_scatter_base(out_shard, in_flat));
   }
-  void all_reduce(at::Tensor t, ReduceOp op) override {
+  PendingWork all_reduce_async(at::Tensor t, ReduceOp op) override {
     std::vector<at::Tensor> v{t};
     c10d::AllreduceOptions o;
     o.reduceOp = to_c10d(op);
-    pg_->allreduce(v, o)->wait();
+    return PendingWork(pg_->allreduce(v, o));
   }
   void broadcast(at::Tensor t, int root) override {
     std::vector<at::Tensor> v{t};
@@ -185,14 +190,14 @@ class DeviceContract final : public Collectives {
     check("all_gather", "input", in_shard);
     return inner_->all_gather(out_flat, in_shard);
   }
-  void reduce_scatter(at::Tensor out_shard, at::Tensor in_flat) override {
+  PendingWork reduce_scatter_async(at::Tensor out_shard, at::Tensor in_flat) override {
     check("reduce_scatter", "output", out_shard);
     check("reduce_scatter", "input", in_flat);
-    inner_->reduce_scatter(out_shard, in_flat);
+    return inner_->reduce_scatter_async(out_shard, in_flat);
   }
-  void all_reduce(at::Tensor t, ReduceOp op) override {
+  PendingWork all_reduce_async(at::Tensor t, ReduceOp op) override {
     check("all_reduce", "in-place", t);
-    inner_->all_reduce(t, op);
+    return inner_->all_reduce_async(t, op);
   }
   void broadcast(at::Tensor t, int root) override {
     check("broadcast", "in-place", t);

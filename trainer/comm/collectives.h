@@ -22,10 +22,13 @@
 // unsupported dtype or backend throws.
 // Threading: one Collectives object per process group; call from one thread at a time
 // (the rank's training thread and the autograd engine thread it runs backward on). Work
-// returned by all_gather may complete on a Gloo worker thread; `wait()` before reading.
+// returned by the asynchronous calls may complete on a Gloo worker thread; `wait()` before
+// reading. Every rank of a group must issue its collectives in the same order (c10d matches
+// them by issue order), whatever order it waits for them in.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,16 +39,23 @@
 
 namespace shardcast::trainer {
 
-// A collective in flight. Default-constructed = already complete.
+// A collective in flight. Default-constructed = already complete. `then` (optional) runs on
+// the waiting thread right after the c10d Work completes: the local step of a composed
+// collective (Gloo's reduce-scatter copies its chunk out of the all-reduced buffer there),
+// so the result is valid exactly when wait() returns. Move-only; wait() once.
 class PendingWork {
  public:
   PendingWork() = default;
-  explicit PendingWork(c10::intrusive_ptr<c10d::Work> w) : work_(std::move(w)) {}
+  explicit PendingWork(c10::intrusive_ptr<c10d::Work> w, std::function<void()> then = {})
+      : work_(std::move(w)), then_(std::move(then)) {}
+  PendingWork(PendingWork&&) = default;
+  PendingWork& operator=(PendingWork&&) = default;
   void wait();                        // throws (with the c10d message) on failure/timeout
-  bool pending() const { return work_.defined(); }
+  bool pending() const { return work_.defined() || bool(then_); }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
+  std::function<void()> then_;
 };
 
 enum class ReduceOp { sum, max };
@@ -62,9 +72,17 @@ class Collectives {
   // out_flat must stay alive and untouched until wait(). Same dtype for both.
   virtual PendingWork all_gather(at::Tensor out_flat, at::Tensor in_shard) = 0;
   // out_shard (n) ← sum over ranks of in_flat.chunk(size())[rank()] (in_flat has size()·n
-  // elements). Synchronous. in_flat may be overwritten (Gloo composes it from allreduce).
-  virtual void reduce_scatter(at::Tensor out_shard, at::Tensor in_flat) = 0;
-  virtual void all_reduce(at::Tensor t, ReduceOp op = ReduceOp::sum) = 0;  // in place, sync
+  // elements). Asynchronous: both tensors must stay alive and untouched until wait(), and
+  // out_shard is valid only after it. in_flat may be overwritten (Gloo composes it from
+  // allreduce).
+  virtual PendingWork reduce_scatter_async(at::Tensor out_shard, at::Tensor in_flat) = 0;
+  // In place; asynchronous like reduce_scatter_async (t is valid after wait()).
+  virtual PendingWork all_reduce_async(at::Tensor t, ReduceOp op = ReduceOp::sum) = 0;
+  // The same, waited before returning.
+  void reduce_scatter(at::Tensor out_shard, at::Tensor in_flat) {
+    reduce_scatter_async(std::move(out_shard), std::move(in_flat)).wait();
+  }
+  void all_reduce(at::Tensor t, ReduceOp op = ReduceOp::sum) { all_reduce_async(std::move(t), op).wait(); }
   virtual void broadcast(at::Tensor t, int root) = 0;                      // in place, sync
   virtual void barrier() = 0;
 };

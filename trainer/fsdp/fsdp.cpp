@@ -110,6 +110,7 @@ static double predivide_factor(int world) {
 FsdpModel::FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups groups)
     : spec_(m), opts_(opts), groups_(std::move(groups)), reduce_scatter_stream_(opts.device) {
   TORCH_CHECK(opts_.max_inflight_all_gathers >= 1, "max_inflight_all_gathers must be >= 1");
+  TORCH_CHECK(opts_.max_inflight_reductions >= 0, "max_inflight_reductions must be >= 0");
   TORCH_CHECK(groups_.world->device() == opts_.device, "FsdpModel on ", opts_.device,
               " but the process groups' compute device is ", groups_.world->device());
   const int S = groups_.shard->size();
@@ -226,6 +227,9 @@ void FsdpModel::pre_backward(int i) {
 }
 
 FsdpModel::~FsdpModel() {
+  // CPU: a Gloo Work owns its tensors, so reductions still in flight (only when unwinding
+  // from an error) are dropped unwaited; waiting could block on a dead peer until the timeout.
+  pending_.clear();
   try {
     wait_for_reductions();
   } catch (...) {  // a failed stream wait while unwinding: the process is going down anyway
@@ -233,9 +237,18 @@ FsdpModel::~FsdpModel() {
 }
 
 void FsdpModel::wait_for_reductions() {
+  while (!pending_.empty()) finish_oldest_reduction();
   if (!inflight_) return;
   inflight_->done.block_current();
   inflight_.reset();
+}
+
+void FsdpModel::finish_oldest_reduction() {
+  PendingReduction r = std::move(pending_.front());
+  pending_.pop_front();
+  r.work.wait();
+  if (r.replicate_after) groups_.replicate->all_reduce(r.out);
+  units_[r.unit].grad.add_(r.out.to(at::kFloat), r.scale);
 }
 
 void FsdpModel::post_backward(int i, at::Tensor grad_full) {
@@ -253,28 +266,51 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
       src = u.acc.add_(g);
       u.acc = at::Tensor();
     }
-    // At most one reduction in flight: the previous unit's must be done before this one's
-    // buffers are allocated (FSDP2 bounds reduce-scatter memory the same way).
-    wait_for_reductions();
-    auto r = std::make_unique<InflightReduction>();
     const double world = double(groups_.world->size());
     const bool low_precision = opts_.reduce_dtype != at::kFloat;
     const double pre = low_precision ? predivide_factor(groups_.world->size()) : 1.0;
-    r->done = reduce_scatter_stream_.run([&] {
-      // No copy when src already has reduce_dtype: autograd hands this Function a gradient
-      // buffer nothing else reads afterwards (the split/recompute backward made it), so it is
-      // pre-divided and (by the Gloo composite) overwritten in place.
-      at::Tensor red = src.to(opts_.reduce_dtype).contiguous();
-      if (pre != 1.0) red.div_(pre);
-      at::Tensor out = at::empty({u.shard_numel}, red.options());
-      groups_.shard->reduce_scatter(out, red);
-      if (groups_.replicate->size() > 1) groups_.replicate->all_reduce(out);
-      // Sum over ranks of per-rank mean gradients -> mean over the global batch.
-      u.grad.add_(out.to(at::kFloat), pre / world);
-      r->keep = {src, red, out};
-    });
-    // CPU: the reduction is complete; drop the buffers now (as before, same peak memory).
-    if (!opts_.device.is_cpu()) inflight_ = std::move(r);
+    // No copy when src already has reduce_dtype: autograd hands this Function a gradient
+    // buffer nothing else reads afterwards (the split/recompute backward made it), so it is
+    // pre-divided and (by the Gloo composite) overwritten in place. Sum over ranks of
+    // per-rank mean gradients -> mean over the global batch: scaled by pre / world.
+    const bool overlap = opts_.device.is_cpu() && opts_.max_inflight_reductions > 0;
+    if (overlap) {
+      // Issue now, wait later (oldest first): Gloo's threads reduce while backward goes on.
+      PendingReduction r;
+      r.unit = i;
+      r.src = src;
+      r.red = src.to(opts_.reduce_dtype).contiguous();
+      if (pre != 1.0) r.red.div_(pre);
+      r.scale = pre / world;
+      if (groups_.shard->size() == 1) {
+        r.out = r.red;  // the reduce-scatter of a group of one is the identity
+      } else {
+        r.out = at::empty({u.shard_numel}, r.red.options());
+        r.work = groups_.shard->reduce_scatter_async(r.out, r.red);
+      }
+      if (groups_.replicate->size() > 1) {
+        if (r.work.pending()) r.replicate_after = true;  // hybrid_shard: after the reduce-scatter
+        else r.work = groups_.replicate->all_reduce_async(r.out);
+      }
+      pending_.push_back(std::move(r));
+      while (int(pending_.size()) > opts_.max_inflight_reductions) finish_oldest_reduction();
+    } else {
+      // At most one reduction in flight: the previous unit's must be done before this one's
+      // buffers are allocated (FSDP2 bounds reduce-scatter memory the same way).
+      wait_for_reductions();
+      auto r = std::make_unique<InflightReduction>();
+      r->done = reduce_scatter_stream_.run([&] {
+        at::Tensor red = src.to(opts_.reduce_dtype).contiguous();
+        if (pre != 1.0) red.div_(pre);
+        at::Tensor out = at::empty({u.shard_numel}, red.options());
+        groups_.shard->reduce_scatter(out, red);
+        if (groups_.replicate->size() > 1) groups_.replicate->all_reduce(out);
+        u.grad.add_(out.to(at::kFloat), pre / world);
+        r->keep = {src, red, out};
+      });
+      // CPU: the reduction is complete; drop the buffers now.
+      if (!opts_.device.is_cpu()) inflight_ = std::move(r);
+    }
   }
   // Reshard after backward (every strategy that gathers).
   reshard(i);

@@ -35,8 +35,13 @@
 // for each before use; each unit's reduce-scatter (and HSDP all-reduce, and the add into the
 // gradient shard) is issued from a separate reduce-scatter stream after the unit's backward,
 // and the compute stream waits for it only at the next unit's post-backward (at most one
-// reduction in flight, FSDP2's scheme) or at wait_for_reductions(). On CPU all of this is
-// synchronous and inline.
+// reduction in flight, FSDP2's scheme) or at wait_for_reductions(). On CPU the gathers are
+// asynchronous c10d Works (prefetch above), and so are the reductions when
+// FsdpOptions::max_inflight_reductions >= 1: each unit's reduce-scatter (no_shard: all-reduce)
+// is issued in its post-backward and runs on Gloo's threads while backward continues, as
+// PyTorch DDP overlaps its gradient buckets (pytorch/pytorch@v1.13.0
+// torch/csrc/distributed/c10d/reducer.cpp); the oldest are waited, in issue order, beyond
+// that many units in flight, and all of them before anything reads gradient shards.
 // What it is not: the training loop, data or metrics (train/), nor the reference path
 // (model/llama.h ReferenceModel, which shares only the per-unit math).
 // Threading: one FsdpModel per rank, used from that rank's thread; backward runs on the
@@ -46,6 +51,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -64,6 +70,13 @@ namespace shardcast::trainer {
 struct FsdpOptions {
   ShardingStrategy sharding_strategy = ShardingStrategy::full_shard;
   int max_inflight_all_gathers = 2;         // >= 1; 1 = no prefetch
+  // CPU (Gloo): units whose gradient reduction may be in flight after a post-backward, >= 0.
+  // 0 = each unit's reduction completes inside its post-backward (the synchronous reference
+  // path); k >= 1 = issued asynchronously, and after issuing one the oldest beyond k are
+  // waited (and added into their gradient shards); all at wait_for_reductions(). Same values
+  // either way (same operations on the same tensors; only when they are waited changes).
+  // Ignored on CUDA, whose reductions always run on the reduce-scatter stream, one in flight.
+  int max_inflight_reductions = 2;
   at::ScalarType param_dtype = at::kFloat;  // gather + compute
   at::ScalarType reduce_dtype = at::kFloat; // gradient reduction
   ActivationCheckpointingConfig activation_checkpointing;
@@ -155,6 +168,7 @@ class FsdpModel {
   void post_forward(int unit);
   void reshard(int unit);              // free the unit's gathered storage
   void reshard_all();
+  void finish_oldest_reduction();      // CPU overlap: wait, replicate all-reduce, add to grad
   std::vector<std::pair<std::string, at::Tensor>> gather_named(bool grads);
 
   // The reduction issued by the last post-backward: its buffers (the unsharded gradient and
@@ -163,6 +177,19 @@ class FsdpModel {
   struct InflightReduction {
     std::vector<at::Tensor> keep;
     StreamMarker done;
+  };
+
+  // CPU overlap (max_inflight_reductions >= 1): a unit's reduction in flight, in issue order.
+  // `work` is the shard group's reduce-scatter, or for no_shard the replicate all-reduce;
+  // hybrid_shard issues its replicate all-reduce of `out` when the reduce-scatter is waited.
+  // The tensors stay referenced until then (src: the unsharded gradient, red: its
+  // reduce_dtype view/copy, out: the reduced shard in reduce_dtype).
+  struct PendingReduction {
+    int unit = 0;
+    PendingWork work;
+    bool replicate_after = false;
+    at::Tensor src, red, out;
+    double scale = 1.0;        // pre-divide / world, applied when added into FlatUnit::grad
   };
 
   ModelSpec spec_;
@@ -176,6 +203,7 @@ class FsdpModel {
   int peak_gathered_units_ = 0;
   SideStream reduce_scatter_stream_;
   std::unique_ptr<InflightReduction> inflight_;
+  std::deque<PendingReduction> pending_;
 };
 
 at::ScalarType parse_dtype(const std::string& name);   // "fp32" | "bf16" | "fp16"

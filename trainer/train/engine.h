@@ -49,6 +49,9 @@ class Engine {
 std::unique_ptr<Engine> make_reference_engine(const TrainConfig& cfg);
 std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups groups,
                                          at::Device device = at::kCPU);
+// With FsdpOptions given in full (tests and benchmarks that set a runtime-only option);
+// cfg supplies the model and the step's settings.
+std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups groups, const FsdpOptions& opts);
 FsdpOptions fsdp_options(const TrainConfig& cfg);
 FsdpModel* fsdp_model_of(Engine& e);  // nullptr for the reference engine
 

@@ -109,8 +109,8 @@ class ReferenceEngine final : public Engine {
 
 class FsdpEngine final : public Engine {
  public:
-  FsdpEngine(const TrainConfig& cfg, ProcessGroups groups, at::Device device)
-      : model_(cfg.model, with_device(fsdp_options(cfg), device), std::move(groups)) {}
+  FsdpEngine(const TrainConfig& cfg, ProcessGroups groups, const FsdpOptions& opts)
+      : model_(cfg.model, opts, std::move(groups)) {}
   at::Tensor forward_loss(const at::Tensor& tokens, const at::Tensor& targets, bool sync) override {
     model_.set_sync(sync);
     return lm_loss(model_.forward(tokens), targets.to(model_.units().front().shard.device()));
@@ -156,7 +156,10 @@ std::unique_ptr<Engine> make_reference_engine(const TrainConfig& cfg) {
   return std::make_unique<ReferenceEngine>(cfg);
 }
 std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups groups, at::Device device) {
-  return std::make_unique<FsdpEngine>(cfg, std::move(groups), device);
+  return std::make_unique<FsdpEngine>(cfg, std::move(groups), with_device(fsdp_options(cfg), device));
+}
+std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups groups, const FsdpOptions& opts) {
+  return std::make_unique<FsdpEngine>(cfg, std::move(groups), opts);
 }
 FsdpModel* fsdp_model_of(Engine& e) {
   auto* f = dynamic_cast<FsdpEngine*>(&e);
