@@ -68,8 +68,8 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 }
 
 // Gloo in LibTorch 1.13: list allgather into chunk views of the flat output; reduce-scatter
-// as allreduce + keep my chunk (2x the traffic of a true reduce-scatter: fine for
-// correctness, wrong for timing — never report CPU timings as FSDP performance).
+// as an all-to-all of the chunks + a local sum (the bytes of a true reduce-scatter, plus a
+// receive buffer of the input's size).
 class GlooCollectives final : public Collectives {
  public:
   GlooCollectives(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, at::Device device)
@@ -95,15 +95,24 @@ class GlooCollectives final : public Collectives {
     return PendingWork(pg_->allgather(out, in));
   }
 
-  // The all-reduce runs on Gloo's threads; the copy of my chunk runs in wait() (PendingWork).
+  // An all-to-all (chunk j of every rank's in_flat goes to rank j) on Gloo's threads, then
+  // the sum of the received chunks in rank order 0..size()-1 in wait() (PendingWork): each
+  // rank sends and receives (size()-1)/size() of in_flat, half the bytes of an all-reduce.
+  // For two ranks the sum is the all-reduce's bit for bit (a + b in either order).
+  // Needs a receive buffer as large as in_flat until wait().
   PendingWork reduce_scatter_async(at::Tensor out_shard, at::Tensor in_flat) override {
     TORCH_CHECK(in_flat.numel() == out_shard.numel() * size(), "reduce_scatter: in ",
                 in_flat.numel(), " != ", size(), " x ", out_shard.numel());
     check_reducible(in_flat);
-    std::vector<at::Tensor> t{in_flat};
-    auto work = pg_->allreduce(t);
-    at::Tensor mine = in_flat.chunk(size())[rank()];
-    return PendingWork(std::move(work), [out_shard, mine]() mutable { out_shard.copy_(mine); });
+    at::Tensor recv = at::empty_like(in_flat);
+    std::vector<int64_t> equal_split;  // empty: size() equal chunks
+    auto work = pg_->alltoall_base(recv, in_flat, equal_split, equal_split);
+    const int n = size();
+    return PendingWork(std::move(work), [out_shard, recv, in_flat, n]() mutable {
+      auto chunks = recv.chunk(n);
+      at::add_out(out_shard, chunks[0], chunks[1]);
+      for (int j = 2; j < n; ++j) out_shard.add_(chunks[j]);
+    });
   }
 
   PendingWork all_reduce_async(at::Tensor t, ReduceOp op) override {
