@@ -139,14 +139,14 @@ HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpe
   hw.gpu.hbm_bandwidth = mb.memory_bytes_per_s;
   hw.efficiency["hbm_eff"] = 1.0;
   note(fmt::format("memory bandwidth {:.2f} GB/s (copy, read + write), hbm_eff = 1", mb.memory_bytes_per_s / 1e9));
-  // Collectives: bus bandwidth = (n−1)/n·S/t for all_gather, 2(n−1)/n·S/t for all_reduce and
-  // for reduce_scatter (Gloo composes it from all_reduce of the full buffer).
+  // Collectives: bus bandwidth = (n−1)/n·S/t for all_gather and reduce_scatter (the trainer's
+  // Gloo layer composes it from an all-to-all, which moves the same bytes:
+  // trainer/comm/collectives.cpp), 2(n−1)/n·S/t for all_reduce.
   std::vector<double> bus, steps, lat;
   for (const auto& f : mb.fits) {
     if (f.ranks < 2 || !(f.bytes_per_s > 0)) continue;
     const double n = f.ranks;
-    const bool ag = f.op == "all_gather";
-    const double rounds = ag ? 1.0 : 2.0;
+    const double rounds = f.op == "all_reduce" ? 2.0 : 1.0;
     if (f.ranks == 2) bus.push_back(rounds * (n - 1) / n * f.bytes_per_s);
     steps.push_back(rounds * (n - 1));
     lat.push_back(f.latency_s);

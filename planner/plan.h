@@ -48,9 +48,9 @@ struct PlanOptions {
   // LibTorch 1.13 CPU computes attention this way (trainer/model/llama.cpp block_forward);
   // planner/run_validation.h and calibrate.h set it for the trainer's runs.
   bool attention_materialized = false;
-  // The unsharded gradient is copied before its reduction even when reduce_dtype equals
-  // param_dtype: Gloo (LibTorch 1.13) composes reduce-scatter from an in-place all-reduce of
-  // the full buffer, so shardcast-train reduces a clone of autograd's gradient.
+  // A buffer of the unsharded gradient's size exists during its reduction even when
+  // reduce_dtype equals param_dtype: Gloo (LibTorch 1.13) has no reduce-scatter, and
+  // shardcast-train composes it from an all-to-all into a receive buffer of that size.
   bool reduce_copies_gradient = false;
   // The caching allocator runs with expandable_segments:True (less fragmentation).
   bool expandable_segments = false;

@@ -135,12 +135,13 @@ TEST(Calibrate, MicrobenchProfileRecoversTheGemmCurveAndReadsBack) {
     best = std::max(best, f);
     j["matmul"].push_back({{"m", 2048}, {"k", k}, {"n", 2048}, {"flops_per_s", f}});
   }
-  // 2 ranks: all_gather 1 ring step, all_reduce 2; 4 ranks: 3 and 6. latency = 50 us + 20 us/step.
+  // 2 ranks: all_gather and reduce_scatter (an all-to-all on Gloo) 1 ring step, all_reduce 2;
+  // 4 ranks: 3 and 6. latency = 50 us + 20 us/step.
   // Raw points on the line t = latency + bytes / algbw at three sizes; the planner fits them.
   j["collectives"] = nlohmann::json::array();
   for (int n : {2, 4})
-    for (const char* op : {"all_gather", "all_reduce"}) {
-      const double rounds = std::string(op) == "all_gather" ? 1 : 2;
+    for (const char* op : {"all_gather", "all_reduce", "reduce_scatter"}) {
+      const double rounds = std::string(op) == "all_reduce" ? 2 : 1;
       const double bus = 2e9;  // bytes/s
       const double latency = 50e-6 + 20e-6 * rounds * (n - 1), algbw = bus / (rounds * (n - 1.0) / n);
       for (double bytes : {1e5, 1e6, 1e7})
