@@ -368,7 +368,7 @@ double FsdpModel::clip_grad_norm(double max_norm) {
   // Sum of squares over my shards (padding gradients are zero), summed over the shard
   // group; replicas hold identical shards after the replicate all-reduce.
   at::Tensor sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(opts_.device));
-  for (const auto& u : units_) sq += u.grad.to(at::kDouble).pow(2).sum();
+  for (const auto& u : units_) sq += square_sum_fp64(u.grad);
   groups_.shard->all_reduce(sq);
   const double norm = std::sqrt(sq.item<double>());
   if (max_norm > 0) {

@@ -1,4 +1,5 @@
-// AdamW update and the learning-rate schedule, shared by the reference path and FSDP.
+// AdamW update, the learning-rate schedule and clipping's square sum, shared by the
+// reference path and FSDP.
 //
 // What it is: one elementwise AdamW step on a tensor (a whole parameter for the reference,
 // a flat fp32 shard for FSDP — elementwise, so the two agree exactly), and lr(step) with
@@ -26,6 +27,16 @@ inline void adamw_update(at::Tensor& param, const at::Tensor& grad, at::Tensor& 
   param.mul_(1.0 - lr * o.weight_decay);  // decoupled weight decay
   auto denom = (exp_avg_sq / bc2).sqrt_().add_(o.eps);
   param.addcdiv_(exp_avg, denom, -lr / bc1);
+}
+
+// Σ x² in fp64 of an fp32 tensor, for gradient clipping: the squares of fp32 values are exact
+// in fp64, so squaring the fp64 copy in place gives the values of .pow(2) without a second
+// fp64 tensor (same sum, bit for bit).
+inline at::Tensor square_sum_fp64(const at::Tensor& x) {
+  at::Tensor d = x.to(at::kDouble);
+  if (x.scalar_type() == at::kDouble) d = d.clone();  // never square the caller's tensor
+  d.mul_(d);
+  return d.sum();
 }
 
 // Learning rate for optimizer step `step` (1-based) of `total_steps`.

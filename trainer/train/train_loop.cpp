@@ -61,7 +61,7 @@ class ReferenceEngine final : public Engine {
   double clip_grad_norm(double max_norm) override {
     at::Tensor sq = at::zeros({1}, at::kDouble);
     for (auto& p : params_)
-      if (p.grad().defined()) sq += p.grad().to(at::kDouble).pow(2).sum();
+      if (p.grad().defined()) sq += square_sum_fp64(p.grad());
     const double norm = std::sqrt(sq.item<double>());
     if (max_norm > 0 && max_norm / (norm + 1e-6) < 1.0)
       for (auto& p : params_)
