@@ -65,10 +65,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.compile = cfg.precision.compile;
   cc.eff = rate;
   const double T = double(b) * s;
-  const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes);
+  const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm);
   const UnitCost block = unit_cost(block_ops, T * param_bytes * m.d_model, 0, cc);
   const UnitCost embed = unit_cost(embedding_forward_ops(m, b, s, param_bytes), 0, 0, cc);
-  const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes, opt.cross_entropy),
+  const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm),
                                   T * param_bytes * m.d_model, 0, cc);
   const LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
   // Activations a block keeps (ac_policy.h): eager or compiled, plain, checkpointed or op-SAC.

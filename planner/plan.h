@@ -28,6 +28,9 @@ struct PlanOptions {
   bool sync_every_micro_step = true;
   // How the training loop computes the loss (ops.h; the memory of the logits depends on it).
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::fp32_upcast;
+  // How a Llama RMSNorm runs: eager PyTorch ops with an fp32 up-cast, or one fused kernel
+  // (ops.h NormImpl; the runtime term `rmsnorm`).
+  NormImpl rmsnorm = NormImpl::eager;
   // torchao float8 all-gather (torchtitan --float8.enable_fsdp_float8_all_gather): the Linear
   // weights of each block are cast to fp8 before the all-gather, so they travel and sit
   // gathered at 1 byte each. Only with precision.fp8.

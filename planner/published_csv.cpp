@@ -227,7 +227,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   // The software that ran the row: its runtime profile (configs/runtimes/) says what it does
   // outside TrainConfig; validate.cpp resolves it with the row's hardware.
   const std::string fw = r.get("framework"), notes = r.get("notes");
-  cfg.runtime = runtime_for_framework(fw);
+  cfg.runtime = runtime_for_framework(fw, trim(r.get("framework_date")));
   if (cfg.runtime.empty()) {
     // A CSV without a framework column (or naming software without a profile) is still read, as
     // the README's column list allows; the row says which runtime predicted it.
@@ -249,6 +249,12 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     CrossEntropyImpl impl;
     if (!parse_cross_entropy(ce, impl)) throw InputError("unknown cross_entropy '" + r.get("cross_entropy") + "'");
     row.cross_entropy = impl;
+  }
+  const std::string norm = lower(r.get("rmsnorm"));
+  if (!norm.empty()) {
+    NormImpl impl;
+    if (!parse_norm_impl(norm, impl)) throw InputError("unknown rmsnorm '" + r.get("rmsnorm") + "' (allowed: eager | fused)");
+    row.rmsnorm = impl;
   }
   if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
   cfg.model_preset = "";
