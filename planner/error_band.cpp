@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/toml_reader.h"
@@ -27,7 +28,10 @@ std::string checkpointing_regime(AcMode mode) {
 std::string scale_regime(int nodes) { return nodes <= 1 ? "single-node" : "multi-node"; }
 
 BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& runtime) {
-  return {hardware, runtime, checkpointing_regime(cfg.activation_checkpointing.mode), scale_regime(cfg.cluster.nodes)};
+  // Generations of one framework (torchtitan-2024-04, torchtitan) share its runtime band: one
+  // generation alone has too few published runs for a band of its own.
+  const std::string framework = runtime.empty() ? runtime : runtime_preset(runtime).framework;
+  return {hardware, framework, checkpointing_regime(cfg.activation_checkpointing.mode), scale_regime(cfg.cluster.nodes)};
 }
 
 namespace {

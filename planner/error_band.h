@@ -47,13 +47,14 @@ struct BandTable {
 // What a prediction's band depends on.
 struct BandRegime {
   std::string hardware;       // preset name
-  std::string runtime;        // runtime profile name
+  std::string runtime;        // the runtime profile's framework (RuntimeSpec::framework)
   std::string checkpointing;  // none | selective | full
   std::string scale;          // single-node | multi-node
 };
 std::string checkpointing_regime(AcMode mode);  // none | selective (block or op level) | full
 std::string scale_regime(int nodes);            // single-node | multi-node
-// The regime of cfg (cluster.nodes completed) on a hardware preset, run by a runtime profile.
+// The regime of cfg (cluster.nodes completed) on a hardware preset, run by a runtime profile
+// (its framework is the runtime regime: every generation of torchtitan is "torchtitan").
 BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& runtime);
 
 struct BandChoice {
