@@ -134,6 +134,8 @@ const char* kRequired[] = {"row_id", "n_layers", "d_model", "n_heads", "n_kv_hea
                            "micro_batch_per_gpu", "measured_tokens_per_sec_per_gpu"};
 
 void fill_row(const RowReader& r, PublishedRow& row) {
+  // Set first, so that a skipped row still reports the GPU its source ran on.
+  row.cfg.cluster.hardware = r.get("gpu_type");
   const std::string scope = lower(r.get("in_scope_fsdp_only"));
   if (starts_with(scope, "no")) {
     row.skip_reason = "out of scope: " + r.get("in_scope_fsdp_only");
@@ -163,7 +165,6 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   if (m.n_heads % m.n_kv_heads != 0 || m.d_model % m.n_heads != 0)
     throw InputError("inconsistent heads (d_model, n_heads, n_kv_heads)");
 
-  cfg.cluster.hardware = r.get("gpu_type");
   if (cfg.cluster.hardware.empty()) throw InputError("missing gpu_type");
   const int n_gpus = r.required_int("n_gpus");
   if (auto g = r.optional_int("gpus_per_node")) {

@@ -51,6 +51,7 @@ TEST(Csv, RowsToConfigs) {
   EXPECT_EQ(rows[1].skip_reason, "missing n_gpus");
   EXPECT_NE(rows[2].skip_reason.find("out of scope"), std::string::npos);
   EXPECT_EQ(rows[3].skip_reason, "out of scope: no (tensor parallel)");
+  EXPECT_EQ(rows[3].cfg.cluster.hardware, "A100-80GB-SXM");  // a skipped row still names its GPU
   // HFU/MFU = 0.59/0.51: the recomputed fraction of blocks, from the source's own figures.
   const ModelSpec& m = rows[4].cfg.model;
   const double frac = (0.59 / 0.51 - 1) * m.flops_per_token(4096) /
