@@ -103,6 +103,28 @@ TEST(Validate, CalibrationTableMeetsTheTarget) {
   }
 }
 
+// The hold-out rows (never fitted on), each predicted for its runtime generation: target ≤ 8%
+// MAPE (docs/validation.md); measured 4.27% (5.8% before the generations), the April-2024
+// torchtitan A100 rows 3.8% (7.0% with the newest profile). Bounds a little above the measured
+// values: the computation is deterministic, a refit of the presets may move them slightly.
+TEST(Validate, HoldoutTableWithRuntimeGenerations) {
+  auto rows = read_published_csv(published("holdout.csv"));
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  const ValidationResult v = validate_cases(rows, cases, hw);
+  EXPECT_EQ(v.overall.n, 17);
+  EXPECT_LE(v.overall.mape_tps, 4.5);
+  double a100 = 0;
+  int n = 0;
+  for (const auto& r : v.rows) {
+    if (r.row_id.rfind("tt_a100_", 0) != 0 || !r.has_tps) continue;
+    a100 += std::fabs(r.err_tps_pct);
+    ++n;
+  }
+  ASSERT_EQ(n, 8);
+  EXPECT_LE(a100 / n, 4.0);
+}
+
 TEST(Validate, EveryFmsFsdpRowWithinFifteenPercent) {
   // Accuracy target (docs/validation.md), with the cited annotations of configs/published/annotations.csv.
   const auto ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
