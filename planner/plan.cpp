@@ -88,6 +88,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac = block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile);
   const SacRecompute sac = selective_op_recompute(m, block_ops, cc);
+  const double ckpt_recompute_s = checkpointed_recompute_time(block_ops, cc, opt.recompute_early_stop);
 
   // Communication.
   CommContext comm;
@@ -133,7 +134,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                     cfg.activation_checkpointing.block_checkpointed(blk)));
     const bool op_sac = is_block && ac == AcMode::selective_op;
     u.fwd_s = time_share * (c.fwd_s + eff.unit_overhead_s);
-    u.bwd_s = time_share * (c.bwd_s + (ckpt ? c.fwd_s : 0) + (op_sac ? sac.time_s : 0) + eff.unit_overhead_s);
+    u.bwd_s = time_share * (c.bwd_s + (ckpt ? ckpt_recompute_s : 0) + (op_sac ? sac.time_s : 0) + eff.unit_overhead_s);
     checkpointed_blocks += ckpt;
     sac_recompute_flops += op_sac ? sac.flops : 0;
     if (is_block) {

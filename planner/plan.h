@@ -31,6 +31,11 @@ struct PlanOptions {
   // How a Llama RMSNorm runs: eager PyTorch ops with an fp32 up-cast, or one fused kernel
   // (ops.h NormImpl; the runtime term `rmsnorm`).
   NormImpl rmsnorm = NormImpl::eager;
+  // A checkpointed block's recompute stops before its last GEMM (non-reentrant
+  // torch.utils.checkpoint's early stop, torch >= 2.1; ac_policy.h checkpointed_recompute_time).
+  // false: the whole block forward is run again (torch < 2.1, reentrant checkpoint, this repo's
+  // trainer).
+  bool recompute_early_stop = false;
   // torchao float8 all-gather (torchtitan --float8.enable_fsdp_float8_all_gather): the Linear
   // weights of each block are cast to fp8 before the all-gather, so they travel and sit
   // gathered at 1 byte each. Only with precision.fp8.

@@ -60,6 +60,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
   o.fp8_all_gather = t.fp8_all_gather;
   o.expandable_segments = t.expandable_segments;
   o.record_stream_buffers = t.collective_buffers == "record_stream";
+  o.recompute_early_stop = t.recompute_early_stop;
   return o;
 }
 

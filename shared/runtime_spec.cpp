@@ -36,6 +36,10 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "rate_limited: the CPU waits before issuing more all-gathers (FSDP1 limit_all_gathers), so freed "
      "collective and recompute blocks are reused; record_stream: ProcessGroupNCCL's recordStream keeps "
      "them cached until the collective's stream passes (FSDP2), so the allocator reserves beside them"},
+    {"recompute_early_stop", "bool", "",
+     "a checkpointed block's recompute stops once the last tensor saved for backward is packed again "
+     "(non-reentrant torch.utils.checkpoint, torch >= 2.1): its last GEMM and the residual add after it "
+     "are not run again"},
     {"compile", "bool", "", "it can run precision.compile = true"},
     {"fp8", "bool", "", "it can run precision.fp8 = true"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
@@ -73,6 +77,7 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "sync_every_micro_step") return &t.sync_every_micro_step;
   if (key == "fp8_all_gather") return &t.fp8_all_gather;
   if (key == "expandable_segments") return &t.expandable_segments;
+  if (key == "recompute_early_stop") return &t.recompute_early_stop;
   if (key == "compile") return &t.compile;
   if (key == "fp8") return &t.fp8;
   if (key == "selective_op") return &t.selective_op;

@@ -33,6 +33,7 @@ struct RuntimeTerms {
   bool fp8_all_gather = false;                // with precision.fp8: Linear weights gathered in fp8
   bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::string collective_buffers = "rate_limited";  // rate_limited | record_stream
+  bool recompute_early_stop = false;          // checkpoint recompute stops before the last GEMM
   bool compile = true;                        // can run precision.compile
   bool fp8 = true;                            // can run precision.fp8
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/ac_policy.h"
+#include "planner/efficiency.h"
 #include "planner/emit.h"
 #include "planner/ops.h"
 #include "planner/plan.h"
@@ -39,6 +41,67 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_THROW(runtime_for_framework(tt, "2024-13"), InputError);
   EXPECT_EQ(runtime_generations("torchtitan"),
             (std::vector<std::string>{"torchtitan-2024-04", "torchtitan-2024-05", "torchtitan"}));
+  // llm-foundry's benchmark sweeps: torch 1.13.1 image until b2a43a147, torch 2.1.0 after.
+  const std::string lf = "llm-foundry/Composer (FSDP1)";
+  EXPECT_EQ(runtime_for_framework(lf, "2023-05-03"), "llm-foundry-2023-05");
+  EXPECT_EQ(runtime_for_framework(lf, "2023-10-19"), "llm-foundry");
+  EXPECT_EQ(runtime_for_framework(lf, "2024-01-06"), "llm-foundry");
+  EXPECT_EQ(runtime_generations("llm-foundry"), (std::vector<std::string>{"llm-foundry-2023-05", "llm-foundry"}));
+}
+
+// llm-foundry's tables: the A100-40GB section and the two A100-80GB bf16 (PURE) 70B rows were run
+// on the torch 1.13.1 image (unchanged since 2023-05-03), every other row on torch 2.1.0.
+TEST(RuntimeGenerations, LlmFoundryRowsTakeTheTorchImageTheyRanOn) {
+  auto rows = read_published_csv(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/calibration.csv");
+  int early = 0, late = 0;
+  for (const PublishedRow& r : rows) {
+    if (r.row_id.rfind("llmf_", 0) != 0) continue;
+    const bool old_table = r.row_id.rfind("llmf_a100_40gb_", 0) == 0 ||
+                           (r.row_id.rfind("llmf_a100_80gb_", 0) == 0 && r.row_id.find("_amp_") == std::string::npos);
+    EXPECT_EQ(r.cfg.runtime, old_table ? "llm-foundry-2023-05" : "llm-foundry") << r.row_id;
+    (old_table ? early : late)++;
+  }
+  EXPECT_EQ(early, 80);
+  EXPECT_EQ(late, 136);
+}
+
+// Early stop skips exactly the block's last GEMM and the residual add after it; without it the
+// whole forward is recomputed. Tolerance: exact sums of the same op times (1e-12 relative).
+TEST(RuntimeGenerations, EarlyStopSkipsTheLastGemmOfARecompute) {
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  ComputeContext cc;
+  cc.peak_flops = hw.peak_flops("bf16");
+  cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
+  cc.eff = of_datasheet(read_efficiency(hw));
+  for (const char* name : {"llama3-8b", "mpt-7b"}) {
+    const auto ops = block_forward_ops(load_model(name), 2, 4096, 2);
+    double all = 0, before_last_gemm = 0;
+    bool past = false;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const double t = op_forward_time(ops[i], cc);
+      all += t;
+      const std::string n = ops[i].name;
+      if (n == "w2" || n == "fc2") past = true;
+      if (!past) before_last_gemm += t;
+    }
+    EXPECT_NEAR(checkpointed_recompute_time(ops, cc, false), all, 1e-12 * all) << name;
+    EXPECT_NEAR(checkpointed_recompute_time(ops, cc, true), before_last_gemm, 1e-12 * all) << name;
+    EXPECT_LT(before_last_gemm, all) << name;
+  }
+  // Whole plan: full checkpointing is faster with early stop; without checkpointing nothing changes.
+  TrainConfig c = test::make_config("mpt-7b", "A100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 8,
+                                    2048, 1);
+  c.runtime = "llm-foundry";
+  const Prediction late = plan(c, hw, resolve_plan_options(c, hw));
+  c.runtime = "llm-foundry-2023-05";
+  const Prediction early = plan(c, hw, resolve_plan_options(c, hw));
+  EXPECT_GT(late.tokens_per_s_per_gpu, early.tokens_per_s_per_gpu);
+  EXPECT_EQ(late.hfu / late.mfu, early.hfu / early.mfu);  // HFU keeps the published convention
+  c.activation_checkpointing.mode = AcMode::none;
+  c.runtime = "llm-foundry";
+  const double none_late = plan(c, hw, resolve_plan_options(c, hw)).tokens_per_s_per_gpu;
+  c.runtime = "llm-foundry-2023-05";
+  EXPECT_EQ(plan(c, hw, resolve_plan_options(c, hw)).tokens_per_s_per_gpu, none_late);
 }
 
 TEST(RuntimeGenerations, PublishedRowsTakeTheirGeneration) {

@@ -83,11 +83,25 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     EXPECT_EQ(t.sync_every_micro_step, cur.terms.sync_every_micro_step) << rt->name;
     EXPECT_EQ(t.fp8_all_gather, cur.terms.fp8_all_gather) << rt->name;
     EXPECT_EQ(t.collective_buffers, cur.terms.collective_buffers) << rt->name;
+    EXPECT_EQ(t.recompute_early_stop, cur.terms.recompute_early_stop) << rt->name;
     EXPECT_EQ(t.compile, cur.terms.compile) << rt->name;
     EXPECT_EQ(t.fp8, cur.terms.fp8) << rt->name;
     EXPECT_EQ(t.selective_op, cur.terms.selective_op) << rt->name;
     EXPECT_EQ(t.selective_blocks, cur.terms.selective_blocks) << rt->name;
   }
+  for (const RuntimeSpec* rt : {&apr, &may, &cur}) EXPECT_TRUE(rt->terms.recompute_early_stop) << rt->name;
+  // llm-foundry's torch 1.13 generation differs from the newest only in the recompute.
+  const RuntimeSpec lf_old = load_runtime("llm-foundry-2023-05");
+  const RuntimeSpec lf = load_runtime("llm-foundry");
+  EXPECT_EQ(lf_old.framework, "llm-foundry");
+  EXPECT_EQ(lf_old.until_date, lf.from_date);
+  EXPECT_FALSE(lf_old.terms.recompute_early_stop);
+  EXPECT_TRUE(lf.terms.recompute_early_stop);
+  EXPECT_EQ(lf_old.terms.cross_entropy, lf.terms.cross_entropy);
+  EXPECT_EQ(lf_old.terms.attention, lf.terms.attention);
+  EXPECT_EQ(lf_old.terms.reduce_dtypes, lf.terms.reduce_dtypes);
+  EXPECT_EQ(lf_old.terms.collective_buffers, lf.terms.collective_buffers);
+  EXPECT_EQ(lf_old.terms.expandable_segments, lf.terms.expandable_segments);
   // A profile without `framework` is its own framework.
   EXPECT_EQ(load_runtime("fms-fsdp").framework, "fms-fsdp");
 }
