@@ -38,7 +38,8 @@ const std::vector<Case> kCases = {
     {"llama2-7b", "A100-80GB-SXM", 16, ShardingStrategy::hybrid_shard, AcMode::full, 2, 4096, 2, "fp32"},
 };
 const std::vector<std::string> kRuntimes = {"shardcast-train", "torchtitan",  "torchtitan-2024-04",
-                                            "torchtitan-2024-05", "fms-fsdp", "llm-foundry"};
+                                            "torchtitan-2024-05", "fms-fsdp", "llm-foundry",
+                                            "llm-foundry-2023-05"};
 
 TrainConfig config_of(const Case& k, const std::string& runtime) {
   TrainConfig c = test::make_config(k.model, k.gpu, k.gpus, k.strategy, k.ac, k.micro_batch, k.seq_len, k.grad_accum);
@@ -117,7 +118,7 @@ TEST(OneAnswer, PlanSearchEmitAndValidateAgree) {
       ++compared;
     }
   }
-  EXPECT_GE(compared, 18);  // 4 configurations x the runtimes that can run them
+  EXPECT_GE(compared, 20);  // 4 configurations x the runtimes that can run them
 }
 
 // The runtime changes the answer where its profile says the software differs: eager attention
