@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/toml_reader.h"
@@ -27,10 +26,7 @@ std::string checkpointing_regime(AcMode mode) {
 
 std::string scale_regime(int nodes) { return nodes <= 1 ? "single-node" : "multi-node"; }
 
-BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& runtime) {
-  // Generations of one framework (torchtitan-2024-04, torchtitan) share its runtime band: one
-  // generation alone has too few published runs for a band of its own.
-  const std::string framework = runtime.empty() ? runtime : runtime_preset(runtime).framework;
+BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& framework) {
   return {hardware, framework, checkpointing_regime(cfg.activation_checkpointing.mode), scale_regime(cfg.cluster.nodes)};
 }
 

@@ -53,9 +53,10 @@ struct BandRegime {
 };
 std::string checkpointing_regime(AcMode mode);  // none | selective (block or op level) | full
 std::string scale_regime(int nodes);            // single-node | multi-node
-// The regime of cfg (cluster.nodes completed) on a hardware preset, run by a runtime profile
-// (its framework is the runtime regime: every generation of torchtitan is "torchtitan").
-BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& runtime);
+// The regime of cfg (cluster.nodes completed) on a hardware preset, run by a runtime of
+// `framework` (PlanOptions::framework): generations of one framework (torchtitan-2024-04,
+// torchtitan) share its runtime band, since one generation alone has too few published runs.
+BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& framework);
 
 struct BandChoice {
   double rel_1sigma = 0;

@@ -244,7 +244,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.runtime = opt.runtime;
   // The cross-validated band of this configuration's regime (error_band.h, configs/bands.toml),
   // or the preset's prior for hardware no published run measured.
-  const BandChoice band = choose_band(shipped_bands(), band_regime(cfg, hw.name, opt.runtime),
+  const BandChoice band = choose_band(shipped_bands(), band_regime(cfg, hw.name, opt.framework.empty() ? opt.runtime : opt.framework),
                                       eff.error_band_rel, eff.error_band_runs);
   p.error_band_rel = band.rel_1sigma;
   p.error_band_note = band.note;

@@ -21,6 +21,7 @@ namespace shardcast::planner {
 // fields directly.
 struct PlanOptions {
   std::string runtime;    // runtime preset the options come from ("" = built in code)
+  std::string framework;  // that runtime's framework (RuntimeSpec::framework): its band regime
   bool timeline = false;  // fill Prediction::timeline
   // Reduce gradients on every micro-step (FSDP's default, Composer, torchtitan). false models
   // no_sync accumulation: unsharded gradients persist, reduced once on the final micro-step.

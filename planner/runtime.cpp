@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -48,6 +49,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   PlanOptions o;
   o.runtime = rt.name;
+  o.framework = rt.framework;
   o.attention_materialized = t.attention == "eager";
   if (!parse_cross_entropy(t.cross_entropy, o.cross_entropy))
     throw ConfigError(rt.file, "terms.cross_entropy", "\"" + t.cross_entropy + "\" is not allowed");
