@@ -174,6 +174,21 @@ TEST(RuntimeGenerations, FusedRmsNormChangesOnlyTheNormTraffic) {
   EXPECT_EQ(early.runtime, "torchtitan-2024-04");
 }
 
+// Generations of a framework share its cross-validated runtime band (configs/bands.toml has a
+// "runtime torchtitan" band on H100 from the AWS rows, which run torchtitan-2024-05).
+TEST(RuntimeGenerations, AGenerationStatesItsFrameworksBand) {
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 32, ShardingStrategy::full_shard,
+                                    AcMode::selective_op, 1, 8192, 1);
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  c.runtime = "torchtitan";
+  const Prediction late = plan(c, hw, resolve_plan_options(c, hw));
+  c.runtime = "torchtitan-2024-04";
+  const Prediction early = plan(c, hw, resolve_plan_options(c, hw));
+  EXPECT_EQ(early.error_band_rel, late.error_band_rel);
+  EXPECT_EQ(early.error_band_note, late.error_band_note);
+  EXPECT_EQ(early.error_band_note.find("prior only"), std::string::npos) << early.error_band_note;
+}
+
 TEST(RuntimeGenerations, EmitWritesAGenerationsFilesAsItsFrameworks) {
   TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1,
                                     8192, 1);
