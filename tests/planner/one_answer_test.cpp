@@ -99,7 +99,9 @@ TEST(OneAnswer, PlanSearchEmitAndValidateAgree) {
         found = true;
         expect_same(planned, c.prediction, what + " (search)");
       }
-      if (planned.fits && memory_needed_bytes(planned) <= hw.gpu.hbm_bytes) EXPECT_TRUE(found) << what;
+      if (planned.fits && memory_needed_bytes(planned) <= hw.gpu.hbm_bytes) {
+        EXPECT_TRUE(found) << what;
+      }
 
       // emit: the prediction of the plan's own runtime, first target.
       const std::vector<EmitTarget> targets = emit_targets(cfg, hw);

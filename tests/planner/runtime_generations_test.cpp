@@ -128,7 +128,9 @@ TEST(RuntimeGenerations, PublishedRowsTakeTheirGeneration) {
   const auto cases = resolve_cases(rows, hw);
   for (const ValidationCase& c : cases) {
     const PublishedRow& r = rows[c.row];
-    if (r.rmsnorm) EXPECT_EQ(c.options.rmsnorm, *r.rmsnorm) << r.row_id;
+    if (r.rmsnorm) {
+      EXPECT_EQ(c.options.rmsnorm, *r.rmsnorm) << r.row_id;
+    }
   }
 }
 
