@@ -82,11 +82,18 @@ std::string published(const char* name) {
   return std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/" + name;
 }
 
-TEST(Validate, CalibrationTableMeetsTheTarget) {
-  auto rows = read_published_csv(published("calibration.csv"));
+// validate --published NAME [--annotations configs/published/annotations.csv], as a result.
+ValidationResult validate_published(const char* name, bool with_annotations = false) {
+  std::vector<Annotation> ann;
+  if (with_annotations) ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
+  auto rows = read_published_csv(published(name), ann);
   HardwareSet hw;
   const auto cases = resolve_cases(rows, hw);
-  const ValidationResult v = validate_cases(rows, cases, hw);
+  return validate_cases(rows, cases, hw);
+}
+
+TEST(Validate, CalibrationTableMeetsTheTarget) {
+  const ValidationResult v = validate_published("calibration.csv");
   EXPECT_GE(v.overall.n, 240);
   // Accuracy target on the in-scope rows: MAPE of tokens/s/GPU ≤ 4% (docs/validation.md;
   // measured 3.99% with the runtime generations and the refitted presets, 4.24% before).
@@ -110,10 +117,7 @@ TEST(Validate, CalibrationTableMeetsTheTarget) {
 // little above the measured values: the computation is deterministic, a refit of the presets
 // may move them slightly.
 TEST(Validate, HoldoutTableWithRuntimeGenerations) {
-  auto rows = read_published_csv(published("holdout.csv"));
-  HardwareSet hw;
-  const auto cases = resolve_cases(rows, hw);
-  const ValidationResult v = validate_cases(rows, cases, hw);
+  const ValidationResult v = validate_published("holdout.csv");
   EXPECT_EQ(v.overall.n, 17);
   EXPECT_LE(v.overall.mape_tps, 4.0);
   double a100 = 0;
@@ -129,11 +133,7 @@ TEST(Validate, HoldoutTableWithRuntimeGenerations) {
 
 TEST(Validate, EveryFmsFsdpRowWithinFifteenPercent) {
   // Accuracy target (docs/validation.md), with the cited annotations of configs/published/annotations.csv.
-  const auto ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
-  auto rows = read_published_csv(published("calibration.csv"), ann);
-  HardwareSet hw;
-  const auto cases = resolve_cases(rows, hw);
-  const ValidationResult v = validate_cases(rows, cases, hw);
+  const ValidationResult v = validate_published("calibration.csv", true);
   int n = 0;
   for (const auto& r : v.rows) {
     if (r.row_id.rfind("fms_", 0) != 0 || !r.has_tps) continue;
