@@ -57,4 +57,14 @@ SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& o
   return r;
 }
 
+double checkpointed_recompute_time(const std::vector<Op>& ops, const ComputeContext& c, bool early_stop) {
+  int last_gemm = -1;
+  for (int i = 0; i < int(ops.size()); ++i)
+    if (ops[i].kind == OpKind::matmul) last_gemm = i;
+  const int end = early_stop && last_gemm >= 0 ? last_gemm : int(ops.size());
+  double t = 0;
+  for (int i = 0; i < end; ++i) t += op_forward_time(ops[i], c);
+  return t;
+}
+
 }  // namespace shardcast::planner

@@ -39,6 +39,14 @@ struct SacRecompute {
   double time_s = 0;   // recomputed forward time inside the block's backward  // s
   double flops = 0;    // recomputed GEMM FLOPs  // FLOP
 };
+// Recompute time of a whole checkpointed block (one micro-batch), given its forward ops.
+// Without early stop it is the whole forward. With the early stop of non-reentrant
+// torch.utils.checkpoint (torch >= 2.1, pytorch/pytorch#96866: "non-reentrant checkpoint stops
+// recomputation as soon as it has computed all needed Tensors"), the recompute ends when the
+// last tensor the forward saved is packed again: the inputs of the block's last GEMM (w2 / fc2)
+// are packed before that GEMM runs, so it and the residual add after it are not recomputed.  // s
+double checkpointed_recompute_time(const std::vector<Op>& ops, const ComputeContext& c, bool early_stop);
+
 // Recompute cost of selective_op for the block's op listing (block_forward_ops): the GEMMs
 // that are not saved (wk, wo, w3 / out_proj) and every elementwise op before the last one
 // (checkpoint's early stop: nothing after w2's input is needed). Attention is saved.

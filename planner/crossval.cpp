@@ -109,7 +109,7 @@ CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const
       r.row_id = row.row_id;
       r.source = left_out;
       r.hardware = c.hardware;
-      r.regime = band_regime(c.cfg, c.hardware, c.options.runtime);
+      r.regime = band_regime(c.cfg, c.hardware, c.options.framework);
       r.predicted_tps = p.tokens_per_s_per_gpu;
       r.measured_tps = *row.tokens_per_s_per_gpu;
       r.rel_err = r.predicted_tps / r.measured_tps - 1.0;

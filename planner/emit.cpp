@@ -116,16 +116,20 @@ std::string render_torchrun(const TrainConfig& c) {
 }
 
 std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw, TorchtitanVersion tv) {
+  // A generation (torchtitan-2024-04) writes its framework's files and takes the place of the
+  // framework's newest profile in the list.
+  const std::string own_framework = runtime_preset(cfg.runtime).framework;
   std::vector<std::string> order{cfg.runtime};
   for (const auto& rf : kRuntimeFiles)
-    if (cfg.runtime != rf.runtime) order.push_back(rf.runtime);
+    if (own_framework != rf.runtime) order.push_back(rf.runtime);
   std::vector<EmitTarget> out;
   for (const std::string& rt : order) {
     EmitTarget t;
     t.runtime = rt;
+    const std::string framework = runtime_preset(rt).framework;
     for (const auto& rf : kRuntimeFiles)
-      if (rt == rf.runtime) t.files.assign(rf.files.begin(), rf.files.end());
-    if (rt == "torchtitan" && tv == TorchtitanVersion::current) t.files = {"torchtitan_recipe.py"};
+      if (framework == rf.runtime) t.files.assign(rf.files.begin(), rf.files.end());
+    if (framework == "torchtitan" && tv == TorchtitanVersion::current) t.files = {"torchtitan_recipe.py"};
     TrainConfig c = cfg;
     c.runtime = rt;
     t.refusal = runtime_refusal(runtime_preset(rt), c, hw);

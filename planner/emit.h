@@ -48,7 +48,9 @@ struct EmitTarget {
 
 // The targets for cfg on hw: cfg.runtime's first (the runtime the plan was made for; its fit
 // decides emit's exit code), then the others that have files. A runtime without files of its
-// own (llm-foundry) is only predicted.
+// own (llm-foundry) is only predicted. A generation of a framework (RuntimeSpec::framework,
+// e.g. torchtitan-2024-04) writes that framework's files, predicted for the generation, in
+// place of the framework's newest profile.
 // torchtitan's files follow its configuration generation `tv` (emit_ecosystem.h): v0.2 writes
 // torchtitan.toml and torchtitan_overrides.txt, current writes torchtitan_recipe.py.
 std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw,

@@ -26,8 +26,8 @@ std::string checkpointing_regime(AcMode mode) {
 
 std::string scale_regime(int nodes) { return nodes <= 1 ? "single-node" : "multi-node"; }
 
-BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& runtime) {
-  return {hardware, runtime, checkpointing_regime(cfg.activation_checkpointing.mode), scale_regime(cfg.cluster.nodes)};
+BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& framework) {
+  return {hardware, framework, checkpointing_regime(cfg.activation_checkpointing.mode), scale_regime(cfg.cluster.nodes)};
 }
 
 namespace {

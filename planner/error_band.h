@@ -47,14 +47,16 @@ struct BandTable {
 // What a prediction's band depends on.
 struct BandRegime {
   std::string hardware;       // preset name
-  std::string runtime;        // runtime profile name
+  std::string runtime;        // the runtime profile's framework (RuntimeSpec::framework)
   std::string checkpointing;  // none | selective | full
   std::string scale;          // single-node | multi-node
 };
 std::string checkpointing_regime(AcMode mode);  // none | selective (block or op level) | full
 std::string scale_regime(int nodes);            // single-node | multi-node
-// The regime of cfg (cluster.nodes completed) on a hardware preset, run by a runtime profile.
-BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& runtime);
+// The regime of cfg (cluster.nodes completed) on a hardware preset, run by a runtime of
+// `framework` (PlanOptions::framework): generations of one framework (torchtitan-2024-04,
+// torchtitan) share its runtime band, since one generation alone has too few published runs.
+BandRegime band_regime(const TrainConfig& cfg, const std::string& hardware, const std::string& framework);
 
 struct BandChoice {
   double rel_1sigma = 0;

@@ -35,6 +35,7 @@ Op elementwise(const char* name, double bytes, double saved_bytes, double fused_
 // - RMSNorm (Llama: torchtitan, fms, HF — written in eager PyTorch with an fp32 up-cast):
 //   x.float() (r A, w 4), pow(2) (r 4, w 4), mean (r 4), x·rsqrt (r 4, w 4), type_as (r 4, w A),
 //   ·weight (r A, w A) → (4A + 28)·d; fused 2A·d. Saves its input and the fp32 statistic.
+//   A fused RMSNorm kernel (NormImpl::fused) moves the fused traffic 2A·d eagerly too.
 // - LayerNorm of MPT (llm-foundry low_precision_layernorm = one F.layer_norm kernel in the
 //   activation dtype) → 2A·d, fused the same.
 // - RoPE on q and k (Llama; complex multiply in fp32): float() (r A, w 4), complex mul (r 4,
@@ -42,12 +43,29 @@ Op elementwise(const char* name, double bytes, double saved_bytes, double fused_
 // - residual adds: read 2, write 1 → 3·A·d each, two per block (fused the same).
 // - SwiGLU: silu (r f, w f) + product (r 2f, w f) = 5·A·f, fused 3·A·f; GELU: 2·A·f.
 // docs/cost-model.md lists the same terms.
-std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A) {
+namespace {
+// HBM bytes per token of one norm's forward (see above).
+double norm_bytes_per_token(const ModelSpec& m, int A, NormImpl norm) {
+  const double d = m.d_model;
+  return m.mlp_type == MlpType::swiglu && norm == NormImpl::eager ? (4.0 * A + 28.0) * d : 2.0 * A * d;
+}
+}  // namespace
+
+const char* to_string(NormImpl n) { return n == NormImpl::fused ? "fused" : "eager"; }
+
+bool parse_norm_impl(const std::string& s, NormImpl& out) {
+  if (s == "eager") out = NormImpl::eager;
+  else if (s == "fused") out = NormImpl::fused;
+  else return false;
+  return true;
+}
+
+std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, NormImpl norm) {
   const double b = micro_batch, s = seq_len, T = b * s;
   const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim);
   const double heads = m.n_heads;
   const bool llama = m.mlp_type == MlpType::swiglu;
-  const double norm_bytes = llama ? (4.0 * A + 28.0) * d : 2.0 * A * d;  // per token
+  const double norm_bytes = norm_bytes_per_token(m, A, norm);
   std::vector<Op> ops;
   ops.reserve(12);
   ops.push_back(elementwise("attention_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
@@ -142,10 +160,11 @@ LossMemory loss_memory(CrossEntropyImpl impl, double T, double V, int A) {
   return l;
 }
 
-std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, CrossEntropyImpl ce) {
+std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, CrossEntropyImpl ce,
+                                 NormImpl norm) {
   const double T = double(micro_batch) * seq_len, d = m.d_model, V = double(m.vocab);
   std::vector<Op> ops;
-  const double norm_bytes = m.mlp_type == MlpType::swiglu ? (4.0 * A + 28.0) * d : 2.0 * A * d;
+  const double norm_bytes = norm_bytes_per_token(m, A, norm);
   ops.push_back(elementwise("final_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
   ops.push_back(gemm("output", T, d, V, A));
   ops.back().saved_bytes = 0;  // input = norm output, saved above

@@ -68,12 +68,22 @@ struct ComputeContext {
   EfficiencyParams eff;
 };
 
+// How a Llama RMSNorm runs (the runtime term `rmsnorm`): `eager` = PyTorch ops with an fp32
+// up-cast, (4A + 28)·d bytes per token; `fused` = one kernel that reads the input and writes
+// the output, 2A·d (torchtitan's Triton fused_rmsnorm, torchtitan/models/norms.py, 2024-04 to
+// #826 in 2025-02). MPT's LayerNorm is one kernel either way.
+enum class NormImpl { eager, fused };
+const char* to_string(NormImpl n);
+bool parse_norm_impl(const std::string& s, NormImpl& out);  // "eager" | "fused"
+
 // Forward ops for `tokens` = micro_batch·seq_len tokens.
-std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes);
+std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes,
+                                  NormImpl norm = NormImpl::eager);
 std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int seq_len,
                                       int act_bytes);
 std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes,
-                                 CrossEntropyImpl ce = CrossEntropyImpl::fp32_upcast);
+                                 CrossEntropyImpl ce = CrossEntropyImpl::fp32_upcast,
+                                 NormImpl norm = NormImpl::eager);
 
 // Time of one op, forward and backward.  // s
 double op_forward_time(const Op& op, const ComputeContext& c);

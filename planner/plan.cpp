@@ -65,10 +65,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.compile = cfg.precision.compile;
   cc.eff = rate;
   const double T = double(b) * s;
-  const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes);
+  const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm);
   const UnitCost block = unit_cost(block_ops, T * param_bytes * m.d_model, 0, cc);
   const UnitCost embed = unit_cost(embedding_forward_ops(m, b, s, param_bytes), 0, 0, cc);
-  const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes, opt.cross_entropy),
+  const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm),
                                   T * param_bytes * m.d_model, 0, cc);
   const LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
   // Activations a block keeps (ac_policy.h): eager or compiled, plain, checkpointed or op-SAC.
@@ -88,6 +88,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac = block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile);
   const SacRecompute sac = selective_op_recompute(m, block_ops, cc);
+  const double ckpt_recompute_s = checkpointed_recompute_time(block_ops, cc, opt.recompute_early_stop);
 
   // Communication.
   CommContext comm;
@@ -133,7 +134,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                     cfg.activation_checkpointing.block_checkpointed(blk)));
     const bool op_sac = is_block && ac == AcMode::selective_op;
     u.fwd_s = time_share * (c.fwd_s + eff.unit_overhead_s);
-    u.bwd_s = time_share * (c.bwd_s + (ckpt ? c.fwd_s : 0) + (op_sac ? sac.time_s : 0) + eff.unit_overhead_s);
+    u.bwd_s = time_share * (c.bwd_s + (ckpt ? ckpt_recompute_s : 0) + (op_sac ? sac.time_s : 0) + eff.unit_overhead_s);
     checkpointed_blocks += ckpt;
     sac_recompute_flops += op_sac ? sac.flops : 0;
     if (is_block) {
@@ -243,7 +244,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.runtime = opt.runtime;
   // The cross-validated band of this configuration's regime (error_band.h, configs/bands.toml),
   // or the preset's prior for hardware no published run measured.
-  const BandChoice band = choose_band(shipped_bands(), band_regime(cfg, hw.name, opt.runtime),
+  const BandChoice band = choose_band(shipped_bands(), band_regime(cfg, hw.name, opt.framework.empty() ? opt.runtime : opt.framework),
                                       eff.error_band_rel, eff.error_band_runs);
   p.error_band_rel = band.rel_1sigma;
   p.error_band_note = band.note;

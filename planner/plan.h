@@ -21,6 +21,7 @@ namespace shardcast::planner {
 // fields directly.
 struct PlanOptions {
   std::string runtime;    // runtime preset the options come from ("" = built in code)
+  std::string framework;  // that runtime's framework (RuntimeSpec::framework): its band regime
   bool timeline = false;  // fill Prediction::timeline
   // Reduce gradients on every micro-step (FSDP's default, Composer, torchtitan). false models
   // no_sync accumulation: unsharded gradients persist, reduced once on the final micro-step.
@@ -28,6 +29,14 @@ struct PlanOptions {
   bool sync_every_micro_step = true;
   // How the training loop computes the loss (ops.h; the memory of the logits depends on it).
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::fp32_upcast;
+  // How a Llama RMSNorm runs: eager PyTorch ops with an fp32 up-cast, or one fused kernel
+  // (ops.h NormImpl; the runtime term `rmsnorm`).
+  NormImpl rmsnorm = NormImpl::eager;
+  // A checkpointed block's recompute stops before its last GEMM (non-reentrant
+  // torch.utils.checkpoint's early stop, torch >= 2.1; ac_policy.h checkpointed_recompute_time).
+  // false: the whole block forward is run again (torch < 2.1, reentrant checkpoint, this repo's
+  // trainer).
+  bool recompute_early_stop = false;
   // torchao float8 all-gather (torchtitan --float8.enable_fsdp_float8_all_gather): the Linear
   // weights of each block are cast to fp8 before the all-gather, so they travel and sit
   // gathered at 1 byte each. Only with precision.fp8.

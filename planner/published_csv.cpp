@@ -134,6 +134,8 @@ const char* kRequired[] = {"row_id", "n_layers", "d_model", "n_heads", "n_kv_hea
                            "micro_batch_per_gpu", "measured_tokens_per_sec_per_gpu"};
 
 void fill_row(const RowReader& r, PublishedRow& row) {
+  // Set first, so that a skipped row still reports the GPU its source ran on.
+  row.cfg.cluster.hardware = r.get("gpu_type");
   const std::string scope = lower(r.get("in_scope_fsdp_only"));
   if (starts_with(scope, "no")) {
     row.skip_reason = "out of scope: " + r.get("in_scope_fsdp_only");
@@ -163,7 +165,6 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   if (m.n_heads % m.n_kv_heads != 0 || m.d_model % m.n_heads != 0)
     throw InputError("inconsistent heads (d_model, n_heads, n_kv_heads)");
 
-  cfg.cluster.hardware = r.get("gpu_type");
   if (cfg.cluster.hardware.empty()) throw InputError("missing gpu_type");
   const int n_gpus = r.required_int("n_gpus");
   if (auto g = r.optional_int("gpus_per_node")) {
@@ -227,7 +228,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   // The software that ran the row: its runtime profile (configs/runtimes/) says what it does
   // outside TrainConfig; validate.cpp resolves it with the row's hardware.
   const std::string fw = r.get("framework"), notes = r.get("notes");
-  cfg.runtime = runtime_for_framework(fw);
+  cfg.runtime = runtime_for_framework(fw, trim(r.get("framework_date")));
   if (cfg.runtime.empty()) {
     // A CSV without a framework column (or naming software without a profile) is still read, as
     // the README's column list allows; the row says which runtime predicted it.
@@ -249,6 +250,12 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     CrossEntropyImpl impl;
     if (!parse_cross_entropy(ce, impl)) throw InputError("unknown cross_entropy '" + r.get("cross_entropy") + "'");
     row.cross_entropy = impl;
+  }
+  const std::string norm = lower(r.get("rmsnorm"));
+  if (!norm.empty()) {
+    NormImpl impl;
+    if (!parse_norm_impl(norm, impl)) throw InputError("unknown rmsnorm '" + r.get("rmsnorm") + "' (allowed: eager | fused)");
+    row.rmsnorm = impl;
   }
   if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
   cfg.model_preset = "";

@@ -27,8 +27,10 @@ struct PublishedRow {
   std::string skip_reason;      // non-empty = skipped
   TrainConfig cfg;              // valid when skip_reason is empty
   // What the row's columns state about its software beyond cfg.runtime's profile (they override
-  // the profile's term for this run): the loss implementation and float8 all-gather.
+  // the profile's term for this run): the loss implementation, the RMSNorm kernel and float8
+  // all-gather.
   std::optional<CrossEntropyImpl> cross_entropy;
+  std::optional<NormImpl> rmsnorm;
   std::optional<bool> fp8_all_gather;
   std::string framework_notes;  // how reduce_dtype was set when not in a column
   int n_gpus = 0;               // cluster size (cfg.cluster is completed by validate)

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -48,9 +49,12 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   PlanOptions o;
   o.runtime = rt.name;
+  o.framework = rt.framework;
   o.attention_materialized = t.attention == "eager";
   if (!parse_cross_entropy(t.cross_entropy, o.cross_entropy))
     throw ConfigError(rt.file, "terms.cross_entropy", "\"" + t.cross_entropy + "\" is not allowed");
+  if (!parse_norm_impl(t.rmsnorm, o.rmsnorm))
+    throw ConfigError(rt.file, "terms.rmsnorm", "\"" + t.rmsnorm + "\" is not allowed");
   o.reduce_copies_gradient = t.reduce_copies_gradient;
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;
@@ -58,6 +62,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
   o.fp8_all_gather = t.fp8_all_gather;
   o.expandable_segments = t.expandable_segments;
   o.record_stream_buffers = t.collective_buffers == "record_stream";
+  o.recompute_early_stop = t.recompute_early_stop;
   return o;
 }
 
@@ -68,15 +73,45 @@ PlanOptions resolve_plan_options(const TrainConfig& cfg, const HardwareSpec& hw)
   return plan_options(rt, hw);
 }
 
-std::string runtime_for_framework(const std::string& framework) {
+std::vector<std::string> runtime_generations(const std::string& framework) {
+  // Every preset, read once per process (validate asks once per published row).
+  static const std::vector<std::string> names = list_runtime_presets();
+  std::vector<std::pair<std::string, std::string>> found;  // (from_date, name)
+  for (const std::string& name : names) {
+    const RuntimeSpec& rt = runtime_preset(name);
+    if (rt.framework == framework) found.emplace_back(rt.from_date, rt.name);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+std::string runtime_for_framework(const std::string& framework, const std::string& date) {
   std::string f = framework;
   std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (f.find("torchtitan") != std::string::npos) return "torchtitan";
-  if (f.find("fms-fsdp") != std::string::npos) return "fms-fsdp";
-  if (f.find("llm-foundry") != std::string::npos || f.find("composer") != std::string::npos) return "llm-foundry";
-  if (f.find("accelerate") != std::string::npos) return "accelerate";
-  if (f.find("shardcast") != std::string::npos) return "shardcast-train";
-  return "";
+  std::string family;
+  if (f.find("torchtitan") != std::string::npos) family = "torchtitan";
+  else if (f.find("fms-fsdp") != std::string::npos) family = "fms-fsdp";
+  else if (f.find("llm-foundry") != std::string::npos || f.find("composer") != std::string::npos) family = "llm-foundry";
+  else if (f.find("accelerate") != std::string::npos) family = "accelerate";
+  else if (f.find("shardcast") != std::string::npos) family = "shardcast-train";
+  if (family.empty()) return "";
+  if (!date.empty() && !is_iso_date(date))
+    throw InputError(fmt::format("framework_date \"{}\" is not a date (YYYY-MM-DD or YYYY-MM)", date));
+  std::string covered;
+  for (const std::string& name : runtime_generations(family)) {
+    const RuntimeSpec& rt = runtime_preset(name);
+    if (date.empty()) {
+      if (rt.until_date.empty()) return rt.name;
+    } else if ((rt.from_date.empty() || date >= rt.from_date) && (rt.until_date.empty() || date < rt.until_date)) {
+      return rt.name;
+    }
+    covered += fmt::format(" {} [{}, {})", rt.name, rt.from_date.empty() ? "-" : rt.from_date,
+                           rt.until_date.empty() ? "-" : rt.until_date);
+  }
+  throw InputError(fmt::format("no runtime generation of {} covers framework_date \"{}\" (generations:{})", family,
+                               date.empty() ? "not stated" : date, covered));
 }
 
 }  // namespace shardcast::planner

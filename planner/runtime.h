@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "planner/plan.h"
 #include "shared/hardware_spec.h"
@@ -34,9 +35,18 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw);
 // refused key), as PlanOptions. The one entry point of every command.
 PlanOptions resolve_plan_options(const TrainConfig& cfg, const HardwareSpec& hw);
 
-// The runtime a published row's `framework` column names ("torchtitan (FSDP2)" ->
-// "torchtitan", "fms-fsdp (FSDP1)" -> "fms-fsdp", "llm-foundry/Composer" -> "llm-foundry",
-// "accelerate" -> "accelerate"); "" when none matches.
-std::string runtime_for_framework(const std::string& framework);
+// The runtime a published row's `framework` column and `framework_date` (the commit date of
+// the framework version it ran, "YYYY-MM-DD" or "YYYY-MM"; "" = not stated) choose. The
+// framework is found by name ("torchtitan (FSDP2)" -> torchtitan, "fms-fsdp (FSDP1)" ->
+// fms-fsdp, "llm-foundry/Composer" -> llm-foundry, "accelerate", "shardcast"); among the
+// runtime presets of that framework (RuntimeSpec::framework) the one whose
+// [from_date, until_date) holds the date, or, without a date, the newest (no until_date):
+// e.g. torchtitan + 2024-04-24 -> torchtitan-2024-04. "" when no framework matches.
+// InputError for a malformed date or a date no generation covers.
+std::string runtime_for_framework(const std::string& framework, const std::string& date = "");
+
+// The runtime presets that are generations of `framework` (RuntimeSpec::framework), sorted by
+// from_date.
+std::vector<std::string> runtime_generations(const std::string& framework);
 
 }  // namespace shardcast::planner

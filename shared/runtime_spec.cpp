@@ -1,6 +1,7 @@
 #include "shared/runtime_spec.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -18,6 +19,9 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"cross_entropy", "string", "fp32_upcast | native | fused",
      "how the loss is computed: logits up-cast to fp32, cross_entropy on the 16-bit logits, or a fused "
      "kernel that never materializes the fp32 logits"},
+    {"rmsnorm", "string", "eager | fused",
+     "eager: a Llama RMSNorm written in PyTorch ops with an fp32 up-cast ((4A + 28)·d bytes per token "
+     "forward); fused: one kernel reads the input and writes the output (2A·d)"},
     {"reduce_dtypes", "string list", "fp32 | bf16 | fp16", "precision.reduce_dtype values the software accepts"},
     {"reduce_dtype_default", "string", "fp32 | bf16 | fp16", "what it reduces in when its config does not say"},
     {"reduce_dtype_is_param_dtype", "bool", "", "the reduction always runs in param_dtype"},
@@ -32,6 +36,10 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "rate_limited: the CPU waits before issuing more all-gathers (FSDP1 limit_all_gathers), so freed "
      "collective and recompute blocks are reused; record_stream: ProcessGroupNCCL's recordStream keeps "
      "them cached until the collective's stream passes (FSDP2), so the allocator reserves beside them"},
+    {"recompute_early_stop", "bool", "",
+     "a checkpointed block's recompute stops once the last tensor saved for backward is packed again "
+     "(non-reentrant torch.utils.checkpoint, torch >= 2.1): its last GEMM and the residual add after it "
+     "are not run again"},
     {"compile", "bool", "", "it can run precision.compile = true"},
     {"fp8", "bool", "", "it can run precision.fp8 = true"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
@@ -69,6 +77,7 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "sync_every_micro_step") return &t.sync_every_micro_step;
   if (key == "fp8_all_gather") return &t.fp8_all_gather;
   if (key == "expandable_segments") return &t.expandable_segments;
+  if (key == "recompute_early_stop") return &t.recompute_early_stop;
   if (key == "compile") return &t.compile;
   if (key == "fp8") return &t.fp8;
   if (key == "selective_op") return &t.selective_op;
@@ -79,6 +88,7 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
 std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "attention") return &t.attention;
   if (key == "cross_entropy") return &t.cross_entropy;
+  if (key == "rmsnorm") return &t.rmsnorm;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;
   return nullptr;
@@ -127,6 +137,22 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
 
 }  // namespace
 
+bool is_iso_date(const std::string& s) {
+  auto digits = [&](size_t from, size_t n) {
+    for (size_t i = from; i < from + n; ++i)
+      if (i >= s.size() || s[i] < '0' || s[i] > '9') return false;
+    return true;
+  };
+  if (s.size() != 7 && s.size() != 10) return false;
+  if (!digits(0, 4) || s[4] != '-' || !digits(5, 2)) return false;
+  const int month = std::stoi(s.substr(5, 2));
+  if (month < 1 || month > 12) return false;
+  if (s.size() == 7) return true;
+  if (s[7] != '-' || !digits(8, 2)) return false;
+  const int day = std::stoi(s.substr(8, 2));
+  return day >= 1 && day <= 31;
+}
+
 RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file) {
   toml::table root = parse_toml(text, file);
   RuntimeSpec rt;
@@ -134,6 +160,17 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
   TableReader r(root, file, "");
   r.get("name", rt.name);
   r.get("description", rt.description);
+  r.get("framework", rt.framework);
+  if (rt.framework.empty()) rt.framework = rt.name;
+  r.get("from_date", rt.from_date);
+  r.get("until_date", rt.until_date);
+  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"from_date", &rt.from_date},
+                                   {"until_date", &rt.until_date}})
+    if (!value->empty() && !is_iso_date(*value))
+      throw ConfigError(file, key, fmt::format("\"{}\" is not a date (YYYY-MM-DD)", *value));
+  if (!rt.from_date.empty() && !rt.until_date.empty() && rt.from_date >= rt.until_date)
+    throw ConfigError(file, "until_date",
+                      fmt::format("\"{}\" is not after from_date \"{}\"", rt.until_date, rt.from_date));
   const toml::table* terms = r.table("terms");
   if (!terms) throw ConfigError(file, "terms", "missing table [terms] (every runtime term with its value)");
   std::vector<std::string> given = read_terms(*terms, file, "terms.", rt.terms);
@@ -182,6 +219,7 @@ RuntimeSpec load_runtime(const std::string& name_or_file) {
   const auto p = resolve_preset(name_or_file, "runtimes", "runtime");
   RuntimeSpec rt = parse_runtime_toml(read_text(p), p.string());
   if (rt.name.empty()) rt.name = p.stem().string();
+  if (rt.framework.empty()) rt.framework = rt.name;
   return rt;
 }
 

@@ -22,6 +22,7 @@ namespace shardcast {
 struct RuntimeTerms {
   std::string attention = "flash";            // flash | eager
   std::string cross_entropy = "fp32_upcast";  // fp32_upcast | native | fused
+  std::string rmsnorm = "eager";              // eager | fused (one RMSNorm kernel)
   std::vector<std::string> reduce_dtypes{"fp32", "bf16"};  // accepted precision.reduce_dtype
   std::string reduce_dtype_default = "fp32";  // what the software reduces in when not told
   bool reduce_dtype_is_param_dtype = false;   // reduction always in param_dtype (accelerate)
@@ -32,6 +33,7 @@ struct RuntimeTerms {
   bool fp8_all_gather = false;                // with precision.fp8: Linear weights gathered in fp8
   bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::string collective_buffers = "rate_limited";  // rate_limited | record_stream
+  bool recompute_early_stop = false;          // checkpoint recompute stops before the last GEMM
   bool compile = true;                        // can run precision.compile
   bool fp8 = true;                            // can run precision.fp8
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
@@ -41,6 +43,12 @@ struct RuntimeTerms {
 struct RuntimeSpec {
   std::string name;         // preset key, e.g. "torchtitan"
   std::string description;  // what software and version range it describes
+  // The software it is a generation of ("torchtitan" for torchtitan-2024-04 and torchtitan;
+  // = name when the file does not say) and the versions it describes, as commit dates
+  // [from_date, until_date), "YYYY-MM-DD"; "" = unbounded. A published row's framework and
+  // framework_date choose among the generations of one framework (planner/runtime.h).
+  std::string framework;
+  std::string from_date, until_date;
   std::string file;         // the preset file it was read from ("" if built in code)
   RuntimeTerms terms;       // on any hardware
   std::optional<RuntimeTerms> gpu_terms;  // terms with the [gpu] table applied (when present)
@@ -58,6 +66,9 @@ struct RuntimeTermSchema {
   const char* meaning;
 };
 extern const std::vector<RuntimeTermSchema> kRuntimeTerms;
+
+// True for "YYYY-MM-DD" or "YYYY-MM" (a month stands for its first day when compared).
+bool is_iso_date(const std::string& s);
 
 // Parse a runtime preset. Unknown keys, a term without a source, or a value outside the
 // allowed set throw ConfigError naming the file and key.

@@ -204,7 +204,7 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
       planner::CrossvalRow r;
       r.row_id = row.row_id;
       r.hardware = c.hardware;
-      r.regime = planner::band_regime(c.cfg, c.hardware, c.options.runtime);
+      r.regime = planner::band_regime(c.cfg, c.hardware, c.options.framework);
       r.rel_err = p.tokens_per_s_per_gpu / *row.tokens_per_s_per_gpu - 1.0;
       hv.push_back(r);
     }

@@ -51,6 +51,7 @@ TEST(Csv, RowsToConfigs) {
   EXPECT_EQ(rows[1].skip_reason, "missing n_gpus");
   EXPECT_NE(rows[2].skip_reason.find("out of scope"), std::string::npos);
   EXPECT_EQ(rows[3].skip_reason, "out of scope: no (tensor parallel)");
+  EXPECT_EQ(rows[3].cfg.cluster.hardware, "A100-80GB-SXM");  // a skipped row still names its GPU
   // HFU/MFU = 0.59/0.51: the recomputed fraction of blocks, from the source's own figures.
   const ModelSpec& m = rows[4].cfg.model;
   const double frac = (0.59 / 0.51 - 1) * m.flops_per_token(4096) /
@@ -81,14 +82,22 @@ std::string published(const char* name) {
   return std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/" + name;
 }
 
-TEST(Validate, CalibrationTableMeetsTheTarget) {
-  auto rows = read_published_csv(published("calibration.csv"));
+// validate --published NAME [--annotations configs/published/annotations.csv], as a result.
+ValidationResult validate_published(const char* name, bool with_annotations = false) {
+  std::vector<Annotation> ann;
+  if (with_annotations) ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
+  auto rows = read_published_csv(published(name), ann);
   HardwareSet hw;
   const auto cases = resolve_cases(rows, hw);
-  const ValidationResult v = validate_cases(rows, cases, hw);
+  return validate_cases(rows, cases, hw);
+}
+
+TEST(Validate, CalibrationTableMeetsTheTarget) {
+  const ValidationResult v = validate_published("calibration.csv");
   EXPECT_GE(v.overall.n, 240);
-  // Accuracy target on the in-scope rows: MAPE of tokens/s/GPU ≤ 6% (docs/validation.md).
-  EXPECT_LE(v.overall.mape_tps, 6.0);
+  // Accuracy target on the in-scope rows: MAPE of tokens/s/GPU ≤ 4% (docs/validation.md;
+  // measured 3.99% with the runtime generations and the refitted presets, 4.24% before).
+  EXPECT_LE(v.overall.mape_tps, 4.0);
   for (const auto& r : v.rows) {
     if (!r.skip_reason.empty()) continue;
     EXPECT_TRUE(std::isfinite(r.predicted_tps));
@@ -102,13 +111,29 @@ TEST(Validate, CalibrationTableMeetsTheTarget) {
   }
 }
 
+// The hold-out rows (never fitted on), each predicted for its runtime generation: target ≤ 8%
+// MAPE (docs/validation.md); measured 3.75% (5.8% before the generations), the April-2024
+// torchtitan A100 rows 2.5% (7.0% with the newest profile and the former presets). Bounds a
+// little above the measured values: the computation is deterministic, a refit of the presets
+// may move them slightly.
+TEST(Validate, HoldoutTableWithRuntimeGenerations) {
+  const ValidationResult v = validate_published("holdout.csv");
+  EXPECT_EQ(v.overall.n, 17);
+  EXPECT_LE(v.overall.mape_tps, 4.0);
+  double a100 = 0;
+  int n = 0;
+  for (const auto& r : v.rows) {
+    if (r.row_id.rfind("tt_a100_", 0) != 0 || !r.has_tps) continue;
+    a100 += std::fabs(r.err_tps_pct);
+    ++n;
+  }
+  ASSERT_EQ(n, 8);
+  EXPECT_LE(a100 / n, 3.0);
+}
+
 TEST(Validate, EveryFmsFsdpRowWithinFifteenPercent) {
   // Accuracy target (docs/validation.md), with the cited annotations of configs/published/annotations.csv.
-  const auto ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
-  auto rows = read_published_csv(published("calibration.csv"), ann);
-  HardwareSet hw;
-  const auto cases = resolve_cases(rows, hw);
-  const ValidationResult v = validate_cases(rows, cases, hw);
+  const ValidationResult v = validate_published("calibration.csv", true);
   int n = 0;
   for (const auto& r : v.rows) {
     if (r.row_id.rfind("fms_", 0) != 0 || !r.has_tps) continue;

@@ -43,7 +43,7 @@ TEST(RuntimeSpec, ShardcastTrainDiffersOnGpuOnlyWhereItsCodeDoes) {
 std::string minimal(const std::string& extra_terms, const std::string& extra_sources) {
   std::string t = "name = \"x\"\ndescription = \"d\"\n[terms]\n";
   std::string s = "[sources]\n";
-  const char* values[][2] = {{"attention", "\"flash\""}, {"cross_entropy", "\"native\""},
+  const char* values[][2] = {{"attention", "\"flash\""}, {"cross_entropy", "\"native\""}, {"rmsnorm", "\"eager\""},
                              {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
                              {"collective_buffers", "\"rate_limited\""}};
   for (const auto& term : kRuntimeTerms) {
@@ -54,6 +54,80 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
     s += std::string(term.key) + " = \"a public source\"\n";
   }
   return t + extra_terms + s + extra_sources;
+}
+
+// torchtitan's generations differ from the newest profile only in the terms their sources say
+// changed, and their date ranges tile time without gaps.
+TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
+  const RuntimeSpec apr = load_runtime("torchtitan-2024-04");
+  const RuntimeSpec may = load_runtime("torchtitan-2024-05");
+  const RuntimeSpec cur = load_runtime("torchtitan");
+  for (const RuntimeSpec* rt : {&apr, &may, &cur}) EXPECT_EQ(rt->framework, "torchtitan") << rt->name;
+  EXPECT_EQ(apr.from_date, "");
+  EXPECT_EQ(apr.until_date, may.from_date);
+  EXPECT_EQ(may.until_date, cur.from_date);
+  EXPECT_EQ(cur.until_date, "");
+  EXPECT_EQ(apr.terms.rmsnorm, "fused");  // fused_rmsnorm in llama3_8b/llama2_13b.toml @1ea476e9f
+  EXPECT_EQ(may.terms.rmsnorm, "eager");
+  EXPECT_EQ(cur.terms.rmsnorm, "eager");
+  EXPECT_FALSE(apr.terms.expandable_segments);  // run_llama_train.sh before a5e57e4a9
+  EXPECT_FALSE(may.terms.expandable_segments);
+  EXPECT_TRUE(cur.terms.expandable_segments);
+  for (const RuntimeSpec* rt : {&apr, &may}) {
+    RuntimeTerms t = rt->terms;
+    t.rmsnorm = cur.terms.rmsnorm;
+    t.expandable_segments = cur.terms.expandable_segments;
+    EXPECT_EQ(t.attention, cur.terms.attention) << rt->name;
+    EXPECT_EQ(t.cross_entropy, cur.terms.cross_entropy) << rt->name;
+    EXPECT_EQ(t.reduce_dtypes, cur.terms.reduce_dtypes) << rt->name;
+    EXPECT_EQ(t.reduce_dtype_default, cur.terms.reduce_dtype_default) << rt->name;
+    EXPECT_EQ(t.root_unit, cur.terms.root_unit) << rt->name;
+    EXPECT_EQ(t.grads_freed_between_steps, cur.terms.grads_freed_between_steps) << rt->name;
+    EXPECT_EQ(t.sync_every_micro_step, cur.terms.sync_every_micro_step) << rt->name;
+    EXPECT_EQ(t.fp8_all_gather, cur.terms.fp8_all_gather) << rt->name;
+    EXPECT_EQ(t.collective_buffers, cur.terms.collective_buffers) << rt->name;
+    EXPECT_EQ(t.recompute_early_stop, cur.terms.recompute_early_stop) << rt->name;
+    EXPECT_EQ(t.compile, cur.terms.compile) << rt->name;
+    EXPECT_EQ(t.fp8, cur.terms.fp8) << rt->name;
+    EXPECT_EQ(t.selective_op, cur.terms.selective_op) << rt->name;
+    EXPECT_EQ(t.selective_blocks, cur.terms.selective_blocks) << rt->name;
+  }
+  for (const RuntimeSpec* rt : {&apr, &may, &cur}) EXPECT_TRUE(rt->terms.recompute_early_stop) << rt->name;
+  // llm-foundry's torch 1.13 generation differs from the newest only in the recompute.
+  const RuntimeSpec lf_old = load_runtime("llm-foundry-2023-05");
+  const RuntimeSpec lf = load_runtime("llm-foundry");
+  EXPECT_EQ(lf_old.framework, "llm-foundry");
+  EXPECT_EQ(lf_old.until_date, lf.from_date);
+  EXPECT_FALSE(lf_old.terms.recompute_early_stop);
+  EXPECT_TRUE(lf.terms.recompute_early_stop);
+  EXPECT_EQ(lf_old.terms.cross_entropy, lf.terms.cross_entropy);
+  EXPECT_EQ(lf_old.terms.attention, lf.terms.attention);
+  EXPECT_EQ(lf_old.terms.reduce_dtypes, lf.terms.reduce_dtypes);
+  EXPECT_EQ(lf_old.terms.collective_buffers, lf.terms.collective_buffers);
+  EXPECT_EQ(lf_old.terms.expandable_segments, lf.terms.expandable_segments);
+  // A profile without `framework` is its own framework.
+  EXPECT_EQ(load_runtime("fms-fsdp").framework, "fms-fsdp");
+}
+
+TEST(RuntimeSpec, GenerationDatesAreChecked) {
+  auto with_dates = [](const std::string& header) { return header + minimal("", ""); };
+  EXPECT_NO_THROW(parse_runtime_toml(with_dates("from_date = \"2024-05-02\"\nuntil_date = \"2024-10\"\n"), "x.toml"));
+  for (const char* bad : {"2024-13-01", "24-05-02", "2024-05-2", "May 2024"}) {
+    try {
+      parse_runtime_toml(with_dates(std::string("from_date = \"") + bad + "\"\n"), "x.toml");
+      FAIL() << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), "from_date") << bad;
+    }
+  }
+  try {
+    parse_runtime_toml(with_dates("from_date = \"2024-10-22\"\nuntil_date = \"2024-05-02\"\n"), "x.toml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "until_date");
+  }
+  EXPECT_TRUE(is_iso_date("2024-04"));
+  EXPECT_FALSE(is_iso_date("2024-00"));
 }
 
 TEST(RuntimeSpec, ParserRefusesWhatTheSchemaDoesNotAllow) {

@@ -1,0 +1,208 @@
+// Runtime generations: a published row's framework and framework_date choose its runtime
+// profile (runtime_for_framework), the fused-RMSNorm term changes exactly the norms' traffic,
+// and emit writes a generation's files as its framework's.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "planner/ac_policy.h"
+#include "planner/efficiency.h"
+#include "planner/emit.h"
+#include "planner/ops.h"
+#include "planner/plan.h"
+#include "planner/published_csv.h"
+#include "planner/runtime.h"
+#include "planner/validate.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+#include "shared/model_spec.h"
+#include "test_util.h"
+
+namespace shardcast::planner {
+namespace {
+
+TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
+  const std::string tt = "torchtitan (FSDP2)";
+  EXPECT_EQ(runtime_for_framework(tt), "torchtitan");  // no date: the newest generation
+  EXPECT_EQ(runtime_for_framework(tt, "2024-04-18"), "torchtitan-2024-04");
+  EXPECT_EQ(runtime_for_framework(tt, "2024-04"), "torchtitan-2024-04");
+  EXPECT_EQ(runtime_for_framework(tt, "2024-05-01"), "torchtitan-2024-04");
+  EXPECT_EQ(runtime_for_framework(tt, "2024-05-02"), "torchtitan-2024-05");  // from_date is inclusive
+  EXPECT_EQ(runtime_for_framework(tt, "2024-10"), "torchtitan-2024-05");     // a month = its first day
+  EXPECT_EQ(runtime_for_framework(tt, "2024-10-22"), "torchtitan");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-06-11"), "torchtitan");
+  EXPECT_EQ(runtime_for_framework("TorchTitan"), "torchtitan");
+  // One generation only: every date is it.
+  EXPECT_EQ(runtime_for_framework("fms-fsdp (FSDP1)", "2024-02-21"), "fms-fsdp");
+  EXPECT_EQ(runtime_for_framework("llm-foundry/Composer (FSDP1)"), "llm-foundry");
+  EXPECT_EQ(runtime_for_framework("accelerate", "2025-01-01"), "accelerate");
+  EXPECT_EQ(runtime_for_framework("Megatron-LM"), "");
+  EXPECT_THROW(runtime_for_framework(tt, "Oct 2024"), InputError);
+  EXPECT_THROW(runtime_for_framework(tt, "2024-13"), InputError);
+  EXPECT_EQ(runtime_generations("torchtitan"),
+            (std::vector<std::string>{"torchtitan-2024-04", "torchtitan-2024-05", "torchtitan"}));
+  // llm-foundry's benchmark sweeps: torch 1.13.1 image until b2a43a147, torch 2.1.0 after.
+  const std::string lf = "llm-foundry/Composer (FSDP1)";
+  EXPECT_EQ(runtime_for_framework(lf, "2023-05-03"), "llm-foundry-2023-05");
+  EXPECT_EQ(runtime_for_framework(lf, "2023-10-19"), "llm-foundry");
+  EXPECT_EQ(runtime_for_framework(lf, "2024-01-06"), "llm-foundry");
+  EXPECT_EQ(runtime_generations("llm-foundry"), (std::vector<std::string>{"llm-foundry-2023-05", "llm-foundry"}));
+}
+
+// llm-foundry's tables: the A100-40GB section and the two A100-80GB bf16 (PURE) 70B rows were run
+// on the torch 1.13.1 image (unchanged since 2023-05-03), every other row on torch 2.1.0.
+TEST(RuntimeGenerations, LlmFoundryRowsTakeTheTorchImageTheyRanOn) {
+  auto rows = read_published_csv(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/calibration.csv");
+  int early = 0, late = 0;
+  for (const PublishedRow& r : rows) {
+    if (r.row_id.rfind("llmf_", 0) != 0) continue;
+    const bool old_table = r.row_id.rfind("llmf_a100_40gb_", 0) == 0 ||
+                           (r.row_id.rfind("llmf_a100_80gb_", 0) == 0 && r.row_id.find("_amp_") == std::string::npos);
+    EXPECT_EQ(r.cfg.runtime, old_table ? "llm-foundry-2023-05" : "llm-foundry") << r.row_id;
+    (old_table ? early : late)++;
+  }
+  EXPECT_EQ(early, 80);
+  EXPECT_EQ(late, 136);
+}
+
+// Early stop skips exactly the block's last GEMM and the residual add after it; without it the
+// whole forward is recomputed. Tolerance: exact sums of the same op times (1e-12 relative).
+TEST(RuntimeGenerations, EarlyStopSkipsTheLastGemmOfARecompute) {
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  ComputeContext cc;
+  cc.peak_flops = hw.peak_flops("bf16");
+  cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
+  cc.eff = of_datasheet(read_efficiency(hw));
+  for (const char* name : {"llama3-8b", "mpt-7b"}) {
+    const auto ops = block_forward_ops(load_model(name), 2, 4096, 2);
+    double all = 0, before_last_gemm = 0;
+    bool past = false;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const double t = op_forward_time(ops[i], cc);
+      all += t;
+      const std::string n = ops[i].name;
+      if (n == "w2" || n == "fc2") past = true;
+      if (!past) before_last_gemm += t;
+    }
+    EXPECT_NEAR(checkpointed_recompute_time(ops, cc, false), all, 1e-12 * all) << name;
+    EXPECT_NEAR(checkpointed_recompute_time(ops, cc, true), before_last_gemm, 1e-12 * all) << name;
+    EXPECT_LT(before_last_gemm, all) << name;
+  }
+  // Whole plan: full checkpointing is faster with early stop; without checkpointing nothing changes.
+  TrainConfig c = test::make_config("mpt-7b", "A100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 8,
+                                    2048, 1);
+  c.runtime = "llm-foundry";
+  const Prediction late = plan(c, hw, resolve_plan_options(c, hw));
+  c.runtime = "llm-foundry-2023-05";
+  const Prediction early = plan(c, hw, resolve_plan_options(c, hw));
+  EXPECT_GT(late.tokens_per_s_per_gpu, early.tokens_per_s_per_gpu);
+  EXPECT_EQ(late.hfu / late.mfu, early.hfu / early.mfu);  // HFU keeps the published convention
+  c.activation_checkpointing.mode = AcMode::none;
+  c.runtime = "llm-foundry";
+  const double none_late = plan(c, hw, resolve_plan_options(c, hw)).tokens_per_s_per_gpu;
+  c.runtime = "llm-foundry-2023-05";
+  EXPECT_EQ(plan(c, hw, resolve_plan_options(c, hw)).tokens_per_s_per_gpu, none_late);
+}
+
+TEST(RuntimeGenerations, PublishedRowsTakeTheirGeneration) {
+  auto rows = read_published_csv(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/holdout.csv");
+  int april = 0, current = 0;
+  for (const PublishedRow& r : rows) {
+    ASSERT_TRUE(r.skip_reason.empty()) << r.row_id;
+    if (r.row_id.rfind("tt_a100_", 0) == 0) {  // docs/performance.md, torchtitan @395a52627 / @1ea476e9f
+      EXPECT_EQ(r.cfg.runtime, "torchtitan-2024-04") << r.row_id;
+      // The 70B configs of that commit ran the eager RMSNorm (their rmsnorm column).
+      ASSERT_TRUE(r.rmsnorm.has_value()) << r.row_id;
+      const bool big = r.row_id.find("70b") != std::string::npos;
+      EXPECT_EQ(*r.rmsnorm, big ? NormImpl::eager : NormImpl::fused) << r.row_id;
+      ++april;
+    } else {
+      EXPECT_EQ(r.cfg.runtime, "torchtitan") << r.row_id;  // Dec 2024 and June 2025
+      ++current;
+    }
+  }
+  EXPECT_EQ(april, 8);
+  EXPECT_EQ(current, 9);
+  // A row the profile does not describe keeps the column's value over the profile's.
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  for (const ValidationCase& c : cases) {
+    const PublishedRow& r = rows[c.row];
+    if (r.rmsnorm) {
+      EXPECT_EQ(c.options.rmsnorm, *r.rmsnorm) << r.row_id;
+    }
+  }
+}
+
+// The fused kernel moves 2A·d bytes per token per norm instead of (4A + 28)·d; nothing else in
+// the block changes (saved tensors, FLOPs, the other ops). MPT's LayerNorm is one kernel either way.
+TEST(RuntimeGenerations, FusedRmsNormChangesOnlyTheNormTraffic) {
+  const ModelSpec llama = load_model("llama3-8b");
+  const int b = 2, s = 4096, A = 2;
+  const double T = double(b) * s, d = llama.d_model;
+  const auto eager = block_forward_ops(llama, b, s, A, NormImpl::eager);
+  const auto fused = block_forward_ops(llama, b, s, A, NormImpl::fused);
+  ASSERT_EQ(eager.size(), fused.size());
+  int norms = 0;
+  for (size_t i = 0; i < eager.size(); ++i) {
+    EXPECT_EQ(eager[i].saved_bytes, fused[i].saved_bytes) << eager[i].name;
+    EXPECT_EQ(eager[i].flops, fused[i].flops) << eager[i].name;
+    if (std::string(eager[i].name).find("norm") != std::string::npos) {
+      EXPECT_DOUBLE_EQ(eager[i].bytes, T * (4.0 * A + 28.0) * d);
+      EXPECT_DOUBLE_EQ(fused[i].bytes, T * 2.0 * A * d);
+      EXPECT_DOUBLE_EQ(fused[i].fused_bytes, eager[i].fused_bytes);  // compile's traffic is the same
+      ++norms;
+    } else {
+      EXPECT_EQ(eager[i].bytes, fused[i].bytes) << eager[i].name;
+    }
+  }
+  EXPECT_EQ(norms, 2);
+  const ModelSpec mpt = load_model("mpt-7b");
+  const auto mpt_eager = block_forward_ops(mpt, b, s, A, NormImpl::eager);
+  const auto mpt_fused = block_forward_ops(mpt, b, s, A, NormImpl::fused);
+  for (size_t i = 0; i < mpt_eager.size(); ++i) EXPECT_EQ(mpt_eager[i].bytes, mpt_fused[i].bytes) << mpt_eager[i].name;
+
+  // Whole plan: the April-2024 generation is faster than the newest on the same eager config
+  // (fused norms), and has the same allocated peak.
+  TrainConfig c = test::make_config("llama3-8b", "A100-80GB-SXM", 64, ShardingStrategy::full_shard,
+                                    AcMode::selective_op, 1, 8192, 1);
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  c.runtime = "torchtitan";
+  const Prediction late = plan(c, hw, resolve_plan_options(c, hw));
+  c.runtime = "torchtitan-2024-04";
+  const Prediction early = plan(c, hw, resolve_plan_options(c, hw));
+  EXPECT_GT(early.tokens_per_s_per_gpu, late.tokens_per_s_per_gpu);
+  EXPECT_EQ(early.mem_peak_bytes, late.mem_peak_bytes);
+  EXPECT_EQ(early.runtime, "torchtitan-2024-04");
+}
+
+// Generations of a framework share its cross-validated runtime band (configs/bands.toml has a
+// "runtime torchtitan" band on H100 from the AWS rows, which run torchtitan-2024-05).
+TEST(RuntimeGenerations, AGenerationStatesItsFrameworksBand) {
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 32, ShardingStrategy::full_shard,
+                                    AcMode::selective_op, 1, 8192, 1);
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  c.runtime = "torchtitan";
+  const Prediction late = plan(c, hw, resolve_plan_options(c, hw));
+  c.runtime = "torchtitan-2024-04";
+  const Prediction early = plan(c, hw, resolve_plan_options(c, hw));
+  EXPECT_EQ(early.error_band_rel, late.error_band_rel);
+  EXPECT_EQ(early.error_band_note, late.error_band_note);
+  EXPECT_EQ(early.error_band_note.find("prior only"), std::string::npos) << early.error_band_note;
+}
+
+TEST(RuntimeGenerations, EmitWritesAGenerationsFilesAsItsFrameworks) {
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1,
+                                    8192, 1);
+  c.runtime = "torchtitan-2024-04";
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const auto targets = emit_targets(c, hw);
+  ASSERT_FALSE(targets.empty());
+  EXPECT_EQ(targets.front().runtime, "torchtitan-2024-04");
+  EXPECT_EQ(targets.front().files, (std::vector<std::string>{"torchtitan.toml", "torchtitan_overrides.txt"}));
+  EXPECT_EQ(targets.front().prediction.runtime, "torchtitan-2024-04");
+  for (size_t i = 1; i < targets.size(); ++i) EXPECT_NE(targets[i].runtime, "torchtitan");  // not twice
+}
+
+}  // namespace
+}  // namespace shardcast::planner
