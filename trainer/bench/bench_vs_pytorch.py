@@ -51,7 +51,7 @@ def ddp_rank(rank, args, spec):
     import resource
 
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.port}", rank=rank, world_size=2)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.port}", rank=rank, world_size=args.nproc)
     torch.manual_seed(args.seed + rank)
     d, H, KV, ffn, V = spec["d_model"], spec["n_heads"], spec["n_kv_heads"], spec["ffn_dim"], spec["vocab"]
     hd, eps, L = d // H, spec["norm_eps"], spec["n_layers"]
@@ -172,7 +172,7 @@ def ddp_rank(rank, args, spec):
 def ddp_main(args):
     import torch.multiprocessing as mp
     spec = model_spec(args.model)
-    mp.spawn(ddp_rank, args=(args, spec), nprocs=2, join=True)
+    mp.spawn(ddp_rank, args=(args, spec), nprocs=args.nproc, join=True)
 
 
 # ----------------------------------------------------------------------------- driver
@@ -307,6 +307,8 @@ def main():
     ap.add_argument("--port", type=int, default=29500)
     ap.add_argument("--out", help="result file (ddp)")
     ap.add_argument("--phases", action="store_true", help="ddp: print rank 0's median time per phase")
+    ap.add_argument("--nproc", type=int, default=2, choices=[1, 2],
+                    help="ddp: ranks (1 = the same step without a peer, to compare compute alone)")
     args = ap.parse_args()
     if args.mode == "ddp":
         ddp_main(args)
