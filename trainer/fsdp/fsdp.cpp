@@ -271,7 +271,7 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
     const double pre = low_precision ? predivide_factor(groups_.world->size()) : 1.0;
     // No copy when src already has reduce_dtype: autograd hands this Function a gradient
     // buffer nothing else reads afterwards (the split/recompute backward made it), so it is
-    // pre-divided and (by the Gloo composite) overwritten in place. Sum over ranks of
+    // pre-divided and (no_shard) all-reduced in place. Sum over ranks of
     // per-rank mean gradients -> mean over the global batch: scaled by pre / world.
     const bool overlap = opts_.device.is_cpu() && opts_.max_inflight_reductions > 0;
     if (overlap) {
