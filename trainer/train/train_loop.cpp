@@ -24,6 +24,7 @@
 #include "trainer/launch/dist_env.h"
 #include "trainer/launch/parent_death.h"
 #include "trainer/model/llama.h"
+#include "trainer/train/host_malloc.h"
 #include "trainer/train/memory.h"
 #include "trainer/train/metrics_log.h"
 #include "trainer/train/optim.h"
@@ -263,6 +264,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int run_rank(const std::string& config_path, const RunOverrides& ov) {
+  keep_freed_host_memory();  // before any tensor: no per-step unmap/refault of big buffers
   memory::install_counting_allocator();
   TrainConfig cfg = read_train_config(config_path);
   const std::string file = cfg.source_file.empty() ? config_path : cfg.source_file;
