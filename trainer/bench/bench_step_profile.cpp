@@ -11,7 +11,8 @@
 // trainer's own step (unwrapped groups: all-gather prefetch and asynchronous reductions),
 // "sync red." the same with synchronous reductions, measured in the same run, interleaved.
 // Compute = phase time − collectives in that phase. Numbers are rank 0's, median over steady
-// steps (the first excluded). What it is not: a test (no thresholds) and not a GPU profile.
+// steps (the first excluded). The host heap is set up as a rank's (host_malloc.h).
+// What it is not: a test (no thresholds) and not a GPU profile.
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include "trainer/comm/collectives.h"
 #include "trainer/data/token_file.h"
 #include "trainer/train/engine.h"
+#include "trainer/train/host_malloc.h"
 
 namespace fs = std::filesystem;
 using namespace shardcast;
@@ -198,6 +200,7 @@ int main(int argc, char** argv) {
                  "the 'sync reductions' column always uses 0")
       ->check(CLI::Range(0, 1000));
   CLI11_PARSE(app, argc, argv);
+  keep_freed_host_memory();  // as shardcast-train's ranks do (run_rank)
 
   // Throughput does not depend on the text: a synthetic byte corpus.
   const fs::path data_path = fs::temp_directory_path() / fmt::format("bench_step_profile_{}.bin", ::getpid());
