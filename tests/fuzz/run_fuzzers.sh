@@ -5,7 +5,7 @@
 # FUZZ_SEED (default 1) fixes libFuzzer's mutation sequence, so a crash the ctest run finds is
 # found again on every machine that gets as far; FUZZ_SEED=0 draws a random seed (exploration:
 # e.g. `FUZZ_SEED=0 tests/fuzz/run_fuzzers.sh /tmp/fuzz 600`). Crashes found go to seeds/ as
-# regression-*.
+# regression-*. FUZZ_TARGETS="train_config runtime_toml" runs only those.
 # Exit 77 (ctest: skipped) when clang with libFuzzer is not installed.
 set -euo pipefail
 OUT=${1:?out dir}; SECS=${2:-10}
@@ -35,8 +35,9 @@ for s in $SOURCES; do
   OBJS="$OBJS $o"
 done
 status=0
-for t in train_config hardware_toml runtime_toml token_file published_csv checkpoint_manifest run_report safetensors \
-    torchtitan_log fms_fsdp_log; do
+ALL_TARGETS="train_config hardware_toml runtime_toml token_file published_csv checkpoint_manifest run_report
+  safetensors torchtitan_log fms_fsdp_log"
+for t in ${FUZZ_TARGETS:-$ALL_TARGETS}; do
   exe="$OUT/fuzz_$t"
   "$CXX" $FLAGS -fsanitize=fuzzer "$SRC/tests/fuzz/fuzz_$t.cpp" $OBJS $LIBS -o "$exe"
   mkdir -p "$OUT/corpus/$t"
