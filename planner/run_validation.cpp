@@ -54,14 +54,15 @@ RunDir read_run_dir(const std::string& dir) {
   RunDir r;
   r.dir = dir;
   const fs::path d(dir);
-  if (!fs::is_directory(d)) throw ConfigError(dir, "", "not a directory (a shardcast-train run directory)");  // missing = exit 2
+  std::error_code ec;  // a path the file system refuses is "not a directory", not a filesystem_error
+  if (!fs::is_directory(d, ec)) throw ConfigError(dir, "", "not a directory (a shardcast-train run directory)");  // missing = exit 2
   r.cfg = read_train_config((d / "run.toml").string());
   const fs::path rp = d / "run_report.json";
   r.report = json_as<RunReport>(read_json(rp), rp);
   if (r.report.steps.empty() || !(r.report.median_step_time_s > 0))
     throw InputError(fmt::format("{}: no measured steps", rp.string()));
   const fs::path vp = d / "validation.json";
-  if (fs::exists(vp)) {
+  if (fs::exists(vp, ec)) {
     r.validation = json_as<ValidationReport>(read_json(vp), vp);
     r.has_validation = true;
   }

@@ -53,13 +53,16 @@ std::string read_text(const fs::path& p) {
 std::vector<std::string> list_presets_in(const std::string& kind) { return list_presets(config_dir() / kind); }
 
 fs::path resolve_preset(const std::string& name_or_file, const std::string& kind, const std::string& what) {
+  // The error_code overloads: a name the file system refuses (too long, bad characters) is a
+  // preset that does not exist, reported as such, not a std::filesystem_error.
+  std::error_code ec;
   if (looks_like_path(name_or_file)) {
-    if (!fs::exists(name_or_file)) throw ConfigError(name_or_file, "", "no such file");
+    if (!fs::exists(name_or_file, ec)) throw ConfigError(name_or_file, "", ec ? ec.message() : "no such file");
     return name_or_file;
   }
   const fs::path dir = config_dir() / kind;
   const fs::path p = dir / (name_or_file + ".toml");
-  if (fs::exists(p)) return p;
+  if (fs::exists(p, ec)) return p;
   auto names = list_presets(dir);
   std::string detail = fmt::format("unknown {} preset '{}'", what, name_or_file);
   const std::string best = closest_match(name_or_file, names);

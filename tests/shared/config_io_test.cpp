@@ -217,6 +217,10 @@ TEST(ConfigIo, BadConfigsNameFileKeyAndAllowedValues) {
       {"fp8 with fp32 params", replace(b, "[precision]", "[precision]\nfp8 = true"), {"precision.fp8", "bf16"}},
       {"unknown model preset", replace(b, "\"tiny-2l\"", "\"tiny-2\""),
        {"model.preset", "unknown model preset 'tiny-2'", "did you mean 'tiny-2l'"}},
+      // A name the file system refuses (ENAMETOOLONG) is an unknown preset, not a filesystem_error
+      // (found by tests/fuzz/fuzz_train_config).
+      {"model preset name too long", replace(b, "\"tiny-2l\"", "\"" + std::string(300, 'V') + "\""),
+       {"model.preset", "unknown model preset 'VVVV"}},
       {"kv heads not dividing", replace(b, "preset = \"tiny-2l\"", "preset = \"tiny-2l\"\nn_kv_heads = 3"),
        {"model.n_kv_heads", "3 does not divide n_heads = 4"}},
       {"heads not dividing d_model", replace(b, "preset = \"tiny-2l\"", "preset = \"tiny-2l\"\nn_heads = 6\nn_kv_heads = 6"),
