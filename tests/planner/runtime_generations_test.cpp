@@ -21,6 +21,15 @@
 namespace shardcast::planner {
 namespace {
 
+// Llama 3 8B, full_shard, op-level SAC, 1 x 8192, on `gpus` of `gpu`, planned for `runtime`.
+Prediction plan_8b(const std::string& gpu, int gpus, const std::string& runtime) {
+  TrainConfig c = test::make_config("llama3-8b", gpu, gpus, ShardingStrategy::full_shard, AcMode::selective_op, 1,
+                                    8192, 1);
+  c.runtime = runtime;
+  const HardwareSpec hw = load_hardware(gpu);
+  return plan(c, hw, resolve_plan_options(c, hw));
+}
+
 TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   const std::string tt = "torchtitan (FSDP2)";
   EXPECT_EQ(runtime_for_framework(tt), "torchtitan");  // no date: the newest generation
@@ -164,13 +173,8 @@ TEST(RuntimeGenerations, FusedRmsNormChangesOnlyTheNormTraffic) {
 
   // Whole plan: the April-2024 generation is faster than the newest on the same eager config
   // (fused norms), and has the same allocated peak.
-  TrainConfig c = test::make_config("llama3-8b", "A100-80GB-SXM", 64, ShardingStrategy::full_shard,
-                                    AcMode::selective_op, 1, 8192, 1);
-  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
-  c.runtime = "torchtitan";
-  const Prediction late = plan(c, hw, resolve_plan_options(c, hw));
-  c.runtime = "torchtitan-2024-04";
-  const Prediction early = plan(c, hw, resolve_plan_options(c, hw));
+  const Prediction late = plan_8b("A100-80GB-SXM", 64, "torchtitan");
+  const Prediction early = plan_8b("A100-80GB-SXM", 64, "torchtitan-2024-04");
   EXPECT_GT(early.tokens_per_s_per_gpu, late.tokens_per_s_per_gpu);
   EXPECT_EQ(early.mem_peak_bytes, late.mem_peak_bytes);
   EXPECT_EQ(early.runtime, "torchtitan-2024-04");
@@ -179,13 +183,8 @@ TEST(RuntimeGenerations, FusedRmsNormChangesOnlyTheNormTraffic) {
 // Generations of a framework share its cross-validated runtime band (configs/bands.toml has a
 // "runtime torchtitan" band on H100 from the AWS rows, which run torchtitan-2024-05).
 TEST(RuntimeGenerations, AGenerationStatesItsFrameworksBand) {
-  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 32, ShardingStrategy::full_shard,
-                                    AcMode::selective_op, 1, 8192, 1);
-  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
-  c.runtime = "torchtitan";
-  const Prediction late = plan(c, hw, resolve_plan_options(c, hw));
-  c.runtime = "torchtitan-2024-04";
-  const Prediction early = plan(c, hw, resolve_plan_options(c, hw));
+  const Prediction late = plan_8b("H100-80GB-SXM", 32, "torchtitan");
+  const Prediction early = plan_8b("H100-80GB-SXM", 32, "torchtitan-2024-04");
   EXPECT_EQ(early.error_band_rel, late.error_band_rel);
   EXPECT_EQ(early.error_band_note, late.error_band_note);
   EXPECT_EQ(early.error_band_note.find("prior only"), std::string::npos) << early.error_band_note;
