@@ -139,11 +139,8 @@ TEST(MemoryTerms, HoldOutPeakReservedWithinTenPercent) {
   // Never fitted on: torchtitan's published max-reserved memory (H100 96GB, H200). The planner's
   // reserved estimate is compared with it like for like; 10% is PyTorch's FSDPMemTracker test
   // tolerance (on active bytes), the baseline the planner must at least match.
-  const std::string path = std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/holdout.csv";
-  auto rows = read_published_csv(path);
-  HardwareSet hw;
-  const auto cases = resolve_cases(rows, hw);
-  const ValidationResult v = validate_cases(rows, cases, hw);
+  const ValidationResult v =
+      test::validate_published_file(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/holdout.csv");
   int n = 0;
   for (const auto& r : v.rows) {
     if (!r.has_mem) continue;
@@ -157,11 +154,8 @@ TEST(MemoryTerms, HoldOutNoRowPredictedMoreThanFivePercentLow) {
   // An under-prediction is an OOM the user did not see coming: the reserved estimate errs high.
   // 5% is the stated limit (docs/validation.md); every published memory figure of the hold-out
   // CSV is checked like for like (mem_metric).
-  const std::string path = std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/holdout.csv";
-  auto rows = read_published_csv(path);
-  HardwareSet hw;
-  const auto cases = resolve_cases(rows, hw);
-  const ValidationResult v = validate_cases(rows, cases, hw);
+  const ValidationResult v =
+      test::validate_published_file(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/holdout.csv");
   int n = 0;
   for (const auto& r : v.rows) {
     if (!r.has_mem) continue;

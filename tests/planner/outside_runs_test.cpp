@@ -13,18 +13,14 @@
 #include "planner/published_csv.h"
 #include "planner/validate.h"
 #include "shared/config_io.h"
+#include "test_util.h"
 
 namespace shardcast::planner {
 namespace {
 
 std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/" + name; }
 
-ValidationResult validate_outside() {
-  auto rows = read_published_csv(published("outside.csv"));
-  HardwareSet hw;
-  const auto cases = resolve_cases(rows, hw);
-  return validate_cases(rows, cases, hw);
-}
+ValidationResult validate_outside() { return test::validate_published_file(published("outside.csv")); }
 
 TEST(OutsideRuns, EveryRowIsPredictedOrSkippedForItsStatedReason) {
   const auto rows = read_published_csv(published("outside.csv"));

@@ -8,6 +8,7 @@
 
 #include "planner/validate.h"
 #include "shared/errors.h"
+#include "test_util.h"
 
 namespace shardcast::planner {
 namespace {
@@ -84,12 +85,8 @@ std::string published(const char* name) {
 
 // validate --published NAME [--annotations configs/published/annotations.csv], as a result.
 ValidationResult validate_published(const char* name, bool with_annotations = false) {
-  std::vector<Annotation> ann;
-  if (with_annotations) ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
-  auto rows = read_published_csv(published(name), ann);
-  HardwareSet hw;
-  const auto cases = resolve_cases(rows, hw);
-  return validate_cases(rows, cases, hw);
+  return test::validate_published_file(
+      published(name), with_annotations ? std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv" : "");
 }
 
 TEST(Validate, CalibrationTableMeetsTheTarget) {

@@ -1,11 +1,14 @@
 // Helpers for the planner tests: presets from the source tree (SHARDCAST_CONFIG_DIR is set by
-// ctest), a TrainConfig built in code, and a memory component of a Prediction.
+// ctest), a TrainConfig built in code, a memory component of a Prediction, and a published
+// CSV validated as `validate --published` does.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "planner/published_csv.h"
+#include "planner/validate.h"
 #include "shared/config_io.h"
 #include "shared/prediction.h"
 #include "shared/train_config.h"
@@ -36,6 +39,17 @@ inline double component(const Prediction& p, const std::string& name) {
     if (m.name == name) return m.bytes;
   ADD_FAILURE() << "no component " << name;
   return 0;
+}
+
+// validate --published CSV_PATH [--annotations ANNOTATIONS_PATH] ("" = none), as a result.
+inline ValidationResult validate_published_file(const std::string& csv_path,
+                                                const std::string& annotations_path = "") {
+  std::vector<Annotation> ann;
+  if (!annotations_path.empty()) ann = read_annotations(annotations_path);
+  auto rows = read_published_csv(csv_path, ann);
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  return validate_cases(rows, cases, hw);
 }
 
 }  // namespace shardcast::planner::test
