@@ -8,7 +8,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -26,6 +25,7 @@
 
 #include "shared/config_io.h"
 #include "trainer/comm/collectives.h"
+#include "trainer/comm/thread_ranks.h"
 #include "trainer/data/token_file.h"
 #include "trainer/train/engine.h"
 
@@ -75,43 +75,12 @@ inline TrainConfig tiny_config(ShardingStrategy s, int world, AcMode ac = AcMode
   return c;
 }
 
-// Runs fn(rank, groups) on `world` threads; rethrows the first exception.
+// Runs fn(rank, groups) on `world` threads (trainer/comm/thread_ranks.h), 60 s per collective;
+// rethrows the first exception.
 inline void run_ranks(int world, int shard_size,
                       const std::function<void(int rank, ProcessGroups groups)>& fn,
                       at::Device device = at::kCPU) {
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<std::thread> threads;
-  std::mutex mu;
-  std::condition_variable all_done;
-  int finished = 0;
-  std::exception_ptr first;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      ProcessGroups groups;  // outlives fn: destroyed only after every rank's fn has returned
-      try {
-        at::set_num_threads(1);  // ranks share 2 cores
-        CommOptions co;
-        co.backend = "gloo";
-        co.timeout_seconds = 60;
-        co.hostname = "127.0.0.1";
-        co.device = device;
-        groups = make_process_groups(store, r, world, shard_size, co);
-        fn(r, groups);
-      } catch (...) {
-        std::lock_guard<std::mutex> l(mu);
-        if (!first) first = std::current_exception();
-      }
-      // A rank that tears its Gloo pairs down while a peer is still connecting or
-      // communicating makes that peer fail with a closed connection, so a test whose ranks
-      // finish early (e.g. all throw the same local error) would fail under load.
-      std::unique_lock<std::mutex> l(mu);
-      ++finished;
-      all_done.notify_all();
-      all_done.wait(l, [&] { return finished == world; });
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (first) std::rethrow_exception(first);
+  run_thread_ranks(world, shard_size, 60, fn, device);
 }
 
 struct RunResult {

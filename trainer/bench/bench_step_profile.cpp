@@ -20,15 +20,14 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <ATen/Parallel.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "shared/config_io.h"
 #include "trainer/comm/collectives.h"
+#include "trainer/comm/thread_ranks.h"
 #include "trainer/data/token_file.h"
 #include "trainer/train/engine.h"
 #include "trainer/train/host_malloc.h"
@@ -109,70 +108,53 @@ std::vector<StepTimes> profile(const TrainConfig& cfg, const TokenFile& data, in
                                int inflight_reductions) {
   const int world = cfg.world_size();
   const int shard = cfg.parallelism.shard_group_size(world, world);
-  auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<StepTimes> out;
-  std::vector<std::thread> threads;
   std::mutex mu;
-  std::exception_ptr first;
-  for (int r = 0; r < world; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        at::set_num_threads(1);
-        CommOptions co;
-        co.backend = "gloo";
-        co.timeout_seconds = 300;
-        co.hostname = "127.0.0.1";
-        ProcessGroups g = make_process_groups(store, r, world, shard, co);
-        double scratch = 0;
-        double* sink = &scratch;
-        if (timed) {
-          std::map<Collectives*, std::shared_ptr<Collectives>> wrapped;  // keep shared groups shared
-          for (auto* p : {&g.world, &g.shard, &g.replicate}) {
-            auto& w = wrapped[p->get()];
-            if (!w) w = std::make_shared<TimedCollectives>(*p, &sink);
-            *p = w;
-          }
-        }
-        FsdpOptions fo = fsdp_options(cfg);
-        fo.max_inflight_reductions = inflight_reductions;
-        auto engine = make_fsdp_engine(cfg, g, fo);
-        const int b = cfg.training.micro_batch, T = cfg.training.seq_len;
-        at::Tensor batch = at::empty({b, T + 1}, at::kLong);
-        std::vector<StepTimes> mine;
-        for (int s = 1; s <= steps; ++s) {
-          StepTimes st;
-          auto phase = [&](Phase p, auto&& f) {
-            sink = &st.comm[p];
-            const auto t0 = Clock::now();
-            f();
-            st.phase[p] += since(t0);
-            sink = &scratch;
-          };
-          const auto t0 = Clock::now();
-          engine->zero_grad();
-          at::Tensor loss;
-          phase(kData, [&] { read_sequences(data, cfg.training.seed, s, int64_t(r) * b, b, T, batch.data_ptr<int64_t>()); });
-          phase(kForward, [&] { loss = engine->forward_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), true); });
-          phase(kBackward, [&] {
-            loss.backward();
-            (void)loss.item<double>();
-          });
-          phase(kClip, [&] { engine->clip_grad_norm(1.0); });
-          phase(kOptimizer, [&] { engine->optimizer_step(cfg.optimizer, 3e-4); });
-          st.step = since(t0);
-          mine.push_back(st);
-        }
-        if (r == 0) {
-          std::lock_guard<std::mutex> l(mu);
-          out = mine;
-        }
-      } catch (...) {
-        std::lock_guard<std::mutex> l(mu);
-        if (!first) first = std::current_exception();
+  run_thread_ranks(world, shard, 300, [&](int r, ProcessGroups g) {
+    double scratch = 0;
+    double* sink = &scratch;
+    if (timed) {
+      std::map<Collectives*, std::shared_ptr<Collectives>> wrapped;  // keep shared groups shared
+      for (auto* p : {&g.world, &g.shard, &g.replicate}) {
+        auto& w = wrapped[p->get()];
+        if (!w) w = std::make_shared<TimedCollectives>(*p, &sink);
+        *p = w;
       }
-    });
-  for (auto& t : threads) t.join();
-  if (first) std::rethrow_exception(first);
+    }
+    FsdpOptions fo = fsdp_options(cfg);
+    fo.max_inflight_reductions = inflight_reductions;
+    auto engine = make_fsdp_engine(cfg, g, fo);
+    const int b = cfg.training.micro_batch, T = cfg.training.seq_len;
+    at::Tensor batch = at::empty({b, T + 1}, at::kLong);
+    std::vector<StepTimes> mine;
+    for (int s = 1; s <= steps; ++s) {
+      StepTimes st;
+      auto phase = [&](Phase p, auto&& f) {
+        sink = &st.comm[p];
+        const auto t0 = Clock::now();
+        f();
+        st.phase[p] += since(t0);
+        sink = &scratch;
+      };
+      const auto t0 = Clock::now();
+      engine->zero_grad();
+      at::Tensor loss;
+      phase(kData, [&] { read_sequences(data, cfg.training.seed, s, int64_t(r) * b, b, T, batch.data_ptr<int64_t>()); });
+      phase(kForward, [&] { loss = engine->forward_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), true); });
+      phase(kBackward, [&] {
+        loss.backward();
+        (void)loss.item<double>();
+      });
+      phase(kClip, [&] { engine->clip_grad_norm(1.0); });
+      phase(kOptimizer, [&] { engine->optimizer_step(cfg.optimizer, 3e-4); });
+      st.step = since(t0);
+      mine.push_back(st);
+    }
+    if (r == 0) {
+      std::lock_guard<std::mutex> l(mu);
+      out = mine;
+    }
+  });
   return out;
 }
 

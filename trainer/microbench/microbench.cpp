@@ -4,14 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
-#include <thread>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "trainer/comm/collectives.h"
+#include "trainer/comm/thread_ranks.h"
 
 namespace shardcast::trainer {
 
@@ -76,52 +75,35 @@ MicrobenchResult run_microbench(const MicrobenchOptions& o) {
   for (double s = 16 << 10; s <= (o.quick ? (256 << 10) : (16 << 20)); s *= 4) sizes.push_back(s);
   std::mutex mu;
   for (int W : o.ranks) {
-    auto store = c10::make_intrusive<c10d::HashStore>();
-    std::vector<std::thread> threads;
-    std::exception_ptr err;
-    for (int rank = 0; rank < W; ++rank)
-      threads.emplace_back([&, rank] {
-        try {
-          at::set_num_threads(1);
-          CommOptions co;
-          co.backend = "gloo";
-          co.timeout_seconds = 120;
-          co.hostname = "127.0.0.1";
-          auto g = make_process_groups(store, rank, W, W, co);
-          auto& c = *g.world;
-          for (const char* op : {"all_gather", "all_reduce", "reduce_scatter"}) {
-            for (double bytes : sizes) {
-              const int64_t n = int64_t(bytes / 4) / W * W;  // floats, divisible by W
-              at::Tensor full = at::ones({n}), shard = at::ones({n / W});
-              auto run = [&] {
-                if (std::string(op) == "all_gather") c.all_gather(full, shard).wait();
-                else if (std::string(op) == "all_reduce") c.all_reduce(full);
-                else c.reduce_scatter(shard, full);
-              };
-              // Same repeat count on every rank (collectives must match): fixed by size.
-              const int reps = std::max(3, int(std::min(200.0, 4e6 / bytes)));
-              run();
-              std::vector<double> ts;
-              for (int i = 0; i < reps; ++i) {
-                c.barrier();
-                const double t0 = now_s();
-                run();
-                ts.push_back(now_s() - t0);
-              }
-              std::sort(ts.begin(), ts.end());
-              if (rank == 0) {
-                std::lock_guard<std::mutex> l(mu);
-                r.collectives.push_back({op, W, double(n) * 4, ts[ts.size() / 2]});
-              }
-            }
+    run_thread_ranks(W, W, 120, [&](int rank, ProcessGroups g) {
+      auto& c = *g.world;
+      for (const char* op : {"all_gather", "all_reduce", "reduce_scatter"}) {
+        for (double bytes : sizes) {
+          const int64_t n = int64_t(bytes / 4) / W * W;  // floats, divisible by W
+          at::Tensor full = at::ones({n}), shard = at::ones({n / W});
+          auto run = [&] {
+            if (std::string(op) == "all_gather") c.all_gather(full, shard).wait();
+            else if (std::string(op) == "all_reduce") c.all_reduce(full);
+            else c.reduce_scatter(shard, full);
+          };
+          // Same repeat count on every rank (collectives must match): fixed by size.
+          const int reps = std::max(3, int(std::min(200.0, 4e6 / bytes)));
+          run();
+          std::vector<double> ts;
+          for (int i = 0; i < reps; ++i) {
+            c.barrier();
+            const double t0 = now_s();
+            run();
+            ts.push_back(now_s() - t0);
           }
-        } catch (...) {
-          std::lock_guard<std::mutex> l(mu);
-          if (!err) err = std::current_exception();
+          std::sort(ts.begin(), ts.end());
+          if (rank == 0) {
+            std::lock_guard<std::mutex> l(mu);
+            r.collectives.push_back({op, W, double(n) * 4, ts[ts.size() / 2]});
+          }
         }
-      });
-    for (auto& t : threads) t.join();
-    if (err) std::rethrow_exception(err);
+      }
+    });
   }
   return r;
 }

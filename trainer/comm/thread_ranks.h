@@ -1,0 +1,64 @@
+// run_thread_ranks: `world` ranks as threads of this process, each with its process groups over
+// a shared c10d::HashStore and Gloo on 127.0.0.1.
+//
+// What it is: the one in-process rank harness of the trainer's tests (tests/trainer/harness.h),
+// the collective micro-benchmark (microbench/) and the per-phase step profile (bench/).
+// What it is not: a launcher (launch/ starts one process per rank) or a scheduler; every
+// rank's fn must make the same collectives in the same order.
+// Ownership and threading: fn(rank, groups) runs on its rank's own thread with one intra-op
+// thread (ranks share the machine's cores). Each rank's groups outlive fn until every rank's fn
+// has returned or thrown: a rank that tears its Gloo pairs down while a peer is still
+// connecting or communicating makes that peer fail with a closed connection. All threads are
+// joined, then the first exception of any rank is rethrown.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <ATen/Parallel.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include "trainer/comm/collectives.h"
+
+namespace shardcast::trainer {
+
+inline void run_thread_ranks(int world, int shard_size, double timeout_seconds,
+                             const std::function<void(int rank, ProcessGroups groups)>& fn,
+                             at::Device device = at::kCPU) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::condition_variable all_done;
+  int finished = 0;
+  std::exception_ptr first;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      ProcessGroups groups;  // outlives fn: destroyed only after every rank's fn has returned
+      try {
+        at::set_num_threads(1);
+        CommOptions co;
+        co.backend = "gloo";
+        co.timeout_seconds = timeout_seconds;
+        co.hostname = "127.0.0.1";
+        co.device = device;
+        groups = make_process_groups(store, r, world, shard_size, co);
+        fn(r, groups);
+      } catch (...) {
+        std::lock_guard<std::mutex> l(mu);
+        if (!first) first = std::current_exception();
+      }
+      std::unique_lock<std::mutex> l(mu);
+      ++finished;
+      all_done.notify_all();
+      all_done.wait(l, [&] { return finished == world; });
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace shardcast::trainer
