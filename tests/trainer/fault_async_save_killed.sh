@@ -12,19 +12,9 @@ keep = 3
 resume_from = \"latest\"
 async_mode = \"async\""
 write_config save 6 30 "$CK"
-rc=0
-SHARDCAST_FAULT_KILL_IN_SAVE=4 "$TRAIN" launch --nproc-per-node 2 "$WORK/save.toml" > "$WORK/killed.log" 2>&1 || rc=$?
-[ $rc -ne 0 ] || fail "the run with a kill in the background save exited 0"
+kill_in_save_then_resume
 grep -q "saved $WORK/ckpt/step_00000002 (written in the background)" "$WORK/killed.log" \
   || { cat "$WORK/killed.log"; fail "step 2 was not saved in the background"; }
-[ -f "$WORK/ckpt/step_00000002/manifest.json" ] || fail "step 2 checkpoint missing"
-[ -d "$WORK/ckpt/step_00000004.tmp" ] || fail "expected the interrupted save's temp directory"
-[ ! -e "$WORK/ckpt/step_00000004" ] || fail "an interrupted save is visible as complete"
-"$TRAIN" launch --nproc-per-node 2 "$WORK/save.toml" > "$WORK/resumed.log" 2>&1 || { cat "$WORK/resumed.log"; fail "resume failed"; }
-grep -q "resumed from $WORK/ckpt/step_00000002" "$WORK/resumed.log" || { cat "$WORK/resumed.log"; fail "did not resume from step 2"; }
-[ ! -e "$WORK/ckpt/step_00000004.tmp" ] || fail "stale temp directory not cleaned"
-[ -f "$WORK/ckpt/step_00000006/manifest.json" ] || fail "final checkpoint missing (the last async save must be committed)"
-resumed_loss=$(tail -1 "$WORK/save.run/metrics.jsonl" | sed 's/.*"loss":\([^,]*\).*/\1/')
 # The same 6 steps without interruption: async, and synchronous.
 sed -e "s#$WORK/ckpt#$WORK/ckpt_async#" -e "s#$WORK/save.run#$WORK/async.run#" "$WORK/save.toml" > "$WORK/async.toml"
 sed -e "s#$WORK/ckpt#$WORK/ckpt_sync#" -e "s#$WORK/save.run#$WORK/sync.run#" -e '/^async_mode/d' "$WORK/save.toml" > "$WORK/sync.toml"

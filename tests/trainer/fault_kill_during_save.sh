@@ -9,17 +9,7 @@ interval = 2
 keep = 3
 resume_from = \"latest\""
 write_config save 6 30 "$CK"
-rc=0
-SHARDCAST_FAULT_KILL_IN_SAVE=4 "$TRAIN" launch --nproc-per-node 2 "$WORK/save.toml" > "$WORK/killed.log" 2>&1 || rc=$?
-[ $rc -ne 0 ] || fail "the run with a kill in save exited 0"
-[ -f "$WORK/ckpt/step_00000002/manifest.json" ] || fail "step 2 checkpoint missing"
-[ -d "$WORK/ckpt/step_00000004.tmp" ] || fail "expected the interrupted save's temp directory"
-[ ! -e "$WORK/ckpt/step_00000004" ] || fail "an interrupted save is visible as complete"
-"$TRAIN" launch --nproc-per-node 2 "$WORK/save.toml" > "$WORK/resumed.log" 2>&1 || { cat "$WORK/resumed.log"; fail "resume failed"; }
-grep -q "resumed from $WORK/ckpt/step_00000002" "$WORK/resumed.log" || { cat "$WORK/resumed.log"; fail "did not resume from step 2"; }
-[ ! -e "$WORK/ckpt/step_00000004.tmp" ] || fail "stale temp directory not cleaned"
-[ -f "$WORK/ckpt/step_00000006/manifest.json" ] || fail "final checkpoint missing"
-resumed_loss=$(tail -1 "$WORK/save.run/metrics.jsonl" | sed 's/.*"loss":\([^,]*\).*/\1/')
+kill_in_save_then_resume
 # The same 6 steps without interruption, in a fresh directory.
 sed -e "s#$WORK/ckpt#$WORK/ckpt2#" -e "s#$WORK/save.run#$WORK/straight.run#" "$WORK/save.toml" > "$WORK/straight.toml"
 "$TRAIN" launch --nproc-per-node 2 "$WORK/straight.toml" > "$WORK/straight.log" 2>&1 || fail "straight run failed"

@@ -45,3 +45,20 @@ wait_steps() {
   done
   fail "no progress in $1"
 }
+# kill -9 inside the step-4 checkpoint save of $WORK/save.toml (interval 2, dir $WORK/ckpt,
+# resume_from "latest"), then the checks every kill-in-save test makes: the interrupted save stays
+# a temp directory, the restart resumes from step 2, cleans the temp directory and commits step 6.
+# Sets resumed_loss (step 6). The launch output is in $WORK/killed.log and $WORK/resumed.log.
+kill_in_save_then_resume() {
+  local rc=0
+  SHARDCAST_FAULT_KILL_IN_SAVE=4 "$TRAIN" launch --nproc-per-node 2 "$WORK/save.toml" > "$WORK/killed.log" 2>&1 || rc=$?
+  [ $rc -ne 0 ] || fail "the run with a kill in save exited 0"
+  [ -f "$WORK/ckpt/step_00000002/manifest.json" ] || fail "step 2 checkpoint missing"
+  [ -d "$WORK/ckpt/step_00000004.tmp" ] || fail "expected the interrupted save's temp directory"
+  [ ! -e "$WORK/ckpt/step_00000004" ] || fail "an interrupted save is visible as complete"
+  "$TRAIN" launch --nproc-per-node 2 "$WORK/save.toml" > "$WORK/resumed.log" 2>&1 || { cat "$WORK/resumed.log"; fail "resume failed"; }
+  grep -q "resumed from $WORK/ckpt/step_00000002" "$WORK/resumed.log" || { cat "$WORK/resumed.log"; fail "did not resume from step 2"; }
+  [ ! -e "$WORK/ckpt/step_00000004.tmp" ] || fail "stale temp directory not cleaned"
+  [ -f "$WORK/ckpt/step_00000006/manifest.json" ] || fail "final checkpoint missing"
+  resumed_loss=$(tail -1 "$WORK/save.run/metrics.jsonl" | sed 's/.*"loss":\([^,]*\).*/\1/')
+}
