@@ -3,7 +3,9 @@
 //
 // What it is: one elementwise AdamW step on a tensor (a whole parameter for the reference,
 // a flat fp32 shard for FSDP — elementwise, so the two agree exactly), and lr(step) with
-// linear warmup then cosine/linear/constant decay to lr·min_lr_factor.
+// linear warmup then cosine/linear/constant decay to lr·min_lr_factor. Host tensors take the
+// one-pass loops of adamw_kernel.h; device tensors (and the tests' oracle) take the LibTorch
+// ops of adamw_update_reference / square_sum_fp64_reference.
 // What it is not: parameter grouping (weight decay applies to every parameter, as torchtitan
 // does) or state storage (callers own exp_avg/exp_avg_sq). Pure functions, thread-safe.
 #pragma once
@@ -14,12 +16,14 @@
 #include <ATen/ATen.h>
 
 #include "shared/train_config.h"
+#include "trainer/train/adamw_kernel.h"
 
 namespace shardcast::trainer {
 
-// In place on param/exp_avg/exp_avg_sq (all fp32, same shape). `step` counts from 1.
-inline void adamw_update(at::Tensor& param, const at::Tensor& grad, at::Tensor& exp_avg,
-                         at::Tensor& exp_avg_sq, int step, const OptimizerConfig& o, double lr) {
+// The reference: LibTorch ops, one pass each. In place on param/exp_avg/exp_avg_sq (all
+// fp32, same shape). `step` counts from 1.
+inline void adamw_update_reference(at::Tensor& param, const at::Tensor& grad, at::Tensor& exp_avg,
+                                   at::Tensor& exp_avg_sq, int step, const OptimizerConfig& o, double lr) {
   exp_avg.mul_(o.beta1).add_(grad, 1.0 - o.beta1);
   exp_avg_sq.mul_(o.beta2).addcmul_(grad, grad, 1.0 - o.beta2);
   const double bc1 = 1.0 - std::pow(o.beta1, step);
@@ -29,14 +33,53 @@ inline void adamw_update(at::Tensor& param, const at::Tensor& grad, at::Tensor& 
   param.addcdiv_(exp_avg, denom, -lr / bc1);
 }
 
+// The reference's scalars in fp32, as LibTorch converts them for fp32 tensors.
+inline AdamwScalars adamw_scalars(int step, const OptimizerConfig& o, double lr) {
+  AdamwScalars s;
+  s.beta1 = float(o.beta1);
+  s.one_minus_beta1 = float(1.0 - o.beta1);
+  s.beta2 = float(o.beta2);
+  s.one_minus_beta2 = float(1.0 - o.beta2);
+  s.decay = float(1.0 - lr * o.weight_decay);
+  s.inv_bias_correction2 = 1.0f / float(1.0 - std::pow(o.beta2, step));
+  s.eps = float(o.eps);
+  s.step_size = float(-lr / (1.0 - std::pow(o.beta1, step)));
+  return s;
+}
+
+// AdamW step: one pass over host memory (adamw_kernel.h), the reference on a device.
+inline void adamw_update(at::Tensor& param, const at::Tensor& grad, at::Tensor& exp_avg,
+                         at::Tensor& exp_avg_sq, int step, const OptimizerConfig& o, double lr) {
+  if (!param.is_cpu()) return adamw_update_reference(param, grad, exp_avg, exp_avg_sq, step, o, lr);
+  TORCH_CHECK(param.scalar_type() == at::kFloat && grad.scalar_type() == at::kFloat &&
+                  exp_avg.scalar_type() == at::kFloat && exp_avg_sq.scalar_type() == at::kFloat,
+              "adamw_update: fp32 parameter, gradient and state expected");
+  TORCH_CHECK(param.is_contiguous() && exp_avg.is_contiguous() && exp_avg_sq.is_contiguous() &&
+                  grad.numel() == param.numel() && exp_avg.numel() == param.numel() &&
+                  exp_avg_sq.numel() == param.numel(),
+              "adamw_update: contiguous tensors of one size expected");
+  const at::Tensor g = grad.contiguous();
+  adamw_step_fp32(param.data_ptr<float>(), g.data_ptr<float>(), exp_avg.data_ptr<float>(),
+                  exp_avg_sq.data_ptr<float>(), param.numel(), adamw_scalars(step, o, lr));
+}
+
 // Σ x² in fp64 of an fp32 tensor, for gradient clipping: the squares of fp32 values are exact
 // in fp64, so squaring the fp64 copy in place gives the values of .pow(2) without a second
 // fp64 tensor (same sum, bit for bit).
-inline at::Tensor square_sum_fp64(const at::Tensor& x) {
+inline at::Tensor square_sum_fp64_reference(const at::Tensor& x) {
   at::Tensor d = x.to(at::kDouble);
   if (x.scalar_type() == at::kDouble) d = d.clone();  // never square the caller's tensor
   d.mul_(d);
   return d.sum();
+}
+
+// Σ x² in fp64 as a 0-dim double tensor on x's device: one pass over an fp32 host tensor
+// (adamw_kernel.h; the same value up to the order of the fp64 additions), the reference
+// otherwise.
+inline at::Tensor square_sum_fp64(const at::Tensor& x) {
+  if (!x.is_cpu() || x.scalar_type() != at::kFloat) return square_sum_fp64_reference(x);
+  const at::Tensor c = x.contiguous();
+  return at::scalar_tensor(square_sum_fp64(c.data_ptr<float>(), c.numel()), at::kDouble);
 }
 
 // Learning rate for optimizer step `step` (1-based) of `total_steps`.
