@@ -13,6 +13,7 @@
 #include "planner/memory_model.h"
 #include "planner/ops.h"
 #include "planner/simulator.h"
+#include "shared/causal_blocks.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -73,17 +74,19 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
   // Activations a block keeps (ac_policy.h): eager or compiled, plain, checkpointed or op-SAC.
   const bool compile = cfg.precision.compile;
-  // One (b, heads, s, s) fp32 tensor of eager attention (PlanOptions::attention_materialized).
-  const double scores_bytes = opt.attention_materialized ? double(b) * m.n_heads * double(s) * s * 4.0 : 0.0;
+  // The fp32 scores of eager attention (PlanOptions::attention_materialized): b·heads·s·s, or
+  // the causal query blocks' share of it (attention_causal_blocks, shared/causal_blocks.h).
+  const double score_elements = opt.attention_causal_blocks ? causal_block_score_elements(s) : double(s) * s;
+  const double scores_bytes = opt.attention_materialized ? double(b) * m.n_heads * score_elements * 4.0 : 0.0;
   // shardcast-train's eager SwiGLU block (trainer/model/llama.cpp), counted to the byte by
   // trainer/microbench/bench_block_memory on tiny-2l, small-6l, llama3.2-1b and llama2-7b blocks.
   // Per token, fp32: each RMSNorm keeps x², x·rsqrt(·) and its output (3d) plus the rsqrt (1);
   // q's contiguous copy for the bmm, k and v at n_heads width (repeat_interleave or the bmm's
   // copy) and the attention output (4d); the mid residual (d); SwiGLU's gate, silu, up and
-  // product (4f). Per block: the softmax output (scores_bytes) and the causal mask (s² bools).
-  const bool trainer_block = opt.attention_materialized && m.mlp_type == MlpType::swiglu && !compile;
+  // product (4f). Per block: the causal blocks' softmax outputs (scores_bytes).
+  const bool trainer_block = opt.attention_causal_blocks && m.mlp_type == MlpType::swiglu && !compile;
   const double kept_plain =
-      trainer_block ? T * 4.0 * (11.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes + double(s) * s
+      trainer_block ? T * 4.0 * (11.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
                     : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile) + scores_bytes;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac = block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile);
@@ -141,12 +144,24 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       u.saved_bytes = ckpt ? kept_ckpt : (op_sac ? kept_sac : kept_plain);
       // Backward working set: the recomputed tensors of a checkpointed / op-SAC block.
       u.bwd_transient_bytes = ckpt ? kept_plain : (op_sac ? std::max(0.0, kept_plain - kept_sac) : 0);
-      // Eager attention, counted with bench_block_memory: in forward one more (b, heads, s, s)
-      // tensor (the masked scores) and q's bmm copy live beside the kept softmax output (a
-      // checkpointed block keeps neither: two such tensors); in backward the softmax/scores
-      // gradients add one such tensor.
-      if (opt.attention_materialized)
-        u.fwd_transient_bytes = (ckpt ? 2.0 : 1.0) * scores_bytes + (trainer_block ? T * 4.0 * m.d_model : 0.0);
+      // Forward transients beside what the block keeps.
+      // - The trainer's block (bench_block_memory, fp32, s = 32..512 on small-6l, tiny-2l and
+      //   llama3.2-1b): 2d per token above kept + output at the forward peak, which falls in
+      //   the MLP (a query block's scores are smaller); without grad (checkpointed) the peak
+      //   is 7d + 4f per token above the output. Past that, at long s one query block's
+      //   scores and softmax (2·b·heads·rows·s, not measured here) can be larger: the larger
+      //   of the two is taken.
+      // - Other eager attention: one more (b, heads, s, s) tensor (the masked scores) beside
+      //   the kept softmax output (a checkpointed block keeps neither: two such tensors).
+      // In backward the softmax/scores gradients add one scores-sized tensor.
+      if (trainer_block) {
+        const double block_scores = 2.0 * b * m.n_heads * double(causal_query_block_rows(s)) * s * 4.0;
+        u.fwd_transient_bytes =
+            ckpt ? std::max(T * 4.0 * (7.0 * m.d_model + 4.0 * double(m.ffn_dim)), block_scores)
+                 : std::max(T * 4.0 * 2.0 * m.d_model, block_scores);
+      } else if (opt.attention_materialized) {
+        u.fwd_transient_bytes = (ckpt ? 2.0 : 1.0) * scores_bytes;
+      }
       u.bwd_transient_bytes += scores_bytes;
     } else {
       u.saved_bytes = c.saved_bytes;

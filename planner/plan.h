@@ -50,13 +50,16 @@ struct PlanOptions {
   // PyTorch's default set_to_none=True: torchtitan, Composer, fms-fsdp), so each appears when
   // its unit is first reduced. false: they persist (this repo's trainer zeroes them in place).
   bool grads_freed_between_steps = false;
-  // Attention as plain eager ops, no SDPA / flash kernel: the fp32 softmax output
-  // (micro_batch · n_heads · s · s) is kept for backward, the masked scores exist beside it
-  // while the block runs forward, and the scores' gradient beside it in backward (counted by
-  // trainer/microbench/bench_block_memory). shardcast-train on
-  // LibTorch 1.13 CPU computes attention this way (trainer/model/llama.cpp block_forward);
-  // planner/run_validation.h and calibrate.h set it for the trainer's runs.
+  // Attention as plain eager ops, no SDPA / flash kernel (runtime term attention = "eager" or
+  // "eager_causal_blocks"): the fp32 softmax output (micro_batch · n_heads · s · s) is kept
+  // for backward, and the scores' gradient exists beside it in backward.
   bool attention_materialized = false;
+  // attention = "eager_causal_blocks": the queries run in blocks that score only the keys up
+  // to their last row (shared/causal_blocks.h), so the kept softmax output is micro_batch ·
+  // n_heads · causal_block_score_elements(s). shardcast-train on LibTorch 1.13 computes
+  // attention this way (trainer/model/llama.cpp causal_attention; counted by
+  // trainer/microbench/bench_block_memory).
+  bool attention_causal_blocks = false;
   // A buffer of the unsharded gradient's size exists during its reduction even when
   // reduce_dtype equals param_dtype: Gloo (LibTorch 1.13) has no reduce-scatter, and
   // shardcast-train composes it from an all-to-all into a receive buffer of that size.

@@ -50,7 +50,8 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
   PlanOptions o;
   o.runtime = rt.name;
   o.framework = rt.framework;
-  o.attention_materialized = t.attention == "eager";
+  o.attention_materialized = t.attention == "eager" || t.attention == "eager_causal_blocks";
+  o.attention_causal_blocks = t.attention == "eager_causal_blocks";
   if (!parse_cross_entropy(t.cross_entropy, o.cross_entropy))
     throw ConfigError(rt.file, "terms.cross_entropy", "\"" + t.cross_entropy + "\" is not allowed");
   if (!parse_norm_impl(t.rmsnorm, o.rmsnorm))

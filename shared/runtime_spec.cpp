@@ -13,9 +13,11 @@
 namespace shardcast {
 
 const std::vector<RuntimeTermSchema> kRuntimeTerms = {
-    {"attention", "string", "flash | eager",
+    {"attention", "string", "flash | eager | eager_causal_blocks",
      "flash: a fused kernel (SDPA flash / memory-efficient) keeps only q, k, v, the output and the "
-     "log-sum-exp; eager: the fp32 softmax (b·heads·s·s) is kept for backward"},
+     "log-sum-exp; eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
+     "eager in query blocks that score only the keys up to their last row (shared/causal_blocks.h), "
+     "so the kept softmax is b·heads·causal_block_score_elements(s) (5/8 of s·s at s = 256)"},
     {"cross_entropy", "string", "fp32_upcast | native | fused",
      "how the loss is computed: logits up-cast to fp32, cross_entropy on the 16-bit logits, or a fused "
      "kernel that never materializes the fp32 logits"},

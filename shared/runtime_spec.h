@@ -20,7 +20,7 @@
 namespace shardcast {
 
 struct RuntimeTerms {
-  std::string attention = "flash";            // flash | eager
+  std::string attention = "flash";            // flash | eager | eager_causal_blocks
   std::string cross_entropy = "fp32_upcast";  // fp32_upcast | native | fused
   std::string rmsnorm = "eager";              // eager | fused (one RMSNorm kernel)
   std::vector<std::string> reduce_dtypes{"fp32", "bf16"};  // accepted precision.reduce_dtype

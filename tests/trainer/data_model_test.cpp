@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "harness.h"
+#include "shared/causal_blocks.h"
 #include "shared/errors.h"
 #include "trainer/train/optim.h"
 
@@ -120,6 +121,36 @@ TEST(Llama, AttentionIsCausal) {
   at::Tensor la = model.forward(a), lb = model.forward(b);
   EXPECT_TRUE(la.narrow(1, 0, 8).equal(lb.narrow(1, 0, 8)));
   EXPECT_FALSE(la.narrow(1, 8, 1).equal(lb.narrow(1, 8, 1)));
+}
+
+// block_forward's attention (query blocks, each one baddbmm: bias + (1/√hd)·q·kᵀ) against
+// HF's eager spelling (matmul, /√hd, masked_fill over the whole T×T): each score is one
+// rounding of the scale apart (≤ 1 ulp of |score| ≲ 8 here), which softmax and the sums over
+// up to T keys carry into the output and the gradients; 1e-5 of the largest value is ~80 ulp,
+// and a wrong mask, scale or block boundary is off by more than 1e-2. T = 37 is one block;
+// T = 200 is blocks of 64, 64, 64 and 8 rows (shared/causal_blocks.h).
+TEST(Llama, AttentionMatchesTheEagerReference) {
+  at::manual_seed(3);
+  for (int64_t T : {37, 200}) {
+    const int64_t B = 2, H = 4, hd = 16;
+    auto make = [&] { return at::randn({B, H, T, hd}).requires_grad_(true); };
+    const at::Tensor q = make(), k = make(), v = make(), dy = at::randn({B, H, T, hd});
+    auto run = [&](auto attention) {
+      const at::Tensor y = attention(q, k, v);
+      auto g = torch::autograd::grad({y}, {q, k, v}, {dy});
+      return std::vector<at::Tensor>{y.detach(), g[0], g[1], g[2]};
+    };
+    const auto fast = run(causal_attention), ref = run(causal_attention_reference);
+    const char* what[] = {"output", "dq", "dk", "dv"};
+    for (size_t i = 0; i < fast.size(); ++i) {
+      const double scale = ref[i].abs().max().item<double>();
+      EXPECT_LE((fast[i] - ref[i]).abs().max().item<double>(), 1e-5 * scale) << what[i] << ", T = " << T;
+    }
+    // The first query sees only the first key: its output is v's first row exactly.
+    EXPECT_TRUE(fast[0].select(2, 0).equal(v.detach().select(2, 0)));
+  }
+  EXPECT_EQ(causal_block_score_elements(37), 37.0 * 37.0);
+  EXPECT_EQ(causal_block_score_elements(200), 64.0 * (64 + 128 + 192) + 8.0 * 200);
 }
 
 TEST(Llama, GeluMlpVariantTrainsUnderFsdpLikeTheReference) {

@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
 """shardcast-train against PyTorch's own DDP on the same small Llama, side by side.
 
-What it is: `compare` runs, in R interleaved rounds (the order rotated each round), three
+What it is: `compare` runs, in R interleaved rounds (the order rotated each round), four
 2-rank CPU trainings of the same model and batch: PyTorch DDP over Gloo (this file's `ddp`
-mode, torch.nn.parallel.DistributedDataParallel, torch.optim.AdamW, clip_grad_norm_),
-`shardcast-train launch` with sharding_strategy = "no_shard" and with "full_shard"; one
-intra-op thread per rank everywhere. Per run it records tokens/s per rank (median over
+mode, torch.nn.parallel.DistributedDataParallel, torch.optim.AdamW, clip_grad_norm_) with
+Hugging Face's eager attention (the reference of the ratios), the same DDP with
+shardcast-train's attention (`--attention causal_blocks`: so the table shows how much of the
+ratio is the attention's spelling and how much the rest of the trainer), `shardcast-train
+launch` with sharding_strategy = "no_shard" and with "full_shard"; one intra-op thread per
+rank everywhere. Per run it records tokens/s per rank (median over
 steady steps, the first min(steps/5, 5) excluded, step time = max over ranks, as
 shardcast-train's run_report.json does) and the peak RSS of the largest process of the run
 (os.wait4 on the launching process: Linux reports max(self, waited-for children)). It prints
 the paired ratio shardcast / DDP of each round (median, min, max) and the peak memory of
 each, plus shardcast's exact peak of live tensor bytes (counting allocator).
-The model mirrors trainer/model/llama.cpp op for op (RMSNorm in fp32, RoPE rotate_half,
-grouped-query attention with repeat_interleave, explicit causal softmax, SwiGLU, untied head)
-with the shapes of a model preset TOML (configs/models/*.toml).
+The model is Hugging Face's eager Llama op for op (RMSNorm in fp32, RoPE rotate_half,
+grouped-query attention with repeat_interleave, matmul, /√hd, masked_fill, softmax in fp32,
+SwiGLU, untied head) with the shapes of a model preset TOML (configs/models/*.toml); with
+`--attention causal_blocks` its attention is trainer/model/llama.cpp causal_attention's
+(query blocks of max(64, ⌈T/8⌉) rows scoring only the keys up to their last row, one baddbmm
+for the scaled, masked scores).
 What it is not: a correctness test (losses are printed, not compared: the two start from
 different random weights) and not GPU numbers. This machine's speed drifts up to 2x over
 seconds: only the paired ratios of runs made seconds apart mean anything.
@@ -76,6 +82,21 @@ def ddp_rank(rank, args, spec):
     cos, sin = emb.cos().float(), emb.sin().float()
     mask = torch.ones(T, T, dtype=torch.bool).triu(1)
 
+    def causal_blocks_attention(q, k, v):  # trainer/model/llama.cpp causal_attention
+        b, t = q.shape[0], q.shape[2]
+        q3, k3, v3 = (z.reshape(b * H, t, hd) for z in (q, k, v))
+        c = max(64, (t + 7) // 8)  # shared/causal_blocks.h causal_query_block_rows
+        out = []
+        for r0 in range(0, t, c):
+            rows = min(c, t - r0)
+            keys = r0 + rows
+            bias = torch.full((rows, keys), float("-inf"), dtype=q.dtype).triu_(r0 + 1)
+            s = torch.baddbmm(bias, q3.narrow(1, r0, rows), k3.narrow(1, 0, keys).transpose(1, 2),
+                              alpha=1.0 / math.sqrt(hd))
+            p = torch.softmax(s.float(), -1).to(q.dtype)
+            out.append(torch.bmm(p, v3.narrow(1, 0, keys)))
+        return torch.cat(out, 1).view(b, H, t, hd)
+
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
@@ -100,10 +121,14 @@ def ddp_rank(rank, args, spec):
             if KV != H:
                 k = k.repeat_interleave(H // KV, 1)
                 v = v.repeat_interleave(H // KV, 1)
-            s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(hd)
-            s = s.masked_fill(mask, float("-inf"))
-            p = torch.softmax(s.float(), -1).to(x.dtype)
-            a = torch.matmul(p, v).transpose(1, 2).reshape(b, t, H * hd)
+            if args.attention == "causal_blocks":
+                a = causal_blocks_attention(q, k, v)
+            else:
+                s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(hd)
+                s = s.masked_fill(mask, float("-inf"))
+                p = torch.softmax(s.float(), -1).to(x.dtype)
+                a = torch.matmul(p, v)
+            a = a.transpose(1, 2).reshape(b, t, H * hd)
             h = x + self.o_proj(a)
             n2 = self.post_attention_layernorm(h)
             return h + self.down_proj(F.silu(self.gate_proj(n2)) * self.up_proj(n2))
@@ -233,19 +258,20 @@ def compare(args):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     preset = os.path.splitext(os.path.basename(args.model))[0]
     env["SHARDCAST_CONFIG_DIR"] = os.path.dirname(os.path.dirname(os.path.abspath(args.model)))
-    kinds = ["ddp", "no_shard", "full_shard"]
+    kinds = ["ddp", "ddp_blocks", "no_shard", "full_shard"]
     res = {k: [] for k in kinds}  # per round: (tokens/s/rank, peak RSS, tensor peak or None, wall)
     for r in range(args.rounds):
-        order = kinds[r % 3:] + kinds[:r % 3]
+        order = kinds[r % len(kinds):] + kinds[:r % len(kinds)]
         for k in order:
             tag = f"{k}_{r}"
             log = os.path.join(work, tag + ".log")
-            if k == "ddp":
+            if k.startswith("ddp"):
                 out = os.path.join(work, tag + ".out")
                 port = 20000 + (os.getpid() * 7 + r * 13) % 20000
                 cmd = [sys.executable, os.path.abspath(__file__), "ddp", "--model", args.model, "--data", args.data,
                        "--steps", str(args.steps), "--micro-batch", str(args.micro_batch), "--seq-len",
-                       str(args.seq_len), "--port", str(port), "--out", out]
+                       str(args.seq_len), "--port", str(port), "--out", out,
+                       "--attention", "causal_blocks" if k == "ddp_blocks" else "eager"]
                 rc, rss, wall = run_measured(cmd, env, log)
                 if rc != 0:
                     sys.exit(f"bench_vs_pytorch: DDP run failed (exit {rc}), see {log}")
@@ -277,7 +303,7 @@ def compare(args):
         tps = [x[0] for x in res[k]]
         rss = max(x[1] for x in res[k]) / 2**20
         tens = res[k][0][2]
-        name = "PyTorch DDP" if k == "ddp" else f"shardcast {k}"
+        name = {"ddp": "PyTorch DDP", "ddp_blocks": "DDP, trainer's attn."}.get(k, f"shardcast {k}")
         if k == "ddp":
             ratio = "1 (reference)"
         else:
@@ -285,8 +311,9 @@ def compare(args):
             ratio = f"{statistics.median(rs):.3f}x [{rs[0]:.3f} .. {rs[-1]:.3f}]"
         tens_s = f"{max(x[2] for x in res[k]) / 2**20:.1f}" if tens is not None else "n/a"
         print(f"{name:<22} {statistics.median(tps):>14.0f} {ratio:>30} {rss:>13.1f} {tens_s:>16}")
-    print("ratio: tokens/s of the shardcast run / tokens/s of the DDP run of the same round; median [min .. max] "
-          "over rounds.\npeak RSS: largest process of the run (a rank), max over rounds; tensor peak: live CPU "
+    print("ratio: tokens/s of the run / tokens/s of the DDP run (Hugging Face's eager attention) of the same "
+          "round; median [min .. max] over rounds. \"DDP, trainer's attn.\" is PyTorch DDP with shardcast-train's "
+          "query-block attention.\npeak RSS: largest process of the run (a rank), max over rounds; tensor peak: live CPU "
           "tensor bytes per rank (shardcast's counting allocator; not available for PyTorch).")
     print("first -> last loss (median over rounds): " + ", ".join(
         f"{k} {statistics.median(x[4] for x in res[k]):.3f} -> {statistics.median(x[5] for x in res[k]):.3f}"
@@ -307,6 +334,8 @@ def main():
     ap.add_argument("--port", type=int, default=29500)
     ap.add_argument("--out", help="result file (ddp)")
     ap.add_argument("--phases", action="store_true", help="ddp: print rank 0's median time per phase")
+    ap.add_argument("--attention", choices=["eager", "causal_blocks"], default="eager",
+                    help="ddp: Hugging Face's eager attention, or trainer/model/llama.cpp's query blocks")
     ap.add_argument("--nproc", type=int, default=2, choices=[1, 2],
                     help="ddp: ranks (1 = the same step without a peer, to compare compute alone)")
     args = ap.parse_args()

@@ -11,6 +11,7 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
+#include "shared/causal_blocks.h"
 #include "shared/config_io.h"
 #include "trainer/model/llama.h"
 #include "trainer/train/memory.h"
@@ -39,6 +40,15 @@ int main(int argc, char** argv) {
   const int64_t before_bwd = memory::live_bytes();
   y.backward(at::ones_like(y));
   const int64_t bwd_peak = memory::peak_bytes() - before_bwd;
+  // A checkpointed block's forward runs without grad: nothing is kept, only transients.
+  int64_t nograd_peak = 0;
+  {
+    at::NoGradGuard no_grad;
+    const int64_t b0 = memory::live_bytes();
+    memory::reset_peak();
+    at::Tensor z = block_forward(m, rope, x, w);
+    nograd_peak = memory::peak_bytes() - b0 - int64_t(z.numel()) * 4;
+  }
   const double out = tokens * m.d_model * 4;
   fmt::print("{} block, micro_batch {}, seq_len {} ({} tokens), fp32; per token bytes and in units of 4·d_model:\n",
              model, B, T, tokens);
@@ -50,7 +60,9 @@ int main(int argc, char** argv) {
   row("forward peak above the input", fwd_peak);
   row("forward transient (peak - kept - output)", fwd_peak - kept);
   row("backward peak above the kept state", bwd_peak);
+  row("no-grad forward (checkpointed) peak - output", nograd_peak);
   row("one (b, heads, s, s) fp32 tensor", double(B) * m.n_heads * T * T * 4);
+  row("the causal blocks' fp32 scores", double(B) * m.n_heads * causal_block_score_elements(T) * 4);
   // Head + loss.
   std::vector<at::Tensor> hw;
   for (const auto& p : infos.back()) hw.push_back(init_param(p, 1).requires_grad_(true));

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <torch/version.h>
 
+#include "shared/causal_blocks.h"
+
 namespace shardcast::trainer {
 
 namespace {
@@ -43,27 +45,52 @@ at::Tensor rotate_half(const at::Tensor& x) {
   return at::cat({-halves[1], halves[0]}, -1);
 }
 
+}  // namespace
+
 // Causal softmax(q·kᵀ/√hd)·v over (B,H,T,hd) inputs -> (B,H,T,hd).
-// Eager (CPU, and CUDA on LibTorch 1.13): autograd keeps the fp32 softmax output
-// (B·H·T·T·4 bytes) and, when the compute dtype is not fp32, its cast copy (B·H·T·T·2 bytes
-// for bf16) that the second matmul saves, plus q, kᵀ and v.
+// Eager (CPU, and CUDA on LibTorch 1.13), in query blocks (shared/causal_blocks.h): block
+// [r0, r0+c) scores only keys [0, r0+c), so the B·H·T·T scores shrink to the causal half plus
+// the diagonal blocks (5/8 at T = 256). Per block one baddbmm writes the masked, scaled
+// scores bias + (1/√hd)·q·kᵀ, bias 0 where key ≤ query and −inf above: the scale and the mask
+// cost no pass of their own over the scores, forward or backward. Softmax rows are the
+// reference's rows without its −inf tail (exp(−inf) = 0 adds nothing); the scale is one
+// rounding apart from the reference's /√hd.
+// Autograd keeps q, kᵀ, v (one copy each, the blocks keep views) and every block's fp32
+// softmax output (B·H·causal_block_score_elements(T)·4 bytes) and, when the compute dtype is
+// not fp32, its cast copy (·2 bytes for bf16) that the second bmm saves; not the bias.
 // CUDA on LibTorch >= 2.0: at::scaled_dot_product_attention with is_causal picks flash (bf16/
 // fp16) or memory-efficient attention, which keep q, k, v, the output and a (B,H,T) fp32
 // logsumexp (no T·T term). NEVER COMPILED OR RUN in this project's CI (LibTorch 1.13 here).
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  const int64_t T = q.size(2), hd = q.size(3);
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
 #if TORCH_VERSION_MAJOR >= 2
   if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                                            /*is_causal=*/true);
 #endif
+  const at::Tensor q3 = q.reshape({B * H, T, hd}), k3 = k.reshape({B * H, T, hd}), v3 = v.reshape({B * H, T, hd});
+  const double scale = 1.0 / std::sqrt(double(hd));
+  const int64_t c = causal_query_block_rows(T);
+  std::vector<at::Tensor> out;
+  for (int64_t r0 = 0; r0 < T; r0 += c) {
+    const int64_t rows = std::min(c, T - r0), keys = r0 + rows;
+    // (rows, keys): −inf where key j > query r0 + i.
+    const at::Tensor bias = at::full({rows, keys}, -std::numeric_limits<double>::infinity(), q.options()).triu_(r0 + 1);
+    const auto scores = at::baddbmm(bias, q3.narrow(1, r0, rows), k3.narrow(1, 0, keys).transpose(1, 2),
+                                    /*beta=*/1.0, /*alpha=*/scale);                   // (B·H,rows,keys)
+    const auto probs = at::softmax(scores.to(at::kFloat), -1).to(q.scalar_type());
+    out.push_back(at::bmm(probs, v3.narrow(1, 0, keys)));                              // (B·H,rows,hd)
+  }
+  return (out.size() == 1 ? out[0] : at::cat(out, 1)).view({B, H, T, hd});
+}
+
+at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const int64_t T = q.size(2), hd = q.size(3);
   auto scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(hd));  // (B,H,T,T)
   auto mask = at::ones({T, T}, q.options().dtype(at::kBool)).triu(1);
   scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
   auto probs = at::softmax(scores.to(at::kFloat), -1).to(q.scalar_type());
   return at::matmul(probs, v);
 }
-
-}  // namespace
 
 std::vector<std::vector<ParamInfo>> unit_param_infos(const ModelSpec& m) {
   const int64_t d = m.d_model, hd = m.head_dim(), q = int64_t(m.n_heads) * hd, kv = m.kv_dim();
