@@ -297,23 +297,24 @@ def compare(args):
     print(f"\nbench_vs_pytorch: model {preset}, 2 ranks x 1 thread, micro_batch {args.micro_batch}, "
           f"seq_len {args.seq_len}, {args.steps} steps per run, {args.rounds} interleaved rounds; "
           f"torch {__import__('torch').__version__} (Gloo) vs {os.path.basename(args.trainer)}")
-    print(f"{'trainer':<22} {'tokens/s/rank':>14} {'ratio to DDP (paired)':>30} {'peak RSS MiB':>13} "
-          f"{'tensor peak MiB':>16}")
+    print(f"{'trainer':<22} {'tokens/s/rank':>14} {'ratio to DDP (paired)':>30} "
+          f"{'ratio to DDP, trainer attn.':>30} {'peak RSS MiB':>13} {'tensor peak MiB':>16}")
     for k in kinds:
         tps = [x[0] for x in res[k]]
         rss = max(x[1] for x in res[k]) / 2**20
         tens = res[k][0][2]
         name = {"ddp": "PyTorch DDP", "ddp_blocks": "DDP, trainer's attn."}.get(k, f"shardcast {k}")
-        if k == "ddp":
-            ratio = "1 (reference)"
-        else:
-            rs = sorted(a[0] / b[0] for a, b in zip(res[k], res["ddp"]))
-            ratio = f"{statistics.median(rs):.3f}x [{rs[0]:.3f} .. {rs[-1]:.3f}]"
+        def paired(ref):
+            if k == ref:
+                return "1 (reference)"
+            rs = sorted(a[0] / b[0] for a, b in zip(res[k], res[ref]))
+            return f"{statistics.median(rs):.3f}x [{rs[0]:.3f} .. {rs[-1]:.3f}]"
         tens_s = f"{max(x[2] for x in res[k]) / 2**20:.1f}" if tens is not None else "n/a"
-        print(f"{name:<22} {statistics.median(tps):>14.0f} {ratio:>30} {rss:>13.1f} {tens_s:>16}")
-    print("ratio: tokens/s of the run / tokens/s of the DDP run (Hugging Face's eager attention) of the same "
-          "round; median [min .. max] over rounds. \"DDP, trainer's attn.\" is PyTorch DDP with shardcast-train's "
-          "query-block attention.\npeak RSS: largest process of the run (a rank), max over rounds; tensor peak: live CPU "
+        print(f"{name:<22} {statistics.median(tps):>14.0f} {paired('ddp'):>30} {paired('ddp_blocks'):>30} "
+              f"{rss:>13.1f} {tens_s:>16}")
+    print("ratio: tokens/s of the run / tokens/s of the DDP run of the same round (Hugging Face's eager attention; "
+          "then DDP with shardcast-train's query-block attention, \"DDP, trainer's attn.\"); median [min .. max] "
+          "over rounds.\npeak RSS: largest process of the run (a rank), max over rounds; tensor peak: live CPU "
           "tensor bytes per rank (shardcast's counting allocator; not available for PyTorch).")
     print("first -> last loss (median over rounds): " + ", ".join(
         f"{k} {statistics.median(x[4] for x in res[k]):.3f} -> {statistics.median(x[5] for x in res[k]):.3f}"
