@@ -79,7 +79,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const double score_elements = opt.attention_causal_blocks ? causal_block_score_elements(s) : double(s) * s;
   const double scores_bytes = opt.attention_materialized ? double(b) * m.n_heads * score_elements * 4.0 : 0.0;
   // shardcast-train's eager SwiGLU block (trainer/model/llama.cpp), counted to the byte by
-  // trainer/microbench/bench_block_memory on tiny-2l, small-6l, llama3.2-1b and llama2-7b blocks.
+  // trainer/microbench/bench_block_memory on tiny-2l, small-6l, llama3.2-1b and llama2-7b blocks
+  // (with the query-block attention again on tiny-2l, small-6l and llama3.2-1b).
   // Per token, fp32: each RMSNorm keeps x², x·rsqrt(·) and its output (3d) plus the rsqrt (1);
   // q's contiguous copy for the bmm, k and v at n_heads width (repeat_interleave or the bmm's
   // copy) and the attention output (4d); the mid residual (d); SwiGLU's gate, silu, up and

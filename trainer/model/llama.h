@@ -51,8 +51,8 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
                          const std::vector<at::Tensor>& w);                        // (B,T,D) -> (B,T,D)
 at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tensor& norm_w,
                         const at::Tensor& head_w);                                 // (B,T,D) -> (B,T,V)
-// Causal softmax(q·kᵀ/√hd)·v as block_forward computes it (one baddbmm for the masked,
-// scaled scores), and the same spelled as HF's eager LlamaAttention (matmul, /√hd,
+// Causal softmax(q·kᵀ/√hd)·v as block_forward computes it (causal query blocks, one baddbmm
+// each for the masked, scaled scores), and the same spelled as HF's eager LlamaAttention (matmul, /√hd,
 // masked_fill, softmax in fp32, matmul): the test oracle. q, k, v (B,H,T,hd) -> (B,H,T,hd).
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
