@@ -23,20 +23,20 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // The file's shape and the regression bounds of the planner's error on it, in one place: change
 // them here when rows are added or the cost model moves (docs/validation.md "Outside runs" shows
 // the same numbers; `build/bench_outside` prints them). Each bound is what
-// `shardcast validate --published configs/published/outside.csv` measured on the 30-row file
+// `shardcast validate --published configs/published/outside.csv` measured on the 33-row file
 // (stated beside it), rounded away from the measurement to the next 0.5 point so that a
 // float-level change does not trip it while a change of the cost model that moves it does, on
 // purpose. The targets for runs never seen are not all met (memory: no row more than 5 %
 // under; it is 19.3 % under today): the bounds hold what is, the targets what should be.
 struct OutsideBounds {
-  size_t rows = 30;
-  int predicted = 27, skipped = 3;   // skipped: the three float8 rowwise rows
-  double mape_tps = 13.0;            // measured 12.76 %
-  double abs_bias_tps = 1.0;         // measured -0.70 % (fast and slow regimes cancel: see docs)
-  int min_within_1sigma = 20;        // measured 20 of 27
-  int min_within_2sigma = 27;        // measured 27 of 27
-  int n_mem = 16;                    // rows with a memory figure (12 max reserved, 4 max allocated)
-  double mape_mem = 8.5;             // measured 8.48 %
+  size_t rows = 33;
+  int predicted = 30, skipped = 3;   // skipped: the three float8 rowwise rows
+  double mape_tps = 14.5;            // measured 14.12 %
+  double abs_bias_tps = 3.5;         // measured -3.26 % (fast and slow regimes partly cancel: see docs)
+  int min_within_1sigma = 20;        // measured 20 of 30
+  int min_within_2sigma = 30;        // measured 30 of 30
+  int n_mem = 19;                    // rows with a memory figure (12 max reserved, 7 max allocated)
+  double mape_mem = 8.5;             // measured 8.20 %
   double worst_mem_under_pct = -19.5;  // measured -19.3 % (tt165_fsdp2_7b_8g_noac_compile); target -5 %
   // Every published run ran; measured: one row predicted not to fit
   // (tt165_fsdp2_7b_8g_sac_compile_mb16: 97.1 GiB predicted reserved on a 95.04 GiB GPU, 88.2 measured).
