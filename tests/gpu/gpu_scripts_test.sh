@@ -12,7 +12,7 @@
 #       models (llama3.2-1b and the largest shape that fits) with full_shard run.tomls whose
 #       plans are within 90 % of the GPU's memory; it refuses to train without a GPU (exit 3).
 #   gpu_scripts_test.sh SOURCE_DIR microbench SHARDCAST_TRAIN   a CPU build's
-#       `microbench --gpu` exits 2 saying it has no CUDA; `--out` without `--gpu` exits 2.
+#       `microbench --gpu` exits 2 saying it has no CUDA; `--out`, `--models` without `--gpu` exit 2.
 set -euo pipefail
 src="$(cd "${1:?usage: gpu_scripts_test.sh SOURCE_DIR build|deps|fsdp2}" && pwd)"
 what="${2:?usage: gpu_scripts_test.sh SOURCE_DIR build|deps|fsdp2}"
@@ -114,7 +114,10 @@ microbench)
   expect "--gpu on a CPU build" 2 "usage error: microbench --gpu: this shardcast-train is built against a LibTorch without CUDA" \
     "$bin" microbench --gpu --out "$tmp/k.csv"
   [ ! -e "$tmp/k.csv" ] || { echo "FAIL: a refused --gpu wrote $tmp/k.csv" >&2; failures=$((failures + 1)); }
-  expect "--out without --gpu" 2 "usage error: microbench --out is the --gpu table's file" "$bin" microbench --out "$tmp/k.csv"
+  expect "--out without --gpu" 2 "usage error: microbench --out is an option of the --gpu table; add --gpu" \
+    "$bin" microbench --out "$tmp/k.csv"
+  expect "--models without --gpu" 2 "usage error: microbench --models is an option of the --gpu table" \
+    "$bin" microbench --models llama3-8b
   expect "--tokens out of range" 2 "--tokens" "$bin" microbench --gpu --tokens 0
   ;;
 plan)

@@ -33,7 +33,7 @@ TEST(KernelTable, CsvIsTheFormatThePlannerReads) {
             "# command: shardcast-train microbench --gpu --out k.csv\n"
             "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n"
             "gemm,bf16,8192,4096,4096,,,,,,,274877906944,0.000345\n"
-            "sdpa_fwd,bf16,,,,1,8192,32,8,128,,2199023255552,0.0021\n"
+            "sdpa_fwd,bf16,,,,1,8192,32,8,128,,549755813888,0.0021\n"  // 4·32·8192²·128/2
             "copy,bf16,,,,,,,,,2147483648,,0.0007\n");
 }
 

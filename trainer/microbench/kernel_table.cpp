@@ -14,6 +14,9 @@ namespace {
 constexpr double kBf16 = 2;  // bytes per element
 constexpr double kFp32 = 4;
 constexpr double kInt64 = 8;
+// Cross-entropy rows stop at 2^31 logits (16384 tokens × a 128256 vocab): the fp32 upcast,
+// its log-softmax and their gradients hold ~16 bytes per logit at once (34 GiB there).
+constexpr double kMaxLossElements = double(int64_t(1) << 31);
 
 KernelRow gemm(int64_t m, int64_t n, int64_t k) {
   KernelRow r;
@@ -97,6 +100,7 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
   }
   for (const auto& [m, n] : losses) {
     const double mn = double(m) * double(n);
+    if (mn > kMaxLossElements) continue;
     KernelRow f;
     f.op = "cross_entropy_fwd", f.m = m, f.n = n;
     f.bytes = kBf16 * mn + kInt64 * m + kFp32;  // logits and targets read, the scalar written

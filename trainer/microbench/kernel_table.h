@@ -47,6 +47,7 @@ struct KernelCaseOptions {
 };
 
 // Every case, deduplicated (two presets sharing a shape give one row), seconds < 0.
+// Cross-entropy rows only up to 2^31 logits (m·n): the fp32 path holds ~16 bytes per logit.
 std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o);
 
 // Causal attention FLOPs as FlashAttention counts them: 4·b·h·s²·d / 2 forward, 2.5× that

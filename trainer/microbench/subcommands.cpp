@@ -26,6 +26,7 @@ struct State {
   std::vector<int64_t> gpu_seq_lens = {1024, 2048, 4096, 8192, 16384};
   std::string ckpt, out, dtype = "fp32";
   CLI::App* microbench = nullptr;
+  std::vector<CLI::Option*> gpu_only;  // --out, --models, --tokens, --seq-lens
   CLI::App* export_cmd = nullptr;
 };
 
@@ -61,7 +62,8 @@ int run_gpu_microbench_cmd(const State& s) {
 
 int run_microbench_cmd(const State& s) {
   if (s.gpu) return run_gpu_microbench_cmd(s);
-  if (!s.gpu_out.empty()) throw UsageError("microbench --out is the --gpu table's file; add --gpu");
+  for (const CLI::Option* o : s.gpu_only)
+    if (o->count() > 0) throw UsageError("microbench " + o->get_name() + " is an option of the --gpu table; add --gpu");
   const MicrobenchResult r = run_microbench(s.mb);
   if (s.json) {
     nlohmann::json j = r;
@@ -91,15 +93,16 @@ std::function<std::optional<int>()> register_closed_loop_commands(CLI::App& app)
   s->microbench->add_flag("--gpu", s->gpu,
                           "time bf16 GEMMs of Llama block shapes, causal SDPA, RMSNorm, cross-entropy and device "
                           "copies on cuda:0 and write the kernel-ceiling CSV (needs a CUDA build and a GPU)");
-  s->microbench->add_option("--out", s->gpu_out, "--gpu: CSV file to write (default: stdout)");
-  s->microbench->add_option("--models", s->gpu_models, "--gpu: model presets whose shapes are timed")
-      ->delimiter(',');
-  s->microbench->add_option("--tokens", s->gpu_tokens, "--gpu: tokens per GEMM / norm / loss call")
-      ->delimiter(',')
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
-  s->microbench->add_option("--seq-lens", s->gpu_seq_lens, "--gpu: SDPA sequence lengths")
-      ->delimiter(',')
-      ->check(CLI::Range(int64_t(16), int64_t(1) << 20));
+  s->gpu_only = {
+      s->microbench->add_option("--out", s->gpu_out, "--gpu: CSV file to write (default: stdout)"),
+      s->microbench->add_option("--models", s->gpu_models, "--gpu: model presets whose shapes are timed")
+          ->delimiter(','),
+      s->microbench->add_option("--tokens", s->gpu_tokens, "--gpu: tokens per GEMM / norm / loss call")
+          ->delimiter(',')
+          ->check(CLI::Range(int64_t(1), int64_t(1) << 20)),
+      s->microbench->add_option("--seq-lens", s->gpu_seq_lens, "--gpu: SDPA sequence lengths")
+          ->delimiter(',')
+          ->check(CLI::Range(int64_t(16), int64_t(1) << 20))};
   s->export_cmd = app.add_subcommand("export", "write a checkpoint's full weights as model.safetensors (Hugging Face "
                                                "Llama names) + config.json");
   s->export_cmd->add_option("checkpoint", s->ckpt, "checkpoint directory (…/step_00000100)")->required();
