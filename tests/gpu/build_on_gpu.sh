@@ -85,11 +85,15 @@ std=17
 read -r major minor < <(sed -E 's/^([0-9]+)\.([0-9]+).*/\1 \2/' <<<"$version")
 if [ "$major" -gt 2 ] || { [ "$major" -eq 2 ] && [ "$minor" -ge 12 ]; }; then std=20; fi
 
+# -isystem of a system folder breaks libstdc++'s #include_next: only other folders are added.
+cxxflags=""
+case "$nccl_inc" in /usr/include|/usr/local/include) ;; *) cxxflags="-isystem $nccl_inc" ;; esac
+
 mkdir -p "$build"
 log="$build/configure.log"
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSHARDCAST_BUILD_GUI=OFF -DSHARDCAST_BUILD_TRAINER=ON \
   -DCMAKE_CXX_STANDARD="$std" "-DCMAKE_PREFIX_PATH=$prefix${CMAKE_PREFIX_PATH:+;${CMAKE_PREFIX_PATH//:/;}}" \
-  "-DCMAKE_CXX_FLAGS=-isystem $nccl_inc" > "$log" 2>&1 || { tail -40 "$log" >&2; fail "cmake failed (log: $log)"; }
+  "-DCMAKE_CXX_FLAGS=$cxxflags" > "$log" 2>&1 || { tail -40 "$log" >&2; fail "cmake failed (log: $log)"; }
 grep -q 'LibTorch CUDA/NCCL path = ON' "$log" || fail "cmake did not find CUDA in torch's LibTorch (log: $log)"
 blog="$build/build.log"
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" > "$blog" 2>&1 \

@@ -16,7 +16,8 @@
 #       toolkit or the torch wheel's `nvidia` packages). `source DIR/env.sh` before cmake;
 #       tests/gpu/build_on_gpu.sh does this itself.
 #
-# Environment: PYTHON (default python3; must import torch in `unpack`).
+# Environment: PYTHON (default python3; must import torch in `unpack`), DEB_UNPACKER
+#   (dpkg | dpkg-deb | ar; default: the first found).
 # Exit: 0 done; 1 a package could not be downloaded or unpacked, torch or nccl.h not found;
 #   2 usage error.
 # Tests: ctest gpu.fetch_build_deps_unpack (unpack of a built .deb with a stub python).
@@ -84,13 +85,36 @@ fi
 [ -d "$dir" ] || fail "no folder $dir (run 'download' here first, then carry it)"
 dir="$(cd "$dir" && pwd)"
 prefix="${2:-$dir/prefix}"
-command -v dpkg >/dev/null || command -v dpkg-deb >/dev/null || fail "neither dpkg nor dpkg-deb found: cannot unpack .deb files"
+# dpkg -x, else dpkg-deb -x, else ar + tar (a .deb is an ar archive holding data.tar.*), for a
+# machine that is not Debian-based; DEB_UNPACKER=dpkg|dpkg-deb|ar picks one (tests).
+unpacker="${DEB_UNPACKER:-}"
+if [ -z "$unpacker" ]; then
+  for u in dpkg dpkg-deb ar; do command -v "$u" >/dev/null && { unpacker=$u; break; }; done
+fi
+case "$unpacker" in
+  dpkg|dpkg-deb|ar) command -v "$unpacker" >/dev/null || fail "DEB_UNPACKER=$unpacker: not found" ;;
+  "") fail "none of dpkg, dpkg-deb, ar found: cannot unpack .deb files" ;;
+  *) fail "DEB_UNPACKER=$unpacker: must be dpkg, dpkg-deb or ar" ;;
+esac
 debs=("$dir"/*.deb)
 [ -f "${debs[0]}" ] || fail "no .deb files in $dir (run 'download' here first)"
 mkdir -p "$prefix" && prefix="$(cd "$prefix" && pwd)"
+unpack_ar() {  # .deb, prefix
+  local member
+  member=$(ar t "$1" | grep '^data\.tar') || return 1
+  case "$member" in
+    *.xz) ar p "$1" "$member" | tar -xJ -C "$2" ;;
+    *.zst) ar p "$1" "$member" | tar --zstd -x -C "$2" ;;
+    *.gz) ar p "$1" "$member" | tar -xz -C "$2" ;;
+    *) ar p "$1" "$member" | tar -x -C "$2" ;;
+  esac
+}
 for d in "${debs[@]}"; do
-  if command -v dpkg >/dev/null; then dpkg -x "$d" "$prefix"; else dpkg-deb -x "$d" "$prefix"; fi \
-    || fail "could not unpack $d"
+  case "$unpacker" in
+    dpkg) dpkg -x "$d" "$prefix" ;;
+    dpkg-deb) dpkg-deb -x "$d" "$prefix" ;;
+    ar) unpack_ar "$d" "$prefix" ;;
+  esac || fail "could not unpack $d ($unpacker)"
 done
 
 py="${PYTHON:-python3}"

@@ -99,7 +99,12 @@ deps)
     [ "$flags" = "-I$tmp/deps/prefix/usr/include" ] \
       || { echo "FAIL: pkg-config through env.sh gave '$flags'" >&2; failures=$((failures + 1)); }
   fi
-  stub_torch 2.11.0+cu130 True
+  # The ar + tar path (a machine without dpkg): the same files.
+  rm -rf "$tmp/deps/prefix"
+  expect "unpack with ar" 0 "1 packages unpacked" \
+    env DEB_UNPACKER=ar PYTHONPATH="$tmp/py" PYTHON="$py" CUDA_HOME="$tmp/cuda" bash "$f" unpack "$tmp/deps"
+  [ -f "$tmp/deps/prefix/usr/lib/x86_64-linux-gnu/pkgconfig/shardcast-test.pc" ] \
+    || { echo "FAIL: ar + tar did not unpack the .deb" >&2; failures=$((failures + 1)); }
   rm -rf "$tmp/py/torch"
   expect "no torch" 1 "cannot import torch" env PYTHONPATH="$tmp/py" PYTHON="$py" CUDA_HOME="$tmp/cuda" bash "$f" unpack "$tmp/deps"
   ;;

@@ -245,7 +245,7 @@ def run_fsdp2(args, tmp, rnd):
     log = os.path.join(tmp, f"fsdp2-{rnd}.log")
     with open(log, "w") as f:
         rc = subprocess.call([sys.executable, os.path.abspath(__file__), "--mode", "fsdp2", "--config", args.config,
-                              "--steps", str(args.steps), "--result", res, "--port", str(args.port)],
+                              "--steps", str(args.steps), "--result", res, "--port", str(args.port + rnd)],
                              stdout=f, stderr=subprocess.STDOUT)
     if rc != 0:
         sys.exit(print(f"bench_vs_fsdp2: the FSDP2 run failed (exit {rc}); log: {log}", file=sys.stderr) or 1)
@@ -306,7 +306,7 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--out", help="compare: JSON of the rounds and the target")
     ap.add_argument("--result", help="fsdp2: JSON to write")
-    ap.add_argument("--port", type=int, default=29517)
+    ap.add_argument("--port", type=int, default=29517, help="store port of the FSDP2 runs (+ round index)")
     args = ap.parse_args()
     torch_or_exit()  # refuse old torch / no GPU before anything else
     if not args.config:
