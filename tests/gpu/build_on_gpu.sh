@@ -50,11 +50,14 @@ command -v "$smi" >/dev/null 2>&1 || nogpu "'$smi' not found"
 n=$("$smi" -L 2>/dev/null | grep -c '^GPU ' || true)
 [ "$n" -ge 1 ] || nogpu "'$smi -L' lists no GPU"
 py="${PYTHON:-python3}"
+# The last stdout line only: import-time warnings go to stderr, kept for the message.
+errf="$(mktemp)"
+trap 'rm -f "$errf"' EXIT
 info=$("$py" -c '
 import torch
-print(torch.__version__, int(torch.cuda.is_available()), int(torch.compiled_with_cxx11_abi()), torch.utils.cmake_prefix_path)' 2>&1) \
-  || nogpu "$py cannot import torch: $info"
-read -r version cuda abi prefix <<<"$info"
+print(torch.__version__, int(torch.cuda.is_available()), int(torch.compiled_with_cxx11_abi()), torch.utils.cmake_prefix_path)' 2>"$errf") \
+  || nogpu "$py cannot import torch: $(tail -3 "$errf")"
+read -r version cuda abi prefix <<<"$(tail -1 <<<"$info")"
 [ "$cuda" = 1 ] || nogpu "torch $version: torch.cuda.is_available() is False (a CPU build of torch, or it sees no GPU)"
 [ "$abi" = 1 ] || nogpu "torch $version was built with the pre-C++11 ABI; the project links fmt/CLI11 with the C++11 ABI (torch >= 2.7)"
 echo "build_on_gpu: $n GPU(s), torch $version, LibTorch CMake config under $prefix"
