@@ -107,6 +107,8 @@ def params(toml_text):
 
 llamas = sorted((f[:-5] for f in os.listdir(models_dir) if re.match(r"(code)?llama", f) and f.endswith(".toml")),
                 key=lambda m: -params(open(os.path.join(models_dir, m + ".toml")).read()))
+if not best("llama3.2-1b"):
+    sys.exit(f"gpu_train_check: llama3.2-1b does not fit one {hw} at seq_len {seq} under full_shard by the plan")
 chosen = [("llama3.2-1b", "llama3.2-1b")]
 largest = next((m for m in llamas if best(m)), None)
 if largest and largest != "llama3.2-1b":
