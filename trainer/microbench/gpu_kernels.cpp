@@ -18,6 +18,7 @@
 
 #ifdef SHARDCAST_WITH_NCCL
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -232,6 +233,9 @@ void run_gpu_kernel_bench(std::vector<KernelRow>& rows, const GpuKernelOptions& 
                  (long long)r.m, (long long)r.n, (long long)r.k, (long long)r.seq_len, (long long)r.heads,
                  r.seconds * 1e3);
     kept.push_back(r);
+    // Each case's tensors are gone: hand their blocks back, so that cached blocks of one shape
+    // never crowd out the next case (the largest GEMMs and losses take ~35 GB).
+    c10::cuda::CUDACachingAllocator::emptyCache();
   }
   rows = std::move(kept);
 #endif
