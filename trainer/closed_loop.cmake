@@ -1,7 +1,7 @@
 # Included from trainer/CMakeLists.txt: checkpoint/, export/, validation/, microbench/.
 #
 # shardcast_trainer_io: torch-free (checkpoint manifest + durable files, safetensors export
-#   and reader, validation.json) — fast to compile, and what the fuzz targets need.
+#   and reader, validation.json, the GPU kernel table's cases and CSV) — fast to compile, and what the fuzz targets need.
 # The LibTorch translation units (sharded save/load + the loop's CheckpointHook,
 #   micro-benchmarks) join shardcast_trainer itself: train_loop.cpp calls them, and they share
 #   its precompiled header.
@@ -9,6 +9,7 @@ add_library(shardcast_trainer_io STATIC
   checkpoint/manifest.cpp
   export/safetensors.cpp
   export/safetensors_reader.cpp
+  microbench/kernel_table.cpp
   validation/validation.cpp)
 target_link_libraries(shardcast_trainer_io PUBLIC shardcast_shared fmt::fmt nlohmann_json::nlohmann_json)
 target_include_directories(shardcast_trainer_io PUBLIC ${PROJECT_SOURCE_DIR})
@@ -16,6 +17,7 @@ target_include_directories(shardcast_trainer_io PUBLIC ${PROJECT_SOURCE_DIR})
 target_sources(shardcast_trainer PRIVATE
   checkpoint/checkpoint.cpp
   comm/liveness.cpp
+  microbench/gpu_kernels.cpp
   microbench/microbench.cpp
   microbench/subcommands.cpp)
 target_link_libraries(shardcast_trainer PUBLIC shardcast_trainer_io CLI11::CLI11)

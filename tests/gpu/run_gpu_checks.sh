@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The GPU path's checks, for a person on a machine with 1 to 8 NVIDIA GPUs, a CUDA build of
-# PyTorch 2.x (pip, C++11 ABI) and the CUDA toolkit of the same major version (LibTorch's CMake
-# config looks for it), plus the Debian packages of `make deps`. NEVER RUN by this project: its CI has no GPU (`make gpu-check` only
-# compiles the NCCL path, and a ctest only parses this script). Read docs/trainer.md first.
+# The GPU path's checks, for a person on a machine with 1 to 8 NVIDIA GPUs and a CUDA build of
+# PyTorch >= 2.7 (pip, C++11 ABI) as its python3, plus either the Debian packages of `make deps`
+# or the folder of `tests/gpu/fetch_build_deps.sh download` (gpu-deps/, carried along).
+# NEVER RUN by this project so far: its CI has no GPU (`make gpu-check` only compiles the NCCL
+# path; ctests run the scripts' non-GPU parts). Read docs/trainer.md "On a GPU machine" first.
 #
 # Usage: tests/gpu/run_gpu_checks.sh [OUT_DIR]      (default: gpu-checks-<date>)
-# Builds this repository against the machine's torch (torch.utils.cmake_prefix_path) in
-# build-gpu/, then runs, each writing OUT_DIR/<check>/validation.json
+# Builds this repository against the machine's torch in build-gpu/ (tests/gpu/build_on_gpu.sh),
+# then runs, in this order, each writing OUT_DIR/<check>/validation.json
 # ({"check", "passed", "tolerance", "entries": [{quantity, reference, measured, rel_error}]}):
 #   nccl-one-rank        a one-rank NCCL group through the flat all-gather and reduce-scatter
 #                        in bf16, then one FSDP rank in bf16 over it against the CPU reference
@@ -15,8 +16,16 @@
 #                        and 8, then a resume from step 4 to 8; losses of steps 5..8 must agree
 #   parity-<strategy>    N ≥ 2: N GPU ranks over NCCL against the CPU reference on the same global
 #                        batch (full_shard, shard_grad_op; hybrid_shard when N ≥ 4 and even)
-# Exit: 0 all checks passed, 1 a check failed or could not run.
-# Environment: SHARDCAST_GPU_HARDWARE (hardware preset for MFU; default H100-80GB-SXM),
+#   train-<model>        tests/gpu/gpu_train_check.sh: bf16 full_shard runs on one GPU of
+#                        llama3.2-1b and the largest Llama shape that fits (SHARDCAST_GPU_STEPS
+#                        steps, default 300) against the plan; prints the targets met / not met
+#   bench-vs-fsdp2       trainer/bench/bench_vs_fsdp2.py on train-llama3.2-1b's run.toml:
+#                        OUT_DIR/bench-vs-fsdp2/{table.txt, result.json}
+#   kernels              shardcast-train microbench --gpu: OUT_DIR/kernels/kernels.csv
+# Exit: 0 all checks passed, 1 a check failed or could not run, 3 no GPU (build_on_gpu.sh).
+# Environment: SHARDCAST_GPU_HARDWARE (hardware preset for MFU and the plans; default
+#   H100-80GB-SXM, H200-141GB-SXM on an H200), SHARDCAST_GPU_STEPS (default 300),
+#   SHARDCAST_GPU_ONLY (space-separated check names: run only those, after the build),
 #   PYTHON (default python3), JOBS (build parallelism; default nproc).
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -26,33 +35,18 @@ py="${PYTHON:-python3}"
 hw="${SHARDCAST_GPU_HARDWARE:-H100-80GB-SXM}"
 fail() { echo "run_gpu_checks: $*" >&2; exit 1; }
 
-command -v nvidia-smi >/dev/null || fail "nvidia-smi not found: this script needs NVIDIA GPUs"
+# The build refuses (exit 3) without an NVIDIA GPU and a CUDA torch, before building anything.
+build="$src/build-gpu"
+set +e
+bash "$src/tests/gpu/build_on_gpu.sh" --build-dir "$build" --jobs "${JOBS:-$(nproc)}" > "$out/build.log" 2>&1
+rc=$?
+set -e
+if [ "$rc" -ne 0 ]; then tail -30 "$out/build.log" >&2; echo "run_gpu_checks: build_on_gpu.sh exit $rc (log: $out/build.log)" >&2; exit "$rc"; fi
 n=$(nvidia-smi -L | grep -c '^GPU ' || true)
 if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then n=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .); fi
-[ "$n" -ge 1 ] || fail "no GPU visible"
 [ "$n" -le 8 ] || n=8
-read -r prefix version cuda abi < <("$py" -c '
-import torch
-print(torch.utils.cmake_prefix_path, torch.__version__, int(torch.cuda.is_available()), int(torch.compiled_with_cxx11_abi()))') \
-  || fail "$py cannot import torch (pip install torch, a CUDA build)"
-[ "$cuda" = 1 ] || fail "torch $version has no CUDA (or sees no GPU)"
-[ "$abi" = 1 ] || fail "torch $version was built with the pre-C++11 ABI; the project links Debian's fmt/CLI11 (C++11 ABI): use torch >= 2.7 or a cxx11-abi LibTorch"
-echo "run_gpu_checks: $n GPU(s), torch $version, output in $out"
-
-# ProcessGroupNCCL.hpp includes <nccl.h>: pip wheels keep it in the nvidia-nccl package.
-nccl_flags=""
-if ! [ -f /usr/include/nccl.h ] && ! ls /usr/local/cuda*/include/nccl.h >/dev/null 2>&1; then
-  nccl_inc=$("$py" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "include"))' 2>/dev/null || true)
-  [ -n "$nccl_inc" ] && [ -f "$nccl_inc/nccl.h" ] || fail "no nccl.h (install the NCCL headers or pip's nvidia-nccl)"
-  nccl_flags="-isystem $nccl_inc"
-fi
-build="$src/build-gpu"
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DSHARDCAST_BUILD_GUI=OFF \
-  -DCMAKE_CXX_FLAGS="$nccl_flags" \
-  > "$out/cmake.log" 2>&1 || { cat "$out/cmake.log"; fail "cmake failed"; }
-grep -q 'LibTorch CUDA/NCCL path = ON' "$out/cmake.log" || fail "cmake did not find CUDA in $prefix (see $out/cmake.log)"
-cmake --build "$build" -j "${JOBS:-$(nproc)}" --target shardcast-train gpu_smoke > "$out/build.log" 2>&1 \
-  || { tail -50 "$out/build.log"; fail "build failed (log: $out/build.log)"; }
+if [ -z "${SHARDCAST_GPU_HARDWARE:-}" ] && nvidia-smi -L | grep -q H200; then hw=H200-141GB-SXM; fi
+echo "run_gpu_checks: $n GPU(s), $(grep '^build_on_gpu: .*torch' "$out/build.log"), output in $out"
 bin="$build/shardcast-train"
 "$bin" tokenize --out "$out/corpus.bin" "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h > /dev/null
 
@@ -60,6 +54,8 @@ export out
 failed=0
 check() {  # name, command...: runs it, counts a failure
   local name=$1; shift
+  if [ -n "${SHARDCAST_GPU_ONLY:-}" ] && ! grep -qw -- "${name%%-*}" <<<"$SHARDCAST_GPU_ONLY" \
+     && ! grep -qw -- "$name" <<<"$SHARDCAST_GPU_ONLY"; then echo "== $name: skipped (SHARDCAST_GPU_ONLY)"; return 0; fi
   echo "== $name"
   if "$@" > "$out/$name.log" 2>&1; then tail -1 "$out/$name.log"; else echo "FAILED ($out/$name.log)"; tail -20 "$out/$name.log"; failed=$((failed + 1)); fi
 }
@@ -178,6 +174,23 @@ if [ "$n" -ge 2 ]; then
 else
   echo "== parity: skipped (1 GPU; needs 2 or more)"
 fi
+
+# (b) bf16 training runs against the plan (one GPU, world size 1, full_shard).
+check train bash "$src/tests/gpu/gpu_train_check.sh" "$build" "$out/train" --corpus "$out/corpus.bin" \
+  --steps "${SHARDCAST_GPU_STEPS:-300}" --hardware "$hw"
+[ -f "$out/train.log" ] && grep -E '^(train-|  )' "$out/train.log" || true   # the tables and targets
+# (c) the same model and batch under PyTorch FSDP2, paired rounds.
+fsdp2() {
+  local cfg="$out/train/train-llama3.2-1b/emit/run.toml"
+  [ -f "$cfg" ] || { echo "no $cfg (the train check writes it)"; return 1; }
+  mkdir -p "$out/bench-vs-fsdp2"
+  "$py" "$src/trainer/bench/bench_vs_fsdp2.py" --build "$build" --config "$cfg" --rounds 3 --steps 50 \
+    --out "$out/bench-vs-fsdp2/result.json" | tee "$out/bench-vs-fsdp2/table.txt"
+}
+check bench-vs-fsdp2 fsdp2
+# (d) kernel ceilings.
+kernels() { mkdir -p "$out/kernels" && "$bin" microbench --gpu --out "$out/kernels/kernels.csv"; }
+check kernels kernels
 
 echo "run_gpu_checks: $failed check(s) failed; results under $out"
 [ "$failed" -eq 0 ]

@@ -1,6 +1,8 @@
 // The closed-loop subcommands of shardcast-train, registered on main.cpp's CLI11 app:
 //
 //   shardcast-train microbench [--json] [--quick]     (micro-benchmarks, microbench.h)
+//   shardcast-train microbench --gpu [--out FILE] [--quick] [--models …] [--tokens …] [--seq-lens …]
+//                                                     (GPU kernel ceilings, gpu_kernels.h)
 //   shardcast-train export CKPT --out DIR [--dtype fp32|bf16]   (safetensors, export/)
 //
 // What it is: option parsing and printing only; the work is in microbench.h and

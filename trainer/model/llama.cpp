@@ -33,12 +33,16 @@ ParamInfo make(std::string name, std::vector<int64_t> shape, double std) {
   return p;
 }
 
+}  // namespace
+
 // RMSNorm in fp32, result in x's dtype (as HF LlamaRMSNorm).
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
   auto xf = x.to(at::kFloat);
   auto y = xf * at::rsqrt(xf.pow(2).mean({-1}, /*keepdim=*/true) + eps);
   return w * y.to(x.scalar_type());
 }
+
+namespace {
 
 at::Tensor rotate_half(const at::Tensor& x) {
   auto halves = x.chunk(2, -1);

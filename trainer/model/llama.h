@@ -56,6 +56,8 @@ at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tenso
 // masked_fill, softmax in fp32, matmul): the test oracle. q, k, v (B,H,T,hd) -> (B,H,T,hd).
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+// RMSNorm over the last dimension in fp32, times w, result in x's dtype (HF LlamaRMSNorm).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);            // (…,D) -> (…,D)
 // Mean token cross-entropy, computed in fp32.  // scalar
 at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& targets);
 

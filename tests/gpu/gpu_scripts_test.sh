@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# ctests of the GPU scripts' parts that run without a GPU (tests/gpu/CMakeLists.txt):
+#   gpu_scripts_test.sh SOURCE_DIR build       build_on_gpu.sh: usage errors exit 2 naming the
+#       flag; no nvidia-smi, no GPU listed, torch without CUDA each exit 3 before any build
+#       (stub nvidia-smi and a stub `torch` module on PYTHONPATH).
+#   gpu_scripts_test.sh SOURCE_DIR deps        fetch_build_deps.sh unpack: a .deb built here is
+#       unpacked into the prefix and env.sh names the prefix, the stub torch's CMake folder and
+#       nccl.h; an empty folder and an unknown mode are refused.
+#   gpu_scripts_test.sh SOURCE_DIR fsdp2       trainer/bench/bench_vs_fsdp2.py compiles, and
+#       refuses a torch older than 2.6 (stub torch 1.13) with exit 2 naming the version.
+#   gpu_scripts_test.sh SOURCE_DIR plan BUILD_DIR   gpu_train_check.sh --plan-only picks two
+#       models (llama3.2-1b and the largest shape that fits) with full_shard run.tomls whose
+#       plans are within 90 % of the GPU's memory; it refuses to train without a GPU (exit 3).
+#   gpu_scripts_test.sh SOURCE_DIR microbench SHARDCAST_TRAIN   a CPU build's
+#       `microbench --gpu` exits 2 saying it has no CUDA; `--out`, `--models` without `--gpu` exit 2.
+set -euo pipefail
+src="$(cd "${1:?usage: gpu_scripts_test.sh SOURCE_DIR build|deps|fsdp2}" && pwd)"
+what="${2:?usage: gpu_scripts_test.sh SOURCE_DIR build|deps|fsdp2}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+# expect NAME WANT_RC PATTERN command...: runs it, checks its exit code and that its output
+# matches PATTERN (grep -E).
+expect() {
+  local name=$1 want=$2 pat=$3; shift 3
+  set +e
+  out="$("$@" 2>&1)"
+  rc=$?
+  set -e
+  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pat" <<<"$out"; then
+    echo "FAIL: $name: exit $rc (want $want), output must match /$pat/:" >&2
+    echo "$out" | tail -15 >&2
+    failures=$((failures + 1))
+  else
+    echo "ok: $name (exit $rc)"
+  fi
+}
+# A stub `torch` module: version $1, cuda.is_available() $2.
+stub_torch() {
+  mkdir -p "$tmp/py/torch" "$tmp/torchcmake"
+  cat > "$tmp/py/torch/__init__.py" <<PY
+__version__ = "$1"
+class cuda:
+    @staticmethod
+    def is_available():
+        return $2
+class utils:
+    cmake_prefix_path = "$tmp/torchcmake"
+def compiled_with_cxx11_abi():
+    return True
+PY
+}
+py="${PYTHON:-python3}"
+
+case "$what" in
+build)
+  b="$src/tests/gpu/build_on_gpu.sh"
+  expect "unknown flag" 2 "unknown argument '--bogus'" bash "$b" --bogus
+  expect "--jobs 0" 2 "--jobs 0: must be an integer" bash "$b" --jobs 0
+  expect "--jobs without value" 2 "--jobs needs a value" bash "$b" --jobs
+  expect "--deps missing folder" 2 "--deps $tmp/none: no such folder" bash "$b" --deps "$tmp/none"
+  expect "no nvidia-smi" 3 "refusing: '$tmp/none/nvidia-smi' not found" \
+    env NVIDIA_SMI="$tmp/none/nvidia-smi" bash "$b" --build-dir "$tmp/build"
+  printf '#!/bin/sh\necho "No devices were found"\n' > "$tmp/smi-none"
+  printf '#!/bin/sh\necho "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)"\n' > "$tmp/smi-one"
+  chmod +x "$tmp/smi-none" "$tmp/smi-one"
+  expect "no GPU listed" 3 "refusing: '$tmp/smi-none -L' lists no GPU" \
+    env NVIDIA_SMI="$tmp/smi-none" bash "$b" --build-dir "$tmp/build"
+  stub_torch 2.11.0+cpu False
+  expect "torch without CUDA" 3 "refusing: torch 2.11.0\+cpu: torch.cuda.is_available\(\) is False" \
+    env NVIDIA_SMI="$tmp/smi-one" PYTHONPATH="$tmp/py" PYTHON="$py" bash "$b" --build-dir "$tmp/build"
+  [ ! -e "$tmp/build/CMakeCache.txt" ] || { echo "FAIL: a refused build configured $tmp/build" >&2; failures=$((failures + 1)); }
+  ;;
+deps)
+  f="$src/tests/gpu/fetch_build_deps.sh"
+  expect "unknown mode" 2 "unknown mode 'install'" bash "$f" install
+  mkdir -p "$tmp/empty"
+  expect "no .deb files" 1 "no .deb files in $tmp/empty" bash "$f" unpack "$tmp/empty"
+  # A .deb of one pkg-config file, as Debian's -dev packages lay them out.
+  mkdir -p "$tmp/pkg/DEBIAN" "$tmp/pkg/usr/lib/x86_64-linux-gnu/pkgconfig" "$tmp/deps"
+  printf 'Package: shardcast-test-dev\nVersion: 1.0\nArchitecture: all\nMaintainer: test <t@t>\nDescription: test\n' \
+    > "$tmp/pkg/DEBIAN/control"
+  printf 'prefix=/usr\nincludedir=${prefix}/include\nName: t\nDescription: t\nVersion: 1\nCflags: -I${includedir}\n' \
+    > "$tmp/pkg/usr/lib/x86_64-linux-gnu/pkgconfig/shardcast-test.pc"
+  dpkg-deb --build "$tmp/pkg" "$tmp/deps/shardcast-test-dev_1.0_all.deb" > /dev/null
+  stub_torch 2.11.0+cu130 True
+  mkdir -p "$tmp/cuda/include" && touch "$tmp/cuda/include/nccl.h"
+  expect "unpack" 0 "1 packages unpacked into $tmp/deps/prefix" \
+    env PYTHONPATH="$tmp/py" PYTHON="$py" CUDA_HOME="$tmp/cuda" bash "$f" unpack "$tmp/deps"
+  e="$tmp/deps/env.sh"
+  for want in "CMAKE_PREFIX_PATH=\"$tmp/deps/prefix/usr:$tmp/torchcmake" "PKG_CONFIG_SYSROOT_DIR=\"$tmp/deps/prefix\"" \
+              "SHARDCAST_NCCL_INCLUDE=\"$tmp/cuda/include\""; do
+    grep -qF "$want" "$e" || { echo "FAIL: env.sh lacks $want:" >&2; cat "$e" >&2; failures=$((failures + 1)); }
+  done
+  [ -f "$tmp/deps/prefix/usr/lib/x86_64-linux-gnu/pkgconfig/shardcast-test.pc" ] \
+    || { echo "FAIL: the .deb was not unpacked into the prefix" >&2; failures=$((failures + 1)); }
+  if command -v pkg-config >/dev/null; then
+    read -r flags < <(. "$e" && pkg-config --cflags shardcast-test)
+    [ "$flags" = "-I$tmp/deps/prefix/usr/include" ] \
+      || { echo "FAIL: pkg-config through env.sh gave '$flags'" >&2; failures=$((failures + 1)); }
+  fi
+  # The ar + tar path (a machine without dpkg): the same files.
+  rm -rf "$tmp/deps/prefix"
+  expect "unpack with ar" 0 "1 packages unpacked" \
+    env DEB_UNPACKER=ar PYTHONPATH="$tmp/py" PYTHON="$py" CUDA_HOME="$tmp/cuda" bash "$f" unpack "$tmp/deps"
+  [ -f "$tmp/deps/prefix/usr/lib/x86_64-linux-gnu/pkgconfig/shardcast-test.pc" ] \
+    || { echo "FAIL: ar + tar did not unpack the .deb" >&2; failures=$((failures + 1)); }
+  rm -rf "$tmp/py/torch"
+  expect "no torch" 1 "cannot import torch" env PYTHONPATH="$tmp/py" PYTHON="$py" CUDA_HOME="$tmp/cuda" bash "$f" unpack "$tmp/deps"
+  ;;
+fsdp2)
+  s="$src/trainer/bench/bench_vs_fsdp2.py"
+  "$py" -m py_compile "$s" && echo "ok: py_compile"
+  stub_torch 1.13.1 False
+  expect "torch 1.13 refused" 2 "needs torch >= 2.6.*1.13.1" env PYTHONPATH="$tmp/py" "$py" "$s" --build "$tmp"
+  ;;
+microbench)
+  bin="${3:?usage: gpu_scripts_test.sh SOURCE_DIR microbench SHARDCAST_TRAIN}"
+  expect "--gpu on a CPU build" 2 "usage error: microbench --gpu: this shardcast-train is built against a LibTorch without CUDA" \
+    "$bin" microbench --gpu --out "$tmp/k.csv"
+  [ ! -e "$tmp/k.csv" ] || { echo "FAIL: a refused --gpu wrote $tmp/k.csv" >&2; failures=$((failures + 1)); }
+  expect "--out without --gpu" 2 "usage error: microbench --out is an option of the --gpu table; add --gpu" \
+    "$bin" microbench --out "$tmp/k.csv"
+  expect "--models without --gpu" 2 "usage error: microbench --models is an option of the --gpu table" \
+    "$bin" microbench --models llama3-8b
+  expect "--tokens out of range" 2 "--tokens" "$bin" microbench --gpu --tokens 0
+  ;;
+plan)
+  bdir="${3:?usage: gpu_scripts_test.sh SOURCE_DIR plan BUILD_DIR}"
+  g="$src/tests/gpu/gpu_train_check.sh"
+  expect "--steps 0" 2 "--steps '0'" bash "$g" "$bdir" "$tmp/plan" --steps 0
+  expect "no GPU without --plan-only" 3 "refusing: no NVIDIA GPU" env NVIDIA_SMI="$tmp/none/nvidia-smi" bash "$g" "$bdir" "$tmp/plan"
+  expect "--plan-only" 0 "llama3.2-1b: micro_batch [0-9]+, ac (none|full), seq_len 2048 on H100-80GB-SXM" \
+    bash "$g" "$bdir" "$tmp/plan" --plan-only --hardware H100-80GB-SXM
+  # Two models: llama3.2-1b and the largest shape that fits, each with its emitted run.toml.
+  [ "$(wc -l < "$tmp/plan/models.txt")" -eq 2 ] || { echo "FAIL: models.txt:" >&2; cat "$tmp/plan/models.txt" >&2; failures=$((failures + 1)); }
+  while IFS=$'\t' read -r name d; do
+    grep -q '^sharding_strategy = "full_shard"' "$d/emit/run.toml" && grep -q '^\[prediction\]' "$d/emit/run.toml" \
+      || { echo "FAIL: $d/emit/run.toml is not a full_shard run with a [prediction]" >&2; failures=$((failures + 1)); }
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["memory"]; sys.exit(0 if m["device_total_bytes"] <= 0.9*m["capacity_bytes"] else 1)' \
+      "$d/plan.json" || { echo "FAIL: $name's plan is over 90% of the GPU's memory" >&2; failures=$((failures + 1)); }
+  done < "$tmp/plan/models.txt"
+  ;;
+*) echo "gpu_scripts_test: unknown part '$what' (build | deps | fsdp2 | microbench | plan)" >&2; exit 2 ;;
+esac
+[ "$failures" -eq 0 ] || { echo "gpu_scripts_test $what: $failures failure(s)" >&2; exit 1; }
+echo "gpu_scripts_test $what: all passed"

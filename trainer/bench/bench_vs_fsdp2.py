@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""shardcast-train against PyTorch's own FSDP2 on one GPU: the same model, batch and steps.
+
+What it is: `compare` (the default) runs, in R interleaved rounds (which side goes first
+alternates), two trainings of the run.toml given: `shardcast-train run RUN_TOML` and this
+file's `--mode fsdp2` — PyTorch FSDP2 (`torch.distributed.fsdp.fully_shard` on every block and
+on the root, MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)), world size 1 through
+a one-process NCCL group, each in its own process (a fresh CUDA context and allocator). The
+model is written here in plain torch with the shapes of the run.toml's [model] table (read with
+tomllib): Llama with RMSNorm (fp32 inside), RoPE (Hugging Face rotate_half), grouped-query
+attention (k and v repeated to every head, as torchtitan and the trainer do) through
+F.scaled_dot_product_attention(is_causal=True), SwiGLU, tied or untied head; the loss on fp32
+logits; torch.optim.AdamW (fused) with the run's lr, betas, weight decay, warmup; grad clipping
+at training.max_grad_norm; full activation checkpointing of every block when the run asks for
+`full`. Data: the run's token file (llm.c .bin), micro_batch random windows per step.
+Per run: tokens/s per GPU (median over steady steps, the first min(steps/5, 5) excluded: the
+trainer's rule), max allocated and max reserved memory (torch.cuda.max_memory_allocated /
+max_memory_reserved on the FSDP2 side; run_report.json's mem_peak_bytes (active bytes) and
+mem_reserved_peak_bytes on the trainer's). Prints each round, the paired ratio trainer / FSDP2
+(median, min, max) and the target of issue 19: the trainer >= 0.95x FSDP2's tokens/s at equal or
+lower max reserved memory, as met / not met; writes the same as JSON (--out).
+What it is not: a correctness comparison (the two start from different random weights; the
+losses are printed, not compared). NEVER RUN YET: it needs a CUDA GPU and torch >= 2.6 (for
+fully_shard and MixedPrecisionPolicy under torch.distributed.fsdp); it refuses older torch
+(exit 2) and machines without a GPU (exit 3).
+
+Usage: bench_vs_fsdp2.py --build BUILD_DIR --config RUN_TOML [--rounds 3] [--steps 50] [--out FILE]
+  e.g. the run.toml tests/gpu/gpu_train_check.sh emitted: OUT/train-llama3.2-1b/emit/run.toml
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    tomllib = None
+
+MIN_TORCH = (2, 6)
+
+
+def torch_or_exit():
+    """The torch module, or exit 2 (too old / missing) or 3 (no CUDA device)."""
+    try:
+        import torch
+    except ImportError:
+        sys.exit(print("bench_vs_fsdp2: python cannot import torch: needs torch >= 2.6 with CUDA", file=sys.stderr) or 2)
+    v = torch.__version__.split("+")[0].split(".")
+    try:
+        ver = (int(v[0]), int(v[1]))
+    except (ValueError, IndexError):
+        sys.exit(print(f"bench_vs_fsdp2: cannot read torch's version '{torch.__version__}'", file=sys.stderr) or 2)
+    if ver < MIN_TORCH:
+        print(f"bench_vs_fsdp2: needs torch >= 2.6 (torch.distributed.fsdp.fully_shard, MixedPrecisionPolicy); "
+              f"this is torch {torch.__version__}", file=sys.stderr)
+        sys.exit(2)
+    if not torch.cuda.is_available():
+        print(f"bench_vs_fsdp2: torch {torch.__version__} sees no CUDA device: this benchmark needs a GPU", file=sys.stderr)
+        sys.exit(3)
+    return torch
+
+
+def load_run(path):
+    if tomllib is None:
+        sys.exit(print("bench_vs_fsdp2: needs Python >= 3.11 (tomllib)", file=sys.stderr) or 2)
+    with open(path, "rb") as f:
+        cfg = tomllib.load(f)
+    for table, keys in {"model": ["n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab"],
+                        "training": ["micro_batch", "seq_len", "grad_accum"], "data": ["path"]}.items():
+        for k in keys:
+            if k not in cfg.get(table, {}):
+                sys.exit(print(f"bench_vs_fsdp2: {path}: [{table}] {k} is missing (emit the run.toml with "
+                               f"`shardcast emit`, which writes every field)", file=sys.stderr) or 2)
+    if cfg["training"]["grad_accum"] != 1:
+        sys.exit(print(f"bench_vs_fsdp2: {path}: training.grad_accum = {cfg['training']['grad_accum']}: "
+                       f"only 1 is compared", file=sys.stderr) or 2)
+    mode = cfg.get("activation_checkpointing", {}).get("mode", "none")
+    if mode not in ("none", "full"):
+        sys.exit(print(f"bench_vs_fsdp2: {path}: activation_checkpointing.mode = '{mode}': only none | full "
+                       f"are compared", file=sys.stderr) or 2)
+    return cfg
+
+
+# ----------------------------------------------------------------------------- FSDP2 side
+
+def fsdp2_main(args):
+    torch = torch_or_exit()
+    import numpy as np
+    import torch.distributed as dist
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from torch.utils.checkpoint import checkpoint
+
+    cfg = load_run(args.config)
+    m, tr = cfg["model"], cfg["training"]
+    opt_cfg, lr_cfg = cfg.get("optimizer", {}), cfg.get("lr_schedule", {})
+    L, d, H, KV = m["n_layers"], m["d_model"], m["n_heads"], m["n_kv_heads"]
+    hd, V, ffn = d // H, m["vocab"], m["ffn_dim"]
+    eps, theta, tied = m.get("norm_eps", 1e-5), m.get("rope_theta", 10000.0), m.get("tied_embeddings", False)
+    b, s = tr["micro_batch"], tr["seq_len"]
+    full_ac = cfg.get("activation_checkpointing", {}).get("mode", "none") == "full"
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(args.port))
+    torch.cuda.set_device(0)
+    dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda", 0))
+    torch.manual_seed(tr.get("seed", 1234))
+    dev = torch.device("cuda", 0)
+
+    class RMSNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(d))
+
+        def forward(self, x):
+            xf = x.float()
+            return self.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+    def rotate_half(x):
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat((-x2, x1), dim=-1)
+
+    inv = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.float32, device=dev) / hd))
+    ang = torch.outer(torch.arange(s, dtype=torch.float32, device=dev), inv)
+    cos, sin = torch.cat((ang, ang), -1).cos(), torch.cat((ang, ang), -1).sin()  # (s, hd)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.input_layernorm, self.post_attention_layernorm = RMSNorm(), RMSNorm()
+            self.q_proj, self.k_proj = nn.Linear(d, H * hd, bias=False), nn.Linear(d, KV * hd, bias=False)
+            self.v_proj, self.o_proj = nn.Linear(d, KV * hd, bias=False), nn.Linear(H * hd, d, bias=False)
+            self.gate_proj, self.up_proj = nn.Linear(d, ffn, bias=False), nn.Linear(d, ffn, bias=False)
+            self.down_proj = nn.Linear(ffn, d, bias=False)
+
+        def forward(self, x):
+            B, T, _ = x.shape
+            n = self.input_layernorm(x)
+            q = self.q_proj(n).view(B, T, H, hd).transpose(1, 2)
+            k = self.k_proj(n).view(B, T, KV, hd).transpose(1, 2)
+            v = self.v_proj(n).view(B, T, KV, hd).transpose(1, 2)
+            c, si = cos[:T].to(x.dtype), sin[:T].to(x.dtype)
+            q, k = q * c + rotate_half(q) * si, k * c + rotate_half(k) * si
+            if KV != H:  # Hugging Face repeat_kv order
+                k, v = k.repeat_interleave(H // KV, dim=1), v.repeat_interleave(H // KV, dim=1)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, H * hd)
+            h = x + self.o_proj(a)
+            n2 = self.post_attention_layernorm(h)
+            return h + self.down_proj(F.silu(self.gate_proj(n2)) * self.up_proj(n2))
+
+    class Llama(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed_tokens = nn.Embedding(V, d)
+            self.layers = nn.ModuleList(Block() for _ in range(L))
+            self.norm = RMSNorm()
+            self.lm_head = nn.Linear(d, V, bias=False)
+            if tied:
+                self.lm_head.weight = self.embed_tokens.weight
+
+        def forward(self, tok):
+            x = self.embed_tokens(tok)
+            for blk in self.layers:
+                x = checkpoint(blk, x, use_reentrant=False) if full_ac else blk(x)
+            return self.lm_head(self.norm(x))
+
+    with torch.device(dev):
+        model = Llama()
+    for name, p in model.named_parameters():  # the trainer's init: normal(0, 0.02), residual outputs /√(2L)
+        if p.dim() >= 2:
+            std = 0.02 / math.sqrt(2 * L) if name.endswith(("o_proj.weight", "down_proj.weight")) else 0.02
+            nn.init.normal_(p, 0.0, std)
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for blk in model.layers:
+        fully_shard(blk, mp_policy=mp)
+    fully_shard(model, mp_policy=mp)
+    lr = opt_cfg.get("lr", 3e-4)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(opt_cfg.get("beta1", 0.9), opt_cfg.get("beta2", 0.95)),
+                            eps=opt_cfg.get("eps", 1e-8), weight_decay=opt_cfg.get("weight_decay", 0.1), fused=True)
+    warm = lr_cfg.get("warmup_steps", 0)
+
+    path = cfg["data"]["path"]
+    header = np.fromfile(path, dtype=np.int32, count=256)
+    if header[0] != 20240520:
+        sys.exit(print(f"bench_vs_fsdp2: {path}: not an llm.c token file (magic {header[0]})", file=sys.stderr) or 2)
+    tokens = np.memmap(path, dtype=np.uint16 if header[1] == 1 else np.uint32, mode="r", offset=256 * 4)
+    rng = np.random.default_rng(tr.get("seed", 1234))
+
+    records = []
+    torch.cuda.reset_peak_memory_stats()
+    for step in range(1, args.steps + 1):
+        for g in opt.param_groups:
+            g["lr"] = lr * min(1.0, step / warm) if warm else lr
+        starts = rng.integers(0, len(tokens) - s - 1, size=b)
+        batch = torch.from_numpy(np.stack([tokens[i:i + s + 1].astype(np.int64) for i in starts])).to(dev)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        logits = model(batch[:, :-1])
+        loss = F.cross_entropy(logits.float().view(-1, V), batch[:, 1:].reshape(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), tr.get("max_grad_norm", 1.0))
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+        records.append({"step": step, "loss": loss.item(), "step_time_s": dt, "tokens_per_s_per_gpu": b * s / dt})
+    result = {"records": records, "max_allocated_bytes": torch.cuda.max_memory_allocated(),
+              "max_reserved_bytes": torch.cuda.max_memory_reserved(), "torch": torch.__version__}
+    with open(args.result, "w") as f:
+        json.dump(result, f)
+    dist.destroy_process_group()
+
+
+# ----------------------------------------------------------------------------- compare
+
+def steady_median(records, key):
+    warm = min(len(records) // 5, 5)
+    return statistics.median(r[key] for r in records[warm:])
+
+
+def run_trainer(args, tmp, rnd):
+    d = os.path.join(tmp, f"trainer-{rnd}")
+    log = os.path.join(tmp, f"trainer-{rnd}.log")
+    with open(log, "w") as f:
+        rc = subprocess.call([os.path.join(args.build, "shardcast-train"), "run", args.config, "--steps", str(args.steps),
+                              "--metrics-dir", d], stdout=f, stderr=subprocess.STDOUT)
+    if rc != 0:
+        sys.exit(print(f"bench_vs_fsdp2: shardcast-train failed (exit {rc}); log: {log}", file=sys.stderr) or 1)
+    records = [json.loads(line) for line in open(os.path.join(d, "metrics.jsonl")) if line.strip()]
+    return {"tokens_per_s": steady_median(records, "tokens_per_s_per_gpu"),
+            "max_allocated_bytes": max(r["mem_peak_bytes"] for r in records),
+            "max_reserved_bytes": max(r.get("mem_reserved_peak_bytes", float("nan")) for r in records),
+            "loss_last": records[-1]["loss"]}
+
+
+def run_fsdp2(args, tmp, rnd):
+    res = os.path.join(tmp, f"fsdp2-{rnd}.json")
+    log = os.path.join(tmp, f"fsdp2-{rnd}.log")
+    with open(log, "w") as f:
+        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "--mode", "fsdp2", "--config", args.config,
+                              "--steps", str(args.steps), "--result", res, "--port", str(args.port + rnd)],
+                             stdout=f, stderr=subprocess.STDOUT)
+    if rc != 0:
+        sys.exit(print(f"bench_vs_fsdp2: the FSDP2 run failed (exit {rc}); log: {log}", file=sys.stderr) or 1)
+    r = json.load(open(res))
+    return {"tokens_per_s": steady_median(r["records"], "tokens_per_s_per_gpu"),
+            "max_allocated_bytes": r["max_allocated_bytes"], "max_reserved_bytes": r["max_reserved_bytes"],
+            "loss_last": r["records"][-1]["loss"]}
+
+
+def compare(args):
+    torch = torch_or_exit()
+    load_run(args.config)
+    gib = 2.0 ** 30
+    rounds = []
+    with tempfile.TemporaryDirectory(prefix="bench_vs_fsdp2_") as tmp:
+        for rnd in range(args.rounds):
+            order = [("trainer", run_trainer), ("fsdp2", run_fsdp2)]
+            if rnd % 2:
+                order.reverse()
+            row = {}
+            for name, fn in order:
+                row[name] = fn(args, tmp, rnd)
+            row["ratio"] = row["trainer"]["tokens_per_s"] / row["fsdp2"]["tokens_per_s"]
+            rounds.append(row)
+            t, f = row["trainer"], row["fsdp2"]
+            print(f"round {rnd + 1}: trainer {t['tokens_per_s']:.0f} tok/s, FSDP2 {f['tokens_per_s']:.0f} tok/s, "
+                  f"ratio {row['ratio']:.3f}x; max reserved GiB trainer {t['max_reserved_bytes'] / gib:.2f} / "
+                  f"FSDP2 {f['max_reserved_bytes'] / gib:.2f}", flush=True)
+    ratios = [r["ratio"] for r in rounds]
+    med = lambda side, k: statistics.median(r[side][k] for r in rounds)
+    t_res, f_res = med("trainer", "max_reserved_bytes"), med("fsdp2", "max_reserved_bytes")
+    met = statistics.median(ratios) >= 0.95 and t_res <= f_res
+    print(f"\nconfig {args.config}, {args.steps} steps x {args.rounds} rounds, torch {torch.__version__}, "
+          f"{torch.cuda.get_device_name(0)}")
+    print(f"| | tokens/s per GPU (median) | max allocated GiB | max reserved GiB |")
+    print(f"|---|---|---|---|")
+    for side, label in (("trainer", "shardcast-train"), ("fsdp2", "PyTorch FSDP2")):
+        print(f"| {label} | {med(side, 'tokens_per_s'):.0f} | {med(side, 'max_allocated_bytes') / gib:.2f} | "
+              f"{med(side, 'max_reserved_bytes') / gib:.2f} |")
+    print(f"| trainer / FSDP2, paired | {statistics.median(ratios):.3f}x [{min(ratios):.3f} .. {max(ratios):.3f}] | | |")
+    print(f"target (trainer >= 0.95x FSDP2's tokens/s at equal or lower max reserved): {'MET' if met else 'NOT MET'}")
+    if args.out:
+        with open(args.out, "w") as fo:
+            json.dump({"schema": 1, "check": "bench-vs-fsdp2", "config": args.config, "steps": args.steps,
+                       "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0), "rounds": rounds,
+                       "ratio_median": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
+                       "target_met": met}, fo, indent=2)
+        print(f"-> {args.out}")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", choices=["compare", "fsdp2"], default="compare")
+    ap.add_argument("--build", help="folder with shardcast-train (compare)")
+    ap.add_argument("--config", help="run.toml of the run (model, batch, data)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--out", help="compare: JSON of the rounds and the target")
+    ap.add_argument("--result", help="fsdp2: JSON to write")
+    ap.add_argument("--port", type=int, default=29517, help="store port of the FSDP2 runs (+ round index)")
+    args = ap.parse_args()
+    torch_or_exit()  # refuse old torch / no GPU before anything else
+    if not args.config:
+        ap.error("--config RUN_TOML is required")
+    if args.rounds < 1 or args.steps < 6:
+        ap.error("--rounds >= 1 and --steps >= 6 (the first min(steps/5, 5) steps are warm-up)")
+    if args.mode == "fsdp2":
+        if not args.result:
+            ap.error("--mode fsdp2 needs --result FILE")
+        return fsdp2_main(args)
+    if not args.build:
+        ap.error("--build BUILD_DIR is required")
+    return compare(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+// Cases, counts and CSV of the GPU kernel-ceiling table. See kernel_table.h.
+#include "trainer/microbench/kernel_table.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace shardcast::trainer {
+
+namespace {
+
+constexpr double kBf16 = 2;  // bytes per element
+constexpr double kFp32 = 4;
+constexpr double kInt64 = 8;
+// Cross-entropy rows stop at 2^31 logits (16384 tokens × a 128256 vocab): the fp32 upcast,
+// its log-softmax and their gradients hold ~16 bytes per logit at once (34 GiB there).
+constexpr double kMaxLossElements = double(int64_t(1) << 31);
+
+KernelRow gemm(int64_t m, int64_t n, int64_t k) {
+  KernelRow r;
+  r.op = "gemm";
+  r.m = m, r.n = n, r.k = k;
+  r.flop = 2.0 * double(m) * double(n) * double(k);
+  return r;
+}
+
+std::string cell(int64_t v) { return v > 0 ? std::to_string(v) : ""; }
+std::string count_cell(double v) { return v >= 0 ? fmt::format("{:.0f}", v) : ""; }  // integral counts
+std::string time_cell(double v) { return v >= 0 ? fmt::format("{:.6g}", v) : ""; }
+
+}  // namespace
+
+double sdpa_causal_fwd_flop(int64_t b, int64_t h, int64_t s, int64_t d) {
+  return 4.0 * double(b) * double(h) * double(s) * double(s) * double(d) / 2.0;
+}
+
+double sdpa_causal_bwd_flop(int64_t b, int64_t h, int64_t s, int64_t d) {
+  return 2.5 * sdpa_causal_fwd_flop(b, h, s, d);
+}
+
+std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
+  std::vector<KernelRow> rows;
+  // GEMMs: each weight W (out × in) of a block and the head, for T tokens:
+  // forward X(T×in)·Wᵀ, input gradient dY(T×out)·W, weight gradient dYᵀ(out×T)·X.
+  std::set<std::tuple<int64_t, int64_t, int64_t>> gemms;
+  for (const ModelSpec& m : o.models) {
+    const int64_t d = m.d_model, hd = m.head_dim();
+    const std::vector<std::pair<int64_t, int64_t>> weights = {
+        {int64_t(m.n_heads) * hd, d},  // q_proj
+        {m.kv_dim(), d},               // k_proj, v_proj
+        {d, int64_t(m.n_heads) * hd},  // o_proj
+        {m.ffn_dim, d},                // gate_proj, up_proj (or the GELU up)
+        {d, m.ffn_dim},                // down_proj
+        {m.vocab, d}};                 // lm_head (or the tied embedding as head)
+    for (int64_t T : o.tokens)
+      for (const auto& [out, in] : weights) {
+        gemms.insert({T, out, in});   // forward
+        gemms.insert({T, in, out});   // dX
+        gemms.insert({out, in, T});   // dW
+      }
+  }
+  for (const auto& [m, n, k] : gemms) rows.push_back(gemm(m, n, k));
+
+  // SDPA: every distinct (heads, kv_heads, head_dim) of the presets.
+  std::set<std::tuple<int64_t, int64_t, int64_t>> layouts;
+  for (const ModelSpec& m : o.models) layouts.insert({m.n_heads, m.n_kv_heads, m.head_dim()});
+  for (const auto& [h, kv, hd] : layouts)
+    for (int64_t s : o.seq_lens) {
+      const int64_t b = std::max<int64_t>(1, o.sdpa_tokens / s);
+      for (const bool bwd : {false, true}) {
+        KernelRow r;
+        r.op = bwd ? "sdpa_bwd" : "sdpa_fwd";
+        r.batch = b, r.seq_len = s, r.heads = h, r.kv_heads = kv, r.head_dim = hd;
+        r.flop = bwd ? sdpa_causal_bwd_flop(b, h, s, hd) : sdpa_causal_fwd_flop(b, h, s, hd);
+        rows.push_back(r);
+      }
+    }
+
+  // RMSNorm (m rows of width n = d_model) and cross-entropy (m rows of width n = vocab):
+  // fewest bytes = each input read once, each output written once (bf16 activations; the
+  // loss reads bf16 logits and int64 targets).
+  std::set<std::pair<int64_t, int64_t>> norms, losses;
+  for (const ModelSpec& m : o.models)
+    for (int64_t T : o.tokens) {
+      norms.insert({T, m.d_model});
+      losses.insert({T, m.vocab});
+    }
+  for (const auto& [m, n] : norms) {
+    const double mn = double(m) * double(n);
+    KernelRow f;
+    f.op = "rmsnorm_fwd", f.m = m, f.n = n;
+    f.bytes = kBf16 * (2 * mn + n);  // x read, y written, weight read
+    rows.push_back(f);
+    KernelRow b = f;
+    b.op = "rmsnorm_bwd";
+    b.bytes = kBf16 * (3 * mn + 2 * n);  // x and dy read, dx written, weight read, dweight written
+    rows.push_back(b);
+  }
+  for (const auto& [m, n] : losses) {
+    const double mn = double(m) * double(n);
+    if (mn > kMaxLossElements) continue;
+    KernelRow f;
+    f.op = "cross_entropy_fwd", f.m = m, f.n = n;
+    f.bytes = kBf16 * mn + kInt64 * m + kFp32;  // logits and targets read, the scalar written
+    rows.push_back(f);
+    KernelRow b = f;
+    b.op = "cross_entropy_bwd";
+    b.bytes = 2 * kBf16 * mn + kInt64 * m;  // logits and targets read, dlogits written
+    rows.push_back(b);
+  }
+
+  KernelRow c;
+  c.op = "copy";
+  c.bytes = 2.0 * double(o.copy_bytes);
+  rows.push_back(c);
+  return rows;
+}
+
+std::string format_kernel_csv(const KernelTableHeader& h, const std::vector<KernelRow>& rows) {
+  std::string s = fmt::format("# gpu: {}\n# driver: {}\n# torch: {}\n# cuda: {}\n# date: {}\n# command: {}\n", h.gpu,
+                              h.driver, h.torch, h.cuda, h.date, h.command);
+  s += "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n";
+  for (const KernelRow& r : rows)
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.op, r.dtype, cell(r.m), cell(r.n), cell(r.k),
+                     cell(r.batch), cell(r.seq_len), cell(r.heads), cell(r.kv_heads), cell(r.head_dim),
+                     count_cell(r.bytes), count_cell(r.flop), time_cell(r.seconds));
+  return s;
+}
+
+}  // namespace shardcast::trainer
