@@ -170,7 +170,7 @@ inline nlohmann::json candidate_json(const planner::Candidate& c) {
       {"reduce_dtype", t.precision.reduce_dtype},
       {"param_dtype", t.precision.param_dtype},
       {"compile", t.precision.compile},
-      {"fp8", t.precision.fp8},
+      {"fp8", to_string(t.precision.fp8)},
       {"label", planner::describe_config(t)}};
   nlohmann::json pred = c.prediction;
   pred.erase("timeline");

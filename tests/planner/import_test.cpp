@@ -343,7 +343,7 @@ selective_ac_option = "op"
 enable = true
 )", "job.toml");
   EXPECT_EQ(j.model_preset, "llama3.1-8b");
-  EXPECT_TRUE(j.fp8);
+  EXPECT_EQ(j.fp8, "tensorwise");
   EXPECT_TRUE(j.compile);
   EXPECT_EQ(*j.local_batch_size, 2);
   EXPECT_EQ(*j.global_batch_size, 64);

@@ -29,16 +29,15 @@ TEST(OutsideRuns, EveryRowIsPredictedOrSkippedForItsStatedReason) {
   for (const auto& r : rows) EXPECT_TRUE(ids.insert(r.row_id).second) << "duplicate row_id " << r.row_id;
 
   const ValidationResult v = validate_outside();
-  // The float8 rowwise recipes are out of scope (the planner's fp8 term is tensorwise scaling):
-  // their rows say so in in_scope_fsdp_only and are the only ones skipped.
-  const std::set<std::string> rowwise = {"ao_h100_8b_8g_f8rowwise", "ao_mi300x_8b_8g_f8rowwise_gw_hp",
-                                         "ao_mi300x_8b_8g_f8rowwise"};
+  // Every row is in scope; the float8 row-wise rows are predicted with their recipe (fp8_key).
+  const std::map<std::string, Fp8Recipe> recipe = {{"ao_h100_8b_8g_f8rowwise", Fp8Recipe::rowwise},
+                                                   {"ao_mi300x_8b_8g_f8rowwise_gw_hp", Fp8Recipe::rowwise_with_gw_hp},
+                                                   {"ao_mi300x_8b_8g_f8rowwise", Fp8Recipe::rowwise},
+                                                   {"ao_h100_8b_8g_f8tensorwise_fp8ag", Fp8Recipe::tensorwise}};
+  for (const auto& r : rows)
+    if (recipe.count(r.row_id)) EXPECT_EQ(r.cfg.precision.fp8, recipe.at(r.row_id)) << r.row_id;
   int predicted = 0;
   for (const auto& r : v.rows) {
-    if (rowwise.count(r.row_id)) {
-      EXPECT_EQ(r.skip_reason.rfind("out of scope: no (float8 rowwise", 0), 0u) << r.row_id << ": " << r.skip_reason;
-      continue;
-    }
     EXPECT_TRUE(r.skip_reason.empty()) << r.row_id << ": " << r.skip_reason;
     EXPECT_TRUE(r.has_tps) << r.row_id;
     EXPECT_TRUE(std::isfinite(r.predicted_tps) && r.predicted_tps > 0) << r.row_id;
@@ -46,8 +45,8 @@ TEST(OutsideRuns, EveryRowIsPredictedOrSkippedForItsStatedReason) {
     EXPECT_GT(r.band_rel_1sigma, 0) << r.row_id << ": every prediction states its band";
     ++predicted;
   }
-  EXPECT_EQ(predicted, 14);
-  EXPECT_EQ(v.n_skipped, 3);
+  EXPECT_EQ(predicted, 17);
+  EXPECT_EQ(v.n_skipped, 0);
 }
 
 // (n_layers, d_model, seq_len, gpu_type, n_gpus, micro-batch, measured tokens/s/GPU) of each row.
@@ -81,17 +80,19 @@ TEST(OutsideRuns, AccuracyHoldsItsMeasuredBounds) {
   // systematic sign, memory MAPE ≤ 8 % with no row predicted more than 5 % below its measured
   // value, ≥ 60 % of the rows inside their stated 1σ band and ≥ 90 % inside 2σ.
   // Regression bounds: what `shardcast validate --published configs/published/outside.csv`
-  // measured (MAPE 9.85 %, bias +1.36 %, memory MAPE 4.23 % over 4 rows, 12 / 14 within 1σ,
-  // 14 / 14 within 2σ), rounded up to the next 0.5 point so that a float-level change does not
-  // trip them; a change of the cost model that moves them further fails here on purpose.
+  // measured with the float8 recipes' rows in scope (MAPE 11.72 %, bias +3.87 %, memory MAPE
+  // 4.34 % over 7 rows, 16 / 17 within 1σ, 17 / 17 within 2σ), rounded up to the next 0.5 point
+  // so that a float-level change does not trip them; a change of the cost model that moves them
+  // further fails here on purpose. (Before the recipes: 14 rows, MAPE 9.85 %, bias +1.36 %; the
+  // three row-wise rows added are over-predicted by 16-31 %, docs/validation.md.)
   const ValidationResult v = validate_outside();
   const ValidationSummary& s = v.overall;
-  ASSERT_EQ(s.n, 14);
-  EXPECT_LE(s.mape_tps, 10.0);
-  EXPECT_LE(std::fabs(s.bias_tps), 2.0);
-  EXPECT_GE(s.within_1sigma, 12);
-  EXPECT_EQ(s.within_2sigma, 14);
-  ASSERT_EQ(s.n_mem, 4);
+  ASSERT_EQ(s.n, 17);
+  EXPECT_LE(s.mape_tps, 12.0);
+  EXPECT_LE(std::fabs(s.bias_tps), 4.0);
+  EXPECT_GE(s.within_1sigma, 16);
+  EXPECT_EQ(s.within_2sigma, 17);
+  ASSERT_EQ(s.n_mem, 7);
   EXPECT_LE(s.mape_mem, 4.5);
   for (const auto& r : v.rows) {
     if (!r.skip_reason.empty() || !r.has_mem) continue;

@@ -110,7 +110,7 @@ TEST(Search, EveryCandidateIsAValidConfig) {
     const auto errs = validate(c);
     EXPECT_TRUE(errs.empty()) << describe_config(c) << ": " << (errs.empty() ? "" : errs[0]);
     EXPECT_TRUE(labels.insert(describe_config(c)).second) << "duplicate " << describe_config(c);
-    saw_fp8 |= c.precision.fp8;
+    saw_fp8 |= c.precision.fp8_on();
     saw_compile |= c.precision.compile;
     saw_hybrid |= c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard;
   }
@@ -147,7 +147,7 @@ TEST(Search, Fp8OnlyWhereTheGpuHasIt) {
   s.allow_fp8 = true;
   const HardwareSpec a100 = load_hardware("A100-80GB-SXM");
   ASSERT_LE(a100.gpu.fp8_flops, 0);
-  for (const TrainConfig& c : enumerate_candidates(s, a100).configs) EXPECT_FALSE(c.precision.fp8);
+  for (const TrainConfig& c : enumerate_candidates(s, a100).configs) EXPECT_FALSE(c.precision.fp8_on());
 }
 
 TEST(Search, GlobalBatchIsRespected) {

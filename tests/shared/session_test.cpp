@@ -32,7 +32,7 @@ TrainConfig sample_config() {
   c.activation_checkpointing.ratio = 0.25;
   c.precision.reduce_dtype = "bf16";
   c.precision.compile = true;
-  c.precision.fp8 = true;
+  c.precision.fp8 = Fp8Recipe::rowwise;
   c.optimizer.lr = 1.5e-4;
   c.metrics.dir = "runs/x";
   return c;
