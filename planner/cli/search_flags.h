@@ -91,7 +91,7 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
   cmd->add_option("--max-mem-frac", f.max_mem_frac,
                   "memory budget as a fraction of device memory (margin against allocator retries)")
       ->capture_default_str();
-  cmd->add_flag("--allow-fp8", f.allow_fp8, "also try fp8 matmuls (GPUs with fp8 only)");
+  cmd->add_flag("--allow-fp8", f.allow_fp8, "also try each precision.fp8 recipe the runtime runs (GPUs with fp8 only)");
   cmd->add_flag("--allow-compile", f.allow_compile, "also try torch.compile");
   cmd->add_flag("--allow-selective-op", f.allow_selective_op,
                 "also try op-level selective checkpointing (torchtitan's \"op\"; not run by shardcast-train)");
