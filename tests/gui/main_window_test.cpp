@@ -255,7 +255,7 @@ class MainWindowTest : public QObject {
     QVERIFY(f.open(QIODevice::ReadOnly));
     const auto doc = nlohmann::json::parse(f.readAll().toStdString());
     QCOMPARE(QString::fromStdString(doc["format"].get<std::string>()), QString("shardcast-session"));
-    QCOMPARE(doc["schema"].get<int>(), 1);
+    QCOMPARE(doc["schema"].get<int>(), 2);
     QVERIFY(doc.contains("prediction"));
 
     MainWindow w2;
