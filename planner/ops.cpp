@@ -1,9 +1,9 @@
 #include "planner/ops.h"
 
-#include "planner/fp8_recipe.h"
-
 #include <algorithm>
 #include <cassert>
+
+#include "planner/fp8_recipe.h"
 
 namespace shardcast::planner {
 
