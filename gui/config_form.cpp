@@ -145,9 +145,13 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   compile_ = new QCheckBox(this);
   addField(pr, "precision.compile", "Compile", compile_,
            "precision.compile: torch.compile-style fusion (fewer memory passes); docs/cost-model.md.");
-  fp8_ = new QCheckBox(this);
-  addField(pr, "precision.fp8", "FP8", fp8_,
-           "precision.fp8: fp8 matmuls inside a bf16/fp16 model; needs a GPU with an fp8 peak.");
+  fp8_ = new QComboBox(this);
+  for (auto r : {Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp})
+    fp8_->addItem(to_string(r));
+  addField(pr, "precision.fp8", "FP8 recipe", fp8_,
+           "precision.fp8: torchao's float8 training recipe of the Linear layers inside a bf16/fp16 model: "
+           "none | tensorwise (fastest) | rowwise | rowwise_with_gw_hp (grad-weight GEMM in bf16); needs a GPU "
+           "with an fp8 peak and a runtime that runs the recipe; docs/cost-model.md §2.3.");
 
   outer->addWidget(general_error_);
   outer->addStretch(1);
@@ -385,7 +389,7 @@ TrainConfig ConfigForm::config() const {
   c.precision.param_dtype = param_dtype_->currentText().toStdString();
   c.precision.reduce_dtype = reduce_dtype_->currentText().toStdString();
   c.precision.compile = compile_->isChecked();
-  c.precision.fp8 = fp8_->isChecked();
+  c.precision.fp8 = *parse_fp8_recipe(fp8_->currentText().toStdString());  // items are the recipe names
   return c;
 }
 
@@ -474,7 +478,7 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
   setCombo(param_dtype_, q(cfg.precision.param_dtype));
   setCombo(reduce_dtype_, q(cfg.precision.reduce_dtype));
   compile_->setChecked(cfg.precision.compile);
-  fp8_->setChecked(cfg.precision.fp8);
+  fp8_->setCurrentText(to_string(cfg.precision.fp8));
   updating_ = false;
   updateEnabled();
   emit changed();

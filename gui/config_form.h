@@ -111,7 +111,8 @@ class ConfigForm : public QWidget {
   QComboBox* ac_mode_ = nullptr;
   QDoubleSpinBox* ac_ratio_ = nullptr;
   QComboBox *param_dtype_ = nullptr, *reduce_dtype_ = nullptr;
-  QCheckBox *compile_ = nullptr, *fp8_ = nullptr;
+  QCheckBox* compile_ = nullptr;
+  QComboBox* fp8_ = nullptr;  // precision.fp8: the recipe names (kFp8RecipeNames)
 };
 
 }  // namespace shardcast::gui

@@ -66,7 +66,7 @@ SearchTab::SearchTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureWat
   compile_ = new QCheckBox("Try compile", this);
   compile_->setToolTip("Also try precision.compile = true.");
   fp8_ = new QCheckBox("Try fp8", this);
-  fp8_->setToolTip("Also try precision.fp8 = true (only on GPUs with an fp8 peak).");
+  fp8_->setToolTip("Also try each precision.fp8 recipe the runtime runs (only on GPUs with an fp8 peak).");
   checks->addWidget(compile_);
   checks->addWidget(fp8_);
   opts->addLayout(checks);
@@ -203,7 +203,7 @@ void SearchTab::fill() {
                             ac_text(cfg),
                             QString::fromStdString(cfg.precision.reduce_dtype),
                             cfg.precision.compile ? "yes" : "no",
-                            cfg.precision.fp8 ? "yes" : "no"};
+                            to_string(cfg.precision.fp8)};
     for (int k = 0; k < cells.size(); ++k) table_->setItem(i, k, new QTableWidgetItem(cells[k]));
   }
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);

@@ -103,8 +103,16 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   // register_model_converter(Float8LinearConverter, "quantize.linear.float8") at
   // pytorch/torchtitan@e61f2cce4). FSDP's float8
   // all-gather stays off (enable_fsdp_float8_all_gather = false by default; removed upstream).
-  if (c.precision.fp8)
-    add("model", "converters", "[\"quantize.linear.float8\"]", "quantize.linear.float8", "fp8 matmuls (float8 linear)");
+  // The recipe: [quantize.linear.float8] recipe_name (job_config.py Float8Linear @e61f2cce4,
+  // Literal["tensorwise", "rowwise", "rowwise_with_gw_hp"] | None). tensorwise is left unset
+  // (None = torchao's Float8LinearConfig() default, tensorwise): a recipe_name together with
+  // enable_fsdp_float8_all_gather is refused by components/quantization/float8.py.
+  if (c.precision.fp8_on()) {
+    add("model", "converters", "[\"quantize.linear.float8\"]", "quantize.linear.float8",
+        fmt::format("fp8 matmuls (float8 linear, {})", to_string(c.precision.fp8)));
+    if (c.precision.fp8 != Fp8Recipe::tensorwise)
+      str("quantize.linear.float8", "recipe_name", to_string(c.precision.fp8), "torchao Float8LinearRecipeName");
+  }
 
   str("optimizer", "name", "AdamW");
   num("optimizer", "lr", real(c.optimizer.lr));
@@ -241,7 +249,7 @@ std::string render_accelerate_yaml(const TrainConfig& c) {
       "#        --main_process_ip $MASTER_ADDR train.py --per_device_train_batch_size {} "
       "--gradient_accumulation_steps {}\n",
       c.training.micro_batch, c.training.grad_accum);
-  if (c.precision.fp8) o += "# fp8: accelerate's mixed_precision 'fp8' needs an fp8 backend (TransformerEngine/torchao).\n";
+  if (c.precision.fp8_on()) o += "# fp8: accelerate's mixed_precision 'fp8' needs an fp8 backend (TransformerEngine/torchao).\n";
   if (ac.mode == AcMode::selective)
     o += fmt::format("# selective ratio {:g}: accelerate checkpoints every block (more recompute than planned).\n",
                      ac.ratio);
@@ -252,7 +260,7 @@ std::string render_accelerate_yaml(const TrainConfig& c) {
   o += "compute_environment: LOCAL_MACHINE\n";
   o += "distributed_type: FSDP\n";
   o += fmt::format("mixed_precision: {}\n",
-                   c.precision.fp8 ? "fp8" : (c.precision.param_dtype == "fp32" ? "'no'" : c.precision.param_dtype));
+                   c.precision.fp8_on() ? "fp8" : (c.precision.param_dtype == "fp32" ? "'no'" : c.precision.param_dtype));
   o += "downcast_bf16: 'no'\n";
   o += fmt::format("num_machines: {}\n", c.cluster.nodes);
   o += fmt::format("num_processes: {}   # total over all machines\n", W);
@@ -320,7 +328,7 @@ std::string render_fms_fsdp_args(const TrainConfig& c) {
                      "reduction is not expressible here and the run reduces in {}\n",
                      c.precision.reduce_dtype, c.precision.param_dtype);
   o += fmt::format("--mixed_precision={}\n", c.precision.param_dtype == "fp32" ? "False" : "True");
-  if (c.precision.fp8) o += "# fp8: fms-fsdp has no fp8 switch; the plan's fp8 speed-up does not apply\n";
+  if (c.precision.fp8_on()) o += "# fp8: fms-fsdp has no fp8 switch; the plan's fp8 speed-up does not apply\n";
   if (c.training.grad_accum > 1)
     o += fmt::format("# fms-fsdp has no gradient accumulation: the plan's {} micro-steps per step become {} "
                      "steps of 1/{} the batch\n",
@@ -357,6 +365,13 @@ std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s) 
 // on the command line: selective = op-level SAC, full, none).
 std::string render_torchtitan_recipe(const TrainConfig& c) {
   require_fp32_reduce(c);
+  // Float8LinearConverter.Config.recipe_name: Literal["rowwise", "rowwise_with_gw_hp"]
+  // (torchtitan/components/quantization/float8.py @b5bcd76c6; tensorwise removed in #3127).
+  if (c.precision.fp8 == Fp8Recipe::tensorwise)
+    throw ConfigError("torchtitan", "precision.fp8",
+                      "\"tensorwise\": torchtitan's current generation runs float8 recipes rowwise | rowwise_with_gw_hp "
+                      "only (tensorwise scaling removed in pytorch/torchtitan#3127, 6348d93d1); choose one of those or "
+                      "--torchtitan-version 0.2");
   const int W = c.world_size();
   const int Ns = shard_size(c);
   const auto s = c.parallelism.sharding_strategy;
@@ -375,9 +390,9 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
       "#   expandable_segments:True; on torch before 2.8 set PYTORCH_CUDA_ALLOC_CONF to the same.\n",
       c.cluster.gpus_per_node, c.cluster.nodes, c.cluster.nodes, c.cluster.gpus_per_node);
   o += "from torchtitan.components.optimizer.optimizer import ParamGroupConfig\n";
-  if (c.precision.fp8) o += "from torchtitan.components.quantization import Float8LinearConverter\n";
+  if (c.precision.fp8_on()) o += "from torchtitan.components.quantization import Float8LinearConverter\n";
   if (ac.mode != AcMode::none) o += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
-  if (c.precision.fp8 || flavor.empty()) o += "from torchtitan.models.llama3 import model_registry\n";
+  if (c.precision.fp8_on() || flavor.empty()) o += "from torchtitan.models.llama3 import model_registry\n";
   o += fmt::format("from torchtitan.models.llama3.config_registry import {}\n", base);
   o += "from torchtitan.trainer import Trainer\n\n\n";
   o += "def shardcast_plan() -> Trainer.Config:\n";
@@ -390,10 +405,11 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
     o += fmt::format("    # no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={}): register\n"
                      "    # one named \"{}\" in torchtitan/models/llama3/__init__.py llama3_configs\n",
                      c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim, model_name);
-  if (c.precision.fp8)
+  if (c.precision.fp8_on())
     set("model_spec",
-        fmt::format("model_registry(\"{}\", converters=[Float8LinearConverter.Config(model_compile_enabled={})])",
-                    model_name, c.precision.compile ? "True" : "False"),
+        fmt::format("model_registry(\"{}\", converters=[Float8LinearConverter.Config(recipe_name=\"{}\", "
+                    "model_compile_enabled={})])",
+                    model_name, to_string(c.precision.fp8), c.precision.compile ? "True" : "False"),
         "fp8 matmuls (float8 linear; collectives in bf16)");
   else if (flavor.empty())
     set("model_spec", fmt::format("model_registry(\"{}\")", model_name));

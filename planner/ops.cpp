@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "planner/fp8_recipe.h"
+
 namespace shardcast::planner {
 
 namespace {
@@ -190,21 +192,36 @@ double elementwise_bytes(const Op& op, const ComputeContext& c) {
 }
 }  // namespace
 
+double gemm_time(double m, double n, double k, bool fp8, const ComputeContext& c) {
+  const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
+  Op op;
+  op.m = m, op.n = n, op.k = k;
+  const double shape = gemm_shape_eff(op, c.eff) / c.eff.matmul_eff;  // in (0, 1)
+  const double flops = 2.0 * m * n * k;
+  if (fp8)
+    return std::max(flops / (c.fp8_peak_flops * c.eff.fp8_matmul_eff * shape), ((m * k + k * n) + c.act_bytes * m * n) / hbm);
+  return std::max(flops / (c.peak_flops * c.eff.matmul_eff * shape), c.act_bytes * (m * k + k * n + m * n) / hbm);
+}
+
+namespace {
+// An fp8 Linear: its three GEMMs and the recipe's scaling and cast kernels (fp8_recipe.h).
+bool runs_fp8(const Op& op, const ComputeContext& c) {
+  return op.kind == OpKind::matmul && op.fp8 && c.fp8 != Fp8Recipe::none && c.fp8_peak_flops > 0;
+}
+Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
+  return fp8_linear_time(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, c.fp8_weights_precast,
+                         c.hbm_bandwidth * c.eff.hbm_eff,
+                         [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); });
+}
+}  // namespace
+
 double op_forward_time(const Op& op, const ComputeContext& c) {
   const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
   switch (op.kind) {
     case OpKind::matmul: {
+      if (runs_fp8(op, c)) return fp8_time(op, c).fwd_s;
       const double shape = gemm_shape_eff(op, c.eff) / c.eff.matmul_eff;  // in (0, 1)
-      double t;
-      if (c.fp8_peak_flops > 0 && op.fp8) {
-        // fp8 GEMM plus the casts of its operands to fp8 (read A bytes, write 1 byte); with fp8
-        // all-gather the weight arrives already cast (torchao casts the shard before the gather).
-        const double cast_elems = op.m * op.k + (c.fp8_weights_precast ? 0.0 : op.k * op.n);
-        t = op.flops / (c.fp8_peak_flops * c.eff.fp8_matmul_eff * shape) + cast_elems * (c.act_bytes + 1.0) / hbm;
-      } else {
-        t = op.flops / (c.peak_flops * c.eff.matmul_eff * shape);
-      }
-      return std::max(t, op.bytes / hbm);
+      return std::max(op.flops / (c.peak_flops * c.eff.matmul_eff * shape), op.bytes / hbm);
     }
     case OpKind::attention: {
       // Diagonal tiles of the causal mask are computed whole: +tile/s of the executed FLOPs
@@ -221,6 +238,7 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
 double op_backward_time(const Op& op, const ComputeContext& c) {
   switch (op.kind) {
     case OpKind::matmul:
+      if (runs_fp8(op, c)) return fp8_time(op, c).bwd_s;
       return 2.0 * op_forward_time(op, c);  // grad-input and grad-weight GEMMs
     case OpKind::attention:
       return 2.5 * op_forward_time(op, c);  // flash backward: 5 GEMMs vs 2 (recomputes QKᵀ)

@@ -19,6 +19,7 @@
 #include "planner/efficiency.h"
 #include "shared/hardware_spec.h"
 #include "shared/model_spec.h"
+#include "shared/train_config.h"
 
 namespace shardcast::planner {
 
@@ -60,8 +61,9 @@ struct Op {
 // Everything the compute model needs besides the model shape.
 struct ComputeContext {
   double peak_flops = 0;      // dense peak of the compute dtype  // FLOP/s
-  double fp8_peak_flops = 0;  // 0 = fp8 off  // FLOP/s
-  bool fp8_weights_precast = false;  // fp8 all-gather: weights arrive in fp8, no cast at the GEMM
+  Fp8Recipe fp8 = Fp8Recipe::none;  // precision.fp8: the recipe of ops with Op::fp8 (fp8_recipe.h)
+  double fp8_peak_flops = 0;  // dense fp8 peak, used when fp8 != none  // FLOP/s
+  bool fp8_weights_precast = false;  // fp8 all-gather (tensorwise): weights arrive in fp8, no weight cast
   double hbm_bandwidth = 0;   // bytes/s
   int act_bytes = 2;          // bytes per activation element (2 for bf16/fp16, 4 for fp32)
   bool compile = false;
@@ -84,6 +86,10 @@ std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int s
 std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes,
                                  CrossEntropyImpl ce = CrossEntropyImpl::fp32_upcast,
                                  NormImpl norm = NormImpl::eager);
+
+// Time of one GEMM (m×k)·(k×n), in the compute dtype or (fp8) in fp8 at cuBLAS's tensor-wise
+// rate, bounded below by its bytes (fp8: operands at 1 byte, output in the compute dtype).  // s
+double gemm_time(double m, double n, double k, bool fp8, const ComputeContext& c);
 
 // Time of one op, forward and backward.  // s
 double op_forward_time(const Op& op, const ComputeContext& c);

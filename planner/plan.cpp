@@ -59,8 +59,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // Compute.
   ComputeContext cc;
   cc.peak_flops = hw.peak_flops(cfg.precision.param_dtype);
-  cc.fp8_peak_flops = cfg.precision.fp8 ? hw.peak_flops("fp8") : 0;
-  cc.fp8_weights_precast = cfg.precision.fp8 && opt.fp8_all_gather;
+  cc.fp8 = cfg.precision.fp8;
+  cc.fp8_peak_flops = cfg.precision.fp8_on() ? hw.peak_flops("fp8") : 0;
+  // FSDP's float8 all-gather exists for tensorwise scaling only (torchtitan e61f2cce4
+  // components/quantization/float8.py: recipe_name with enable_fsdp_float8_all_gather is refused).
+  cc.fp8_weights_precast = cfg.precision.fp8 == Fp8Recipe::tensorwise && opt.fp8_all_gather;
   cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
   cc.act_bytes = param_bytes;
   cc.compile = cfg.precision.compile;
@@ -123,7 +126,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   in.step_overhead_s = time_share * eff.step_overhead_s;  // host work competes for the cores too
   in.record_timeline = opt.timeline;
   const AcMode ac = cfg.activation_checkpointing.mode;
-  const bool fp8_gather = cfg.precision.fp8 && opt.fp8_all_gather;
+  const bool fp8_gather = cc.fp8_weights_precast;
   int checkpointed_blocks = 0;
   double sac_recompute_flops = 0;  // op-SAC GEMMs recomputed per micro-step  // FLOP
   for (int i = 0; i < U; ++i) {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -223,7 +225,14 @@ void fill_row(const RowReader& r, PublishedRow& row) {
                                 : 1;
   const std::string comp = lower(r.get("compile_key")), fp8 = lower(r.get("fp8_key"));
   cfg.precision.compile = starts_with(comp, "yes");
-  cfg.precision.fp8 = starts_with(fp8, "yes");
+  // fp8_key: the float8 recipe the row ran (none | tensorwise | rowwise | rowwise_with_gw_hp);
+  // "yes" / "no" are the spellings of CSVs written before recipes (every such fp8 row ran
+  // tensorwise: float8_experimental, torchao's default, TransformerEngine's per-tensor scale).
+  if (fp8.empty() || fp8 == "no") cfg.precision.fp8 = Fp8Recipe::none;
+  else if (fp8 == "yes") cfg.precision.fp8 = Fp8Recipe::tensorwise;
+  else if (auto rec = parse_fp8_recipe(fp8)) cfg.precision.fp8 = *rec;
+  else throw InputError(fmt::format("fp8_key '{}' is unknown (allowed: {}; yes = tensorwise, no = none)",
+                                    r.get("fp8_key"), kFp8RecipeNames));
   cfg.precision.param_dtype = "bf16";
   // The software that ran the row: its runtime profile (configs/runtimes/) says what it does
   // outside TrainConfig; validate.cpp resolves it with the row's hardware.

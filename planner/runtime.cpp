@@ -7,6 +7,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "shared/errors.h"
 
@@ -36,7 +37,12 @@ std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const
     return fmt::format("{} accepts precision.reduce_dtype {} only, not \"{}\"", rt.name, allowed, pr.reduce_dtype);
   }
   if (pr.compile && !t.compile) return fmt::format("{} cannot run precision.compile = true", rt.name);
-  if (pr.fp8 && !t.fp8) return fmt::format("{} cannot run precision.fp8 = true", rt.name);
+  if (pr.fp8_on() &&
+      std::find(t.fp8_recipes.begin(), t.fp8_recipes.end(), to_string(pr.fp8)) == t.fp8_recipes.end())
+    return t.fp8_recipes.empty()
+               ? fmt::format("{} cannot run precision.fp8 = \"{}\" (it runs \"none\" only)", rt.name, to_string(pr.fp8))
+               : fmt::format("{} cannot run precision.fp8 = \"{}\" (it runs none | {})", rt.name, to_string(pr.fp8),
+                             fmt::join(t.fp8_recipes, " | "));
   const AcMode ac = cfg.activation_checkpointing.mode;
   if (ac == AcMode::selective_op && !t.selective_op)
     return fmt::format("{} cannot run activation_checkpointing.mode = \"selective_op\"", rt.name);

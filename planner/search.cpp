@@ -122,7 +122,7 @@ std::string describe_config(const TrainConfig& c) {
                               c.training.grad_accum, ac_label(c.activation_checkpointing));
   if (c.precision.reduce_dtype != "fp32") s += " reduce " + c.precision.reduce_dtype;
   if (c.precision.compile) s += " compile";
-  if (c.precision.fp8) s += " fp8";
+  if (c.precision.fp8_on()) s += std::string(" fp8 ") + to_string(c.precision.fp8);
   return s;
 }
 
@@ -229,8 +229,7 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   const bool has_fp8 = hw.gpu.fp8_flops > 0 && base.precision.param_dtype != "fp32";
   std::vector<bool> compiles{false};
   if (space.allow_compile) compiles.push_back(true);
-  std::vector<bool> fp8s{false};
-  if (space.allow_fp8 && has_fp8) fp8s.push_back(true);
+  std::vector<Fp8Recipe> fp8s{Fp8Recipe::none};
   if (space.reduce_dtypes.empty()) throw UsageError("search: no reduce dtype to try");
   // A reduce dtype narrower than the parameters' fp32 is not a mixed-precision choice, and one
   // rank reduces nothing: fp32 only then.
@@ -240,7 +239,9 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   // Only what the runtime can run (planner/runtime.h runtime_refusal names the same rules).
   const RuntimeTerms& terms = runtime_preset(base.runtime).terms_for(is_gpu(hw));
   if (!terms.compile) compiles = {false};
-  if (!terms.fp8) fp8s = {false};
+  // With --allow-fp8: every recipe the runtime runs (configs/runtimes/ fp8_recipes).
+  if (space.allow_fp8 && has_fp8)
+    for (const std::string& name : terms.fp8_recipes) fp8s.push_back(*parse_fp8_recipe(name));
   if (terms.reduce_dtype_is_param_dtype) {
     reduce_dtypes = {base.precision.param_dtype};
   } else {
@@ -271,7 +272,7 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   for (const auto& [strategy, hsdp] : shardings)
     for (const std::string& rd : reduce_dtypes)
       for (bool compile : compiles)
-        for (bool fp8 : fp8s)
+        for (Fp8Recipe fp8 : fp8s)
           for (const auto& block : batch_blocks)
             for (const auto& lattice : lattices) {
               e.blocks.push_back({e.configs.size(), int(lattice.size()), int(block.size())});

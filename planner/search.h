@@ -41,7 +41,7 @@ struct SearchSpace {
   // Memory budget: reserved + runtime overhead ≤ max_mem_frac · device memory. The margin
   // below 1.0 keeps the allocator free of cudaMalloc retries (fms-fsdp#63).
   double max_mem_frac = 0.90;
-  bool allow_fp8 = false;          // also try fp8 matmuls (only if the GPU has fp8)
+  bool allow_fp8 = false;          // also try each fp8 recipe the runtime runs (only if the GPU has fp8)
   bool allow_compile = false;      // also try torch.compile
   // Also try torchtitan's op-level selective checkpointing (AcMode::selective_op). Off by
   // default: shardcast-train runs none, selective and full only.

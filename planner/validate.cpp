@@ -109,6 +109,7 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.source = rows[i].source;
     r.hardware = rows[i].cfg.cluster.hardware;
     r.runtime = rows[i].cfg.runtime;
+    r.fp8 = to_string(rows[i].cfg.precision.fp8);
     r.skip_reason = rows[i].skipped() ? rows[i].skip_reason : "not resolved";
     r.config_notes = rows[i].framework_notes;
   }
@@ -197,7 +198,7 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : v.rows) {
     nlohmann::json o = {{"line", r.line}, {"row_id", r.row_id}, {"source", r.source},
-                        {"hardware", r.hardware}, {"runtime", r.runtime}};
+                        {"hardware", r.hardware}, {"runtime", r.runtime}, {"fp8", r.fp8}};
     if (!r.skip_reason.empty()) {
       o["skipped"] = r.skip_reason;
     } else {

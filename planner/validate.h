@@ -38,6 +38,7 @@ struct ValidationRowResult {
   int line = 0;
   std::string row_id, source, hardware, skip_reason;
   std::string runtime;  // runtime profile the row was predicted for (from its framework column)
+  std::string fp8;      // precision.fp8 recipe it was predicted with (fp8_key)
   double predicted_tps = 0, measured_tps = 0, err_tps_pct = 0;  // tokens/s/GPU
   bool has_tps = false;
   double predicted_mfu = 0, measured_mfu = 0, err_mfu_pct = 0;

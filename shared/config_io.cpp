@@ -237,7 +237,13 @@ void read_key(TableReader& r, const TrainConfigKey& k, TrainConfig& c) {
   else if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) r.get(key, (*f)(c));
   else if (auto e = std::get_if<TrainEnumAccess>(&k.access)) {
     std::string v = e->get(c);
-    if (r.get(key, v) && !e->set(c, v)) throw ConfigError(r.file(), r.path(key), enum_error(v, e->allowed));
+    bool given = false;
+    try {
+      given = r.get(key, v);
+    } catch (const ConfigError& err) {  // not a string (e.g. the boolean `fp8 = true`): name the values
+      throw ConfigError(r.file(), r.path(key), fmt::format("{}; allowed: {}", err.detail(), e->allowed));
+    }
+    if (given && !e->set(c, v)) throw ConfigError(r.file(), r.path(key), enum_error(v, e->allowed));
   }
 }
 

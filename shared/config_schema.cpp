@@ -21,6 +21,12 @@ bool set_ac_mode(TrainConfig& c, const std::string& s) {
   return bool(v);
 }
 
+bool set_fp8_recipe(TrainConfig& c, const std::string& s) {
+  auto v = parse_fp8_recipe(s);
+  if (v) c.precision.fp8 = *v;
+  return bool(v);
+}
+
 }  // namespace
 
 std::string TrainConfigKey::table() const {
@@ -79,7 +85,10 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_KEY("precision.param_dtype", precision.param_dtype),
       SC_KEY("precision.reduce_dtype", precision.reduce_dtype),
       SC_KEY("precision.compile", precision.compile),
-      SC_KEY("precision.fp8", precision.fp8),
+      // A recipe name; a TOML boolean here is an error that names the recipes (config_io.cpp).
+      TrainConfigKey{"precision.fp8",
+                     TrainEnumAccess{[](const TrainConfig& c) -> std::string { return to_string(c.precision.fp8); },
+                                     set_fp8_recipe, kFp8RecipeNames}},
       SC_KEY("optimizer.name", optimizer.name),
       SC_KEY("optimizer.lr", optimizer.lr),
       SC_KEY("optimizer.beta1", optimizer.beta1),

@@ -43,7 +43,8 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "(non-reentrant torch.utils.checkpoint, torch >= 2.1): its last GEMM and the residual add after it "
      "are not run again"},
     {"compile", "bool", "", "it can run precision.compile = true"},
-    {"fp8", "bool", "", "it can run precision.fp8 = true"},
+    {"fp8_recipes", "string list", "tensorwise | rowwise | rowwise_with_gw_hp",
+     "the precision.fp8 recipes it can run (torchao's Float8LinearRecipeName); [] = none only"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
 };
@@ -81,7 +82,6 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "expandable_segments") return &t.expandable_segments;
   if (key == "recompute_early_stop") return &t.recompute_early_stop;
   if (key == "compile") return &t.compile;
-  if (key == "fp8") return &t.fp8;
   if (key == "selective_op") return &t.selective_op;
   if (key == "selective_blocks") return &t.selective_blocks;
   return nullptr;
@@ -122,14 +122,18 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
       if (!node.is_string()) throw ConfigError(file, path, fmt::format("expected a string ({})", it->allowed));
       *s = node.as_string()->get();
       check_allowed(*it, *s, file, path);
-    } else {  // reduce_dtypes
+    } else {  // string lists: reduce_dtypes (non-empty), fp8_recipes (may be empty)
+      const bool recipes = key == "fp8_recipes";
+      std::vector<std::string>& list = recipes ? t.fp8_recipes : t.reduce_dtypes;
       const toml::array* a = node.as_array();
-      if (!a || a->empty()) throw ConfigError(file, path, "expected a non-empty list of dtypes (fp32 | bf16 | fp16)");
-      t.reduce_dtypes.clear();
+      if (!a || (a->empty() && !recipes))
+        throw ConfigError(file, path, fmt::format("expected a {}list of strings ({})", recipes ? "" : "non-empty ",
+                                                  it->allowed));
+      list.clear();
       for (const auto& e : *a) {
-        if (!e.is_string()) throw ConfigError(file, path, "expected strings (fp32 | bf16 | fp16)");
-        t.reduce_dtypes.push_back(e.as_string()->get());
-        check_allowed(*it, t.reduce_dtypes.back(), file, path);
+        if (!e.is_string()) throw ConfigError(file, path, fmt::format("expected strings ({})", it->allowed));
+        list.push_back(e.as_string()->get());
+        check_allowed(*it, list.back(), file, path);
       }
     }
     given.push_back(key);

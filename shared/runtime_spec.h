@@ -35,7 +35,9 @@ struct RuntimeTerms {
   std::string collective_buffers = "rate_limited";  // rate_limited | record_stream
   bool recompute_early_stop = false;          // checkpoint recompute stops before the last GEMM
   bool compile = true;                        // can run precision.compile
-  bool fp8 = true;                            // can run precision.fp8
+  // precision.fp8 recipes it can run besides "none" (tensorwise | rowwise | rowwise_with_gw_hp);
+  // empty = bf16 only.
+  std::vector<std::string> fp8_recipes{"tensorwise", "rowwise", "rowwise_with_gw_hp"};
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
 };

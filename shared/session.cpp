@@ -141,6 +141,11 @@ Session parse_session(const std::string& text, const std::string& label) {
     }
   if (!j.contains("config")) throw InputError(label + ": config: missing");
 
+  if (schema == 1 && j["config"].is_object() && j["config"].contains("precision")) {
+    json& pr = j["config"]["precision"];  // precision.fp8 was a boolean (session.h)
+    if (pr.is_object() && pr.contains("fp8") && pr["fp8"].is_boolean())
+      pr["fp8"] = pr["fp8"].get<bool>() ? "tensorwise" : "none";
+  }
   Session s;
   const std::string cfg_label = label + " (config)";
   s.config = parse_train_config(json_to_toml_text(j["config"], cfg_label, "config"), cfg_label);

@@ -24,7 +24,10 @@
 namespace shardcast::session {
 
 inline constexpr const char* kFormat = "shardcast-session";
-inline constexpr int kSchema = 1;
+// Schema 2: config.precision.fp8 is a recipe name. Schema 1 files, written when it was a
+// boolean, are read with true = "tensorwise" (the one fp8 scaling the planner then modelled)
+// and false = "none"; a boolean in a schema-2 file is an error, as in run.toml.
+inline constexpr int kSchema = 2;
 
 struct Session {
   TrainConfig config;                           // config.cluster.hardware names the hardware

@@ -30,6 +30,16 @@ const char* to_string(AcMode m) {
   return "?";
 }
 
+const char* to_string(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::none: return "none";
+    case Fp8Recipe::tensorwise: return "tensorwise";
+    case Fp8Recipe::rowwise: return "rowwise";
+    case Fp8Recipe::rowwise_with_gw_hp: return "rowwise_with_gw_hp";
+  }
+  return "?";
+}
+
 std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s) {
   for (auto v : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op,
                  ShardingStrategy::hybrid_shard, ShardingStrategy::no_shard})
@@ -39,6 +49,12 @@ std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s) {
 
 std::optional<AcMode> parse_ac_mode(const std::string& s) {
   for (auto v : {AcMode::none, AcMode::selective, AcMode::full, AcMode::selective_op})
+    if (s == to_string(v)) return v;
+  return std::nullopt;
+}
+
+std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s) {
+  for (auto v : {Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp})
     if (s == to_string(v)) return v;
   return std::nullopt;
 }
@@ -159,9 +175,9 @@ std::vector<std::string> validate(const TrainConfig& c) {
           fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16 | fp16)", pr.param_dtype));
   require(e, is_dtype(pr.reduce_dtype), f, "precision.reduce_dtype",
           fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16 | fp16)", pr.reduce_dtype));
-  if (pr.fp8)
+  if (pr.fp8_on())
     require(e, pr.param_dtype != "fp32", f, "precision.fp8",
-            "true needs param_dtype = \"bf16\" or \"fp16\" (fp8 matmuls run inside a 16-bit model)");
+            fmt::format("\"{}\" needs param_dtype = \"bf16\" or \"fp16\" (fp8 matmuls run inside a 16-bit model)", to_string(pr.fp8)));
   const auto& o = c.optimizer;
   require(e, o.name == "adamw", f, "optimizer.name",
           fmt::format("\"{}\" is not allowed (allowed: adamw)", o.name));

@@ -22,14 +22,23 @@ enum class ShardingStrategy { full_shard, shard_grad_op, hybrid_shard, no_shard 
 // inside every block, matmul and attention outputs are kept and cheap ops are recomputed.
 // The planner models it; shardcast-train runs none, selective and full only.
 enum class AcMode { none, selective, full, selective_op };
+// precision.fp8: which float8 training recipe the Linear layers run, by torchao's names
+// (torchao/float8/config.py Float8LinearRecipeName, pytorch/ao@36027d82d): tensorwise = one
+// dynamic scale per tensor, cuBLAS GEMMs; rowwise = one scale per row, CUTLASS GEMM forward;
+// rowwise_with_gw_hp = rowwise with the grad-weight GEMM in bf16. none = bf16 GEMMs.
+// The cost of each recipe is planner/fp8_recipe.h; shardcast-train runs none only.
+enum class Fp8Recipe { none, tensorwise, rowwise, rowwise_with_gw_hp };
 
 const char* to_string(ShardingStrategy s);
 const char* to_string(AcMode m);
+const char* to_string(Fp8Recipe r);
 // Parse the TOML/CLI spelling; std::nullopt for an unknown name.
 std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s);
 std::optional<AcMode> parse_ac_mode(const std::string& s);
+std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s);
 inline const char* kShardingStrategyNames = "full_shard | shard_grad_op | hybrid_shard | no_shard";
 inline const char* kAcModeNames = "none | selective | full | selective_op";
+inline const char* kFp8RecipeNames = "none | tensorwise | rowwise | rowwise_with_gw_hp";
 
 struct ClusterConfig {
   std::string hardware = "cpu";   // preset key in configs/hardware/
@@ -70,7 +79,8 @@ struct PrecisionConfig {
   std::string param_dtype = "bf16";   // fp32 | bf16 | fp16
   std::string reduce_dtype = "fp32";  // fp32 | bf16 | fp16
   bool compile = false;
-  bool fp8 = false;
+  Fp8Recipe fp8 = Fp8Recipe::none;
+  bool fp8_on() const { return fp8 != Fp8Recipe::none; }
 };
 
 struct OptimizerConfig {

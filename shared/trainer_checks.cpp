@@ -26,8 +26,9 @@ std::vector<TrainerRefusal> trainer_refusals(const TrainConfig& cfg, bool nccl_c
                    "\"selective_op\" is modeled by the planner but shardcast-train runs none | selective | full"});
   if (cfg.precision.compile)
     out.push_back({"precision.compile", "true is modeled by the planner; shardcast-train has no compiler (set false)"});
-  if (cfg.precision.fp8)
-    out.push_back({"precision.fp8", "true is modeled by the planner; shardcast-train has no fp8 kernels (set false)"});
+  if (cfg.precision.fp8_on())
+    out.push_back({"precision.fp8", fmt::format("\"{}\" is modeled by the planner; shardcast-train has no fp8 kernels "
+                                                "(set \"none\")", to_string(cfg.precision.fp8))});
   if (backend == "nccl" && !nccl_compiled)
     out.push_back({"comm.backend", "\"nccl\" needs a LibTorch built with CUDA; this build has Gloo only"});
   if (cfg.data.path.empty()) {

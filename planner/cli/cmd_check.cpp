@@ -51,7 +51,7 @@ void register_check(CLI::App& app) {
     fmt::print("  act. ckpt    {} (ratio {}), precision {}/{}{}{}\n",
                to_string(c.activation_checkpointing.mode), c.activation_checkpointing.ratio,
                c.precision.param_dtype, c.precision.reduce_dtype, c.precision.compile ? ", compile" : "",
-               c.precision.fp8 ? ", fp8" : "");
+               c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
     fmt::print("  steps        {} (seed {}), lr {} ({} warmup, {} decay)\n", c.training.steps, c.training.seed,
                c.optimizer.lr, c.lr_schedule.warmup_steps, c.lr_schedule.decay);
     if (c.prediction.present)

@@ -74,7 +74,7 @@ void register_emit(CLI::App& app) {
     if (a->from_search) {
       const ConfigFlags& c = a->choice;
       if (!c.config.empty() || !c.strategy.empty() || c.hsdp_shard_size >= 0 || c.micro_batch > 0 ||
-          c.grad_accum > 0 || !c.ac.empty() || c.ac_ratio >= 0 || c.compile || c.fp8)
+          c.grad_accum > 0 || !c.ac.empty() || c.ac_ratio >= 0 || c.compile || !c.fp8.empty())
         throw UsageError(
             "emit: --from-search chooses the configuration; drop run.toml, --strategy, --hsdp-shard-size, "
             "--micro-batch, --grad-accum, --ac, --ac-ratio, --compile, --fp8 (use --allow-compile/--allow-fp8)");

@@ -96,7 +96,7 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
     }
   }
   if (j.compile) f.compile = true;
-  if (j.fp8) f.fp8 = true;
+  if (!j.fp8.empty()) f.fp8 = j.fp8;
   if (f.param_dtype.empty()) f.param_dtype = j.param_dtype.value_or("bf16");
   if (f.reduce_dtype.empty()) f.reduce_dtype = j.reduce_dtype.value_or("fp32");
   TrainConfig c = config_from_flags("import", f, hw);

@@ -49,7 +49,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   fmt::print("      {}; micro_batch {} x seq_len {} x grad_accum {}; ac {}; {}/{}{}{}\n", strategy,
              c.training.micro_batch, c.training.seq_len, c.training.grad_accum, ac,
              c.precision.param_dtype, c.precision.reduce_dtype, c.precision.compile ? ", compile" : "",
-             c.precision.fp8 ? ", fp8" : "");
+             c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
   fmt::print("      runtime {}\n\n", c.runtime);
   fmt::print("memory per GPU (at the allocated peak)      GiB\n");
   double overhead = 0;

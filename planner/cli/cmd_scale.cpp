@@ -123,7 +123,7 @@ std::string csv_text(const std::vector<planner::ScalePoint>& pts) {
                      p.gpus, p.nodes, planner::describe_config(c), to_string(c.parallelism.sharding_strategy),
                      c.parallelism.hsdp_shard_size, c.training.micro_batch, c.training.grad_accum,
                      to_string(c.activation_checkpointing.mode), c.activation_checkpointing.ratio,
-                     c.precision.reduce_dtype, c.precision.compile, c.precision.fp8, p.global_batch_tokens,
+                     c.precision.reduce_dtype, c.precision.compile, to_string(c.precision.fp8), p.global_batch_tokens,
                      q.tokens_per_s_per_gpu, p.total_tokens_per_s, q.mfu, q.step_time_s, p.exposed_fraction,
                      planner::memory_needed_bytes(q), p.days, p.gpu_hours, p.scaling_efficiency, p.goodput.goodput,
                      p.goodput.interval_steps, p.days_with_failures, p.flags);

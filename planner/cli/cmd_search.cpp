@@ -33,7 +33,7 @@ std::string ac_cell(const ActivationCheckpointingConfig& ac) {
 std::string extra_cell(const PrecisionConfig& p) {
   std::string s;
   if (p.compile) s += "compile";
-  if (p.fp8) s += s.empty() ? "fp8" : "+fp8";
+  if (p.fp8_on()) s += (s.empty() ? "fp8 " : "+fp8 ") + std::string(to_string(p.fp8));
   return s.empty() ? "-" : s;
 }
 

@@ -61,7 +61,11 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   }
   if (a.ac_ratio) c.activation_checkpointing.ratio = *a.ac_ratio;
   if (a.compile) c.precision.compile = true;
-  if (a.fp8) c.precision.fp8 = true;
+  if (!a.fp8.empty()) {
+    auto r = parse_fp8_recipe(a.fp8);
+    if (!r) throw UsageError(cmd + fmt::format(": --fp8 '{}' (allowed: {})", a.fp8, kFp8RecipeNames));
+    c.precision.fp8 = *r;
+  }
   if (!from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {
     // A preset without bf16 (the CPU profile) computes in fp32; printed in the header.
     c.precision.param_dtype = "fp32";
@@ -89,7 +93,16 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
   cmd->add_option("--ac", f.ac, std::string("activation checkpointing: ") + kAcModeNames);
   cmd->add_option("--ac-ratio", f.ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
   cmd->add_flag("--compile", f.compile, "torch.compile (fused elementwise ops)");
-  cmd->add_flag("--fp8", f.fp8, "fp8 matmuls (float8 linear)");
+  // --fp8 alone = tensorwise (what the flag meant before it took a recipe). A bare --fp8 takes
+  // the next word as its recipe: write the config file before it, or --fp8 tensorwise.
+  cmd->add_option("--fp8", f.fp8,
+                  std::string("fp8 matmuls (torchao float8 training recipe): ") + kFp8RecipeNames +
+                      "; --fp8 alone = tensorwise")
+      ->expected(0, 1)
+      ->default_str("tensorwise")
+      ->check(CLI::IsMember(std::vector<std::string>{to_string(Fp8Recipe::none), to_string(Fp8Recipe::tensorwise),
+                                                     to_string(Fp8Recipe::rowwise),
+                                                     to_string(Fp8Recipe::rowwise_with_gw_hp)}));
   cmd->add_option("--param-dtype", f.param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
   cmd->add_option("--reduce-dtype", f.reduce_dtype, "fp32 | bf16 | fp16 (default fp32)");
 

@@ -28,7 +28,8 @@ struct ConfigFlags {
   // documented default) stands. Ranges are checked by CLI11 (planner/cli/validators.cpp).
   std::optional<int> gpus, gpus_per_node, hsdp_shard_size, micro_batch, seq_len, grad_accum;
   std::optional<double> inter_node_gbps, ac_ratio;
-  bool compile = false, fp8 = false;
+  bool compile = false;
+  std::string fp8;  // --fp8 [RECIPE]: "" = not given; bare --fp8 = "tensorwise"
 };
 
 // The TrainConfig the flags describe, on top of the config file when one is given; `hw` gets

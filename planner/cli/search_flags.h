@@ -91,7 +91,7 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
   cmd->add_option("--max-mem-frac", f.max_mem_frac,
                   "memory budget as a fraction of device memory (margin against allocator retries)")
       ->capture_default_str();
-  cmd->add_flag("--allow-fp8", f.allow_fp8, "also try fp8 matmuls (GPUs with fp8 only)");
+  cmd->add_flag("--allow-fp8", f.allow_fp8, "also try each precision.fp8 recipe the runtime runs (GPUs with fp8 only)");
   cmd->add_flag("--allow-compile", f.allow_compile, "also try torch.compile");
   cmd->add_flag("--allow-selective-op", f.allow_selective_op,
                 "also try op-level selective checkpointing (torchtitan's \"op\"; not run by shardcast-train)");
@@ -170,7 +170,7 @@ inline nlohmann::json candidate_json(const planner::Candidate& c) {
       {"reduce_dtype", t.precision.reduce_dtype},
       {"param_dtype", t.precision.param_dtype},
       {"compile", t.precision.compile},
-      {"fp8", t.precision.fp8},
+      {"fp8", to_string(t.precision.fp8)},
       {"label", planner::describe_config(t)}};
   nlohmann::json pred = c.prediction;
   pred.erase("timeline");

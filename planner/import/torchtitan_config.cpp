@@ -88,11 +88,24 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
       if (!e.is_string()) throw ConfigError(file, "model.converters", "expected a list of converter names");
       const std::string c = **e.as_string();
       if (c == "quantize.linear.float8" || c == "float8")  // "float8": its name before v0.2
-        j.fp8 = true;
+        j.fp8 = "tensorwise";  // torchao's Float8LinearConfig() default; recipe_name below
       else
         throw ConfigError(file, "model.converters",
                           fmt::format("converter '{}' is not modelled (the planner models quantize.linear.float8)", c));
     }
+  }
+  // The float8 recipe (torchtitan/config/job_config.py Float8Linear.recipe_name, @e61f2cce4:
+  // Literal["tensorwise", "rowwise", "rowwise_with_gw_hp"] | None; None = tensorwise).
+  for (const std::string sec : {"quantize.linear.float8", "float8"}) {
+    const toml::node_view<const toml::node> v = root.at_path(sec + ".recipe_name");
+    if (!v) continue;
+    used.insert(sec + ".recipe_name");
+    const auto r = v.value<std::string>();
+    if (!r || !parse_fp8_recipe(*r) || *r == "none")
+      throw ConfigError(file, sec + ".recipe_name",
+                        fmt::format("expected one of \"tensorwise\" | \"rowwise\" | \"rowwise_with_gw_hp\" (torchao's "
+                                    "Float8LinearRecipeName)"));
+    if (!j.fp8.empty()) j.fp8 = *r;
   }
   get_int("training", "local_batch_size", j.local_batch_size);
   get_int("training", "global_batch_size", j.global_batch_size);

@@ -31,7 +31,10 @@ struct TorchtitanJob {
   std::optional<std::string> param_dtype, reduce_dtype;  // shardcast spelling (bf16, fp32)
   std::optional<double> max_norm, lr, eps, weight_decay;
   std::optional<int> warmup_steps;
-  bool compile = false, fp8 = false;
+  bool compile = false;
+  // precision.fp8: "" = no float8 converter; else the recipe ([quantize.linear.float8]
+  // recipe_name, or [float8] recipe_name before v0.2; absent = tensorwise, torchao's default).
+  std::string fp8;
   std::vector<std::string> ignored;         // section.key present but not used
 };
 

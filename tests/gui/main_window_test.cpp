@@ -198,7 +198,12 @@ class MainWindowTest : public QObject {
     // fp8 with fp32 params: the shared rule, shown next to FP8 (torchtitan runs fp8).
     editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");
     editor<QComboBox>(w, "precision.param_dtype")->setCurrentText("fp32");
-    editor<QCheckBox>(w, "precision.fp8")->setChecked(true);
+    // The FP8 recipe combo lists exactly torchao's names, as run.toml and --fp8 spell them.
+    QCOMPARE(editor<QComboBox>(w, "precision.fp8")->count(), 4);
+    for (const char* r : {"none", "tensorwise", "rowwise", "rowwise_with_gw_hp"})
+      QVERIFY(editor<QComboBox>(w, "precision.fp8")->findText(r) >= 0);
+    editor<QComboBox>(w, "precision.fp8")->setCurrentText("rowwise");
+    QCOMPARE(w.form()->config().precision.fp8, Fp8Recipe::rowwise);
     QVERIFY(w.form()->errorText("precision.fp8").contains("param_dtype"));
     // fp8 on a GPU without an fp8 peak: the planner's error, under FP8 as well.
     editor<QComboBox>(w, "precision.param_dtype")->setCurrentText("bf16");
@@ -207,7 +212,7 @@ class MainWindowTest : public QObject {
     QVERIFY(!w.prediction().has_value());
     QVERIFY2(w.form()->errorText("precision.fp8").contains("gpu.fp8_tflops"),
              qPrintable(w.form()->errorText("precision.fp8")));
-    editor<QCheckBox>(w, "precision.fp8")->setChecked(false);
+    editor<QComboBox>(w, "precision.fp8")->setCurrentText("none");
     QVERIFY(w.prediction().has_value());
     QVERIFY(w.form()->errorText("precision.fp8").isEmpty());
     // A custom model starts from the preset's fields; its errors land under its fields.
@@ -250,7 +255,7 @@ class MainWindowTest : public QObject {
     QVERIFY(f.open(QIODevice::ReadOnly));
     const auto doc = nlohmann::json::parse(f.readAll().toStdString());
     QCOMPARE(QString::fromStdString(doc["format"].get<std::string>()), QString("shardcast-session"));
-    QCOMPARE(doc["schema"].get<int>(), 1);
+    QCOMPARE(doc["schema"].get<int>(), 2);
     QVERIFY(doc.contains("prediction"));
 
     MainWindow w2;

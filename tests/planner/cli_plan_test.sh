@@ -41,6 +41,23 @@ check "plan --timeline writes a Chrome trace" 0 0 "traceEvents" "$tmp/trace.json
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --ac selective_op --micro-batch 2 --seq-len 8192 \
   --compile --fp8 --runtime torchtitan > "$tmp/out" 2>&1
 check "plan --ac selective_op --compile --fp8 --runtime torchtitan" 0 $? "runtime torchtitan" "$tmp/out"
+grep -q "fp8 tensorwise" "$tmp/out" || { echo "FAIL plan: --fp8 alone is not tensorwise"; fail=$((fail + 1)); }
+# --fp8 RECIPE: each of torchao's names, printed back; a bad name names the flag and the allowed values.
+for r in tensorwise rowwise rowwise_with_gw_hp; do
+  "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op \
+    --compile --fp8 "$r" --runtime torchtitan > "$tmp/out" 2>&1
+  check "plan --fp8 $r" 0 $? "fp8 $r" "$tmp/out"
+done
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --fp8 blockwise \
+  --runtime torchtitan > "$tmp/out" 2>&1
+rc=$?; [ $rc -ne 0 ] || rc=0
+check "plan --fp8 blockwise is refused" 1 $((rc != 0)) "--fp8" "$tmp/out"
+grep -q "rowwise_with_gw_hp" "$tmp/out" || { echo "FAIL plan --fp8 blockwise: allowed names not listed"; fail=$((fail + 1)); }
+# A runtime that runs no fp8: the refusal names what it runs.
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 4096 --fp8 rowwise \
+  --runtime fms-fsdp > "$tmp/out" 2>&1
+rc=$?
+check "plan --fp8 rowwise --runtime fms-fsdp is refused" 1 $((rc != 0)) "none" "$tmp/out"
 
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --ac selective_op --micro-batch 2 --seq-len 8192 \
   > "$tmp/out" 2>&1

@@ -250,7 +250,8 @@ const std::set<std::string> kTorchtitanKeys = {
     "parallelism.data_parallel_replicate_degree", "parallelism.data_parallel_shard_degree",
     "parallelism.fsdp_reshard_after_forward", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option",
     "compile.enable", "compile.components", "checkpoint.enable", "checkpoint.folder", "checkpoint.interval",
-    "checkpoint.keep_latest_k", "metrics.log_freq", "comm.init_timeout_seconds", "debug.seed"};
+    "checkpoint.keep_latest_k", "metrics.log_freq", "comm.init_timeout_seconds", "debug.seed",
+    "quantize.linear.float8.recipe_name"};
 const std::set<std::string> kAccelerateKeys = {
     "compute_environment", "distributed_type", "mixed_precision", "downcast_bf16", "num_machines", "num_processes",
     "machine_rank", "main_process_port", "rdzv_backend", "same_network", "use_cpu", "dynamo_config.dynamo_backend",
@@ -281,7 +282,7 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
         c.training.micro_batch = 2;
         c.training.grad_accum = 3;
         c.precision.compile = extras;
-        c.precision.fp8 = extras;
+        c.precision.fp8 = extras ? Fp8Recipe::rowwise : Fp8Recipe::none;
         if (extras) {
           c.checkpoint.dir = "ckpt";
           c.checkpoint.interval = 50;

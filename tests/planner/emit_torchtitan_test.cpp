@@ -59,6 +59,7 @@ std::vector<std::string> recipe_keys(const std::string& py) {
     } else if (key == "model_spec") {
       if (value.find("Float8LinearConverter.Config(") != std::string::npos) {
         keys.push_back("quantize.linear.float8");
+        if (value.find("recipe_name=") != std::string::npos) keys.push_back("quantize.linear.float8.recipe_name");
         if (value.find("model_compile_enabled=") != std::string::npos)
           keys.push_back("quantize.linear.float8.model_compile_enabled");
       }
@@ -82,7 +83,7 @@ std::vector<TrainConfig> configs() {
         c.parallelism.hsdp_shard_size = s == ShardingStrategy::hybrid_shard ? 8 : 0;
         c.activation_checkpointing.ratio = ac == AcMode::selective ? 0.5 : 1.0;
         c.precision.compile = extras;
-        c.precision.fp8 = extras;
+        c.precision.fp8 = extras ? Fp8Recipe::rowwise : Fp8Recipe::none;
         if (extras) {
           c.checkpoint.dir = "ckpt";
           c.checkpoint.interval = 50;
@@ -103,7 +104,7 @@ TEST(EmitTorchtitan, V02KeysAreTorchtitanKeys) {
     toml_keys(t, "", keys);
     for (const auto& k : keys) EXPECT_TRUE(known.count(k)) << "not a torchtitan v0.2 key: " << k;
     EXPECT_EQ(t["training"]["mixed_precision_reduce"].value_or(std::string()), "float32");
-    if (c.precision.fp8) {
+    if (c.precision.fp8_on()) {
       ASSERT_TRUE(t["model"]["converters"].as_array());
       EXPECT_EQ((*t["model"]["converters"].as_array())[0].value_or(std::string()), "quantize.linear.float8");
     }
@@ -134,6 +135,48 @@ TEST(EmitTorchtitan, CurrentKeysAreTorchtitanKeys) {
     EXPECT_NE(py.find("config.training.num_tokens_per_train_step = 786432"), std::string::npos);
     EXPECT_NE(py.find("config.training.max_context_length = 4096"), std::string::npos);
     EXPECT_NE(py.find("optimizer_name=\"AdamW\""), std::string::npos);
+  }
+}
+
+// Each float8 recipe as the generation asked for writes it: v0.2 TOML [quantize.linear.float8]
+// recipe_name (unset for tensorwise, torchao's default, which FSDP's float8 all-gather needs);
+// the current Float8LinearConverter.Config(recipe_name=...), which has no tensorwise (#3127).
+TEST(EmitTorchtitan, EachFp8RecipeInEachGeneration) {
+  TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::selective_op,
+                                    1, 8192, 1);
+  c.precision.compile = true;
+  for (Fp8Recipe r : {Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp}) {
+    SCOPED_TRACE(to_string(r));
+    c.precision.fp8 = r;
+    const toml::table t = toml::parse(render_torchtitan_toml(c));
+    const auto* converters = t["model"]["converters"].as_array();
+    const auto recipe = t["quantize"]["linear"]["float8"]["recipe_name"].value<std::string>();
+    if (r == Fp8Recipe::none) {
+      EXPECT_EQ(converters, nullptr);
+      EXPECT_FALSE(recipe.has_value());
+    } else {
+      ASSERT_NE(converters, nullptr);
+      EXPECT_EQ((*converters)[0].value_or(std::string()), "quantize.linear.float8");
+      if (r == Fp8Recipe::tensorwise) EXPECT_FALSE(recipe.has_value());
+      else EXPECT_EQ(recipe.value_or(""), to_string(r));
+    }
+    if (r == Fp8Recipe::tensorwise) {
+      try {
+        render_torchtitan_recipe(c);
+        ADD_FAILURE() << "tensorwise written for the current generation";
+      } catch (const ConfigError& e) {
+        EXPECT_EQ(e.key(), "precision.fp8");
+        EXPECT_NE(std::string(e.what()).find("rowwise | rowwise_with_gw_hp"), std::string::npos) << e.what();
+      }
+      continue;
+    }
+    const std::string py = render_torchtitan_recipe(c);
+    if (r == Fp8Recipe::none)
+      EXPECT_EQ(py.find("Float8LinearConverter"), std::string::npos);
+    else
+      EXPECT_NE(py.find(std::string("Float8LinearConverter.Config(recipe_name=\"") + to_string(r) + "\""),
+                std::string::npos)
+          << py;
   }
 }
 

@@ -343,7 +343,7 @@ selective_ac_option = "op"
 enable = true
 )", "job.toml");
   EXPECT_EQ(j.model_preset, "llama3.1-8b");
-  EXPECT_TRUE(j.fp8);
+  EXPECT_EQ(j.fp8, "tensorwise");
   EXPECT_TRUE(j.compile);
   EXPECT_EQ(*j.local_batch_size, 2);
   EXPECT_EQ(*j.global_batch_size, 64);
@@ -362,6 +362,29 @@ enable = true
                                          "tensor_parallel_degree = 2\n",
                                          "tp.toml"),
                ConfigError);
+}
+
+// The float8 recipe of a v0.2 job config: [quantize.linear.float8] recipe_name (unset =
+// tensorwise); without the converter no recipe applies; an unknown name names the key.
+TEST(ImportTorchtitanToml, Fp8RecipeName) {
+  const std::string head = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+  const std::string conv = "converters = [\"quantize.linear.float8\"]\n";
+  for (const char* r : {"tensorwise", "rowwise", "rowwise_with_gw_hp"}) {
+    const TorchtitanJob j = parse_torchtitan_job_toml(
+        head + conv + "[quantize.linear.float8]\nrecipe_name = \"" + r + "\"\n", "job.toml");
+    EXPECT_EQ(j.fp8, r);
+    EXPECT_TRUE(j.ignored.empty()) << j.ignored.front();
+  }
+  EXPECT_EQ(parse_torchtitan_job_toml(head + conv, "job.toml").fp8, "tensorwise");
+  EXPECT_EQ(parse_torchtitan_job_toml(head + "[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n", "job.toml").fp8,
+            "");
+  try {
+    parse_torchtitan_job_toml(head + conv + "[quantize.linear.float8]\nrecipe_name = \"mxfp8\"\n", "bad.toml");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "quantize.linear.float8.recipe_name");
+    EXPECT_NE(std::string(e.what()).find("rowwise_with_gw_hp"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ TEST(MemoryTerms, LossImplementationsOrderByMemory) {
 TEST(MemoryTerms, Fp8AllGatherHalvesTheGatheredBlocks) {
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   auto c = make_config("llama3-8b", "H100-80GB-SXM", 64, ShardingStrategy::full_shard, AcMode::selective_op, 2, 8192);
-  c.precision.fp8 = true;
+  c.precision.fp8 = Fp8Recipe::tensorwise;
   PlanOptions bf16_gather, fp8_gather;
   fp8_gather.fp8_all_gather = true;
   const Prediction a = plan(c, hw, bf16_gather), b = plan(c, hw, fp8_gather);
@@ -94,7 +94,7 @@ TEST(MemoryTerms, Fp8AllGatherHalvesTheGatheredBlocks) {
   EXPECT_GT(b.comm_s, 0.45 * a.comm_s);  // embedding and head still gather bf16; latency stays
   EXPECT_LE(b.step_time_s, a.step_time_s);
   // Without --fp8 the flag changes nothing.
-  c.precision.fp8 = false;
+  c.precision.fp8 = Fp8Recipe::none;
   EXPECT_DOUBLE_EQ(plan(c, hw, bf16_gather).step_time_s, plan(c, hw, fp8_gather).step_time_s);
 }
 

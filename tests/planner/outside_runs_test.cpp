@@ -30,13 +30,13 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // under; it is 19.3 % under today): the bounds hold what is, the targets what should be.
 struct OutsideBounds {
   size_t rows = 33;
-  int predicted = 30, skipped = 3;   // skipped: the three float8 rowwise rows
-  double mape_tps = 14.5;            // measured 14.12 %
-  double abs_bias_tps = 3.5;         // measured -3.26 % (fast and slow regimes partly cancel: see docs)
-  int min_within_1sigma = 20;        // measured 20 of 30
-  int min_within_2sigma = 30;        // measured 30 of 30
-  int n_mem = 19;                    // rows with a memory figure (12 max reserved, 7 max allocated)
-  double mape_mem = 8.5;             // measured 8.20 %
+  int predicted = 33, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
+  double mape_tps = 15.0;            // measured 14.8 %
+  double abs_bias_tps = 1.5;         // measured -1.3 % (fast and slow regimes partly cancel: see docs)
+  int min_within_1sigma = 24;        // measured 24 of 33
+  int min_within_2sigma = 33;        // measured 33 of 33
+  int n_mem = 22;                    // rows with a memory figure (15 max reserved, 7 max allocated)
+  double mape_mem = 8.0;             // measured 7.7 %
   double worst_mem_under_pct = -19.5;  // measured -19.3 % (tt165_fsdp2_7b_8g_noac_compile); target -5 %
   // Every published run ran; measured: one row predicted not to fit
   // (tt165_fsdp2_7b_8g_sac_compile_mb16: 97.1 GiB predicted reserved on a 95.04 GiB GPU, 88.2 measured).
@@ -53,16 +53,16 @@ TEST(OutsideRuns, EveryRowIsPredictedOrSkippedForItsStatedReason) {
   for (const auto& r : rows) EXPECT_TRUE(ids.insert(r.row_id).second) << "duplicate row_id " << r.row_id;
 
   const ValidationResult v = validate_outside();
-  // The float8 rowwise recipes are out of scope (the planner's fp8 term is tensorwise scaling):
-  // their rows say so in in_scope_fsdp_only and are the only ones skipped.
-  const std::set<std::string> rowwise = {"ao_h100_8b_8g_f8rowwise", "ao_mi300x_8b_8g_f8rowwise_gw_hp",
-                                         "ao_mi300x_8b_8g_f8rowwise"};
+  // Every row is in scope; the float8 row-wise rows are predicted with their recipe (fp8_key).
+  const std::map<std::string, Fp8Recipe> recipe = {{"ao_h100_8b_8g_f8rowwise", Fp8Recipe::rowwise},
+                                                   {"ao_mi300x_8b_8g_f8rowwise_gw_hp", Fp8Recipe::rowwise_with_gw_hp},
+                                                   {"ao_mi300x_8b_8g_f8rowwise", Fp8Recipe::rowwise},
+                                                   {"ao_h100_8b_8g_f8tensorwise_fp8ag", Fp8Recipe::tensorwise}};
+  for (const auto& r : rows)
+    if (recipe.count(r.row_id)) EXPECT_EQ(r.cfg.precision.fp8, recipe.at(r.row_id)) << r.row_id;
   int predicted = 0;
   for (const auto& r : v.rows) {
-    if (rowwise.count(r.row_id)) {
-      EXPECT_EQ(r.skip_reason.rfind("out of scope: no (float8 rowwise", 0), 0u) << r.row_id << ": " << r.skip_reason;
-      continue;
-    }
+    if (recipe.count(r.row_id)) EXPECT_EQ(r.fp8, to_string(recipe.at(r.row_id))) << r.row_id;
     EXPECT_TRUE(r.skip_reason.empty()) << r.row_id << ": " << r.skip_reason;
     EXPECT_TRUE(r.has_tps) << r.row_id;
     EXPECT_TRUE(std::isfinite(r.predicted_tps) && r.predicted_tps > 0) << r.row_id;

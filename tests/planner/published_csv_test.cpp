@@ -34,6 +34,30 @@ TEST(Csv, QuotesDoubledQuotesAndNewlines) {
   EXPECT_THROW(parse_csv("a,\"b\n", "t"), InputError);
 }
 
+// fp8_key names the float8 recipe; yes / no are the spellings of CSVs written before recipes.
+TEST(Csv, Fp8KeyIsTheRecipe) {
+  auto with_fp8 = [](const std::string& id, const std::string& fp8) {
+    std::string r = row("none", id, "16", "FULL_SHARD");
+    const size_t at = r.find(",no,no,");
+    r.replace(at, 7, ",no," + fp8 + ",");
+    return r;
+  };
+  const std::string text = std::string(kHeader) + with_fp8("a", "none") + with_fp8("b", "tensorwise") +
+                           with_fp8("c", "rowwise") + with_fp8("d", "rowwise_with_gw_hp") + with_fp8("e", "yes") +
+                           with_fp8("f", "no") + with_fp8("g", "blockwise");
+  const auto rows = parse_published_csv(text, "t.csv");
+  ASSERT_EQ(rows.size(), 7u);
+  const Fp8Recipe want[] = {Fp8Recipe::none,       Fp8Recipe::tensorwise, Fp8Recipe::rowwise,
+                            Fp8Recipe::rowwise_with_gw_hp, Fp8Recipe::tensorwise, Fp8Recipe::none};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_TRUE(rows[i].skip_reason.empty()) << rows[i].row_id << ": " << rows[i].skip_reason;
+    EXPECT_EQ(rows[i].cfg.precision.fp8, want[i]) << rows[i].row_id;
+  }
+  // An unknown recipe skips the row with a reason naming the column and the allowed values.
+  EXPECT_NE(rows[6].skip_reason.find("fp8_key 'blockwise'"), std::string::npos) << rows[6].skip_reason;
+  EXPECT_NE(rows[6].skip_reason.find("rowwise_with_gw_hp"), std::string::npos) << rows[6].skip_reason;
+}
+
 TEST(Csv, RowsToConfigs) {
   const std::string text = std::string(kHeader) + row("none", "r1", "128", "HYBRID_SHARD") +
                            row("full", "r2", "", "FULL_SHARD") + row("none", "r3", "16", "TP+FSDP") +

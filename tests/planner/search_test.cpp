@@ -106,15 +106,20 @@ TEST(Search, EveryCandidateIsAValidConfig) {
   ASSERT_FALSE(e.configs.empty());
   std::set<std::string> labels;
   bool saw_fp8 = false, saw_compile = false, saw_hybrid = false;
+  std::set<Fp8Recipe> recipes;
   for (const TrainConfig& c : e.configs) {
+    recipes.insert(c.precision.fp8);
     const auto errs = validate(c);
     EXPECT_TRUE(errs.empty()) << describe_config(c) << ": " << (errs.empty() ? "" : errs[0]);
     EXPECT_TRUE(labels.insert(describe_config(c)).second) << "duplicate " << describe_config(c);
-    saw_fp8 |= c.precision.fp8;
+    saw_fp8 |= c.precision.fp8_on();
     saw_compile |= c.precision.compile;
     saw_hybrid |= c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard;
   }
   EXPECT_TRUE(saw_fp8 && saw_compile && saw_hybrid);
+  // --allow-fp8 tries every recipe the runtime runs (torchtitan: all of torchao's three).
+  EXPECT_EQ(recipes, (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise,
+                                          Fp8Recipe::rowwise_with_gw_hp}));
   // Blocks tile the list exactly.
   size_t covered = 0;
   for (const auto& b : e.blocks) {
@@ -147,7 +152,7 @@ TEST(Search, Fp8OnlyWhereTheGpuHasIt) {
   s.allow_fp8 = true;
   const HardwareSpec a100 = load_hardware("A100-80GB-SXM");
   ASSERT_LE(a100.gpu.fp8_flops, 0);
-  for (const TrainConfig& c : enumerate_candidates(s, a100).configs) EXPECT_FALSE(c.precision.fp8);
+  for (const TrainConfig& c : enumerate_candidates(s, a100).configs) EXPECT_FALSE(c.precision.fp8_on());
 }
 
 TEST(Search, GlobalBatchIsRespected) {

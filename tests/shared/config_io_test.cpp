@@ -102,6 +102,20 @@ TEST(ConfigIo, RoundTripEveryField) {
   EXPECT_TRUE(r.precision.compile);
 }
 
+// Every recipe name reads back as itself through write_train_config / parse_train_config.
+TEST(ConfigIo, Fp8RecipesRoundTrip) {
+  for (Fp8Recipe r : {Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp}) {
+    TrainConfig c = parse_train_config(kBase, "base.toml");
+    c.precision.param_dtype = "bf16";
+    c.precision.fp8 = r;
+    const std::string text = write_train_config(c);
+    EXPECT_NE(text.find(std::string("fp8 = \"") + to_string(r) + "\""), std::string::npos) << text;
+    EXPECT_EQ(parse_train_config(text, "rt.toml").precision.fp8, r) << to_string(r);
+    EXPECT_EQ(parse_fp8_recipe(to_string(r)), r);
+  }
+  EXPECT_FALSE(parse_fp8_recipe("true").has_value());
+}
+
 TEST(ConfigIo, AtomicWriteLeavesNoTempFile) {
   const auto dir = std::filesystem::temp_directory_path() / "shardcast_atomic_test";
   std::filesystem::remove_all(dir);
@@ -214,7 +228,12 @@ TEST(ConfigIo, BadConfigsNameFileKeyAndAllowedValues) {
        {"precision.param_dtype", "fp32 | bf16 | fp16"}},
       {"bad reduce dtype", replace(b, "reduce_dtype = \"fp32\"", "reduce_dtype = \"int8\""),
        {"precision.reduce_dtype", "fp32 | bf16 | fp16"}},
-      {"fp8 with fp32 params", replace(b, "[precision]", "[precision]\nfp8 = true"), {"precision.fp8", "bf16"}},
+      {"fp8 with fp32 params", replace(b, "[precision]", "[precision]\nfp8 = \"tensorwise\""), {"precision.fp8", "bf16"}},
+      // precision.fp8 is a recipe name; the boolean of earlier files is an error naming them.
+      {"fp8 as a boolean", replace(b, "[precision]", "[precision]\nfp8 = true"),
+       {"precision.fp8", "expected a string", "boolean", "none | tensorwise | rowwise | rowwise_with_gw_hp"}},
+      {"fp8 unknown recipe", replace(b, "[precision]", "[precision]\nfp8 = \"blockwise\""),
+       {"precision.fp8", "\"blockwise\" is not allowed", "none | tensorwise | rowwise | rowwise_with_gw_hp"}},
       {"unknown model preset", replace(b, "\"tiny-2l\"", "\"tiny-2\""),
        {"model.preset", "unknown model preset 'tiny-2'", "did you mean 'tiny-2l'"}},
       // A name the file system refuses (ENAMETOOLONG) is an unknown preset, not a filesystem_error

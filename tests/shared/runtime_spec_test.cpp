@@ -45,7 +45,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
   std::string s = "[sources]\n";
   const char* values[][2] = {{"attention", "\"flash\""}, {"cross_entropy", "\"native\""}, {"rmsnorm", "\"eager\""},
                              {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
-                             {"collective_buffers", "\"rate_limited\""}};
+                             {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)
@@ -73,9 +73,14 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   EXPECT_FALSE(apr.terms.expandable_segments);  // run_llama_train.sh before a5e57e4a9
   EXPECT_FALSE(may.terms.expandable_segments);
   EXPECT_TRUE(cur.terms.expandable_segments);
+  // Row-wise float8 recipes arrived with [float8] recipe_name (torchtitan 069bae286, 2025-02-27).
+  EXPECT_EQ(apr.terms.fp8_recipes, std::vector<std::string>{"tensorwise"});
+  EXPECT_EQ(may.terms.fp8_recipes, std::vector<std::string>{"tensorwise"});
+  EXPECT_EQ(cur.terms.fp8_recipes, (std::vector<std::string>{"tensorwise", "rowwise", "rowwise_with_gw_hp"}));
   for (const RuntimeSpec* rt : {&apr, &may}) {
     RuntimeTerms t = rt->terms;
     t.rmsnorm = cur.terms.rmsnorm;
+    t.fp8_recipes = cur.terms.fp8_recipes;
     t.expandable_segments = cur.terms.expandable_segments;
     EXPECT_EQ(t.attention, cur.terms.attention) << rt->name;
     EXPECT_EQ(t.cross_entropy, cur.terms.cross_entropy) << rt->name;
@@ -88,7 +93,7 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     EXPECT_EQ(t.collective_buffers, cur.terms.collective_buffers) << rt->name;
     EXPECT_EQ(t.recompute_early_stop, cur.terms.recompute_early_stop) << rt->name;
     EXPECT_EQ(t.compile, cur.terms.compile) << rt->name;
-    EXPECT_EQ(t.fp8, cur.terms.fp8) << rt->name;
+    EXPECT_EQ(t.fp8_recipes, cur.terms.fp8_recipes) << rt->name;
     EXPECT_EQ(t.selective_op, cur.terms.selective_op) << rt->name;
     EXPECT_EQ(t.selective_blocks, cur.terms.selective_blocks) << rt->name;
   }
@@ -139,6 +144,24 @@ TEST(RuntimeSpec, ParserRefusesWhatTheSchemaDoesNotAllow) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "terms.atention");
     EXPECT_NE(std::string(e.what()).find("attention"), std::string::npos);
+  }
+  // fp8_recipes: torchao's recipe names only ("none" is implied), and the former boolean term
+  // `fp8` is unknown with fp8_recipes suggested.
+  std::string recipes = minimal("", "");
+  recipes.replace(recipes.find("fp8_recipes = []"), 16, "fp8_recipes = [\"rowwise\", \"blockwise\"]");
+  try {
+    parse_runtime_toml(recipes, "x.toml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "terms.fp8_recipes");
+    EXPECT_NE(std::string(e.what()).find("tensorwise | rowwise | rowwise_with_gw_hp"), std::string::npos) << e.what();
+  }
+  try {
+    parse_runtime_toml(minimal("fp8 = true\n", ""), "x.toml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "terms.fp8");
+    EXPECT_NE(std::string(e.what()).find("fp8_recipes"), std::string::npos) << e.what();
   }
   // A value outside the allowed set.
   std::string bad = minimal("", "");

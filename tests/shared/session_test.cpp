@@ -32,7 +32,7 @@ TrainConfig sample_config() {
   c.activation_checkpointing.ratio = 0.25;
   c.precision.reduce_dtype = "bf16";
   c.precision.compile = true;
-  c.precision.fp8 = true;
+  c.precision.fp8 = Fp8Recipe::rowwise;
   c.optimizer.lr = 1.5e-4;
   c.metrics.dir = "runs/x";
   return c;
@@ -52,7 +52,7 @@ TEST(Session, RoundTripKeepsEveryConfigField) {
   EXPECT_FALSE(back.custom_hardware.has_value());
   const auto j = nlohmann::json::parse(text);
   EXPECT_EQ(j["format"], "shardcast-session");
-  EXPECT_EQ(j["schema"], 1);
+  EXPECT_EQ(j["schema"], 2);
   EXPECT_EQ(j["config"]["training"]["micro_batch"], 2);
   EXPECT_EQ(j["config"]["parallelism"]["sharding_strategy"], "hybrid_shard");
 }
@@ -113,12 +113,39 @@ TEST(Session, RejectsOtherFormatsAndNewerSchemas) {
   other["format"] = "fsdp-planner-session";
   expect_input_error(other, "format");
   auto newer = j;
-  newer["schema"] = 2;
+  newer["schema"] = kSchema + 1;
   expect_input_error(newer, "newer");
   auto unknown = j;
   unknown["validation_source"] = nlohmann::json::array();
   expect_input_error(unknown, "did you mean \"validation_sources\"");
   EXPECT_THROW(parse_session("{not json", "s.json"), InputError);
+}
+
+// Schema 1 wrote precision.fp8 as a boolean: read as tensorwise / none. Schema 2 names the recipe
+// and a boolean there is the config's own error.
+TEST(Session, Schema1Fp8BooleanIsReadAsItsRecipe) {
+  Session s;
+  s.config = sample_config();
+  s.config.precision.fp8 = Fp8Recipe::rowwise;
+  auto j = nlohmann::json::parse(write_session(s));
+  EXPECT_EQ(j["schema"], 2);
+  EXPECT_EQ(j["config"]["precision"]["fp8"], "rowwise");
+  EXPECT_EQ(parse_session(j.dump(), "s.json").config.precision.fp8, Fp8Recipe::rowwise);
+  auto old = j;
+  old["schema"] = 1;
+  old["config"]["precision"]["fp8"] = true;
+  EXPECT_EQ(parse_session(old.dump(), "s.json").config.precision.fp8, Fp8Recipe::tensorwise);
+  old["config"]["precision"]["fp8"] = false;
+  EXPECT_EQ(parse_session(old.dump(), "s.json").config.precision.fp8, Fp8Recipe::none);
+  auto bad = j;
+  bad["config"]["precision"]["fp8"] = true;
+  try {
+    parse_session(bad.dump(), "s.json");
+    FAIL() << "a boolean fp8 in a schema-2 session was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "precision.fp8");
+    EXPECT_NE(std::string(e.what()).find("rowwise_with_gw_hp"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Session, BadConfigValueNamesItsKeyPath) {

@@ -1,0 +1,88 @@
+// The cost of a float8 training recipe (precision.fp8) on one Linear layer.
+//
+// What it is: for torchao's recipes (torchao/float8/config.py Float8LinearRecipeName at
+// pytorch/ao@36027d82d), which of a Linear's three GEMMs run in fp8, the rate of the recipe's
+// fp8 GEMM kernel relative to cuBLAS's tensor-wise one, the extra scaling pass some GEMMs need
+// after them, and the scaling (amax) and cast kernels as bytes moved and kernels launched
+// (memory-bound; torchao's own roofline, torchao/testing/training/roofline_utils.py
+// get_tensor_memory_traffic_ovhd_s). docs/cost-model.md §fp8 lists every number with its
+// source. What it is not: the GEMM rate model (ops.h gemm_time owns it; this file asks it for
+// each GEMM's time) or memory (fp8 all-gather is plan.cpp's).
+// Pure functions, thread-safe.
+//
+// A Linear y = x·Wᵀ with x of M×K (tokens × in features) and W of N×K runs three GEMMs:
+//   forward      (M×K)·(K×N) → M×N
+//   grad_input   (M×N)·(N×K) → M×K
+//   grad_weight  (K×M)·(M×N) → K×N
+#pragma once
+
+#include <vector>
+
+#include "shared/train_config.h"
+
+namespace shardcast::planner {
+
+enum class LinearGemm { forward, grad_input, grad_weight };
+
+// How one of the three GEMMs runs under a recipe.
+struct Fp8GemmRun {
+  bool fp8 = false;    // in fp8 (false: in the compute dtype, at its rate)
+  double rate = 1.0;   // fp8 rate / cuBLAS tensor-wise fp8 rate at the same shape, in (0, 1]
+  // An elementwise pass over the GEMM's output after it (rowwise backward: cuBLAS tensor-wise
+  // GEMM, then output *= row scale · column scale), bytes per output element.
+  double rescale_bytes_per_output = 0;
+};
+Fp8GemmRun fp8_gemm_run(Fp8Recipe r, LinearGemm g, int act_bytes, bool compile);
+
+// The scaling and cast kernels of one Linear: bytes each kernel moves, by direction.
+struct Fp8CastKernels {
+  std::vector<double> fwd;  // bytes per kernel, forward
+  std::vector<double> bwd;  // bytes per kernel, backward
+};
+// compile: the first read of x and of grad_output is fused into the op before (torchao's
+// enable_fusion_modeling); weight_precast: the weight arrives in fp8 from the all-gather
+// (tensorwise only), no weight kernels.
+Fp8CastKernels fp8_cast_kernels(Fp8Recipe r, double M, double K, double N, int act_bytes, bool compile,
+                                bool weight_precast);
+
+// A kernel's floor: torchao's KERNEL_LAUNCH_OVERHEAD_SEC (roofline_utils.py, measured on H100).
+inline constexpr double kFp8CastKernelFloorS = 2e-6;  // s
+// The CUTLASS row-wise fp8 GEMM (fast accumulation, the forward GEMM of rowwise recipes)
+// relative to cuBLAS tensor-wise: "most shapes within 90-100 %" (pytorch/pytorch#147971, H100);
+// the middle of that range. No source states it for MI300X; the same value is used there.
+inline constexpr double kRowwiseGemmRate = 0.95;
+
+// The time of each GEMM of the Linear: `gemm(m, n, k, fp8)` in seconds for (m×k)·(k×n).
+struct Fp8LinearTime {
+  double fwd_s = 0;  // forward GEMM + forward cast kernels  // s
+  double bwd_s = 0;  // grad_input + grad_weight GEMMs, rescale passes, backward cast kernels  // s
+};
+template <class GemmTime>
+Fp8LinearTime fp8_linear_time(Fp8Recipe r, double M, double K, double N, int act_bytes, bool compile,
+                              bool weight_precast, double hbm_bytes_per_s, GemmTime gemm);
+
+// ---------------------------------------------------------------------------------------------
+
+template <class GemmTime>
+Fp8LinearTime fp8_linear_time(Fp8Recipe r, double M, double K, double N, int act_bytes, bool compile,
+                              bool weight_precast, double hbm_bytes_per_s, GemmTime gemm) {
+  auto kernels_s = [&](const std::vector<double>& bytes) {
+    double t = 0;
+    for (double b : bytes) t += b / hbm_bytes_per_s > kFp8CastKernelFloorS ? b / hbm_bytes_per_s : kFp8CastKernelFloorS;
+    return t;
+  };
+  // (m, n, k) of each GEMM and the size of its output.
+  auto one = [&](LinearGemm g, double m, double n, double k) {
+    const Fp8GemmRun run = fp8_gemm_run(r, g, act_bytes, compile);
+    double t = run.fp8 ? gemm(m, n, k, true) / run.rate : gemm(m, n, k, false);
+    if (run.rescale_bytes_per_output > 0) t += kernels_s({run.rescale_bytes_per_output * m * n});
+    return t;
+  };
+  const Fp8CastKernels casts = fp8_cast_kernels(r, M, K, N, act_bytes, compile, weight_precast);
+  Fp8LinearTime out;
+  out.fwd_s = one(LinearGemm::forward, M, N, K) + kernels_s(casts.fwd);
+  out.bwd_s = one(LinearGemm::grad_input, M, K, N) + one(LinearGemm::grad_weight, K, N, M) + kernels_s(casts.bwd);
+  return out;
+}
+
+}  // namespace shardcast::planner
