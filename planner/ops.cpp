@@ -179,10 +179,6 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
 }
 
 namespace {
-double gemm_shape_eff(const Op& op, const EfficiencyParams& e) {
-  const double kmin = std::min({op.m, op.n, op.k});
-  return e.matmul_eff * kmin / (kmin + e.matmul_dim_half);
-}
 double elementwise_bytes(const Op& op, const ComputeContext& c) {
   // compile: the fused traffic, over the achieved fraction of ideal fusion (fitted).
   // Ops compile cannot shorten (loss, embedding) keep their eager traffic.
@@ -190,23 +186,37 @@ double elementwise_bytes(const Op& op, const ComputeContext& c) {
 }
 }  // namespace
 
+namespace {
+// One GEMM (m×k)·(k×n) at `rate` (FLOP/s): on the SM grid, or the roofline's shape curve.
+double gemm_time(double m, double n, double k, double rate, const ComputeContext& c) {
+  if (c.grid.sm_count > 0) return gemm_time_tiled(m, n, k, rate, c.grid);
+  const double kmin = std::min({m, n, k});
+  return 2.0 * m * n * k / (rate * kmin / (kmin + c.eff.matmul_dim_half));
+}
+}  // namespace
+
 double op_forward_time(const Op& op, const ComputeContext& c) {
   const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
   switch (op.kind) {
     case OpKind::matmul: {
-      const double shape = gemm_shape_eff(op, c.eff) / c.eff.matmul_eff;  // in (0, 1)
       double t;
       if (c.fp8_peak_flops > 0 && op.fp8) {
         // fp8 GEMM plus the casts of its operands to fp8 (read A bytes, write 1 byte); with fp8
         // all-gather the weight arrives already cast (torchao casts the shard before the gather).
         const double cast_elems = op.m * op.k + (c.fp8_weights_precast ? 0.0 : op.k * op.n);
-        t = op.flops / (c.fp8_peak_flops * c.eff.fp8_matmul_eff * shape) + cast_elems * (c.act_bytes + 1.0) / hbm;
+        t = gemm_time(op.m, op.n, op.k, c.fp8_peak_flops * c.eff.fp8_matmul_eff, c) +
+            cast_elems * (c.act_bytes + 1.0) / hbm;
       } else {
-        t = op.flops / (c.peak_flops * c.eff.matmul_eff * shape);
+        t = gemm_time(op.m, op.n, op.k, c.peak_flops * c.eff.matmul_eff, c);
       }
       return std::max(t, op.bytes / hbm);
     }
     case OpKind::attention: {
+      if (c.grid.sm_count > 0 && c.attention_flops > 0) {
+        // Published forward + backward rate R on executed FLOPs F (fwd + bwd = 3.5·F): forward
+        // F/R, backward 2.5·F/R (op_backward_time).
+        return std::max(op.flops / c.attention_flops, op.bytes / hbm);
+      }
       // Diagonal tiles of the causal mask are computed whole: +tile/s of the executed FLOPs
       // (op.k holds the sequence length).
       const double tiles = 1.0 + c.eff.attention_tile / op.k;
@@ -220,8 +230,17 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
 
 double op_backward_time(const Op& op, const ComputeContext& c) {
   switch (op.kind) {
-    case OpKind::matmul:
+    case OpKind::matmul: {
+      const bool fp8 = c.fp8_peak_flops > 0 && op.fp8;
+      if (c.grid.sm_count > 0 && !fp8) {
+        // grad-input dY(m×n)·Wᵀ(n×k) and grad-weight Xᵀ(k×m)·dY(m×n), each bounded by its bytes.
+        const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
+        const double rate = c.peak_flops * c.eff.matmul_eff;
+        return std::max(gemm_time(op.m, op.k, op.n, rate, c), op.bytes / hbm) +
+               std::max(gemm_time(op.k, op.n, op.m, rate, c), op.bytes / hbm);
+      }
       return 2.0 * op_forward_time(op, c);  // grad-input and grad-weight GEMMs
+    }
     case OpKind::attention:
       return 2.5 * op_forward_time(op, c);  // flash backward: 5 GEMMs vs 2 (recomputes QKᵀ)
     case OpKind::elementwise:

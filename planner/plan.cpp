@@ -65,6 +65,13 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.act_bytes = param_bytes;
   cc.compile = cfg.precision.compile;
   cc.eff = rate;
+  cc.grid = GemmGrid{hw.gpu.sm_count, hw.gpu.gemm_tile_m, hw.gpu.gemm_tile_n, hw.gpu.gemm_tile_k};
+  // Published flash-attention rates when the preset names a benchmark GPU (none of the shipped
+  // presets does: docs/validation.md "Attention kernels"); otherwise the fitted attention_eff.
+  if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized)
+    cc.attention_flops = attention_rate(attention_table(), hw.gpu.attention_benchmark, opt.attention_kernel,
+                                        double(m.d_model) / m.n_heads, /*causal=*/true, s,
+                                        hw.peak_flops("bf16") * eff.matmul_ceiling);
   const double T = double(b) * s;
   const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm);
   const UnitCost block = unit_cost(block_ops, T * param_bytes * m.d_model, 0, cc);

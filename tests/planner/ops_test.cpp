@@ -103,14 +103,17 @@ TEST(Ops, ShapeEfficiencyFallsForSmallDims) {
   c.hbm_bandwidth = 1e15;  // keep it compute-bound
   c.eff = unit_eff();
   c.eff.matmul_dim_half = 64;
+  // Without an SM grid (the cpu profile's path) a GEMM's time is 2mnk / (rate·k/(k + dim_half)),
+  // k the smallest dimension (the op's FLOPs are 2mnk, as gemm() in ops.cpp builds them).
   Op big;
   big.kind = OpKind::matmul;
   big.m = big.n = big.k = 8192;
-  big.flops = 1e12;
+  big.flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
   Op small = big;
   small.k = 256;
-  EXPECT_NEAR(op_forward_time(big, c), 1e12 / (50e12 * 8192 / (8192 + 64)), 1e-12);
-  EXPECT_NEAR(op_forward_time(small, c), 1e12 / (50e12 * 256 / (256 + 64.0)), 1e-12);
+  small.flops = 2.0 * 8192.0 * 8192.0 * 256.0;
+  EXPECT_NEAR(op_forward_time(big, c), big.flops / (50e12 * 8192 / (8192 + 64)), 1e-12);
+  EXPECT_NEAR(op_forward_time(small, c), small.flops / (50e12 * 256 / (256 + 64.0)), 1e-12);
 }
 
 TEST(Ops, Fp8MatmulIsFasterAndPaysCasts) {
