@@ -60,7 +60,8 @@ bool parse_norm_impl(const std::string& s, NormImpl& out) {
   return true;
 }
 
-std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, NormImpl norm) {
+std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, NormImpl norm,
+                                  bool rope_fused, bool swiglu_fused) {
   const double b = micro_batch, s = seq_len, T = b * s;
   const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim);
   const double heads = m.n_heads;
@@ -74,7 +75,10 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_l
     qkv.saved_bytes = 0;  // its input is the norm output, counted below with q, k, v
     ops.push_back(qkv);
   }
-  if (llama) ops.push_back(elementwise("rope", T * (2.0 * A + 16.0) * (d + kv), 0, T * 2.0 * A * (d + kv)));
+  if (llama) {
+    const double fused = T * 2.0 * A * (d + kv);
+    ops.push_back(elementwise("rope", rope_fused ? fused : T * (2.0 * A + 16.0) * (d + kv), 0, fused));
+  }
   {
     Op att;
     att.name = "attention";
@@ -93,7 +97,8 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_l
   ops.push_back(elementwise("ffn_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
   if (llama) {
     ops.push_back(gemm("w1_w3", T, d, 2 * f, A));          // gate and up, input saved once
-    ops.push_back(elementwise("silu_mul", T * 5.0 * A * f, T * A * 3 * f, T * 3.0 * A * f));  // w1x, silu, w3x
+    const double fused = T * 3.0 * A * f;
+    ops.push_back(elementwise("silu_mul", swiglu_fused ? fused : T * 5.0 * A * f, T * A * 3 * f, fused));  // w1x, silu, w3x
     ops.push_back(gemm("w2", T, f, d, A));                  // input (silu·w3x) saved
   } else {
     ops.push_back(gemm("fc1", T, d, f, A));

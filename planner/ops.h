@@ -88,9 +88,12 @@ enum class NormImpl { eager, fused };
 const char* to_string(NormImpl n);
 bool parse_norm_impl(const std::string& s, NormImpl& out);  // "eager" | "fused"
 
-// Forward ops for `tokens` = micro_batch·seq_len tokens.
+// Forward ops for `tokens` = micro_batch·seq_len tokens. rope_fused / swiglu_fused (runtime
+// terms `rope`, `swiglu`): one kernel each, moving the fused traffic 2A·(d + kv) and 3A·f per
+// token instead of the eager (2A + 16)·(d + kv) and 5A·f.
 std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes,
-                                  NormImpl norm = NormImpl::eager);
+                                  NormImpl norm = NormImpl::eager, bool rope_fused = false,
+                                  bool swiglu_fused = false);
 std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int seq_len,
                                       int act_bytes);
 std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes,

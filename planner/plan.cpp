@@ -73,7 +73,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                         double(m.d_model) / m.n_heads, /*causal=*/true, s,
                                         hw.peak_flops("bf16") * eff.matmul_ceiling);
   const double T = double(b) * s;
-  const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm);
+  const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm, opt.rope_fused, opt.swiglu_fused);
   const UnitCost block = unit_cost(block_ops, T * param_bytes * m.d_model, 0, cc);
   const UnitCost embed = unit_cost(embedding_forward_ops(m, b, s, param_bytes), 0, 0, cc);
   const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm),

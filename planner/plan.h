@@ -32,6 +32,9 @@ struct PlanOptions {
   // How a Llama RMSNorm runs: eager PyTorch ops with an fp32 up-cast, or one fused kernel
   // (ops.h NormImpl; the runtime term `rmsnorm`).
   NormImpl rmsnorm = NormImpl::eager;
+  // The runtime terms `rope` and `swiglu`: one fused kernel each instead of eager ops (ops.h).
+  bool rope_fused = false;
+  bool swiglu_fused = false;
   // A checkpointed block's recompute stops before its last GEMM (non-reentrant
   // torch.utils.checkpoint's early stop, torch >= 2.1; ac_policy.h checkpointed_recompute_time).
   // false: the whole block forward is run again (torch < 2.1, reentrant checkpoint, this repo's

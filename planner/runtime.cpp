@@ -57,6 +57,9 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
     throw ConfigError(rt.file, "terms.cross_entropy", "\"" + t.cross_entropy + "\" is not allowed");
   if (!parse_norm_impl(t.rmsnorm, o.rmsnorm))
     throw ConfigError(rt.file, "terms.rmsnorm", "\"" + t.rmsnorm + "\" is not allowed");
+  // rope / swiglu: "eager" | "fused" (checked against the schema when the profile was read).
+  o.rope_fused = t.rope == "fused";
+  o.swiglu_fused = t.swiglu == "fused";
   o.reduce_copies_gradient = t.reduce_copies_gradient;
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;

@@ -25,6 +25,12 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"rmsnorm", "string", "eager | fused",
      "eager: a Llama RMSNorm written in PyTorch ops with an fp32 up-cast ((4A + 28)·d bytes per token "
      "forward); fused: one kernel reads the input and writes the output (2A·d)"},
+    {"rope", "string", "eager | fused",
+     "eager: rotary embedding of q and k in PyTorch ops with an fp32 complex multiply ((2A + 16)·(d + kv) bytes "
+     "per token forward); fused: one kernel reads q, k and writes them rotated (2A·(d + kv))"},
+    {"swiglu", "string", "eager | fused",
+     "eager: silu(w1·x) and its product with w3·x as two PyTorch ops (5A·f bytes per token forward); fused: one "
+     "kernel reads both and writes the product (3A·f)"},
     {"reduce_dtypes", "string list", "fp32 | bf16 | fp16", "precision.reduce_dtype values the software accepts"},
     {"reduce_dtype_default", "string", "fp32 | bf16 | fp16", "what it reduces in when its config does not say"},
     {"reduce_dtype_is_param_dtype", "bool", "", "the reduction always runs in param_dtype"},
@@ -92,6 +98,8 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "attention") return &t.attention;
   if (key == "cross_entropy") return &t.cross_entropy;
   if (key == "rmsnorm") return &t.rmsnorm;
+  if (key == "rope") return &t.rope;
+  if (key == "swiglu") return &t.swiglu;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;
   return nullptr;

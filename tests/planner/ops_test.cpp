@@ -134,3 +134,34 @@ TEST(Ops, Fp8MatmulIsFasterAndPaysCasts) {
 
 }  // namespace
 }  // namespace shardcast::planner
+
+namespace shardcast::planner {
+namespace {
+
+TEST(Ops, FusedRopeAndSwigluMoveTheFusedBytes) {
+  // Runtime terms rope / swiglu = fused: RoPE (2A + 16)·(d + kv) → 2A·(d + kv) and SwiGLU
+  // 5A·f → 3A·f bytes per token forward; every other op unchanged.
+  const ModelSpec m = load_model("llama3-8b");
+  const int b = 2, s = 4096, A = 2;
+  const double T = double(b) * s, d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim);
+  const auto eager = block_forward_ops(m, b, s, A);
+  const auto fused = block_forward_ops(m, b, s, A, NormImpl::eager, true, true);
+  ASSERT_EQ(eager.size(), fused.size());
+  for (size_t i = 0; i < eager.size(); ++i) {
+    const std::string n = eager[i].name;
+    if (n == "rope") {
+      EXPECT_DOUBLE_EQ(eager[i].bytes, T * (2.0 * A + 16.0) * (d + kv));
+      EXPECT_DOUBLE_EQ(fused[i].bytes, T * 2.0 * A * (d + kv));
+    } else if (n == "silu_mul") {
+      EXPECT_DOUBLE_EQ(eager[i].bytes, T * 5.0 * A * f);
+      EXPECT_DOUBLE_EQ(fused[i].bytes, T * 3.0 * A * f);
+    } else {
+      EXPECT_DOUBLE_EQ(eager[i].bytes, fused[i].bytes) << n;
+    }
+    EXPECT_DOUBLE_EQ(eager[i].fused_bytes, fused[i].fused_bytes) << n;  // compile's traffic is the same
+    EXPECT_DOUBLE_EQ(eager[i].saved_bytes, fused[i].saved_bytes) << n;
+  }
+}
+
+}  // namespace
+}  // namespace shardcast::planner
