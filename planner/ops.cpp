@@ -193,7 +193,9 @@ double elementwise_bytes(const Op& op, const ComputeContext& c) {
 
 namespace {
 // One GEMM (m×k)·(k×n) at `rate` (FLOP/s): on the SM grid, or the roofline's shape curve.
-double gemm_time(double m, double n, double k, double rate, const ComputeContext& c) {
+double gemm_time(double m, double n, double k, double rate, const ComputeContext& c, bool fp8 = false) {
+  if (c.kernels)
+    if (const double t = c.kernels->gemm_seconds(fp8 ? "fp8" : c.dtype, m, n, k); t > 0) return t;
   if (c.grid.sm_count > 0) return gemm_time_tiled(m, n, k, rate, c.grid);
   const double kmin = std::min({m, n, k});
   return 2.0 * m * n * k / (rate * kmin / (kmin + c.eff.matmul_dim_half));
@@ -209,7 +211,7 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
         // fp8 GEMM plus the casts of its operands to fp8 (read A bytes, write 1 byte); with fp8
         // all-gather the weight arrives already cast (torchao casts the shard before the gather).
         const double cast_elems = op.m * op.k + (c.fp8_weights_precast ? 0.0 : op.k * op.n);
-        t = gemm_time(op.m, op.n, op.k, c.fp8_peak_flops * c.eff.fp8_matmul_eff, c) +
+        t = gemm_time(op.m, op.n, op.k, c.fp8_peak_flops * c.eff.fp8_matmul_eff, c, /*fp8=*/true) +
             cast_elems * (c.act_bytes + 1.0) / hbm;
       } else {
         t = gemm_time(op.m, op.n, op.k, c.peak_flops * c.eff.matmul_eff, c);
@@ -217,7 +219,7 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
       return std::max(t, op.bytes / hbm);
     }
     case OpKind::attention: {
-      if (c.grid.sm_count > 0 && c.attention_flops > 0) {
+      if (c.attention_flops > 0) {
         // Published forward + backward rate R on executed FLOPs F (fwd + bwd = 3.5·F): forward
         // F/R, backward 2.5·F/R (op_backward_time).
         return std::max(op.flops / c.attention_flops, op.bytes / hbm);

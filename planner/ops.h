@@ -23,6 +23,7 @@
 
 #include "planner/efficiency.h"
 #include "planner/kernel_rates.h"
+#include "planner/kernel_table.h"
 #include "shared/hardware_spec.h"
 #include "shared/model_spec.h"
 
@@ -78,6 +79,10 @@ struct ComputeContext {
   // dimension). grid.sm_count = 0: the roofline with matmul_dim_half and attention_eff.
   GemmGrid grid;
   double attention_flops = 0;  // forward + backward rate on executed FLOPs  // FLOP/s
+  // A measured kernel table (gpu.kernel_table): a GEMM of a measured shape takes its measured
+  // time; dtype names its rows ("bf16", ...; fp8 GEMMs look up "fp8"). Not owned.
+  const KernelTable* kernels = nullptr;
+  std::string dtype = "bf16";
 };
 
 // How a Llama RMSNorm runs (the runtime term `rmsnorm`): `eager` = PyTorch ops with an fp32

@@ -139,6 +139,7 @@ const std::vector<HardwareKey>& hardware_schema() {
       HW_NUM("gpu.gemm_tile_n", gpu.gemm_tile_n, 1),
       HW_NUM("gpu.gemm_tile_k", gpu.gemm_tile_k, 1),
       HW_STR("gpu.attention_benchmark", gpu.attention_benchmark),
+      HW_STR("gpu.kernel_table", gpu.kernel_table),
       HW_INT("node.gpus_per_node", node.gpus_per_node),
       HW_NUM("node.intra_node_gbps", node.intra_node_bandwidth, 1e9 / 8),
       HW_NUM("node.inter_node_gbps", node.inter_node_bandwidth, 1e9 / 8),

@@ -30,6 +30,8 @@ struct GpuSpec {
   // Which GPU's rows of configs/kernels/flash_attention.csv time its flash attention; "" =
   // the fitted attention_eff (every shipped preset: docs/validation.md "Attention kernels").
   std::string attention_benchmark;
+  // A measured kernel table (planner/kernel_table.h), relative to the configs directory; "" = none.
+  std::string kernel_table;
 };
 
 struct NodeSpec {
