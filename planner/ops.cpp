@@ -62,7 +62,8 @@ bool parse_norm_impl(const std::string& s, NormImpl& out) {
   return true;
 }
 
-std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, NormImpl norm) {
+std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, NormImpl norm,
+                                  bool rope_fused, bool swiglu_fused) {
   const double b = micro_batch, s = seq_len, T = b * s;
   const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim);
   const double heads = m.n_heads;
@@ -76,7 +77,10 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_l
     qkv.saved_bytes = 0;  // its input is the norm output, counted below with q, k, v
     ops.push_back(qkv);
   }
-  if (llama) ops.push_back(elementwise("rope", T * (2.0 * A + 16.0) * (d + kv), 0, T * 2.0 * A * (d + kv)));
+  if (llama) {
+    const double fused = T * 2.0 * A * (d + kv);
+    ops.push_back(elementwise("rope", rope_fused ? fused : T * (2.0 * A + 16.0) * (d + kv), 0, fused));
+  }
   {
     Op att;
     att.name = "attention";
@@ -95,7 +99,8 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_l
   ops.push_back(elementwise("ffn_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
   if (llama) {
     ops.push_back(gemm("w1_w3", T, d, 2 * f, A));          // gate and up, input saved once
-    ops.push_back(elementwise("silu_mul", T * 5.0 * A * f, T * A * 3 * f, T * 3.0 * A * f));  // w1x, silu, w3x
+    const double fused = T * 3.0 * A * f;
+    ops.push_back(elementwise("silu_mul", swiglu_fused ? fused : T * 5.0 * A * f, T * A * 3 * f, fused));  // w1x, silu, w3x
     ops.push_back(gemm("w2", T, f, d, A));                  // input (silu·w3x) saved
   } else {
     ops.push_back(gemm("fc1", T, d, f, A));
@@ -181,10 +186,6 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
 }
 
 namespace {
-double gemm_shape_eff(const Op& op, const EfficiencyParams& e) {
-  const double kmin = std::min({op.m, op.n, op.k});
-  return e.matmul_eff * kmin / (kmin + e.matmul_dim_half);
-}
 double elementwise_bytes(const Op& op, const ComputeContext& c) {
   // compile: the fused traffic, over the achieved fraction of ideal fusion (fitted).
   // Ops compile cannot shorten (loss, embedding) keep their eager traffic.
@@ -192,15 +193,23 @@ double elementwise_bytes(const Op& op, const ComputeContext& c) {
 }
 }  // namespace
 
+// One GEMM (m×k)·(k×n), bounded below by its bytes: a measured kernel table's time where it
+// holds the shape; else on the SM grid (GPU presets, kernel_rates.h); else the roofline's shape
+// curve (matmul_dim_half). fp8: the fp8 rate, fp8 operands and an output in the compute dtype.
 double gemm_time(double m, double n, double k, bool fp8, const ComputeContext& c) {
   const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
-  Op op;
-  op.m = m, op.n = n, op.k = k;
-  const double shape = gemm_shape_eff(op, c.eff) / c.eff.matmul_eff;  // in (0, 1)
-  const double flops = 2.0 * m * n * k;
-  if (fp8)
-    return std::max(flops / (c.fp8_peak_flops * c.eff.fp8_matmul_eff * shape), ((m * k + k * n) + c.act_bytes * m * n) / hbm);
-  return std::max(flops / (c.peak_flops * c.eff.matmul_eff * shape), c.act_bytes * (m * k + k * n + m * n) / hbm);
+  const double bytes = fp8 ? (m * k + k * n) + c.act_bytes * m * n : c.act_bytes * (m * k + k * n + m * n);
+  if (c.kernels)
+    if (const double t = c.kernels->gemm_seconds(fp8 ? "fp8" : c.dtype, m, n, k); t > 0) return std::max(t, bytes / hbm);
+  const double rate = fp8 ? c.fp8_peak_flops * c.eff.fp8_matmul_eff : c.peak_flops * c.eff.matmul_eff;
+  double t;
+  if (c.grid.sm_count > 0) {
+    t = gemm_time_tiled(m, n, k, rate, c.grid);
+  } else {
+    const double kmin = std::min({m, n, k});
+    t = 2.0 * m * n * k / (rate * kmin / (kmin + c.eff.matmul_dim_half));
+  }
+  return std::max(t, bytes / hbm);
 }
 
 namespace {
@@ -220,10 +229,14 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
   switch (op.kind) {
     case OpKind::matmul: {
       if (runs_fp8(op, c)) return fp8_time(op, c).fwd_s;
-      const double shape = gemm_shape_eff(op, c.eff) / c.eff.matmul_eff;  // in (0, 1)
-      return std::max(op.flops / (c.peak_flops * c.eff.matmul_eff * shape), op.bytes / hbm);
+      return std::max(gemm_time(op.m, op.n, op.k, /*fp8=*/false, c), op.bytes / hbm);
     }
     case OpKind::attention: {
+      if (c.attention_flops > 0) {
+        // Published forward + backward rate R on executed FLOPs F (fwd + bwd = 3.5·F): forward
+        // F/R, backward 2.5·F/R (op_backward_time).
+        return std::max(op.flops / c.attention_flops, op.bytes / hbm);
+      }
       // Diagonal tiles of the causal mask are computed whole: +tile/s of the executed FLOPs
       // (op.k holds the sequence length).
       const double tiles = 1.0 + c.eff.attention_tile / op.k;
@@ -237,9 +250,16 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
 
 double op_backward_time(const Op& op, const ComputeContext& c) {
   switch (op.kind) {
-    case OpKind::matmul:
+    case OpKind::matmul: {
       if (runs_fp8(op, c)) return fp8_time(op, c).bwd_s;
+      if (c.grid.sm_count > 0) {
+        // grad-input dY(m×n)·Wᵀ(n×k) and grad-weight Xᵀ(k×m)·dY(m×n), each bounded by its bytes.
+        const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
+        return std::max(gemm_time(op.m, op.k, op.n, false, c), op.bytes / hbm) +
+               std::max(gemm_time(op.k, op.n, op.m, false, c), op.bytes / hbm);
+      }
       return 2.0 * op_forward_time(op, c);  // grad-input and grad-weight GEMMs
+    }
     case OpKind::attention:
       return 2.5 * op_forward_time(op, c);  // flash backward: 5 GEMMs vs 2 (recomputes QKᵀ)
     case OpKind::elementwise:

@@ -1,11 +1,16 @@
 // Op listing and compute cost of each FSDP unit: FLOPs and HBM bytes of every op of a
 // Llama/MPT block, of the embedding and of the head + loss, timed by a roofline.
 //
-// What it is: the compute model. Each op is a GEMM (time = FLOPs / (peak·shape efficiency),
-// bounded below by its bytes), flash attention (executed causal FLOPs / (peak·attention_eff),
-// backward 2.5× forward), or a memory-bound elementwise op (bytes / (HBM·hbm_eff); torch.compile
-// scales these bytes by compile_elementwise_factor). Backward of a GEMM is two GEMMs of the same
-// size; of an elementwise op, twice its forward bytes. Also the bytes each op saves for backward
+// What it is: the compute model. Each op is a GEMM, flash attention or a memory-bound elementwise
+// op (bytes / (HBM·hbm_eff); torch.compile scales these bytes by compile_elementwise_factor).
+// On GPU presets (ComputeContext::grid.sm_count > 0) a GEMM's time comes from its (M, N, K) on
+// the SM grid (planner/kernel_rates.h: tile and wave quantization at the measured large-GEMM
+// rate) and its backward is the two GEMMs dX = dY·Wᵀ (M, K, N) and dW = Xᵀ·dY (K, N, M);
+// attention runs at the published flash-attention rate for its sequence length and head
+// dimension (configs/kernels/flash_attention.csv), backward 2.5× forward. Without a grid (the
+// measured CPU profile) a GEMM is FLOPs / (peak·matmul_eff·k/(k + matmul_dim_half)) and its
+// backward two GEMMs of its size, attention FLOPs / (peak·attention_eff). GEMMs are bounded
+// below by their bytes. Backward of an elementwise op is twice its forward bytes. Also the bytes each op saves for backward
 // (the eager activation count; compile / checkpointing variants are ac_policy.h), and the
 // loss's memory for each cross-entropy implementation (loss_memory). What it is not:
 // communication or scheduling (simulator.h).
@@ -17,6 +22,8 @@
 #include <vector>
 
 #include "planner/efficiency.h"
+#include "planner/kernel_rates.h"
+#include "planner/kernel_table.h"
 #include "shared/hardware_spec.h"
 #include "shared/model_spec.h"
 #include "shared/train_config.h"
@@ -68,6 +75,16 @@ struct ComputeContext {
   int act_bytes = 2;          // bytes per activation element (2 for bf16/fp16, 4 for fp32)
   bool compile = false;
   EfficiencyParams eff;
+  // Per-shape model (GPU presets, gpu.sm_count > 0; planner/kernel_rates.h): GEMMs on the
+  // tile grid at peak·matmul_eff (matmul_eff here = MAMF fraction × fitted factor), attention
+  // at attention_flops (the published flash-attention rate at this sequence length and head
+  // dimension). grid.sm_count = 0: the roofline with matmul_dim_half and attention_eff.
+  GemmGrid grid;
+  double attention_flops = 0;  // forward + backward rate on executed FLOPs  // FLOP/s
+  // A measured kernel table (gpu.kernel_table): a GEMM of a measured shape takes its measured
+  // time; dtype names its rows ("bf16", ...; fp8 GEMMs look up "fp8"). Not owned.
+  const KernelTable* kernels = nullptr;
+  std::string dtype = "bf16";
 };
 
 // How a Llama RMSNorm runs (the runtime term `rmsnorm`): `eager` = PyTorch ops with an fp32
@@ -78,9 +95,12 @@ enum class NormImpl { eager, fused };
 const char* to_string(NormImpl n);
 bool parse_norm_impl(const std::string& s, NormImpl& out);  // "eager" | "fused"
 
-// Forward ops for `tokens` = micro_batch·seq_len tokens.
+// Forward ops for `tokens` = micro_batch·seq_len tokens. rope_fused / swiglu_fused (runtime
+// terms `rope`, `swiglu`): one kernel each, moving the fused traffic 2A·(d + kv) and 3A·f per
+// token instead of the eager (2A + 16)·(d + kv) and 5A·f.
 std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes,
-                                  NormImpl norm = NormImpl::eager);
+                                  NormImpl norm = NormImpl::eager, bool rope_fused = false,
+                                  bool swiglu_fused = false);
 std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int seq_len,
                                       int act_bytes);
 std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int act_bytes,

@@ -68,8 +68,28 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.act_bytes = param_bytes;
   cc.compile = cfg.precision.compile;
   cc.eff = rate;
+  cc.grid = GemmGrid{hw.gpu.sm_count, hw.gpu.gemm_tile_m, hw.gpu.gemm_tile_n, hw.gpu.gemm_tile_k};
+  // Published flash-attention rates when the preset names a benchmark GPU (none of the shipped
+  // presets does: docs/validation.md "Attention kernels"); otherwise the fitted attention_eff.
+  if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized)
+    cc.attention_flops = attention_rate(attention_table(), hw.gpu.attention_benchmark, opt.attention_kernel,
+                                        double(m.d_model) / m.n_heads, /*causal=*/true, s,
+                                        hw.peak_flops("bf16") * eff.matmul_ceiling);
+  if (!hw.gpu.kernel_table.empty()) {
+    // Measured kernel rates replace the anchored ones (planner/kernel_table.h): the best GEMM
+    // rate per dtype anchors the grid model (no fitted factor), measured shapes take their
+    // measured time, SDPA and copies run at their measured rates.
+    const KernelTable& kt = kernel_table_for(hw.gpu.kernel_table);
+    cc.kernels = &kt;
+    cc.dtype = cfg.precision.param_dtype;
+    if (const double r = kt.best_gemm_rate(cc.dtype); r > 0) cc.eff.matmul_eff = r / cc.peak_flops;
+    if (const double r = kt.best_gemm_rate("fp8"); r > 0 && cc.fp8_peak_flops > 0) cc.eff.fp8_matmul_eff = r / cc.fp8_peak_flops;
+    if (const double bw = kt.copy_bandwidth(); bw > 0) cc.eff.hbm_eff = bw / cc.hbm_bandwidth;
+    if (const double r = kt.sdpa_rate(double(m.d_model) / m.n_heads, s); r > 0 && !opt.attention_materialized)
+      cc.attention_flops = r;
+  }
   const double T = double(b) * s;
-  const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm);
+  const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm, opt.rope_fused, opt.swiglu_fused);
   const UnitCost block = unit_cost(block_ops, T * param_bytes * m.d_model, 0, cc);
   const UnitCost embed = unit_cost(embedding_forward_ops(m, b, s, param_bytes), 0, 0, cc);
   const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm),

@@ -32,6 +32,9 @@ struct PlanOptions {
   // How a Llama RMSNorm runs: eager PyTorch ops with an fp32 up-cast, or one fused kernel
   // (ops.h NormImpl; the runtime term `rmsnorm`).
   NormImpl rmsnorm = NormImpl::eager;
+  // The runtime terms `rope` and `swiglu`: one fused kernel each instead of eager ops (ops.h).
+  bool rope_fused = false;
+  bool swiglu_fused = false;
   // A checkpointed block's recompute stops before its last GEMM (non-reentrant
   // torch.utils.checkpoint's early stop, torch >= 2.1; ac_policy.h checkpointed_recompute_time).
   // false: the whole block forward is run again (torch < 2.1, reentrant checkpoint, this repo's
@@ -60,6 +63,11 @@ struct PlanOptions {
   // attention this way (trainer/model/llama.cpp causal_attention; counted by
   // trainer/microbench/bench_block_memory).
   bool attention_causal_blocks = false;
+  // The flash-attention kernel whose published rates time attention on GPU presets
+  // (configs/kernels/flash_attention.csv): "flash2" (SDPA's flash backend since torch 2.2,
+  // flash-attn 2) or "flash_triton" (runtime term attention = "flash_triton"). Unused when
+  // attention_materialized.
+  std::string attention_kernel = "flash2";
   // A buffer of the unsharded gradient's size exists during its reduction even when
   // reduce_dtype equals param_dtype: Gloo (LibTorch 1.13) has no reduce-scatter, and
   // shardcast-train composes it from an all-to-all into a receive buffer of that size.

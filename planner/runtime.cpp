@@ -58,10 +58,14 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
   o.framework = rt.framework;
   o.attention_materialized = t.attention == "eager" || t.attention == "eager_causal_blocks";
   o.attention_causal_blocks = t.attention == "eager_causal_blocks";
+  o.attention_kernel = t.attention == "flash_triton" ? "flash_triton" : "flash2";
   if (!parse_cross_entropy(t.cross_entropy, o.cross_entropy))
     throw ConfigError(rt.file, "terms.cross_entropy", "\"" + t.cross_entropy + "\" is not allowed");
   if (!parse_norm_impl(t.rmsnorm, o.rmsnorm))
     throw ConfigError(rt.file, "terms.rmsnorm", "\"" + t.rmsnorm + "\" is not allowed");
+  // rope / swiglu: "eager" | "fused" (checked against the schema when the profile was read).
+  o.rope_fused = t.rope == "fused";
+  o.swiglu_fused = t.swiglu == "fused";
   o.reduce_copies_gradient = t.reduce_copies_gradient;
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;

@@ -196,6 +196,11 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
   need(h.node.inter_node_bandwidth >= 0, "node.inter_node_gbps", "must be >= 0");
   need(h.gpu.fp16_flops >= 0 && h.gpu.fp8_flops >= 0 && h.gpu.bf16_flops >= 0 && h.gpu.fp32_flops >= 0, "gpu",
        "peaks must be >= 0 (0 = not available)");
+  need(h.gpu.sm_count >= 0, "gpu.sm_count", "must be >= 0 (0 = no per-shape GEMM model)");
+  if (h.gpu.sm_count > 0) {
+    need(h.gpu.gemm_tile_m > 0 && h.gpu.gemm_tile_n > 0 && h.gpu.gemm_tile_k > 0, "gpu.gemm_tile_m",
+         "gemm_tile_m, gemm_tile_n and gemm_tile_k must be > 0 when sm_count > 0");
+  }
   need(h.node.intra_node_latency >= 0, "node.intra_node_latency_us", "must be >= 0");
   need(h.node.inter_node_latency >= 0, "node.inter_node_latency_us", "must be >= 0");
   throw_if_errors(errs);

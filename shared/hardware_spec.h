@@ -21,6 +21,17 @@ struct GpuSpec {
   double fp8_flops = 0;         // dense fp8 peak; 0 = no fp8   // FLOP/s
   double hbm_bytes = 0;         // device memory visible to the allocator  // bytes
   double hbm_bandwidth = 0;     // bytes/s
+  // The tensor-core grid (planner/kernel_rates.h): 0 SMs = no per-shape model (the measured
+  // roofline of the CPU profile). Each GPU preset cites its datasheet / whitepaper.
+  int sm_count = 0;             // SMs (NVIDIA) / compute units (AMD)
+  double gemm_tile_m = 0;       // GEMM output tile rows  // elements
+  double gemm_tile_n = 0;       // GEMM output tile columns  // elements
+  double gemm_tile_k = 0;       // GEMM K step  // elements
+  // Which GPU's rows of configs/kernels/flash_attention.csv time its flash attention; "" =
+  // the fitted attention_eff (every shipped preset: docs/validation.md "Attention kernels").
+  std::string attention_benchmark;
+  // A measured kernel table (planner/kernel_table.h), relative to the configs directory; "" = none.
+  std::string kernel_table;
 };
 
 struct NodeSpec {

@@ -13,9 +13,10 @@
 namespace shardcast {
 
 const std::vector<RuntimeTermSchema> kRuntimeTerms = {
-    {"attention", "string", "flash | eager | eager_causal_blocks",
-     "flash: a fused kernel (SDPA flash / memory-efficient) keeps only q, k, v, the output and the "
-     "log-sum-exp; eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
+    {"attention", "string", "flash | flash_triton | eager | eager_causal_blocks",
+     "flash: a fused kernel (SDPA flash / memory-efficient, flash-attn 2) keeps only q, k, v, the output and the "
+     "log-sum-exp, timed at FlashAttention-2's published rates; flash_triton: the same memory, timed at the "
+     "published rates of flash-attn's Triton kernel (llm-foundry attn_impl triton); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
      "eager in query blocks that score only the keys up to their last row (shared/causal_blocks.h), "
      "so the kept softmax is b·heads·causal_block_score_elements(s) (5/8 of s·s at s = 256)"},
     {"cross_entropy", "string", "fp32_upcast | native | fused",
@@ -24,6 +25,12 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"rmsnorm", "string", "eager | fused",
      "eager: a Llama RMSNorm written in PyTorch ops with an fp32 up-cast ((4A + 28)·d bytes per token "
      "forward); fused: one kernel reads the input and writes the output (2A·d)"},
+    {"rope", "string", "eager | fused",
+     "eager: rotary embedding of q and k in PyTorch ops with an fp32 complex multiply ((2A + 16)·(d + kv) bytes "
+     "per token forward); fused: one kernel reads q, k and writes them rotated (2A·(d + kv))"},
+    {"swiglu", "string", "eager | fused",
+     "eager: silu(w1·x) and its product with w3·x as two PyTorch ops (5A·f bytes per token forward); fused: one "
+     "kernel reads both and writes the product (3A·f)"},
     {"reduce_dtypes", "string list", "fp32 | bf16 | fp16", "precision.reduce_dtype values the software accepts"},
     {"reduce_dtype_default", "string", "fp32 | bf16 | fp16", "what it reduces in when its config does not say"},
     {"reduce_dtype_is_param_dtype", "bool", "", "the reduction always runs in param_dtype"},
@@ -91,6 +98,8 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "attention") return &t.attention;
   if (key == "cross_entropy") return &t.cross_entropy;
   if (key == "rmsnorm") return &t.rmsnorm;
+  if (key == "rope") return &t.rope;
+  if (key == "swiglu") return &t.swiglu;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;
   return nullptr;

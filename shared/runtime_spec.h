@@ -23,6 +23,8 @@ struct RuntimeTerms {
   std::string attention = "flash";            // flash | eager | eager_causal_blocks
   std::string cross_entropy = "fp32_upcast";  // fp32_upcast | native | fused
   std::string rmsnorm = "eager";              // eager | fused (one RMSNorm kernel)
+  std::string rope = "eager";                 // eager | fused (one rotary kernel for q and k)
+  std::string swiglu = "eager";               // eager | fused (one silu(gate)·up kernel)
   std::vector<std::string> reduce_dtypes{"fp32", "bf16"};  // accepted precision.reduce_dtype
   std::string reduce_dtype_default = "fp32";  // what the software reduces in when not told
   bool reduce_dtype_is_param_dtype = false;   // reduction always in param_dtype (accelerate)

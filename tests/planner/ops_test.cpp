@@ -103,14 +103,17 @@ TEST(Ops, ShapeEfficiencyFallsForSmallDims) {
   c.hbm_bandwidth = 1e15;  // keep it compute-bound
   c.eff = unit_eff();
   c.eff.matmul_dim_half = 64;
+  // Without an SM grid (the cpu profile's path) a GEMM's time is 2mnk / (rate·k/(k + dim_half)),
+  // k the smallest dimension (the op's FLOPs are 2mnk, as gemm() in ops.cpp builds them).
   Op big;
   big.kind = OpKind::matmul;
   big.m = big.n = big.k = 8192;
-  big.flops = 1e12;
+  big.flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
   Op small = big;
   small.k = 256;
-  EXPECT_NEAR(op_forward_time(big, c), 1e12 / (50e12 * 8192 / (8192 + 64)), 1e-12);
-  EXPECT_NEAR(op_forward_time(small, c), 1e12 / (50e12 * 256 / (256 + 64.0)), 1e-12);
+  small.flops = 2.0 * 8192.0 * 8192.0 * 256.0;
+  EXPECT_NEAR(op_forward_time(big, c), big.flops / (50e12 * 8192 / (8192 + 64)), 1e-12);
+  EXPECT_NEAR(op_forward_time(small, c), small.flops / (50e12 * 256 / (256 + 64.0)), 1e-12);
 }
 
 TEST(Ops, Fp8MatmulIsFasterAndPaysCasts) {
@@ -131,6 +134,37 @@ TEST(Ops, Fp8MatmulIsFasterAndPaysCasts) {
   const double cast = (8192.0 * 8192) * (2 + 4 + 2 + 3) / 1e12 + 2 * 2e-6;
   EXPECT_NEAR(op_forward_time(mm, c), mm.flops / 100e12 + cast, 1e-12);
   EXPECT_LT(op_forward_time(mm, c), bf16);
+}
+
+}  // namespace
+}  // namespace shardcast::planner
+
+namespace shardcast::planner {
+namespace {
+
+TEST(Ops, FusedRopeAndSwigluMoveTheFusedBytes) {
+  // Runtime terms rope / swiglu = fused: RoPE (2A + 16)·(d + kv) → 2A·(d + kv) and SwiGLU
+  // 5A·f → 3A·f bytes per token forward; every other op unchanged.
+  const ModelSpec m = load_model("llama3-8b");
+  const int b = 2, s = 4096, A = 2;
+  const double T = double(b) * s, d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim);
+  const auto eager = block_forward_ops(m, b, s, A);
+  const auto fused = block_forward_ops(m, b, s, A, NormImpl::eager, true, true);
+  ASSERT_EQ(eager.size(), fused.size());
+  for (size_t i = 0; i < eager.size(); ++i) {
+    const std::string n = eager[i].name;
+    if (n == "rope") {
+      EXPECT_DOUBLE_EQ(eager[i].bytes, T * (2.0 * A + 16.0) * (d + kv));
+      EXPECT_DOUBLE_EQ(fused[i].bytes, T * 2.0 * A * (d + kv));
+    } else if (n == "silu_mul") {
+      EXPECT_DOUBLE_EQ(eager[i].bytes, T * 5.0 * A * f);
+      EXPECT_DOUBLE_EQ(fused[i].bytes, T * 3.0 * A * f);
+    } else {
+      EXPECT_DOUBLE_EQ(eager[i].bytes, fused[i].bytes) << n;
+    }
+    EXPECT_DOUBLE_EQ(eager[i].fused_bytes, fused[i].fused_bytes) << n;  // compile's traffic is the same
+    EXPECT_DOUBLE_EQ(eager[i].saved_bytes, fused[i].saved_bytes) << n;
+  }
 }
 
 }  // namespace

@@ -105,7 +105,9 @@ TEST(RuntimeGenerations, EarlyStopSkipsTheLastGemmOfARecompute) {
   c.runtime = "llm-foundry-2023-05";
   const Prediction early = plan(c, hw, resolve_plan_options(c, hw));
   EXPECT_GT(late.tokens_per_s_per_gpu, early.tokens_per_s_per_gpu);
-  EXPECT_EQ(late.hfu / late.mfu, early.hfu / early.mfu);  // HFU keeps the published convention
+  // HFU keeps the published convention: the same ratio to MFU, to rounding (4 ulps: both are
+  // FLOP counts over the same step time, divided in a different order).
+  EXPECT_DOUBLE_EQ(late.hfu / late.mfu, early.hfu / early.mfu);
   c.activation_checkpointing.mode = AcMode::none;
   c.runtime = "llm-foundry";
   const double none_late = plan(c, hw, resolve_plan_options(c, hw)).tokens_per_s_per_gpu;

@@ -44,6 +44,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
   std::string t = "name = \"x\"\ndescription = \"d\"\n[terms]\n";
   std::string s = "[sources]\n";
   const char* values[][2] = {{"attention", "\"flash\""}, {"cross_entropy", "\"native\""}, {"rmsnorm", "\"eager\""},
+                             {"rope", "\"eager\""},       {"swiglu", "\"eager\""},
                              {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
                              {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"}};
   for (const auto& term : kRuntimeTerms) {
@@ -84,6 +85,8 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     t.expandable_segments = cur.terms.expandable_segments;
     EXPECT_EQ(t.attention, cur.terms.attention) << rt->name;
     EXPECT_EQ(t.cross_entropy, cur.terms.cross_entropy) << rt->name;
+    EXPECT_EQ(t.rope, cur.terms.rope) << rt->name;
+    EXPECT_EQ(t.swiglu, cur.terms.swiglu) << rt->name;
     EXPECT_EQ(t.reduce_dtypes, cur.terms.reduce_dtypes) << rt->name;
     EXPECT_EQ(t.reduce_dtype_default, cur.terms.reduce_dtype_default) << rt->name;
     EXPECT_EQ(t.root_unit, cur.terms.root_unit) << rt->name;

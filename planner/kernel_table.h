@@ -1,0 +1,53 @@
+// KernelTable: a GPU's measured kernel times (a CSV written by the GPU microbenchmark), read
+// by the planner in place of the anchored per-shape model where a hardware preset names one
+// (`[gpu] kernel_table = "kernels/NAME.csv"`, relative to the configs directory).
+//
+// Format: `# key: value` comment lines first (gpu, driver, torch, cuda, date, command, all
+// required), then the header op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds
+// and one row per measurement; op ∈ gemm | sdpa_fwd | sdpa_bwd | rmsnorm_fwd | rmsnorm_bwd |
+// cross_entropy_fwd | cross_entropy_bwd | copy; a gemm row's flop is 2·m·n·k.
+// What the planner takes from it (planner/plan.cpp): the best measured GEMM rate per dtype as
+// the anchor of the SM-grid model, the measured time of a GEMM of exactly a measured shape,
+// the forward + backward SDPA rate by sequence length (nearest head dim), and the best copy
+// bandwidth for memory-bound ops. What it is not: the writer (the microbenchmark is).
+// Plain value type; kernel_table_for() caches files behind a mutex (thread-safe).
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace shardcast::planner {
+
+struct KernelRow {
+  std::string op, dtype;
+  double m = 0, n = 0, k = 0, batch = 0, seq_len = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  double bytes = 0, flop = 0, seconds = 0;
+  int line = 0;
+};
+
+struct KernelTable {
+  std::string file;
+  std::map<std::string, std::string> header;  // gpu, driver, torch, cuda, date, command
+  std::vector<KernelRow> rows;
+
+  // Best measured GEMM rate of `dtype`; 0 when none.  // FLOP/s
+  double best_gemm_rate(const std::string& dtype) const;
+  // Measured seconds of the GEMM (m, n, k) in `dtype`; 0 when that shape was not measured.
+  double gemm_seconds(const std::string& dtype, double m, double n, double k) const;
+  // (flop_fwd + flop_bwd) / (seconds_fwd + seconds_bwd) of the sdpa rows of the head dim
+  // nearest `head_dim`, linear in log2(seq_len) between measured lengths, clamped; 0 when none.
+  double sdpa_rate(double head_dim, double seq_len) const;
+  // Best measured copy bandwidth (bytes read + written / s); 0 when none.
+  double copy_bandwidth() const;
+
+  std::map<std::tuple<std::string, double, double, double>, double> gemm_index;  // built by the parser
+};
+
+// Parse CSV text; InputError naming the file, the line and the column for anything malformed.
+KernelTable parse_kernel_table(const std::string& text, const std::string& file);
+// The table a preset names (path relative to the configs directory, or absolute), read once.
+const KernelTable& kernel_table_for(const std::string& name);
+
+}  // namespace shardcast::planner
