@@ -116,7 +116,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   SimInput in;
   in.units.resize(U);
   in.grad_accum = GA;
-  in.sync_every_micro_step = no_shard ? false : opt.sync_every_micro_step;
+  // no_shard as well: a runtime that syncs every micro-step all-reduces every micro-step
+  // (DDP without no_sync(); shardcast-train's post_backward), one that does not, once.
+  in.sync_every_micro_step = opt.sync_every_micro_step;
   in.all_reduce_grads = no_shard;
   in.max_inflight_all_gathers = std::max(1, cfg.parallelism.max_inflight_all_gathers);
   in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
