@@ -89,7 +89,8 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
   cmd->add_option("--grad-accum", f.grad_accum, "micro-steps per optimizer step");
   cmd->add_option("--sync-every-micro-step", f.sync_every_micro_step,
                   "true: every micro-step reduce-scatters its gradients into the shard; false: non-final "
-                  "micro-steps keep an unsharded gradient sum (default: the runtime's; shardcast-train: true)");
+                  "micro-steps keep an unsharded gradient sum (default: the runtime's; shardcast-train: true)")
+      ->check(CLI::IsMember({"true", "false"}));
   cmd->add_option("--ac", f.ac, std::string("activation checkpointing: ") + kAcModeNames);
   cmd->add_option("--ac-ratio", f.ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
   cmd->add_flag("--compile", f.compile, "torch.compile (fused elementwise ops)");
