@@ -80,6 +80,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;
   o.sync_every_micro_step = sync_every_micro_step(t, cfg);
+  o.unsynced_gradient_dtype = t.unsynced_gradient_dtype;
   o.fp8_all_gather = t.fp8_all_gather;
   o.expandable_segments = t.expandable_segments;
   o.record_stream_buffers = t.collective_buffers == "record_stream";

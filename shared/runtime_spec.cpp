@@ -41,6 +41,9 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "false: non-final micro-steps keep an unsharded gradient sum and communicate nothing; \"config\": the "
      "runtime does either, as run.toml's parallelism.sync_every_micro_step says (unset: true)",
      "parallelism.sync_every_micro_step"},
+    {"unsynced_gradient_dtype", "string", "param_dtype | reduce_dtype | fp32",
+     "the dtype of the unsharded gradient sum a rank keeps across non-final micro-steps when it does not "
+     "reduce every micro-step (FSDP1 no_sync: param_dtype; FSDP2: reduce_dtype; shardcast-train: fp32)"},
     {"fp8_all_gather", "bool", "", "with precision.fp8, the blocks' Linear weights are all-gathered in fp8"},
     {"expandable_segments", "bool", "", "its launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
     {"collective_buffers", "string", "rate_limited | record_stream",
@@ -102,6 +105,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "rmsnorm") return &t.rmsnorm;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;
+  if (key == "unsynced_gradient_dtype") return &t.unsynced_gradient_dtype;
   return nullptr;
 }
 

@@ -33,6 +33,9 @@ struct RuntimeTerms {
   // parallelism.sync_every_micro_step says `sync_every_micro_step = "config"`: the term is then
   // listed in from_config and this holds the value for a config that leaves the key unset.
   bool sync_every_micro_step = true;
+  // The dtype of the unsharded gradient sum kept across non-final micro-steps when gradients
+  // are not reduced every micro-step: param_dtype (FSDP1 no_sync) | reduce_dtype (FSDP2) | fp32.
+  std::string unsynced_gradient_dtype = "param_dtype";
   bool fp8_all_gather = false;                // with precision.fp8: Linear weights gathered in fp8
   bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::string collective_buffers = "rate_limited";  // rate_limited | record_stream

@@ -81,8 +81,9 @@ TEST(SyncEveryMicroStep, FixedRuntimesKeepTheirValueAndRefuseAnotherByName) {
 // The memory difference on the plan the issue names. With sync (FSDP2, torchtitan) each unit's
 // unsharded gradient lives from its backward to its reduce-scatter, and the fp32 gradient
 // shard is the only gradient state: 4·N/128 bytes. Without sync every unit keeps its
-// unsharded gradient from the first micro-step to the last one's reduction: the whole
-// model's gradient, N·2 bytes in bf16, on top of everything else.
+// unsharded gradient sum from the first micro-step to the last one's reduction: the whole
+// model's gradient, in shardcast-train's fp32 (FlatUnit::acc) N·4 bytes, on top of everything
+// else; FSDP1's no_sync (accelerate) keeps it in param_dtype, N·2 bytes in bf16.
 TEST(SyncEveryMicroStep, Llama70bOn128H100WithGradAccum8FitsOnlyWithSync) {
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   TrainConfig on = llama70b_ga8(), off = llama70b_ga8();
@@ -104,9 +105,16 @@ TEST(SyncEveryMicroStep, Llama70bOn128H100WithGradAccum8FitsOnlyWithSync) {
   const double ug_on = component(p_on, "unsharded_gradients");
   EXPECT_GT(ug_on, 0.0);
   EXPECT_LE(ug_on, 2.0 * 2.0 * double(largest_unit));
-  // No sync: every unit's unsharded gradient, N·2 bytes (bf16), at the peak.
+  // No sync: every unit's unsharded fp32 sum, N·4 bytes, at the peak.
   const double ug_off = component(p_off, "unsharded_gradients");
-  EXPECT_DOUBLE_EQ(ug_off, 2.0 * double(N));
+  EXPECT_DOUBLE_EQ(ug_off, 4.0 * double(N));
+  // accelerate (FSDP1 no_sync, reduces in param_dtype): the same sum in bf16, N·2 bytes.
+  TrainConfig acc = llama70b_ga8();
+  acc.runtime = "accelerate";
+  acc.precision.reduce_dtype = "bf16";
+  const Prediction p_acc = plan_resolved(acc, hw);
+  EXPECT_DOUBLE_EQ(component(p_acc, "unsharded_gradients"), 2.0 * double(N));
+  EXPECT_FALSE(p_acc.fits);
 
   EXPECT_TRUE(p_on.fits) << p_on.mem_device_total_bytes / kGiB << " GiB";
   EXPECT_FALSE(p_off.fits) << p_off.mem_device_total_bytes / kGiB << " GiB";
@@ -114,10 +122,11 @@ TEST(SyncEveryMicroStep, Llama70bOn128H100WithGradAccum8FitsOnlyWithSync) {
   EXPECT_NEAR(p_off.mem_peak_bytes - p_on.mem_peak_bytes, ug_off - ug_on, 0.05 * ug_off);
   std::printf("[sync_every_micro_step] llama3-70b, 128 H100, full_shard, GA 8: N %.4g; sharded gradients "
               "%.2f GiB; unsharded gradients %.2f GiB (true) vs %.2f GiB (false); allocated peak %.2f vs %.2f "
-              "GiB; device total %.2f vs %.2f GiB of %.2f\n",
+              "GiB; device total %.2f vs %.2f GiB of %.2f; accelerate (bf16 sum) unsharded gradients %.2f GiB\n",
               double(N), component(p_on, "sharded_gradients") / kGiB, ug_on / kGiB, ug_off / kGiB,
               p_on.mem_peak_bytes / kGiB, p_off.mem_peak_bytes / kGiB, p_on.mem_device_total_bytes / kGiB,
-              p_off.mem_device_total_bytes / kGiB, hw.gpu.hbm_bytes / kGiB);
+              p_off.mem_device_total_bytes / kGiB, hw.gpu.hbm_bytes / kGiB,
+              component(p_acc, "unsharded_gradients") / kGiB);
 }
 
 // Communication: a synced micro-step reduce-scatters every unit, so grad_accum 8 reduces

@@ -45,7 +45,8 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
   std::string s = "[sources]\n";
   const char* values[][2] = {{"attention", "\"flash\""}, {"cross_entropy", "\"native\""}, {"rmsnorm", "\"eager\""},
                              {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
-                             {"collective_buffers", "\"rate_limited\""}};
+                             {"collective_buffers", "\"rate_limited\""},
+                             {"unsynced_gradient_dtype", "\"param_dtype\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)
