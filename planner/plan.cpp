@@ -139,7 +139,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   SimInput in;
   in.units.resize(U);
   in.grad_accum = GA;
-  in.sync_every_micro_step = no_shard ? false : opt.sync_every_micro_step;
+  // no_shard as well: a runtime that syncs every micro-step all-reduces every micro-step
+  // (DDP without no_sync(); shardcast-train's post_backward), one that does not, once.
+  in.sync_every_micro_step = opt.sync_every_micro_step;
   in.all_reduce_grads = no_shard;
   in.max_inflight_all_gathers = std::max(1, cfg.parallelism.max_inflight_all_gathers);
   in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
@@ -204,7 +206,13 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     // "gathered" parameters are the fp32 master itself, no copy (FSDP's NO_SHARD uses the flat
     // parameter directly; shardcast-train aliases it, trainer/fsdp/fsdp.cpp issue_gather).
     if (no_shard && param_bytes == 4) u.gathered_bytes = 0;
-    u.grad_bytes = P * param_bytes;
+    // Autograd's unsharded gradient (param_dtype); without sync on every micro-step each unit
+    // keeps its sum from the first micro-step to the last one's reduction, in the runtime's
+    // dtype for it (docs/cost-model.md §3).
+    const double unsynced_bytes = opt.unsynced_gradient_dtype == "fp32"           ? 4.0
+                                  : opt.unsynced_gradient_dtype == "reduce_dtype" ? reduce_bytes
+                                                                                  : param_bytes;
+    u.grad_bytes = P * (!in.sync_every_micro_step && GA > 1 ? unsynced_bytes : param_bytes);
     // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
     if (opt.grads_freed_between_steps) u.shard_grad_bytes = 4.0 * P / (no_shard ? 1 : Ns);
     u.reduce_buffer_bytes = reduce_bytes != param_bytes || opt.reduce_copies_gradient ? P * reduce_bytes : 0;

@@ -27,6 +27,9 @@ struct PlanOptions {
   // no_sync accumulation: unsharded gradients persist, reduced once on the final micro-step.
   // no_shard always reduces once per step (DDP no_sync).
   bool sync_every_micro_step = true;
+  // Without sync_every_micro_step: the dtype of the kept unsharded gradient sum
+  // (RuntimeTerms::unsynced_gradient_dtype: param_dtype | reduce_dtype | fp32).
+  std::string unsynced_gradient_dtype = "param_dtype";
   // How the training loop computes the loss (ops.h; the memory of the logits depends on it).
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::fp32_upcast;
   // How a Llama RMSNorm runs: eager PyTorch ops with an fp32 up-cast, or one fused kernel

@@ -24,6 +24,19 @@ const RuntimeSpec& runtime_preset(const std::string& name) {
   return *it->second;
 }
 
+std::string sync_every_micro_step_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg) {
+  const std::optional<bool>& sync = cfg.parallelism.sync_every_micro_step;
+  if (sync && !t.follows_config("sync_every_micro_step") && *sync != t.sync_every_micro_step)
+    return fmt::format("{} cannot run parallelism.sync_every_micro_step = {}: it always {} (its profile's term "
+                       "sync_every_micro_step = {}); leave the key unset or choose a runtime that can",
+                       rt.name, *sync ? "true" : "false",
+                       t.sync_every_micro_step
+                           ? "reduce-scatters gradients on every micro-step"
+                           : "keeps unsharded gradients across non-final micro-steps and reduces on the last one",
+                       t.sync_every_micro_step ? "true" : "false");
+  return "";
+}
+
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw) {
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   const auto& pr = cfg.precision;
@@ -48,10 +61,17 @@ std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const
     return fmt::format("{} cannot run activation_checkpointing.mode = \"selective_op\"", rt.name);
   if (ac == AcMode::selective && !t.selective_blocks)
     return fmt::format("{} cannot run activation_checkpointing.mode = \"selective\" (every k-th block)", rt.name);
-  return "";
+  return sync_every_micro_step_refusal(rt, t, cfg);
 }
 
-PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
+bool sync_every_micro_step(const RuntimeTerms& t, const TrainConfig& cfg) {
+  // A term that follows the config holds the key's default (shared/runtime_spec.h).
+  if (t.follows_config("sync_every_micro_step"))
+    return cfg.parallelism.sync_every_micro_step.value_or(t.sync_every_micro_step);
+  return t.sync_every_micro_step;
+}
+
+PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const TrainConfig& cfg) {
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   PlanOptions o;
   o.runtime = rt.name;
@@ -69,7 +89,8 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw) {
   o.reduce_copies_gradient = t.reduce_copies_gradient;
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;
-  o.sync_every_micro_step = t.sync_every_micro_step;
+  o.sync_every_micro_step = sync_every_micro_step(t, cfg);
+  o.unsynced_gradient_dtype = t.unsynced_gradient_dtype;
   o.fp8_all_gather = t.fp8_all_gather;
   o.expandable_segments = t.expandable_segments;
   o.record_stream_buffers = t.collective_buffers == "record_stream";
@@ -81,7 +102,7 @@ PlanOptions resolve_plan_options(const TrainConfig& cfg, const HardwareSpec& hw)
   const RuntimeSpec& rt = runtime_preset(cfg.runtime);
   const std::string why = runtime_refusal(rt, cfg, hw);
   if (!why.empty()) throw ConfigError(cfg.source_file, "runtime", why);
-  return plan_options(rt, hw);
+  return plan_options(rt, hw, cfg);
 }
 
 std::vector<std::string> runtime_generations(const std::string& framework) {

@@ -1,7 +1,8 @@
 // The one function that turns a runtime profile into the planner's options.
 //
 // What it is: resolve_plan_options(cfg, hw) loads cfg.runtime (configs/runtimes/, cached),
-// checks that the runtime can run cfg (reduce dtype, compile, fp8, checkpointing mode) and
+// checks that the runtime can run cfg (reduce dtype, compile, fp8, checkpointing mode, a given
+// parallelism.sync_every_micro_step), resolves the terms that follow cfg, and
 // returns the PlanOptions every command uses: plan, search, scale, emit, validate, calibrate
 // and the GUI. One config and one runtime therefore give one answer whichever command asks.
 // What it is not: the runtime's file format (shared/runtime_spec.h) or the cost model.
@@ -28,8 +29,19 @@ const RuntimeSpec& runtime_preset(const std::string& name);
 // Why `rt` cannot run cfg on hw ("" = it can): e.g. "torchtitan accepts reduce_dtype fp32 only".
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw);
 
-// The options for rt's terms on hw (no check of cfg).
-PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw);
+// Why rt (terms t) cannot run cfg's parallelism.sync_every_micro_step ("" = it can: the key
+// is unset, the runtime follows the config, or the value is the runtime's fixed one). Part of
+// runtime_refusal; search asks it of its base config.
+std::string sync_every_micro_step_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg);
+
+// The value of a term that may follow run.toml (RuntimeTerms::from_config): the config's
+// parallelism.sync_every_micro_step where the runtime says "config" (unset: true), else the
+// runtime's fixed value. No check: runtime_refusal refuses a given value a runtime cannot run.
+bool sync_every_micro_step(const RuntimeTerms& t, const TrainConfig& cfg);
+
+// The options for rt's terms on hw, the terms that follow the config taken from cfg (no
+// check of cfg).
+PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const TrainConfig& cfg);
 
 // runtime_preset(cfg.runtime), checked against cfg (ConfigError naming `runtime` and the
 // refused key), as PlanOptions. The one entry point of every command.

@@ -254,6 +254,8 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
                                    fmt::join(terms.reduce_dtypes, ", "), fmt::join(reduce_dtypes, ", ")));
     reduce_dtypes = ok;
   }
+  const std::string sync_refused = sync_every_micro_step_refusal(runtime_preset(base.runtime), terms, base);
+  if (!sync_refused.empty()) throw UsageError("search: " + sync_refused);
   if (!terms.selective_blocks)
     acs.erase(std::remove_if(acs.begin(), acs.end(), [](const AcChoice& a) { return a.mode == AcMode::selective; }),
               acs.end());
@@ -306,7 +308,8 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
   const double budget = memory_budget_bytes(space, hw);
   auto memory_ok = [&](const Prediction& p) { return p.fits && memory_needed_bytes(p) <= budget; };
   // One runtime for every candidate: the enumeration kept only what it can run.
-  const PlanOptions opts = plan_options(runtime_preset(space.base.runtime), hw);
+  // Terms that follow the config (sync_every_micro_step) come from the base every candidate copies.
+  const PlanOptions opts = plan_options(runtime_preset(space.base.runtime), hw, space.base);
 
   // Verdicts per candidate: predicted, or pruned (over budget by monotonicity).
   std::vector<Prediction> preds(n);

@@ -240,7 +240,10 @@ void read_key(TableReader& r, const TrainConfigKey& k, TrainConfig& c) {
   else if (auto f = std::get_if<double& (*)(TrainConfig&)>(&k.access)) r.get(key, (*f)(c));
   else if (auto f = std::get_if<bool& (*)(TrainConfig&)>(&k.access)) r.get(key, (*f)(c));
   else if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) r.get(key, (*f)(c));
-  else if (auto e = std::get_if<TrainEnumAccess>(&k.access)) {
+  else if (auto f = std::get_if<std::optional<bool>& (*)(TrainConfig&)>(&k.access)) {
+    bool v = false;
+    if (r.get(key, v)) (*f)(c) = v;
+  } else if (auto e = std::get_if<TrainEnumAccess>(&k.access)) {
     std::string v = e->get(c);
     bool given = false;
     try {
@@ -386,6 +389,9 @@ std::string write_train_config(const TrainConfig& c) {
     else if (auto f = std::get_if<bool& (*)(TrainConfig&)>(&k.access)) line(key, (*f)(mc) ? "true" : "false");
     else if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) line(key, quote((*f)(mc)));
     else if (auto e = std::get_if<TrainEnumAccess>(&k.access)) line(key, quote(e->get(c)));
+    else if (auto f = std::get_if<std::optional<bool>& (*)(TrainConfig&)>(&k.access)) {
+      if ((*f)(mc)) line(key, *(*f)(mc) ? "true" : "false");  // absent stays absent
+    }
   }
   if (c.prediction.present) {
     const auto& p = c.prediction;

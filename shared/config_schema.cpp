@@ -70,6 +70,7 @@ const std::vector<TrainConfigKey>& train_config_schema() {
                                      set_strategy, kShardingStrategyNames}},
       SC_KEY("parallelism.hsdp_shard_size", parallelism.hsdp_shard_size),
       SC_KEY("parallelism.max_inflight_all_gathers", parallelism.max_inflight_all_gathers),
+      SC_KEY("parallelism.sync_every_micro_step", parallelism.sync_every_micro_step),
       SC_KEY("training.micro_batch", training.micro_batch),
       SC_KEY("training.seq_len", training.seq_len),
       SC_KEY("training.grad_accum", training.grad_accum),

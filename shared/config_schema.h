@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -32,7 +33,9 @@ struct TrainEnumAccess {
 using TrainAccess = std::variant<std::monostate,  // special: read by hand-written code
                                  int& (*)(TrainConfig&), uint64_t& (*)(TrainConfig&),
                                  double& (*)(TrainConfig&), bool& (*)(TrainConfig&),
-                                 std::string& (*)(TrainConfig&), TrainEnumAccess>;
+                                 std::string& (*)(TrainConfig&), TrainEnumAccess,
+                                 // a bool key that may be absent (absent: not written)
+                                 std::optional<bool>& (*)(TrainConfig&)>;
 
 struct TrainConfigKey {
   const char* path;  // "runtime", "cluster.nodes", ...

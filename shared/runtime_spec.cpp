@@ -9,8 +9,13 @@
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/toml_reader.h"
+#include "shared/train_config.h"
 
 namespace shardcast {
+
+bool RuntimeTerms::follows_config(const std::string& term) const {
+  return std::find(from_config.begin(), from_config.end(), term) != from_config.end();
+}
 
 const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"attention", "string", "flash | flash_triton | eager | eager_causal_blocks",
@@ -38,7 +43,14 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "the unsharded gradient is cloned before its reduction even when reduce_dtype = param_dtype"},
     {"root_unit", "bool", "", "embedding, final norm and head form a root unit not resharded after forward"},
     {"grads_freed_between_steps", "bool", "", "sharded gradients are freed between steps (zero_grad set_to_none)"},
-    {"sync_every_micro_step", "bool", "", "gradients are reduced on every micro-step of gradient accumulation"},
+    {"sync_every_micro_step", "bool | \"config\"", "",
+     "gradients are reduced (reduce-scattered into the shard) on every micro-step of gradient accumulation; "
+     "false: non-final micro-steps keep an unsharded gradient sum and communicate nothing; \"config\": the "
+     "runtime does either, as run.toml's parallelism.sync_every_micro_step says (unset: true)",
+     "parallelism.sync_every_micro_step"},
+    {"unsynced_gradient_dtype", "string", "param_dtype | reduce_dtype | fp32",
+     "the dtype of the unsharded gradient sum a rank keeps across non-final micro-steps when it does not "
+     "reduce every micro-step (FSDP1 no_sync: param_dtype; FSDP2: reduce_dtype; shardcast-train: fp32)"},
     {"fp8_all_gather", "bool", "", "with precision.fp8, the blocks' Linear weights are all-gathered in fp8"},
     {"expandable_segments", "bool", "", "its launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
     {"collective_buffers", "string", "rate_limited | record_stream",
@@ -102,6 +114,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "swiglu") return &t.swiglu;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;
+  if (key == "unsynced_gradient_dtype") return &t.unsynced_gradient_dtype;
   return nullptr;
 }
 
@@ -124,9 +137,20 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
       throw ConfigError(file, prefix + key, detail + ")");
     }
     const std::string path = prefix + key;
+    t.from_config.erase(std::remove(t.from_config.begin(), t.from_config.end(), key), t.from_config.end());
     if (bool* b = bool_field(t, key)) {
-      if (!node.is_boolean()) throw ConfigError(file, path, "expected a boolean (true | false)");
-      *b = node.as_boolean()->get();
+      if (it->config_key && node.is_string() && node.as_string()->get() == kFromConfig) {
+        // The config key's default, used when run.toml leaves it unset (only one such term).
+        *b = ParallelismConfig::kSyncEveryMicroStepDefault;
+        t.from_config.push_back(key);
+      } else if (!node.is_boolean()) {
+        throw ConfigError(file, path, it->config_key
+                                          ? fmt::format("expected a boolean (true | false) or \"{}\" ({} decides)",
+                                                        kFromConfig, it->config_key)
+                                          : std::string("expected a boolean (true | false)"));
+      } else {
+        *b = node.as_boolean()->get();
+      }
     } else if (std::string* s = string_field(t, key)) {
       if (!node.is_string()) throw ConfigError(file, path, fmt::format("expected a string ({})", it->allowed));
       *s = node.as_string()->get();

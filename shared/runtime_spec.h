@@ -31,7 +31,13 @@ struct RuntimeTerms {
   bool reduce_copies_gradient = false;        // unsharded gradient cloned before reduction
   bool root_unit = true;                      // embedding/norm/head form an un-resharded root
   bool grads_freed_between_steps = true;      // zero_grad(set_to_none=True)
-  bool sync_every_micro_step = true;          // reduce gradients on every micro-step
+  // Reduce gradients on every micro-step. A runtime that follows run.toml's
+  // parallelism.sync_every_micro_step says `sync_every_micro_step = "config"`: the term is then
+  // listed in from_config and this holds the value for a config that leaves the key unset.
+  bool sync_every_micro_step = true;
+  // The dtype of the unsharded gradient sum kept across non-final micro-steps when gradients
+  // are not reduced every micro-step: param_dtype (FSDP1 no_sync) | reduce_dtype (FSDP2) | fp32.
+  std::string unsynced_gradient_dtype = "param_dtype";
   bool fp8_all_gather = false;                // with precision.fp8: Linear weights gathered in fp8
   bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::string collective_buffers = "rate_limited";  // rate_limited | record_stream
@@ -42,6 +48,10 @@ struct RuntimeTerms {
   std::vector<std::string> fp8_recipes{"tensorwise", "rowwise", "rowwise_with_gw_hp"};
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
+  // Terms whose value is the config's (the TOML value "config"; only terms with a
+  // RuntimeTermSchema::config_key), by term key. planner/runtime.h resolves them per config.
+  std::vector<std::string> from_config;
+  bool follows_config(const std::string& term) const;
 };
 
 struct RuntimeSpec {
@@ -65,10 +75,15 @@ struct RuntimeSpec {
 // One row of the runtime schema: the TOML key, its kind, allowed values and meaning.
 struct RuntimeTermSchema {
   const char* key;
-  const char* kind;     // "bool" | "string" | "string list"
+  const char* kind;     // "bool" | "bool | \"config\"" | "string" | "string list"
   const char* allowed;  // for strings: "a | b | c"; "" otherwise
   const char* meaning;
+  // The run.toml key a runtime may defer this term to (value "config"); nullptr = none: the
+  // runtime states a fixed value.
+  const char* config_key = nullptr;
 };
+// The value a runtime term takes to say "run.toml's key decides" (RuntimeTermSchema::config_key).
+inline constexpr const char* kFromConfig = "config";
 extern const std::vector<RuntimeTermSchema> kRuntimeTerms;
 
 // True for "YYYY-MM-DD" or "YYYY-MM" (a month stands for its first day when compared).

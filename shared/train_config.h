@@ -52,6 +52,16 @@ struct ParallelismConfig {
   ShardingStrategy sharding_strategy = ShardingStrategy::full_shard;
   int hsdp_shard_size = 0;        // hybrid_shard: ranks per shard group; 0 = gpus_per_node
   int max_inflight_all_gathers = 2;  // FSDP rate limit on unsharded units in flight
+  // Gradient accumulation: true = every micro-step's backward reduce-scatters (hybrid_shard,
+  // no_shard: and all-reduces) each unit's gradient into the fp32 gradient shard (FSDP2's
+  // default); false = non-final micro-steps keep an unsharded fp32 gradient sum per unit and
+  // communicate nothing (FSDP1 no_sync). Unset = the runtime's own behaviour: true for
+  // shardcast-train (the default), the fixed value of a runtime that cannot choose
+  // (configs/runtimes/*.toml term sync_every_micro_step; planner/runtime.h refuses a given
+  // value the runtime cannot run).
+  std::optional<bool> sync_every_micro_step;
+  // shardcast-train's value when the key is unset.
+  static constexpr bool kSyncEveryMicroStepDefault = true;
   // Shard-group size for the strategy (world size for full/grad_op, 1 for no_shard).
   int shard_group_size(int world_size, int gpus_per_node) const;
 };

@@ -48,6 +48,14 @@ void register_check(CLI::App& app) {
     fmt::print("  runtime      {}\n", c.runtime);
     fmt::print("  batch        micro_batch {} x seq_len {} x grad_accum {} x {} ranks = {} tokens/step\n",
                c.training.micro_batch, c.training.seq_len, c.training.grad_accum, world, c.tokens_per_step());
+    if (c.training.grad_accum > 1) {
+      const bool sync = planner::sync_every_micro_step(
+          planner::runtime_preset(c.runtime).terms_for(planner::is_gpu(hw)), c);
+      fmt::print("  grad sync    {} (parallelism.sync_every_micro_step = {}{})\n",
+                 sync ? "every micro-step reduce-scatters into the gradient shard"
+                      : "non-final micro-steps keep an unsharded gradient sum",
+                 sync ? "true" : "false", c.parallelism.sync_every_micro_step ? "" : ", the runtime's");
+    }
     fmt::print("  act. ckpt    {} (ratio {}), precision {}/{}{}{}\n",
                to_string(c.activation_checkpointing.mode), c.activation_checkpointing.ratio,
                c.precision.param_dtype, c.precision.reduce_dtype, c.precision.compile ? ", compile" : "",

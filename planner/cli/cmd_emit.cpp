@@ -82,6 +82,7 @@ void register_emit(CLI::App& app) {
       if (space.gpus <= 0) throw UsageError("emit: --gpus is required");
       if (!c.param_dtype.empty()) space.base.precision.param_dtype = c.param_dtype;
       if (!c.reduce_dtype.empty()) space.reduce_dtypes = {c.reduce_dtype};
+      if (c.sync_every_micro_step) space.base.parallelism.sync_every_micro_step = c.sync_every_micro_step;
       const planner::SearchResult r = planner::search(space, hw, progress_bar("search"));
       const int rank = *a->from_search;
       if (int64_t(rank) > int64_t(r.ranked.size()))

@@ -54,6 +54,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   if (a.micro_batch) c.training.micro_batch = *a.micro_batch;
   if (a.seq_len) c.training.seq_len = *a.seq_len;
   if (a.grad_accum) c.training.grad_accum = *a.grad_accum;
+  if (a.sync_every_micro_step) c.parallelism.sync_every_micro_step = *a.sync_every_micro_step;
   if (!a.ac.empty()) {
     auto m = parse_ac_mode(a.ac);
     if (!m) throw UsageError(cmd + fmt::format(": --ac '{}' (allowed: {})", a.ac, kAcModeNames));
@@ -90,6 +91,10 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
   cmd->add_option("--hsdp-shard-size", f.hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
   cmd->add_option("--micro-batch", f.micro_batch, "sequences per GPU per micro-step");
   cmd->add_option("--grad-accum", f.grad_accum, "micro-steps per optimizer step");
+  cmd->add_option("--sync-every-micro-step", f.sync_every_micro_step,
+                  "true: every micro-step reduce-scatters its gradients into the shard; false: non-final "
+                  "micro-steps keep an unsharded gradient sum (default: the runtime's; shardcast-train: true)")
+      ->check(CLI::IsMember({"true", "false"}));
   cmd->add_option("--ac", f.ac, std::string("activation checkpointing: ") + kAcModeNames);
   cmd->add_option("--ac-ratio", f.ac_ratio, "selective: fraction of blocks checkpointed, in (0, 1]");
   cmd->add_flag("--compile", f.compile, "torch.compile (fused elementwise ops)");

@@ -30,6 +30,7 @@ struct ConfigFlags {
   std::optional<double> inter_node_gbps, ac_ratio;
   bool compile = false;
   std::string fp8;  // --fp8 [RECIPE]: "" = not given; bare --fp8 = "tensorwise"
+  std::optional<bool> sync_every_micro_step;  // parallelism.sync_every_micro_step
 };
 
 // The TrainConfig the flags describe, on top of the config file when one is given; `hw` gets
@@ -37,8 +38,8 @@ struct ConfigFlags {
 // (messages start with `cmd`) for missing or inconsistent flags, ConfigError(s) for bad values.
 TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, HardwareSpec& hw);
 
-// --strategy --hsdp-shard-size --micro-batch --grad-accum --ac --ac-ratio --compile --fp8
-// --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).
+// --strategy --hsdp-shard-size --micro-batch --grad-accum --sync-every-micro-step --ac
+// --ac-ratio --compile --fp8 --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f);
 // --runtime (TrainConfig::runtime), registered once per command: plan, search, scale, emit.
 void add_runtime_flag(CLI::App* cmd, std::string& runtime);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "planner/pareto.h"
@@ -66,23 +67,31 @@ TEST(Search, WinnerIsFeasibleAndFastest) {
 }
 
 TEST(Search, PruningChangesNoResult) {
-  for (const std::string runtime : {"torchtitan", "shardcast-train"})
+  struct Runtime {
+    std::string name;
+    std::optional<bool> sync_every_micro_step;  // parallelism.sync_every_micro_step
+  };
+  for (const Runtime& rt : {Runtime{"torchtitan", std::nullopt}, Runtime{"shardcast-train", std::nullopt},
+                            Runtime{"shardcast-train", false}})
     for (const auto& [model, gpus, batch] : std::vector<std::tuple<std::string, int, int64_t>>{
              {"llama3-8b", 64, 0}, {"llama2-70b", 128, int64_t(4) << 20}, {"llama2-13b", 16, 0}}) {
-      SCOPED_TRACE(model + " " + runtime);
+      const std::string runtime = rt.name;
+      SCOPED_TRACE(model + " " + runtime + (rt.sync_every_micro_step ? " sync_every_micro_step = false" : ""));
       SearchSpace s = space_for(model, "A100-80GB-SXM", gpus, 4096);
       s.global_batch_tokens = batch;
       s.allow_selective_op = true;
       s.base.runtime = runtime;
+      s.base.parallelism.sync_every_micro_step = rt.sync_every_micro_step;
       const HardwareSpec hw = load_hardware("A100-80GB-SXM");
       const SearchResult pruned = search(s, hw);
       s.prune = false;
       const SearchResult full = search(s, hw);
       EXPECT_EQ(full.n_pruned, 0);
       EXPECT_EQ(full.n_evaluated, full.n_candidates);
-      // shardcast-train keeps unsharded gradients across non-final micro-steps: with a fixed
-      // global batch, memory is not monotone in the micro-batch and search does not prune.
-      if (runtime == "shardcast-train" && batch > 0)
+      // Unsharded gradients kept across non-final micro-steps (sync_every_micro_step = false):
+      // with a fixed global batch, memory is not monotone in the micro-batch and search does
+      // not prune.
+      if (rt.sync_every_micro_step == false && batch > 0)
         EXPECT_EQ(pruned.n_evaluated, full.n_evaluated);
       else
         EXPECT_LT(pruned.n_evaluated, full.n_evaluated);

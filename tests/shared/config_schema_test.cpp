@@ -115,12 +115,28 @@ TEST(ConfigSchema, WriterWritesEveryKeyAndParserReadsItBack) {
   c.prediction.mem_components = {{"sharded_parameters", 1.0}};
   c.training.seed = 42;
   c.checkpoint.dir = "ckpt";
+  c.parallelism.sync_every_micro_step = false;  // optional keys are written when given
   const std::string text = write_train_config(c);
   const toml::table t = toml::parse(text);
   for (const auto& k : train_config_schema())
     EXPECT_TRUE(t.at_path(k.path)) << k.path << " is not written:\n" << text;
   const TrainConfig back = parse_train_config(text, "back.toml");
   EXPECT_EQ(write_train_config(back), text);
+}
+
+// An optional key (parallelism.sync_every_micro_step) stays absent when not given: unset means
+// "the runtime's behaviour", which a written default would turn into an explicit request.
+TEST(ConfigSchema, AbsentOptionalKeyIsNotWritten) {
+  const TrainConfig c = parse_train_config("[model]\npreset = \"tiny-2l\"\n[training]\nseq_len = 128\n", "t.toml");
+  EXPECT_FALSE(c.parallelism.sync_every_micro_step.has_value());
+  const std::string text = write_train_config(c);
+  EXPECT_FALSE(toml::parse(text).at_path("parallelism.sync_every_micro_step")) << text;
+  const TrainConfig t = parse_train_config("[model]\npreset = \"tiny-2l\"\n[training]\nseq_len = 128\n[parallelism]\nsync_every_micro_step = true\n",
+                                           "t.toml");
+  ASSERT_TRUE(t.parallelism.sync_every_micro_step.has_value());
+  EXPECT_TRUE(*t.parallelism.sync_every_micro_step);
+  EXPECT_THROW(parse_train_config("[model]\npreset = \"tiny-2l\"\n[training]\nseq_len = 128\n[parallelism]\nsync_every_micro_step = 1\n", "t.toml"),
+               ConfigError);
 }
 
 TEST(ConfigSchema, HardwareWriterRoundTripsEveryPreset) {

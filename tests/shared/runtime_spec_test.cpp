@@ -46,7 +46,8 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
   const char* values[][2] = {{"attention", "\"flash\""}, {"cross_entropy", "\"native\""}, {"rmsnorm", "\"eager\""},
                              {"rope", "\"eager\""},       {"swiglu", "\"eager\""},
                              {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
-                             {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"}};
+                             {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"},
+                             {"unsynced_gradient_dtype", "\"param_dtype\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)
@@ -193,6 +194,42 @@ TEST(RuntimeSpec, ParserRefusesWhatTheSchemaDoesNotAllow) {
     EXPECT_EQ(e.key(), "sources.gpu.root_unit");
   }
   EXPECT_TRUE(parse_runtime_toml(gpu + "[sources.gpu]\nroot_unit = \"a public source\"\n", "x.toml").terms_for(true).root_unit);
+}
+
+// A term with a config key (sync_every_micro_step: parallelism.sync_every_micro_step) may say
+// "config"; no other term may, and a [gpu] table can fix it again.
+TEST(RuntimeSpec, ConfigValueOnlyForTermsWithAConfigKey) {
+  std::string cfg = minimal("", "");
+  cfg.replace(cfg.find("sync_every_micro_step = false"), std::string("sync_every_micro_step = false").size(),
+              "sync_every_micro_step = \"config\"");
+  const RuntimeSpec rt = parse_runtime_toml(cfg, "x.toml");
+  EXPECT_TRUE(rt.terms.follows_config("sync_every_micro_step"));
+  EXPECT_TRUE(rt.terms.sync_every_micro_step);  // the key's default, for a config that leaves it unset
+  EXPECT_FALSE(rt.terms.follows_config("root_unit"));
+  const RuntimeSpec fixed_on_gpu = parse_runtime_toml(
+      cfg + "[gpu]\nsync_every_micro_step = false\n[sources.gpu]\nsync_every_micro_step = \"a public source\"\n",
+      "x.toml");
+  EXPECT_FALSE(fixed_on_gpu.terms_for(true).follows_config("sync_every_micro_step"));
+  EXPECT_FALSE(fixed_on_gpu.terms_for(true).sync_every_micro_step);
+  EXPECT_TRUE(fixed_on_gpu.terms_for(false).follows_config("sync_every_micro_step"));
+  std::string bad = minimal("", "");
+  bad.replace(bad.find("root_unit = false"), std::string("root_unit = false").size(), "root_unit = \"config\"");
+  try {
+    parse_runtime_toml(bad, "x.toml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "terms.root_unit");
+  }
+  std::string other = minimal("", "");
+  other.replace(other.find("sync_every_micro_step = false"), std::string("sync_every_micro_step = false").size(),
+                "sync_every_micro_step = \"yes\"");
+  try {
+    parse_runtime_toml(other, "x.toml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "terms.sync_every_micro_step");
+    EXPECT_NE(std::string(e.what()).find("parallelism.sync_every_micro_step"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RuntimeSpec, UnknownNameListsTheAllowedOnes) {

@@ -1,7 +1,8 @@
 // FSDP state and schedule: per-rank state bytes scale as 1/N under full_shard (within
 // padding); shard_grad_op keeps gathered parameters from forward to backward while
-// full_shard frees them; gradient accumulation k×b equals one step of k·b and communicates
-// nothing on non-final micro-steps; tied embeddings match the reference.
+// full_shard frees them; gradient accumulation k×b equals one step of k·b, communicates
+// nothing on non-final micro-steps with sync_every_micro_step = false and reduces every
+// micro-step with true; tied embeddings match the reference.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -117,8 +118,9 @@ TEST(FsdpState, ShardGradOpKeepsGatheredParametersUntilBackward) {
   }
 }
 
-TEST(FsdpState, NoCommunicationOnNonFinalMicroSteps) {
-  const TrainConfig cfg = tiny_config(ShardingStrategy::hybrid_shard, 4);
+TEST(FsdpState, NoCommunicationOnNonFinalMicroStepsWithoutSync) {
+  TrainConfig cfg = tiny_config(ShardingStrategy::hybrid_shard, 4);
+  cfg.parallelism.sync_every_micro_step = false;
   TokenFile data(synthetic_token_file());
   run_ranks(4, 2, [&](int rank, ProcessGroups g) {
     auto shard = std::make_shared<CountingCollectives>(g.shard);
@@ -140,6 +142,32 @@ TEST(FsdpState, NoCommunicationOnNonFinalMicroSteps) {
     // full_shard-style resharding: every unit gathered in both forwards, and re-gathered in
     // both backwards except the last unit (kept from forward): 2·(2·units − 1).
     EXPECT_EQ(shard->all_gathers, 2 * (2 * units - 1));
+  });
+}
+
+// sync_every_micro_step = true (the default): every backward reduces every unit, so a
+// non-final micro-step already reduce-scatters (and all-reduces across replicas) each unit.
+TEST(FsdpState, EveryMicroStepReducesWithSync) {
+  const TrainConfig cfg = tiny_config(ShardingStrategy::hybrid_shard, 4);
+  ASSERT_FALSE(cfg.parallelism.sync_every_micro_step.has_value());  // the default
+  TokenFile data(synthetic_token_file());
+  run_ranks(4, 2, [&](int rank, ProcessGroups g) {
+    auto shard = std::make_shared<CountingCollectives>(g.shard);
+    auto repl = std::make_shared<CountingCollectives>(g.replicate);
+    auto engine = make_fsdp_engine(cfg, ProcessGroups{g.world, shard, repl});
+    const int T = cfg.training.seq_len, b = cfg.training.micro_batch;
+    at::Tensor batch = at::empty({b, T + 1}, at::kLong);
+    read_sequences(data, 1, 1, rank * b, b, T, batch.data_ptr<int64_t>());
+    const int units = cfg.model.n_fsdp_units();
+    engine->forward_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), /*sync=*/false).backward();
+    fsdp_model_of(*engine)->wait_for_reductions();
+    EXPECT_EQ(shard->reductions, units);
+    EXPECT_EQ(repl->reductions, units);
+    EXPECT_EQ(fsdp_model_of(*engine)->accumulator_bytes(), 0);
+    engine->forward_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), /*sync=*/true).backward();
+    fsdp_model_of(*engine)->wait_for_reductions();
+    EXPECT_EQ(shard->reductions, 2 * units);
+    EXPECT_EQ(repl->reductions, 2 * units);
   });
 }
 

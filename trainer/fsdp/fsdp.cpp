@@ -257,7 +257,7 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
   at::Tensor g = grad_full.defined()
                      ? grad_full
                      : at::zeros({u.padded_numel}, u.grad.options().dtype(opts_.param_dtype));
-  if (!sync_) {  // no communication on non-final micro-steps
+  if (!sync_ && !opts_.sync_every_micro_step) {  // no communication on non-final micro-steps
     if (u.acc.defined()) u.acc.add_(g);
     else u.acc = g.to(u.grad.options(), /*non_blocking=*/false, /*copy=*/true);
   } else {
@@ -353,6 +353,13 @@ at::Tensor FsdpModel::forward(const at::Tensor& tokens) {
   }
   if (!at::GradMode::is_enabled()) reshard_all();  // no backward will free them
   return x;
+}
+
+int64_t FsdpModel::accumulator_bytes() const {
+  int64_t b = 0;
+  for (const auto& u : units_)
+    if (u.acc.defined()) b += u.acc.nbytes();
+  return b;
 }
 
 void FsdpModel::zero_grad() {

@@ -23,8 +23,14 @@
 // its chunk), or with FsdpOptions::initial_load_path from Hugging Face safetensors: global
 // rank 0 reads each unit and broadcasts it over the world group, every rank keeps its slice
 // (initial_load.h); either way no rank materializes more than one unit unsharded.
-// Gradient accumulation: with set_sync(false) the unsharded gradients are accumulated
-// locally (fp32) and nothing is communicated; the next synced backward reduces the sum.
+// Gradient accumulation (FsdpOptions::sync_every_micro_step): true (the default) = every
+// backward reduces each unit's gradient (reduce-scatter; hybrid_shard/no_shard: all-reduce
+// across replicas) and adds it into the fp32 gradient shard, so the shard accumulates the
+// micro-steps and no unsharded gradient outlives its unit's post-backward (FSDP2's default:
+// pytorch/pytorch@v2.5.0 torch/distributed/_composable/fsdp/fully_shard.py
+// set_requires_gradient_sync, which torchtitan never turns off). false = with set_sync(false)
+// the unsharded gradients are accumulated locally in fp32 (FlatUnit::acc, padded_numel per
+// unit) and nothing is communicated; the next synced backward reduces the sum (FSDP1 no_sync).
 // Reduction: the unit's unsharded gradient is cast to reduce_dtype (no copy when it already
 // is: autograd's buffer is reduced in place), and for bf16/fp16 pre-divided by a power of two
 // f ≈ √world and post-divided by world/f, as PyTorch FSDP1 does
@@ -77,6 +83,9 @@ struct FsdpOptions {
   // either way (same operations on the same tensors; only when they are waited changes).
   // Ignored on CUDA, whose reductions always run on the reduce-scatter stream, one in flight.
   int max_inflight_reductions = 2;
+  // Gradient accumulation: true = reduce every micro-step into the shard; false = keep an
+  // unsharded fp32 sum (FlatUnit::acc) on non-final micro-steps (set_sync(false)).
+  bool sync_every_micro_step = true;
   at::ScalarType param_dtype = at::kFloat;  // gather + compute
   at::ScalarType reduce_dtype = at::kFloat; // gradient reduction
   ActivationCheckpointingConfig activation_checkpointing;
@@ -117,7 +126,7 @@ struct FlatUnit {
   bool issued = false;                // gather issued (or full is valid)
   PendingWork work;                   // the gather in flight
   at::Tensor send;                    // the param_dtype shard being sent
-  at::Tensor acc;                     // (padded_numel) fp32 unsynced gradient sum
+  at::Tensor acc;                     // (padded_numel) fp32 unsynced gradient sum (sync_every_micro_step = false)
 };
 
 class FsdpModel {
@@ -129,8 +138,12 @@ class FsdpModel {
 
   // (B,T) int64 -> logits (B,T,V) in param_dtype, with the FSDP autograd graph attached.
   at::Tensor forward(const at::Tensor& tokens);
-  // Whether the next backward reduces gradients (false on non-final accumulation micro-steps).
+  // false on non-final accumulation micro-steps: the next backward then keeps an unsharded
+  // sum instead of reducing, unless opts.sync_every_micro_step (then every backward reduces).
   void set_sync(bool sync) { sync_ = sync; }
+  // Unsharded fp32 accumulator bytes alive now (sync_every_micro_step = false between
+  // micro-steps; 0 otherwise).  // bytes
+  int64_t accumulator_bytes() const;
 
   // The compute stream waits for the last reduction in flight (GPU; no-op on CPU). Called by
   // everything that reads or writes gradient shards (clip, step, zero_grad, full_gradients).

@@ -31,7 +31,7 @@ class Engine {
  public:
   virtual ~Engine() = default;
   // Mean token loss of this micro-batch (scalar fp32, with graph). `sync` = last micro-step
-  // of the optimizer step (FSDP reduces gradients only then).
+  // of the optimizer step (FSDP with sync_every_micro_step = false reduces gradients only then).
   virtual at::Tensor forward_loss(const at::Tensor& tokens, const at::Tensor& targets, bool sync) = 0;
   virtual void zero_grad() = 0;
   virtual double clip_grad_norm(double max_norm) = 0;   // returns the norm before clipping

@@ -145,6 +145,8 @@ FsdpOptions fsdp_options(const TrainConfig& cfg) {
   FsdpOptions o;
   o.sharding_strategy = cfg.parallelism.sharding_strategy;
   o.max_inflight_all_gathers = cfg.parallelism.max_inflight_all_gathers;
+  o.sync_every_micro_step =
+      cfg.parallelism.sync_every_micro_step.value_or(ParallelismConfig::kSyncEveryMicroStepDefault);
   o.param_dtype = parse_dtype(cfg.precision.param_dtype);
   o.reduce_dtype = parse_dtype(cfg.precision.reduce_dtype);
   o.activation_checkpointing = cfg.activation_checkpointing;
