@@ -40,6 +40,10 @@ struct AllocatorInputs {
   bool expandable_segments = false;  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   bool record_stream_buffers = false;  // PlanOptions::record_stream_buffers (FSDP2)
   double outside_allocator = 0; // CUDA context, NCCL communicator buffers (preset)  // bytes
+  // The caching allocator model's peak reserved over the step's allocation sequence
+  // (allocation_trace.h); < 0: no replay (a device without the CUDA caching allocator), the
+  // proportional margin below applies.  // bytes
+  double replayed_reserved = -1;
 };
 struct DeviceMemory {
   double allocated = 0;         // bytes
@@ -57,6 +61,7 @@ struct DeviceMemory {
 // FSDP1's rate limiter they are reused: only `fragmentation` applies.
 inline constexpr double kUnreusedKeptFixedSegments = 1.0;
 inline constexpr double kUnreusedKeptExpandable = 0.5;
+// reserved = max(allocated, replayed_reserved) when replayed; otherwise the margin above.
 DeviceMemory device_memory(const AllocatorInputs& in);
 
 // Activation bytes a block keeps from forward to backward, given what its ops save
