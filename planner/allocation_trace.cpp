@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <deque>
-#include <map>
 #include <utility>
 
 namespace shardcast::planner {
@@ -52,15 +50,35 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
     return it == sim.compute_ends.end() ? span : *it;
   };
 
+  // Pair every free with its allocation once (FIFO per unit and kind); every step repeats it.
+  const size_t n = sim.allocations.size();
+  int n_units = 0;
+  for (const SimAlloc& a : sim.allocations) n_units = std::max(n_units, a.unit + 1);
+  std::vector<int> alloc_of(n, -1);
+  {
+    std::vector<std::vector<int>> fifo(size_t(n_units + 1) * kMemCategories);
+    std::vector<size_t> head(fifo.size(), 0);
+    for (size_t j = 0; j < n; ++j) {
+      const SimAlloc& a = sim.allocations[j];
+      const size_t k = size_t(a.unit + 1) * kMemCategories + size_t(a.cat);
+      if (a.bytes > 0) {
+        fifo[k].push_back(int(j));
+      } else {
+        assert(head[k] < fifo[k].size() && "free without allocation");
+        alloc_of[j] = fifo[k][head[k]++];
+      }
+    }
+  }
+
   std::vector<int> sharded_grads;  // freed at the next step's zero_grad
   bool optimizer_state = false;
   for (int step = 0; step < in.steps; ++step) {
     const double t0 = span * step;
     for (int id : sharded_grads) release(t0, id, kStreamReduce, t0);
     sharded_grads.clear();
-    // (unit, category) -> live tensors in allocation order, with their stream.
-    std::map<std::pair<int, int>, std::deque<std::pair<int, int>>> live;
-    for (const SimAlloc& a : sim.allocations) {
+    std::vector<int> tensor(n, -1);
+    for (size_t j = 0; j < n; ++j) {
+      const SimAlloc& a = sim.allocations[j];
       const double t = t0 + a.t;
       if (a.unit < 0 && !optimizer_state && a.bytes > 0) {
         // AdamW's lazy state: exp_avg and exp_avg_sq of every unit's shard, before the step's
@@ -72,22 +90,15 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
           }
         optimizer_state = true;
       }
-      const std::pair<int, int> k{a.unit, a.cat};
       if (a.bytes > 0) {
-        const int s = stream_of(a);
-        const int id = alloc(t, a.bytes, s);
-        if (a.cat == kMemShardedGrads) sharded_grads.push_back(id);
-        else live[k].push_back({id, s});
-      } else {
-        auto& q = live[k];
-        assert(!q.empty() && "free without allocation");
-        if (q.empty()) continue;
-        const auto [id, s] = q.front();
-        q.pop_front();
+        tensor[j] = alloc(t, a.bytes, stream_of(a));
+        if (a.cat == kMemShardedGrads) sharded_grads.push_back(tensor[j]);
+      } else if (alloc_of[j] >= 0) {
+        const SimAlloc& made = sim.allocations[size_t(alloc_of[j])];
+        const int s = stream_of(made);
         // Used by a stream other than the one that allocated it: freed with recordStream.
-        const int user = stream_of(a);
-        const bool cross = user != s || (a.cat == kMemUnshardedGrads && a.reduce);
-        release(t, id, s, cross ? t0 + lagged(a.t) : t);
+        const bool cross = stream_of(a) != s;
+        release(t, tensor[size_t(alloc_of[j])], s, cross ? t0 + lagged(a.t) : t);
       }
     }
   }

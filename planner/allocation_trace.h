@@ -42,7 +42,7 @@ struct TraceInputs {
   std::vector<double> optimizer_bytes;     // per unit: one AdamW moment (two are allocated)  // bytes
   std::vector<double> static_grad_bytes;   // per unit: sharded gradients kept across steps (0: freed)  // bytes
   bool record_stream = false;              // no CPU rate limiter: cross-stream frees lag (above)
-  int steps = 3;                           // optimizer steps replayed (≥ 2: the second sees the first's cache)
+  int steps = 2;                           // optimizer steps replayed (≥ 2: the second sees the first's cache)
 };
 
 // The trace of `in.steps` steps of `sim` (simulated with record_allocations).

@@ -22,7 +22,17 @@ int64_t allocator_segment_size(int64_t rounded) {
   return round_up(rounded, kRoundLarge);
 }
 
-CachingAllocator::CachingAllocator(const CachingAllocatorConfig& cfg) : cfg_(cfg) {}
+CachingAllocator::CachingAllocator(const CachingAllocatorConfig& cfg) : cfg_(cfg) { blocks_.reserve(256); }
+
+void CachingAllocator::pool_insert(std::vector<Key>& p, const Key& k) {
+  p.insert(std::lower_bound(p.begin(), p.end(), k), k);
+}
+
+void CachingAllocator::pool_erase(std::vector<Key>& p, const Key& k) {
+  auto it = std::lower_bound(p.begin(), p.end(), k);
+  assert(it != p.end() && *it == k);
+  p.erase(it);
+}
 
 void CachingAllocator::bump(int64_t d_alloc, int64_t d_res) {
   allocated_ += d_alloc;
@@ -40,7 +50,7 @@ void CachingAllocator::insert_free(int b) {
     const int o = side == 0 ? blk.prev : blk.next;
     if (o < 0 || blocks_[o].allocated || blocks_[o].pending) continue;
     Block& other = blocks_[o];
-    pool(blk.small).erase(key(o));
+    pool_erase(pool(blk.small), key(o));
     if (side == 0) {
       blk.addr = other.addr;
       blk.prev = other.prev;
@@ -53,21 +63,21 @@ void CachingAllocator::insert_free(int b) {
     blk.size += other.size;
     other.alive = false;
   }
-  pool(blk.small).insert(key(b));
+  pool_insert(pool(blk.small), key(b));
 }
 
 void CachingAllocator::process_events(double now) {
-  while (!pending_.empty() && pending_.begin()->first <= now) {
-    const int b = pending_.begin()->second;
-    pending_.erase(pending_.begin());
+  while (!pending_.empty() && pending_.top().first <= now) {
+    const int b = pending_.top().second;
+    pending_.pop();
     insert_free(b);
   }
 }
 
 int CachingAllocator::find_free(int64_t size, int stream, bool small) {
   // get_free_block(): the smallest cached block of this stream with size ≥ the request.
-  std::set<Key>& p = pool(small);
-  auto it = p.lower_bound(Key{stream, size, INT64_MIN, -1});
+  std::vector<Key>& p = pool(small);
+  auto it = std::lower_bound(p.begin(), p.end(), Key{stream, size, INT64_MIN, -1});
   if (it == p.end() || std::get<0>(*it) != stream) return -1;
   const int b = std::get<3>(*it);
   p.erase(it);
@@ -121,7 +131,7 @@ int CachingAllocator::expand_segment(int64_t size, int stream, bool small) {
   sg.mapped += grow;
   bump(0, grow);
   if (join) {
-    pool(small).erase(key(last));
+    pool_erase(pool(small), key(last));
     blocks_[last].size += grow;
     return last;
   }
@@ -148,7 +158,8 @@ void CachingAllocator::release_cached() {
   // segment's end (interior free pages of an expandable segment are not unmapped here).
   process_events(1e300);
   for (bool small : {false, true}) {
-    std::set<Key>& p = pool(small);
+    std::vector<Key>& p = pool(small);
+    std::vector<Key> keep;
     for (auto it = p.begin(); it != p.end();) {
       const int b = std::get<3>(*it);
       Block& blk = blocks_[b];
@@ -159,14 +170,14 @@ void CachingAllocator::release_cached() {
           sg.alive = false;
           blk.alive = false;
           --n_segments_;
-          it = p.erase(it);
+          ++it;
           continue;
         }
       } else if (sg.last == b) {
         const int64_t page = page_of(small);
         const int64_t drop = blk.size / page * page;
         if (drop > 0) {
-          it = p.erase(it);
+          ++it;
           sg.mapped -= drop;
           bump(0, -drop);
           blk.size -= drop;
@@ -175,13 +186,16 @@ void CachingAllocator::release_cached() {
             sg.last = blk.prev;
             if (blk.prev >= 0) blocks_[blk.prev].next = -1;
           } else {
-            p.insert(key(b));
+            keep.push_back(key(b));
           }
           continue;
         }
       }
+      keep.push_back(*it);
       ++it;
     }
+    std::sort(keep.begin(), keep.end());
+    p.swap(keep);
   }
 }
 
@@ -232,7 +246,7 @@ int CachingAllocator::malloc(int64_t bytes, int stream, double now) {
     again.next = r;
     again.size = size;
     if (segments_[size_t(again.segment)].last == b) segments_[size_t(again.segment)].last = r;
-    pool(rest.small).insert(key(r));
+    pool_insert(pool(rest.small), key(r));
   }
   Block& out = blocks_[size_t(b)];
   out.allocated = true;
@@ -253,7 +267,7 @@ void CachingAllocator::free_after(int handle, double ready) {
   bump(-blk.size, 0);
   blk.allocated = false;
   blk.pending = true;
-  pending_.insert({ready, handle});
+  pending_.push({ready, handle});
 }
 
 }  // namespace shardcast::planner

@@ -23,8 +23,9 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
+#include <queue>
 #include <tuple>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -91,10 +92,13 @@ class CachingAllocator {
     int last = -1;         // block at the segment's end (expandable)
     bool alive = true;
   };
-  // Pool key: BlockComparatorSize orders by stream, size, address.
+  // Pool key: BlockComparatorSize orders by stream, size, address. A pool holds tens of free
+  // blocks, so it is a sorted vector (binary search, short moves) rather than a node set.
   using Key = std::tuple<int, int64_t, int64_t, int>;
   Key key(int b) const { return Key{blocks_[b].stream, blocks_[b].size, blocks_[b].addr, b}; }
-  std::set<Key>& pool(bool small) { return small ? small_pool_ : large_pool_; }
+  std::vector<Key>& pool(bool small) { return small ? small_pool_ : large_pool_; }
+  static void pool_insert(std::vector<Key>& p, const Key& k);
+  static void pool_erase(std::vector<Key>& p, const Key& k);
 
   void process_events(double now);
   int find_free(int64_t size, int stream, bool small);
@@ -107,8 +111,9 @@ class CachingAllocator {
   CachingAllocatorConfig cfg_;
   std::vector<Block> blocks_;
   std::vector<Segment> segments_;
-  std::set<Key> small_pool_, large_pool_;
-  std::set<std::pair<double, int>> pending_;  // (ready, block)
+  std::vector<Key> small_pool_, large_pool_;
+  // (ready, block), earliest first.
+  std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> pending_;
   std::vector<int> expandable_of_[2];         // [small] -> segment per stream (-1 none)
   int64_t next_addr_ = 0;
   int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;

@@ -235,7 +235,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   alloc.record_stream_buffers = opt.record_stream_buffers;
   const double runtime = eff.runtime_overhead_gib * double(1ull << 30);
   alloc.outside_allocator = runtime;
-  if (caching_allocator) {
+  const bool over_by_allocated = opt.replay_within_bytes > 0 && p.mem_peak_bytes + runtime > opt.replay_within_bytes;
+  if (caching_allocator && !over_by_allocated) {
     const double shard = 1.0 / double(no_shard ? 1 : Ns);
     TraceInputs ti;
     for (int64_t P : unit_params) {
@@ -249,10 +250,13 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     ac_cfg.expandable_segments = opt.expandable_segments;
     ac_cfg.capacity_bytes = hw.gpu.hbm_bytes - runtime;
     alloc.replayed_reserved = replay_allocation_trace(trace, ac_cfg).peak_reserved;
-    ac_cfg.expandable_segments = !opt.expandable_segments;
-    const double other = std::max(p.mem_peak_bytes, replay_allocation_trace(trace, ac_cfg).peak_reserved);
     const double here = std::max(p.mem_peak_bytes, alloc.replayed_reserved);
-    p.mem_reserved_range_bytes = {std::min(here, other), std::max(here, other)};
+    p.mem_reserved_range_bytes = {here, here};
+    if (opt.reserved_range) {
+      ac_cfg.expandable_segments = !opt.expandable_segments;
+      const double other = std::max(p.mem_peak_bytes, replay_allocation_trace(trace, ac_cfg).peak_reserved);
+      p.mem_reserved_range_bytes = {std::min(here, other), std::max(here, other)};
+    }
   }
   const DeviceMemory dm = device_memory(alloc);
   p.mem_reserved_bytes = dm.reserved;

@@ -69,6 +69,15 @@ struct PlanOptions {
   // ProcessGroupNCCL's recordStream keeps freed collective / recompute blocks cached (FSDP2 has
   // no CPU rate limiter: pytorch/torchtitan#735), so the allocator reserves beside them.
   bool record_stream_buffers = false;
+  // Also replay the allocation sequence with the other expandable_segments setting and fill
+  // Prediction::mem_reserved_range_bytes (validate: a row rarely states its allocator
+  // configuration). Off elsewhere: it doubles the allocator replay's cost.
+  bool reserved_range = false;
+  // > 0: skip the allocator replay when the allocated peak plus what lies outside the allocator
+  // is already over this many bytes (reserved ≥ allocated, so a memory budget's verdict is the
+  // same); reserved is then reported as the allocated peak, a lower bound. search sets its
+  // memory budget here: the replay costs more than the rest of plan().  // bytes
+  double replay_within_bytes = 0;
 };
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,

@@ -300,6 +300,7 @@ SimResult simulate_fast(const SimInput& in) {
   if (in.grad_accum <= 3 || in.record_timeline) return simulate(in);
   SimInput two = in, three = in;
   two.grad_accum = 2;
+  two.record_allocations = false;  // memory is read off the three-micro-step run
   three.grad_accum = 3;
   const SimResult a = simulate(two);
   SimResult r = simulate(three);
