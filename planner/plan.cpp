@@ -227,12 +227,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.mem_peak_bytes = static_bytes + sim.mem_peak_bytes;
   AllocatorInputs alloc;
   alloc.allocated_peak = p.mem_peak_bytes;
-  // Σ over kinds of their own maxima − the timeline peak (SimResult::mem_max_by_category).
-  for (double b : sim.mem_max_by_category) alloc.unreused += b;
-  alloc.unreused -= sim.mem_peak_bytes;
   alloc.fragmentation = eff.fragmentation;
-  alloc.expandable_segments = opt.expandable_segments;
-  alloc.record_stream_buffers = opt.record_stream_buffers;
   const double runtime = eff.runtime_overhead_gib * double(1ull << 30);
   alloc.outside_allocator = runtime;
   const bool over_by_allocated = opt.replay_within_bytes > 0 && p.mem_peak_bytes + runtime > opt.replay_within_bytes;
