@@ -107,10 +107,10 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
 
 ReplayResult replay_allocation_trace(const std::vector<AllocEvent>& trace, const CachingAllocatorConfig& cfg) {
   CachingAllocator a(cfg);
-  std::vector<int> handle;
+  std::vector<int> handle(trace.size(), -1);  // tensor ids are below the event count
   for (const AllocEvent& e : trace) {
     if (e.bytes > 0) {
-      if (int(handle.size()) <= e.tensor) handle.resize(size_t(e.tensor) + 1, -1);
+      assert(size_t(e.tensor) < handle.size());
       handle[size_t(e.tensor)] = a.malloc(e.bytes, e.stream, e.t);
     } else if (e.ready > e.t) {
       a.free_after(handle[size_t(e.tensor)], e.ready);

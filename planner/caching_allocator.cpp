@@ -50,7 +50,7 @@ void CachingAllocator::insert_free(int b) {
     const int o = side == 0 ? blk.prev : blk.next;
     if (o < 0 || blocks_[o].allocated || blocks_[o].pending) continue;
     Block& other = blocks_[o];
-    pool_erase(pool(blk.small), key(o));
+    pool_erase(pool(blk.stream, blk.small), key(o));
     if (side == 0) {
       blk.addr = other.addr;
       blk.prev = other.prev;
@@ -63,7 +63,7 @@ void CachingAllocator::insert_free(int b) {
     blk.size += other.size;
     other.alive = false;
   }
-  pool_insert(pool(blk.small), key(b));
+  pool_insert(pool(blk.stream, blk.small), key(b));
 }
 
 void CachingAllocator::process_events(double now) {
@@ -76,10 +76,10 @@ void CachingAllocator::process_events(double now) {
 
 int CachingAllocator::find_free(int64_t size, int stream, bool small) {
   // get_free_block(): the smallest cached block of this stream with size ≥ the request.
-  std::vector<Key>& p = pool(small);
-  auto it = std::lower_bound(p.begin(), p.end(), Key{stream, size, INT64_MIN, -1});
-  if (it == p.end() || std::get<0>(*it) != stream) return -1;
-  const int b = std::get<3>(*it);
+  std::vector<Key>& p = pool(stream, small);
+  auto it = std::lower_bound(p.begin(), p.end(), Key{size, INT64_MIN, -1});
+  if (it == p.end()) return -1;
+  const int b = it->block;
   p.erase(it);
   return b;
 }
@@ -131,7 +131,7 @@ int CachingAllocator::expand_segment(int64_t size, int stream, bool small) {
   sg.mapped += grow;
   bump(0, grow);
   if (join) {
-    pool_erase(pool(small), key(last));
+    pool_erase(pool(stream, small), key(last));
     blocks_[last].size += grow;
     return last;
   }
@@ -157,11 +157,12 @@ void CachingAllocator::release_cached() {
   // with no block in use (fixed segments) or unmap the free pages at an expandable
   // segment's end (interior free pages of an expandable segment are not unmapped here).
   process_events(1e300);
-  for (bool small : {false, true}) {
-    std::vector<Key>& p = pool(small);
+  for (size_t pi = 0; pi < pools_.size(); ++pi) {
+    const bool small = pi % 2 == 1;
+    std::vector<Key>& p = pools_[pi];
     std::vector<Key> keep;
     for (auto it = p.begin(); it != p.end();) {
-      const int b = std::get<3>(*it);
+      const int b = it->block;
       Block& blk = blocks_[b];
       Segment& sg = segments_[size_t(blk.segment)];
       if (!sg.expandable) {
@@ -246,7 +247,7 @@ int CachingAllocator::malloc(int64_t bytes, int stream, double now) {
     again.next = r;
     again.size = size;
     if (segments_[size_t(again.segment)].last == b) segments_[size_t(again.segment)].last = r;
-    pool_insert(pool(rest.small), key(r));
+    pool_insert(pool(rest.stream, rest.small), key(r));
   }
   Block& out = blocks_[size_t(b)];
   out.allocated = true;

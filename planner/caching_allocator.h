@@ -24,7 +24,6 @@
 
 #include <cstdint>
 #include <queue>
-#include <tuple>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -92,11 +91,21 @@ class CachingAllocator {
     int last = -1;         // block at the segment's end (expandable)
     bool alive = true;
   };
-  // Pool key: BlockComparatorSize orders by stream, size, address. A pool holds tens of free
-  // blocks, so it is a sorted vector (binary search, short moves) rather than a node set.
-  using Key = std::tuple<int, int64_t, int64_t, int>;
-  Key key(int b) const { return Key{blocks_[b].stream, blocks_[b].size, blocks_[b].addr, b}; }
-  std::vector<Key>& pool(bool small) { return small ? small_pool_ : large_pool_; }
+  // Pool key: BlockComparatorSize orders by stream, size, address; one pool per stream here
+  // (a block is only ever handed to its own stream). A pool holds tens of free blocks, so it
+  // is a sorted vector (binary search, short moves) rather than a node set.
+  struct Key {
+    int64_t size, addr;
+    int block;
+    bool operator<(const Key& o) const { return size != o.size ? size < o.size : addr < o.addr; }
+    bool operator==(const Key& o) const { return size == o.size && addr == o.addr; }
+  };
+  Key key(int b) const { return Key{blocks_[b].size, blocks_[b].addr, b}; }
+  std::vector<Key>& pool(int stream, bool small) {
+    const size_t i = size_t(stream) * 2 + (small ? 1 : 0);
+    if (pools_.size() <= i) pools_.resize(i + 1);
+    return pools_[i];
+  }
   static void pool_insert(std::vector<Key>& p, const Key& k);
   static void pool_erase(std::vector<Key>& p, const Key& k);
 
@@ -111,7 +120,7 @@ class CachingAllocator {
   CachingAllocatorConfig cfg_;
   std::vector<Block> blocks_;
   std::vector<Segment> segments_;
-  std::vector<Key> small_pool_, large_pool_;
+  std::vector<std::vector<Key>> pools_;  // [stream · 2 + small]
   // (ready, block), earliest first.
   std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> pending_;
   std::vector<int> expandable_of_[2];         // [small] -> segment per stream (-1 none)
