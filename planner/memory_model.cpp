@@ -26,9 +26,8 @@ StateMemory state_memory(int64_t params, int shard_group) {
 DeviceMemory device_memory(const AllocatorInputs& in) {
   DeviceMemory d;
   d.allocated = in.allocated_peak;
-  const double kept = !in.record_stream_buffers ? 0.0
-                      : (in.expandable_segments ? kUnreusedKeptExpandable : kUnreusedKeptFixedSegments);
-  d.reserved = in.allocated_peak * (1.0 + in.fragmentation) + kept * std::max(0.0, in.unreused);
+  d.reserved = in.replayed_reserved >= 0 ? std::max(in.allocated_peak, in.replayed_reserved)
+                                         : in.allocated_peak * (1.0 + in.fragmentation);
   d.device_total = d.reserved + in.outside_allocator;
   return d;
 }

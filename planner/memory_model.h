@@ -32,13 +32,14 @@ struct StateMemory {
 // State of `params` elements sharded over `shard_group` ranks (1 = unsharded).
 StateMemory state_memory(int64_t params, int shard_group);
 
-// What the caching allocator reserves beyond the allocated peak, and what lies outside it.
+// What the allocator reserves beyond the allocated peak, and what lies outside it.
 struct AllocatorInputs {
   double allocated_peak = 0;    // static state + timeline peak  // bytes
-  double unreused = 0;          // Σ per-category maxima − timeline peak (SimResult)  // bytes
-  double fragmentation = 0;     // block rounding and splitting: reserved/allocated − 1 (preset)
-  bool expandable_segments = false;  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-  bool record_stream_buffers = false;  // PlanOptions::record_stream_buffers (FSDP2)
+  // The caching allocator model's peak reserved over the step's allocation sequence
+  // (allocation_trace.h, docs/cost-model.md §5.4); < 0: no caching allocator (CPU), the
+  // proportional `fragmentation` margin applies.  // bytes
+  double replayed_reserved = -1;
+  double fragmentation = 0;     // reserved/allocated − 1 without a caching allocator (preset)
   double outside_allocator = 0; // CUDA context, NCCL communicator buffers (preset)  // bytes
 };
 struct DeviceMemory {
@@ -46,17 +47,8 @@ struct DeviceMemory {
   double reserved = 0;          // bytes
   double device_total = 0;      // bytes
 };
-// Share of `unreused` the allocator keeps cached beside the allocated peak. `unreused` is what
-// the kinds of tensor that are not at their own maximum at the peak (gradients and reduce
-// buffers of other units, sharded gradients, recompute and loss transients) held at their
-// maxima: blocks they freed earlier. Under FSDP2 (record_stream_buffers) recordStream keeps
-// collective blocks cached until their stream passes and nothing rate-limits the CPU
-// (pytorch/torchtitan#735), so such blocks are not reused for the peak's requests: without
-// expandable segments all of them stay (pytorch/pytorch#147179: 60 GB active, 82 GB reserved),
-// with them freed ranges are remapped and half is assumed to stay (a prior, not fitted). Under
-// FSDP1's rate limiter they are reused: only `fragmentation` applies.
-inline constexpr double kUnreusedKeptFixedSegments = 1.0;
-inline constexpr double kUnreusedKeptExpandable = 0.5;
+// reserved = max(allocated, replayed_reserved) when replayed, else allocated · (1 +
+// fragmentation); device total = reserved + outside_allocator.
 DeviceMemory device_memory(const AllocatorInputs& in);
 
 // Activation bytes a block keeps from forward to backward, given what its ops save

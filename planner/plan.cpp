@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "planner/ac_policy.h"
+#include "planner/allocation_trace.h"
 #include "planner/comm_model.h"
 #include "planner/efficiency.h"
 #include "planner/error_band.h"
@@ -147,6 +148,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
   in.step_overhead_s = time_share * eff.step_overhead_s;  // host work competes for the cores too
   in.record_timeline = opt.timeline;
+  // GPUs run PyTorch's caching allocator: its reserved memory is replayed from the step's
+  // allocation sequence (allocation_trace.h). CPU runs use a counting allocator.
+  const bool caching_allocator = hw.gpu.bf16_flops > 0 || hw.gpu.fp16_flops > 0;
+  in.record_allocations = caching_allocator;
   const AcMode ac = cfg.activation_checkpointing.mode;
   const bool fp8_gather = cc.fp8_weights_precast;
   int checkpointed_blocks = 0;
@@ -253,14 +258,32 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.mem_peak_bytes = static_bytes + sim.mem_peak_bytes;
   AllocatorInputs alloc;
   alloc.allocated_peak = p.mem_peak_bytes;
-  // Σ over kinds of their own maxima − the timeline peak (SimResult::mem_max_by_category).
-  for (double b : sim.mem_max_by_category) alloc.unreused += b;
-  alloc.unreused -= sim.mem_peak_bytes;
   alloc.fragmentation = eff.fragmentation;
-  alloc.expandable_segments = opt.expandable_segments;
-  alloc.record_stream_buffers = opt.record_stream_buffers;
   const double runtime = eff.runtime_overhead_gib * double(1ull << 30);
   alloc.outside_allocator = runtime;
+  const bool over_by_allocated = opt.replay_within_bytes > 0 && p.mem_peak_bytes + runtime > opt.replay_within_bytes;
+  if (caching_allocator && !over_by_allocated) {
+    const double shard = 1.0 / double(no_shard ? 1 : Ns);
+    TraceInputs ti;
+    for (int64_t P : unit_params) {
+      ti.param_shard_bytes.push_back(4.0 * double(P) * shard);
+      ti.optimizer_bytes.push_back(4.0 * double(P) * shard);
+      ti.static_grad_bytes.push_back(grads_static ? 4.0 * double(P) * shard : 0.0);
+    }
+    ti.record_stream = opt.record_stream_buffers;
+    const std::vector<AllocEvent> trace = build_allocation_trace(sim, ti);
+    CachingAllocatorConfig ac_cfg;
+    ac_cfg.expandable_segments = opt.expandable_segments;
+    ac_cfg.capacity_bytes = hw.gpu.hbm_bytes - runtime;
+    alloc.replayed_reserved = replay_allocation_trace(trace, ac_cfg).peak_reserved;
+    const double here = std::max(p.mem_peak_bytes, alloc.replayed_reserved);
+    p.mem_reserved_range_bytes = {here, here};
+    if (opt.reserved_range) {
+      ac_cfg.expandable_segments = !opt.expandable_segments;
+      const double other = std::max(p.mem_peak_bytes, replay_allocation_trace(trace, ac_cfg).peak_reserved);
+      p.mem_reserved_range_bytes = {std::min(here, other), std::max(here, other)};
+    }
+  }
   const DeviceMemory dm = device_memory(alloc);
   p.mem_reserved_bytes = dm.reserved;
   p.mem_device_total_bytes = dm.device_total;

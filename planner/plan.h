@@ -75,11 +75,21 @@ struct PlanOptions {
   // reduce_dtype equals param_dtype: Gloo (LibTorch 1.13) has no reduce-scatter, and
   // shardcast-train composes it from an all-to-all into a receive buffer of that size.
   bool reduce_copies_gradient = false;
-  // The caching allocator runs with expandable_segments:True (less fragmentation).
+  // The caching allocator runs with expandable_segments:True: one growing segment per stream
+  // (caching_allocator.h).
   bool expandable_segments = false;
-  // ProcessGroupNCCL's recordStream keeps freed collective / recompute blocks cached (FSDP2 has
-  // no CPU rate limiter: pytorch/torchtitan#735), so the allocator reserves beside them.
+  // No CPU rate limiter (FSDP2: pytorch/torchtitan#735): blocks another stream used come back
+  // to their pool a compute task after the simulator frees them (allocation_trace.h).
   bool record_stream_buffers = false;
+  // Also replay the allocation sequence with the other expandable_segments setting and fill
+  // Prediction::mem_reserved_range_bytes (validate: a row rarely states its allocator
+  // configuration). Off elsewhere: it doubles the allocator replay's cost.
+  bool reserved_range = false;
+  // > 0: skip the allocator replay when the allocated peak plus what lies outside the allocator
+  // is already over this many bytes (reserved ≥ allocated, so a memory budget's verdict is the
+  // same); reserved is then reported as the allocated peak, a lower bound. search sets its
+  // memory budget here: the replay costs more than the rest of plan().  // bytes
+  double replay_within_bytes = 0;
 };
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,

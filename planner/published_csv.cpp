@@ -267,6 +267,12 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     row.rmsnorm = impl;
   }
   if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
+  if (!r.get("expandable_segments").empty()) {
+    const std::string es = lower(r.get("expandable_segments"));
+    if (es != "yes" && es != "no")
+      throw InputError("expandable_segments '" + r.get("expandable_segments") + "' (allowed: yes | no | empty)");
+    row.expandable_segments = es == "yes";
+  }
   cfg.model_preset = "";
   cfg.source_file = "";
 }

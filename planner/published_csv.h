@@ -32,6 +32,9 @@ struct PublishedRow {
   std::optional<CrossEntropyImpl> cross_entropy;
   std::optional<NormImpl> rmsnorm;
   std::optional<bool> fp8_all_gather;
+  // Column `expandable_segments` (yes | no): the run's PYTORCH_CUDA_ALLOC_CONF as its source
+  // states it; empty = not stated (validate then reports reserved over both settings).
+  std::optional<bool> expandable_segments;
   std::string framework_notes;  // how reduce_dtype was set when not in a column
   int n_gpus = 0;               // cluster size (cfg.cluster is completed by validate)
   bool gpus_per_node_given = false;  // else the hardware preset's value is used

@@ -309,7 +309,8 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
   auto memory_ok = [&](const Prediction& p) { return p.fits && memory_needed_bytes(p) <= budget; };
   // One runtime for every candidate: the enumeration kept only what it can run.
   // Terms that follow the config (sync_every_micro_step) come from the base every candidate copies.
-  const PlanOptions opts = plan_options(runtime_preset(space.base.runtime), hw, space.base);
+  PlanOptions opts = plan_options(runtime_preset(space.base.runtime), hw, space.base);
+  opts.replay_within_bytes = budget;  // the allocator replay only where the allocated peak fits
 
   // Verdicts per candidate: predicted, or pruned (over budget by monotonicity).
   std::vector<Prediction> preds(n);
@@ -326,7 +327,9 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
         const size_t i = b.begin + size_t(a) * b.n_mb + m;
         preds[i] = plan(cands[i], hw, opts);
         predicted[i] = 1;
-        if (prune && !memory_ok(preds[i])) {
+        // Prune on the allocated peak, which grows with the micro-batch; reserved need not
+        // (the caching allocator's rounding and splitting can favour a larger request).
+        if (prune && preds[i].mem_peak_bytes + runtime_overhead_bytes(preds[i]) > budget) {
           limit = m;
           break;
         }

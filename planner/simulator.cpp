@@ -197,6 +197,7 @@ SimResult simulate(const SimInput& in) {
     double t;
     int cat;
     double bytes;
+    int task;
   };
   std::vector<MemEvent> mem;
   mem.reserve(tasks.size() * 3);
@@ -216,7 +217,7 @@ SimResult simulate(const SimInput& in) {
           running[l] = queue[l][head[l]];
           remaining[l] = task.work;
           task.start = t;
-          for (int m = 0; m < task.n_start; ++m) mem.push_back({t, task.at_start[m].cat, task.at_start[m].bytes});
+          for (int m = 0; m < task.n_start; ++m) mem.push_back({t, task.at_start[m].cat, task.at_start[m].bytes, queue[l][head[l]]});
         }
       }
       any = any || running[l] >= 0;
@@ -238,7 +239,7 @@ SimResult simulate(const SimInput& in) {
         Task& task = tasks[running[l]];
         task.end = t;
         task.done = true;
-        for (int m = 0; m < task.n_end; ++m) mem.push_back({t, task.at_end[m].cat, task.at_end[m].bytes});
+        for (int m = 0; m < task.n_end; ++m) mem.push_back({t, task.at_end[m].cat, task.at_end[m].bytes, running[l]});
         running[l] = -1;
         ++head[l];
       }
@@ -252,6 +253,7 @@ SimResult simulate(const SimInput& in) {
     if (task.lane == kCompute) compute_busy += dur;
     else comm_busy += dur;
     if (task.kind == kOptimizer) r.optimizer_s = dur;
+    if (in.record_allocations && task.lane == kCompute) r.compute_ends.push_back(task.end);
     if (in.record_timeline) {
       TimelineEvent e;
       e.name = task_name(task, in);
@@ -283,6 +285,14 @@ SimResult simulate(const SimInput& in) {
       r.mem_at_peak = cur;
     }
   }
+  if (in.record_allocations) {
+    r.allocations.reserve(mem.size());
+    for (const MemEvent& e : mem) {
+      const Task& task = tasks[size_t(e.task)];
+      r.allocations.push_back({e.t, task.unit, e.cat, task.lane, task.kind == kReduce, e.bytes});
+    }
+    std::sort(r.compute_ends.begin(), r.compute_ends.end());
+  }
   return r;
 }
 
@@ -290,6 +300,7 @@ SimResult simulate_fast(const SimInput& in) {
   if (in.grad_accum <= 3 || in.record_timeline) return simulate(in);
   SimInput two = in, three = in;
   two.grad_accum = 2;
+  two.record_allocations = false;  // memory is read off the three-micro-step run
   three.grad_accum = 3;
   const SimResult a = simulate(two);
   SimResult r = simulate(three);

@@ -64,6 +64,21 @@ struct SimInput {
   double overlap_compute_slowdown = 0;
   double step_overhead_s = 0;     // s
   bool record_timeline = false;
+  // Fill SimResult::allocations and compute_ends (the allocation sequence the caching
+  // allocator model replays: allocation_trace.h).
+  bool record_allocations = false;
+};
+
+// One memory delta of the timeline: `bytes` > 0 allocates, < 0 frees, at time `t` by a task
+// of `lane` (0 compute, 1 all_gather / reduce comm, 2 replica comm) for unit `unit`
+// (-1 optimizer).
+struct SimAlloc {
+  double t = 0;       // s
+  int unit = -1;
+  int cat = 0;        // MemCategory
+  int lane = 0;
+  bool reduce = false;  // made by a reduction task (its stream is the reduce stream)
+  double bytes = 0;   // bytes
 };
 
 struct SimResult {
@@ -78,6 +93,10 @@ struct SimResult {
   // never reused one kind's freed blocks for another kind would hold.  // bytes
   std::array<double, kMemCategories> mem_max_by_category{};
   std::vector<TimelineEvent> timeline;
+  // With SimInput::record_allocations: every memory delta in time order (frees before
+  // allocations at equal times), and the end time of every compute task.
+  std::vector<SimAlloc> allocations;
+  std::vector<double> compute_ends;  // s
 };
 
 // The reference: every micro-step simulated.

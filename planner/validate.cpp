@@ -119,7 +119,10 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.skip_reason.clear();
     Prediction p;
     try {
-      p = plan(c.cfg, hardware.at(c.hardware), c.options);
+      PlanOptions o = c.options;
+      if (row.expandable_segments) o.expandable_segments = *row.expandable_segments;
+      o.reserved_range = row.peak_mem_gib.has_value() && !row.expandable_segments;
+      p = plan(c.cfg, hardware.at(c.hardware), o);
     } catch (const ConfigError& e) {
       r.skip_reason = std::string("cannot predict: ") + e.what();
       continue;
@@ -127,6 +130,8 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
     r.fits = p.fits;
     r.predicted_alloc_gib = p.mem_peak_bytes / double(1ull << 30);
     r.predicted_reserved_gib = p.mem_reserved_bytes / double(1ull << 30);
+    r.predicted_reserved_lo_gib = p.mem_reserved_range_bytes.first / double(1ull << 30);
+    r.predicted_reserved_hi_gib = p.mem_reserved_range_bytes.second / double(1ull << 30);
     r.predicted_device_total_gib = p.mem_device_total_bytes / double(1ull << 30);
     r.predicted_tps = p.tokens_per_s_per_gpu;
     r.predicted_mfu = p.mfu;
@@ -156,6 +161,15 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
                                       : (device ? r.predicted_device_total_gib : r.predicted_reserved_gib);
       r.measured_mem_gib = *row.peak_mem_gib;
       r.err_mem_pct = pct(r.predicted_mem_gib, r.measured_mem_gib);
+      r.allocator_setting_stated = row.expandable_segments.has_value();
+      r.err_mem_band_pct = r.err_mem_pct;
+      const bool reserved = !allocated && !device;
+      if (reserved && !r.allocator_setting_stated && r.predicted_reserved_hi_gib > 0) {
+        const double lo = r.predicted_reserved_lo_gib, hi = r.predicted_reserved_hi_gib;
+        r.err_mem_band_pct = r.measured_mem_gib < lo   ? pct(lo, r.measured_mem_gib)
+                             : r.measured_mem_gib > hi ? pct(hi, r.measured_mem_gib)
+                                                       : 0.0;
+      }
     }
   }
   std::vector<const ValidationRowResult*> all;
@@ -224,6 +238,10 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
         o["measured_peak_mem_gib"] = r.measured_mem_gib;
         o["err_mem_pct"] = r.err_mem_pct;
         o["mem_metric"] = r.mem_metric;
+        if (r.predicted_reserved_hi_gib > 0)
+          o["predicted_reserved_range_gib"] = {r.predicted_reserved_lo_gib, r.predicted_reserved_hi_gib};
+        o["allocator_setting_stated"] = r.allocator_setting_stated;
+        o["err_mem_band_pct"] = r.err_mem_band_pct;
       }
     }
     rows.push_back(std::move(o));

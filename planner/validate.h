@@ -45,6 +45,13 @@ struct ValidationRowResult {
   bool has_mfu = false;
   double predicted_mem_gib = 0, measured_mem_gib = 0, err_mem_pct = 0;  // like for like
   double predicted_alloc_gib = 0, predicted_reserved_gib = 0;  // allocated peak, reserved estimate
+  // Reserved with expandable_segments off and on (rows with a memory figure; 0 on CPU).
+  double predicted_reserved_lo_gib = 0, predicted_reserved_hi_gib = 0;
+  bool allocator_setting_stated = false;  // the row's `expandable_segments` column is filled
+  // Memory error against the band: for a reserved figure of a row that does not state its
+  // allocator setting, 0 inside [lo, hi] and the error of the nearer end outside it; else
+  // err_mem_pct.  // %
+  double err_mem_band_pct = 0;
   double predicted_device_total_gib = 0;  // reserved + outside the allocator (nvidia-smi)
   std::string mem_metric;  // what the source measured
   std::string config_notes;  // framework defaults and annotations applied to the row

@@ -33,6 +33,10 @@ struct Prediction {
   std::vector<MemoryComponent> memory;  // components at the allocated peak  // bytes
   double mem_peak_bytes = 0;            // allocated peak read off the timeline  // bytes
   double mem_reserved_bytes = 0;        // allocator reserved estimate (torch max_memory_reserved)  // bytes
+  // The reserved estimate with expandable segments off and on (the caching allocator model,
+  // planner/allocation_trace.h): the range when a run's allocator setting is not known.
+  // {0, 0} where no caching allocator is modelled (CPU).  // bytes
+  std::pair<double, double> mem_reserved_range_bytes{0, 0};
   double mem_device_total_bytes = 0;    // reserved + outside the allocator (nvidia-smi)  // bytes
   double mem_capacity_bytes = 0;        // device memory  // bytes
   bool fits = true;

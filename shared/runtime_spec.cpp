@@ -54,9 +54,10 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"fp8_all_gather", "bool", "", "with precision.fp8, the blocks' Linear weights are all-gathered in fp8"},
     {"expandable_segments", "bool", "", "its launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
     {"collective_buffers", "string", "rate_limited | record_stream",
-     "rate_limited: the CPU waits before issuing more all-gathers (FSDP1 limit_all_gathers), so freed "
-     "collective and recompute blocks are reused; record_stream: ProcessGroupNCCL's recordStream keeps "
-     "them cached until the collective's stream passes (FSDP2), so the allocator reserves beside them"},
+     "rate_limited: the CPU waits before issuing more all-gathers (FSDP1 limit_all_gathers), so a block "
+     "another stream used is reusable when that use ends; record_stream: no CPU rate limiter (FSDP2), "
+     "so such blocks serve only requests made a compute task later (the caching allocator model, "
+     "docs/cost-model.md §5.4)"},
     {"recompute_early_stop", "bool", "",
      "a checkpointed block's recompute stops once the last tensor saved for backward is packed again "
      "(non-reentrant torch.utils.checkpoint, torch >= 2.1): its last GEMM and the residual add after it "

@@ -111,7 +111,13 @@ void print_markdown(const planner::ValidationResult& v) {
                r.has_mfu ? fmt::format("{:.3f}", r.measured_mfu) : "-", r.predicted_alloc_gib,
                r.predicted_reserved_gib, r.fits ? "" : " (does not fit)",
                r.has_mem ? fmt::format("{:.1f} ({})", r.measured_mem_gib, md_cell(r.mem_metric)) : "-",
-               r.has_mem ? fmt::format("{:+.1f}", r.err_mem_pct) : "-");
+               !r.has_mem ? "-"
+               : !r.allocator_setting_stated && r.predicted_reserved_hi_gib > 0
+                   ? fmt::format("{:+.1f} (allocator setting not stated: reserved {:.1f}–{:.1f} GiB over "
+                                 "expandable_segments off/on, {:+.1f} against that range)",
+                                 r.err_mem_pct, r.predicted_reserved_lo_gib, r.predicted_reserved_hi_gib,
+                                 r.err_mem_band_pct)
+                   : fmt::format("{:+.1f}", r.err_mem_pct));
   }
 }
 

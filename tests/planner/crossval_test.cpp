@@ -175,19 +175,19 @@ TEST(Ceilings, LowerCeilingSlowsAGemmBoundConfigInProportion) {
 TEST(DeviceMemory, ReservedAndDeviceTotal) {
   AllocatorInputs in;
   in.allocated_peak = 100;
-  in.unreused = 20;
   in.fragmentation = 0.1;
   in.outside_allocator = 2;
-  // FSDP1 (rate-limited): fragmentation only.
+  // No caching allocator (CPU): the proportional margin.
   DeviceMemory d = device_memory(in);
   EXPECT_DOUBLE_EQ(d.allocated, 100);
   EXPECT_DOUBLE_EQ(d.reserved, 110);
   EXPECT_DOUBLE_EQ(d.device_total, 112);
-  // FSDP2 recordStream without expandable segments keeps every unreused block, with them half.
-  in.record_stream_buffers = true;
-  EXPECT_DOUBLE_EQ(device_memory(in).reserved, 110 + 20 * kUnreusedKeptFixedSegments);
-  in.expandable_segments = true;
-  EXPECT_DOUBLE_EQ(device_memory(in).reserved, 110 + 20 * kUnreusedKeptExpandable);
+  // The allocator replay's peak replaces the margin, and is never below the allocated peak.
+  in.replayed_reserved = 125;
+  EXPECT_DOUBLE_EQ(device_memory(in).reserved, 125);
+  EXPECT_DOUBLE_EQ(device_memory(in).device_total, 127);
+  in.replayed_reserved = 90;
+  EXPECT_DOUBLE_EQ(device_memory(in).reserved, 100);
 }
 
 TEST(DeviceMemory, PlanReportsThreeOrderedNumbers) {

@@ -1,0 +1,130 @@
+#include "planner/allocation_trace.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace shardcast::planner {
+
+namespace {
+
+// The stream a delta's tensor lives on (header: allocated on the all-gather stream, the
+// reduce-scatter stream or the compute stream).
+int stream_of(const SimAlloc& a) {
+  if (a.lane == 2) return kStreamReplica;
+  if (a.cat == kMemGatheredParams) return a.lane == 1 ? kStreamAllGather : kStreamCompute;
+  if (a.reduce) return kStreamReduce;
+  return kStreamCompute;
+}
+
+}  // namespace
+
+std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const TraceInputs& in) {
+  assert(in.steps >= 1);
+  std::vector<AllocEvent> out;
+  out.reserve(sim.allocations.size() * size_t(in.steps) + 8 * in.param_shard_bytes.size());
+  int next_tensor = 0;
+  auto alloc = [&](double t, double bytes, int stream) {
+    const int id = next_tensor++;
+    out.push_back({t, id, std::max<int64_t>(1, int64_t(bytes + 0.5)), stream, 0});
+    return id;
+  };
+  auto release = [&](double t, int id, int stream, double ready) { out.push_back({t, id, 0, stream, std::max(t, ready)}); };
+
+  // Static state before the first step (model construction, fully_shard).
+  for (double b : in.param_shard_bytes)
+    if (b > 0) alloc(0, b, kStreamCompute);
+  for (double b : in.static_grad_bytes)
+    if (b > 0) alloc(0, b, kStreamCompute);
+
+  // The step's span: every step replays the same deltas shifted by it.
+  double span = 0;
+  for (const SimAlloc& a : sim.allocations) span = std::max(span, a.t);
+  if (!sim.compute_ends.empty()) span = std::max(span, sim.compute_ends.back());
+  span = std::max(span, 1e-9);
+
+  // After the end of the compute task that follows t (record_stream: the CPU is a task ahead).
+  auto lagged = [&](double t) {
+    if (!in.record_stream) return t;
+    auto it = std::upper_bound(sim.compute_ends.begin(), sim.compute_ends.end(), t);
+    return it == sim.compute_ends.end() ? span : *it;
+  };
+
+  // Pair every free with its allocation once (FIFO per unit and kind); every step repeats it.
+  const size_t n = sim.allocations.size();
+  int n_units = 0;
+  for (const SimAlloc& a : sim.allocations) n_units = std::max(n_units, a.unit + 1);
+  std::vector<int> alloc_of(n, -1);
+  {
+    std::vector<std::vector<int>> fifo(size_t(n_units + 1) * kMemCategories);
+    std::vector<size_t> head(fifo.size(), 0);
+    for (size_t j = 0; j < n; ++j) {
+      const SimAlloc& a = sim.allocations[j];
+      const size_t k = size_t(a.unit + 1) * kMemCategories + size_t(a.cat);
+      if (a.bytes > 0) {
+        fifo[k].push_back(int(j));
+      } else {
+        assert(head[k] < fifo[k].size() && "free without allocation");
+        alloc_of[j] = fifo[k][head[k]++];
+      }
+    }
+  }
+
+  std::vector<int> sharded_grads;  // freed at the next step's zero_grad
+  bool optimizer_state = false;
+  for (int step = 0; step < in.steps; ++step) {
+    const double t0 = span * step;
+    for (int id : sharded_grads) release(t0, id, kStreamReduce, t0);
+    sharded_grads.clear();
+    std::vector<int> tensor(n, -1);
+    for (size_t j = 0; j < n; ++j) {
+      const SimAlloc& a = sim.allocations[j];
+      const double t = t0 + a.t;
+      if (a.unit < 0 && !optimizer_state && a.bytes > 0) {
+        // AdamW's lazy state: exp_avg and exp_avg_sq of every unit's shard, before the step's
+        // foreach temporaries.
+        for (double b : in.optimizer_bytes)
+          if (b > 0) {
+            alloc(t, b, kStreamCompute);
+            alloc(t, b, kStreamCompute);
+          }
+        optimizer_state = true;
+      }
+      if (a.bytes > 0) {
+        tensor[j] = alloc(t, a.bytes, stream_of(a));
+        if (a.cat == kMemShardedGrads) sharded_grads.push_back(tensor[j]);
+      } else if (alloc_of[j] >= 0) {
+        const SimAlloc& made = sim.allocations[size_t(alloc_of[j])];
+        const int s = stream_of(made);
+        // Used by a stream other than the one that allocated it: freed with recordStream.
+        const bool cross = stream_of(a) != s;
+        release(t, tensor[size_t(alloc_of[j])], s, cross ? t0 + lagged(a.t) : t);
+      }
+    }
+  }
+  return out;
+}
+
+ReplayResult replay_allocation_trace(const std::vector<AllocEvent>& trace, const CachingAllocatorConfig& cfg) {
+  CachingAllocator a(cfg);
+  std::vector<int> handle(trace.size(), -1);  // tensor ids are below the event count
+  for (const AllocEvent& e : trace) {
+    if (e.bytes > 0) {
+      assert(size_t(e.tensor) < handle.size());
+      handle[size_t(e.tensor)] = a.malloc(e.bytes, e.stream, e.t);
+    } else if (e.ready > e.t) {
+      a.free_after(handle[size_t(e.tensor)], e.ready);
+    } else {
+      a.free(handle[size_t(e.tensor)]);
+    }
+  }
+  ReplayResult r;
+  r.peak_reserved = double(a.peak_reserved());
+  r.peak_allocated = double(a.peak_allocated());
+  r.segments = a.segments();
+  r.retries = a.retries();
+  r.out_of_memory = a.out_of_memory();
+  return r;
+}
+
+}  // namespace shardcast::planner

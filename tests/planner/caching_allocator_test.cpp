@@ -1,0 +1,208 @@
+// The caching allocator model against cases computed by hand from the rules of
+// c10/cuda/CUDACachingAllocator.cpp (docs/cost-model.md §5.4), and the replay of a simulated
+// step: the allocator's allocated peak is the simulator's to within block rounding, and
+// reserved is never below allocated.
+#include "planner/caching_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include "planner/allocation_trace.h"
+#include "planner/simulator.h"
+
+namespace shardcast::planner {
+namespace {
+
+constexpr int64_t MiB = 1 << 20;
+
+TEST(CachingAllocator, RoundingAndSegmentSizes) {
+  EXPECT_EQ(allocator_round_size(1), 512);
+  EXPECT_EQ(allocator_round_size(513), 1024);
+  EXPECT_EQ(allocator_segment_size(1024), 2 * MiB);            // small pool: 2 MiB segments
+  EXPECT_EQ(allocator_segment_size(kSmallSize + 512), 20 * MiB);  // 1 MiB < size < 10 MiB
+  EXPECT_EQ(allocator_segment_size(10 * MiB), 10 * MiB);       // ≥ 10 MiB: rounded to 2 MiB
+  EXPECT_EQ(allocator_segment_size(10 * MiB + 512), 12 * MiB);
+}
+
+TEST(CachingAllocator, TenMebibytesMinusOrPlusOneByte) {
+  {
+    // 10 MiB − 1 B rounds to 10 MiB (512 B steps): its own 10 MiB segment, nothing to split.
+    CachingAllocator a({});
+    a.malloc(10 * MiB - 1, 0, 0);
+    EXPECT_EQ(a.reserved(), 10 * MiB);
+    EXPECT_EQ(a.allocated(), 10 * MiB);
+  }
+  {
+    // 10 MiB + 1 B rounds to 10 MiB + 512 B: a 12 MiB segment, split (remainder > 1 MiB).
+    CachingAllocator a({});
+    a.malloc(10 * MiB + 1, 0, 0);
+    EXPECT_EQ(a.reserved(), 12 * MiB);
+    EXPECT_EQ(a.allocated(), 10 * MiB + 512);
+    // The 2 MiB − 512 B remainder serves a 1.5 MiB request without a new segment.
+    a.malloc(3 * MiB / 2, 0, 0);
+    EXPECT_EQ(a.reserved(), 12 * MiB);
+    EXPECT_EQ(a.segments(), 1);
+  }
+  {
+    // 10 MiB − 512 B stays below 10 MiB: a 20 MiB segment; the 10 MiB + 512 B remainder takes
+    // a second request of the same size whole (its 1 KiB rest is not split off: ≤ 1 MiB).
+    CachingAllocator a({});
+    a.malloc(10 * MiB - 512, 0, 0);
+    EXPECT_EQ(a.reserved(), 20 * MiB);
+    a.malloc(10 * MiB - 512, 0, 0);
+    EXPECT_EQ(a.reserved(), 20 * MiB);
+    EXPECT_EQ(a.allocated(), 20 * MiB);
+  }
+}
+
+TEST(CachingAllocator, SplitOnlyWhenTheRemainderIsOverOneMebibyte) {
+  CachingAllocator a({});
+  const int h = a.malloc(100 * MiB, 0, 0);
+  a.free(h);
+  // Best fit: the cached 100 MiB block, split into 60 and 40 MiB.
+  a.malloc(60 * MiB, 0, 1);
+  EXPECT_EQ(a.reserved(), 100 * MiB);
+  EXPECT_EQ(a.allocated(), 60 * MiB);
+  a.malloc(40 * MiB, 0, 2);  // the remainder, exactly
+  EXPECT_EQ(a.reserved(), 100 * MiB);
+  a.malloc(41 * MiB, 0, 3);  // nothing cached: a new 42 MiB segment
+  EXPECT_EQ(a.reserved(), 142 * MiB);
+  // A remainder of 1 MiB or less is not split off: the whole block is handed out.
+  CachingAllocator b({});
+  b.free(b.malloc(100 * MiB, 0, 0));
+  b.malloc(99 * MiB, 0, 1);
+  EXPECT_EQ(b.allocated(), 100 * MiB);
+  b.malloc(1 * MiB + 512, 0, 2);  // so this one needs a segment of its own (20 MiB)
+  EXPECT_EQ(b.reserved(), 120 * MiB);
+}
+
+TEST(CachingAllocator, FreedBlockReusedBySameStreamOnly) {
+  CachingAllocator a({});
+  a.free(a.malloc(50 * MiB, 0, 0));
+  a.malloc(50 * MiB, 1, 1);  // another stream: a new segment
+  EXPECT_EQ(a.reserved(), 100 * MiB);
+  a.malloc(50 * MiB, 0, 2);  // the first stream: its cached block
+  EXPECT_EQ(a.reserved(), 100 * MiB);
+  EXPECT_EQ(a.peak_reserved(), 100 * MiB);
+}
+
+TEST(CachingAllocator, RecordStreamBlockReturnsWhenItsUseEnds) {
+  CachingAllocator a({});
+  a.free_after(a.malloc(50 * MiB, 0, 0), 5.0);
+  a.malloc(50 * MiB, 0, 4.0);  // still in use by the other stream: a new segment
+  EXPECT_EQ(a.reserved(), 100 * MiB);
+  a.malloc(50 * MiB, 0, 6.0);  // ready at 5: reused
+  EXPECT_EQ(a.reserved(), 100 * MiB);
+  EXPECT_EQ(a.allocated(), 100 * MiB);
+}
+
+TEST(CachingAllocator, FreedNeighboursMergeWithinASegmentNotAcross) {
+  // Fixed segments: two 30 MiB segments freed stay two blocks; 50 MiB needs a third segment.
+  CachingAllocator fixed({});
+  const int f1 = fixed.malloc(30 * MiB, 0, 0), f2 = fixed.malloc(30 * MiB, 0, 0);
+  fixed.free(f1);
+  fixed.free(f2);
+  fixed.malloc(50 * MiB, 0, 1);
+  EXPECT_EQ(fixed.reserved(), 110 * MiB);
+  // Expandable segments: one segment per stream mapped in 20 MiB pages (30 → 40 MiB, the
+  // second 30 MiB joins the 10 MiB tail and maps 20 more); freed, the two merge into one
+  // 60 MiB block that holds the 50 MiB request.
+  CachingAllocator exp({true});
+  const int e1 = exp.malloc(30 * MiB, 0, 0);
+  EXPECT_EQ(exp.reserved(), 40 * MiB);
+  const int e2 = exp.malloc(30 * MiB, 0, 0);
+  EXPECT_EQ(exp.reserved(), 60 * MiB);
+  exp.free(e1);
+  exp.free(e2);
+  exp.malloc(50 * MiB, 0, 1);
+  EXPECT_EQ(exp.reserved(), 60 * MiB);
+  EXPECT_EQ(exp.segments(), 1);
+  // Another stream gets a segment of its own.
+  exp.malloc(10 * MiB, 1, 1);
+  EXPECT_EQ(exp.reserved(), 80 * MiB);
+}
+
+TEST(CachingAllocator, FailedCudaMallocReleasesTheCacheAndRetries) {
+  CachingAllocatorConfig cfg;
+  cfg.capacity_bytes = double(100 * MiB);
+  CachingAllocator a(cfg);
+  a.free(a.malloc(60 * MiB, 0, 0));
+  a.malloc(70 * MiB, 0, 1);  // 60 + 70 > 100: the cached 60 MiB segment is released
+  EXPECT_EQ(a.retries(), 1);
+  EXPECT_FALSE(a.out_of_memory());
+  EXPECT_EQ(a.reserved(), 70 * MiB);
+  EXPECT_EQ(a.peak_reserved(), 70 * MiB);
+  a.malloc(40 * MiB, 0, 2);  // 110 > 100 with nothing cached: out of memory
+  EXPECT_TRUE(a.out_of_memory());
+}
+
+// A few units of FSDP with distinct sizes on every kind of tensor.
+SimInput step_input(int U) {
+  SimInput in;
+  for (int i = 0; i < U; ++i) {
+    SimUnit u;
+    u.name = "u" + std::to_string(i);
+    u.fwd_s = 1.0;
+    u.bwd_s = 2.0;
+    u.all_gather_s = 0.7;
+    u.reduce_s = 0.9;
+    u.reshard_after_forward = i != U - 1;
+    u.gathered_bytes = 300.0 * MiB + 4096 * i;
+    u.grad_bytes = 300.0 * MiB;
+    u.reduce_buffer_bytes = 600.0 * MiB;
+    u.saved_bytes = 700.0 * MiB + 1000 * i;
+    u.fwd_transient_bytes = 90.0 * MiB;
+    u.bwd_transient_bytes = 1100.0 * MiB;
+    u.shard_grad_bytes = 75.0 * MiB;
+    in.units.push_back(u);
+  }
+  in.optimizer_s = 0.5;
+  in.optimizer_transient_bytes = 8.0 * U * 75 * MiB / 4;
+  in.record_allocations = true;
+  return in;
+}
+
+TEST(AllocationTrace, ReplayedAllocatedPeakIsTheSimulatorsAndReservedIsAboveIt) {
+  for (int U : {3, 8}) {
+    for (bool record_stream : {false, true}) {
+      for (bool expandable : {false, true}) {
+        const SimInput in = step_input(U);
+        const SimResult sim = simulate(in);
+        TraceInputs ti;
+        const double shard = 25.0 * MiB;  // 4·P/N per unit
+        ti.param_shard_bytes.assign(size_t(U), shard);
+        ti.optimizer_bytes.assign(size_t(U), shard);
+        ti.static_grad_bytes.assign(size_t(U), 0.0);
+        ti.record_stream = record_stream;
+        CachingAllocatorConfig cfg;
+        cfg.expandable_segments = expandable;
+        const ReplayResult r = replay_allocation_trace(build_allocation_trace(sim, ti), cfg);
+        // The simulator's allocated peak plus the static state (parameters and both moments):
+        // the replay allocates the same tensors, each rounded up to 512 B, and a large block
+        // whose remainder is ≤ 1 MiB is handed out whole — at most 1 MiB more per live tensor
+        // (fewer than 8 per unit here).
+        const double sim_alloc = sim.mem_peak_bytes + 3.0 * shard * U;
+        EXPECT_GE(r.peak_allocated, sim_alloc - 1.0) << U << record_stream << expandable;
+        EXPECT_LE(r.peak_allocated, sim_alloc + 8.0 * U * MiB) << U << record_stream << expandable;
+        EXPECT_GE(r.peak_reserved, r.peak_allocated) << U << record_stream << expandable;
+        EXPECT_FALSE(r.out_of_memory);
+      }
+    }
+  }
+}
+
+TEST(AllocationTrace, RecordStreamWithoutRateLimiterReservesMore) {
+  // The blocks another stream used come back a compute task later: never less reserved.
+  const SimInput in = step_input(8);
+  const SimResult sim = simulate(in);
+  TraceInputs ti;
+  ti.param_shard_bytes.assign(8, 25.0 * MiB);
+  ti.optimizer_bytes.assign(8, 25.0 * MiB);
+  ti.static_grad_bytes.assign(8, 0.0);
+  const double limited = replay_allocation_trace(build_allocation_trace(sim, ti), {}).peak_reserved;
+  ti.record_stream = true;
+  const double lagged = replay_allocation_trace(build_allocation_trace(sim, ti), {}).peak_reserved;
+  EXPECT_GT(lagged, limited);
+}
+
+}  // namespace
+}  // namespace shardcast::planner
