@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "shared/cli_ranges.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "trainer/export/safetensors.h"
@@ -99,10 +100,10 @@ std::function<std::optional<int>()> register_closed_loop_commands(CLI::App& app)
           ->delimiter(','),
       s->microbench->add_option("--tokens", s->gpu_tokens, "--gpu: tokens per GEMM / norm / loss call")
           ->delimiter(',')
-          ->check(CLI::Range(int64_t(1), int64_t(1) << 20)),
+          ->check(cli_range::between(1, 1 << 20)),
       s->microbench->add_option("--seq-lens", s->gpu_seq_lens, "--gpu: SDPA sequence lengths")
           ->delimiter(',')
-          ->check(CLI::Range(int64_t(16), int64_t(1) << 20))};
+          ->check(cli_range::between(16, 1 << 20))};
   s->export_cmd = app.add_subcommand("export", "write a checkpoint's full weights as model.safetensors (Hugging Face "
                                                "Llama names) + config.json");
   s->export_cmd->add_option("checkpoint", s->ckpt, "checkpoint directory (…/step_00000100)")->required();
