@@ -271,6 +271,13 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       ti.static_grad_bytes.push_back(grads_static ? 4.0 * double(P) * shard : 0.0);
     }
     ti.record_stream = opt.record_stream_buffers;
+    // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
+    // are the largest of the step, and where they land decides the segments' high-water mark.
+    if (opt.cross_entropy == CrossEntropyImpl::fp32_upcast) {
+      const SimUnit& h = in.units[size_t(U - 1)];
+      ti.sequences.resize(size_t(U));
+      ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab), param_bytes, h.saved_bytes - loss.saved);
+    }
     const std::vector<AllocEvent> trace = build_allocation_trace(sim, ti);
     CachingAllocatorConfig ac_cfg;
     ac_cfg.expandable_segments = opt.expandable_segments;
