@@ -50,7 +50,7 @@ struct TensorStep {
 // `backward` at the start of its backward task; what is still live after `backward` is freed
 // at the backward's end. Its peaks must equal the simulator's lumps for the unit (forward:
 // saved + forward transient; backward: saved + backward transient), so the allocated peak is
-// unchanged and only the layout of the blocks differs (tests/planner/allocation_trace_test.cpp).
+// unchanged and only the layout of the blocks differs (tests/planner/caching_allocator_test.cpp).
 struct UnitTensorSequence {
   std::vector<TensorStep> forward, backward;
   bool empty() const { return forward.empty() && backward.empty(); }
