@@ -19,15 +19,20 @@ int stream_of(const SimAlloc& a) {
 
 }  // namespace
 
-UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved) {
+UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved, bool logits_held) {
   enum { kOther, kLogits, kUpcast, kLogProbs, kGradLogProbs, kGradUpcast, kGradLogits };
   UnitTensorSequence q;
   if (other_saved > 0) q.forward.push_back({kOther, other_saved});
   q.forward.push_back({kLogits, A * n});
   q.forward.push_back({kUpcast, 4.0 * n});
-  q.forward.push_back({kLogProbs, 4.0 * n});
-  q.forward.push_back({kUpcast, 0});
-  q.forward.push_back({kLogits, 0});
+  if (logits_held) {
+    q.forward.push_back({kLogits, 0});
+    q.forward.push_back({kLogProbs, 4.0 * n});
+  } else {
+    q.forward.push_back({kLogProbs, 4.0 * n});
+    q.forward.push_back({kUpcast, 0});
+    q.forward.push_back({kLogits, 0});
+  }
   q.backward.push_back({kGradLogProbs, 4.0 * n});
   q.backward.push_back({kGradUpcast, 4.0 * n});
   q.backward.push_back({kGradLogProbs, 0});

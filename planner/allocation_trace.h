@@ -48,9 +48,10 @@ struct TensorStep {
 };
 // A unit's tensors in program order. `forward` runs at the start of the unit's forward task,
 // `backward` at the start of its backward task; what is still live after `backward` is freed
-// at the backward's end. Its peaks must equal the simulator's lumps for the unit (forward:
-// saved + forward transient; backward: saved + backward transient), so the allocated peak is
-// unchanged and only the layout of the blocks differs (tests/planner/caching_allocator_test.cpp).
+// at the backward's end. Its backward peak must equal the simulator's lumps for the unit
+// (saved + backward transient) and its forward peak may not exceed them (saved + forward
+// transient; a tensor freed before the next is made is below the lump), so the allocated peak
+// is unchanged and only the layout of the blocks differs (tests/planner/caching_allocator_test.cpp).
 struct UnitTensorSequence {
   std::vector<TensorStep> forward, backward;
   bool empty() const { return forward.empty() && backward.empty(); }
@@ -64,7 +65,10 @@ struct UnitTensorSequence {
 // log_softmax's input gradient (4n), frees the first two 4n tensors, then allocates the
 // logits' gradient (A·n) for the head's matmul. `other_saved`: the rest of the head's saved
 // bytes (final norm), allocated first.
-UnitTensorSequence fp32_upcast_loss_sequence(double n, int act_bytes, double other_saved);
+// `logits_held` (runtime term fp32_logits_held: torchtitan before e29b6b4d4 returned
+// self.output(h).float() from the model and kept `pred` through backward): the bf16 logits are
+// freed as the model returns, the fp32 copy stays live to the backward's end.
+UnitTensorSequence fp32_upcast_loss_sequence(double n, int act_bytes, double other_saved, bool logits_held);
 
 struct TraceInputs {
   std::vector<double> param_shard_bytes;   // per unit: sharded fp32 parameters  // bytes
