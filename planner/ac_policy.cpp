@@ -9,8 +9,14 @@ namespace shardcast::planner {
 // 2·A·d, q, k, v after RoPE A·(d + 2kv), attention output A·d + 4h B log-sum-exp, w1x, silu,
 // w3x and their product 4·A·f  →  A·(6d + 2kv + 4f) + 4h + 8.
 // Eager, MPT/GELU: the same attention half, fc1 output and gelu output 2·A·f.
-// Compile: the norm outputs (recomputed from the norm input and the saved statistic) and the
-// outputs of silu, of the product / of gelu are not kept: −A·(2d + 2f) (SwiGLU), −A·(2d + f).
+// Compile (AOTAutograd's min_cut_rematerialization_partition with torch/_functorch/config.py's
+// defaults): a node a non-fusible backward op reads is banned from recompute
+// (ban_recompute_materialized_backward = True: "Bans recomputation of nodes that must be
+// materialized in the backwards pass (used by a non-fusible node)"), so the matmul inputs —
+// both norm outputs and the SwiGLU product, read by the weight-gradient GEMMs — are kept as in
+// eager, and the norm statistics (reductions: ban_recompute_reductions) too. Only silu(w1·x),
+// a pointwise node whose users in backward are pointwise, is recomputed: −A·f (SwiGLU);
+// MPT's gelu output feeds fc2's weight gradient and is kept.
 // selective_op (torchtitan _save_list = {mm, SDPA}, every second mm recomputed): the block
 // input A·d (checkpoint's input), wq → A·d, wv → A·kv, SDPA → A·d + 4h, w1 → A·f, w2 → A·d;
 // MPT: input, Wqkv A·(d + 2kv), SDPA, fc1 A·f.
@@ -27,7 +33,7 @@ double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool co
   }
   const double ffn = swiglu ? 4 * f : 2 * f;
   double per_token = A * (6 * d + 2 * kv + ffn) + 4 * h + 8;
-  if (compile) per_token -= A * (2 * d + (swiglu ? 2 * f : f));
+  if (compile && swiglu) per_token -= A * f;
   return T * per_token;
 }
 

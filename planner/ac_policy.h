@@ -3,9 +3,9 @@
 //
 // What it is: the per-block activation model for
 //   - no checkpointing, eager PyTorch (every op keeps what autograd saves; formulas.md §2.4),
-//   - no checkpointing under torch.compile (AOTAutograd's min-cut partitioner keeps the
-//     inputs of cheap pointwise chains and recomputes their outputs in backward: norm outputs,
-//     silu/gelu outputs and the SwiGLU product are not saved),
+//   - no checkpointing under torch.compile (AOTAutograd's min-cut partitioner recomputes
+//     pointwise outputs in backward unless a non-fusible backward op reads them: the GEMM
+//     inputs (norm outputs, the SwiGLU product) stay saved, silu(w1·x) is recomputed),
 //   - whole-block checkpointing (`full`, block-level `selective`): only the block input,
 //   - torchtitan's op-level selective checkpointing (`selective_op`, selective_ac_option="op"):
 //     the outputs of the matmuls, except every second one, and of SDPA are kept; the rest of

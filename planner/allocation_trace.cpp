@@ -19,6 +19,29 @@ int stream_of(const SimAlloc& a) {
 
 }  // namespace
 
+UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved, bool logits_held) {
+  enum { kOther, kLogits, kUpcast, kLogProbs, kGradLogProbs, kGradUpcast, kGradLogits };
+  UnitTensorSequence q;
+  if (other_saved > 0) q.forward.push_back({kOther, other_saved});
+  q.forward.push_back({kLogits, A * n});
+  q.forward.push_back({kUpcast, 4.0 * n});
+  if (logits_held) {
+    q.forward.push_back({kLogits, 0});
+    q.forward.push_back({kLogProbs, 4.0 * n});
+  } else {
+    q.forward.push_back({kLogProbs, 4.0 * n});
+    q.forward.push_back({kUpcast, 0});
+    q.forward.push_back({kLogits, 0});
+  }
+  q.backward.push_back({kGradLogProbs, 4.0 * n});
+  q.backward.push_back({kGradUpcast, 4.0 * n});
+  q.backward.push_back({kGradLogProbs, 0});
+  q.backward.push_back({kLogProbs, 0});
+  q.backward.push_back({kGradLogits, A * n});
+  q.backward.push_back({kGradUpcast, 0});
+  return q;
+}
+
 std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const TraceInputs& in) {
   assert(in.steps >= 1);
   std::vector<AllocEvent> out;
@@ -70,6 +93,41 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
     }
   }
 
+  // Units given tensor by tensor: their live tensors (local id → trace tensor, -1 = none) and
+  // whether the current micro-step's backward sequence has run.
+  auto sequenced = [&](int unit) {
+    return unit >= 0 && size_t(unit) < in.sequences.size() && !in.sequences[size_t(unit)].empty();
+  };
+  std::vector<std::vector<int>> live(in.sequences.size());
+  std::vector<char> backward_done(in.sequences.size(), 0);
+  for (size_t u = 0; u < in.sequences.size(); ++u) {
+    int ids = 0;
+    for (const auto* steps : {&in.sequences[u].forward, &in.sequences[u].backward})
+      for (const TensorStep& st : *steps) ids = std::max(ids, st.id + 1);
+    live[u].assign(size_t(ids), -1);
+  }
+  auto run_steps = [&](double t, int unit, const std::vector<TensorStep>& steps) {
+    std::vector<int>& ids = live[size_t(unit)];
+    for (const TensorStep& st : steps) {
+      int& id = ids[size_t(st.id)];
+      if (st.bytes > 0) {
+        assert(id < 0 && "sequence allocates a live tensor");
+        id = alloc(t, st.bytes, kStreamCompute);
+      } else {
+        assert(id >= 0 && "sequence frees a tensor that is not live");
+        release(t, id, kStreamCompute, t);
+        id = -1;
+      }
+    }
+  };
+  auto release_live = [&](double t, int unit) {
+    for (int& id : live[size_t(unit)])
+      if (id >= 0) {
+        release(t, id, kStreamCompute, t);
+        id = -1;
+      }
+  };
+
   std::vector<int> sharded_grads;  // freed at the next step's zero_grad
   bool optimizer_state = false;
   for (int step = 0; step < in.steps; ++step) {
@@ -80,6 +138,24 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
     for (size_t j = 0; j < n; ++j) {
       const SimAlloc& a = sim.allocations[j];
       const double t = t0 + a.t;
+      if (sequenced(a.unit) && (a.cat == kMemActivations || a.cat == kMemTransient)) {
+        // The unit's tensors one by one replace its activation and transient blocks: the
+        // forward's at its saved-bytes allocation, the backward's at its first delta.
+        const UnitTensorSequence& q = in.sequences[size_t(a.unit)];
+        if (!a.backward) {
+          if (a.cat == kMemActivations && a.bytes > 0) {
+            run_steps(t, a.unit, q.forward);
+            backward_done[size_t(a.unit)] = 0;
+          }
+        } else {
+          if (!backward_done[size_t(a.unit)]) {
+            run_steps(t, a.unit, q.backward);
+            backward_done[size_t(a.unit)] = 1;
+          }
+          if (a.cat == kMemActivations && a.bytes < 0) release_live(t, a.unit);
+        }
+        continue;
+      }
       if (a.unit < 0 && !optimizer_state && a.bytes > 0) {
         // AdamW's lazy state: exp_avg and exp_avg_sq of every unit's shard, before the step's
         // foreach temporaries.

@@ -14,8 +14,12 @@
 // runtimes) the CPU has already issued the next compute task's allocations by then, so the
 // block is ready for requests made after the end of the compute task that follows its free.
 // replay_allocation_trace() runs the sequence through CachingAllocator.
-// What it is not: tensor-by-tensor (a unit's activations of one kind are one block, as the
-// simulator counts them), nor the allocator (caching_allocator.h).
+// A unit may be given its tensors one by one (UnitTensorSequence: the loss's logits, their
+// fp32 up-cast, log-probabilities and gradients): they then replace the unit's activation and
+// transient blocks, in program order, so the holes that freed tensors leave are the holes the
+// allocator sees.
+// What it is not: tensor-by-tensor elsewhere (a unit's activations of one kind are one block,
+// as the simulator counts them), nor the allocator (caching_allocator.h).
 // Pure functions, thread-safe.
 #pragma once
 
@@ -37,12 +41,43 @@ struct AllocEvent {
   double ready = 0;      // free: when the block may be handed out again (≥ t)  // s
 };
 
+// One step of a unit's tensor sequence: allocate tensor `id` (bytes > 0) or free it (bytes == 0).
+struct TensorStep {
+  int id = 0;         // local to the unit's sequence
+  double bytes = 0;   // bytes
+};
+// A unit's tensors in program order. `forward` runs at the start of the unit's forward task,
+// `backward` at the start of its backward task; what is still live after `backward` is freed
+// at the backward's end. Its backward peak must equal the simulator's lumps for the unit
+// (saved + backward transient) and its forward peak may not exceed them (saved + forward
+// transient; a tensor freed before the next is made is below the lump), so the allocated peak
+// is unchanged and only the layout of the blocks differs (tests/planner/caching_allocator_test.cpp).
+struct UnitTensorSequence {
+  std::vector<TensorStep> forward, backward;
+  bool empty() const { return forward.empty() && backward.empty(); }
+};
+
+// The head of a model whose loss is F.cross_entropy(logits.float(), labels) (cross_entropy
+// "fp32_upcast"; n = tokens × vocab logits, A bytes each): forward allocates the logits (A·n),
+// their fp32 copy (4n) and log_softmax's output (4n, saved), frees the copy as the loss returns
+// and the logits at `del pred` (torchtitan train.py: "need to free to before bwd to avoid
+// peaking memory"); backward allocates nll_loss's gradient (4n, zeros then scatter) and
+// log_softmax's input gradient (4n), frees the first two 4n tensors, then allocates the
+// logits' gradient (A·n) for the head's matmul. `other_saved`: the rest of the head's saved
+// bytes (final norm), allocated first.
+// `logits_held` (runtime term fp32_logits_held: torchtitan before e29b6b4d4 returned
+// self.output(h).float() from the model and kept `pred` through backward): the bf16 logits are
+// freed as the model returns, the fp32 copy stays live to the backward's end.
+UnitTensorSequence fp32_upcast_loss_sequence(double n, int act_bytes, double other_saved, bool logits_held);
+
 struct TraceInputs {
   std::vector<double> param_shard_bytes;   // per unit: sharded fp32 parameters  // bytes
   std::vector<double> optimizer_bytes;     // per unit: one AdamW moment (two are allocated)  // bytes
   std::vector<double> static_grad_bytes;   // per unit: sharded gradients kept across steps (0: freed)  // bytes
   bool record_stream = false;              // no CPU rate limiter: cross-stream frees lag (above)
   int steps = 2;                           // optimizer steps replayed (≥ 2: the second sees the first's cache)
+  // Per unit (index = SimAlloc::unit): its tensors one by one; missing or empty = its blocks.
+  std::vector<UnitTensorSequence> sequences;
 };
 
 // The trace of `in.steps` steps of `sim` (simulated with record_allocations).

@@ -95,7 +95,13 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const UnitCost embed = unit_cost(embedding_forward_ops(m, b, s, param_bytes), 0, 0, cc);
   const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm),
                                   T * param_bytes * m.d_model, 0, cc);
-  const LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
+  LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
+  // fp32 logits kept by the loop through backward (runtime term fp32_logits_held): the up-cast
+  // copy moves from the forward's transients to what the head keeps for its backward.
+  const bool logits_held = opt.fp32_logits_held && opt.cross_entropy == CrossEntropyImpl::fp32_upcast;
+  const double held_logits = logits_held ? 4.0 * T * double(m.vocab) : 0.0;
+  loss.saved += held_logits;
+  loss.fwd_transient -= held_logits;
   // Activations a block keeps (ac_policy.h): eager or compiled, plain, checkpointed or op-SAC.
   const bool compile = cfg.precision.compile;
   // The fp32 scores of eager attention (PlanOptions::attention_materialized): b·heads·s·s, or
@@ -195,7 +201,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       }
       u.bwd_transient_bytes += scores_bytes;
     } else {
-      u.saved_bytes = c.saved_bytes;
+      u.saved_bytes = c.saved_bytes + (i == U - 1 ? held_logits : 0.0);
       // The trainer's final RMSNorm keeps x² and x·rsqrt(·) besides its output (see above).
       if (trainer_block && i == U - 1) u.saved_bytes += T * 4.0 * 2.0 * m.d_model;
     }
@@ -271,6 +277,13 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       ti.static_grad_bytes.push_back(grads_static ? 4.0 * double(P) * shard : 0.0);
     }
     ti.record_stream = opt.record_stream_buffers;
+    // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
+    // are the largest of the step, and where they land decides the segments' high-water mark.
+    if (opt.cross_entropy == CrossEntropyImpl::fp32_upcast) {
+      const SimUnit& h = in.units[size_t(U - 1)];
+      ti.sequences.resize(size_t(U));
+      ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab), param_bytes, h.saved_bytes - loss.saved, logits_held);
+    }
     const std::vector<AllocEvent> trace = build_allocation_trace(sim, ti);
     CachingAllocatorConfig ac_cfg;
     ac_cfg.expandable_segments = opt.expandable_segments;

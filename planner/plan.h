@@ -43,6 +43,7 @@ struct PlanOptions {
   // false: the whole block forward is run again (torch < 2.1, reentrant checkpoint, this repo's
   // trainer).
   bool recompute_early_stop = false;
+  bool fp32_logits_held = false;  // runtime term fp32_logits_held (docs/cost-model.md §5.4)
   // torchao float8 all-gather (torchtitan --float8.enable_fsdp_float8_all_gather): the Linear
   // weights of each block are cast to fp8 before the all-gather, so they travel and sit
   // gathered at 1 byte each. Only with precision.fp8.

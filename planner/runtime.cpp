@@ -95,6 +95,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.expandable_segments = t.expandable_segments;
   o.record_stream_buffers = t.collective_buffers == "record_stream";
   o.recompute_early_stop = t.recompute_early_stop;
+  o.fp32_logits_held = t.fp32_logits_held;
   return o;
 }
 

@@ -289,7 +289,7 @@ SimResult simulate(const SimInput& in) {
     r.allocations.reserve(mem.size());
     for (const MemEvent& e : mem) {
       const Task& task = tasks[size_t(e.task)];
-      r.allocations.push_back({e.t, task.unit, e.cat, task.lane, task.kind == kReduce, e.bytes});
+      r.allocations.push_back({e.t, task.unit, e.cat, task.lane, task.kind == kReduce, task.kind == kBwd, e.bytes});
     }
     std::sort(r.compute_ends.begin(), r.compute_ends.end());
   }

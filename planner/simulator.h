@@ -78,6 +78,7 @@ struct SimAlloc {
   int cat = 0;        // MemCategory
   int lane = 0;
   bool reduce = false;  // made by a reduction task (its stream is the reduce stream)
+  bool backward = false;  // made by a unit's backward compute task
   double bytes = 0;   // bytes
 };
 

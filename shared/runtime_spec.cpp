@@ -62,6 +62,10 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "a checkpointed block's recompute stops once the last tensor saved for backward is packed again "
      "(non-reentrant torch.utils.checkpoint, torch >= 2.1): its last GEMM and the residual add after it "
      "are not run again"},
+    {"fp32_logits_held", "bool", "",
+     "the model returns the fp32 up-cast logits and the training loop keeps that tensor referenced through "
+     "backward (no `del pred` before loss.backward()): 4 bytes per logit stay live while the loss's "
+     "gradients are made (cross_entropy = \"fp32_upcast\" only)"},
     {"compile", "bool", "", "it can run precision.compile = true"},
     {"fp8_recipes", "string list", "tensorwise | rowwise | rowwise_with_gw_hp",
      "the precision.fp8 recipes it can run (torchao's Float8LinearRecipeName); [] = none only"},
@@ -101,6 +105,7 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "fp8_all_gather") return &t.fp8_all_gather;
   if (key == "expandable_segments") return &t.expandable_segments;
   if (key == "recompute_early_stop") return &t.recompute_early_stop;
+  if (key == "fp32_logits_held") return &t.fp32_logits_held;
   if (key == "compile") return &t.compile;
   if (key == "selective_op") return &t.selective_op;
   if (key == "selective_blocks") return &t.selective_blocks;

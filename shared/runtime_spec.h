@@ -42,6 +42,7 @@ struct RuntimeTerms {
   bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::string collective_buffers = "rate_limited";  // rate_limited | record_stream
   bool recompute_early_stop = false;          // checkpoint recompute stops before the last GEMM
+  bool fp32_logits_held = false;              // the loop keeps the model's fp32 logits through backward
   bool compile = true;                        // can run precision.compile
   // precision.fp8 recipes it can run besides "none" (tensorwise | rowwise | rowwise_with_gw_hp);
   // empty = bf16 only.

@@ -190,6 +190,65 @@ TEST(AllocationTrace, ReplayedAllocatedPeakIsTheSimulatorsAndReservedIsAboveIt) 
   }
 }
 
+TEST(AllocationTrace, LossTensorByTensorKeepsTheAllocatedPeak) {
+  // The head's fp32 up-cast loss given tensor by tensor (n logits, bf16) against the same
+  // unit as the simulator's lumps: the sequence's peaks are the lumps' (forward: saved +
+  // forward transient = other + 10n; backward: saved + backward transient = other + 12n), so
+  // the allocated peak agrees to the rounding bound of the test above; only the layout may
+  // change what is reserved, never below what is allocated.
+  const int U = 6;
+  const double n = 100.0 * MiB, other = 30.0 * MiB;
+  SimInput in = step_input(U);
+  SimUnit& head = in.units.back();
+  head.saved_bytes = other + 4.0 * n;
+  head.fwd_transient_bytes = 6.0 * n;
+  head.bwd_transient_bytes = 8.0 * n;
+  const SimResult sim = simulate(in);
+  for (bool expandable : {false, true}) {
+    TraceInputs ti;
+    ti.param_shard_bytes.assign(size_t(U), 25.0 * MiB);
+    ti.optimizer_bytes.assign(size_t(U), 25.0 * MiB);
+    ti.static_grad_bytes.assign(size_t(U), 0.0);
+    CachingAllocatorConfig cfg;
+    cfg.expandable_segments = expandable;
+    const ReplayResult lumps = replay_allocation_trace(build_allocation_trace(sim, ti), cfg);
+    ti.sequences.resize(size_t(U));
+    ti.sequences.back() = fp32_upcast_loss_sequence(n, 2, other, false);
+    const ReplayResult tensors = replay_allocation_trace(build_allocation_trace(sim, ti), cfg);
+    EXPECT_NEAR(tensors.peak_allocated, lumps.peak_allocated, 8.0 * U * MiB) << expandable;
+    EXPECT_GE(tensors.peak_reserved, tensors.peak_allocated) << expandable;
+    EXPECT_FALSE(tensors.out_of_memory);
+  }
+  // The sequence's own peaks are the lumps'.
+  const UnitTensorSequence q = fp32_upcast_loss_sequence(n, 2, other, false);
+  double live = 0, fwd_peak = 0, bwd_peak = 0;
+  std::vector<double> size(8, 0.0);
+  for (const auto* steps : {&q.forward, &q.backward})
+    for (const TensorStep& st : *steps) {
+      if (st.bytes > 0) size[size_t(st.id)] = st.bytes;
+      live += st.bytes > 0 ? st.bytes : -size[size_t(st.id)];
+      (steps == &q.forward ? fwd_peak : bwd_peak) = std::max(steps == &q.forward ? fwd_peak : bwd_peak, live);
+    }
+  EXPECT_DOUBLE_EQ(fwd_peak, other + 10.0 * n);
+  EXPECT_DOUBLE_EQ(bwd_peak, other + 12.0 * n);
+  // Left for the backward's end: the final norm's tensors and the logits' gradient (A·n), which
+  // the head's matmul backward reads.
+  EXPECT_DOUBLE_EQ(live, other + 2.0 * n);
+  // fp32 logits held by the loop (saved + 4n, forward transient − 4n): the bf16 logits are gone
+  // before log_softmax runs, so the forward stays 2n under its lump; backward is other + 16n.
+  const UnitTensorSequence held = fp32_upcast_loss_sequence(n, 2, other, true);
+  live = fwd_peak = bwd_peak = 0;
+  for (const auto* steps : {&held.forward, &held.backward})
+    for (const TensorStep& st : *steps) {
+      if (st.bytes > 0) size[size_t(st.id)] = st.bytes;
+      live += st.bytes > 0 ? st.bytes : -size[size_t(st.id)];
+      (steps == &held.forward ? fwd_peak : bwd_peak) = std::max(steps == &held.forward ? fwd_peak : bwd_peak, live);
+    }
+  EXPECT_DOUBLE_EQ(fwd_peak, other + 8.0 * n);
+  EXPECT_DOUBLE_EQ(bwd_peak, other + 16.0 * n);
+  EXPECT_DOUBLE_EQ(live, other + 6.0 * n);  // and the held fp32 logits
+}
+
 TEST(AllocationTrace, RecordStreamWithoutRateLimiterReservesMore) {
   // The blocks another stream used come back a compute task later: never less reserved.
   const SimInput in = step_input(8);

@@ -84,6 +84,7 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     t.rmsnorm = cur.terms.rmsnorm;
     t.fp8_recipes = cur.terms.fp8_recipes;
     t.expandable_segments = cur.terms.expandable_segments;
+    t.fp32_logits_held = cur.terms.fp32_logits_held;  // torchtitan-2024-04 kept pred (below)
     EXPECT_EQ(t.attention, cur.terms.attention) << rt->name;
     EXPECT_EQ(t.cross_entropy, cur.terms.cross_entropy) << rt->name;
     EXPECT_EQ(t.rope, cur.terms.rope) << rt->name;
@@ -102,6 +103,10 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     EXPECT_EQ(t.selective_blocks, cur.terms.selective_blocks) << rt->name;
   }
   for (const RuntimeSpec* rt : {&apr, &may, &cur}) EXPECT_TRUE(rt->terms.recompute_early_stop) << rt->name;
+  // del pred before backward arrived in torchtitan e29b6b4d4 (2024-06-12).
+  EXPECT_TRUE(apr.terms.fp32_logits_held);
+  EXPECT_FALSE(may.terms.fp32_logits_held);
+  EXPECT_FALSE(cur.terms.fp32_logits_held);
   // llm-foundry's torch 1.13 generation differs from the newest only in the recompute.
   const RuntimeSpec lf_old = load_runtime("llm-foundry-2023-05");
   const RuntimeSpec lf = load_runtime("llm-foundry");
