@@ -16,7 +16,7 @@
 // replay_allocation_trace() runs the sequence through CachingAllocator.
 // What it is not: tensor-by-tensor (a unit's activations of one kind are one block, as the
 // simulator counts them), nor the allocator (caching_allocator.h).
-// Pure functions, thread-safe.
+// Pure functions, thread-safe (scratch storage is per thread).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +47,8 @@ struct TraceInputs {
 
 // The trace of `in.steps` steps of `sim` (simulated with record_allocations).
 std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const TraceInputs& in);
+// The same into *trace (cleared first; its storage is reused: plan() keeps one per thread).
+void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::vector<AllocEvent>* trace);
 
 struct ReplayResult {
   double peak_reserved = 0;    // torch.cuda.max_memory_reserved  // bytes

@@ -24,6 +24,37 @@ int64_t allocator_segment_size(int64_t rounded) {
 
 CachingAllocator::CachingAllocator(const CachingAllocatorConfig& cfg) : cfg_(cfg) { blocks_.reserve(256); }
 
+void CachingAllocator::reset(const CachingAllocatorConfig& cfg) {
+  cfg_ = cfg;
+  blocks_.clear();
+  dead_.clear();
+  segments_.clear();
+  for (std::vector<Key>& p : pools_) p.clear();
+  pending_.clear();
+  expandable_of_[0].clear();
+  expandable_of_[1].clear();
+  next_addr_ = 0;
+  allocated_ = reserved_ = peak_allocated_ = peak_reserved_ = 0;
+  n_segments_ = retries_ = 0;
+  oom_ = false;
+}
+
+int CachingAllocator::new_block() {
+  if (dead_.empty()) {
+    blocks_.emplace_back();
+    return int(blocks_.size()) - 1;
+  }
+  const int b = dead_.back();
+  dead_.pop_back();
+  blocks_[size_t(b)] = Block{};
+  return b;
+}
+
+void CachingAllocator::kill_block(int b) {
+  blocks_[size_t(b)].alive = false;
+  dead_.push_back(b);
+}
+
 void CachingAllocator::pool_insert(std::vector<Key>& p, const Key& k) {
   p.insert(std::lower_bound(p.begin(), p.end(), k), k);
 }
@@ -61,15 +92,16 @@ void CachingAllocator::insert_free(int b) {
       if (segments_[blk.segment].last == o) segments_[blk.segment].last = b;
     }
     blk.size += other.size;
-    other.alive = false;
+    kill_block(o);
   }
   pool_insert(pool(blk.stream, blk.small), key(b));
 }
 
 void CachingAllocator::process_events(double now) {
-  while (!pending_.empty() && pending_.top().first <= now) {
-    const int b = pending_.top().second;
-    pending_.pop();
+  while (!pending_.empty() && pending_.front().first <= now) {
+    const int b = pending_.front().second;
+    std::pop_heap(pending_.begin(), pending_.end(), std::greater<>());
+    pending_.pop_back();
     insert_free(b);
   }
 }
@@ -92,18 +124,18 @@ int CachingAllocator::new_segment(int64_t size, int stream, bool small) {
   s.small = small;
   s.mapped = seg_bytes;
   segments_.push_back(s);
-  Block blk;
+  const int b = new_block();
+  Block& blk = blocks_[size_t(b)];
   blk.size = seg_bytes;
   blk.addr = next_addr_;
   next_addr_ += seg_bytes;
   blk.segment = int(segments_.size()) - 1;
   blk.stream = stream;
   blk.small = small;
-  blocks_.push_back(blk);
-  segments_.back().last = int(blocks_.size()) - 1;
+  segments_.back().last = b;
   ++n_segments_;
   bump(0, seg_bytes);
-  return int(blocks_.size()) - 1;
+  return b;
 }
 
 int CachingAllocator::expand_segment(int64_t size, int stream, bool small) {
@@ -135,7 +167,8 @@ int CachingAllocator::expand_segment(int64_t size, int stream, bool small) {
     blocks_[last].size += grow;
     return last;
   }
-  Block blk;
+  const int b = new_block();
+  Block& blk = blocks_[size_t(b)];
   blk.size = grow;
   // Addresses: each expandable segment owns a 2^46-byte range (as the real one reserves the
   // device's whole memory as address space).
@@ -145,8 +178,6 @@ int CachingAllocator::expand_segment(int64_t size, int stream, bool small) {
   blk.stream = stream;
   blk.small = small;
   blk.prev = last;
-  blocks_.push_back(blk);
-  const int b = int(blocks_.size()) - 1;
   if (last >= 0) blocks_[last].next = b;
   sg.last = b;
   return b;
@@ -169,7 +200,7 @@ void CachingAllocator::release_cached() {
         if (blk.prev < 0 && blk.next < 0) {
           bump(0, -blk.size);
           sg.alive = false;
-          blk.alive = false;
+          kill_block(b);
           --n_segments_;
           ++it;
           continue;
@@ -183,9 +214,9 @@ void CachingAllocator::release_cached() {
           bump(0, -drop);
           blk.size -= drop;
           if (blk.size == 0) {
-            blk.alive = false;
             sg.last = blk.prev;
             if (blk.prev >= 0) blocks_[blk.prev].next = -1;
+            kill_block(b);
           } else {
             keep.push_back(key(b));
           }
@@ -240,9 +271,9 @@ int CachingAllocator::malloc(int64_t bytes, int stream, double now) {
     rest.small = blk.small;
     rest.prev = b;
     rest.next = blk.next;
-    blocks_.push_back(rest);
-    const int r = int(blocks_.size()) - 1;
-    Block& again = blocks_[size_t(b)];  // push_back may have moved it
+    const int r = new_block();
+    blocks_[size_t(r)] = rest;
+    Block& again = blocks_[size_t(b)];  // new_block may have moved it
     if (again.next >= 0) blocks_[size_t(again.next)].prev = r;
     again.next = r;
     again.size = size;
@@ -268,7 +299,8 @@ void CachingAllocator::free_after(int handle, double ready) {
   bump(-blk.size, 0);
   blk.allocated = false;
   blk.pending = true;
-  pending_.push({ready, handle});
+  pending_.push_back({ready, handle});
+  std::push_heap(pending_.begin(), pending_.end(), std::greater<>());
 }
 
 }  // namespace shardcast::planner

@@ -19,11 +19,10 @@
 // (garbage_collection_threshold), max_split_size_mb / roundup_power2_divisions (off by
 // default), CUDA graph pools, or what lies outside the allocator (NCCL, the CUDA context).
 // Sizes in bytes, times in seconds of the simulated step. Not thread-safe: one instance per
-// replay; cheap to construct.
+// replay at a time; cheap to construct, and reset() reuses one.
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -53,6 +52,9 @@ struct CachingAllocatorConfig {
 class CachingAllocator {
  public:
   explicit CachingAllocator(const CachingAllocatorConfig& cfg);
+  // Back to the state of a new instance for `cfg`, keeping the storage already grown (a
+  // replay per plan() reuses one instance rather than reallocating its vectors).
+  void reset(const CachingAllocatorConfig& cfg);
 
   // Allocate `bytes` (> 0) for use on `stream` at time `now`; returns a handle for free().
   // Blocks freed with free_after(…, ready) where ready ≤ now are returned to their pools first.
@@ -116,13 +118,19 @@ class CachingAllocator {
   void release_cached();
   void insert_free(int b);
   void bump(int64_t d_alloc, int64_t d_res);
+  // A block slot: a dead one reused (dead_) or a new one appended; its fields are reset.
+  int new_block();
+  void kill_block(int b);
 
   CachingAllocatorConfig cfg_;
   std::vector<Block> blocks_;
+  std::vector<int> dead_;                     // indices of !alive blocks, reused by new_block()
   std::vector<Segment> segments_;
   std::vector<std::vector<Key>> pools_;  // [stream · 2 + small]
   // (ready, block), earliest first.
-  std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> pending_;
+  // A binary heap (std::push_heap / pop_heap with std::greater, as std::priority_queue) kept
+  // as a vector so that reset() keeps its storage.
+  std::vector<std::pair<double, int>> pending_;
   std::vector<int> expandable_of_[2];         // [small] -> segment per stream (-1 none)
   int64_t next_addr_ = 0;
   int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;

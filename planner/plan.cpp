@@ -271,7 +271,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       ti.static_grad_bytes.push_back(grads_static ? 4.0 * double(P) * shard : 0.0);
     }
     ti.record_stream = opt.record_stream_buffers;
-    const std::vector<AllocEvent> trace = build_allocation_trace(sim, ti);
+    thread_local std::vector<AllocEvent> trace;  // storage reused by the next plan() on this thread
+    build_allocation_trace(sim, ti, &trace);
     CachingAllocatorConfig ac_cfg;
     ac_cfg.expandable_segments = opt.expandable_segments;
     ac_cfg.capacity_bytes = hw.gpu.hbm_bytes - runtime;
