@@ -65,6 +65,21 @@ void CachingAllocator::pool_erase(std::vector<Key>& p, const Key& k) {
   p.erase(it);
 }
 
+void CachingAllocator::pool_replace_at(std::vector<Key>& p, size_t i, const Key& k) {
+  // The same pool as erase(p[i]) then pool_insert(k), with one shift of the keys in between.
+  assert(i < p.size());
+  const auto from = p.begin() + std::ptrdiff_t(i);
+  if (k < *from) {
+    const auto to = std::lower_bound(p.begin(), from, k);
+    std::move_backward(to, from, from + 1);
+    *to = k;
+  } else {
+    const auto to = std::lower_bound(from + 1, p.end(), k);
+    std::move(from + 1, to, from);
+    *(to - 1) = k;
+  }
+}
+
 void CachingAllocator::bump(int64_t d_alloc, int64_t d_res) {
   allocated_ += d_alloc;
   reserved_ += d_res;
@@ -77,11 +92,16 @@ void CachingAllocator::insert_free(int b) {
   Block& blk = blocks_[b];
   blk.allocated = false;
   blk.pending = false;
+  std::vector<Key>& p = pool(blk.stream, blk.small);
+  // The first merged neighbour's key becomes the merged block's (pool_replace_at below); a
+  // second one's is erased.
+  Key first{0, 0, -1};
   for (int side = 0; side < 2; ++side) {
     const int o = side == 0 ? blk.prev : blk.next;
     if (o < 0 || blocks_[o].allocated || blocks_[o].pending) continue;
     Block& other = blocks_[o];
-    pool_erase(pool(blk.stream, blk.small), key(o));
+    if (first.block < 0) first = key(o);
+    else pool_erase(p, key(o));
     if (side == 0) {
       blk.addr = other.addr;
       blk.prev = other.prev;
@@ -94,7 +114,13 @@ void CachingAllocator::insert_free(int b) {
     blk.size += other.size;
     kill_block(o);
   }
-  pool_insert(pool(blk.stream, blk.small), key(b));
+  if (first.block < 0) {
+    pool_insert(p, key(b));
+  } else {
+    const auto at = std::lower_bound(p.begin(), p.end(), first);
+    assert(at != p.end() && *at == first);
+    pool_replace_at(p, size_t(at - p.begin()), key(b));
+  }
 }
 
 void CachingAllocator::process_events(double now) {
@@ -106,14 +132,13 @@ void CachingAllocator::process_events(double now) {
   }
 }
 
-int CachingAllocator::find_free(int64_t size, int stream, bool small) {
+int CachingAllocator::find_free(int64_t size, int stream, bool small, size_t* slot) {
   // get_free_block(): the smallest cached block of this stream with size ≥ the request.
   std::vector<Key>& p = pool(stream, small);
   auto it = std::lower_bound(p.begin(), p.end(), Key{size, INT64_MIN, -1});
   if (it == p.end()) return -1;
-  const int b = it->block;
-  p.erase(it);
-  return b;
+  *slot = size_t(it - p.begin());
+  return it->block;
 }
 
 int CachingAllocator::new_segment(int64_t size, int stream, bool small) {
@@ -236,7 +261,10 @@ int CachingAllocator::malloc(int64_t bytes, int stream, double now) {
   process_events(now);
   const int64_t size = allocator_round_size(bytes);
   const bool small = size <= kSmallSize;
-  int b = find_free(size, stream, small);
+  // slot: the found block's place in its pool, which it leaves below (-1: a grown block).
+  size_t slot = 0;
+  int b = find_free(size, stream, small, &slot);
+  bool cached = b >= 0;
   if (b < 0) {
     auto grow = [&] {
       return cfg_.expandable_segments ? expand_segment(size, stream, small) : new_segment(size, stream, small);
@@ -245,7 +273,8 @@ int CachingAllocator::malloc(int64_t bytes, int stream, double now) {
     if (b < 0) {
       ++retries_;
       release_cached();
-      b = find_free(size, stream, small);
+      b = find_free(size, stream, small, &slot);
+      cached = b >= 0;
       if (b < 0) b = grow();
       if (b < 0) {
         // Out of memory: the run would stop here. Keep replaying past the capacity so the
@@ -278,7 +307,12 @@ int CachingAllocator::malloc(int64_t bytes, int stream, double now) {
     again.next = r;
     again.size = size;
     if (segments_[size_t(again.segment)].last == b) segments_[size_t(again.segment)].last = r;
-    pool_insert(pool(rest.stream, rest.small), key(r));
+    // The remainder takes the found block's place in the pool (one shift, not two).
+    if (cached) pool_replace_at(pool(stream, small), slot, key(r));
+    else pool_insert(pool(stream, small), key(r));
+  } else if (cached) {
+    std::vector<Key>& p = pool(stream, small);
+    p.erase(p.begin() + std::ptrdiff_t(slot));
   }
   Block& out = blocks_[size_t(b)];
   out.allocated = true;

@@ -110,9 +110,12 @@ class CachingAllocator {
   }
   static void pool_insert(std::vector<Key>& p, const Key& k);
   static void pool_erase(std::vector<Key>& p, const Key& k);
+  // Replace p[i] by k, keeping p sorted (erase then insert, in one shift).
+  static void pool_replace_at(std::vector<Key>& p, size_t i, const Key& k);
 
   void process_events(double now);
-  int find_free(int64_t size, int stream, bool small);
+  // The best-fitting cached block (-1 none), left in its pool at index *slot.
+  int find_free(int64_t size, int stream, bool small, size_t* slot);
   int new_segment(int64_t size, int stream, bool small);
   int expand_segment(int64_t size, int stream, bool small);
   void release_cached();
