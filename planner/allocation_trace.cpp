@@ -59,8 +59,10 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
     if (b > 0) alloc(0, b, kStreamCompute);
 
   // The step's span: every step replays the same deltas shifted by it.
-  double span = 0;
-  for (const SimAlloc& a : sim.allocations) span = a.t > span ? a.t : span;  // by value: no reload
+  // (A local of its own: `span` is captured by reference below, which keeps it in memory.)
+  double last = 0;
+  for (const SimAlloc& a : sim.allocations) last = a.t > last ? a.t : last;
+  double span = last;
   if (!sim.compute_ends.empty()) span = std::max(span, sim.compute_ends.back());
   span = std::max(span, 1e-9);
 
