@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <stdexcept>
 
 namespace shardcast::planner {
 
@@ -41,6 +42,8 @@ void CachingAllocator::reset(const CachingAllocatorConfig& cfg) {
 
 int CachingAllocator::new_block() {
   if (dead_.empty()) {
+    if (blocks_.size() >= (size_t(1) << kBlockBits))
+      throw std::length_error("caching allocator model: more than 2^23 blocks in one replay");
     blocks_.emplace_back();
     return int(blocks_.size()) - 1;
   }
@@ -95,12 +98,16 @@ void CachingAllocator::insert_free(int b) {
   std::vector<Key>& p = pool(blk.stream, blk.small);
   // The first merged neighbour's key becomes the merged block's (pool_replace_at below); a
   // second one's is erased.
-  Key first{0, 0, -1};
+  int first_block = -1;  // the first merged neighbour
+  Key first{0, 0};
   for (int side = 0; side < 2; ++side) {
     const int o = side == 0 ? blk.prev : blk.next;
     if (o < 0 || blocks_[o].allocated || blocks_[o].pending) continue;
     Block& other = blocks_[o];
-    if (first.block < 0) first = key(o);
+    if (first_block < 0) {
+      first_block = o;
+      first = key(o);
+    }
     else pool_erase(p, key(o));
     if (side == 0) {
       blk.addr = other.addr;
@@ -114,7 +121,7 @@ void CachingAllocator::insert_free(int b) {
     blk.size += other.size;
     kill_block(o);
   }
-  if (first.block < 0) {
+  if (first_block < 0) {
     pool_insert(p, key(b));
   } else {
     const auto at = std::lower_bound(p.begin(), p.end(), first);
@@ -135,15 +142,17 @@ void CachingAllocator::process_events(double now) {
 int CachingAllocator::find_free(int64_t size, int stream, bool small, size_t* slot) {
   // get_free_block(): the smallest cached block of this stream with size ≥ the request.
   std::vector<Key>& p = pool(stream, small);
-  auto it = std::lower_bound(p.begin(), p.end(), Key{size, INT64_MIN, -1});
+  auto it = std::lower_bound(p.begin(), p.end(), Key{size, 0});
   if (it == p.end()) return -1;
   *slot = size_t(it - p.begin());
-  return it->block;
+  return it->block();
 }
 
 int CachingAllocator::new_segment(int64_t size, int stream, bool small) {
   const int64_t seg_bytes = allocator_segment_size(size);
   if (double(reserved_ + seg_bytes) > cfg_.capacity_bytes) return -1;
+  if (next_addr_ + seg_bytes > kAddrLimit)
+    throw std::length_error("caching allocator model: segments of one replay past 2^50 bytes of addresses");
   Segment s;
   s.stream = stream;
   s.small = small;
@@ -185,6 +194,8 @@ int CachingAllocator::expand_segment(int64_t size, int stream, bool small) {
   const int64_t have = join ? blocks_[last].size : 0;
   const int64_t grow = round_up(size - have, page);
   if (double(reserved_ + grow) > cfg_.capacity_bytes) return -1;
+  if (((int64_t(seg) + 2) << 46) > kAddrLimit || sg.mapped + grow > (int64_t(1) << 46))
+    throw std::length_error("caching allocator model: expandable segment past its 2^46-byte address range");
   sg.mapped += grow;
   bump(0, grow);
   if (join) {
@@ -218,7 +229,7 @@ void CachingAllocator::release_cached() {
     std::vector<Key>& p = pools_[pi];
     std::vector<Key> keep;
     for (auto it = p.begin(); it != p.end();) {
-      const int b = it->block;
+      const int b = it->block();
       Block& blk = blocks_[b];
       Segment& sg = segments_[size_t(blk.segment)];
       if (!sg.expandable) {

@@ -22,6 +22,7 @@
 // replay at a time; cheap to construct, and reset() reuses one.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -96,13 +97,24 @@ class CachingAllocator {
   // Pool key: BlockComparatorSize orders by stream, size, address; one pool per stream here
   // (a block is only ever handed to its own stream). A pool holds tens of free blocks, so it
   // is a sorted vector (binary search, short moves) rather than a node set.
+  // 16 bytes (pools shift keys on every insert): the address and the block index share
+  // `tag`, address above the block, so ordering by tag orders by address (addresses are
+  // unique). Addresses are multiples of 512 below 2^50 and block indices below 2^23
+  // (new_segment, expand_segment and new_block check both).
+  static constexpr int kBlockBits = 23;
+  static constexpr int64_t kAddrLimit = int64_t(1) << 50;
   struct Key {
-    int64_t size, addr;
-    int block;
-    bool operator<(const Key& o) const { return size != o.size ? size < o.size : addr < o.addr; }
-    bool operator==(const Key& o) const { return size == o.size && addr == o.addr; }
+    int64_t size;
+    uint64_t tag;
+    int block() const { return int(tag & ((uint64_t(1) << kBlockBits) - 1)); }
+    bool operator<(const Key& o) const { return size != o.size ? size < o.size : tag < o.tag; }
+    bool operator==(const Key& o) const { return size == o.size && tag == o.tag; }
   };
-  Key key(int b) const { return Key{blocks_[b].size, blocks_[b].addr, b}; }
+  Key key(int b) const {
+    const Block& blk = blocks_[size_t(b)];
+    assert(blk.addr % kMinBlockSize == 0 && blk.addr >= 0 && blk.addr < kAddrLimit);
+    return Key{blk.size, (uint64_t(blk.addr) / uint64_t(kMinBlockSize)) << kBlockBits | uint64_t(b)};
+  }
   std::vector<Key>& pool(int stream, bool small) {
     const size_t i = size_t(stream) * 2 + (small ? 1 : 0);
     if (pools_.size() <= i) pools_.resize(i + 1);
