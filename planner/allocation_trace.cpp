@@ -17,6 +17,17 @@ int stream_of(const SimAlloc& a) {
   return kStreamCompute;
 }
 
+// The last delta's or compute task's end, at least 1 ns.  // s
+// (Not inlined: inside build_allocation_trace the running maximum is kept on the stack and
+// reloaded every step of the loop, a store-forwarding wait per delta.)
+[[gnu::noinline]] double step_span(const SimResult& sim) {
+  double last = 1e-9;
+  for (const SimAlloc& a : sim.allocations)
+    if (a.t > last) last = a.t;
+  if (!sim.compute_ends.empty() && sim.compute_ends.back() > last) last = sim.compute_ends.back();
+  return last;
+}
+
 }  // namespace
 
 UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved, bool logits_held) {
@@ -43,16 +54,37 @@ UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved
 }
 
 std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const TraceInputs& in) {
-  assert(in.steps >= 1);
   std::vector<AllocEvent> out;
+  build_allocation_trace(sim, in, &out);
+  return out;
+}
+
+void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::vector<AllocEvent>* trace) {
+  assert(in.steps >= 1);
+  std::vector<AllocEvent>& out = *trace;
+  out.clear();
   out.reserve(sim.allocations.size() * size_t(in.steps) + 8 * in.param_shard_bytes.size());
   int next_tensor = 0;
+  // Events are written field by field in place (a temporary built on the stack and copied
+  // stalls on store forwarding: it was a fifth of the trace's time).
   auto alloc = [&](double t, double bytes, int stream) {
     const int id = next_tensor++;
-    out.push_back({t, id, std::max<int64_t>(1, int64_t(bytes + 0.5)), stream, 0});
+    AllocEvent& e = out.emplace_back();
+    e.t = t;
+    e.tensor = id;
+    e.bytes = std::max<int64_t>(1, int64_t(bytes + 0.5));
+    e.stream = stream;
+    e.ready = 0;
     return id;
   };
-  auto release = [&](double t, int id, int stream, double ready) { out.push_back({t, id, 0, stream, std::max(t, ready)}); };
+  auto release = [&](double t, int id, int stream, double ready) {
+    AllocEvent& e = out.emplace_back();
+    e.t = t;
+    e.tensor = id;
+    e.bytes = 0;
+    e.stream = stream;
+    e.ready = ready > t ? ready : t;
+  };
 
   // Static state before the first step (model construction, fully_shard).
   for (double b : in.param_shard_bytes)
@@ -61,10 +93,7 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
     if (b > 0) alloc(0, b, kStreamCompute);
 
   // The step's span: every step replays the same deltas shifted by it.
-  double span = 0;
-  for (const SimAlloc& a : sim.allocations) span = std::max(span, a.t);
-  if (!sim.compute_ends.empty()) span = std::max(span, sim.compute_ends.back());
-  span = std::max(span, 1e-9);
+  const double span = step_span(sim);
 
   // After the end of the compute task that follows t (record_stream: the CPU is a task ahead).
   auto lagged = [&](double t) {
@@ -77,18 +106,28 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
   const size_t n = sim.allocations.size();
   int n_units = 0;
   for (const SimAlloc& a : sim.allocations) n_units = std::max(n_units, a.unit + 1);
-  std::vector<int> alloc_of(n, -1);
+  // Scratch reused across calls on this thread (its vectors keep their storage).
+  thread_local std::vector<int> alloc_of, queue_head, queue_tail, queued_next, tensor;
+  alloc_of.assign(n, -1);
   {
-    std::vector<std::vector<int>> fifo(size_t(n_units + 1) * kMemCategories);
-    std::vector<size_t> head(fifo.size(), 0);
+    // One FIFO per (unit, kind), threaded through queued_next (index of the next allocation
+    // waiting in the same FIFO, -1 none).
+    const size_t keys = size_t(n_units + 1) * kMemCategories;
+    queue_head.assign(keys, -1);
+    queue_tail.assign(keys, -1);
+    queued_next.assign(n, -1);
     for (size_t j = 0; j < n; ++j) {
       const SimAlloc& a = sim.allocations[j];
       const size_t k = size_t(a.unit + 1) * kMemCategories + size_t(a.cat);
       if (a.bytes > 0) {
-        fifo[k].push_back(int(j));
+        if (queue_tail[k] >= 0) queued_next[size_t(queue_tail[k])] = int(j);
+        else queue_head[k] = int(j);
+        queue_tail[k] = int(j);
       } else {
-        assert(head[k] < fifo[k].size() && "free without allocation");
-        alloc_of[j] = fifo[k][head[k]++];
+        assert(queue_head[k] >= 0 && "free without allocation");
+        alloc_of[j] = queue_head[k];
+        queue_head[k] = queued_next[size_t(queue_head[k])];
+        if (queue_head[k] < 0) queue_tail[k] = -1;
       }
     }
   }
@@ -134,7 +173,7 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
     const double t0 = span * step;
     for (int id : sharded_grads) release(t0, id, kStreamReduce, t0);
     sharded_grads.clear();
-    std::vector<int> tensor(n, -1);
+    tensor.assign(n, -1);
     for (size_t j = 0; j < n; ++j) {
       const SimAlloc& a = sim.allocations[j];
       const double t = t0 + a.t;
@@ -178,12 +217,14 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
       }
     }
   }
-  return out;
 }
 
 ReplayResult replay_allocation_trace(const std::vector<AllocEvent>& trace, const CachingAllocatorConfig& cfg) {
-  CachingAllocator a(cfg);
-  std::vector<int> handle(trace.size(), -1);  // tensor ids are below the event count
+  // One allocator and handle table per thread, reset per replay (their storage is kept).
+  thread_local CachingAllocator a(cfg);
+  thread_local std::vector<int> handle;
+  a.reset(cfg);
+  handle.assign(trace.size(), -1);  // tensor ids are below the event count
   for (const AllocEvent& e : trace) {
     if (e.bytes > 0) {
       assert(size_t(e.tensor) < handle.size());

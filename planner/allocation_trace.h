@@ -20,7 +20,7 @@
 // allocator sees.
 // What it is not: tensor-by-tensor elsewhere (a unit's activations of one kind are one block,
 // as the simulator counts them), nor the allocator (caching_allocator.h).
-// Pure functions, thread-safe.
+// Pure functions, thread-safe (scratch storage is per thread).
 #pragma once
 
 #include <cstdint>
@@ -82,6 +82,8 @@ struct TraceInputs {
 
 // The trace of `in.steps` steps of `sim` (simulated with record_allocations).
 std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const TraceInputs& in);
+// The same into *trace (cleared first; its storage is reused: plan() keeps one per thread).
+void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::vector<AllocEvent>* trace);
 
 struct ReplayResult {
   double peak_reserved = 0;    // torch.cuda.max_memory_reserved  // bytes

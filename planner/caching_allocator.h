@@ -19,11 +19,11 @@
 // (garbage_collection_threshold), max_split_size_mb / roundup_power2_divisions (off by
 // default), CUDA graph pools, or what lies outside the allocator (NCCL, the CUDA context).
 // Sizes in bytes, times in seconds of the simulated step. Not thread-safe: one instance per
-// replay; cheap to construct.
+// replay at a time; cheap to construct, and reset() reuses one.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
-#include <queue>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -53,6 +53,9 @@ struct CachingAllocatorConfig {
 class CachingAllocator {
  public:
   explicit CachingAllocator(const CachingAllocatorConfig& cfg);
+  // Back to the state of a new instance for `cfg`, keeping the storage already grown (a
+  // replay per plan() reuses one instance rather than reallocating its vectors).
+  void reset(const CachingAllocatorConfig& cfg);
 
   // Allocate `bytes` (> 0) for use on `stream` at time `now`; returns a handle for free().
   // Blocks freed with free_after(…, ready) where ready ≤ now are returned to their pools first.
@@ -94,13 +97,24 @@ class CachingAllocator {
   // Pool key: BlockComparatorSize orders by stream, size, address; one pool per stream here
   // (a block is only ever handed to its own stream). A pool holds tens of free blocks, so it
   // is a sorted vector (binary search, short moves) rather than a node set.
+  // 16 bytes (pools shift keys on every insert): the address and the block index share
+  // `tag`, address above the block, so ordering by tag orders by address (addresses are
+  // unique). Addresses are multiples of 512 below 2^50 and block indices below 2^23
+  // (new_segment, expand_segment and new_block check both).
+  static constexpr int kBlockBits = 23;
+  static constexpr int64_t kAddrLimit = int64_t(1) << 50;
   struct Key {
-    int64_t size, addr;
-    int block;
-    bool operator<(const Key& o) const { return size != o.size ? size < o.size : addr < o.addr; }
-    bool operator==(const Key& o) const { return size == o.size && addr == o.addr; }
+    int64_t size;
+    uint64_t tag;
+    int block() const { return int(tag & ((uint64_t(1) << kBlockBits) - 1)); }
+    bool operator<(const Key& o) const { return size != o.size ? size < o.size : tag < o.tag; }
+    bool operator==(const Key& o) const { return size == o.size && tag == o.tag; }
   };
-  Key key(int b) const { return Key{blocks_[b].size, blocks_[b].addr, b}; }
+  Key key(int b) const {
+    const Block& blk = blocks_[size_t(b)];
+    assert(blk.addr % kMinBlockSize == 0 && blk.addr >= 0 && blk.addr < kAddrLimit);
+    return Key{blk.size, (uint64_t(blk.addr) / uint64_t(kMinBlockSize)) << kBlockBits | uint64_t(b)};
+  }
   std::vector<Key>& pool(int stream, bool small) {
     const size_t i = size_t(stream) * 2 + (small ? 1 : 0);
     if (pools_.size() <= i) pools_.resize(i + 1);
@@ -108,21 +122,30 @@ class CachingAllocator {
   }
   static void pool_insert(std::vector<Key>& p, const Key& k);
   static void pool_erase(std::vector<Key>& p, const Key& k);
+  // Replace p[i] by k, keeping p sorted (erase then insert, in one shift).
+  static void pool_replace_at(std::vector<Key>& p, size_t i, const Key& k);
 
   void process_events(double now);
-  int find_free(int64_t size, int stream, bool small);
+  // The best-fitting cached block (-1 none), left in its pool at index *slot.
+  int find_free(int64_t size, int stream, bool small, size_t* slot);
   int new_segment(int64_t size, int stream, bool small);
   int expand_segment(int64_t size, int stream, bool small);
   void release_cached();
   void insert_free(int b);
   void bump(int64_t d_alloc, int64_t d_res);
+  // A block slot: a dead one reused (dead_) or a new one appended; its fields are reset.
+  int new_block();
+  void kill_block(int b);
 
   CachingAllocatorConfig cfg_;
   std::vector<Block> blocks_;
+  std::vector<int> dead_;                     // indices of !alive blocks, reused by new_block()
   std::vector<Segment> segments_;
   std::vector<std::vector<Key>> pools_;  // [stream · 2 + small]
   // (ready, block), earliest first.
-  std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> pending_;
+  // A binary heap (std::push_heap / pop_heap with std::greater, as std::priority_queue) kept
+  // as a vector so that reset() keeps its storage.
+  std::vector<std::pair<double, int>> pending_;
   std::vector<int> expandable_of_[2];         // [small] -> segment per stream (-1 none)
   int64_t next_addr_ = 0;
   int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;

@@ -284,7 +284,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       ti.sequences.resize(size_t(U));
       ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab), param_bytes, h.saved_bytes - loss.saved, logits_held);
     }
-    const std::vector<AllocEvent> trace = build_allocation_trace(sim, ti);
+    thread_local std::vector<AllocEvent> trace;  // storage reused by the next plan() on this thread
+    build_allocation_trace(sim, ti, &trace);
     CachingAllocatorConfig ac_cfg;
     ac_cfg.expandable_segments = opt.expandable_segments;
     ac_cfg.capacity_bytes = hw.gpu.hbm_bytes - runtime;

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "planner/allocation_trace.h"
 #include "planner/simulator.h"
 
@@ -261,6 +264,102 @@ TEST(AllocationTrace, RecordStreamWithoutRateLimiterReservesMore) {
   ti.record_stream = true;
   const double lagged = replay_allocation_trace(build_allocation_trace(sim, ti), {}).peak_reserved;
   EXPECT_GT(lagged, limited);
+}
+
+// Every counter after every operation, for comparing two allocators driven alike.
+struct Counters {
+  int64_t allocated, reserved, peak_allocated, peak_reserved;
+  int segments, retries;
+  bool oom;
+  bool operator==(const Counters& o) const {
+    return allocated == o.allocated && reserved == o.reserved && peak_allocated == o.peak_allocated &&
+           peak_reserved == o.peak_reserved && segments == o.segments && retries == o.retries && oom == o.oom;
+  }
+};
+Counters counters(const CachingAllocator& a) {
+  return {a.allocated(), a.reserved(), a.peak_allocated(), a.peak_reserved(), a.segments(), a.retries(),
+          a.out_of_memory()};
+}
+
+// A random run of mallocs, frees and recordStream frees on 3 streams, small and large sizes,
+// under a capacity that forces cache releases; the counters after each operation.
+std::vector<Counters> random_run(CachingAllocator& a, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> small(1, kSmallSize), large(kSmallSize + 1, 64 * MiB);
+  std::vector<int> live;
+  std::vector<Counters> out;
+  double now = 0;
+  for (int i = 0; i < 3000; ++i) {
+    now += 1.0;
+    if (live.empty() || rng() % 5 < 3) {
+      const int64_t bytes = rng() % 2 ? small(rng) : large(rng);
+      live.push_back(a.malloc(bytes, int(rng() % 3), now));
+    } else {
+      const size_t k = rng() % live.size();
+      if (rng() % 3 == 0) a.free_after(live[k], now + double(rng() % 20));
+      else a.free(live[k]);
+      live[k] = live.back();
+      live.pop_back();
+    }
+    out.push_back(counters(a));
+  }
+  return out;
+}
+
+// reset() reuses an instance's storage (plan() replays through one per thread): a reused
+// instance must behave exactly as a new one, whatever the previous replay left in it. Exact
+// equality: the same integer arithmetic on the same sequence.
+TEST(CachingAllocator, ResetInstanceReplaysExactlyAsANewOne) {
+  for (bool expandable : {false, true}) {
+    CachingAllocatorConfig cfg;
+    cfg.expandable_segments = expandable;
+    cfg.capacity_bytes = 3000.0 * MiB;
+    CachingAllocator reused(cfg);
+    for (unsigned seed : {1u, 2u, 3u}) {
+      CachingAllocator fresh(cfg);
+      const std::vector<Counters> want = random_run(fresh, seed);
+      reused.reset(cfg);
+      const std::vector<Counters> got = random_run(reused, seed);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(got[i] == want[i]) << expandable << " " << seed << " op " << i;
+      EXPECT_GT(want.back().retries, 0) << "the capacity is meant to force releases";
+    }
+  }
+}
+
+// replay_allocation_trace keeps its allocator and build_allocation_trace its scratch per
+// thread: replaying traces of different sizes in turn gives each one's result every time.
+TEST(AllocationTrace, ReplayWithReusedStorageIsTheSameEveryTime) {
+  std::vector<std::vector<AllocEvent>> traces;
+  for (int U : {3, 8, 5}) {
+    const SimResult sim = simulate(step_input(U));
+    TraceInputs ti;
+    ti.param_shard_bytes.assign(size_t(U), 25.0 * MiB);
+    ti.optimizer_bytes.assign(size_t(U), 25.0 * MiB);
+    ti.static_grad_bytes.assign(size_t(U), 0.0);
+    ti.record_stream = U == 5;
+    std::vector<AllocEvent> into(7);  // not empty: the overload clears it
+    build_allocation_trace(sim, ti, &into);
+    const std::vector<AllocEvent> value = build_allocation_trace(sim, ti);
+    ASSERT_EQ(into.size(), value.size());
+    for (size_t i = 0; i < into.size(); ++i) {
+      EXPECT_EQ(into[i].t, value[i].t);
+      EXPECT_EQ(into[i].tensor, value[i].tensor);
+      EXPECT_EQ(into[i].bytes, value[i].bytes);
+      EXPECT_EQ(into[i].stream, value[i].stream);
+      EXPECT_EQ(into[i].ready, value[i].ready);
+    }
+    traces.push_back(value);
+  }
+  std::vector<ReplayResult> first;
+  for (const auto& t : traces) first.push_back(replay_allocation_trace(t, {}));
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = traces.size(); i-- > 0;) {
+      const ReplayResult r = replay_allocation_trace(traces[i], {});
+      EXPECT_EQ(r.peak_reserved, first[i].peak_reserved) << i;
+      EXPECT_EQ(r.peak_allocated, first[i].peak_allocated) << i;
+      EXPECT_EQ(r.segments, first[i].segments) << i;
+    }
 }
 
 }  // namespace
