@@ -2,14 +2,12 @@
 // by the planner in place of the anchored per-shape model where a hardware preset names one
 // (`[gpu] kernel_table = "kernels/NAME.csv"`, relative to the configs directory).
 //
-// Format: `# key: value` comment lines first (gpu, driver, torch, cuda, date, command, all
-// required), then the header op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds
-// and one row per measurement; op ∈ gemm | sdpa_fwd | sdpa_bwd | rmsnorm_fwd | rmsnorm_bwd |
-// cross_entropy_fwd | cross_entropy_bwd | copy; a gemm row's flop is 2·m·n·k.
-// What the planner takes from it (planner/plan.cpp): the best measured GEMM rate per dtype as
+// The format, its row type and its strict reader are shared/kernel_table.h; this adds what
+// the planner takes from a table (planner/plan.cpp): the best measured GEMM rate per dtype as
 // the anchor of the SM-grid model, the measured time of a GEMM of exactly a measured shape,
 // the forward + backward SDPA rate by sequence length (nearest head dim), and the best copy
-// bandwidth for memory-bound ops. What it is not: the writer (the microbenchmark is).
+// bandwidth for memory-bound ops. What it is not: the writer (the microbenchmark is) or the
+// parser (shared/kernel_table.cpp).
 // Plain value type; kernel_table_for() caches files behind a mutex (thread-safe).
 #pragma once
 
@@ -18,20 +16,12 @@
 #include <tuple>
 #include <vector>
 
+#include "shared/kernel_table.h"
+
 namespace shardcast::planner {
 
-struct KernelRow {
-  std::string op, dtype;
-  double m = 0, n = 0, k = 0, batch = 0, seq_len = 0, heads = 0, kv_heads = 0, head_dim = 0;
-  double bytes = 0, flop = 0, seconds = 0;
-  int line = 0;
-};
-
-struct KernelTable {
-  std::string file;
-  std::map<std::string, std::string> header;  // gpu, driver, torch, cuda, date, command
-  std::vector<KernelRow> rows;
-
+// file, header and rows as shared/kernel_table.h parsed them.
+struct KernelTable : KernelTableFile {
   // Best measured GEMM rate of `dtype`; 0 when none.  // FLOP/s
   double best_gemm_rate(const std::string& dtype) const;
   // Measured seconds of the GEMM (m, n, k) in `dtype`; 0 when that shape was not measured.
@@ -45,7 +35,8 @@ struct KernelTable {
   std::map<std::tuple<std::string, double, double, double>, double> gemm_index;  // built by the parser
 };
 
-// Parse CSV text; InputError naming the file, the line and the column for anything malformed.
+// parse_kernel_csv (InputError naming the file, the line and the column for anything
+// malformed), then the GEMM index.
 KernelTable parse_kernel_table(const std::string& text, const std::string& file);
 // The table a preset names (path relative to the configs directory, or absolute), read once.
 const KernelTable& kernel_table_for(const std::string& name);

@@ -1,41 +1,31 @@
-// The GPU kernel-ceiling table's cases and CSV (trainer/microbench/kernel_table.h), without
-// LibTorch or a GPU: the exact CSV the planner reads, the FLOP counts, the GEMM shapes of a
-// preset's block in all three orientations, and no duplicate rows.
+// The GPU kernel-ceiling table's cases (trainer/microbench/kernel_table.h), without LibTorch or
+// a GPU: the FLOP counts, the GEMM shapes of a preset's block in all three orientations, no
+// duplicate rows, and the real cases through the shared CSV writer and reader
+// (shared/kernel_table.h; its format tests are tests/shared/kernel_table_test.cpp).
 #include "trainer/microbench/kernel_table.h"
 
+#include <cstdlib>
+#include <ostream>
 #include <set>
-#include <sstream>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "shared/config_io.h"
 
+namespace shardcast {
+// gtest prints a KernelRow that differs field by field, in shortest round-trip digits.
+void PrintTo(const KernelRow& r, std::ostream* os) {
+  *os << fmt::format("{{op={} dtype={} m={} n={} k={} batch={} seq_len={} heads={} kv_heads={} head_dim={} "
+                     "bytes={} flop={} seconds={}}}",
+                     r.op, r.dtype, r.m, r.n, r.k, r.batch, r.seq_len, r.heads, r.kv_heads, r.head_dim, r.bytes,
+                     r.flop, r.seconds);
+}
+}  // namespace shardcast
+
 namespace shardcast::trainer {
 namespace {
-
-TEST(KernelTable, CsvIsTheFormatThePlannerReads) {
-  KernelTableHeader h{"NVIDIA H100 80GB HBM3", "580.159.04", "2.11.0", "13.0", "2026-11-24",
-                      "shardcast-train microbench --gpu --out k.csv"};
-  KernelRow g;
-  g.op = "gemm", g.m = 8192, g.n = 4096, g.k = 4096, g.flop = 2.0 * 8192 * 4096 * 4096, g.seconds = 0.000345;
-  KernelRow a;
-  a.op = "sdpa_fwd", a.batch = 1, a.seq_len = 8192, a.heads = 32, a.kv_heads = 8, a.head_dim = 128;
-  a.flop = sdpa_causal_fwd_flop(1, 32, 8192, 128), a.seconds = 0.0021;
-  KernelRow c;
-  c.op = "copy", c.bytes = 2.0 * (1 << 30), c.seconds = 0.0007;
-  EXPECT_EQ(format_kernel_csv(h, {g, a, c}),
-            "# gpu: NVIDIA H100 80GB HBM3\n"
-            "# driver: 580.159.04\n"
-            "# torch: 2.11.0\n"
-            "# cuda: 13.0\n"
-            "# date: 2026-11-24\n"
-            "# command: shardcast-train microbench --gpu --out k.csv\n"
-            "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n"
-            "gemm,bf16,8192,4096,4096,,,,,,,274877906944,0.000345\n"
-            "sdpa_fwd,bf16,,,,1,8192,32,8,128,,549755813888,0.0021\n"  // 4·32·8192²·128/2
-            "copy,bf16,,,,,,,,,2147483648,,0.0007\n");
-}
 
 TEST(KernelTable, CausalAttentionFlopsAsFlashAttentionCountsThem) {
   // 4·b·h·s²·d / 2 forward; backward 2.5× (FlashAttention's benchmark convention).
@@ -85,6 +75,28 @@ TEST(KernelTable, CasesCoverEveryBlockShapeInThreeOrientationsOnce) {
     } else if (r.op == "rmsnorm_fwd") {
       EXPECT_DOUBLE_EQ(r.bytes, 2.0 * (2.0 * 8192 * 4096 + 4096));
     }
+}
+
+TEST(KernelTable, RealCasesRoundTripThroughTheCsv) {
+  // The cases microbench --gpu times for llama3.2-1b (its default tokens and sequence lengths),
+  // with made-up seconds, written by format_kernel_csv and read back by parse_kernel_csv: every
+  // row equal, exactly (no tolerance). Exact because every value is exact in the CSV's digits:
+  // the counts are integers, bytes and FLOPs integral doubles below 2^53 written "{:.0f}", and
+  // the made-up seconds have at most the 6 significant digits the writer keeps ("{:.6g}"), each
+  // the double nearest a decimal i·10⁻⁶, which strtod gives back.
+  KernelCaseOptions o;
+  o.models = {load_model("llama3.2-1b")};
+  o.tokens = {1024, 2048, 4096, 8192, 16384, 32768};
+  o.seq_lens = {1024, 2048, 4096, 8192, 16384};
+  std::vector<KernelRow> rows = kernel_cases(o);
+  ASSERT_GT(rows.size(), 50u);
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i].seconds = std::strtod(fmt::format("{}e-6", 7 * i + 13).c_str(), nullptr);
+  const KernelTableHeader h{"synthetic GPU", "0", "0", "0", "2026-11-24", "shardcast-train microbench --gpu"};
+  const KernelTableFile t = parse_kernel_csv(format_kernel_csv(h, rows), "roundtrip.csv");
+  for (const KernelHeaderKey& k : kKernelHeaderKeys) EXPECT_EQ(t.header.*k.field, h.*k.field) << k.key;
+  ASSERT_EQ(t.rows.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(t.rows[i], rows[i]) << "row " << i;
 }
 
 }  // namespace

@@ -1,11 +1,9 @@
-// Cases, counts and CSV of the GPU kernel-ceiling table. See kernel_table.h.
+// Cases and counts of the GPU kernel-ceiling table. See kernel_table.h.
 #include "trainer/microbench/kernel_table.h"
 
 #include <algorithm>
 #include <set>
 #include <tuple>
-
-#include <fmt/format.h>
 
 namespace shardcast::trainer {
 
@@ -25,10 +23,6 @@ KernelRow gemm(int64_t m, int64_t n, int64_t k) {
   r.flop = 2.0 * double(m) * double(n) * double(k);
   return r;
 }
-
-std::string cell(int64_t v) { return v > 0 ? std::to_string(v) : ""; }
-std::string count_cell(double v) { return v >= 0 ? fmt::format("{:.0f}", v) : ""; }  // integral counts
-std::string time_cell(double v) { return v >= 0 ? fmt::format("{:.6g}", v) : ""; }
 
 }  // namespace
 
@@ -116,17 +110,6 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
   c.bytes = 2.0 * double(o.copy_bytes);
   rows.push_back(c);
   return rows;
-}
-
-std::string format_kernel_csv(const KernelTableHeader& h, const std::vector<KernelRow>& rows) {
-  std::string s = fmt::format("# gpu: {}\n# driver: {}\n# torch: {}\n# cuda: {}\n# date: {}\n# command: {}\n", h.gpu,
-                              h.driver, h.torch, h.cuda, h.date, h.command);
-  s += "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n";
-  for (const KernelRow& r : rows)
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.op, r.dtype, cell(r.m), cell(r.n), cell(r.k),
-                     cell(r.batch), cell(r.seq_len), cell(r.heads), cell(r.kv_heads), cell(r.head_dim),
-                     count_cell(r.bytes), count_cell(r.flop), time_cell(r.seconds));
-  return s;
 }
 
 }  // namespace shardcast::trainer

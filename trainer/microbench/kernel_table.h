@@ -1,42 +1,25 @@
-// The GPU kernel-ceiling table of `shardcast-train microbench --gpu`: its cases, FLOP and byte
-// counts, and its CSV.
+// The GPU kernel-ceiling table of `shardcast-train microbench --gpu`: its cases and their FLOP
+// and byte counts.
 //
 // What it is: kernel_cases() lists what is timed — bf16 GEMMs of the Llama block shapes of
 // the given presets (q, k/v, o, gate/up, down and lm head projections, each in its forward
 // orientation C = X·Wᵀ and both backward ones, dX = dY·W and dW = dYᵀ·X) over token counts,
 // causal SDPA forward and backward over sequence lengths and the presets' head layouts,
 // RMSNorm and cross-entropy forward and backward, and a device copy — each with the FLOPs and
-// the fewest bytes it must move; format_kernel_csv() writes the table in the one format the
-// planner reads (header comment lines, then
-// `op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds`, empty cells where
-// a column does not apply). No LibTorch, no timing: trainer/microbench/gpu_kernels.h times
-// the cases. What it is not: the planner's reader of the table. Pure functions.
+// the fewest bytes it must move, as rows of shared/kernel_table.h (whose format_kernel_csv
+// writes the table in the one format the planner reads). No LibTorch, no timing:
+// trainer/microbench/gpu_kernels.h times the cases. What it is not: the table's format (the
+// row, header, CSV writer and reader are shared/kernel_table.h). Pure functions.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "shared/kernel_table.h"
 #include "shared/model_spec.h"
 
 namespace shardcast::trainer {
-
-// One row. 0 = empty cell for the integer columns, < 0 for bytes / flop.
-struct KernelRow {
-  std::string op;        // gemm | sdpa_fwd | sdpa_bwd | rmsnorm_fwd | rmsnorm_bwd |
-                         // cross_entropy_fwd | cross_entropy_bwd | copy
-  std::string dtype = "bf16";
-  int64_t m = 0, n = 0, k = 0;                       // gemm: C(m×n) = A(m×k)·B(k×n); norms, loss: rows m, width n
-  int64_t batch = 0, seq_len = 0, heads = 0, kv_heads = 0, head_dim = 0;   // sdpa
-  double bytes = -1;     // fewest bytes read + written (memory-bound ops)  // bytes
-  double flop = -1;      // floating-point operations (gemm, sdpa)          // FLOP
-  double seconds = -1;   // median time per call; < 0 until timed           // s
-};
-
-// The comment lines above the column header.
-struct KernelTableHeader {
-  std::string gpu, driver, torch, cuda, date, command;
-};
 
 struct KernelCaseOptions {
   std::vector<ModelSpec> models;             // Llama presets whose shapes are timed
@@ -54,8 +37,5 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o);
 // backward (its backward recomputes the scores: 5 matmuls against the forward's 2).
 double sdpa_causal_fwd_flop(int64_t batch, int64_t heads, int64_t seq_len, int64_t head_dim);
 double sdpa_causal_bwd_flop(int64_t batch, int64_t heads, int64_t seq_len, int64_t head_dim);
-
-// The CSV: "# gpu: …" … "# command: …", the column header, one line per row.
-std::string format_kernel_csv(const KernelTableHeader& h, const std::vector<KernelRow>& rows);
 
 }  // namespace shardcast::trainer
