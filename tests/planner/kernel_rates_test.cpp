@@ -53,7 +53,9 @@ TEST(KernelRates, LargeGemmLimitIsTheAnchorRate) {
   for (double n : {8192.0, 32768.0, 131072.0}) {
     const double rate = 2.0 * n * n * n / gemm_time_tiled(n, n, n, kRate, kH100);
     EXPECT_LE(rate, kRate * (1 + 1e-12));
-    if (n >= 131072) EXPECT_NEAR(rate / kRate, 1.0, 0.01);
+    if (n >= 131072) {
+      EXPECT_NEAR(rate / kRate, 1.0, 0.01);
+    }
   }
 }
 

@@ -58,10 +58,14 @@ TEST(OutsideRuns, EveryRowIsPredictedOrSkippedForItsStatedReason) {
                                                    {"ao_mi300x_8b_8g_f8rowwise", Fp8Recipe::rowwise},
                                                    {"ao_h100_8b_8g_f8tensorwise_fp8ag", Fp8Recipe::tensorwise}};
   for (const auto& r : rows)
-    if (recipe.count(r.row_id)) EXPECT_EQ(r.cfg.precision.fp8, recipe.at(r.row_id)) << r.row_id;
+    if (recipe.count(r.row_id)) {
+      EXPECT_EQ(r.cfg.precision.fp8, recipe.at(r.row_id)) << r.row_id;
+    }
   int predicted = 0;
   for (const auto& r : v.rows) {
-    if (recipe.count(r.row_id)) EXPECT_EQ(r.fp8, to_string(recipe.at(r.row_id))) << r.row_id;
+    if (recipe.count(r.row_id)) {
+      EXPECT_EQ(r.fp8, to_string(recipe.at(r.row_id))) << r.row_id;
+    }
     EXPECT_TRUE(r.skip_reason.empty()) << r.row_id << ": " << r.skip_reason;
     EXPECT_TRUE(r.has_tps) << r.row_id;
     EXPECT_TRUE(std::isfinite(r.predicted_tps) && r.predicted_tps > 0) << r.row_id;

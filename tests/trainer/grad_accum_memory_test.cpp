@@ -145,8 +145,9 @@ TEST(GradAccumSyncMemory, UnshardedAccumulatorOnlyWithoutSyncAndAsPlanned) {
     EXPECT_DOUBLE_EQ(component(p_off, "unsharded_gradients"), n_bytes) << what;
     EXPECT_GE(double(k_off.accumulator), n_bytes) << what;
     EXPECT_LE(double(k_off.accumulator) - n_bytes, double(units * (c.world - 1) * 4)) << what;
-    if (c.strategy != ShardingStrategy::no_shard)  // no_shard: the gradient is unsharded by definition
+    if (c.strategy != ShardingStrategy::no_shard) {  // no_shard: the gradient is unsharded by definition
       EXPECT_LE(component(p_on, "unsharded_gradients"), 2.0 * double(largest)) << what;
+    }
     std::printf("[grad_accum] %s: allocator-counted bytes kept between micro-steps, per rank: %lld (true) vs "
                 "%lld (false), after the final one %lld vs %lld; FsdpModel::accumulator_bytes %lld vs %lld; "
                 "planner unsharded_gradients %.0f vs %.0f\n",
