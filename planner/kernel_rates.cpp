@@ -128,17 +128,8 @@ const std::vector<AttentionPoint>& attention_table() {
   return table;
 }
 
-namespace {
-// Rate of (gpu, kernel) at one head_dim, interpolated in log2(seq_len); 0 when no rows.
-double rate_at_head_dim(const std::vector<AttentionPoint>& t, const std::string& gpu, const std::string& kernel,
-                        int head_dim, bool causal, double seq_len) {
-  std::vector<std::pair<double, double>> pts;  // (log2 seq, rate)
-  for (const AttentionPoint& p : t)
-    if (p.gpu == gpu && p.kernel == kernel && p.head_dim == head_dim && p.causal == causal)
-      pts.emplace_back(std::log2(p.seq_len), p.flops);
+double interpolate_clamped(const std::vector<std::pair<double, double>>& pts, double x) {
   if (pts.empty()) return 0;
-  std::sort(pts.begin(), pts.end());
-  const double x = std::log2(seq_len);
   if (x <= pts.front().first) return pts.front().second;
   if (x >= pts.back().first) return pts.back().second;
   for (size_t i = 1; i < pts.size(); ++i)
@@ -147,6 +138,18 @@ double rate_at_head_dim(const std::vector<AttentionPoint>& t, const std::string&
       return pts[i - 1].second + w * (pts[i].second - pts[i - 1].second);
     }
   return pts.back().second;
+}
+
+namespace {
+// Rate of (gpu, kernel) at one head_dim, interpolated in log2(seq_len); 0 when no rows.
+double rate_at_head_dim(const std::vector<AttentionPoint>& t, const std::string& gpu, const std::string& kernel,
+                        int head_dim, bool causal, double seq_len) {
+  std::vector<std::pair<double, double>> pts;  // (log2 seq, rate)
+  for (const AttentionPoint& p : t)
+    if (p.gpu == gpu && p.kernel == kernel && p.head_dim == head_dim && p.causal == causal)
+      pts.emplace_back(std::log2(p.seq_len), p.flops);
+  std::sort(pts.begin(), pts.end());
+  return interpolate_clamped(pts, std::log2(seq_len));
 }
 
 // Rate of (gpu, kernel), interpolated in head_dim between the table's head dims; 0 when none.

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardcast::planner {
@@ -31,6 +32,10 @@ struct GemmGrid {
 double gemm_time_tiled(double m, double n, double k, double rate, const GemmGrid& g);
 // The same, by placing every output tile on the least-loaded SM one by one (the oracle).
 double gemm_time_reference(double m, double n, double k, double rate, const GemmGrid& g);
+
+// y at x by straight lines between the points (x ascending), clamped to the first and last y;
+// 0 for no points. Rates by sequence length use x = log2(seq_len) (here and kernel_table.h).
+double interpolate_clamped(const std::vector<std::pair<double, double>>& points, double x);
 
 // One published rate: forward + backward FLOP/s of a flash-attention kernel on one GPU.
 struct AttentionPoint {

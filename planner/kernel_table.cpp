@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "planner/kernel_rates.h"
 #include "shared/config_io.h"
 
 namespace shardcast::planner {
@@ -45,15 +46,7 @@ double KernelTable::sdpa_rate(double head_dim, double seq_len) const {
     }
   std::vector<std::pair<double, double>> pts;  // (log2 seq_len, rate)
   for (auto& [len, p] : by_len) pts.emplace_back(std::log2(len), p.first / p.second);
-  const double x = std::log2(seq_len);
-  if (x <= pts.front().first) return pts.front().second;
-  if (x >= pts.back().first) return pts.back().second;
-  for (size_t i = 1; i < pts.size(); ++i)
-    if (x <= pts[i].first) {
-      const double w = (x - pts[i - 1].first) / (pts[i].first - pts[i - 1].first);
-      return pts[i - 1].second + w * (pts[i].second - pts[i - 1].second);
-    }
-  return pts.back().second;
+  return interpolate_clamped(pts, std::log2(seq_len));
 }
 
 double KernelTable::copy_bandwidth() const {
