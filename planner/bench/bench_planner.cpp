@@ -1,5 +1,5 @@
 // bench_planner: how fast plan() and validation are (prints a table; not a test).
-// Targets (issue 20, "speed unchanged"): one 80-layer, 1024-GPU prediction < 0.1 ms; validate over
+// Targets (docs/validation.md "Summary", speed): one 80-layer, 1024-GPU prediction < 0.1 ms; validate over
 // 300 rows < 0.2 s.
 #include <chrono>
 #include <cstdio>

@@ -103,7 +103,7 @@ TEST(OutsideRuns, NoRowRepeatsACalibrationOrHoldoutRow) {
 }
 
 TEST(OutsideRuns, AccuracyHoldsItsMeasuredBounds) {
-  // Targets for runs never seen (issue 20, docs/validation.md): tokens/s/GPU MAPE ≤ 8 % with
+  // Targets for runs never seen (docs/validation.md "Summary"): tokens/s/GPU MAPE ≤ 8 % with
   // |bias| ≤ 3 %, memory MAPE ≤ 8 % with no row more than 5 % under its measured value, ≥ 68 % of
   // the rows inside their stated 1σ band and ≥ 95 % inside 2σ. The bounds are kBounds (above).
   const ValidationResult v = validate_outside();
