@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "shared/config_io.h"
+#include "shared/csv_fields.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -69,17 +70,7 @@ std::vector<AttentionPoint> parse_attention_table(const std::string& text, const
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f;
-    std::string cur;
-    for (char ch : line) {
-      if (ch == ',') {
-        f.push_back(cur);
-        cur.clear();
-      } else {
-        cur += ch;
-      }
-    }
-    f.push_back(cur);
+    const std::vector<std::string> f = split_csv_fields(line);
     if (!header) {
       if (f.size() != std::size(kColumns))
         throw InputError(fmt::format("{}:{}: header has {} columns, expected {} (gpu,kernel,head_dim,causal,seq_len,tflops,mamf_tflops)",

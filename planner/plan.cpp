@@ -162,6 +162,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const bool fp8_gather = cc.fp8_weights_precast;
   int checkpointed_blocks = 0;
   double sac_recompute_flops = 0;  // op-SAC GEMMs recomputed per micro-step  // FLOP
+  // Autograd's unsharded gradient (param_dtype); without sync on every micro-step each unit
+  // keeps its sum from the first micro-step to the last one's reduction, in the runtime's
+  // dtype for it (docs/cost-model.md §3).
+  const double unsynced_bytes = opt.unsynced_gradient_dtype == "fp32"           ? 4.0
+                                : opt.unsynced_gradient_dtype == "reduce_dtype" ? reduce_bytes
+                                                                                : param_bytes;
   for (int i = 0; i < U; ++i) {
     SimUnit& u = in.units[i];
     const double P = double(unit_params[i]);
@@ -217,12 +223,6 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     // "gathered" parameters are the fp32 master itself, no copy (FSDP's NO_SHARD uses the flat
     // parameter directly; shardcast-train aliases it, trainer/fsdp/fsdp.cpp issue_gather).
     if (no_shard && param_bytes == 4) u.gathered_bytes = 0;
-    // Autograd's unsharded gradient (param_dtype); without sync on every micro-step each unit
-    // keeps its sum from the first micro-step to the last one's reduction, in the runtime's
-    // dtype for it (docs/cost-model.md §3).
-    const double unsynced_bytes = opt.unsynced_gradient_dtype == "fp32"           ? 4.0
-                                  : opt.unsynced_gradient_dtype == "reduce_dtype" ? reduce_bytes
-                                                                                  : param_bytes;
     u.grad_bytes = P * (!in.sync_every_micro_step && GA > 1 ? unsynced_bytes : param_bytes);
     // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
     if (opt.grads_freed_between_steps) u.shard_grad_bytes = 4.0 * P / (no_shard ? 1 : Ns);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "shared/csv_fields.h"
 #include "shared/errors.h"
 
 namespace shardcast {
@@ -166,17 +167,8 @@ KernelTableFile parse_kernel_csv(const std::string& text, const std::string& fil
       t.header.*k->field = trim(line.substr(colon + 1));
       continue;
     }
-    std::vector<std::string> f;
-    std::string cur;
-    for (char ch : line) {
-      if (ch == ',') {
-        f.push_back(trim(cur));
-        cur.clear();
-      } else {
-        cur += ch;
-      }
-    }
-    f.push_back(trim(cur));
+    std::vector<std::string> f = split_csv_fields(line);
+    for (std::string& field : f) field = trim(field);
     if (!have_columns) {
       for (size_t i = 0; i < std::size(kKernelHeaderKeys); ++i)
         if (!seen[i])
