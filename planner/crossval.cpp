@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/published_csv.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -121,6 +122,17 @@ CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const
     }
     out.folds.push_back(std::move(fold));
   }
+  return out;
+}
+
+std::string out_of_sample_csv(const CrossvalResult& cv) {
+  std::string out =
+      "row_id,source,hardware,runtime,checkpointing,scale,predicted_tokens_per_s_per_gpu,"
+      "measured_tokens_per_s_per_gpu,err_tokens_per_s_pct\n";
+  for (const CrossvalRow& r : cv.rows)
+    out += fmt::format("{},{},{},{},{},{},{:.1f},{:.1f},{:.2f}\n", csv_field(r.row_id), csv_field(r.source),
+                       csv_field(r.hardware), csv_field(r.regime.runtime), csv_field(r.regime.checkpointing),
+                       csv_field(r.regime.scale), r.predicted_tps, r.measured_tps, 100 * r.rel_err);
   return out;
 }
 

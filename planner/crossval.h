@@ -78,6 +78,12 @@ CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const
                                     const HardwareSet& hardware, const std::vector<FitGroup>& groups,
                                     const LmOptions& lm = {});
 
+// Every row of `cv` as CSV (header row_id, source, hardware, runtime, checkpointing, scale,
+// predicted_tokens_per_s_per_gpu, measured_tokens_per_s_per_gpu, err_tokens_per_s_pct; the
+// names of `validate --json`), in cv.rows' order: the out-of-sample prediction of each row by
+// the fit that never saw its source (`validate --crossval --out-of-sample FILE`).
+std::string out_of_sample_csv(const CrossvalResult& cv);
+
 // The bands of the out-of-sample errors: per family, overall and per runtime / checkpointing /
 // scale value with at least min_rows rows.
 BandTable build_bands(const std::vector<CrossvalRow>& rows, const std::vector<FitGroup>& groups, int min_rows);

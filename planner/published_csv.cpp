@@ -332,6 +332,16 @@ std::vector<PublishedRow> parse_published_csv(const std::string& text, const std
 }
 
 
+std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::vector<PublishedRow> read_published_csv(const std::string& path, const std::vector<Annotation>& annotations) {
   return parse_published_csv(read_text(path), path, annotations);
 }

@@ -55,6 +55,9 @@ std::vector<Annotation> read_annotations(const std::string& path);
 // Parse CSV text into a header and records (RFC 4180: quotes, doubled quotes, newlines in
 // quotes). Throws InputError naming `label` and the line for an unterminated quote.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& label);
+// One field as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma, a
+// quote or a line break, else as is. parse_csv reads it back unchanged.
+std::string csv_field(const std::string& value);
 
 // Rows of a published-measurements CSV. Throws InputError if the file cannot be read or a
 // required column is missing.

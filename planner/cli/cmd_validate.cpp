@@ -36,6 +36,7 @@ struct ValidateArgs {
   bool crossval = false;       // leave-one-source-out (planner/crossval.h)
   std::string holdout;         // --crossval: also score the bands on this CSV (never fitted on)
   std::string write_bands;     // --crossval: write the bands here (configs/bands.toml)
+  std::string out_of_sample;   // --crossval: write every row's out-of-sample prediction here (CSV)
   int min_rows = 4;
 };
 
@@ -138,6 +139,10 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
     cv = planner::leave_one_source_out(rows, cases, hardware, groups);
   } catch (const UsageError& e) {
     throw UsageError(std::string("validate --crossval: ") + e.what());
+  }
+  if (!a.out_of_sample.empty()) {
+    write_file_atomic(a.out_of_sample, planner::out_of_sample_csv(cv));
+    fmt::print(stderr, "wrote {} ({} rows predicted without their source)\n", a.out_of_sample, cv.rows.size());
   }
   fmt::print("## Leave one source out ({} rows, {} sources)\n\n", cv.rows.size(), cv.folds.size());
   fmt::print("| source left out | n | MAPE % | bias % | 1σ % | max % | refit |\n|---|---|---|---|---|---|---|\n");
@@ -257,12 +262,14 @@ void register_validate(CLI::App& app) {
                 "per GPU family and regime and their coverage (planner/crossval.h)");
   cmd->add_option("--holdout", a->holdout, "with --crossval: also check the bands on this CSV (never fitted on)");
   cmd->add_option("--write-bands", a->write_bands, "with --crossval: write the bands to this TOML (configs/bands.toml)");
+  cmd->add_option("--out-of-sample", a->out_of_sample,
+                  "with --crossval: write every row's prediction by the fit without its source to this CSV");
   cmd->add_option("--min-rows", a->min_rows, "with --crossval: fewest rows a regime band needs");
   cmd->callback([a] {
     if (!a->run_dirs.empty()) return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
     if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
-    if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty()))
-      throw UsageError("validate: --holdout and --write-bands need --crossval");
+    if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty() || !a->out_of_sample.empty()))
+      throw UsageError("validate: --holdout, --write-bands and --out-of-sample need --crossval");
     std::vector<planner::Annotation> annotations;
     if (!a->annotations.empty()) annotations = planner::read_annotations(a->annotations);
     std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published, annotations);

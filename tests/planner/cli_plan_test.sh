@@ -92,6 +92,9 @@ fi
 "$sc" validate --published "$tmp/missing.csv" --write-bands "$tmp/b.toml" > "$tmp/out" 2>&1
 check "validate: --write-bands without --crossval -> exit 2" 2 $? "need --crossval" "$tmp/out"
 [ ! -e "$tmp/b.toml" ] || { echo "FAIL validate: bands written without --crossval"; fail=$((fail + 1)); }
+"$sc" validate --published "$tmp/missing.csv" --out-of-sample "$tmp/oos.csv" > "$tmp/out" 2>&1
+check "validate: --out-of-sample without --crossval -> exit 2" 2 $? "need --crossval" "$tmp/out"
+[ ! -e "$tmp/oos.csv" ] || { echo "FAIL validate: out-of-sample CSV written without --crossval"; fail=$((fail + 1)); }
 "$sc" validate --published "$tmp/missing.csv" > "$tmp/out" 2>&1
 check "validate: missing file -> exit 2" 2 $? "cannot open" "$tmp/out"
 

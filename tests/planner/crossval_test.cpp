@@ -13,6 +13,7 @@
 #include "planner/efficiency.h"
 #include "planner/error_band.h"
 #include "planner/memory_model.h"
+#include "planner/published_csv.h"
 #include "planner/runtime.h"
 #include "shared/errors.h"
 #include "test_util.h"
@@ -135,6 +136,49 @@ TEST(Crossval, LeaveOneSourceOutPredictsEveryRowWithoutItsSource) {
     EXPECT_GE(b.n_rows, 4);
     EXPECT_GT(b.rel_1sigma, 0);
   }
+}
+
+TEST(Crossval, OutOfSampleCsvReadsBackRowForRow) {
+  // Two ways to the same numbers: the rows in memory and the CSV written from them, read back
+  // with the published-runs reader's RFC 4180 parser. Sources hold commas and quotes, as the
+  // published ones do. Tolerance: half a unit of the printed decimals (0.1 tokens/s, 0.01 %).
+  CrossvalResult cv;
+  CrossvalRow a;
+  a.row_id = "r1";
+  a.source = "pytorch/torchtitan commit message of 83c879f18 (2024-03-28, PR #165 \"Used per-parameter FSDP\")";
+  a.hardware = "H100-96GB-HBM2e";
+  a.regime = {"H100-96GB-HBM2e", "torchtitan", "selective", "single-node"};
+  a.predicted_tps = 7457.25;
+  a.measured_tps = 6600;
+  a.rel_err = a.predicted_tps / a.measured_tps - 1;
+  CrossvalRow b = a;
+  b.row_id = "r2";
+  b.source = "AWS ML Blog, plain";
+  b.regime.checkpointing = "full";
+  b.predicted_tps = 5000;
+  b.measured_tps = 5400;
+  b.rel_err = b.predicted_tps / b.measured_tps - 1;
+  cv.rows = {a, b};
+  const auto records = parse_csv(out_of_sample_csv(cv), "out_of_sample.csv");
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].front(), "row_id");
+  EXPECT_EQ(records[0].back(), "err_tokens_per_s_pct");
+  for (size_t i = 0; i < cv.rows.size(); ++i) {
+    const auto& f = records[i + 1];
+    const CrossvalRow& r = cv.rows[i];
+    ASSERT_EQ(f.size(), records[0].size());
+    EXPECT_EQ(f[0], r.row_id);
+    EXPECT_EQ(f[1], r.source);
+    EXPECT_EQ(f[2], r.hardware);
+    EXPECT_EQ(f[3], r.regime.runtime);
+    EXPECT_EQ(f[4], r.regime.checkpointing);
+    EXPECT_EQ(f[5], r.regime.scale);
+    EXPECT_NEAR(std::stod(f[6]), r.predicted_tps, 0.05 + 1e-9);  // a tie (7457.25) may round either way
+    EXPECT_NEAR(std::stod(f[7]), r.measured_tps, 0.05 + 1e-9);
+    EXPECT_NEAR(std::stod(f[8]), 100 * r.rel_err, 0.005 + 1e-9);
+  }
+  for (const std::string v : {"plain", "a,b", "say \"x\"", "two\nlines", ""})
+    EXPECT_EQ(parse_csv("h,g\n" + csv_field(v) + ",x\n", "t").at(1).at(0), v) << v;
 }
 
 TEST(Ceilings, GemmRateIsPeakTimesCeilingTimesEfficiency) {
