@@ -142,6 +142,11 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   reduce_dtype_->addItems({"fp32", "bf16", "fp16"});
   addField(pr, "precision.reduce_dtype", "Reduce dtype", reduce_dtype_,
            "precision.reduce_dtype: dtype of gradient reduce-scatter / all-reduce.");
+  master_dtype_ = new QComboBox(this);
+  master_dtype_->addItems({"fp32", "bf16"});
+  addField(pr, "precision.master_dtype", "Master dtype", master_dtype_,
+           "precision.master_dtype: dtype of the sharded parameters, their gradients and AdamW's moments: "
+           "fp32 (fp32 master weights) or bf16 (pure bf16: the model itself in bf16; needs param dtype bf16).");
   compile_ = new QCheckBox(this);
   addField(pr, "precision.compile", "Compile", compile_,
            "precision.compile: torch.compile-style fusion (fewer memory passes); docs/cost-model.md.");
@@ -388,6 +393,7 @@ TrainConfig ConfigForm::config() const {
   c.activation_checkpointing.ratio = ac_ratio_->value();
   c.precision.param_dtype = param_dtype_->currentText().toStdString();
   c.precision.reduce_dtype = reduce_dtype_->currentText().toStdString();
+  c.precision.master_dtype = master_dtype_->currentText().toStdString();
   c.precision.compile = compile_->isChecked();
   c.precision.fp8 = *parse_fp8_recipe(fp8_->currentText().toStdString());  // items are the recipe names
   return c;
@@ -477,6 +483,7 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
   ac_ratio_->setValue(cfg.activation_checkpointing.ratio);
   setCombo(param_dtype_, q(cfg.precision.param_dtype));
   setCombo(reduce_dtype_, q(cfg.precision.reduce_dtype));
+  setCombo(master_dtype_, q(cfg.precision.master_dtype));
   compile_->setChecked(cfg.precision.compile);
   fp8_->setCurrentText(to_string(cfg.precision.fp8));
   updating_ = false;

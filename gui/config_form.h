@@ -110,7 +110,7 @@ class ConfigForm : public QWidget {
   QSpinBox *micro_batch_ = nullptr, *seq_len_ = nullptr, *grad_accum_ = nullptr;
   QComboBox* ac_mode_ = nullptr;
   QDoubleSpinBox* ac_ratio_ = nullptr;
-  QComboBox *param_dtype_ = nullptr, *reduce_dtype_ = nullptr;
+  QComboBox *param_dtype_ = nullptr, *reduce_dtype_ = nullptr, *master_dtype_ = nullptr;
   QCheckBox* compile_ = nullptr;
   QComboBox* fp8_ = nullptr;  // precision.fp8: the recipe names (kFp8RecipeNames)
 };

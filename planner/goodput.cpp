@@ -62,8 +62,9 @@ CheckpointSize checkpoint_size(const TrainConfig& cfg) {
   const int gpn = std::max(1, cfg.cluster.gpus_per_node);
   int ns = std::max(1, cfg.parallelism.shard_group_size(W, gpn));
   if (cfg.parallelism.sharding_strategy == ShardingStrategy::no_shard) ns = 1;
-  // The same accounting as plan(): fp32 master parameters and AdamW's two fp32 moments, ÷ Ns.
-  const StateMemory s = state_memory(cfg.model.total_params(), ns);
+  // The same accounting as plan(): master parameters and AdamW's two moments in
+  // precision.master_dtype, ÷ Ns.
+  const StateMemory s = state_memory(cfg.model.total_params(), ns, dtype_bytes(cfg.precision.master_dtype));
   CheckpointSize c;
   c.per_rank_bytes = s.parameters + s.optimizer_states;
   c.total_bytes = c.per_rank_bytes * ns;

@@ -14,12 +14,12 @@ int dtype_bytes(const std::string& dtype) {
   throw ConfigError("", "precision", "unknown dtype '" + dtype + "' (allowed: fp32, bf16, fp16, fp8)");
 }
 
-StateMemory state_memory(int64_t params, int shard_group) {
+StateMemory state_memory(int64_t params, int shard_group, int master_bytes) {
   const double per_rank = double(params) / double(shard_group);
   StateMemory s;
-  s.parameters = 4.0 * per_rank;
-  s.gradients = 4.0 * per_rank;
-  s.optimizer_states = 8.0 * per_rank;
+  s.parameters = master_bytes * per_rank;
+  s.gradients = master_bytes * per_rank;
+  s.optimizer_states = 2.0 * master_bytes * per_rank;
   return s;
 }
 

@@ -24,13 +24,14 @@ namespace shardcast::planner {
 int dtype_bytes(const std::string& dtype);
 
 struct StateMemory {
-  double parameters = 0;        // sharded fp32 parameters (master weights)  // bytes
-  double gradients = 0;         // sharded fp32 gradients  // bytes
-  double optimizer_states = 0;  // AdamW exp_avg + exp_avg_sq, fp32  // bytes
+  double parameters = 0;        // sharded parameters (master weights)  // bytes
+  double gradients = 0;         // sharded gradients  // bytes
+  double optimizer_states = 0;  // AdamW exp_avg + exp_avg_sq  // bytes
   double total() const { return parameters + gradients + optimizer_states; }
 };
-// State of `params` elements sharded over `shard_group` ranks (1 = unsharded).
-StateMemory state_memory(int64_t params, int shard_group);
+// State of `params` elements sharded over `shard_group` ranks (1 = unsharded), each of the four
+// tensors in master_bytes per element (precision.master_dtype: 4 fp32, 2 pure bf16).
+StateMemory state_memory(int64_t params, int shard_group, int master_bytes);
 
 // What the allocator reserves beyond the allocated peak, and what lies outside it.
 struct AllocatorInputs {

@@ -49,10 +49,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const int b = cfg.training.micro_batch, s = cfg.training.seq_len;
   const int GA = cfg.training.grad_accum;
 
-  int param_bytes, reduce_bytes;
+  int param_bytes, reduce_bytes, master_bytes;
   try {
     param_bytes = dtype_bytes(cfg.precision.param_dtype);
     reduce_bytes = dtype_bytes(cfg.precision.reduce_dtype);
+    // Sharded parameter, its gradient and each AdamW moment (docs/cost-model.md §3).
+    master_bytes = dtype_bytes(cfg.precision.master_dtype);
   } catch (const ConfigError& e) {
     throw ConfigError(cfg.source_file, "precision", e.detail());
   }
@@ -225,7 +227,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     if (no_shard && param_bytes == 4) u.gathered_bytes = 0;
     u.grad_bytes = P * (!in.sync_every_micro_step && GA > 1 ? unsynced_bytes : param_bytes);
     // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
-    if (opt.grads_freed_between_steps) u.shard_grad_bytes = 4.0 * P / (no_shard ? 1 : Ns);
+    if (opt.grads_freed_between_steps) u.shard_grad_bytes = master_bytes * P / (no_shard ? 1 : Ns);
     u.reduce_buffer_bytes = reduce_bytes != param_bytes || opt.reduce_copies_gradient ? P * reduce_bytes : 0;
     if (!no_shard) {
       u.all_gather_s = collective_time(Collective::all_gather, u.gathered_bytes, shard_group, comm);
@@ -243,11 +245,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       u.reshard_after_forward = false;
     }
   }
-  const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns);
+  const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns, master_bytes);
   const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
-  // AdamW (+ grad-norm) over the local shard: read p, g, m, v, write p, m, v, read g again.
-  in.optimizer_s = time_share * 32.0 * shard_elems / (hw.gpu.hbm_bandwidth * rate.hbm_eff);
-  in.optimizer_transient_bytes = 4.0 * shard_elems;
+  // AdamW (+ grad-norm) over the local shard: read p, g, m, v, write p, m, v, read g again:
+  // 8 accesses of master_bytes per element.
+  in.optimizer_s = time_share * 8.0 * master_bytes * shard_elems / (hw.gpu.hbm_bandwidth * rate.hbm_eff);
+  in.optimizer_transient_bytes = master_bytes * shard_elems;
 
   SimResult sim = simulate_fast(in);
 
@@ -272,9 +275,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     const double shard = 1.0 / double(no_shard ? 1 : Ns);
     TraceInputs ti;
     for (int64_t P : unit_params) {
-      ti.param_shard_bytes.push_back(4.0 * double(P) * shard);
-      ti.optimizer_bytes.push_back(4.0 * double(P) * shard);
-      ti.static_grad_bytes.push_back(grads_static ? 4.0 * double(P) * shard : 0.0);
+      ti.param_shard_bytes.push_back(master_bytes * double(P) * shard);
+      ti.optimizer_bytes.push_back(master_bytes * double(P) * shard);
+      ti.static_grad_bytes.push_back(grads_static ? master_bytes * double(P) * shard : 0.0);
     }
     ti.record_stream = opt.record_stream_buffers;
     // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks

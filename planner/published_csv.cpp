@@ -254,6 +254,14 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     row.framework_notes += "reduce_dtype " + reduce + " (runtime " + cfg.runtime + "); ";
   }
   cfg.precision.reduce_dtype = reduce;
+  std::string master = lower(r.get("master_dtype"));
+  if (master.empty()) {
+    master = terms.master_dtype_default;
+    if (master != "fp32") row.framework_notes += "master_dtype " + master + " (runtime " + cfg.runtime + "); ";
+  } else if (master != "fp32" && master != "bf16") {
+    throw InputError("master_dtype '" + r.get("master_dtype") + "' (allowed: fp32 | bf16 | empty)");
+  }
+  cfg.precision.master_dtype = master;
   const std::string ce = lower(r.get("cross_entropy"));
   if (!ce.empty()) {
     CrossEntropyImpl impl;

@@ -49,6 +49,9 @@ std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const
     for (const auto& d : t.reduce_dtypes) allowed += (allowed.empty() ? "" : " | ") + d;
     return fmt::format("{} accepts precision.reduce_dtype {} only, not \"{}\"", rt.name, allowed, pr.reduce_dtype);
   }
+  if (std::find(t.master_dtypes.begin(), t.master_dtypes.end(), pr.master_dtype) == t.master_dtypes.end())
+    return fmt::format("{} cannot run precision.master_dtype = \"{}\" (it runs {})", rt.name, pr.master_dtype,
+                       fmt::join(t.master_dtypes, " | "));
   if (pr.compile && !t.compile) return fmt::format("{} cannot run precision.compile = true", rt.name);
   if (pr.fp8_on() &&
       std::find(t.fp8_recipes.begin(), t.fp8_recipes.end(), to_string(pr.fp8)) == t.fp8_recipes.end())
@@ -129,6 +132,7 @@ std::string runtime_for_framework(const std::string& framework, const std::strin
   else if (f.find("llm-foundry") != std::string::npos || f.find("composer") != std::string::npos) family = "llm-foundry";
   else if (f.find("accelerate") != std::string::npos) family = "accelerate";
   else if (f.find("shardcast") != std::string::npos) family = "shardcast-train";
+  else if (f.find("lightning-thunder") != std::string::npos) family = "lightning-thunder";
   if (family.empty()) return "";
   if (!date.empty() && !is_iso_date(date))
     throw InputError(fmt::format("framework_date \"{}\" is not a date (YYYY-MM-DD or YYYY-MM)", date));

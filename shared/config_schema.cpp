@@ -85,6 +85,7 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_KEY("activation_checkpointing.ratio", activation_checkpointing.ratio),
       SC_KEY("precision.param_dtype", precision.param_dtype),
       SC_KEY("precision.reduce_dtype", precision.reduce_dtype),
+      SC_KEY("precision.master_dtype", precision.master_dtype),
       SC_KEY("precision.compile", precision.compile),
       // A recipe name; a TOML boolean here is an error that names the recipes (config_io.cpp).
       TrainConfigKey{"precision.fp8",

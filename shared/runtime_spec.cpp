@@ -39,6 +39,10 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"reduce_dtypes", "string list", "fp32 | bf16 | fp16", "precision.reduce_dtype values the software accepts"},
     {"reduce_dtype_default", "string", "fp32 | bf16 | fp16", "what it reduces in when its config does not say"},
     {"reduce_dtype_is_param_dtype", "bool", "", "the reduction always runs in param_dtype"},
+    {"master_dtypes", "string list", "fp32 | bf16",
+     "precision.master_dtype values the software can run: fp32 (sharded parameters, gradients and AdamW "
+     "moments in fp32, cast to param_dtype for compute) | bf16 (pure bf16: the model itself in bf16)"},
+    {"master_dtype_default", "string", "fp32 | bf16", "what it runs when its config does not say"},
     {"reduce_copies_gradient", "bool", "",
      "the unsharded gradient is cloned before its reduction even when reduce_dtype = param_dtype"},
     {"root_unit", "bool", "", "embedding, final norm and head form a root unit not resharded after forward"},
@@ -119,6 +123,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "rope") return &t.rope;
   if (key == "swiglu") return &t.swiglu;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
+  if (key == "master_dtype_default") return &t.master_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;
   if (key == "unsynced_gradient_dtype") return &t.unsynced_gradient_dtype;
   return nullptr;
@@ -161,9 +166,9 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
       if (!node.is_string()) throw ConfigError(file, path, fmt::format("expected a string ({})", it->allowed));
       *s = node.as_string()->get();
       check_allowed(*it, *s, file, path);
-    } else {  // string lists: reduce_dtypes (non-empty), fp8_recipes (may be empty)
+    } else {  // string lists: reduce_dtypes and master_dtypes (non-empty), fp8_recipes (may be empty)
       const bool recipes = key == "fp8_recipes";
-      std::vector<std::string>& list = recipes ? t.fp8_recipes : t.reduce_dtypes;
+      std::vector<std::string>& list = recipes ? t.fp8_recipes : (key == "master_dtypes" ? t.master_dtypes : t.reduce_dtypes);
       const toml::array* a = node.as_array();
       if (!a || (a->empty() && !recipes))
         throw ConfigError(file, path, fmt::format("expected a {}list of strings ({})", recipes ? "" : "non-empty ",
@@ -256,6 +261,9 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
         !t->reduce_dtype_is_param_dtype)
       throw ConfigError(file, "terms.reduce_dtype_default",
                         fmt::format("\"{}\" is not in reduce_dtypes", t->reduce_dtype_default));
+    if (std::find(t->master_dtypes.begin(), t->master_dtypes.end(), t->master_dtype_default) == t->master_dtypes.end())
+      throw ConfigError(file, "terms.master_dtype_default",
+                        fmt::format("\"{}\" is not in master_dtypes", t->master_dtype_default));
   }
   return rt;
 }

@@ -29,6 +29,10 @@ struct RuntimeTerms {
   std::string reduce_dtype_default = "fp32";  // what the software reduces in when not told
   bool reduce_dtype_is_param_dtype = false;   // reduction always in param_dtype (accelerate)
   bool reduce_copies_gradient = false;        // unsharded gradient cloned before reduction
+  // precision.master_dtype values it can run (fp32: fp32 master weights | bf16: pure bf16) and
+  // the one it runs when its config does not say (a published row).
+  std::vector<std::string> master_dtypes{"fp32"};
+  std::string master_dtype_default = "fp32";
   bool root_unit = true;                      // embedding/norm/head form an un-resharded root
   bool grads_freed_between_steps = true;      // zero_grad(set_to_none=True)
   // Reduce gradients on every micro-step. A runtime that follows run.toml's

@@ -175,6 +175,11 @@ std::vector<std::string> validate(const TrainConfig& c) {
           fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16 | fp16)", pr.param_dtype));
   require(e, is_dtype(pr.reduce_dtype), f, "precision.reduce_dtype",
           fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16 | fp16)", pr.reduce_dtype));
+  require(e, pr.master_dtype == "fp32" || pr.master_dtype == "bf16", f, "precision.master_dtype",
+          fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16)", pr.master_dtype));
+  if (pr.master_dtype == "bf16")
+    require(e, pr.param_dtype == "bf16", f, "precision.master_dtype",
+            fmt::format("\"bf16\" (pure bf16) needs param_dtype = \"bf16\", got \"{}\"", pr.param_dtype));
   if (pr.fp8_on())
     require(e, pr.param_dtype != "fp32", f, "precision.fp8",
             fmt::format("\"{}\" needs param_dtype = \"bf16\" or \"fp16\" (fp8 matmuls run inside a 16-bit model)", to_string(pr.fp8)));

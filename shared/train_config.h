@@ -88,6 +88,9 @@ struct ActivationCheckpointingConfig {
 struct PrecisionConfig {
   std::string param_dtype = "bf16";   // fp32 | bf16 | fp16
   std::string reduce_dtype = "fp32";  // fp32 | bf16 | fp16
+  // Sharded parameters, their gradients and AdamW's two moments: fp32 (mixed precision with fp32
+  // master weights) | bf16 (pure bf16: the model itself in bf16, e.g. litgpt's "bf16-true").
+  std::string master_dtype = "fp32";
   bool compile = false;
   Fp8Recipe fp8 = Fp8Recipe::none;
   bool fp8_on() const { return fp8 != Fp8Recipe::none; }

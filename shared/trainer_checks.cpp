@@ -21,6 +21,10 @@ std::vector<TrainerRefusal> trainer_refusals(const TrainConfig& cfg, bool nccl_c
                                             cfg.precision.param_dtype, cfg.precision.reduce_dtype)});
   // Planner-only knobs: running the config without them would silently measure a different
   // run than the one predicted.
+  if (cfg.precision.master_dtype != "fp32")
+    out.push_back({"precision.master_dtype",
+                   fmt::format("\"{}\" is modeled by the planner; shardcast-train keeps fp32 shards, gradients and "
+                               "AdamW states (set \"fp32\")", cfg.precision.master_dtype)});
   if (cfg.activation_checkpointing.mode == AcMode::selective_op)
     out.push_back({"activation_checkpointing.mode",
                    "\"selective_op\" is modeled by the planner but shardcast-train runs none | selective | full"});

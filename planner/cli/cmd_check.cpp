@@ -56,9 +56,11 @@ void register_check(CLI::App& app) {
                       : "non-final micro-steps keep an unsharded gradient sum",
                  sync ? "true" : "false", c.parallelism.sync_every_micro_step ? "" : ", the runtime's");
     }
-    fmt::print("  act. ckpt    {} (ratio {}), precision {}/{}{}{}\n",
+    fmt::print("  act. ckpt    {} (ratio {}), precision {}/{}{}{}{}\n",
                to_string(c.activation_checkpointing.mode), c.activation_checkpointing.ratio,
-               c.precision.param_dtype, c.precision.reduce_dtype, c.precision.compile ? ", compile" : "",
+               c.precision.param_dtype, c.precision.reduce_dtype,
+               c.precision.master_dtype == "fp32" ? "" : ", master " + c.precision.master_dtype,
+               c.precision.compile ? ", compile" : "",
                c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
     fmt::print("  steps        {} (seed {}), lr {} ({} warmup, {} decay)\n", c.training.steps, c.training.seed,
                c.optimizer.lr, c.lr_schedule.warmup_steps, c.lr_schedule.decay);

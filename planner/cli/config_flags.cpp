@@ -74,6 +74,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   }
   if (!a.param_dtype.empty()) c.precision.param_dtype = a.param_dtype;
   if (!a.reduce_dtype.empty()) c.precision.reduce_dtype = a.reduce_dtype;
+  if (!a.master_dtype.empty()) c.precision.master_dtype = a.master_dtype;
   if (!a.runtime.empty()) c.runtime = a.runtime;
   validate_or_throw(c);
   return c;
@@ -82,8 +83,8 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
 void add_runtime_flag(CLI::App* cmd, std::string& runtime) {
   cmd->add_option("--runtime", runtime,
                   "the software that runs the plan: a preset of configs/runtimes/ (shardcast-train, torchtitan, "
-                  "fms-fsdp, llm-foundry, accelerate; earlier generations torchtitan-2024-04, torchtitan-2024-05, "
-                  "llm-foundry-2023-05); default: the config's, else shardcast-train");
+                  "fms-fsdp, llm-foundry, accelerate, lightning-thunder; earlier generations torchtitan-2024-04, "
+                  "torchtitan-2024-05, llm-foundry-2023-05); default: the config's, else shardcast-train");
 }
 
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
@@ -110,7 +111,10 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
                                                      to_string(Fp8Recipe::rowwise_with_gw_hp)}));
   cmd->add_option("--param-dtype", f.param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
   cmd->add_option("--reduce-dtype", f.reduce_dtype, "fp32 | bf16 | fp16 (default fp32)");
-
+  cmd->add_option("--master-dtype", f.master_dtype,
+                  "sharded parameters, gradients and AdamW moments: fp32 (fp32 master weights) | bf16 (pure bf16; "
+                  "needs --param-dtype bf16) (default fp32)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
 }
 
 }  // namespace shardcast::cli

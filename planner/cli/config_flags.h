@@ -23,7 +23,7 @@ namespace shardcast::cli {
 
 struct ConfigFlags {
   std::string config;  // run.toml or session .json; "" = flags only
-  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, runtime;
+  std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, master_dtype, runtime;
   // Absent = not given on the command line: the config file's value (or, without one, the
   // documented default) stands. Ranges are checked by CLI11 (planner/cli/validators.cpp).
   std::optional<int> gpus, gpus_per_node, hsdp_shard_size, micro_batch, seq_len, grad_accum;

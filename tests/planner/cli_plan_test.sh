@@ -29,6 +29,16 @@ grep -q "device total (nvidia-smi)" "$tmp/out" || { echo "FAIL plan: no device t
 "$sc" plan --model llama3-8b --gpu MI300X --gpus 8 --micro-batch 1 --seq-len 4096 --ac full > "$tmp/out" 2>&1
 check "plan: a GPU with no published run states a prior band" 0 $? "prior only" "$tmp/out"
 
+# Pure bf16: a runtime with fp32 master weights refuses it by key and name; one that runs it plans it.
+"$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --strategy shard_grad_op --micro-batch 1 --seq-len 4096 \
+  --ac none --runtime torchtitan --master-dtype bf16 > "$tmp/out" 2>&1
+check "plan: --master-dtype bf16 on torchtitan -> exit 2" 2 $? 'torchtitan cannot run precision.master_dtype = "bf16"' "$tmp/out"
+"$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --strategy shard_grad_op --micro-batch 1 --seq-len 4096 \
+  --ac none --runtime lightning-thunder --reduce-dtype bf16 --master-dtype bf16 > "$tmp/out" 2>&1
+check "plan: pure bf16 on lightning-thunder" 0 $? "tokens/s/GPU" "$tmp/out"
+"$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --master-dtype fp16 > "$tmp/out" 2>&1
+check "plan: --master-dtype fp16 -> exit 2" 2 $? "master-dtype" "$tmp/out"
+
 "$sc" plan --model llama2-70b --gpu A100-80GB-SXM --gpus 8 --strategy no_shard --ac full --micro-batch 1 \
   --seq-len 4096 > "$tmp/out" 2>&1
 check "plan: does not fit -> exit 3" 3 $? "does not fit" "$tmp/out"

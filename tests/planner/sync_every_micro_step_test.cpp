@@ -96,7 +96,7 @@ TEST(SyncEveryMicroStep, Llama70bOn128H100WithGradAccum8FitsOnlyWithSync) {
   const int64_t largest_unit = *std::max_element(units.begin(), units.end());
 
   // The gradient state is what the shard accounting says, both ways: fp32, N/128 per rank.
-  EXPECT_DOUBLE_EQ(component(p_on, "sharded_gradients"), state_memory(N, 128).gradients);
+  EXPECT_DOUBLE_EQ(component(p_on, "sharded_gradients"), state_memory(N, 128, 4).gradients);
   EXPECT_DOUBLE_EQ(component(p_on, "sharded_gradients"), 4.0 * double(N) / 128);
   EXPECT_DOUBLE_EQ(component(p_off, "sharded_gradients"), component(p_on, "sharded_gradients"));
 

@@ -46,6 +46,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
   const char* values[][2] = {{"attention", "\"flash\""}, {"cross_entropy", "\"native\""}, {"rmsnorm", "\"eager\""},
                              {"rope", "\"eager\""},       {"swiglu", "\"eager\""},
                              {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
+                             {"master_dtypes", "[\"fp32\"]"}, {"master_dtype_default", "\"fp32\""},
                              {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"},
                              {"unsynced_gradient_dtype", "\"param_dtype\""}};
   for (const auto& term : kRuntimeTerms) {
