@@ -23,21 +23,26 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // The file's shape and the regression bounds of the planner's error on it, in one place: change
 // them here when rows are added or the cost model moves (docs/validation.md "Outside runs" shows
 // the same numbers; `build/bench_outside` prints them). Each bound is what
-// `shardcast validate --published configs/published/outside.csv` measured on the 33-row file
+// `shardcast validate --published configs/published/outside.csv` measured on the 48-row file
 // (stated beside it), rounded away from the measurement to the next 0.5 point so that a
 // float-level change does not trip it while a change of the cost model that moves it does, on
 // purpose. The targets for runs never seen are not all met (memory: no row more than 5 %
-// under; it is 9.9 % under today): the bounds hold what is, the targets what should be.
+// under; it is 59.7 % under today): the bounds hold what is, the targets what should be.
 struct OutsideBounds {
-  size_t rows = 33;
-  int predicted = 33, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
-  double mape_tps = 14.5;            // measured 14.37 %
-  double abs_bias_tps = 0.5;         // measured -0.23 % (fast and slow regimes cancel: see docs)
-  int min_within_1sigma = 23;        // measured 23 of 33
-  int min_within_2sigma = 33;        // measured 33 of 33
-  int n_mem = 22;                    // rows with a memory figure (15 max reserved, 7 max allocated)
-  double mape_mem = 7.0;             // measured 6.79 %
-  double worst_mem_under_pct = -10.0;  // measured -9.9 % (tt165_fsdp1_7b_8g_sac_eager); target -5 %
+  size_t rows = 48;
+  int predicted = 48, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
+  double mape_tps = 19.0;            // measured 18.92 % (33-row file: 14.37 %; the B200 and lit-llama rows add +58 ... +95 %)
+  double abs_bias_tps = 3.5;         // measured +3.49 % (fast and slow regimes cancel: see docs)
+  int min_within_1sigma = 30;        // measured 30 of 48
+  int min_within_2sigma = 44;        // measured 44 of 48
+  int n_mem = 36;                    // rows with a memory figure (20 max reserved, 16 max allocated)
+  double mape_mem = 16.0;            // measured 15.94 %
+  double worst_mem_under_pct = -60.0;  // measured -59.7 % (atorch_llama2_7b_a100_80gb_64g_fullac); target -5 %
+  // The same per metric: the max-reserved figures (torchtitan-style runs) keep the bound they had
+  // before the max-allocated rows of atorch and KempnerForge (pure bf16, unsharded accumulation)
+  // widened the overall one.
+  double worst_reserved_under_pct = -10.0;   // measured -9.9 % (tt165_fsdp1_7b_8g_sac_eager)
+  double worst_allocated_under_pct = -60.0;  // measured -59.7 % (atorch_llama2_7b_a100_80gb_64g_fullac)
   // Every published run ran; measured: every row predicted to fit.
   int max_predicted_not_fitting = 0;
 };
@@ -122,6 +127,13 @@ TEST(OutsideRuns, AccuracyHoldsItsMeasuredBounds) {
     if (!r.has_mem) continue;
     EXPECT_GE(r.err_mem_pct, kBounds.worst_mem_under_pct)
         << r.row_id << ": an under-predicted peak is an OOM the user did not see coming";
+    if (r.mem_metric == "max_reserved_GiB") {
+      EXPECT_GE(r.err_mem_pct, kBounds.worst_reserved_under_pct) << r.row_id;
+    } else if (r.mem_metric == "max_allocated_GiB") {
+      EXPECT_GE(r.err_mem_pct, kBounds.worst_allocated_under_pct) << r.row_id;
+    } else {
+      ADD_FAILURE() << r.row_id << ": memory metric '" << r.mem_metric << "' has no bound here";
+    }
   }
   EXPECT_LE(not_fitting, kBounds.max_predicted_not_fitting) << "every published run ran";
 }
