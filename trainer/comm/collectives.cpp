@@ -176,7 +176,15 @@ class NcclCollectives final : public Collectives {
     o.rootRank = root;
     pg_->broadcast(v, o)->wait();
   }
-  void barrier() override { pg_->barrier()->wait(); }
+  // NCCL's barrier is an all-reduce on one GPU: without device_ids it takes the first device a
+  // collective used, else guesses from the global rank, which in a shard or replicate group
+  // need not be this rank's GPU. device_ids is read first in 1.13 and in 2.x alike
+  // (ProcessGroupNCCL::barrier, "1st choice: Use user defined GPU device ids").
+  void barrier() override {
+    c10d::BarrierOptions o;
+    o.device_ids = {static_cast<int64_t>(device_.index())};
+    pg_->barrier(o)->wait();
+  }
 
  private:
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> pg_;
