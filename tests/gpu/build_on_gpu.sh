@@ -10,14 +10,15 @@
 #                    machine without Debian's fmt, toml++, CLI11, nlohmann-json, Eigen, GoogleTest
 #   --jobs N         build parallelism (default: nproc)
 #   --target T       a target to build, repeatable (default: shardcast shardcast-train gpu_smoke)
-# Environment: PYTHON (default python3), NVIDIA_SMI (default nvidia-smi), CUDA_HOME.
+# Environment: PYTHON (default python3), NVIDIA_SMI (default nvidia-smi), CUDA_HOME, CUDACXX (nvcc,
+#   when not on PATH), TORCH_CUDA_ARCH_LIST (default: the GPU's compute capability).
 # Exit: 0 built; 1 configure or build failed; 2 usage error; 3 no GPU here (no nvidia-smi, no
 #   GPU listed, or torch without CUDA / not seeing the GPU, or a pre-C++11-ABI torch).
 # Prints the build folder last. Tests: ctest gpu.build_on_gpu_refuses (the usage errors and the
 # refusal, with stub nvidia-smi and torch).
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '6,19p' "$0" >&2; exit 2; }
+usage() { sed -n '6,18p' "$0" >&2; exit 2; }
 bad() { echo "build_on_gpu: $*" >&2; exit 2; }
 nogpu() { echo "build_on_gpu: refusing: $* (this script builds the CUDA/NCCL path and needs an NVIDIA GPU)" >&2; exit 3; }
 fail() { echo "build_on_gpu: $*" >&2; exit 1; }

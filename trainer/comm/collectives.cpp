@@ -177,8 +177,8 @@ class NcclCollectives final : public Collectives {
     pg_->broadcast(v, o)->wait();
   }
   // NCCL's barrier is an all-reduce on one GPU: without device_ids it takes the first device a
-  // collective used, else guesses from the global rank, which in a shard or replicate group
-  // need not be this rank's GPU. device_ids is read first in 1.13 and in 2.x alike
+  // collective used, else guesses from a rank (1.13: the group's, 2.x: the global one), which
+  // in a shard or replicate group need not give this rank's GPU. device_ids is read first in 1.13 and in 2.x alike
   // (ProcessGroupNCCL::barrier, "1st choice: Use user defined GPU device ids").
   void barrier() override {
     c10d::BarrierOptions o;
