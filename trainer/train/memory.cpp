@@ -37,10 +37,11 @@ void on_free(void* ctx) {
 class CountingAllocator final : public c10::Allocator {
  public:
   explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
-  // c10::Allocator changed in LibTorch 2.3 (both first released in v2.3.0): allocate() is no
-  // longer const (pytorch/pytorch #120969, merged 2024-03-05) and copy_data() is pure virtual
-  // (the copy-on-write work, #113396, on main since 2024-01). Read in c10/core/Allocator.h of
-  // the 2.x main stored for the API review (docs/trainer.md, "API review against torch 2.11").
+  // c10::Allocator as of LibTorch 2.3: allocate() is no longer const (pytorch/pytorch #120969,
+  // merged 2024-03-05, first released in v2.3.0) and copy_data() is pure virtual (the
+  // copy-on-write work, #113396, reverted 2023-11 and relanded by 2024-01; whether v2.2.0 has
+  // it was not established, and 2.2 is no target). Read in c10/core/Allocator.h of the 2.x main
+  // stored for the API review (docs/trainer.md, "API review against torch 2.11").
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
   c10::DataPtr allocate(size_t n) override {
 #else
