@@ -257,9 +257,11 @@ std::shared_ptr<Collectives> make_group(const c10::intrusive_ptr<c10d::Store>& s
   }
   if (opts.backend == "nccl") {
 #ifdef SHARDCAST_WITH_NCCL
-    if (!opts.device.is_cuda())
-      throw std::invalid_argument(fmt::format("comm.backend = \"nccl\" needs a CUDA compute device, got {}",
-                                              opts.device.str()));
+    // An index too: the barrier names the rank's GPU by it (NcclCollectives::barrier).
+    if (!opts.device.is_cuda() || !opts.device.has_index())
+      throw std::invalid_argument(fmt::format(
+          "comm.backend = \"nccl\" needs a CUDA compute device with an index (cuda:LOCAL_RANK), got {}",
+          opts.device.str()));
     enable_nccl_timeout_handling(opts.timeout_seconds);
     auto o = c10d::ProcessGroupNCCL::Options::create();
     o->timeout = to_ms(opts.timeout_seconds);
