@@ -10,14 +10,15 @@
 #                    machine without Debian's fmt, toml++, CLI11, nlohmann-json, Eigen, GoogleTest
 #   --jobs N         build parallelism (default: nproc)
 #   --target T       a target to build, repeatable (default: shardcast shardcast-train gpu_smoke)
-# Environment: PYTHON (default python3), NVIDIA_SMI (default nvidia-smi), CUDA_HOME.
+# Environment: PYTHON (default python3), NVIDIA_SMI (default nvidia-smi), CUDA_HOME, CUDACXX (nvcc,
+#   when not on PATH), TORCH_CUDA_ARCH_LIST (default: the GPU's compute capability).
 # Exit: 0 built; 1 configure or build failed; 2 usage error; 3 no GPU here (no nvidia-smi, no
 #   GPU listed, or torch without CUDA / not seeing the GPU, or a pre-C++11-ABI torch).
 # Prints the build folder last. Tests: ctest gpu.build_on_gpu_refuses (the usage errors and the
 # refusal, with stub nvidia-smi and torch).
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '6,19p' "$0" >&2; exit 2; }
+usage() { sed -n '6,18p' "$0" >&2; exit 2; }
 bad() { echo "build_on_gpu: $*" >&2; exit 2; }
 nogpu() { echo "build_on_gpu: refusing: $* (this script builds the CUDA/NCCL path and needs an NVIDIA GPU)" >&2; exit 3; }
 fail() { echo "build_on_gpu: $*" >&2; exit 1; }
@@ -83,6 +84,22 @@ print(next((os.path.dirname(h) for r in nvidia.__path__ for h in sorted(glob.glo
 fi
 [ -n "$nccl_inc" ] && [ -f "$nccl_inc/nccl.h" ] || fail "no nccl.h (CUDA toolkit, /usr/include or pip's nvidia-nccl-cu*)"
 
+# A CUDA torch's CMake config (Caffe2's public/cuda.cmake) runs find_package(CUDAToolkit) and
+# enable_language(CUDA): CMake needs nvcc although no CUDA source is compiled here. Where nvcc is
+# not on PATH, the toolkit's is named through CUDACXX. -DTORCH_CUDA_ARCH_LIST is $TORCH_CUDA_ARCH_LIST
+# or this GPU's compute capability, so the config does not probe the GPU with a test program.
+if [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null 2>&1; then
+  for c in "${CUDA_HOME:-}" /usr/local/cuda; do
+    if [ -n "$c" ] && [ -x "$c/bin/nvcc" ]; then export CUDACXX="$c/bin/nvcc"; break; fi
+  done
+  [ -n "${CUDACXX:-}" ] || fail "no nvcc (PATH, \$CUDA_HOME/bin, /usr/local/cuda/bin): find_package(Torch) of a CUDA torch needs the CUDA compiler (enable_language(CUDA) in Caffe2's public/cuda.cmake)"
+fi
+arch="${TORCH_CUDA_ARCH_LIST:-}"
+if [ -z "$arch" ]; then
+  arch=$("$py" -c 'import torch; print("%d.%d" % torch.cuda.get_device_capability())' 2>/dev/null) \
+    || fail "$py could not read the GPU's compute capability (torch.cuda.get_device_capability)"
+fi
+
 # torch >= 2.12 headers need C++20 (PyTorch moved its ATen consumers to C++20).
 std=17
 read -r major minor < <(sed -E 's/^([0-9]+)\.([0-9]+).*/\1 \2/' <<<"$version")
@@ -96,7 +113,7 @@ mkdir -p "$build"
 log="$build/configure.log"
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSHARDCAST_BUILD_GUI=OFF -DSHARDCAST_BUILD_TRAINER=ON \
   -DCMAKE_CXX_STANDARD="$std" "-DCMAKE_PREFIX_PATH=$prefix${CMAKE_PREFIX_PATH:+;${CMAKE_PREFIX_PATH//:/;}}" \
-  "-DCMAKE_CXX_FLAGS=$cxxflags" > "$log" 2>&1 || { tail -40 "$log" >&2; fail "cmake failed (log: $log)"; }
+  "-DCMAKE_CXX_FLAGS=$cxxflags" "-DTORCH_CUDA_ARCH_LIST=$arch" > "$log" 2>&1 || { tail -40 "$log" >&2; fail "cmake failed (log: $log)"; }
 grep -q 'LibTorch CUDA/NCCL path = ON' "$log" || fail "cmake did not find CUDA in torch's LibTorch (log: $log)"
 blog="$build/build.log"
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" > "$blog" 2>&1 \

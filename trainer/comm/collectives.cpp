@@ -176,7 +176,15 @@ class NcclCollectives final : public Collectives {
     o.rootRank = root;
     pg_->broadcast(v, o)->wait();
   }
-  void barrier() override { pg_->barrier()->wait(); }
+  // NCCL's barrier is an all-reduce on one GPU: without device_ids it takes the first device a
+  // collective used, else guesses from a rank (1.13: the group's, 2.x: the global one), which
+  // in a shard or replicate group need not give this rank's GPU. device_ids is read first in 1.13 and in 2.x alike
+  // (ProcessGroupNCCL::barrier, "1st choice: Use user defined GPU device ids").
+  void barrier() override {
+    c10d::BarrierOptions o;
+    o.device_ids = {static_cast<int64_t>(device_.index())};
+    pg_->barrier(o)->wait();
+  }
 
  private:
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> pg_;
@@ -249,9 +257,11 @@ std::shared_ptr<Collectives> make_group(const c10::intrusive_ptr<c10d::Store>& s
   }
   if (opts.backend == "nccl") {
 #ifdef SHARDCAST_WITH_NCCL
-    if (!opts.device.is_cuda())
-      throw std::invalid_argument(fmt::format("comm.backend = \"nccl\" needs a CUDA compute device, got {}",
-                                              opts.device.str()));
+    // An index too: the barrier names the rank's GPU by it (NcclCollectives::barrier).
+    if (!opts.device.is_cuda() || !opts.device.has_index())
+      throw std::invalid_argument(fmt::format(
+          "comm.backend = \"nccl\" needs a CUDA compute device with an index (cuda:LOCAL_RANK), got {}",
+          opts.device.str()));
     enable_nccl_timeout_handling(opts.timeout_seconds);
     auto o = c10d::ProcessGroupNCCL::Options::create();
     o->timeout = to_ms(opts.timeout_seconds);

@@ -19,6 +19,8 @@
 #ifdef SHARDCAST_WITH_NCCL
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -67,7 +69,7 @@ void cuda_check(cudaError_t e, const char* what) {
 // the current stream around batches of calls.
 template <class F>
 double median_seconds_per_call(F&& call, const GpuKernelOptions& o) {
-  const cudaStream_t st = at::cuda::getCurrentCUDAStream().stream();
+  const cudaStream_t st = c10::cuda::getCurrentCUDAStream().stream();
   cudaEvent_t e0, e1;
   cuda_check(cudaEventCreate(&e0), "cudaEventCreate");
   cuda_check(cudaEventCreate(&e1), "cudaEventCreate");
@@ -205,7 +207,7 @@ void run_gpu_kernel_bench(std::vector<KernelRow>& rows, const GpuKernelOptions& 
   (void)o;
   throw std::runtime_error("microbench --gpu: this shardcast-train is built against a LibTorch without CUDA");
 #else
-  if (!at::hasCUDA() || at::cuda::device_count() < 1)
+  if (!at::hasCUDA() || c10::cuda::device_count() < 1)
     throw std::runtime_error("microbench --gpu: no CUDA device is visible (nvidia-smi; CUDA_VISIBLE_DEVICES)");
   at::manual_seed(1234);
 #if TORCH_VERSION_MAJOR < 2

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include <c10/core/CPUAllocator.h>
+#include <torch/version.h>
 #ifdef SHARDCAST_WITH_NCCL
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
@@ -36,7 +37,16 @@ void on_free(void* ctx) {
 class CountingAllocator final : public c10::Allocator {
  public:
   explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
+  // c10::Allocator as of LibTorch 2.3: allocate() is no longer const (pytorch/pytorch #120969,
+  // merged 2024-03-05, first released in v2.3.0) and copy_data() is pure virtual (the
+  // copy-on-write work, #113396, reverted 2023-11 and relanded by 2024-01; whether v2.2.0 has
+  // it was not established, and 2.2 is no target). Read in c10/core/Allocator.h of the 2.x main
+  // stored for the API review (docs/trainer.md, "API review against torch 2.11").
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  c10::DataPtr allocate(size_t n) override {
+#else
   c10::DataPtr allocate(size_t n) const override {
+#endif
     c10::DataPtr inner = base_->allocate(n);
     void* data = inner.get();
     const int64_t bytes = static_cast<int64_t>(n);
@@ -48,6 +58,12 @@ class CountingAllocator final : public c10::Allocator {
     return {data, b, &on_free, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  // Host memory: the base class's memcpy, as c10's DefaultCPUAllocator does.
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+#endif
 
  private:
   c10::Allocator* base_;
