@@ -47,19 +47,40 @@ Op elementwise(const char* name, double bytes, double saved_bytes, double fused_
 // docs/cost-model.md lists the same terms.
 namespace {
 // HBM bytes per token of one norm's forward (see above).
+// litgpt's eager RMSNorm moves the same bytes at A = 2: x.float() (r A, w 4), x·x (r 4, w 4),
+// mean (r 4), x·rsqrt (r 4, w 4), ·weight.float() (r 4, w 4), .to(dtype) (r 4, w A) = 2A + 32.
 double norm_bytes_per_token(const ModelSpec& m, int A, NormImpl norm) {
   const double d = m.d_model;
-  return m.mlp_type == MlpType::swiglu && norm == NormImpl::eager ? (4.0 * A + 28.0) * d : 2.0 * A * d;
+  return m.mlp_type == MlpType::swiglu && norm != NormImpl::fused ? (4.0 * A + 28.0) * d : 2.0 * A * d;
 }
 }  // namespace
 
-const char* to_string(NormImpl n) { return n == NormImpl::fused ? "fused" : "eager"; }
+const char* to_string(NormImpl n) {
+  switch (n) {
+    case NormImpl::eager: return "eager";
+    case NormImpl::eager_fp32_weight: return "eager_fp32_weight";
+    case NormImpl::fused: return "fused";
+  }
+  return "?";
+}
 
 bool parse_norm_impl(const std::string& s, NormImpl& out) {
   if (s == "eager") out = NormImpl::eager;
+  else if (s == "eager_fp32_weight") out = NormImpl::eager_fp32_weight;
   else if (s == "fused") out = NormImpl::fused;
   else return false;
   return true;
+}
+
+double eager_norm_extra_saved_per_token(const ModelSpec& m, int A, NormImpl norm, bool compile) {
+  if (compile || m.mlp_type != MlpType::swiglu) return 0.0;
+  const double d = m.d_model;
+  switch (norm) {
+    case NormImpl::eager: return 4.0 * d;
+    case NormImpl::eager_fp32_weight: return 8.0 * d - A * d;
+    case NormImpl::fused: return 0.0;
+  }
+  return 0.0;
 }
 
 std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, NormImpl norm,

@@ -91,9 +91,21 @@ struct ComputeContext {
 // up-cast, (4A + 28)·d bytes per token; `fused` = one kernel that reads the input and writes
 // the output, 2A·d (torchtitan's Triton fused_rmsnorm, torchtitan/models/norms.py, 2024-04 to
 // #826 in 2025-02). MPT's LayerNorm is one kernel either way.
-enum class NormImpl { eager, fused };
+// Llama RMSNorm (the runtime term `rmsnorm`): eager PyTorch ops with an fp32 up-cast, the
+// weight multiplied after the down-cast (torchtitan's model.py of 2024, transformers'
+// LlamaRMSNorm, torch's composite rms_norm) or before it in fp32 (litgpt's RMSNorm:
+// (x_normed * weight.float()).to(dtype)); or one fused kernel.
+enum class NormImpl { eager, eager_fp32_weight, fused };
 const char* to_string(NormImpl n);
-bool parse_norm_impl(const std::string& s, NormImpl& out);  // "eager" | "fused"
+bool parse_norm_impl(const std::string& s, NormImpl& out);  // "eager" | "eager_fp32_weight" | "fused"
+// What an eager RMSNorm keeps for backward beyond what the fused count (its input and output
+// at A bytes and an fp32 statistic; ac_policy.h) gives, per token, for one norm of a model
+// without compile: eager keeps the fp32 up-cast input (x.float(), read by pow and by the
+// multiply by rsqrt) and the down-cast output the weight multiplies, but not the input itself:
+// +4·d; eager_fp32_weight keeps the fp32 up-cast input and the fp32 normalised tensor the
+// weight multiplies: +8·d − A·d. 0 for a fused kernel, for MPT's LayerNorm (one kernel) and under
+// torch.compile (the chain fuses into one kernel keeping input and statistic).  // bytes
+double eager_norm_extra_saved_per_token(const ModelSpec& m, int A, NormImpl norm, bool compile);
 
 // Forward ops for `tokens` = micro_batch·seq_len tokens. rope_fused / swiglu_fused (runtime
 // terms `rope`, `swiglu`): one kernel each, moving the fused traffic 2A·(d + kv) and 3A·f per

@@ -118,9 +118,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // copy) and the attention output (4d); the mid residual (d); SwiGLU's gate, silu, up and
   // product (4f). Per block: the causal blocks' softmax outputs (scores_bytes).
   const bool trainer_block = opt.attention_causal_blocks && m.mlp_type == MlpType::swiglu && !compile;
+  // An eager RMSNorm's fp32 tensors (ops.h eager_norm_extra_saved_per_token): two per block, one
+  // in the head.
+  const double norm_extra = T * eager_norm_extra_saved_per_token(m, param_bytes, opt.rmsnorm, compile);
   const double kept_plain =
       trainer_block ? T * 4.0 * (11.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
-                    : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile) + scores_bytes;
+                    : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile) + 2.0 * norm_extra + scores_bytes;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac = block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile);
   const SacRecompute sac = selective_op_recompute(m, block_ops, cc);
@@ -212,6 +215,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       u.saved_bytes = c.saved_bytes + (i == U - 1 ? held_logits : 0.0);
       // The trainer's final RMSNorm keeps x² and x·rsqrt(·) besides its output (see above).
       if (trainer_block && i == U - 1) u.saved_bytes += T * 4.0 * 2.0 * m.d_model;
+      else if (i == U - 1) u.saved_bytes += norm_extra;
     }
     if (i == U - 1) {
       u.fwd_transient_bytes = loss.fwd_transient;

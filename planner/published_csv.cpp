@@ -271,7 +271,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   const std::string norm = lower(r.get("rmsnorm"));
   if (!norm.empty()) {
     NormImpl impl;
-    if (!parse_norm_impl(norm, impl)) throw InputError("unknown rmsnorm '" + r.get("rmsnorm") + "' (allowed: eager | fused)");
+    if (!parse_norm_impl(norm, impl)) throw InputError("unknown rmsnorm '" + r.get("rmsnorm") + "' (allowed: eager | eager_fp32_weight | fused)");
     row.rmsnorm = impl;
   }
   if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");

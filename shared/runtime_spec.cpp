@@ -27,9 +27,12 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"cross_entropy", "string", "fp32_upcast | native | fused",
      "how the loss is computed: logits up-cast to fp32, cross_entropy on the 16-bit logits, or a fused "
      "kernel that never materializes the fp32 logits"},
-    {"rmsnorm", "string", "eager | fused",
+    {"rmsnorm", "string", "eager | eager_fp32_weight | fused",
      "eager: a Llama RMSNorm written in PyTorch ops with an fp32 up-cast ((4A + 28)·d bytes per token "
-     "forward); fused: one kernel reads the input and writes the output (2A·d)"},
+     "forward), the weight multiplied after the down-cast (torchtitan 2024, transformers): keeps the fp32 "
+     "input for backward; eager_fp32_weight: the same with the weight multiplied in fp32 before the "
+     "down-cast (litgpt): keeps the fp32 input and the fp32 normalised tensor; fused: one kernel reads the "
+     "input and writes the output (2A·d), keeping its input and statistic"},
     {"rope", "string", "eager | fused",
      "eager: rotary embedding of q and k in PyTorch ops with an fp32 complex multiply ((2A + 16)·(d + kv) bytes "
      "per token forward); fused: one kernel reads q, k and writes them rotated (2A·(d + kv))"},

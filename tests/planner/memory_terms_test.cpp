@@ -88,6 +88,32 @@ TEST(MemoryTerms, LossImplementationsOrderByMemory) {
   EXPECT_DOUBLE_EQ(peak(up), 12.0 * T * V);
 }
 
+TEST(MemoryTerms, EagerRmsNormKeepsItsFp32Tensors) {
+  // Two ways to the same bytes: the plan's allocated peak (the head's backward: every block's
+  // activations and the head's are held) with eager and with fused norms, against the closed
+  // form per norm and token — eager (torchtitan 2024, transformers) keeps the fp32 up-cast input,
+  // +4·d; eager_fp32_weight (litgpt) also the fp32 normalised tensor, +8·d − A·d — over the 2
+  // norms of each of the 32 blocks and the final norm. Exact up to summation rounding (1 B).
+  // Under torch.compile the chain is one kernel: no difference.
+  TrainConfig c = make_config("llama2-7b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 1, 4096);
+  c.precision.param_dtype = "bf16";
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const double T = 4096, d = c.model.d_model, A = 2, norms = 2.0 * c.model.n_layers + 1;
+  PlanOptions o;
+  auto peak = [&](NormImpl n, bool compile) {
+    PlanOptions p = o;
+    p.rmsnorm = n;
+    TrainConfig k = c;
+    k.precision.compile = compile;
+    return plan(k, hw, p).mem_peak_bytes;
+  };
+  const double fused = peak(NormImpl::fused, false);
+  EXPECT_NEAR(peak(NormImpl::eager, false) - fused, norms * T * 4 * d, 1.0);
+  EXPECT_NEAR(peak(NormImpl::eager_fp32_weight, false) - fused, norms * T * (8 * d - A * d), 1.0);
+  EXPECT_DOUBLE_EQ(peak(NormImpl::eager, true), peak(NormImpl::fused, true));
+  EXPECT_DOUBLE_EQ(eager_norm_extra_saved_per_token(load_model("mpt-7b"), 2, NormImpl::eager, false), 0.0);
+}
+
 TEST(MemoryTerms, Fp8AllGatherHalvesTheGatheredBlocks) {
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   auto c = make_config("llama3-8b", "H100-80GB-SXM", 64, ShardingStrategy::full_shard, AcMode::selective_op, 2, 8192);

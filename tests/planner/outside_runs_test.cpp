@@ -38,13 +38,18 @@ struct OutsideBounds {
   int min_within_1sigma = 31;        // measured 31 of 48
   int min_within_2sigma = 44;        // measured 44 of 48
   int n_mem = 36;                    // rows with a memory figure (20 max reserved, 16 max allocated)
-  double mape_mem = 15.5;            // measured 15.44 % (15.94 % before the lightning-thunder profile)
-  double worst_mem_under_pct = -60.0;  // measured -59.7 % (atorch_llama2_7b_a100_80gb_64g_fullac); target -5 %
+  double mape_mem = 15.5;            // measured 15.25 % (15.94 % before the lightning-thunder profile,
+                                     // 15.44 % before the eager RMSNorm's fp32 tensors)
+  double worst_mem_under_pct = -59.0;  // measured -58.9 % (atorch_llama2_7b_a100_80gb_64g_fullac); target -5 %
   // The same per metric: the max-reserved figures (torchtitan-style runs) keep the bound they had
   // before the max-allocated rows of atorch and KempnerForge (pure bf16, unsharded accumulation)
   // widened the overall one.
-  double worst_reserved_under_pct = -10.0;   // measured -9.9 % (tt165_fsdp1_7b_8g_sac_eager)
-  double worst_allocated_under_pct = -60.0;  // measured -59.7 % (atorch_llama2_7b_a100_80gb_64g_fullac)
+  // tt165_fsdp1_7b_8g_sac_eager sits on a step of the allocator replay: at micro-batch 8 its
+  // reserved jumps by 2.1 GiB between seq 2056 and 2064. The eager RMSNorm's fp32 tensors (ops.h
+  // eager_norm_extra_saved_per_token) raised its allocated peak by 0.25 GiB and moved it below
+  // the step: reserved 57.56 → 55.86 GiB, −9.9 % → −12.6 % (docs/validation.md "Memory").
+  double worst_reserved_under_pct = -13.0;   // measured -12.6 % (tt165_fsdp1_7b_8g_sac_eager)
+  double worst_allocated_under_pct = -59.0;  // measured -58.9 % (atorch_llama2_7b_a100_80gb_64g_fullac)
   // Every published run ran; measured: every row predicted to fit.
   int max_predicted_not_fitting = 0;
 };
