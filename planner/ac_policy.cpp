@@ -20,8 +20,10 @@ namespace shardcast::planner {
 // selective_op (torchtitan _save_list = {mm, SDPA}, every second mm recomputed): the block
 // input A·d (checkpoint's input), wq → A·d, wv → A·kv, SDPA → A·d + 4h, w1 → A·f, w2 → A·d;
 // MPT: input, Wqkv A·(d + 2kv), SDPA, fc1 A·f.
-double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool compile) {
+double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool compile, bool gqa_repeated) {
   const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim), h = m.n_heads;
+  // K and V as attention keeps them (op-SAC keeps wv's output, before any copy).
+  const double kv_kept = gqa_repeated ? d : kv;
   const bool swiglu = m.mlp_type == MlpType::swiglu;
   switch (ac) {
     case BlockAc::checkpointed:
@@ -32,7 +34,7 @@ double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool co
       break;
   }
   const double ffn = swiglu ? 4 * f : 2 * f;
-  double per_token = A * (6 * d + 2 * kv + ffn) + 4 * h + 8;
+  double per_token = A * (6 * d + 2 * kv_kept + ffn) + 4 * h + 8;
   if (compile && swiglu) per_token -= A * f;
   return T * per_token;
 }

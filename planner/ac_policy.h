@@ -29,8 +29,12 @@ enum class BlockAc {
   selective_op,  // torchtitan op-level SAC
 };
 
-// Bytes a block keeps from forward to backward for `tokens` tokens.  // bytes
-double block_kept_bytes(const ModelSpec& m, double tokens, int act_bytes, BlockAc ac, bool compile);
+// Bytes a block keeps from forward to backward for `tokens` tokens. gqa_repeated (runtime term
+// `gqa = "repeated"`): grouped-query K and V are copied to n_heads width before attention
+// (torchtitan's repeat_kv, transformers' repeat_kv, litgpt's expand + reshape), so attention
+// keeps them at width d instead of kv.  // bytes
+double block_kept_bytes(const ModelSpec& m, double tokens, int act_bytes, BlockAc ac, bool compile,
+                        bool gqa_repeated = false);
 
 // torchtitan op SAC: matmuls of a block in forward order and which are saved. Llama: wq, wk,
 // wv, wo, w1, w3, w2 → the 1st, 3rd, 5th and 7th (wq, wv, w1, w2) are saved; MPT/GELU:

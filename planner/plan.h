@@ -37,6 +37,9 @@ struct PlanOptions {
   NormImpl rmsnorm = NormImpl::eager;
   // The runtime terms `rope` and `swiglu`: one fused kernel each instead of eager ops (ops.h).
   bool rope_fused = false;
+  // Grouped-query K and V copied to n_heads width before attention (runtime term gqa =
+  // "repeated"): attention keeps them at width d for backward (ac_policy.h).
+  bool gqa_repeated = false;
   bool swiglu_fused = false;
   // A checkpointed block's recompute stops before its last GEMM (non-reentrant
   // torch.utils.checkpoint's early stop, torch >= 2.1; ac_policy.h checkpointed_recompute_time).

@@ -89,6 +89,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   // rope / swiglu: "eager" | "fused" (checked against the schema when the profile was read).
   o.rope_fused = t.rope == "fused";
   o.swiglu_fused = t.swiglu == "fused";
+  o.gqa_repeated = t.gqa == "repeated";
   o.reduce_copies_gradient = t.reduce_copies_gradient;
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;

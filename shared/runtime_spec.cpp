@@ -39,6 +39,10 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"swiglu", "string", "eager | fused",
      "eager: silu(w1·x) and its product with w3·x as two PyTorch ops (5A·f bytes per token forward); fused: one "
      "kernel reads both and writes the product (3A·f)"},
+    {"gqa", "string", "native | repeated",
+     "grouped-query attention: native (the kernel reads K and V at n_kv_heads, e.g. SDPA enable_gqa, "
+     "flash-attn) | repeated (K and V copied to n_heads before attention — repeat_kv — and kept at that "
+     "width for backward)"},
     {"reduce_dtypes", "string list", "fp32 | bf16 | fp16", "precision.reduce_dtype values the software accepts"},
     {"reduce_dtype_default", "string", "fp32 | bf16 | fp16", "what it reduces in when its config does not say"},
     {"reduce_dtype_is_param_dtype", "bool", "", "the reduction always runs in param_dtype"},
@@ -125,6 +129,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "rmsnorm") return &t.rmsnorm;
   if (key == "rope") return &t.rope;
   if (key == "swiglu") return &t.swiglu;
+  if (key == "gqa") return &t.gqa;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "master_dtype_default") return &t.master_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;
