@@ -151,13 +151,13 @@ TEST(RuntimeGenerations, PublishedRowsTakeTheirGeneration) {
 // bf16), MixedPrecisionPolicy reduce_dtype fp32, set_requires_gradient_sync(False) on all but the
 // last micro-batch (FSDP2 then sums the unsharded gradient in reduce_dtype), the root resharded
 // after forward (reshard_after_forward=True given explicitly, torch 2.11), the loss on bf16
-// logits, no Float8 before 87cfd86 (2026-04-10).
+// logits, no Float8 before 87cfd86 (2026-04-10); before c850b5a (2026-04-04) the model was fp32.
 TEST(RuntimeGenerations, KempnerForgeRowsTakeItsProfile) {
   const std::string kf = "KempnerForge @01b461a (FSDP2, torch.compile of the model, pure bf16)";
   EXPECT_EQ(runtime_for_framework(kf, "2026-04-05"), "kempnerforge");
   EXPECT_EQ(runtime_for_framework(kf, "2026-04-06"), "kempnerforge");
   EXPECT_THROW(runtime_for_framework(kf, "2026-04-10"), InputError);  // Float8 added: not described
-  EXPECT_THROW(runtime_for_framework(kf, "2026-04-02"), InputError);  // before the first commit
+  EXPECT_THROW(runtime_for_framework(kf, "2026-04-03"), InputError);  // fp32 model before c850b5a
 
   const RuntimeTerms& t = runtime_preset("kempnerforge").terms_for(true);
   EXPECT_EQ(t.master_dtypes, std::vector<std::string>{"bf16"});
