@@ -83,7 +83,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
 void add_runtime_flag(CLI::App* cmd, std::string& runtime) {
   cmd->add_option("--runtime", runtime,
                   "the software that runs the plan: a preset of configs/runtimes/ (shardcast-train, torchtitan, "
-                  "fms-fsdp, llm-foundry, accelerate, lightning-thunder; earlier generations torchtitan-2024-04, "
+                  "fms-fsdp, llm-foundry, accelerate, lightning-thunder, kempnerforge; earlier generations torchtitan-2024-04, "
                   "torchtitan-2024-05, llm-foundry-2023-05); default: the config's, else shardcast-train");
 }
 

@@ -145,6 +145,80 @@ TEST(RuntimeGenerations, PublishedRowsTakeTheirGeneration) {
   }
 }
 
+// KempnerForge's published runs (outside.csv kempner_*, code at 01b461a and 601aba9) take its own
+// profile by their framework column and date, and the profile states what that code does
+// (configs/runtimes/kempnerforge.toml cites each): the model cast to bf16 before fully_shard (pure
+// bf16), MixedPrecisionPolicy reduce_dtype fp32, set_requires_gradient_sync(False) on all but the
+// last micro-batch (FSDP2 then sums the unsharded gradient in reduce_dtype), the root resharded
+// after forward (reshard_after_forward=True given explicitly, torch 2.11), the loss on bf16
+// logits, no Float8 before 87cfd86 (2026-04-10); before c850b5a (2026-04-04) the model was fp32.
+TEST(RuntimeGenerations, KempnerForgeRowsTakeItsProfile) {
+  const std::string kf = "KempnerForge @01b461a (FSDP2, torch.compile of the model, pure bf16)";
+  EXPECT_EQ(runtime_for_framework(kf, "2026-04-05"), "kempnerforge");
+  EXPECT_EQ(runtime_for_framework(kf, "2026-04-06"), "kempnerforge");
+  EXPECT_THROW(runtime_for_framework(kf, "2026-04-10"), InputError);  // Float8 added: not described
+  EXPECT_THROW(runtime_for_framework(kf, "2026-04-03"), InputError);  // fp32 model before c850b5a
+
+  const RuntimeTerms& t = runtime_preset("kempnerforge").terms_for(true);
+  EXPECT_EQ(t.master_dtypes, std::vector<std::string>{"bf16"});
+  EXPECT_EQ(t.master_dtype_default, "bf16");
+  EXPECT_EQ(t.reduce_dtypes, std::vector<std::string>{"fp32"});
+  EXPECT_EQ(t.reduce_dtype_default, "fp32");
+  EXPECT_FALSE(t.reduce_dtype_is_param_dtype);
+  EXPECT_FALSE(t.sync_every_micro_step);
+  EXPECT_FALSE(t.follows_config("sync_every_micro_step"));
+  EXPECT_EQ(t.unsynced_gradient_dtype, "reduce_dtype");
+  EXPECT_FALSE(t.root_unit);
+  EXPECT_EQ(t.attention, "flash");
+  EXPECT_EQ(t.cross_entropy, "native");
+  EXPECT_FALSE(t.fp32_logits_held);
+  EXPECT_TRUE(t.compile);
+  EXPECT_TRUE(t.fp8_recipes.empty());
+  EXPECT_FALSE(t.selective_op);
+  EXPECT_FALSE(t.selective_blocks);
+  EXPECT_FALSE(t.expandable_segments);
+  EXPECT_EQ(t.collective_buffers, "record_stream");
+
+  // What it cannot run is refused by name: fp32 masters (mixed_precision sets both the model's
+  // dtype and the compute dtype), a bf16 reduction (default_mp_policy hard-codes fp32), Float8.
+  const HardwareSpec h200 = load_hardware("H200-141GB-SXM");
+  TrainConfig c = test::make_config("llama3-8b", "H200-141GB-SXM", 4, ShardingStrategy::full_shard, AcMode::full, 4,
+                                    4096, 2);
+  c.runtime = "kempnerforge";
+  c.precision.param_dtype = "bf16";
+  c.precision.reduce_dtype = "fp32";
+  c.precision.master_dtype = "bf16";
+  EXPECT_EQ(runtime_refusal(runtime_preset("kempnerforge"), c, h200), "");
+  TrainConfig d = c;
+  d.precision.master_dtype = "fp32";
+  EXPECT_NE(runtime_refusal(runtime_preset("kempnerforge"), d, h200).find("runs bf16"), std::string::npos);
+  d = c;
+  d.precision.reduce_dtype = "bf16";
+  EXPECT_NE(runtime_refusal(runtime_preset("kempnerforge"), d, h200).find("fp32 only"), std::string::npos);
+  d = c;
+  d.precision.fp8 = Fp8Recipe::tensorwise;
+  EXPECT_NE(runtime_refusal(runtime_preset("kempnerforge"), d, h200).find("\"none\" only"), std::string::npos);
+
+  auto rows = read_published_csv(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/outside.csv");
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  int kempner = 0;
+  for (const ValidationCase& c : cases) {
+    const PublishedRow& r = rows[c.row];
+    if (r.row_id.rfind("kempner_", 0) != 0) continue;
+    ++kempner;
+    EXPECT_EQ(c.cfg.runtime, "kempnerforge") << r.row_id;
+    EXPECT_EQ(c.cfg.precision.master_dtype, "bf16") << r.row_id;
+    EXPECT_EQ(c.cfg.precision.reduce_dtype, "fp32") << r.row_id;
+    EXPECT_GT(c.cfg.training.grad_accum, 1) << r.row_id;  // so the sync term matters for every row
+    EXPECT_FALSE(c.options.sync_every_micro_step) << r.row_id;
+    EXPECT_EQ(c.options.unsynced_gradient_dtype, "reduce_dtype") << r.row_id;
+    EXPECT_FALSE(c.options.root_unit) << r.row_id;
+    EXPECT_EQ(c.options.cross_entropy, CrossEntropyImpl::native) << r.row_id;
+  }
+  EXPECT_EQ(kempner, 5);
+}
+
 // The fused kernel moves 2A·d bytes per token per norm instead of (4A + 28)·d; nothing else in
 // the block changes (saved tensors, FLOPs, the other ops). MPT's LayerNorm is one kernel either way.
 TEST(RuntimeGenerations, FusedRmsNormChangesOnlyTheNormTraffic) {
