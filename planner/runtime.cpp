@@ -135,6 +135,7 @@ std::string runtime_for_framework(const std::string& framework, const std::strin
   else if (f.find("shardcast") != std::string::npos) family = "shardcast-train";
   else if (f.find("lightning-thunder") != std::string::npos) family = "lightning-thunder";
   else if (f.find("kempnerforge") != std::string::npos) family = "kempnerforge";
+  else if (f.find("olmo-core") != std::string::npos) family = "olmo-core";
   if (family.empty()) return "";
   if (!date.empty() && !is_iso_date(date))
     throw InputError(fmt::format("framework_date \"{}\" is not a date (YYYY-MM-DD or YYYY-MM)", date));

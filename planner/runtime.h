@@ -50,7 +50,8 @@ PlanOptions resolve_plan_options(const TrainConfig& cfg, const HardwareSpec& hw)
 // The runtime a published row's `framework` column and `framework_date` (the commit date of
 // the framework version it ran, "YYYY-MM-DD" or "YYYY-MM"; "" = not stated) choose. The
 // framework is found by name ("torchtitan (FSDP2)" -> torchtitan, "fms-fsdp (FSDP1)" ->
-// fms-fsdp, "llm-foundry/Composer" -> llm-foundry, "accelerate", "shardcast"); among the
+// fms-fsdp, "llm-foundry/Composer" -> llm-foundry, "accelerate", "shardcast", "lightning-thunder",
+// "OLMo-core" -> olmo-core); among the
 // runtime presets of that framework (RuntimeSpec::framework) the one whose
 // [from_date, until_date) holds the date, or, without a date, the newest (no until_date):
 // e.g. torchtitan + 2024-04-24 -> torchtitan-2024-04. "" when no framework matches.

@@ -39,7 +39,7 @@ const std::vector<Case> kCases = {
 };
 const std::vector<std::string> kRuntimes = {"shardcast-train", "torchtitan",  "torchtitan-2024-04",
                                             "torchtitan-2024-05", "fms-fsdp", "llm-foundry",
-                                            "llm-foundry-2023-05"};
+                                            "llm-foundry-2023-05", "olmo-core-2024-09", "olmo-core"};
 
 TrainConfig config_of(const Case& k, const std::string& runtime) {
   TrainConfig c = test::make_config(k.model, k.gpu, k.gpus, k.strategy, k.ac, k.micro_batch, k.seq_len, k.grad_accum);

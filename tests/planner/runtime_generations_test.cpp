@@ -219,6 +219,47 @@ TEST(RuntimeGenerations, KempnerForgeRowsTakeItsProfile) {
   EXPECT_EQ(kempner, 5);
 }
 
+// OLMo-core's README rows (outside.csv) take the generation of their commit's date; their own
+// columns (cross_entropy, fp8_all_gather) agree with what that generation's code does.
+TEST(RuntimeGenerations, OlmoCoreRowsTakeTheGenerationOfTheirCommit) {
+  const std::string fw = "OLMo-core @e27ba7455 (FSDP2 fully_shard)";
+  EXPECT_EQ(runtime_for_framework(fw, "2024-11-05"), "olmo-core");          // e27ba7455
+  EXPECT_EQ(runtime_for_framework(fw, "2024-10-23"), "olmo-core-2024-09");  // 310866e45
+  EXPECT_EQ(runtime_for_framework(fw, "2024-11-01"), "olmo-core");          // 00d34f693: from_date is inclusive
+  EXPECT_THROW(runtime_for_framework(fw, "2024-12-04"), InputError);      // TrainModule: not read
+  EXPECT_THROW(runtime_for_framework(fw, "2024-09-01"), InputError);      // before torchao float8
+  EXPECT_THROW(runtime_for_framework(fw), InputError);                    // no open-ended generation
+  EXPECT_EQ(runtime_generations("olmo-core"), (std::vector<std::string>{"olmo-core-2024-09", "olmo-core"}));
+
+  auto rows = read_published_csv(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/outside.csv");
+  int early = 0, late = 0;
+  for (const PublishedRow& r : rows) {
+    if (r.row_id.rfind("olmo_core_", 0) != 0) continue;
+    ASSERT_TRUE(r.skip_reason.empty()) << r.row_id << ": " << r.skip_reason;
+    const bool old_table = r.source.find("@310866e45") != std::string::npos;  // the README of 2024-10-23
+    EXPECT_EQ(r.cfg.runtime, old_table ? "olmo-core-2024-09" : "olmo-core") << r.row_id;
+    (old_table ? early : late)++;
+    const RuntimeTerms& t = runtime_preset(r.cfg.runtime).terms;
+    ASSERT_TRUE(r.cross_entropy.has_value()) << r.row_id;
+    CrossEntropyImpl profile;
+    ASSERT_TRUE(parse_cross_entropy(t.cross_entropy, profile));
+    EXPECT_EQ(*r.cross_entropy, profile) << r.row_id;
+    if (r.fp8_all_gather) {
+      EXPECT_EQ(*r.fp8_all_gather, t.fp8_all_gather) << r.row_id;
+    }
+  }
+  EXPECT_EQ(early, 2);
+  EXPECT_EQ(late, 8);
+  HardwareSet hw;
+  for (const ValidationCase& c : resolve_cases(rows, hw)) {
+    const PublishedRow& r = rows[c.row];
+    if (r.row_id.rfind("olmo_core_", 0) != 0) continue;
+    EXPECT_TRUE(c.options.sync_every_micro_step) << r.row_id;
+    EXPECT_EQ(c.options.fp32_logits_held, r.cfg.runtime == "olmo-core-2024-09") << r.row_id;
+    EXPECT_FALSE(c.options.expandable_segments) << r.row_id;
+  }
+}
+
 // The fused kernel moves 2A·d bytes per token per norm instead of (4A + 28)·d; nothing else in
 // the block changes (saved tensors, FLOPs, the other ops). MPT's LayerNorm is one kernel either way.
 TEST(RuntimeGenerations, FusedRmsNormChangesOnlyTheNormTraffic) {

@@ -125,6 +125,54 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   EXPECT_EQ(load_runtime("fms-fsdp").framework, "fms-fsdp");
 }
 
+// OLMo-core's two generations state what its code does at the README commits of
+// configs/published/outside.csv (310866e45, e27ba7455), and differ only where 00d34f693 changed it:
+// Transformer.forward stopped returning self.w_out(h).float() and the scripts compile the loss.
+TEST(RuntimeSpec, OlmoCoreGenerationsStateWhatItsCodeDoes) {
+  const RuntimeSpec early = load_runtime("olmo-core-2024-09");
+  const RuntimeSpec late = load_runtime("olmo-core");
+  for (const RuntimeSpec* rt : {&early, &late}) {
+    const RuntimeTerms& t = rt->terms;
+    EXPECT_EQ(rt->framework, "olmo-core") << rt->name;
+    // trainer.py _train_microbatch_context: no_sync() only for DDP; FSDP2 reduces every micro-batch.
+    EXPECT_TRUE(t.sync_every_micro_step) << rt->name;
+    EXPECT_EQ(t.unsynced_gradient_dtype, "reduce_dtype") << rt->name;  // FSDP2's accumulation, were it used
+    // DataParallelConfig: param_dtype / reduce_dtype (float32 | bfloat16, default float32);
+    // TransformerConfig.dtype float32: fp32 shards, bf16 compute via MixedPrecisionPolicy.
+    EXPECT_EQ(t.reduce_dtypes, (std::vector<std::string>{"fp32", "bf16"})) << rt->name;
+    EXPECT_EQ(t.reduce_dtype_default, "fp32") << rt->name;
+    EXPECT_FALSE(t.reduce_dtype_is_param_dtype) << rt->name;
+    EXPECT_EQ(t.master_dtype_default, "fp32") << rt->name;
+    // compile=True turns fused_ops and flash-attn off: SDPA and eager norm / rope / SwiGLU ops.
+    EXPECT_EQ(t.attention, "flash") << rt->name;
+    EXPECT_EQ(t.rmsnorm, "eager") << rt->name;
+    EXPECT_EQ(t.rope, "eager") << rt->name;
+    EXPECT_EQ(t.swiglu, "eager") << rt->name;
+    EXPECT_TRUE(t.compile) << rt->name;
+    EXPECT_TRUE(t.root_unit) << rt->name;  // wrapping_strategy full: fully_shard(self) holds embeddings, norm, w_out
+    EXPECT_TRUE(t.fp8_all_gather) << rt->name;  // Float8Config.enable_fsdp_float8_all_gather = True
+    EXPECT_EQ(t.fp8_recipes, std::vector<std::string>{"tensorwise"}) << rt->name;  // dynamic scaling
+    EXPECT_FALSE(t.expandable_segments) << rt->name;  // no PYTORCH_CUDA_ALLOC_CONF in src/
+    EXPECT_EQ(t.collective_buffers, "record_stream") << rt->name;
+    EXPECT_TRUE(t.recompute_early_stop) << rt->name;
+    EXPECT_TRUE(t.selective_op) << rt->name;
+    EXPECT_TRUE(t.selective_blocks) << rt->name;
+  }
+  EXPECT_EQ(early.until_date, late.from_date);
+  EXPECT_EQ(late.from_date, "2024-11-01");  // 00d34f693
+  EXPECT_EQ(early.terms.cross_entropy, "fp32_upcast");
+  EXPECT_TRUE(early.terms.fp32_logits_held);
+  EXPECT_EQ(late.terms.cross_entropy, "fused");
+  EXPECT_FALSE(late.terms.fp32_logits_held);
+  // The terms the loop above does not pin are the same in both (their files are unchanged
+  // between the two commits).
+  EXPECT_EQ(early.terms.master_dtypes, late.terms.master_dtypes);
+  EXPECT_EQ(early.terms.reduce_copies_gradient, late.terms.reduce_copies_gradient);
+  EXPECT_EQ(early.terms.grads_freed_between_steps, late.terms.grads_freed_between_steps);
+  EXPECT_FALSE(early.gpu_terms.has_value());
+  EXPECT_FALSE(late.gpu_terms.has_value());
+}
+
 TEST(RuntimeSpec, GenerationDatesAreChecked) {
   auto with_dates = [](const std::string& header) { return header + minimal("", ""); };
   EXPECT_NO_THROW(parse_runtime_toml(with_dates("from_date = \"2024-05-02\"\nuntil_date = \"2024-10\"\n"), "x.toml"));
