@@ -97,8 +97,9 @@ class MainWindowTest : public QObject {
     QCOMPARE(QString::fromStdString(c.cluster.hardware), QString("H100-80GB-SXM"));
     QCOMPARE(c.world_size(), 8);
     QVERIFY(w.prediction().has_value());
-    // The window shows what plan() says for the same config.
-    const Prediction direct = planner::plan(c, load_hardware("H100-80GB-SXM"));
+    // The window shows what plan() says for the same config and its runtime profile.
+    const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+    const Prediction direct = planner::plan(c, hw, planner::resolve_plan_options(c, hw));
     QCOMPARE(w.prediction()->tokens_per_s_per_gpu, direct.tokens_per_s_per_gpu);
     QCOMPARE(w.prediction()->mem_peak_bytes, direct.mem_peak_bytes);
     QVERIFY(w.summary()->text().contains(QString::number(direct.tokens_per_s_per_gpu, 'f', 0)));

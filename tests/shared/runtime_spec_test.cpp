@@ -145,7 +145,9 @@ TEST(RuntimeSpec, OlmoCoreGenerationsStateWhatItsCodeDoes) {
     EXPECT_EQ(t.master_dtype_default, "fp32") << rt->name;
     // compile=True turns fused_ops and flash-attn off: SDPA and eager norm / rope / SwiGLU ops.
     EXPECT_EQ(t.attention, "flash") << rt->name;
-    EXPECT_EQ(t.rmsnorm, "eager") << rt->name;
+    // layer_norm.py RMSNorm (full_precision): weight.type_as(x) * x in fp32, then .to(og_dtype).
+    EXPECT_EQ(t.rmsnorm, "eager_fp32_weight") << rt->name;
+    EXPECT_EQ(t.gqa, "repeated") << rt->name;  // attention.py: repeat_interleave before SDPA
     EXPECT_EQ(t.rope, "eager") << rt->name;
     EXPECT_EQ(t.swiglu, "eager") << rt->name;
     EXPECT_TRUE(t.compile) << rt->name;
