@@ -49,7 +49,7 @@ OpProfileSummary summarize(const OpProfile& p) {
     s.count[size_t(c)] = median(n);
   }
   for (const auto& st : p.steps)
-    for (const auto& [name, o] : st.ops) by_name[size_t(o.category)][name] += o.seconds / double(p.steps.size());
+    for (const auto& [key, o] : st.ops) by_name[size_t(key.first)][key.second] += o.seconds / double(p.steps.size());
   for (int c = 0; c < kOpCategories; ++c) {
     auto& v = s.top_ops[size_t(c)];
     v.assign(by_name[size_t(c)].begin(), by_name[size_t(c)].end());

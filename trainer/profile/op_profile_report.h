@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -33,7 +34,9 @@ struct StepOpTimes {
   double step_s = 0;                             // wall time of the whole step  // s
   std::array<double, kOpCategories> seconds{};   // counted ops per category; `other` is 0 here  // s
   std::array<int64_t, kOpCategories> count{};    // counted ops per category
-  std::map<std::string, OpNameTime> ops;         // by recorded name
+  // By (category, recorded name): one backward node name can serve several categories
+  // (MulBackward0 of an RMSNorm is `norm`, of RoPE `elementwise`).
+  std::map<std::pair<OpCategory, std::string>, OpNameTime> ops;
   double counted_s() const;                      // Σ seconds (the counted ops: disjoint)  // s
 };
 

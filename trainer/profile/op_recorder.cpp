@@ -209,7 +209,7 @@ StepOpTimes OpRecorder::end_step() {
 #endif
     st.seconds[size_t(c.category)] += sec;
     st.count[size_t(c.category)] += 1;
-    OpNameTime& o = st.ops[c.name];
+    OpNameTime& o = st.ops[{OpCategory(c.category), c.name}];
     o.category = OpCategory(c.category);
     o.seconds += sec;
     o.count += 1;
