@@ -80,6 +80,11 @@ thread_local int tls_depth = 0;            // counted ops open on this thread (0
 thread_local int tls_category = -1;        // the open counted op's category
 std::atomic<State*> g_process{nullptr};    // CUDA: the recorder of threads without one
 
+// The callback is added by the first recorder and removed with the last, possibly while other
+// rank threads run ops: record_function.h calls that "not thread safe", but its implementation
+// (aten/src/ATen/record_function.cpp, 1.13 and 2.x: GlobalCallbackManager) changes the list
+// under a mutex and bumps a version each thread re-reads its snapshot by, and a RecordFunction
+// already started keeps its callbacks (plain functions, never freed) until it ends.
 std::mutex g_callback_mu;
 int g_recorders = 0;
 at::CallbackHandle g_callback = 0;
