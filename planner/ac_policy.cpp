@@ -39,14 +39,14 @@ double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool co
   return T * per_token;
 }
 
-SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c) {
+std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops) {
   const double d = m.d_model, kv = double(m.kv_dim());
   const bool swiglu = m.mlp_type == MlpType::swiglu;
-  SacRecompute r;
   // Index of the last elementwise op (the second residual add): not recomputed.
   int last_elementwise = -1;
   for (int i = 0; i < int(ops.size()); ++i)
     if (ops[i].kind == OpKind::elementwise) last_elementwise = i;
+  std::vector<double> shares(ops.size(), 0.0);
   for (int i = 0; i < int(ops.size()); ++i) {
     const Op& op = ops[i];
     double share = 0;  // fraction of the op recomputed
@@ -58,18 +58,31 @@ SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& o
       else if (std::strcmp(op.name, "w1_w3") == 0) share = 0.5;                        // w3
       // fc1, w2, fc2: saved or not needed
     }
-    if (share <= 0) continue;
-    r.time_s += share * op_forward_time(op, c);
-    r.flops += share * op.flops;
+    shares[size_t(i)] = share;
+  }
+  return shares;
+}
+
+SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c) {
+  const std::vector<double> shares = selective_op_recompute_shares(m, ops);
+  SacRecompute r;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (shares[i] <= 0) continue;
+    r.time_s += shares[i] * op_forward_time(ops[i], c);
+    r.flops += shares[i] * ops[i].flops;
   }
   return r;
 }
 
-double checkpointed_recompute_time(const std::vector<Op>& ops, const ComputeContext& c, bool early_stop) {
+int checkpointed_recompute_end(const std::vector<Op>& ops, bool early_stop) {
   int last_gemm = -1;
   for (int i = 0; i < int(ops.size()); ++i)
     if (ops[i].kind == OpKind::matmul) last_gemm = i;
-  const int end = early_stop && last_gemm >= 0 ? last_gemm : int(ops.size());
+  return early_stop && last_gemm >= 0 ? last_gemm : int(ops.size());
+}
+
+double checkpointed_recompute_time(const std::vector<Op>& ops, const ComputeContext& c, bool early_stop) {
+  const int end = checkpointed_recompute_end(ops, early_stop);
   double t = 0;
   for (int i = 0; i < end; ++i) t += op_forward_time(ops[i], c);
   return t;

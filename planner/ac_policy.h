@@ -50,10 +50,15 @@ struct SacRecompute {
 // last tensor the forward saved is packed again: the inputs of the block's last GEMM (w2 / fc2)
 // are packed before that GEMM runs, so it and the residual add after it are not recomputed.  // s
 double checkpointed_recompute_time(const std::vector<Op>& ops, const ComputeContext& c, bool early_stop);
+// The ops [0, end) of `ops` that checkpointed_recompute_time recomputes.
+int checkpointed_recompute_end(const std::vector<Op>& ops, bool early_stop);
 
 // Recompute cost of selective_op for the block's op listing (block_forward_ops): the GEMMs
 // that are not saved (wk, wo, w3 / out_proj) and every elementwise op before the last one
 // (checkpoint's early stop: nothing after w2's input is needed). Attention is saved.
 SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c);
+// The fraction of each op of `ops` that selective_op recomputes (what selective_op_recompute
+// weighs each op's forward time and FLOPs by).
+std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops);
 
 }  // namespace shardcast::planner

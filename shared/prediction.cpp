@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/json_int.h"
+#include "shared/op_category.h"
 
 namespace shardcast {
 
@@ -41,6 +42,11 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"hfu", p.hfu},
        {"flops_per_token", p.flops_per_token},
        {"error_band", {{"rel_1sigma", p.error_band_rel}, {"note", p.error_band_note}}}};
+  if (!p.op_seconds.empty()) {
+    nlohmann::json ops = nlohmann::json::object();
+    for (const auto& c : op_categories()) ops[std::string(c.name)] = p.op_seconds.at(size_t(c.category));
+    j["time"]["ops_s"] = ops;
+  }
   if (!p.timeline.empty()) j["timeline"] = p.timeline;
 }
 
@@ -63,6 +69,11 @@ void from_json(const nlohmann::json& j, Prediction& p) {
   t.at("comm_s").get_to(p.comm_s);
   t.at("exposed_comm_s").get_to(p.exposed_comm_s);
   t.at("optimizer_s").get_to(p.optimizer_s);
+  p.op_seconds.clear();
+  if (t.contains("ops_s")) {  // absent before it existed
+    p.op_seconds.assign(kOpCategories, 0.0);
+    for (const auto& c : op_categories()) t.at("ops_s").at(std::string(c.name)).get_to(p.op_seconds[size_t(c.category)]);
+  }
   j.at("tokens_per_s_per_gpu").get_to(p.tokens_per_s_per_gpu);
   j.at("mfu").get_to(p.mfu);
   j.at("hfu").get_to(p.hfu);

@@ -47,6 +47,9 @@ struct Prediction {
   double comm_s = 0;                    // comm-stream busy time
   double exposed_comm_s = 0;            // time the compute stream waited on communication
   double optimizer_s = 0;
+  // The step by op category (shared/op_category.h; planner/op_breakdown.h), indexed by
+  // OpCategory; adds up to step_time_s. Empty = not computed.  // s
+  std::vector<double> op_seconds;
   // Throughput.
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;                       // model FLOPs / peak

@@ -2,9 +2,12 @@
 //
 //   shardcast-train run run.toml [--data FILE] [--steps N] [--metrics-dir DIR] [--reference]
 //   shardcast-train launch --nproc-per-node N run.toml [run flags...]
+//   shardcast-train profile run.toml [--steps N] [--warmup W] [--out DIR] [--plan PLAN.json]
+//                           [--data FILE] [--nproc-per-node N]
 //   shardcast-train tokenize --out corpus.bin FILES...
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <limits>
 
 #include <CLI/CLI.hpp>
@@ -66,6 +69,29 @@ int main(int argc, char** argv) {
       ->check(cli_range::between(1, 65535));
   add_run_flags(launch, config, ov);
 
+  // profile: the run's loop with every op timed by category (trainer/profile/).
+  ProfileRequest pr;
+  std::string profile_config, profile_data;
+  int profile_nproc = 0;
+  auto* profile = app.add_subcommand(
+      "profile", "run W warm-up + N steps of run.toml's training loop with every op timed by category (matmul, "
+                 "attention, norm, ...); rank 0 writes DIR/op_profile.json and prints measured vs planned per category");
+  profile->add_option("config", profile_config, "run.toml (TrainConfig)")->required()->check(CLI::ExistingFile);
+  profile->add_option("--steps", pr.steps, "profiled steps (median over them), 1 to 1000")
+      ->check(cli_range::between(1, 1000));
+  profile->add_option("--warmup", pr.warmup, "steps run before the profiled ones, 0 to 1000")
+      ->check(cli_range::between(0, 1000));
+  profile->add_option("--out", pr.out_dir, "directory for op_profile.json (default: metrics.dir)");
+  profile->add_option("--plan", pr.plan_file,
+                      "`shardcast plan run.toml --json` output: its time.ops_s is the planned column")
+      ->check(CLI::ExistingFile);
+  profile->add_option("--data", profile_data, "token file (llm.c .bin); replaces data.path");
+  profile->add_option("--nproc-per-node", profile_nproc,
+                      fmt::format("start this many local ranks (as `launch`), 1 to {}; default: one rank as the "
+                                  "environment says (RANK, WORLD_SIZE, ... as torchrun sets them)",
+                                  kMaxProcPerNode))
+      ->check(cli_range::between(1, kMaxProcPerNode));
+
   std::string out;
   std::vector<std::string> inputs;
   auto* tok = app.add_subcommand("tokenize", "byte-level tokenize text files (vocab 256) into an llm.c .bin file");
@@ -88,6 +114,25 @@ int main(int argc, char** argv) {
     if (*launch) {
       lo.rank_args = run_args(config, ov);
       return launch_local(lo);
+    }
+    if (*profile) {
+      if (!pr.out_dir.empty() && std::filesystem::exists(pr.out_dir) && !std::filesystem::is_directory(pr.out_dir))
+        throw UsageError(fmt::format("profile --out {}: exists and is not a directory", pr.out_dir));
+      if (profile_nproc > 0) {  // launch local ranks of this same command
+        LaunchOptions plo;
+        plo.nproc_per_node = profile_nproc;
+        plo.rank_args = {"profile", profile_config, "--steps", std::to_string(pr.steps), "--warmup",
+                         std::to_string(pr.warmup)};
+        if (!pr.out_dir.empty()) plo.rank_args.insert(plo.rank_args.end(), {"--out", pr.out_dir});
+        if (!pr.plan_file.empty()) plo.rank_args.insert(plo.rank_args.end(), {"--plan", pr.plan_file});
+        if (!profile_data.empty()) plo.rank_args.insert(plo.rank_args.end(), {"--data", profile_data});
+        return launch_local(plo);
+      }
+      die_with_launcher();
+      RunOverrides pov;
+      pov.data_path = profile_data;
+      pov.profile = pr;
+      return run_rank(profile_config, pov);
     }
     if (auto rc = closed_loop()) return *rc;
     if (auto rc = slurm()) return *rc;

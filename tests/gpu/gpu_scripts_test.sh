@@ -139,6 +139,9 @@ plan)
       || { echo "FAIL: $d/emit/run.toml is not a full_shard run with a [prediction]" >&2; failures=$((failures + 1)); }
     python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["memory"]; sys.exit(0 if m["device_total_bytes"] <= 0.9*m["capacity_bytes"] else 1)' \
       "$d/plan.json" || { echo "FAIL: $name's plan is over 90% of the GPU's memory" >&2; failures=$((failures + 1)); }
+    # The per-category times `shardcast-train profile --plan` compares with (time.ops_s).
+    python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["time"]["ops_s"]; sys.exit(0 if o["matmul"] > 0 and len(o) == 10 else 1)' \
+      "$d/plan.json" || { echo "FAIL: $name's plan.json has no time.ops_s breakdown" >&2; failures=$((failures + 1)); }
   done < "$tmp/plan/models.txt"
   ;;
 *) echo "gpu_scripts_test: unknown part '$what' (build | deps | fsdp2 | microbench | plan)" >&2; exit 2 ;;

@@ -6,7 +6,8 @@
 # Usage: tests/gpu/gpu_train_check.sh BUILD_DIR OUT_DIR [--corpus FILE] [--steps N]
 #          [--seq-len S] [--hardware PRESET] [--plan-only]
 #   BUILD_DIR   holds shardcast and shardcast-train (tests/gpu/build_on_gpu.sh)
-#   OUT_DIR     one folder per model: OUT_DIR/train-<model>/{run.toml, plan.json, run/, validation.json}
+#   OUT_DIR     one folder per model: OUT_DIR/train-<model>/{run.toml, plan.json, run/, validation.json,
+#               op_profile.json}
 #   --corpus    token file (default: OUT_DIR/corpus.bin, made with `shardcast-train tokenize`
 #               from the repository's docs and headers when absent)
 #   --steps     optimizer steps per run (default 300)
@@ -32,12 +33,16 @@
 #   more than 5 % under the measurement — each printed as met / not met.
 # "passed" in that file means the run trained and its loss fell (mean of the last 20 steps
 # below the first step's); the targets are reported beside it, not folded into it.
+# Then `shardcast-train profile` runs the same run.toml (3 warm-up + 5 profiled steps, every op
+# timed with CUDA events by category) and writes OUT_DIR/train-<model>/op_profile.json next to
+# validation.json, with the plan's per-category times (plan.json time.ops_s) beside the measured
+# ones; its table is printed (profile.log). A failed profile fails the check.
 # Environment: NVIDIA_SMI (default nvidia-smi).
 # Exit: 0 every run passed (targets may be unmet: read the table), 1 a run failed, 2 usage,
 #   3 no GPU (without --plan-only).
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '6,21p' "$0" >&2; exit 2; }
+usage() { sed -n '6,18p' "$0" >&2; exit 2; }
 bad() { echo "gpu_train_check: $*" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 build="$(cd "$1" && pwd)" || bad "no build folder $1"
@@ -156,6 +161,13 @@ while IFS=$'\t' read -r name d; do
     echo "FAILED: shardcast-train run (log: $d/train.log)"; tail -20 "$d/train.log"; failed=$((failed + 1)); continue
   fi
   "$build/shardcast" validate "$d/run" > "$d/validate.txt" 2>&1 || true
+  # Per-op profile of the same step (issue 19): where the plan is off, by op category.
+  if "$build/shardcast-train" profile "$d/emit/run.toml" --warmup 3 --steps 5 --out "$d" --plan "$d/plan.json" \
+      > "$d/profile.log" 2>&1; then
+    sed -n '/^op profile:/,/^step /p' "$d/profile.log"
+  else
+    echo "FAILED: shardcast-train profile (log: $d/profile.log)"; tail -20 "$d/profile.log"; failed=$((failed + 1))
+  fi
   python3 - "$name" "$d" <<'PY' || failed=$((failed + 1))
 import json, os, statistics, sys
 name, d = sys.argv[1:]

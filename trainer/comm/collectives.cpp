@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <ATen/record_function.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <fmt/format.h>
@@ -15,6 +16,8 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
 
+#include "trainer/profile/op_classify.h"
+
 #ifdef SHARDCAST_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -22,6 +25,8 @@
 namespace shardcast::trainer {
 
 void PendingWork::wait() {
+  if (!pending()) return;
+  RECORD_USER_SCOPE(op_scope::collective_wait);  // the op profile's `communication`
   auto w = std::move(work_);
   work_.reset();
   auto then = std::move(then_);
@@ -205,22 +210,29 @@ class DeviceContract final : public Collectives {
   PendingWork all_gather(at::Tensor out_flat, at::Tensor in_shard) override {
     check("all_gather", "output", out_flat);
     check("all_gather", "input", in_shard);
+    RECORD_USER_SCOPE(op_scope::all_gather);  // the issue; PendingWork::wait is its own scope
     return inner_->all_gather(out_flat, in_shard);
   }
   PendingWork reduce_scatter_async(at::Tensor out_shard, at::Tensor in_flat) override {
     check("reduce_scatter", "output", out_shard);
     check("reduce_scatter", "input", in_flat);
+    RECORD_USER_SCOPE(op_scope::reduce_scatter);
     return inner_->reduce_scatter_async(out_shard, in_flat);
   }
   PendingWork all_reduce_async(at::Tensor t, ReduceOp op) override {
     check("all_reduce", "in-place", t);
+    RECORD_USER_SCOPE(op_scope::all_reduce);
     return inner_->all_reduce_async(t, op);
   }
   void broadcast(at::Tensor t, int root) override {
     check("broadcast", "in-place", t);
+    RECORD_USER_SCOPE(op_scope::broadcast);
     inner_->broadcast(t, root);
   }
-  void barrier() override { inner_->barrier(); }
+  void barrier() override {
+    RECORD_USER_SCOPE(op_scope::barrier);
+    inner_->barrier();
+  }
 
  private:
   void check(const char* op, const char* role, const at::Tensor& t) const {

@@ -6,11 +6,13 @@
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/native/Resize.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "shared/errors.h"
 #include "trainer/fsdp/initial_load.h"
+#include "trainer/profile/op_classify.h"
 #include "trainer/train/optim.h"
 
 #ifdef SHARDCAST_WITH_NCCL
@@ -162,11 +164,14 @@ void FsdpModel::issue_gather(int i) {
   FlatUnit& u = units_[i];
   if (u.issued) return;
   u.issued = true;
-  if (groups_.shard->size() == 1) {  // replicated: the "gathered" tensor is the shard itself
-    u.full = opts_.param_dtype == at::kFloat ? u.shard.detach() : u.shard.detach().to(opts_.param_dtype);
-    return;
+  {
+    RECORD_USER_SCOPE(op_scope::fsdp_cast);  // the op profile's `copy`; the all-gather is its own scope
+    if (groups_.shard->size() == 1) {  // replicated: the "gathered" tensor is the shard itself
+      u.full = opts_.param_dtype == at::kFloat ? u.shard.detach() : u.shard.detach().to(opts_.param_dtype);
+      return;
+    }
+    u.send = u.shard.detach().to(opts_.param_dtype).contiguous();
   }
-  u.send = u.shard.detach().to(opts_.param_dtype).contiguous();
   at::Tensor target;
   const size_t bytes = size_t(u.padded_numel) * at::elementSize(opts_.param_dtype);
   if (u.full.defined()) {
@@ -194,6 +199,7 @@ at::Tensor FsdpModel::wait_full(int i) {
 }
 
 std::vector<at::Tensor> FsdpModel::unit_weights(int i, const at::Tensor& full) const {
+  RECORD_USER_SCOPE(op_scope::fsdp_unit_views);  // backward: the flat gradient assembled from them
   const FlatUnit& u = units_[i];
   auto parts = full.split_with_sizes(u.split_sizes);
   std::vector<at::Tensor> w;
@@ -248,6 +254,7 @@ void FsdpModel::finish_oldest_reduction() {
   pending_.pop_front();
   r.work.wait();
   if (r.replicate_after) groups_.replicate->all_reduce(r.out);
+  RECORD_USER_SCOPE(op_scope::fsdp_grad_add);
   units_[r.unit].grad.add_(r.out.to(at::kFloat), r.scale);
 }
 
@@ -258,11 +265,13 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
                      ? grad_full
                      : at::zeros({u.padded_numel}, u.grad.options().dtype(opts_.param_dtype));
   if (!sync_ && !opts_.sync_every_micro_step) {  // no communication on non-final micro-steps
+    RECORD_USER_SCOPE(op_scope::fsdp_grad_add);
     if (u.acc.defined()) u.acc.add_(g);
     else u.acc = g.to(u.grad.options(), /*non_blocking=*/false, /*copy=*/true);
   } else {
     at::Tensor src = g;  // (padded_numel): this micro-step's gradient, or the fp32 sum
     if (u.acc.defined()) {
+      RECORD_USER_SCOPE(op_scope::fsdp_grad_add);
       src = u.acc.add_(g);
       u.acc = at::Tensor();
     }
@@ -279,8 +288,11 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
       PendingReduction r;
       r.unit = i;
       r.src = src;
-      r.red = src.to(opts_.reduce_dtype).contiguous();
-      if (pre != 1.0) r.red.div_(pre);
+      {
+        RECORD_USER_SCOPE(op_scope::fsdp_cast);
+        r.red = src.to(opts_.reduce_dtype).contiguous();
+        if (pre != 1.0) r.red.div_(pre);
+      }
       r.scale = pre / world;
       if (groups_.shard->size() == 1) {
         r.out = r.red;  // the reduce-scatter of a group of one is the identity
@@ -300,11 +312,16 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
       wait_for_reductions();
       auto r = std::make_unique<InflightReduction>();
       r->done = reduce_scatter_stream_.run([&] {
-        at::Tensor red = src.to(opts_.reduce_dtype).contiguous();
-        if (pre != 1.0) red.div_(pre);
+        at::Tensor red;
+        {
+          RECORD_USER_SCOPE(op_scope::fsdp_cast);
+          red = src.to(opts_.reduce_dtype).contiguous();
+          if (pre != 1.0) red.div_(pre);
+        }
         at::Tensor out = at::empty({u.shard_numel}, red.options());
         groups_.shard->reduce_scatter(out, red);
         if (groups_.replicate->size() > 1) groups_.replicate->all_reduce(out);
+        RECORD_USER_SCOPE(op_scope::fsdp_grad_add);
         u.grad.add_(out.to(at::kFloat), pre / world);
         r->keep = {src, red, out};
       });
@@ -364,6 +381,7 @@ int64_t FsdpModel::accumulator_bytes() const {
 
 void FsdpModel::zero_grad() {
   wait_for_reductions();
+  RECORD_USER_SCOPE(op_scope::zero_grad);
   for (auto& u : units_) {
     u.grad.zero_();
     u.acc = at::Tensor();
@@ -374,9 +392,14 @@ double FsdpModel::clip_grad_norm(double max_norm) {
   wait_for_reductions();
   // Sum of squares over my shards (padding gradients are zero), summed over the shard
   // group; replicas hold identical shards after the replicate all-reduce.
-  at::Tensor sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(opts_.device));
-  for (const auto& u : units_) sq += square_sum_fp64(u.grad);
+  at::Tensor sq;
+  {
+    RECORD_USER_SCOPE(op_scope::clip_grad_norm);  // the op profile's `optimizer`, its all-reduce apart
+    sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(opts_.device));
+    for (const auto& u : units_) sq += square_sum_fp64(u.grad);
+  }
   groups_.shard->all_reduce(sq);
+  RECORD_USER_SCOPE(op_scope::clip_grad_norm);
   const double norm = std::sqrt(sq.item<double>());
   if (max_norm > 0) {
     const double coef = max_norm / (norm + 1e-6);
@@ -391,6 +414,7 @@ void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
   reshard_all();  // any gathered copy is stale after the update
   ++opt_step_;
   at::NoGradGuard no_grad;
+  RECORD_USER_SCOPE(op_scope::adamw);
   for (auto& u : units_) {
     at::Tensor p = u.shard.detach();
     adamw_update(p, u.grad, u.exp_avg, u.exp_avg_sq, opt_step_, o, lr);

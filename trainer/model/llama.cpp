@@ -6,10 +6,12 @@
 #include <limits>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/record_function.h>
 #include <fmt/format.h>
 #include <torch/version.h>
 
 #include "shared/causal_blocks.h"
+#include "trainer/profile/op_classify.h"
 
 namespace shardcast::trainer {
 
@@ -37,6 +39,7 @@ ParamInfo make(std::string name, std::vector<int64_t> shape, double std) {
 
 // RMSNorm in fp32, result in x's dtype (as HF LlamaRMSNorm).
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
+  RECORD_USER_SCOPE(op_scope::rms_norm);  // the op profile's `norm` (trainer/profile/)
   auto xf = x.to(at::kFloat);
   auto y = xf * at::rsqrt(xf.pow(2).mean({-1}, /*keepdim=*/true) + eps);
   return w * y.to(x.scalar_type());
@@ -66,6 +69,7 @@ at::Tensor rotate_half(const at::Tensor& x) {
 // fp16) or memory-efficient attention, which keep q, k, v, the output and a (B,H,T) fp32
 // logsumexp (no T·T term). NEVER COMPILED OR RUN in this project's CI (LibTorch 1.13 here).
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  RECORD_USER_SCOPE(op_scope::attention);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
 #if TORCH_VERSION_MAJOR >= 2
   if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
@@ -151,18 +155,30 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
   auto q = at::linear(n, w[1]).view({B, T, H, hd}).transpose(1, 2);  // (B,H,T,hd)
   auto k = at::linear(n, w[2]).view({B, T, KV, hd}).transpose(1, 2); // (B,KV,T,hd)
   auto v = at::linear(n, w[3]).view({B, T, KV, hd}).transpose(1, 2); // (B,KV,T,hd)
-  auto cos = rope.cos.narrow(0, 0, T).to(x.scalar_type());           // (T,hd)
-  auto sin = rope.sin.narrow(0, 0, T).to(x.scalar_type());
-  q = q * cos + rotate_half(q) * sin;
-  k = k * cos + rotate_half(k) * sin;
-  if (KV != H) {  // grouped-query: kv head j serves query heads [j·r, (j+1)·r) (HF repeat_kv)
-    k = k.repeat_interleave(H / KV, 1);
-    v = v.repeat_interleave(H / KV, 1);
+  {
+    RECORD_USER_SCOPE(op_scope::rope);
+    auto cos = rope.cos.narrow(0, 0, T).to(x.scalar_type());         // (T,hd)
+    auto sin = rope.sin.narrow(0, 0, T).to(x.scalar_type());
+    q = q * cos + rotate_half(q) * sin;
+    k = k * cos + rotate_half(k) * sin;
   }
-  auto attn = causal_attention(q, k, v).transpose(1, 2).reshape({B, T, H * hd});  // (B,T,H·hd)
+  at::Tensor attn;
+  {
+    // Grouped-query heads are widened inside the attention scope (HF repeat_kv belongs to
+    // the attention; SDPA kernels that take GQA natively skip it).
+    RECORD_USER_SCOPE(op_scope::attention);
+    if (KV != H) {  // grouped-query: kv head j serves query heads [j·r, (j+1)·r) (HF repeat_kv)
+      k = k.repeat_interleave(H / KV, 1);
+      v = v.repeat_interleave(H / KV, 1);
+    }
+    attn = causal_attention(q, k, v);
+  }
+  attn = attn.transpose(1, 2).reshape({B, T, H * hd});  // (B,T,H·hd)
   auto h = x + at::linear(attn, w[4]);
   // MLP: SwiGLU (gate, up, down), or GELU (up, down) for mlp_type = "gelu".
   auto n2 = rms_norm(h, w[5], m.norm_eps);
+  // (aten::silu, aten::mul, aten::gelu and the residual adds are `elementwise` by name in the
+  // op profile; no scope, so the temporaries live as long as this one expression.)
   auto mlp = swiglu ? at::linear(at::silu(at::linear(n2, w[6])) * at::linear(n2, w[7]), w[8])
                     : at::linear(at::gelu(at::linear(n2, w[6])), w[7]);
   return h + mlp;
@@ -174,6 +190,7 @@ at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tenso
 }
 
 at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& targets) {
+  RECORD_USER_SCOPE(op_scope::lm_loss);
   auto l = logits.to(at::kFloat);
   return at::cross_entropy_loss(l.view({-1, l.size(-1)}), targets.reshape({-1}));
 }

@@ -24,6 +24,7 @@
 #include "trainer/launch/dist_env.h"
 #include "trainer/launch/parent_death.h"
 #include "trainer/model/llama.h"
+#include "trainer/profile/op_recorder.h"
 #include "trainer/train/host_malloc.h"
 #include "trainer/train/memory.h"
 #include "trainer/train/metrics_log.h"
@@ -273,6 +274,17 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   if (!ov.data_path.empty()) cfg.data.path = ov.data_path;
   if (!ov.metrics_dir.empty()) cfg.metrics.dir = ov.metrics_dir;
   if (ov.steps) cfg.training.steps = *ov.steps;
+  OpProfile profile;
+  if (ov.profile) {
+    // The same loop, warm-up + profiled steps, from step 1, nothing saved.
+    cfg.training.steps = ov.profile->warmup + ov.profile->steps;
+    cfg.checkpoint.dir.clear();
+    cfg.checkpoint.resume_from.clear();
+    if (!ov.profile->plan_file.empty()) {
+      profile.planned = read_planned_ops(ov.profile->plan_file);
+      profile.planned_source = ov.profile->plan_file;
+    }
+  }
 
   const DistEnv env = read_dist_env();  // every variable checked before any rendezvous
   const int world = env.world_size;
@@ -313,6 +325,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
 
   std::unique_ptr<Engine> engine;
   DataSlice slice;
+  at::Device device = at::kCPU;
   c10::intrusive_ptr<c10d::Store> store;  // the rendezvous store (also for async checkpoints)
   if (ov.reference) {
     engine = make_reference_engine(cfg);
@@ -329,7 +342,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     const int shard = cfg.parallelism.shard_group_size(world, local_world);
     // NCCL: cuda:LOCAL_RANK is made current before the process groups and the first CUDA
     // allocation (never run in CI: GPU builds only, one GPU per local rank).
-    const at::Device device = bind_rank_device(backend, env.local_rank);
+    device = bind_rank_device(backend, env.local_rank);
     if (device.is_cuda()) memory::use_cuda_device(device.index());
     co.device = device;
     engine = make_fsdp_engine(cfg, make_process_groups(store, rank, world, shard, co), device);
@@ -350,7 +363,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   }
   std::unique_ptr<MetricsLog> jsonl;
   if (rank == 0) {
-    jsonl = std::make_unique<MetricsLog>(run_dir, checkpoints.first_step());
+    if (!ov.profile) jsonl = std::make_unique<MetricsLog>(run_dir, checkpoints.first_step());
     const StateBytes sb = engine->state_bytes();
     fmt::print("shardcast-train: {} ranks, {} ({}), model {} ({:.2f} M params), {} steps of {} tokens; "
                "rank 0 state {:.1f} MiB (params {:.1f}, grads {:.1f}, optimizer {:.1f})\n",
@@ -360,7 +373,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                sb.total() / 1048576.0, sb.params / 1048576.0, sb.grads / 1048576.0, sb.optimizer / 1048576.0);
     if (!cfg.checkpoint.initial_load_path.empty())
       fmt::print("initial weights: {} (checkpoint.initial_load_path)\n", cfg.checkpoint.initial_load_path);
-    if (!jsonl->kept().empty())
+    if (jsonl && !jsonl->kept().empty())
       fmt::print("metrics: kept steps {}..{} of {}/metrics.jsonl; appending from step {}\n",
                  jsonl->kept().front().step, jsonl->kept().back().step, run_dir.string(), checkpoints.first_step());
     std::fflush(stdout);
@@ -373,6 +386,8 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   report.world_size = world;
   report.sharding_strategy = ov.reference ? "reference" : to_string(cfg.parallelism.sharding_strategy);
   if (jsonl) report.steps = jsonl->kept();  // a resume reports the whole run
+  std::unique_ptr<OpRecorder> recorder;
+  if (ov.profile) recorder = std::make_unique<OpRecorder>(device);
   PhasePeaks worst;
   const bool tty = ::isatty(STDOUT_FILENO);
   const int log_freq = std::max(1, cfg.metrics.log_freq);
@@ -383,7 +398,10 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   for (int s = checkpoints.first_step(); s <= cfg.training.steps; ++s) {
     if (launcher_gone())  // the parent-death signal did not come (see launch/parent_death.h)
       throw std::runtime_error(fmt::format("step {}: the launcher that started this rank is gone", s));
+    const bool profiled = recorder && s > ov.profile->warmup;
+    if (profiled) recorder->begin_step();
     StepMetrics m = loop.step(s);
+    if (profiled) profile.steps.push_back(recorder->end_step());
     if (rank == fault_rank && s == fault_step)
       throw std::runtime_error(fmt::format("injected fault at step {} (SHARDCAST_FAULT_STEP)", s));
     const auto& pp = loop.phase_peaks();
@@ -395,7 +413,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     checkpoints.after_step(s);
     if (rank != 0) continue;
     report.steps.push_back(m);
-    jsonl->append(m);
+    if (jsonl) jsonl->append(m);
     if (s % log_freq == 0 || s == 1 || s == cfg.training.steps) {
       const std::string line = fmt::format(
           "step {:>5}/{}  loss {:.4f}  lr {:.2e}  grad_norm {:.3f}  tokens/s/GPU {:.0f}  mfu {:.2f}%  "
@@ -408,6 +426,25 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     }
   }
   checkpoints.finish();  // the last save, if asynchronous, is committed before the run ends
+  if (ov.profile) {
+    if (rank == 0 && tty) fmt::print("\n");
+    if (rank == 0) {
+      profile.config_file = file;
+      profile.model = cfg.model.name.empty() ? cfg.model_preset : cfg.model.name;
+      profile.device = device.str();
+      profile.timing = device.is_cuda() ? "CUDA events on the current stream" : "wall clock (synchronous CPU ops)";
+      profile.world_size = world;
+      profile.micro_batch = cfg.training.micro_batch;
+      profile.seq_len = cfg.training.seq_len;
+      profile.grad_accum = cfg.training.grad_accum;
+      profile.warmup_steps = ov.profile->warmup;
+      const fs::path out = ov.profile->out_dir.empty() ? run_dir : fs::path(ov.profile->out_dir);
+      fs::create_directories(out);
+      write_file_atomic(out / "op_profile.json", op_profile_json(profile).dump(2) + "\n");
+      fmt::print("{}wrote {}\n", format_op_profile(profile), (out / "op_profile.json").string());
+    }
+    return kExitOk;
+  }
   if (rank == 0 && tty) fmt::print("\n");
   if (rank == 0)
     fmt::print("trained steps {}..{} in {:.3f} s wall{}\n", checkpoints.first_step(), cfg.training.steps,

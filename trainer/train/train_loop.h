@@ -13,11 +13,22 @@
 
 namespace shardcast::trainer {
 
+// `shardcast-train profile`: `warmup` steps, then `steps` steps timed op by op
+// (profile/op_recorder.h); rank 0 writes op_profile.json into `out_dir` and prints the table.
+// A profile run writes no checkpoints, metrics.jsonl, run_report.json or validation.json.
+struct ProfileRequest {
+  int warmup = 1;         // steps run before the profiled ones (allocator and caches warm up)
+  int steps = 3;          // profiled steps (median over them)
+  std::string out_dir;    // "" = metrics.dir
+  std::string plan_file;  // "" = none; else `shardcast plan RUN.toml --json` output (time.ops_s)
+};
+
 struct RunOverrides {
   std::string data_path;     // replaces data.path
   std::string metrics_dir;   // replaces metrics.dir
   std::optional<int> steps;  // given: replaces training.steps
   bool reference = false;    // plain single-process path (world must be 1)
+  std::optional<ProfileRequest> profile;  // given: a profile run instead of training
 };
 
 // Returns a process exit code; user errors are thrown (ConfigError, InputError, ...).
