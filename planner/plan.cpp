@@ -326,8 +326,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.comm_s = sim.comm_s;
   p.exposed_comm_s = sim.exposed_comm_s;
   p.optimizer_s = sim.optimizer_s;
-  const auto ops = op_breakdown(cfg, opt, cc, in, sim, time_share, eff.unit_overhead_s);
-  p.op_seconds.assign(ops.begin(), ops.end());
+  if (opt.op_breakdown) {
+    const auto ops = op_breakdown(cfg, opt, cc, in, sim, time_share, eff.unit_overhead_s);
+    p.op_seconds.assign(ops.begin(), ops.end());
+  }
   p.tokens_per_s_per_gpu = T * GA / sim.step_time_s;
   p.flops_per_token = m.flops_per_token(s);
   p.mfu = p.tokens_per_s_per_gpu * p.flops_per_token / cc.peak_flops;

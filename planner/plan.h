@@ -23,6 +23,9 @@ struct PlanOptions {
   std::string runtime;    // runtime preset the options come from ("" = built in code)
   std::string framework;  // that runtime's framework (RuntimeSpec::framework): its band regime
   bool timeline = false;  // fill Prediction::timeline
+  // Fill Prediction::op_seconds (planner/op_breakdown.h). It costs every op again, so the
+  // planner's inner loops (search, validate, fit) leave it off; `shardcast plan` turns it on.
+  bool op_breakdown = false;
   // Reduce gradients on every micro-step (FSDP's default, Composer, torchtitan). false models
   // no_sync accumulation: unsharded gradients persist, reduced once on the final micro-step.
   // no_shard always reduces once per step (DDP no_sync).

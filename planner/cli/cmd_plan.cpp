@@ -107,6 +107,7 @@ void register_plan(CLI::App& app) {
     const TrainConfig c = config_from_flags("plan", *a, hw);
     planner::PlanOptions opt = planner::resolve_plan_options(c, hw);
     opt.timeline = !a->timeline.empty();
+    opt.op_breakdown = true;  // time.ops_s of --json (shardcast-train profile --plan reads it)
     const Prediction p = planner::plan(c, hw, opt);
     if (!a->timeline.empty()) write_file_atomic(a->timeline, to_chrome_trace(p.timeline).dump(1) + "\n");
     if (a->json) {

@@ -115,7 +115,8 @@ TEST(OpBreakdown, ComputeCategoriesAreTheClosedFormAndAddUpToComputeTime) {
     const TrainConfig cfg = config_of(c);
     HardwareSpec hw = load_hardware(c.hw);
     hw.efficiency["overlap_compute_slowdown"] = 0.0;
-    const PlanOptions opt = resolve_plan_options(cfg, hw);
+    PlanOptions opt = resolve_plan_options(cfg, hw);
+    opt.op_breakdown = true;
     const Prediction p = plan(cfg, hw, opt);
     ASSERT_EQ(p.op_seconds.size(), size_t(kOpCategories));
     double overhead = 0;
@@ -140,7 +141,8 @@ TEST(OpBreakdown, CategoriesAddUpToTheStepWithOverlapSlowdown) {
     SCOPED_TRACE(name_of(c));
     const TrainConfig cfg = config_of(c);
     const HardwareSpec hw = load_hardware(c.hw);
-    const PlanOptions opt = resolve_plan_options(cfg, hw);
+    PlanOptions opt = resolve_plan_options(cfg, hw);
+    opt.op_breakdown = true;
     const Prediction p = plan(cfg, hw, opt);
     ASSERT_EQ(p.op_seconds.size(), size_t(kOpCategories));
     const double sum = std::accumulate(p.op_seconds.begin(), p.op_seconds.end(), 0.0);
@@ -173,10 +175,25 @@ TEST(OpBreakdown, EveryPlannerOpHasACategory) {
   EXPECT_THROW(op_category_of(unknown), std::logic_error);
 }
 
+TEST(OpBreakdown, OnlyWhenAsked) {
+  // The inner loops (search, validate, fit) do not pay for it; the step is the same either way.
+  const TrainConfig cfg = config_of(cases()[1]);
+  const HardwareSpec hw = load_hardware("cpu");
+  PlanOptions opt = resolve_plan_options(cfg, hw);
+  const Prediction off = plan(cfg, hw, opt);
+  opt.op_breakdown = true;
+  const Prediction on = plan(cfg, hw, opt);
+  EXPECT_TRUE(off.op_seconds.empty());
+  EXPECT_EQ(on.op_seconds.size(), size_t(kOpCategories));
+  EXPECT_DOUBLE_EQ(off.step_time_s, on.step_time_s);
+}
+
 TEST(OpBreakdown, PredictionJsonRoundTripsOpsSeconds) {
   const TrainConfig cfg = config_of(cases()[1]);
   const HardwareSpec hw = load_hardware("cpu");
-  const Prediction p = plan(cfg, hw, resolve_plan_options(cfg, hw));
+  PlanOptions opt = resolve_plan_options(cfg, hw);
+  opt.op_breakdown = true;
+  const Prediction p = plan(cfg, hw, opt);
   nlohmann::json j = p;
   ASSERT_TRUE(j["time"].contains("ops_s"));
   EXPECT_EQ(j["time"]["ops_s"].size(), size_t(kOpCategories));
