@@ -7,6 +7,8 @@
 // difference means a command built its own PlanOptions again.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <string>
 #include <vector>
 
@@ -39,7 +41,8 @@ const std::vector<Case> kCases = {
 };
 const std::vector<std::string> kRuntimes = {"shardcast-train", "torchtitan",  "torchtitan-2024-04",
                                             "torchtitan-2024-05", "fms-fsdp", "llm-foundry",
-                                            "llm-foundry-2023-05", "olmo-core-2024-09", "olmo-core"};
+                                            "llm-foundry-2023-05", "olmo-core-2024-09", "olmo-core",
+                                            "lightning-thunder", "kempnerforge"};
 
 TrainConfig config_of(const Case& k, const std::string& runtime) {
   TrainConfig c = test::make_config(k.model, k.gpu, k.gpus, k.strategy, k.ac, k.micro_batch, k.seq_len, k.grad_accum);
@@ -47,6 +50,11 @@ TrainConfig config_of(const Case& k, const std::string& runtime) {
   if (!is_gpu(hw)) c.precision.param_dtype = "fp32";
   c.precision.reduce_dtype = k.reduce_dtype;
   c.runtime = runtime;
+  // A runtime's own master dtype (pure bf16 for lightning-thunder and kempnerforge) where the
+  // model computes in bf16, and its reduction where that is always the parameters' dtype.
+  const RuntimeTerms& t = runtime_preset(runtime).terms_for(is_gpu(hw));
+  if (c.precision.param_dtype == "bf16") c.precision.master_dtype = t.master_dtype_default;
+  if (t.reduce_dtype_is_param_dtype) c.precision.reduce_dtype = c.precision.param_dtype;
   return c;
 }
 
@@ -67,6 +75,7 @@ void expect_same(const Prediction& a, const Prediction& b, const std::string& wh
 
 TEST(OneAnswer, PlanSearchEmitAndValidateAgree) {
   int compared = 0;
+  std::set<std::string> runtimes_compared;
   for (const Case& k : kCases) {
     const HardwareSpec hw = load_hardware(k.gpu);
     for (const std::string& rt : kRuntimes) {
@@ -88,7 +97,8 @@ TEST(OneAnswer, PlanSearchEmitAndValidateAgree) {
       if (k.strategy == ShardingStrategy::hybrid_shard) space.hsdp_shard_sizes = {cfg.cluster.gpus_per_node};
       space.micro_batches = {k.micro_batch};
       space.grad_accums = {k.grad_accum};
-      space.reduce_dtypes = {k.reduce_dtype};
+      space.reduce_dtypes = {cfg.precision.reduce_dtype};
+      space.base.precision.master_dtype = cfg.precision.master_dtype;
       space.max_mem_frac = 1.0;
       space.base.runtime = rt;
       space.threads = 1;
@@ -118,9 +128,11 @@ TEST(OneAnswer, PlanSearchEmitAndValidateAgree) {
       EXPECT_EQ(cmp.predicted_step_s, planned.step_time_s) << what << " (validate)";
       EXPECT_EQ(cmp.predicted_mem_bytes, planned.mem_peak_bytes) << what << " (validate)";
       ++compared;
+      runtimes_compared.insert(rt);
     }
   }
   EXPECT_GE(compared, 20);  // 4 configurations x the runtimes that can run them
+  for (const std::string& rt : kRuntimes) EXPECT_TRUE(runtimes_compared.count(rt)) << rt << " ran no configuration";
 }
 
 // The runtime changes the answer where its profile says the software differs: eager attention
