@@ -6,8 +6,8 @@ alternates), two trainings of the run.toml given: `shardcast-train run RUN_TOML`
 file's `--mode fsdp2` — PyTorch FSDP2 (`torch.distributed.fsdp.fully_shard` on every block and
 on the root, MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)), world size 1 through
 a one-process NCCL group, each in its own process (a fresh CUDA context and allocator). The
-model is written here in plain torch with the shapes of the run.toml's [model] table (read with
-tomllib): Llama with RMSNorm (fp32 inside), RoPE (Hugging Face rotate_half), grouped-query
+model is trainer/bench/llama_torch.py's plain-torch Llama (shared with bench_vs_pytorch.py) with
+the shapes of the run.toml's [model] table (read with tomllib): Llama with RMSNorm (fp32 inside), RoPE (Hugging Face rotate_half), grouped-query
 attention (k and v repeated to every head, as torchtitan and the trainer do) through
 F.scaled_dot_product_attention(is_causal=True), SwiGLU, tied or untied head; the loss on fp32
 logits; torch.optim.AdamW (fused) with the run's lr, betas, weight decay, warmup; grad clipping
@@ -29,7 +29,6 @@ Usage: bench_vs_fsdp2.py --build BUILD_DIR --config RUN_TOML [--rounds 3] [--ste
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -93,10 +92,8 @@ def fsdp2_main(args):
     torch = torch_or_exit()
     import numpy as np
     import torch.distributed as dist
-    import torch.nn as nn
     import torch.nn.functional as F
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-    from torch.utils.checkpoint import checkpoint
 
     cfg = load_run(args.config)
     m, tr = cfg["model"], cfg["training"]
@@ -114,69 +111,15 @@ def fsdp2_main(args):
     torch.manual_seed(tr.get("seed", 1234))
     dev = torch.device("cuda", 0)
 
-    class RMSNorm(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.weight = nn.Parameter(torch.ones(d))
-
-        def forward(self, x):
-            xf = x.float()
-            return self.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
-
-    def rotate_half(x):
-        x1, x2 = x.chunk(2, dim=-1)
-        return torch.cat((-x2, x1), dim=-1)
+    from llama_torch import Llama, init_weights  # trainer/bench/llama_torch.py, beside this file
 
     inv = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.float32, device=dev) / hd))
     ang = torch.outer(torch.arange(s, dtype=torch.float32, device=dev), inv)
     cos, sin = torch.cat((ang, ang), -1).cos(), torch.cat((ang, ang), -1).sin()  # (s, hd)
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.input_layernorm, self.post_attention_layernorm = RMSNorm(), RMSNorm()
-            self.q_proj, self.k_proj = nn.Linear(d, H * hd, bias=False), nn.Linear(d, KV * hd, bias=False)
-            self.v_proj, self.o_proj = nn.Linear(d, KV * hd, bias=False), nn.Linear(H * hd, d, bias=False)
-            self.gate_proj, self.up_proj = nn.Linear(d, ffn, bias=False), nn.Linear(d, ffn, bias=False)
-            self.down_proj = nn.Linear(ffn, d, bias=False)
-
-        def forward(self, x):
-            B, T, _ = x.shape
-            n = self.input_layernorm(x)
-            q = self.q_proj(n).view(B, T, H, hd).transpose(1, 2)
-            k = self.k_proj(n).view(B, T, KV, hd).transpose(1, 2)
-            v = self.v_proj(n).view(B, T, KV, hd).transpose(1, 2)
-            c, si = cos[:T].to(x.dtype), sin[:T].to(x.dtype)
-            q, k = q * c + rotate_half(q) * si, k * c + rotate_half(k) * si
-            if KV != H:  # Hugging Face repeat_kv order
-                k, v = k.repeat_interleave(H // KV, dim=1), v.repeat_interleave(H // KV, dim=1)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, H * hd)
-            h = x + self.o_proj(a)
-            n2 = self.post_attention_layernorm(h)
-            return h + self.down_proj(F.silu(self.gate_proj(n2)) * self.up_proj(n2))
-
-    class Llama(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.embed_tokens = nn.Embedding(V, d)
-            self.layers = nn.ModuleList(Block() for _ in range(L))
-            self.norm = RMSNorm()
-            self.lm_head = nn.Linear(d, V, bias=False)
-            if tied:
-                self.lm_head.weight = self.embed_tokens.weight
-
-        def forward(self, tok):
-            x = self.embed_tokens(tok)
-            for blk in self.layers:
-                x = checkpoint(blk, x, use_reentrant=False) if full_ac else blk(x)
-            return self.lm_head(self.norm(x))
-
+    sdpa = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
     with torch.device(dev):
-        model = Llama()
-    for name, p in model.named_parameters():  # the trainer's init: normal(0, 0.02), residual outputs /√(2L)
-        if p.dim() >= 2:
-            std = 0.02 / math.sqrt(2 * L) if name.endswith(("o_proj.weight", "down_proj.weight")) else 0.02
-            nn.init.normal_(p, 0.0, std)
+        model = Llama(L, d, H, KV, ffn, V, eps, sdpa, cos, sin, tied=tied, checkpoint_blocks=full_ac)
+    init_weights(model, L)  # the trainer's init: normal(0, 0.02), residual outputs /√(2L)
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     for blk in model.layers:
         fully_shard(blk, mp_policy=mp)

@@ -14,7 +14,8 @@ shardcast-train's run_report.json does) and the peak RSS of the largest process 
 (os.wait4 on the launching process: Linux reports max(self, waited-for children)). It prints
 the paired ratio shardcast / DDP of each round (median, min, max) and the peak memory of
 each, plus shardcast's exact peak of live tensor bytes (counting allocator).
-The model is Hugging Face's eager Llama op for op (RMSNorm in fp32, RoPE rotate_half,
+The model (trainer/bench/llama_torch.py, shared with bench_vs_fsdp2.py) is Hugging Face's eager
+Llama op for op (RMSNorm in fp32, RoPE rotate_half,
 grouped-query attention with repeat_interleave, matmul, /√hd, masked_fill, softmax in fp32,
 SwiGLU, untied head) with the shapes of a model preset TOML (configs/models/*.toml); with
 `--attention causal_blocks` its attention is trainer/model/llama.cpp causal_attention's
@@ -63,18 +64,7 @@ def ddp_rank(rank, args, spec):
     hd, eps, L = d // H, spec["norm_eps"], spec["n_layers"]
     T, B = args.seq_len, args.micro_batch
 
-    class RMSNorm(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.weight = nn.Parameter(torch.ones(d))
-
-        def forward(self, x):
-            xf = x.float()
-            return self.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
-
-    def rotate_half(x):
-        a, b = x.chunk(2, -1)
-        return torch.cat([-b, a], -1)
+    from llama_torch import Llama, init_weights  # trainer/bench/llama_torch.py, beside this file
 
     inv = 1.0 / torch.pow(spec["rope_theta"], torch.arange(0, hd, 2, dtype=torch.float64) / hd)
     freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv)
@@ -97,61 +87,15 @@ def ddp_rank(rank, args, spec):
             out.append(torch.bmm(p, v3.narrow(1, 0, keys)))
         return torch.cat(out, 1).view(b, H, t, hd)
 
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.input_layernorm = RMSNorm()
-            self.q_proj = nn.Linear(d, H * hd, bias=False)
-            self.k_proj = nn.Linear(d, KV * hd, bias=False)
-            self.v_proj = nn.Linear(d, KV * hd, bias=False)
-            self.o_proj = nn.Linear(H * hd, d, bias=False)
-            self.post_attention_layernorm = RMSNorm()
-            self.gate_proj = nn.Linear(d, ffn, bias=False)
-            self.up_proj = nn.Linear(d, ffn, bias=False)
-            self.down_proj = nn.Linear(ffn, d, bias=False)
+    def eager_attention(q, k, v):  # Hugging Face's eager attention
+        s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(hd)
+        s = s.masked_fill(mask, float("-inf"))
+        p = torch.softmax(s.float(), -1).to(q.dtype)
+        return torch.matmul(p, v)
 
-        def forward(self, x):
-            b, t = x.shape[0], x.shape[1]
-            n = self.input_layernorm(x)
-            q = self.q_proj(n).view(b, t, H, hd).transpose(1, 2)
-            k = self.k_proj(n).view(b, t, KV, hd).transpose(1, 2)
-            v = self.v_proj(n).view(b, t, KV, hd).transpose(1, 2)
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
-            if KV != H:
-                k = k.repeat_interleave(H // KV, 1)
-                v = v.repeat_interleave(H // KV, 1)
-            if args.attention == "causal_blocks":
-                a = causal_blocks_attention(q, k, v)
-            else:
-                s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(hd)
-                s = s.masked_fill(mask, float("-inf"))
-                p = torch.softmax(s.float(), -1).to(x.dtype)
-                a = torch.matmul(p, v)
-            a = a.transpose(1, 2).reshape(b, t, H * hd)
-            h = x + self.o_proj(a)
-            n2 = self.post_attention_layernorm(h)
-            return h + self.down_proj(F.silu(self.gate_proj(n2)) * self.up_proj(n2))
-
-    class Llama(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.embed_tokens = nn.Embedding(V, d)
-            self.layers = nn.ModuleList([Block() for _ in range(L)])
-            self.norm = RMSNorm()
-            self.lm_head = nn.Linear(d, V, bias=False)
-
-        def forward(self, tok):
-            x = self.embed_tokens(tok)
-            for blk in self.layers:
-                x = blk(x)
-            return self.lm_head(self.norm(x))
-
-    model = Llama()
-    for name, p in model.named_parameters():
-        if p.dim() > 1:
-            std = 0.02 / math.sqrt(2 * L) if ("o_proj" in name or "down_proj" in name) else 0.02
-            nn.init.normal_(p, 0.0, std)
+    attention = causal_blocks_attention if args.attention == "causal_blocks" else eager_attention
+    model = Llama(L, d, H, KV, ffn, V, eps, attention, cos, sin)
+    init_weights(model, L)
     ddp = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.AdamW(ddp.parameters(), lr=3e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
     raw = np.memmap(args.data, dtype=np.uint16, mode="r", offset=256 * 4)
