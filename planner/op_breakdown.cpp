@@ -48,14 +48,9 @@ double UnitOpSeconds::total() const {
 }
 
 UnitOpSeconds unit_op_seconds(const TrainConfig& cfg, const PlanOptions& opt, const ComputeContext& cc,
-                              const SimInput& in, double time_share, double unit_overhead_s) {
+                              const UnitOps& ops, const SimInput& in, double time_share, double unit_overhead_s) {
   const ModelSpec& m = cfg.model;
-  const int b = cfg.training.micro_batch, s = cfg.training.seq_len;
-  const int A = cc.act_bytes;
-  // The op lists plan() costs the units with.
-  const std::vector<Op> block_ops = block_forward_ops(m, b, s, A, opt.rmsnorm, opt.rope_fused, opt.swiglu_fused);
-  const std::vector<Op> embed_ops = embedding_forward_ops(m, b, s, A);
-  const std::vector<Op> head_ops = head_forward_ops(m, b, s, A, opt.cross_entropy, opt.rmsnorm);
+  const std::vector<Op>& block_ops = ops.block;
   // Recompute shares per block op: checkpointed blocks recompute ops [0, end), op-SAC blocks
   // their selective_op_recompute_shares.
   std::vector<double> ckpt_share(block_ops.size(), 0.0);
@@ -66,8 +61,8 @@ UnitOpSeconds unit_op_seconds(const TrainConfig& cfg, const PlanOptions& opt, co
   // Each kind of unit costed once (plan() may run inside a search): embedding, head, and a
   // block plain, checkpointed or with op-SAC.
   Seconds embed{}, head{}, plain{}, checkpointed{}, sac{};
-  add_ops(embed, embed_ops, cc, true, true, {});
-  add_ops(head, head_ops, cc, true, true, {});
+  add_ops(embed, ops.embedding, cc, true, true, {});
+  add_ops(head, ops.head, cc, true, true, {});
   add_ops(plain, block_ops, cc, true, true, {});
   if (ac == AcMode::full || ac == AcMode::selective) add_ops(checkpointed, block_ops, cc, true, true, ckpt_share);
   if (ac == AcMode::selective_op) add_ops(sac, block_ops, cc, true, true, sac_share);
@@ -102,9 +97,9 @@ UnitOpSeconds unit_op_seconds(const TrainConfig& cfg, const PlanOptions& opt, co
 }
 
 std::array<double, kOpCategories> op_breakdown(const TrainConfig& cfg, const PlanOptions& opt, const ComputeContext& cc,
-                                               const SimInput& in, const SimResult& sim, double time_share,
-                                               double unit_overhead_s) {
-  const UnitOpSeconds u = unit_op_seconds(cfg, opt, cc, in, time_share, unit_overhead_s);
+                                               const UnitOps& ops, const SimInput& in, const SimResult& sim,
+                                               double time_share, double unit_overhead_s) {
+  const UnitOpSeconds u = unit_op_seconds(cfg, opt, cc, ops, in, time_share, unit_overhead_s);
   // The compute the simulator ran on the units beyond their cost: the overlap slowdown,
   // spread in proportion (the simulator slows every compute task alike).
   const double unit_busy = sim.compute_s - sim.optimizer_s;  // s

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <vector>
 
 #include "planner/ops.h"
 #include "planner/plan.h"
@@ -30,6 +31,14 @@ namespace shardcast::planner {
 // know (a new op must be given its category here).
 OpCategory op_category_of(const Op& op);
 
+// The op lists plan() costed its units with (ops.h), not copied: an embedding, one block, the
+// head with its loss.
+struct UnitOps {
+  const std::vector<Op>& embedding;
+  const std::vector<Op>& block;
+  const std::vector<Op>& head;
+};
+
 // The units' part of one optimizer step in closed form (all micro-steps, time_share applied,
 // no overlap slowdown): per category, and the unit host overhead (unit_overhead_s, twice per
 // unit per micro-step).  // s
@@ -39,13 +48,13 @@ struct UnitOpSeconds {
   double total() const;                         // s
 };
 UnitOpSeconds unit_op_seconds(const TrainConfig& cfg, const PlanOptions& opt, const ComputeContext& cc,
-                              const SimInput& in, double time_share, double unit_overhead_s);
+                              const UnitOps& ops, const SimInput& in, double time_share, double unit_overhead_s);
 
-// Seconds per category of one optimizer step, indexed by OpCategory. `in` and `sim` are the
-// simulator's input and result plan() built; cc, time_share and unit_overhead_s as plan()
-// used them for in.units.
+// Seconds per category of one optimizer step, indexed by OpCategory. `ops`, `in` and `sim` are
+// the op lists, the simulator's input and its result plan() built; cc, time_share and
+// unit_overhead_s as plan() used them for in.units.
 std::array<double, kOpCategories> op_breakdown(const TrainConfig& cfg, const PlanOptions& opt, const ComputeContext& cc,
-                                               const SimInput& in, const SimResult& sim, double time_share,
-                                               double unit_overhead_s);
+                                               const UnitOps& ops, const SimInput& in, const SimResult& sim,
+                                               double time_share, double unit_overhead_s);
 
 }  // namespace shardcast::planner

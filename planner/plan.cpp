@@ -95,8 +95,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const double T = double(b) * s;
   const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm, opt.rope_fused, opt.swiglu_fused);
   const UnitCost block = unit_cost(block_ops, T * param_bytes * m.d_model, 0, cc);
-  const UnitCost embed = unit_cost(embedding_forward_ops(m, b, s, param_bytes), 0, 0, cc);
-  const UnitCost head = unit_cost(head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm),
+  const std::vector<Op> embed_ops = embedding_forward_ops(m, b, s, param_bytes);
+  const std::vector<Op> head_ops = head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm);
+  const UnitCost embed = unit_cost(embed_ops, 0, 0, cc);
+  const UnitCost head = unit_cost(head_ops,
                                   T * param_bytes * m.d_model, 0, cc);
   LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
   // fp32 logits kept by the loop through backward (runtime term fp32_logits_held): the up-cast
@@ -327,7 +329,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.exposed_comm_s = sim.exposed_comm_s;
   p.optimizer_s = sim.optimizer_s;
   if (opt.op_breakdown) {
-    const auto ops = op_breakdown(cfg, opt, cc, in, sim, time_share, eff.unit_overhead_s);
+    const auto ops = op_breakdown(cfg, opt, cc, UnitOps{embed_ops, block_ops, head_ops}, in, sim, time_share,
+                                  eff.unit_overhead_s);
     p.op_seconds.assign(ops.begin(), ops.end());
   }
   p.tokens_per_s_per_gpu = T * GA / sim.step_time_s;
