@@ -34,7 +34,8 @@ QColor component_color(const std::string& name, int index) {
       {"optimizer_states", QColor("#e15759")},    {"gathered_parameters", QColor("#edc948")},
       {"unsharded_gradients", QColor("#76b7b2")}, {"activations", QColor("#59a14f")},
       {"reduce_buffers", QColor("#b07aa1")},      {"transient", QColor("#ff9da7")},
-      {"runtime_overhead", QColor("#9c755f")},    {kAllocatorReserve, QColor("#bab0ac")}};
+      {"model_outputs", QColor("#17becf")},       {"runtime_overhead", QColor("#9c755f")},
+      {kAllocatorReserve, QColor("#bab0ac")}};
   for (const auto& [n, c] : known)
     if (name == n) return c;
   static const QColor extra[] = {QColor("#1f77b4"), QColor("#2ca02c"), QColor("#d62728"), QColor("#9467bd"),

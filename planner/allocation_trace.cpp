@@ -30,16 +30,38 @@ int stream_of(const SimAlloc& a) {
 
 }  // namespace
 
-UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved, bool logits_held) {
-  enum { kOther, kLogits, kUpcast, kLogProbs, kGradLogProbs, kGradUpcast, kGradLogits };
+UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved, bool logits_held, bool shifted) {
+  enum { kOther, kLogits, kUpcast, kLogProbs, kGradLogProbs, kGradUpcast, kGradLogits, kShift, kGradShift };
   UnitTensorSequence q;
   if (other_saved > 0) q.forward.push_back({kOther, other_saved});
   q.forward.push_back({kLogits, A * n});
-  q.forward.push_back({kUpcast, 4.0 * n});
+  if (shifted) {
+    // transformers: `logits = logits.float()` frees the 16-bit logits as the copy exists; the
+    // shifted contiguous copy lives while the loss runs (a local of the model's forward).
+    if (!logits_held) q.forward.push_back({kUpcast, 4.0 * n});
+    q.forward.push_back({kLogits, 0});
+    q.forward.push_back({kShift, 4.0 * n});
+    q.forward.push_back({kLogProbs, 4.0 * n});
+    q.forward.push_back({kShift, 0});
+    if (!logits_held) q.forward.push_back({kUpcast, 0});
+    // Backward: nll_loss's gradient, log_softmax's (the shift's), then slice backward's
+    // full-size gradient of the copy once the first two are freed.
+    q.backward.push_back({kGradLogProbs, 4.0 * n});
+    q.backward.push_back({kGradShift, 4.0 * n});
+    q.backward.push_back({kGradLogProbs, 0});
+    q.backward.push_back({kLogProbs, 0});
+    q.backward.push_back({kGradUpcast, 4.0 * n});
+    q.backward.push_back({kGradShift, 0});
+    q.backward.push_back({kGradLogits, A * n});
+    q.backward.push_back({kGradUpcast, 0});
+    return q;
+  }
   if (logits_held) {
+    // The fp32 copy is the model's output (the model_outputs block, made before this sequence).
     q.forward.push_back({kLogits, 0});
     q.forward.push_back({kLogProbs, 4.0 * n});
   } else {
+    q.forward.push_back({kUpcast, 4.0 * n});
     q.forward.push_back({kLogProbs, 4.0 * n});
     q.forward.push_back({kUpcast, 0});
     q.forward.push_back({kLogits, 0});

@@ -66,9 +66,15 @@ struct UnitTensorSequence {
 // logits' gradient (A·n) for the head's matmul. `other_saved`: the rest of the head's saved
 // bytes (final norm), allocated first.
 // `logits_held` (runtime term fp32_logits_held: torchtitan before e29b6b4d4 returned
-// self.output(h).float() from the model and kept `pred` through backward): the bf16 logits are
-// freed as the model returns, the fp32 copy stays live to the backward's end.
-UnitTensorSequence fp32_upcast_loss_sequence(double n, int act_bytes, double other_saved, bool logits_held);
+// self.output(h).float() from the model and kept `pred`): the fp32 copy is the model's output,
+// a block of its own (the simulator's model_outputs, allocated at the head's forward before
+// this sequence and freed when the loop lets the output go), so the sequence allocates the bf16
+// logits, frees them as the model returns and goes on with log_softmax.
+// `shifted` (cross_entropy "fp32_upcast_shifted", transformers before 4.46): the 16-bit logits go
+// as the fp32 copy is made, a shifted contiguous fp32 copy (4n) lives while log_softmax runs, and
+// backward makes the shift's gradient (4n) before slice backward's gradient of the copy (4n).
+UnitTensorSequence fp32_upcast_loss_sequence(double n, int act_bytes, double other_saved, bool logits_held,
+                                             bool shifted = false);
 
 struct TraceInputs {
   std::vector<double> param_shard_bytes;   // per unit: sharded fp32 parameters  // bytes

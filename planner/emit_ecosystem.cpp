@@ -257,6 +257,9 @@ std::string render_accelerate_yaml(const TrainConfig& c) {
     o += "# selective_op: accelerate has no op-level checkpointing; it checkpoints every block (less memory, slower).\n";
   o += "# mixed_precision also sets FSDP's reduce_dtype: the gradients are reduced in the param dtype\n"
        "# (accelerate utils/dataclasses.py FullyShardedDataParallelPlugin.set_mixed_precision).\n";
+  o += "# train.py: set model.config.use_cache = False. The plan assumes it: with use_cache left on,\n"
+       "# transformers returns every layer's K and V with the output in training (its own gradient\n"
+       "# checkpointing turns it off, fsdp_activation_checkpointing does not), which the plan does not count.\n";
   o += "compute_environment: LOCAL_MACHINE\n";
   o += "distributed_type: FSDP\n";
   o += fmt::format("mixed_precision: {}\n",

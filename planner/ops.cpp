@@ -144,6 +144,7 @@ std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int s
 const char* to_string(CrossEntropyImpl c) {
   switch (c) {
     case CrossEntropyImpl::fp32_upcast: return "fp32_upcast";
+    case CrossEntropyImpl::fp32_upcast_shifted: return "fp32_upcast_shifted";
     case CrossEntropyImpl::native: return "native";
     case CrossEntropyImpl::fused: return "fused";
   }
@@ -151,7 +152,8 @@ const char* to_string(CrossEntropyImpl c) {
 }
 
 bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out) {
-  for (CrossEntropyImpl c : {CrossEntropyImpl::fp32_upcast, CrossEntropyImpl::native, CrossEntropyImpl::fused})
+  for (CrossEntropyImpl c : {CrossEntropyImpl::fp32_upcast, CrossEntropyImpl::fp32_upcast_shifted,
+                             CrossEntropyImpl::native, CrossEntropyImpl::fused})
     if (s == to_string(c)) {
       out = c;
       return true;
@@ -163,6 +165,10 @@ bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out) {
 // - fp32_upcast: forward holds the logits (A), the fp32 copy (4) and the fp32 log-softmax
 //   output (4, saved); backward: the dense fp32 gradient of the log-probabilities and of the
 //   copy (4 + 4) — torchtitan deletes the logits before backward.
+// - fp32_upcast_shifted: the logits (A) are gone once the fp32 copy (4) exists (`logits =
+//   logits.float()` rebinds them); the shifted contiguous copy (4) and the log-softmax output
+//   (4, saved) come beside the fp32 copy; backward as fp32_upcast (the shift's gradient is the
+//   log-softmax's, then slice backward writes the copy's gradient after that one is freed).
 // - native: log-softmax output in A (saved) and the logits (A) held by the training loop's
 //   `output` through backward; backward: gradients of the log-probabilities and logits (A + A).
 // - fused: the logits (A) and a 4-byte log-sum-exp per token are saved; backward writes the
@@ -174,6 +180,11 @@ LossMemory loss_memory(CrossEntropyImpl impl, double T, double V, int A) {
     case CrossEntropyImpl::fp32_upcast:
       l.saved = 4.0 * n;
       l.fwd_transient = (A + 4.0) * n;
+      l.bwd_transient = 8.0 * n;
+      break;
+    case CrossEntropyImpl::fp32_upcast_shifted:
+      l.saved = 4.0 * n;
+      l.fwd_transient = std::max(A + 4.0, 8.0) * n;
       l.bwd_transient = 8.0 * n;
       break;
     case CrossEntropyImpl::native:
@@ -199,9 +210,13 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
   ops.back().fp8 = false;      // the LM head stays in param_dtype under fp8
   // HBM traffic per logit forward (backward is twice it):
   // fp32_upcast: up-cast (r A, w 4) and log-softmax (r 4, w 4) = A + 12;
+  // fp32_upcast_shifted: and the shifted copy (r 4, w 4) = A + 20;
   // native: log-softmax in A (r A twice: max/sum and write pass, w A) = 3A;
   // fused: one read of the logits = A.
-  const double bytes = ce == CrossEntropyImpl::fp32_upcast ? A + 12.0 : (ce == CrossEntropyImpl::native ? 3.0 * A : A);
+  const double bytes = ce == CrossEntropyImpl::fp32_upcast           ? A + 12.0
+                       : ce == CrossEntropyImpl::fp32_upcast_shifted ? A + 20.0
+                       : ce == CrossEntropyImpl::native              ? 3.0 * A
+                                                                     : A;
   ops.push_back(elementwise("cross_entropy", T * V * bytes, loss_memory(ce, T, V, A).saved));
   return ops;
 }

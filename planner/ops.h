@@ -35,14 +35,17 @@ enum class OpKind { matmul, attention, elementwise };
 // How the loss is computed from the logits (docs/cost-model.md §2.1):
 //   fp32_upcast — F.cross_entropy(logits.float(), ...) (torchtitan, this repo's trainer):
 //                 an fp32 copy and fp32 log-probabilities;
+//   fp32_upcast_shifted — transformers' LlamaForCausalLM before 4.46: logits = logits.float(),
+//                 then CrossEntropyLoss on logits[..., :-1, :].contiguous(): a second fp32 copy
+//                 while the loss runs forward;
 //   native      — nn.CrossEntropyLoss on the param_dtype logits (fms-fsdp): log-probabilities
 //                 in param_dtype, the logits held by the training loop through backward;
 //   fused       — a fused cross-entropy kernel (flash-attn's xentropy, llm-foundry's default
 //                 loss_fn "fused_crossentropy"): one pass, keeps the logits and an fp32
 //                 log-sum-exp per token, writes the logits' gradient.
-enum class CrossEntropyImpl { fp32_upcast, native, fused };
+enum class CrossEntropyImpl { fp32_upcast, fp32_upcast_shifted, native, fused };
 const char* to_string(CrossEntropyImpl c);
-// Parse "fp32_upcast" | "native" | "fused"; false for anything else.
+// Parse "fp32_upcast" | "fp32_upcast_shifted" | "native" | "fused"; false for anything else.
 bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out);
 
 // Memory of the loss for `tokens` tokens (logits of `vocab` entries in act_bytes).

@@ -101,12 +101,18 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const UnitCost head = unit_cost(head_ops,
                                   T * param_bytes * m.d_model, 0, cc);
   LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
-  // fp32 logits kept by the loop through backward (runtime term fp32_logits_held): the up-cast
-  // copy moves from the forward's transients to what the head keeps for its backward.
-  const bool logits_held = opt.fp32_logits_held && opt.cross_entropy == CrossEntropyImpl::fp32_upcast;
+  // fp32 logits the model returns and the loop keeps (runtime term fp32_logits_held): the
+  // up-cast copy moves from the forward's transients to the model's output.
+  const bool upcast_loss = opt.cross_entropy == CrossEntropyImpl::fp32_upcast ||
+                           opt.cross_entropy == CrossEntropyImpl::fp32_upcast_shifted;
+  const bool logits_held = opt.fp32_logits_held && upcast_loss;
   const double held_logits = logits_held ? 4.0 * T * double(m.vocab) : 0.0;
-  loss.saved += held_logits;
   loss.fwd_transient -= held_logits;
+  // The KV cache the model returns (runtime term use_cache): every layer's K and V after the
+  // rotary embedding, at n_kv_heads width (cached before any repeat_kv), in the activation dtype.
+  const double kv_layer = opt.use_cache ? T * 2.0 * param_bytes * double(m.kv_dim()) : 0.0;
+  // The model's output the loop keeps (SimInput::outputs_kept says how long), one block.
+  const double output_bytes = held_logits + double(m.n_layers) * kv_layer;
   // Activations a block keeps (ac_policy.h): eager or compiled, plain, checkpointed or op-SAC.
   const bool compile = cfg.precision.compile;
   // The fp32 scores of eager attention (PlanOptions::attention_materialized): b·heads·s·s, or
@@ -162,6 +168,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   in.max_inflight_all_gathers = std::max(1, cfg.parallelism.max_inflight_all_gathers);
   in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
   in.step_overhead_s = time_share * eff.step_overhead_s;  // host work competes for the cores too
+  in.outputs_kept = opt.outputs_kept;
+  in.loss_in_model = opt.loss_in_model;
   in.record_timeline = opt.timeline;
   // GPUs run PyTorch's caching allocator: its reserved memory is replayed from the step's
   // allocation sequence (allocation_trace.h). CPU runs use a counting allocator.
@@ -194,6 +202,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     sac_recompute_flops += op_sac ? sac.flops : 0;
     if (is_block) {
       u.saved_bytes = ckpt ? kept_ckpt : (op_sac ? kept_sac : kept_plain);
+      // With the KV cache returned, the K and V a block saves for attention are the cache's
+      // tensors, counted once, in the output: a plain block's k and v at kv width (not when
+      // they are repeated to n_heads first: attention then saves the copies), an op-SAC
+      // block's v (wv's output; its k after rotary is recomputed). A checkpointed block keeps
+      // neither.
+      if (!ckpt && !trainer_block) u.saved_bytes -= op_sac ? 0.5 * kv_layer : (opt.gqa_repeated ? 0.0 : kv_layer);
       // Backward working set: the recomputed tensors of a checkpointed / op-SAC block.
       u.bwd_transient_bytes = ckpt ? kept_plain : (op_sac ? std::max(0.0, kept_plain - kept_sac) : 0);
       // Forward transients beside what the block keeps.
@@ -216,7 +230,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       }
       u.bwd_transient_bytes += scores_bytes;
     } else {
-      u.saved_bytes = c.saved_bytes + (i == U - 1 ? held_logits : 0.0);
+      u.saved_bytes = c.saved_bytes;
       // The trainer's final RMSNorm keeps x² and x·rsqrt(·) besides its output (see above).
       if (trainer_block && i == U - 1) u.saved_bytes += T * 4.0 * 2.0 * m.d_model;
       else if (i == U - 1) u.saved_bytes += norm_extra;
@@ -224,6 +238,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     if (i == U - 1) {
       u.fwd_transient_bytes = loss.fwd_transient;
       u.bwd_transient_bytes = loss.bwd_transient;
+      u.output_bytes = output_bytes;
     }
     // fp8 all-gather: a block's Linear weights (all but its two norm vectors) at 1 byte.
     const double norm_params = is_block ? 2.0 * m.d_model : 0.0;
@@ -290,10 +305,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     ti.record_stream = opt.record_stream_buffers;
     // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
     // are the largest of the step, and where they land decides the segments' high-water mark.
-    if (opt.cross_entropy == CrossEntropyImpl::fp32_upcast) {
+    if (upcast_loss) {
       const SimUnit& h = in.units[size_t(U - 1)];
       ti.sequences.resize(size_t(U));
-      ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab), param_bytes, h.saved_bytes - loss.saved, logits_held);
+      ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab), param_bytes, h.saved_bytes - loss.saved, logits_held,
+                                                               opt.cross_entropy == CrossEntropyImpl::fp32_upcast_shifted);
     }
     thread_local std::vector<AllocEvent> trace;  // storage reused by the next plan() on this thread
     build_allocation_trace(sim, ti, &trace);

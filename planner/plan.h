@@ -10,6 +10,7 @@
 #pragma once
 
 #include "planner/ops.h"
+#include "planner/simulator.h"
 #include "shared/hardware_spec.h"
 #include "shared/prediction.h"
 #include "shared/train_config.h"
@@ -50,6 +51,14 @@ struct PlanOptions {
   // trainer).
   bool recompute_early_stop = false;
   bool fp32_logits_held = false;  // runtime term fp32_logits_held (docs/cost-model.md §5.4)
+  // The model returns every layer's K and V with its output (runtime term use_cache:
+  // transformers' config.use_cache left on in training without transformers' own gradient
+  // checkpointing) and the loop keeps them with the output.
+  bool use_cache = false;
+  // How long the loop keeps the model's output (runtime term outputs_kept; simulator.h).
+  OutputsKept outputs_kept = OutputsKept::backward;
+  // The model's forward computes the loss (runtime term loss_in_model; simulator.h).
+  bool loss_in_model = false;
   // torchao float8 all-gather (torchtitan --float8.enable_fsdp_float8_all_gather): the Linear
   // weights of each block are cast to fp8 before the all-gather, so they travel and sit
   // gathered at 1 byte each. Only with precision.fp8.

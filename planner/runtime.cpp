@@ -100,6 +100,10 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.record_stream_buffers = t.collective_buffers == "record_stream";
   o.recompute_early_stop = t.recompute_early_stop;
   o.fp32_logits_held = t.fp32_logits_held;
+  o.use_cache = t.use_cache;
+  o.loss_in_model = t.loss_in_model;
+  if (!parse_outputs_kept(t.outputs_kept, o.outputs_kept))
+    throw ConfigError(rt.file, "terms.outputs_kept", "\"" + t.outputs_kept + "\" is not allowed");
   return o;
 }
 
@@ -127,15 +131,27 @@ std::vector<std::string> runtime_generations(const std::string& framework) {
 std::string runtime_for_framework(const std::string& framework, const std::string& date) {
   std::string f = framework;
   std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  // The framework of every runtime preset (RuntimeSpec::framework), Composer for llm-foundry
+  // (its trainer) and "shardcast" for shardcast-train; the one named first in the column wins ("atorch (dlrover) ...
+  // auto_accelerate" is atorch, not accelerate).
+  static const std::vector<std::pair<std::string, std::string>> names = [] {
+    std::vector<std::pair<std::string, std::string>> out{{"composer", "llm-foundry"}, {"shardcast", "shardcast-train"}};
+    for (const std::string& n : list_runtime_presets()) {
+      const std::string& fw = runtime_preset(n).framework;
+      if (std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == fw; }) == out.end())
+        out.push_back({fw, fw});
+    }
+    return out;
+  }();
   std::string family;
-  if (f.find("torchtitan") != std::string::npos) family = "torchtitan";
-  else if (f.find("fms-fsdp") != std::string::npos) family = "fms-fsdp";
-  else if (f.find("llm-foundry") != std::string::npos || f.find("composer") != std::string::npos) family = "llm-foundry";
-  else if (f.find("accelerate") != std::string::npos) family = "accelerate";
-  else if (f.find("shardcast") != std::string::npos) family = "shardcast-train";
-  else if (f.find("lightning-thunder") != std::string::npos) family = "lightning-thunder";
-  else if (f.find("kempnerforge") != std::string::npos) family = "kempnerforge";
-  else if (f.find("olmo-core") != std::string::npos) family = "olmo-core";
+  size_t at = std::string::npos;
+  for (const auto& [name, fw] : names) {
+    const size_t pos = f.find(name);
+    if (pos < at || (pos == at && pos != std::string::npos && name.size() > family.size())) {
+      at = pos;
+      family = fw;
+    }
+  }
   if (family.empty()) return "";
   if (!date.empty() && !is_iso_date(date))
     throw InputError(fmt::format("framework_date \"{}\" is not a date (YYYY-MM-DD or YYYY-MM)", date));

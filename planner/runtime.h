@@ -49,10 +49,10 @@ PlanOptions resolve_plan_options(const TrainConfig& cfg, const HardwareSpec& hw)
 
 // The runtime a published row's `framework` column and `framework_date` (the commit date of
 // the framework version it ran, "YYYY-MM-DD" or "YYYY-MM"; "" = not stated) choose. The
-// framework is found by name ("torchtitan (FSDP2)" -> torchtitan, "fms-fsdp (FSDP1)" ->
-// fms-fsdp, "llm-foundry/Composer" -> llm-foundry, "accelerate", "shardcast", "lightning-thunder",
-// "OLMo-core" -> olmo-core); among the
-// runtime presets of that framework (RuntimeSpec::framework) the one whose
+// framework is the first one the column names, case-insensitively, of the presets' frameworks
+// (RuntimeSpec::framework: "torchtitan (FSDP2)" -> torchtitan, "OLMo-core @..." -> olmo-core,
+// "atorch (dlrover) ..." -> atorch), "Composer" naming llm-foundry and "shardcast"
+// shardcast-train; among the runtime presets of that framework the one whose
 // [from_date, until_date) holds the date, or, without a date, the newest (no until_date):
 // e.g. torchtitan + 2024-04-24 -> torchtitan-2024-04. "" when no framework matches.
 // InputError for a malformed date or a date no generation covers.

@@ -14,8 +14,27 @@ const char* mem_category_name(int c) {
     case kMemActivations: return "activations";
     case kMemTransient: return "transient";
     case kMemShardedGrads: return "sharded_gradients";
+    case kMemOutputs: return "model_outputs";
   }
   return "?";
+}
+
+const char* to_string(OutputsKept k) {
+  switch (k) {
+    case OutputsKept::backward: return "backward";
+    case OutputsKept::next_forward: return "next_forward";
+    case OutputsKept::step_end: return "step_end";
+  }
+  return "?";
+}
+
+bool parse_outputs_kept(const std::string& s, OutputsKept& out) {
+  for (OutputsKept k : {OutputsKept::backward, OutputsKept::next_forward, OutputsKept::step_end})
+    if (s == to_string(k)) {
+      out = k;
+      return true;
+    }
+  return false;
 }
 
 namespace {
@@ -25,9 +44,13 @@ const char* kLaneNames[kLanes] = {"compute", "comm", "comm_inter"};
 
 enum TaskKind : int { kFwd, kBwd, kAllGather, kReduce, kReplicaAllReduce, kOptimizer };
 
+// A delta of the task's unit, or of `unit` when it is not kTaskUnit (the loop's kept outputs
+// are allocated and freed by tasks of other units).
+constexpr int kTaskUnit = -2;
 struct MemDelta {
   int cat;
   double bytes;
+  int unit;
 };
 
 struct Task {
@@ -36,20 +59,27 @@ struct Task {
   int lane;
   double work;
   std::array<int, 2> deps{-1, -1};
-  std::array<MemDelta, 3> at_start{};
+  std::array<MemDelta, 5> at_start{};
   int n_start = 0;
-  std::array<MemDelta, 5> at_end{};
+  std::array<MemDelta, 6> at_end{};
   int n_end = 0;
   double start = 0, end = 0;
   bool done = false;
-  void alloc(int cat, double b) {
-    if (b != 0) at_start[n_start++] = {cat, b};
+  void alloc(int cat, double b, int of_unit = kTaskUnit) {
+    assert(size_t(n_start) < at_start.size());
+    if (b != 0) at_start[size_t(n_start++)] = {cat, b, of_unit};
   }
-  void release(int cat, double b) {
-    if (b != 0) at_end[n_end++] = {cat, -b};
+  void release(int cat, double b, int of_unit = kTaskUnit) {
+    assert(size_t(n_end) < at_end.size());
+    if (b != 0) at_end[size_t(n_end++)] = {cat, -b, of_unit};
+  }
+  void release_at_start(int cat, double b, int of_unit = kTaskUnit) {
+    assert(size_t(n_start) < at_start.size());
+    if (b != 0) at_start[size_t(n_start++)] = {cat, -b, of_unit};
   }
   void alloc_at_end(int cat, double b) {
-    if (b != 0) at_end[n_end++] = {cat, b};
+    assert(size_t(n_end) < at_end.size());
+    if (b != 0) at_end[size_t(n_end++)] = {cat, b, kTaskUnit};
   }
 };
 
@@ -60,6 +90,16 @@ class Builder {
   std::vector<Task> build() {
     const int U = int(in_.units.size());
     tasks_.reserve(size_t(in_.grad_accum) * U * 6 + 4);
+    // The loop's kept outputs: one block, of the unit that has output_bytes (the head).
+    const bool until_next_forward = in_.outputs_kept != OutputsKept::backward;
+    std::vector<int> output_units;
+    for (int i = 0; i < U; ++i)
+      if (in_.units[i].output_bytes > 0) output_units.push_back(i);
+    assert(output_units.size() <= 1 && "the model's output is one unit's block");
+    // next_forward: the previous step's output is live when the step starts; prev_live: an
+    // output of an earlier micro-step (or step) is live.
+    bool carry = in_.outputs_kept == OutputsKept::next_forward && !output_units.empty();
+    bool prev_live = false;
     for (int k = 0; k < in_.grad_accum; ++k) {
       const bool last = k == in_.grad_accum - 1;
       const bool sync = last || in_.sync_every_micro_step;
@@ -78,9 +118,29 @@ class Builder {
           ag_f[i] = last_;
         }
         Task& f = add(kFwd, i, kCompute, u.fwd_s, ag_f[i]);
+        if (carry) {
+          // The previous step's output, live when the step starts (the first compute task).
+          for (int j : output_units) f.alloc(kMemOutputs, in_.units[j].output_bytes, j);
+          carry = false;
+          prev_live = true;
+        }
+        f.alloc(kMemOutputs, u.output_bytes);
         f.alloc(kMemActivations, u.saved_bytes);
         f.alloc(kMemTransient, u.fwd_transient_bytes);
         f.release(kMemTransient, u.fwd_transient_bytes);
+        // The last forward of a micro-step returns the model's output: the loop variable that
+        // held the previous micro-step's (or step's) output lets it go — after the loss when the
+        // model computes it (loss_in_model), else as the head's forward starts (its logits and
+        // the new output are made while the old one is live, which the head's lumps, allocated
+        // at its start with the loss's, already count: the loss's tensors come after the release).
+        if (i == U - 1 && until_next_forward) {
+          if (prev_live)
+            for (int j : output_units) {
+              if (in_.loss_in_model) f.release(kMemOutputs, in_.units[j].output_bytes, j);
+              else f.release_at_start(kMemOutputs, in_.units[j].output_bytes, j);
+            }
+          prev_live = true;
+        }
         // Units without an all_gather (no_shard) hold their working copy from here.
         if (u.all_gather_s <= 0) f.alloc(kMemGatheredParams, u.gathered_bytes);
         if (u.reshard_after_forward && u.all_gather_s > 0) f.release(kMemGatheredParams, u.gathered_bytes);
@@ -108,6 +168,8 @@ class Builder {
         b.release(kMemTransient, u.bwd_transient_bytes);
         b.release(kMemActivations, u.saved_bytes);
         b.release(kMemGatheredParams, u.gathered_bytes);
+        if (i == 0 && !until_next_forward)
+          for (int j : output_units) b.release(kMemOutputs, in_.units[j].output_bytes, j);
         bwd[i] = last_;
         prev_bwd = last_;
         // The sharded gradient appears at the first synchronised reduction of the step.
@@ -132,6 +194,11 @@ class Builder {
     Task& o = add(kOptimizer, -1, kCompute, in_.optimizer_s, dep_comm, dep_inter);
     o.alloc(kMemTransient, in_.optimizer_transient_bytes);
     o.release(kMemTransient, in_.optimizer_transient_bytes);
+    // The last micro-step's output lives through the optimizer step: freed as the step's
+    // function returns (step_end), or — next_forward — carried into the next step, where the
+    // first forward task allocates it again (the two are one block in the real loop).
+    if (until_next_forward)
+      for (int j : output_units) o.release(kMemOutputs, in_.units[j].output_bytes, j);
     return std::move(tasks_);
   }
 
@@ -198,17 +265,19 @@ SimResult simulate(const SimInput& in) {
     int cat;
     double bytes;
     int task;
+    int unit;  // MemDelta::unit
   };
   std::vector<MemEvent> mem;
   mem.reserve(tasks.size() * 3);
   // Written field by field in place: a braced temporary copied into the vector stalls on
   // store forwarding (it was half of simulate()'s time).
-  auto add_mem = [&mem](double t, int cat, double bytes, int task) {
+  auto add_mem = [&mem](double t, const MemDelta& d, int task) {
     MemEvent& e = mem.emplace_back();
     e.t = t;
-    e.cat = cat;
-    e.bytes = bytes;
+    e.cat = d.cat;
+    e.bytes = d.bytes;
     e.task = task;
+    e.unit = d.unit;
   };
 
   const double slow = 1.0 / (1.0 + in.overlap_compute_slowdown);
@@ -226,7 +295,7 @@ SimResult simulate(const SimInput& in) {
           running[l] = queue[l][head[l]];
           remaining[l] = task.work;
           task.start = t;
-          for (int m = 0; m < task.n_start; ++m) add_mem(t, task.at_start[m].cat, task.at_start[m].bytes, queue[l][head[l]]);
+          for (int m = 0; m < task.n_start; ++m) add_mem(t, task.at_start[size_t(m)], queue[l][head[l]]);
         }
       }
       any = any || running[l] >= 0;
@@ -248,7 +317,7 @@ SimResult simulate(const SimInput& in) {
         Task& task = tasks[running[l]];
         task.end = t;
         task.done = true;
-        for (int m = 0; m < task.n_end; ++m) add_mem(t, task.at_end[m].cat, task.at_end[m].bytes, running[l]);
+        for (int m = 0; m < task.n_end; ++m) add_mem(t, task.at_end[size_t(m)], running[l]);
         running[l] = -1;
         ++head[l];
       }
@@ -300,7 +369,7 @@ SimResult simulate(const SimInput& in) {
       const Task& task = tasks[size_t(e.task)];
       SimAlloc& a = r.allocations.emplace_back();  // in place, as add_mem
       a.t = e.t;
-      a.unit = task.unit;
+      a.unit = e.unit == kTaskUnit ? task.unit : e.unit;
       a.cat = e.cat;
       a.lane = task.lane;
       a.reduce = task.kind == kReduce;

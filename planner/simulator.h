@@ -28,9 +28,24 @@ enum MemCategory : int {
   kMemActivations,         // tensors saved for backward
   kMemTransient,           // working memory (recompute, logits and loss, optimizer temps)
   kMemShardedGrads,        // sharded fp32 gradients when they are freed between steps
+  kMemOutputs,             // the model's output the training loop keeps (SimInput::outputs_kept)
   kMemCategories
 };
+
 const char* mem_category_name(int c);
+
+// How long the training loop keeps the model's output (its fp32 logits, its KV cache: what
+// SimUnit::output_bytes counts) — the runtime term `outputs_kept`:
+//   backward     — until the micro-step's backward has run (a `del`, or the micro-step's
+//                  function returns);
+//   next_forward — until the next micro-step's forward returns: the loop variable is rebound
+//                  only then (`pred = model(x)` in the loop body), so the step's last output
+//                  lives through the optimizer step into the next step's first forward;
+//   step_end     — as next_forward within the step; the last micro-step's output lives through
+//                  the optimizer step and is freed when the step's function returns.
+enum class OutputsKept { backward, next_forward, step_end };
+const char* to_string(OutputsKept k);
+bool parse_outputs_kept(const std::string& s, OutputsKept& out);  // "backward" | "next_forward" | "step_end"
 
 // One FSDP unit as the simulator sees it (durations already include recompute etc.).
 struct SimUnit {
@@ -51,6 +66,10 @@ struct SimUnit {
   // reduction, or of its backward without one) and kept to the end of the step: optimizers
   // that zero_grad(set_to_none=True) free them between steps. 0 = counted as static state.
   double shard_grad_bytes = 0;    // bytes
+  // The unit's part of the model's output that the training loop keeps (the head: the fp32
+  // logits the model returns, every layer's K and V when it returns its KV cache), allocated at
+  // the start of the unit's forward and freed as SimInput::outputs_kept says.
+  double output_bytes = 0;        // bytes
 };
 
 struct SimInput {
@@ -63,6 +82,10 @@ struct SimInput {
   double optimizer_transient_bytes = 0;  // bytes
   double overlap_compute_slowdown = 0;
   double step_overhead_s = 0;     // s
+  OutputsKept outputs_kept = OutputsKept::backward;  // lifetime of SimUnit::output_bytes
+  // The model's forward computes the loss (transformers with labels): the loop lets its
+  // previous output go when the head's forward ends, not as it starts.
+  bool loss_in_model = false;
   bool record_timeline = false;
   // Fill SimResult::allocations and compute_ends (the allocation sequence the caching
   // allocator model replays: allocation_trace.h).

@@ -24,8 +24,9 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "published rates of flash-attn's Triton kernel (llm-foundry attn_impl triton); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
      "eager in query blocks that score only the keys up to their last row (shared/causal_blocks.h), "
      "so the kept softmax is b·heads·causal_block_score_elements(s) (5/8 of s·s at s = 256)"},
-    {"cross_entropy", "string", "fp32_upcast | native | fused",
-     "how the loss is computed: logits up-cast to fp32, cross_entropy on the 16-bit logits, or a fused "
+    {"cross_entropy", "string", "fp32_upcast | fp32_upcast_shifted | native | fused",
+     "how the loss is computed: logits up-cast to fp32 (fp32_upcast_shifted: then shifted into a second "
+     "contiguous fp32 copy, transformers before 4.46), cross_entropy on the 16-bit logits, or a fused "
      "kernel that never materializes the fp32 logits"},
     {"rmsnorm", "string", "eager | eager_fp32_weight | fused",
      "eager: a Llama RMSNorm written in PyTorch ops with an fp32 up-cast ((4A + 28)·d bytes per token "
@@ -76,7 +77,20 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"fp32_logits_held", "bool", "",
      "the model returns the fp32 up-cast logits and the training loop keeps that tensor referenced through "
      "backward (no `del pred` before loss.backward()): 4 bytes per logit stay live while the loss's "
-     "gradients are made (cross_entropy = \"fp32_upcast\" only)"},
+     "gradients are made, and as long as outputs_kept says (cross_entropy fp32_upcast or fp32_upcast_shifted)"},
+    {"use_cache", "bool", "",
+     "the model returns every layer's K and V with its output (transformers with config.use_cache = true "
+     "in training and without transformers' own gradient checkpointing, which turns it off): "
+     "2·A·kv bytes per token and layer, kept as long as outputs_kept says"},
+    {"outputs_kept", "string", "backward | next_forward | step_end",
+     "how long the training loop keeps the model's output (what fp32_logits_held and use_cache put in "
+     "it): backward — until the micro-step's backward has run; next_forward — until the next forward "
+     "returns (`pred = model(x)` rebinds its loop variable only then), so the step's last output "
+     "lives through the optimizer step into the next step's first forward; step_end — as next_forward "
+     "within the step, the last one freed when the step's function returns"},
+    {"loss_in_model", "bool", "",
+     "the model's forward computes the loss (transformers' LlamaForCausalLM given labels), so a previous "
+     "output the loop still holds is let go after the loss's forward, not before it"},
     {"compile", "bool", "", "it can run precision.compile = true"},
     {"fp8_recipes", "string list", "tensorwise | rowwise | rowwise_with_gw_hp",
      "the precision.fp8 recipes it can run (torchao's Float8LinearRecipeName); [] = none only"},
@@ -117,6 +131,8 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "expandable_segments") return &t.expandable_segments;
   if (key == "recompute_early_stop") return &t.recompute_early_stop;
   if (key == "fp32_logits_held") return &t.fp32_logits_held;
+  if (key == "use_cache") return &t.use_cache;
+  if (key == "loss_in_model") return &t.loss_in_model;
   if (key == "compile") return &t.compile;
   if (key == "selective_op") return &t.selective_op;
   if (key == "selective_blocks") return &t.selective_blocks;
@@ -134,6 +150,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "master_dtype_default") return &t.master_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;
   if (key == "unsynced_gradient_dtype") return &t.unsynced_gradient_dtype;
+  if (key == "outputs_kept") return &t.outputs_kept;
   return nullptr;
 }
 

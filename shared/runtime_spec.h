@@ -21,7 +21,7 @@ namespace shardcast {
 
 struct RuntimeTerms {
   std::string attention = "flash";            // flash | eager | eager_causal_blocks
-  std::string cross_entropy = "fp32_upcast";  // fp32_upcast | native | fused
+  std::string cross_entropy = "fp32_upcast";  // fp32_upcast | fp32_upcast_shifted | native | fused
   std::string rmsnorm = "eager";              // eager | eager_fp32_weight | fused (one RMSNorm kernel)
   std::string rope = "eager";                 // eager | fused (one rotary kernel for q and k)
   std::string swiglu = "eager";               // eager | fused (one silu(gate)·up kernel)
@@ -47,7 +47,10 @@ struct RuntimeTerms {
   bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::string collective_buffers = "rate_limited";  // rate_limited | record_stream
   bool recompute_early_stop = false;          // checkpoint recompute stops before the last GEMM
-  bool fp32_logits_held = false;              // the loop keeps the model's fp32 logits through backward
+  bool fp32_logits_held = false;              // the model returns fp32 logits and the loop keeps them
+  bool use_cache = false;                     // the model returns every layer's K and V (KV cache)
+  std::string outputs_kept = "backward";      // backward | next_forward | step_end: how long the loop keeps the output
+  bool loss_in_model = false;                 // the model's forward computes the loss (labels passed in)
   bool compile = true;                        // can run precision.compile
   // precision.fp8 recipes it can run besides "none" (tensorwise | rowwise | rowwise_with_gw_hp);
   // empty = bf16 only.

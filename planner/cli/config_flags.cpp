@@ -7,6 +7,7 @@
 
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/runtime_spec.h"
 #include "shared/session.h"
 
 namespace shardcast::cli {
@@ -81,10 +82,11 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
 }
 
 void add_runtime_flag(CLI::App* cmd, std::string& runtime) {
+  std::string names;
+  for (const std::string& n : list_runtime_presets()) names += (names.empty() ? "" : ", ") + n;
   cmd->add_option("--runtime", runtime,
-                  "the software that runs the plan: a preset of configs/runtimes/ (shardcast-train, torchtitan, "
-                  "fms-fsdp, llm-foundry, accelerate, lightning-thunder, kempnerforge; earlier generations torchtitan-2024-04, "
-                  "torchtitan-2024-05, llm-foundry-2023-05); default: the config's, else shardcast-train");
+                  "the software that runs the plan: a preset of configs/runtimes/ (" + names +
+                      "); default: the config's, else shardcast-train");
 }
 
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {

@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
 #include "planner/allocation_trace.h"
+#include "planner/ops.h"
 #include "planner/simulator.h"
 
 namespace shardcast::planner {
@@ -237,19 +239,43 @@ TEST(AllocationTrace, LossTensorByTensorKeepsTheAllocatedPeak) {
   // Left for the backward's end: the final norm's tensors and the logits' gradient (A·n), which
   // the head's matmul backward reads.
   EXPECT_DOUBLE_EQ(live, other + 2.0 * n);
-  // fp32 logits held by the loop (saved + 4n, forward transient − 4n): the bf16 logits are gone
-  // before log_softmax runs, so the forward stays 2n under its lump; backward is other + 16n.
-  const UnitTensorSequence held = fp32_upcast_loss_sequence(n, 2, other, true);
-  live = fwd_peak = bwd_peak = 0;
-  for (const auto* steps : {&held.forward, &held.backward})
-    for (const TensorStep& st : *steps) {
-      if (st.bytes > 0) size[size_t(st.id)] = st.bytes;
-      live += st.bytes > 0 ? st.bytes : -size[size_t(st.id)];
-      (steps == &held.forward ? fwd_peak : bwd_peak) = std::max(steps == &held.forward ? fwd_peak : bwd_peak, live);
-    }
-  EXPECT_DOUBLE_EQ(fwd_peak, other + 8.0 * n);
-  EXPECT_DOUBLE_EQ(bwd_peak, other + 16.0 * n);
-  EXPECT_DOUBLE_EQ(live, other + 6.0 * n);  // and the held fp32 logits
+  // Peaks of a sequence, forward and backward, and what is live at its end.
+  auto peaks = [&](const UnitTensorSequence& seq, double* fwd, double* bwd, double* end) {
+    double now = 0;
+    *fwd = *bwd = 0;
+    std::vector<double> bytes(16, 0.0);
+    for (const auto* steps : {&seq.forward, &seq.backward})
+      for (const TensorStep& st : *steps) {
+        if (st.bytes > 0) bytes[size_t(st.id)] = st.bytes;
+        now += st.bytes > 0 ? st.bytes : -bytes[size_t(st.id)];
+        double& peak = steps == &seq.forward ? *fwd : *bwd;
+        peak = std::max(peak, now);
+      }
+    *end = now;
+  };
+  // fp32 logits held by the loop: the copy is the model's output, a block of its own outside the
+  // sequence (the simulator's model_outputs), so the sequence is the loss beside it: the bf16
+  // logits go before log_softmax runs (forward other + 4n), backward other + 12n as above.
+  double f = 0, b = 0, e = 0;
+  peaks(fp32_upcast_loss_sequence(n, 2, other, true), &f, &b, &e);
+  EXPECT_DOUBLE_EQ(f, other + 4.0 * n);
+  EXPECT_DOUBLE_EQ(b, other + 12.0 * n);
+  EXPECT_DOUBLE_EQ(e, other + 2.0 * n);
+  // transformers' shifted copy (fp32_upcast_shifted): forward the fp32 copy, the shifted copy
+  // and log_softmax's output together, other + 12n = the lumps' saved (other + 4n) + forward
+  // transient (max(A + 4, 8)·n = 8n); held, the copy is the output: other + 8n. Backward other
+  // + 12n either way (the shift's gradient is made and freed before slice backward's).
+  peaks(fp32_upcast_loss_sequence(n, 2, other, false, true), &f, &b, &e);
+  EXPECT_DOUBLE_EQ(f, other + 12.0 * n);
+  EXPECT_DOUBLE_EQ(b, other + 12.0 * n);
+  EXPECT_DOUBLE_EQ(e, other + 2.0 * n);
+  const LossMemory shifted = loss_memory(CrossEntropyImpl::fp32_upcast_shifted, 1.0, n, 2);
+  EXPECT_DOUBLE_EQ(f, other + shifted.saved + shifted.fwd_transient);
+  EXPECT_DOUBLE_EQ(b, other + shifted.saved + shifted.bwd_transient);
+  peaks(fp32_upcast_loss_sequence(n, 2, other, true, true), &f, &b, &e);
+  EXPECT_DOUBLE_EQ(f, other + 8.0 * n);
+  EXPECT_DOUBLE_EQ(b, other + 12.0 * n);
+  EXPECT_DOUBLE_EQ(e, other + 2.0 * n);
 }
 
 TEST(AllocationTrace, RecordStreamWithoutRateLimiterReservesMore) {

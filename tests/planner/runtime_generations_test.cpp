@@ -31,6 +31,14 @@ Prediction plan_8b(const std::string& gpu, int gpus, const std::string& runtime)
 }
 
 TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
+  // The framework the column names first: atorch's example runs auto_accelerate, not accelerate.
+  EXPECT_EQ(runtime_for_framework("atorch (dlrover) @3a442b728 (FSDP1 + HF transformers Llama, auto_accelerate)",
+                                  "2023-11-22"),
+            "atorch");
+  EXPECT_EQ(runtime_for_framework("accelerate with atorch's attention", ""), "accelerate");
+  EXPECT_EQ(runtime_for_framework("llm-foundry/Composer (FSDP1)"), "llm-foundry");
+  EXPECT_EQ(runtime_for_framework("Composer"), "llm-foundry");
+  EXPECT_EQ(runtime_for_framework("lit-llama @d598aa2 (Lightning Fabric FSDPStrategy)"), "");
   const std::string tt = "torchtitan (FSDP2)";
   EXPECT_EQ(runtime_for_framework(tt), "torchtitan");  // no date: the newest generation
   EXPECT_EQ(runtime_for_framework(tt, "2024-04-18"), "torchtitan-2024-04");

@@ -49,7 +49,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"master_dtypes", "[\"fp32\"]"}, {"master_dtype_default", "\"fp32\""},
                              {"gqa", "\"repeated\""},
                              {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"},
-                             {"unsynced_gradient_dtype", "\"param_dtype\""}};
+                             {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)
@@ -87,6 +87,7 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     t.fp8_recipes = cur.terms.fp8_recipes;
     t.expandable_segments = cur.terms.expandable_segments;
     t.fp32_logits_held = cur.terms.fp32_logits_held;  // torchtitan-2024-04 kept pred (below)
+    t.outputs_kept = cur.terms.outputs_kept;
     EXPECT_EQ(t.attention, cur.terms.attention) << rt->name;
     EXPECT_EQ(t.cross_entropy, cur.terms.cross_entropy) << rt->name;
     EXPECT_EQ(t.rope, cur.terms.rope) << rt->name;
@@ -103,8 +104,19 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     EXPECT_EQ(t.fp8_recipes, cur.terms.fp8_recipes) << rt->name;
     EXPECT_EQ(t.selective_op, cur.terms.selective_op) << rt->name;
     EXPECT_EQ(t.selective_blocks, cur.terms.selective_blocks) << rt->name;
+    EXPECT_EQ(t.use_cache, cur.terms.use_cache) << rt->name;
+    EXPECT_EQ(t.loss_in_model, cur.terms.loss_in_model) << rt->name;
   }
   for (const RuntimeSpec* rt : {&apr, &may, &cur}) EXPECT_TRUE(rt->terms.recompute_early_stop) << rt->name;
+  // train.py's `pred = model(input_ids)` in the step loop kept the previous step's pred until
+  // the next forward returned; e29b6b4d4 deleted it before backward.
+  EXPECT_EQ(apr.terms.outputs_kept, "next_forward");
+  EXPECT_EQ(may.terms.outputs_kept, "backward");
+  EXPECT_EQ(cur.terms.outputs_kept, "backward");
+  for (const RuntimeSpec* rt : {&apr, &may, &cur}) {
+    EXPECT_FALSE(rt->terms.use_cache) << rt->name;      // the model returns the logits only
+    EXPECT_FALSE(rt->terms.loss_in_model) << rt->name;  // loss_fn(pred, labels) in train.py
+  }
   // del pred before backward arrived in torchtitan e29b6b4d4 (2024-06-12).
   EXPECT_TRUE(apr.terms.fp32_logits_held);
   EXPECT_FALSE(may.terms.fp32_logits_held);
@@ -166,6 +178,13 @@ TEST(RuntimeSpec, OlmoCoreGenerationsStateWhatItsCodeDoes) {
   EXPECT_TRUE(early.terms.fp32_logits_held);
   EXPECT_EQ(late.terms.cross_entropy, "fused");
   EXPECT_FALSE(late.terms.fp32_logits_held);
+  // _train_batch: logits = self.model_forward(micro_batch) in the micro-batch loop, the optimizer
+  // step in the same function; the loss outside the model.
+  for (const RuntimeSpec* rt : {&early, &late}) {
+    EXPECT_EQ(rt->terms.outputs_kept, "step_end") << rt->name;
+    EXPECT_FALSE(rt->terms.loss_in_model) << rt->name;
+    EXPECT_FALSE(rt->terms.use_cache) << rt->name;
+  }
   // The terms the loop above does not pin are the same in both (their files are unchanged
   // between the two commits).
   EXPECT_EQ(early.terms.master_dtypes, late.terms.master_dtypes);
@@ -312,6 +331,25 @@ TEST(TrainerChecks, ListsEveryReasonTheTrainerRefuses) {
   // On an NCCL build the 16-bit run is fine; the rest stays.
   const auto g = trainer_refusals(c, true);
   for (const auto& x : g) EXPECT_NE(x.key, "precision");
+}
+
+// atorch's example (dlrover @3a442b728, transformers 4.31.0): FSDP1 with amp's MixedPrecision,
+// transformers' model given the labels, the KV cache left on, `outputs` kept by the loop.
+TEST(RuntimeSpec, AtorchStatesWhatItsExampleDoes) {
+  const RuntimeSpec rt = load_runtime("atorch");
+  const RuntimeTerms& t = rt.terms;
+  EXPECT_EQ(rt.framework, "atorch");
+  EXPECT_EQ(t.cross_entropy, "fp32_upcast_shifted");  // logits.float(), then logits[..., :-1, :].contiguous()
+  EXPECT_TRUE(t.fp32_logits_held);
+  EXPECT_TRUE(t.use_cache);                            // config.use_cache, no transformers checkpointing
+  EXPECT_EQ(t.outputs_kept, "next_forward");           // outputs = model(**batch) in the loop
+  EXPECT_TRUE(t.loss_in_model);                        // labels passed: the model computes the loss
+  EXPECT_EQ(t.reduce_dtype_default, "bf16");           // MixedPrecision(bf16, bf16, bf16)
+  EXPECT_TRUE(t.reduce_dtype_is_param_dtype);
+  EXPECT_EQ(t.gqa, "native");                          // flash-attn reads K, V at n_kv_heads
+  EXPECT_TRUE(t.root_unit);                            // FSDP1 root: embedding, norm, lm_head
+  EXPECT_EQ(t.collective_buffers, "rate_limited");     // limit_all_gathers = True
+  EXPECT_FALSE(t.expandable_segments);
 }
 
 }  // namespace
