@@ -99,14 +99,20 @@ TEST(ModelOutputs, LifetimeInTheStepSimulator) {
   EXPECT_DOUBLE_EQ(simulate(four_units(S, X, OutputsKept::step_end, true, 1)).mem_peak_bytes, 4 * S + X);
 }
 
+// Llama-2-7B on 8 A100-80GB under the atorch profile (bf16 reduction, as its example runs).
+TrainConfig atorch_llama2_7b(AcMode ac, int micro_batch, int seq_len) {
+  TrainConfig c = test::make_config("llama2-7b", "A100-80GB-SXM", 8, ShardingStrategy::full_shard, ac, micro_batch,
+                                    seq_len, 1);
+  c.runtime = "atorch";
+  c.precision.reduce_dtype = "bf16";
+  return c;
+}
+
 // atorch's Llama-2-7B run (4 × 4096 tokens per GPU, every block checkpointed, 8 A100-80GB): at
 // the peak the loop holds two outputs — the previous step's and this one's — each the fp32
 // logits (4·T·V) and every layer's K and V (2·A·kv·T per layer).
 TEST(ModelOutputs, AtorchKeepsTwoStepsOfLogitsAndKvCache) {
-  TrainConfig c = test::make_config("llama2-7b", "A100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 4,
-                                    4096, 1);
-  c.runtime = "atorch";
-  c.precision.reduce_dtype = "bf16";
+  const TrainConfig c = atorch_llama2_7b(AcMode::full, 4, 4096);
   const HardwareSpec hw = load_hardware("A100-80GB-SXM");
   const PlanOptions opt = resolve_plan_options(c, hw);
   ASSERT_TRUE(opt.use_cache);
@@ -137,10 +143,7 @@ TEST(ModelOutputs, AtorchKeepsTwoStepsOfLogitsAndKvCache) {
 // once, so the cache kept through backward adds nothing at a peak where every block's saved
 // tensors are live (the end of forward, the loss's backward).
 TEST(ModelOutputs, KvCacheOfUncheckpointedBlocksIsCountedOnce) {
-  TrainConfig c = test::make_config("llama2-7b", "A100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 1,
-                                    2048, 1);
-  c.runtime = "atorch";
-  c.precision.reduce_dtype = "bf16";
+  const TrainConfig c = atorch_llama2_7b(AcMode::none, 1, 2048);
   const HardwareSpec hw = load_hardware("A100-80GB-SXM");
   PlanOptions opt = resolve_plan_options(c, hw);
   opt.outputs_kept = OutputsKept::backward;
