@@ -19,6 +19,7 @@
 #include "planner/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/runtime_spec.h"
 #include "test_util.h"
 
 namespace shardcast::planner {
@@ -39,10 +40,8 @@ const std::vector<Case> kCases = {
     {"llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192, 1, "fp32"},
     {"llama2-7b", "A100-80GB-SXM", 16, ShardingStrategy::hybrid_shard, AcMode::full, 2, 4096, 2, "fp32"},
 };
-const std::vector<std::string> kRuntimes = {"shardcast-train", "torchtitan",  "torchtitan-2024-04",
-                                            "torchtitan-2024-05", "fms-fsdp", "llm-foundry",
-                                            "llm-foundry-2023-05", "olmo-core-2024-09", "olmo-core",
-                                            "lightning-thunder", "kempnerforge"};
+// Every shipped runtime profile (configs/runtimes/), not a list kept by hand.
+const std::vector<std::string> kRuntimes = list_runtime_presets();
 
 TrainConfig config_of(const Case& k, const std::string& runtime) {
   TrainConfig c = test::make_config(k.model, k.gpu, k.gpus, k.strategy, k.ac, k.micro_batch, k.seq_len, k.grad_accum);
