@@ -265,7 +265,9 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   const std::string ce = lower(r.get("cross_entropy"));
   if (!ce.empty()) {
     CrossEntropyImpl impl;
-    if (!parse_cross_entropy(ce, impl)) throw InputError("unknown cross_entropy '" + r.get("cross_entropy") + "'");
+    if (!parse_cross_entropy(ce, impl))
+      throw InputError("unknown cross_entropy '" + r.get("cross_entropy") +
+                       "' (allowed: fp32_upcast | fp32_upcast_shifted | native | fused | empty)");
     row.cross_entropy = impl;
   }
   const std::string norm = lower(r.get("rmsnorm"));

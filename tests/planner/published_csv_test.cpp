@@ -58,6 +58,28 @@ TEST(Csv, Fp8KeyIsTheRecipe) {
   EXPECT_NE(rows[6].skip_reason.find("rowwise_with_gw_hp"), std::string::npos) << rows[6].skip_reason;
 }
 
+// cross_entropy names the loss's implementation; a value outside the set skips the row with a
+// reason that names the column and the allowed values.
+TEST(Csv, CrossEntropyColumn) {
+  std::string header = kHeader;
+  header.insert(header.size() - 1, ",cross_entropy");
+  auto with_ce = [](const std::string& id, const std::string& ce) {
+    std::string r = row("none", id, "16", "FULL_SHARD");
+    r.insert(r.size() - 1, "," + ce);
+    return r;
+  };
+  const auto rows = parse_published_csv(header + with_ce("a", "fp32_upcast_shifted") + with_ce("b", "") +
+                                            with_ce("c", "fp32_upcast_chunked"),
+                                        "t.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_TRUE(rows[0].skip_reason.empty()) << rows[0].skip_reason;
+  ASSERT_TRUE(rows[0].cross_entropy.has_value());
+  EXPECT_EQ(*rows[0].cross_entropy, CrossEntropyImpl::fp32_upcast_shifted);
+  EXPECT_FALSE(rows[1].cross_entropy.has_value());  // empty: the runtime profile's term
+  EXPECT_NE(rows[2].skip_reason.find("cross_entropy 'fp32_upcast_chunked'"), std::string::npos) << rows[2].skip_reason;
+  EXPECT_NE(rows[2].skip_reason.find("fp32_upcast_shifted"), std::string::npos) << rows[2].skip_reason;
+}
+
 TEST(Csv, RowsToConfigs) {
   const std::string text = std::string(kHeader) + row("none", "r1", "128", "HYBRID_SHARD") +
                            row("full", "r2", "", "FULL_SHARD") + row("none", "r3", "16", "TP+FSDP") +
