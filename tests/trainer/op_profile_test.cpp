@@ -102,7 +102,9 @@ TEST(OpProfile, CountedOpsCoverTheStep) {
     for (const StepOpTimes& st : steps) {
       EXPECT_LE(st.counted_s(), st.step_s);
       EXPECT_GE(st.counted_s(), 0.8 * st.step_s) << "counted " << st.counted_s() << " s of a " << st.step_s << " s step";
-      if (world > 1) EXPECT_GT(st.count[size_t(OpCategory::communication)], 0);
+      if (world > 1) {
+        EXPECT_GT(st.count[size_t(OpCategory::communication)], 0);
+      }
     }
   }
 }
