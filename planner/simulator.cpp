@@ -90,15 +90,18 @@ class Builder {
   std::vector<Task> build() {
     const int U = int(in_.units.size());
     tasks_.reserve(size_t(in_.grad_accum) * U * 6 + 4);
-    // The loop's kept outputs: one block, of the unit that has output_bytes (the head).
+    // The loop's kept output: one block, of the unit that has output_bytes (the head), or none.
     const bool until_next_forward = in_.outputs_kept != OutputsKept::backward;
-    std::vector<int> output_units;
+    int out_unit = -1;
     for (int i = 0; i < U; ++i)
-      if (in_.units[i].output_bytes > 0) output_units.push_back(i);
-    assert(output_units.size() <= 1 && "the model's output is one unit's block");
+      if (in_.units[i].output_bytes > 0) {
+        assert(out_unit < 0 && "the model's output is one unit's block");
+        out_unit = i;
+      }
+    const double out_bytes = out_unit >= 0 ? in_.units[size_t(out_unit)].output_bytes : 0.0;
     // next_forward: the previous step's output is live when the step starts; prev_live: an
     // output of an earlier micro-step (or step) is live.
-    bool carry = in_.outputs_kept == OutputsKept::next_forward && !output_units.empty();
+    bool carry = in_.outputs_kept == OutputsKept::next_forward && out_unit >= 0;
     bool prev_live = false;
     for (int k = 0; k < in_.grad_accum; ++k) {
       const bool last = k == in_.grad_accum - 1;
@@ -120,7 +123,7 @@ class Builder {
         Task& f = add(kFwd, i, kCompute, u.fwd_s, ag_f[i]);
         if (carry) {
           // The previous step's output, live when the step starts (the first compute task).
-          for (int j : output_units) f.alloc(kMemOutputs, in_.units[j].output_bytes, j);
+          f.alloc(kMemOutputs, out_bytes, out_unit);
           carry = false;
           prev_live = true;
         }
@@ -134,12 +137,11 @@ class Builder {
         // the new output are made while the old one is live, which the head's lumps, allocated
         // at its start with the loss's, already count: the loss's tensors come after the release).
         if (i == U - 1 && until_next_forward) {
-          if (prev_live)
-            for (int j : output_units) {
-              if (in_.loss_in_model) f.release(kMemOutputs, in_.units[j].output_bytes, j);
-              else f.release_at_start(kMemOutputs, in_.units[j].output_bytes, j);
-            }
-          prev_live = true;
+          if (prev_live) {
+            if (in_.loss_in_model) f.release(kMemOutputs, out_bytes, out_unit);
+            else f.release_at_start(kMemOutputs, out_bytes, out_unit);
+          }
+          prev_live = out_unit >= 0;
         }
         // Units without an all_gather (no_shard) hold their working copy from here.
         if (u.all_gather_s <= 0) f.alloc(kMemGatheredParams, u.gathered_bytes);
@@ -168,8 +170,7 @@ class Builder {
         b.release(kMemTransient, u.bwd_transient_bytes);
         b.release(kMemActivations, u.saved_bytes);
         b.release(kMemGatheredParams, u.gathered_bytes);
-        if (i == 0 && !until_next_forward)
-          for (int j : output_units) b.release(kMemOutputs, in_.units[j].output_bytes, j);
+        if (i == 0 && !until_next_forward) b.release(kMemOutputs, out_bytes, out_unit);
         bwd[i] = last_;
         prev_bwd = last_;
         // The sharded gradient appears at the first synchronised reduction of the step.
@@ -197,8 +198,7 @@ class Builder {
     // The last micro-step's output lives through the optimizer step: freed as the step's
     // function returns (step_end), or — next_forward — carried into the next step, where the
     // first forward task allocates it again (the two are one block in the real loop).
-    if (until_next_forward)
-      for (int j : output_units) o.release(kMemOutputs, in_.units[j].output_bytes, j);
+    if (until_next_forward) o.release(kMemOutputs, out_bytes, out_unit);
     return std::move(tasks_);
   }
 
