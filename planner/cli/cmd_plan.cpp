@@ -65,8 +65,22 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   fmt::print("  {:<36} {:>8.2f}\n", "allocated (max_memory_allocated)", p.mem_peak_bytes / gib);
   fmt::print("  {:<36} {:>8.2f}\n", "reserved (max_memory_reserved)", p.mem_reserved_bytes / gib);
   fmt::print("  {:<36} {:>8.2f}\n", "outside the allocator (context, NCCL)", overhead / gib);
-  fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n\n", "device total (nvidia-smi) / capacity", p.mem_device_total_bytes / gib,
+  fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n", "device total (nvidia-smi) / capacity", p.mem_device_total_bytes / gib,
              p.mem_capacity_bytes / gib, p.fits ? "fits" : "DOES NOT FIT");
+  // What model_outputs holds and why (docs/cost-model.md §5.5): the runtime's loop, not autograd.
+  for (const auto& m : p.memory) {
+    if (m.name != "model_outputs" || m.bytes <= 0) continue;
+    const RuntimeTerms& t = planner::runtime_preset(c.runtime).terms_for(planner::is_gpu(hw));
+    std::string what = t.fp32_logits_held ? "fp32 logits" : "";
+    if (t.use_cache) what += std::string(what.empty() ? "" : " and ") + "every layer's K and V (use_cache)";
+    fmt::print("  model_outputs: the model's {} that runtime {}'s loop keeps until {} (outputs_kept {})\n",
+               what, c.runtime,
+               t.outputs_kept == "next_forward" ? "the next forward returns"
+               : t.outputs_kept == "step_end"   ? "the step's end"
+                                                : "the micro-step's backward has run",
+               t.outputs_kept);
+  }
+  fmt::print("\n");
   fmt::print("step time        {:.4g} s  (compute {:.4g} s, communication {:.4g} s, exposed {:.4g} s, optimizer {:.3g} s)\n",
              p.step_time_s, p.compute_s, p.comm_s, p.exposed_comm_s, p.optimizer_s);
   fmt::print("tokens/s/GPU     {:.0f}  {}\n", p.tokens_per_s_per_gpu, p.error_band_note);

@@ -39,6 +39,15 @@ check "plan: pure bf16 on lightning-thunder" 0 $? "tokens/s/GPU" "$tmp/out"
 "$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --master-dtype fp16 > "$tmp/out" 2>&1
 check "plan: --master-dtype fp16 -> exit 2" 2 $? "master-dtype" "$tmp/out"
 
+# The model's output a runtime's loop keeps is a memory kind of its own, and plan says what it is.
+"$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 8 --micro-batch 4 --seq-len 4096 --ac full \
+  --runtime atorch --reduce-dtype bf16 > "$tmp/out" 2>&1
+check "plan --runtime atorch: the kept output" 0 $? "every layer's K and V (use_cache) that runtime atorch's loop keeps until the next forward returns" "$tmp/out"
+grep -q "^  model_outputs  *[1-9]" "$tmp/out" || { echo "FAIL plan: no model_outputs component"; fail=$((fail + 1)); }
+"$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 8 --micro-batch 4 --seq-len 4096 --ac full \
+  --runtime torchtitan > "$tmp/out" 2>&1
+if grep -q "model_outputs:" "$tmp/out"; then echo "FAIL plan: torchtitan keeps no output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+
 "$sc" plan --model llama2-70b --gpu A100-80GB-SXM --gpus 8 --strategy no_shard --ac full --micro-batch 1 \
   --seq-len 4096 > "$tmp/out" 2>&1
 check "plan: does not fit -> exit 3" 3 $? "does not fit" "$tmp/out"
