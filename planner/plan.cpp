@@ -201,7 +201,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     checkpointed_blocks += ckpt;
     sac_recompute_flops += op_sac ? sac.flops : 0;
     if (is_block) {
-      u.saved_bytes = ckpt ? kept_ckpt : (op_sac ? kept_sac : kept_plain);
+      // torchao's Float8Linear keeping each Linear's fp8-cast weight for backward (runtime term
+      // fp8_weight_saved): 1 byte per Linear weight (the block's parameters but its two norm
+      // vectors), kept by a plain block from forward to backward and by a checkpointed or op-SAC
+      // block while its recompute runs (the cast is not on torchtitan's SAC save list).
+      const double fp8_weights = cfg.precision.fp8_on() && opt.fp8_weight_saved ? P - 2.0 * m.d_model : 0.0;
+      u.saved_bytes = ckpt ? kept_ckpt : (op_sac ? kept_sac : kept_plain + fp8_weights);
       // With the KV cache returned, the K and V a block saves for attention are the cache's
       // tensors, counted once, in the output: a plain block's k and v at kv width (not when
       // they are repeated to n_heads first: attention then saves the copies), an op-SAC
@@ -209,7 +214,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       // neither.
       if (!ckpt && !trainer_block) u.saved_bytes -= op_sac ? 0.5 * kv_layer : (opt.gqa_repeated ? 0.0 : kv_layer);
       // Backward working set: the recomputed tensors of a checkpointed / op-SAC block.
-      u.bwd_transient_bytes = ckpt ? kept_plain : (op_sac ? std::max(0.0, kept_plain - kept_sac) : 0);
+      u.bwd_transient_bytes = ckpt ? kept_plain + fp8_weights : (op_sac ? std::max(0.0, kept_plain - kept_sac) + fp8_weights : 0);
       // Forward transients beside what the block keeps.
       // - The trainer's block (bench_block_memory, fp32, s = 32..512 on small-6l, tiny-2l and
       //   llama3.2-1b): 2d per token above kept + output at the forward peak, which falls in

@@ -63,6 +63,9 @@ struct PlanOptions {
   // weights of each block are cast to fp8 before the all-gather, so they travel and sit
   // gathered at 1 byte each. Only with precision.fp8.
   bool fp8_all_gather = false;
+  // torchao's Float8Linear keeps each Linear's fp8-cast weight for backward (runtime term
+  // fp8_weight_saved): a plain block keeps 1 byte per Linear weight more under precision.fp8.
+  bool fp8_weight_saved = false;
   // The embedding, final norm and head form the root FSDP unit, which is not resharded after
   // forward (FSDP1's root; torchtitan's fully_shard(model); Composer's MPT root), so the
   // embedding stays gathered from forward through backward. false: separate units, the

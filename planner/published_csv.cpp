@@ -277,6 +277,12 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     row.rmsnorm = impl;
   }
   if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
+  if (!r.get("fp8_weight_saved").empty()) {
+    const std::string ws = lower(r.get("fp8_weight_saved"));
+    if (ws != "yes" && ws != "no")
+      throw InputError("fp8_weight_saved '" + r.get("fp8_weight_saved") + "' (allowed: yes | no | empty)");
+    row.fp8_weight_saved = ws == "yes";
+  }
   if (!r.get("expandable_segments").empty()) {
     const std::string es = lower(r.get("expandable_segments"));
     if (es != "yes" && es != "no")

@@ -27,11 +27,12 @@ struct PublishedRow {
   std::string skip_reason;      // non-empty = skipped
   TrainConfig cfg;              // valid when skip_reason is empty
   // What the row's columns state about its software beyond cfg.runtime's profile (they override
-  // the profile's term for this run): the loss implementation, the RMSNorm kernel and float8
-  // all-gather.
+  // the profile's term for this run): the loss implementation, the RMSNorm kernel, float8
+  // all-gather and whether float8 keeps its cast weights for backward.
   std::optional<CrossEntropyImpl> cross_entropy;
   std::optional<NormImpl> rmsnorm;
   std::optional<bool> fp8_all_gather;
+  std::optional<bool> fp8_weight_saved;  // column fp8_weight_saved (yes | no)
   // Column `expandable_segments` (yes | no): the run's PYTORCH_CUDA_ALLOC_CONF as its source
   // states it; empty = not stated (validate then reports reserved over both settings).
   std::optional<bool> expandable_segments;

@@ -43,6 +43,7 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     if (row.cross_entropy) c.options.cross_entropy = *row.cross_entropy;
     if (row.rmsnorm) c.options.rmsnorm = *row.rmsnorm;
     if (row.fp8_all_gather) c.options.fp8_all_gather = *row.fp8_all_gather;
+    if (row.fp8_weight_saved) c.options.fp8_weight_saved = *row.fp8_weight_saved;
     int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
     if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
     if (gpn <= 0 || row.n_gpus % gpn != 0) {

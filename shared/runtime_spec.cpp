@@ -64,6 +64,11 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "the dtype of the unsharded gradient sum a rank keeps across non-final micro-steps when it does not "
      "reduce every micro-step (FSDP1 no_sync: param_dtype; FSDP2: reduce_dtype; shardcast-train: fp32)"},
     {"fp8_all_gather", "bool", "", "with precision.fp8, the blocks' Linear weights are all-gathered in fp8"},
+    {"fp8_weight_saved", "bool", "",
+     "with precision.fp8, torchao's Float8Linear keeps each Linear's fp8-cast weight for backward (torchao "
+     "before 2024-10-02 always; then unless Float8LinearConfig.force_recompute_fp8_weight_in_bwd; from "
+     "2025-06-13 never): 1 byte per Linear weight of a block that is not checkpointed, from its forward to "
+     "its backward"},
     {"expandable_segments", "bool", "", "its launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
     {"collective_buffers", "string", "rate_limited | record_stream",
      "rate_limited: the CPU waits before issuing more all-gathers (FSDP1 limit_all_gathers), so a block "
@@ -128,6 +133,7 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "grads_freed_between_steps") return &t.grads_freed_between_steps;
   if (key == "sync_every_micro_step") return &t.sync_every_micro_step;
   if (key == "fp8_all_gather") return &t.fp8_all_gather;
+  if (key == "fp8_weight_saved") return &t.fp8_weight_saved;
   if (key == "expandable_segments") return &t.expandable_segments;
   if (key == "recompute_early_stop") return &t.recompute_early_stop;
   if (key == "fp32_logits_held") return &t.fp32_logits_held;

@@ -80,6 +80,27 @@ TEST(Csv, CrossEntropyColumn) {
   EXPECT_NE(rows[2].skip_reason.find("fp32_upcast_shifted"), std::string::npos) << rows[2].skip_reason;
 }
 
+// fp8_weight_saved (yes | no | empty) overrides the runtime's term for the row.
+TEST(Csv, Fp8WeightSavedColumn) {
+  std::string header = kHeader;
+  header.insert(header.size() - 1, ",fp8_weight_saved");
+  auto with = [](const std::string& id, const std::string& v) {
+    std::string r = row("none", id, "16", "FULL_SHARD");
+    r.insert(r.size() - 1, "," + v);
+    return r;
+  };
+  const auto rows =
+      parse_published_csv(header + with("a", "yes") + with("b", "no") + with("c", "") + with("d", "maybe"), "t.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_TRUE(rows[0].fp8_weight_saved.has_value());
+  EXPECT_TRUE(*rows[0].fp8_weight_saved);
+  ASSERT_TRUE(rows[1].fp8_weight_saved.has_value());
+  EXPECT_FALSE(*rows[1].fp8_weight_saved);
+  EXPECT_FALSE(rows[2].fp8_weight_saved.has_value());
+  EXPECT_NE(rows[3].skip_reason.find("fp8_weight_saved 'maybe' (allowed: yes | no | empty)"), std::string::npos)
+      << rows[3].skip_reason;
+}
+
 TEST(Csv, RowsToConfigs) {
   const std::string text = std::string(kHeader) + row("none", "r1", "128", "HYBRID_SHARD") +
                            row("full", "r2", "", "FULL_SHARD") + row("none", "r3", "16", "TP+FSDP") +

@@ -110,6 +110,11 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   for (const RuntimeSpec* rt : {&apr, &may, &cur}) EXPECT_TRUE(rt->terms.recompute_early_stop) << rt->name;
   // train.py's `pred = model(input_ids)` in the step loop kept the previous step's pred until
   // the next forward returned; e29b6b4d4 deleted it before backward.
+  // torchao's Float8Linear saved the fp8 weight for backward until force_recompute_fp8_weight_in_bwd
+  // (ao e91955800, 2024-10-02, off by default); from ao 03c850afa (2025-06-13) it never does.
+  EXPECT_TRUE(apr.terms.fp8_weight_saved);
+  EXPECT_TRUE(may.terms.fp8_weight_saved);
+  EXPECT_FALSE(cur.terms.fp8_weight_saved);
   EXPECT_EQ(apr.terms.outputs_kept, "next_forward");
   EXPECT_EQ(may.terms.outputs_kept, "backward");
   EXPECT_EQ(cur.terms.outputs_kept, "backward");
