@@ -60,16 +60,21 @@ TEST(Csv, Fp8KeyIsTheRecipe) {
 
 // cross_entropy names the loss's implementation; a value outside the set skips the row with a
 // reason that names the column and the allowed values.
+// kHeader with one more column at the end, and a row() with its value there.
+std::string header_with(const std::string& column) {
+  std::string h = kHeader;
+  h.insert(h.size() - 1, "," + column);
+  return h;
+}
+std::string row_with(const std::string& id, const std::string& value) {
+  std::string r = row("none", id, "16", "FULL_SHARD");
+  r.insert(r.size() - 1, "," + value);
+  return r;
+}
+
 TEST(Csv, CrossEntropyColumn) {
-  std::string header = kHeader;
-  header.insert(header.size() - 1, ",cross_entropy");
-  auto with_ce = [](const std::string& id, const std::string& ce) {
-    std::string r = row("none", id, "16", "FULL_SHARD");
-    r.insert(r.size() - 1, "," + ce);
-    return r;
-  };
-  const auto rows = parse_published_csv(header + with_ce("a", "fp32_upcast_shifted") + with_ce("b", "") +
-                                            with_ce("c", "fp32_upcast_chunked"),
+  const auto rows = parse_published_csv(header_with("cross_entropy") + row_with("a", "fp32_upcast_shifted") +
+                                            row_with("b", "") + row_with("c", "fp32_upcast_chunked"),
                                         "t.csv");
   ASSERT_EQ(rows.size(), 3u);
   ASSERT_TRUE(rows[0].skip_reason.empty()) << rows[0].skip_reason;
@@ -82,15 +87,9 @@ TEST(Csv, CrossEntropyColumn) {
 
 // fp8_weight_saved (yes | no | empty) overrides the runtime's term for the row.
 TEST(Csv, Fp8WeightSavedColumn) {
-  std::string header = kHeader;
-  header.insert(header.size() - 1, ",fp8_weight_saved");
-  auto with = [](const std::string& id, const std::string& v) {
-    std::string r = row("none", id, "16", "FULL_SHARD");
-    r.insert(r.size() - 1, "," + v);
-    return r;
-  };
-  const auto rows =
-      parse_published_csv(header + with("a", "yes") + with("b", "no") + with("c", "") + with("d", "maybe"), "t.csv");
+  const auto rows = parse_published_csv(header_with("fp8_weight_saved") + row_with("a", "yes") + row_with("b", "no") +
+                                            row_with("c", "") + row_with("d", "maybe"),
+                                        "t.csv");
   ASSERT_EQ(rows.size(), 4u);
   ASSERT_TRUE(rows[0].fp8_weight_saved.has_value());
   EXPECT_TRUE(*rows[0].fp8_weight_saved);
