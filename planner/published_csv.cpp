@@ -92,6 +92,13 @@ class RowReader {
     if (it == cols_.end() || it->second >= rec_.size()) return "";
     return trim(rec_[it->second]);
   }
+  // yes | no (any case), nullopt if empty; throws InputError (the skip reason) otherwise.
+  std::optional<bool> yes_no(const std::string& c) const {
+    const std::string v = lower(get(c));
+    if (v.empty()) return std::nullopt;
+    if (v != "yes" && v != "no") throw InputError(c + " '" + get(c) + "' (allowed: yes | no | empty)");
+    return v == "yes";
+  }
   // A number, nullopt if empty; throws InputError (the skip reason) if malformed.
   std::optional<double> number(const std::string& c) const {
     const std::string v = get(c);
@@ -277,18 +284,8 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     row.rmsnorm = impl;
   }
   if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
-  if (!r.get("fp8_weight_saved").empty()) {
-    const std::string ws = lower(r.get("fp8_weight_saved"));
-    if (ws != "yes" && ws != "no")
-      throw InputError("fp8_weight_saved '" + r.get("fp8_weight_saved") + "' (allowed: yes | no | empty)");
-    row.fp8_weight_saved = ws == "yes";
-  }
-  if (!r.get("expandable_segments").empty()) {
-    const std::string es = lower(r.get("expandable_segments"));
-    if (es != "yes" && es != "no")
-      throw InputError("expandable_segments '" + r.get("expandable_segments") + "' (allowed: yes | no | empty)");
-    row.expandable_segments = es == "yes";
-  }
+  row.fp8_weight_saved = r.yes_no("fp8_weight_saved");
+  row.expandable_segments = r.yes_no("expandable_segments");
   cfg.model_preset = "";
   cfg.source_file = "";
 }
