@@ -87,6 +87,12 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   addField(cl, "cluster.inter_node_gbps", "Inter-node network", inter_gbps_,
            "cluster.inter_node_gbps: all NICs of one node together, per direction, in Gb/s. "
            "0 = the hardware preset's value (its source is the preset file).");
+  power_limit_ = doubleSpin(0, 2000, 0, 50);
+  power_limit_->setSuffix(" W");
+  power_limit_->setSpecialValueText("0 (preset's limit)");
+  addField(cl, "cluster.power_limit_w", "Power limit", power_limit_,
+           "cluster.power_limit_w: the GPUs' board power limit (nvidia-smi -pl) in W. Compute rates fall as the "
+           "cube root of limit / board power (docs/cost-model.md §2.4). 0 = the hardware preset's limit.");
 
   QFormLayout* par = group("Parallelism");
   runtime_ = new QComboBox(this);
@@ -291,6 +297,14 @@ void ConfigForm::fillHardwareFields(const HardwareSpec& h) {
                                   "0 = the preset's %1 Gb/s (source: %2).")
                               .arg(h.node.inter_node_bandwidth * 8 / 1e9)
                               .arg(q(h.source)));
+  power_limit_->setToolTip(
+      h.gpu.board_power_w > 0
+          ? QString("cluster.power_limit_w: board power limit in W. 0 = the preset's %1 W of its %2 W board power; "
+                    "compute rates x (limit / board power)^(1/3) (docs/cost-model.md §2.4).")
+                .arg(h.gpu.power_limit_w > 0 ? h.gpu.power_limit_w : h.gpu.board_power_w)
+                .arg(h.gpu.board_power_w)
+          : QString("cluster.power_limit_w: this hardware states no board power (gpu.board_power_w), so no power "
+                    "limit can be modelled: leave it 0."));
 }
 
 void ConfigForm::onModelPresetChanged() {
@@ -383,6 +397,7 @@ TrainConfig ConfigForm::config() const {
   const int p = std::max(1, gpus_per_node_->value());
   c.cluster.nodes = gpus_->value() % p == 0 ? gpus_->value() / p : std::max(1, gpus_->value() / p);
   c.cluster.inter_node_gbps = inter_gbps_->value();
+  c.cluster.power_limit_w = power_limit_->value();
   c.runtime = runtime_->currentText().toStdString();
   c.parallelism.sharding_strategy = *parse_sharding_strategy(strategy_->currentText().toStdString());
   c.parallelism.hsdp_shard_size = hsdp_->value();
@@ -473,6 +488,7 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
   gpus_->setValue(cfg.world_size());
   gpus_per_node_->setValue(cfg.cluster.gpus_per_node);
   inter_gbps_->setValue(cfg.cluster.inter_node_gbps);
+  power_limit_->setValue(cfg.cluster.power_limit_w);
   runtime_->setCurrentText(q(cfg.runtime));
   strategy_->setCurrentText(to_string(cfg.parallelism.sharding_strategy));
   hsdp_->setValue(cfg.parallelism.hsdp_shard_size);

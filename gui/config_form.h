@@ -103,6 +103,7 @@ class ConfigForm : public QWidget {
 
   QSpinBox *gpus_ = nullptr, *gpus_per_node_ = nullptr;
   QDoubleSpinBox* inter_gbps_ = nullptr;
+  QDoubleSpinBox* power_limit_ = nullptr;
   QLabel* nodes_hint_ = nullptr;
   QComboBox* runtime_ = nullptr;
   QComboBox* strategy_ = nullptr;

@@ -212,6 +212,7 @@ QString ScalingTab::runScaling() {
   sp.model_preset = base_.model_preset;
   sp.gpus_per_node = base_.cluster.gpus_per_node;
   sp.inter_node_gbps = base_.cluster.inter_node_gbps;
+  sp.power_limit_w = base_.cluster.power_limit_w;
   sp.seq_len = base_.training.seq_len;
   sp.threads = 2;
   sp.base = base_;

@@ -29,7 +29,8 @@ constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 std::string base_key(const TrainConfig& c, const HardwareSpec& hw) {
   return (c.model_preset.empty() ? c.model.name + "/" + std::to_string(c.model.total_params()) : c.model_preset) + "|" +
          hw.name + "|" + std::to_string(c.world_size()) + "|" + std::to_string(c.cluster.gpus_per_node) + "|" +
-         std::to_string(c.cluster.inter_node_gbps) + "|" + std::to_string(c.training.seq_len);
+         std::to_string(c.cluster.inter_node_gbps) + "|" + std::to_string(c.cluster.power_limit_w) + "|" +
+         std::to_string(c.training.seq_len);
 }
 
 QString ac_text(const TrainConfig& c) {
@@ -130,6 +131,7 @@ QString SearchTab::runSearch() {
   sp.gpus = base_.world_size();
   sp.gpus_per_node = base_.cluster.gpus_per_node;
   sp.inter_node_gbps = base_.cluster.inter_node_gbps;
+  sp.power_limit_w = base_.cluster.power_limit_w;
   sp.seq_len = base_.training.seq_len;
   sp.global_batch_tokens = batch_->value();
   sp.max_mem_frac = mem_frac_->value();

@@ -14,6 +14,7 @@
 #include "planner/memory_model.h"
 #include "planner/op_breakdown.h"
 #include "planner/ops.h"
+#include "planner/power_limit.h"
 #include "planner/simulator.h"
 #include "shared/causal_blocks.h"
 #include "shared/errors.h"
@@ -60,11 +61,14 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     throw ConfigError(cfg.source_file, "precision", e.detail());
   }
 
-  // Compute.
+  // Compute. A board power limit lowers the SM clock and with it every compute rate (tensor
+  // cores, attention); HBM and links keep theirs (power_limit.h). MFU stays against the rated peak.
+  const PowerLimit power = resolve_power_limit(cfg, hw);
+  const double rated_peak = hw.peak_flops(cfg.precision.param_dtype);
   ComputeContext cc;
-  cc.peak_flops = hw.peak_flops(cfg.precision.param_dtype);
+  cc.peak_flops = rated_peak * power.clock_scale;
   cc.fp8 = cfg.precision.fp8;
-  cc.fp8_peak_flops = cfg.precision.fp8_on() ? hw.peak_flops("fp8") : 0;
+  cc.fp8_peak_flops = cfg.precision.fp8_on() ? hw.peak_flops("fp8") * power.clock_scale : 0;
   // FSDP's float8 all-gather exists for tensorwise scaling only (torchtitan e61f2cce4
   // components/quantization/float8.py: recipe_name with enable_fsdp_float8_all_gather is refused).
   cc.fp8_weights_precast = cfg.precision.fp8 == Fp8Recipe::tensorwise && opt.fp8_all_gather;
@@ -78,7 +82,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized)
     cc.attention_flops = attention_rate(attention_table(), hw.gpu.attention_benchmark, opt.attention_kernel,
                                         double(m.d_model) / m.n_heads, /*causal=*/true, s,
-                                        hw.peak_flops("bf16") * eff.matmul_ceiling);
+                                        hw.peak_flops("bf16") * power.clock_scale * eff.matmul_ceiling);
   if (!hw.gpu.kernel_table.empty()) {
     // Measured kernel rates replace the anchored ones (planner/kernel_table.h): the best GEMM
     // rate per dtype anchors the grid model (no fitted factor), measured shapes take their
@@ -356,13 +360,16 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   }
   p.tokens_per_s_per_gpu = T * GA / sim.step_time_s;
   p.flops_per_token = m.flops_per_token(s);
-  p.mfu = p.tokens_per_s_per_gpu * p.flops_per_token / cc.peak_flops;
+  p.mfu = p.tokens_per_s_per_gpu * p.flops_per_token / rated_peak;
   // HFU: the published convention (a checkpointed block adds its forward, 2N_block + 4·d·s
   // per token) plus the GEMMs op-level SAC recomputes.
   const double recompute_fraction = m.n_layers > 0 ? double(checkpointed_blocks) / m.n_layers : 0;
   p.hfu = p.tokens_per_s_per_gpu *
-          (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / cc.peak_flops;
+          (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / rated_peak;
   p.runtime = opt.runtime;
+  p.power_limit_w = power.limit_w;
+  p.board_power_w = power.board_w;
+  p.clock_scale = power.clock_scale;
   // The cross-validated band of this configuration's regime (error_band.h, configs/bands.toml),
   // or the preset's prior for hardware no published run measured.
   const BandChoice band = choose_band(shipped_bands(), band_regime(cfg, hw.name, opt.framework.empty() ? opt.runtime : opt.framework),

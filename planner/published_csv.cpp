@@ -183,6 +183,10 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     cfg.cluster.gpus_per_node = 0;  // resolved from the preset by validate
   }
   cfg.cluster.inter_node_gbps = r.number("inter_node_gbps").value_or(0.0);
+  if (auto w = r.number("power_limit_w")) {  // empty = the preset's (planner/power_limit.h)
+    if (*w <= 0) throw InputError(fmt::format("power_limit_w {} is not allowed: must be > 0 W (empty = the preset's)", *w));
+    cfg.cluster.power_limit_w = *w;
+  }
   row.n_gpus = n_gpus;
 
   const std::string sk = r.get("sharding_key");

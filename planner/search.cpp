@@ -150,6 +150,7 @@ TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw)
   c.cluster.gpus_per_node = gpn;
   c.cluster.nodes = space.gpus / gpn;
   c.cluster.inter_node_gbps = space.inter_node_gbps;
+  c.cluster.power_limit_w = space.power_limit_w;
   c.training.seq_len = space.seq_len > 0 ? space.seq_len : space.model.max_seq_len;
   if (c.training.seq_len > space.model.max_seq_len)
     throw UsageError(fmt::format("search: --seq-len {} is above the model's max_seq_len {}",

@@ -32,6 +32,7 @@ struct SearchSpace {
   int gpus = 8;                    // world size
   int gpus_per_node = 0;           // 0 = the preset's (capped at gpus)
   double inter_node_gbps = 0;      // NIC per node in Gb/s; 0 = the preset's
+  double power_limit_w = 0;        // GPU board power limit in W; 0 = the preset's
   int seq_len = 0;                 // tokens per sequence; 0 = the model's max_seq_len
   // Global batch per optimizer step, in tokens (micro_batch · seq_len · grad_accum · gpus).
   // 0 = any: grad_accum ranges over `grad_accums`. Otherwise grad_accum is derived from the

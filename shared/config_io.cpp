@@ -201,6 +201,12 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
     need(h.gpu.gemm_tile_m > 0 && h.gpu.gemm_tile_n > 0 && h.gpu.gemm_tile_k > 0, "gpu.gemm_tile_m",
          "gemm_tile_m, gemm_tile_n and gemm_tile_k must be > 0 when sm_count > 0");
   }
+  need(std::isfinite(h.gpu.board_power_w) && h.gpu.board_power_w >= 0, "gpu.board_power_w",
+       "must be >= 0 (0 = not stated: no power limit can be modelled)");
+  need(h.gpu.power_limit_w >= 0 && (h.gpu.power_limit_w == 0 || h.gpu.board_power_w > 0), "gpu.power_limit_w",
+       "must be >= 0, and > 0 only with gpu.board_power_w (the power the peaks are rated at)");
+  need(h.gpu.power_limit_w <= h.gpu.board_power_w, "gpu.power_limit_w",
+       fmt::format("{} W is above gpu.board_power_w = {} W", h.gpu.power_limit_w, h.gpu.board_power_w));
   need(h.node.intra_node_latency >= 0, "node.intra_node_latency_us", "must be >= 0");
   need(h.node.inter_node_latency >= 0, "node.inter_node_latency_us", "must be >= 0");
   throw_if_errors(errs);

@@ -63,6 +63,7 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_KEY("cluster.nodes", cluster.nodes),
       SC_KEY("cluster.gpus_per_node", cluster.gpus_per_node),
       SC_KEY("cluster.inter_node_gbps", cluster.inter_node_gbps),
+      SC_KEY("cluster.power_limit_w", cluster.power_limit_w),
       TrainConfigKey{"parallelism.sharding_strategy",
                      TrainEnumAccess{[](const TrainConfig& c) -> std::string {
                                        return to_string(c.parallelism.sharding_strategy);
@@ -151,6 +152,8 @@ const std::vector<HardwareKey>& hardware_schema() {
       HW_NUM("gpu.gemm_tile_k", gpu.gemm_tile_k, 1),
       HW_STR("gpu.attention_benchmark", gpu.attention_benchmark),
       HW_STR("gpu.kernel_table", gpu.kernel_table),
+      HW_NUM("gpu.board_power_w", gpu.board_power_w, 1),
+      HW_NUM("gpu.power_limit_w", gpu.power_limit_w, 1),
       HW_INT("node.gpus_per_node", node.gpus_per_node),
       HW_NUM("node.intra_node_gbps", node.intra_node_bandwidth, 1e9 / 8),
       HW_NUM("node.inter_node_gbps", node.inter_node_bandwidth, 1e9 / 8),

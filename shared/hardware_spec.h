@@ -32,6 +32,11 @@ struct GpuSpec {
   std::string attention_benchmark;
   // A measured kernel table (planner/kernel_table.h), relative to the configs directory; "" = none.
   std::string kernel_table;
+  // Board power (planner/power_limit.h): the power the peaks above are rated at, and the power
+  // limit the part runs at by default (its source's; 0 = the board power). 0 board power = not
+  // stated: no power limit can be modelled.  // W
+  double board_power_w = 0;
+  double power_limit_w = 0;
 };
 
 struct NodeSpec {

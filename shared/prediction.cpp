@@ -41,6 +41,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"mfu", p.mfu},
        {"hfu", p.hfu},
        {"flops_per_token", p.flops_per_token},
+       {"power", {{"limit_w", p.power_limit_w}, {"board_w", p.board_power_w}, {"clock_scale", p.clock_scale}}},
        {"error_band", {{"rel_1sigma", p.error_band_rel}, {"note", p.error_band_note}}}};
   if (!p.op_seconds.empty()) {
     nlohmann::json ops = nlohmann::json::object();
@@ -78,6 +79,11 @@ void from_json(const nlohmann::json& j, Prediction& p) {
   j.at("mfu").get_to(p.mfu);
   j.at("hfu").get_to(p.hfu);
   j.at("flops_per_token").get_to(p.flops_per_token);
+  if (j.contains("power")) {  // absent before it existed
+    j.at("power").at("limit_w").get_to(p.power_limit_w);
+    j.at("power").at("board_w").get_to(p.board_power_w);
+    j.at("power").at("clock_scale").get_to(p.clock_scale);
+  }
   j.at("error_band").at("rel_1sigma").get_to(p.error_band_rel);
   j.at("error_band").at("note").get_to(p.error_band_note);
   p.timeline.clear();

@@ -55,6 +55,11 @@ struct Prediction {
   double mfu = 0;                       // model FLOPs / peak
   double hfu = 0;                       // hardware FLOPs (with recompute) / peak
   double flops_per_token = 0;           // FLOP
+  // Board power (planner/power_limit.h): the limit the GPU ran at, the power its peaks are
+  // rated at (0, 0 = not stated by the preset) and the compute-rate factor that follows.  // W, W, —
+  double power_limit_w = 0;
+  double board_power_w = 0;
+  double clock_scale = 1;
   // Error band: relative 1σ error of tokens/s, cross-validated per regime (planner/error_band.h).
   double error_band_rel = 0;
   std::string error_band_note;          // what the band comes from, e.g. "±13% (1σ leave-one-source-out: …)"

@@ -139,6 +139,9 @@ std::vector<std::string> validate(const TrainConfig& c) {
   require(e, std::isfinite(cl.inter_node_gbps) && cl.inter_node_gbps >= 0, f, "cluster.inter_node_gbps",
           fmt::format("{} is not allowed: must be finite and >= 0 (0 = the hardware preset's value)",
                       cl.inter_node_gbps));
+  require(e, std::isfinite(cl.power_limit_w) && cl.power_limit_w >= 0, f, "cluster.power_limit_w",
+          fmt::format("{} is not allowed: must be finite and >= 0 (0 = the hardware preset's power limit)",
+                      cl.power_limit_w));
   const int world = c.world_size();
   const auto& par = c.parallelism;
   if (par.sharding_strategy == ShardingStrategy::hybrid_shard && world >= 1) {

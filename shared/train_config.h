@@ -45,6 +45,7 @@ struct ClusterConfig {
   int nodes = 1;
   int gpus_per_node = 1;          // ranks per node (GPUs, or processes on CPU)
   double inter_node_gbps = 0;     // NIC per node in Gb/s; 0 = the preset's value
+  double power_limit_w = 0;       // GPU board power limit in W (nvidia-smi -pl); 0 = the preset's
   int world_size() const { return nodes * gpus_per_node; }
 };
 

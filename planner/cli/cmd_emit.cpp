@@ -42,6 +42,7 @@ TrainConfig from_plan_flags(const EmitFlags& a, HardwareSpec& hw) {
   f.gpus = a.space.gpus;
   f.gpus_per_node = a.space.gpus_per_node;
   if (a.space.inter_node_gbps > 0) f.inter_node_gbps = a.space.inter_node_gbps;
+  if (a.space.power_limit_w > 0) f.power_limit_w = a.space.power_limit_w;
   f.seq_len = a.space.seq_len;
   f.runtime = a.space.runtime;
   return config_from_flags("emit", f, hw);

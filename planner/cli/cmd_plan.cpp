@@ -52,7 +52,14 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
              c.precision.master_dtype == "fp32" ? "" : ", master " + c.precision.master_dtype,
              c.precision.compile ? ", compile" : "",
              c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
-  fmt::print("      runtime {}\n\n", c.runtime);
+  fmt::print("      runtime {}\n", c.runtime);
+  // A board power limit below the rated power (planner/power_limit.h, docs/cost-model.md §2.4).
+  if (p.board_power_w > 0 && p.power_limit_w < p.board_power_w)
+    fmt::print("      power limit {:.0f} W of the {:.0f} W board power ({}): compute rates x{:.3f} "
+               "(clock ~ cube root of power); MFU against the rated peak\n",
+               p.power_limit_w, p.board_power_w,
+               c.cluster.power_limit_w > 0 ? "cluster.power_limit_w" : "the preset's default", p.clock_scale);
+  fmt::print("\n");
   fmt::print("memory per GPU (at the allocated peak)      GiB\n");
   double overhead = 0;
   for (const auto& m : p.memory) {
@@ -110,6 +117,7 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--gpus", a->gpus, "total GPUs (ranks)");
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (default: the preset's)");
   cmd->add_option("--inter-node-gbps", a->inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
+  cmd->add_option("--power-limit-w", a->power_limit_w, "GPU board power limit in W, as nvidia-smi -pl sets it (default: the preset's; compute rates fall as the cube root of limit / board power)");
   cmd->add_option("--seq-len", a->seq_len, "tokens per sequence (default: the model's max_seq_len)");
   add_choice_flags(cmd, *a);
   add_runtime_flag(cmd, a->runtime);

@@ -20,6 +20,7 @@
 #include "planner/cli/reliability_flags.h"
 #include "planner/cli/search_flags.h"
 #include "planner/plan.h"
+#include "planner/power_limit.h"
 #include "planner/scale.h"
 #include "shared/errors.h"
 
@@ -409,8 +410,11 @@ void register_scale(CLI::App& app) {
       fmt::print("{}\n", j.dump(2));
       return;
     }
-    fmt::print("scale: {} ({} parameters) on {}, seq_len {}, global batch {} tokens, budget {} tokens\n",
-               opt.space.model_preset, human_count(double(opt.space.model.total_params())), hw.name, seq,
+    TrainConfig power_cfg;
+    power_cfg.cluster.power_limit_w = opt.space.power_limit_w;
+    fmt::print("scale: {} ({} parameters) on {}{}, seq_len {}, global batch {} tokens, budget {} tokens\n",
+               opt.space.model_preset, human_count(double(opt.space.model.total_params())), hw.name,
+               planner::power_limit_note(planner::resolve_power_limit(power_cfg, hw)), seq,
                opt.global_batch_tokens > 0 ? short_count(double(opt.global_batch_tokens)) : "any",
                short_count(opt.tokens));
     print_reliability(*opt.reliability);

@@ -46,6 +46,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     c.cluster.nodes = gpus / gpn;
   }
   if (a.inter_node_gbps) c.cluster.inter_node_gbps = *a.inter_node_gbps;
+  if (a.power_limit_w) c.cluster.power_limit_w = *a.power_limit_w;
   if (!a.strategy.empty()) {
     auto s = parse_sharding_strategy(a.strategy);
     if (!s) throw UsageError(cmd + fmt::format(": --strategy '{}' (allowed: {})", a.strategy, kShardingStrategyNames));

@@ -27,7 +27,7 @@ struct ConfigFlags {
   // Absent = not given on the command line: the config file's value (or, without one, the
   // documented default) stands. Ranges are checked by CLI11 (planner/cli/validators.cpp).
   std::optional<int> gpus, gpus_per_node, hsdp_shard_size, micro_batch, seq_len, grad_accum;
-  std::optional<double> inter_node_gbps, ac_ratio;
+  std::optional<double> inter_node_gbps, power_limit_w, ac_ratio;
   bool compile = false;
   std::string fp8;  // --fp8 [RECIPE]: "" = not given; bare --fp8 = "tensorwise"
   std::optional<bool> sync_every_micro_step;  // parallelism.sync_every_micro_step

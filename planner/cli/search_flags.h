@@ -72,7 +72,7 @@ struct SpaceFlags {
   std::string model, gpu, runtime;
   // Absent = not given: the preset's or the model's value (ranges: planner/cli/validators.cpp).
   std::optional<int> gpus, gpus_per_node, seq_len, threads;
-  std::optional<double> inter_node_gbps;
+  std::optional<double> inter_node_gbps, power_limit_w;
   std::string global_batch_tokens;  // "" = the command's default
   double max_mem_frac = 0.9;
   bool allow_fp8 = false, allow_compile = false, allow_selective_op = false;
@@ -85,6 +85,7 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
   if (with_gpus) cmd->add_option("--gpus", f.gpus, "total GPUs (ranks)");
   cmd->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node (default: the preset's)");
   cmd->add_option("--inter-node-gbps", f.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
+  cmd->add_option("--power-limit-w", f.power_limit_w, "GPU board power limit in W, as nvidia-smi -pl sets it (default: the preset's; compute rates fall as the cube root of limit / board power)");
   cmd->add_option("--seq-len", f.seq_len, "tokens per sequence (default: the model's max_seq_len)");
   cmd->add_option("--global-batch-tokens", f.global_batch_tokens,
                   "tokens per optimizer step, e.g. 4M (decimal) or 4Mi; 0 = any (default: " + batch_default + ")");
@@ -113,6 +114,7 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   s.gpus = f.gpus.value_or(0);
   s.gpus_per_node = f.gpus_per_node.value_or(0);
   s.inter_node_gbps = f.inter_node_gbps.value_or(0);
+  s.power_limit_w = f.power_limit_w.value_or(0);
   s.seq_len = f.seq_len.value_or(0);
   const std::string batch = f.global_batch_tokens.empty() ? batch_default : f.global_batch_tokens;
   s.global_batch_tokens = int64_t(std::llround(parse_count(batch, "--global-batch-tokens")));

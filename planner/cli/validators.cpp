@@ -23,6 +23,7 @@ const Range kRanges[] = {
     {"--gpus", "", cli_range::positive},
     {"--gpus-per-node", "", cli_range::positive},
     {"--inter-node-gbps", "", cli_range::positive},
+    {"--power-limit-w", "", cli_range::positive},
     {"--seq-len", "", cli_range::positive},
     {"--micro-batch", "", cli_range::positive},
     {"--grad-accum", "", cli_range::positive},

@@ -26,6 +26,17 @@ check "plan: fms-fsdp headline config" 0 $? "tokens/s/GPU" "$tmp/out"
 grep -q "1σ leave-one-source-out" "$tmp/out" || { echo "FAIL plan: no cross-validated error band"; fail=$((fail + 1)); }
 grep -q "device total (nvidia-smi)" "$tmp/out" || { echo "FAIL plan: no device total"; fail=$((fail + 1)); }
 
+# Board power limit (planner/power_limit.h): the H100-96GB preset's default 500 W is stated; a
+# limit on a preset without a board power, or above it, is refused by name.
+"$sc" plan --model llama3-8b --gpu H100-96GB-HBM2e --gpus 8 --micro-batch 1 --seq-len 8192 --ac full > "$tmp/out" 2>&1
+check "plan: the preset's power limit is stated" 0 $? "power limit 500 W of the 700 W board power (the preset's default): compute rates x0.894" "$tmp/out"
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --power-limit-w 600 --json > "$tmp/out" 2>&1
+check "plan --power-limit-w: JSON power block" 0 $? '"limit_w": 600' "$tmp/out"
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --power-limit-w 800 > "$tmp/out" 2>&1
+check "plan --power-limit-w above the board power -> exit 2" 2 $? "above the board power of H100-80GB-SXM (700 W" "$tmp/out"
+"$sc" plan --model tiny-2l --gpu cpu --gpus 2 --micro-batch 1 --seq-len 64 --power-limit-w 100 > "$tmp/out" 2>&1
+check "plan --power-limit-w on a preset without board power -> exit 2" 2 $? "states no gpu.board_power_w" "$tmp/out"
+
 "$sc" plan --model llama3-8b --gpu MI300X --gpus 8 --micro-batch 1 --seq-len 4096 --ac full > "$tmp/out" 2>&1
 check "plan: a GPU with no published run states a prior band" 0 $? "prior only" "$tmp/out"
 

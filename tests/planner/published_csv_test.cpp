@@ -100,6 +100,19 @@ TEST(Csv, Fp8WeightSavedColumn) {
       << rows[3].skip_reason;
 }
 
+// power_limit_w: the row's board power limit (planner/power_limit.h); empty = the preset's; a
+// value that is not > 0 skips the row with a reason naming the column.
+TEST(Csv, PowerLimitColumn) {
+  const auto rows = parse_published_csv(header_with("power_limit_w") + row_with("a", "750") + row_with("b", "") +
+                                            row_with("c", "0"),
+                                        "t.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].cfg.cluster.power_limit_w, 750);
+  EXPECT_EQ(rows[1].cfg.cluster.power_limit_w, 0);
+  EXPECT_TRUE(rows[1].skip_reason.empty()) << rows[1].skip_reason;
+  EXPECT_NE(rows[2].skip_reason.find("power_limit_w 0 is not allowed"), std::string::npos) << rows[2].skip_reason;
+}
+
 TEST(Csv, RowsToConfigs) {
   const std::string text = std::string(kHeader) + row("none", "r1", "128", "HYBRID_SHARD") +
                            row("full", "r2", "", "FULL_SHARD") + row("none", "r3", "16", "TP+FSDP") +
@@ -175,14 +188,16 @@ TEST(Validate, CalibrationTableMeetsTheTarget) {
 }
 
 // The hold-out rows (never fitted on), each predicted for its runtime generation: target ≤ 8%
-// MAPE (docs/validation.md); measured 3.75% (5.8% before the generations), the April-2024
-// torchtitan A100 rows 2.5% (7.0% with the newest profile and the former presets). Bounds a
-// little above the measured values: the computation is deterministic, a refit of the presets
-// may move them slightly.
+// MAPE (docs/validation.md); measured 6.71% (3.71% before the H100-96GB preset's 500 W power
+// limit, which its sources state: the 7 Meta H100 rows went from −1.4% to −10% on average, the
+// newer torchtitan running faster than the fitted rates — docs/validation.md "Power limits";
+// 5.8% before the generations), the April-2024 torchtitan A100 rows 2.5% (7.0% with the newest
+// profile and the former presets). Bounds a little above the measured values: the computation
+// is deterministic, a refit of the presets may move them slightly.
 TEST(Validate, HoldoutTableWithRuntimeGenerations) {
   const ValidationResult v = validate_published("holdout.csv");
   EXPECT_EQ(v.overall.n, 17);
-  EXPECT_LE(v.overall.mape_tps, 4.0);
+  EXPECT_LE(v.overall.mape_tps, 7.0);
   double a100 = 0;
   int n = 0;
   for (const auto& r : v.rows) {
