@@ -39,6 +39,12 @@ double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool co
   return T * per_token;
 }
 
+double qkv_output_extra_saved_per_token(const ModelSpec& m, int A, bool qkv_output_kept) {
+  const bool rope = m.mlp_type == MlpType::swiglu;  // Llama family (ops.cpp: the rope op)
+  if (!qkv_output_kept || !rope || m.n_kv_heads != m.n_heads) return 0.0;
+  return double(A) * (m.d_model + double(m.kv_dim()));
+}
+
 std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops) {
   const double d = m.d_model, kv = double(m.kv_dim());
   const bool swiglu = m.mlp_type == MlpType::swiglu;

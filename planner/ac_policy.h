@@ -59,6 +59,16 @@ int checkpointed_recompute_end(const std::vector<Op>& ops, bool early_stop);
 SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c);
 // The fraction of each op of `ops` that selective_op recomputes (what selective_op_recompute
 // weighs each op's forward time and FLOPs by).
+// Bytes per token a plain block keeps beyond block_kept_bytes when one fused GEMM makes q, k and
+// v and attention saves v as a view of its output (runtime term qkv_output_kept): the output
+// then stays alive whole, its q and k parts (A·(d + kv)) beside the rotated copies attention
+// saves. Only with RoPE (q and k are new tensors; MPT's views of Wqkv are all of it) and K/V at
+// n_heads (grouped K/V are expanded and reshaped into a copy, which drops the view). Eager and
+// compiled alike: under AOTAutograd's partitioner v's base is the saved tensor (views are
+// recomputed from it) and the rotated q and k feed the non-fusible attention backward
+// (ban_recompute_materialized_backward), so both are kept.
+double qkv_output_extra_saved_per_token(const ModelSpec& m, int A, bool qkv_output_kept);
+
 std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops);
 
 }  // namespace shardcast::planner

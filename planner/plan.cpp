@@ -134,10 +134,13 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // An eager RMSNorm's fp32 tensors (ops.h eager_norm_extra_saved_per_token): two per block, one
   // in the head.
   const double norm_extra = T * eager_norm_extra_saved_per_token(m, param_bytes, opt.rmsnorm, compile);
+  // A fused q/k/v GEMM whose output attention keeps whole through v's view (runtime term
+  // qkv_output_kept; ac_policy.h qkv_output_extra_saved_per_token), eager or compiled.
+  const double qkv_extra = T * qkv_output_extra_saved_per_token(m, param_bytes, opt.qkv_output_kept);
   const double kept_plain =
       trainer_block ? T * 4.0 * (11.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
                     : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile, opt.gqa_repeated) +
-                          2.0 * norm_extra + scores_bytes;
+                          2.0 * norm_extra + qkv_extra + scores_bytes;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac = block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile);
   const SacRecompute sac = selective_op_recompute(m, block_ops, cc);

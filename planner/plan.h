@@ -44,6 +44,9 @@ struct PlanOptions {
   // Grouped-query K and V copied to n_heads width before attention (runtime term gqa =
   // "repeated"): attention keeps them at width d for backward (ac_policy.h).
   bool gqa_repeated = false;
+  // Attention's v is a view of one fused q/k/v GEMM output (runtime term qkv_output_kept): with
+  // K/V at n_heads and RoPE, a plain block keeps that whole output, A·(d + kv) per token more.
+  bool qkv_output_kept = false;
   bool swiglu_fused = false;
   // A checkpointed block's recompute stops before its last GEMM (non-reentrant
   // torch.utils.checkpoint's early stop, torch >= 2.1; ac_policy.h checkpointed_recompute_time).

@@ -90,6 +90,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.rope_fused = t.rope == "fused";
   o.swiglu_fused = t.swiglu == "fused";
   o.gqa_repeated = t.gqa == "repeated";
+  o.qkv_output_kept = t.qkv_output_kept;
   o.reduce_copies_gradient = t.reduce_copies_gradient;
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;

@@ -44,6 +44,11 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "grouped-query attention: native (the kernel reads K and V at n_kv_heads, e.g. SDPA enable_gqa, "
      "flash-attn) | repeated (K and V copied to n_heads before attention — repeat_kv — and kept at that "
      "width for backward)"},
+    {"qkv_output_kept", "bool", "",
+     "one fused GEMM makes q, k and v, and with K/V at n_heads (MHA) attention saves v as a view of that "
+     "output: the whole output stays alive for backward beside the rotated copies of q and k, A·(d + kv) "
+     "bytes per token and block more than q, k and v (models with RoPE; grouped K/V are copied when "
+     "repeated, so nothing more is kept there)"},
     {"reduce_dtypes", "string list", "fp32 | bf16 | fp16", "precision.reduce_dtype values the software accepts"},
     {"reduce_dtype_default", "string", "fp32 | bf16 | fp16", "what it reduces in when its config does not say"},
     {"reduce_dtype_is_param_dtype", "bool", "", "the reduction always runs in param_dtype"},
@@ -127,6 +132,7 @@ void check_allowed(const RuntimeTermSchema& s, const std::string& v, const std::
 }
 
 bool* bool_field(RuntimeTerms& t, const std::string& key) {
+  if (key == "qkv_output_kept") return &t.qkv_output_kept;
   if (key == "reduce_dtype_is_param_dtype") return &t.reduce_dtype_is_param_dtype;
   if (key == "reduce_copies_gradient") return &t.reduce_copies_gradient;
   if (key == "root_unit") return &t.root_unit;

@@ -26,6 +26,7 @@ struct RuntimeTerms {
   std::string rope = "eager";                 // eager | fused (one rotary kernel for q and k)
   std::string swiglu = "eager";               // eager | fused (one silu(gate)·up kernel)
   std::string gqa = "repeated";               // native | repeated (K, V copied to n_heads before attention)
+  bool qkv_output_kept = false;               // attention's v is a view of one fused q/k/v GEMM output, kept whole
   std::vector<std::string> reduce_dtypes{"fp32", "bf16"};  // accepted precision.reduce_dtype
   std::string reduce_dtype_default = "fp32";  // what the software reduces in when not told
   bool reduce_dtype_is_param_dtype = false;   // reduction always in param_dtype (accelerate)

@@ -161,6 +161,36 @@ TEST(MemoryTerms, Fp8WeightsSavedForBackward) {
   }
 }
 
+// litgpt's fused q/k/v GEMM (runtime term qkv_output_kept): with K/V at n_heads attention saves
+// v as a view of that GEMM's output, so the whole output outlives the forward beside the rotated
+// q and k. Closed form for plain blocks: n_layers · T · A · (d + kv) more at the peak (the
+// peak is in the last block's backward, after every block's forward: exact to a byte of float
+// sums); lightning-thunder's PR #940 rows (llama2-7b, zero2, 1 × 4096): 2.0 GiB. With grouped
+// K/V (llama3-8b) the view is dropped by the expand-and-reshape copy: nothing changes; MPT
+// (no RoPE: its views are the whole output already) likewise. Checkpointed blocks keep it
+// only while one block's recompute runs.
+TEST(MemoryTerms, FusedQkvOutputKeptThroughTheValueView) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  PlanOptions separate, fused;
+  fused.qkv_output_kept = true;
+  for (const char* model : {"llama2-7b", "llama3-8b", "mpt-7b"}) {
+    auto c = make_config(model, "H100-80GB-SXM", 8, ShardingStrategy::shard_grad_op, AcMode::none, 1, 4096);
+    c.precision.compile = true;
+    const ModelSpec& m = c.model;
+    const bool mha_rope = m.n_kv_heads == m.n_heads && m.mlp_type == MlpType::swiglu;
+    const double expected = mha_rope ? double(m.n_layers) * 4096.0 * 2.0 * (m.d_model + double(m.kv_dim())) : 0.0;
+    const double diff = plan(c, hw, fused).mem_peak_bytes - plan(c, hw, separate).mem_peak_bytes;
+    EXPECT_NEAR(diff, expected, 1.0) << model;
+    if (std::string(model) == "llama2-7b") {
+      EXPECT_NEAR(diff / double(1ull << 30), 2.0, 1e-9);
+    }
+    c.activation_checkpointing.mode = AcMode::full;
+    const double ckpt_diff = plan(c, hw, fused).mem_peak_bytes - plan(c, hw, separate).mem_peak_bytes;
+    EXPECT_GE(ckpt_diff, 0.0) << model;
+    EXPECT_LE(ckpt_diff, expected / m.n_layers + 1.0) << model;
+  }
+}
+
 TEST(MemoryTerms, GradientsFreedBetweenStepsAreNotAtTheFirstPeak) {
   // zero_grad(set_to_none=True): at the head's backward of a one-micro-step step no sharded
   // gradient exists yet, so the peak drops by at most the whole sharded gradient 4·P/N; with

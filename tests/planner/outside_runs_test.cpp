@@ -40,7 +40,10 @@ struct OutsideBounds {
   int min_within_1sigma = 31;        // measured 31 of 48
   int min_within_2sigma = 44;        // measured 44 of 48
   int n_mem = 36;                    // rows with a memory figure (20 max reserved, 16 max allocated)
-  double mape_mem = 7.0;             // measured 6.90 % (6.62 % before fp8_weight_saved moved the
+  double mape_mem = 7.5;             // measured 7.01 % (6.90 % before qkv_output_kept moved lightning-
+                                     // thunder's MHA rows: the compiled pair -7.6 -> -2.3 %, the eager row
+                                     // -1.9 -> +2.7 %, the Llama-2 Float8 pair +8.4 / +10.7 -> +14.7 / +18.5 %;
+                                     // 6.62 % before fp8_weight_saved moved the
                                      // lightning-thunder fp8 rows without the recompute flag from
                                      // -10.5 / +9.8 % to +8.4 / +21.7 %; 12.11 % before the atorch profile: the KV
                                      // cache transformers returns in training, the fp32 logits and
@@ -54,7 +57,8 @@ struct OutsideBounds {
   // eager_norm_extra_saved_per_token) raised its allocated peak by 0.25 GiB and moved it below
   // the step: reserved 57.56 → 55.86 GiB, −9.9 % → −12.6 % (docs/validation.md "Memory").
   double worst_reserved_under_pct = -13.0;   // measured -12.6 % (tt165_fsdp1_7b_8g_sac_eager)
-  double worst_allocated_under_pct = -8.0;   // measured -7.6 % (thunder940_llama2_7b_8g_zero2_fsdp{1,2}_compile);
+  double worst_allocated_under_pct = -2.5;   // measured -2.3 % (thunder940_llama2_7b_8g_zero2_fsdp1_compile);
+                                             // -7.6 % before qkv_output_kept (litgpt's fused q/k/v output),
                                              // -10.5 % before fp8_weight_saved, -58.9 % (atorch, 64
                                              // GPUs) before the atorch profile
   // Every published run ran; measured: every row predicted to fit.
