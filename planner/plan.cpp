@@ -86,7 +86,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   if (!hw.gpu.kernel_table.empty()) {
     // Measured kernel rates replace the anchored ones (planner/kernel_table.h): the best GEMM
     // rate per dtype anchors the grid model (no fitted factor), measured shapes take their
-    // measured time, SDPA and copies run at their measured rates.
+    // measured time, SDPA and copies run at their measured rates — measured at whatever power
+    // the machine ran, so a power limit does not scale them again.
     const KernelTable& kt = kernel_table_for(hw.gpu.kernel_table);
     cc.kernels = &kt;
     cc.dtype = cfg.precision.param_dtype;
