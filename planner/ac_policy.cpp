@@ -20,7 +20,8 @@ namespace shardcast::planner {
 // selective_op (torchtitan _save_list = {mm, SDPA}, every second mm recomputed): the block
 // input A·d (checkpoint's input), wq → A·d, wv → A·kv, SDPA → A·d + 4h, w1 → A·f, w2 → A·d;
 // MPT: input, Wqkv A·(d + 2kv), SDPA, fc1 A·f.
-double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool compile, bool gqa_repeated) {
+double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool compile, bool gqa_repeated,
+                        bool sac_attention_saved) {
   const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim), h = m.n_heads;
   // K and V as attention keeps them (op-SAC keeps wv's output, before any copy).
   const double kv_kept = gqa_repeated ? d : kv;
@@ -28,8 +29,10 @@ double block_kept_bytes(const ModelSpec& m, double T, int A, BlockAc ac, bool co
   switch (ac) {
     case BlockAc::checkpointed:
       return T * A * d;
-    case BlockAc::selective_op:
-      return swiglu ? T * (A * (4 * d + kv + f) + 4 * h) : T * (A * (3 * d + 2 * kv + f) + 4 * h);
+    case BlockAc::selective_op: {
+      const double kept = swiglu ? T * (A * (4 * d + kv + f) + 4 * h) : T * (A * (3 * d + 2 * kv + f) + 4 * h);
+      return sac_attention_saved ? kept : kept - T * (A * d + 4 * h);  // SDPA's output and log-sum-exp
+    }
     case BlockAc::none:
       break;
   }
@@ -45,7 +48,7 @@ double qkv_output_extra_saved_per_token(const ModelSpec& m, int A, bool qkv_outp
   return double(A) * (m.d_model + double(m.kv_dim()));
 }
 
-std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops) {
+std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops, bool attention_saved) {
   const double d = m.d_model, kv = double(m.kv_dim());
   const bool swiglu = m.mlp_type == MlpType::swiglu;
   // Index of the last elementwise op (the second residual add): not recomputed.
@@ -63,14 +66,17 @@ std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std:
       else if (std::strcmp(op.name, "wo") == 0) share = 1.0;                           // wo / out_proj
       else if (std::strcmp(op.name, "w1_w3") == 0) share = 0.5;                        // w3
       // fc1, w2, fc2: saved or not needed
+    } else if (op.kind == OpKind::attention) {
+      share = attention_saved ? 0.0 : 1.0;
     }
     shares[size_t(i)] = share;
   }
   return shares;
 }
 
-SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c) {
-  const std::vector<double> shares = selective_op_recompute_shares(m, ops);
+SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c,
+                                    bool attention_saved) {
+  const std::vector<double> shares = selective_op_recompute_shares(m, ops, attention_saved);
   SacRecompute r;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (shares[i] <= 0) continue;

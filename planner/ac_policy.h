@@ -33,8 +33,10 @@ enum class BlockAc {
 // `gqa = "repeated"`): grouped-query K and V are copied to n_heads width before attention
 // (torchtitan's repeat_kv, transformers' repeat_kv, litgpt's expand + reshape), so attention
 // keeps them at width d instead of kv.  // bytes
+// sac_attention_saved = false (selective_op on a save list without the SDPA op that runs,
+// runtime term sac_saves_cudnn_attention): attention's output and log-sum-exp are not kept.
 double block_kept_bytes(const ModelSpec& m, double tokens, int act_bytes, BlockAc ac, bool compile,
-                        bool gqa_repeated = false);
+                        bool gqa_repeated = false, bool sac_attention_saved = true);
 
 // torchtitan op SAC: matmuls of a block in forward order and which are saved. Llama: wq, wk,
 // wv, wo, w1, w3, w2 → the 1st, 3rd, 5th and 7th (wq, wv, w1, w2) are saved; MPT/GELU:
@@ -55,8 +57,10 @@ int checkpointed_recompute_end(const std::vector<Op>& ops, bool early_stop);
 
 // Recompute cost of selective_op for the block's op listing (block_forward_ops): the GEMMs
 // that are not saved (wk, wo, w3 / out_proj) and every elementwise op before the last one
-// (checkpoint's early stop: nothing after w2's input is needed). Attention is saved.
-SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c);
+// (checkpoint's early stop: nothing after w2's input is needed). Attention is saved, unless
+// attention_saved = false (its save list lacks the SDPA op that runs): then its forward runs again.
+SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c,
+                                    bool attention_saved = true);
 // The fraction of each op of `ops` that selective_op recomputes (what selective_op_recompute
 // weighs each op's forward time and FLOPs by).
 // Bytes per token a plain block keeps beyond block_kept_bytes when one fused GEMM makes q, k and
@@ -69,6 +73,7 @@ SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& o
 // (ban_recompute_materialized_backward), so both are kept.
 double qkv_output_extra_saved_per_token(const ModelSpec& m, int A, bool qkv_output_kept);
 
-std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops);
+std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops,
+                                                  bool attention_saved = true);
 
 }  // namespace shardcast::planner

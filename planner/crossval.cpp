@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "planner/efficiency.h"
 #include "planner/published_csv.h"
+#include "shared/config_io.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -23,15 +25,22 @@ std::vector<FitGroup> shipped_fit_groups() {
   std::vector<std::string> h100 = base;
   h100.push_back("fp8_matmul_eff");
   // Priors, the same for every GPU (fractions of its ceilings; docs/cost-model.md §7): GEMMs of
-  // training shapes below the best-shape MAMF, attention well below the GEMM rate, HBM near the
-  // measured copy bandwidth, host overheads of a millisecond per unit and tens of milliseconds
-  // per step.
-  const std::map<std::string, double> prior = {
-      {"matmul_eff", 0.85}, {"fp8_matmul_eff", 0.85}, {"attention_eff", 0.3}, {"hbm_eff", 0.9}, {"unit_overhead_s", 0.001}, {"step_overhead_s", 0.03}};
+  // training shapes below the best-shape MAMF, attention at 0.3 of the GEMM ceiling (as a
+  // fraction of the family's attention ceiling: 0.3 · matmul_ceiling / attention_ceiling), HBM
+  // near the measured copy bandwidth, host overheads of a millisecond per unit and tens of
+  // milliseconds per step.
+  auto prior_of = [](const std::string& preset) {
+    const EfficiencyParams e = read_efficiency(load_hardware(preset));
+    return std::map<std::string, double>{{"matmul_eff", 0.85},        {"fp8_matmul_eff", 0.85},
+                                         {"attention_eff", 0.3 * e.matmul_ceiling / e.attention_ceiling},
+                                         {"hbm_eff", 0.9},            {"unit_overhead_s", 0.001},
+                                         {"step_overhead_s", 0.03}};
+  };
   const double w = kShippedPriorWeight;
   return {
-      {"A100 (GA100)", {"A100-80GB-SXM", "A100-40GB-SXM"}, base, prior, w},
-      {"H100/H200 (GH100)", {"H100-80GB-SXM", "H100-96GB-HBM2e", "H100-unspecified", "H200-141GB-SXM"}, h100, prior, w},
+      {"A100 (GA100)", {"A100-80GB-SXM", "A100-40GB-SXM"}, base, prior_of("A100-80GB-SXM"), w},
+      {"H100/H200 (GH100)", {"H100-80GB-SXM", "H100-96GB-HBM2e", "H100-unspecified", "H200-141GB-SXM"}, h100,
+       prior_of("H100-80GB-SXM"), w},
   };
 }
 

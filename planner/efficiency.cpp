@@ -13,6 +13,8 @@ double EfficiencyParams::* const kMembers[] = {
     &EfficiencyParams::matmul_ceiling,
     &EfficiencyParams::fp8_matmul_ceiling,
     &EfficiencyParams::hbm_ceiling,
+    &EfficiencyParams::attention_ceiling,
+    &EfficiencyParams::cudnn_attention_ceiling,
     &EfficiencyParams::matmul_eff,
     &EfficiencyParams::matmul_dim_half,
     &EfficiencyParams::fp8_matmul_eff,
@@ -40,7 +42,7 @@ EfficiencyParams of_datasheet(const EfficiencyParams& p) {
   EfficiencyParams r = p;
   r.matmul_eff = p.matmul_eff * p.matmul_ceiling;
   r.fp8_matmul_eff = p.fp8_matmul_eff * p.fp8_matmul_ceiling;
-  r.attention_eff = p.attention_eff * p.matmul_ceiling;
+  r.attention_eff = p.attention_eff * p.attention_ceiling;
   r.hbm_eff = p.hbm_eff * p.hbm_ceiling;
   return r;
 }

@@ -20,11 +20,16 @@ struct EfficiencyParams {
   double matmul_ceiling = 0;      // maximum achievable matmul rate (MAMF) / dense bf16 peak
   double fp8_matmul_ceiling = 0;  // fp8 MAMF / dense fp8 peak
   double hbm_ceiling = 0;         // measured copy bandwidth / datasheet HBM bandwidth
+  // Attention kernels' published forward + backward rates (causal, head_dim 128, seq 16k, on
+  // executed FLOPs) / dense bf16 peak: SDPA's flash backend (FlashAttention-2) and cuDNN's
+  // attention (0 = none on this GPU). docs/cost-model.md §2.2.
+  double attention_ceiling = 0;
+  double cudnn_attention_ceiling = 0;
   // Compute: fitted fractions of the ceilings (the same meaning on every GPU).
   double matmul_eff = 0;          // large bf16/fp16/fp32 GEMM rate / matmul ceiling
   double matmul_dim_half = 0;     // GEMM shape: eff = matmul_eff·k/(k + dim_half), k = min dim
   double fp8_matmul_eff = 0;      // fp8 GEMM rate / fp8 matmul ceiling
-  double attention_eff = 0;       // flash attention rate / matmul ceiling, on executed (causal) FLOPs
+  double attention_eff = 0;       // attention rate / the kernel's attention ceiling, on executed (causal) FLOPs
   double attention_tile = 0;      // flash-attention tile edge: diagonal tiles cost (1 + tile/s)
   double hbm_eff = 0;             // memory-bound ops: achieved / HBM ceiling
   double compile_elementwise_factor = 0;  // elementwise bytes with torch.compile / eager
@@ -44,8 +49,9 @@ struct EfficiencyParams {
 };
 
 // The rates the cost model uses, as fractions of the datasheet: matmul_eff·matmul_ceiling,
-// fp8_matmul_eff·fp8_matmul_ceiling, attention_eff·matmul_ceiling, hbm_eff·hbm_ceiling; every
-// other key unchanged.
+// fp8_matmul_eff·fp8_matmul_ceiling, attention_eff·attention_ceiling (the flash backend's; a
+// plan on cuDNN attention takes attention_eff·cudnn_attention_ceiling), hbm_eff·hbm_ceiling;
+// every other key unchanged.
 EfficiencyParams of_datasheet(const EfficiencyParams& p);
 
 // Names of the keys, in the order of EfficiencyParams (the fitter addresses them by name).

@@ -55,7 +55,7 @@ UnitOpSeconds unit_op_seconds(const TrainConfig& cfg, const PlanOptions& opt, co
   // their selective_op_recompute_shares.
   std::vector<double> ckpt_share(block_ops.size(), 0.0);
   for (int i = 0; i < checkpointed_recompute_end(block_ops, opt.recompute_early_stop); ++i) ckpt_share[size_t(i)] = 1.0;
-  const std::vector<double> sac_share = selective_op_recompute_shares(m, block_ops);
+  const std::vector<double> sac_share = selective_op_recompute_shares(m, block_ops, opt.sac_attention_saved());
   const AcMode ac = cfg.activation_checkpointing.mode;
 
   // Each kind of unit costed once (plan() may run inside a search): embedding, head, and a

@@ -76,6 +76,15 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.act_bytes = param_bytes;
   cc.compile = cfg.precision.compile;
   cc.eff = rate;
+  if (opt.attention_cudnn) {
+    // SDPA on cuDNN attention: the fitted fraction of cuDNN's published rate on this GPU.
+    if (eff.cudnn_attention_ceiling <= 0)
+      throw ConfigError(hw.file.empty() ? hw.name : hw.file, "efficiency.cudnn_attention_ceiling",
+                        fmt::format("is 0, but runtime '{}' runs cuDNN attention on compute capability {}: state "
+                                    "cuDNN's published attention rate on this GPU / its bf16 peak",
+                                    opt.runtime, hw.gpu.compute_capability));
+    cc.eff.attention_eff = eff.attention_eff * eff.cudnn_attention_ceiling;
+  }
   cc.grid = GemmGrid{hw.gpu.sm_count, hw.gpu.gemm_tile_m, hw.gpu.gemm_tile_n, hw.gpu.gemm_tile_k};
   // Published flash-attention rates when the preset names a benchmark GPU (none of the shipped
   // presets does: docs/validation.md "Attention kernels"); otherwise the fitted attention_eff.
@@ -143,8 +152,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                     : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile, opt.gqa_repeated) +
                           2.0 * norm_extra + qkv_extra + scores_bytes;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
-  const double kept_sac = block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile);
-  const SacRecompute sac = selective_op_recompute(m, block_ops, cc);
+  const double kept_sac =
+      block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile, false, opt.sac_attention_saved());
+  const SacRecompute sac = selective_op_recompute(m, block_ops, cc, opt.sac_attention_saved());
   const double ckpt_recompute_s = checkpointed_recompute_time(block_ops, cc, opt.recompute_early_stop);
 
   // Communication.
@@ -371,6 +381,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.hfu = p.tokens_per_s_per_gpu *
           (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / rated_peak;
   p.runtime = opt.runtime;
+  p.attention = opt.attention_cudnn              ? "cudnn"
+                : opt.attention_causal_blocks    ? "eager_causal_blocks"
+                : opt.attention_materialized     ? "eager"
+                : opt.attention_kernel == "flash_triton" ? "flash_triton"
+                                                 : "flash";
   p.power_limit_w = power.limit_w;
   p.board_power_w = power.board_w;
   p.clock_scale = power.clock_scale;

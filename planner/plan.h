@@ -93,6 +93,14 @@ struct PlanOptions {
   // flash-attn 2) or "flash_triton" (runtime term attention = "flash_triton"). Unused when
   // attention_materialized.
   std::string attention_kernel = "flash2";
+  // SDPA runs cuDNN attention (the runtime term cudnn_attention lists the preset's
+  // gpu.compute_capability): timed at the preset's cudnn_attention_ceiling.
+  bool attention_cudnn = false;
+  // Op SAC's save list holds the cuDNN SDPA op (runtime term sac_saves_cudnn_attention).
+  bool sac_saves_cudnn_attention = true;
+  // Whether op SAC keeps attention's output: false only on cuDNN attention with a save list
+  // that lacks its op.
+  bool sac_attention_saved() const { return !attention_cudnn || sac_saves_cudnn_attention; }
   // A buffer of the unsharded gradient's size exists during its reduction even when
   // reduce_dtype equals param_dtype: Gloo (LibTorch 1.13) has no reduce-scatter, and
   // shardcast-train composes it from an all-to-all into a receive buffer of that size.

@@ -251,9 +251,10 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   cfg.runtime = runtime_for_framework(fw, trim(r.get("framework_date")));
   if (cfg.runtime.empty()) {
     // A CSV without a framework column (or naming software without a profile) is still read, as
-    // the README's column list allows; the row says which runtime predicted it.
-    cfg.runtime = "torchtitan";
-    row.framework_notes += "runtime torchtitan (framework '" + fw + "' has no profile in configs/runtimes/); ";
+    // the README's column list allows: torchtitan of the row's framework_date stands in for it,
+    // and the row says which runtime predicted it.
+    cfg.runtime = runtime_for_framework("torchtitan", trim(r.get("framework_date")));
+    row.framework_notes += "runtime " + cfg.runtime + " (framework '" + fw + "' has no profile in configs/runtimes/); ";
   }
   const RuntimeTerms& terms = runtime_preset(cfg.runtime).terms_for(true);
   std::string reduce = lower(r.get("reduce_dtype"));

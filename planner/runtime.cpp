@@ -82,6 +82,10 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.attention_materialized = t.attention == "eager" || t.attention == "eager_causal_blocks";
   o.attention_causal_blocks = t.attention == "eager_causal_blocks";
   o.attention_kernel = t.attention == "flash_triton" ? "flash_triton" : "flash2";
+  o.attention_cudnn = t.attention == "flash" && !hw.gpu.compute_capability.empty() &&
+                      std::find(t.cudnn_attention.begin(), t.cudnn_attention.end(), hw.gpu.compute_capability) !=
+                          t.cudnn_attention.end();
+  o.sac_saves_cudnn_attention = t.sac_saves_cudnn_attention;
   if (!parse_cross_entropy(t.cross_entropy, o.cross_entropy))
     throw ConfigError(rt.file, "terms.cross_entropy", "\"" + t.cross_entropy + "\" is not allowed");
   if (!parse_norm_impl(t.rmsnorm, o.rmsnorm))

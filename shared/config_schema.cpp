@@ -151,6 +151,7 @@ const std::vector<HardwareKey>& hardware_schema() {
       HW_NUM("gpu.gemm_tile_n", gpu.gemm_tile_n, 1),
       HW_NUM("gpu.gemm_tile_k", gpu.gemm_tile_k, 1),
       HW_STR("gpu.attention_benchmark", gpu.attention_benchmark),
+      HW_STR("gpu.compute_capability", gpu.compute_capability),
       HW_STR("gpu.kernel_table", gpu.kernel_table),
       HW_NUM("gpu.board_power_w", gpu.board_power_w, 1),
       HW_NUM("gpu.power_limit_w", gpu.power_limit_w, 1),

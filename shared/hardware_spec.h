@@ -30,6 +30,9 @@ struct GpuSpec {
   // Which GPU's rows of configs/kernels/flash_attention.csv time its flash attention; "" =
   // the fitted attention_eff (every shipped preset: docs/validation.md "Attention kernels").
   std::string attention_benchmark;
+  // CUDA compute capability, e.g. "9.0" (H100, H200) or "10.0" (B200); "" = not a CUDA GPU.
+  // A runtime's SDPA runs cuDNN attention on the capabilities its term cudnn_attention lists.
+  std::string compute_capability;
   // A measured kernel table (planner/kernel_table.h), relative to the configs directory; "" = none.
   std::string kernel_table;
   // Board power (planner/power_limit.h): the power the peaks above are rated at, and the power
@@ -52,6 +55,7 @@ struct NodeSpec {
 // session reader and the fitter check keys against.
 inline constexpr const char* kEfficiencyKeys[] = {
     "matmul_ceiling",      "fp8_matmul_ceiling",       "hbm_ceiling",
+    "attention_ceiling",   "cudnn_attention_ceiling",
     "matmul_eff",          "matmul_dim_half",          "fp8_matmul_eff",
     "attention_eff",       "attention_tile",           "hbm_eff",
     "compile_elementwise_factor", "unit_overhead_s",   "step_overhead_s",

@@ -25,6 +25,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
   for (const auto& c : p.memory) mem[c.name] = c.bytes;
   j = {{"schema", p.schema},
        {"runtime", p.runtime},
+       {"attention", p.attention},
        {"memory", {{"components_bytes", mem},
                    {"peak_bytes", p.mem_peak_bytes},
                    {"reserved_bytes", p.mem_reserved_bytes},
@@ -54,6 +55,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
 void from_json(const nlohmann::json& j, Prediction& p) {
   p.schema = json_int(j.at("schema"));
   if (j.contains("runtime")) j.at("runtime").get_to(p.runtime);
+  if (j.contains("attention")) j.at("attention").get_to(p.attention);  // absent before it existed
   const auto& m = j.at("memory");
   p.memory.clear();
   for (auto it = m.at("components_bytes").begin(); it != m.at("components_bytes").end(); ++it)

@@ -29,6 +29,9 @@ struct TimelineEvent {
 struct Prediction {
   int schema = 1;
   std::string runtime;                  // runtime profile predicted for (configs/runtimes/)
+  // The attention it was timed for: the runtime term attention (flash | flash_triton | eager |
+  // eager_causal_blocks), or "cudnn" where the runtime's SDPA runs cuDNN attention on this GPU.
+  std::string attention;
   // Memory per rank.
   std::vector<MemoryComponent> memory;  // components at the allocated peak  // bytes
   double mem_peak_bytes = 0;            // allocated peak read off the timeline  // bytes

@@ -49,6 +49,17 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "output: the whole output stays alive for backward beside the rotated copies of q and k, A·(d + kv) "
      "bytes per token and block more than q, k and v (models with RoPE; grouped K/V are copied when "
      "repeated, so nothing more is kept there)"},
+    {"cudnn_attention", "string list", "8.0 | 8.6 | 8.9 | 9.0 | 10.0 | 10.3 | 12.0",
+     "the CUDA compute capabilities (a GPU preset's gpu.compute_capability) on which the runtime's SDPA calls "
+     "run cuDNN attention, timed at the preset's cudnn_attention_ceiling instead of its attention_ceiling "
+     "(the flash backend): a backend priority the runtime sets (torchtitan's sdpa_kernel list), or torch's "
+     "default for the torch and cuDNN it runs (cuDNN first on 9.0 and 10.0 from torch 2.11 with its bundled "
+     "cuDNN 9.19); [] = the flash backend everywhere. Only with attention = \"flash\""},
+    {"sac_saves_cudnn_attention", "bool", "",
+     "op-level selective checkpointing (activation_checkpointing.mode = \"selective_op\") saves the output "
+     "of aten._scaled_dot_product_cudnn_attention as it saves the flash and memory-efficient SDPA ops; false: "
+     "the save list names only those two, so a block on cuDNN attention runs its attention forward again in "
+     "backward"},
     {"reduce_dtypes", "string list", "fp32 | bf16 | fp16", "precision.reduce_dtype values the software accepts"},
     {"reduce_dtype_default", "string", "fp32 | bf16 | fp16", "what it reduces in when its config does not say"},
     {"reduce_dtype_is_param_dtype", "bool", "", "the reduction always runs in param_dtype"},
@@ -133,6 +144,7 @@ void check_allowed(const RuntimeTermSchema& s, const std::string& v, const std::
 
 bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "qkv_output_kept") return &t.qkv_output_kept;
+  if (key == "sac_saves_cudnn_attention") return &t.sac_saves_cudnn_attention;
   if (key == "reduce_dtype_is_param_dtype") return &t.reduce_dtype_is_param_dtype;
   if (key == "reduce_copies_gradient") return &t.reduce_copies_gradient;
   if (key == "root_unit") return &t.root_unit;
@@ -203,12 +215,15 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
       if (!node.is_string()) throw ConfigError(file, path, fmt::format("expected a string ({})", it->allowed));
       *s = node.as_string()->get();
       check_allowed(*it, *s, file, path);
-    } else {  // string lists: reduce_dtypes and master_dtypes (non-empty), fp8_recipes (may be empty)
-      const bool recipes = key == "fp8_recipes";
-      std::vector<std::string>& list = recipes ? t.fp8_recipes : (key == "master_dtypes" ? t.master_dtypes : t.reduce_dtypes);
+    } else {  // string lists: reduce_dtypes and master_dtypes (non-empty), fp8_recipes, cudnn_attention (may be empty)
+      const bool may_be_empty = key == "fp8_recipes" || key == "cudnn_attention";
+      std::vector<std::string>& list = key == "fp8_recipes"       ? t.fp8_recipes
+                                       : key == "cudnn_attention" ? t.cudnn_attention
+                                       : key == "master_dtypes"   ? t.master_dtypes
+                                                                  : t.reduce_dtypes;
       const toml::array* a = node.as_array();
-      if (!a || (a->empty() && !recipes))
-        throw ConfigError(file, path, fmt::format("expected a {}list of strings ({})", recipes ? "" : "non-empty ",
+      if (!a || (a->empty() && !may_be_empty))
+        throw ConfigError(file, path, fmt::format("expected a {}list of strings ({})", may_be_empty ? "" : "non-empty ",
                                                   it->allowed));
       list.clear();
       for (const auto& e : *a) {
@@ -301,6 +316,10 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
     if (std::find(t->master_dtypes.begin(), t->master_dtypes.end(), t->master_dtype_default) == t->master_dtypes.end())
       throw ConfigError(file, "terms.master_dtype_default",
                         fmt::format("\"{}\" is not in master_dtypes", t->master_dtype_default));
+    if (!t->cudnn_attention.empty() && t->attention != "flash")
+      throw ConfigError(file, "terms.cudnn_attention",
+                        fmt::format("lists compute capabilities but attention is \"{}\": cuDNN attention is an "
+                                    "SDPA backend (attention = \"flash\")", t->attention));
   }
   return rt;
 }

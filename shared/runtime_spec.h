@@ -27,6 +27,11 @@ struct RuntimeTerms {
   std::string swiglu = "eager";               // eager | fused (one silu(gate)·up kernel)
   std::string gqa = "repeated";               // native | repeated (K, V copied to n_heads before attention)
   bool qkv_output_kept = false;               // attention's v is a view of one fused q/k/v GEMM output, kept whole
+  // CUDA compute capabilities ("9.0", "10.0", ...) on which its SDPA calls run cuDNN attention
+  // (a backend priority the runtime sets, or torch's default for its torch and cuDNN); [] = the
+  // flash backend everywhere. With attention = "flash" only.
+  std::vector<std::string> cudnn_attention;
+  bool sac_saves_cudnn_attention = true;      // op SAC's save list holds the cuDNN SDPA op too
   std::vector<std::string> reduce_dtypes{"fp32", "bf16"};  // accepted precision.reduce_dtype
   std::string reduce_dtype_default = "fp32";  // what the software reduces in when not told
   bool reduce_dtype_is_param_dtype = false;   // reduction always in param_dtype (accelerate)

@@ -52,7 +52,11 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
              c.precision.master_dtype == "fp32" ? "" : ", master " + c.precision.master_dtype,
              c.precision.compile ? ", compile" : "",
              c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
-  fmt::print("      runtime {}\n", c.runtime);
+  fmt::print("      runtime {}, attention {}{}\n", c.runtime, p.attention,
+             p.attention == "cudnn" ? fmt::format(" (its SDPA runs cuDNN attention on compute capability {}: "
+                                                  "efficiency.cudnn_attention_ceiling)",
+                                                  hw.gpu.compute_capability)
+                                    : std::string());
   // A board power limit below the rated power (planner/power_limit.h, docs/cost-model.md §2.4).
   if (p.board_power_w > 0 && p.power_limit_w < p.board_power_w)
     fmt::print("      power limit {:.0f} W of the {:.0f} W board power ({}): compute rates x{:.3f} "

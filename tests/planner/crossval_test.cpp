@@ -187,13 +187,14 @@ TEST(Ceilings, GemmRateIsPeakTimesCeilingTimesEfficiency) {
   p.matmul_eff = 0.9;
   p.fp8_matmul_ceiling = 0.7;
   p.fp8_matmul_eff = 0.5;
+  p.attention_ceiling = 0.4;
   p.attention_eff = 0.25;
   p.hbm_ceiling = 0.9;
   p.hbm_eff = 0.5;
   const EfficiencyParams r = of_datasheet(p);
   EXPECT_DOUBLE_EQ(r.matmul_eff, 0.72);
   EXPECT_DOUBLE_EQ(r.fp8_matmul_eff, 0.35);
-  EXPECT_DOUBLE_EQ(r.attention_eff, 0.2);
+  EXPECT_DOUBLE_EQ(r.attention_eff, 0.1);
   EXPECT_DOUBLE_EQ(r.hbm_eff, 0.45);
   // Every GPU preset states its ceilings, each a fraction of its datasheet.
   for (const auto& name : list_hardware_presets()) {

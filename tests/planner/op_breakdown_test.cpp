@@ -29,13 +29,16 @@ using test::make_config;
 constexpr double kRel = 1e-9;
 
 // The context plan() builds for a preset without a kernel table or published attention rate.
-ComputeContext context_of(const TrainConfig& cfg, const HardwareSpec& hw) {
+ComputeContext context_of(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt) {
   ComputeContext cc;
   cc.peak_flops = hw.peak_flops(cfg.precision.param_dtype);
   cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
   cc.act_bytes = dtype_bytes(cfg.precision.param_dtype);
   cc.compile = cfg.precision.compile;
-  cc.eff = of_datasheet(read_efficiency(hw));
+  const EfficiencyParams eff = read_efficiency(hw);
+  cc.eff = of_datasheet(eff);
+  // cuDNN attention where the runtime's SDPA runs it: the fitted fraction of cuDNN's ceiling.
+  if (opt.attention_cudnn) cc.eff.attention_eff = eff.attention_eff * eff.cudnn_attention_ceiling;
   cc.grid = GemmGrid{hw.gpu.sm_count, hw.gpu.gemm_tile_m, hw.gpu.gemm_tile_n, hw.gpu.gemm_tile_k};
   return cc;
 }
@@ -78,7 +81,7 @@ std::string name_of(const Case& c) {
 // the time share of ranks over devices; and the unit host overhead (2 per unit per micro-step).
 std::array<double, kOpCategories> closed_form(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
                                               double* overhead_s) {
-  const ComputeContext cc = context_of(cfg, hw);
+  const ComputeContext cc = context_of(cfg, hw, opt);
   const ModelSpec& m = cfg.model;
   const int b = cfg.training.micro_batch, s = cfg.training.seq_len, A = cc.act_bytes;
   const auto block = block_forward_ops(m, b, s, A, opt.rmsnorm, opt.rope_fused, opt.swiglu_fused);
@@ -96,7 +99,7 @@ std::array<double, kOpCategories> closed_form(const TrainConfig& cfg, const Hard
     const int end = checkpointed_recompute_end(block, opt.recompute_early_stop);
     for (int i = 0; i < end; ++i) out[size_t(op_category_of(block[size_t(i)]))] += m.n_layers * op_forward_time(block[size_t(i)], cc);
   } else if (ac == AcMode::selective_op) {
-    const auto share = selective_op_recompute_shares(m, block);
+    const auto share = selective_op_recompute_shares(m, block, opt.sac_attention_saved());
     for (size_t i = 0; i < block.size(); ++i)
       out[size_t(op_category_of(block[i]))] += m.n_layers * share[i] * op_forward_time(block[i], cc);
   }

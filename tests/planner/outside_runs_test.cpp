@@ -31,16 +31,23 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 struct OutsideBounds {
   size_t rows = 48;
   int predicted = 48, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
-  double mape_tps = 16.5;            // measured 16.36 % (18.63 % before the power limit of the B200 rows
+  double mape_tps = 16.5;            // measured 16.21 % (16.36 % before the SDPA backend: cuDNN attention
+                                     // where the runtime runs it, docs/cost-model.md §2.2 — KempnerForge's
+                                     // five H200 rows -21 / -22 % -> -13 %, the B200 rows +47 ... +83 ->
+                                     // +54 ... +95 %; 18.63 % before the power limit of the B200 rows
                                      // (750 W) and of the H100-96GB preset (500 W): docs/cost-model.md
                                      // §2.4; 33-row file: 14.37 %; the B200 and lit-llama rows add +44 ... +77 %)
-  double abs_bias_tps = 2.0;         // measured +1.51 % (fast and slow regimes cancel: see docs; +3.78 %
+  double abs_bias_tps = 3.0;         // measured +2.98 %, the bound (+1.51 % before the SDPA backend:
+                                     // the B200 rows ran cuDNN attention, measured 3.3x the flash backend
+                                     // there, and moved 7 ... 12 points further over, while KempnerForge's
+                                     // slow rows moved 4 ... 8 points up; fast and slow regimes cancel: see docs; +3.78 %
                                      // before the power limit); the lightning-thunder profile (pure
                                      // bf16, bf16 reduction) moved its 7 rows 1-2 points faster, from +3.49 %
-  int min_within_1sigma = 31;        // measured 31 of 48
+  int min_within_1sigma = 35;        // measured 35 of 48 (31 before the SDPA backend: four KempnerForge rows came in)
   int min_within_2sigma = 44;        // measured 44 of 48
   int n_mem = 36;                    // rows with a memory figure (20 max reserved, 16 max allocated)
-  double mape_mem = 7.5;             // measured 7.01 % (6.90 % before qkv_output_kept moved lightning-
+  double mape_mem = 7.0;             // measured 6.45 % (7.01 % before the SDPA backend: the B200 rows' op SAC
+                                     // does not keep cuDNN attention's output, +19.9 -> +13.1 %; 6.90 % before qkv_output_kept moved lightning-
                                      // thunder's MHA rows: the compiled pair -7.6 -> -2.3 %, the eager row
                                      // -1.9 -> +2.7 %, the Llama-2 Float8 pair +8.4 / +10.7 -> +14.7 / +18.5 %;
                                      // 6.62 % before fp8_weight_saved moved the

@@ -46,8 +46,10 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_EQ(runtime_for_framework(tt, "2024-05-01"), "torchtitan-2024-04");
   EXPECT_EQ(runtime_for_framework(tt, "2024-05-02"), "torchtitan-2024-05");  // from_date is inclusive
   EXPECT_EQ(runtime_for_framework(tt, "2024-10"), "torchtitan-2024-05");     // a month = its first day
-  EXPECT_EQ(runtime_for_framework(tt, "2024-10-22"), "torchtitan");
-  EXPECT_EQ(runtime_for_framework(tt, "2025-06-11"), "torchtitan");
+  EXPECT_EQ(runtime_for_framework(tt, "2024-10-22"), "torchtitan-2024-10");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-06-11"), "torchtitan-2024-10");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-10-08"), "torchtitan-2024-10");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-10-09"), "torchtitan");
   EXPECT_EQ(runtime_for_framework("TorchTitan"), "torchtitan");
   // One generation only: every date is it.
   EXPECT_EQ(runtime_for_framework("fms-fsdp (FSDP1)", "2024-02-21"), "fms-fsdp");
@@ -57,7 +59,7 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_THROW(runtime_for_framework(tt, "Oct 2024"), InputError);
   EXPECT_THROW(runtime_for_framework(tt, "2024-13"), InputError);
   EXPECT_EQ(runtime_generations("torchtitan"),
-            (std::vector<std::string>{"torchtitan-2024-04", "torchtitan-2024-05", "torchtitan"}));
+            (std::vector<std::string>{"torchtitan-2024-04", "torchtitan-2024-05", "torchtitan-2024-10", "torchtitan"}));
   // llm-foundry's benchmark sweeps: torch 1.13.1 image until b2a43a147, torch 2.1.0 after.
   const std::string lf = "llm-foundry/Composer (FSDP1)";
   EXPECT_EQ(runtime_for_framework(lf, "2023-05-03"), "llm-foundry-2023-05");
@@ -136,7 +138,7 @@ TEST(RuntimeGenerations, PublishedRowsTakeTheirGeneration) {
       EXPECT_EQ(*r.rmsnorm, big ? NormImpl::eager : NormImpl::fused) << r.row_id;
       ++april;
     } else {
-      EXPECT_EQ(r.cfg.runtime, "torchtitan") << r.row_id;  // Dec 2024 and June 2025
+      EXPECT_EQ(r.cfg.runtime, "torchtitan-2024-10") << r.row_id;  // Dec 2024 and June 2025
       ++current;
     }
   }

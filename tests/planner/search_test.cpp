@@ -10,6 +10,7 @@
 
 #include "planner/pareto.h"
 #include "planner/plan.h"
+#include "planner/runtime.h"
 #include "planner/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -59,7 +60,7 @@ TEST(Search, WinnerIsFeasibleAndFastest) {
     }
   }
   // Re-predicting the winner gives the same numbers (search stores what plan() says).
-  const Prediction again = plan(r.ranked[0].config, hw);
+  const Prediction again = plan(r.ranked[0].config, hw, resolve_plan_options(r.ranked[0].config, hw));
   EXPECT_DOUBLE_EQ(again.tokens_per_s_per_gpu, r.ranked[0].prediction.tokens_per_s_per_gpu);
   EXPECT_FALSE(r.why_winner.empty());
   EXPECT_NE(r.why_winner.find("exposed communication"), std::string::npos);

@@ -49,7 +49,8 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"master_dtypes", "[\"fp32\"]"}, {"master_dtype_default", "\"fp32\""},
                              {"gqa", "\"repeated\""},
                              {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"},
-                             {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""}};
+                             {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""},
+                             {"cudnn_attention", "[]"}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)
@@ -65,12 +66,42 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
 TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   const RuntimeSpec apr = load_runtime("torchtitan-2024-04");
   const RuntimeSpec may = load_runtime("torchtitan-2024-05");
+  const RuntimeSpec oct = load_runtime("torchtitan-2024-10");
   const RuntimeSpec cur = load_runtime("torchtitan");
-  for (const RuntimeSpec* rt : {&apr, &may, &cur}) EXPECT_EQ(rt->framework, "torchtitan") << rt->name;
+  for (const RuntimeSpec* rt : {&apr, &may, &oct, &cur}) EXPECT_EQ(rt->framework, "torchtitan") << rt->name;
   EXPECT_EQ(apr.from_date, "");
   EXPECT_EQ(apr.until_date, may.from_date);
-  EXPECT_EQ(may.until_date, cur.from_date);
+  EXPECT_EQ(may.until_date, oct.from_date);
+  EXPECT_EQ(oct.until_date, cur.from_date);
   EXPECT_EQ(cur.until_date, "");
+  // The SDPA backend order: torch's default (flash first) until 3b85aa31f put cuDNN first on
+  // capability >= 10.0, then cuDNN first everywhere from 6a3a9da95; op SAC saved the cuDNN op
+  // only from b39377f9f.
+  EXPECT_TRUE(apr.terms.cudnn_attention.empty());
+  EXPECT_TRUE(may.terms.cudnn_attention.empty());
+  EXPECT_EQ(oct.terms.cudnn_attention, (std::vector<std::string>{"10.0", "10.3", "12.0"}));
+  for (const char* cc : {"8.0", "9.0", "10.0"})
+    EXPECT_NE(std::find(cur.terms.cudnn_attention.begin(), cur.terms.cudnn_attention.end(), cc),
+              cur.terms.cudnn_attention.end()) << cc;
+  for (const RuntimeSpec* rt : {&apr, &may, &oct}) EXPECT_FALSE(rt->terms.sac_saves_cudnn_attention) << rt->name;
+  EXPECT_TRUE(cur.terms.sac_saves_cudnn_attention);
+  {
+    // torchtitan-2024-10 is the newest profile but for those two terms.
+    RuntimeTerms t = oct.terms;
+    t.cudnn_attention = cur.terms.cudnn_attention;
+    t.sac_saves_cudnn_attention = cur.terms.sac_saves_cudnn_attention;
+    EXPECT_EQ(t.attention, cur.terms.attention);
+    EXPECT_EQ(t.rmsnorm, cur.terms.rmsnorm);
+    EXPECT_EQ(t.expandable_segments, cur.terms.expandable_segments);
+    EXPECT_EQ(t.fp8_recipes, cur.terms.fp8_recipes);
+    EXPECT_EQ(t.fp8_weight_saved, cur.terms.fp8_weight_saved);
+    EXPECT_EQ(t.outputs_kept, cur.terms.outputs_kept);
+    EXPECT_EQ(t.gqa, cur.terms.gqa);
+    EXPECT_EQ(t.cross_entropy, cur.terms.cross_entropy);
+    EXPECT_EQ(t.collective_buffers, cur.terms.collective_buffers);
+    EXPECT_EQ(t.recompute_early_stop, cur.terms.recompute_early_stop);
+    EXPECT_EQ(t.unsynced_gradient_dtype, cur.terms.unsynced_gradient_dtype);
+  }
   EXPECT_EQ(apr.terms.rmsnorm, "fused");  // fused_rmsnorm in llama3_8b/llama2_13b.toml @1ea476e9f
   EXPECT_EQ(may.terms.rmsnorm, "eager");
   EXPECT_EQ(cur.terms.rmsnorm, "eager");
