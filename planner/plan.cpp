@@ -88,6 +88,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.grid = GemmGrid{hw.gpu.sm_count, hw.gpu.gemm_tile_m, hw.gpu.gemm_tile_n, hw.gpu.gemm_tile_k};
   // Published flash-attention rates when the preset names a benchmark GPU (none of the shipped
   // presets does: docs/validation.md "Attention kernels"); otherwise the fitted attention_eff.
+  if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized && opt.attention_cudnn)
+    throw ConfigError(hw.file.empty() ? hw.name : hw.file, "gpu.attention_benchmark",
+                      fmt::format("configs/kernels/flash_attention.csv has no cuDNN attention rows, and runtime '{}' "
+                                  "runs cuDNN attention on compute capability {}: leave gpu.attention_benchmark "
+                                  "empty (the cudnn_attention_ceiling times it)",
+                                  opt.runtime, hw.gpu.compute_capability));
   if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized)
     cc.attention_flops = attention_rate(attention_table(), hw.gpu.attention_benchmark, opt.attention_kernel,
                                         double(m.d_model) / m.n_heads, /*causal=*/true, s,

@@ -8,12 +8,14 @@
 #include <string>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "planner/cli/commands.h"
 #include "planner/cli/config_flags.h"
 #include "planner/import/run_import.h"
 #include "planner/import/torchtitan_config.h"
 #include "planner/import/train_log.h"
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -31,7 +33,7 @@ struct ImportFlags {
 TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::vector<std::string>& notes) {
   const planner::TorchtitanJob j = planner::read_torchtitan_job_toml(a.titan_config);
   ConfigFlags f = a.plan;
-  f.runtime = "torchtitan";
+  if (f.runtime.empty()) f.runtime = "torchtitan";  // the newest generation unless --runtime names one
   if (f.model.empty()) {
     if (j.model_preset.empty())
       throw ConfigError(j.file, "model.flavor",
@@ -116,6 +118,13 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
 }
 
 void run_import(const std::string& trainer, const ImportFlags& a) {
+  // --runtime names a generation of the log's software, nothing else.
+  if (!a.plan.runtime.empty()) {
+    const std::string fw = planner::runtime_preset(trainer).framework;
+    if (planner::runtime_preset(a.plan.runtime).framework != fw)
+      throw UsageError(fmt::format("import: --runtime {} is not a generation of {} (its generations: {})",
+                                   a.plan.runtime, trainer, fmt::join(planner::runtime_generations(fw), ", ")));
+  }
   std::vector<std::string> notes;
   HardwareSpec hw;
   TrainConfig cfg;
@@ -123,7 +132,7 @@ void run_import(const std::string& trainer, const ImportFlags& a) {
     cfg = config_from_torchtitan(a, hw, notes);
   } else {
     ConfigFlags f = a.plan;
-    f.runtime = trainer;  // the runtime preset of the same name
+    if (f.runtime.empty()) f.runtime = trainer;  // the runtime preset of the same name, unless --runtime
     if (f.micro_batch <= 0) throw UsageError("import: --micro-batch is required (the log does not hold it)");
     if (f.seq_len <= 0) throw UsageError("import: --seq-len is required (the log does not hold it)");
     if (f.reduce_dtype.empty() && f.param_dtype != "fp32")
@@ -178,6 +187,9 @@ void add_trainer(CLI::App* import, const std::string& trainer, const std::string
   cmd->add_option("--power-limit-w", a->plan.power_limit_w, "GPU board power limit in W, as nvidia-smi -pl sets it (default: the preset's; compute rates fall as the cube root of limit / board power)");
   cmd->add_option("--seq-len", a->plan.seq_len, "tokens per sequence");
   add_choice_flags(cmd, a->plan);
+  cmd->add_option("--runtime", a->plan.runtime,
+                  "runtime profile to predict the run with (default: " + trainer +
+                      ", its newest generation; e.g. torchtitan-2024-10 for a torchtitan run before 2025-10-09)");
   if (trainer == "torchtitan")
     cmd->add_option("--config", a->titan_config,
                     "torchtitan v0.2.x TOML job config of the run: supplies what the flags would; flags override it");

@@ -40,7 +40,11 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
                                  warmup, log.file, last, last));
   ImportedRun r;
   r.cfg = cfg_in;
-  r.cfg.runtime = log.format;  // "torchtitan" | "fms-fsdp": runtime preset names
+  // The log's software ("torchtitan" | "fms-fsdp": runtime preset names, their newest
+  // generation), or the generation of it the configuration names (import --runtime; the CLI
+  // refuses a runtime of other software).
+  const bool generation = runtime_preset(cfg_in.runtime).framework == runtime_preset(log.format).framework;
+  r.cfg.runtime = generation ? cfg_in.runtime : log.format;
   r.cfg.prediction = PredictionTable{};
   validate_or_throw(r.cfg);
   const std::string refusal = runtime_refusal(runtime_preset(r.cfg.runtime), r.cfg, hw);

@@ -113,6 +113,15 @@ TEST(AttentionBackend, NoCudnnCeilingIsAnErrorWhereCudnnRuns) {
     EXPECT_EQ(e.key(), "efficiency.cudnn_attention_ceiling");
     EXPECT_NE(std::string(e.what()).find("9.0"), std::string::npos) << e.what();
   }
+  // Nor by the flash-attention table, which has no cuDNN rows.
+  hw = load_hardware("H100-80GB-SXM");
+  hw.gpu.attention_benchmark = "H100-80GB-SXM5";
+  try {
+    plan(c, hw, resolve_plan_options(c, hw));
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "gpu.attention_benchmark");
+  }
 }
 
 // cuDNN attention is an SDPA backend: a runtime listing capabilities with eager attention is refused.

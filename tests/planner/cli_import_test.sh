@@ -21,6 +21,12 @@ check "--config: 64 ranks, selective_op, ignored keys listed" \
 check "import fms-fsdp exits 0" \
   "[ $(rc $B import fms-fsdp $D/fms_fsdp_2024_04.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 100 --out $T/fms) = 0 ]"
 check "fms-fsdp run.toml: runtime, bf16 reduction" "grep -q '^runtime = \"fms-fsdp\"' $T/fms/run.toml && grep -q 'reduce_dtype = \"bf16\"' $T/fms/run.toml"
+check "--runtime names the generation a run predates" \
+  "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log $FLAGS --runtime torchtitan-2024-10 --out $T/tt3) = 0 ] && grep -q '^runtime = \"torchtitan-2024-10\"' $T/tt3/run.toml"
+check "--runtime unknown: exit 2 naming it" \
+  "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log $FLAGS --runtime torchtitan-2019 --out $T/x) = 2 ] && grep -q 'torchtitan-2019' $T/err"
+check "--runtime of other software: exit 2 naming the generations" \
+  "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log $FLAGS --runtime fms-fsdp --out $T/x) = 2 ] && grep -q 'torchtitan-2024-10' $T/err"
 check "validate reads the imported runs" "[ $(rc $B validate $T/tt1 $T/tt2 $T/fms --json) = 0 ] && grep -q '\"mape_step_time_pct\"' $T/out"
 check "calibrate --runs reads the imported runs" \
   "[ $(rc $B calibrate --runs $T/tt1 $T/tt2 $T/fms --gpu H100-80GB-SXM --fit-params matmul_eff --out $T/fit.toml) = 0 ] && [ -s $T/fit.toml ]"
