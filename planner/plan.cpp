@@ -88,16 +88,17 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   cc.grid = GemmGrid{hw.gpu.sm_count, hw.gpu.gemm_tile_m, hw.gpu.gemm_tile_n, hw.gpu.gemm_tile_k};
   // Published flash-attention rates when the preset names a benchmark GPU (none of the shipped
   // presets does: docs/validation.md "Attention kernels"); otherwise the fitted attention_eff.
-  if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized && opt.attention_cudnn)
-    throw ConfigError(hw.file.empty() ? hw.name : hw.file, "gpu.attention_benchmark",
-                      fmt::format("configs/kernels/flash_attention.csv has no cuDNN attention rows, and runtime '{}' "
-                                  "runs cuDNN attention on compute capability {}: leave gpu.attention_benchmark "
-                                  "empty (the cudnn_attention_ceiling times it)",
-                                  opt.runtime, hw.gpu.compute_capability));
-  if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized)
+  if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized) {
+    if (opt.attention_cudnn)
+      throw ConfigError(hw.file.empty() ? hw.name : hw.file, "gpu.attention_benchmark",
+                        fmt::format("configs/kernels/flash_attention.csv has no cuDNN attention rows, and runtime "
+                                    "'{}' runs cuDNN attention on compute capability {}: leave "
+                                    "gpu.attention_benchmark empty (the cudnn_attention_ceiling times it)",
+                                    opt.runtime, hw.gpu.compute_capability));
     cc.attention_flops = attention_rate(attention_table(), hw.gpu.attention_benchmark, opt.attention_kernel,
                                         double(m.d_model) / m.n_heads, /*causal=*/true, s,
                                         hw.peak_flops("bf16") * power.clock_scale * eff.matmul_ceiling);
+  }
   if (!hw.gpu.kernel_table.empty()) {
     // Measured kernel rates replace the anchored ones (planner/kernel_table.h): the best GEMM
     // rate per dtype anchors the grid model (no fitted factor), measured shapes take their
@@ -387,11 +388,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   p.hfu = p.tokens_per_s_per_gpu *
           (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / rated_peak;
   p.runtime = opt.runtime;
-  p.attention = opt.attention_cudnn              ? "cudnn"
-                : opt.attention_causal_blocks    ? "eager_causal_blocks"
-                : opt.attention_materialized     ? "eager"
-                : opt.attention_kernel == "flash_triton" ? "flash_triton"
-                                                 : "flash";
+  p.attention = opt.attention_cudnn                         ? "cudnn"
+                : opt.attention_causal_blocks               ? "eager_causal_blocks"
+                : opt.attention_materialized                ? "eager"
+                : opt.attention_kernel == "flash_triton"    ? "flash_triton"
+                                                            : "flash";
   p.power_limit_w = power.limit_w;
   p.board_power_w = power.board_w;
   p.clock_scale = power.clock_scale;
