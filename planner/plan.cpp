@@ -1,6 +1,7 @@
 #include "planner/plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -8,6 +9,7 @@
 
 #include "planner/ac_policy.h"
 #include "planner/allocation_trace.h"
+#include "planner/block_tensor_sequence.h"
 #include "planner/comm_model.h"
 #include "planner/efficiency.h"
 #include "planner/error_band.h"
@@ -210,6 +212,14 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const double unsynced_bytes = opt.unsynced_gradient_dtype == "fp32"           ? 4.0
                                 : opt.unsynced_gradient_dtype == "reduce_dtype" ? reduce_bytes
                                                                                 : param_bytes;
+  // An eager Llama block tensor by tensor (block_tensor_sequence.h), per policy, where the
+  // block runs torchtitan's eager program: its peaks are the unit's transients and the replay
+  // sees its holes. Other blocks keep their lumps.
+  const bool eager_program = !compile && m.mlp_type == MlpType::swiglu && !trainer_block &&
+                             opt.rmsnorm == NormImpl::eager && !opt.rope_fused && !opt.swiglu_fused &&
+                             !opt.attention_materialized && !opt.qkv_output_kept && !cfg.precision.fp8_on();
+  std::array<BlockTensorSequence, 3> block_seq;  // by BlockAc
+  std::vector<int> block_seq_of(size_t(U), -1);
   for (int i = 0; i < U; ++i) {
     SimUnit& u = in.units[i];
     const double P = double(unit_params[i]);
@@ -250,6 +260,24 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       // - Other eager attention: one more (b, heads, s, s) tensor (the masked scores) beside
       //   the kept softmax output (a checkpointed block keeps neither: two such tensors).
       // In backward the softmax/scores gradients add one scores-sized tensor.
+      if (eager_program) {
+        const BlockAc policy = ckpt ? BlockAc::checkpointed : (op_sac ? BlockAc::selective_op : BlockAc::none);
+        BlockTensorSequence& q = block_seq[size_t(policy)];
+        if (q.seq.empty() && q.kept_bytes == 0) {
+          BlockProgram prog;
+          prog.tokens = T;
+          prog.act_bytes = param_bytes;
+          prog.ac = policy;
+          prog.gqa_repeated = opt.gqa_repeated;
+          prog.sac_attention_saved = opt.sac_attention_saved();
+          q = eager_block_sequence(m, prog, u.saved_bytes);
+        }
+        if (!q.seq.empty()) {
+          u.fwd_transient_bytes = q.fwd_transient;
+          u.bwd_transient_bytes = q.bwd_transient;
+          block_seq_of[size_t(i)] = int(policy);
+        }
+      }
       if (trainer_block) {
         const double block_scores = 2.0 * b * m.n_heads * double(causal_query_block_rows(s)) * s * 4.0;
         u.fwd_transient_bytes =
@@ -335,6 +363,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     ti.record_stream = opt.record_stream_buffers;
     // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
     // are the largest of the step, and where they land decides the segments' high-water mark.
+    for (int i = 0; i < U; ++i)
+      if (block_seq_of[size_t(i)] >= 0) {
+        ti.sequences.resize(size_t(U));
+        ti.sequences[size_t(i)] = block_seq[size_t(block_seq_of[size_t(i)])].seq;
+      }
     if (upcast_loss) {
       const SimUnit& h = in.units[size_t(U - 1)];
       ti.sequences.resize(size_t(U));
