@@ -213,9 +213,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                 : opt.unsynced_gradient_dtype == "reduce_dtype" ? reduce_bytes
                                                                                 : param_bytes;
   // An eager Llama block tensor by tensor (block_tensor_sequence.h), per policy, where the
-  // block runs torchtitan's eager program: its peaks are the unit's transients and the replay
-  // sees its holes. Other blocks keep their lumps.
-  const bool eager_program = !compile && m.mlp_type == MlpType::swiglu && !trainer_block &&
+  // runtime runs torchtitan's block program eagerly with the ops it lists (eager norm and RoPE,
+  // no fp8): its peaks are the unit's transients and the replay sees its holes. Other blocks
+  // keep their lumps.
+  const bool eager_program = opt.torchtitan_block_program && !compile && m.mlp_type == MlpType::swiglu && !trainer_block &&
                              opt.rmsnorm == NormImpl::eager && !opt.rope_fused && !opt.swiglu_fused &&
                              !opt.attention_materialized && !opt.qkv_output_kept && !cfg.precision.fp8_on();
   std::array<BlockTensorSequence, 3> block_seq;  // by BlockAc

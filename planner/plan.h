@@ -47,6 +47,9 @@ struct PlanOptions {
   // Attention's v is a view of one fused q/k/v GEMM output (runtime term qkv_output_kept): with
   // K/V at n_heads and RoPE, a plain block keeps that whole output, A·(d + kv) per token more.
   bool qkv_output_kept = false;
+  // The block is torchtitan's eager Llama block (runtime term block_program = "torchtitan"): run eager,
+  // the allocator replay sees its tensors one by one (planner/block_tensor_sequence.h).
+  bool torchtitan_block_program = false;
   bool swiglu_fused = false;
   // A checkpointed block's recompute stops before its last GEMM (non-reentrant
   // torch.utils.checkpoint's early stop, torch >= 2.1; ac_policy.h checkpointed_recompute_time).

@@ -95,6 +95,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.swiglu_fused = t.swiglu == "fused";
   o.gqa_repeated = t.gqa == "repeated";
   o.qkv_output_kept = t.qkv_output_kept;
+  o.torchtitan_block_program = t.block_program == "torchtitan";
   o.reduce_copies_gradient = t.reduce_copies_gradient;
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;

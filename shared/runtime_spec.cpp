@@ -49,6 +49,11 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "output: the whole output stays alive for backward beside the rotated copies of q and k, A·(d + kv) "
      "bytes per token and block more than q, k and v (models with RoPE; grouped K/V are copied when "
      "repeated, so nothing more is kept there)"},
+    {"block_program", "string", "torchtitan | unlisted",
+     "torchtitan: the runtime's transformer block is torchtitan's eager Llama block (torchtitan/models/llama/"
+     "model.py: RMSNorm with an fp32 up-cast, RoPE as an fp32 complex multiply, SDPA, SwiGLU), replayed tensor "
+     "by tensor through the caching allocator when it runs eager (planner/block_tensor_sequence.h); unlisted: "
+     "its tensors are not listed, a block's activations and transients replay as one block each"},
     {"cudnn_attention", "string list", "8.0 | 8.6 | 8.9 | 9.0 | 10.0 | 10.3 | 12.0",
      "the CUDA compute capabilities (a GPU preset's gpu.compute_capability) on which the runtime's SDPA calls "
      "run cuDNN attention, timed at the preset's cudnn_attention_ceiling instead of its attention_ceiling "
@@ -170,6 +175,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "rope") return &t.rope;
   if (key == "swiglu") return &t.swiglu;
   if (key == "gqa") return &t.gqa;
+  if (key == "block_program") return &t.block_program;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "master_dtype_default") return &t.master_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;

@@ -27,6 +27,9 @@ struct RuntimeTerms {
   std::string swiglu = "eager";               // eager | fused (one silu(gate)·up kernel)
   std::string gqa = "repeated";               // native | repeated (K, V copied to n_heads before attention)
   bool qkv_output_kept = false;               // attention's v is a view of one fused q/k/v GEMM output, kept whole
+  // The block program listed tensor by tensor for the allocator replay (planner/block_tensor_sequence.h):
+  // torchtitan (its model.py Llama block, eager) | unlisted (activations and transients replay as lumps).
+  std::string block_program = "unlisted";
   // CUDA compute capabilities ("9.0", "10.0", ...) on which its SDPA calls run cuDNN attention
   // (a backend priority the runtime sets, or torch's default for its torch and cuDNN); [] = the
   // flash backend everywhere. With attention = "flash" only.

@@ -26,8 +26,9 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // `shardcast validate --published configs/published/outside.csv` measured on the 48-row file
 // (stated beside it), rounded away from the measurement to the next 0.5 point so that a
 // float-level change does not trip it while a change of the cost model that moves it does, on
-// purpose. The targets for runs never seen are not all met (memory: no row more than 5 %
-// under; it is 12.6 % under today): the bounds hold what is, the targets what should be.
+// purpose. The targets for runs never seen are not all met (tokens/s MAPE 8 %: 16.2 %
+// today): the bounds hold what is, the targets what should be; where a target is met (memory: no
+// row more than 5 % under) the bound is the target.
 struct OutsideBounds {
   size_t rows = 48;
   int predicted = 48, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
@@ -46,7 +47,10 @@ struct OutsideBounds {
   int min_within_1sigma = 35;        // measured 35 of 48 (31 before the SDPA backend: four KempnerForge rows came in)
   int min_within_2sigma = 44;        // measured 44 of 48
   int n_mem = 36;                    // rows with a memory figure (20 max reserved, 16 max allocated)
-  double mape_mem = 7.0;             // measured 6.45 % (7.01 % before the SDPA backend: the B200 rows' op SAC
+  double mape_mem = 6.5;             // measured 5.95 % (6.45 % before torchtitan's eager block was replayed
+                                     // tensor by tensor, planner/block_tensor_sequence.h: the four March-2024
+                                     // eager rows -6.8 / -12.6 / -3.5 / -6.0 -> -1.8 / -2.1 / +1.7 / +5.3 %;
+                                     // 7.01 % before the SDPA backend: the B200 rows' op SAC
                                      // does not keep cuDNN attention's output, +19.9 -> +13.1 %; 6.90 % before qkv_output_kept moved lightning-
                                      // thunder's MHA rows: the compiled pair -7.6 -> -2.3 %, the eager row
                                      // -1.9 -> +2.7 %, the Llama-2 Float8 pair +8.4 / +10.7 -> +14.7 / +18.5 %;
@@ -57,13 +61,15 @@ struct OutsideBounds {
                                      // that cache kept by the loop until the next forward, and the
                                      // shifted fp32 copy of its loss; 15.94 % before the
                                      // lightning-thunder profile)
-  double worst_mem_under_pct = -13.0;  // measured -12.6 % (tt165_fsdp1_7b_8g_sac_eager); target -5 %
+  double worst_mem_under_pct = -5.0;   // the target; measured -2.3 %
+                                       // (thunder940_llama2_7b_8g_zero2_fsdp1_compile, max allocated);
+                                       // -12.6 % (tt165_fsdp1_7b_8g_sac_eager) before the eager block
+                                       // tensor by tensor
   // The same per metric.
-  // tt165_fsdp1_7b_8g_sac_eager sits on a step of the allocator replay: at micro-batch 8 its
-  // reserved jumps by 2.1 GiB between seq 2056 and 2064. The eager RMSNorm's fp32 tensors (ops.h
-  // eager_norm_extra_saved_per_token) raised its allocated peak by 0.25 GiB and moved it below
-  // the step: reserved 57.56 → 55.86 GiB, −9.9 % → −12.6 % (docs/validation.md "Memory").
-  double worst_reserved_under_pct = -13.0;   // measured -12.6 % (tt165_fsdp1_7b_8g_sac_eager)
+  // The eager torchtitan rows' reserved comes from their blocks' tensors one by one: the holes
+  // the fp32 copies and unkept intermediates leave are where the kept tensors go (docs/validation.md
+  // "Memory"); with the blocks as lumps tt165_fsdp1_7b_8g_sac_eager was -12.6 %.
+  double worst_reserved_under_pct = -5.0;    // measured -2.1 % (tt165_fsdp1_7b_8g_sac_eager)
   double worst_allocated_under_pct = -2.5;   // measured -2.3 % (thunder940_llama2_7b_8g_zero2_fsdp1_compile);
                                              // -7.6 % before qkv_output_kept (litgpt's fused q/k/v output),
                                              // -10.5 % before fp8_weight_saved, -58.9 % (atorch, 64

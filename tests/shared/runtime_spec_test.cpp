@@ -50,7 +50,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"gqa", "\"repeated\""},
                              {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"},
                              {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""},
-                             {"cudnn_attention", "[]"}};
+                             {"cudnn_attention", "[]"}, {"block_program", "\"unlisted\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)
