@@ -7,8 +7,9 @@
 // frees a tensor at its last use unless autograd saved it, so the kept tensors (the same bytes
 // as block_kept_bytes counts) are allocated between short-lived ones (the fp32 copies, the
 // squares, the rotated q and k, the SwiGLU intermediates a policy does not keep): the holes the
-// short-lived ones leave are where the caching allocator splits blocks for the kept ones, which
-// is what makes an eager run reserve more than a compiled one with the same saved set.
+// short-lived ones leave are where the caching allocator splits blocks for the kept ones: part of
+// why an eager run reserves more than a compiled one with the same saved set (docs/cost-model.md
+// §5.6 says how much of the measured gap it explains).
 // The sequence also states its own peaks: the simulator takes them as the block's forward and
 // backward transients (what the lumps of allocation_trace.h must equal).
 // What it is not: the backward's gradient tensors (as in the simulator, not modelled), compiled

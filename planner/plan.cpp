@@ -264,7 +264,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       if (eager_program) {
         const BlockAc policy = ckpt ? BlockAc::checkpointed : (op_sac ? BlockAc::selective_op : BlockAc::none);
         BlockTensorSequence& q = block_seq[size_t(policy)];
-        if (q.seq.empty() && q.kept_bytes == 0) {
+        if (q.seq.empty() && q.kept_bytes == 0) {  // once per policy (refused: tried per block)
           BlockProgram prog;
           prog.tokens = T;
           prog.act_bytes = param_bytes;
@@ -362,13 +362,14 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       ti.static_grad_bytes.push_back(grads_static ? master_bytes * double(P) * shard : 0.0);
     }
     ti.record_stream = opt.record_stream_buffers;
-    // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
-    // are the largest of the step, and where they land decides the segments' high-water mark.
+    // torchtitan's eager blocks tensor by tensor (block_tensor_sequence.h).
     for (int i = 0; i < U; ++i)
       if (block_seq_of[size_t(i)] >= 0) {
         ti.sequences.resize(size_t(U));
         ti.sequences[size_t(i)] = block_seq[size_t(block_seq_of[size_t(i)])].seq;
       }
+    // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
+    // are the largest of the step, and where they land decides the segments' high-water mark.
     if (upcast_loss) {
       const SimUnit& h = in.units[size_t(U - 1)];
       ti.sequences.resize(size_t(U));
