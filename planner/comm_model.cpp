@@ -2,16 +2,17 @@
 
 #include <algorithm>
 
+#include "shared/enum_names.h"
+
 namespace shardcast::planner {
 
-const char* to_string(Collective c) {
-  switch (c) {
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::all_reduce: return "all_reduce";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumName<Collective> kCollectives[] = {{Collective::all_gather, "all_gather"},
+                                                 {Collective::reduce_scatter, "reduce_scatter"},
+                                                 {Collective::all_reduce, "all_reduce"}};
+}  // namespace
+
+const char* to_string(Collective c) { return enum_name(kCollectives, c); }
 
 double bus_bandwidth(const CommGroup& g, const CommContext& c) {
   const double intra = c.intra_node_bandwidth * c.eff.intra_node_bw_eff;

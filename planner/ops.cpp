@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "planner/fp8_recipe.h"
+#include "shared/enum_names.h"
 
 namespace shardcast::planner {
 
@@ -55,21 +56,21 @@ double norm_bytes_per_token(const ModelSpec& m, int A, NormImpl norm) {
 }
 }  // namespace
 
-const char* to_string(NormImpl n) {
-  switch (n) {
-    case NormImpl::eager: return "eager";
-    case NormImpl::eager_fp32_weight: return "eager_fp32_weight";
-    case NormImpl::fused: return "fused";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumName<NormImpl> kNormImpls[] = {
+    {NormImpl::eager, "eager"}, {NormImpl::eager_fp32_weight, "eager_fp32_weight"}, {NormImpl::fused, "fused"}};
+constexpr EnumName<CrossEntropyImpl> kCrossEntropyImpls[] = {{CrossEntropyImpl::fp32_upcast, "fp32_upcast"},
+                                                             {CrossEntropyImpl::fp32_upcast_shifted, "fp32_upcast_shifted"},
+                                                             {CrossEntropyImpl::native, "native"},
+                                                             {CrossEntropyImpl::fused, "fused"}};
+}  // namespace
+
+const char* to_string(NormImpl n) { return enum_name(kNormImpls, n); }
 
 bool parse_norm_impl(const std::string& s, NormImpl& out) {
-  if (s == "eager") out = NormImpl::eager;
-  else if (s == "eager_fp32_weight") out = NormImpl::eager_fp32_weight;
-  else if (s == "fused") out = NormImpl::fused;
-  else return false;
-  return true;
+  const auto v = enum_parse(kNormImpls, s);
+  if (v) out = *v;
+  return v.has_value();
 }
 
 double eager_norm_extra_saved_per_token(const ModelSpec& m, int A, NormImpl norm, bool compile) {
@@ -141,24 +142,12 @@ std::vector<Op> embedding_forward_ops(const ModelSpec& m, int micro_batch, int s
   return ops;
 }
 
-const char* to_string(CrossEntropyImpl c) {
-  switch (c) {
-    case CrossEntropyImpl::fp32_upcast: return "fp32_upcast";
-    case CrossEntropyImpl::fp32_upcast_shifted: return "fp32_upcast_shifted";
-    case CrossEntropyImpl::native: return "native";
-    case CrossEntropyImpl::fused: return "fused";
-  }
-  return "?";
-}
+const char* to_string(CrossEntropyImpl c) { return enum_name(kCrossEntropyImpls, c); }
 
 bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out) {
-  for (CrossEntropyImpl c : {CrossEntropyImpl::fp32_upcast, CrossEntropyImpl::fp32_upcast_shifted,
-                             CrossEntropyImpl::native, CrossEntropyImpl::fused})
-    if (s == to_string(c)) {
-      out = c;
-      return true;
-    }
-  return false;
+  const auto v = enum_parse(kCrossEntropyImpls, s);
+  if (v) out = *v;
+  return v.has_value();
 }
 
 // Per logit (T·V of them), A = bytes of the logits' dtype:

@@ -4,6 +4,8 @@
 #include <cassert>
 #include <limits>
 
+#include "shared/enum_names.h"
+
 namespace shardcast::planner {
 
 const char* mem_category_name(int c) {
@@ -19,22 +21,17 @@ const char* mem_category_name(int c) {
   return "?";
 }
 
-const char* to_string(OutputsKept k) {
-  switch (k) {
-    case OutputsKept::backward: return "backward";
-    case OutputsKept::next_forward: return "next_forward";
-    case OutputsKept::step_end: return "step_end";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumName<OutputsKept> kOutputsKept[] = {
+    {OutputsKept::backward, "backward"}, {OutputsKept::next_forward, "next_forward"}, {OutputsKept::step_end, "step_end"}};
+}  // namespace
+
+const char* to_string(OutputsKept k) { return enum_name(kOutputsKept, k); }
 
 bool parse_outputs_kept(const std::string& s, OutputsKept& out) {
-  for (OutputsKept k : {OutputsKept::backward, OutputsKept::next_forward, OutputsKept::step_end})
-    if (s == to_string(k)) {
-      out = k;
-      return true;
-    }
-  return false;
+  const auto v = enum_parse(kOutputsKept, s);
+  if (v) out = *v;
+  return v.has_value();
 }
 
 namespace {

@@ -6,58 +6,36 @@
 
 #include <fmt/format.h>
 
+#include "shared/enum_names.h"
 #include "shared/errors.h"
 
 namespace shardcast {
 
-const char* to_string(ShardingStrategy s) {
-  switch (s) {
-    case ShardingStrategy::full_shard: return "full_shard";
-    case ShardingStrategy::shard_grad_op: return "shard_grad_op";
-    case ShardingStrategy::hybrid_shard: return "hybrid_shard";
-    case ShardingStrategy::no_shard: return "no_shard";
-  }
-  return "?";
-}
+namespace {
+// One table per enum (shared/enum_names.h); kShardingStrategyNames, kAcModeNames and
+// kFp8RecipeNames (train_config.h) list the same names in the same order (enum_names_test.cpp
+// holds it).
+constexpr EnumName<ShardingStrategy> kShardingStrategies[] = {{ShardingStrategy::full_shard, "full_shard"},
+                                                              {ShardingStrategy::shard_grad_op, "shard_grad_op"},
+                                                              {ShardingStrategy::hybrid_shard, "hybrid_shard"},
+                                                              {ShardingStrategy::no_shard, "no_shard"}};
+constexpr EnumName<AcMode> kAcModes[] = {
+    {AcMode::none, "none"}, {AcMode::selective, "selective"}, {AcMode::full, "full"}, {AcMode::selective_op, "selective_op"}};
+constexpr EnumName<Fp8Recipe> kFp8Recipes[] = {{Fp8Recipe::none, "none"},
+                                               {Fp8Recipe::tensorwise, "tensorwise"},
+                                               {Fp8Recipe::rowwise, "rowwise"},
+                                               {Fp8Recipe::rowwise_with_gw_hp, "rowwise_with_gw_hp"}};
+}  // namespace
 
-const char* to_string(AcMode m) {
-  switch (m) {
-    case AcMode::none: return "none";
-    case AcMode::selective: return "selective";
-    case AcMode::full: return "full";
-    case AcMode::selective_op: return "selective_op";
-  }
-  return "?";
-}
-
-const char* to_string(Fp8Recipe r) {
-  switch (r) {
-    case Fp8Recipe::none: return "none";
-    case Fp8Recipe::tensorwise: return "tensorwise";
-    case Fp8Recipe::rowwise: return "rowwise";
-    case Fp8Recipe::rowwise_with_gw_hp: return "rowwise_with_gw_hp";
-  }
-  return "?";
-}
+const char* to_string(ShardingStrategy s) { return enum_name(kShardingStrategies, s); }
+const char* to_string(AcMode m) { return enum_name(kAcModes, m); }
+const char* to_string(Fp8Recipe r) { return enum_name(kFp8Recipes, r); }
 
 std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s) {
-  for (auto v : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op,
-                 ShardingStrategy::hybrid_shard, ShardingStrategy::no_shard})
-    if (s == to_string(v)) return v;
-  return std::nullopt;
+  return enum_parse(kShardingStrategies, s);
 }
-
-std::optional<AcMode> parse_ac_mode(const std::string& s) {
-  for (auto v : {AcMode::none, AcMode::selective, AcMode::full, AcMode::selective_op})
-    if (s == to_string(v)) return v;
-  return std::nullopt;
-}
-
-std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s) {
-  for (auto v : {Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp})
-    if (s == to_string(v)) return v;
-  return std::nullopt;
-}
+std::optional<AcMode> parse_ac_mode(const std::string& s) { return enum_parse(kAcModes, s); }
+std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s) { return enum_parse(kFp8Recipes, s); }
 
 int ParallelismConfig::shard_group_size(int world_size, int gpus_per_node) const {
   switch (sharding_strategy) {

@@ -91,7 +91,7 @@ void add_runtime_flag(CLI::App* cmd, std::string& runtime) {
 }
 
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
-  cmd->add_option("--strategy", f.strategy, "full_shard | shard_grad_op | hybrid_shard | no_shard");
+  cmd->add_option("--strategy", f.strategy, kShardingStrategyNames);
   cmd->add_option("--hsdp-shard-size", f.hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
   cmd->add_option("--micro-batch", f.micro_batch, "sequences per GPU per micro-step");
   cmd->add_option("--grad-accum", f.grad_accum, "micro-steps per optimizer step");
