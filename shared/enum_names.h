@@ -1,17 +1,17 @@
 // The spelling of an enum's values, kept as one table per enum.
 //
-// What it is: a row type {value, name} and three lookups over a table of such rows: the name of a
-// value, the value of a name, and the names joined as "a | b | c" for error messages and flag
-// help. An enum's to_string and parse read the same table, so a value cannot be spelled one way
-// when written and another way when read. What it is not: a registry (each table lives beside
-// its enum's to_string/parse, usually in the .cpp) or a validator of whole configs (the schema
-// tables, shared/config_schema.h, own that).
+// What it is: a row type {value, name} and two lookups over a table of such rows: the name of a
+// value and the value of a name. An enum's to_string and parse read the same table, so a value
+// cannot be spelled one way when written and another way when read. What it is not: a registry
+// (each table lives beside its enum's to_string/parse, usually in the .cpp) or a validator of
+// whole configs (the schema tables, shared/config_schema.h, own that). Hand-written lists of the
+// names ("a | b | c" in flag help and schemas) are held to the tables by tests
+// (tests/shared/enum_names_check.h).
 // Header-only, no state: thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <optional>
-#include <string>
 #include <string_view>
 
 namespace shardcast {
@@ -37,17 +37,6 @@ constexpr std::optional<E> enum_parse(const EnumName<E> (&table)[N], std::string
   for (const EnumName<E>& row : table)
     if (s == row.name) return row.value;
   return std::nullopt;
-}
-
-// "a | b | c": the table's names in its order.
-template <class E, std::size_t N>
-std::string enum_choices(const EnumName<E> (&table)[N]) {
-  std::string out;
-  for (const EnumName<E>& row : table) {
-    if (!out.empty()) out += " | ";
-    out += row.name;
-  }
-  return out;
 }
 
 }  // namespace shardcast
