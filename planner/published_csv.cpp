@@ -138,9 +138,6 @@ class RowReader {
   const std::vector<std::string>& rec_;
 };
 
-const char* kRequired[] = {"row_id", "n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_dim",
-                           "vocab", "seq_len", "gpu_type", "n_gpus", "sharding_key", "ac_key",
-                           "micro_batch_per_gpu", "measured_tokens_per_sec_per_gpu"};
 
 void fill_row(const RowReader& r, PublishedRow& row) {
   // Set first, so that a skipped row still reports the GPU its source ran on.
@@ -224,11 +221,14 @@ void fill_row(const RowReader& r, PublishedRow& row) {
         cfg.activation_checkpointing.ratio = std::clamp(frac, 0.05, 1.0);
         row.ac_ratio_origin = "inferred from measured HFU/MFU";
       } else {
-        throw InputError("selective checkpointing without ac_ratio or measured MFU and HFU");
+        throw InputError(
+            "ac_key 'selective' (block-level) needs the fraction of blocks checkpointed: set ac_ratio "
+            "(e.g. 0.5 = every other block) or measured_mfu and measured_hfu; torchtitan's op-level "
+            "selective checkpointing is ac_key 'selective_op'");
       }
     }
   } else {
-    throw InputError("activation checkpointing '" + r.get("ac_key") + "' is unknown");
+    throw InputError("ac_key '" + r.get("ac_key") + "' is unknown (allowed: none | selective | selective_op | full)");
   }
   cfg.training.micro_batch = r.required_int("micro_batch_per_gpu");
   cfg.training.grad_accum = r.has("grad_accum") && !r.get("grad_accum").empty()
@@ -297,14 +297,26 @@ void fill_row(const RowReader& r, PublishedRow& row) {
 
 }  // namespace
 
+const std::vector<std::string>& published_required_columns() {
+  static const std::vector<std::string> cols = {"row_id",      "n_layers", "d_model", "n_heads",
+                                                "n_kv_heads",  "ffn_dim",  "vocab",   "seq_len",
+                                                "gpu_type",    "n_gpus",   "sharding_key", "ac_key",
+                                                "micro_batch_per_gpu", "measured_tokens_per_sec_per_gpu"};
+  return cols;
+}
+
 std::vector<PublishedRow> parse_published_csv(const std::string& text, const std::string& label,
                                               const std::vector<Annotation>& annotations) {
   auto records = parse_csv(text, label);
   if (records.empty()) throw InputError(label + ": empty CSV");
   std::map<std::string, size_t> cols;
   for (size_t i = 0; i < records[0].size(); ++i) cols[trim(records[0][i])] = i;
-  for (const char* c : kRequired)
-    if (!cols.count(c)) throw InputError(label + ": missing column '" + c + "'");
+  std::string missing;
+  for (const std::string& c : published_required_columns())
+    if (!cols.count(c)) missing += (missing.empty() ? "'" : ", '") + c + "'";
+  if (!missing.empty())
+    throw InputError(label + ": missing column(s) " + missing +
+                     " (the columns are listed in configs/published/README.md; empty cells mean unknown)");
   // Annotations: fill empty cells (adding the column when the CSV lacks it).
   std::map<size_t, std::string> filled;  // record index -> note
   for (const Annotation& a : annotations) {

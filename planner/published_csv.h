@@ -60,8 +60,12 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
 // quote or a line break, else as is. parse_csv reads it back unchanged.
 std::string csv_field(const std::string& value);
 
+// The columns every published-measurements CSV must have (configs/published/README.md lists
+// them; a test holds that list to this one). Cells may be empty: empty means unknown.
+const std::vector<std::string>& published_required_columns();
+
 // Rows of a published-measurements CSV. Throws InputError if the file cannot be read or a
-// required column is missing.
+// required column is missing (naming every missing one).
 // `annotations` fill empty cells of the rows they name first (each filled cell is listed in the
 // row's framework_notes with its source).
 std::vector<PublishedRow> read_published_csv(const std::string& path,

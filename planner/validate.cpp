@@ -21,12 +21,14 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     if (!hardware.count(key) && !unknown.count(key)) {
       try {
         hardware.emplace(key, load_hardware(key));
+      } catch (const ConfigError& e) {  // names the closest preset and the allowed ones
+        unknown[key] = e.detail();
       } catch (const std::exception& e) {
         unknown[key] = e.what();
       }
     }
     if (unknown.count(key)) {
-      row.skip_reason = "no hardware preset for gpu_type '" + key + "'";
+      row.skip_reason = "no hardware preset for gpu_type '" + key + "': " + unknown.at(key);
       continue;
     }
     const HardwareSpec& hw = hardware.at(key);

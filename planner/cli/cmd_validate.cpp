@@ -351,6 +351,10 @@ void register_validate(CLI::App& app) {
       if (rule_unscored > 0) fmt::print(" ({} rows on GPU types the fit never saw not scored)", rule_unscored);
       fmt::print("\n");
     }
+    // Every row skipped: nothing was compared, which is a failed check, not an empty success.
+    if (!rows.empty() && v.n_skipped == int(rows.size()))
+      throw InputError(fmt::format("{}: no row could be predicted ({} skipped, each with its reason above)",
+                                   a->published, v.n_skipped));
   });
 }
 

@@ -128,5 +128,26 @@ check "validate: --out-of-sample without --crossval -> exit 2" 2 $? "need --cros
 "$sc" validate --published "$tmp/missing.csv" > "$tmp/out" 2>&1
 check "validate: missing file -> exit 2" 2 $? "cannot open" "$tmp/out"
 
+# A new user's CSV: the required columns, one row each way a row can be skipped. Nothing can be
+# compared, so the command fails (after listing every row's reason) instead of printing an
+# empty summary with exit 0.
+cols="row_id,n_layers,d_model,n_heads,n_kv_heads,ffn_dim,vocab,seq_len,gpu_type,n_gpus,sharding_key,ac_key,micro_batch_per_gpu,measured_tokens_per_sec_per_gpu"
+printf '%s\n%s\n%s\n%s\n' "$cols" \
+  "r1,32,4096,32,8,14336,128256,8192,H100-80GB-SXM,8,FULL_SHARD,selective,1,6500" \
+  "r2,32,4096,32,8,14336,128256,8192,H100-80GB-SXM,8,FULL_SHARD,sometimes,1,6500" \
+  "r3,32,4096,32,8,14336,128256,8192,H100X,8,FULL_SHARD,full,1,6500" > "$tmp/skipped.csv"
+"$sc" validate --published "$tmp/skipped.csv" > "$tmp/out" 2>&1
+check "validate: every row skipped -> exit 1" 1 $? "no row could be predicted (3 skipped" "$tmp/out"
+check "validate: unknown gpu_type lists the presets" 1 1 "gpu_type 'H100X': unknown hardware preset 'H100X' (allowed: A100-40GB-SXM" "$tmp/out"
+check "validate: skipped rows say what to set" 1 1 "ac_key 'selective_op'" "$tmp/out"
+check "validate: unknown ac_key lists the allowed values" 1 1 "allowed: none | selective | selective_op | full" "$tmp/out"
+sed -n 1p "$tmp/skipped.csv" > "$tmp/one.csv"
+echo "r3,32,4096,32,8,14336,128256,8192,H100-80GB-SXM,8,FULL_SHARD,selective_op,1,6500" >> "$tmp/one.csv"
+"$sc" validate --published "$tmp/one.csv" > "$tmp/out" 2>&1
+check "validate: the required columns alone are enough" 0 $? "overall   *1 " "$tmp/out"
+sed 's/,ac_key,/,/; s/,selective_op,/,/' "$tmp/one.csv" > "$tmp/nocols.csv"
+"$sc" validate --published "$tmp/nocols.csv" > "$tmp/out" 2>&1
+check "validate: a missing column is named -> exit 1" 1 $? "missing column(s) 'ac_key'" "$tmp/out"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

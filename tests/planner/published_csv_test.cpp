@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "planner/validate.h"
+#include "shared/config_io.h"
 #include "shared/errors.h"
 #include "test_util.h"
 
@@ -140,7 +141,9 @@ TEST(Csv, RowsToConfigs) {
   EXPECT_NEAR(frac, 0.47, 0.02);
   // Selective with neither a ratio, nor MFU and HFU, nor "(op)": which blocks is not known, so
   // the row is skipped rather than guessed.
-  EXPECT_NE(rows[5].skip_reason.find("selective checkpointing without ac_ratio"), std::string::npos);
+  EXPECT_NE(rows[5].skip_reason.find("'selective' (block-level) needs the fraction of blocks checkpointed"),
+            std::string::npos) << rows[5].skip_reason;
+  EXPECT_NE(rows[5].skip_reason.find("ac_key 'selective_op'"), std::string::npos) << rows[5].skip_reason;
 }
 
 TEST(Csv, GpusPerNodeMustBeAPositiveInteger) {
@@ -156,6 +159,35 @@ TEST(Csv, GpusPerNodeMustBeAPositiveInteger) {
 
 TEST(Csv, MissingColumnIsAnInputError) {
   EXPECT_THROW(parse_published_csv("row_id,model\nx,y\n", "t.csv"), InputError);
+}
+
+// The README's "Required:" sentence is the parser's list, in its order, nothing more.
+TEST(Csv, ReadmeListsTheRequiredColumns) {
+  const std::string readme = read_text(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/README.md");
+  const size_t at = readme.find("Required: ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string sentence = readme.substr(at, readme.find('(', at) - at);
+  std::vector<std::string> listed;
+  for (size_t p = sentence.find('`'); p != std::string::npos; p = sentence.find('`', p + 1)) {
+    const size_t end = sentence.find('`', p + 1);
+    ASSERT_NE(end, std::string::npos);
+    listed.push_back(sentence.substr(p + 1, end - p - 1));
+    p = end;
+  }
+  EXPECT_EQ(listed, published_required_columns());
+}
+
+// A new user's CSV usually lacks several columns: one error names them all, not one per run.
+TEST(Csv, MissingColumnsAreNamedTogether) {
+  try {
+    parse_published_csv("row_id,model,n_layers\nx,y,2\n", "t.csv");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    for (const char* c : {"'d_model'", "'sharding_key'", "'ac_key'", "'measured_tokens_per_sec_per_gpu'", "t.csv"})
+      EXPECT_NE(what.find(c), std::string::npos) << c << " not in: " << what;
+    EXPECT_EQ(what.find("'n_layers'"), std::string::npos) << what;  // present, so not named
+  }
 }
 
 std::string published(const char* name) {
