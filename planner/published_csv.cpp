@@ -138,7 +138,6 @@ class RowReader {
   const std::vector<std::string>& rec_;
 };
 
-
 void fill_row(const RowReader& r, PublishedRow& row) {
   // Set first, so that a skipped row still reports the GPU its source ran on.
   row.cfg.cluster.hardware = r.get("gpu_type");
@@ -228,7 +227,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
       }
     }
   } else {
-    throw InputError("ac_key '" + r.get("ac_key") + "' is unknown (allowed: none | selective | selective_op | full)");
+    throw InputError(fmt::format("ac_key '{}' is unknown (allowed: {})", r.get("ac_key"), kAcModeNames));
   }
   cfg.training.micro_batch = r.required_int("micro_batch_per_gpu");
   cfg.training.grad_accum = r.has("grad_accum") && !r.get("grad_accum").empty()

@@ -140,7 +140,7 @@ printf '%s\n%s\n%s\n%s\n' "$cols" \
 check "validate: every row skipped -> exit 1" 1 $? "no row could be predicted (3 skipped" "$tmp/out"
 check "validate: unknown gpu_type lists the presets" 1 1 "gpu_type 'H100X': unknown hardware preset 'H100X' (allowed: A100-40GB-SXM" "$tmp/out"
 check "validate: skipped rows say what to set" 1 1 "ac_key 'selective_op'" "$tmp/out"
-check "validate: unknown ac_key lists the allowed values" 1 1 "allowed: none | selective | selective_op | full" "$tmp/out"
+check "validate: unknown ac_key lists the allowed values" 1 1 "allowed: none | selective | full | selective_op" "$tmp/out"
 sed -n 1p "$tmp/skipped.csv" > "$tmp/one.csv"
 echo "r3,32,4096,32,8,14336,128256,8192,H100-80GB-SXM,8,FULL_SHARD,selective_op,1,6500" >> "$tmp/one.csv"
 "$sc" validate --published "$tmp/one.csv" > "$tmp/out" 2>&1
