@@ -242,10 +242,28 @@ namespace {
 bool runs_fp8(const Op& op, const ComputeContext& c) {
   return op.kind == OpKind::matmul && op.fp8 && c.fp8 != Fp8Recipe::none && c.fp8_peak_flops > 0;
 }
+// The bf16 Linear's forward and backward (three GEMMs, each bounded by its bytes).
+double bf16_linear_s(const Op& op, const ComputeContext& c) {
+  const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
+  return std::max(gemm_time(op.m, op.n, op.k, false, c), op.bytes / hbm) +
+         std::max(gemm_time(op.m, op.k, op.n, false, c), op.bytes / hbm) +
+         std::max(gemm_time(op.k, op.n, op.m, false, c), op.bytes / hbm);
+}
 Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
-  return fp8_linear_time(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, c.fp8_weights_precast,
-                         c.hbm_bandwidth * c.eff.hbm_eff,
-                         [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); });
+  const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
+  const Fp8LinearTime roofline =
+      fp8_linear_time(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, c.fp8_weights_precast, hbm,
+                      [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); });
+  if (!c.fp8_linear) return roofline;
+  // The measured speed-up of the recipe at this shape (fp8_linear_table.h), over this GPU's own
+  // bf16 Linear and the benchmark graph's LayerNorm and Sigmoid; split into forward and
+  // backward as the roofline splits it.
+  const double s = fp8_linear_speedup(*c.fp8_linear, c.fp8, op.m, op.k, op.n);
+  assert(s > 0);
+  const double floor_s = roofline.fwd_s + roofline.bwd_s;
+  const double t = measured_fp8_linear_s(s, bf16_linear_s(op, c),
+                                         fp8_benchmark_other_bytes(op.m, op.k, op.n, c.act_bytes) / hbm, floor_s);
+  return Fp8LinearTime{t * roofline.fwd_s / floor_s, t * roofline.bwd_s / floor_s};
 }
 }  // namespace
 

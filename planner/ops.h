@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "planner/efficiency.h"
+#include "planner/fp8_linear_table.h"
 #include "planner/kernel_rates.h"
 #include "planner/kernel_table.h"
 #include "shared/hardware_spec.h"
@@ -88,6 +89,10 @@ struct ComputeContext {
   // time; dtype names its rows ("bf16", ...; fp8 GEMMs look up "fp8"). Not owned.
   const KernelTable* kernels = nullptr;
   std::string dtype = "bf16";
+  // Measured float8 Linear speed-ups (planner/fp8_linear_table.h) for `fp8` under compile: an
+  // fp8 Linear takes the time the table's speed-up implies over its bf16 time; null = the
+  // recipe's roofline (fp8_recipe.h). Not owned.
+  const Fp8LinearTable* fp8_linear = nullptr;
 };
 
 // How a Llama RMSNorm runs (the runtime term `rmsnorm`): `eager` = PyTorch ops with an fp32
