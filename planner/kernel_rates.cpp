@@ -72,24 +72,12 @@ std::vector<AttentionPoint> parse_attention_table(const std::string& text, const
     if (line.empty() || line[0] == '#') continue;
     const std::vector<std::string> f = split_csv_fields(line);
     if (!header) {
-      if (f.size() != std::size(kColumns))
-        throw InputError(fmt::format("{}:{}: header has {} columns, expected {} (gpu,kernel,head_dim,causal,seq_len,tflops,mamf_tflops)",
-                                     file, line_no, f.size(), std::size(kColumns)));
-      for (size_t i = 0; i < f.size(); ++i)
-        if (f[i] != kColumns[i])
-          throw InputError(fmt::format("{}:{}: column {} is '{}', expected '{}'", file, line_no, i + 1, f[i], kColumns[i]));
+      check_csv_header(f, kColumns, file, line_no);
       header = true;
       continue;
     }
-    if (f.size() != std::size(kColumns))
-      throw InputError(fmt::format("{}:{}: {} fields, expected {}", file, line_no, f.size(), std::size(kColumns)));
-    auto number = [&](size_t col) {
-      char* end = nullptr;
-      const double x = std::strtod(f[col].c_str(), &end);
-      if (f[col].empty() || end != f[col].c_str() + f[col].size() || !std::isfinite(x) || x <= 0)
-        throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a positive number", file, line_no, kColumns[col], f[col]));
-      return x;
-    };
+    check_csv_field_count(f, std::size(kColumns), file, line_no);
+    auto number = [&](size_t col) { return positive_csv_number(f[col], kColumns[col], file, line_no); };
     AttentionPoint p;
     p.gpu = f[0];
     p.kernel = f[1];

@@ -1,14 +1,23 @@
-// split_csv_fields: the fields of one CSV line, split at every comma.
+// split_csv_fields: the fields of one CSV line, split at every comma; and the checks the small
+// published tables share (their header, a row's field count, a positive number).
 //
 // What it is: the line splitter of the small tables that never quote a field (the measured
 // kernel table, shared/kernel_table.h; the published flash-attention rates,
-// planner/kernel_rates.h). Fields are returned as written (no trimming). What it is not: the
-// published-runs reader (planner/published_csv.h), whose fields may be quoted.
-// Header-only, pure.
+// planner/kernel_rates.h; the float8 Linear speed-ups, planner/fp8_linear_table.h). Fields are
+// returned as written (no trimming); the checks throw InputError naming the file, the line and
+// the column. What it is not: the published-runs reader (planner/published_csv.h), whose fields
+// may be quoted. Header-only, pure.
 #pragma once
 
+#include <cmath>
+#include <cstdlib>
+#include <cstddef>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "shared/errors.h"
 
 namespace shardcast {
 
@@ -24,6 +33,33 @@ inline std::vector<std::string> split_csv_fields(const std::string& line) {
     f.push_back(line.substr(start, comma - start));
     start = comma + 1;
   }
+}
+
+// The header line `f` must be exactly `columns`, in order.
+template <size_t N>
+void check_csv_header(const std::vector<std::string>& f, const char* const (&columns)[N], const std::string& file,
+                      int line) {
+  std::string names;
+  for (const char* c : columns) names += (names.empty() ? "" : ",") + std::string(c);
+  if (f.size() != N)
+    throw InputError(fmt::format("{}:{}: header has {} columns, expected {} ({})", file, line, f.size(), N, names));
+  for (size_t i = 0; i < N; ++i)
+    if (f[i] != columns[i])
+      throw InputError(fmt::format("{}:{}: column {} is '{}', expected '{}'", file, line, i + 1, f[i], columns[i]));
+}
+
+// A data row must have `n` fields.
+inline void check_csv_field_count(const std::vector<std::string>& f, size_t n, const std::string& file, int line) {
+  if (f.size() != n) throw InputError(fmt::format("{}:{}: {} fields, expected {}", file, line, f.size(), n));
+}
+
+// The field of `column` as a finite number > 0.
+inline double positive_csv_number(const std::string& field, const char* column, const std::string& file, int line) {
+  char* end = nullptr;
+  const double x = std::strtod(field.c_str(), &end);
+  if (field.empty() || end != field.c_str() + field.size() || !std::isfinite(x) || x <= 0)
+    throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a positive number", file, line, column, field));
+  return x;
 }
 
 }  // namespace shardcast

@@ -20,7 +20,7 @@ FLAGS="-std=c++17 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-saniti
 LIBS="$(pkg-config --libs tomlplusplus) -lfmt"
 SOURCES="shared/config_io.cpp shared/toml_reader.cpp shared/train_config.cpp shared/model_spec.cpp
   shared/hardware_spec.cpp shared/prediction.cpp shared/op_category.cpp shared/run_report.cpp trainer/data/token_file.cpp
-  trainer/checkpoint/manifest.cpp trainer/export/safetensors_reader.cpp planner/published_csv.cpp planner/ops.cpp planner/fp8_recipe.cpp planner/kernel_rates.cpp planner/kernel_table.cpp shared/kernel_table.cpp planner/efficiency.cpp
+  trainer/checkpoint/manifest.cpp trainer/export/safetensors_reader.cpp planner/published_csv.cpp planner/ops.cpp planner/fp8_recipe.cpp planner/fp8_linear_table.cpp planner/kernel_rates.cpp planner/kernel_table.cpp shared/kernel_table.cpp planner/efficiency.cpp
   planner/runtime.cpp planner/simulator.cpp shared/runtime_spec.cpp shared/config_schema.cpp
   planner/import/train_log.cpp planner/import/torchtitan_log.cpp planner/import/fms_fsdp_log.cpp"
 OBJS=""
