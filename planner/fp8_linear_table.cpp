@@ -6,7 +6,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -19,26 +18,11 @@ namespace shardcast::planner {
 
 namespace {
 constexpr const char* kColumns[] = {"gpu", "recipe", "m", "k", "n", "speedup"};
-constexpr const char* kHeader = "gpu,recipe,m,k,n,speedup";
 }  // namespace
 
 Fp8LinearTable parse_fp8_linear_table(const std::string& text, const std::string& file) {
   std::vector<Fp8LinearPoint> out;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  bool header = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> f = split_csv_fields(line);
-    if (!header) {
-      check_csv_header(f, kColumns, file, line_no);
-      header = true;
-      continue;
-    }
-    check_csv_field_count(f, std::size(kColumns), file, line_no);
+  for_each_csv_row(text, kColumns, file, [&](const std::vector<std::string>& f, int line_no) {
     auto number = [&](size_t col) { return positive_csv_number(f[col], kColumns[col], file, line_no); };
     Fp8LinearPoint p;
     p.gpu = f[0];
@@ -54,8 +38,7 @@ Fp8LinearTable parse_fp8_linear_table(const std::string& text, const std::string
     p.speedup = number(5);
     p.line = line_no;
     out.push_back(p);
-  }
-  if (!header) throw InputError(fmt::format("{}: no header line ({})", file, kHeader));
+  });
 
   // Each (gpu, recipe) is a full grid: every (M, K, N) of its distinct values exactly once.
   std::vector<std::pair<std::string, Fp8Recipe>> order;

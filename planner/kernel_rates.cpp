@@ -62,21 +62,7 @@ double gemm_time_reference(double m, double n, double k, double rate, const Gemm
 std::vector<AttentionPoint> parse_attention_table(const std::string& text, const std::string& file) {
   static const char* kColumns[] = {"gpu", "kernel", "head_dim", "causal", "seq_len", "tflops", "mamf_tflops"};
   std::vector<AttentionPoint> out;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  bool header = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> f = split_csv_fields(line);
-    if (!header) {
-      check_csv_header(f, kColumns, file, line_no);
-      header = true;
-      continue;
-    }
-    check_csv_field_count(f, std::size(kColumns), file, line_no);
+  for_each_csv_row(text, kColumns, file, [&](const std::vector<std::string>& f, int line_no) {
     auto number = [&](size_t col) { return positive_csv_number(f[col], kColumns[col], file, line_no); };
     AttentionPoint p;
     p.gpu = f[0];
@@ -92,8 +78,7 @@ std::vector<AttentionPoint> parse_attention_table(const std::string& text, const
     p.mamf_flops = number(6) * 1e12;
     p.line = line_no;
     out.push_back(p);
-  }
-  if (!header) throw InputError(file + ": no header line (gpu,kernel,head_dim,causal,seq_len,tflops,mamf_tflops)");
+  });
   return out;
 }
 

@@ -242,13 +242,7 @@ namespace {
 bool runs_fp8(const Op& op, const ComputeContext& c) {
   return op.kind == OpKind::matmul && op.fp8 && c.fp8 != Fp8Recipe::none && c.fp8_peak_flops > 0;
 }
-// The bf16 Linear's forward and backward (three GEMMs, each bounded by its bytes).
-double bf16_linear_s(const Op& op, const ComputeContext& c) {
-  const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
-  return std::max(gemm_time(op.m, op.n, op.k, false, c), op.bytes / hbm) +
-         std::max(gemm_time(op.m, op.k, op.n, false, c), op.bytes / hbm) +
-         std::max(gemm_time(op.k, op.n, op.m, false, c), op.bytes / hbm);
-}
+double bf16_linear_s(const Op& op, const ComputeContext& c);  // defined below op_backward_time
 Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
   const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
   const Fp8LinearTime roofline =
@@ -310,6 +304,15 @@ double op_backward_time(const Op& op, const ComputeContext& c) {
   }
   return 0;
 }
+
+namespace {
+// The same Linear in the compute dtype (fp8 off): forward + backward as op_*_time time it.
+double bf16_linear_s(const Op& op, const ComputeContext& c) {
+  Op bf16 = op;
+  bf16.fp8 = false;
+  return op_forward_time(bf16, c) + op_backward_time(bf16, c);
+}
+}  // namespace
 
 UnitCost unit_cost(const std::vector<Op>& ops, double input_bytes, double transient_bytes,
                    const ComputeContext& c) {

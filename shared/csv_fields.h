@@ -1,5 +1,6 @@
-// split_csv_fields: the fields of one CSV line, split at every comma; and the checks the small
-// published tables share (their header, a row's field count, a positive number).
+// split_csv_fields: the fields of one CSV line, split at every comma; and the reading the small
+// published tables share (for_each_csv_row: comments, the header, a row's field count; a
+// positive number).
 //
 // What it is: the line splitter of the small tables that never quote a field (the measured
 // kernel table, shared/kernel_table.h; the published flash-attention rates,
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstddef>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,14 +37,21 @@ inline std::vector<std::string> split_csv_fields(const std::string& line) {
   }
 }
 
+// The column names joined with commas, as a header line writes them.
+template <size_t N>
+std::string csv_column_names(const char* const (&columns)[N]) {
+  std::string names;
+  for (const char* c : columns) names += (names.empty() ? "" : ",") + std::string(c);
+  return names;
+}
+
 // The header line `f` must be exactly `columns`, in order.
 template <size_t N>
 void check_csv_header(const std::vector<std::string>& f, const char* const (&columns)[N], const std::string& file,
                       int line) {
-  std::string names;
-  for (const char* c : columns) names += (names.empty() ? "" : ",") + std::string(c);
   if (f.size() != N)
-    throw InputError(fmt::format("{}:{}: header has {} columns, expected {} ({})", file, line, f.size(), N, names));
+    throw InputError(fmt::format("{}:{}: header has {} columns, expected {} ({})", file, line, f.size(), N,
+                                 csv_column_names(columns)));
   for (size_t i = 0; i < N; ++i)
     if (f[i] != columns[i])
       throw InputError(fmt::format("{}:{}: column {} is '{}', expected '{}'", file, line, i + 1, f[i], columns[i]));
@@ -60,6 +69,31 @@ inline double positive_csv_number(const std::string& field, const char* column, 
   if (field.empty() || end != field.c_str() + field.size() || !std::isfinite(x) || x <= 0)
     throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a positive number", file, line, column, field));
   return x;
+}
+
+// Reads a small table: blank lines and `#` lines are skipped (a trailing \r dropped), the first
+// other line must be the header `columns`, and `row(fields, line)` is called for every line
+// after it, its field count checked. InputError when the text has no header line.
+template <size_t N, class Row>
+void for_each_csv_row(const std::string& text, const char* const (&columns)[N], const std::string& file, Row row) {
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> f = split_csv_fields(line);
+    if (!header) {
+      check_csv_header(f, columns, file, line_no);
+      header = true;
+      continue;
+    }
+    check_csv_field_count(f, N, file, line_no);
+    row(f, line_no);
+  }
+  if (!header) throw InputError(fmt::format("{}: no header line ({})", file, csv_column_names(columns)));
 }
 
 }  // namespace shardcast
