@@ -11,6 +11,7 @@
 
 #include "planner/kernel_rates.h"
 #include "planner/ops.h"
+#include "test_util.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -137,16 +138,8 @@ ComputeContext h100(Fp8Recipe r, bool compile) {
   c.grid = GemmGrid{132, 256, 128, 64};
   return c;
 }
-Op linear(double M, double K, double N) {
-  Op op;
-  op.kind = OpKind::matmul;
-  op.m = M, op.k = K, op.n = N;
-  op.flops = 2.0 * M * K * N;
-  op.bytes = 2.0 * (M * K + K * N + M * N);
-  return op;
-}
-double step(const Op& op, const ComputeContext& c) { return op_forward_time(op, c) + op_backward_time(op, c); }
-
+using test::linear;
+using test::step;
 // The planner's fp8 Linear reproduces the table's speed-up of the benchmark graph exactly
 // (the table is the measurement; only floating-point rounding between them: 1e-9).
 TEST(Fp8LinearTable, PlannerReproducesTheBenchmarkGraphSpeedup) {

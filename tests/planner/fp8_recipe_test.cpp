@@ -7,6 +7,7 @@
 
 #include "planner/fp8_recipe.h"
 #include "planner/ops.h"
+#include "test_util.h"
 
 namespace shardcast::planner {
 namespace {
@@ -27,16 +28,8 @@ ComputeContext h100(Fp8Recipe r, bool compile) {
   return c;
 }
 
-Op linear(double M, double K, double N) {
-  Op op;
-  op.kind = OpKind::matmul;
-  op.m = M, op.k = K, op.n = N;
-  op.flops = 2.0 * M * K * N;
-  op.bytes = 2.0 * (M * K + K * N + M * N);
-  return op;
-}
-
-double step(const Op& op, const ComputeContext& c) { return op_forward_time(op, c) + op_backward_time(op, c); }
+using test::linear;
+using test::step;
 
 TEST(Fp8Recipe, WhichGemmsRunInFp8) {
   for (LinearGemm g : {LinearGemm::forward, LinearGemm::grad_input, LinearGemm::grad_weight}) {

@@ -1,4 +1,4 @@
-// Helpers for the planner tests: presets from the source tree (SHARDCAST_CONFIG_DIR is set by
+// Helpers for the planner tests: one Linear op and its time, presets from the source tree (SHARDCAST_CONFIG_DIR is set by
 // ctest), a TrainConfig built in code, a memory component of a Prediction, and a published
 // CSV validated as `validate --published` does.
 #pragma once
@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "planner/ops.h"
 #include "planner/published_csv.h"
 #include "planner/validate.h"
 #include "shared/config_io.h"
@@ -14,6 +15,18 @@
 #include "shared/train_config.h"
 
 namespace shardcast::planner::test {
+
+// A Linear y = x·Wᵀ as the planner's op: x of M×K, W of N×K, bf16 operands.
+inline Op linear(double M, double K, double N) {
+  Op op;
+  op.kind = OpKind::matmul;
+  op.m = M, op.k = K, op.n = N;
+  op.flops = 2.0 * M * K * N;
+  op.bytes = 2.0 * (M * K + K * N + M * N);
+  return op;
+}
+// Its forward + backward time.  // s
+inline double step(const Op& op, const ComputeContext& c) { return op_forward_time(op, c) + op_backward_time(op, c); }
 
 inline TrainConfig make_config(const std::string& model, const std::string& gpu, int gpus,
                                ShardingStrategy s, AcMode ac, int micro_batch, int seq_len,
