@@ -59,6 +59,11 @@ double gemm_time_reference(double m, double n, double k, double rate, const Gemm
   return best;
 }
 
+// The largest head dimension the table may state: FlashAttention-2 runs head dimensions up to
+// 256 (Dao-AILab/flash-attention README "all head dimensions up to 256"); 1024 rejects a
+// mistyped column without refusing a future kernel.
+constexpr int kMaxHeadDim = 1024;
+
 std::vector<AttentionPoint> parse_attention_table(const std::string& text, const std::string& file) {
   static const char* kColumns[] = {"gpu", "kernel", "head_dim", "causal", "seq_len", "tflops", "mamf_tflops"};
   std::vector<AttentionPoint> out;
@@ -69,7 +74,7 @@ std::vector<AttentionPoint> parse_attention_table(const std::string& text, const
     p.kernel = f[1];
     if (p.kernel != "flash2" && p.kernel != "flash_triton")
       throw InputError(fmt::format("{}:{}: column 'kernel': '{}' is not flash2 | flash_triton", file, line_no, p.kernel));
-    p.head_dim = int(number(2));
+    p.head_dim = positive_csv_integer(f[2], kColumns[2], file, line_no, kMaxHeadDim);
     if (f[3] != "0" && f[3] != "1")
       throw InputError(fmt::format("{}:{}: column 'causal': '{}' is not 0 | 1", file, line_no, f[3]));
     p.causal = f[3] == "1";

@@ -1,6 +1,6 @@
 // split_csv_fields: the fields of one CSV line, split at every comma; and the reading the small
 // published tables share (for_each_csv_row: comments, the header, a row's field count; a
-// positive number).
+// positive number; a positive whole number).
 //
 // What it is: the line splitter of the small tables that never quote a field (the measured
 // kernel table, shared/kernel_table.h; the published flash-attention rates,
@@ -69,6 +69,18 @@ inline double positive_csv_number(const std::string& field, const char* column, 
   if (field.empty() || end != field.c_str() + field.size() || !std::isfinite(x) || x <= 0)
     throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a positive number", file, line, column, field));
   return x;
+}
+
+// The field of `column` as a whole number in [1, max_value], written as digits only.
+inline int positive_csv_integer(const std::string& field, const char* column, const std::string& file, int line,
+                                int max_value) {
+  const bool digits = !field.empty() && field.size() <= 9 &&
+                      field.find_first_not_of("0123456789") == std::string::npos;
+  const long x = digits ? std::strtol(field.c_str(), nullptr, 10) : 0;
+  if (!digits || x < 1 || x > max_value)
+    throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a whole number in 1 … {}", file, line, column,
+                                 field, max_value));
+  return int(x);
 }
 
 // Reads a small table: blank lines and `#` lines are skipped (a trailing \r dropped), the first

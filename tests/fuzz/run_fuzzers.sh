@@ -36,7 +36,7 @@ for s in $SOURCES; do
 done
 status=0
 ALL_TARGETS="train_config hardware_toml runtime_toml token_file published_csv checkpoint_manifest run_report
-  safetensors torchtitan_log fms_fsdp_log kernel_table"
+  safetensors torchtitan_log fms_fsdp_log kernel_table fp8_linear_table attention_table"
 for t in ${FUZZ_TARGETS:-$ALL_TARGETS}; do
   exe="$OUT/fuzz_$t"
   "$CXX" $FLAGS -fsanitize=fuzzer "$SRC/tests/fuzz/fuzz_$t.cpp" $OBJS $LIBS -o "$exe"

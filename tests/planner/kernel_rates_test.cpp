@@ -108,6 +108,17 @@ TEST(KernelRates, MalformedAttentionTableNamesFileLineAndColumn) {
   EXPECT_THROW(parse_attention_table(header + "X,flash9,128,1,2048,1,100\n", "t.csv"), InputError);
   EXPECT_THROW(parse_attention_table("gpu,kernel\n", "t.csv"), InputError);
   EXPECT_EQ(parse_attention_table(header + "X,flash2,128,1,2048,1,100\n", "t.csv").size(), 1u);
+  // head_dim is a whole number in 1 … 1024: a fraction, 0, a huge value (once cast to int
+  // unchecked; found by tests/fuzz/fuzz_attention_table.cpp) and signs are refused.
+  for (const char* hd : {"64.5", "0", "1e80", "2048", "-64", "+64", " 64", ""}) {
+    try {
+      parse_attention_table(header + "X,flash2," + hd + ",1,2048,1,100\n", "t.csv");
+      ADD_FAILURE() << "accepted head_dim '" << hd << "'";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("t.csv:3: column 'head_dim'"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(parse_attention_table(header + "X,flash2,1024,1,2048,1,100\n", "t.csv").at(0).head_dim, 1024);
 }
 
 TEST(KernelRates, GpuPresetsUseTheGridAndBackwardIsTwoGemmsOfTheirShapes) {
