@@ -62,6 +62,29 @@ const FitGroup* group_of(const std::vector<FitGroup>& groups, const std::string&
 
 bool has_tps(const PublishedRow& r) { return r.tokens_per_s_per_gpu && *r.tokens_per_s_per_gpu > 0; }
 
+// The out-of-sample row of case `c` predicted on `hw`; false when the planner refuses the
+// configuration (validate reports such a row as unpredictable).
+bool predict_row(const std::vector<PublishedRow>& rows, const ValidationCase& c, const HardwareSet& hw,
+                 const std::string& source, CrossvalRow& r) {
+  const PublishedRow& row = rows[c.row];
+  Prediction p;
+  try {
+    p = plan(c.cfg, hw.at(c.hardware), c.options);
+  } catch (const ConfigError&) {
+    return false;
+  }
+  r = CrossvalRow{};
+  r.row = c.row;
+  r.row_id = row.row_id;
+  r.source = source;
+  r.hardware = c.hardware;
+  r.regime = band_regime(c.cfg, c.hardware, c.options.framework);
+  r.predicted_tps = p.tokens_per_s_per_gpu;
+  r.measured_tps = *row.tokens_per_s_per_gpu;
+  r.rel_err = r.predicted_tps / r.measured_tps - 1.0;
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::string> fit_groups(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
@@ -109,28 +132,53 @@ CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const
       if (source_key(rows[c.row]) != left_out) train.push_back(c);
     fold.notes = fit_groups(rows, train, hw, groups, lm);
     for (const auto& c : cases) {
-      const PublishedRow& row = rows[c.row];
-      if (source_key(row) != left_out || !has_tps(row)) continue;
-      Prediction p;
-      try {
-        p = plan(c.cfg, hw.at(c.hardware), c.options);
-      } catch (const ConfigError&) {
-        continue;  // validate reports the row as unpredictable
-      }
+      if (source_key(rows[c.row]) != left_out || !has_tps(rows[c.row])) continue;
       CrossvalRow r;
-      r.row = c.row;
-      r.row_id = row.row_id;
-      r.source = left_out;
-      r.hardware = c.hardware;
-      r.regime = band_regime(c.cfg, c.hardware, c.options.framework);
-      r.predicted_tps = p.tokens_per_s_per_gpu;
-      r.measured_tps = *row.tokens_per_s_per_gpu;
-      r.rel_err = r.predicted_tps / r.measured_tps - 1.0;
-      out.rows.push_back(r);
-      ++fold.n_rows;
+      if (predict_row(rows, c, hw, left_out, r)) {
+        out.rows.push_back(r);
+        ++fold.n_rows;
+      }
     }
     out.folds.push_back(std::move(fold));
   }
+  return out;
+}
+
+CrossvalResult carry_across_families(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
+                                     const HardwareSet& hardware, const std::vector<FitGroup>& groups,
+                                     const LmOptions& lm) {
+  auto in = [](const FitGroup& g, const std::string& hw) {
+    return std::find(g.hardware.begin(), g.hardware.end(), hw) != g.hardware.end();
+  };
+  CrossvalResult out;
+  for (const FitGroup& from : groups)
+    for (const FitGroup& to : groups) {
+      if (&from == &to) continue;
+      CrossvalFold fold;
+      fold.source = from.family + " → " + to.family;
+      HardwareSet hw = hardware;
+      fold.notes = fit_groups(rows, cases, hw, {from}, lm);
+      const bool has_rows = std::any_of(cases.begin(), cases.end(),
+                                        [&](const ValidationCase& c) { return has_tps(rows[c.row]) && in(from, c.hardware); });
+      const auto fitted = std::find_if(from.hardware.begin(), from.hardware.end(),
+                                       [&](const std::string& h) { return hw.count(h) > 0; });
+      if (has_rows && fitted != from.hardware.end()) {
+        for (const auto& h : to.hardware) {
+          if (!hw.count(h)) continue;
+          for (const auto& [k, v] : to.prior) hw.at(h).efficiency[k] = v;
+          for (const auto& k : from.params) hw.at(h).efficiency[k] = hw.at(*fitted).efficiency.at(k);
+        }
+        for (const auto& c : cases) {
+          if (!has_tps(rows[c.row]) || !in(to, c.hardware)) continue;
+          CrossvalRow r;
+          if (predict_row(rows, c, hw, fold.source, r)) {
+            out.rows.push_back(r);
+            ++fold.n_rows;
+          }
+        }
+      }
+      out.folds.push_back(std::move(fold));
+    }
   return out;
 }
 

@@ -78,6 +78,18 @@ CrossvalResult leave_one_source_out(const std::vector<PublishedRow>& rows, const
                                     const HardwareSet& hardware, const std::vector<FitGroup>& groups,
                                     const LmOptions& lm = {});
 
+// Fitted fractions carried to another GPU family: for every ordered pair of groups (from, to),
+// fit `from` alone on its rows (from its prior, as fit_groups), give `to`'s presets the values
+// `from` fitted (a key `to` fits and `from` does not takes `to`'s prior) and predict `to`'s
+// rows. This is what a GPU without published runs of its own gets: the Blackwell and AMD
+// presets carry GH100's fitted fractions to their own measured ceilings (docs/cost-model.md
+// §6–7); here it is measured where both families have rows. One fold per pair, named
+// "from → to"; each row's `source` is its fold's name. A pair whose `from` has no rows is
+// skipped (its fold notes say so).
+CrossvalResult carry_across_families(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
+                                     const HardwareSet& hardware, const std::vector<FitGroup>& groups,
+                                     const LmOptions& lm = {});
+
 // Every row of `cv` as CSV (header row_id, source, hardware, runtime, checkpointing, scale,
 // predicted_tokens_per_s_per_gpu, measured_tokens_per_s_per_gpu, err_tokens_per_s_pct; the
 // names of `validate --json`), in cv.rows' order: the out-of-sample prediction of each row by

@@ -124,6 +124,42 @@ void print_markdown(const planner::ValidationResult& v) {
 
 std::string pct_cell(double rel) { return fmt::format("{:+.1f}", 100.0 * rel); }
 
+// One Markdown line per fold of `cv` (its rows' MAPE, bias, rms and largest error; the fold's
+// notes in the last column), then one line over every row.
+void print_fold_table(const planner::CrossvalResult& cv, const char* fold_column, const char* notes_column,
+                      const char* total_label) {
+  struct Stats {
+    int n = 0;
+    double abs_sum = 0, sq = 0, signed_sum = 0, max = 0;
+    void add(double e) {
+      ++n;
+      abs_sum += std::fabs(e);
+      sq += e * e;
+      signed_sum += e;
+      max = std::max(max, std::fabs(e));
+    }
+    std::string cells() const {
+      const double k = std::max(1, n);
+      return fmt::format("{} | {:.1f} | {:+.1f} | {:.1f} | {:.1f}", n, 100 * abs_sum / k, 100 * signed_sum / k,
+                         100 * std::sqrt(sq / k), 100 * max);
+    }
+  };
+  fmt::print("| {} | n | MAPE % | bias % | 1σ % | max % | {} |\n|---|---|---|---|---|---|---|\n", fold_column,
+             notes_column);
+  Stats all;
+  for (const auto& r : cv.rows) all.add(r.rel_err);
+  for (const auto& f : cv.folds) {
+    Stats st;
+    for (const auto& r : cv.rows)
+      if (r.source == f.source) st.add(r.rel_err);
+    if (st.n == 0) continue;
+    std::string notes;
+    for (const auto& s : f.notes) notes += (notes.empty() ? "" : "; ") + s;
+    fmt::print("| {} | {} | {} |\n", md_cell(f.source), st.cells(), md_cell(notes));
+  }
+  fmt::print("| {} | {} | |\n", total_label, all.cells());
+}
+
 // `validate --crossval`: leave one source out, the bands, their coverage (Markdown tables).
 void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow>& rows,
                   const std::vector<planner::ValidationCase>& cases, planner::HardwareSet& hardware,
@@ -145,35 +181,17 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
     fmt::print(stderr, "wrote {} ({} rows predicted without their source)\n", a.out_of_sample, cv.rows.size());
   }
   fmt::print("## Leave one source out ({} rows, {} sources)\n\n", cv.rows.size(), cv.folds.size());
-  fmt::print("| source left out | n | MAPE % | bias % | 1σ % | max % | refit |\n|---|---|---|---|---|---|---|\n");
-  for (const auto& f : cv.folds) {
-    double sum = 0, sq = 0, signed_sum = 0, mx = 0;
-    int n = 0;
-    for (const auto& r : cv.rows)
-      if (r.source == f.source) {
-        ++n;
-        sum += std::fabs(r.rel_err);
-        sq += r.rel_err * r.rel_err;
-        signed_sum += r.rel_err;
-        mx = std::max(mx, std::fabs(r.rel_err));
-      }
-    std::string notes;
-    for (const auto& s : f.notes) notes += (notes.empty() ? "" : "; ") + s;
-    if (n == 0) continue;
-    fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} |\n", md_cell(f.source), n, 100 * sum / n,
-               100 * signed_sum / n, 100 * std::sqrt(sq / n), 100 * mx, md_cell(notes));
+  print_fold_table(cv, "source left out", "refit", "every row, predicted without its source");
+  // What a GPU without rows of its own gets: another family's fitted fractions.
+  planner::CrossvalResult carried;
+  try {
+    carried = planner::carry_across_families(rows, cases, hardware, groups);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string("validate --crossval: ") + e.what());
   }
-  {
-    double sum = 0, sq = 0, signed_sum = 0, mx = 0;
-    for (const auto& r : cv.rows) {
-      sum += std::fabs(r.rel_err);
-      sq += r.rel_err * r.rel_err;
-      signed_sum += r.rel_err;
-      mx = std::max(mx, std::fabs(r.rel_err));
-    }
-    const double n = std::max<size_t>(1, cv.rows.size());
-    fmt::print("| every row, predicted without its source | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | |\n", cv.rows.size(),
-               100 * sum / n, 100 * signed_sum / n, 100 * std::sqrt(sq / n), 100 * mx);
+  if (!carried.rows.empty()) {
+    fmt::print("\n## Fitted fractions carried to another GPU family ({} rows)\n\n", carried.rows.size());
+    print_fold_table(carried, "fitted on → predicted", "fit", "every row, predicted with the other family's fit");
   }
   // The shipped procedure: the same fit on every source (values for configs/hardware/).
   {
@@ -259,7 +277,8 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--prior", a->prior, "weight w of the pull towards the preset's values: w·log(value/start) per key");
   cmd->add_flag("--crossval", a->crossval,
                 "leave one source out: refit the shipped keys without each source, predict it, print the bands "
-                "per GPU family and regime and their coverage (planner/crossval.h)");
+                "per GPU family and regime and their coverage, and each family's fit carried to the other "
+                "families' rows (planner/crossval.h)");
   cmd->add_option("--holdout", a->holdout, "with --crossval: also check the bands on this CSV (never fitted on)");
   cmd->add_option("--write-bands", a->write_bands, "with --crossval: write the bands to this TOML (configs/bands.toml)");
   cmd->add_option("--out-of-sample", a->out_of_sample,

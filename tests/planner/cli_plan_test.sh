@@ -125,6 +125,13 @@ check "validate: --write-bands without --crossval -> exit 2" 2 $? "need --crossv
 "$sc" validate --published "$tmp/missing.csv" --out-of-sample "$tmp/oos.csv" > "$tmp/out" 2>&1
 check "validate: --out-of-sample without --crossval -> exit 2" 2 $? "need --crossval" "$tmp/out"
 [ ! -e "$tmp/oos.csv" ] || { echo "FAIL validate: out-of-sample CSV written without --crossval"; fail=$((fail + 1)); }
+# --crossval end to end on the published CSV: leave one source out, then each GPU family's fit
+# carried to the other family's rows (planner/crossval.h carry_across_families).
+if [ -f "$csv" ]; then
+  "$sc" validate --crossval --published "$csv" > "$tmp/out" 2>&1
+  check "validate --crossval: leave one source out" 0 $? "## Leave one source out" "$tmp/out"
+  check "validate --crossval: fits carried across GPU families" 0 0 "| A100 (GA100) → H100/H200 (GH100) | " "$tmp/out"
+fi
 "$sc" validate --published "$tmp/missing.csv" > "$tmp/out" 2>&1
 check "validate: missing file -> exit 2" 2 $? "cannot open" "$tmp/out"
 

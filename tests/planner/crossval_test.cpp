@@ -3,6 +3,7 @@
 // ceilings, and the three memory numbers.
 #include "planner/crossval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -136,6 +137,57 @@ TEST(Crossval, LeaveOneSourceOutPredictsEveryRowWithoutItsSource) {
     EXPECT_GE(b.n_rows, 4);
     EXPECT_GT(b.rel_1sigma, 0);
   }
+}
+
+// Carrying one family's fitted fractions to the other (carry_across_families) against the
+// same prediction made by hand: the other family's presets given the values the shipped
+// presets hold for the fitting family (the full fit, written to 4 significant digits) and their
+// own prior for keys only they fit. Tolerance 2e-3 relative: each shipped value is the fit
+// rounded to 4 significant digits (at most 5e-5 of the value), and a prediction moves by less
+// than its keys' relative change; a key carried wrongly or left at the wrong prior moves the
+// rows it touches by a percent or more (fp8_matmul_eff 0.835 vs its prior 0.85: the fp8 rows).
+TEST(Crossval, CarriedFractionsAreTheFittingFamilysShippedValues) {
+  const std::string csv = calibration_csv();
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no calibration CSV";
+  const auto ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
+  auto rows = read_published_csv(csv, ann);
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  const auto groups = shipped_fit_groups();
+  ASSERT_EQ(groups.size(), 2u);
+  for (const auto& g : groups)
+    for (const auto& h : g.hardware)
+      if (!hw.count(h)) hw.emplace(h, load_hardware(h));
+  const CrossvalResult carried = carry_across_families(rows, cases, hw, groups);
+  ASSERT_EQ(carried.folds.size(), 2u);
+  int with_tps = 0;
+  for (const auto& c : cases) with_tps += rows[c.row].tokens_per_s_per_gpu.has_value();
+  EXPECT_EQ(int(carried.rows.size()), with_tps);  // every row once, by the other family's fit
+
+  size_t checked = 0;
+  for (size_t from = 0; from < 2; ++from) {
+    const FitGroup& f = groups[from];
+    const FitGroup& t = groups[1 - from];
+    const std::string fold = f.family + " → " + t.family;
+    HardwareSet by_hand = hw;
+    const auto shipped = load_hardware(f.hardware.front()).efficiency;
+    for (const auto& h : t.hardware) {
+      if (!by_hand.count(h)) continue;
+      for (const auto& [k, v] : t.prior) by_hand.at(h).efficiency[k] = v;
+      for (const auto& k : f.params) by_hand.at(h).efficiency[k] = shipped.at(k);
+    }
+    std::map<size_t, const ValidationCase*> case_of;
+    for (const auto& c : cases) case_of[c.row] = &c;
+    for (const auto& r : carried.rows) {
+      if (r.source != fold) continue;
+      const ValidationCase& c = *case_of.at(r.row);
+      EXPECT_NE(std::find(t.hardware.begin(), t.hardware.end(), c.hardware), t.hardware.end()) << r.row_id;
+      const double expected = plan(c.cfg, by_hand.at(c.hardware), c.options).tokens_per_s_per_gpu;
+      EXPECT_NEAR(r.predicted_tps / expected, 1.0, 2e-3) << fold << " " << r.row_id;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, carried.rows.size());
 }
 
 TEST(Crossval, OutOfSampleCsvReadsBackRowForRow) {
