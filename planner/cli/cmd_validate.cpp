@@ -170,9 +170,12 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
   for (const auto& g : groups)
     for (const auto& h : g.hardware)
       if (!hardware.count(h)) hardware.emplace(h, load_hardware(h));
-  planner::CrossvalResult cv;
+  // Leave one source out, and what a GPU without rows of its own gets: another family's fitted
+  // fractions.
+  planner::CrossvalResult cv, carried;
   try {
     cv = planner::leave_one_source_out(rows, cases, hardware, groups);
+    carried = planner::carry_across_families(rows, cases, hardware, groups);
   } catch (const UsageError& e) {
     throw UsageError(std::string("validate --crossval: ") + e.what());
   }
@@ -182,13 +185,6 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
   }
   fmt::print("## Leave one source out ({} rows, {} sources)\n\n", cv.rows.size(), cv.folds.size());
   print_fold_table(cv, "source left out", "refit", "every row, predicted without its source");
-  // What a GPU without rows of its own gets: another family's fitted fractions.
-  planner::CrossvalResult carried;
-  try {
-    carried = planner::carry_across_families(rows, cases, hardware, groups);
-  } catch (const UsageError& e) {
-    throw UsageError(std::string("validate --crossval: ") + e.what());
-  }
   if (!carried.rows.empty()) {
     fmt::print("\n## Fitted fractions carried to another GPU family ({} rows)\n\n", carried.rows.size());
     print_fold_table(carried, "fitted on → predicted", "fit", "every row, predicted with the other family's fit");

@@ -28,6 +28,23 @@ std::string calibration_csv() {
   return std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/calibration.csv";
 }
 
+// The calibration rows with their cases and every preset of the shipped fit groups.
+struct CalibrationSet {
+  std::vector<PublishedRow> rows;
+  std::vector<ValidationCase> cases;
+  HardwareSet hw;
+  std::vector<FitGroup> groups = shipped_fit_groups();
+};
+CalibrationSet load_calibration_set(const std::string& csv) {
+  CalibrationSet c;
+  c.rows = read_published_csv(csv, read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv"));
+  c.cases = resolve_cases(c.rows, c.hw);
+  for (const auto& g : c.groups)
+    for (const auto& h : g.hardware)
+      if (!c.hw.count(h)) c.hw.emplace(h, load_hardware(h));
+  return c;
+}
+
 TEST(Crossval, SourceKeyIsTheDocumentAndVersion) {
   PublishedRow a, b, c;
   a.source = "mosaicml/llm-foundry scripts/train/benchmarking/README.md @5e85bd62d (2024-01-06; x) section 'H100 80GB BF16'";
@@ -101,14 +118,11 @@ TEST(ErrorBand, ShippedBandsCoverThePublishedFamilies) {
 TEST(Crossval, LeaveOneSourceOutPredictsEveryRowWithoutItsSource) {
   const std::string csv = calibration_csv();
   if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no calibration CSV";
-  const auto ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
-  auto rows = read_published_csv(csv, ann);
-  HardwareSet hw;
-  const auto cases = resolve_cases(rows, hw);
-  const auto groups = shipped_fit_groups();
-  for (const auto& g : groups)
-    for (const auto& h : g.hardware)
-      if (!hw.count(h)) hw.emplace(h, load_hardware(h));
+  const CalibrationSet set = load_calibration_set(csv);
+  const auto& rows = set.rows;
+  const auto& cases = set.cases;
+  const HardwareSet& hw = set.hw;
+  const auto& groups = set.groups;
   LmOptions lm;
   lm.max_iterations = 15;  // enough to move every fold away from its prior; keeps the test short
   const CrossvalResult cv = leave_one_source_out(rows, cases, hw, groups, lm);
@@ -149,15 +163,12 @@ TEST(Crossval, LeaveOneSourceOutPredictsEveryRowWithoutItsSource) {
 TEST(Crossval, CarriedFractionsAreTheFittingFamilysShippedValues) {
   const std::string csv = calibration_csv();
   if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no calibration CSV";
-  const auto ann = read_annotations(std::string(SHARDCAST_TEST_CONFIG_DIR) + "/published/annotations.csv");
-  auto rows = read_published_csv(csv, ann);
-  HardwareSet hw;
-  const auto cases = resolve_cases(rows, hw);
-  const auto groups = shipped_fit_groups();
+  const CalibrationSet set = load_calibration_set(csv);
+  const auto& rows = set.rows;
+  const auto& cases = set.cases;
+  const HardwareSet& hw = set.hw;
+  const auto& groups = set.groups;
   ASSERT_EQ(groups.size(), 2u);
-  for (const auto& g : groups)
-    for (const auto& h : g.hardware)
-      if (!hw.count(h)) hw.emplace(h, load_hardware(h));
   const CrossvalResult carried = carry_across_families(rows, cases, hw, groups);
   ASSERT_EQ(carried.folds.size(), 2u);
   int with_tps = 0;
