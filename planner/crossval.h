@@ -6,7 +6,8 @@
 // silicon share values; docs/cost-model.md §7) on the rows of every other source, predict the
 // left-out rows, and collect the out-of-sample relative errors. build_bands() turns those
 // errors into the BandTable (error_band.h) per GPU family and regime; coverage() counts the rows
-// within 1σ and 2σ of the band the planner would state for them.
+// within 1σ and 2σ of the band the planner would state for them. carry_across_families()
+// measures what a GPU without rows of its own gets: one family's fit on another's rows.
 // What it is not: the fitter (fit.h) or the band lookup at prediction time (error_band.h).
 // Functions are reentrant; leave_one_source_out copies the hardware presets it refits.
 #pragma once
