@@ -20,6 +20,11 @@ namespace shardcast {
 
 enum class MlpType { swiglu, gelu };
 
+// The largest model a ModelSpec may describe (validate_model): 2,500 x Llama 3.1 405B, and small
+// enough that parameter, byte (x 16 bytes of state per parameter) and FLOP counts stay exact in
+// int64 / double.
+inline constexpr double kMaxModelParams = 1e15;
+
 struct ModelSpec {
   std::string name;              // preset name or free text
   int n_layers = 0;

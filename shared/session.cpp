@@ -2,6 +2,7 @@
 #include "shared/session.h"
 
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -38,6 +39,16 @@ json to_json_node(const toml::node& n) {
 void put(toml::table& t, const std::string& key, const json& v, const std::string& label,
          const std::string& path);
 
+// A JSON integer as TOML's 64-bit signed integer; a larger unsigned one is refused rather than
+// wrapped to a negative value the file does not hold.
+int64_t toml_integer(const json& v, const std::string& label, const std::string& path) {
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    throw ConfigError(label, path,
+                      std::to_string(v.get<uint64_t>()) + " is not allowed: integers above " +
+                          std::to_string(std::numeric_limits<int64_t>::max()) + " (TOML's 64-bit range)");
+  return v.get<int64_t>();
+}
+
 toml::array to_toml_array(const json& a, const std::string& label, const std::string& path) {
   toml::array out;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -45,7 +56,7 @@ toml::array to_toml_array(const json& a, const std::string& label, const std::st
     const std::string p = path + "[" + std::to_string(i) + "]";
     if (v.is_string()) out.push_back(v.get<std::string>());
     else if (v.is_boolean()) out.push_back(v.get<bool>());
-    else if (v.is_number_integer()) out.push_back(v.get<int64_t>());
+    else if (v.is_number_integer()) out.push_back(toml_integer(v, label, p));
     else if (v.is_number_float()) out.push_back(v.get<double>());
     else if (v.is_array()) out.push_back(to_toml_array(v, label, p));
     else if (v.is_object()) {
@@ -63,7 +74,7 @@ void put(toml::table& t, const std::string& key, const json& v, const std::strin
          const std::string& path) {
   if (v.is_string()) t.insert_or_assign(key, v.get<std::string>());
   else if (v.is_boolean()) t.insert_or_assign(key, v.get<bool>());
-  else if (v.is_number_unsigned() || v.is_number_integer()) t.insert_or_assign(key, v.get<int64_t>());
+  else if (v.is_number_integer()) t.insert_or_assign(key, toml_integer(v, label, path));
   else if (v.is_number_float()) t.insert_or_assign(key, v.get<double>());
   else if (v.is_array()) t.insert_or_assign(key, to_toml_array(v, label, path));
   else if (v.is_object()) {
@@ -115,7 +126,7 @@ Session parse_session(const std::string& text, const std::string& label) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw InputError(label + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw InputError(label + ": a session file is a JSON object");

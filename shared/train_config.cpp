@@ -102,6 +102,21 @@ std::vector<std::string> validate_model(const ModelSpec& m, const std::string& f
   if (m.n_heads >= 1 && m.d_model >= 1 && m.d_model % m.n_heads == 0)
     require(e, m.head_dim() % 2 == 0, file, p + "d_model",
             fmt::format("head_dim = d_model / n_heads = {} must be even for RoPE", m.head_dim()));
+  if (e.empty()) {
+    // The parameter count in floating point first: the int64 counts of model_spec.cpp (and the
+    // bytes and FLOPs derived from them) are only computed for models below the bound.
+    const double d = m.d_model, kv = double(m.n_kv_heads) * (m.d_model / m.n_heads);
+    const double mats = m.mlp_type == MlpType::swiglu ? 3 : 2;
+    const double embedding = double(m.vocab) * d * (m.tied_embeddings ? 1 : 2);
+    const double mlp = double(m.n_layers) * mats * d * double(m.ffn_dim);
+    const double attention = double(m.n_layers) * (2 * d * d + 2 * d * kv + 2 * d);
+    const double params = embedding + mlp + attention + d;
+    const char* largest = embedding >= mlp && embedding >= attention ? "vocab" : mlp >= attention ? "ffn_dim" : "d_model";
+    require(e, params <= kMaxModelParams, file, p + largest,
+            fmt::format("the model would have {:.3g} parameters: at most {:.0e} are allowed (n_layers {}, d_model {}, "
+                        "ffn_dim {}, vocab {})",
+                        params, kMaxModelParams, m.n_layers, m.d_model, m.ffn_dim, m.vocab));
+  }
   return e;
 }
 

@@ -1,6 +1,7 @@
 // torchtitan v0.2.x job config -> the values of a plan. See torchtitan_config.h.
 #include "planner/import/torchtitan_config.h"
 
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -52,18 +53,26 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
     if (n) used.insert(sec + "." + key);
     return n;
   };
-  auto get_int = [&](const std::string& sec, const std::string& key, std::optional<int>& out) {
+  // An integer key in [lo, 2^30], or -1 where torchtitan gives -1 a meaning (minus_one).
+  auto get_int = [&](const std::string& sec, const std::string& key, std::optional<int>& out, int lo,
+                     const char* minus_one = nullptr) {
     if (const auto* n = node(sec, key)) {
       const auto v = n->value<int64_t>();
-      if (!n->is_integer() || !v || *v < -1 || *v > (1 << 30))
-        throw ConfigError(file, sec + "." + key, "expected an integer");
+      const std::string allowed = fmt::format("an integer >= {}{}", lo, minus_one ? fmt::format(", or -1 ({})", minus_one) : "");
+      if (!n->is_integer() || !v) throw ConfigError(file, sec + "." + key, "expected " + allowed);
+      if ((*v < lo && !(minus_one && *v == -1)) || *v > (1 << 30))
+        throw ConfigError(file, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
       out = int(*v);
     }
   };
-  auto get_real = [&](const std::string& sec, const std::string& key, std::optional<double>& out) {
+  // A finite number > 0 (positive) or >= 0.
+  auto get_real = [&](const std::string& sec, const std::string& key, std::optional<double>& out, bool positive) {
     if (const auto* n = node(sec, key)) {
       const auto v = n->value<double>();
-      if (!(n->is_floating_point() || n->is_integer()) || !v) throw ConfigError(file, sec + "." + key, "expected a number");
+      const char* allowed = positive ? "a finite number > 0" : "a finite number >= 0";
+      if (!(n->is_floating_point() || n->is_integer()) || !v) throw ConfigError(file, sec + "." + key, std::string("expected ") + allowed);
+      if (!std::isfinite(*v) || *v < 0 || (positive && *v == 0))
+        throw ConfigError(file, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
       out = *v;
     }
   };
@@ -107,11 +116,11 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
                                     "Float8LinearRecipeName)"));
     if (!j.fp8.empty()) j.fp8 = *r;
   }
-  get_int("training", "local_batch_size", j.local_batch_size);
-  get_int("training", "global_batch_size", j.global_batch_size);
-  get_int("training", "seq_len", j.seq_len);
-  get_int("training", "steps", j.steps);
-  get_real("training", "max_norm", j.max_norm);
+  get_int("training", "local_batch_size", j.local_batch_size, 1);
+  get_int("training", "global_batch_size", j.global_batch_size, 1, "local_batch_size x data-parallel ranks");
+  get_int("training", "seq_len", j.seq_len, 1);
+  get_int("training", "steps", j.steps, 1);
+  get_real("training", "max_norm", j.max_norm, true);
   std::optional<std::string> p, r;
   get_str("training", "mixed_precision_param", p);
   get_str("training", "mixed_precision_reduce", r);
@@ -122,8 +131,8 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
                         fmt::format("'{}': torchtitan accepts only \"float32\" (job_config.py Literal[\"float32\"])", *r));
     j.reduce_dtype = "fp32";
   }
-  get_int("parallelism", "data_parallel_shard_degree", j.dp_shard);
-  get_int("parallelism", "data_parallel_replicate_degree", j.dp_replicate);
+  get_int("parallelism", "data_parallel_shard_degree", j.dp_shard, 1, "the ranks left over");
+  get_int("parallelism", "data_parallel_replicate_degree", j.dp_replicate, 1);
   get_str("parallelism", "fsdp_reshard_after_forward", j.reshard_after_forward);
   if (j.reshard_after_forward && *j.reshard_after_forward != "default" && *j.reshard_after_forward != "always" &&
       *j.reshard_after_forward != "never")
@@ -132,7 +141,7 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
   for (const char* k : {"tensor_parallel_degree", "pipeline_parallel_degree", "context_parallel_degree",
                         "expert_parallel_degree"}) {
     std::optional<int> d;
-    get_int("parallelism", k, d);
+    get_int("parallelism", k, d, 1);
     if (d && *d > 1)
       throw ConfigError(file, std::string("parallelism.") + k,
                         fmt::format("{}: the planner models data parallelism (FSDP/HSDP/DDP) only", *d));
@@ -146,10 +155,10 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
     if (!n->is_boolean()) throw ConfigError(file, "compile.enable", "expected true or false");
     j.compile = **n->as_boolean();
   }
-  get_real("optimizer", "lr", j.lr);
-  get_real("optimizer", "eps", j.eps);
-  get_real("optimizer", "weight_decay", j.weight_decay);
-  get_int("lr_scheduler", "warmup_steps", j.warmup_steps);
+  get_real("optimizer", "lr", j.lr, true);
+  get_real("optimizer", "eps", j.eps, true);
+  get_real("optimizer", "weight_decay", j.weight_decay, false);
+  get_int("lr_scheduler", "warmup_steps", j.warmup_steps, 0);
   // Every other key, for the note.
   std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& pre) {
     for (const auto& [k, v] : t) {

@@ -364,6 +364,50 @@ enable = true
                ConfigError);
 }
 
+// Values torchtitan would not run with are refused by the reader, naming the torchtitan file
+// and key (not the run.toml key they would become): batch, length, steps and degrees >= 1
+// (-1 only where torchtitan gives it a meaning), finite positive lr / eps / max_norm.
+TEST(ImportTorchtitanToml, OutOfRangeValuesNameTheTorchtitanKey) {
+  const std::string head = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"[training]\nlocal_batch_size = 0\n", "training.local_batch_size"},
+      {"[training]\nlocal_batch_size = -1\n", "training.local_batch_size"},
+      {"[training]\nseq_len = 0\n", "training.seq_len"},
+      {"[training]\nsteps = -1\n", "training.steps"},
+      {"[training]\nglobal_batch_size = -2\n", "training.global_batch_size"},
+      {"[training]\nglobal_batch_size = 0\n", "training.global_batch_size"},
+      {"[training]\nmax_norm = 0.0\n", "training.max_norm"},
+      {"[training]\nmax_norm = inf\n", "training.max_norm"},
+      {"[parallelism]\ndata_parallel_replicate_degree = -1\n", "parallelism.data_parallel_replicate_degree"},
+      {"[parallelism]\ndata_parallel_shard_degree = 0\n", "parallelism.data_parallel_shard_degree"},
+      {"[parallelism]\ntensor_parallel_degree = -1\n", "parallelism.tensor_parallel_degree"},
+      {"[optimizer]\nlr = nan\n", "optimizer.lr"},
+      {"[optimizer]\neps = -1e-8\n", "optimizer.eps"},
+      {"[optimizer]\nweight_decay = -0.1\n", "optimizer.weight_decay"},
+      {"[lr_scheduler]\nwarmup_steps = -1\n", "lr_scheduler.warmup_steps"},
+      {"[training]\nseq_len = 8192.0\n", "training.seq_len"},
+  };
+  for (const auto& [body, key] : bad) {
+    try {
+      parse_torchtitan_job_toml(head + body, "job.toml");
+      ADD_FAILURE() << body;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), key) << body;
+      EXPECT_NE(std::string(e.what()).find("job.toml"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("expected"), std::string::npos) << e.what();
+    }
+  }
+  // The values torchtitan gives a meaning at the bounds are kept as given.
+  const TorchtitanJob j = parse_torchtitan_job_toml(
+      head + "[training]\nglobal_batch_size = -1\n[parallelism]\ndata_parallel_shard_degree = -1\n"
+             "[lr_scheduler]\nwarmup_steps = 0\n[optimizer]\nweight_decay = 0.0\n",
+      "job.toml");
+  EXPECT_EQ(*j.global_batch_size, -1);
+  EXPECT_EQ(*j.dp_shard, -1);
+  EXPECT_EQ(*j.warmup_steps, 0);
+  EXPECT_EQ(*j.weight_decay, 0.0);
+}
+
 // The float8 recipe of a v0.2 job config: [quantize.linear.float8] recipe_name (unset =
 // tensorwise); without the converter no recipe applies; an unknown name names the key.
 TEST(ImportTorchtitanToml, Fp8RecipeName) {

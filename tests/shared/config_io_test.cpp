@@ -244,6 +244,12 @@ TEST(ConfigIo, BadConfigsNameFileKeyAndAllowedValues) {
        {"model.n_kv_heads", "3 does not divide n_heads = 4"}},
       {"heads not dividing d_model", replace(b, "preset = \"tiny-2l\"", "preset = \"tiny-2l\"\nn_heads = 6\nn_kv_heads = 6"),
        {"model.n_heads", "does not divide d_model = 64"}},
+      // Parameter counts that would overflow int64 (found by tests/fuzz/fuzz_model_toml: vocab
+      // 5.6e16 x d_model 4096): refused before any integer product, naming the largest term.
+      {"vocab beyond any model", replace(b, "preset = \"tiny-2l\"", "preset = \"tiny-2l\"\nvocab = 55555555555550432"),
+       {"model.vocab", "parameters: at most 1e+15 are allowed"}},
+      {"ffn_dim beyond any model", replace(b, "preset = \"tiny-2l\"", "preset = \"tiny-2l\"\nffn_dim = 9000000000000000000"),
+       {"model.ffn_dim", "at most 1e+15"}},
       {"bad mlp type", replace(b, "preset = \"tiny-2l\"", "preset = \"tiny-2l\"\nmlp_type = \"relu\""),
        {"model.mlp_type", "swiglu | gelu"}},
       {"no model table", replace(b, "[model]\npreset = \"tiny-2l\"", ""), {"bad.toml", "model", "missing table"}},

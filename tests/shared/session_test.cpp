@@ -119,6 +119,26 @@ TEST(Session, RejectsOtherFormatsAndNewerSchemas) {
   unknown["validation_source"] = nlohmann::json::array();
   expect_input_error(unknown, "did you mean \"validation_sources\"");
   EXPECT_THROW(parse_session("{not json", "s.json"), InputError);
+  // A number JSON can spell but not hold (found by tests/fuzz/fuzz_session.cpp): InputError
+  // naming the file, not nlohmann's out_of_range escaping the parser.
+  try {
+    parse_session(R"({"format": "shardcast-session", "schema": 2, "config": {"x": 1e999}})", "big.json");
+    FAIL() << "accepted 1e999";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("big.json: not valid JSON"), std::string::npos) << e.what();
+  }
+  // An unsigned integer past int64 is refused as written, not wrapped to -1.
+  auto huge = j;
+  huge["config"]["training"]["seed"] = uint64_t(18446744073709551615ull);
+  try {
+    parse_session(huge.dump(), "s.json");
+    FAIL() << "accepted seed 2^64 - 1";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "training.seed");
+    EXPECT_NE(std::string(e.what()).find("18446744073709551615 is not allowed"), std::string::npos) << e.what();
+  }
+  huge["config"]["training"]["seed"] = uint64_t(9223372036854775807ull);  // the largest int64: kept
+  EXPECT_EQ(parse_session(huge.dump(), "s.json").config.training.seed, 9223372036854775807ull);
 }
 
 // Schema 1 wrote precision.fp8 as a boolean: read as tensorwise / none. Schema 2 names the recipe
