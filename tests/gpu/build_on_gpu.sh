@@ -84,6 +84,18 @@ print(next((os.path.dirname(h) for r in nvidia.__path__ for h in sorted(glob.glo
 fi
 [ -n "$nccl_inc" ] && [ -f "$nccl_inc/nccl.h" ] || fail "no nccl.h (CUDA toolkit, /usr/include or pip's nvidia-nccl-cu*)"
 
+# Gloo's headers: a pip torch includes them from ProcessGroupGloo.hpp without shipping them; the
+# carried libgloo-dev puts them in the prefix, whose include folder fmt's target adds already.
+tinc="$("$py" -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "include"))' 2>/dev/null || true)"
+if [ -f "$tinc/torch/csrc/distributed/c10d/ProcessGroupGloo.hpp" ] && [ ! -f "$tinc/gloo/algorithm.h" ]; then
+  gloo_inc=""
+  for c in ${CMAKE_PREFIX_PATH//:/ } /usr /usr/local; do
+    if [ -f "$c/include/gloo/algorithm.h" ]; then gloo_inc="$c/include"; break; fi
+  done
+  [ -n "$gloo_inc" ] || fail "torch $version's ProcessGroupGloo.hpp includes <gloo/algorithm.h>, which neither its wheel nor this machine has: carry gpu-deps/ (tests/gpu/fetch_build_deps.sh download, which takes libgloo-dev)"
+  echo "build_on_gpu: Gloo's headers from $gloo_inc (torch's wheel has none)"
+fi
+
 # A CUDA torch's CMake config (Caffe2's public/cuda.cmake) runs find_package(CUDAToolkit) and
 # enable_language(CUDA): CMake needs nvcc although no CUDA source is compiled here. Where nvcc is
 # not on PATH, the toolkit's is named through CUDACXX. -DTORCH_CUDA_ARCH_LIST is $TORCH_CUDA_ARCH_LIST
@@ -108,6 +120,23 @@ if [ "$major" -gt 2 ] || { [ "$major" -eq 2 ] && [ "$minor" -ge 12 ]; }; then st
 # -isystem of a system folder breaks libstdc++'s #include_next: only other folders are added.
 cxxflags=""
 case "$nccl_inc" in /usr/include|/usr/local/include) ;; *) cxxflags="-isystem $nccl_inc" ;; esac
+case "${gloo_inc:-/usr/include}" in /usr/include|/usr/local/include) ;; *) cxxflags="$cxxflags -isystem $gloo_inc" ;; esac
+# A pip torch ships fmt's headers (fmt 12 in 2.11) in its include folder, which CMake lists before
+# the fmt whose library is linked (Debian's fmt 9): the trainer then compiled against fmt 12 and
+# failed to link (fmt::v12::vformat undefined; seen 2026-11-27). The linked fmt's headers alone,
+# through a folder of one link, go first (-I is searched before every -isystem folder).
+tfmt="$("$py" -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "include", "fmt"))' 2>/dev/null || true)"
+if [ -d "$tfmt" ]; then
+  fmt_inc=""
+  for c in ${CMAKE_PREFIX_PATH//:/ } /usr /usr/local; do
+    if [ -f "$c/include/fmt/core.h" ] && [ "$c/include/fmt" != "$tfmt" ]; then fmt_inc="$c/include"; break; fi
+  done
+  [ -n "$fmt_inc" ] || fail "no fmt headers besides torch's own ($tfmt): carry gpu-deps/ (libfmt-dev)"
+  mkdir -p "$build/fmt-first"
+  ln -sfn "$fmt_inc/fmt" "$build/fmt-first/fmt"
+  cxxflags="-I$build/fmt-first $cxxflags"
+  echo "build_on_gpu: fmt's headers from $fmt_inc ahead of torch's bundled $tfmt"
+fi
 
 mkdir -p "$build"
 log="$build/configure.log"

@@ -25,12 +25,18 @@ set -euo pipefail
 
 # Debian 12 (bookworm) names. The -dev packages and the runtime libraries they link:
 # fmt (libfmt9), toml++ (libtomlplusplus3; found with pkg-config, so pkgconf comes too),
-# CLI11, nlohmann-json and Eigen (header-only), GoogleTest (static libraries + CMake config).
+# CLI11, nlohmann-json and Eigen (header-only), GoogleTest (static libraries + CMake config),
+# Gloo's headers: torch's ProcessGroupGloo.hpp includes <gloo/algorithm.h> and more, which the
+# pip wheel does not ship (seen with torch 2.11.0+cu130 on 2026-11-27); the library itself is
+# linked into libtorch_cpu, so only the headers are used (a syntax check of every trainer unit
+# against the 2.11 headers with these passed, `make gpu-check` with SHARDCAST_TORCH_INCLUDE).
 PACKAGES=(libfmt-dev libfmt9 libtomlplusplus-dev libtomlplusplus3 libcli11-dev nlohmann-json3-dev
-          libeigen3-dev libgtest-dev libgmock-dev pkgconf pkgconf-bin libpkgconf3)
+          libeigen3-dev libgtest-dev libgmock-dev pkgconf pkgconf-bin libpkgconf3 libgloo-dev)
 # Dependencies not carried: the C and C++ runtimes; `pkg-config` (Eigen's, provided by
-# pkgconf above); `googletest` (GoogleTest's sources, which libgtest-dev's build came from).
-BASE=(libc6 libgcc-s1 libstdc++6 pkg-config googletest)
+# pkgconf above); `googletest` (GoogleTest's sources, which libgtest-dev's build came from);
+# libgloo-dev's library and its Redis and InfiniBand transports' headers (the headers torch
+# includes need none of them).
+BASE=(libc6 libgcc-s1 libstdc++6 pkg-config googletest libgloo0 libhiredis-dev libibverbs-dev)
 
 usage() { sed -n '2,24p' "$0" >&2; exit 2; }
 fail() { echo "fetch_build_deps: $*" >&2; exit 1; }

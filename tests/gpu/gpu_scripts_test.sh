@@ -11,6 +11,7 @@
 #   gpu_scripts_test.sh SOURCE_DIR plan BUILD_DIR   gpu_train_check.sh --plan-only picks two
 #       models (llama3.2-1b and the largest shape that fits) with full_shard run.tomls whose
 #       plans are within 90 % of the GPU's memory; it refuses to train without a GPU (exit 3).
+#       tests/gpu/one_command.sh --prepare writes its folder; without a GPU the command exits 3.
 #   gpu_scripts_test.sh SOURCE_DIR microbench SHARDCAST_TRAIN   a CPU build's
 #       `microbench --gpu` exits 2 saying it has no CUDA; `--out`, `--models` without `--gpu` exit 2.
 set -euo pipefail
@@ -143,6 +144,17 @@ plan)
     python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["time"]["ops_s"]; sys.exit(0 if o["matmul"] > 0 and len(o) == 10 else 1)' \
       "$d/plan.json" || { echo "FAIL: $name's plan.json has no time.ops_s breakdown" >&2; failures=$((failures + 1)); }
   done < "$tmp/plan/models.txt"
+  # tests/gpu/one_command.sh: --prepare makes what a lent machine needs, and the command itself
+  # refuses without a GPU (exit 3) before writing anything, and without a prepared folder (exit 2).
+  o="$src/tests/gpu/one_command.sh"
+  expect "one_command --prepare" 0 "one_command: .* ready" env BUILD="$bdir" bash "$o" --prepare "$tmp/prep" H100-80GB-SXM
+  for f in corpus.bin run.toml shardcast; do
+    [ -s "$tmp/prep/$f" ] || { echo "FAIL: one_command --prepare wrote no $f" >&2; failures=$((failures + 1)); }
+  done
+  grep -q '^path = "corpus.bin"' "$tmp/prep/run.toml" || { echo "FAIL: prepared run.toml's data.path is not relative" >&2; failures=$((failures + 1)); }
+  expect "one_command without a prepared folder" 2 "no run.toml and corpus.bin" bash "$o" "$tmp/out" "$tmp/none"
+  expect "one_command without a GPU" 3 "refusing: no NVIDIA GPU" env NVIDIA_SMI="$tmp/none/nvidia-smi" bash "$o" "$tmp/out" "$tmp/prep"
+  [ ! -e "$tmp/out" ] || { echo "FAIL: one_command wrote $tmp/out without a GPU" >&2; failures=$((failures + 1)); }
   ;;
 *) echo "gpu_scripts_test: unknown part '$what' (build | deps | fsdp2 | microbench | plan)" >&2; exit 2 ;;
 esac

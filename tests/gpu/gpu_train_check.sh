@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU check (b) of tests/gpu/run_gpu_checks.sh: bf16 training runs on one GPU, world size 1,
 # full_shard, measured against the plan of the `shardcast-train` runtime's GPU profile.
-# NEVER RUN YET (no GPU in this project's sessions so far; docs/trainer.md "On a GPU machine").
+# Ran once: one H200, torch 2.11, 2026-11-27 (docs/gpu-runs/2026-11-27-h200/).
 #
 # Usage: tests/gpu/gpu_train_check.sh BUILD_DIR OUT_DIR [--corpus FILE] [--steps N]
 #          [--seq-len S] [--hardware PRESET] [--plan-only]

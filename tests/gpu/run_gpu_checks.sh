@@ -2,8 +2,9 @@
 # The GPU path's checks, for a person on a machine with 1 to 8 NVIDIA GPUs and a CUDA build of
 # PyTorch >= 2.7 (pip, C++11 ABI) as its python3, plus either the Debian packages of `make deps`
 # or the folder of `tests/gpu/fetch_build_deps.sh download` (gpu-deps/, carried along).
-# NEVER RUN by this project so far: its CI has no GPU (`make gpu-check` only compiles the NCCL
-# path; ctests run the scripts' non-GPU parts). Read docs/trainer.md "On a GPU machine" first.
+# Its checks ran once, through tests/gpu/one_command.sh, on one H200 (2026-11-27,
+# docs/gpu-runs/2026-11-27-h200/); CI has no GPU (`make gpu-check` only compiles the NCCL path;
+# ctests run the scripts' non-GPU parts). Read docs/trainer.md "On a GPU machine" first.
 #
 # Usage: tests/gpu/run_gpu_checks.sh [OUT_DIR]      (default: gpu-checks-<date>)
 # Builds this repository against the machine's torch in build-gpu/ (tests/gpu/build_on_gpu.sh),

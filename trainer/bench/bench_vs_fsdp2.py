@@ -20,7 +20,8 @@ mem_reserved_peak_bytes on the trainer's). Prints each round, the paired ratio t
 (median, min, max) and the target of issue 19: the trainer >= 0.95x FSDP2's tokens/s at equal or
 lower max reserved memory, as met / not met; writes the same as JSON (--out).
 What it is not: a correctness comparison (the two start from different random weights; the
-losses are printed, not compared). NEVER RUN YET: it needs a CUDA GPU and torch >= 2.6 (for
+losses are printed, not compared). Ran once: one H200, torch 2.11, 2026-11-27 (docs/gpu-runs/).
+It needs a CUDA GPU and torch >= 2.6 (for
 fully_shard and MixedPrecisionPolicy under torch.distributed.fsdp); it refuses older torch
 (exit 2) and machines without a GPU (exit 3).
 

@@ -149,8 +149,8 @@ class GlooCollectives final : public Collectives {
 };
 
 #ifdef SHARDCAST_WITH_NCCL
-// NEVER RUN: this project's CI has no GPU and Debian's LibTorch has no CUDA; `make gpu-check`
-// compiles it, tests/gpu/ runs it on a GPU machine. Native flat collectives. Ordering: c10d
+// Run on a GPU as a one-rank group only (tests/gpu/ nccl-one-rank, 2026-11-27, torch 2.11); CI
+// has no GPU and compiles it syntax-only (`make gpu-check`). Native flat collectives. Ordering: c10d
 // makes NCCL's stream wait for the caller's current CUDA stream when a collective is issued,
 // and Work::wait() makes the current stream wait for NCCL's (the CPU does not block unless
 // NCCL_BLOCKING_WAIT is set). So the "synchronous" calls below order the stream that is

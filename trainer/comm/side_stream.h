@@ -14,7 +14,7 @@
 // record_stream.
 // On CPU both are no-ops: run(fn) just runs fn; the CPU path is unchanged.
 // Device-generic c10 API (c10::Stream, c10::Event, c10::StreamGuard): compiles without CUDA
-// headers; the CUDA branch has NEVER RUN on this project's CPU-only CI (tests/gpu/).
+// headers; the CUDA branch is not run in this project's CPU-only CI (tests/gpu/ runs it).
 // What it is not: a scheduler; it does not decide what overlaps (fsdp/ does).
 // Threading: one SideStream per FsdpModel, used from that rank's thread (and the autograd
 // engine thread its backward runs on, never concurrently).

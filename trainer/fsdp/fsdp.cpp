@@ -35,7 +35,7 @@ void resize_storage(const at::Tensor& t, size_t bytes) {
     return;
   }
 #ifdef SHARDCAST_WITH_NCCL
-  at::native::resize_bytes_cuda(impl, bytes);  // never run in CI (no GPU); tests/gpu/
+  at::native::resize_bytes_cuda(impl, bytes);  // CI has no GPU; ran on one H200 (tests/gpu/)
 #else
   TORCH_CHECK(false, "resize_storage: device ", t.device(), " not supported in this build");
 #endif

@@ -95,8 +95,8 @@ struct FsdpOptions {
   // (initial_load.h), so no rank holds more than one unit unsharded.
   std::string initial_load_path;
   // Where shards, gathered buffers and compute live: the groups' compute device. CPU on this
-  // project's builds; a CUDA device with the NCCL path (SHARDCAST_WITH_NCCL), which has
-  // never run in this project's CI (tests/gpu/ runs it on a GPU machine).
+  // project's builds; a CUDA device with the NCCL path (SHARDCAST_WITH_NCCL), which this
+  // project's CI does not run (tests/gpu/ runs it on a GPU machine).
   at::Device device = at::kCPU;
 };
 

@@ -68,7 +68,7 @@ void load_initial_weights(const fs::path& dir, const ModelSpec& m, std::vector<F
     const at::Device device = u.shard.device();
     at::Tensor buf = whole.narrow(0, 0, u.padded_numel);   // (padded_numel) fp32: this unit
     const std::string err = on_root(world, [&] {
-      // CUDA device (NCCL builds; never run in CI): read on the host, then one copy.
+      // CUDA device (NCCL builds; not in CI): read on the host, then one copy.
       at::Tensor host = device.is_cpu() ? buf : at::empty({u.padded_numel}, at::kFloat);
       float* base = host.data_ptr<float>();
       int64_t off = 0;

@@ -19,7 +19,7 @@ bool counting_installed();
 int64_t live_bytes();                // bytes
 int64_t peak_bytes();                // bytes, since the last reset_peak()
 void reset_peak();                   // peak := live
-// GPU builds (SHARDCAST_WITH_NCCL; never run in this project's CI): read live/peak from the
+// GPU builds (SHARDCAST_WITH_NCCL; not run in this project's CI): read live/peak from the
 // CUDA caching allocator's statistics of `device` instead of the CPU counter. live/peak are
 // its *active* bytes (torchtitan's max_active): a block freed while a NCCL stream still uses
 // it stays active until that work completes, which "allocated" bytes do not count. Throws on

@@ -341,7 +341,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     co.hostname = loopback ? "127.0.0.1" : "";
     const int shard = cfg.parallelism.shard_group_size(world, local_world);
     // NCCL: cuda:LOCAL_RANK is made current before the process groups and the first CUDA
-    // allocation (never run in CI: GPU builds only, one GPU per local rank).
+    // allocation (not in CI: GPU builds only, one GPU per local rank).
     device = bind_rank_device(backend, env.local_rank);
     if (device.is_cuda()) memory::use_cuda_device(device.index());
     co.device = device;

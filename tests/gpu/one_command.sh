@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Most checks of tests/gpu/run_gpu_checks.sh in ONE command of a lent GPU machine whose commands
+# stop after a few minutes and whose device time is scarce (docs/trainer.md "On a GPU machine").
+#
+# What it is: builds with tests/gpu/build_on_gpu.sh (make -k: every compile error, not the
+# first), and while the build runs, times PyTorch FSDP2 alone on PREP_DIR/run.toml (the FSDP2
+# side of bench_vs_fsdp2.py under the build's CPU load: a smoke run, not a comparison). Then
+# runs the checks in the order of their worth, each under a time cap taken from what is left of
+# BUDGET_S: nccl-one-rank, train (gpu_train_check.sh), kernels (microbench --gpu),
+# bench-vs-fsdp2, gloo-cuda-two-ranks. When the build fails it packs the machine's torch headers
+# instead (OUT_DIR/torch-include.tar.xz.*), so compile errors can be fixed on a machine without
+# that torch (SHARDCAST_TORCH_INCLUDE=DIR make gpu-check). Everything else it wrote is packed in
+# OUT_DIR/results.tar.gz (logs, metrics, validation.json files, kernels.csv; no corpus).
+# What it is not: run_gpu_checks.sh, which also runs checkpoint-resume and the N-GPU parity
+# checks, with no caps.
+#
+# Usage: tests/gpu/one_command.sh OUT_DIR PREP_DIR [BUDGET_S]
+#   OUT_DIR   where the packed results go (the device tool's $OUT)
+#   PREP_DIR  made here by `tests/gpu/one_command.sh --prepare PREP_DIR HARDWARE`: corpus.bin,
+#             the llama3.2-1b run.toml gpu_train_check.sh would emit (data.path relative to
+#             PREP_DIR) and the planner binary `shardcast` (no LibTorch; built here, BUILD=DIR)
+#   BUDGET_S  seconds this command may take in all (default 540)
+# Environment: NVIDIA_SMI (default nvidia-smi), SHARDCAST_GPU_STEPS (train steps, default 40),
+#   SHARDCAST_FSDP2_ROUNDS (2), SHARDCAST_FSDP2_STEPS (20), JOBS (build parallelism, default nproc).
+# Exit: 0 built and every check that ran passed; 1 otherwise; 2 usage; 3 no GPU.
+# Ran on one H200 on 2026-11-27 (docs/gpu-runs/2026-11-27-h200/); ctest gpu.train_check_plan_only
+# runs --prepare and the refusals.
+set -uo pipefail
+src="$(cd "$(dirname "$0")/../.." && pwd)"
+usage() { sed -n '2,27p' "$0" >&2; exit 2; }
+
+if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
+  [ $# -eq 3 ] || usage
+  prep="$2" hw="$3" build="${BUILD:-$src/build}"
+  mkdir -p "$prep" && prep="$(cd "$prep" && pwd)"
+  "$build/shardcast-train" tokenize --out "$prep/corpus.bin" "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h >/dev/null || exit 1
+  bash "$src/tests/gpu/gpu_train_check.sh" "$build" "$prep/plan" --corpus "$prep/corpus.bin" --hardware "$hw" \
+    --steps "${SHARDCAST_GPU_STEPS:-40}" --plan-only || exit 1
+  sed "s|^path = \".*corpus.bin\"|path = \"corpus.bin\"|" "$prep/plan/train-llama3.2-1b/emit/run.toml" > "$prep/run.toml"
+  # The planner needs no LibTorch: built here, it saves the GPU machine ~54 translation units
+  # (it links libfmt and libtomlplusplus, which gpu-deps/ carries).
+  cp "$build/shardcast" "$prep/shardcast"
+  echo "one_command: $prep ready ($(du -sh "$prep" | cut -f1))"
+  exit 0
+fi
+
+[ $# -ge 2 ] && [ $# -le 3 ] || usage
+out="$1" prep="$2" budget="${3:-540}"
+[[ "$budget" =~ ^[1-9][0-9]*$ ]] || { echo "one_command: BUDGET_S '$budget': a whole number of seconds" >&2; exit 2; }
+[ -f "$prep/run.toml" ] && [ -f "$prep/corpus.bin" ] || { echo "one_command: $prep: no run.toml and corpus.bin (--prepare)" >&2; exit 2; }
+command -v "${NVIDIA_SMI:-nvidia-smi}" >/dev/null && "${NVIDIA_SMI:-nvidia-smi}" -L 2>/dev/null | grep -q '^GPU ' \
+  || { echo "one_command: refusing: no NVIDIA GPU (nvidia-smi -L lists none); --prepare runs without one" >&2; exit 3; }
+mkdir -p "$out" && out="$(cd "$out" && pwd)"
+prep="$(cd "$prep" && pwd)"
+t0=$(date +%s)
+left() { echo $((budget - ($(date +%s) - t0))); }
+work="$src/gpu-results"   # packed into OUT_DIR at the end (ignored by git: .git/info/exclude)
+rm -rf "$work" && mkdir -p "$work"
+# The run.toml's data path, absolute on this machine.
+sed "s|^path = \"corpus.bin\"|path = \"$prep/corpus.bin\"|" "$prep/run.toml" > "$work/run-llama3.2-1b.toml"
+
+{ nvidia-smi; nvidia-smi -q | grep -iE 'product name|driver version|cuda version|power limit|max clocks' ; nproc; free -g
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
+} > "$work/machine.txt" 2>&1
+
+# FSDP2 alone during the build (its own NCCL port).
+( cd "$src/trainer/bench" && timeout 240 python3 bench_vs_fsdp2.py --mode fsdp2 --config "$work/run-llama3.2-1b.toml" \
+    --steps 12 --result "$work/fsdp2-during-build.json" --port 29611 > "$work/fsdp2-during-build.log" 2>&1 ) &
+fsdp2_pid=$!
+
+echo "one_command: building ($(left) s left)"
+targets=(--target shardcast-train --target gpu_smoke)
+[ -x "$prep/shardcast" ] || targets+=(--target shardcast)
+MAKEFLAGS=-k timeout $(( $(left) - 60 )) bash "$src/tests/gpu/build_on_gpu.sh" --jobs "${JOBS:-$(nproc)}" \
+  "${targets[@]}" > "$work/build.log" 2>&1
+build_rc=$?
+[ -x "$prep/shardcast" ] && [ -d "$src/build-gpu" ] && cp "$prep/shardcast" "$src/build-gpu/shardcast"
+cp "$src/build-gpu/build.log" "$work/make.log" 2>/dev/null
+cp "$src/build-gpu/configure.log" "$work/configure.log" 2>/dev/null
+wait "$fsdp2_pid"; echo "fsdp2 during build: exit $?" >> "$work/fsdp2-during-build.log"
+failed=0
+pack() {
+  tar -C "$src" --exclude='*.bin' --exclude='ckpts' --exclude='resumed-ckpts' --exclude='*.safetensors' \
+    -czf "$out/results.tar.gz" gpu-results
+  echo "one_command: $failed failed; results in $out/results.tar.gz ($(($(date +%s) - t0)) s)"
+}
+if [ "$build_rc" -ne 0 ]; then
+  echo "one_command: build failed (exit $build_rc):"; grep -E 'error|Error' "$work/make.log" | head -40
+  inc="$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "include"))')"
+  tar -C "$(dirname "$inc")" -cf - include | xz -T0 -6 | split -b 15M - "$out/torch-include.tar.xz."
+  failed=1; pack; exit 1
+fi
+echo "one_command: built at $(($(date +%s) - t0)) s"
+# The carried packages' libraries (libfmt, libtomlplusplus) for the binaries and scripts below.
+[ -f "$src/gpu-deps/env.sh" ] && . "$src/gpu-deps/env.sh"
+
+# The checks, each capped by what is left (minus 20 s for packing).
+export SHARDCAST_GPU_STEPS="${SHARDCAST_GPU_STEPS:-40}"
+hw=H100-80GB-SXM; nvidia-smi -L | grep -q H200 && hw=H200-141GB-SXM
+bin="$src/build-gpu/shardcast-train"
+capped() {  # name, share of what is left (percent), command...
+  local name=$1 pct=$2; shift 2
+  local cap=$(( ($(left) - 20) * pct / 100 ))
+  if [ "$cap" -lt 10 ]; then echo "== $name: skipped (no time left)"; return; fi
+  echo "== $name (cap $cap s)"
+  if timeout "$cap" "$@" > "$work/$name.log" 2>&1; then tail -3 "$work/$name.log"
+  else echo "FAILED or capped ($?)"; tail -15 "$work/$name.log"; failed=$((failed + 1)); fi
+}
+capped nccl-one-rank 10 "$src/build-gpu/gpu_smoke" nccl-one-rank "$work/nccl-one-rank"
+capped train 45 bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
+  --steps "$SHARDCAST_GPU_STEPS" --hardware "$hw"
+grep -E '^(train-|  )' "$work/train.log"
+capped kernels 40 "$bin" microbench --gpu --out "$work/kernels.csv"
+cfg="$work/train/train-llama3.2-1b/emit/run.toml"; [ -f "$cfg" ] || cfg="$work/run-llama3.2-1b.toml"
+capped bench-vs-fsdp2 75 python3 "$src/trainer/bench/bench_vs_fsdp2.py" --build "$src/build-gpu" --config "$cfg" \
+  --rounds "${SHARDCAST_FSDP2_ROUNDS:-2}" --steps "${SHARDCAST_FSDP2_STEPS:-20}" --out "$work/bench-vs-fsdp2.json"
+capped gloo-cuda-two-ranks 90 "$src/build-gpu/gpu_smoke" gloo-cuda-two-ranks "$work/gloo-cuda-two-ranks"
+pack
+[ "$failed" -eq 0 ]
