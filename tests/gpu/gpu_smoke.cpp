@@ -8,8 +8,9 @@
 //                            against the CPU fp32 reference.
 //   gloo-cuda-two-ranks OUT_DIR  two ranks as threads on cuda:0 over Gloo with CUDA tensors,
 //                            FSDP full_shard fp32, 5 steps, against the CPU reference.
-// NEVER COMPILED against a CUDA LibTorch nor run in this project's CI (no GPU, LibTorch 1.13
-// CPU): `make gpu-check` compiles it syntax-only with the NCCL path on.
+// Built against torch 2.11+cu130 and run on one H200 on 2026-11-27: nccl-one-rank passed;
+// gloo-cuda-two-ranks printed nothing within its 39 s cap (docs/gpu-runs/2026-11-27-h200/).
+// This project's CI has no GPU: `make gpu-check` compiles it syntax-only with the NCCL path on.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
