@@ -33,8 +33,9 @@
 #   more than 5 % under the measurement — each printed as met / not met.
 # "passed" in that file means the run trained and its loss fell (mean of the last 20 steps
 # below the first step's); the targets are reported beside it, not folded into it.
-# Then `shardcast-train profile` runs the same run.toml (3 warm-up + 5 profiled steps, every op
-# timed with CUDA events by category) and writes OUT_DIR/train-<model>/op_profile.json next to
+# Then, with validation.json written, `shardcast-train profile` runs the same run.toml (3
+# warm-up + 5 profiled steps, every op timed with CUDA events by category) and writes
+# OUT_DIR/train-<model>/op_profile.json next to
 # validation.json, with the plan's per-category times (plan.json time.ops_s) beside the measured
 # ones; its table is printed (profile.log). A failed profile fails the check.
 # Environment: NVIDIA_SMI (default nvidia-smi).
@@ -161,13 +162,6 @@ while IFS=$'\t' read -r name d; do
     echo "FAILED: shardcast-train run (log: $d/train.log)"; tail -20 "$d/train.log"; failed=$((failed + 1)); continue
   fi
   "$build/shardcast" validate "$d/run" > "$d/validate.txt" 2>&1 || true
-  # Per-op profile of the same step (issue 19): where the plan is off, by op category.
-  if "$build/shardcast-train" profile "$d/emit/run.toml" --warmup 3 --steps 5 --out "$d" --plan "$d/plan.json" \
-      > "$d/profile.log" 2>&1; then
-    sed -n '/^op profile:/,/^step /p' "$d/profile.log"
-  else
-    echo "FAILED: shardcast-train profile (log: $d/profile.log)"; tail -20 "$d/profile.log"; failed=$((failed + 1))
-  fi
   python3 - "$name" "$d" <<'PY' || failed=$((failed + 1))
 import json, os, statistics, sys
 name, d = sys.argv[1:]
@@ -216,5 +210,13 @@ for t in targets:
 print(f"train-{name}: {'PASSED' if ok else 'FAILED'} -> {d}/validation.json")
 sys.exit(0 if ok else 1)
 PY
+  # Per-op profile of the same step, after the targets file is written (a time cap that stops
+  # the profile leaves the run's validation.json): where the plan is off, by op category.
+  if "$build/shardcast-train" profile "$d/emit/run.toml" --warmup 3 --steps 5 --out "$d" --plan "$d/plan.json" \
+      > "$d/profile.log" 2>&1; then
+    sed -n '/^op profile:/,/^step /p' "$d/profile.log"
+  else
+    echo "FAILED: shardcast-train profile (log: $d/profile.log)"; tail -20 "$d/profile.log"; failed=$((failed + 1))
+  fi
 done < "$out/models.txt"
 [ "$failed" -eq 0 ]
