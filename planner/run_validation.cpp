@@ -49,6 +49,9 @@ double pct(double pred, double meas) { return meas != 0 ? 100.0 * (pred - meas) 
 
 double RunComparison::err_step_pct() const { return pct(predicted_step_s, measured_step_s); }
 double RunComparison::err_mem_pct() const { return pct(predicted_mem_bytes, measured_mem_bytes); }
+double RunComparison::err_reserved_pct() const {
+  return measured_reserved_bytes > 0 ? pct(predicted_reserved_bytes, measured_reserved_bytes) : 0.0;
+}
 
 RunDir read_run_dir(const std::string& dir) {
   RunDir r;
@@ -86,6 +89,9 @@ RunComparison compare_run(const RunDir& run, const HardwareSpec& hw) {
     c.predicted_mem_bytes = p.mem_reserved_bytes;
     c.measured_mem_bytes = *run.report.mem_reserved_peak_bytes;
     c.mem_metric = "reserved";
+  } else if (run.report.mem_reserved_peak_bytes.value_or(0) > 0) {
+    c.predicted_reserved_bytes = p.mem_reserved_bytes;
+    c.measured_reserved_bytes = *run.report.mem_reserved_peak_bytes;
   }
   c.predicted_tps = p.tokens_per_s_per_gpu;
   c.measured_tps = run.report.tokens_per_s_per_gpu;
@@ -128,6 +134,10 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
                            {c.mem_metric == "reserved" ? "mem_reserved_peak_bytes" : "mem_peak_bytes",
                             {{"predicted", c.predicted_mem_bytes}, {"measured", c.measured_mem_bytes}, {"error_pct", c.err_mem_pct()}}},
                            {"tokens_per_s_per_gpu", {{"predicted", c.predicted_tps}, {"measured", c.measured_tps}}}};
+      if (c.measured_reserved_bytes > 0)
+        jr["mem_reserved_peak_bytes"] = {{"predicted", c.predicted_reserved_bytes},
+                                         {"measured", c.measured_reserved_bytes},
+                                         {"error_pct", c.err_reserved_pct()}};
       if (runs[i].has_validation) jr["validation"] = runs[i].validation;
       j["runs"].push_back(jr);
     }
@@ -165,10 +175,14 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
   fmt::print("planner now vs measured ({}):\n", hardware.empty() ? "each run's hardware profile" : "profile " + hardware);
   fmt::print("  {:<30} {:>5} {:>10} {:>10} {:>8} {:>9} {:>10} {:>10} {:>8}\n", "run", "ranks", "pred ms", "meas ms",
              "err%", "peak", "pred MiB", "meas MiB", "err%");
-  for (const auto& c : rows)
+  for (const auto& c : rows) {
     fmt::print("  {:<30} {:>5} {:>10.1f} {:>10.1f} {:>+8.1f} {:>9} {:>10.2f} {:>10.2f} {:>+8.1f}\n", c.name, c.world_size,
                c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(), c.mem_metric,
                c.predicted_mem_bytes / 1048576.0, c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
+    if (c.measured_reserved_bytes > 0)
+      fmt::print("  {:<30} {:>5} {:>10} {:>10} {:>8} {:>9} {:>10.2f} {:>10.2f} {:>+8.1f}\n", "", "", "", "", "", "reserved",
+                 c.predicted_reserved_bytes / 1048576.0, c.measured_reserved_bytes / 1048576.0, c.err_reserved_pct());
+  }
   if (rows.size() > 1)
     fmt::print("  n = {}; step time MAPE {:.1f}% (max {:.1f}%); peak memory MAPE {:.1f}% (max {:.1f}%)\n", s.n,
                s.mape_step, s.max_abs_step, s.mape_mem, s.max_abs_mem);

@@ -44,9 +44,13 @@ struct RunComparison {
   // Which peak is compared: "allocated" (the trainer's counting allocator, torch's max allocated)
   // or "reserved" when the run measured only the allocator's reserved peak (imported logs).
   std::string mem_metric = "allocated";
+  // Max reserved besides max allocated, when the run measured both (the trainer on a GPU: the
+  // CUDA caching allocator's reserved peak); both 0 otherwise.  // bytes per rank
+  double predicted_reserved_bytes = 0, measured_reserved_bytes = 0;
   double predicted_tps = 0, measured_tps = 0;              // tokens/s per rank
   double err_step_pct() const;
   double err_mem_pct() const;
+  double err_reserved_pct() const;  // 0 when reserved was not measured
 };
 
 RunComparison compare_run(const RunDir& run, const HardwareSpec& hw);

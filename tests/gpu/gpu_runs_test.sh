@@ -8,7 +8,9 @@
 #   step time, llama3.2-1b: within 15 % — issue 19's 10 % is NOT met (+14.0 %: the plan's GEMMs
 #     and host time are slow for this trainer, its optimizer fast; docs/gpu-runs/.../README.md);
 #     the bound only keeps it from getting worse.
-# Max reserved is not held here: the plan is 5.5 % and 7.8 % under it (not met; README.md).
+#   max reserved (mem_reserved_peak_bytes): at most 9 % under and 5 % over — the target, never
+#     more than 5 % under, is NOT met (−5.5 %, −7.8 %: the caching allocator reserves more above
+#     the allocated peak than the plan's replay; README.md); the bound only keeps it from worse.
 # Usage: gpu_runs_test.sh SOURCE_DIR SHARDCAST   (run from SOURCE_DIR: the 8B run.toml names
 # its model file relative to it)
 set -euo pipefail
@@ -26,8 +28,9 @@ if sorted(r["model"] for r in runs) != sorted(bounds):
 for r in runs:
     t, a = bounds[r["model"]]
     st, mem = r["step_time_s"]["error_pct"], r["mem_peak_bytes"]["error_pct"]
-    ok = abs(st) <= t and abs(mem) <= a
+    res = r["mem_reserved_peak_bytes"]["error_pct"]
+    ok = abs(st) <= t and abs(mem) <= a and -9.0 <= res <= 5.0
     failed += not ok
-    print("%s: step time %+.1f%% (bound %g%%), max allocated %+.1f%% (bound %g%%): %s"
-          % (r["model"], st, t, mem, a, "ok" if ok else "FAILED"))
+    print("%s: step time %+.1f%% (bound %g%%), max allocated %+.1f%% (bound %g%%), max reserved %+.1f%% "
+          "(bound -9%% .. +5%%): %s" % (r["model"], st, t, mem, a, res, "ok" if ok else "FAILED"))
 sys.exit(1 if failed else 0)'

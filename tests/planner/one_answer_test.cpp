@@ -126,6 +126,13 @@ TEST(OneAnswer, PlanSearchEmitAndValidateAgree) {
       const RunComparison cmp = compare_run(run, hw);
       EXPECT_EQ(cmp.predicted_step_s, planned.step_time_s) << what << " (validate)";
       EXPECT_EQ(cmp.predicted_mem_bytes, planned.mem_peak_bytes) << what << " (validate)";
+      EXPECT_EQ(cmp.measured_reserved_bytes, 0.0) << what << " (validate: no reserved peak measured)";
+      run.report.mem_peak_bytes = 1;
+      run.report.mem_reserved_peak_bytes = 2;  // a GPU run measures both: both are compared
+      const RunComparison both = compare_run(run, hw);
+      EXPECT_EQ(both.predicted_mem_bytes, planned.mem_peak_bytes) << what << " (validate)";
+      EXPECT_EQ(both.predicted_reserved_bytes, planned.mem_reserved_bytes) << what << " (validate)";
+      EXPECT_EQ(both.measured_reserved_bytes, 2.0) << what << " (validate)";
       ++compared;
       runtimes_compared.insert(rt);
     }
