@@ -125,8 +125,8 @@ case "${gloo_inc:-/usr/include}" in /usr/include|/usr/local/include) ;; *) cxxfl
 # the fmt whose library is linked (Debian's fmt 9): the trainer then compiled against fmt 12 and
 # failed to link (fmt::v12::vformat undefined; seen 2026-11-27). The linked fmt's headers alone,
 # through a folder of one link, go first (-I is searched before every -isystem folder).
-tfmt="$("$py" -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "include", "fmt"))' 2>/dev/null || true)"
-if [ -d "$tfmt" ]; then
+tfmt="$tinc/fmt"
+if [ -n "$tinc" ] && [ -d "$tfmt" ]; then
   fmt_inc=""
   for c in ${CMAKE_PREFIX_PATH//:/ } /usr /usr/local; do
     if [ -f "$c/include/fmt/core.h" ] && [ "$c/include/fmt" != "$tfmt" ]; then fmt_inc="$c/include"; break; fi
