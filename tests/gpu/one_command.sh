@@ -54,7 +54,7 @@ mkdir -p "$out" && out="$(cd "$out" && pwd)"
 prep="$(cd "$prep" && pwd)"
 t0=$(date +%s)
 left() { echo $((budget - ($(date +%s) - t0))); }
-work="$src/gpu-results"   # packed into OUT_DIR at the end (ignored by git: .git/info/exclude)
+work="$src/gpu-results"   # packed into OUT_DIR at the end (.gitignore)
 rm -rf "$work" && mkdir -p "$work"
 # The run.toml's data path, absolute on this machine.
 sed "s|^path = \"corpus.bin\"|path = \"$prep/corpus.bin\"|" "$prep/run.toml" > "$work/run-llama3.2-1b.toml"
@@ -96,7 +96,6 @@ echo "one_command: built at $(($(date +%s) - t0)) s"
 
 # The checks, each capped by what is left (minus 20 s for packing).
 export SHARDCAST_GPU_STEPS="${SHARDCAST_GPU_STEPS:-40}"
-hw=H100-80GB-SXM; nvidia-smi -L | grep -q H200 && hw=H200-141GB-SXM
 bin="$src/build-gpu/shardcast-train"
 capped() {  # name, share of what is left (percent), command...
   local name=$1 pct=$2; shift 2
@@ -108,7 +107,7 @@ capped() {  # name, share of what is left (percent), command...
 }
 capped nccl-one-rank 10 "$src/build-gpu/gpu_smoke" nccl-one-rank "$work/nccl-one-rank"
 capped train 45 bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
-  --steps "$SHARDCAST_GPU_STEPS" --hardware "$hw"
+  --steps "$SHARDCAST_GPU_STEPS"   # the preset: gpu_train_check.sh's, from nvidia-smi's GPU name
 grep -E '^(train-|  )' "$work/train.log"
 capped kernels 40 "$bin" microbench --gpu --out "$work/kernels.csv"
 cfg="$work/train/train-llama3.2-1b/emit/run.toml"; [ -f "$cfg" ] || cfg="$work/run-llama3.2-1b.toml"
