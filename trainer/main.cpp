@@ -1,6 +1,7 @@
 // shardcast-train: run one rank, launch N local ranks, or tokenize text into a token file.
 //
 //   shardcast-train run run.toml [--data FILE] [--steps N] [--metrics-dir DIR] [--reference]
+//                       [--allocator-trace FILE]
 //   shardcast-train launch --nproc-per-node N run.toml [run flags...]
 //   shardcast-train profile run.toml [--steps N] [--warmup W] [--out DIR] [--plan PLAN.json]
 //                           [--data FILE] [--nproc-per-node N]
@@ -34,6 +35,8 @@ void add_run_flags(CLI::App* c, std::string& config, RunOverrides& ov) {
   // Ranges: shared/cli_ranges.h; the CLI range test reads them from --help.
   c->add_option("--steps", ov.steps, "optimizer steps; replaces training.steps")->check(cli_range::positive());
   c->add_option("--metrics-dir", ov.metrics_dir, "run directory; replaces metrics.dir");
+  c->add_option("--allocator-trace", ov.allocator_trace,
+                "write the CUDA caching allocator's trace of the run to this CSV (GPU builds; ranks > 0: FILE.rank<R>)");
 }
 
 std::vector<std::string> run_args(const std::string& config, const RunOverrides& ov) {
@@ -41,6 +44,7 @@ std::vector<std::string> run_args(const std::string& config, const RunOverrides&
   if (!ov.data_path.empty()) a.insert(a.end(), {"--data", ov.data_path});
   if (ov.steps) a.insert(a.end(), {"--steps", std::to_string(*ov.steps)});
   if (!ov.metrics_dir.empty()) a.insert(a.end(), {"--metrics-dir", ov.metrics_dir});
+  if (!ov.allocator_trace.empty()) a.insert(a.end(), {"--allocator-trace", ov.allocator_trace});
   return a;
 }
 

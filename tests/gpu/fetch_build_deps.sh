@@ -30,13 +30,18 @@ set -euo pipefail
 # pip wheel does not ship (seen with torch 2.11.0+cu130 on 2026-11-27); the library itself is
 # linked into libtorch_cpu, so only the headers are used (a syntax check of every trainer unit
 # against the 2.11 headers with these passed, `make gpu-check` with SHARDCAST_TORCH_INCLUDE).
+# Not for the build: elfutils' eu-stack (with libdw1, libelf1, libasm1), which one_command.sh
+# runs on a check that outlives its time cap, to print where each of its threads waits.
 PACKAGES=(libfmt-dev libfmt9 libtomlplusplus-dev libtomlplusplus3 libcli11-dev nlohmann-json3-dev
-          libeigen3-dev libgtest-dev libgmock-dev pkgconf pkgconf-bin libpkgconf3 libgloo-dev)
+          libeigen3-dev libgtest-dev libgmock-dev pkgconf pkgconf-bin libpkgconf3 libgloo-dev
+          elfutils libdw1 libelf1 libasm1)
 # Dependencies not carried: the C and C++ runtimes; `pkg-config` (Eigen's, provided by
 # pkgconf above); `googletest` (GoogleTest's sources, which libgtest-dev's build came from);
 # libgloo-dev's library and its Redis and InfiniBand transports' headers (the headers torch
 # includes need none of them).
-BASE=(libc6 libgcc-s1 libstdc++6 pkg-config googletest libgloo0 libhiredis-dev libibverbs-dev)
+# libdw1's compression libraries are on every Linux with a package manager.
+BASE=(libc6 libgcc-s1 libstdc++6 pkg-config googletest libgloo0 libhiredis-dev libibverbs-dev
+      zlib1g liblzma5 libbz2-1.0)
 
 usage() { sed -n '2,24p' "$0" >&2; exit 2; }
 fail() { echo "fetch_build_deps: $*" >&2; exit 1; }

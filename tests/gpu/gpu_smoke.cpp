@@ -8,9 +8,14 @@
 //                            against the CPU fp32 reference.
 //   gloo-cuda-two-ranks OUT_DIR  two ranks as threads on cuda:0 over Gloo with CUDA tensors,
 //                            FSDP full_shard fp32, 5 steps, against the CPU reference.
+//                            Prints each stage with its time on stderr (where a hang is).
+//   fused-adamw OUT_DIR      the device optimizer's fast path (trainer/train/optim.h:
+//                            at::_fused_adamw_ and the _foreach_norm square sum) against its
+//                            reference ops, 5 steps over tensors of several sizes, on cuda:0.
 // Built against torch 2.11+cu130 and run on one H200 on 2026-11-27: nccl-one-rank passed;
 // gloo-cuda-two-ranks printed nothing within its 39 s cap (docs/gpu-runs/2026-11-27-h200/).
 // This project's CI has no GPU: `make gpu-check` compiles it syntax-only with the NCCL path on.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +26,7 @@
 
 #include "shared/config_io.h"
 #include "tests/trainer/harness.h"
+#include "trainer/train/optim.h"
 
 namespace shardcast::trainer::testing {
 namespace {
@@ -100,18 +106,80 @@ int nccl_one_rank(const std::filesystem::path& out) {
   return c.write(out);
 }
 
+// A stage reached, with the seconds since the check began, on stderr at once.
+void stage(const char* what) {
+  static const auto t0 = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "[%7.2f s] %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+               what);
+  std::fflush(stderr);
+}
+
 int gloo_cuda_two_ranks(const std::filesystem::path& out) {
   Check c;
   c.name = "gloo-cuda-two-ranks";
   // fp32 on both sides; cuBLAS and the CPU BLAS sum in different orders (1e-5, the CPU
   // parity tolerance), and five AdamW steps feed that back: 1e-4.
   c.tolerance = 1e-4;
+  stage("binding cuda:0");
   const at::Device dev = bind_rank_device("nccl", 0);  // makes cuda:0 current; Gloo below
   const TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);
+  stage("CPU reference, 5 steps");
   const RunResult ref = train_reference(cfg, 5);
+  stage("two Gloo ranks on cuda:0, 5 steps");
   const RunResult got = train_fsdp(cfg, 5, dev);
+  stage("done");
   compare_runs(c, ref, got);
   return c.write(out);
+}
+
+int fused_adamw(const std::filesystem::path& out) {
+#if TORCH_VERSION_MAJOR < 2
+  (void)out;
+  throw std::runtime_error("LibTorch " TORCH_VERSION " has no fused AdamW: the trainer runs the reference ops on it");
+#else
+  Check c;
+  c.name = "fused-adamw";
+  // fp32 both ways; the fused kernel computes √v/√(1−β₂ᵗ) where the reference computes
+  // √(v/(1−β₂ᵗ)), and its own order of the same operations: a few ulp (1.2e-7 each at 1.0)
+  // per step on values of order 1, five steps: 1e-6 of the largest |value|. The norm: fp32
+  // accumulation per tensor against fp64 (~n·2^-24 worst case, far less in practice): 1e-5.
+  c.tolerance = 1e-5;
+  const at::Device dev = bind_rank_device("nccl", 0);
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
+  at::manual_seed(7);
+  OptimizerConfig o;
+  o.weight_decay = 0.1;
+  std::vector<at::Tensor> p, g, m, v, rp, rm, rv;
+  for (const int64_t n : {1, 1000, 65536 + 3, 3000000}) {
+    p.push_back(at::randn({n}, f32));
+    g.push_back(at::randn({n}, f32) * 0.01);
+    m.push_back(at::zeros({n}, f32));
+    v.push_back(at::zeros({n}, f32));
+    rp.push_back(p.back().clone());
+    rm.push_back(m.back().clone());
+    rv.push_back(v.back().clone());
+  }
+  double scale = 0;
+  for (const auto& t : p) scale = std::max(scale, t.abs().max().item<double>());
+  for (int step = 1; step <= 5; ++step) {
+    const double lr = 3e-3 * step;
+    adamw_update_fused(p, g, m, v, step, o, lr);
+    for (size_t i = 0; i < p.size(); ++i) adamw_update_reference(rp[i], g[i], rm[i], rv[i], step, o, lr);
+  }
+  double dp = 0, dm = 0, dv = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    dp = std::max(dp, (p[i] - rp[i]).abs().max().item<double>());
+    dm = std::max(dm, (m[i] - rm[i]).abs().max().item<double>() / std::max(1e-30, rm[i].abs().max().item<double>()));
+    dv = std::max(dv, (v[i] - rv[i]).abs().max().item<double>() / std::max(1e-30, rv[i].abs().max().item<double>()));
+  }
+  c.compare("param_max_abs_diff_over_max_abs", 0.0, dp / scale);
+  c.compare("exp_avg_max_rel_diff", 0.0, dm);
+  c.compare("exp_avg_sq_max_rel_diff", 0.0, dv);
+  at::Tensor ref_sq = at::zeros({}, f32.dtype(at::kDouble));
+  for (const auto& t : g) ref_sq += square_sum_fp64_reference(t);
+  c.compare("grad_square_sum", ref_sq.item<double>(), square_sum_fused(g).item<double>());
+  return c.write(out);
+#endif
 }
 
 }  // namespace
@@ -120,17 +188,18 @@ int gloo_cuda_two_ranks(const std::filesystem::path& out) {
 int main(int argc, char** argv) {
   using namespace shardcast::trainer::testing;
   if (argc != 3) {
-    std::fprintf(stderr, "usage: gpu_smoke {nccl-one-rank | gloo-cuda-two-ranks} OUT_DIR\n");
+    std::fprintf(stderr, "usage: gpu_smoke {nccl-one-rank | gloo-cuda-two-ranks | fused-adamw} OUT_DIR\n");
     return 2;
   }
   const std::string what = argv[1];
   try {
     if (what == "nccl-one-rank") return nccl_one_rank(argv[2]);
     if (what == "gloo-cuda-two-ranks") return gloo_cuda_two_ranks(argv[2]);
+    if (what == "fused-adamw") return fused_adamw(argv[2]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_smoke %s: %s\n", what.c_str(), e.what());
     return 1;
   }
-  std::fprintf(stderr, "gpu_smoke: unknown check '%s' (nccl-one-rank | gloo-cuda-two-ranks)\n", what.c_str());
+  std::fprintf(stderr, "gpu_smoke: unknown check '%s' (nccl-one-rank | gloo-cuda-two-ranks | fused-adamw)\n", what.c_str());
   return 2;
 }

@@ -6,8 +6,11 @@
 # first), and while the build runs, times PyTorch FSDP2 alone on PREP_DIR/run.toml (the FSDP2
 # side of bench_vs_fsdp2.py under the build's CPU load: a smoke run, not a comparison). Then
 # runs the checks in the order of their worth, each under a time cap taken from what is left of
-# BUDGET_S: nccl-one-rank, train (gpu_train_check.sh), kernels (microbench --gpu),
-# bench-vs-fsdp2, gloo-cuda-two-ranks. When the build fails it packs the machine's torch headers
+# BUDGET_S: nccl-one-rank, fused-adamw (gpu_smoke), allocator-trace (the caching allocator's
+# trace of short llama3.2-1b and 8B-shape runs, expandable segments off and on), train
+# (gpu_train_check.sh), checkpoint-resume (run_gpu_checks.sh's, on the build made here),
+# kernels (microbench --gpu), bench-vs-fsdp2, gloo-cuda-two-ranks. A check past its cap gets
+# its threads' stacks written (OUT's NAME.stacks, eu-stack from gpu-deps/) before it is stopped. When the build fails it packs the machine's torch headers
 # instead (OUT_DIR/torch-include.tar.xz.*), so compile errors can be fixed on a machine without
 # that torch (SHARDCAST_TORCH_INCLUDE=DIR make gpu-check). Everything else it wrote is packed in
 # OUT_DIR/results.tar.gz (logs, metrics, validation.json files, kernels.csv; no corpus).
@@ -21,6 +24,8 @@
 #             PREP_DIR) and the planner binary `shardcast` (no LibTorch; built here, BUILD=DIR)
 #   BUDGET_S  seconds this command may take in all (default 540)
 # Environment: NVIDIA_SMI (default nvidia-smi), SHARDCAST_GPU_STEPS (train steps, default 40),
+#   SHARDCAST_GPU_ONLY (space-separated check names: only those, in the order above; default
+#   all but fused-adamw, allocator-trace and checkpoint-resume, the first call's set),
 #   SHARDCAST_FSDP2_ROUNDS (2), SHARDCAST_FSDP2_STEPS (20), JOBS (build parallelism, default nproc).
 # Exit: 0 built and every check that ran passed; 1 otherwise; 2 usage; 3 no GPU.
 # Ran on one H200 on 2026-11-27 (docs/gpu-runs/2026-11-27-h200/); ctest gpu.train_check_plan_only
@@ -40,6 +45,9 @@ if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   # The planner needs no LibTorch: built here, it saves the GPU machine ~54 translation units
   # (it links libfmt and libtomlplusplus, which gpu-deps/ carries).
   cp "$build/shardcast" "$prep/shardcast"
+  # The plans' run.toml files name files under PREP_DIR by this machine's path: the GPU
+  # machine replaces it by its own.
+  echo "$prep" > "$prep/prepared_at"
   echo "one_command: $prep ready ($(du -sh "$prep" | cut -f1))"
   exit 0
 fi
@@ -93,22 +101,63 @@ fi
 echo "one_command: built at $(($(date +%s) - t0)) s"
 # The carried packages' libraries (libfmt, libtomlplusplus) for the binaries and scripts below.
 [ -f "$src/gpu-deps/env.sh" ] && . "$src/gpu-deps/env.sh"
+# eu-stack (elfutils, carried in gpu-deps/) after the machine's own tools.
+[ -x "$src/gpu-deps/prefix/usr/bin/eu-stack" ] && export PATH="$PATH:$src/gpu-deps/prefix/usr/bin"
 
 # The checks, each capped by what is left (minus 20 s for packing).
 export SHARDCAST_GPU_STEPS="${SHARDCAST_GPU_STEPS:-40}"
 bin="$src/build-gpu/shardcast-train"
+only="${SHARDCAST_GPU_ONLY:-nccl-one-rank train kernels bench-vs-fsdp2 gloo-cuda-two-ranks}"
 capped() {  # name, share of what is left (percent), command...
   local name=$1 pct=$2; shift 2
+  grep -qw -- "$name" <<<"$only" || { echo "== $name: skipped (SHARDCAST_GPU_ONLY)"; return; }
   local cap=$(( ($(left) - 20) * pct / 100 ))
   if [ "$cap" -lt 10 ]; then echo "== $name: skipped (no time left)"; return; fi
   echo "== $name (cap $cap s)"
-  if timeout "$cap" "$@" > "$work/$name.log" 2>&1; then tail -3 "$work/$name.log"
-  else echo "FAILED or capped ($?)"; tail -15 "$work/$name.log"; failed=$((failed + 1)); fi
+  # Its own session (setsid: session id = its pid), so that every process it starts can be
+  # found and stopped at the cap.
+  setsid "$@" > "$work/$name.log" 2>&1 &
+  local pid=$! t=0 rc
+  while kill -0 "$pid" 2>/dev/null && [ "$t" -lt "$cap" ]; do sleep 1; t=$((t + 1)); done
+  if kill -0 "$pid" 2>/dev/null; then
+    if command -v eu-stack >/dev/null; then
+      for p in $(pgrep -s "$pid"); do echo "== pid $p: $(tr '\0' ' ' < "/proc/$p/cmdline")"; eu-stack -p "$p"; done \
+        > "$work/$name.stacks" 2>&1
+    fi
+    kill -KILL -- "-$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    echo "FAILED: stopped at its cap of $cap s (stacks: $name.stacks)"; tail -15 "$work/$name.log"; failed=$((failed + 1))
+    return
+  fi
+  wait "$pid"; rc=$?
+  if [ "$rc" -eq 0 ]; then tail -3 "$work/$name.log"
+  else echo "FAILED (exit $rc)"; tail -15 "$work/$name.log"; failed=$((failed + 1)); fi
+}
+# The plans' run.toml files of PREP_DIR with this machine's paths.
+root_here="$(cat "$prep/prepared_at" 2>/dev/null || echo "$prep")"
+allocator_trace() {  # short runs of each prepared plan, the allocator's trace of each
+  local d="$work/allocator-trace" m es
+  mkdir -p "$d"
+  for m in train-llama3.2-1b train-llama3-8b-shape-25l; do
+    [ -f "$prep/plan/$m/emit/run.toml" ] || continue
+    sed "s|$root_here|$prep|g" "$prep/plan/$m/emit/run.toml" > "$d/$m.toml"
+    for es in 0 1; do
+      echo "== $m, expandable_segments $es"
+      if [ "$es" = 1 ]; then export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTORCH_ALLOC_CONF=expandable_segments:True
+      else unset PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF; fi
+      "$bin" run "$d/$m.toml" --steps 6 --metrics-dir "$d/$m-es$es" --allocator-trace "$d/$m-es$es.csv" || return 1
+      "$src/build-gpu/shardcast" validate "$d/$m-es$es" || true
+    done
+  done
 }
 capped nccl-one-rank 10 "$src/build-gpu/gpu_smoke" nccl-one-rank "$work/nccl-one-rank"
+capped fused-adamw 10 "$src/build-gpu/gpu_smoke" fused-adamw "$work/fused-adamw"
+export -f allocator_trace; export work prep bin src root_here   # setsid runs programs, not functions
+capped allocator-trace 30 bash -c allocator_trace
 capped train 45 bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
   --steps "$SHARDCAST_GPU_STEPS"   # the preset: gpu_train_check.sh's, from nvidia-smi's GPU name
 grep -E '^(train-|  )' "$work/train.log"
+capped checkpoint-resume 30 env SHARDCAST_GPU_BUILD=reuse SHARDCAST_GPU_ONLY=checkpoint-resume \
+  bash "$src/tests/gpu/run_gpu_checks.sh" "$work/checkpoint-resume"
 capped kernels 40 "$bin" microbench --gpu --out "$work/kernels.csv"
 cfg="$work/train/train-llama3.2-1b/emit/run.toml"; [ -f "$cfg" ] || cfg="$work/run-llama3.2-1b.toml"
 capped bench-vs-fsdp2 75 python3 "$src/trainer/bench/bench_vs_fsdp2.py" --build "$src/build-gpu" --config "$cfg" \

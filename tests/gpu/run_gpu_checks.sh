@@ -27,7 +27,9 @@
 # Environment: SHARDCAST_GPU_HARDWARE (hardware preset for MFU and the plans; default
 #   H100-80GB-SXM, H200-141GB-SXM on an H200), SHARDCAST_GPU_STEPS (default 300),
 #   SHARDCAST_GPU_ONLY (space-separated check names: run only those, after the build),
-#   PYTHON (default python3), JOBS (build parallelism; default nproc).
+#   SHARDCAST_GPU_BUILD (`reuse`: no build; build-gpu/ already holds shardcast-train and
+#   gpu_smoke, as tests/gpu/one_command.sh leaves it), PYTHON (default python3), JOBS (build
+#   parallelism; default nproc).
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${1:-gpu-checks-$(date +%Y%m%d-%H%M%S)}"
@@ -39,8 +41,14 @@ fail() { echo "run_gpu_checks: $*" >&2; exit 1; }
 # The build refuses (exit 3) without an NVIDIA GPU and a CUDA torch, before building anything.
 build="$src/build-gpu"
 set +e
-bash "$src/tests/gpu/build_on_gpu.sh" --build-dir "$build" --jobs "${JOBS:-$(nproc)}" > "$out/build.log" 2>&1
-rc=$?
+if [ "${SHARDCAST_GPU_BUILD:-}" = reuse ]; then
+  [ -x "$build/shardcast-train" ] && [ -x "$build/gpu_smoke" ] || fail "SHARDCAST_GPU_BUILD=reuse: no $build/shardcast-train and gpu_smoke"
+  echo "build_on_gpu: reused $build (SHARDCAST_GPU_BUILD=reuse), torch $("$py" -c 'import torch; print(torch.__version__)')" > "$out/build.log"
+  rc=0
+else
+  bash "$src/tests/gpu/build_on_gpu.sh" --build-dir "$build" --jobs "${JOBS:-$(nproc)}" > "$out/build.log" 2>&1
+  rc=$?
+fi
 set -e
 if [ "$rc" -ne 0 ]; then tail -30 "$out/build.log" >&2; echo "run_gpu_checks: build_on_gpu.sh exit $rc (log: $out/build.log)" >&2; exit "$rc"; fi
 n=$(nvidia-smi -L | grep -c '^GPU ' || true)

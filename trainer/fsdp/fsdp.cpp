@@ -396,7 +396,15 @@ double FsdpModel::clip_grad_norm(double max_norm) {
   {
     RECORD_USER_SCOPE(op_scope::clip_grad_norm);  // the op profile's `optimizer`, its all-reduce apart
     sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(opts_.device));
-    for (const auto& u : units_) sq += square_sum_fp64(u.grad);
+    if (!units_.empty() && fused_optimizer_applies(units_.front().grad)) {
+#if TORCH_VERSION_MAJOR >= 2
+      std::vector<at::Tensor> grads;
+      for (const auto& u : units_) grads.push_back(u.grad);
+      sq += square_sum_fused(grads);
+#endif
+    } else {
+      for (const auto& u : units_) sq += square_sum_fp64(u.grad);
+    }
   }
   groups_.shard->all_reduce(sq);
   RECORD_USER_SCOPE(op_scope::clip_grad_norm);
@@ -415,6 +423,19 @@ void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
   ++opt_step_;
   at::NoGradGuard no_grad;
   RECORD_USER_SCOPE(op_scope::adamw);
+  if (!units_.empty() && fused_optimizer_applies(units_.front().shard)) {
+#if TORCH_VERSION_MAJOR >= 2
+    std::vector<at::Tensor> p, g, m, v;
+    for (auto& u : units_) {
+      p.push_back(u.shard.detach());
+      g.push_back(u.grad);
+      m.push_back(u.exp_avg);
+      v.push_back(u.exp_avg_sq);
+    }
+    adamw_update_fused(p, g, m, v, opt_step_, o, lr);
+#endif
+    return;
+  }
   for (auto& u : units_) {
     at::Tensor p = u.shard.detach();
     adamw_update(p, u.grad, u.exp_avg, u.exp_avg_sq, opt_step_, o, lr);

@@ -5,9 +5,14 @@
 #include <mutex>
 
 #include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
 
 #include <c10/core/CPUAllocator.h>
 #include <torch/version.h>
+
+#include "shared/config_io.h"
 #ifdef SHARDCAST_WITH_NCCL
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
@@ -107,6 +112,65 @@ void reset_peak() {
   if (g_cuda_device >= 0) return cca::resetPeakStats(g_cuda_device);
   g_peak.store(g_live.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
+// recordHistory with skip_actions, SnapshotInfo::device_traces and TraceEntry's fields as
+// c10/cuda/CUDACachingAllocator.h and c10/core/CachingDeviceAllocator.h of torch 2.11 have them.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 11)
+size_t g_trace_max_entries = 0;
+void start_allocator_trace(size_t max_entries) {
+  if (g_cuda_device < 0) throw std::logic_error("start_allocator_trace: CUDA statistics are not in use");
+  g_trace_max_entries = max_entries;
+  cca::recordHistory(/*enabled=*/true, /*context_recorder=*/nullptr, max_entries, cca::RecordContext::NEVER,
+                     /*clearHistory=*/true, /*skip_actions=*/{});
+}
+void write_allocator_trace(const std::string& path, int64_t max_reserved, int64_t max_active) {
+  if (g_cuda_device < 0) throw std::logic_error("write_allocator_trace: CUDA statistics are not in use");
+  using A = cca::TraceEntry::Action;
+  const cca::SnapshotInfo snap = cca::snapshot({0, 0}, /*include_traces=*/true);
+  const auto& traces = snap.device_traces;
+  const std::vector<cca::TraceEntry> none;
+  const auto& t = size_t(g_cuda_device) < traces.size() ? traces[size_t(g_cuda_device)] : none;
+  // The ring keeps the newest entries: the trace is whole while it holds fewer than its size.
+  const bool complete = t.size() < g_trace_max_entries;
+  std::unordered_map<void*, int> stream_index;  // first seen = 0
+  std::string rows;
+  rows.reserve(t.size() * 40);
+  size_t n = 0;
+  for (const auto& e : t) {
+    const char* name = nullptr;
+    switch (e.action_) {
+      case A::ALLOC: name = "alloc"; break;
+      case A::FREE_REQUESTED: name = "free_requested"; break;
+      case A::FREE_COMPLETED: name = "free_completed"; break;
+      case A::SEGMENT_ALLOC: name = "segment_alloc"; break;
+      case A::SEGMENT_FREE: name = "segment_free"; break;
+      case A::SEGMENT_MAP: name = "segment_map"; break;
+      case A::SEGMENT_UNMAP: name = "segment_unmap"; break;
+      case A::SNAPSHOT: name = "snapshot"; break;
+      case A::OOM: name = "oom"; break;
+    }
+    if (!name) continue;  // an action newer than this list
+    const int stream = stream_index.emplace(e.stream_, int(stream_index.size())).first->second;
+    fmt::format_to(std::back_inserter(rows), "{},{},{},{}\n", name, e.addr_, e.size_, stream);
+    ++n;
+  }
+  // max_allocated_bytes: the run's active peak (memory.h); the same as the allocated peak in
+  // this trainer, which calls no recordStream (a block is back in its pool when freed).
+  const std::string head = fmt::format(
+      "# shardcast allocator trace: torch={} device={} expandable_segments={} entries={} complete={} "
+      "max_reserved_bytes={} max_allocated_bytes={}\n"
+      "action,addr,size,stream\n",
+      TORCH_VERSION, g_cuda_device, snap.config_metadata.expandable_segments ? 1 : 0, n, complete ? 1 : 0,
+      max_reserved, max_active);
+  write_file_atomic(path, head + rows);
+}
+#else
+void start_allocator_trace(size_t) {
+  throw std::logic_error("start_allocator_trace: written against the torch 2.11 allocator API; this LibTorch is " TORCH_VERSION);
+}
+void write_allocator_trace(const std::string&, int64_t, int64_t) {
+  throw std::logic_error("write_allocator_trace: written against the torch 2.11 allocator API; this LibTorch is " TORCH_VERSION);
+}
+#endif
 #else
 void use_cuda_device(int) {
   throw std::logic_error("use_cuda_device: this build has no CUDA (LibTorch is CPU-only)");
@@ -117,6 +181,10 @@ int64_t alloc_retries() { throw std::logic_error("alloc_retries: this build has 
 int64_t live_bytes() { return g_live.load(std::memory_order_relaxed); }
 int64_t peak_bytes() { return g_peak.load(std::memory_order_relaxed); }
 void reset_peak() { g_peak.store(g_live.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+void start_allocator_trace(size_t) { throw std::logic_error("start_allocator_trace: this build has no CUDA"); }
+void write_allocator_trace(const std::string&, int64_t, int64_t) {
+  throw std::logic_error("write_allocator_trace: this build has no CUDA");
+}
 #endif
 
 }  // namespace shardcast::trainer::memory

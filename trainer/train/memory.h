@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace shardcast::trainer::memory {
 
@@ -31,5 +32,18 @@ bool cuda_stats_active();            // use_cuda_device was called
 // cache since the process started (num_alloc_retries).
 int64_t reserved_peak_bytes();       // bytes
 int64_t alloc_retries();             // count
+
+// The caching allocator's own record of what it did (c10::cuda::CUDACachingAllocator
+// recordHistory, trace entries without stack contexts): every block handed out and returned,
+// every segment cudaMalloc'd, mapped or freed, on every stream. CUDA builds against the torch
+// 2.11 allocator API only (what ran on the lent GPU machines); elsewhere both throw
+// std::logic_error. Start it after use_cuda_device and before the first CUDA tensor, so the
+// sequence is whole. At most `max_entries` entries are kept (a ring: the oldest go first).
+void start_allocator_trace(size_t max_entries);
+// Write the trace recorded so far to `path` in the format planner/measured_allocator_trace.h
+// reads (one CSV row per entry after one `# key=value` header line), whole or not at all
+// (write_file_atomic). max_reserved / max_active: the run's peaks over its steps, as its
+// metrics report them  // bytes
+void write_allocator_trace(const std::string& path, int64_t max_reserved, int64_t max_active);
 
 }  // namespace shardcast::trainer::memory

@@ -5,15 +5,21 @@
 // a flat fp32 shard for FSDP — elementwise, so the two agree exactly), and lr(step) with
 // linear warmup then cosine/linear/constant decay to lr·min_lr_factor. Host tensors take the
 // one-pass loops of adamw_kernel.h; device tensors (and the tests' oracle) take the LibTorch
-// ops of adamw_update_reference / square_sum_fp64_reference.
+// ops of adamw_update_reference / square_sum_fp64_reference, or, for CUDA tensors under
+// LibTorch >= 2.0, the multi-tensor kernels torch.optim.AdamW(fused=True) and
+// clip_grad_norm_(foreach=True) run (adamw_update_fused, square_sum_fused): one pass over
+// every unit's state where the reference makes nine; the reference stays their oracle
+// (tests/gpu/gpu_smoke.cpp fused-adamw).
 // What it is not: parameter grouping (weight decay applies to every parameter, as torchtitan
 // does) or state storage (callers own exp_avg/exp_avg_sq). Pure functions, thread-safe.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <ATen/ATen.h>
+#include <torch/version.h>
 
 #include "shared/train_config.h"
 #include "trainer/train/adamw_kernel.h"
@@ -62,6 +68,39 @@ inline void adamw_update(at::Tensor& param, const at::Tensor& grad, at::Tensor& 
   adamw_step_fp32(param.data_ptr<float>(), g.data_ptr<float>(), exp_avg.data_ptr<float>(),
                   exp_avg_sq.data_ptr<float>(), param.numel(), adamw_scalars(step, o, lr));
 }
+
+#if TORCH_VERSION_MAJOR >= 2
+// The fused path exists (at::_fused_adamw_, at::_foreach_norm) and takes these tensors.
+inline bool fused_optimizer_applies(const at::Tensor& t) { return t.is_cuda(); }
+
+// One AdamW step over many fp32 CUDA tensors in one multi-tensor kernel (at::_fused_adamw_,
+// torch/optim/adamw.py _fused_adamw): the reference's update, in fp32 and with
+// √v / √(1 − β₂ᵗ) where the reference takes √(v / (1 − β₂ᵗ)) — a few ulp apart per step.
+// `step` counts from 1; every list has one tensor per unit, each list's tensors the same shapes.
+inline void adamw_update_fused(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                               std::vector<at::Tensor>& exp_avgs, std::vector<at::Tensor>& exp_avg_sqs, int step,
+                               const OptimizerConfig& o, double lr) {
+  if (params.empty()) return;
+  // The kernel reads the step count from a device scalar per tensor (fp32, as torch.optim keeps it).
+  std::vector<at::Tensor> steps;
+  steps.reserve(params.size());
+  const at::Tensor one = at::full({}, double(step), params.front().options().dtype(at::kFloat));
+  for (size_t i = 0; i < params.size(); ++i) steps.push_back(one);
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, o.beta1, o.beta2,
+                    o.weight_decay, o.eps, /*amsgrad=*/false, /*maximize=*/false);
+}
+
+// Σ over tensors of ‖x‖² as a 0-dim fp64 tensor: one multi-tensor pass (at::_foreach_norm,
+// fp32 accumulation per tensor, as clip_grad_norm_(foreach=True)), the per-tensor norms
+// squared and summed in fp64. Relative difference from square_sum_fp64_reference: fp32
+// accumulation, ~1e-6.
+inline at::Tensor square_sum_fused(const std::vector<at::Tensor>& xs) {
+  const std::vector<at::Tensor> norms = at::_foreach_norm(xs, 2);
+  return at::stack(norms).to(at::kDouble).square().sum();
+}
+#else
+inline bool fused_optimizer_applies(const at::Tensor&) { return false; }
+#endif
 
 // Σ x² in fp64 of an fp32 tensor, for gradient clipping: the squares of fp32 values are exact
 // in fp64, so squaring the fp64 copy in place gives the values of .pow(2) without a second

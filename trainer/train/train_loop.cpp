@@ -294,6 +294,8 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   const int master_port = env.master_port;
   if (ov.reference && world != 1)
     throw UsageError("--reference runs the plain single-process path; WORLD_SIZE must be 1");
+  if (ov.reference && !ov.allocator_trace.empty())
+    throw UsageError("--allocator-trace records an FSDP run on a GPU; --reference runs the plain path");
   if (!ov.reference && world != cfg.world_size())
     throw ConfigError(file, "cluster",
                       fmt::format("nodes {} x gpus_per_node {} = {} ranks, but WORLD_SIZE is {} "
@@ -344,6 +346,14 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     // allocation (not in CI: GPU builds only, one GPU per local rank).
     device = bind_rank_device(backend, env.local_rank);
     if (device.is_cuda()) memory::use_cuda_device(device.index());
+    if (!ov.allocator_trace.empty()) {
+      if (!device.is_cuda())
+        throw UsageError(fmt::format("--allocator-trace {}: the CUDA caching allocator's trace needs a GPU run "
+                                     "(backend {} runs on {})", ov.allocator_trace, backend, device.str()));
+      // Before the first CUDA tensor: the whole sequence. 4M entries ≈ 0.6 GB of host memory
+      // at most; a 1B step makes ~10^4.
+      memory::start_allocator_trace(4000000);
+    }
     co.device = device;
     engine = make_fsdp_engine(cfg, make_process_groups(store, rank, world, shard, co), device);
     slice = DataSlice{rank, 1, world};
@@ -389,6 +399,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   std::unique_ptr<OpRecorder> recorder;
   if (ov.profile) recorder = std::make_unique<OpRecorder>(device);
   PhasePeaks worst;
+  double max_reserved = 0, max_active = 0;  // this rank's, over its steps (--allocator-trace)  // bytes
   const bool tty = ::isatty(STDOUT_FILENO);
   const int log_freq = std::max(1, cfg.metrics.log_freq);
   // Fault injection for the launcher's tests: this rank fails after step SHARDCAST_FAULT_STEP.
@@ -408,6 +419,8 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     worst.forward = std::max(worst.forward, pp.forward);
     worst.backward = std::max(worst.backward, pp.backward);
     worst.optimizer = std::max(worst.optimizer, pp.optimizer);
+    max_active = std::max(max_active, m.mem_peak_bytes);
+    if (m.mem_reserved_peak_bytes) max_reserved = std::max(max_reserved, *m.mem_reserved_peak_bytes);
     if (!std::isfinite(m.loss))
       throw std::runtime_error(fmt::format("step {}: loss is {} (diverged)", s, m.loss));
     checkpoints.after_step(s);
@@ -426,6 +439,11 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     }
   }
   checkpoints.finish();  // the last save, if asynchronous, is committed before the run ends
+  if (!ov.allocator_trace.empty()) {
+    const std::string path = rank == 0 ? ov.allocator_trace : fmt::format("{}.rank{}", ov.allocator_trace, rank);
+    memory::write_allocator_trace(path, int64_t(max_reserved), int64_t(max_active));
+    fmt::print("allocator trace: {}\n", path);
+  }
   if (ov.profile) {
     if (rank == 0 && tty) fmt::print("\n");
     if (rank == 0) {

@@ -29,6 +29,10 @@ struct RunOverrides {
   std::optional<int> steps;  // given: replaces training.steps
   bool reference = false;    // plain single-process path (world must be 1)
   std::optional<ProfileRequest> profile;  // given: a profile run instead of training
+  // "" = none; else the CUDA caching allocator's trace of the whole run (memory.h
+  // write_allocator_trace), written here after the last step; ranks > 0 of a larger world
+  // write PATH.rank<R>. GPU builds against torch 2.11 only.
+  std::string allocator_trace;
 };
 
 // Returns a process exit code; user errors are thrown (ConfigError, InputError, ...).
