@@ -130,6 +130,7 @@ plan)
   bdir="${3:?usage: gpu_scripts_test.sh SOURCE_DIR plan BUILD_DIR}"
   g="$src/tests/gpu/gpu_train_check.sh"
   expect "--steps 0" 2 "--steps '0'" bash "$g" "$bdir" "$tmp/plan" --steps 0
+  expect "--steps 20" 2 "last 20 steps with the first" bash "$g" "$bdir" "$tmp/plan" --steps 20
   expect "no GPU without --plan-only" 3 "refusing: no NVIDIA GPU" env NVIDIA_SMI="$tmp/none/nvidia-smi" bash "$g" "$bdir" "$tmp/plan"
   expect "--plan-only" 0 "llama3.2-1b: micro_batch [0-9]+, ac (none|full), seq_len 2048 on H100-80GB-SXM" \
     bash "$g" "$bdir" "$tmp/plan" --plan-only --hardware H100-80GB-SXM

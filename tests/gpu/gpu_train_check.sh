@@ -53,7 +53,10 @@ corpus="" steps=300 seq=2048 hw="" plan_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --corpus) [ $# -ge 2 ] || bad "--corpus needs a file"; corpus="$2"; shift 2 ;;
-    --steps) [[ "${2:-}" =~ ^[1-9][0-9]{0,6}$ ]] || bad "--steps '${2:-}': an integer in [1, 9999999]"; steps="$2"; shift 2 ;;
+    # At least 21: "passed" compares the mean loss of the last 20 steps with the first step's.
+    --steps) [[ "${2:-}" =~ ^[1-9][0-9]{0,6}$ ]] && [ "$2" -ge 21 ] \
+               || bad "--steps '${2:-}': an integer in [21, 9999999] (the loss check compares the last 20 steps with the first)"
+             steps="$2"; shift 2 ;;
     --seq-len) [[ "${2:-}" =~ ^[1-9][0-9]{0,6}$ ]] || bad "--seq-len '${2:-}': an integer in [1, 9999999]"; seq="$2"; shift 2 ;;
     --hardware) [ $# -ge 2 ] || bad "--hardware needs a preset"; hw="$2"; shift 2 ;;
     --plan-only) plan_only=1; shift ;;

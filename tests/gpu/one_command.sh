@@ -7,7 +7,7 @@
 # side of bench_vs_fsdp2.py under the build's CPU load: a smoke run, not a comparison). Then
 # runs the checks in the order of their worth, each under a time cap taken from what is left of
 # BUDGET_S: nccl-one-rank, fused-adamw (gpu_smoke), allocator-trace (the caching allocator's
-# trace of short llama3.2-1b and 8B-shape runs, expandable segments off and on), train
+# trace of 6 steps of each prepared plan, expandable segments off and on), train
 # (gpu_train_check.sh), checkpoint-resume (run_gpu_checks.sh's, on the build made here),
 # kernels (microbench --gpu), bench-vs-fsdp2, gloo-cuda-two-ranks. A check past its cap gets
 # its threads' stacks written (OUT's NAME.stacks, eu-stack from gpu-deps/) before it is stopped. When the build fails it packs the machine's torch headers
@@ -42,6 +42,21 @@ if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   bash "$src/tests/gpu/gpu_train_check.sh" "$build" "$prep/plan" --corpus "$prep/corpus.bin" --hardware "$hw" \
     --steps "${SHARDCAST_GPU_STEPS:-40}" --plan-only || exit 1
   sed "s|^path = \".*corpus.bin\"|path = \"corpus.bin\"|" "$prep/plan/train-llama3.2-1b/emit/run.toml" > "$prep/run.toml"
+  # More shapes of the allocation sequence for allocator-trace: each chosen model with full
+  # activation checkpointing at micro-batches 2 and 8, where the plan fits (emit exits 3 where
+  # it does not: skipped), emitted as gpu_train_check.sh emits its runs.
+  while IFS=$'\t' read -r name _; do
+    model="$name"; [ -f "$prep/plan/$name.toml" ] && model="$prep/plan/$name.toml"
+    for mb in 2 8; do
+      "$build/shardcast" emit --model "$model" --gpu "$hw" --gpus 1 --seq-len 2048 --strategy full_shard \
+        --micro-batch "$mb" --grad-accum 1 --ac full --param-dtype bf16 --reduce-dtype fp32 --runtime shardcast-train \
+        --steps 6 --data "$prep/corpus.bin" --out "$prep/plan/alloc-$name-mb$mb-acfull/emit" > /dev/null 2>&1
+      case $? in
+        0) ;; 3) rm -rf "$prep/plan/alloc-$name-mb$mb-acfull"; echo "one_command: $name micro_batch $mb, ac full: does not fit $hw (not traced)" ;;
+        *) echo "one_command: emit of $name micro_batch $mb, ac full failed" >&2; exit 1 ;;
+      esac
+    done
+  done < "$prep/plan/models.txt"
   # The planner needs no LibTorch: built here, it saves the GPU machine ~54 translation units
   # (it links libfmt and libtomlplusplus, which gpu-deps/ carries).
   cp "$build/shardcast" "$prep/shardcast"
@@ -71,10 +86,15 @@ sed "s|^path = \"corpus.bin\"|path = \"$prep/corpus.bin\"|" "$prep/run.toml" > "
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
 } > "$work/machine.txt" 2>&1
 
-# FSDP2 alone during the build (its own NCCL port).
+only="${SHARDCAST_GPU_ONLY:-nccl-one-rank train kernels bench-vs-fsdp2 gloo-cuda-two-ranks}"
+selected() { grep -qw -- "$1" <<<"$only"; }
+# FSDP2 alone during the build (its own NCCL port), when bench-vs-fsdp2 is to run.
+fsdp2_pid=""
+if selected bench-vs-fsdp2; then
 ( cd "$src/trainer/bench" && timeout 240 python3 bench_vs_fsdp2.py --mode fsdp2 --config "$work/run-llama3.2-1b.toml" \
     --steps 12 --result "$work/fsdp2-during-build.json" --port 29611 > "$work/fsdp2-during-build.log" 2>&1 ) &
 fsdp2_pid=$!
+fi
 
 echo "one_command: building ($(left) s left)"
 targets=(--target shardcast-train --target gpu_smoke)
@@ -85,7 +105,7 @@ build_rc=$?
 [ -x "$prep/shardcast" ] && [ -d "$src/build-gpu" ] && cp "$prep/shardcast" "$src/build-gpu/shardcast"
 cp "$src/build-gpu/build.log" "$work/make.log" 2>/dev/null
 cp "$src/build-gpu/configure.log" "$work/configure.log" 2>/dev/null
-wait "$fsdp2_pid"; echo "fsdp2 during build: exit $?" >> "$work/fsdp2-during-build.log"
+[ -z "$fsdp2_pid" ] || { wait "$fsdp2_pid"; echo "fsdp2 during build: exit $?" >> "$work/fsdp2-during-build.log"; }
 failed=0
 pack() {
   tar -C "$src" --exclude='*.bin' --exclude='ckpts' --exclude='resumed-ckpts' --exclude='*.safetensors' \
@@ -107,11 +127,17 @@ echo "one_command: built at $(($(date +%s) - t0)) s"
 # The checks, each capped by what is left (minus 20 s for packing).
 export SHARDCAST_GPU_STEPS="${SHARDCAST_GPU_STEPS:-40}"
 bin="$src/build-gpu/shardcast-train"
-only="${SHARDCAST_GPU_ONLY:-nccl-one-rank train kernels bench-vs-fsdp2 gloo-cuda-two-ranks}"
-capped() {  # name, share of what is left (percent), command...
-  local name=$1 pct=$2; shift 2
-  grep -qw -- "$name" <<<"$only" || { echo "== $name: skipped (SHARDCAST_GPU_ONLY)"; return; }
-  local cap=$(( ($(left) - 20) * pct / 100 ))
+# Each check's weight: its cap is its weight's share of what is left, among the selected
+# checks not yet run (one check alone gets all of it).
+weights="nccl-one-rank:5 fused-adamw:3 allocator-trace:25 train:45 checkpoint-resume:10 kernels:25 bench-vs-fsdp2:40 gloo-cuda-two-ranks:10"
+capped() {  # name, command...
+  local name=$1 w=0 sum=0 seen=0 nw; shift
+  selected "$name" || { echo "== $name: skipped (SHARDCAST_GPU_ONLY)"; return; }
+  for nw in $weights; do
+    [ "${nw%%:*}" = "$name" ] && { seen=1; w=${nw##*:}; }
+    [ "$seen" = 1 ] && selected "${nw%%:*}" && sum=$((sum + ${nw##*:}))
+  done
+  local cap=$(( ($(left) - 20) * w / sum ))
   if [ "$cap" -lt 10 ]; then echo "== $name: skipped (no time left)"; return; fi
   echo "== $name (cap $cap s)"
   # Its own session (setsid: session id = its pid), so that every process it starts can be
@@ -137,7 +163,7 @@ root_here="$(cat "$prep/prepared_at" 2>/dev/null || echo "$prep")"
 allocator_trace() {  # short runs of each prepared plan, the allocator's trace of each
   local d="$work/allocator-trace" m es
   mkdir -p "$d"
-  for m in train-llama3.2-1b train-llama3-8b-shape-25l; do
+  for m in $(cd "$prep/plan" && ls -d train-* alloc-* 2>/dev/null); do
     [ -f "$prep/plan/$m/emit/run.toml" ] || continue
     sed "s|$root_here|$prep|g" "$prep/plan/$m/emit/run.toml" > "$d/$m.toml"
     for es in 0 1; do
@@ -149,19 +175,19 @@ allocator_trace() {  # short runs of each prepared plan, the allocator's trace o
     done
   done
 }
-capped nccl-one-rank 10 "$src/build-gpu/gpu_smoke" nccl-one-rank "$work/nccl-one-rank"
-capped fused-adamw 10 "$src/build-gpu/gpu_smoke" fused-adamw "$work/fused-adamw"
+capped nccl-one-rank "$src/build-gpu/gpu_smoke" nccl-one-rank "$work/nccl-one-rank"
+capped fused-adamw "$src/build-gpu/gpu_smoke" fused-adamw "$work/fused-adamw"
 export -f allocator_trace; export work prep bin src root_here   # setsid runs programs, not functions
-capped allocator-trace 30 bash -c allocator_trace
-capped train 45 bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
+capped allocator-trace bash -c allocator_trace
+capped train bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
   --steps "$SHARDCAST_GPU_STEPS"   # the preset: gpu_train_check.sh's, from nvidia-smi's GPU name
 grep -E '^(train-|  )' "$work/train.log"
-capped checkpoint-resume 30 env SHARDCAST_GPU_BUILD=reuse SHARDCAST_GPU_ONLY=checkpoint-resume \
+capped checkpoint-resume env SHARDCAST_GPU_BUILD=reuse SHARDCAST_GPU_ONLY=checkpoint-resume \
   bash "$src/tests/gpu/run_gpu_checks.sh" "$work/checkpoint-resume"
-capped kernels 40 "$bin" microbench --gpu --out "$work/kernels.csv"
+capped kernels "$bin" microbench --gpu --out "$work/kernels.csv"
 cfg="$work/train/train-llama3.2-1b/emit/run.toml"; [ -f "$cfg" ] || cfg="$work/run-llama3.2-1b.toml"
-capped bench-vs-fsdp2 75 python3 "$src/trainer/bench/bench_vs_fsdp2.py" --build "$src/build-gpu" --config "$cfg" \
+capped bench-vs-fsdp2 python3 "$src/trainer/bench/bench_vs_fsdp2.py" --build "$src/build-gpu" --config "$cfg" \
   --rounds "${SHARDCAST_FSDP2_ROUNDS:-2}" --steps "${SHARDCAST_FSDP2_STEPS:-20}" --out "$work/bench-vs-fsdp2.json"
-capped gloo-cuda-two-ranks 90 "$src/build-gpu/gpu_smoke" gloo-cuda-two-ranks "$work/gloo-cuda-two-ranks"
+capped gloo-cuda-two-ranks "$src/build-gpu/gpu_smoke" gloo-cuda-two-ranks "$work/gloo-cuda-two-ranks"
 pack
 [ "$failed" -eq 0 ]

@@ -14,6 +14,8 @@
 
 #include "shared/config_io.h"
 #ifdef SHARDCAST_WITH_NCCL
+#include <ATen/Context.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
@@ -119,8 +121,20 @@ size_t g_trace_max_entries = 0;
 void start_allocator_trace(size_t max_entries) {
   if (g_cuda_device < 0) throw std::logic_error("start_allocator_trace: CUDA statistics are not in use");
   g_trace_max_entries = max_entries;
+  // The allocator records into the per-device allocators that exist when recordHistory is
+  // called; they are made at CUDA's lazy initialization (CUDAHooks::init), which the first
+  // CUDA tensor would trigger. Called earlier, the trace stays empty (seen on the H200 on
+  // 2026-11-27: entries=0).
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
   cca::recordHistory(/*enabled=*/true, /*context_recorder=*/nullptr, max_entries, cca::RecordContext::NEVER,
                      /*clearHistory=*/true, /*skip_actions=*/{});
+  {  // Fail at once, not after the run: one block (a 2 MiB small-pool segment, kept in the trace).
+    at::Tensor probe = at::empty({1}, at::TensorOptions().device(c10::Device(c10::DeviceType::CUDA, g_cuda_device)));
+  }
+  const cca::SnapshotInfo first = cca::snapshot({0, 0}, /*include_traces=*/true);
+  if (size_t(g_cuda_device) >= first.device_traces.size() || first.device_traces[size_t(g_cuda_device)].empty())
+    throw std::runtime_error(fmt::format("start_allocator_trace: the caching allocator of cuda:{} records nothing",
+                                         g_cuda_device));
 }
 void write_allocator_trace(const std::string& path, int64_t max_reserved, int64_t max_active) {
   if (g_cuda_device < 0) throw std::logic_error("write_allocator_trace: CUDA statistics are not in use");
@@ -129,6 +143,10 @@ void write_allocator_trace(const std::string& path, int64_t max_reserved, int64_
   const auto& traces = snap.device_traces;
   const std::vector<cca::TraceEntry> none;
   const auto& t = size_t(g_cuda_device) < traces.size() ? traces[size_t(g_cuda_device)] : none;
+  if (t.empty())
+    throw std::runtime_error(fmt::format("--allocator-trace {}: the allocator recorded nothing on cuda:{} "
+                                         "(start_allocator_trace before CUDA's initialization?)",
+                                         path, g_cuda_device));
   // The ring keeps the newest entries: the trace is whole while it holds fewer than its size.
   const bool complete = t.size() < g_trace_max_entries;
   std::unordered_map<void*, int> stream_index;  // first seen = 0
