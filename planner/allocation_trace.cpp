@@ -113,6 +113,16 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
     if (b > 0) alloc(0, b, kStreamCompute);
   for (double b : in.static_grad_bytes)
     if (b > 0) alloc(0, b, kStreamCompute);
+  bool optimizer_state = false;
+  auto allocate_optimizer_state = [&](double t) {
+    for (double b : in.optimizer_bytes)
+      if (b > 0) {
+        alloc(t, b, kStreamCompute);
+        alloc(t, b, kStreamCompute);
+      }
+    optimizer_state = true;
+  };
+  if (in.optimizer_state_at_init) allocate_optimizer_state(0);
 
   // The step's span: every step replays the same deltas shifted by it.
   const double span = step_span(sim);
@@ -190,7 +200,6 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
   };
 
   std::vector<int> sharded_grads;  // freed at the next step's zero_grad
-  bool optimizer_state = false;
   for (int step = 0; step < in.steps; ++step) {
     const double t0 = span * step;
     for (int id : sharded_grads) release(t0, id, kStreamReduce, t0);
@@ -220,12 +229,7 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
       if (a.unit < 0 && !optimizer_state && a.bytes > 0) {
         // AdamW's lazy state: exp_avg and exp_avg_sq of every unit's shard, before the step's
         // foreach temporaries.
-        for (double b : in.optimizer_bytes)
-          if (b > 0) {
-            alloc(t, b, kStreamCompute);
-            alloc(t, b, kStreamCompute);
-          }
-        optimizer_state = true;
+        allocate_optimizer_state(t);
       }
       if (a.bytes > 0) {
         tensor[j] = alloc(t, a.bytes, stream_of(a));

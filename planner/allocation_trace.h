@@ -4,7 +4,8 @@
 // (SimResult::allocations: one per unit, kind of tensor and task, in FSDP's order and in
 // simulated time) into tensors allocated and freed on the streams they belong to, preceded by
 // the sharded fp32 parameters and followed over `steps` optimizer steps: the optimizer's two
-// fp32 moments appear at the first optimizer step (AdamW creates its state lazily), the
+// fp32 moments appear at the first optimizer step (torch.optim.AdamW creates its state lazily;
+// with TraceInputs::optimizer_state_at_init, after the parameters instead), the
 // sharded gradients are freed between steps when the loop zero_grad()s with set_to_none.
 // Streams (FSDP1 and FSDP2 alike): a unit's all-gather output is allocated on the all-gather
 // stream, its reduce buffers and sharded gradient on the reduce-scatter stream, everything
@@ -81,6 +82,9 @@ struct TraceInputs {
   std::vector<double> optimizer_bytes;     // per unit: one AdamW moment (two are allocated)  // bytes
   std::vector<double> static_grad_bytes;   // per unit: sharded gradients kept across steps (0: freed)  // bytes
   bool record_stream = false;              // no CPU rate limiter: cross-stream frees lag (above)
+  // The AdamW moments are allocated with the model (after the parameter shards and static
+  // gradients), not at the first optimizer step (runtime term adamw = "fused_state_at_init").
+  bool optimizer_state_at_init = false;
   int steps = 2;                           // optimizer steps replayed (≥ 2: the second sees the first's cache)
   // Per unit (index = SimAlloc::unit): its tensors one by one; missing or empty = its blocks.
   std::vector<UnitTensorSequence> sequences;

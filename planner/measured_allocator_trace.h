@@ -18,8 +18,9 @@
 //   ...
 // Line 1: '#', the title, ':', then space-separated key=value pairs, every key above exactly
 // once (expandable_segments and complete are 0 | 1; complete=0: the trace ring buffer
-// overflowed and the run's beginning is lost; max_*_bytes: the allocator's own peak statistics
-// at the end of the run, torch.cuda.max_memory_reserved / max_memory_allocated). Further lines
+// overflowed and the run's beginning is lost; max_*_bytes: the run's peaks over its steps as its
+// metrics report them, from the allocator's statistics: max reserved, and max active bytes —
+// max allocated in shardcast-train, which calls no recordStream). Further lines
 // starting with '#' are comments; blank lines are skipped. Then the header row, then `entries`
 // rows in time order: action (alloc, free_requested, free_completed, segment_alloc,
 // segment_free, segment_map, segment_unmap, oom, snapshot), addr (decimal unsigned 64-bit),
@@ -71,8 +72,8 @@ struct MeasuredAllocatorTrace {
   bool expandable_segments = false;    // PYTORCH_CUDA_ALLOC_CONF of the run
   int64_t entries = 0;                 // rows the header announces (= rows.size())
   bool complete = true;                // false: the ring buffer overflowed, the beginning is lost
-  int64_t max_reserved_bytes = 0;      // torch.cuda.max_memory_reserved at the end  // bytes
-  int64_t max_allocated_bytes = 0;     // torch.cuda.max_memory_allocated at the end  // bytes
+  int64_t max_reserved_bytes = 0;      // the run's max reserved (header)  // bytes
+  int64_t max_allocated_bytes = 0;     // the run's max allocated (header)  // bytes
   std::vector<MeasuredTraceEntry> rows;
 };
 

@@ -35,7 +35,11 @@ namespace {
 
 Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt) {
   const ModelSpec& m = cfg.model;
-  const EfficiencyParams eff = read_efficiency(hw);
+  EfficiencyParams eff = read_efficiency(hw);
+  if (opt.host_time_hidden) {  // runtime term host_time = "hidden" (docs/cost-model.md §2.2)
+    eff.unit_overhead_s = 0;
+    eff.step_overhead_s = 0;
+  }
   const EfficiencyParams rate = of_datasheet(eff);  // compute and HBM rates / datasheet
   const int W = cfg.world_size();
   const int gpn = cfg.cluster.gpus_per_node;
@@ -315,6 +319,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
     if (opt.grads_freed_between_steps) u.shard_grad_bytes = master_bytes * P / (no_shard ? 1 : Ns);
     u.reduce_buffer_bytes = reduce_bytes != param_bytes || opt.reduce_copies_gradient ? P * reduce_bytes : 0;
+    // The reduce-scatter's own output buffer (runtime term reduce_output = "buffer").
+    if (opt.reduce_output_buffer) u.reduce_buffer_bytes += P * reduce_bytes / (no_shard ? 1 : Ns);
     if (!no_shard) {
       u.all_gather_s = collective_time(Collective::all_gather, u.gathered_bytes, shard_group, comm);
       u.reduce_s = collective_time(Collective::reduce_scatter, P * reduce_bytes, shard_group, comm);
@@ -330,13 +336,23 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       u.reduce_s = collective_time(Collective::all_reduce, P * reduce_bytes, reduce_group, comm);
       u.reshard_after_forward = false;
     }
+    // A world of one still reduces when the reduction has buffers: the gradient is cast into
+    // reduce_dtype and the reduce-scatter over a group of one is a device copy into its output
+    // (NCCL on one rank; shardcast-train's SelfCollectives), on the reduce stream: device
+    // memory traffic, read and written once each (docs/cost-model.md §5.4).
+    if (W == 1 && strategy != ShardingStrategy::no_shard && u.reduce_buffer_bytes > 0) {
+      const double cast = reduce_bytes != param_bytes ? P * (param_bytes + reduce_bytes) : 0.0;
+      u.reduce_s = time_share * (cast + 2.0 * P * reduce_bytes) / (hw.gpu.hbm_bandwidth * rate.hbm_eff);
+    }
   }
   const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns, master_bytes);
   const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
   // AdamW (+ grad-norm) over the local shard: read p, g, m, v, write p, m, v, read g again:
   // 8 accesses of master_bytes per element.
   in.optimizer_s = time_share * 8.0 * master_bytes * shard_elems / (hw.gpu.hbm_bandwidth * rate.hbm_eff);
-  in.optimizer_transient_bytes = master_bytes * shard_elems;
+  // torch.optim's update holds one shard of temporaries; a fused update with its state made at
+  // init (runtime term adamw) none.
+  in.optimizer_transient_bytes = opt.adamw_state_at_init ? 0.0 : master_bytes * shard_elems;
 
   SimResult sim = simulate_fast(in);
 
@@ -366,6 +382,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       ti.static_grad_bytes.push_back(grads_static ? master_bytes * double(P) * shard : 0.0);
     }
     ti.record_stream = opt.record_stream_buffers;
+    ti.optimizer_state_at_init = opt.adamw_state_at_init;
     // torchtitan's eager blocks tensor by tensor (block_tensor_sequence.h).
     for (int i = 0; i < U; ++i)
       if (block_seq_of[size_t(i)] >= 0) {

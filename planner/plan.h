@@ -108,6 +108,16 @@ struct PlanOptions {
   // reduce_dtype equals param_dtype: Gloo (LibTorch 1.13) has no reduce-scatter, and
   // shardcast-train composes it from an all-to-all into a receive buffer of that size.
   bool reduce_copies_gradient = false;
+  // The reduce-scatter writes into a new shard-sized buffer on the reduce stream, added into
+  // the sharded gradient (runtime term reduce_output = "buffer").
+  bool reduce_output_buffer = false;
+  // AdamW's moments exist from the start and its update has no temporaries (runtime term
+  // adamw = "fused_state_at_init"); false: torch.optim.AdamW (lazy state, one shard of
+  // temporaries).
+  bool adamw_state_at_init = false;
+  // No host time on the step (runtime term host_time = "hidden"): the hardware profile's
+  // unit_overhead_s and step_overhead_s are not added.
+  bool host_time_hidden = false;
   // The caching allocator runs with expandable_segments:True: one growing segment per stream
   // (caching_allocator.h).
   bool expandable_segments = false;

@@ -97,6 +97,9 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.qkv_output_kept = t.qkv_output_kept;
   o.torchtitan_block_program = t.block_program == "torchtitan";
   o.reduce_copies_gradient = t.reduce_copies_gradient;
+  o.reduce_output_buffer = t.reduce_output == "buffer";
+  o.adamw_state_at_init = t.adamw == "fused_state_at_init";
+  o.host_time_hidden = t.host_time == "hidden";
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;
   o.sync_every_micro_step = sync_every_micro_step(t, cfg);

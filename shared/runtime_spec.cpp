@@ -74,6 +74,22 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"master_dtype_default", "string", "fp32 | bf16", "what it runs when its config does not say"},
     {"reduce_copies_gradient", "bool", "",
      "the unsharded gradient is cloned before its reduction even when reduce_dtype = param_dtype"},
+    {"reduce_output", "string", "shard_gradient | buffer",
+     "where a unit's reduce-scatter writes: shard_gradient — its output becomes the sharded gradient, or is "
+     "accumulated into it by FSDP (FSDP2 foreach_reduce's reduce_output, FSDP1 _reduce_grad's "
+     "new_sharded_grad), nothing beyond it held; buffer — a new shard-sized buffer on the reduce stream, "
+     "added into the sharded gradient and freed at the next unit's reduction (P/N·reduce_dtype bytes more "
+     "per unit in flight)"},
+    {"adamw", "string", "torch_optim | fused_state_at_init",
+     "the AdamW the runtime runs: torch_optim — torch.optim.AdamW, whose exp_avg and exp_avg_sq are made "
+     "at the first step() (_init_group) and whose update holds temporaries of one shard's size (the model's "
+     "foreach reading, docs/cost-model.md §3); fused_state_at_init — both moments allocated with the model, "
+     "the update one fused pass with no temporaries"},
+    {"host_time", "string", "fitted | hidden",
+     "fitted — the step carries the host time of the hardware profile's fit (unit_overhead_s per unit and "
+     "pass, step_overhead_s per step: hooks, launches, data and logging of a Python training loop, fitted on "
+     "published runs); hidden — the loop issues the device's work ahead of it and waits on it only once a "
+     "step, so host time adds nothing to the step (docs/cost-model.md §2.2)"},
     {"root_unit", "bool", "", "embedding, final norm and head form a root unit not resharded after forward"},
     {"grads_freed_between_steps", "bool", "", "sharded gradients are freed between steps (zero_grad set_to_none)"},
     {"sync_every_micro_step", "bool | \"config\"", "",
@@ -181,6 +197,9 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "collective_buffers") return &t.collective_buffers;
   if (key == "unsynced_gradient_dtype") return &t.unsynced_gradient_dtype;
   if (key == "outputs_kept") return &t.outputs_kept;
+  if (key == "reduce_output") return &t.reduce_output;
+  if (key == "adamw") return &t.adamw;
+  if (key == "host_time") return &t.host_time;
   return nullptr;
 }
 

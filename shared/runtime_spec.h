@@ -39,6 +39,17 @@ struct RuntimeTerms {
   std::string reduce_dtype_default = "fp32";  // what the software reduces in when not told
   bool reduce_dtype_is_param_dtype = false;   // reduction always in param_dtype (accelerate)
   bool reduce_copies_gradient = false;        // unsharded gradient cloned before reduction
+  // Where the reduce-scatter writes: shard_gradient (its output becomes, or is accumulated by
+  // FSDP into, the sharded gradient) | buffer (a shard-sized buffer on the reduce stream,
+  // added into the sharded gradient, freed at the next unit's reduction).
+  std::string reduce_output = "shard_gradient";
+  // torch_optim (torch.optim.AdamW: state made at the first step(), temporaries one shard in
+  // size) | fused_state_at_init (moments allocated with the model, one fused pass, no temporaries).
+  std::string adamw = "torch_optim";
+  // fitted (the host time of the hardware profile's fit: unit_overhead_s, step_overhead_s, a
+  // Python training loop's) | hidden (a loop that issues device work ahead of the device and
+  // waits on it once a step: no host time on the step).
+  std::string host_time = "fitted";
   // precision.master_dtype values it can run (fp32: fp32 master weights | bf16: pure bf16) and
   // the one it runs when its config does not say (a published row).
   std::vector<std::string> master_dtypes{"fp32"};

@@ -38,6 +38,14 @@ TEST(RuntimeSpec, ShardcastTrainDiffersOnGpuOnlyWhereItsCodeDoes) {
   // NCCL's native one does not (trainer/comm/collectives.cpp).
   EXPECT_TRUE(rt.terms_for(false).reduce_copies_gradient);
   EXPECT_FALSE(rt.terms_for(true).reduce_copies_gradient);
+  // Synchronous CPU ops: the host time is the step; CUDA launches run ahead of the device.
+  EXPECT_EQ(rt.terms_for(false).host_time, "fitted");
+  EXPECT_EQ(rt.terms_for(true).host_time, "hidden");
+  // Its own AdamW and reduce-scatter output on both paths (trainer/fsdp/fsdp.cpp).
+  for (bool gpu : {false, true}) {
+    EXPECT_EQ(rt.terms_for(gpu).adamw, "fused_state_at_init");
+    EXPECT_EQ(rt.terms_for(gpu).reduce_output, "buffer");
+  }
 }
 
 std::string minimal(const std::string& extra_terms, const std::string& extra_sources) {
@@ -50,7 +58,9 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"gqa", "\"repeated\""},
                              {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"},
                              {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""},
-                             {"cudnn_attention", "[]"}, {"block_program", "\"unlisted\""}};
+                             {"cudnn_attention", "[]"}, {"block_program", "\"unlisted\""},
+                             {"reduce_output", "\"shard_gradient\""}, {"adamw", "\"torch_optim\""},
+                             {"host_time", "\"fitted\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)

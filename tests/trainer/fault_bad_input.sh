@@ -20,6 +20,13 @@ printf '[model]\npreset = "tiny-2l"\n[training]\nmicro_batch = "eight"\n' > "$WO
 expect_error bad_config "micro_batch" "$TRAIN" run "$WORK/bad.toml"
 head -c 3000 /dev/urandom > "$WORK/garbage.toml"
 expect_error garbage_config "garbage.toml" "$TRAIN" run "$WORK/garbage.toml"
+# The allocator trace is the CUDA caching allocator's: refused on CPU ranks and by --reference,
+# before any file is written.
+expect_error allocator_trace_on_cpu "needs a GPU run" "$TRAIN" launch --nproc-per-node 2 "$WORK/good.toml" \
+  --allocator-trace "$WORK/trace.csv"
+expect_error allocator_trace_reference "records an FSDP run on a GPU" "$TRAIN" run "$WORK/good.toml" --reference \
+  --allocator-trace "$WORK/trace.csv"
+[ ! -e "$WORK/trace.csv" ] && [ ! -e "$WORK/trace.csv.rank1" ] || fail "a refused --allocator-trace wrote a file"
 # A checkpoint: corrupt a shard, truncate another, garble the manifest.
 CK="[checkpoint]
 dir = \"$WORK/ckpt\"
