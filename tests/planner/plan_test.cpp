@@ -159,3 +159,57 @@ TEST(Plan, MultiNodeWithoutNetworkIsAConfigError) {
 
 }  // namespace
 }  // namespace shardcast::planner
+
+namespace shardcast::planner {
+namespace {
+
+// Runtime term host_time = "hidden": the plan is the one of a hardware profile whose host-time
+// keys are zero (two ways of removing the same terms; equal to the last bit).
+TEST(Plan, HiddenHostTimeIsTheFitWithoutHostTime) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  HardwareSpec no_host = hw;
+  no_host.efficiency["unit_overhead_s"] = 0;
+  no_host.efficiency["step_overhead_s"] = 0;
+  const auto c = make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 2, 4096);
+  PlanOptions hidden;
+  hidden.host_time_hidden = true;
+  const Prediction a = plan(c, hw, hidden), b = plan(c, no_host, PlanOptions{}), fitted = plan(c, hw, PlanOptions{});
+  EXPECT_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_LT(a.step_time_s, fitted.step_time_s);  // the preset's fitted host time is > 0
+}
+
+// A world of one with a reduce_dtype cast: the reduction is the cast (read param_dtype, write
+// reduce_dtype) and the copy into the output (read and write reduce_dtype), 2 + 4 + 4 + 4 = 14
+// bytes per parameter over HBM, where the optimizer moves 8·4 = 32 (docs/cost-model.md §2.2,
+// §5.4): the comm lane's time is 14/32 of the optimizer's, whatever the model and GPU.
+TEST(Plan, OneRankReductionIsADeviceCopy) {
+  for (const char* gpu : {"H100-80GB-SXM", "H200-141GB-SXM"}) {
+    const HardwareSpec hw = load_hardware(gpu);
+    auto c = make_config("llama3.2-1b", gpu, 1, ShardingStrategy::full_shard, AcMode::none, 2, 2048);
+    c.precision.param_dtype = "bf16";
+    c.precision.reduce_dtype = "fp32";
+    const Prediction p = plan(c, hw);
+    ASSERT_GT(p.optimizer_s, 0) << gpu;
+    EXPECT_NEAR(p.comm_s / p.optimizer_s, 14.0 / 32.0, 1e-9) << gpu;
+    // Same dtypes, no copy buffer: nothing to reduce on one rank.
+    c.precision.reduce_dtype = "bf16";
+    EXPECT_EQ(plan(c, hw).comm_s, 0) << gpu;
+  }
+}
+
+// Runtime term adamw = "fused_state_at_init": no optimizer temporaries (the allocated peak can
+// only fall), and the moments are there from the start (the same static state either way).
+TEST(Plan, FusedAdamwHasNoTemporaries) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  for (AcMode ac : {AcMode::none, AcMode::full}) {
+    const auto c = make_config("llama2-7b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, ac, 1, 4096);
+    PlanOptions fused;
+    fused.adamw_state_at_init = true;
+    const Prediction f = plan(c, hw, fused), t = plan(c, hw, PlanOptions{});
+    EXPECT_LE(f.mem_peak_bytes, t.mem_peak_bytes);
+    EXPECT_EQ(component(f, "optimizer_states"), component(t, "optimizer_states"));
+  }
+}
+
+}  // namespace
+}  // namespace shardcast::planner
