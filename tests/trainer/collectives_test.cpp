@@ -10,6 +10,25 @@
 namespace shardcast::trainer::testing {
 namespace {
 
+// Two ranks fail: one exception is rethrown, the other rank's message goes to stderr with its
+// rank (the first to arrive is often only a peer's closed connection).
+TEST(ThreadRanks, EveryFailedRankIsReported) {
+  ::testing::internal::CaptureStderr();
+  std::string thrown;
+  try {
+    run_thread_ranks(2, 2, 30, [](int rank, ProcessGroups) {
+      throw std::runtime_error("rank " + std::to_string(rank) + " broke");
+    });
+  } catch (const std::runtime_error& e) {
+    thrown = e.what();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(thrown == "rank 0 broke" || thrown == "rank 1 broke") << thrown;
+  const std::string other = thrown == "rank 0 broke" ? "1" : "0";
+  EXPECT_NE(err.find("run_thread_ranks: rank " + other + " also failed: rank " + other + " broke"), std::string::npos)
+      << err;
+}
+
 TEST(Collectives, AllGatherIntoFlatBuffer) {
   for (int world : {2, 3, 4}) {
     run_ranks(world, world, [&](int rank, ProcessGroups g) {

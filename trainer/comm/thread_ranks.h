@@ -9,10 +9,13 @@
 // thread (ranks share the machine's cores). Each rank's groups outlive fn until every rank's fn
 // has returned or thrown: a rank that tears its Gloo pairs down while a peer is still
 // connecting or communicating makes that peer fail with a closed connection. All threads are
-// joined, then the first exception of any rank is rethrown.
+// joined, then the first exception of any rank is rethrown; when more than one rank failed, the
+// others' messages go to stderr first, each with its rank (a peer's "connection closed" is often
+// what arrives first, the cause is in another rank's).
 #pragma once
 
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -35,6 +38,8 @@ inline void run_thread_ranks(int world, int shard_size, double timeout_seconds,
   std::condition_variable all_done;
   int finished = 0;
   std::exception_ptr first;
+  int first_rank = -1;
+  std::vector<std::exception_ptr> failed(static_cast<size_t>(world));
   for (int r = 0; r < world; ++r) {
     threads.emplace_back([&, r] {
       ProcessGroups groups;  // outlives fn: destroyed only after every rank's fn has returned
@@ -49,7 +54,11 @@ inline void run_thread_ranks(int world, int shard_size, double timeout_seconds,
         fn(r, groups);
       } catch (...) {
         std::lock_guard<std::mutex> l(mu);
-        if (!first) first = std::current_exception();
+        failed[size_t(r)] = std::current_exception();
+        if (!first) {
+          first = failed[size_t(r)];
+          first_rank = r;
+        }
       }
       std::unique_lock<std::mutex> l(mu);
       ++finished;
@@ -58,7 +67,18 @@ inline void run_thread_ranks(int world, int shard_size, double timeout_seconds,
     });
   }
   for (auto& t : threads) t.join();
-  if (first) std::rethrow_exception(first);
+  if (!first) return;
+  for (int r = 0; r < world; ++r) {
+    if (!failed[size_t(r)] || r == first_rank) continue;
+    try {
+      std::rethrow_exception(failed[size_t(r)]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "run_thread_ranks: rank %d also failed: %s\n", r, e.what());
+    } catch (...) {
+      std::fprintf(stderr, "run_thread_ranks: rank %d also failed (not a std::exception)\n", r);
+    }
+  }
+  std::rethrow_exception(first);
 }
 
 }  // namespace shardcast::trainer
