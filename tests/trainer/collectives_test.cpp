@@ -1,6 +1,7 @@
 // Collectives over Gloo with ranks as threads: the composed flat all-gather and
 // reduce-scatter against values computed by hand, bf16 gathers (moved as fp16 bits), the
-// hybrid group layout, and the errors for what Gloo cannot do.
+// hybrid group layout, the errors for what Gloo cannot do, and the thread-rank harness's
+// report of every failed rank.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
