@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 
@@ -298,7 +299,13 @@ std::vector<AllocEvent> to_alloc_events(const MeasuredAllocatorTrace& trace) {
 ReplayResult replay_measured(const MeasuredAllocatorTrace& trace, bool expandable_segments) {
   CachingAllocatorConfig cfg;
   cfg.expandable_segments = expandable_segments;
-  return replay_allocation_trace(to_alloc_events(trace), cfg);
+  try {
+    return replay_allocation_trace(to_alloc_events(trace), cfg);
+  } catch (const std::length_error& e) {
+    // The model's own limits (caching_allocator.h: 2^23 blocks, 2^50 bytes of segments, 2^46
+    // per expandable segment), far past any device: the file's sizes are not a GPU run's.
+    throw InputError(fmt::format("{}: its blocks do not replay: {} (no device holds that much)", trace.path, e.what()));
+  }
 }
 
 }  // namespace shardcast::planner

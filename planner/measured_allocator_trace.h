@@ -112,7 +112,8 @@ std::vector<AllocEvent> to_alloc_events(const MeasuredAllocatorTrace& trace);
 
 // The rows replayed through CachingAllocator (unbounded capacity) with fixed or expandable
 // segments: peak_reserved / peak_allocated are the model's for the measured sequence, to set
-// beside trace.max_reserved_bytes / max_allocated_bytes (and MeasuredCurves).
+// beside trace.max_reserved_bytes / max_allocated_bytes (and MeasuredCurves). Sizes past the
+// model's limits (caching_allocator.h; no device's memory) are an InputError naming the file.
 ReplayResult replay_measured(const MeasuredAllocatorTrace& trace, bool expandable_segments);
 
 }  // namespace shardcast::planner
