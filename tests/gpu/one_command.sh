@@ -28,11 +28,11 @@
 #   all but fused-adamw, allocator-trace and checkpoint-resume, the first call's set),
 #   SHARDCAST_FSDP2_ROUNDS (2), SHARDCAST_FSDP2_STEPS (20), JOBS (build parallelism, default nproc).
 # Exit: 0 built and every check that ran passed; 1 otherwise; 2 usage; 3 no GPU.
-# Ran on one H200 on 2026-11-27 (docs/gpu-runs/2026-11-27-h200/); ctest gpu.train_check_plan_only
-# runs --prepare and the refusals.
+# Ran on one H200 on 2026-11-27 (docs/gpu-runs/2026-11-27-h200/ and -h200-b/); ctest
+# gpu.train_check_plan_only runs --prepare and the refusals.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '2,27p' "$0" >&2; exit 2; }
+usage() { sed -n '2,30p' "$0" >&2; exit 2; }
 
 if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   [ $# -eq 3 ] || usage
