@@ -397,11 +397,9 @@ double FsdpModel::clip_grad_norm(double max_norm) {
     RECORD_USER_SCOPE(op_scope::clip_grad_norm);  // the op profile's `optimizer`, its all-reduce apart
     sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(opts_.device));
     if (!units_.empty() && fused_optimizer_applies(units_.front().grad)) {
-#if TORCH_VERSION_MAJOR >= 2
       std::vector<at::Tensor> grads;
       for (const auto& u : units_) grads.push_back(u.grad);
       sq += square_sum_fused(grads);
-#endif
     } else {
       for (const auto& u : units_) sq += square_sum_fp64(u.grad);
     }
@@ -424,7 +422,6 @@ void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
   at::NoGradGuard no_grad;
   RECORD_USER_SCOPE(op_scope::adamw);
   if (!units_.empty() && fused_optimizer_applies(units_.front().shard)) {
-#if TORCH_VERSION_MAJOR >= 2
     std::vector<at::Tensor> p, g, m, v;
     for (auto& u : units_) {
       p.push_back(u.shard.detach());
@@ -433,7 +430,6 @@ void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
       v.push_back(u.exp_avg_sq);
     }
     adamw_update_fused(p, g, m, v, opt_step_, o, lr);
-#endif
     return;
   }
   for (auto& u : units_) {

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -99,7 +100,15 @@ inline at::Tensor square_sum_fused(const std::vector<at::Tensor>& xs) {
   return at::stack(norms).to(at::kDouble).square().sum();
 }
 #else
+// LibTorch 1.x has neither kernel: the reference ops run on every device.
 inline bool fused_optimizer_applies(const at::Tensor&) { return false; }
+inline void adamw_update_fused(std::vector<at::Tensor>&, const std::vector<at::Tensor>&, std::vector<at::Tensor>&,
+                               std::vector<at::Tensor>&, int, const OptimizerConfig&, double) {
+  throw std::logic_error("adamw_update_fused: needs LibTorch >= 2.0 (fused_optimizer_applies is false)");
+}
+inline at::Tensor square_sum_fused(const std::vector<at::Tensor>&) {
+  throw std::logic_error("square_sum_fused: needs LibTorch >= 2.0 (fused_optimizer_applies is false)");
+}
 #endif
 
 // Σ x² in fp64 of an fp32 tensor, for gradient clipping: the squares of fp32 values are exact
