@@ -336,11 +336,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       u.reduce_s = collective_time(Collective::all_reduce, P * reduce_bytes, reduce_group, comm);
       u.reshard_after_forward = false;
     }
-    // A world of one still reduces when the reduction has buffers: the gradient is cast into
-    // reduce_dtype and the reduce-scatter over a group of one is a device copy into its output
-    // (NCCL on one rank; shardcast-train's SelfCollectives), on the reduce stream: device
-    // memory traffic, read and written once each (docs/cost-model.md §5.4).
-    if (W == 1 && strategy != ShardingStrategy::no_shard && u.reduce_buffer_bytes > 0) {
+    // On a GPU a world of one still reduces when the reduction has buffers: the gradient is cast
+    // into reduce_dtype and the reduce-scatter over a group of one is a device copy into its
+    // output (NCCL on one rank; shardcast-train's SelfCollectives), on the reduce stream: device
+    // memory traffic, read and written once each (docs/cost-model.md §5.4). shardcast-train's CPU
+    // path takes a group of one as the identity (trainer/fsdp/fsdp.cpp post_backward: out = red).
+    if (W == 1 && caching_allocator && strategy != ShardingStrategy::no_shard && u.reduce_buffer_bytes > 0) {
       const double cast = reduce_bytes != param_bytes ? P * (param_bytes + reduce_bytes) : 0.0;
       u.reduce_s = time_share * (cast + 2.0 * P * reduce_bytes) / (hw.gpu.hbm_bandwidth * rate.hbm_eff);
     }

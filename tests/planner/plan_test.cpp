@@ -195,6 +195,14 @@ TEST(Plan, OneRankReductionIsADeviceCopy) {
     c.precision.reduce_dtype = "bf16";
     EXPECT_EQ(plan(c, hw).comm_s, 0) << gpu;
   }
+  // shardcast-train's CPU path takes a group of one as the identity, buffers or not.
+  auto c = make_config("tiny-2l", "cpu", 1, ShardingStrategy::full_shard, AcMode::none, 2, 128);
+  c.precision.param_dtype = "fp32";
+  c.precision.reduce_dtype = "fp32";
+  PlanOptions o;
+  o.reduce_copies_gradient = true;
+  o.reduce_output_buffer = true;
+  EXPECT_EQ(plan(c, load_hardware("cpu"), o).comm_s, 0);
 }
 
 // Runtime term adamw = "fused_state_at_init": no optimizer temporaries (the allocated peak can
