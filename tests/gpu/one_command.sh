@@ -163,7 +163,7 @@ root_here="$(cat "$prep/prepared_at" 2>/dev/null || echo "$prep")"
 allocator_trace() {  # short runs of each prepared plan, the allocator's trace of each
   local d="$work/allocator-trace" m es
   mkdir -p "$d"
-  for m in $(cd "$prep/plan" && ls -d train-* alloc-* 2>/dev/null); do
+  for m in $(cd "$prep/plan" && { ls -d train-* 2>/dev/null; ls -d alloc-* 2>/dev/null; }); do  # the train plans first
     [ -f "$prep/plan/$m/emit/run.toml" ] || continue
     sed "s|$root_here|$prep|g" "$prep/plan/$m/emit/run.toml" > "$d/$m.toml"
     for es in 0 1; do
@@ -181,7 +181,7 @@ export -f allocator_trace; export work prep bin src root_here   # setsid runs pr
 capped allocator-trace bash -c allocator_trace
 capped train bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
   --steps "$SHARDCAST_GPU_STEPS"   # the preset: gpu_train_check.sh's, from nvidia-smi's GPU name
-grep -E '^(train-|  )' "$work/train.log"
+[ -f "$work/train.log" ] && grep -E '^(train-|  )' "$work/train.log"
 capped checkpoint-resume env SHARDCAST_GPU_BUILD=reuse SHARDCAST_GPU_ONLY=checkpoint-resume \
   bash "$src/tests/gpu/run_gpu_checks.sh" "$work/checkpoint-resume"
 capped kernels "$bin" microbench --gpu --out "$work/kernels.csv"
