@@ -11,7 +11,8 @@
 //                            Prints each stage with its time on stderr (where a hang is).
 //   fused-adamw OUT_DIR      the device optimizer's fast path (trainer/train/optim.h:
 //                            at::_fused_adamw_ and the _foreach_norm square sum) against its
-//                            reference ops, 5 steps over tensors of several sizes, on cuda:0.
+//                            reference ops, 5 steps over tensors of several sizes, on cuda:0;
+//                            steps 3-5 clip through the kernel's grad_scale.
 // Built against torch 2.11+cu130 and run on one H200 on 2026-11-27: nccl-one-rank passed;
 // gloo-cuda-two-ranks printed nothing within its 39 s cap (docs/gpu-runs/2026-11-27-h200/).
 // This project's CI has no GPU: `make gpu-check` compiles it syntax-only with the NCCL path on.
@@ -158,11 +159,24 @@ int fused_adamw(const std::filesystem::path& out) {
   }
   double scale = 0;
   for (const auto& t : p) scale = std::max(scale, t.abs().max().item<double>());
+  // Steps 3-5 clip: the fused kernel divides by 1/coef in its pass and stores the clipped
+  // gradient back (FsdpModel::clip_grad_norm's pending scale); the reference multiplies first.
+  double dg = 0;
   for (int step = 1; step <= 5; ++step) {
     const double lr = 3e-3 * step;
-    adamw_update_fused(p, g, m, v, step, o, lr);
-    for (size_t i = 0; i < p.size(); ++i) adamw_update_reference(rp[i], g[i], rm[i], rv[i], step, o, lr);
+    const double coef = step >= 3 ? 0.37 : 1.0;
+    std::vector<at::Tensor> gf, gr;
+    for (const auto& t : g) {
+      gf.push_back(t.clone());
+      gr.push_back(t * coef);
+    }
+    adamw_update_fused(p, gf, m, v, step, o, lr, /*grad_divisor=*/1.0 / coef);
+    for (size_t i = 0; i < p.size(); ++i) {
+      adamw_update_reference(rp[i], gr[i], rm[i], rv[i], step, o, lr);
+      dg = std::max(dg, (gf[i] - gr[i]).abs().max().item<double>() / gr[i].abs().max().item<double>());
+    }
   }
+  c.compare("clipped_grad_stored_max_rel_diff", 0.0, dg);
   double dp = 0, dm = 0, dv = 0;
   for (size_t i = 0; i < p.size(); ++i) {
     dp = std::max(dp, (p[i] - rp[i]).abs().max().item<double>());

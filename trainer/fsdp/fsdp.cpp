@@ -382,10 +382,17 @@ int64_t FsdpModel::accumulator_bytes() const {
 void FsdpModel::zero_grad() {
   wait_for_reductions();
   RECORD_USER_SCOPE(op_scope::zero_grad);
+  pending_clip_ = 1.0;  // the gradient it would have scaled is gone
   for (auto& u : units_) {
     u.grad.zero_();
     u.acc = at::Tensor();
   }
+}
+
+void FsdpModel::apply_pending_clip() {
+  if (pending_clip_ == 1.0) return;
+  for (auto& u : units_) u.grad.mul_(pending_clip_);
+  pending_clip_ = 1.0;
 }
 
 double FsdpModel::clip_grad_norm(double max_norm) {
@@ -407,10 +414,14 @@ double FsdpModel::clip_grad_norm(double max_norm) {
   groups_.shard->all_reduce(sq);
   RECORD_USER_SCOPE(op_scope::clip_grad_norm);
   const double norm = std::sqrt(sq.item<double>());
+  pending_clip_ = 1.0;
   if (max_norm > 0) {
     const double coef = max_norm / (norm + 1e-6);
-    if (coef < 1.0)
-      for (auto& u : units_) u.grad.mul_(coef);
+    if (coef < 1.0) {
+      pending_clip_ = coef;
+      // Only the fused AdamW takes the scale in its pass; every other path clips here.
+      if (units_.empty() || !fused_optimizer_applies(units_.front().shard)) apply_pending_clip();
+    }
   }
   return norm;
 }
@@ -429,9 +440,11 @@ void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
       m.push_back(u.exp_avg);
       v.push_back(u.exp_avg_sq);
     }
-    adamw_update_fused(p, g, m, v, opt_step_, o, lr);
+    adamw_update_fused(p, g, m, v, opt_step_, o, lr, /*grad_divisor=*/1.0 / pending_clip_);
+    pending_clip_ = 1.0;
     return;
   }
+  apply_pending_clip();
   for (auto& u : units_) {
     at::Tensor p = u.shard.detach();
     adamw_update(p, u.grad, u.exp_avg, u.exp_avg_sq, opt_step_, o, lr);
@@ -441,6 +454,7 @@ void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
 std::vector<std::pair<std::string, at::Tensor>> FsdpModel::gather_named(bool grads) {
   wait_for_reductions();
   reshard_all();
+  if (grads) apply_pending_clip();  // the gradient as clip_grad_norm left it
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (auto& u : units_) {
     at::Tensor src = grads ? u.grad : u.shard.detach();

@@ -149,8 +149,11 @@ class FsdpModel {
   // everything that reads or writes gradient shards (clip, step, zero_grad, full_gradients).
   void wait_for_reductions();
   void zero_grad();
-  // Global L2 norm of the gradient (all shards, padding is zero); clips in place to max_norm
-  // when max_norm > 0. Returns the norm before clipping.
+  // Global L2 norm of the gradient (all shards, padding is zero); clips to max_norm when
+  // max_norm > 0. Returns the norm before clipping. Where the fused AdamW runs (CUDA, LibTorch
+  // >= 2), the clipping scale is left pending and the next optimizer_step applies it in its own
+  // pass (the kernel stores the clipped gradient back); anything else that reads the gradient
+  // first (zero_grad, full_gradients) applies it or drops it. Elsewhere it clips in place here.
   double clip_grad_norm(double max_norm);
   void optimizer_step(const OptimizerConfig& o, double lr);   // AdamW on the local shards
 
@@ -183,6 +186,7 @@ class FsdpModel {
   void reshard_all();
   void finish_oldest_reduction();      // CPU overlap: wait, replicate all-reduce, add to grad
   std::vector<std::pair<std::string, at::Tensor>> gather_named(bool grads);
+  void apply_pending_clip();  // multiplies the gradient by pending_clip_ and clears it
 
   // The reduction issued by the last post-backward: its buffers (the unsharded gradient and
   // reduce_dtype copy, the reduced shard) stay referenced until the compute stream has
@@ -213,6 +217,7 @@ class FsdpModel {
   int rope_len_ = 0;
   bool sync_ = true;
   int opt_step_ = 0;
+  double pending_clip_ = 1.0;  // clip_grad_norm's scale not yet applied to the gradient (fused path)
   int peak_gathered_units_ = 0;
   SideStream reduce_scatter_stream_;
   std::unique_ptr<InflightReduction> inflight_;

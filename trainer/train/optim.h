@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -78,17 +79,25 @@ inline bool fused_optimizer_applies(const at::Tensor& t) { return t.is_cuda(); }
 // torch/optim/adamw.py _fused_adamw): the reference's update, in fp32 and with
 // √v / √(1 − β₂ᵗ) where the reference takes √(v / (1 − β₂ᵗ)) — a few ulp apart per step.
 // `step` counts from 1; every list has one tensor per unit, each list's tensors the same shapes.
+// `grad_divisor` != 1: the kernel divides each gradient by it before the update (its grad_scale,
+// torch.amp's unscale, an fp32 device scalar) and stores the divided gradient back
+// (aten/src/ATen/native/cuda/fused_adam_utils.cuh adam_math, `grad_to_store`): gradient clipping's
+// scale in the update's own pass, where a separate mul_ reads and writes every gradient once more.
 inline void adamw_update_fused(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
                                std::vector<at::Tensor>& exp_avgs, std::vector<at::Tensor>& exp_avg_sqs, int step,
-                               const OptimizerConfig& o, double lr) {
+                               const OptimizerConfig& o, double lr, double grad_divisor = 1.0) {
   if (params.empty()) return;
   // The kernel reads the step count from a device scalar per tensor (fp32, as torch.optim keeps it).
   std::vector<at::Tensor> steps;
   steps.reserve(params.size());
   const at::Tensor one = at::full({}, double(step), params.front().options().dtype(at::kFloat));
   for (size_t i = 0; i < params.size(); ++i) steps.push_back(one);
+  TORCH_CHECK(grad_divisor > 0 && std::isfinite(grad_divisor), "adamw_update_fused: grad_divisor ", grad_divisor,
+              " must be positive and finite");
+  std::optional<at::Tensor> grad_scale;
+  if (grad_divisor != 1.0) grad_scale = at::full({}, grad_divisor, params.front().options().dtype(at::kFloat));
   at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, o.beta1, o.beta2,
-                    o.weight_decay, o.eps, /*amsgrad=*/false, /*maximize=*/false);
+                    o.weight_decay, o.eps, /*amsgrad=*/false, /*maximize=*/false, grad_scale);
 }
 
 // Σ over tensors of ‖x‖² as a 0-dim fp64 tensor: one multi-tensor pass (at::_foreach_norm,
@@ -103,7 +112,7 @@ inline at::Tensor square_sum_fused(const std::vector<at::Tensor>& xs) {
 // LibTorch 1.x has neither kernel: the reference ops run on every device.
 inline bool fused_optimizer_applies(const at::Tensor&) { return false; }
 inline void adamw_update_fused(std::vector<at::Tensor>&, const std::vector<at::Tensor>&, std::vector<at::Tensor>&,
-                               std::vector<at::Tensor>&, int, const OptimizerConfig&, double) {
+                               std::vector<at::Tensor>&, int, const OptimizerConfig&, double, double = 1.0) {
   throw std::logic_error("adamw_update_fused: needs LibTorch >= 2.0 (fused_optimizer_applies is false)");
 }
 inline at::Tensor square_sum_fused(const std::vector<at::Tensor>&) {
