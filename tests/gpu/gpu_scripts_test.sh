@@ -7,7 +7,8 @@
 #       unpacked into the prefix and env.sh names the prefix, the stub torch's CMake folder and
 #       nccl.h; an empty folder and an unknown mode are refused.
 #   gpu_scripts_test.sh SOURCE_DIR fsdp2       trainer/bench/bench_vs_fsdp2.py compiles, and
-#       refuses a torch older than 2.6 (stub torch 1.13) with exit 2 naming the version.
+#       refuses a torch older than 2.6 (stub torch 1.13) with exit 2 naming the version;
+#       tests/gpu/host_time_probe.py compiles and exits 1 on a torch without CUDA, writing nothing.
 #   gpu_scripts_test.sh SOURCE_DIR plan BUILD_DIR   gpu_train_check.sh --plan-only picks two
 #       models (llama3.2-1b and the largest shape that fits) with full_shard run.tomls whose
 #       plans are within 90 % of the GPU's memory; it refuses to train without a GPU (exit 3).
@@ -114,6 +115,10 @@ fsdp2)
   "$py" -m py_compile "$s" && echo "ok: py_compile"
   stub_torch 1.13.1 False
   expect "torch 1.13 refused" 2 "needs torch >= 2.6.*1.13.1" env PYTHONPATH="$tmp/py" "$py" "$s" --build "$tmp"
+  p="$src/tests/gpu/host_time_probe.py"
+  "$py" -m py_compile "$p" && echo "ok: py_compile host_time_probe.py"
+  expect "host_time_probe without CUDA" 1 "sees no CUDA device" env PYTHONPATH="$tmp/py" "$py" "$p" "$tmp/h.json"
+  [ ! -e "$tmp/h.json" ] || { echo "FAIL: host_time_probe wrote $tmp/h.json without a GPU" >&2; failures=$((failures + 1)); }
   ;;
 microbench)
   bin="${3:?usage: gpu_scripts_test.sh SOURCE_DIR microbench SHARDCAST_TRAIN}"

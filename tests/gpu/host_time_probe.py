@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Is the host on the step's critical path? PyTorch FSDP2 on one GPU, eager and compiled per block.
+
+What it is: the planner's per-unit host time (`unit_overhead_s`, fitted on published runs, eager
+and compiled alike; docs/validation.md "Two of those again") asks whether a compiled block leaves
+the GPU idle less often than an eager one. This builds trainer/bench/llama_torch.py's Llama
+(fully_shard per block and on the root, bf16 params, fp32 reduce, fused AdamW, as
+bench_vs_fsdp2.py), runs STEPS steps eager and then STEPS steps with every block compiled
+(torchtitan's per-block torch.compile), and for each mode prints the wall time per step and the
+GPU's busy time per step: the union of the kernel, memcpy and memset intervals of a torch.profiler
+trace over the same steps. Idle = wall - busy is the time the GPU waited (for the host, or on a
+synchronisation); per unit it is idle / (2 x units) (a forward and a backward per unit).
+What it is not: a measurement of published runs' stacks (one torch, one GPU, world size 1).
+Usage: host_time_probe.py OUT_JSON [--layers 16] [--micro-batch 2] [--steps 6] [--modes eager,compiled]
+Needs torch >= 2.6 with CUDA. Writes OUT_JSON after each mode (what finished survives a cap).
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+
+def union_us(intervals):
+    total, end = 0.0, -1.0
+    for s, e in sorted(intervals):
+        if s > end:
+            total += e - s
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return total
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--micro-batch", type=int, default=2)
+    ap.add_argument("--seq-len", type=int, default=2048)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--modes", default="eager,compiled")
+    args = ap.parse_args()
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit(f"host_time_probe: torch {torch.__version__} sees no CUDA device")
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "trainer", "bench"))
+    from llama_torch import Llama, init_weights
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29631")
+    torch.cuda.set_device(0)
+    dev = torch.device("cuda", 0)
+    dist.init_process_group("nccl", rank=0, world_size=1, device_id=dev)
+    L, d, H, KV, ffn, V = args.layers, 2048, 32, 8, 8192, 128256  # llama3.2-1b's widths
+    b, s, hd = args.micro_batch, args.seq_len, d // H
+    inv = 1.0 / (500000.0 ** (torch.arange(0, hd, 2, dtype=torch.float32, device=dev) / hd))
+    ang = torch.outer(torch.arange(s, dtype=torch.float32, device=dev), inv)
+    cos, sin = torch.cat((ang, ang), -1).cos(), torch.cat((ang, ang), -1).sin()
+    sdpa = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
+    result = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0), "layers": L, "micro_batch": b,
+              "seq_len": s, "units": L + 1, "modes": {}}
+    for mode in args.modes.split(","):
+        t_start = time.perf_counter()
+        torch.manual_seed(0)
+        with torch.device(dev):
+            model = Llama(L, d, H, KV, ffn, V, 1e-5, sdpa, cos, sin)
+        init_weights(model, L)
+        if mode == "compiled":  # torchtitan's apply_compile: each block replaced by torch.compile(block)
+            for i in range(len(model.layers)):
+                model.layers[i] = torch.compile(model.layers[i])
+        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        for blk in model.layers:
+            fully_shard(blk, mp_policy=mp)
+        fully_shard(model, mp_policy=mp)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+        batch = torch.randint(0, V, (b, s + 1), device=dev)
+
+        def step():
+            logits = model(batch[:, :-1])
+            loss = F.cross_entropy(logits.float().view(-1, V), batch[:, 1:].reshape(-1))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        for _ in range(3):  # warm-up (and compilation)
+            step()
+        torch.cuda.synchronize()
+        t_warm = time.perf_counter() - t_start
+        t0 = time.perf_counter()
+        for _ in range(args.steps):
+            step()
+        torch.cuda.synchronize()
+        wall = (time.perf_counter() - t0) / args.steps
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            t1 = time.perf_counter()
+            for _ in range(args.steps):
+                step()
+            torch.cuda.synchronize()
+            wall_profiled = (time.perf_counter() - t1) / args.steps
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+            trace_path = f.name
+        prof.export_chrome_trace(trace_path)
+        with open(trace_path) as f:
+            events = json.load(f)["traceEvents"]
+        os.unlink(trace_path)
+        gpu = [(e["ts"], e["ts"] + e["dur"]) for e in events
+               if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+        span = (max(e for _, e in gpu) - min(s_ for s_, _ in gpu)) / 1e6 / args.steps if gpu else 0.0
+        busy = union_us(gpu) / 1e6 / args.steps
+        r = {"wall_ms": wall * 1e3, "wall_profiled_ms": wall_profiled * 1e3, "gpu_span_ms": span * 1e3,
+             "gpu_busy_ms": busy * 1e3, "idle_in_span_ms": (span - busy) * 1e3,
+             "idle_in_span_per_unit_pass_ms": (span - busy) * 1e3 / (2 * (L + 1)),
+             "kernels_per_step": len(gpu) / args.steps, "warmup_s": t_warm,
+             "max_reserved_gib": torch.cuda.max_memory_reserved() / 2**30}
+        result["modes"][mode] = r
+        print(f"{mode:9s} wall {r['wall_ms']:8.2f} ms/step (profiled {r['wall_profiled_ms']:.2f}), GPU span "
+              f"{r['gpu_span_ms']:.2f}, busy {r['gpu_busy_ms']:.2f}, idle in span {r['idle_in_span_ms']:.2f} ms "
+              f"= {r['idle_in_span_per_unit_pass_ms']:.3f} ms per unit pass; {r['kernels_per_step']:.0f} GPU ops/step; "
+              f"warm-up {t_warm:.1f} s", flush=True)
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+        del model, opt
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
