@@ -419,8 +419,9 @@ double FsdpModel::clip_grad_norm(double max_norm) {
     const double coef = max_norm / (norm + 1e-6);
     if (coef < 1.0) {
       pending_clip_ = coef;
-      // Only the fused AdamW takes the scale in its pass; every other path clips here.
-      if (units_.empty() || !fused_optimizer_applies(units_.front().shard)) apply_pending_clip();
+      // Only the fused AdamW takes the scale in its pass (as a divisor 1/coef: coef > 0); every
+      // other path, and an infinite norm's coef of 0, clips here as before.
+      if (coef <= 0 || units_.empty() || !fused_optimizer_applies(units_.front().shard)) apply_pending_clip();
     }
   }
   return norm;
