@@ -397,6 +397,7 @@ void FsdpModel::apply_pending_clip() {
 
 double FsdpModel::clip_grad_norm(double max_norm) {
   wait_for_reductions();
+  apply_pending_clip();  // a second clip measures the gradient the first one left
   // Sum of squares over my shards (padding gradients are zero), summed over the shard
   // group; replicas hold identical shards after the replicate all-reduce.
   at::Tensor sq;
@@ -414,7 +415,6 @@ double FsdpModel::clip_grad_norm(double max_norm) {
   groups_.shard->all_reduce(sq);
   RECORD_USER_SCOPE(op_scope::clip_grad_norm);
   const double norm = std::sqrt(sq.item<double>());
-  pending_clip_ = 1.0;
   if (max_norm > 0) {
     const double coef = max_norm / (norm + 1e-6);
     if (coef < 1.0) {

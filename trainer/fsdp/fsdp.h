@@ -153,7 +153,8 @@ class FsdpModel {
   // max_norm > 0. Returns the norm before clipping. Where the fused AdamW runs (CUDA, LibTorch
   // >= 2), the clipping scale is left pending and the next optimizer_step applies it in its own
   // pass (the kernel stores the clipped gradient back); anything else that reads the gradient
-  // first (zero_grad, full_gradients) applies it or drops it. Elsewhere it clips in place here.
+  // first (zero_grad, full_gradients, a second clip) applies it or drops it. Elsewhere it clips
+  // in place here.
   double clip_grad_norm(double max_norm);
   void optimizer_step(const OptimizerConfig& o, double lr);   // AdamW on the local shards
 
