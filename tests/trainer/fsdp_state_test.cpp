@@ -192,6 +192,45 @@ TEST(FsdpState, GradAccumulationEqualsOneLargerMicroBatch) {
   }
 }
 
+// zero_grad writes nothing (FlatUnit::grad_stale): the gradient reads as zero until the next
+// reduction writes scale · reduced, which must equal what adding it into zeros gave — bit for
+// bit (0 + s·x = s·x), so a second backward of the same batch after zero_grad gives the first
+// one's gradients exactly, and two backwards without it give twice them exactly (x + x = 2x).
+// Both reduction paths: synchronous (0 in flight) and overlapped (2), two ranks and one.
+TEST(FsdpState, ZeroGradWritesNothingAndTheNextReductionOverwrites) {
+  for (int world : {2, 1})
+    for (int inflight : {0, 2}) {
+      TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, world);
+      FsdpOptions opts = fsdp_options(cfg);
+      opts.max_inflight_reductions = inflight;
+      run_ranks(world, world, [&](int, ProcessGroups g) {
+        auto engine = make_fsdp_engine(cfg, std::move(g), opts);
+        const at::Tensor tokens = at::randint(0, cfg.model.vocab, {cfg.training.micro_batch, cfg.training.seq_len},
+                                              at::TensorOptions().dtype(at::kLong).device(at::kCPU));
+        const at::Tensor targets = tokens.roll(1, 1);
+        const std::string what = "world " + std::to_string(world) + ", in flight " + std::to_string(inflight);
+        engine->zero_grad();
+        for (const auto& [n, t] : engine->full_gradients())
+          EXPECT_EQ(t.abs().max().item<double>(), 0.0) << what << ": " << n << " reads as zero";
+        engine->forward_loss(tokens, targets, true).backward();
+        const auto first = engine->full_gradients();
+        engine->zero_grad();
+        engine->forward_loss(tokens, targets, true).backward();
+        const auto again = engine->full_gradients();
+        engine->forward_loss(tokens, targets, true).backward();  // no zero_grad: accumulates
+        const auto twice = engine->full_gradients();
+        ASSERT_EQ(first.size(), again.size());
+        double largest = 0;
+        for (size_t i = 0; i < first.size(); ++i) {
+          EXPECT_TRUE(at::equal(first[i].second, again[i].second)) << what << ": " << first[i].first;
+          EXPECT_TRUE(at::equal(first[i].second * 2, twice[i].second)) << what << ": " << first[i].first;
+          largest = std::max(largest, first[i].second.abs().max().item<double>());
+        }
+        EXPECT_GT(largest, 0.0) << what << ": the batch has a gradient";
+      });
+    }
+}
+
 TEST(FsdpState, TiedEmbeddingsMatchReference) {
   constexpr double kTol = 1e-5;  // fp32 summation order, see fsdp_parity_test.cpp
   TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);

@@ -255,7 +255,25 @@ void FsdpModel::finish_oldest_reduction() {
   r.work.wait();
   if (r.replicate_after) groups_.replicate->all_reduce(r.out);
   RECORD_USER_SCOPE(op_scope::fsdp_grad_add);
-  units_[r.unit].grad.add_(r.out.to(at::kFloat), r.scale);
+  add_reduced(units_[r.unit], r.out, r.scale);
+}
+
+void FsdpModel::add_reduced(FlatUnit& u, const at::Tensor& reduced, double scale) {
+  const at::Tensor x = reduced.to(at::kFloat);
+  if (!u.grad_stale) {
+    u.grad.add_(x, scale);
+    return;
+  }
+  at::mul_out(u.grad, x, at::scalar_tensor(scale, x.options().device(at::kCPU)));
+  u.grad_stale = false;
+}
+
+void FsdpModel::zero_stale_grads() {
+  for (auto& u : units_)
+    if (u.grad_stale) {
+      u.grad.zero_();
+      u.grad_stale = false;
+    }
 }
 
 void FsdpModel::post_backward(int i, at::Tensor grad_full) {
@@ -322,7 +340,7 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
         groups_.shard->reduce_scatter(out, red);
         if (groups_.replicate->size() > 1) groups_.replicate->all_reduce(out);
         RECORD_USER_SCOPE(op_scope::fsdp_grad_add);
-        u.grad.add_(out.to(at::kFloat), pre / world);
+        add_reduced(u, out, pre / world);
         r->keep = {src, red, out};
       });
       // CPU: the reduction is complete; drop the buffers now.
@@ -384,7 +402,7 @@ void FsdpModel::zero_grad() {
   RECORD_USER_SCOPE(op_scope::zero_grad);
   pending_clip_ = 1.0;  // the gradient it would have scaled is gone
   for (auto& u : units_) {
-    u.grad.zero_();
+    u.grad_stale = true;  // no pass over the buffer: the next reduction writes it
     u.acc = at::Tensor();
   }
 }
@@ -397,6 +415,7 @@ void FsdpModel::apply_pending_clip() {
 
 double FsdpModel::clip_grad_norm(double max_norm) {
   wait_for_reductions();
+  zero_stale_grads();  // a unit with no reduction since zero_grad (none in a training step)
   apply_pending_clip();  // a second clip measures the gradient the first one left
   // Sum of squares over my shards (padding gradients are zero), summed over the shard
   // group; replicas hold identical shards after the replicate all-reduce.
@@ -429,6 +448,7 @@ double FsdpModel::clip_grad_norm(double max_norm) {
 
 void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
   wait_for_reductions();
+  zero_stale_grads();
   reshard_all();  // any gathered copy is stale after the update
   ++opt_step_;
   at::NoGradGuard no_grad;
@@ -455,7 +475,10 @@ void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
 std::vector<std::pair<std::string, at::Tensor>> FsdpModel::gather_named(bool grads) {
   wait_for_reductions();
   reshard_all();
-  if (grads) apply_pending_clip();  // the gradient as clip_grad_norm left it
+  if (grads) {
+    zero_stale_grads();
+    apply_pending_clip();  // the gradient as clip_grad_norm left it
+  }
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (auto& u : units_) {
     at::Tensor src = grads ? u.grad : u.shard.detach();

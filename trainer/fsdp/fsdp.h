@@ -119,6 +119,9 @@ struct FlatUnit {
   bool checkpoint = false;            // block recomputed in backward
   at::Tensor shard;                   // (shard_numel) fp32 leaf, requires grad: the master
   at::Tensor grad;                    // (shard_numel) fp32 gradient shard
+  // zero_grad leaves `grad` stale instead of writing zeros: it reads as zero, and the step's
+  // first reduction writes it (scale · reduced) where later ones add, one pass fewer each way.
+  bool grad_stale = false;
   at::Tensor exp_avg, exp_avg_sq;     // (shard_numel) fp32 AdamW state
   // Gathered parameters (padded_numel) in param_dtype. Storage may be 0 bytes (resharded)
   // while autograd still holds views of it. For a shard group of one it aliases `shard`.
@@ -188,6 +191,9 @@ class FsdpModel {
   void finish_oldest_reduction();      // CPU overlap: wait, replicate all-reduce, add to grad
   std::vector<std::pair<std::string, at::Tensor>> gather_named(bool grads);
   void apply_pending_clip();  // multiplies the gradient by pending_clip_ and clears it
+  void zero_stale_grads();    // writes the zeros a stale gradient stands for (before any read)
+  // grad += scale · reduced, or grad = scale · reduced when stale (the same values: 0 + s·x).
+  static void add_reduced(FlatUnit& u, const at::Tensor& reduced, double scale);
 
   // The reduction issued by the last post-backward: its buffers (the unsharded gradient and
   // reduce_dtype copy, the reduced shard) stay referenced until the compute stream has
