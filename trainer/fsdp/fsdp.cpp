@@ -270,10 +270,15 @@ void FsdpModel::add_reduced(FlatUnit& u, const at::Tensor& reduced, double scale
 
 void FsdpModel::zero_stale_grads() {
   for (auto& u : units_)
-    if (u.grad_stale) {
+    if (u.grad_stale) {  // no reduction since zero_grad (none in a training step)
       u.grad.zero_();
       u.grad_stale = false;
     }
+}
+
+void FsdpModel::settle_grads() {
+  zero_stale_grads();
+  apply_pending_clip();
 }
 
 void FsdpModel::post_backward(int i, at::Tensor grad_full) {
@@ -415,8 +420,7 @@ void FsdpModel::apply_pending_clip() {
 
 double FsdpModel::clip_grad_norm(double max_norm) {
   wait_for_reductions();
-  zero_stale_grads();  // a unit with no reduction since zero_grad (none in a training step)
-  apply_pending_clip();  // a second clip measures the gradient the first one left
+  settle_grads();  // a second clip measures the gradient the first one left
   // Sum of squares over my shards (padding gradients are zero), summed over the shard
   // group; replicas hold identical shards after the replicate all-reduce.
   at::Tensor sq;
@@ -475,10 +479,7 @@ void FsdpModel::optimizer_step(const OptimizerConfig& o, double lr) {
 std::vector<std::pair<std::string, at::Tensor>> FsdpModel::gather_named(bool grads) {
   wait_for_reductions();
   reshard_all();
-  if (grads) {
-    zero_stale_grads();
-    apply_pending_clip();  // the gradient as clip_grad_norm left it
-  }
+  if (grads) settle_grads();  // the gradient as clip_grad_norm left it
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (auto& u : units_) {
     at::Tensor src = grads ? u.grad : u.shard.detach();

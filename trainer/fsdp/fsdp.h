@@ -192,6 +192,7 @@ class FsdpModel {
   std::vector<std::pair<std::string, at::Tensor>> gather_named(bool grads);
   void apply_pending_clip();  // multiplies the gradient by pending_clip_ and clears it
   void zero_stale_grads();    // writes the zeros a stale gradient stands for (before any read)
+  void settle_grads();        // both: the gradient's values in its buffer, for a reader
   // grad += scale · reduced, or grad = scale · reduced when stale (the same values: 0 + s·x).
   static void add_reduced(FlatUnit& u, const at::Tensor& reduced, double scale);
 
