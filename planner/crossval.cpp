@@ -109,7 +109,9 @@ std::vector<std::string> fit_groups(const std::vector<PublishedRow>& rows, const
     spec.prior_weight = g.prior_weight;
     spec.lm = lm;
     const FitResult f = fit_efficiency(rows, cases, hw, spec);
-    notes.push_back(fmt::format("{}: refitted on {} rows", g.family, f.n_runs));
+    std::string values;
+    for (const auto& k : g.params) values += fmt::format(" {} = {:.4g}", k, f.values.at(k));
+    notes.push_back(fmt::format("{}: refitted on {} rows:{}", g.family, f.n_runs, values));
   }
   return notes;
 }

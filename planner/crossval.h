@@ -59,7 +59,7 @@ struct CrossvalRow {
 struct CrossvalFold {
   std::string source;           // left out
   int n_rows = 0;               // rows of that source predicted
-  std::vector<std::string> notes;  // per group: fitted on n rows, or "no rows left: preset values"
+  std::vector<std::string> notes;  // per group, as fit_groups returns them
 };
 
 struct CrossvalResult {
@@ -68,7 +68,8 @@ struct CrossvalResult {
 };
 
 // Fit every group on `cases` (from its prior), writing the values into `hardware`; returns one
-// line per group saying what was fitted on how many rows ("no rows: preset values" otherwise).
+// line per group: "family: refitted on N rows: key = value ..." (keys in the group's order, 4
+// significant digits), or "family: no rows, preset values".
 std::vector<std::string> fit_groups(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
                                     HardwareSet& hardware, const std::vector<FitGroup>& groups,
                                     const LmOptions& lm = {});

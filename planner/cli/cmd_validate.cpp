@@ -194,12 +194,7 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
     planner::HardwareSet all = hardware;
     const auto notes = planner::fit_groups(rows, cases, all, groups);
     fmt::print("\n## Fit on every source (prior weight {}; the presets' values)\n\n", groups.front().prior_weight);
-    for (size_t i = 0; i < groups.size(); ++i) {
-      fmt::print("- {}:", notes[i]);
-      for (const auto& k : groups[i].params)
-        fmt::print(" {} = {:.4g}", k, all.at(groups[i].hardware.front()).efficiency.at(k));
-      fmt::print("\n");
-    }
+    for (const auto& note : notes) fmt::print("- {}\n", note);  // "family: refitted on N rows: key = value ..."
     fmt::print("\n");
   }
   planner::BandTable t = planner::build_bands(cv.rows, groups, a.min_rows);

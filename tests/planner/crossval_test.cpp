@@ -140,7 +140,21 @@ TEST(Crossval, LeaveOneSourceOutPredictsEveryRowWithoutItsSource) {
     int fitted = 0;
     for (const auto& note : f.notes) {
       const auto at = note.find("refitted on ");
-      if (at != std::string::npos) fitted += std::stoi(note.substr(at + 12));
+      if (at == std::string::npos) continue;
+      fitted += std::stoi(note.substr(at + 12));
+      // The note states every fitted key of its family with its value, in the group's order.
+      const FitGroup* g = nullptr;
+      for (const auto& c : groups)
+        if (note.rfind(c.family + ":", 0) == 0) g = &c;
+      ASSERT_NE(g, nullptr) << note;
+      size_t from = at;
+      for (const auto& k : g->params) {
+        const size_t kat = note.find(" " + k + " = ", from);
+        ASSERT_NE(kat, std::string::npos) << k << " in " << note;
+        const double v = std::stod(note.substr(kat + k.size() + 4));
+        EXPECT_TRUE(std::isfinite(v) && v >= 0) << note;
+        from = kat + 1;
+      }
     }
     EXPECT_EQ(fitted, with_tps - per_source[f.source]) << f.source;
   }
