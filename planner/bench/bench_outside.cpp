@@ -4,7 +4,9 @@
 // What it prints, per source, per hardware and overall: tokens/s/GPU MAPE, mean signed error
 // (bias; + = predicted faster than measured), worst under- and over-prediction, the share of
 // rows inside their stated 1σ / 2σ band, and for rows with a memory figure the memory MAPE, mean
-// signed error and the worst under-prediction (an out-of-memory the user did not see coming).
+// signed error and the worst under-prediction (an out-of-memory the user did not see coming);
+// then the within-source pairs (planner/pairs.h): the measured against the predicted throughput
+// ratio of two runs one setting apart, per setting, beside the absolute error of the same rows.
 // tests/planner/outside_runs_test.cpp holds these numbers as regression bounds; docs/validation.md
 // "Outside runs" shows them. What it is not: a fitter — nothing here changes a preset.
 // Single-threaded; owns nothing beyond its locals.
@@ -16,6 +18,7 @@
 
 #include <fmt/core.h>
 
+#include "planner/pairs.h"
 #include "planner/published_csv.h"
 #include "planner/validate.h"
 
@@ -97,5 +100,15 @@ int main(int argc, char** argv) {
   fmt::print("\nskipped rows:\n");
   for (const auto& r : v.rows)
     if (!r.skip_reason.empty()) fmt::print("  {}: {}\n", r.row_id, r.skip_reason);
+
+  const auto pairs = planner::find_pairs(rows, cases, v);
+  fmt::print("\nwithin-source pairs ({} pairs of runs one setting apart; ratio error = predicted b/a over measured "
+             "b/a; absolute tokens/s MAPE of the same {} rows: {:.1f} %):\n\n",
+             pairs.size(), v.overall.n, v.overall.mape_tps);
+  fmt::print("| setting that differs | pairs | ratio MAPE % | ratio bias % | max % | order right / decided |\n"
+             "|---|---|---|---|---|---|\n");
+  for (const auto& s : planner::summarize_pairs(pairs))
+    fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {} / {} |\n", s.setting, s.n, s.mape, s.bias, s.max_abs,
+               s.order_right, s.decided);
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "planner/cli/commands.h"
 #include "planner/crossval.h"
 #include "planner/fit.h"
+#include "planner/pairs.h"
 #include "planner/published_csv.h"
 #include "planner/run_validation.h"
 #include "planner/validate.h"
@@ -29,6 +30,7 @@ struct ValidateArgs {
   std::string published, fit_on, annotations, baseline_fit_on;
   bool baseline = false;
   bool json = false, markdown = false;
+  bool pairs = false;          // within-source pairs (planner/pairs.h)
   std::vector<std::string> fit_hardware, fit_params;
   double prior = 0;
   std::vector<std::string> run_dirs;  // trainer runs (planner/run_validation.h)
@@ -246,6 +248,35 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
   }
 }
 
+// The within-source pairs: per pair and per setting (planner/pairs.h).
+void print_pairs(const std::vector<planner::ConfigPair>& pairs, bool markdown) {
+  const auto summaries = planner::summarize_pairs(pairs);
+  if (markdown) {
+    fmt::print("\n| setting that differs | pairs | ratio MAPE % | ratio bias % | max % | order right (decided) |\n"
+               "|---|---|---|---|---|---|\n");
+    for (const auto& s : summaries)
+      fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {} / {} |\n", md_cell(s.setting), s.n, s.mape, s.bias,
+                 s.max_abs, s.order_right, s.decided);
+    fmt::print("\n| run a | run b | setting | a | b | measured b/a | predicted b/a | error % |\n"
+               "|---|---|---|---|---|---|---|---|\n");
+    for (const auto& p : pairs)
+      fmt::print("| {} | {} | {} | {} | {} | {:.3f} | {:.3f} | {:+.1f}{} |\n", md_cell(p.row_a), md_cell(p.row_b),
+                 md_cell(p.setting), md_cell(p.value_a), md_cell(p.value_b), p.measured_ratio, p.predicted_ratio,
+                 100 * p.err, p.decided && !p.order_right ? " (order wrong)" : "");
+    return;
+  }
+  fmt::print("\nwithin-source pairs (two runs of one source, one setting apart; ratio = b / a, tokens/s/GPU):\n");
+  fmt::print("{:<40} {:<40} {:<28} {:>9} {:>9} {:>7}\n", "run a", "run b", "setting", "measured", "predicted", "err%");
+  for (const auto& p : pairs)
+    fmt::print("{:<40} {:<40} {:<28} {:>9.3f} {:>9.3f} {:>+7.1f}{}\n", clip(p.row_a, 40), clip(p.row_b, 40),
+               clip(p.setting, 28), p.measured_ratio, p.predicted_ratio, 100 * p.err,
+               p.decided && !p.order_right ? "  order wrong" : "");
+  fmt::print("\n  {:<40} {:>5} {:>7} {:>7} {:>7}  {}\n", "setting", "pairs", "MAPE", "bias", "max", "order right / decided");
+  for (const auto& s : summaries)
+    fmt::print("  {:<40} {:>5} {:>7.1f} {:>+7.1f} {:>7.1f}  {} / {}\n", clip(s.setting, 40), s.n, s.mape, s.bias, s.max_abs,
+               s.order_right, s.decided);
+}
+
 }  // namespace
 
 void register_validate(CLI::App& app) {
@@ -258,6 +289,9 @@ void register_validate(CLI::App& app) {
                   "CSV of row_id,column,value,source: facts the published CSV leaves empty, each with its source");
   cmd->add_flag("--json", a->json, "print {rows, summary, per_source, per_hardware} as JSON");
   cmd->add_flag("--markdown", a->markdown, "print the summary and the rows as Markdown tables (docs/validation.md)");
+  cmd->add_flag("--pairs", a->pairs,
+                "also compare runs of one source that differ in one setting: measured against predicted "
+                "throughput ratio, and whether the prediction ranks them as measured (planner/pairs.h)");
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
   cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
   cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
@@ -286,8 +320,9 @@ void register_validate(CLI::App& app) {
     planner::HardwareSet hardware;
     const auto cases = planner::resolve_cases(rows, hardware);
     if (a->crossval) {
-      if (!a->fit_hardware.empty() || a->json || a->baseline)
-        throw UsageError("validate --crossval: refits the shipped keys itself; --fit, --json and --baseline do not apply");
+      if (!a->fit_hardware.empty() || a->json || a->baseline || a->pairs)
+        throw UsageError(
+            "validate --crossval: refits the shipped keys itself; --fit, --json, --baseline and --pairs do not apply");
       std::string command = "shardcast validate --crossval --published " + a->published;
       if (!a->annotations.empty()) command += " --annotations " + a->annotations;
       if (!a->holdout.empty()) command += " --holdout " + a->holdout;
@@ -342,8 +377,14 @@ void register_validate(CLI::App& app) {
               (a->baseline_fit_on.empty() ? std::string("these rows") : a->baseline_fit_on) + ")",
           rule_unscored);
     }
+    std::vector<planner::ConfigPair> pairs;
+    if (a->pairs) pairs = planner::find_pairs(rows, cases, v);
     if (a->json) {
       nlohmann::json j = v;
+      if (a->pairs) {
+        j["pairs"] = pairs;
+        j["pairs_summary"] = planner::summarize_pairs(pairs);
+      }
       if (a->baseline)
         j["baseline"] = {{"name", rule_summary.name}, {"n", rule_summary.n}, {"mape_tokens_per_s", rule_summary.mape_tps},
                          {"median_abs_err_tokens_per_s", rule_summary.median_abs_err_tps},
@@ -352,8 +393,10 @@ void register_validate(CLI::App& app) {
       fmt::print("{}\n", j.dump(2));
     } else if (a->markdown) {
       print_markdown(v);
+      if (a->pairs) print_pairs(pairs, true);
     } else {
       print_human(v);
+      if (a->pairs) print_pairs(pairs, false);
     }
     if (a->baseline && !a->json) {
       fmt::print("\n{}: n {}, MAPE {:.1f}%, median {:.1f}%, max {:.1f}%", rule_summary.name, rule_summary.n,
