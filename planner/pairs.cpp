@@ -52,6 +52,7 @@ constexpr const char* kClusterSetting = "cluster.nodes x cluster.gpus_per_node";
 // Which setting a key belongs to: the terms that only act with another one are counted with it.
 std::string setting_of(const std::string& key) {
   if (key == "activation_checkpointing.ratio") return "activation_checkpointing.mode";
+  if (key == "parallelism.hsdp_shard_size") return "parallelism.sharding_strategy";
   if (key == "fp8_all_gather" || key == "fp8_weight_saved") return "precision.fp8";
   if (key == "cluster.nodes" || key == "cluster.gpus_per_node") return kClusterSetting;
   return key;
@@ -70,6 +71,14 @@ std::vector<std::pair<std::string, std::string>> row_settings(const TrainConfig&
     }
     out.emplace_back(k.path, value_of(k, c));
   }
+  return out;
+}
+
+std::set<std::string> settings_differing(const TrainConfig& a, const TrainConfig& b) {
+  const auto sa = row_settings(a), sb = row_settings(b);
+  std::set<std::string> out;
+  for (size_t i = 0; i < sa.size(); ++i)
+    if (sa[i].second != sb[i].second) out.insert(setting_of(sa[i].first));
   return out;
 }
 
@@ -175,7 +184,7 @@ std::vector<PairSummary> summarize_pairs(const std::vector<ConfigPair>& pairs) {
   std::vector<const ConfigPair*> all;
   for (const auto& name : order) out.push_back(summarize(name, by.at(name)));
   for (const auto& p : pairs) all.push_back(&p);
-  out.push_back(summarize("every pair", all));
+  out.push_back(summarize(kEveryPair, all));
   return out;
 }
 

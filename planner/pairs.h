@@ -9,16 +9,18 @@
 // that source cancels in their ratio and what is left is the effect of the setting that differs.
 // A setting is a run.toml key of the row's resolved config (shared/config_schema.h, the schema
 // table; keys that do not change a prediction — optimizer, schedule, data, checkpoint, metrics,
-// comm, steps, seed — are left out), with the [model] shape as one setting and fp8's all-gather
-// and saved-weight terms counted with `precision.fp8`, `activation_checkpointing.ratio` with its
-// mode, cluster.nodes with cluster.gpus_per_node (the GPU count); plus the runtime terms a
-// row's own columns may set (validate.cpp resolve_cases: cross_entropy, rmsnorm, fp8_all_gather,
-// fp8_weight_saved), as resolved for the row. Rows that differ in no setting at all
-// pair under "none": the source measured a difference the planner cannot see.
+// comm, steps, seed — are left out), with the [model] shape as one setting; fp8's all-gather and
+// saved-weight terms count with `precision.fp8`, `activation_checkpointing.ratio` with its mode,
+// the HSDP shard size with the sharding strategy, cluster.nodes with cluster.gpus_per_node (the
+// GPU count). Beside them, the runtime terms a row's own columns may set (validate.cpp
+// resolve_cases: cross_entropy, rmsnorm, fp8_all_gather, fp8_weight_saved), as resolved for the
+// row. Rows that differ in no setting at all pair under "none": the source measured a difference
+// the planner cannot see.
 // What it is not: the validation of single rows (validate.h) or the fit (fit.h). Functions are
 // pure and reentrant.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,8 @@ namespace shardcast::planner {
 
 // |measured ratio − 1| below this is a tie: the source does not rank the two runs.
 inline constexpr double kPairTie = 0.02;
+// The name of the summary (and decision band) over every pair.
+inline constexpr const char* kEveryPair = "every pair";
 
 struct ConfigPair {
   std::string source;        // source_key of both rows
@@ -62,7 +66,11 @@ std::vector<std::pair<std::string, std::string>> row_settings(const TrainConfig&
 std::vector<ConfigPair> find_pairs(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
                                    const ValidationResult& result);
 
-// One summary per setting (settings in first-seen order), then one over every pair.
+// The settings (as ConfigPair::setting names them) in which two resolved configs differ, from
+// row_settings alone (runtime-term columns of published rows are not in a TrainConfig).
+std::set<std::string> settings_differing(const TrainConfig& a, const TrainConfig& b);
+
+// One summary per setting (settings in first-seen order), then one over every pair (kEveryPair).
 std::vector<PairSummary> summarize_pairs(const std::vector<ConfigPair>& pairs);
 
 void to_json(nlohmann::json& j, const ConfigPair& p);

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "planner/decision_error.h"
+#include "planner/pairs.h"
 #include "planner/pareto.h"
 #include "planner/plan.h"
 #include "planner/runtime.h"
@@ -103,6 +105,19 @@ std::string why_line(const SearchSpace& space, const HardwareSpec& hw, const Sea
                         describe_config(rival->config), slower,
                         100.0 * q.exposed_comm_s / q.step_time_s,
                         (budget - memory_needed_bytes(q)) / kGiB);
+    // The gap against the planner's measured error on such ratios (decision_error.h): the band
+    // of the one setting that differs, else the band over every pair.
+    const std::set<std::string> differ = settings_differing(w.config, rival->config);
+    const DecisionBand* band = shipped_decisions().band_for(differ.size() == 1 ? *differ.begin() : kEveryPair);
+    if (band) {
+      const std::string what =
+          band->setting == kEveryPair ? "runs one setting apart" : "runs apart in " + band->setting;
+      line += fmt::format(
+          "; {} the 1σ error of the planner's throughput ratios between published {} (±{:.1f}% over {} pairs, "
+          "configs/decisions.toml){}",
+          slower < 100 * band->rel_1sigma ? "within" : "beyond", what, 100 * band->rel_1sigma, band->n_pairs,
+          slower < 100 * band->rel_1sigma ? ": measure both before choosing" : "");
+    }
   }
   return line;
 }

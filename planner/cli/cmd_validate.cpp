@@ -15,6 +15,7 @@
 #include "planner/cli/commands.h"
 #include "planner/crossval.h"
 #include "planner/fit.h"
+#include "planner/decision_error.h"
 #include "planner/pairs.h"
 #include "planner/published_csv.h"
 #include "planner/run_validation.h"
@@ -31,6 +32,8 @@ struct ValidateArgs {
   bool baseline = false;
   bool json = false, markdown = false;
   bool pairs = false;          // within-source pairs (planner/pairs.h)
+  std::string write_decisions;  // --pairs: write the decision bands here (configs/decisions.toml)
+  int min_pairs = 4;
   std::vector<std::string> fit_hardware, fit_params;
   double prior = 0;
   std::vector<std::string> run_dirs;  // trainer runs (planner/run_validation.h)
@@ -292,6 +295,10 @@ void register_validate(CLI::App& app) {
   cmd->add_flag("--pairs", a->pairs,
                 "also compare runs of one source that differ in one setting: measured against predicted "
                 "throughput ratio, and whether the prediction ranks them as measured (planner/pairs.h)");
+  cmd->add_option("--write-decisions", a->write_decisions,
+                  "with --pairs: write the decision error per setting to this TOML (configs/decisions.toml, "
+                  "planner/decision_error.h)");
+  cmd->add_option("--min-pairs", a->min_pairs, "with --write-decisions: fewest pairs a setting's band needs");
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
   cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
   cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
@@ -314,6 +321,7 @@ void register_validate(CLI::App& app) {
     if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
     if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty() || !a->out_of_sample.empty()))
       throw UsageError("validate: --holdout, --write-bands and --out-of-sample need --crossval");
+    if (!a->pairs && !a->write_decisions.empty()) throw UsageError("validate: --write-decisions needs --pairs");
     std::vector<planner::Annotation> annotations;
     if (!a->annotations.empty()) annotations = planner::read_annotations(a->annotations);
     std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published, annotations);
@@ -379,6 +387,17 @@ void register_validate(CLI::App& app) {
     }
     std::vector<planner::ConfigPair> pairs;
     if (a->pairs) pairs = planner::find_pairs(rows, cases, v);
+    if (!a->write_decisions.empty()) {
+      planner::DecisionTable t = planner::build_decision_table(pairs, a->min_pairs);
+      t.command = "shardcast validate --published " + a->published;
+      if (!a->annotations.empty()) t.command += " --annotations " + a->annotations;
+      t.command += fmt::format(" --pairs --min-pairs {} --write-decisions {}", a->min_pairs, a->write_decisions);
+      if (t.bands.empty())
+        throw InputError(fmt::format("{}: no pairs of runs one setting apart: nothing to write to {}", a->published,
+                                     a->write_decisions));
+      write_file_atomic(a->write_decisions, planner::write_decisions_toml(t));
+      fmt::print(stderr, "wrote {} ({} bands)\n", a->write_decisions, t.bands.size());
+    }
     if (a->json) {
       nlohmann::json j = v;
       if (a->pairs) {

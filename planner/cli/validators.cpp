@@ -49,6 +49,8 @@ const Range kRanges[] = {
     {"--node-write-gbytes-per-s", "", cli_range::positive},
     // validate --crossval: fewest rows a regime band needs.
     {"--min-rows", "", cli_range::positive},
+    // validate --write-decisions: fewest pairs a setting's band needs.
+    {"--min-pairs", "", cli_range::positive},
     // import: leading steps left out of the summary (0 = none).
     {"--warmup", "", cli_range::non_negative},
     {"--master-port", "", port},

@@ -65,6 +65,8 @@ TEST(Search, WinnerIsFeasibleAndFastest) {
   EXPECT_FALSE(r.why_winner.empty());
   EXPECT_NE(r.why_winner.find("exposed communication"), std::string::npos);
   EXPECT_NE(r.why_winner.find("headroom"), std::string::npos);
+  // The gap to the next best is set against the planner's measured decision error.
+  EXPECT_NE(r.why_winner.find("configs/decisions.toml"), std::string::npos) << r.why_winner;
 }
 
 TEST(Search, PruningChangesNoResult) {
