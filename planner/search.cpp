@@ -106,10 +106,11 @@ std::string why_line(const SearchSpace& space, const HardwareSpec& hw, const Sea
                         100.0 * q.exposed_comm_s / q.step_time_s,
                         (budget - memory_needed_bytes(q)) / kGiB);
     // The gap against the planner's measured error on such ratios (decision_error.h): the band
-    // of the one setting that differs, else the band over every pair.
+    // of the one setting that differs, else the band over every pair. Measured on GPUs' published
+    // runs: not stated for a preset without an SM grid (the measured `cpu` profile).
     const std::set<std::string> differ = settings_differing(w.config, rival->config);
     const DecisionBand* band = shipped_decisions().band_for(differ.size() == 1 ? *differ.begin() : kEveryPair);
-    if (band) {
+    if (band && hw.gpu.sm_count > 0) {
       const std::string what =
           band->setting == kEveryPair ? "runs one setting apart" : "runs apart in " + band->setting;
       line += fmt::format(
