@@ -42,6 +42,16 @@ Validated validate_text(const std::string& text) {
   return v;
 }
 
+// configs/published/outside.csv with its annotations, validated by today's planner.
+Validated validate_outside() {
+  Validated v;
+  v.rows = read_published_csv(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/outside.csv",
+                              read_annotations(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/annotations.csv"));
+  v.cases = resolve_cases(v.rows, v.hw);
+  v.result = validate_cases(v.rows, v.cases, v.hw);
+  return v;
+}
+
 // Two rows of one source one setting apart pair under that setting; two settings apart, or two
 // sources, do not.
 TEST(Pairs, OneSettingApartWithinOneSource) {
@@ -97,11 +107,7 @@ TEST(Pairs, SameSettingsPairUnderNoneAndRankNothing) {
 // validate's per-row percentages. Tolerance 1e-9: both are a few double divisions apart.
 // The predicted ratio a third way: plan() of the two configs called here.
 TEST(Pairs, RatioErrorIsTheQuotientOfTheRowErrors) {
-  Validated v;
-  v.rows = read_published_csv(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/outside.csv",
-                              read_annotations(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/annotations.csv"));
-  v.cases = resolve_cases(v.rows, v.hw);
-  v.result = validate_cases(v.rows, v.cases, v.hw);
+  const Validated v = validate_outside();
   std::map<std::string, const ValidationRowResult*> by_id;
   for (const auto& r : v.result.rows) by_id[r.row_id] = &r;
   std::map<std::string, const ValidationCase*> case_of;
@@ -124,11 +130,7 @@ TEST(Pairs, RatioErrorIsTheQuotientOfTheRowErrors) {
 // the measurement so that a float-level change does not trip it and a cost-model change that
 // moves it does. docs/validation.md "Decisions: pairs within a source" has the table.
 TEST(Pairs, OutsideDecisionsHold) {
-  Validated v;
-  v.rows = read_published_csv(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/outside.csv",
-                              read_annotations(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/annotations.csv"));
-  v.cases = resolve_cases(v.rows, v.hw);
-  v.result = validate_cases(v.rows, v.cases, v.hw);
+  const Validated v = validate_outside();
   const auto pairs = find_pairs(v.rows, v.cases, v.result);
   const PairSummary all = summarize_pairs(pairs).back();
   EXPECT_EQ(all.n, 41);                  // pairs in the file
