@@ -6,8 +6,9 @@
 //                            reduce-scatter in bf16, a host all-reduce, then one FSDP step in
 //                            bf16 over that group (reduce-scatter stream, bf16 reduction)
 //                            against the CPU fp32 reference.
-//   gloo-cuda-two-ranks OUT_DIR  two ranks as threads on cuda:0 over Gloo with CUDA tensors,
-//                            FSDP full_shard fp32, 5 steps, against the CPU reference.
+//   gloo-cuda-two-ranks OUT_DIR  two ranks as threads on cuda:0 over Gloo with CUDA tensors:
+//                            each collective alone (exact values), then FSDP full_shard fp32,
+//                            5 steps, against the CPU reference.
 //                            Prints each stage with its time on stderr (where a hang is).
 //   fused-adamw OUT_DIR      the device optimizer's fast path (trainer/train/optim.h:
 //                            at::_fused_adamw_ and the _foreach_norm square sum) against its
@@ -20,6 +21,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -115,6 +118,55 @@ void stage(const char* what) {
   std::fflush(stderr);
 }
 
+// Each Gloo collective alone on CUDA tensors, two ranks as threads, every stage printed with its
+// rank before FSDP uses them together: the full check's first failure was not in its log
+// (docs/gpu-runs/2026-11-27-h100: rank 0 "Timed out waiting 60000ms for send", the other
+// "Connection closed by peer", 0.15 s in). Values: rank r contributes r + 1, so a gather is
+// 1 then 2, a sum is 3, a broadcast from rank 0 is 1 — exact in fp32 and bf16.
+void gloo_collectives_alone(Check& c, const at::Device& dev) {
+  std::mutex mu;
+  std::map<std::string, double> worst;  // quantity -> largest |measured − expected| over ranks
+  run_ranks(2, 2, [&](int rank, ProcessGroups g) {
+    Collectives& col = *g.world;
+    auto say = [&](const char* what) {
+      std::lock_guard<std::mutex> lock(mu);
+      stage(("  rank " + std::to_string(rank) + ": " + what).c_str());
+    };
+    auto record = [&](const std::string& q, const at::Tensor& diff) {
+      const double d = diff.abs().max().item<double>();
+      std::lock_guard<std::mutex> lock(mu);
+      worst[q] = std::max(worst.count(q) ? worst[q] : 0.0, d);
+    };
+    const float mine = float(rank + 1);
+    for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+      const auto opt = at::TensorOptions().dtype(dtype).device(dev);
+      const std::string tag = dtype == at::kFloat ? "fp32" : "bf16";
+      say(("all_gather " + tag).c_str());
+      at::Tensor flat = at::empty({2002}, opt);
+      col.all_gather(flat, at::full({1001}, mine, opt)).wait();
+      record("all_gather_" + tag + "_max_abs_diff",
+             (flat.to(at::kFloat) - at::cat({at::full({1001}, 1.0f, opt), at::full({1001}, 2.0f, opt)}).to(at::kFloat)));
+    }
+    const auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
+    say("reduce_scatter fp32 (all-to-all + local sum)");
+    at::Tensor shard = at::empty({1001}, f32);
+    col.reduce_scatter_async(shard, at::full({2002}, mine, f32)).wait();
+    record("reduce_scatter_fp32_max_abs_diff", shard - 3.0f);
+    say("all_reduce fp32");
+    at::Tensor t = at::full({7}, mine, f32);
+    col.all_reduce_async(t).wait();
+    record("all_reduce_fp32_max_abs_diff", t - 3.0f);
+    say("broadcast fp32 from rank 0");
+    at::Tensor b = at::full({5}, mine, f32);
+    col.broadcast(b, 0);
+    record("broadcast_fp32_max_abs_diff", b - 1.0f);
+    say("barrier");
+    col.barrier();
+    say("done");
+  }, dev);
+  for (const auto& [q, d] : worst) c.compare(q, 0.0, d);
+}
+
 int gloo_cuda_two_ranks(const std::filesystem::path& out) {
   Check c;
   c.name = "gloo-cuda-two-ranks";
@@ -123,6 +175,8 @@ int gloo_cuda_two_ranks(const std::filesystem::path& out) {
   c.tolerance = 1e-4;
   stage("binding cuda:0");
   const at::Device dev = bind_rank_device("nccl", 0);  // makes cuda:0 current; Gloo below
+  stage("each Gloo collective alone, two ranks on cuda:0");
+  gloo_collectives_alone(c, dev);
   const TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);
   stage("CPU reference, 5 steps");
   const RunResult ref = train_reference(cfg, 5);
