@@ -39,16 +39,19 @@ TEST(KernelTable, CasesCoverEveryBlockShapeInThreeOrientationsOnce) {
   o.tokens = {8192};
   o.seq_lens = {4096};
   const auto rows = kernel_cases(o);
-  std::set<std::tuple<int64_t, int64_t, int64_t>> gemms;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> gemms, fp8_gemms;
   std::multiset<std::string> ops;
   for (const auto& r : rows) {
     ops.insert(r.op);
     EXPECT_LT(r.seconds, 0) << "cases are untimed";
     if (r.op == "gemm") {
-      EXPECT_TRUE(gemms.insert({r.m, r.n, r.k}).second) << "duplicate gemm " << r.m << "x" << r.n << "x" << r.k;
+      ASSERT_TRUE(r.dtype == "bf16" || r.dtype == "fp8") << r.dtype;
+      auto& set = r.dtype == "bf16" ? gemms : fp8_gemms;
+      EXPECT_TRUE(set.insert({r.m, r.n, r.k}).second) << "duplicate " << r.dtype << " gemm " << r.m << "x" << r.n << "x" << r.k;
       EXPECT_DOUBLE_EQ(r.flop, 2.0 * r.m * r.n * r.k);
     }
   }
+  EXPECT_EQ(fp8_gemms, gemms);  // every shape once more in fp8 (torchao's tensor-wise GEMM)
   // llama3-8b: d 4096, 32 heads / 8 KV heads of 128, ffn 14336, vocab 128256.
   for (auto [out, in] : std::vector<std::pair<int64_t, int64_t>>{
            {4096, 4096}, {1024, 4096}, {14336, 4096}, {4096, 14336}, {128256, 4096}}) {

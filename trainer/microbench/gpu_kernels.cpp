@@ -115,6 +115,34 @@ double time_gemm(const KernelRow& r, const GpuKernelOptions& o) {
   return median_seconds_per_call([&](int64_t i) { at::mm_out(c, a[i % sets], b[i % sets]); }, o);
 }
 
+// at::_scaled_mm with one fp32 scale per operand and the output dtype as arguments: LibTorch 2.5+.
+#define SHARDCAST_HAS_SCALED_MM (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5))
+
+// fp8 tensor cores: compute capability 8.9 (Ada) and 9.0+ (Hopper, Blackwell).
+bool has_fp8_tensor_cores() {
+  const auto* p = at::cuda::getCurrentDeviceProperties();
+  return p->major * 10 + p->minor >= 89;
+}
+
+#if SHARDCAST_HAS_SCALED_MM
+// torchao's tensor-wise float8 GEMM as its Float8Linear runs it: A (m×k) row-major e4m3, B
+// (k×n) column-major e4m3, a scalar fp32 scale each, bf16 out, no fast accumulation (torchao
+// keeps fast accumulation for the forward GEMM only; the two backward GEMMs, two thirds of a
+// Linear's, run without it).
+double time_gemm_fp8(const KernelRow& r, const GpuKernelOptions& o) {
+  const int64_t sets = rotation_sets(double(r.m * r.k + r.k * r.n));
+  std::vector<at::Tensor> a, b;
+  for (int64_t s = 0; s < sets; ++s) {
+    a.push_back(at::randn({r.m, r.k}, bf16()).to(at::kFloat8_e4m3fn));
+    b.push_back(at::randn({r.n, r.k}, bf16()).to(at::kFloat8_e4m3fn).t());  // k×n, column-major
+  }
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, 0);
+  const at::Tensor sa = at::ones({}, f32), sb = at::ones({}, f32);
+  return median_seconds_per_call(
+      [&](int64_t i) { at::_scaled_mm(a[i % sets], b[i % sets], sa, sb, {}, {}, at::kBFloat16, false); }, o);
+}
+#endif
+
 #if TORCH_VERSION_MAJOR >= 2
 // Forward alone, or forward + backward (the caller subtracts).
 double time_sdpa(const KernelRow& r, bool backward, const GpuKernelOptions& o) {
@@ -214,10 +242,22 @@ void run_gpu_kernel_bench(std::vector<KernelRow>& rows, const GpuKernelOptions& 
   std::fprintf(stderr, "microbench --gpu: LibTorch %s has no at::scaled_dot_product_attention: sdpa rows left out\n",
                TORCH_VERSION);
 #endif
+  const bool fp8 = SHARDCAST_HAS_SCALED_MM && has_fp8_tensor_cores();
+  if (!fp8)
+    std::fprintf(stderr, "microbench --gpu: %s: fp8 gemm rows left out\n",
+                 SHARDCAST_HAS_SCALED_MM ? "no fp8 tensor cores on this GPU (compute capability < 8.9)"
+                                         : "LibTorch " TORCH_VERSION " has no at::_scaled_mm with output dtype (2.5+)");
   std::vector<KernelRow> kept;
   for (size_t i = 0; i < rows.size(); ++i) {
     KernelRow r = rows[i];
-    if (r.op == "gemm") r.seconds = time_gemm(r, o);
+    if (r.op == "gemm" && r.dtype == "fp8") {
+#if SHARDCAST_HAS_SCALED_MM
+      if (!fp8) continue;
+      r.seconds = time_gemm_fp8(r, o);
+#else
+      continue;
+#endif
+    } else if (r.op == "gemm") r.seconds = time_gemm(r, o);
     else if (r.op == "sdpa_fwd" || r.op == "sdpa_bwd") {
 #if TORCH_VERSION_MAJOR >= 2
       const double fwd = time_sdpa(r, false, o);
@@ -231,8 +271,8 @@ void run_gpu_kernel_bench(std::vector<KernelRow>& rows, const GpuKernelOptions& 
     else if (r.op == "cross_entropy_bwd") r.seconds = time_cross_entropy(r, true, o) - time_cross_entropy(r, false, o);
     else if (r.op == "copy") r.seconds = time_copy(r, o);
     else throw std::logic_error("microbench --gpu: no timing for op " + r.op);
-    std::fprintf(stderr, "[%zu/%zu] %s m=%lld n=%lld k=%lld s=%lld h=%lld: %.4f ms\n", i + 1, rows.size(), r.op.c_str(),
-                 (long long)r.m, (long long)r.n, (long long)r.k, (long long)r.seq_len, (long long)r.heads,
+    std::fprintf(stderr, "[%zu/%zu] %s %s m=%lld n=%lld k=%lld s=%lld h=%lld: %.4f ms\n", i + 1, rows.size(), r.op.c_str(),
+                 r.dtype.c_str(), (long long)r.m, (long long)r.n, (long long)r.k, (long long)r.seq_len, (long long)r.heads,
                  r.seconds * 1e3);
     kept.push_back(r);
     // Each case's tensors are gone: hand their blocks back, so that cached blocks of one shape

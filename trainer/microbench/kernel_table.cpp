@@ -16,9 +16,10 @@ constexpr double kInt64 = 8;
 // its log-softmax and their gradients hold ~16 bytes per logit at once (34 GiB there).
 constexpr double kMaxLossElements = double(int64_t(1) << 31);
 
-KernelRow gemm(int64_t m, int64_t n, int64_t k) {
+KernelRow gemm(int64_t m, int64_t n, int64_t k, const char* dtype) {
   KernelRow r;
   r.op = "gemm";
+  r.dtype = dtype;
   r.m = m, r.n = n, r.k = k;
   r.flop = 2.0 * double(m) * double(n) * double(k);
   return r;
@@ -55,7 +56,10 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
         gemms.insert({out, in, T});   // dW
       }
   }
-  for (const auto& [m, n, k] : gemms) rows.push_back(gemm(m, n, k));
+  for (const auto& [m, n, k] : gemms) rows.push_back(gemm(m, n, k, "bf16"));
+  // The same shapes in fp8 (torchao's tensor-wise float8 GEMM: e4m3 operands, one fp32 scale
+  // each, bf16 out); run_gpu_kernel_bench leaves them out where the GPU or LibTorch has none.
+  for (const auto& [m, n, k] : gemms) rows.push_back(gemm(m, n, k, "fp8"));
 
   // SDPA: every distinct (heads, kv_heads, head_dim) of the presets.
   std::set<std::tuple<int64_t, int64_t, int64_t>> layouts;
