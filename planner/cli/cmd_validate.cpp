@@ -317,7 +317,10 @@ void register_validate(CLI::App& app) {
                   "with --crossval: write every row's prediction by the fit without its source to this CSV");
   cmd->add_option("--min-rows", a->min_rows, "with --crossval: fewest rows a regime band needs");
   cmd->callback([a] {
-    if (!a->run_dirs.empty()) return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
+    if (!a->run_dirs.empty()) {
+      if (a->pairs) throw UsageError("validate: --pairs compares rows of --published FILE.csv, not run directories");
+      return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
+    }
     if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
     if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty() || !a->out_of_sample.empty()))
       throw UsageError("validate: --holdout, --write-bands and --out-of-sample need --crossval");

@@ -119,6 +119,20 @@ if [ -f "$holdout" ]; then
   "$sc" validate --published "$holdout" --json > "$tmp/out" 2>&1
   check "validate --json: band per row" 0 $? '"band_rel_1sigma"' "$tmp/out"
 fi
+# Within-source pairs (planner/pairs.h) and the decision error file (planner/decision_error.h):
+# written only with --pairs, refused for run directories, and written when asked.
+outside="$(dirname "$0")/../../configs/published/outside.csv"
+if [ -f "$outside" ]; then
+  "$sc" validate --published "$outside" --annotations "$(dirname "$0")/../../configs/published/annotations.csv" \
+    --pairs --markdown --write-decisions "$tmp/d.toml" > "$tmp/out" 2>&1
+  check "validate --pairs: a table per setting" 0 $? "| every pair | " "$tmp/out"
+  check "validate --pairs --write-decisions: the file" 0 0 "setting = 'precision.fp8'" "$tmp/d.toml"
+fi
+"$sc" validate --published "$tmp/missing.csv" --write-decisions "$tmp/d2.toml" > "$tmp/out" 2>&1
+check "validate: --write-decisions without --pairs -> exit 2" 2 $? "needs --pairs" "$tmp/out"
+[ ! -e "$tmp/d2.toml" ] || { echo "FAIL validate: decisions written without --pairs"; fail=$((fail + 1)); }
+"$sc" validate "$tmp" --pairs > "$tmp/out" 2>&1
+check "validate: --pairs with run directories -> exit 2" 2 $? "not run directories" "$tmp/out"
 "$sc" validate --published "$tmp/missing.csv" --write-bands "$tmp/b.toml" > "$tmp/out" 2>&1
 check "validate: --write-bands without --crossval -> exit 2" 2 $? "need --crossval" "$tmp/out"
 [ ! -e "$tmp/b.toml" ] || { echo "FAIL validate: bands written without --crossval"; fail=$((fail + 1)); }
