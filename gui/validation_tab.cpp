@@ -21,9 +21,11 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "gui/charts/chart_view.h"
+#include "planner/pairs.h"
 #include "planner/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -89,12 +91,22 @@ std::vector<ValidationPoint> load_run_directory(const std::string& dir) {
   return out;
 }
 
-std::vector<ValidationPoint> load_published_csv(const std::string& path, std::vector<std::string>& skipped) {
+std::vector<ValidationPoint> load_published_csv(const std::string& path, std::vector<std::string>& skipped,
+                                                std::string* decisions) {
   using namespace planner;
   std::vector<PublishedRow> rows = read_published_csv(path);
   HardwareSet hw;
   const auto cases = resolve_cases(rows, hw);
   const ValidationResult res = validate_cases(rows, cases, hw);
+  if (decisions) {
+    const auto pairs = find_pairs(rows, cases, res);
+    const PairSummary all = summarize_pairs(pairs).back();
+    *decisions = pairs.empty() ? ""
+                               : fmt::format("{}: {} pairs of runs one setting apart, throughput ratio error {:.1f}% "
+                                             "(bias {:+.1f}%), {} of {} ranked as measured",
+                                             std::filesystem::path(path).filename().string(), all.n, all.mape, all.bias,
+                                             all.order_right, all.decided);
+  }
   std::vector<ValidationPoint> out;
   for (const auto& r : res.rows) {
     if (!r.skip_reason.empty()) {
@@ -142,7 +154,7 @@ ValidationTab::ValidationTab(QWidget* parent) : QWidget(parent) {
   auto* split = new QSplitter(Qt::Vertical, this);
   chart_ = new ChartView(split);
   chart_->setObjectName("validation_chart");
-  chart_->setEmptyText("No predicted/measured pairs yet: open a run directory or a published CSV, or launch a run.");
+  chart_->setEmptyText("No predicted/measured points yet: open a run directory or a published CSV, or launch a run.");
   table_ = new QTableWidget(split);
   table_->setObjectName("validation_table");
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -175,9 +187,10 @@ QString ValidationTab::addSource(const QString& path) {
   const std::string p = path.toStdString();
   std::vector<ValidationPoint> pts;
   std::vector<std::string> skipped;
+  std::string decisions;
   try {
     if (QFileInfo(path).isDir()) pts = load_run_directory(p);
-    else pts = load_published_csv(p, skipped);
+    else pts = load_published_csv(p, skipped, &decisions);
   } catch (const std::exception& e) {
     const QString why = QString::fromStdString(e.what());
     problems_ << why;
@@ -189,6 +202,10 @@ QString ValidationTab::addSource(const QString& path) {
                 points_.end());
   sources_ << path;
   points_.insert(points_.begin(), pts.begin(), pts.end());  // newest source first in the table
+  const QString name = QFileInfo(path).fileName() + ":";
+  decisions_.erase(std::remove_if(decisions_.begin(), decisions_.end(), [&](const QString& d) { return d.startsWith(name); }),
+                   decisions_.end());
+  if (!decisions.empty()) decisions_ << QString::fromStdString(decisions);
   if (!skipped.empty())
     problems_ << QString("%1: %2 rows skipped (first: %3)")
                      .arg(QFileInfo(path).fileName())
@@ -213,6 +230,7 @@ void ValidationTab::clearSources() {
   sources_.clear();
   points_.clear();
   problems_.clear();
+  decisions_.clear();
   refresh();
   emit sourcesChanged();
 }
@@ -261,9 +279,9 @@ void ValidationTab::refresh() {
     const AxisSpec ys{"predicted" + u + (log ? ", log" : ""), log, a, b, log ? "%g" : ""};
     chart_->setSeries(series, xs, ys);
   } else {
-    chart_->setEmptyText(points_.empty() ? "No predicted/measured pairs yet: open a run directory or a published "
+    chart_->setEmptyText(points_.empty() ? "No predicted/measured points yet: open a run directory or a published "
                                            "CSV, or launch a run."
-                                         : QString("No pairs for %1 in the open sources; pick another quantity.")
+                                         : QString("No points for %1 in the open sources; pick another quantity.")
                                                .arg(QString::fromStdString(q)));
     chart_->clear();
   }
@@ -299,7 +317,8 @@ void ValidationTab::refresh() {
   table_->horizontalHeader()->setStretchLastSection(true);
 
   QString st = sources_.isEmpty() ? QString("Open a run directory or a published CSV.")
-                                  : QString("%1 source(s), %2 pairs.").arg(sources_.size()).arg(points_.size());
+                                  : QString("%1 source(s), %2 points.").arg(sources_.size()).arg(points_.size());
+  if (!decisions_.isEmpty()) st += "  Decisions: " + decisions_.join("; ") + ".";
   if (!problems_.isEmpty()) st += "  Problems: " + problems_.join("; ");
   status_->setText(st);
   status_->setStyleSheet(problems_.isEmpty() ? "" : "color: #b00020;");

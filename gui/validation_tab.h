@@ -4,8 +4,10 @@
 // What it is: sources added by the user or by a finished run: a run directory (its
 // validation.json; failing that, run_report.json against run.toml's [prediction] table, both
 // written by shardcast-train / the GUI) or a published-measurements CSV (predicted here with
-// planner/validate.h). Every source's points are real pairs; a source that cannot be read
-// shows its reason in the table and the status line. What it is not: the validation engine
+// planner/validate.h). Every point is a real predicted/measured pair of numbers; a source that
+// cannot be read shows its reason in the table and the status line. A CSV source also states
+// its within-source pairs (planner/pairs.h: two runs one setting apart, measured against
+// predicted throughput ratio) in the status line, as `shardcast validate --pairs` prints them. What it is not: the validation engine
 // (planner/validate.h). Ownership: a QWidget owned by its Qt parent. GUI thread only.
 #pragma once
 
@@ -25,7 +27,7 @@ namespace shardcast::gui {
 
 class ChartView;
 
-// One predicted/measured pair.
+// One predicted/measured point.
 struct ValidationPoint {
   std::string source;     // the run directory or CSV file
   std::string row;        // CSV row id, or the run's name
@@ -34,12 +36,14 @@ struct ValidationPoint {
   double measured = 0;
 };
 
-// The pairs of a run directory. Throws InputError when it has neither validation.json nor
+// The points of a run directory. Throws InputError when it has neither validation.json nor
 // run_report.json + a run.toml with a [prediction] table.
 std::vector<ValidationPoint> load_run_directory(const std::string& dir);
-// The pairs of a published CSV (rows predicted with the hardware presets). Also returns the
-// skipped rows' reasons. Throws InputError for an unreadable file.
-std::vector<ValidationPoint> load_published_csv(const std::string& path, std::vector<std::string>& skipped);
+// The points of a published CSV (rows predicted with the hardware presets). Also returns the
+// skipped rows' reasons and, when `decisions` is given, one line on its within-source pairs
+// ("" when it has none). Throws InputError for an unreadable file.
+std::vector<ValidationPoint> load_published_csv(const std::string& path, std::vector<std::string>& skipped,
+                                                std::string* decisions = nullptr);
 
 class ValidationTab : public QWidget {
   Q_OBJECT
@@ -65,6 +69,7 @@ class ValidationTab : public QWidget {
   QStringList sources_;
   std::vector<ValidationPoint> points_;
   QStringList problems_;
+  QStringList decisions_;  // per CSV source: its within-source pairs, one line
   QComboBox* quantity_;
   QCheckBox* log_axes_;
   ChartView* chart_;

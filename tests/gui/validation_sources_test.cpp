@@ -92,3 +92,29 @@ TEST(ValidationSources, NotARunDirectory) {
   EXPECT_THROW(load_run_directory(d.string()), InputError);  // malformed: names the file
   fs::remove_all(d);
 }
+
+// A published CSV also states its within-source pairs (planner/pairs.h), the line
+// `shardcast validate --pairs` summarises; a CSV without two rows one setting apart states none.
+TEST(ValidationSources, PublishedCsvStatesItsWithinSourcePairs) {
+  std::vector<std::string> skipped;
+  std::string decisions;
+  const auto pts = load_published_csv(std::string(SHARDCAST_TEST_SOURCE_DIR) + "/configs/published/outside.csv",
+                                      skipped, &decisions);
+  EXPECT_FALSE(pts.empty());
+  EXPECT_EQ(decisions.rfind("outside.csv: ", 0), 0u) << decisions;
+  EXPECT_NE(decisions.find("pairs of runs one setting apart"), std::string::npos) << decisions;
+  EXPECT_NE(decisions.find("ranked as measured"), std::string::npos) << decisions;
+
+  const fs::path d = fresh_dir("one_row_csv");
+  write(d / "one.csv",
+        "source,row_id,model,n_layers,d_model,n_heads,n_kv_heads,ffn_dim,vocab,seq_len,gpu_type,n_gpus,gpus_per_node,"
+        "inter_node_gbps,sharding_key,ac_key,micro_batch_per_gpu,grad_accum,compile_key,fp8_key,in_scope_fsdp_only,"
+        "measured_tokens_per_sec_per_gpu,framework\n"
+        "team,r1,Llama2-7B,32,4096,32,32,11008,32000,4096,H100-80GB-SXM,8,8,3200,FULL_SHARD,full,2,1,no,no,yes,3000,"
+        "torchtitan\n");
+  decisions = "stale";
+  skipped.clear();
+  EXPECT_EQ(load_published_csv((d / "one.csv").string(), skipped, &decisions).size(), 1u);
+  EXPECT_EQ(decisions, "");
+  fs::remove_all(d);
+}
