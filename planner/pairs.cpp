@@ -171,12 +171,14 @@ std::vector<PairSummary> summarize_pairs(const std::vector<ConfigPair>& pairs) {
       s.mape += 100 * std::fabs(p->err);
       s.bias += 100 * p->err;
       s.max_abs = std::max(s.max_abs, 100 * std::fabs(p->err));
+      s.mape_no_difference += 100 * std::fabs(1.0 / p->measured_ratio - 1.0);
       s.decided += p->decided;
       s.order_right += p->order_right;
     }
     if (s.n > 0) {
       s.mape /= s.n;
       s.bias /= s.n;
+      s.mape_no_difference /= s.n;
     }
     return s;
   };
@@ -204,7 +206,8 @@ void to_json(nlohmann::json& j, const ConfigPair& p) {
 
 void to_json(nlohmann::json& j, const PairSummary& s) {
   j = {{"setting", s.setting}, {"n", s.n},           {"mape_ratio_pct", s.mape}, {"bias_ratio_pct", s.bias},
-       {"max_abs_ratio_pct", s.max_abs}, {"decided", s.decided}, {"order_right", s.order_right}};
+       {"max_abs_ratio_pct", s.max_abs}, {"mape_no_difference_pct", s.mape_no_difference},
+       {"decided", s.decided}, {"order_right", s.order_right}};
 }
 
 }  // namespace shardcast::planner

@@ -54,6 +54,9 @@ struct PairSummary {
   double mape = 0;       // mean |err|  // %
   double bias = 0;       // mean err  // %
   double max_abs = 0;    // %
+  // The same MAPE for a prediction of no difference (ratio 1): how large the setting's effect
+  // is, the yardstick of the planner's.  // %
+  double mape_no_difference = 0;
   int decided = 0, order_right = 0;
 };
 

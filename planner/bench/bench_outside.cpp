@@ -105,10 +105,10 @@ int main(int argc, char** argv) {
   fmt::print("\nwithin-source pairs ({} pairs of runs one setting apart; ratio error = predicted b/a over measured "
              "b/a; absolute tokens/s MAPE of the same {} rows: {:.1f} %):\n\n",
              pairs.size(), v.overall.n, v.overall.mape_tps);
-  fmt::print("| setting that differs | pairs | ratio MAPE % | ratio bias % | max % | order right / decided |\n"
-             "|---|---|---|---|---|---|\n");
+  fmt::print("| setting that differs | pairs | ratio MAPE % | ratio bias % | max % | no difference predicted: MAPE % | "
+             "order right / decided |\n|---|---|---|---|---|---|---|\n");
   for (const auto& s : planner::summarize_pairs(pairs))
-    fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {} / {} |\n", s.setting, s.n, s.mape, s.bias, s.max_abs,
-               s.order_right, s.decided);
+    fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} / {} |\n", s.setting, s.n, s.mape, s.bias, s.max_abs,
+               s.mape_no_difference, s.order_right, s.decided);
   return 0;
 }

@@ -255,11 +255,11 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
 void print_pairs(const std::vector<planner::ConfigPair>& pairs, bool markdown) {
   const auto summaries = planner::summarize_pairs(pairs);
   if (markdown) {
-    fmt::print("\n| setting that differs | pairs | ratio MAPE % | ratio bias % | max % | order right (decided) |\n"
-               "|---|---|---|---|---|---|\n");
+    fmt::print("\n| setting that differs | pairs | ratio MAPE % | ratio bias % | max % | no difference predicted: MAPE % "
+               "| order right (decided) |\n|---|---|---|---|---|---|---|\n");
     for (const auto& s : summaries)
-      fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {} / {} |\n", md_cell(s.setting), s.n, s.mape, s.bias,
-                 s.max_abs, s.order_right, s.decided);
+      fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} / {} |\n", md_cell(s.setting), s.n, s.mape, s.bias,
+                 s.max_abs, s.mape_no_difference, s.order_right, s.decided);
     fmt::print("\n| run a | run b | setting | a | b | measured b/a | predicted b/a | error % |\n"
                "|---|---|---|---|---|---|---|---|\n");
     for (const auto& p : pairs)
@@ -274,10 +274,12 @@ void print_pairs(const std::vector<planner::ConfigPair>& pairs, bool markdown) {
     fmt::print("{:<40} {:<40} {:<28} {:>9.3f} {:>9.3f} {:>+7.1f}{}\n", clip(p.row_a, 40), clip(p.row_b, 40),
                clip(p.setting, 28), p.measured_ratio, p.predicted_ratio, 100 * p.err,
                p.decided && !p.order_right ? "  order wrong" : "");
-  fmt::print("\n  {:<40} {:>5} {:>7} {:>7} {:>7}  {}\n", "setting", "pairs", "MAPE", "bias", "max", "order right / decided");
+  fmt::print("\n  {:<40} {:>5} {:>7} {:>7} {:>7} {:>8}  {}\n", "setting", "pairs", "MAPE", "bias", "max", "no diff",
+             "order right / decided");
   for (const auto& s : summaries)
-    fmt::print("  {:<40} {:>5} {:>7.1f} {:>+7.1f} {:>7.1f}  {} / {}\n", clip(s.setting, 40), s.n, s.mape, s.bias, s.max_abs,
-               s.order_right, s.decided);
+    fmt::print("  {:<40} {:>5} {:>7.1f} {:>+7.1f} {:>7.1f} {:>8.1f}  {} / {}\n", clip(s.setting, 40), s.n, s.mape, s.bias,
+               s.max_abs, s.mape_no_difference, s.order_right, s.decided);
+  fmt::print("  (no diff: the MAPE of predicting no difference, ratio 1 — the size of the effects)\n");
 }
 
 }  // namespace

@@ -100,6 +100,10 @@ TEST(Pairs, SameSettingsPairUnderNoneAndRankNothing) {
   EXPECT_EQ(s.back().setting, "every pair");
   EXPECT_EQ(s.back().decided, 1);
   EXPECT_EQ(s.back().order_right, 0);
+  // A predicted ratio of 1 is the "no difference" yardstick itself: the two MAPEs agree, and
+  // equal |1/1.1 − 1| by hand.
+  EXPECT_NEAR(s.back().mape_no_difference, 100 * (1 - 1 / 1.1), 1e-9);
+  EXPECT_NEAR(s.back().mape, s.back().mape_no_difference, 1e-9);
 }
 
 // The ratio error two ways on every pair of the outside runs: from the pair's ratios, and from its
