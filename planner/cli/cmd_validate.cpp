@@ -3,6 +3,8 @@
 // summary per source, per hardware and overall (n, MAPE, median and max absolute error, 1σ).
 // `--fit HW[,HW...] --fit-params k[,k...]` first fits those [efficiency] keys of the named
 // presets (values shared) to the rows on them and prints the fitted table (docs/cost-model.md).
+// `--pairs` adds the within-source pairs (planner/pairs.h), `--write-decisions FILE` their
+// decision error per setting (planner/decision_error.h, configs/decisions.toml).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -14,8 +16,8 @@
 #include "planner/baseline.h"
 #include "planner/cli/commands.h"
 #include "planner/crossval.h"
-#include "planner/fit.h"
 #include "planner/decision_error.h"
+#include "planner/fit.h"
 #include "planner/pairs.h"
 #include "planner/published_csv.h"
 #include "planner/run_validation.h"
@@ -300,7 +302,7 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--write-decisions", a->write_decisions,
                   "with --pairs: write the decision error per setting to this TOML (configs/decisions.toml, "
                   "planner/decision_error.h)");
-  cmd->add_option("--min-pairs", a->min_pairs, "with --write-decisions: fewest pairs a setting's band needs");
+  auto* min_pairs = cmd->add_option("--min-pairs", a->min_pairs, "with --write-decisions: fewest pairs a setting's band needs");
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
   cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
   cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
@@ -318,7 +320,7 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--out-of-sample", a->out_of_sample,
                   "with --crossval: write every row's prediction by the fit without its source to this CSV");
   cmd->add_option("--min-rows", a->min_rows, "with --crossval: fewest rows a regime band needs");
-  cmd->callback([a] {
+  cmd->callback([a, min_pairs] {
     if (!a->run_dirs.empty()) {
       if (a->pairs) throw UsageError("validate: --pairs compares rows of --published FILE.csv, not run directories");
       return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
@@ -327,6 +329,8 @@ void register_validate(CLI::App& app) {
     if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty() || !a->out_of_sample.empty()))
       throw UsageError("validate: --holdout, --write-bands and --out-of-sample need --crossval");
     if (!a->pairs && !a->write_decisions.empty()) throw UsageError("validate: --write-decisions needs --pairs");
+    if (min_pairs->count() > 0 && a->write_decisions.empty())
+      throw UsageError("validate: --min-pairs applies to --write-decisions FILE");
     std::vector<planner::Annotation> annotations;
     if (!a->annotations.empty()) annotations = planner::read_annotations(a->annotations);
     std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published, annotations);

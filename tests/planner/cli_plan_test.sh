@@ -131,6 +131,8 @@ fi
 "$sc" validate --published "$tmp/missing.csv" --write-decisions "$tmp/d2.toml" > "$tmp/out" 2>&1
 check "validate: --write-decisions without --pairs -> exit 2" 2 $? "needs --pairs" "$tmp/out"
 [ ! -e "$tmp/d2.toml" ] || { echo "FAIL validate: decisions written without --pairs"; fail=$((fail + 1)); }
+"$sc" validate --published "$tmp/missing.csv" --pairs --min-pairs 3 > "$tmp/out" 2>&1
+check "validate: --min-pairs without --write-decisions -> exit 2" 2 $? "applies to --write-decisions" "$tmp/out"
 "$sc" validate "$tmp" --pairs > "$tmp/out" 2>&1
 check "validate: --pairs with run directories -> exit 2" 2 $? "not run directories" "$tmp/out"
 "$sc" validate --published "$tmp/missing.csv" --write-bands "$tmp/b.toml" > "$tmp/out" 2>&1
