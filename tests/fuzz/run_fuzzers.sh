@@ -23,7 +23,7 @@ SOURCES="shared/config_io.cpp shared/toml_reader.cpp shared/train_config.cpp sha
   trainer/checkpoint/manifest.cpp trainer/export/safetensors_reader.cpp planner/published_csv.cpp planner/ops.cpp planner/fp8_recipe.cpp planner/fp8_linear_table.cpp planner/kernel_rates.cpp planner/kernel_table.cpp shared/kernel_table.cpp planner/efficiency.cpp
   planner/runtime.cpp planner/simulator.cpp shared/runtime_spec.cpp shared/config_schema.cpp
   planner/import/train_log.cpp planner/import/torchtitan_log.cpp planner/import/fms_fsdp_log.cpp
-  planner/import/torchtitan_config.cpp planner/error_band.cpp shared/session.cpp
+  planner/import/torchtitan_config.cpp planner/error_band.cpp planner/decision_error.cpp shared/session.cpp
   planner/measured_allocator_trace.cpp planner/allocation_trace.cpp planner/caching_allocator.cpp"
 OBJS=""
 for s in $SOURCES; do
@@ -39,7 +39,7 @@ done
 status=0
 ALL_TARGETS="train_config hardware_toml runtime_toml token_file published_csv checkpoint_manifest run_report
   safetensors torchtitan_log fms_fsdp_log kernel_table fp8_linear_table attention_table torchtitan_job session
-  bands_toml model_toml measured_allocator_trace"
+  bands_toml decisions_toml model_toml measured_allocator_trace"
 for t in ${FUZZ_TARGETS:-$ALL_TARGETS}; do
   exe="$OUT/fuzz_$t"
   "$CXX" $FLAGS -fsanitize=fuzzer "$SRC/tests/fuzz/fuzz_$t.cpp" $OBJS $LIBS -o "$exe"
