@@ -81,15 +81,8 @@ DecisionTable parse_decisions_toml(const std::string& text, const std::string& f
     if (!br.get("setting", b.setting) || b.setting.empty()) throw ConfigError(file, where + "setting", "must be given");
     br.get("rel_1sigma", b.rel_1sigma);
     br.get("n_pairs", b.n_pairs);
-    br.allow("pairs");
+    if (!br.get("pairs", b.pairs)) throw ConfigError(file, where + "pairs", "expected an array of strings");
     br.finish();
-    const toml::array* ps = (*bt)["pairs"].as_array();
-    if (!ps) throw ConfigError(file, where + "pairs", "expected an array of strings");
-    for (const auto& n : *ps) {
-      auto v = n.value<std::string>();
-      if (!v) throw ConfigError(file, where + "pairs", "expected an array of strings");
-      b.pairs.push_back(*v);
-    }
     if (!(b.rel_1sigma > 0)) throw ConfigError(file, where + "rel_1sigma", "must be > 0");
     if (b.n_pairs != int(b.pairs.size()))
       throw ConfigError(file, where + "n_pairs", fmt::format("is {} but pairs lists {}", b.n_pairs, b.pairs.size()));

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -88,20 +89,6 @@ BandChoice choose_band(const BandTable& t, const BandRegime& r, double prior_rel
   return c;
 }
 
-namespace {
-std::vector<std::string> string_list(const toml::table& tbl, const char* key, const std::string& file,
-                                     const std::string& where) {
-  const toml::array* a = tbl[key].as_array();
-  if (!a) throw ConfigError(file, where + key, "expected an array of strings");
-  std::vector<std::string> out;
-  for (const auto& n : *a) {
-    auto v = n.value<std::string>();
-    if (!v) throw ConfigError(file, where + key, "expected an array of strings");
-    out.push_back(*v);
-  }
-  return out;
-}
-}  // namespace
 
 BandTable parse_bands_toml(const std::string& text, const std::string& file) {
   const toml::table t = parse_toml(text, file);
@@ -129,13 +116,9 @@ BandTable parse_bands_toml(const std::string& text, const std::string& file) {
     br.get("value", b.value);
     br.get("rel_1sigma", b.rel_1sigma);
     br.get("n_rows", b.n_rows);
-    br.allow("hardware");
-    br.allow("sources");
-    br.allow("rows");
+    for (auto [key, list] : {std::pair{"hardware", &b.hardware}, {"sources", &b.sources}, {"rows", &b.rows}})
+      if (!br.get(key, *list)) throw ConfigError(file, where + key, "expected an array of strings");
     br.finish();
-    b.hardware = string_list(*bt, "hardware", file, where);
-    b.sources = string_list(*bt, "sources", file, where);
-    b.rows = string_list(*bt, "rows", file, where);
     const std::vector<std::string> dims = {kBandAll, kBandRuntime, kBandCheckpointing, kBandScale};
     if (std::find(dims.begin(), dims.end(), b.dimension) == dims.end())
       throw ConfigError(file, where + "dimension", "\"" + b.dimension + "\" is not all | runtime | checkpointing | scale");

@@ -106,6 +106,20 @@ bool TableReader::get(const std::string& key, std::string& out) {
   return true;
 }
 
+bool TableReader::get(const std::string& key, std::vector<std::string>& out) {
+  const toml::node* n = lookup(key);
+  if (!n) return false;
+  const toml::array* a = n->as_array();
+  if (!a) type_error(key, "an array of strings", *n);
+  std::vector<std::string> v;
+  for (const toml::node& e : *a) {
+    if (!e.is_string()) type_error(key, "an array of strings", e);
+    v.push_back(e.as_string()->get());
+  }
+  out = std::move(v);
+  return true;
+}
+
 const toml::table* TableReader::table(const std::string& key) {
   const toml::node* n = lookup(key);
   if (!n) return nullptr;

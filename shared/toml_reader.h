@@ -27,6 +27,7 @@ class TableReader {
   bool get(const std::string& key, double& out);
   bool get(const std::string& key, bool& out);
   bool get(const std::string& key, std::string& out);
+  bool get(const std::string& key, std::vector<std::string>& out);  // an array of strings
   // A sub-table; nullptr when absent; throws when the key is not a table.
   const toml::table* table(const std::string& key);
   bool has(const std::string& key) const { return table_.contains(key); }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "shared/errors.h"
+#include "shared/toml_reader.h"
 
 namespace shardcast {
 namespace {
@@ -303,6 +304,33 @@ TEST(ConfigIo, AllCrossFieldErrorsReportedAtOnce) {
   const std::string msg = message_of(t);
   EXPECT_NE(msg.find("training.micro_batch"), std::string::npos);
   EXPECT_NE(msg.find("training.steps"), std::string::npos);
+}
+
+// TableReader's array-of-strings getter: read, absent (left as is), and every wrong shape named
+// by file, key and what it got.
+TEST(TableReader, ArrayOfStrings) {
+  const toml::table t = parse_toml("a = ['x', 'y']\nb = 'x'\nc = ['x', 2]\nd = []\n", "t.toml");
+  TableReader r(t, "t.toml", "band[0].");
+  std::vector<std::string> v = {"kept"};
+  EXPECT_TRUE(r.get("a", v));
+  EXPECT_EQ(v, (std::vector<std::string>{"x", "y"}));
+  EXPECT_TRUE(r.get("d", v));
+  EXPECT_TRUE(v.empty());
+  v = {"kept"};
+  EXPECT_FALSE(r.get("absent", v));
+  EXPECT_EQ(v, (std::vector<std::string>{"kept"}));
+  for (const char* bad : {"b", "c"}) {
+    try {
+      r.get(bad, v);
+      FAIL() << bad << " was read as an array of strings";
+    } catch (const ConfigError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("t.toml"), std::string::npos) << m;
+      EXPECT_NE(m.find(std::string("band[0].") + bad), std::string::npos) << m;
+      EXPECT_NE(m.find("expected an array of strings"), std::string::npos) << m;
+    }
+  }
+  EXPECT_EQ(v, (std::vector<std::string>{"kept"}));  // a failed read leaves the output as it was
 }
 
 TEST(ConfigIo, ClosestMatch) {
