@@ -4,12 +4,14 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "planner/published_csv.h"
 #include "planner/validate.h"
+#include "shared/config_schema.h"
 #include "test_util.h"
 
 namespace shardcast::planner {
@@ -42,10 +44,10 @@ Validated validate_text(const std::string& text) {
   return v;
 }
 
-// configs/published/outside.csv with its annotations, validated by today's planner.
-Validated validate_outside() {
+// configs/published/NAME with its annotations, validated by today's planner.
+Validated validate_published(const std::string& name) {
   Validated v;
-  v.rows = read_published_csv(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/outside.csv",
+  v.rows = read_published_csv(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/" + name,
                               read_annotations(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/annotations.csv"));
   v.cases = resolve_cases(v.rows, v.hw);
   v.result = validate_cases(v.rows, v.cases, v.hw);
@@ -111,7 +113,7 @@ TEST(Pairs, SameSettingsPairUnderNoneAndRankNothing) {
 // validate's per-row percentages. Tolerance 1e-9: both are a few double divisions apart.
 // The predicted ratio a third way: plan() of the two configs called here.
 TEST(Pairs, RatioErrorIsTheQuotientOfTheRowErrors) {
-  const Validated v = validate_outside();
+  const Validated v = validate_published("outside.csv");
   std::map<std::string, const ValidationRowResult*> by_id;
   for (const auto& r : v.result.rows) by_id[r.row_id] = &r;
   std::map<std::string, const ValidationCase*> case_of;
@@ -129,12 +131,27 @@ TEST(Pairs, RatioErrorIsTheQuotientOfTheRowErrors) {
   }
 }
 
+// One name for one thing: every setting a pair names on the published sets is a run.toml key
+// of the schema table, the [model] shape, the GPU count (nodes x gpus_per_node), a runtime term
+// a row's columns set, or "none".
+TEST(Pairs, SettingsAreRunTomlKeysOrRuntimeTerms) {
+  std::set<std::string> allowed = {"model", "none", "cluster.nodes x cluster.gpus_per_node", "cross_entropy",
+                                    "rmsnorm"};
+  for (const TrainConfigKey& k : train_config_schema()) allowed.insert(k.path);
+  for (const char* csv : {"outside.csv", "holdout.csv", "calibration.csv"}) {
+    const Validated v = validate_published(csv);
+    const auto pairs = find_pairs(v.rows, v.cases, v.result);
+    EXPECT_FALSE(pairs.empty()) << csv;
+    for (const auto& p : pairs) EXPECT_TRUE(allowed.count(p.setting)) << csv << ": " << p.setting;
+  }
+}
+
 // What the outside runs say about decisions, held as a regression bound like the absolute errors
 // of outside_runs_test.cpp: measured on the 49-row file (stated beside each), rounded away from
 // the measurement so that a float-level change does not trip it and a cost-model change that
 // moves it does. docs/validation.md "Decisions: pairs within a source" has the table.
 TEST(Pairs, OutsideDecisionsHold) {
-  const Validated v = validate_outside();
+  const Validated v = validate_published("outside.csv");
   const auto pairs = find_pairs(v.rows, v.cases, v.result);
   const PairSummary all = summarize_pairs(pairs).back();
   EXPECT_EQ(all.n, 41);                  // pairs in the file
