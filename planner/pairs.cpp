@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <map>
-#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 
 #include "planner/crossval.h"
 #include "planner/ops.h"
+#include "shared/config_io.h"
 #include "shared/config_schema.h"
 
 namespace shardcast::planner {
@@ -22,21 +22,6 @@ bool ignored(const TrainConfigKey& k) {
                                                "prediction"};
   static const std::set<std::string> keys = {"training.steps", "training.seed", "training.max_grad_norm"};
   return tables.count(k.table()) || keys.count(k.path);
-}
-
-std::string num(double v) { return fmt::format("{:g}", v); }
-
-// A non-special schema key's value as text.
-std::string value_of(const TrainConfigKey& k, TrainConfig& c) {
-  if (auto f = std::get_if<int& (*)(TrainConfig&)>(&k.access)) return std::to_string((*f)(c));
-  if (auto f = std::get_if<uint64_t& (*)(TrainConfig&)>(&k.access)) return std::to_string((*f)(c));
-  if (auto f = std::get_if<double& (*)(TrainConfig&)>(&k.access)) return num((*f)(c));
-  if (auto f = std::get_if<bool& (*)(TrainConfig&)>(&k.access)) return (*f)(c) ? "true" : "false";
-  if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) return (*f)(c);
-  if (auto e = std::get_if<TrainEnumAccess>(&k.access)) return e->get(c);
-  if (auto f = std::get_if<std::optional<bool>& (*)(TrainConfig&)>(&k.access))
-    return (*f)(c) ? (*(*f)(c) ? "true" : "false") : "";
-  return "";
 }
 
 // The model's shape: what the planner reads of [model] (its name and the numerics of RoPE and
@@ -62,24 +47,35 @@ std::string setting_of(const std::string& key) {
 
 std::vector<std::pair<std::string, std::string>> row_settings(const TrainConfig& resolved) {
   std::vector<std::pair<std::string, std::string>> out;
-  TrainConfig c = resolved;  // the schema's accessors return references
   for (const TrainConfigKey& k : train_config_schema()) {
     if (ignored(k)) continue;
     if (k.special()) {
-      if (std::string(k.path) == "model.preset") out.emplace_back("model", model_shape(c.model));
+      if (std::string(k.path) == "model.preset") out.emplace_back("model", model_shape(resolved.model));
       continue;  // the other [model] keys are in the shape
     }
-    out.emplace_back(k.path, value_of(k, c));
+    out.emplace_back(k.path, train_config_value(k, resolved).value_or(""));
   }
   return out;
 }
 
-std::set<std::string> settings_differing(const TrainConfig& a, const TrainConfig& b) {
-  const auto sa = row_settings(a), sb = row_settings(b);
+namespace {
+
+// The settings (setting_of) whose keys hold different values in `a` and `b` (the same keys).
+std::set<std::string> differing(const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
   std::set<std::string> out;
-  for (size_t i = 0; i < sa.size(); ++i)
-    if (sa[i].second != sb[i].second) out.insert(setting_of(sa[i].first));
+  for (const auto& [k, v] : a)
+    if (b.at(k) != v) out.insert(setting_of(k));
   return out;
+}
+
+std::map<std::string, std::string> as_map(const std::vector<std::pair<std::string, std::string>>& v) {
+  return {v.begin(), v.end()};
+}
+
+}  // namespace
+
+std::set<std::string> settings_differing(const TrainConfig& a, const TrainConfig& b) {
+  return differing(as_map(row_settings(a)), as_map(row_settings(b)));
 }
 
 namespace {
@@ -87,8 +83,7 @@ namespace {
 // The settings a pair compares: row_settings plus the row's resolved runtime terms (its own
 // columns override its runtime profile's: validate.cpp resolve_cases).
 std::map<std::string, std::string> settings_of(const ValidationCase& c) {
-  std::map<std::string, std::string> s;
-  for (auto& [k, v] : row_settings(c.cfg)) s[k] = v;
+  std::map<std::string, std::string> s = as_map(row_settings(c.cfg));
   s["cross_entropy"] = to_string(c.options.cross_entropy);
   s["rmsnorm"] = to_string(c.options.rmsnorm);
   const bool fp8 = c.cfg.precision.fp8 != Fp8Recipe::none;
@@ -132,9 +127,7 @@ std::vector<ConfigPair> find_pairs(const std::vector<PublishedRow>& rows, const 
       const Entry& a = entries[i];
       const Entry& b = entries[j];
       if (a.source != b.source) continue;
-      std::set<std::string> differ;
-      for (const auto& [k, v] : a.settings)
-        if (b.settings.at(k) != v) differ.insert(setting_of(k));
+      const std::set<std::string> differ = differing(a.settings, b.settings);
       if (differ.size() > 1) continue;
       ConfigPair p;
       p.source = a.source;

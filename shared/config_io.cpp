@@ -356,6 +356,24 @@ std::string num(double v) {
 
 }  // namespace
 
+std::optional<std::string> train_config_value(const TrainConfigKey& k, const TrainConfig& c, bool* quoted) {
+  if (quoted) *quoted = false;
+  TrainConfig& mc = const_cast<TrainConfig&>(c);  // accessors return references; only read here
+  if (auto f = std::get_if<int& (*)(TrainConfig&)>(&k.access)) return std::to_string((*f)(mc));
+  if (auto f = std::get_if<uint64_t& (*)(TrainConfig&)>(&k.access)) return std::to_string((*f)(mc));
+  if (auto f = std::get_if<double& (*)(TrainConfig&)>(&k.access)) return num((*f)(mc));
+  if (auto f = std::get_if<bool& (*)(TrainConfig&)>(&k.access)) return std::string((*f)(mc) ? "true" : "false");
+  if (auto f = std::get_if<std::optional<bool>& (*)(TrainConfig&)>(&k.access)) {
+    if (!(*f)(mc)) return std::nullopt;
+    return std::string(*(*f)(mc) ? "true" : "false");
+  }
+  if (quoted) *quoted = true;
+  if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) return (*f)(mc);
+  if (auto e = std::get_if<TrainEnumAccess>(&k.access)) return e->get(c);
+  if (quoted) *quoted = false;
+  return std::nullopt;  // special: read and written by hand
+}
+
 std::string write_train_config(const TrainConfig& c) {
   std::string o;
   auto line = [&](const std::string& k, const std::string& v) { o += k + " = " + v + "\n"; };
@@ -387,17 +405,8 @@ std::string write_train_config(const TrainConfig& c) {
       table = k.table();
       o += "\n[" + table + "]\n";
     }
-    const std::string key = k.key();
-    TrainConfig& mc = const_cast<TrainConfig&>(c);  // accessors return references; only read here
-    if (auto f = std::get_if<int& (*)(TrainConfig&)>(&k.access)) line(key, std::to_string((*f)(mc)));
-    else if (auto f = std::get_if<uint64_t& (*)(TrainConfig&)>(&k.access)) line(key, std::to_string((*f)(mc)));
-    else if (auto f = std::get_if<double& (*)(TrainConfig&)>(&k.access)) line(key, num((*f)(mc)));
-    else if (auto f = std::get_if<bool& (*)(TrainConfig&)>(&k.access)) line(key, (*f)(mc) ? "true" : "false");
-    else if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) line(key, quote((*f)(mc)));
-    else if (auto e = std::get_if<TrainEnumAccess>(&k.access)) line(key, quote(e->get(c)));
-    else if (auto f = std::get_if<std::optional<bool>& (*)(TrainConfig&)>(&k.access)) {
-      if ((*f)(mc)) line(key, *(*f)(mc) ? "true" : "false");  // absent stays absent
-    }
+    bool quoted = false;
+    if (const auto v = train_config_value(k, c, &quoted)) line(k.key(), quoted ? quote(*v) : *v);  // absent stays absent
   }
   if (c.prediction.present) {
     const auto& p = c.prediction;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@
 #include "shared/train_config.h"
 
 namespace shardcast {
+
+struct TrainConfigKey;  // shared/config_schema.h
 
 // The presets folder: $SHARDCAST_CONFIG_DIR, else <exe>/../configs or the source tree's.
 std::filesystem::path config_dir();
@@ -40,6 +43,11 @@ HardwareSpec parse_hardware_toml(const std::string& toml_text, const std::string
 std::string write_hardware_toml(const HardwareSpec& h);
 // Serialise; parse_train_config(write_train_config(c)) == c field by field.
 std::string write_train_config(const TrainConfig& cfg);
+// One plain (non-special) key of config_schema.h's table, its value in `cfg` as write_train_config
+// writes it but unquoted (`quoted`, when given, says whether run.toml quotes it: strings and enum
+// names); nullopt for an optional key that is absent (not written). Special keys: nullopt.
+std::optional<std::string> train_config_value(const TrainConfigKey& key, const TrainConfig& cfg,
+                                              bool* quoted = nullptr);
 // Write atomically (temp file, fsync, rename) so a crash never leaves half a file.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
