@@ -290,6 +290,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
   row.fp8_weight_saved = r.yes_no("fp8_weight_saved");
   row.expandable_segments = r.yes_no("expandable_segments");
+  row.cudnn_attention = r.yes_no("cudnn_attention");
   cfg.model_preset = "";
   cfg.source_file = "";
 }

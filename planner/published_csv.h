@@ -36,6 +36,9 @@ struct PublishedRow {
   // Column `expandable_segments` (yes | no): the run's PYTORCH_CUDA_ALLOC_CONF as its source
   // states it; empty = not stated (validate then reports reserved over both settings).
   std::optional<bool> expandable_segments;
+  // Column `cudnn_attention` (yes | no): SDPA ran cuDNN's attention (yes) or the flash backend
+  // (no), as the run's source states; empty = the runtime term cudnn_attention decides.
+  std::optional<bool> cudnn_attention;
   std::string framework_notes;  // how reduce_dtype was set when not in a column
   int n_gpus = 0;               // cluster size (cfg.cluster is completed by validate)
   bool gpus_per_node_given = false;  // else the hardware preset's value is used

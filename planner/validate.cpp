@@ -46,6 +46,13 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     if (row.rmsnorm) c.options.rmsnorm = *row.rmsnorm;
     if (row.fp8_all_gather) c.options.fp8_all_gather = *row.fp8_all_gather;
     if (row.fp8_weight_saved) c.options.fp8_weight_saved = *row.fp8_weight_saved;
+    if (row.cudnn_attention) {
+      if (*row.cudnn_attention && (c.options.attention_materialized || c.options.attention_kernel != "flash2")) {
+        row.skip_reason = "cudnn_attention 'yes' needs a runtime whose attention is SDPA (runtime term attention = \"flash\")";
+        continue;
+      }
+      c.options.attention_cudnn = *row.cudnn_attention;
+    }
     int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
     if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
     if (gpn <= 0 || row.n_gpus % gpn != 0) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/plan.h"
 #include "planner/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -99,6 +100,43 @@ TEST(Csv, Fp8WeightSavedColumn) {
   EXPECT_FALSE(rows[2].fp8_weight_saved.has_value());
   EXPECT_NE(rows[3].skip_reason.find("fp8_weight_saved 'maybe' (allowed: yes | no | empty)"), std::string::npos)
       << rows[3].skip_reason;
+}
+
+// cudnn_attention (yes | no | empty): which SDPA backend the run's source says ran. It overrides
+// the runtime term for the row (validate.cpp resolve_cases), and the two backends time attention
+// at their own ceilings, so the predictions differ; 'yes' on a runtime whose attention is not SDPA
+// skips the row with a reason naming the column.
+TEST(Csv, CudnnAttentionColumn) {
+  std::string triton = row_with("e", "yes");
+  triton.replace(triton.find("fms-fsdp (FSDP1)"), 16, "llm-foundry @5e85bd62d");
+  auto rows = parse_published_csv(header_with("cudnn_attention") + row_with("a", "yes") + row_with("b", "no") +
+                                      row_with("c", "") + row_with("d", "cudnn") + triton,
+                                  "t.csv");
+  ASSERT_EQ(rows.size(), 5u);
+  ASSERT_TRUE(rows[0].cudnn_attention.has_value());
+  EXPECT_TRUE(*rows[0].cudnn_attention);
+  ASSERT_TRUE(rows[1].cudnn_attention.has_value());
+  EXPECT_FALSE(*rows[1].cudnn_attention);
+  EXPECT_FALSE(rows[2].cudnn_attention.has_value());
+  EXPECT_NE(rows[3].skip_reason.find("cudnn_attention 'cudnn' (allowed: yes | no | empty)"), std::string::npos)
+      << rows[3].skip_reason;
+
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  std::map<std::string, const ValidationCase*> by_id;
+  for (const auto& c : cases) by_id[rows[c.row].row_id] = &c;
+  ASSERT_TRUE(by_id.count("a") && by_id.count("b") && by_id.count("c"));
+  EXPECT_TRUE(by_id.at("a")->options.attention_cudnn);
+  EXPECT_FALSE(by_id.at("b")->options.attention_cudnn);
+  EXPECT_FALSE(by_id.at("c")->options.attention_cudnn);  // fms-fsdp lists no capability for cuDNN
+  const auto& a = *by_id.at("a");
+  const auto& b = *by_id.at("b");
+  EXPECT_NE(plan(a.cfg, hw.at(a.hardware), a.options).tokens_per_s_per_gpu,
+            plan(b.cfg, hw.at(b.hardware), b.options).tokens_per_s_per_gpu);
+  EXPECT_FALSE(by_id.count("e"));
+  EXPECT_NE(rows[4].skip_reason.find("cudnn_attention 'yes' needs a runtime whose attention is SDPA"),
+            std::string::npos)
+      << rows[4].skip_reason;
 }
 
 // power_limit_w: the row's board power limit (planner/power_limit.h); empty = the preset's; a
