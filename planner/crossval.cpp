@@ -17,24 +17,25 @@ namespace shardcast::planner {
 std::vector<FitGroup> shipped_fit_groups() {
   // What no source states for these rows: one GEMM factor over the measured MAMF (training
   // shapes and software against mamf-finder's best shape, after tile and wave quantization),
-  // the attention and memory-bound rates (the published flash-attention tables, used as they
-  // are, miss these rows: docs/validation.md "Attention kernels"), and the host overheads.
-  // torch.compile's fusion stays at its ideal (compile_elementwise_factor = 1, the bound both
-  // families fitted to before).
-  const std::vector<std::string> base = {"matmul_eff", "attention_eff", "hbm_eff", "unit_overhead_s", "step_overhead_s"};
+  // the attention rate (the published flash-attention tables, used as they are, miss these
+  // rows: docs/validation.md "Attention kernels"), and the host overheads. Memory-bound ops run
+  // at the preset's HBM ceiling (hbm_eff = 1: the measured copy bandwidth, a source states it)
+  // and torch.compile's fusion at its ideal (compile_elementwise_factor = 1); both families
+  // had fitted each to or near that bound (docs/validation.md "Memory-bound ops at the
+  // measured bandwidth").
+  const std::vector<std::string> base = {"matmul_eff", "attention_eff", "unit_overhead_s", "step_overhead_s"};
   std::vector<std::string> h100 = base;
   h100.push_back("fp8_matmul_eff");
   // Priors, the same for every GPU (fractions of its ceilings; docs/cost-model.md §7): GEMMs of
   // training shapes below the best-shape MAMF, attention at 0.3 of the GEMM ceiling (as a
-  // fraction of the family's attention ceiling: 0.3 · matmul_ceiling / attention_ceiling), HBM
-  // near the measured copy bandwidth, host overheads of a millisecond per unit and tens of
-  // milliseconds per step.
+  // fraction of the family's attention ceiling: 0.3 · matmul_ceiling / attention_ceiling), host
+  // overheads of a millisecond per unit and tens of milliseconds per step. Only fitted keys
+  // take their prior (fit_groups); a key outside the group keeps its preset value.
   auto prior_of = [](const std::string& preset) {
     const EfficiencyParams e = read_efficiency(load_hardware(preset));
     return std::map<std::string, double>{{"matmul_eff", 0.85},        {"fp8_matmul_eff", 0.85},
                                          {"attention_eff", 0.3 * e.matmul_ceiling / e.attention_ceiling},
-                                         {"hbm_eff", 0.9},            {"unit_overhead_s", 0.001},
-                                         {"step_overhead_s", 0.03}};
+                                         {"unit_overhead_s", 0.001},  {"step_overhead_s", 0.03}};
   };
   const double w = kShippedPriorWeight;
   return {
@@ -102,7 +103,7 @@ std::vector<std::string> fit_groups(const std::vector<PublishedRow>& rows, const
       continue;
     }
     for (const auto& h : present)
-      for (const auto& [k, v] : g.prior) hw.at(h).efficiency[k] = v;
+      for (const auto& k : g.params) hw.at(h).efficiency[k] = g.prior.at(k);
     FitSpec spec;
     spec.hardware = present;
     spec.params = g.params;
