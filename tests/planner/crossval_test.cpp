@@ -167,6 +167,33 @@ TEST(Crossval, LeaveOneSourceOutPredictsEveryRowWithoutItsSource) {
   }
 }
 
+// The leave-one-source-out numbers of docs/validation.md "Cross-validation", with the shipped
+// procedure (default fitter options), held as a regression bound like outside_runs_test.cpp's:
+// each bound is the measurement (stated beside it) rounded away to the next 0.5 point, or the
+// issue's target where it is met (MAPE <= 8 %). The bias target (|bias| <= 3 %) and the 2σ
+// coverage target (95 %) are not met; their bounds hold what is.
+TEST(Crossval, LeaveOneSourceOutHoldsItsMeasuredBounds) {
+  const std::string csv = calibration_csv();
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no calibration CSV";
+  const CalibrationSet set = load_calibration_set(csv);
+  const CrossvalResult cv = leave_one_source_out(set.rows, set.cases, set.hw, set.groups);
+  ASSERT_EQ(cv.rows.size(), 244u);
+  double abs_sum = 0, signed_sum = 0;
+  for (const auto& r : cv.rows) {
+    abs_sum += std::fabs(r.rel_err);
+    signed_sum += r.rel_err;
+  }
+  const double mape = 100 * abs_sum / cv.rows.size();
+  const double bias = 100 * signed_sum / cv.rows.size();
+  EXPECT_LE(mape, 8.0);   // measured 7.72 % (8.1 % while hbm_eff was fitted)
+  EXPECT_LE(bias, 4.0);   // measured +3.52 % (+4.4 % while hbm_eff was fitted)
+  EXPECT_GE(bias, -4.0);
+  const Coverage nested = nested_coverage(cv.rows, set.groups, 4, set.hw);
+  EXPECT_EQ(nested.n, 244);
+  EXPECT_GE(nested.frac1(), 0.68);  // the target; measured 77 %
+  EXPECT_GE(nested.frac2(), 0.905); // measured 91 % (target 95 %, not met)
+}
+
 // Carrying one family's fitted fractions to the other (carry_across_families) against the
 // same prediction made by hand: the other family's presets given the values the shipped
 // presets hold for the fitting family (the full fit, written to 4 significant digits) and their
