@@ -13,8 +13,8 @@
 // saved-weight terms count with `precision.fp8`, `activation_checkpointing.ratio` with its mode,
 // the HSDP shard size with the sharding strategy, cluster.nodes with cluster.gpus_per_node (the
 // GPU count). Beside them, the runtime terms a row's own columns may set (validate.cpp
-// resolve_cases: cross_entropy, rmsnorm, cudnn_attention, fp8_all_gather, fp8_weight_saved), as resolved for the
-// row. Rows that differ in no setting at all pair under "none": the source measured a difference
+// resolve_cases: cross_entropy, rmsnorm, cudnn_attention, fp8_all_gather, fp8_weight_saved), as
+// resolved for the row. Rows that differ in no setting at all pair under "none": the source measured a difference
 // the planner cannot see.
 // What it is not: the validation of single rows (validate.h) or the fit (fit.h). Functions are
 // pure and reentrant.
