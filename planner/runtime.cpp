@@ -15,6 +15,8 @@ namespace shardcast::planner {
 
 bool is_gpu(const HardwareSpec& hw) { return hw.gpu.bf16_flops > 0 || hw.gpu.fp16_flops > 0; }
 
+bool runs_sdpa(const RuntimeTerms& t) { return t.attention == "flash"; }
+
 const RuntimeSpec& runtime_preset(const std::string& name) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<RuntimeSpec>> cache;
@@ -82,7 +84,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.attention_materialized = t.attention == "eager" || t.attention == "eager_causal_blocks";
   o.attention_causal_blocks = t.attention == "eager_causal_blocks";
   o.attention_kernel = t.attention == "flash_triton" ? "flash_triton" : "flash2";
-  o.attention_cudnn = t.attention == "flash" && !hw.gpu.compute_capability.empty() &&
+  o.attention_cudnn = runs_sdpa(t) && !hw.gpu.compute_capability.empty() &&
                       std::find(t.cudnn_attention.begin(), t.cudnn_attention.end(), hw.gpu.compute_capability) !=
                           t.cudnn_attention.end();
   o.sac_saves_cudnn_attention = t.sac_saves_cudnn_attention;

@@ -26,6 +26,10 @@ bool is_gpu(const HardwareSpec& hw);
 // The runtime preset by name, read once per process (ConfigError for an unknown name).
 const RuntimeSpec& runtime_preset(const std::string& name);
 
+// The runtime's attention is F.scaled_dot_product_attention (term attention = "flash"), whose
+// backend (flash or cuDNN: term cudnn_attention, or a published row's column) the GPU decides.
+bool runs_sdpa(const RuntimeTerms& t);
+
 // Why `rt` cannot run cfg on hw ("" = it can): e.g. "torchtitan accepts reduce_dtype fp32 only".
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw);
 
