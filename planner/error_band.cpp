@@ -89,7 +89,6 @@ BandChoice choose_band(const BandTable& t, const BandRegime& r, double prior_rel
   return c;
 }
 
-
 BandTable parse_bands_toml(const std::string& text, const std::string& file) {
   const toml::table t = parse_toml(text, file);
   TableReader r(t, file, "");

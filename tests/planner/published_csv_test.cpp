@@ -87,19 +87,26 @@ TEST(Csv, CrossEntropyColumn) {
   EXPECT_NE(rows[2].skip_reason.find("fp32_upcast_shifted"), std::string::npos) << rows[2].skip_reason;
 }
 
+// A yes | no column: rows "a" yes, "b" no, "c" empty, "d" `bad`, and each `extra` row after them,
+// parsed with `column` appended; checks what lands in `member` and the skip reason of "d".
+std::vector<PublishedRow> expect_yes_no_column(const std::string& column, std::optional<bool> PublishedRow::*member,
+                                               const std::string& bad, const std::string& extra = "") {
+  auto rows = parse_published_csv(header_with(column) + row_with("a", "yes") + row_with("b", "no") +
+                                      row_with("c", "") + row_with("d", bad) + extra,
+                                  "t.csv");
+  EXPECT_GE(rows.size(), 4u);
+  if (rows.size() < 4) return rows;
+  EXPECT_TRUE((rows[0].*member).has_value() && *(rows[0].*member)) << column;
+  EXPECT_TRUE((rows[1].*member).has_value() && !*(rows[1].*member)) << column;
+  EXPECT_FALSE((rows[2].*member).has_value()) << column;
+  EXPECT_NE(rows[3].skip_reason.find(column + " '" + bad + "' (allowed: yes | no | empty)"), std::string::npos)
+      << rows[3].skip_reason;
+  return rows;
+}
+
 // fp8_weight_saved (yes | no | empty) overrides the runtime's term for the row.
 TEST(Csv, Fp8WeightSavedColumn) {
-  const auto rows = parse_published_csv(header_with("fp8_weight_saved") + row_with("a", "yes") + row_with("b", "no") +
-                                            row_with("c", "") + row_with("d", "maybe"),
-                                        "t.csv");
-  ASSERT_EQ(rows.size(), 4u);
-  ASSERT_TRUE(rows[0].fp8_weight_saved.has_value());
-  EXPECT_TRUE(*rows[0].fp8_weight_saved);
-  ASSERT_TRUE(rows[1].fp8_weight_saved.has_value());
-  EXPECT_FALSE(*rows[1].fp8_weight_saved);
-  EXPECT_FALSE(rows[2].fp8_weight_saved.has_value());
-  EXPECT_NE(rows[3].skip_reason.find("fp8_weight_saved 'maybe' (allowed: yes | no | empty)"), std::string::npos)
-      << rows[3].skip_reason;
+  EXPECT_EQ(expect_yes_no_column("fp8_weight_saved", &PublishedRow::fp8_weight_saved, "maybe").size(), 4u);
 }
 
 // cudnn_attention (yes | no | empty): which SDPA backend the run's source says ran. It overrides
@@ -109,17 +116,8 @@ TEST(Csv, Fp8WeightSavedColumn) {
 TEST(Csv, CudnnAttentionColumn) {
   std::string triton = row_with("e", "yes");
   triton.replace(triton.find("fms-fsdp (FSDP1)"), 16, "llm-foundry @5e85bd62d");
-  auto rows = parse_published_csv(header_with("cudnn_attention") + row_with("a", "yes") + row_with("b", "no") +
-                                      row_with("c", "") + row_with("d", "cudnn") + triton,
-                                  "t.csv");
+  auto rows = expect_yes_no_column("cudnn_attention", &PublishedRow::cudnn_attention, "cudnn", triton);
   ASSERT_EQ(rows.size(), 5u);
-  ASSERT_TRUE(rows[0].cudnn_attention.has_value());
-  EXPECT_TRUE(*rows[0].cudnn_attention);
-  ASSERT_TRUE(rows[1].cudnn_attention.has_value());
-  EXPECT_FALSE(*rows[1].cudnn_attention);
-  EXPECT_FALSE(rows[2].cudnn_attention.has_value());
-  EXPECT_NE(rows[3].skip_reason.find("cudnn_attention 'cudnn' (allowed: yes | no | empty)"), std::string::npos)
-      << rows[3].skip_reason;
 
   HardwareSet hw;
   const auto cases = resolve_cases(rows, hw);
