@@ -168,7 +168,7 @@ CrossvalResult carry_across_families(const std::vector<PublishedRow>& rows, cons
       if (has_rows && fitted != from.hardware.end()) {
         for (const auto& h : to.hardware) {
           if (!hw.count(h)) continue;
-          for (const auto& [k, v] : to.prior) hw.at(h).efficiency[k] = v;
+          for (const auto& k : to.params) hw.at(h).efficiency[k] = to.prior.at(k);
           for (const auto& k : from.params) hw.at(h).efficiency[k] = hw.at(*fitted).efficiency.at(k);
         }
         for (const auto& c : cases) {

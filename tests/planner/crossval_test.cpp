@@ -225,7 +225,7 @@ TEST(Crossval, CarriedFractionsAreTheFittingFamilysShippedValues) {
     const auto shipped = load_hardware(f.hardware.front()).efficiency;
     for (const auto& h : t.hardware) {
       if (!by_hand.count(h)) continue;
-      for (const auto& [k, v] : t.prior) by_hand.at(h).efficiency[k] = v;
+      for (const auto& k : t.params) by_hand.at(h).efficiency[k] = t.prior.at(k);
       for (const auto& k : f.params) by_hand.at(h).efficiency[k] = shipped.at(k);
     }
     std::map<size_t, const ValidationCase*> case_of;
