@@ -7,6 +7,7 @@
 
 #include "planner/kernel_rates.h"
 #include "shared/config_io.h"
+#include "shared/runtime_spec.h"
 
 namespace shardcast::planner {
 
@@ -54,6 +55,15 @@ double KernelTable::copy_bandwidth() const {
   for (const KernelRow& r : rows)
     if (r.op == "copy") best = std::max(best, r.bytes / r.seconds);
   return best;
+}
+
+std::string KernelTable::torch_release() const {
+  const std::string& v = header.torch;
+  const size_t first = v.find('.');
+  if (first == std::string::npos) return "";
+  const size_t end = v.find_first_not_of("0123456789", first + 1);
+  const std::string release = v.substr(0, end);
+  return is_torch_release(release) ? release : "";
 }
 
 const KernelTable& kernel_table_for(const std::string& name) {

@@ -31,6 +31,9 @@ struct KernelTable : KernelTableFile {
   double sdpa_rate(double head_dim, double seq_len) const;
   // Best measured copy bandwidth (bytes read + written / s); 0 when none.
   double copy_bandwidth() const;
+  // The torch release it was measured with: the header's `# torch:` as "MAJOR.MINOR"
+  // ("2.11.0" -> "2.11", "2.11.0+cu130" -> "2.11"); "" when the header names none.
+  std::string torch_release() const;
 
   std::map<std::tuple<std::string, double, double, double>, double> gemm_index;  // built by the parser
 };

@@ -109,18 +109,24 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // torch.compile) for a recipe the table has, on every GPU preset; eager runs and recipes
   // without a table keep the recipe's roofline (fp8_linear_table.h).
   cc.fp8_linear = fp8_linear_table_for(cc.fp8, cc.compile, hw.gpu.sm_count);
-  if (!hw.gpu.kernel_table.empty()) {
-    // Measured kernel rates replace the anchored ones (planner/kernel_table.h): the best GEMM
-    // rate per dtype anchors the grid model (no fitted factor), measured shapes take their
-    // measured time, SDPA and copies run at their measured rates — measured at whatever power
-    // the machine ran, so a power limit does not scale them again.
+  // Measured kernel rates replace the anchored ones (planner/kernel_table.h) for a runtime of
+  // the torch release the table was measured with (runtime term torch): the best GEMM rate per
+  // dtype anchors the grid model (no fitted factor), measured shapes take their measured time,
+  // copies run at the measured copy rate, and cuDNN attention (torch's default SDPA backend on
+  // the GPUs the tables were made on) at the measured SDPA rate — measured at whatever power the
+  // machine ran, so a power limit does not scale them again. Any other runtime keeps the
+  // preset's fitted fractions: those carry what its published runs' kernels did.
+  std::string timed_by_table;
+  if (!hw.gpu.kernel_table.empty() && opt.torch_release != "unstated" &&
+      kernel_table_for(hw.gpu.kernel_table).torch_release() == opt.torch_release) {
     const KernelTable& kt = kernel_table_for(hw.gpu.kernel_table);
+    timed_by_table = hw.gpu.kernel_table;
     cc.kernels = &kt;
     cc.dtype = cfg.precision.param_dtype;
     if (const double r = kt.best_gemm_rate(cc.dtype); r > 0) cc.eff.matmul_eff = r / cc.peak_flops;
     if (const double r = kt.best_gemm_rate("fp8"); r > 0 && cc.fp8_peak_flops > 0) cc.eff.fp8_matmul_eff = r / cc.fp8_peak_flops;
     if (const double bw = kt.copy_bandwidth(); bw > 0) cc.eff.hbm_eff = bw / cc.hbm_bandwidth;
-    if (const double r = kt.sdpa_rate(double(m.d_model) / m.n_heads, s); r > 0 && !opt.attention_materialized)
+    if (const double r = kt.sdpa_rate(double(m.d_model) / m.n_heads, s); r > 0 && opt.attention_cudnn)
       cc.attention_flops = r;
   }
   const double T = double(b) * s;
@@ -450,6 +456,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                 : opt.attention_materialized                ? "eager"
                 : opt.attention_kernel == "flash_triton"    ? "flash_triton"
                                                             : "flash";
+  p.kernel_table = timed_by_table;
   p.power_limit_w = power.limit_w;
   p.board_power_w = power.board_w;
   p.clock_scale = power.clock_scale;

@@ -99,6 +99,9 @@ struct PlanOptions {
   // SDPA runs cuDNN attention (the runtime term cudnn_attention lists the preset's
   // gpu.compute_capability): timed at the preset's cudnn_attention_ceiling.
   bool attention_cudnn = false;
+  // The torch release the runtime runs (runtime term torch: "2.11" or "unstated"). A preset's
+  // measured kernel table times the plan only when it is the table's release.
+  std::string torch_release = "unstated";
   // Op SAC's save list holds the cuDNN SDPA op (runtime term sac_saves_cudnn_attention).
   bool sac_saves_cudnn_attention = true;
   // Whether op SAC keeps attention's output: false only on cuDNN attention with a save list

@@ -88,6 +88,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
                       std::find(t.cudnn_attention.begin(), t.cudnn_attention.end(), hw.gpu.compute_capability) !=
                           t.cudnn_attention.end();
   o.sac_saves_cudnn_attention = t.sac_saves_cudnn_attention;
+  o.torch_release = t.torch;
   if (!parse_cross_entropy(t.cross_entropy, o.cross_entropy))
     throw ConfigError(rt.file, "terms.cross_entropy", "\"" + t.cross_entropy + "\" is not allowed");
   if (!parse_norm_impl(t.rmsnorm, o.rmsnorm))

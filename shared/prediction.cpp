@@ -26,6 +26,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
   j = {{"schema", p.schema},
        {"runtime", p.runtime},
        {"attention", p.attention},
+       {"kernel_table", p.kernel_table},
        {"memory", {{"components_bytes", mem},
                    {"peak_bytes", p.mem_peak_bytes},
                    {"reserved_bytes", p.mem_reserved_bytes},
@@ -56,6 +57,7 @@ void from_json(const nlohmann::json& j, Prediction& p) {
   p.schema = json_int(j.at("schema"));
   if (j.contains("runtime")) j.at("runtime").get_to(p.runtime);
   if (j.contains("attention")) j.at("attention").get_to(p.attention);  // absent before it existed
+  if (j.contains("kernel_table")) j.at("kernel_table").get_to(p.kernel_table);  // absent before it existed
   const auto& m = j.at("memory");
   p.memory.clear();
   for (auto it = m.at("components_bytes").begin(); it != m.at("components_bytes").end(); ++it)

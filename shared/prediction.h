@@ -32,6 +32,9 @@ struct Prediction {
   // The attention it was timed for: the runtime term attention (flash | flash_triton | eager |
   // eager_causal_blocks), or "cudnn" where the runtime's SDPA runs cuDNN attention on this GPU.
   std::string attention;
+  // The measured kernel table (gpu.kernel_table, configs-relative) that timed its kernels, for a
+  // runtime of the table's torch release; "" = the preset's fitted fractions did.
+  std::string kernel_table;
   // Memory per rank.
   std::vector<MemoryComponent> memory;  // components at the allocated peak  // bytes
   double mem_peak_bytes = 0;            // allocated peak read off the timeline  // bytes

@@ -54,6 +54,11 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "model.py: RMSNorm with an fp32 up-cast, RoPE as an fp32 complex multiply, SDPA, SwiGLU), replayed tensor "
      "by tensor through the caching allocator when it runs eager (planner/block_tensor_sequence.h); unlisted: "
      "its tensors are not listed, a block's activations and transients replay as one block each"},
+    {"torch", "string", "MAJOR.MINOR | unstated",
+     "the torch release the runtime runs, as its lock file or requirements pin it (\"2.11\"), or unstated: a "
+     "GPU preset's measured kernel table (gpu.kernel_table) times GEMMs, cuDNN attention and copies at its "
+     "measured rates only for a runtime of the table's torch release (its `# torch:` line); any other runtime "
+     "keeps the preset's fitted fractions (docs/cost-model.md §2.2)"},
     {"cudnn_attention", "string list", "8.0 | 8.6 | 8.9 | 9.0 | 10.0 | 10.3 | 12.0",
      "the CUDA compute capabilities (a GPU preset's gpu.compute_capability) on which the runtime's SDPA calls "
      "run cuDNN attention, timed at the preset's cudnn_attention_ceiling instead of its attention_ceiling "
@@ -192,6 +197,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "swiglu") return &t.swiglu;
   if (key == "gqa") return &t.gqa;
   if (key == "block_program") return &t.block_program;
+  if (key == "torch") return &t.torch;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "master_dtype_default") return &t.master_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;
@@ -239,7 +245,13 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
     } else if (std::string* s = string_field(t, key)) {
       if (!node.is_string()) throw ConfigError(file, path, fmt::format("expected a string ({})", it->allowed));
       *s = node.as_string()->get();
-      check_allowed(*it, *s, file, path);
+      if (key == "torch") {
+        if (*s != "unstated" && !is_torch_release(*s))
+          throw ConfigError(file, path, fmt::format("\"{}\" is not a torch release (allowed: {}, e.g. \"2.11\")", *s,
+                                                    it->allowed));
+      } else {
+        check_allowed(*it, *s, file, path);
+      }
     } else {  // string lists: reduce_dtypes and master_dtypes (non-empty), fp8_recipes, cudnn_attention (may be empty)
       const bool may_be_empty = key == "fp8_recipes" || key == "cudnn_attention";
       std::vector<std::string>& list = key == "fp8_recipes"       ? t.fp8_recipes
@@ -263,6 +275,14 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
 }
 
 }  // namespace
+
+bool is_torch_release(const std::string& s) {
+  const size_t dot = s.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == s.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (i != dot && (s[i] < '0' || s[i] > '9')) return false;
+  return true;
+}
 
 bool is_iso_date(const std::string& s) {
   auto digits = [&](size_t from, size_t n) {

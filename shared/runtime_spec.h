@@ -30,6 +30,10 @@ struct RuntimeTerms {
   // The block program listed tensor by tensor for the allocator replay (planner/block_tensor_sequence.h):
   // torchtitan (its model.py Llama block, eager) | unlisted (activations and transients replay as lumps).
   std::string block_program = "unlisted";
+  // The torch release it runs, "MAJOR.MINOR" (what its lock file or requirements pin), or
+  // "unstated". A GPU preset's measured kernel table times its kernels only when this is the
+  // table's torch release (planner/kernel_table.h).
+  std::string torch = "unstated";
   // CUDA compute capabilities ("9.0", "10.0", ...) on which its SDPA calls run cuDNN attention
   // (a backend priority the runtime sets, or torch's default for its torch and cuDNN); [] = the
   // flash backend everywhere. With attention = "flash" only.
@@ -115,6 +119,9 @@ struct RuntimeTermSchema {
 // The value a runtime term takes to say "run.toml's key decides" (RuntimeTermSchema::config_key).
 inline constexpr const char* kFromConfig = "config";
 extern const std::vector<RuntimeTermSchema> kRuntimeTerms;
+
+// True for a torch release "MAJOR.MINOR" (digits, e.g. "2.11"); the term torch also allows "unstated".
+bool is_torch_release(const std::string& s);
 
 // True for "YYYY-MM-DD" or "YYYY-MM" (a month stands for its first day when compared).
 bool is_iso_date(const std::string& s);

@@ -14,6 +14,7 @@
 #include "planner/cli/format.h"
 #include "planner/cli/reliability_flags.h"
 #include "planner/goodput.h"
+#include "planner/kernel_table.h"
 #include "planner/plan.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
@@ -53,10 +54,13 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
              c.precision.compile ? ", compile" : "",
              c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
   fmt::print("      runtime {}, attention {}{}\n", c.runtime, p.attention,
-             p.attention == "cudnn" ? fmt::format(" (its SDPA runs cuDNN attention on compute capability {}: "
-                                                  "efficiency.cudnn_attention_ceiling)",
-                                                  hw.gpu.compute_capability)
+             p.attention == "cudnn" ? fmt::format(" (its SDPA runs cuDNN attention on compute capability {}{})",
+                                                  hw.gpu.compute_capability,
+                                                  p.kernel_table.empty() ? ": efficiency.cudnn_attention_ceiling" : "")
                                     : std::string());
+  if (!p.kernel_table.empty())
+    fmt::print("      kernels timed by {} (measured with torch {}, the runtime's torch release)\n", p.kernel_table,
+               planner::kernel_table_for(p.kernel_table).header.torch);
   // A board power limit below the rated power (planner/power_limit.h, docs/cost-model.md §2.4).
   if (p.board_power_w > 0 && p.power_limit_w < p.board_power_w)
     fmt::print("      power limit {:.0f} W of the {:.0f} W board power ({}): compute rates x{:.3f} "

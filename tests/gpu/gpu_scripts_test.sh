@@ -8,7 +8,8 @@
 #       nccl.h; an empty folder and an unknown mode are refused.
 #   gpu_scripts_test.sh SOURCE_DIR fsdp2       trainer/bench/bench_vs_fsdp2.py compiles, and
 #       refuses a torch older than 2.6 (stub torch 1.13) with exit 2 naming the version;
-#       tests/gpu/host_time_probe.py compiles and exits 1 on a torch without CUDA, writing nothing.
+#       tests/gpu/host_time_probe.py and stack_probe.py compile and exit 1 on a torch without CUDA,
+#       writing nothing; stack_probes.sh without an OUT_DIR, or with an unknown configuration, exits 2.
 #   gpu_scripts_test.sh SOURCE_DIR plan BUILD_DIR   gpu_train_check.sh --plan-only picks two
 #       models (llama3.2-1b and the largest shape that fits) with full_shard run.tomls whose
 #       plans are within 90 % of the GPU's memory; it refuses to train without a GPU (exit 3).
@@ -119,6 +120,14 @@ fsdp2)
   "$py" -m py_compile "$p" && echo "ok: py_compile host_time_probe.py"
   expect "host_time_probe without CUDA" 1 "sees no CUDA device" env PYTHONPATH="$tmp/py" "$py" "$p" "$tmp/h.json"
   [ ! -e "$tmp/h.json" ] || { echo "FAIL: host_time_probe wrote $tmp/h.json without a GPU" >&2; failures=$((failures + 1)); }
+  p="$src/tests/gpu/stack_probe.py"
+  "$py" -m py_compile "$p" && echo "ok: py_compile stack_probe.py"
+  expect "stack_probe without CUDA" 1 "sees no CUDA device" env PYTHONPATH="$tmp/py" "$py" "$p" "$tmp/s.json" \
+    --layers 2 --d-model 64 --heads 4 --kv-heads 2 --ffn 128 --vocab 256 --seq-len 16 --micro-batch 1
+  [ ! -e "$tmp/s.json" ] || { echo "FAIL: stack_probe wrote $tmp/s.json without a GPU" >&2; failures=$((failures + 1)); }
+  expect "stack_probes.sh without OUT_DIR" 2 "Usage: tests/gpu/stack_probes.sh" bash "$src/tests/gpu/stack_probes.sh"
+  expect "stack_probes.sh unknown configuration" 2 "no configuration 'k7b_nope'" \
+    bash "$src/tests/gpu/stack_probes.sh" "$tmp/probes" k7b_nope
   ;;
 microbench)
   bin="${3:?usage: gpu_scripts_test.sh SOURCE_DIR microbench SHARDCAST_TRAIN}"

@@ -5,11 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "planner/ops.h"
 #include "planner/plan.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/op_category.h"
 #include "test_util.h"
 
 namespace shardcast::planner {
@@ -69,18 +75,50 @@ TEST(KernelTable, MeasuredShapeTakesItsMeasuredTime) {
   EXPECT_DOUBLE_EQ(op_forward_time(op, c), gemm_time_tiled(4096, 4096, 4032, 989.4e12 * 0.8, c.grid));
 }
 
-TEST(KernelTable, PlanUsesTheTableWhenThePresetNamesIt) {
+TEST(KernelTable, PlanUsesTheTableOnlyForARuntimeOfItsTorchRelease) {
   HardwareSpec hw = load_hardware("H100-80GB-SXM");
   TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 2,
                                     4096, 1);
-  c.runtime = "torchtitan-2024-10";  // SDPA's flash backend on H100 (the fitted 179 TFLOP/s below)
-  const PlanOptions opt = resolve_plan_options(c, hw);
-  const Prediction anchored = plan(c, hw, opt);
-  hw.gpu.kernel_table = kData + "kernels_synthetic.csv";
+  c.runtime = "torchtitan-2024-10";  // SDPA's flash backend on H100; torch release unstated
+  PlanOptions opt = resolve_plan_options(c, hw);
+  ASSERT_EQ(opt.torch_release, "unstated");
+  opt.op_breakdown = true;
+  hw.gpu.kernel_table = kData + "kernels_synthetic.csv";  // measured with "torch 9.99.0+synthetic"
+  EXPECT_EQ(kernel_table_for(hw.gpu.kernel_table).torch_release(), "9.99");
+  const Prediction fitted = plan(c, hw, opt);
+  EXPECT_EQ(fitted.kernel_table, "");  // the preset names a table, the runtime states no release
+  opt.torch_release = "9.98";
+  const Prediction other_release = plan(c, hw, opt);
+  EXPECT_EQ(other_release.kernel_table, "");
+  EXPECT_DOUBLE_EQ(other_release.tokens_per_s_per_gpu, fitted.tokens_per_s_per_gpu);
+  opt.torch_release = "9.99";
   const Prediction measured = plan(c, hw, opt);
+  EXPECT_EQ(measured.kernel_table, hw.gpu.kernel_table);
   // The synthetic GPU's GEMMs (687 TFLOP/s) beat the preset's anchored rate (0.803 · 0.733 of
-  // 989 TFLOP/s = 582); its attention (350 TFLOP/s at 8k) beats the fitted 179: faster.
-  EXPECT_GT(measured.tokens_per_s_per_gpu, anchored.tokens_per_s_per_gpu * 1.05);
+  // 989 TFLOP/s = 582): less GEMM time. Its copy rate (2 TB/s) is below the preset's memory-bound
+  // rate: more elementwise time. Its SDPA rows stay unused: this runtime runs the flash backend.
+  auto op = [](const Prediction& p, OpCategory c) { return p.op_seconds.at(size_t(c)); };
+  EXPECT_LT(op(measured, OpCategory::matmul), op(fitted, OpCategory::matmul) * 0.9);
+  EXPECT_GT(op(measured, OpCategory::elementwise), op(fitted, OpCategory::elementwise));
+  // (The breakdown spreads each unit's host time by the ops' shares of it, so a category whose
+  // rate did not change moves by the others' change: < 0.1 % here.)
+  EXPECT_NEAR(op(measured, OpCategory::attention) / op(fitted, OpCategory::attention), 1.0, 1e-3);
+  opt.attention_cudnn = true;  // cuDNN attention: the table's 350 TFLOP/s SDPA, not the preset's cuDNN fraction
+  const Prediction cudnn = plan(c, hw, opt);
+  opt.torch_release = "unstated";
+  const Prediction cudnn_fitted = plan(c, hw, opt);
+  EXPECT_GT(std::abs(op(cudnn, OpCategory::attention) / op(cudnn_fitted, OpCategory::attention) - 1.0), 0.05);
+  EXPECT_NEAR(op(cudnn, OpCategory::matmul) / op(measured, OpCategory::matmul), 1.0, 2e-3);
+}
+
+TEST(KernelTable, TorchReleaseOfTheHeader) {
+  KernelTable t;
+  for (const auto& [torch, release] : std::vector<std::pair<std::string, std::string>>{
+           {"2.11.0", "2.11"}, {"2.11.0+cu130", "2.11"}, {"2.6.0a0+git1234", "2.6"}, {"2.11", "2.11"},
+           {"0", ""}, {"t", ""}, {"", ""}, {".5", ""}}) {
+    t.header.torch = torch;
+    EXPECT_EQ(t.torch_release(), release) << torch;
+  }
 }
 
 // The measured tables the project ships (configs/kernels/, `shardcast-train microbench --gpu` on

@@ -60,7 +60,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""},
                              {"cudnn_attention", "[]"}, {"block_program", "\"unlisted\""},
                              {"reduce_output", "\"shard_gradient\""}, {"adamw", "\"torch_optim\""},
-                             {"host_time", "\"fitted\""}};
+                             {"host_time", "\"fitted\""}, {"torch", "\"unstated\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)
@@ -288,6 +288,22 @@ TEST(RuntimeSpec, ParserRefusesWhatTheSchemaDoesNotAllow) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "terms.fp8");
     EXPECT_NE(std::string(e.what()).find("fp8_recipes"), std::string::npos) << e.what();
+  }
+  // torch: a release "MAJOR.MINOR" or unstated, as a string.
+  for (const char* ok : {"\"2.11\"", "\"10.0\""}) {
+    std::string t = minimal("", "");
+    t.replace(t.find("torch = \"unstated\""), 18, std::string("torch = ") + ok);
+    EXPECT_EQ(parse_runtime_toml(t, "x.toml").terms.torch, std::string(ok).substr(1, std::string(ok).size() - 2));
+  }
+  for (const char* refused : {"\"2.11.0\"", "\"2\"", "\"latest\"", "\"2.x\"", "2.11"}) {
+    std::string t = minimal("", "");
+    t.replace(t.find("torch = \"unstated\""), 18, std::string("torch = ") + refused);
+    try {
+      parse_runtime_toml(t, "x.toml");
+      FAIL() << refused;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), "terms.torch") << refused;
+    }
   }
   // A value outside the allowed set.
   std::string bad = minimal("", "");
