@@ -1,6 +1,7 @@
 // KernelTable: a GPU's measured kernel times (a CSV written by the GPU microbenchmark), read
 // by the planner in place of the anchored per-shape model where a hardware preset names one
-// (`[gpu] kernel_table = "kernels/NAME.csv"`, relative to the configs directory).
+// (`[gpu] kernel_table = "kernels/NAME.csv"`, relative to the configs directory) and the
+// runtime runs the torch release the table was measured with (runtime term torch; plan.cpp).
 //
 // The format, its row type and its strict reader are shared/kernel_table.h; this adds what
 // the planner takes from a table (planner/plan.cpp): the best measured GEMM rate per dtype as
