@@ -50,6 +50,21 @@ double KernelTable::sdpa_rate(double head_dim, double seq_len) const {
   return interpolate_clamped(pts, std::log2(seq_len));
 }
 
+double KernelTable::rmsnorm_seconds(double m, double n, bool backward) const {
+  const std::string op = backward ? "rmsnorm_bwd" : "rmsnorm_fwd";
+  std::map<double, std::vector<std::pair<double, double>>> by_width;  // n -> (log2 m, s per element)
+  for (const KernelRow& r : rows)
+    if (r.op == op && r.m > 0 && r.n > 0)
+      by_width[double(r.n)].emplace_back(std::log2(double(r.m)), r.seconds / (double(r.m) * double(r.n)));
+  if (by_width.empty()) return 0;
+  std::vector<std::pair<double, double>> across;  // (log2 n, s per element at m)
+  for (auto& [width, pts] : by_width) {
+    std::sort(pts.begin(), pts.end());
+    across.emplace_back(std::log2(width), interpolate_clamped(pts, std::log2(m)));
+  }
+  return m * n * interpolate_clamped(across, std::log2(n));
+}
+
 double KernelTable::copy_bandwidth() const {
   double best = 0;
   for (const KernelRow& r : rows)

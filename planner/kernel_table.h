@@ -30,6 +30,12 @@ struct KernelTable : KernelTableFile {
   // (flop_fwd + flop_bwd) / (seconds_fwd + seconds_bwd) of the sdpa rows of the head dim
   // nearest `head_dim`, linear in log2(seq_len) between measured lengths, clamped; 0 when none.
   double sdpa_rate(double head_dim, double seq_len) const;
+  // Measured seconds of the eager RMSNorm (the fp32 up-cast composite of trainer/model's
+  // rms_norm: x.float(), pow, mean, rsqrt, mul, down-cast, · weight) over m rows of width n, its
+  // forward (backward = false) or its backward alone: the rows' seconds per element, linear in
+  // log2(m) between measured row counts and then in log2(n) between measured widths, clamped to
+  // the table's range, times m·n; 0 when the table has no such rows.  // s
+  double rmsnorm_seconds(double m, double n, bool backward) const;
   // Best measured copy bandwidth (bytes read + written / s); 0 when none.
   double copy_bandwidth() const;
   // The torch release it was measured with: the header's `# torch:` as "MAJOR.MINOR"

@@ -21,6 +21,13 @@ Op gemm(const char* name, double m, double k, double n, int act_bytes) {
   op.saved_bytes = act_bytes * m * k;  // the input (the weight is a parameter)
   return op;
 }
+// A Llama RMSNorm written in eager PyTorch ops (NormImpl eager or eager_fp32_weight) over T rows
+// of width d: a measured kernel table times it by that shape (op_forward_time).
+void mark_eager_rmsnorm(Op& op, bool llama, NormImpl norm, double T, double d) {
+  if (!llama || norm == NormImpl::fused) return;
+  op.m = T;
+  op.n = d;
+}
 Op elementwise(const char* name, double bytes, double saved_bytes, double fused_bytes = -1) {
   Op op;
   op.name = name;
@@ -94,6 +101,7 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_l
   std::vector<Op> ops;
   ops.reserve(12);
   ops.push_back(elementwise("attention_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
+  mark_eager_rmsnorm(ops.back(), llama, norm, T, d);
   {
     Op qkv = gemm("wqkv", T, d, d + 2 * kv, A);
     qkv.saved_bytes = 0;  // its input is the norm output, counted below with q, k, v
@@ -119,6 +127,7 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_l
   ops.back().saved_bytes = 0;  // input = attention output, saved above
   ops.push_back(elementwise("residual_add", T * 3.0 * A * d, 0));
   ops.push_back(elementwise("ffn_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
+  mark_eager_rmsnorm(ops.back(), llama, norm, T, d);
   if (llama) {
     ops.push_back(gemm("w1_w3", T, d, 2 * f, A));          // gate and up, input saved once
     const double fused = T * 3.0 * A * f;
@@ -194,6 +203,7 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
   std::vector<Op> ops;
   const double norm_bytes = norm_bytes_per_token(m, A, norm);
   ops.push_back(elementwise("final_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
+  mark_eager_rmsnorm(ops.back(), m.mlp_type == MlpType::swiglu, norm, T, d);
   ops.push_back(gemm("output", T, d, V, A));
   ops.back().saved_bytes = 0;  // input = norm output, saved above
   ops.back().fp8 = false;      // the LM head stays in param_dtype under fp8
@@ -261,6 +271,15 @@ Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
 }
 }  // namespace
 
+namespace {
+// An eager RMSNorm (Op m, n set by mark_eager_rmsnorm) not fused by compile, on a GPU whose
+// measured kernel table has RMSNorm rows: their time at its shape; 0 otherwise.  // s
+double measured_eager_rmsnorm(const Op& op, const ComputeContext& c, bool backward) {
+  if (op.kind != OpKind::elementwise || op.m <= 0 || op.n <= 0 || c.compile || c.kernels == nullptr) return 0;
+  return c.kernels->rmsnorm_seconds(op.m, op.n, backward);
+}
+}  // namespace
+
 double op_forward_time(const Op& op, const ComputeContext& c) {
   const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
   switch (op.kind) {
@@ -280,6 +299,7 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
       return std::max(op.flops * tiles / (c.peak_flops * c.eff.attention_eff), op.bytes / hbm);
     }
     case OpKind::elementwise:
+      if (const double t = measured_eager_rmsnorm(op, c, /*backward=*/false); t > 0) return t;
       return elementwise_bytes(op, c) / hbm;
   }
   return 0;
@@ -300,6 +320,7 @@ double op_backward_time(const Op& op, const ComputeContext& c) {
     case OpKind::attention:
       return 2.5 * op_forward_time(op, c);  // flash backward: 5 GEMMs vs 2 (recomputes QKᵀ)
     case OpKind::elementwise:
+      if (const double t = measured_eager_rmsnorm(op, c, /*backward=*/true); t > 0) return t;
       return 2.0 * op_forward_time(op, c);
   }
   return 0;

@@ -63,7 +63,8 @@ struct Op {
   double flops = 0;        // forward FLOPs (attention: executed, causal)  // FLOP
   double bytes = 0;        // forward HBM traffic, eager  // bytes
   double fused_bytes = 0;  // elementwise: one read of its inputs, one write of its outputs (compile)  // bytes
-  double m = 0, n = 0, k = 0;  // GEMM shape (M×K)·(K×N); 0 for other kinds
+  double m = 0, n = 0, k = 0;  // GEMM shape (M×K)·(K×N); an eager RMSNorm's rows m (tokens) and
+                               // width n (d_model), which a measured kernel table times; 0 otherwise
   double saved_bytes = 0;  // tensors this op keeps for backward  // bytes
   bool fp8 = true;         // matmul: runs in fp8 under --fp8 (the LM head stays bf16: torchtitan
                            // filters `output`, MPT's tied head is not a TransformerEngine Linear)

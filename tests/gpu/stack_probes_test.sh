@@ -10,12 +10,13 @@
 # whose stack the probe runs: torch 2.11, cuDNN attention, repeated K/V, native loss) on the
 # set's preset, whose kernel table then times it, and compares. Two ways of computing one step,
 # each with its bound and why:
-#   tokens/s within 15 %: measured -13.1 ... +13.0 % (H200), -14.4 ... +4.2 % (H100). Compiled
+#   tokens/s within 15 %: measured -13.1 ... +9.5 % (H200), -14.4 ... +4.2 % (H100). Compiled
 #     probes land within -1.5 ... +5.7 % but the 1B ones (-13.1 / -14.4 %: the fitted host time
 #     per unit pass, 0.86 ms, is charged in full where the GPU was idle 5 ms a step); eager probes
-#     -8.1 ... +13.0 % (eager elementwise kernels ran 1.4-1.6x the planner's bytes over the
-#     measured copy rate). With the presets' fitted fractions instead: -6.4 ... -24.1 % (H200),
-#     -10.0 ... -24.3 % (H100).
+#     -11.1 ... +9.5 % (their RMSNorms take the table's measured eager RMSNorm time; their other
+#     eager elementwise kernels ran 1.4-1.6x the planner's bytes over the measured copy rate, and
+#     the 1B ones carry the host time too). With the presets' fitted fractions instead:
+#     -6.4 ... -24.1 % (H200), -10.0 ... -24.3 % (H100).
 #   GEMM time per step (the planner's matmul category against the profiler's GEMM kernels)
 #     within 12 %: measured -6.8 ... +10.6 % (H200), -6.6 ... +10.3 % (H100); the table times each
 #     GEMM in isolation, a training step runs them beside other kernels at sustained clocks (the

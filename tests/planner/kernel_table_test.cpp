@@ -75,6 +75,57 @@ TEST(KernelTable, MeasuredShapeTakesItsMeasuredTime) {
   EXPECT_DOUBLE_EQ(op_forward_time(op, c), gemm_time_tiled(4096, 4096, 4032, 989.4e12 * 0.8, c.grid));
 }
 
+// The eager RMSNorm rows by shape: exact at a measured (m, n), per element linear in log2(m)
+// and then in log2(n) between them, clamped outside; forward and backward apart.
+TEST(KernelTable, RmsnormSecondsByShape) {
+  const std::string head = "# gpu: g\n# driver: d\n# torch: 2.11.0\n# cuda: c\n# date: x\n# command: y\n";
+  const std::string cols = "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n";
+  // seconds per element: fwd 1e-9 at (1024, 2048), 2e-9 at (4096, 2048), 3e-9 at (1024, 8192),
+  // 5e-9 at (4096, 8192); bwd 7e-9 at (1024, 2048) only.
+  const KernelTable t = parse_kernel_table(head + cols +
+                                               "rmsnorm_fwd,bf16,1024,2048,,,,,,,1,,0.002097152\n"
+                                               "rmsnorm_fwd,bf16,4096,2048,,,,,,,1,,0.016777216\n"
+                                               "rmsnorm_fwd,bf16,1024,8192,,,,,,,1,,0.025165824\n"
+                                               "rmsnorm_fwd,bf16,4096,8192,,,,,,,1,,0.16777216\n"
+                                               "rmsnorm_bwd,bf16,1024,2048,,,,,,,1,,0.014680064\n",
+                                           "t.csv");
+  EXPECT_NEAR(t.rmsnorm_seconds(4096, 2048, false), 0.016777216, 1e-15);
+  EXPECT_NEAR(t.rmsnorm_seconds(2048, 2048, false) / (2048.0 * 2048), 1.5e-9, 1e-21);  // halfway in log2(m)
+  // (2048, 4096): 1.5e-9 at width 2048 and (3 + 5)/2 = 4e-9 at width 8192, halfway in log2(n).
+  EXPECT_NEAR(t.rmsnorm_seconds(2048, 4096, false) / (2048.0 * 4096), 2.75e-9, 1e-21);
+  EXPECT_NEAR(t.rmsnorm_seconds(65536, 2048, false) / (65536.0 * 2048), 2e-9, 1e-21);  // clamped
+  EXPECT_NEAR(t.rmsnorm_seconds(4096, 4096, true) / (4096.0 * 4096), 7e-9, 1e-21);     // one bwd row: everywhere
+  KernelTable none = parse_kernel_table(head + cols + "gemm,bf16,1,1,1,,,,,,,2,1\n", "t.csv");
+  EXPECT_EQ(none.rmsnorm_seconds(4096, 4096, false), 0.0);
+}
+
+// An eager RMSNorm op takes the table's time; compiled, or with no table, or a fused norm (no
+// shape on the op), its bytes over the bandwidth.
+TEST(KernelTable, EagerRmsnormTakesTheMeasuredTime) {
+  const std::string head = "# gpu: g\n# driver: d\n# torch: 2.11.0\n# cuda: c\n# date: x\n# command: y\n";
+  const std::string cols = "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n";
+  const KernelTable t = parse_kernel_table(
+      head + cols + "rmsnorm_fwd,bf16,8192,4096,,,,,,,1,,0.0005\nrmsnorm_bwd,bf16,8192,4096,,,,,,,1,,0.0011\n", "t.csv");
+  const ModelSpec m = load_model("llama3-8b");
+  const std::vector<Op> ops = block_forward_ops(m, 2, 4096, 2, NormImpl::eager, false, false);
+  const Op& norm = ops.front();
+  ASSERT_STREQ(norm.name, "attention_norm");
+  ComputeContext c;
+  c.hbm_bandwidth = 3.35e12;
+  c.eff.hbm_eff = 1;
+  c.eff.compile_elementwise_factor = 1;
+  const double by_bytes = op_forward_time(norm, c);
+  EXPECT_DOUBLE_EQ(by_bytes, norm.bytes / 3.35e12);
+  c.kernels = &t;
+  EXPECT_DOUBLE_EQ(op_forward_time(norm, c), 0.0005);
+  EXPECT_DOUBLE_EQ(op_backward_time(norm, c), 0.0011);
+  c.compile = true;
+  EXPECT_DOUBLE_EQ(op_forward_time(norm, c), norm.fused_bytes / 3.35e12);  // fused traffic, not the eager kernels
+  c.compile = false;
+  const std::vector<Op> fused = block_forward_ops(m, 2, 4096, 2, NormImpl::fused, false, false);
+  EXPECT_DOUBLE_EQ(op_forward_time(fused.front(), c), fused.front().bytes / 3.35e12);
+}
+
 TEST(KernelTable, PlanUsesTheTableOnlyForARuntimeOfItsTorchRelease) {
   HardwareSpec hw = load_hardware("H100-80GB-SXM");
   TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 2,
