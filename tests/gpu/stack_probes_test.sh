@@ -4,7 +4,8 @@
 #   h200  docs/gpu-runs/2026-11-28-h200-stack/, eight probes; the rule that a kernel table times
 #         runtimes of its torch release was set after the first three were seen.
 #   h100  docs/gpu-runs/2026-11-28-h100-stack/, five probes, measured after the rule and every
-#         value were set: nothing was chosen on them.
+#         value were set; the eager RMSNorm timed by the table came after, moving the two eager
+#         probes only (+2.4 -> 0.0 %, -8.1 -> -11.1 %).
 # Each probe's JSON names its widths, sequence length, micro-batch, checkpointing and compile;
 # this plans the same configuration (world size 1, grad_accum 1, pure bf16, runtime kempnerforge,
 # whose stack the probe runs: torch 2.11, cuDNN attention, repeated K/V, native loss) on the
