@@ -14,8 +14,14 @@ namespace shardcast::planner {
 KernelTable parse_kernel_table(const std::string& text, const std::string& file) {
   KernelTable t;
   static_cast<KernelTableFile&>(t) = parse_kernel_csv(text, file);
-  for (const KernelRow& r : t.rows)
+  for (const KernelRow& r : t.rows) {
     if (r.op == "gemm") t.gemm_index[{r.dtype, double(r.m), double(r.n), double(r.k)}] = r.seconds;
+    if ((r.op == "rmsnorm_fwd" || r.op == "rmsnorm_bwd") && r.m > 0 && r.n > 0)
+      t.rmsnorm_index[r.op == "rmsnorm_bwd"][double(r.n)].emplace_back(std::log2(double(r.m)),
+                                                                        r.seconds / (double(r.m) * double(r.n)));
+  }
+  for (auto& by_width : t.rmsnorm_index)
+    for (auto& [width, pts] : by_width) std::sort(pts.begin(), pts.end());
   return t;
 }
 
@@ -51,17 +57,10 @@ double KernelTable::sdpa_rate(double head_dim, double seq_len) const {
 }
 
 double KernelTable::rmsnorm_seconds(double m, double n, bool backward) const {
-  const std::string op = backward ? "rmsnorm_bwd" : "rmsnorm_fwd";
-  std::map<double, std::vector<std::pair<double, double>>> by_width;  // n -> (log2 m, s per element)
-  for (const KernelRow& r : rows)
-    if (r.op == op && r.m > 0 && r.n > 0)
-      by_width[double(r.n)].emplace_back(std::log2(double(r.m)), r.seconds / (double(r.m) * double(r.n)));
+  const auto& by_width = rmsnorm_index[backward];
   if (by_width.empty()) return 0;
   std::vector<std::pair<double, double>> across;  // (log2 n, s per element at m)
-  for (auto& [width, pts] : by_width) {
-    std::sort(pts.begin(), pts.end());
-    across.emplace_back(std::log2(width), interpolate_clamped(pts, std::log2(m)));
-  }
+  for (const auto& [width, pts] : by_width) across.emplace_back(std::log2(width), interpolate_clamped(pts, std::log2(m)));
   return m * n * interpolate_clamped(across, std::log2(n));
 }
 

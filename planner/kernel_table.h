@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "shared/kernel_table.h"
@@ -43,10 +44,13 @@ struct KernelTable : KernelTableFile {
   std::string torch_release() const;
 
   std::map<std::tuple<std::string, double, double, double>, double> gemm_index;  // built by the parser
+  // RMSNorm rows by direction (0 forward, 1 backward) and width n: (log2 m, seconds per element),
+  // m ascending; built by the parser.
+  std::map<double, std::vector<std::pair<double, double>>> rmsnorm_index[2];
 };
 
 // parse_kernel_csv (InputError naming the file, the line and the column for anything
-// malformed), then the GEMM index.
+// malformed), then the GEMM and RMSNorm indexes.
 KernelTable parse_kernel_table(const std::string& text, const std::string& file);
 // The table a preset names (path relative to the configs directory, or absolute), read once.
 const KernelTable& kernel_table_for(const std::string& name);

@@ -116,12 +116,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // the GPUs the tables were made on) at the measured SDPA rate — measured at whatever power the
   // machine ran, so a power limit does not scale them again. Any other runtime keeps the
   // preset's fitted fractions: those carry what its published runs' kernels did.
-  std::string timed_by_table;
-  if (!hw.gpu.kernel_table.empty() && opt.torch_release != "unstated" &&
-      kernel_table_for(hw.gpu.kernel_table).torch_release() == opt.torch_release) {
+  if (!hw.gpu.kernel_table.empty() && opt.torch_release != "unstated") {
     const KernelTable& kt = kernel_table_for(hw.gpu.kernel_table);
-    timed_by_table = hw.gpu.kernel_table;
-    cc.kernels = &kt;
+    if (kt.torch_release() == opt.torch_release) cc.kernels = &kt;
+  }
+  if (cc.kernels) {
+    const KernelTable& kt = *cc.kernels;
     cc.dtype = cfg.precision.param_dtype;
     if (const double r = kt.best_gemm_rate(cc.dtype); r > 0) cc.eff.matmul_eff = r / cc.peak_flops;
     if (const double r = kt.best_gemm_rate("fp8"); r > 0 && cc.fp8_peak_flops > 0) cc.eff.fp8_matmul_eff = r / cc.fp8_peak_flops;
@@ -456,7 +456,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                 : opt.attention_materialized                ? "eager"
                 : opt.attention_kernel == "flash_triton"    ? "flash_triton"
                                                             : "flash";
-  p.kernel_table = timed_by_table;
+  p.kernel_table = cc.kernels ? hw.gpu.kernel_table : "";
   p.power_limit_w = power.limit_w;
   p.board_power_w = power.board_w;
   p.clock_scale = power.clock_scale;
