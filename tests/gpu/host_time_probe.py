@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 
 
@@ -51,18 +50,13 @@ def main():
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "trainer", "bench"))
     from llama_torch import Llama, init_weights
+    from fsdp2_probe import causal_sdpa, init_one_rank, profile_steps, rope_tables
 
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29631")
-    torch.cuda.set_device(0)
-    dev = torch.device("cuda", 0)
-    dist.init_process_group("nccl", rank=0, world_size=1, device_id=dev)
+    dev = init_one_rank(torch, dist, 29631)
     L, d, H, KV, ffn, V = args.layers, 2048, 32, 8, 8192, 128256  # llama3.2-1b's widths
     b, s, hd = args.micro_batch, args.seq_len, d // H
-    inv = 1.0 / (500000.0 ** (torch.arange(0, hd, 2, dtype=torch.float32, device=dev) / hd))
-    ang = torch.outer(torch.arange(s, dtype=torch.float32, device=dev), inv)
-    cos, sin = torch.cat((ang, ang), -1).cos(), torch.cat((ang, ang), -1).sin()
-    sdpa = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
+    cos, sin = rope_tables(torch, hd, s, dev)
+    sdpa = causal_sdpa(F)
     result = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0), "layers": L, "micro_batch": b,
               "seq_len": s, "units": L + 1, "modes": {}}
     for mode in args.modes.split(","):
@@ -98,21 +92,8 @@ def main():
             step()
         torch.cuda.synchronize()
         wall = (time.perf_counter() - t0) / args.steps
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            t1 = time.perf_counter()
-            for _ in range(args.steps):
-                step()
-            torch.cuda.synchronize()
-            wall_profiled = (time.perf_counter() - t1) / args.steps
-        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-            trace_path = f.name
-        prof.export_chrome_trace(trace_path)
-        with open(trace_path) as f:
-            events = json.load(f)["traceEvents"]
-        os.unlink(trace_path)
-        gpu = [(e["ts"], e["ts"] + e["dur"]) for e in events
-               if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+        events, wall_profiled = profile_steps(torch, step, args.steps)
+        gpu = [(e["ts"], e["ts"] + e["dur"]) for e in events]
         span = (max(e for _, e in gpu) - min(s_ for s_, _ in gpu)) / 1e6 / args.steps if gpu else 0.0
         busy = union_us(gpu) / 1e6 / args.steps
         r = {"wall_ms": wall * 1e3, "wall_profiled_ms": wall_profiled * 1e3, "gpu_span_ms": span * 1e3,

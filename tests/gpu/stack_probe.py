@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 
 CATEGORIES = (  # first match wins; names as CUDA kernels appear in torch.profiler traces
@@ -100,6 +99,7 @@ def main():
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "trainer", "bench"))
     from llama_torch import Llama, init_weights
+    from fsdp2_probe import causal_sdpa, init_one_rank, profile_steps, rope_tables
 
     L, d, H, KV, ffn, V, s, b = a.layers, a.d_model, a.heads, a.kv_heads, a.ffn, a.vocab, a.seq_len, a.micro_batch
     hd = d // H
@@ -112,15 +112,9 @@ def main():
         with open(a.out, "w") as f:
             json.dump(result, f, indent=1)
 
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29632")
-    torch.cuda.set_device(0)
-    dev = torch.device("cuda", 0)
-    dist.init_process_group("nccl", rank=0, world_size=1, device_id=dev)
-    inv = 1.0 / (500000.0 ** (torch.arange(0, hd, 2, dtype=torch.float32, device=dev) / hd))
-    ang = torch.outer(torch.arange(s, dtype=torch.float32, device=dev), inv)
-    cos, sin = torch.cat((ang, ang), -1).cos(), torch.cat((ang, ang), -1).sin()
-    sdpa = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
+    dev = init_one_rank(torch, dist, 29632)
+    cos, sin = rope_tables(torch, hd, s, dev)
+    sdpa = causal_sdpa(F)
     t_start = time.perf_counter()
     torch.manual_seed(0)
     with torch.device(dev):
@@ -164,25 +158,14 @@ def main():
         walls.append(time.perf_counter() - t0)
     walls.sort()
     wall = walls[len(walls) // 2]
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for _ in range(a.steps):
-            step()
-        torch.cuda.synchronize()
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        trace_path = f.name
-    prof.export_chrome_trace(trace_path)
-    with open(trace_path) as f:
-        events = json.load(f)["traceEvents"]
-    os.unlink(trace_path)
-    cats, kernels = {}, {}
+    events, _ = profile_steps(torch, step, a.steps)
+    cats, kernels, kind = {}, {}, {}
     for e in events:
-        if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
-            continue
         c = category(e["name"]) if e["cat"] == "kernel" else "copy"
         ms = e["dur"] / 1e3 / a.steps
         cats[c] = cats.get(c, 0.0) + ms
         kernels[e["name"]] = kernels.get(e["name"], 0.0) + ms
+        kind[e["name"]] = c
     top = sorted(kernels.items(), key=lambda kv: -kv[1])[:25]
     tokens = b * s
     result["run"] = {"wall_ms_median": wall * 1e3, "wall_ms_all": [w * 1e3 for w in walls],
@@ -196,7 +179,7 @@ def main():
           f"{result['run']['max_allocated_gib']:.2f} GiB, reserved {result['run']['max_reserved_gib']:.2f} GiB, "
           f"warm-up {warm:.0f} s", flush=True)
     for name, ms in top[:12]:
-        print(f"  {ms:9.2f} ms  {category(name):9s} {name[:110]}", flush=True)
+        print(f"  {ms:9.2f} ms  {kind[name]:9s} {name[:110]}", flush=True)
     with open(a.out, "w") as f:
         json.dump(result, f, indent=1)
     dist.destroy_process_group()
