@@ -77,14 +77,16 @@ UnitOpSeconds unit_op_seconds(const TrainConfig& cfg, const PlanOptions& opt, co
                                    (ac == AcMode::selective && cfg.activation_checkpointing.block_checkpointed(blk)));
     const bool op_sac = is_block && ac == AcMode::selective_op;
     const Seconds& u = i == 0 ? embed : (i == U - 1 ? head : (ckpt ? checkpointed : (op_sac ? sac : plain)));
-    double u_total = 2.0 * unit_overhead_s;
+    // The same unit as plan() built it (its forward, backward, recompute, FSDP's copies and
+    // overhead).
+    const SimUnit& su = in.units[size_t(i)];
+    double u_total = 2.0 * unit_overhead_s + su.copy_s;
     for (int c = 0; c < kOpCategories; ++c) {
       units[size_t(c)] += u[size_t(c)];
       u_total += u[size_t(c)];
     }
+    units[size_t(OpCategory::copy)] += su.copy_s;
     overhead += 2.0 * unit_overhead_s;
-    // The same unit as plan() built it (its forward, backward, recompute and overhead).
-    const SimUnit& su = in.units[size_t(i)];
     assert(std::abs(time_share * u_total - (su.fwd_s + su.bwd_s)) <= 1e-9 * (su.fwd_s + su.bwd_s) + 1e-15);
     (void)su;
     (void)u_total;

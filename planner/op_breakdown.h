@@ -11,7 +11,8 @@
 // to Prediction::step_time_s; without the stretch the compute categories + optimizer add up
 // to the simulator's compute-stream busy time (tests/planner/op_breakdown_test.cpp).
 // What it is not: a second cost model — every time comes from ops.h, ac_policy.h and the
-// simulator's result. FSDP's casts and copies (`copy`) are not modelled apart: 0 here.
+// simulator's result. FSDP's copies (`copy`) are those plan() put on the compute stream
+// (SimUnit::copy_s: FSDP2's, in plans a measured kernel table times); 0 elsewhere.
 // Pure functions, thread-safe.
 #pragma once
 

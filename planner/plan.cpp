@@ -14,6 +14,7 @@
 #include "planner/efficiency.h"
 #include "planner/error_band.h"
 #include "planner/memory_model.h"
+#include "planner/fsdp_copies.h"
 #include "planner/op_breakdown.h"
 #include "planner/ops.h"
 #include "planner/power_limit.h"
@@ -208,7 +209,14 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   in.all_reduce_grads = no_shard;
   in.max_inflight_all_gathers = std::max(1, cfg.parallelism.max_inflight_all_gathers);
   in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
-  in.step_overhead_s = time_share * eff.step_overhead_s;  // host work competes for the cores too
+  // Host time. With the fitted fractions it is in series, as it was fitted: unit_overhead_s per
+  // unit and pass, step_overhead_s per step (host work competes for the cores too). A plan a
+  // measured kernel table times is the device's work alone, and the host, issuing ahead of the
+  // device, shows only where its own time for the step is longer: the step is the longer of the
+  // two (docs/cost-model.md §2.2).
+  const bool device_timed = cc.kernels != nullptr;
+  const double unit_host_s = device_timed ? 0.0 : eff.unit_overhead_s;
+  in.step_overhead_s = device_timed ? 0.0 : time_share * eff.step_overhead_s;
   in.outputs_kept = opt.outputs_kept;
   in.loss_in_model = opt.loss_in_model;
   in.record_timeline = opt.timeline;
@@ -246,8 +254,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                    (ac == AcMode::selective &&
                                     cfg.activation_checkpointing.block_checkpointed(blk)));
     const bool op_sac = is_block && ac == AcMode::selective_op;
-    u.fwd_s = time_share * (c.fwd_s + eff.unit_overhead_s);
-    u.bwd_s = time_share * (c.bwd_s + (ckpt ? ckpt_recompute_s : 0) + (op_sac ? sac.time_s : 0) + eff.unit_overhead_s);
+    u.fwd_s = time_share * (c.fwd_s + unit_host_s);
+    u.bwd_s = time_share * (c.bwd_s + (ckpt ? ckpt_recompute_s : 0) + (op_sac ? sac.time_s : 0) + unit_host_s);
     checkpointed_blocks += ckpt;
     sac_recompute_flops += op_sac ? sac.flops : 0;
     if (is_block) {
@@ -349,14 +357,33 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     // path takes a group of one as the identity (trainer/fsdp/fsdp.cpp post_backward: out = red).
     if (W == 1 && caching_allocator && strategy != ShardingStrategy::no_shard && u.reduce_buffer_bytes > 0) {
       const double cast = reduce_bytes != param_bytes ? P * (param_bytes + reduce_bytes) : 0.0;
-      u.reduce_s = time_share * (cast + 2.0 * P * reduce_bytes) / (hw.gpu.hbm_bandwidth * rate.hbm_eff);
+      u.reduce_s = time_share * (cast + 2.0 * P * reduce_bytes) / (hw.gpu.hbm_bandwidth * cc.eff.hbm_eff);
+    }
+    // FSDP2's copy-in and copy-out around each collective (fsdp_copies.h), charged where a
+    // measured kernel table times the plan (the fitted fractions carry them), at the table's copy
+    // rate. They are memory-bound kernels that take the SMs compute would run on, so they are in
+    // series with compute whichever stream issues them (the stack probes' kernel times add up to
+    // their wall time: no two kernels ran at once; docs/validation.md). A unit that reshards
+    // after forward gathers again in backward, in a group of one as well; there the reduction
+    // above, a device copy, is in series too.
+    if (device_timed && opt.per_parameter_copies && strategy != ShardingStrategy::no_shard) {
+      const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;  // the table's copy rate  // B/s
+      const FsdpCopyBytes cp = per_parameter_copy_bytes(P, u.gathered_bytes, Ns, param_bytes, reduce_bytes);
+      const bool regather = strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
+      const double gather = cp.gather_compute + cp.gather_stream;  // bytes
+      const double reduce = cp.reduce_compute + cp.reduce_stream;  // bytes
+      const double fwd_copy = gather / copy_bw;                                 // s
+      const double bwd_copy = ((regather ? gather : 0.0) + reduce) / copy_bw;  // s
+      u.fwd_s += time_share * fwd_copy;
+      u.bwd_s += time_share * bwd_copy;
+      u.copy_s = fwd_copy + bwd_copy;
     }
   }
   const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns, master_bytes);
   const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
   // AdamW (+ grad-norm) over the local shard: read p, g, m, v, write p, m, v, read g again:
   // 8 accesses of master_bytes per element.
-  in.optimizer_s = time_share * 8.0 * master_bytes * shard_elems / (hw.gpu.hbm_bandwidth * rate.hbm_eff);
+  in.optimizer_s = time_share * 8.0 * master_bytes * shard_elems / (hw.gpu.hbm_bandwidth * cc.eff.hbm_eff);
   // torch.optim's update holds one shard of temporaries; a fused update with its state made at
   // init (runtime term adamw) none.
   in.optimizer_transient_bytes = opt.adamw_state_at_init ? 0.0 : master_bytes * shard_elems;
@@ -432,17 +459,20 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     p.overflow_component = largest->name;
   }
 
-  p.step_time_s = sim.step_time_s;
+  // The host's own time for the step where the device's work is not in series with it (above).
+  const double host_step_s =
+      device_timed ? time_share * (double(GA) * 2.0 * U * eff.unit_overhead_s + eff.step_overhead_s) : 0.0;
+  p.step_time_s = std::max(sim.step_time_s, host_step_s);
   p.compute_s = sim.compute_s;
   p.comm_s = sim.comm_s;
   p.exposed_comm_s = sim.exposed_comm_s;
   p.optimizer_s = sim.optimizer_s;
   if (opt.op_breakdown) {
-    const auto ops = op_breakdown(cfg, opt, cc, UnitOps{embed_ops, block_ops, head_ops}, in, sim, time_share,
-                                  eff.unit_overhead_s);
+    auto ops = op_breakdown(cfg, opt, cc, UnitOps{embed_ops, block_ops, head_ops}, in, sim, time_share, unit_host_s);
+    ops[size_t(OpCategory::other)] += p.step_time_s - sim.step_time_s;  // host-bound: the host's time beyond the device's
     p.op_seconds.assign(ops.begin(), ops.end());
   }
-  p.tokens_per_s_per_gpu = T * GA / sim.step_time_s;
+  p.tokens_per_s_per_gpu = T * GA / p.step_time_s;
   p.flops_per_token = m.flops_per_token(s);
   p.mfu = p.tokens_per_s_per_gpu * p.flops_per_token / rated_peak;
   // HFU: the published convention (a checkpointed block adds its forward, 2N_block + 4·d·s

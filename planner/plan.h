@@ -121,6 +121,10 @@ struct PlanOptions {
   // No host time on the step (runtime term host_time = "hidden"): the hardware profile's
   // unit_overhead_s and step_overhead_s are not added.
   bool host_time_hidden = false;
+  // FSDP2's per-parameter sharding (runtime term parameter_layout = "per_parameter"): every
+  // all-gather and reduce-scatter copies into and out of one buffer. Charged in plans a measured
+  // kernel table times (docs/cost-model.md §2.2).
+  bool per_parameter_copies = false;
   // The caching allocator runs with expandable_segments:True: one growing segment per stream
   // (caching_allocator.h).
   bool expandable_segments = false;

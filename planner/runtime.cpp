@@ -103,6 +103,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.reduce_output_buffer = t.reduce_output == "buffer";
   o.adamw_state_at_init = t.adamw == "fused_state_at_init";
   o.host_time_hidden = t.host_time == "hidden";
+  o.per_parameter_copies = t.parameter_layout == "per_parameter";
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;
   o.sync_every_micro_step = sync_every_micro_step(t, cfg);

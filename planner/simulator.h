@@ -52,6 +52,9 @@ struct SimUnit {
   std::string name;               // "embedding", "block 0", ..., "head"
   double fwd_s = 0;               // forward compute  // s
   double bwd_s = 0;               // backward compute incl. recompute  // s
+  // Of fwd_s + bwd_s, before time_share: FSDP's copies on the compute stream (fsdp_copies.h);
+  // read by the op breakdown only.  // s
+  double copy_s = 0;
   double all_gather_s = 0;        // 0 = no all_gather needed  // s
   double reduce_s = 0;            // reduce_scatter (sharded) or all_reduce (no_shard)  // s
   double replica_all_reduce_s = 0;  // HSDP replica all_reduce  // s

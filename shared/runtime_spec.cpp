@@ -95,6 +95,14 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "pass, step_overhead_s per step: hooks, launches, data and logging of a Python training loop, fitted on "
      "published runs); hidden — the loop issues the device's work ahead of it and waits on it only once a "
      "step, so host time adds nothing to the step (docs/cost-model.md §2.2)"},
+    {"parameter_layout", "string", "per_parameter | flat_parameter",
+     "how FSDP lays out a unit's parameters: per_parameter — each parameter sharded on its own (FSDP2 "
+     "fully_shard): every all-gather copies the local shards into one buffer (copy-in) and the gathered "
+     "buffer out into the parameters (copy-out), every reduce-scatter copies the gradients into one buffer in "
+     "reduce_dtype (copy-in) and, when that is not param_dtype, casts the reduced shard back (copy-out); "
+     "flat_parameter — one FlatParameter per unit (FSDP1, shardcast-train): the collectives read and write "
+     "the flat buffer itself. A plan a measured kernel table times charges the copies as device memory "
+     "traffic; the fitted fractions carry them (docs/cost-model.md §2.2)"},
     {"root_unit", "bool", "", "embedding, final norm and head form a root unit not resharded after forward"},
     {"grads_freed_between_steps", "bool", "", "sharded gradients are freed between steps (zero_grad set_to_none)"},
     {"sync_every_micro_step", "bool | \"config\"", "",
@@ -206,6 +214,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "reduce_output") return &t.reduce_output;
   if (key == "adamw") return &t.adamw;
   if (key == "host_time") return &t.host_time;
+  if (key == "parameter_layout") return &t.parameter_layout;
   return nullptr;
 }
 

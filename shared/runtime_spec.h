@@ -54,6 +54,10 @@ struct RuntimeTerms {
   // Python training loop's) | hidden (a loop that issues device work ahead of the device and
   // waits on it once a step: no host time on the step).
   std::string host_time = "fitted";
+  // How FSDP lays out a unit's parameters: per_parameter (FSDP2 fully_shard: each all-gather and
+  // reduce-scatter copies into and out of one buffer) | flat_parameter (FSDP1's FlatParameter,
+  // shardcast-train: the collectives read and write the flat buffer itself).
+  std::string parameter_layout = "flat_parameter";
   // precision.master_dtype values it can run (fp32: fp32 master weights | bf16: pure bf16) and
   // the one it runs when its config does not say (a published row).
   std::vector<std::string> master_dtypes{"fp32"};

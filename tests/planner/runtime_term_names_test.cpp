@@ -3,7 +3,9 @@
 // and names itself back, and every value of the enum is allowed.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "planner/ops.h"
@@ -37,6 +39,27 @@ TEST(RuntimeTermNames, SchemaAllowsWhatThePlannerParses) {
                                                        name);
   test::expect_choices_are_the_table<NormImpl>(allowed("rmsnorm"), optional_parse(&parse_norm_impl), name);
   test::expect_choices_are_the_table<OutputsKept>(allowed("outputs_kept"), optional_parse(&parse_outputs_kept), name);
+}
+
+// docs/configuration.md's table of runtime terms names every term of the schema (a term added
+// to kRuntimeTerms without its row there is undocumented).
+TEST(RuntimeTermNames, ConfigurationDocListsEveryTerm) {
+  std::ifstream in(std::string(SHARDCAST_TEST_SOURCE_DIR) + "/docs/configuration.md");
+  ASSERT_TRUE(in) << "docs/configuration.md";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  const size_t begin = doc.find("### Runtime presets");
+  const size_t end = doc.find("### `[model]`");
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  // The first cells of the section's table rows ("| `a`, `b` | ...": a row may name several).
+  std::string first_cells;
+  std::istringstream lines(doc.substr(begin, end - begin));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("| `", 0) == 0) first_cells += line.substr(0, line.find(" |", 2)) + "\n";
+  for (const RuntimeTermSchema& t : kRuntimeTerms)
+    EXPECT_NE(first_cells.find("`" + std::string(t.key) + "`"), std::string::npos) << t.key;
 }
 
 }  // namespace

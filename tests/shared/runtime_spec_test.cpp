@@ -60,7 +60,8 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""},
                              {"cudnn_attention", "[]"}, {"block_program", "\"unlisted\""},
                              {"reduce_output", "\"shard_gradient\""}, {"adamw", "\"torch_optim\""},
-                             {"host_time", "\"fitted\""}, {"torch", "\"unstated\""}};
+                             {"host_time", "\"fitted\""}, {"torch", "\"unstated\""},
+                             {"parameter_layout", "\"flat_parameter\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)

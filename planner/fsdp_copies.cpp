@@ -1,0 +1,19 @@
+#include "planner/fsdp_copies.h"
+
+#include <cassert>
+
+namespace shardcast::planner {
+
+FsdpCopyBytes per_parameter_copy_bytes(double params, double gathered_bytes, int shard_group, int param_bytes,
+                                       int reduce_bytes) {
+  assert(shard_group >= 1 && params >= 0 && gathered_bytes >= 0);
+  const double N = double(shard_group);
+  FsdpCopyBytes b;
+  b.gather_stream = 2.0 * gathered_bytes / N;
+  b.gather_compute = 2.0 * gathered_bytes * (shard_group == 1 ? 2.0 : 1.0);
+  b.reduce_compute = params * double(param_bytes + reduce_bytes);
+  b.reduce_stream = reduce_bytes != param_bytes ? params * double(reduce_bytes + param_bytes) / N : 0.0;
+  return b;
+}
+
+}  // namespace shardcast::planner
