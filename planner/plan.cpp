@@ -13,8 +13,8 @@
 #include "planner/comm_model.h"
 #include "planner/efficiency.h"
 #include "planner/error_band.h"
-#include "planner/memory_model.h"
 #include "planner/fsdp_copies.h"
+#include "planner/memory_model.h"
 #include "planner/op_breakdown.h"
 #include "planner/ops.h"
 #include "planner/power_limit.h"
@@ -364,8 +364,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     // rate. They are memory-bound kernels that take the SMs compute would run on, so they are in
     // series with compute whichever stream issues them (the stack probes' kernel times add up to
     // their wall time: no two kernels ran at once; docs/validation.md). A unit that reshards
-    // after forward gathers again in backward, in a group of one as well; there the reduction
-    // above, a device copy, is in series too.
+    // after forward gathers again in backward, in a group of one as well. A group of one's
+    // reduction (above) keeps only its device copy on the reduce stream, where the timeline
+    // takes its buffers' lifetimes: its cast is the copy-in counted here.
     if (device_timed && opt.per_parameter_copies && strategy != ShardingStrategy::no_shard) {
       const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;  // the table's copy rate  // B/s
       const FsdpCopyBytes cp = per_parameter_copy_bytes(P, u.gathered_bytes, Ns, param_bytes, reduce_bytes);
@@ -377,6 +378,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       u.fwd_s += time_share * fwd_copy;
       u.bwd_s += time_share * bwd_copy;
       u.copy_s = fwd_copy + bwd_copy;
+      if (W == 1 && u.reduce_buffer_bytes > 0) u.reduce_s = time_share * 2.0 * P * reduce_bytes / copy_bw;
     }
   }
   const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns, master_bytes);

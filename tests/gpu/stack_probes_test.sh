@@ -11,10 +11,10 @@
 # whose stack the probe runs: torch 2.11, cuDNN attention, repeated K/V, native loss) on the
 # set's preset, whose kernel table then times it, and compares. Two ways of computing one step,
 # each with its bound and why:
-#   tokens/s within 10 %: measured -0.9 ... +8.4 % (H200), -2.2 ... +3.2 % (H100), with FSDP2's
+#   tokens/s within 10 %: measured -0.6 ... +8.6 % (H200), -1.8 ... +3.3 % (H100), with FSDP2's
 #     copies charged as memory traffic and the host time overlapped with the device's work
 #     (docs/cost-model.md §2.2; both set after all thirteen probes were seen). The eager H200
-#     probes are the fast ones (+4.0 ... +8.4 %): their eager elementwise kernels other than the
+#     probes are the fast ones (+4.2 ... +8.6 %): their eager elementwise kernels other than the
 #     RMSNorm ran 1.4-1.6x the planner's bytes over the measured copy rate. Before the copies
 #     (the fitted host time in series): -14.4 ... +9.5 %, bound 15 %; with the presets' fitted
 #     fractions instead of the table: -6.4 ... -24.1 % (H200), -10.0 ... -24.3 % (H100).
