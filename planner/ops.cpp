@@ -235,7 +235,8 @@ double gemm_time(double m, double n, double k, bool fp8, const ComputeContext& c
   const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
   const double bytes = fp8 ? (m * k + k * n) + c.act_bytes * m * n : c.act_bytes * (m * k + k * n + m * n);
   if (c.kernels)
-    if (const double t = c.kernels->gemm_seconds(fp8 ? "fp8" : c.dtype, m, n, k); t > 0) return std::max(t, bytes / hbm);
+    if (const double t = c.kernels->gemm_seconds(fp8 ? "fp8" : c.dtype, m, n, k); t > 0)
+      return std::max(t / c.kernel_clock_scale, bytes / hbm);
   const double rate = fp8 ? c.fp8_peak_flops * c.eff.fp8_matmul_eff : c.peak_flops * c.eff.matmul_eff;
   double t;
   if (c.grid.sm_count > 0) {

@@ -90,6 +90,9 @@ struct ComputeContext {
   // time; dtype names its rows ("bf16", ...; fp8 GEMMs look up "fp8"). Not owned.
   const KernelTable* kernels = nullptr;
   std::string dtype = "bf16";
+  // The compute clock under the config's power limit relative to the one the table was measured
+  // at (the preset's board power; power_limit.h): a measured GEMM time is divided by it.
+  double kernel_clock_scale = 1;
   // Measured float8 Linear speed-ups (planner/fp8_linear_table.h) for `fp8` under compile: an
   // fp8 Linear takes the time the table's speed-up implies over its bf16 time; null = the
   // recipe's roofline (fp8_recipe.h). Not owned.

@@ -114,9 +114,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // the torch release the table was measured with (runtime term torch): the best GEMM rate per
   // dtype anchors the grid model (no fitted factor), measured shapes take their measured time,
   // copies run at the measured copy rate, and cuDNN attention (torch's default SDPA backend on
-  // the GPUs the tables were made on) at the measured SDPA rate — measured at whatever power the
-  // machine ran, so a power limit does not scale them again. Any other runtime keeps the
-  // preset's fitted fractions: those carry what its published runs' kernels did.
+  // the GPUs the tables were made on) at the measured SDPA rate. A preset names a table measured
+  // at its board power (the lent machines ran at their default limit, the presets' 700 W:
+  // docs/gpu-runs/*/machine.txt), so a config's lower power limit scales the table's compute
+  // rates as it scales the anchored ones (power_limit.h); copies keep theirs. Any other runtime
+  // keeps the preset's fitted fractions: those carry what its published runs' kernels did.
   if (!hw.gpu.kernel_table.empty() && opt.torch_release != "unstated") {
     const KernelTable& kt = kernel_table_for(hw.gpu.kernel_table);
     if (kt.torch_release() == opt.torch_release) cc.kernels = &kt;
@@ -124,11 +126,14 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   if (cc.kernels) {
     const KernelTable& kt = *cc.kernels;
     cc.dtype = cfg.precision.param_dtype;
-    if (const double r = kt.best_gemm_rate(cc.dtype); r > 0) cc.eff.matmul_eff = r / cc.peak_flops;
-    if (const double r = kt.best_gemm_rate("fp8"); r > 0 && cc.fp8_peak_flops > 0) cc.eff.fp8_matmul_eff = r / cc.fp8_peak_flops;
+    cc.kernel_clock_scale = power.clock_scale;
+    // cc.peak_flops carries the clock scale: a fraction of it is the measured rate, scaled.
+    if (const double r = kt.best_gemm_rate(cc.dtype); r > 0) cc.eff.matmul_eff = r * power.clock_scale / cc.peak_flops;
+    if (const double r = kt.best_gemm_rate("fp8"); r > 0 && cc.fp8_peak_flops > 0)
+      cc.eff.fp8_matmul_eff = r * power.clock_scale / cc.fp8_peak_flops;
     if (const double bw = kt.copy_bandwidth(); bw > 0) cc.eff.hbm_eff = bw / cc.hbm_bandwidth;
     if (const double r = kt.sdpa_rate(double(m.d_model) / m.n_heads, s); r > 0 && opt.attention_cudnn)
-      cc.attention_flops = r;
+      cc.attention_flops = r * power.clock_scale;
   }
   const double T = double(b) * s;
   const std::vector<Op> block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm, opt.rope_fused, opt.swiglu_fused);

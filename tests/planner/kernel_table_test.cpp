@@ -162,6 +162,35 @@ TEST(KernelTable, PlanUsesTheTableOnlyForARuntimeOfItsTorchRelease) {
   EXPECT_NEAR(op(cudnn, OpCategory::matmul) / op(measured, OpCategory::matmul), 1.0, 2e-3);
 }
 
+// A preset names a table measured at its board power, so a config's lower power limit scales
+// the table's compute as it scales the anchored rates: GEMMs (exact shapes and the grid) and the
+// measured SDPA rate by the clock scale (limit / board)^(1/3), copies and the eager RMSNorm's
+// measured time (memory-bound) not at all. Two ways to one ratio, equal to rounding (1e-9) with
+// the simulator's overlap slowdown off (it stretches every compute category alike).
+TEST(KernelTable, PowerLimitScalesTheTablesComputeRates) {
+  HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  hw.gpu.kernel_table = kData + "kernels_synthetic.csv";
+  hw.efficiency["overlap_compute_slowdown"] = 0;
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 2,
+                                    4096, 1);
+  c.runtime = "torchtitan-2024-10";
+  PlanOptions opt = resolve_plan_options(c, hw);
+  opt.op_breakdown = true;
+  opt.torch_release = "9.99";
+  opt.attention_cudnn = true;
+  const Prediction full = plan(c, hw, opt);
+  ASSERT_EQ(full.kernel_table, hw.gpu.kernel_table);
+  c.cluster.power_limit_w = 500;
+  const Prediction capped = plan(c, hw, opt);
+  const double scale = std::cbrt(500.0 / 700.0);
+  ASSERT_NEAR(capped.clock_scale, scale, 1e-12);
+  auto op = [](const Prediction& p, OpCategory k) { return p.op_seconds.at(size_t(k)); };
+  EXPECT_NEAR(op(capped, OpCategory::matmul) / op(full, OpCategory::matmul), 1.0 / scale, 1e-9);
+  EXPECT_NEAR(op(capped, OpCategory::attention) / op(full, OpCategory::attention), 1.0 / scale, 1e-9);
+  EXPECT_NEAR(op(capped, OpCategory::elementwise) / op(full, OpCategory::elementwise), 1.0, 1e-9);
+  EXPECT_LT(capped.tokens_per_s_per_gpu, full.tokens_per_s_per_gpu);
+}
+
 TEST(KernelTable, TorchReleaseOfTheHeader) {
   KernelTable t;
   for (const auto& [torch, release] : std::vector<std::pair<std::string, std::string>>{
