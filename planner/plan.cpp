@@ -470,13 +470,14 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const double host_step_s =
       device_timed ? time_share * (double(GA) * 2.0 * U * eff.unit_overhead_s + eff.step_overhead_s) : 0.0;
   p.step_time_s = std::max(sim.step_time_s, host_step_s);
+  p.host_bound_s = p.step_time_s - sim.step_time_s;
   p.compute_s = sim.compute_s;
   p.comm_s = sim.comm_s;
   p.exposed_comm_s = sim.exposed_comm_s;
   p.optimizer_s = sim.optimizer_s;
   if (opt.op_breakdown) {
     auto ops = op_breakdown(cfg, opt, cc, UnitOps{embed_ops, block_ops, head_ops}, in, sim, time_share, unit_host_s);
-    ops[size_t(OpCategory::other)] += p.step_time_s - sim.step_time_s;  // host-bound: the host's time beyond the device's
+    ops[size_t(OpCategory::other)] += p.host_bound_s;  // the host's time beyond the device's
     p.op_seconds.assign(ops.begin(), ops.end());
   }
   p.tokens_per_s_per_gpu = T * GA / p.step_time_s;

@@ -38,7 +38,8 @@ void to_json(nlohmann::json& j, const Prediction& p) {
                  {"compute_s", p.compute_s},
                  {"comm_s", p.comm_s},
                  {"exposed_comm_s", p.exposed_comm_s},
-                 {"optimizer_s", p.optimizer_s}}},
+                 {"optimizer_s", p.optimizer_s},
+                 {"host_bound_s", p.host_bound_s}}},
        {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
        {"mfu", p.mfu},
        {"hfu", p.hfu},
@@ -74,6 +75,7 @@ void from_json(const nlohmann::json& j, Prediction& p) {
   t.at("comm_s").get_to(p.comm_s);
   t.at("exposed_comm_s").get_to(p.exposed_comm_s);
   t.at("optimizer_s").get_to(p.optimizer_s);
+  if (t.contains("host_bound_s")) t.at("host_bound_s").get_to(p.host_bound_s);  // absent before it existed
   p.op_seconds.clear();
   if (t.contains("ops_s")) {  // absent before it existed
     p.op_seconds.assign(kOpCategories, 0.0);

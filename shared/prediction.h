@@ -53,6 +53,10 @@ struct Prediction {
   double comm_s = 0;                    // comm-stream busy time
   double exposed_comm_s = 0;            // time the compute stream waited on communication
   double optimizer_s = 0;
+  // How much longer the host's own time for the step is than the device's, in a plan a measured
+  // kernel table times (its host time overlaps the device's work: docs/cost-model.md §2.2);
+  // 0 = the device's work sets the step.  // s
+  double host_bound_s = 0;
   // The step by op category (shared/op_category.h; planner/op_breakdown.h), indexed by
   // OpCategory; adds up to step_time_s. Empty = not computed.  // s
   std::vector<double> op_seconds;

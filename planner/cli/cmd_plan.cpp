@@ -98,6 +98,9 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   fmt::print("\n");
   fmt::print("step time        {:.4g} s  (compute {:.4g} s, communication {:.4g} s, exposed {:.4g} s, optimizer {:.3g} s)\n",
              p.step_time_s, p.compute_s, p.comm_s, p.exposed_comm_s, p.optimizer_s);
+  if (p.host_bound_s > 0)
+    fmt::print("                 host-bound: the host's time for the step is {:.4g} s longer than the device's work\n",
+               p.host_bound_s);
   fmt::print("tokens/s/GPU     {:.0f}  {}\n", p.tokens_per_s_per_gpu, p.error_band_note);
   fmt::print("MFU              {:.1f}%\n", 100 * p.mfu);
   fmt::print("HFU              {:.1f}%\n", 100 * p.hfu);

@@ -90,6 +90,7 @@ TEST(FsdpCopies, ChargedInTableTimedPlansOnly) {
   // No host time in series: the fitted per-unit and per-step host time is left out of the
   // breakdown where the device's work is the longer.
   EXPECT_EQ(op(per_param, OpCategory::other), 0.0);
+  EXPECT_EQ(per_param.host_bound_s, 0.0);
   EXPECT_GT(op(fitted, OpCategory::other), 0.0);
 }
 
@@ -111,6 +112,8 @@ TEST(FsdpCopies, HostBoundTableTimedStepIsTheHostsTime) {
   const Prediction p = plan(c, hw, opt);
   const double host = double(c.model.fsdp_unit_params().size()) * 2.0 * 0.5 + 0.25;  // s
   EXPECT_DOUBLE_EQ(p.step_time_s, host);
+  EXPECT_GT(p.host_bound_s, 0.0);
+  EXPECT_DOUBLE_EQ(p.host_bound_s, op(p, OpCategory::other));  // no other host time in a table-timed plan
   EXPECT_NEAR(p.tokens_per_s_per_gpu, 1024.0 / host, 1e-9);
   double sum = 0;
   for (double s : p.op_seconds) sum += s;
