@@ -88,7 +88,6 @@ UnitOpSeconds unit_op_seconds(const TrainConfig& cfg, const PlanOptions& opt, co
     units[size_t(OpCategory::copy)] += su.copy_s;
     overhead += 2.0 * unit_overhead_s;
     assert(std::abs(time_share * u_total - (su.fwd_s + su.bwd_s)) <= 1e-9 * (su.fwd_s + su.bwd_s) + 1e-15);
-    (void)su;
     (void)u_total;
   }
   const double k = in.grad_accum * time_share;

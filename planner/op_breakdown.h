@@ -5,7 +5,8 @@
 // What it is: each unit's forward, backward and recompute time split over its ops (ops.h)
 // and mapped to categories (op_category_of), times the micro-steps; the optimizer task;
 // exposed communication as `communication`; unit host overhead (unit_overhead_s) and the
-// step's host time (step_overhead_s) as `other`. The simulator slows compute while a
+// step's host time (step_overhead_s) as `other` (a plan a measured kernel table times has
+// neither in series: plan() adds the host's time beyond the device's, Prediction::host_bound_s). The simulator slows compute while a
 // collective runs (overlap_compute_slowdown): that stretch is spread over the units'
 // categories in proportion to their time, as the simulator spreads it. The categories add up
 // to Prediction::step_time_s; without the stretch the compute categories + optimizer add up
