@@ -248,6 +248,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                              !opt.attention_materialized && !opt.qkv_output_kept && !cfg.precision.fp8_on();
   std::array<BlockTensorSequence, 3> block_seq;  // by BlockAc
   std::vector<int> block_seq_of(size_t(U), -1);
+  // Device memory traffic runs at this rate: the preset's, or the measured table's copy rate.  // B/s
+  const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;
+  // FSDP2's copies charged as device work (below): where a measured kernel table times the plan.
+  const bool fsdp2_copies = device_timed && opt.per_parameter_copies && strategy != ShardingStrategy::no_shard;
   for (int i = 0; i < U; ++i) {
     SimUnit& u = in.units[i];
     const double P = double(unit_params[i]);
@@ -360,9 +364,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     // output (NCCL on one rank; shardcast-train's SelfCollectives), on the reduce stream: device
     // memory traffic, read and written once each (docs/cost-model.md §5.4). shardcast-train's CPU
     // path takes a group of one as the identity (trainer/fsdp/fsdp.cpp post_backward: out = red).
+    // Where FSDP2's copies are charged (below), the cast is their reduce-scatter copy-in.
     if (W == 1 && caching_allocator && strategy != ShardingStrategy::no_shard && u.reduce_buffer_bytes > 0) {
-      const double cast = reduce_bytes != param_bytes ? P * (param_bytes + reduce_bytes) : 0.0;
-      u.reduce_s = time_share * (cast + 2.0 * P * reduce_bytes) / (hw.gpu.hbm_bandwidth * cc.eff.hbm_eff);
+      const double cast = reduce_bytes != param_bytes && !fsdp2_copies ? P * (param_bytes + reduce_bytes) : 0.0;
+      u.reduce_s = time_share * (cast + 2.0 * P * reduce_bytes) / copy_bw;
     }
     // FSDP2's copy-in and copy-out around each collective (fsdp_copies.h), charged where a
     // measured kernel table times the plan (the fitted fractions carry them), at the table's copy
@@ -371,9 +376,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     // their wall time: no two kernels ran at once; docs/validation.md). A unit that reshards
     // after forward gathers again in backward, in a group of one as well. A group of one's
     // reduction (above) keeps only its device copy on the reduce stream, where the timeline
-    // takes its buffers' lifetimes: its cast is the copy-in counted here.
-    if (device_timed && opt.per_parameter_copies && strategy != ShardingStrategy::no_shard) {
-      const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;  // the table's copy rate  // B/s
+    // takes its buffers' lifetimes.
+    if (fsdp2_copies) {
       const FsdpCopyBytes cp = per_parameter_copy_bytes(P, u.gathered_bytes, Ns, param_bytes, reduce_bytes);
       const bool regather = strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
       const double gather = cp.gather_compute + cp.gather_stream;  // bytes
@@ -383,14 +387,13 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       u.fwd_s += time_share * fwd_copy;
       u.bwd_s += time_share * bwd_copy;
       u.copy_s = fwd_copy + bwd_copy;
-      if (W == 1 && u.reduce_buffer_bytes > 0) u.reduce_s = time_share * 2.0 * P * reduce_bytes / copy_bw;
     }
   }
   const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns, master_bytes);
   const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
   // AdamW (+ grad-norm) over the local shard: read p, g, m, v, write p, m, v, read g again:
   // 8 accesses of master_bytes per element.
-  in.optimizer_s = time_share * 8.0 * master_bytes * shard_elems / (hw.gpu.hbm_bandwidth * cc.eff.hbm_eff);
+  in.optimizer_s = time_share * 8.0 * master_bytes * shard_elems / copy_bw;
   // torch.optim's update holds one shard of temporaries; a fused update with its state made at
   // init (runtime term adamw) none.
   in.optimizer_transient_bytes = opt.adamw_state_at_init ? 0.0 : master_bytes * shard_elems;
