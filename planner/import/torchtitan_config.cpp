@@ -57,9 +57,10 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
   auto get_int = [&](const std::string& sec, const std::string& key, std::optional<int>& out, int lo,
                      const char* minus_one = nullptr) {
     if (const auto* n = node(sec, key)) {
-      const auto v = n->value<int64_t>();
+      // value_exact: value<int64_t>() would convert a float node, out of int64's range undefined.
+      const auto v = n->value_exact<int64_t>();
       const std::string allowed = fmt::format("an integer >= {}{}", lo, minus_one ? fmt::format(", or -1 ({})", minus_one) : "");
-      if (!n->is_integer() || !v) throw ConfigError(file, sec + "." + key, "expected " + allowed);
+      if (!v) throw ConfigError(file, sec + "." + key, "expected " + allowed);
       if ((*v < lo && !(minus_one && *v == -1)) || *v > (1 << 30))
         throw ConfigError(file, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
       out = int(*v);

@@ -386,6 +386,7 @@ TEST(ImportTorchtitanToml, OutOfRangeValuesNameTheTorchtitanKey) {
       {"[optimizer]\nweight_decay = -0.1\n", "optimizer.weight_decay"},
       {"[lr_scheduler]\nwarmup_steps = -1\n", "lr_scheduler.warmup_steps"},
       {"[training]\nseq_len = 8192.0\n", "training.seq_len"},
+      {"[training]\nseq_len = 81E92\n", "training.seq_len"},  // a float beyond int64 (fuzz_torchtitan_job)
   };
   for (const auto& [body, key] : bad) {
     try {
