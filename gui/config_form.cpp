@@ -13,6 +13,7 @@
 
 #include <toml++/toml.h>
 
+#include "planner/power_limit.h"
 #include "shared/config_io.h"
 #include "shared/runtime_spec.h"
 #include "shared/errors.h"
@@ -300,9 +301,13 @@ void ConfigForm::fillHardwareFields(const HardwareSpec& h) {
   power_limit_->setToolTip(
       h.gpu.board_power_w > 0
           ? QString("cluster.power_limit_w: board power limit in W. 0 = the preset's %1 W of its %2 W board power; "
-                    "compute rates x (limit / board power)^(1/3) (docs/cost-model.md §2.4).")
+                    "compute rates x (limit / board power)^%3 (%4; docs/cost-model.md §2.4).")
                 .arg(h.gpu.power_limit_w > 0 ? h.gpu.power_limit_w : h.gpu.board_power_w)
                 .arg(h.gpu.board_power_w)
+                .arg(planner::power_clock_exponent(h.gpu), 0, 'f', 3)
+                .arg(h.gpu.lower_power_rating_w > 0
+                         ? QString("through the preset's datasheet rating at %1 W").arg(h.gpu.lower_power_rating_w)
+                         : QString("the cube-root law"))
           : QString("cluster.power_limit_w: this hardware states no board power (gpu.board_power_w), so no power "
                     "limit can be modelled: leave it 0."));
 }

@@ -9,9 +9,16 @@
 
 namespace shardcast::planner {
 
-double clock_scale_at(double limit_w, double board_w) {
+double power_clock_exponent(const GpuSpec& gpu) {
+  if (gpu.lower_power_rating_w <= 0) return 1.0 / 3;
+  return std::log(gpu.lower_power_bf16_flops / gpu.bf16_flops) / std::log(gpu.lower_power_rating_w / gpu.board_power_w);
+}
+
+double clock_scale_at(double limit_w, double board_w, double exponent) {
   assert(limit_w > 0 && limit_w <= board_w);
-  return limit_w == board_w ? 1.0 : std::cbrt(limit_w / board_w);
+  assert(exponent > 0 && exponent <= 1 + 1e-12);
+  if (limit_w == board_w) return 1.0;
+  return exponent == 1.0 / 3 ? std::cbrt(limit_w / board_w) : std::pow(limit_w / board_w, exponent);
 }
 
 PowerLimit resolve_power_limit(const TrainConfig& cfg, const HardwareSpec& hw) {
@@ -36,10 +43,11 @@ PowerLimit resolve_power_limit(const TrainConfig& cfg, const HardwareSpec& hw) {
                                   "raise the rated peaks", p.limit_w, hw.name, p.board_w));
   if (p.limit_w < kMinPowerFraction * p.board_w)
     throw ConfigError(file, key,
-                      fmt::format("{} W is below {} W, half of {}'s board power: the clock model (cube-root "
-                                  "law, docs/cost-model.md §2.4) is not used there", p.limit_w,
+                      fmt::format("{} W is below {} W, half of {}'s board power: the clock model (docs/cost-model.md "
+                                  "§2.4) is not used there", p.limit_w,
                                   kMinPowerFraction * p.board_w, hw.name));
-  p.clock_scale = clock_scale_at(p.limit_w, p.board_w);
+  p.exponent = power_clock_exponent(hw.gpu);
+  p.clock_scale = clock_scale_at(p.limit_w, p.board_w, p.exponent);
   return p;
 }
 

@@ -207,6 +207,22 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
        "must be >= 0, and > 0 only with gpu.board_power_w (the power the peaks are rated at)");
   need(h.gpu.power_limit_w <= h.gpu.board_power_w, "gpu.power_limit_w",
        fmt::format("{} W is above gpu.board_power_w = {} W", h.gpu.power_limit_w, h.gpu.board_power_w));
+  {
+    const double w = h.gpu.lower_power_rating_w, f = h.gpu.lower_power_bf16_flops;
+    need(std::isfinite(w) && std::isfinite(f) && w >= 0 && f >= 0 && (w > 0) == (f > 0), "gpu.lower_power_rating_w",
+         "gpu.lower_power_rating_w and gpu.lower_power_bf16_tflops must be given together (both > 0) or not at all");
+    if (w > 0) {
+      need(h.gpu.board_power_w > 0 && w < h.gpu.board_power_w, "gpu.lower_power_rating_w",
+           fmt::format("{} W must be below gpu.board_power_w ({} W): the rating of the same silicon at a lower "
+                       "board power", w, h.gpu.board_power_w));
+      // Clock ∝ power^e with 0 < e <= 1: a lower power rates a lower peak, and no less than in
+      // proportion to the power (planner/power_limit.h).
+      const bool ok = f < h.gpu.bf16_flops && f / h.gpu.bf16_flops >= w / h.gpu.board_power_w;
+      need(ok, "gpu.lower_power_bf16_tflops",
+           fmt::format("{} TFLOP/s at {} W must be below gpu.bf16_tflops ({}) and at least its share of the board "
+                       "power ({:.3f} of it)", f / 1e12, w, h.gpu.bf16_flops / 1e12, w / h.gpu.board_power_w));
+    }
+  }
   need(h.node.intra_node_latency >= 0, "node.intra_node_latency_us", "must be >= 0");
   need(h.node.inter_node_latency >= 0, "node.inter_node_latency_us", "must be >= 0");
   throw_if_errors(errs);

@@ -155,6 +155,8 @@ const std::vector<HardwareKey>& hardware_schema() {
       HW_STR("gpu.kernel_table", gpu.kernel_table),
       HW_NUM("gpu.board_power_w", gpu.board_power_w, 1),
       HW_NUM("gpu.power_limit_w", gpu.power_limit_w, 1),
+      HW_NUM("gpu.lower_power_rating_w", gpu.lower_power_rating_w, 1),
+      HW_NUM("gpu.lower_power_bf16_tflops", gpu.lower_power_bf16_flops, 1e12),
       HW_INT("node.gpus_per_node", node.gpus_per_node),
       HW_NUM("node.intra_node_gbps", node.intra_node_bandwidth, 1e9 / 8),
       HW_NUM("node.inter_node_gbps", node.inter_node_bandwidth, 1e9 / 8),

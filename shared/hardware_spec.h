@@ -40,6 +40,12 @@ struct GpuSpec {
   // stated: no power limit can be modelled.  // W
   double board_power_w = 0;
   double power_limit_w = 0;
+  // The same silicon's datasheet rating at a lower board power (a lower-power part of the same
+  // die, e.g. B100 at 700 W for B200): its power and its bf16 dense peak. With it, a limit scales
+  // the clock along the power law through the two ratings (planner/power_limit.h); 0 = no such
+  // rating stated: the cube-root law.  // W, FLOP/s
+  double lower_power_rating_w = 0;
+  double lower_power_bf16_flops = 0;
 };
 
 struct NodeSpec {

@@ -16,6 +16,7 @@
 #include "planner/goodput.h"
 #include "planner/kernel_table.h"
 #include "planner/plan.h"
+#include "planner/power_limit.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -64,9 +65,13 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   // A board power limit below the rated power (planner/power_limit.h, docs/cost-model.md §2.4).
   if (p.board_power_w > 0 && p.power_limit_w < p.board_power_w)
     fmt::print("      power limit {:.0f} W of the {:.0f} W board power ({}): compute rates x{:.3f} "
-               "(clock ~ cube root of power); MFU against the rated peak\n",
+               "({}); MFU against the rated peak\n",
                p.power_limit_w, p.board_power_w,
-               c.cluster.power_limit_w > 0 ? "cluster.power_limit_w" : "the preset's default", p.clock_scale);
+               c.cluster.power_limit_w > 0 ? "cluster.power_limit_w" : "the preset's default", p.clock_scale,
+               hw.gpu.lower_power_rating_w > 0
+                   ? fmt::format("clock ~ power^{:.3f}, through the preset's {:.0f} W rating",
+                                 planner::power_clock_exponent(hw.gpu), hw.gpu.lower_power_rating_w)
+                   : std::string("clock ~ cube root of power"));
   fmt::print("\n");
   fmt::print("memory per GPU (at the allocated peak)      GiB\n");
   double overhead = 0;

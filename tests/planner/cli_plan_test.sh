@@ -30,6 +30,9 @@ grep -q "device total (nvidia-smi)" "$tmp/out" || { echo "FAIL plan: no device t
 # limit on a preset without a board power, or above it, is refused by name.
 "$sc" plan --model llama3-8b --gpu H100-96GB-HBM2e --gpus 8 --micro-batch 1 --seq-len 8192 --ac full > "$tmp/out" 2>&1
 check "plan: the preset's power limit is stated" 0 $? "power limit 500 W of the 700 W board power (the preset's default): compute rates x0.894" "$tmp/out"
+# B200 states B100's rating at 700 W (gpu.lower_power_rating_w): DGX B200's default set point is that rating.
+"$sc" plan --model llama3-8b --gpu B200 --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --power-limit-w 700 > "$tmp/out" 2>&1
+check "plan --power-limit-w on B200: its datasheet curve" 0 $? "compute rates x0.778 (clock ~ power^0.705, through the preset's 700 W rating)" "$tmp/out"
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --power-limit-w 600 --json > "$tmp/out" 2>&1
 check "plan --power-limit-w: JSON power block" 0 $? '"limit_w": 600' "$tmp/out"
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --power-limit-w 800 > "$tmp/out" 2>&1

@@ -26,13 +26,15 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // `shardcast validate --published configs/published/outside.csv` measured on the 50-row file
 // (stated beside it), rounded away from the measurement to the next 0.5 point so that a
 // float-level change does not trip it while a change of the cost model that moves it does, on
-// purpose. The issue's targets for runs never seen are not all met (tokens/s MAPE 8 %: 13.8 %
+// purpose. The issue's targets for runs never seen are not all met (tokens/s MAPE 8 %: 12.3 %
 // today): the bounds hold what is, the targets what should be; where a target is met (memory: no
 // row more than 5 % under) the bound is the target.
 struct OutsideBounds {
   size_t rows = 50;
   int predicted = 50, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
-  double mape_tps = 13.5;            // measured 13.07 % (12.93 % before table-timed plans charged FSDP2's copies and overlapped the host time: KempnerForge's multi-GPU rows +1.4 points; 13.00 % before a kernel table timed eager RMSNorms by shape: KempnerForge's
+  double mape_tps = 12.5;            // measured 12.31 % (13.07 % before the B200 preset's power limit followed its datasheet
+                                     // curve through B100's 700 W rating, clock ~ power^0.705 instead of the cube-root law: torchao's
+                                     // three 750 W rows +54.1 / +70.5 / +58.0 -> +41.5 / +58.3 / +45.1 %; 12.93 % before table-timed plans charged FSDP2's copies and overlapped the host time: KempnerForge's multi-GPU rows +1.4 points; 13.00 % before a kernel table timed eager RMSNorms by shape: KempnerForge's
                                      // eager 13B row +15.5 -> +11.9 %; 13.63 % before the measured kernel tables timed the runtimes of
                                      // their torch release, 2.11: KempnerForge's five H200 rows -16.5 / -17.1 / -6.6 / -14.4 /
                                      // -12.6 -> -1.0 / +3.3 / +15.5 / +7.1 / +8.9 %, docs/validation.md "Measured on one H200:
@@ -50,7 +52,7 @@ struct OutsideBounds {
                                      // +54 ... +95 %; 18.63 % before the power limit of the B200 rows
                                      // (750 W) and of the H100-96GB preset (500 W): docs/cost-model.md
                                      // §2.4; 33-row file: 14.37 %; the B200 and lit-llama rows add +44 ... +77 %)
-  double abs_bias_tps = 3.0;         // measured +2.76 % (+2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the issue's bound (+1.51 % before the SDPA backend:
+  double abs_bias_tps = 3.0;         // measured +2.01 % (+2.76 % before the B200 datasheet power curve, +2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the issue's bound (+1.51 % before the SDPA backend:
                                      // the B200 rows ran cuDNN attention, measured 3.3x the flash backend
                                      // there, and moved 7 ... 12 points further over, while KempnerForge's
                                      // slow rows moved 4 ... 8 points up; fast and slow regimes cancel: see docs; +3.78 %
@@ -66,7 +68,8 @@ struct OutsideBounds {
                                      // narrowed the GH100 bands 20 -> 17.6 %, and thunder940_llama2_7b_8g_zero2_fsdp1_compile,
                                      // -19.7 %, left its 1σ; no error moved); 38 of 50 before, 37 of 49 before PR #1196's flash-backend row; 36 of 48 before the PR #1196 row; 35 before the AMD fp8 prior: the MI300X rowwise row, +30.5 -> +28.5 %
                                      // inside its ±30 % prior; 31 before the SDPA backend: four KempnerForge rows came in)
-  int min_within_2sigma = 46;        // measured 46 of 50 (45 of 49)
+  int min_within_2sigma = 47;        // measured 47 of 50 since the B200 datasheet power curve (torchao's bf16 row at +41.5 % inside
+                                     // its 2σ of 42 %); 46 of 50 before (45 of 49)
   int n_mem = 38;                    // rows with a memory figure (22 max reserved, 16 max allocated)
   double mape_mem = 6.0;             // measured 5.93 % (the flash-backend row +5.7 %; 5.95 % before the PR #1196 row, +5.4 %; 6.45 % before torchtitan's eager block was replayed
                                      // tensor by tensor, planner/block_tensor_sequence.h: the four March-2024
