@@ -1,6 +1,7 @@
 """What the PyTorch FSDP2 probes on one GPU share: the one-rank process group, the rotary tables
-and causal SDPA that trainer/bench/llama_torch.py's Llama takes, and a profiler pass that returns
-the GPU's events.
+and causal SDPA that trainer/bench/llama_torch.py's Llama takes, a profiler pass that returns
+the GPU's events, and one that sums the GEMM kernels' time by the shape of the op that launched
+them.
 
 What it is: helpers of tests/gpu/host_time_probe.py and tests/gpu/stack_probe.py, which pass the
 torch modules in (this file imports no torch, so the probes' no-CUDA refusal comes first). What it
@@ -56,3 +57,46 @@ def profile_steps(torch, step, steps):
     finally:
         os.unlink(trace_path)
     return [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_EVENT_CATEGORIES], wall
+
+
+# ATen ops whose kernels are GEMMs, with where (M, K) and (K, N) sit among their input shapes:
+# mm(a, b), addmm(bias, a, b), _scaled_mm(a, b, scale_a, scale_b, ...). (torch.compile's extern
+# GEMMs call aten::mm / addmm too; F.linear reaches them through aten::matmul or aten::linear,
+# which launch no kernel themselves: a kernel belongs to the innermost op around its launch.)
+GEMM_OPS = {"aten::mm": (0, 1), "aten::addmm": (1, 2), "aten::_scaled_mm": (0, 1)}
+
+
+def profile_ops(torch, step, steps):
+    """Runs step() `steps` times under torch.profiler with record_shapes. Returns the profiler's
+    FunctionEvents (each op with .name, .input_shapes and .kernels, the GPU kernels it launched,
+    each with .duration in microseconds)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    return prof.events()
+
+
+def gemm_by_shape(events, steps):
+    """The GEMM ops of `events` (profile_ops) grouped by (op, M, K, N), M x K times K x N: calls
+    and kernel milliseconds per step, most time first. An op whose shapes are not two matrices
+    (a batched or broadcast call) is counted under m = k = n = 0 rather than dropped, so that the
+    rows still add up to every GEMM op's kernel time."""
+    rows = {}
+    for e in events:
+        where = GEMM_OPS.get(e.name)
+        if where is None or not e.kernels:
+            continue
+        shapes = list(e.input_shapes or [])
+        a = shapes[where[0]] if len(shapes) > where[1] else []
+        b = shapes[where[1]] if len(shapes) > where[1] else []
+        m, k, n = (a[0], a[1], b[1]) if len(a) == 2 and len(b) == 2 and a[1] == b[0] else (0, 0, 0)
+        r = rows.setdefault((e.name, m, k, n), {"op": e.name, "m": m, "k": k, "n": n, "calls": 0, "ms": 0.0})
+        r["calls"] += 1
+        r["ms"] += sum(kk.duration for kk in e.kernels) / 1e3
+    out = sorted(rows.values(), key=lambda r: -r["ms"])
+    for r in out:
+        r["calls"] /= steps
+        r["ms"] /= steps
+    return out

@@ -10,6 +10,9 @@
 #       refuses a torch older than 2.6 (stub torch 1.13) with exit 2 naming the version;
 #       tests/gpu/host_time_probe.py and stack_probe.py compile and exit 1 on a torch without CUDA,
 #       writing nothing; stack_probes.sh without an OUT_DIR, or with an unknown configuration, exits 2.
+#   gpu_scripts_test.sh SOURCE_DIR gemms       tests/gpu/fsdp2_probe.py gemm_by_shape on stand-in
+#       profiler events, and gemm_shapes_vs_table.py on a synthetic probe against the shipped H100
+#       kernel table (a matched shape's ratio, the totals, a probe without shapes exit 1, usage exit 2).
 #   gpu_scripts_test.sh SOURCE_DIR plan BUILD_DIR   gpu_train_check.sh --plan-only picks two
 #       models (llama3.2-1b and the largest shape that fits) with full_shard run.tomls whose
 #       plans are within 90 % of the GPU's memory; it refuses to train without a GPU (exit 3).
@@ -129,6 +132,44 @@ fsdp2)
   expect "stack_probes.sh unknown configuration" 2 "no configuration 'k7b_nope'" \
     bash "$src/tests/gpu/stack_probes.sh" "$tmp/probes" k7b_nope
   ;;
+gemms)
+  # fsdp2_probe.gemm_by_shape on stand-ins for the profiler's FunctionEvents: kernels summed per
+  # (op, M, K, N) and per step, addmm's shapes after its bias, an op without kernels skipped, a
+  # batched call counted under 0 x 0 so that the rows add up.
+  expect "gemm_by_shape groups the kernels" 0 "^ok$" env PYTHONPATH="$src/tests/gpu" "$py" -c '
+from types import SimpleNamespace as E
+from fsdp2_probe import gemm_by_shape
+k = lambda us: E(duration=us)
+ev = [E(name="aten::mm", input_shapes=[[8192, 4096], [4096, 14336]], kernels=[k(1000.0)]),
+      E(name="aten::mm", input_shapes=[[8192, 4096], [4096, 14336]], kernels=[k(900.0), k(100.0)]),
+      E(name="aten::addmm", input_shapes=[[14336], [8192, 4096], [4096, 14336], [], []], kernels=[k(500.0)]),
+      E(name="aten::matmul", input_shapes=[[8192, 4096], [4096, 14336]], kernels=[]),
+      E(name="aten::mm", input_shapes=[[2, 8, 4], [4, 8]], kernels=[k(40.0)]),
+      E(name="aten::add", input_shapes=[[8], [8]], kernels=[k(7.0)])]
+r = gemm_by_shape(ev, 2)
+want = [{"op": "aten::mm", "m": 8192, "k": 4096, "n": 14336, "calls": 1.0, "ms": 1.0},
+        {"op": "aten::addmm", "m": 8192, "k": 4096, "n": 14336, "calls": 0.5, "ms": 0.25},
+        {"op": "aten::mm", "m": 0, "k": 0, "n": 0, "calls": 0.5, "ms": 0.02}]
+assert r == want, r
+print("ok")'
+  # gemm_shapes_vs_table.py on a synthetic probe and the shipped H100 table: the table's time of
+  # 8192x4096 . 4096x14336 is 1465.42 us, the probe says 2000 us per call: ratio 0.733; a shape
+  # the table lacks is summed apart.
+  cat > "$tmp/probe.json" <<'JSON'
+{"run": {"gemm_by_shape": [
+ {"op": "aten::mm", "m": 8192, "k": 4096, "n": 14336, "calls": 32.0, "ms": 64.0},
+ {"op": "aten::mm", "m": 8192, "k": 4096, "n": 6144, "calls": 32.0, "ms": 30.0}]}}
+JSON
+  g="$src/tests/gpu/gemm_shapes_vs_table.py"
+  expect "gemm_shapes_vs_table: a matched shape" 0 "8192x4096 \. 4096x14336 +32\.0 +2000\.0 +1465\.4 +0\.733" \
+    "$py" "$g" "$tmp/probe.json" "$src/configs/kernels/H100-80GB-SXM.csv"
+  expect "gemm_shapes_vs_table: totals" 0 "step 64\.00 ms, table 46\.89 ms per step, table/step 0\.733; shapes the table lacks: 30\.00 ms of 94\.00 ms" \
+    "$py" "$g" "$tmp/probe.json" "$src/configs/kernels/H100-80GB-SXM.csv"
+  echo '{"run": {"tokens_per_s": 1}}' > "$tmp/old.json"
+  expect "gemm_shapes_vs_table: a probe without shapes" 1 "run the probe with --gemm-shapes" \
+    "$py" "$g" "$tmp/old.json" "$src/configs/kernels/H100-80GB-SXM.csv"
+  expect "gemm_shapes_vs_table: usage" 2 "usage: gemm_shapes_vs_table.py PROBE_JSON KERNEL_CSV" "$py" "$g" "$tmp/old.json"
+  ;;
 microbench)
   bin="${3:?usage: gpu_scripts_test.sh SOURCE_DIR microbench SHARDCAST_TRAIN}"
   expect "--gpu on a CPU build" 2 "usage error: microbench --gpu: this shardcast-train is built against a LibTorch without CUDA" \
@@ -139,6 +180,10 @@ microbench)
   expect "--models without --gpu" 2 "usage error: microbench --models is an option of the --gpu table" \
     "$bin" microbench --models llama3-8b
   expect "--tokens out of range" 2 "--tokens" "$bin" microbench --gpu --tokens 0
+  expect "--gemm-inputs without --gpu" 2 "usage error: microbench --gemm-inputs is an option of the --gpu table" \
+    "$bin" microbench --gemm-inputs warm
+  expect "--gemm-inputs not rotated or warm" 2 "--gemm-inputs: cold not in \{rotated,warm\}" \
+    "$bin" microbench --gpu --gemm-inputs cold
   ;;
 plan)
   bdir="${3:?usage: gpu_scripts_test.sh SOURCE_DIR plan BUILD_DIR}"
@@ -171,7 +216,7 @@ plan)
   expect "one_command without a GPU" 3 "refusing: no NVIDIA GPU" env NVIDIA_SMI="$tmp/none/nvidia-smi" bash "$o" "$tmp/out" "$tmp/prep"
   [ ! -e "$tmp/out" ] || { echo "FAIL: one_command wrote $tmp/out without a GPU" >&2; failures=$((failures + 1)); }
   ;;
-*) echo "gpu_scripts_test: unknown part '$what' (build | deps | fsdp2 | microbench | plan)" >&2; exit 2 ;;
+*) echo "gpu_scripts_test: unknown part '$what' (build | deps | fsdp2 | gemms | microbench | plan)" >&2; exit 2 ;;
 esac
 [ "$failures" -eq 0 ] || { echo "gpu_scripts_test $what: $failures failure(s)" >&2; exit 1; }
 echo "gpu_scripts_test $what: all passed"

@@ -12,12 +12,15 @@ torchtitan's apply_compile; fused AdamW; clip 1.0; F.cross_entropy on the bf16 l
 --loss-fp32), times STEPS steps, then profiles STEPS more and sums the kernels' GPU time per
 category by kernel name (gemm, attention, triton = Inductor's fused kernels, optimizer, nccl,
 other elementwise). With --attention it also times F.scaled_dot_product_attention forward and
-forward + backward per SDPA backend (flash, cudnn, efficient) at the run's shape.
+forward + backward per SDPA backend (flash, cudnn, efficient) at the run's shape. With
+--gemm-shapes it profiles STEPS more with record_shapes and writes the GEMM kernels' time per
+step by (M, K, N) of the op that launched them (run.gemm_by_shape; tests/gpu/gemm_shapes_vs_table.py
+sets them beside a kernel table's isolated times of the same shapes).
 What it is not: a run of the published framework's own code (its model file, its data loader),
 nor a multi-GPU run: with world size 1, FSDP2's collectives are local copies.
 Usage: stack_probe.py OUT_JSON --layers L --d-model D --heads H --kv-heads KV --ffn F --vocab V
                       --seq-len S --micro-batch B [--ac none|full] [--compile] [--pure-bf16]
-                      [--loss-fp32] [--tied] [--steps 4] [--attention]
+                      [--loss-fp32] [--tied] [--steps 4] [--attention] [--gemm-shapes]
 Needs torch >= 2.6 with CUDA. Writes OUT_JSON when done (and after the attention table).
 """
 import argparse
@@ -89,6 +92,7 @@ def main():
     ap.add_argument("--tied", action="store_true")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--attention", action="store_true")
+    ap.add_argument("--gemm-shapes", action="store_true")
     a = ap.parse_args()
     import torch
     if not torch.cuda.is_available():
@@ -99,7 +103,7 @@ def main():
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "trainer", "bench"))
     from llama_torch import Llama, init_weights
-    from fsdp2_probe import causal_sdpa, init_one_rank, profile_steps, rope_tables
+    from fsdp2_probe import causal_sdpa, gemm_by_shape, init_one_rank, profile_ops, profile_steps, rope_tables
 
     L, d, H, KV, ffn, V, s, b = a.layers, a.d_model, a.heads, a.kv_heads, a.ffn, a.vocab, a.seq_len, a.micro_batch
     hd = d // H
@@ -180,6 +184,13 @@ def main():
           f"warm-up {warm:.0f} s", flush=True)
     for name, ms in top[:12]:
         print(f"  {ms:9.2f} ms  {kind[name]:9s} {name[:110]}", flush=True)
+    if a.gemm_shapes:  # a pass of its own: record_shapes costs host time the pass above should not carry
+        shapes = gemm_by_shape(profile_ops(torch, step, a.steps), a.steps)
+        result["run"]["gemm_by_shape"] = shapes
+        print(f"stack_probe: GEMM ops {sum(r['ms'] for r in shapes):.1f} ms per step in {len(shapes)} shapes "
+              f"(the pass above: {cats.get('gemm', 0.0):.1f} ms of GEMM kernels by name)", flush=True)
+        for r in shapes[:12]:
+            print(f"  {r['ms']:9.2f} ms  {r['calls']:5.1f} calls  {r['op']} {r['m']}x{r['k']} . {r['k']}x{r['n']}", flush=True)
     with open(a.out, "w") as f:
         json.dump(result, f, indent=1)
     dist.destroy_process_group()

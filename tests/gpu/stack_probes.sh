@@ -8,11 +8,13 @@
 # GPU in CI); tests/gpu/gpu_scripts_test.sh checks that the probe refuses without CUDA.
 # Usage: tests/gpu/stack_probes.sh OUT_DIR [NAME ...]   (default: the set STACK_PROBE_SET names,
 #        h200 (default) or h100, in order)
+#        STACK_PROBE_ARGS adds flags to every probe, e.g. "--gemm-shapes" (the GEMMs by shape, for
+#        tests/gpu/gemm_shapes_vs_table.py).
 # Writes OUT_DIR/NAME.json per configuration, OUT_DIR/probe.log and OUT_DIR/machine.txt.
 # Exit: 0 when every named configuration wrote its JSON, 1 otherwise, 2 usage.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-[ $# -ge 1 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
 out="$1"; shift
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -43,7 +45,7 @@ failed=0
 for name in $order; do
   echo "== $name" | tee -a "$out/probe.log"
   # shellcheck disable=SC2086  # the configuration's flags split on purpose
-  timeout "${STACK_PROBE_CAP_S:-150}" python3 "$src/tests/gpu/stack_probe.py" "$out/$name.json" --pure-bf16 ${args[$name]} \
+  timeout "${STACK_PROBE_CAP_S:-150}" python3 "$src/tests/gpu/stack_probe.py" "$out/$name.json" --pure-bf16 ${args[$name]} ${STACK_PROBE_ARGS:-} \
     2>&1 | grep -v -e 'UserWarning: Warning: Profiler clears' -e '_warn_once(' | tee -a "$out/probe.log"
   [ -f "$out/$name.json" ] && grep -q '"run"' "$out/$name.json" || { echo "stack_probes: $name wrote no run" | tee -a "$out/probe.log"; failed=1; }
 done

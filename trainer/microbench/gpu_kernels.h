@@ -8,7 +8,10 @@
 // way, and a device-to-device copy — with CUDA events on the current stream: warm-up calls
 // first, then `samples` timed batches of calls, each batch long enough to dwarf the event
 // resolution, the median of the per-call times kept. Inputs are random (never zeros), and
-// memory-bound cases rotate over enough input sets to exceed twice the L2 cache.
+// GEMMs and memory-bound cases rotate over enough input sets to exceed twice the L2 cache
+// (GEMMs with warm_gemm_inputs reuse one set, the other reading of a step, whose GEMMs often
+// find the operand the op before wrote in L2: tests/gpu/gemm_shapes_vs_table.py compares both
+// with a step's GEMMs by shape).
 // gpu_kernel_header() reads the GPU name, driver, torch and CUDA versions for the CSV.
 // What it is not: the CPU micro-benchmark (microbench.h) nor the planner's use of the table.
 // Only built with a CUDA LibTorch (SHARDCAST_WITH_NCCL); gpu_kernels_available() is false
@@ -27,6 +30,7 @@ struct GpuKernelOptions {
   int warmup = 3;          // untimed calls before the first sample
   int samples = 15;        // timed batches; the median per-call time is kept
   double min_batch_s = 2e-3;   // each timed batch runs at least this long  // s
+  bool warm_gemm_inputs = false;  // GEMMs reuse one input set instead of rotating past the L2
 };
 
 // True when this binary was built against a CUDA LibTorch. (A device may still be absent.)

@@ -25,9 +25,10 @@ struct State {
   std::vector<std::string> gpu_models = {"llama3.2-1b", "llama3-8b", "llama3-70b"};
   std::vector<int64_t> gpu_tokens = {1024, 2048, 4096, 8192, 16384, 32768};
   std::vector<int64_t> gpu_seq_lens = {1024, 2048, 4096, 8192, 16384};
+  std::string gpu_gemm_inputs = "rotated";
   std::string ckpt, out, dtype = "fp32";
   CLI::App* microbench = nullptr;
-  std::vector<CLI::Option*> gpu_only;  // --out, --models, --tokens, --seq-lens
+  std::vector<CLI::Option*> gpu_only;  // --out, --models, --tokens, --seq-lens, --gemm-inputs
   CLI::App* export_cmd = nullptr;
 };
 
@@ -50,8 +51,11 @@ int run_gpu_microbench_cmd(const State& s) {
   std::vector<KernelRow> rows = kernel_cases(co);
   std::string command = "shardcast-train microbench --gpu";
   if (s.mb.quick) command += " --quick";
+  if (s.gpu_gemm_inputs != "rotated") command += " --gemm-inputs " + s.gpu_gemm_inputs;
   if (!s.gpu_out.empty()) command += " --out " + s.gpu_out;
-  run_gpu_kernel_bench(rows, GpuKernelOptions{});
+  GpuKernelOptions go;
+  go.warm_gemm_inputs = s.gpu_gemm_inputs == "warm";
+  run_gpu_kernel_bench(rows, go);
   const std::string csv = format_kernel_csv(gpu_kernel_header(command), rows);
   if (s.gpu_out.empty()) fmt::print("{}", csv);
   else {
@@ -103,7 +107,12 @@ std::function<std::optional<int>()> register_closed_loop_commands(CLI::App& app)
           ->check(cli_range::between(1, 1 << 20)),
       s->microbench->add_option("--seq-lens", s->gpu_seq_lens, "--gpu: SDPA sequence lengths")
           ->delimiter(',')
-          ->check(cli_range::between(16, 1 << 20))};
+          ->check(cli_range::between(16, 1 << 20)),
+      s->microbench->add_option("--gemm-inputs", s->gpu_gemm_inputs,
+                                "--gpu: rotated (default: input sets past twice the L2, none found cached) | warm "
+                                "(one set, reused: as a step's GEMM may find its operand in L2); the table's "
+                                "command line says which")
+          ->check(CLI::IsMember({"rotated", "warm"}))};
   s->export_cmd = app.add_subcommand("export", "write a checkpoint's full weights as model.safetensors (Hugging Face "
                                                "Llama names) + config.json");
   s->export_cmd->add_option("checkpoint", s->ckpt, "checkpoint directory (…/step_00000100)")->required();
