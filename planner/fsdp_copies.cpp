@@ -16,4 +16,14 @@ FsdpCopyBytes per_parameter_copy_bytes(double params, double gathered_bytes, int
   return b;
 }
 
+double unsynced_step_reduce_bytes(double params, int grad_accum, int shard_group, int param_bytes, int reduce_bytes,
+                                  int unsynced_bytes) {
+  assert(grad_accum >= 2 && shard_group >= 1 && params >= 0);
+  const double A = param_bytes, R = reduce_bytes, U = unsynced_bytes, GA = grad_accum;
+  const double sum = U != A ? (A + U) + (GA - 1) * (A + 2 * U)  // the first cast, then one add a micro-step
+                            : (GA - 1) * 3 * A;                 // autograd's adds into .grad
+  const double copy_out = R != A ? (R + A) / double(shard_group) : 0.0;
+  return params * (sum + (U + R) + copy_out);
+}
+
 }  // namespace shardcast::planner

@@ -15,11 +15,11 @@
 //   is a view, no copy).
 // A group of one (N = 1) runs the all-gather as a device copy too (NCCL on one rank): g read and
 // g written, counted with the copy-out on the compute stream.
+// And unsynced_step_reduce_bytes(): the same side of a step whose non-final micro-steps do not
+// reduce (set_requires_gradient_sync(False)) but sum the unsharded gradients.
 // What it is not: a time (plan() divides by the copy bandwidth of the kernel table that times the
-// plan), the FSDP1 FlatParameter (its collectives read and write the flat buffer itself), the
-// unsharded gradient sum of non-final micro-steps (its cast-and-add is taken as the copy-in's
-// traffic, A + R per element, where it is A + 2R past the first micro-step).
-// Pure function, thread-safe.
+// plan), the FSDP1 FlatParameter (its collectives read and write the flat buffer itself).
+// Pure functions, thread-safe.
 #pragma once
 
 namespace shardcast::planner {
@@ -35,5 +35,18 @@ struct FsdpCopyBytes {
 // P·A, or fp8 weights at 1 byte); shard_group: N ranks; param_bytes A, reduce_bytes R.
 FsdpCopyBytes per_parameter_copy_bytes(double params, double gathered_bytes, int shard_group, int param_bytes,
                                        int reduce_bytes);
+
+// The reduce side's bytes of one step that reduces on its last micro-step only (grad_accum >= 2),
+// the unsharded sum kept in unsynced_bytes U per element (torch/distributed/fsdp/_fully_shard/
+// _fsdp_param_group.py post_backward and _fsdp_param.py, pytorch/pytorch@010ae4a89):
+// - U != A: the first micro-step casts its gradient into the sum (to_accumulated_grad_if_needed:
+//   A + U), each later one adds its gradient in one kernel (accumulate_unsharded_grad_if_needed,
+//   `sum += grad`: A + 2U);
+// - U == A: autograd adds each later micro-step's gradient into .grad (A + 2A);
+// then the last micro-step's reduce-scatter copy-in reads the sum (U + R) and its copy-out runs
+// once (as per_parameter_copy_bytes). Times P: with U = R != A, (A + R) + (GA − 1)·(A + 2R) + 2R
+// per element, against GA·(A + R) were every micro-step to reduce.
+double unsynced_step_reduce_bytes(double params, int grad_accum, int shard_group, int param_bytes, int reduce_bytes,
+                                  int unsynced_bytes);
 
 }  // namespace shardcast::planner

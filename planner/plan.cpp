@@ -381,7 +381,12 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       const FsdpCopyBytes cp = per_parameter_copy_bytes(P, u.gathered_bytes, Ns, param_bytes, reduce_bytes);
       const bool regather = strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
       const double gather = cp.gather_compute + cp.gather_stream;  // bytes
-      const double reduce = cp.reduce_compute + cp.reduce_stream;  // bytes
+      // The reduce side per micro-step: a copy-in and copy-out on each when every micro-step
+      // reduces; where only the last does, the step's unsharded gradient sum and its one
+      // reduction (fsdp_copies.h), spread over the micro-steps the simulator runs alike.
+      const double reduce = !in.sync_every_micro_step && GA > 1
+                                ? unsynced_step_reduce_bytes(P, GA, Ns, param_bytes, reduce_bytes, int(unsynced_bytes)) / GA
+                                : cp.reduce_compute + cp.reduce_stream;  // bytes
       const double fwd_copy = gather / copy_bw;                                 // s
       const double bwd_copy = ((regather ? gather : 0.0) + reduce) / copy_bw;  // s
       u.fwd_s += time_share * fwd_copy;

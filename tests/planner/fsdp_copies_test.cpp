@@ -41,14 +41,30 @@ TEST(FsdpCopies, BytesByHand) {
   EXPECT_DOUBLE_EQ(per_parameter_copy_bytes(1000, 1000, 8, 2, 4).gather_compute, 2000);
 }
 
+// A step of 4 micro-steps that reduces on the last only, the sum kept in fp32: the first
+// micro-step casts its bf16 gradient into the sum (2 + 4 bytes an element), the next three add
+// theirs in one kernel each (2 + 4 + 4), the reduction's copy-in reads the fp32 sum and writes
+// fp32 (4 + 4) and its copy-out runs once (6 / 8): 44.75 bytes an element, against 4 × 6.75 = 27
+// were every micro-step to reduce. Summed in the parameters' own dtype (bf16 reduce), autograd
+// adds into .grad (2 + 2 + 2 on each of the 2 later micro-steps) and the copy-in reads it (2 + 2).
+TEST(FsdpCopies, UnsyncedStepReduceBytesByHand) {
+  EXPECT_DOUBLE_EQ(unsynced_step_reduce_bytes(1000, 4, 8, 2, 4, 4), 44750);
+  const FsdpCopyBytes every = per_parameter_copy_bytes(1000, 2000, 8, 2, 4);
+  EXPECT_DOUBLE_EQ(4 * (every.reduce_compute + every.reduce_stream), 27000);
+  EXPECT_DOUBLE_EQ(unsynced_step_reduce_bytes(1000, 3, 8, 2, 2, 2), 16000);
+  // Two micro-steps: cast, one add, the reduction from the sum.
+  EXPECT_DOUBLE_EQ(unsynced_step_reduce_bytes(1000, 2, 1, 2, 4, 4), 1000.0 * (6 + 10 + 8 + 6));
+}
+
 double op(const Prediction& p, OpCategory c) { return p.op_seconds.at(size_t(c)); }
 
 // The copies and the overlapped host time belong to plans a measured table times: the same
 // configuration with the preset's fitted fractions has neither a copy category nor a change when
 // the layout term flips. With the table the copy category is the closed form of the bytes over
-// the table's copy rate, summed over the units, gathers and micro-steps: two ways to one number,
-// equal to rounding (1e-9) with the simulator's overlap slowdown off — with it the breakdown
-// stretches every compute category alike while a collective runs (+1.2 % here at 0.15).
+// the table's copy rate, summed over the units, gathers, micro-steps and the step's unsynced
+// gradient sum: two ways to one number, equal to rounding (1e-9) with the simulator's overlap
+// slowdown off — with it the breakdown stretches every compute category alike while a
+// collective runs (+1.2 % here at 0.15).
 TEST(FsdpCopies, ChargedInTableTimedPlansOnly) {
   HardwareSpec hw = load_hardware("H100-80GB-SXM");
   hw.gpu.kernel_table = kData + "kernels_synthetic.csv";  // "torch 9.99.0+synthetic", copy 2 TB/s
@@ -78,15 +94,16 @@ TEST(FsdpCopies, ChargedInTableTimedPlansOnly) {
   const ModelSpec& m = c.model;
   const double bw = kernel_table_for(hw.gpu.kernel_table).copy_bandwidth();  // B/s
   const std::vector<int64_t> units = m.fsdp_unit_params();
-  double bytes = 0;
+  double bytes = 0;  // per step
   for (size_t i = 0; i < units.size(); ++i) {
     const double P = double(units[i]);
     const FsdpCopyBytes b = per_parameter_copy_bytes(P, 2.0 * P, gpus, 2, 4);
     const bool last = i + 1 == units.size();  // kempnerforge: no root unit; the last unit stays gathered
     const double gather = b.gather_compute + b.gather_stream;
-    bytes += gather * (last ? 1.0 : 2.0) + b.reduce_compute + b.reduce_stream;
+    // kempnerforge reduces on the last micro-step only, summing in fp32 (its runtime terms).
+    bytes += ga * gather * (last ? 1.0 : 2.0) + unsynced_step_reduce_bytes(P, ga, gpus, 2, 4, 4);
   }
-  EXPECT_NEAR(op(per_param, OpCategory::copy) / (ga * bytes / bw), 1.0, 1e-9);
+  EXPECT_NEAR(op(per_param, OpCategory::copy) / (bytes / bw), 1.0, 1e-9);
   // No host time in series: the fitted per-unit and per-step host time is left out of the
   // breakdown where the device's work is the longer.
   EXPECT_EQ(op(per_param, OpCategory::other), 0.0);
