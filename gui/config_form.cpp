@@ -92,8 +92,8 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   power_limit_->setSuffix(" W");
   power_limit_->setSpecialValueText("0 (preset's limit)");
   addField(cl, "cluster.power_limit_w", "Power limit", power_limit_,
-           "cluster.power_limit_w: the GPUs' board power limit (nvidia-smi -pl) in W. Compute rates fall as the "
-           "cube root of limit / board power (docs/cost-model.md §2.4). 0 = the hardware preset's limit.");
+           QString("cluster.power_limit_w: the GPUs' board power limit (nvidia-smi -pl) in W: %1. 0 = the hardware "
+                   "preset's limit.").arg(planner::kPowerLimitEffect));
 
   QFormLayout* par = group("Parallelism");
   runtime_ = new QComboBox(this);

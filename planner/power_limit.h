@@ -32,6 +32,11 @@ struct PowerLimit {
 // at 700 W of B200's 1000 W, 0.7) lie above it.
 inline constexpr double kMinPowerFraction = 0.5;
 
+// What a power limit does, in the words every flag and field that sets one uses.
+inline constexpr char kPowerLimitEffect[] =
+    "compute rates fall as (limit / board power)^e: e = 1/3, or the slope of the preset's two datasheet ratings "
+    "(gpu.lower_power_rating_w); docs/cost-model.md §2.4";
+
 // The exponent e of clock ∝ power^e on this GPU: ln(lower_power_bf16 / bf16) / ln(lower_power_w /
 // board_w) when the preset states a lower-power rating of the same silicon (in (0, 1], checked
 // when the preset is read), else 1/3.
