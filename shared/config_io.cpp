@@ -219,8 +219,9 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
       // proportion to the power (planner/power_limit.h).
       const bool ok = f < h.gpu.bf16_flops && f / h.gpu.bf16_flops >= w / h.gpu.board_power_w;
       need(ok, "gpu.lower_power_bf16_tflops",
-           fmt::format("{} TFLOP/s at {} W must be below gpu.bf16_tflops ({}) and at least its share of the board "
-                       "power ({:.3f} of it)", f / 1e12, w, h.gpu.bf16_flops / 1e12, w / h.gpu.board_power_w));
+           fmt::format("{} TFLOP/s at {} W must be below gpu.bf16_tflops ({}) and at least {:.3f} of it, the power's "
+                       "share of gpu.board_power_w (a clock cannot fall faster than the power)", f / 1e12, w,
+                       h.gpu.bf16_flops / 1e12, w / h.gpu.board_power_w));
     }
   }
   need(h.node.intra_node_latency >= 0, "node.intra_node_latency_us", "must be >= 0");
