@@ -30,8 +30,8 @@ const KernelColumn kKernelColumns[13] = {
     {"seconds", KernelCell::seconds, nullptr, nullptr, &KernelRow::seconds},
 };
 
-const char* const kKernelOps[8] = {"gemm",        "sdpa_fwd",          "sdpa_bwd",          "rmsnorm_fwd",
-                                   "rmsnorm_bwd", "cross_entropy_fwd", "cross_entropy_bwd", "copy"};
+const char* const kKernelOps[9] = {"gemm",        "sdpa_fwd",          "sdpa_bwd", "rmsnorm_fwd",     "rmsnorm_bwd",
+                                   "cross_entropy_fwd", "cross_entropy_bwd", "copy",     "adamw_fused_clip"};
 
 const KernelHeaderKey kKernelHeaderKeys[6] = {
     {"gpu", &KernelTableHeader::gpu},     {"driver", &KernelTableHeader::driver},
@@ -122,6 +122,10 @@ void check_row(const KernelRow& r, const std::string& file, int no) {
           fmt::format("{}:{}: column 'seq_len': an sdpa row needs seq_len, head_dim and flop > 0", file, no));
   } else if (r.op == "copy") {
     if (!(r.bytes > 0)) throw InputError(fmt::format("{}:{}: column 'bytes': a copy row needs bytes > 0", file, no));
+  } else if (r.op == "adamw_fused_clip") {
+    if (!(r.m > 0 && r.k > 0 && r.bytes > 0))
+      throw InputError(fmt::format("{}:{}: column 'm': an adamw_fused_clip row needs m (elements), k (tensors) and "
+                                   "bytes > 0", file, no));
   }
 }
 

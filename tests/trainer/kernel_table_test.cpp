@@ -69,6 +69,7 @@ TEST(KernelTable, CasesCoverEveryBlockShapeInThreeOrientationsOnce) {
   EXPECT_EQ(ops.count("cross_entropy_fwd"), 1u);
   EXPECT_EQ(ops.count("cross_entropy_bwd"), 1u);
   EXPECT_EQ(ops.count("copy"), 1u);
+  EXPECT_EQ(ops.count("adamw_fused_clip"), 2u);  // bf16 and fp32
   for (const auto& r : rows)
     if (r.op == "sdpa_fwd") {
       EXPECT_EQ(r.batch, 8);  // sdpa_tokens 32768 / 4096
@@ -77,6 +78,12 @@ TEST(KernelTable, CasesCoverEveryBlockShapeInThreeOrientationsOnce) {
       EXPECT_EQ(r.head_dim, 128);
     } else if (r.op == "rmsnorm_fwd") {
       EXPECT_DOUBLE_EQ(r.bytes, 2.0 * (2.0 * 8192 * 4096 + 4096));
+    } else if (r.op == "adamw_fused_clip") {
+      // llama3-8b: 8,030,261,248 parameters in 2 + 9·32 + 1 = 291 tensors of 27,595,399 on average;
+      // 38 of them fit 2^30 elements. 10 accesses an element: 2 bytes each in bf16, 4 in fp32.
+      EXPECT_EQ(r.k, 38);
+      EXPECT_EQ(r.m, 38 * 27595399);
+      EXPECT_DOUBLE_EQ(r.bytes, 10.0 * (r.dtype == "bf16" ? 2 : 4) * double(r.m)) << r.dtype;
     }
 }
 

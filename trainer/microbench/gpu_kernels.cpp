@@ -193,6 +193,38 @@ double time_cross_entropy(const KernelRow& r, bool backward, const GpuKernelOpti
       o);
 }
 
+// at::_fused_adamw_ and the Tensor overload of at::_foreach_mul_ (clip_grad_norm_'s scale):
+// LibTorch 2.1+.
+#define SHARDCAST_HAS_FUSED_ADAMW (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+
+#if SHARDCAST_HAS_FUSED_ADAMW
+// One optimizer step as torch runs clip_grad_norm_(max_norm 1) then AdamW(fused=True): the
+// gradients' norm (_foreach_norm, the per-tensor norms stacked and normed), the clamped scale
+// applied to every gradient (_foreach_mul_ with a device scalar, no host sync), then the fused
+// update, over k tensors of m / k elements in the row's dtype.
+double time_adamw_fused_clip(const KernelRow& r, const GpuKernelOptions& o) {
+  const auto opts = at::TensorOptions().dtype(r.dtype == "fp32" ? at::kFloat : at::kBFloat16).device(at::kCUDA, 0);
+  const int64_t per = r.m / r.k;
+  std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+  const at::Tensor step = at::ones({}, opts.dtype(at::kFloat));
+  for (int64_t t = 0; t < r.k; ++t) {
+    params.push_back(at::randn({per}, opts));
+    grads.push_back(at::randn({per}, opts));
+    exp_avgs.push_back(at::zeros({per}, opts));
+    exp_avg_sqs.push_back(at::zeros({per}, opts));
+    steps.push_back(step);
+  }
+  return median_seconds_per_call(
+      [&](int64_t) {
+        const at::Tensor total = at::stack(at::_foreach_norm(grads, 2)).norm();
+        at::_foreach_mul_(grads, at::clamp_max(1.0 / (total + 1e-6), 1.0));
+        at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, 1e-4, 0.9, 0.95, 0.1,
+                          1e-8, /*amsgrad=*/false, /*maximize=*/false);
+      },
+      o);
+}
+#endif
+
 double time_copy(const KernelRow& r, const GpuKernelOptions& o) {
   const int64_t n = int64_t(r.bytes / 2.0 / 2.0);  // bytes = read + written, bf16 elements
   at::Tensor src = at::randn({n}, bf16()), dst = at::empty({n}, bf16());
@@ -242,6 +274,10 @@ void run_gpu_kernel_bench(std::vector<KernelRow>& rows, const GpuKernelOptions& 
   std::fprintf(stderr, "microbench --gpu: LibTorch %s has no at::scaled_dot_product_attention: sdpa rows left out\n",
                TORCH_VERSION);
 #endif
+#if !SHARDCAST_HAS_FUSED_ADAMW
+  std::fprintf(stderr, "microbench --gpu: LibTorch %s has no at::_fused_adamw_ (2.1+): adamw_fused_clip rows left out\n",
+               TORCH_VERSION);
+#endif
   const bool fp8 = SHARDCAST_HAS_SCALED_MM && has_fp8_tensor_cores();
   if (!fp8)
     std::fprintf(stderr, "microbench --gpu: %s: fp8 gemm rows left out\n",
@@ -270,7 +306,13 @@ void run_gpu_kernel_bench(std::vector<KernelRow>& rows, const GpuKernelOptions& 
     else if (r.op == "cross_entropy_fwd") r.seconds = time_cross_entropy(r, false, o);
     else if (r.op == "cross_entropy_bwd") r.seconds = time_cross_entropy(r, true, o) - time_cross_entropy(r, false, o);
     else if (r.op == "copy") r.seconds = time_copy(r, o);
-    else throw std::logic_error("microbench --gpu: no timing for op " + r.op);
+    else if (r.op == "adamw_fused_clip") {
+#if SHARDCAST_HAS_FUSED_ADAMW
+      r.seconds = time_adamw_fused_clip(r, o);
+#else
+      continue;
+#endif
+    } else throw std::logic_error("microbench --gpu: no timing for op " + r.op);
     std::fprintf(stderr, "[%zu/%zu] %s %s m=%lld n=%lld k=%lld s=%lld h=%lld: %.4f ms\n", i + 1, rows.size(), r.op.c_str(),
                  r.dtype.c_str(), (long long)r.m, (long long)r.n, (long long)r.k, (long long)r.seq_len, (long long)r.heads,
                  r.seconds * 1e3);

@@ -15,6 +15,9 @@ constexpr double kInt64 = 8;
 // Cross-entropy rows stop at 2^31 logits (16384 tokens × a 128256 vocab): the fp32 upcast,
 // its log-softmax and their gradients hold ~16 bytes per logit at once (34 GiB there).
 constexpr double kMaxLossElements = double(int64_t(1) << 31);
+// Optimizer rows stop at 2^30 elements: four tensors of them (parameters, gradients, two
+// moments) are 8.6 GB in bf16, 17 GB in fp32.
+constexpr int64_t kMaxOptimizerElements = int64_t(1) << 30;
 
 KernelRow gemm(int64_t m, int64_t n, int64_t k, const char* dtype) {
   KernelRow r;
@@ -113,6 +116,27 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
   c.op = "copy";
   c.bytes = 2.0 * double(o.copy_bytes);
   rows.push_back(c);
+
+  // One optimizer step over k tensors of the preset's mean parameter-tensor size (embedding, 9
+  // per block — q, k, v, o, three MLP weights, two norms —, the final norm, an untied head):
+  // clip_grad_norm_ reads every gradient for the norm and reads and writes it to scale it
+  // (torch.nn.utils.clip_grad: _foreach_norm, then _foreach_mul_ unconditionally), and the fused
+  // AdamW reads parameter, gradient and both moments and writes parameter and both moments: 10
+  // accesses an element, in the row's dtype (bf16: pure bf16 training; fp32: fp32 master).
+  std::set<std::pair<int64_t, int64_t>> steps;  // (elements, tensors)
+  for (const ModelSpec& m : o.models) {
+    const int64_t tensors = 2 + 9 * int64_t(m.n_layers) + (m.tied_embeddings ? 0 : 1);
+    const int64_t mean = std::max<int64_t>(1, m.total_params() / tensors);
+    const int64_t k = std::clamp<int64_t>(kMaxOptimizerElements / mean, 1, tensors);
+    steps.insert({k * mean, k});
+  }
+  for (const auto& [elements, tensors] : steps)
+    for (const auto& [dtype, bytes] : {std::pair<const char*, double>{"bf16", kBf16}, {"fp32", kFp32}}) {
+      KernelRow a;
+      a.op = "adamw_fused_clip", a.dtype = dtype, a.m = elements, a.k = tensors;
+      a.bytes = 10.0 * bytes * double(elements);
+      rows.push_back(a);
+    }
   return rows;
 }
 

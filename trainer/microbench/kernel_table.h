@@ -5,7 +5,9 @@
 // the given presets (q, k/v, o, gate/up, down and lm head projections, each in its forward
 // orientation C = X·Wᵀ and both backward ones, dX = dY·W and dW = dYᵀ·X) over token counts,
 // causal SDPA forward and backward over sequence lengths and the presets' head layouts,
-// RMSNorm and cross-entropy forward and backward, and a device copy — each with the FLOPs and
+// RMSNorm and cross-entropy forward and backward, a device copy, and one optimizer step as
+// torch.optim.AdamW(fused=True) after clip_grad_norm_ runs it (the gradients' norm, their scale,
+// the fused update) over each preset's parameter tensors in bf16 and in fp32 — each with the FLOPs and
 // the fewest bytes it must move, as rows of shared/kernel_table.h (whose format_kernel_csv
 // writes the table in the one format the planner reads). No LibTorch, no timing:
 // trainer/microbench/gpu_kernels.h times the cases. What it is not: the table's format (the
@@ -31,6 +33,8 @@ struct KernelCaseOptions {
 
 // Every case, deduplicated (two presets sharing a shape give one row), seconds < 0.
 // Cross-entropy rows only up to 2^31 logits (m·n): the fp32 path holds ~16 bytes per logit.
+// Optimizer rows hold at most 2^30 elements (the preset's tensors of its mean size, as many as
+// fit): parameters, gradients and both moments of a 70B model would not fit on one GPU.
 std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o);
 
 // Causal attention FLOPs as FlashAttention counts them: 4·b·h·s²·d / 2 forward, 2.5× that
