@@ -15,7 +15,6 @@
 #include "planner/import/run_import.h"
 #include "planner/import/torchtitan_config.h"
 #include "planner/import/train_log.h"
-#include "planner/power_limit.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -185,7 +184,7 @@ void add_trainer(CLI::App* import, const std::string& trainer, const std::string
   cmd->add_option("--gpus", a->plan.gpus, "total GPUs (ranks) of the run");
   cmd->add_option("--gpus-per-node", a->plan.gpus_per_node, "GPUs per node (default: the preset's)");
   cmd->add_option("--inter-node-gbps", a->plan.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
-  cmd->add_option("--power-limit-w", a->plan.power_limit_w, std::string("GPU board power limit in W, as nvidia-smi -pl sets it (default: the preset's; ") + planner::kPowerLimitEffect + ")");
+  add_power_limit_flag(cmd, a->plan.power_limit_w);
   cmd->add_option("--seq-len", a->plan.seq_len, "tokens per sequence");
   add_choice_flags(cmd, a->plan);
   cmd->add_option("--runtime", a->plan.runtime,

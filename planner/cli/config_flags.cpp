@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "planner/power_limit.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/runtime_spec.h"
@@ -88,6 +89,12 @@ void add_runtime_flag(CLI::App* cmd, std::string& runtime) {
   cmd->add_option("--runtime", runtime,
                   "the software that runs the plan: a preset of configs/runtimes/ (" + names +
                       "); default: the config's, else shardcast-train");
+}
+
+void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w) {
+  cmd->add_option("--power-limit-w", power_limit_w,
+                  std::string("GPU board power limit in W, as nvidia-smi -pl sets it (default: the preset's; ") +
+                      planner::kPowerLimitEffect + ")");
 }
 
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {

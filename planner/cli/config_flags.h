@@ -43,5 +43,8 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, 
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f);
 // --runtime (TrainConfig::runtime), registered once per command: plan, search, scale, emit.
 void add_runtime_flag(CLI::App* cmd, std::string& runtime);
+// --power-limit-w (cluster.power_limit_w), with the one description of what a limit does
+// (planner/power_limit.h kPowerLimitEffect): plan, search, scale, emit, import.
+void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w);
 
 }  // namespace shardcast::cli

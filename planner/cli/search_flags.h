@@ -23,7 +23,6 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/cli/config_flags.h"
-#include "planner/power_limit.h"
 #include "planner/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -86,7 +85,7 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
   if (with_gpus) cmd->add_option("--gpus", f.gpus, "total GPUs (ranks)");
   cmd->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node (default: the preset's)");
   cmd->add_option("--inter-node-gbps", f.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
-  cmd->add_option("--power-limit-w", f.power_limit_w, std::string("GPU board power limit in W, as nvidia-smi -pl sets it (default: the preset's; ") + planner::kPowerLimitEffect + ")");
+  add_power_limit_flag(cmd, f.power_limit_w);
   cmd->add_option("--seq-len", f.seq_len, "tokens per sequence (default: the model's max_seq_len)");
   cmd->add_option("--global-batch-tokens", f.global_batch_tokens,
                   "tokens per optimizer step, e.g. 4M (decimal) or 4Mi; 0 = any (default: " + batch_default + ")");
