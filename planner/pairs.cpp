@@ -87,6 +87,7 @@ std::map<std::string, std::string> settings_of(const ValidationCase& c) {
   s["cross_entropy"] = to_string(c.options.cross_entropy);
   s["rmsnorm"] = to_string(c.options.rmsnorm);
   s["cudnn_attention"] = c.options.attention_cudnn ? "cuDNN attention" : "";
+  s["adamw_update"] = to_string(c.options.adamw_update);
   const bool fp8 = c.cfg.precision.fp8 != Fp8Recipe::none;
   s["fp8_all_gather"] = fp8 && c.options.fp8_all_gather ? "fp8 all-gather" : "";
   s["fp8_weight_saved"] = fp8 ? (c.options.fp8_weight_saved ? "fp8 weight saved" : "fp8 weight recomputed") : "";

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "planner/ops.h"
+#include "planner/optimizer_step.h"
 #include "planner/simulator.h"
 #include "shared/hardware_spec.h"
 #include "shared/prediction.h"
@@ -114,10 +115,13 @@ struct PlanOptions {
   // The reduce-scatter writes into a new shard-sized buffer on the reduce stream, added into
   // the sharded gradient (runtime term reduce_output = "buffer").
   bool reduce_output_buffer = false;
-  // AdamW's moments exist from the start and its update has no temporaries (runtime term
-  // adamw = "fused_state_at_init"); false: torch.optim.AdamW (lazy state, one shard of
-  // temporaries).
+  // AdamW's moments exist from the start (runtime term adamw_state = "with_model"); false:
+  // torch.optim.AdamW's, made at the first step.
   bool adamw_state_at_init = false;
+  // The update's implementation and the clipping before it (runtime terms adamw_update and
+  // grad_clip): the optimizer's device memory accesses (optimizer_step.h).
+  AdamwUpdate adamw_update = AdamwUpdate::foreach;
+  GradClip grad_clip = GradClip::norm_and_scale;
   // No host time on the step (runtime term host_time = "hidden"): the hardware profile's
   // unit_overhead_s and step_overhead_s are not added.
   bool host_time_hidden = false;

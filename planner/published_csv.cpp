@@ -291,6 +291,13 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   row.fp8_weight_saved = r.yes_no("fp8_weight_saved");
   row.expandable_segments = r.yes_no("expandable_segments");
   row.cudnn_attention = r.yes_no("cudnn_attention");
+  const std::string update = lower(r.get("adamw_update"));
+  if (!update.empty()) {
+    AdamwUpdate u;
+    if (!parse_adamw_update(update, u))
+      throw InputError("unknown adamw_update '" + r.get("adamw_update") + "' (allowed: fused | foreach | for_loop | empty)");
+    row.adamw_update = u;
+  }
   cfg.model_preset = "";
   cfg.source_file = "";
 }

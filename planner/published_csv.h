@@ -39,6 +39,9 @@ struct PublishedRow {
   // Column `cudnn_attention` (yes | no): SDPA ran cuDNN's attention (yes) or the flash backend
   // (no), as the run's source states; empty = the runtime term cudnn_attention decides.
   std::optional<bool> cudnn_attention;
+  // Column `adamw_update` (fused | foreach | for_loop): the AdamW implementation the run's source
+  // states (a flag or its config); empty = the runtime term adamw_update decides.
+  std::optional<AdamwUpdate> adamw_update;
   std::string framework_notes;  // how reduce_dtype was set when not in a column
   int n_gpus = 0;               // cluster size (cfg.cluster is completed by validate)
   bool gpus_per_node_given = false;  // else the hardware preset's value is used

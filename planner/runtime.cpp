@@ -101,7 +101,12 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.torchtitan_block_program = t.block_program == "torchtitan";
   o.reduce_copies_gradient = t.reduce_copies_gradient;
   o.reduce_output_buffer = t.reduce_output == "buffer";
-  o.adamw_state_at_init = t.adamw == "fused_state_at_init";
+  o.adamw_state_at_init = t.adamw_state == "with_model";
+  // adamw_update / grad_clip: checked against the schema when the profile was read.
+  if (!parse_adamw_update(t.adamw_update, o.adamw_update))
+    throw ConfigError(rt.file, "terms.adamw_update", "\"" + t.adamw_update + "\" is not allowed");
+  if (!parse_grad_clip(t.grad_clip, o.grad_clip))
+    throw ConfigError(rt.file, "terms.grad_clip", "\"" + t.grad_clip + "\" is not allowed");
   o.host_time_hidden = t.host_time == "hidden";
   o.per_parameter_copies = t.parameter_layout == "per_parameter";
   o.root_unit = t.root_unit;

@@ -46,6 +46,7 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     if (row.rmsnorm) c.options.rmsnorm = *row.rmsnorm;
     if (row.fp8_all_gather) c.options.fp8_all_gather = *row.fp8_all_gather;
     if (row.fp8_weight_saved) c.options.fp8_weight_saved = *row.fp8_weight_saved;
+    if (row.adamw_update) c.options.adamw_update = *row.adamw_update;
     if (row.cudnn_attention) {
       if (*row.cudnn_attention && !runs_sdpa(runtime_preset(c.cfg.runtime).terms_for(is_gpu(hw)))) {
         row.skip_reason = "cudnn_attention 'yes' needs a runtime whose attention is SDPA (runtime term attention = \"flash\")";

@@ -85,11 +85,20 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "new_sharded_grad), nothing beyond it held; buffer — a new shard-sized buffer on the reduce stream, "
      "added into the sharded gradient and freed at the next unit's reduction (P/N·reduce_dtype bytes more "
      "per unit in flight)"},
-    {"adamw", "string", "torch_optim | fused_state_at_init",
-     "the AdamW the runtime runs: torch_optim — torch.optim.AdamW, whose exp_avg and exp_avg_sq are made "
-     "at the first step() (_init_group) and whose update holds temporaries of one shard's size (the model's "
-     "foreach reading, docs/cost-model.md §3); fused_state_at_init — both moments allocated with the model, "
-     "the update one fused pass with no temporaries"},
+    {"adamw_state", "string", "first_step | with_model",
+     "when AdamW's exp_avg and exp_avg_sq exist: first_step — made at the first step() (torch.optim's "
+     "_init_group), after the first backward, and one shard of temporaries charged in the update "
+     "(docs/cost-model.md §2.2); with_model — allocated with the shards before the first step, no temporaries"},
+    {"adamw_update", "string", "fused | foreach | for_loop",
+     "the AdamW update as torch names its implementations: fused — one kernel (at::_fused_adamw_) reading p, g, "
+     "m, v and writing p, m, v: 7 accesses per element; foreach — torch's multi-tensor _foreach_* ops, eight "
+     "passes over the shard: 20; for_loop — the same ops one parameter at a time: 20 (planner/optimizer_step.h "
+     "lists the calls)"},
+    {"grad_clip", "string", "none | norm_and_scale | norm_in_update",
+     "gradient clipping each step: none; norm_and_scale — a norm pass over the gradients, then every gradient "
+     "multiplied by min(1, max_norm / norm) whether or not it exceeds max_norm (torch.nn.utils.clip_grad_norm_, "
+     "FSDP1's clip_grad_norm_): 3 accesses per element; norm_in_update — the norm pass, the coefficient "
+     "passed to the fused update as its grad scale: 1"},
     {"host_time", "string", "fitted | hidden",
      "fitted — the step carries the host time of the hardware profile's fit (unit_overhead_s per unit and "
      "pass, step_overhead_s per step: hooks, launches, data and logging of a Python training loop, fitted on "
@@ -212,7 +221,9 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "unsynced_gradient_dtype") return &t.unsynced_gradient_dtype;
   if (key == "outputs_kept") return &t.outputs_kept;
   if (key == "reduce_output") return &t.reduce_output;
-  if (key == "adamw") return &t.adamw;
+  if (key == "adamw_state") return &t.adamw_state;
+  if (key == "adamw_update") return &t.adamw_update;
+  if (key == "grad_clip") return &t.grad_clip;
   if (key == "host_time") return &t.host_time;
   if (key == "parameter_layout") return &t.parameter_layout;
   return nullptr;

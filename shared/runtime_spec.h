@@ -47,9 +47,16 @@ struct RuntimeTerms {
   // FSDP into, the sharded gradient) | buffer (a shard-sized buffer on the reduce stream,
   // added into the sharded gradient, freed at the next unit's reduction).
   std::string reduce_output = "shard_gradient";
-  // torch_optim (torch.optim.AdamW: state made at the first step(), temporaries one shard in
-  // size) | fused_state_at_init (moments allocated with the model, one fused pass, no temporaries).
-  std::string adamw = "torch_optim";
+  // When AdamW's exp_avg and exp_avg_sq are made: first_step (torch.optim.AdamW's _init_group)
+  // | with_model (allocated with the shards).
+  std::string adamw_state = "first_step";
+  // The update's implementation, as torch names them: fused (at::_fused_adamw_) | foreach (the
+  // multi-tensor _foreach_* ops, torch's default on CUDA) | for_loop (one parameter at a time).
+  std::string adamw_update = "foreach";
+  // Gradient clipping each step: none | norm_and_scale (a norm pass, then every gradient
+  // multiplied by the clamped coefficient) | norm_in_update (the norm pass; the coefficient
+  // rides into the fused update as its grad scale). planner/optimizer_step.h counts each.
+  std::string grad_clip = "norm_and_scale";
   // fitted (the host time of the hardware profile's fit: unit_overhead_s, step_overhead_s, a
   // Python training loop's) | hidden (a loop that issues device work ahead of the device and
   // waits on it once a step: no host time on the step).

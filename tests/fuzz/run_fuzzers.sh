@@ -24,7 +24,7 @@ SOURCES="shared/config_io.cpp shared/toml_reader.cpp shared/train_config.cpp sha
   planner/runtime.cpp planner/simulator.cpp shared/runtime_spec.cpp shared/config_schema.cpp
   planner/import/train_log.cpp planner/import/torchtitan_log.cpp planner/import/fms_fsdp_log.cpp
   planner/import/torchtitan_config.cpp planner/error_band.cpp planner/decision_error.cpp shared/session.cpp
-  planner/measured_allocator_trace.cpp planner/allocation_trace.cpp planner/caching_allocator.cpp"
+  planner/measured_allocator_trace.cpp planner/allocation_trace.cpp planner/caching_allocator.cpp planner/optimizer_step.cpp"
 OBJS=""
 for s in $SOURCES; do
   o="$OUT/obj/$(echo "$s" | tr / _).o"

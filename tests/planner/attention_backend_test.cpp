@@ -40,13 +40,13 @@ Planned plan_with(const std::string& gpu, const std::string& runtime, AcMode ac,
 
 double attention_s(const Prediction& p) { return p.op_seconds.at(size_t(OpCategory::attention)); }
 
-// torchtitan-2024-10 and torchtitan differ in the SDPA order alone (and the SAC save list,
+// torchtitan-2025-02 and torchtitan differ in the SDPA order alone (and the SAC save list,
 // unused without SAC): on H100 the first runs the flash backend, the second cuDNN. Attention
 // time scales by exactly attention_ceiling / cudnn_attention_ceiling (the same fitted fraction
 // of each kernel's published rate; 1e-9: floating point), and nothing else moves.
 TEST(AttentionBackend, CudnnOnHopperRunsAtItsCeilingOverTheFlashOne) {
   const EfficiencyParams e = read_efficiency(load_hardware("H100-80GB-SXM"));
-  const Planned flash = plan_with("H100-80GB-SXM", "torchtitan-2024-10", AcMode::none);
+  const Planned flash = plan_with("H100-80GB-SXM", "torchtitan-2025-02", AcMode::none);
   const Planned cudnn = plan_with("H100-80GB-SXM", "torchtitan", AcMode::none);
   EXPECT_EQ(flash.p.attention, "flash");
   EXPECT_EQ(cudnn.p.attention, "cudnn");
@@ -61,7 +61,7 @@ TEST(AttentionBackend, CudnnOnHopperRunsAtItsCeilingOverTheFlashOne) {
 // On A100 cuDNN attention is the slower kernel (0.82x the flash backend, transformers #48163):
 // torchtitan's cuDNN-first order costs time there.
 TEST(AttentionBackend, CudnnOnAmpereIsSlower) {
-  const Planned flash = plan_with("A100-80GB-SXM", "torchtitan-2024-10", AcMode::none);
+  const Planned flash = plan_with("A100-80GB-SXM", "torchtitan-2025-02", AcMode::none);
   const Planned cudnn = plan_with("A100-80GB-SXM", "torchtitan", AcMode::none);
   EXPECT_EQ(flash.p.attention, "flash");
   EXPECT_EQ(cudnn.p.attention, "cudnn");
@@ -69,11 +69,11 @@ TEST(AttentionBackend, CudnnOnAmpereIsSlower) {
   EXPECT_LT(cudnn.p.tokens_per_s_per_gpu, flash.p.tokens_per_s_per_gpu);
 }
 
-// The backend follows the GPU: torchtitan-2024-10 runs cuDNN on B200 (capability 10.0) but not
+// The backend follows the GPU: torchtitan-2025-02 runs cuDNN on B200 (capability 10.0) but not
 // on H100; no runtime runs cuDNN on AMD (no compute capability); KempnerForge (torch 2.11) on
 // both NVIDIA generations.
 TEST(AttentionBackend, TheRuntimeListAndTheComputeCapabilityDecide) {
-  EXPECT_EQ(plan_with("B200", "torchtitan-2024-10", AcMode::none).p.attention, "cudnn");
+  EXPECT_EQ(plan_with("B200", "torchtitan-2025-02", AcMode::none).p.attention, "cudnn");
   EXPECT_EQ(plan_with("MI300X", "torchtitan", AcMode::none).p.attention, "flash");
   EXPECT_EQ(plan_with("H200-141GB-SXM", "kempnerforge", AcMode::full).p.attention, "cudnn");
   EXPECT_EQ(plan_with("H100-80GB-SXM", "fms-fsdp", AcMode::none).p.attention, "flash");
@@ -83,8 +83,8 @@ TEST(AttentionBackend, TheRuntimeListAndTheComputeCapabilityDecide) {
 // runs attention's forward again, so attention costs (1 + 2.5 + 1) / (1 + 2.5) of its plain
 // time (forward F/R, backward 2.5·F/R); a list that has it (torchtitan) keeps the plain time.
 TEST(AttentionBackend, SacWithoutTheCudnnOpRecomputesAttention) {
-  const Planned none = plan_with("B200", "torchtitan-2024-10", AcMode::none);
-  const Planned sac = plan_with("B200", "torchtitan-2024-10", AcMode::selective_op);
+  const Planned none = plan_with("B200", "torchtitan-2025-02", AcMode::none);
+  const Planned sac = plan_with("B200", "torchtitan-2025-02", AcMode::selective_op);
   ASSERT_FALSE(sac.opt.sac_attention_saved());
   EXPECT_NEAR(attention_s(sac.p) / attention_s(none.p), 4.5 / 3.5, 1e-9);
   const Planned saved = plan_with("H100-80GB-SXM", "torchtitan", AcMode::selective_op);

@@ -185,9 +185,12 @@ TEST(Crossval, LeaveOneSourceOutHoldsItsMeasuredBounds) {
   }
   const double mape = 100 * abs_sum / cv.rows.size();
   const double bias = 100 * signed_sum / cv.rows.size();
-  EXPECT_LE(mape, 8.0);   // measured 7.72 % (8.1 % while hbm_eff was fitted)
-  EXPECT_LE(bias, 4.0);   // measured +3.52 % (+4.4 % while hbm_eff was fitted)
-  EXPECT_GE(bias, -4.0);
+  EXPECT_LE(mape, 8.0);   // measured 7.77 % (7.72 % before the optimizer step was charged as each runtime runs it;
+                          // 8.1 % while hbm_eff was fitted)
+  EXPECT_LE(bias, 4.5);   // measured +4.10 % (+3.52 % before the optimizer step as run: fms-fsdp's foreach AdamW and
+                          // FSDP1 clipping, 23 accesses an element where 8 were charged, slow its left-out rows;
+                          // docs/validation.md "The optimizer step as each runtime runs it"; +4.4 % while hbm_eff was fitted)
+  EXPECT_GE(bias, -4.5);
   const Coverage nested = nested_coverage(cv.rows, set.groups, 4, set.hw);
   EXPECT_EQ(nested.n, 244);
   EXPECT_GE(nested.frac1(), 0.68);  // the target; measured 77 %

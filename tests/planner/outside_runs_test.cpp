@@ -23,16 +23,19 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // The file's shape and the regression bounds of the planner's error on it, in one place: change
 // them here when rows are added or the cost model moves (docs/validation.md "Outside runs" shows
 // the same numbers; `build/bench_outside` prints them). Each bound is what
-// `shardcast validate --published configs/published/outside.csv` measured on the 50-row file
+// `shardcast validate --published configs/published/outside.csv` measured on the 64-row file
 // (stated beside it), rounded away from the measurement to the next 0.5 point so that a
 // float-level change does not trip it while a change of the cost model that moves it does, on
-// purpose. The targets for runs never seen are not all met (tokens/s MAPE 8 %: 12.3 %
-// today): the bounds hold what is, the targets what should be; where a target is met (memory: no
-// row more than 5 % under) the bound is the target.
+// purpose. The targets for runs never seen are not all met (tokens/s MAPE 8 %: 12.7 %
+// today; no row more than 5 % under on memory: one pair at -5.9 %): the bounds hold what is, the
+// targets what should be; where a target is met (2σ coverage 95 %) the bound is the target.
 struct OutsideBounds {
-  size_t rows = 50;
-  int predicted = 50, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
-  double mape_tps = 12.5;            // measured 12.25 % (12.31 % before the unsynced gradient sum of KempnerForge's grad_accum
+  size_t rows = 64;                  // 50 before torchtitan PRs #822, #808 and #355 and lightning-thunder PR #997
+  int predicted = 64, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
+  double mape_tps = 13.0;            // measured 12.66 % on 64 rows: the 50 rows of before 12.06 %, the 14 added 14.8 % (torchtitan's
+                                     // eager 8B rows of February 2025 -12 ... -14 %, lightning-thunder's float8 rows of PR #997 -24 ... -28 %);
+                                     // on the 50-row file 12.25 % before the optimizer step was charged as each runtime runs it (foreach or
+                                     // fused AdamW, clipping: 7 ... 23 accesses an element where every runtime was charged 8), 12.25 % (12.31 % before the unsynced gradient sum of KempnerForge's grad_accum
                                      // steps was charged byte for byte, its five rows +0.6 ... +0.7 points slower; 13.07 % before the B200 preset's power limit followed its datasheet
                                      // curve through B100's 700 W rating, clock ~ power^0.705 instead of the cube-root law: torchao's
                                      // three 750 W rows +54.1 / +70.5 / +58.0 -> +41.5 / +58.3 / +45.1 %; 12.93 % before table-timed plans charged FSDP2's copies and overlapped the host time: KempnerForge's multi-GPU rows +1.4 points; 13.00 % before a kernel table timed eager RMSNorms by shape: KempnerForge's
@@ -53,13 +56,13 @@ struct OutsideBounds {
                                      // +54 ... +95 %; 18.63 % before the power limit of the B200 rows
                                      // (750 W) and of the H100-96GB preset (500 W): docs/cost-model.md
                                      // §2.4; 33-row file: 14.37 %; the B200 and lit-llama rows add +44 ... +77 %)
-  double abs_bias_tps = 3.0;         // measured +1.95 % (+2.01 % before the unsynced gradient sum, +2.76 % before the B200 datasheet power curve, +2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the bound (+1.51 % before the SDPA backend:
+  double abs_bias_tps = 3.0;         // measured -1.57 % on 64 rows (the 50 of before +1.96 %, +1.95 % before the optimizer step as run; +2.01 % before the unsynced gradient sum, +2.76 % before the B200 datasheet power curve, +2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the bound (+1.51 % before the SDPA backend:
                                      // the B200 rows ran cuDNN attention, measured 3.3x the flash backend
                                      // there, and moved 7 ... 12 points further over, while KempnerForge's
                                      // slow rows moved 4 ... 8 points up; fast and slow regimes cancel: see docs; +3.78 %
                                      // before the power limit); the lightning-thunder profile (pure
                                      // bf16, bf16 reduction) moved its 7 rows 1-2 points faster, from +3.49 %
-  int min_within_1sigma = 38;        // measured 38 of 50 since a kernel table times eager RMSNorms by shape (KempnerForge's
+  int min_within_1sigma = 46;        // measured 46 of 64 (72 %; 8 of the 14 added rows); 38 of 50 since a kernel table times eager RMSNorms by shape (KempnerForge's
                                      // eager 13B row back inside its ±15 %, +11.9 %); 37 of 50 between, when the kernel tables
                                      // first timed KempnerForge's rows: that row -6.6 -> +15.5 % (eager elementwise ops ran
                                      // 1.4-1.6x the planner's bytes over the measured copy rate in the stack probes);
@@ -69,10 +72,11 @@ struct OutsideBounds {
                                      // narrowed the GH100 bands 20 -> 17.6 %, and thunder940_llama2_7b_8g_zero2_fsdp1_compile,
                                      // -19.7 %, left its 1σ; no error moved); 38 of 50 before, 37 of 49 before PR #1196's flash-backend row; 36 of 48 before the PR #1196 row; 35 before the AMD fp8 prior: the MI300X rowwise row, +30.5 -> +28.5 %
                                      // inside its ±30 % prior; 31 before the SDPA backend: four KempnerForge rows came in)
-  int min_within_2sigma = 47;        // measured 47 of 50 since the B200 datasheet power curve (torchao's bf16 row at +41.5 % inside
+  int min_within_2sigma = 61;        // measured 61 of 64 (95.3 %, the target; all 14 added rows); 47 of 50 since the B200 datasheet power curve (torchao's bf16 row at +41.5 % inside
                                      // its 2σ of 42 %); 46 of 50 before (45 of 49)
-  int n_mem = 38;                    // rows with a memory figure (22 max reserved, 16 max allocated)
-  double mape_mem = 6.0;             // measured 5.93 % (the flash-backend row +5.7 %; 5.95 % before the PR #1196 row, +5.4 %; 6.45 % before torchtitan's eager block was replayed
+  int n_mem = 52;                    // rows with a memory figure (30 max reserved, 22 max allocated); 38 before the 14 rows
+  double mape_mem = 7.0;             // measured 6.73 % on 52 figures (the 38 of before 5.93 %; lightning-thunder's PR #997 float8 rows
+                                     // +12.6 ... +20.3 % over, as its PR #1528 ones); 5.93 % on 38 (the flash-backend row +5.7 %; 5.95 % before the PR #1196 row, +5.4 %; 6.45 % before torchtitan's eager block was replayed
                                      // tensor by tensor, planner/block_tensor_sequence.h: the four March-2024
                                      // eager rows -6.8 / -12.6 / -3.5 / -6.0 -> -1.8 / -2.1 / +1.7 / +5.3 %;
                                      // 7.01 % before the SDPA backend: the B200 rows' op SAC
@@ -86,7 +90,10 @@ struct OutsideBounds {
                                      // that cache kept by the loop until the next forward, and the
                                      // shifted fp32 copy of its loss; 15.94 % before the
                                      // lightning-thunder profile)
-  double worst_mem_under_pct = -5.0;   // the target; measured -2.3 %
+  double worst_mem_under_pct = -6.0;   // measured -5.94 % (tt355_llama3_8b_a100_8g_sac_op_foreach and _fused: torchtitan of
+                                       // June 2024 on 8 A100 without expandable segments, 59.48 GiB max reserved;
+                                       // -12.5 % before torchtitan-2024-05 kept the fp32 logits, e29b6b4d4): the
+                                       // issue's target (-5 %) is not met; -2.3 % on the 50-row file
                                        // (thunder940_llama2_7b_8g_zero2_fsdp1_compile, max allocated);
                                        // -12.6 % (tt165_fsdp1_7b_8g_sac_eager) before the eager block
                                        // tensor by tensor
@@ -94,7 +101,7 @@ struct OutsideBounds {
   // The eager torchtitan rows' reserved comes from their blocks' tensors one by one: the holes
   // the fp32 copies and unkept intermediates leave are where the kept tensors go (docs/validation.md
   // "Memory"); with the blocks as lumps tt165_fsdp1_7b_8g_sac_eager was -12.6 %.
-  double worst_reserved_under_pct = -5.0;    // measured -2.1 % (tt165_fsdp1_7b_8g_sac_eager)
+  double worst_reserved_under_pct = -6.0;    // measured -5.94 % (the tt355 pair, above); -2.1 % on the 50-row file (tt165_fsdp1_7b_8g_sac_eager)
   double worst_allocated_under_pct = -2.5;   // measured -2.3 % (thunder940_llama2_7b_8g_zero2_fsdp1_compile);
                                              // -7.6 % before qkv_output_kept (litgpt's fused q/k/v output),
                                              // -10.5 % before fp8_weight_saved, -58.9 % (atorch, 64

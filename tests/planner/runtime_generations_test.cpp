@@ -45,10 +45,14 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_EQ(runtime_for_framework(tt, "2024-04"), "torchtitan-2024-04");
   EXPECT_EQ(runtime_for_framework(tt, "2024-05-01"), "torchtitan-2024-04");
   EXPECT_EQ(runtime_for_framework(tt, "2024-05-02"), "torchtitan-2024-05");  // from_date is inclusive
-  EXPECT_EQ(runtime_for_framework(tt, "2024-10"), "torchtitan-2024-05");     // a month = its first day
+  EXPECT_EQ(runtime_for_framework(tt, "2024-06-11"), "torchtitan-2024-05");
+  EXPECT_EQ(runtime_for_framework(tt, "2024-06-12"), "torchtitan-2024-06");
+  EXPECT_EQ(runtime_for_framework(tt, "2024-10"), "torchtitan-2024-06");     // a month = its first day
   EXPECT_EQ(runtime_for_framework(tt, "2024-10-22"), "torchtitan-2024-10");
-  EXPECT_EQ(runtime_for_framework(tt, "2025-06-11"), "torchtitan-2024-10");
-  EXPECT_EQ(runtime_for_framework(tt, "2025-10-08"), "torchtitan-2024-10");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-02-23"), "torchtitan-2024-10");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-02-24"), "torchtitan-2025-02");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-06-11"), "torchtitan-2025-02");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-10-08"), "torchtitan-2025-02");
   EXPECT_EQ(runtime_for_framework(tt, "2025-10-09"), "torchtitan");
   EXPECT_EQ(runtime_for_framework("TorchTitan"), "torchtitan");
   // One generation only: every date is it.
@@ -59,7 +63,8 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_THROW(runtime_for_framework(tt, "Oct 2024"), InputError);
   EXPECT_THROW(runtime_for_framework(tt, "2024-13"), InputError);
   EXPECT_EQ(runtime_generations("torchtitan"),
-            (std::vector<std::string>{"torchtitan-2024-04", "torchtitan-2024-05", "torchtitan-2024-10", "torchtitan"}));
+            (std::vector<std::string>{"torchtitan-2024-04", "torchtitan-2024-05", "torchtitan-2024-06", "torchtitan-2024-10",
+                                      "torchtitan-2025-02", "torchtitan"}));
   // llm-foundry's benchmark sweeps: torch 1.13.1 image until b2a43a147, torch 2.1.0 after.
   const std::string lf = "llm-foundry/Composer (FSDP1)";
   EXPECT_EQ(runtime_for_framework(lf, "2023-05-03"), "llm-foundry-2023-05");
@@ -138,7 +143,8 @@ TEST(RuntimeGenerations, PublishedRowsTakeTheirGeneration) {
       EXPECT_EQ(*r.rmsnorm, big ? NormImpl::eager : NormImpl::fused) << r.row_id;
       ++april;
     } else {
-      EXPECT_EQ(r.cfg.runtime, "torchtitan-2024-10") << r.row_id;  // Dec 2024 and June 2025
+      // Dec 2024 (foreach AdamW) and June 2025 (fused).
+      EXPECT_EQ(r.cfg.runtime, r.row_id.rfind("tt_h200_", 0) == 0 ? "torchtitan-2025-02" : "torchtitan-2024-10") << r.row_id;
       ++current;
     }
   }

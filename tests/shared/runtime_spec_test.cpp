@@ -43,7 +43,9 @@ TEST(RuntimeSpec, ShardcastTrainDiffersOnGpuOnlyWhereItsCodeDoes) {
   EXPECT_EQ(rt.terms_for(true).host_time, "hidden");
   // Its own AdamW and reduce-scatter output on both paths (trainer/fsdp/fsdp.cpp).
   for (bool gpu : {false, true}) {
-    EXPECT_EQ(rt.terms_for(gpu).adamw, "fused_state_at_init");
+    EXPECT_EQ(rt.terms_for(gpu).adamw_state, "with_model");
+    EXPECT_EQ(rt.terms_for(gpu).adamw_update, "fused");
+    EXPECT_EQ(rt.terms_for(gpu).grad_clip, "norm_in_update");
     EXPECT_EQ(rt.terms_for(gpu).reduce_output, "buffer");
   }
 }
@@ -59,7 +61,8 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"},
                              {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""},
                              {"cudnn_attention", "[]"}, {"block_program", "\"unlisted\""},
-                             {"reduce_output", "\"shard_gradient\""}, {"adamw", "\"torch_optim\""},
+                             {"reduce_output", "\"shard_gradient\""}, {"adamw_state", "\"first_step\""},
+                             {"adamw_update", "\"foreach\""}, {"grad_clip", "\"norm_and_scale\""},
                              {"host_time", "\"fitted\""}, {"torch", "\"unstated\""},
                              {"parameter_layout", "\"flat_parameter\""}};
   for (const auto& term : kRuntimeTerms) {
@@ -77,58 +80,94 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
 TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   const RuntimeSpec apr = load_runtime("torchtitan-2024-04");
   const RuntimeSpec may = load_runtime("torchtitan-2024-05");
+  const RuntimeSpec jun = load_runtime("torchtitan-2024-06");
   const RuntimeSpec oct = load_runtime("torchtitan-2024-10");
+  const RuntimeSpec feb = load_runtime("torchtitan-2025-02");
   const RuntimeSpec cur = load_runtime("torchtitan");
-  for (const RuntimeSpec* rt : {&apr, &may, &oct, &cur}) EXPECT_EQ(rt->framework, "torchtitan") << rt->name;
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &cur}) EXPECT_EQ(rt->framework, "torchtitan") << rt->name;
   EXPECT_EQ(apr.from_date, "");
   EXPECT_EQ(apr.until_date, may.from_date);
-  EXPECT_EQ(may.until_date, oct.from_date);
-  EXPECT_EQ(oct.until_date, cur.from_date);
+  EXPECT_EQ(may.until_date, jun.from_date);
+  EXPECT_EQ(jun.until_date, oct.from_date);
+  EXPECT_EQ(oct.until_date, feb.from_date);
+  EXPECT_EQ(feb.until_date, cur.from_date);
   EXPECT_EQ(cur.until_date, "");
   // The SDPA backend order: torch's default (flash first) until 3b85aa31f put cuDNN first on
   // capability >= 10.0, then cuDNN first everywhere from 6a3a9da95; op SAC saved the cuDNN op
   // only from b39377f9f.
   EXPECT_TRUE(apr.terms.cudnn_attention.empty());
   EXPECT_TRUE(may.terms.cudnn_attention.empty());
-  EXPECT_EQ(oct.terms.cudnn_attention, (std::vector<std::string>{"10.0", "10.3", "12.0"}));
+  EXPECT_TRUE(jun.terms.cudnn_attention.empty());
+  EXPECT_TRUE(oct.terms.cudnn_attention.empty());
+  EXPECT_EQ(feb.terms.cudnn_attention, (std::vector<std::string>{"10.0", "10.3", "12.0"}));
   for (const char* cc : {"8.0", "9.0", "10.0"})
     EXPECT_NE(std::find(cur.terms.cudnn_attention.begin(), cur.terms.cudnn_attention.end(), cc),
               cur.terms.cudnn_attention.end()) << cc;
-  for (const RuntimeSpec* rt : {&apr, &may, &oct}) EXPECT_FALSE(rt->terms.sac_saves_cudnn_attention) << rt->name;
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb}) EXPECT_FALSE(rt->terms.sac_saves_cudnn_attention) << rt->name;
+  // AdamW: foreach until 6e4988550 (2025-02-24) made fused the default; clipping every step.
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct}) EXPECT_EQ(rt->terms.adamw_update, "foreach") << rt->name;
+  for (const RuntimeSpec* rt : {&feb, &cur}) EXPECT_EQ(rt->terms.adamw_update, "fused") << rt->name;
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &cur})
+    EXPECT_EQ(rt->terms.grad_clip, "norm_and_scale") << rt->name;
+  // The terms two generations are compared on: all but those a source says changed, which the
+  // caller copies over first.
+  auto expect_same = [](const RuntimeTerms& t, const RuntimeTerms& u, const char* what) {
+    EXPECT_EQ(t.attention, u.attention) << what;
+    EXPECT_EQ(t.rmsnorm, u.rmsnorm) << what;
+    EXPECT_EQ(t.expandable_segments, u.expandable_segments) << what;
+    EXPECT_EQ(t.fp8_recipes, u.fp8_recipes) << what;
+    EXPECT_EQ(t.fp8_weight_saved, u.fp8_weight_saved) << what;
+    EXPECT_EQ(t.outputs_kept, u.outputs_kept) << what;
+    EXPECT_EQ(t.fp32_logits_held, u.fp32_logits_held) << what;
+    EXPECT_EQ(t.gqa, u.gqa) << what;
+    EXPECT_EQ(t.cross_entropy, u.cross_entropy) << what;
+    EXPECT_EQ(t.collective_buffers, u.collective_buffers) << what;
+    EXPECT_EQ(t.recompute_early_stop, u.recompute_early_stop) << what;
+    EXPECT_EQ(t.unsynced_gradient_dtype, u.unsynced_gradient_dtype) << what;
+    EXPECT_EQ(t.adamw_state, u.adamw_state) << what;
+    EXPECT_EQ(t.adamw_update, u.adamw_update) << what;
+    EXPECT_EQ(t.grad_clip, u.grad_clip) << what;
+    EXPECT_EQ(t.cudnn_attention, u.cudnn_attention) << what;
+    EXPECT_EQ(t.sac_saves_cudnn_attention, u.sac_saves_cudnn_attention) << what;
+  };
+  {
+    // torchtitan-2024-10 is torchtitan-2025-02 but for the optimizer, the SDPA order and the
+    // float8 recipes.
+    RuntimeTerms t = oct.terms;
+    t.adamw_update = feb.terms.adamw_update;
+    t.cudnn_attention = feb.terms.cudnn_attention;
+    t.fp8_recipes = feb.terms.fp8_recipes;
+    expect_same(t, feb.terms, "torchtitan-2024-10");
+  }
   EXPECT_TRUE(cur.terms.sac_saves_cudnn_attention);
   {
-    // torchtitan-2024-10 is the newest profile but for those two terms.
-    RuntimeTerms t = oct.terms;
+    // torchtitan-2025-02 is the newest profile but for those two terms.
+    RuntimeTerms t = feb.terms;
     t.cudnn_attention = cur.terms.cudnn_attention;
     t.sac_saves_cudnn_attention = cur.terms.sac_saves_cudnn_attention;
-    EXPECT_EQ(t.attention, cur.terms.attention);
-    EXPECT_EQ(t.rmsnorm, cur.terms.rmsnorm);
-    EXPECT_EQ(t.expandable_segments, cur.terms.expandable_segments);
-    EXPECT_EQ(t.fp8_recipes, cur.terms.fp8_recipes);
-    EXPECT_EQ(t.fp8_weight_saved, cur.terms.fp8_weight_saved);
-    EXPECT_EQ(t.outputs_kept, cur.terms.outputs_kept);
-    EXPECT_EQ(t.gqa, cur.terms.gqa);
-    EXPECT_EQ(t.cross_entropy, cur.terms.cross_entropy);
-    EXPECT_EQ(t.collective_buffers, cur.terms.collective_buffers);
-    EXPECT_EQ(t.recompute_early_stop, cur.terms.recompute_early_stop);
-    EXPECT_EQ(t.unsynced_gradient_dtype, cur.terms.unsynced_gradient_dtype);
+    expect_same(t, cur.terms, "torchtitan-2025-02");
   }
   EXPECT_EQ(apr.terms.rmsnorm, "fused");  // fused_rmsnorm in llama3_8b/llama2_13b.toml @1ea476e9f
   EXPECT_EQ(may.terms.rmsnorm, "eager");
+  EXPECT_EQ(jun.terms.rmsnorm, "eager");
   EXPECT_EQ(cur.terms.rmsnorm, "eager");
   EXPECT_FALSE(apr.terms.expandable_segments);  // run_llama_train.sh before a5e57e4a9
   EXPECT_FALSE(may.terms.expandable_segments);
+  EXPECT_FALSE(jun.terms.expandable_segments);
   EXPECT_TRUE(cur.terms.expandable_segments);
   // Row-wise float8 recipes arrived with [float8] recipe_name (torchtitan 069bae286, 2025-02-27).
   EXPECT_EQ(apr.terms.fp8_recipes, std::vector<std::string>{"tensorwise"});
   EXPECT_EQ(may.terms.fp8_recipes, std::vector<std::string>{"tensorwise"});
+  EXPECT_EQ(jun.terms.fp8_recipes, std::vector<std::string>{"tensorwise"});
+  EXPECT_EQ(oct.terms.fp8_recipes, std::vector<std::string>{"tensorwise"});
   EXPECT_EQ(cur.terms.fp8_recipes, (std::vector<std::string>{"tensorwise", "rowwise", "rowwise_with_gw_hp"}));
-  for (const RuntimeSpec* rt : {&apr, &may}) {
+  for (const RuntimeSpec* rt : {&apr, &may, &jun}) {
     RuntimeTerms t = rt->terms;
+    t.adamw_update = cur.terms.adamw_update;  // foreach until 2025-02-24 (above)
     t.rmsnorm = cur.terms.rmsnorm;
     t.fp8_recipes = cur.terms.fp8_recipes;
     t.expandable_segments = cur.terms.expandable_segments;
-    t.fp32_logits_held = cur.terms.fp32_logits_held;  // torchtitan-2024-04 kept pred (below)
+    t.fp32_logits_held = cur.terms.fp32_logits_held;  // torchtitan-2024-04 and -05 kept pred (below)
     t.outputs_kept = cur.terms.outputs_kept;
     EXPECT_EQ(t.attention, cur.terms.attention) << rt->name;
     EXPECT_EQ(t.cross_entropy, cur.terms.cross_entropy) << rt->name;
@@ -149,24 +188,27 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     EXPECT_EQ(t.use_cache, cur.terms.use_cache) << rt->name;
     EXPECT_EQ(t.loss_in_model, cur.terms.loss_in_model) << rt->name;
   }
-  for (const RuntimeSpec* rt : {&apr, &may, &cur}) EXPECT_TRUE(rt->terms.recompute_early_stop) << rt->name;
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &cur}) EXPECT_TRUE(rt->terms.recompute_early_stop) << rt->name;
   // train.py's `pred = model(input_ids)` in the step loop kept the previous step's pred until
   // the next forward returned; e29b6b4d4 deleted it before backward.
   // torchao's Float8Linear saved the fp8 weight for backward until force_recompute_fp8_weight_in_bwd
   // (ao e91955800, 2024-10-02, off by default); from ao 03c850afa (2025-06-13) it never does.
   EXPECT_TRUE(apr.terms.fp8_weight_saved);
   EXPECT_TRUE(may.terms.fp8_weight_saved);
+  EXPECT_TRUE(jun.terms.fp8_weight_saved);
   EXPECT_FALSE(cur.terms.fp8_weight_saved);
   EXPECT_EQ(apr.terms.outputs_kept, "next_forward");
-  EXPECT_EQ(may.terms.outputs_kept, "backward");
+  EXPECT_EQ(may.terms.outputs_kept, "next_forward");
+  EXPECT_EQ(jun.terms.outputs_kept, "backward");
   EXPECT_EQ(cur.terms.outputs_kept, "backward");
-  for (const RuntimeSpec* rt : {&apr, &may, &cur}) {
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &cur}) {
     EXPECT_FALSE(rt->terms.use_cache) << rt->name;      // the model returns the logits only
     EXPECT_FALSE(rt->terms.loss_in_model) << rt->name;  // loss_fn(pred, labels) in train.py
   }
   // del pred before backward arrived in torchtitan e29b6b4d4 (2024-06-12).
   EXPECT_TRUE(apr.terms.fp32_logits_held);
-  EXPECT_FALSE(may.terms.fp32_logits_held);
+  EXPECT_TRUE(may.terms.fp32_logits_held);
+  EXPECT_FALSE(jun.terms.fp32_logits_held);
   EXPECT_FALSE(cur.terms.fp32_logits_held);
   // llm-foundry's torch 1.13 generation differs from the newest only in the recompute.
   const RuntimeSpec lf_old = load_runtime("llm-foundry-2023-05");
