@@ -59,6 +59,15 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
                                                   hw.gpu.compute_capability,
                                                   p.kernel_table.empty() ? ": efficiency.cudnn_attention_ceiling" : "")
                                     : std::string());
+  {
+    // The optimizer step as the runtime runs it (runtime terms adamw_update, grad_clip).
+    const planner::PlanOptions o = planner::resolve_plan_options(c, hw);
+    const char* clip = o.grad_clip == planner::GradClip::none             ? "no clipping"
+                       : o.grad_clip == planner::GradClip::norm_and_scale ? "clipping (norm, then scale)"
+                                                                          : "clipping (norm; scale in the update)";
+    fmt::print("      optimizer {} AdamW, {}: {} accesses an element of the shard\n",
+               planner::to_string(o.adamw_update), clip, planner::optimizer_accesses(o.adamw_update, o.grad_clip));
+  }
   if (!p.kernel_table.empty())
     fmt::print("      kernels timed by {} (measured with torch {}, the runtime's torch release)\n", p.kernel_table,
                planner::kernel_table_for(p.kernel_table).header.torch);

@@ -26,6 +26,12 @@ check "plan: fms-fsdp headline config" 0 $? "tokens/s/GPU" "$tmp/out"
 grep -q "1σ leave-one-source-out" "$tmp/out" || { echo "FAIL plan: no cross-validated error band"; fail=$((fail + 1)); }
 grep -q "device total (nvidia-smi)" "$tmp/out" || { echo "FAIL plan: no device total"; fail=$((fail + 1)); }
 
+# The optimizer step as the runtime runs it (runtime terms adamw_update, grad_clip): fms-fsdp's
+# foreach AdamW with FSDP1's clipping, the fused update and its clipping of current torchtitan.
+check "plan: fms-fsdp's optimizer step" 0 0 "optimizer foreach AdamW, clipping (norm, then scale): 23 accesses an element of the shard" "$tmp/out"
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --runtime torchtitan > "$tmp/out" 2>&1
+check "plan: torchtitan's fused optimizer step" 0 $? "optimizer fused AdamW, clipping (norm, then scale): 10 accesses an element of the shard" "$tmp/out"
+
 # Board power limit (planner/power_limit.h): the H100-96GB preset's default 500 W is stated; a
 # limit on a preset without a board power, or above it, is refused by name.
 "$sc" plan --model llama3-8b --gpu H100-96GB-HBM2e --gpus 8 --micro-batch 1 --seq-len 8192 --ac full > "$tmp/out" 2>&1
