@@ -109,6 +109,20 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
   if (j.eps) c.optimizer.eps = *j.eps;
   if (j.weight_decay) c.optimizer.weight_decay = *j.weight_decay;
   if (j.warmup_steps) c.lr_schedule.warmup_steps = *j.warmup_steps;
+  // The AdamW implementation is a runtime term (adamw_update), not a run.toml key: a run on
+  // another one than its runtime's is predicted with the runtime's, and says so.
+  if (j.adamw_update) {
+    const planner::PlanOptions o = planner::resolve_plan_options(c, hw);
+    planner::AdamwUpdate u{};
+    planner::parse_adamw_update(*j.adamw_update, u);
+    if (u != o.adamw_update)
+      notes.push_back(fmt::format(
+          "{}: optimizer.implementation is {}, runtime {} runs {}: predicted with {} ({} accesses an element of "
+          "the shard where {} makes {}, planner/optimizer_step.h); run.toml has no key for it",
+          j.file, *j.adamw_update, c.runtime, planner::to_string(o.adamw_update), planner::to_string(o.adamw_update),
+          planner::optimizer_accesses(o.adamw_update, o.grad_clip), *j.adamw_update,
+          planner::optimizer_accesses(u, o.grad_clip)));
+  }
   if (!j.ignored.empty()) {
     std::string keys;
     for (const auto& k : j.ignored) keys += (keys.empty() ? "" : ", ") + k;

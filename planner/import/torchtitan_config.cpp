@@ -159,6 +159,15 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
   get_real("optimizer", "lr", j.lr, true);
   get_real("optimizer", "eps", j.eps, true);
   get_real("optimizer", "weight_decay", j.weight_decay, false);
+  // torchtitan/config/job_config.py Optimizer.implementation: Literal["for-loop", "foreach", "fused"].
+  std::optional<std::string> impl;
+  get_str("optimizer", "implementation", impl);
+  if (impl) {
+    if (*impl != "for-loop" && *impl != "foreach" && *impl != "fused")
+      throw ConfigError(file, "optimizer.implementation",
+                        fmt::format("'{}' (expected one of \"for-loop\" | \"foreach\" | \"fused\")", *impl));
+    j.adamw_update = *impl == "for-loop" ? "for_loop" : *impl;
+  }
   get_int("lr_scheduler", "warmup_steps", j.warmup_steps, 0);
   // Every other key, for the note.
   std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& pre) {

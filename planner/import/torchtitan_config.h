@@ -6,7 +6,7 @@
 // and converters, [training] local_batch_size/global_batch_size/seq_len/steps/max_norm/
 // mixed_precision_param/mixed_precision_reduce, [parallelism] data_parallel_shard_degree/
 // data_parallel_replicate_degree/fsdp_reshard_after_forward, [activation_checkpoint] mode/
-// selective_ac_option, [compile] enable, [optimizer] lr/eps/weight_decay,
+// selective_ac_option, [compile] enable, [optimizer] lr/eps/weight_decay/implementation,
 // [lr_scheduler] warmup_steps. Every other key is listed in `ignored` (it does not change the
 // plan, or the planner does not model it). The world size is not in the file (torchrun's
 // NGPU), so the caller resolves degrees of -1 and the gradient accumulation.
@@ -30,6 +30,9 @@ struct TorchtitanJob {
   std::optional<std::string> ac_mode, selective_ac_option;
   std::optional<std::string> param_dtype, reduce_dtype;  // shardcast spelling (bf16, fp32)
   std::optional<double> max_norm, lr, eps, weight_decay;
+  // [optimizer] implementation as the runtime term adamw_update spells it (torchtitan's
+  // "for-loop" | "foreach" | "fused" -> for_loop | foreach | fused).
+  std::optional<std::string> adamw_update;
   std::optional<int> warmup_steps;
   bool compile = false;
   // precision.fp8: "" = no float8 converter; else the recipe ([quantize.linear.float8]

@@ -18,6 +18,11 @@ check "import torchtitan --config exits 0" \
   "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log --config $D/torchtitan_llama3_8b_v0.2.toml --gpu H100-80GB-SXM --gpus 64 --out $T/tt2) = 0 ]"
 check "--config: 64 ranks, selective_op, ignored keys listed" \
   "grep -q 'nodes = 8' $T/tt2/run.toml && grep -q 'mode = \"selective_op\"' $T/tt2/run.toml && grep -q 'ignored: .*training.dataset' $T/out"
+# A job config on the foreach AdamW (torchtitan's optimizer.implementation): predicted with the
+# runtime's fused update, and the import says so (the implementation is a runtime term).
+sed 's/^name = "AdamW"$/name = "AdamW"\nimplementation = "foreach"/' $D/torchtitan_llama3_8b_v0.2.toml > $T/foreach.toml
+check "--config with optimizer.implementation foreach: said, not ignored" \
+  "[ \$(rc $B import torchtitan $D/torchtitan_2025_07.log --config $T/foreach.toml --gpu H100-80GB-SXM --gpus 64 --out $T/tt4) = 0 ] && grep -q 'optimizer.implementation is foreach, runtime torchtitan runs fused: predicted with fused (10 accesses an element of the shard where foreach makes 23' $T/out && ! grep -q 'ignored: .*optimizer.implementation' $T/out"
 check "import fms-fsdp exits 0" \
   "[ $(rc $B import fms-fsdp $D/fms_fsdp_2024_04.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 100 --out $T/fms) = 0 ]"
 check "fms-fsdp run.toml: runtime, bf16 reduction" "grep -q '^runtime = \"fms-fsdp\"' $T/fms/run.toml && grep -q 'reduce_dtype = \"bf16\"' $T/fms/run.toml"

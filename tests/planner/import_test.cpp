@@ -350,6 +350,11 @@ enable = true
   EXPECT_EQ(*j.dp_shard, -1);
   EXPECT_EQ(*j.selective_ac_option, "op");
   EXPECT_EQ(j.ignored, (std::vector<std::string>{"job.dump_folder", "training.dataset"}));
+  EXPECT_FALSE(j.adamw_update.has_value());
+  EXPECT_EQ(*parse_torchtitan_job_toml("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[optimizer]\nimplementation = \"for-loop\"\n",
+                                       "job.toml")
+                 .adamw_update,
+            "for_loop");
   try {
     parse_torchtitan_job_toml("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nmixed_precision_reduce = \"bfloat16\"\n",
                               "bad.toml");
@@ -384,6 +389,7 @@ TEST(ImportTorchtitanToml, OutOfRangeValuesNameTheTorchtitanKey) {
       {"[optimizer]\nlr = nan\n", "optimizer.lr"},
       {"[optimizer]\neps = -1e-8\n", "optimizer.eps"},
       {"[optimizer]\nweight_decay = -0.1\n", "optimizer.weight_decay"},
+      {"[optimizer]\nimplementation = \"for_loop\"\n", "optimizer.implementation"},  // torchtitan spells it for-loop
       {"[lr_scheduler]\nwarmup_steps = -1\n", "lr_scheduler.warmup_steps"},
       {"[training]\nseq_len = 8192.0\n", "training.seq_len"},
       {"[training]\nseq_len = 81E92\n", "training.seq_len"},  // a float beyond int64 (fuzz_torchtitan_job)
