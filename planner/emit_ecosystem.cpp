@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/runtime.h"
 #include "planner/search.h"
 #include "shared/errors.h"
 
@@ -115,6 +116,11 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   }
 
   str("optimizer", "name", "AdamW");
+  // The AdamW the plan charged (runtime term adamw_update of c.runtime, torchtitan's spelling:
+  // job_config.py Optimizer.implementation, Literal["for-loop", "foreach", "fused"]).
+  const std::string update = runtime_preset(c.runtime).terms.adamw_update;
+  str("optimizer", "implementation", update == "for_loop" ? "for-loop" : update,
+      fmt::format("the AdamW the plan charged (runtime {}'s adamw_update)", c.runtime));
   num("optimizer", "lr", real(c.optimizer.lr));
   num("optimizer", "eps", real(c.optimizer.eps));
   num("optimizer", "weight_decay", real(c.optimizer.weight_decay));

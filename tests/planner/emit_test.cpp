@@ -251,7 +251,8 @@ const std::set<std::string> kTorchtitanKeys = {
     "parallelism.fsdp_reshard_after_forward", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option",
     "compile.enable", "compile.components", "checkpoint.enable", "checkpoint.folder", "checkpoint.interval",
     "checkpoint.keep_latest_k", "metrics.log_freq", "comm.init_timeout_seconds", "debug.seed",
-    "quantize.linear.float8.recipe_name"};
+    "quantize.linear.float8.recipe_name",
+    "optimizer.implementation"};  // job_config.py Optimizer (tests/planner/data/torchtitan_keys_v0.2.txt)
 const std::set<std::string> kAccelerateKeys = {
     "compute_environment", "distributed_type", "mixed_precision", "downcast_bf16", "num_machines", "num_processes",
     "machine_rank", "main_process_port", "rdzv_backend", "same_network", "use_cpu", "dynamo_config.dynamo_backend",
@@ -315,6 +316,14 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
                   ac == AcMode::selective_op ? "selective" : std::string(to_string(ac)));
         if (ac == AcMode::selective_op) {
           EXPECT_EQ(over.at("activation_checkpoint.selective_ac_option"), "op");
+        }
+        // The AdamW the plan charged, in torchtitan's spelling, for each generation (foreach
+        // before 6e4988550, fused after).
+        for (const auto& [rt, impl] : std::vector<std::pair<std::string, std::string>>{
+                 {"torchtitan-2024-10", "foreach"}, {"torchtitan-2025-02", "fused"}, {"torchtitan", "fused"}}) {
+          TrainConfig g = c;
+          g.runtime = rt;
+          EXPECT_EQ(parse_args(render_torchtitan_overrides(g)).at("optimizer.implementation"), impl) << rt;
         }
 
         // accelerate: known names, the right process count and strategy.
