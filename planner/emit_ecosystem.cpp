@@ -1,5 +1,6 @@
 #include "planner/emit_ecosystem.h"
 
+#include <cassert>
 #include <cmath>
 #include <vector>
 
@@ -118,8 +119,11 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   str("optimizer", "name", "AdamW");
   // The AdamW the plan charged (runtime term adamw_update of c.runtime, torchtitan's spelling:
   // job_config.py Optimizer.implementation, Literal["for-loop", "foreach", "fused"]).
-  const std::string update = runtime_preset(c.runtime).terms.adamw_update;
-  str("optimizer", "implementation", update == "for_loop" ? "for-loop" : update,
+  AdamwUpdate update{};
+  const bool known = parse_adamw_update(runtime_preset(c.runtime).terms.adamw_update, update);
+  assert(known && "the runtime schema allows fused | foreach | for_loop");
+  (void)known;
+  str("optimizer", "implementation", torchtitan_name(update),
       fmt::format("the AdamW the plan charged (runtime {}'s adamw_update)", c.runtime));
   num("optimizer", "lr", real(c.optimizer.lr));
   num("optimizer", "eps", real(c.optimizer.eps));

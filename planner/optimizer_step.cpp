@@ -30,6 +30,14 @@ std::string to_string(AdamwUpdate u) {
   return "";
 }
 
+const char* torchtitan_name(AdamwUpdate u) {
+  return u == AdamwUpdate::for_loop ? "for-loop" : u == AdamwUpdate::foreach ? "foreach" : "fused";
+}
+
+bool parse_torchtitan_implementation(const std::string& s, AdamwUpdate& out) {
+  return s != "for_loop" && parse_adamw_update(s == "for-loop" ? "for_loop" : s, out);
+}
+
 namespace {
 
 // torch.nn.utils.clip_grad_norm_ (torch/nn/utils/clip_grad.py, foreach on CUDA) and FSDP1's

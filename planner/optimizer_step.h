@@ -32,6 +32,10 @@ bool parse_adamw_update(const std::string& s, AdamwUpdate& out);
 bool parse_grad_clip(const std::string& s, GradClip& out);
 // The term's value for an implementation ("fused" | "foreach" | "for_loop").
 std::string to_string(AdamwUpdate u);
+// torchtitan's spelling of the same (job_config.py Optimizer.implementation: "for-loop" |
+// "foreach" | "fused"), written by emit and read by import.
+const char* torchtitan_name(AdamwUpdate u);
+bool parse_torchtitan_implementation(const std::string& s, AdamwUpdate& out);
 
 struct OptimizerKernel {
   const char* call;    // the torch call, as its source writes it

@@ -113,15 +113,14 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
   // another one than its runtime's is predicted with the runtime's, and says so.
   if (j.adamw_update) {
     const planner::PlanOptions o = planner::resolve_plan_options(c, hw);
-    planner::AdamwUpdate u{};
-    planner::parse_adamw_update(*j.adamw_update, u);
+    const planner::AdamwUpdate u = *j.adamw_update;
     if (u != o.adamw_update)
       notes.push_back(fmt::format(
           "{}: optimizer.implementation is {}, runtime {} runs {}: predicted with {} ({} accesses an element of "
           "the shard where {} makes {}, planner/optimizer_step.h); run.toml has no key for it",
-          j.file, *j.adamw_update, c.runtime, planner::to_string(o.adamw_update), planner::to_string(o.adamw_update),
-          planner::optimizer_accesses(o.adamw_update, o.grad_clip), *j.adamw_update,
-          planner::optimizer_accesses(u, o.grad_clip)));
+          j.file, planner::to_string(u), c.runtime, planner::to_string(o.adamw_update),
+          planner::to_string(o.adamw_update), planner::optimizer_accesses(o.adamw_update, o.grad_clip),
+          planner::to_string(u), planner::optimizer_accesses(u, o.grad_clip)));
   }
   if (!j.ignored.empty()) {
     std::string keys;

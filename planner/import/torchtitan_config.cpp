@@ -163,10 +163,11 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
   std::optional<std::string> impl;
   get_str("optimizer", "implementation", impl);
   if (impl) {
-    if (*impl != "for-loop" && *impl != "foreach" && *impl != "fused")
+    AdamwUpdate u{};
+    if (!parse_torchtitan_implementation(*impl, u))
       throw ConfigError(file, "optimizer.implementation",
                         fmt::format("'{}' (expected one of \"for-loop\" | \"foreach\" | \"fused\")", *impl));
-    j.adamw_update = *impl == "for-loop" ? "for_loop" : *impl;
+    j.adamw_update = u;
   }
   get_int("lr_scheduler", "warmup_steps", j.warmup_steps, 0);
   // Every other key, for the note.

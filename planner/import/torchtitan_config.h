@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "planner/optimizer_step.h"
+
 namespace shardcast::planner {
 
 struct TorchtitanJob {
@@ -30,9 +32,8 @@ struct TorchtitanJob {
   std::optional<std::string> ac_mode, selective_ac_option;
   std::optional<std::string> param_dtype, reduce_dtype;  // shardcast spelling (bf16, fp32)
   std::optional<double> max_norm, lr, eps, weight_decay;
-  // [optimizer] implementation as the runtime term adamw_update spells it (torchtitan's
-  // "for-loop" | "foreach" | "fused" -> for_loop | foreach | fused).
-  std::optional<std::string> adamw_update;
+  // [optimizer] implementation (torchtitan's "for-loop" | "foreach" | "fused").
+  std::optional<AdamwUpdate> adamw_update;
   std::optional<int> warmup_steps;
   bool compile = false;
   // precision.fp8: "" = no float8 converter; else the recipe ([quantize.linear.float8]

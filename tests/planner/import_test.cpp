@@ -354,7 +354,7 @@ enable = true
   EXPECT_EQ(*parse_torchtitan_job_toml("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[optimizer]\nimplementation = \"for-loop\"\n",
                                        "job.toml")
                  .adamw_update,
-            "for_loop");
+            AdamwUpdate::for_loop);
   try {
     parse_torchtitan_job_toml("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nmixed_precision_reduce = \"bfloat16\"\n",
                               "bad.toml");

@@ -55,6 +55,14 @@ TEST(OptimizerStep, ParseRefusesOtherNames) {
   EXPECT_TRUE(parse_grad_clip("norm_in_update", c));
   EXPECT_EQ(c, GradClip::norm_in_update);
   EXPECT_FALSE(parse_grad_clip("norm", c));
+  // torchtitan's spelling, both ways (emit writes it, import reads it); the term's is not torchtitan's.
+  for (AdamwUpdate v : {AdamwUpdate::fused, AdamwUpdate::foreach, AdamwUpdate::for_loop}) {
+    AdamwUpdate back{};
+    EXPECT_TRUE(parse_torchtitan_implementation(torchtitan_name(v), back)) << torchtitan_name(v);
+    EXPECT_EQ(back, v);
+  }
+  EXPECT_STREQ(torchtitan_name(AdamwUpdate::for_loop), "for-loop");
+  EXPECT_FALSE(parse_torchtitan_implementation("for_loop", u));
 }
 
 // The plan's optimizer lane is the count times the shard's bytes over one bandwidth: two
