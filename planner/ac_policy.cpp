@@ -48,6 +48,12 @@ double qkv_output_extra_saved_per_token(const ModelSpec& m, int A, bool qkv_outp
   return double(A) * (m.d_model + double(m.kv_dim()));
 }
 
+double fp8_input_saving_per_token(const ModelSpec& m, int A, bool fp8_input_saved) {
+  if (!fp8_input_saved || A <= 1) return 0.0;
+  const double d = m.d_model, f = double(m.ffn_dim);
+  return double(A - 1) * (2.0 * d + f) - d;
+}
+
 std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops, bool attention_saved) {
   const double d = m.d_model, kv = double(m.kv_dim());
   const bool swiglu = m.mlp_type == MlpType::swiglu;

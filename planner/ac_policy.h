@@ -61,8 +61,6 @@ int checkpointed_recompute_end(const std::vector<Op>& ops, bool early_stop);
 // attention_saved = false (its save list lacks the SDPA op that runs): then its forward runs again.
 SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& ops, const ComputeContext& c,
                                     bool attention_saved = true);
-// The fraction of each op of `ops` that selective_op recomputes (what selective_op_recompute
-// weighs each op's forward time and FLOPs by).
 // Bytes per token a plain block keeps beyond block_kept_bytes when one fused GEMM makes q, k and
 // v and attention saves v as a view of its output (runtime term qkv_output_kept): the output
 // then stays alive whole, its q and k parts (A·(d + kv)) beside the rotated copies attention
@@ -73,6 +71,18 @@ SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& o
 // (ban_recompute_materialized_backward), so both are kept.
 double qkv_output_extra_saved_per_token(const ModelSpec& m, int A, bool qkv_output_kept);
 
+// Bytes per token a plain block keeps less than block_kept_bytes when each Linear saves its
+// input cast to fp8 (1 byte) for backward instead of the input (runtime term fp8_input_saved:
+// torchao's tensorwise Float8Linear, e1aee6354 … c6de9b42a). An input no other op keeps is
+// then freed after the cast: the two norm outputs (the q/k/v and the w1/w3 or fc1 GEMMs' input)
+// and the down-projection's input (SwiGLU's product, GELU's output), (A − 1)·(2d + f) less.
+// The attention output, wo's input, is kept by attention itself: its fp8 copy is d more.
+// Eager and compiled alike (the fp8 cast's output is what the weight-gradient GEMM reads; the
+// partitioner keeps it, not the wider input it was cast from). 0 when A = 1.
+double fp8_input_saving_per_token(const ModelSpec& m, int A, bool fp8_input_saved);
+
+// The fraction of each op of `ops` that selective_op recomputes (what selective_op_recompute
+// weighs each op's forward time and FLOPs by).
 std::vector<double> selective_op_recompute_shares(const ModelSpec& m, const std::vector<Op>& ops,
                                                   bool attention_saved = true);
 

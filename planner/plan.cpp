@@ -176,10 +176,14 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // A fused q/k/v GEMM whose output attention keeps whole through v's view (runtime term
   // qkv_output_kept; ac_policy.h qkv_output_extra_saved_per_token), eager or compiled.
   const double qkv_extra = T * qkv_output_extra_saved_per_token(m, param_bytes, opt.qkv_output_kept);
+  // torchao's tensorwise Float8Linear keeping its fp8-cast input instead of the input (runtime
+  // term fp8_input_saved; ac_policy.h fp8_input_saving_per_token).
+  const double fp8_input_saving =
+      T * fp8_input_saving_per_token(m, param_bytes, opt.fp8_input_saved && cfg.precision.fp8 == Fp8Recipe::tensorwise);
   const double kept_plain =
       trainer_block ? T * 4.0 * (11.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
                     : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile, opt.gqa_repeated) +
-                          2.0 * norm_extra + qkv_extra + scores_bytes;
+                          2.0 * norm_extra + qkv_extra + scores_bytes - fp8_input_saving;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac =
       block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile, false, opt.sac_attention_saved());

@@ -73,6 +73,10 @@ struct PlanOptions {
   // torchao's Float8Linear keeps each Linear's fp8-cast weight for backward (runtime term
   // fp8_weight_saved): a plain block keeps 1 byte per Linear weight more under precision.fp8.
   bool fp8_weight_saved = false;
+  // torchao's tensorwise Float8Linear keeps each Linear's input cast to fp8 for backward, not
+  // the input (runtime term fp8_input_saved; ac_policy.h fp8_input_saving_per_token): a plain
+  // block keeps less under precision.fp8 = tensorwise.
+  bool fp8_input_saved = false;
   // The embedding, final norm and head form the root FSDP unit, which is not resharded after
   // forward (FSDP1's root; torchtitan's fully_shard(model); Composer's MPT root), so the
   // embedding stays gathered from forward through backward. false: separate units, the

@@ -115,6 +115,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.unsynced_gradient_dtype = t.unsynced_gradient_dtype;
   o.fp8_all_gather = t.fp8_all_gather;
   o.fp8_weight_saved = t.fp8_weight_saved;
+  o.fp8_input_saved = t.fp8_input_saved;
   o.expandable_segments = t.expandable_segments;
   o.record_stream_buffers = t.collective_buffers == "record_stream";
   o.recompute_early_stop = t.recompute_early_stop;

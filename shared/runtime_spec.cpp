@@ -128,6 +128,12 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "before 2024-10-02 always; then unless Float8LinearConfig.force_recompute_fp8_weight_in_bwd; from "
      "2025-06-13 never): 1 byte per Linear weight of a block that is not checkpointed, from its forward to "
      "its backward"},
+    {"fp8_input_saved", "bool", "",
+     "with precision.fp8 = tensorwise, torchao's Float8Linear keeps each Linear's input cast to fp8 for "
+     "backward instead of the input (torchao e1aee6354, 2024-07-29, to c6de9b42a, 2025-07-24; the row-wise "
+     "recipes and torchao from c6de9b42a keep the high-precision input): a block that is not checkpointed "
+     "keeps its two norm outputs and the MLP's down-projection input at 1 byte an element, the attention "
+     "output (which attention keeps) with a 1-byte copy beside it (docs/cost-model.md §5.1)"},
     {"expandable_segments", "bool", "", "its launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
     {"collective_buffers", "string", "rate_limited | record_stream",
      "rate_limited: the CPU waits before issuing more all-gathers (FSDP1 limit_all_gathers), so a block "
@@ -195,6 +201,7 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "sync_every_micro_step") return &t.sync_every_micro_step;
   if (key == "fp8_all_gather") return &t.fp8_all_gather;
   if (key == "fp8_weight_saved") return &t.fp8_weight_saved;
+  if (key == "fp8_input_saved") return &t.fp8_input_saved;
   if (key == "expandable_segments") return &t.expandable_segments;
   if (key == "recompute_early_stop") return &t.recompute_early_stop;
   if (key == "fp32_logits_held") return &t.fp32_logits_held;

@@ -161,6 +161,39 @@ TEST(MemoryTerms, Fp8WeightsSavedForBackward) {
   }
 }
 
+// torchao's tensorwise Float8Linear keeping each Linear's input cast to fp8 instead of the
+// input (runtime term fp8_input_saved): a plain block keeps its two norm outputs and the MLP's
+// down-projection input at 1 byte instead of A, and a 1-byte copy of the attention output
+// beside the one attention keeps. Closed form at a peak where every block's saved tensors are
+// live: n_layers · T · ((A − 1)(2d + f) − d) less; lightning-thunder's Llama-2-7B rows (1 × 4096,
+// zero2): 1.84 GiB. The row-wise recipes keep the bf16 input (nothing changes), so does a
+// plan without fp8; checkpointed blocks keep only their input, so at most one block's worth.
+TEST(MemoryTerms, Fp8InputSavedInsteadOfTheInput) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  for (const char* model : {"llama2-7b", "llama3-8b"}) {
+    auto c = make_config(model, "H100-80GB-SXM", 8, ShardingStrategy::shard_grad_op, AcMode::none, 1, 4096);
+    c.precision.compile = true;
+    c.precision.fp8 = Fp8Recipe::tensorwise;
+    PlanOptions hp, fp8;
+    fp8.fp8_input_saved = true;
+    const ModelSpec& m = c.model;
+    const double T = 4096, A = 2;
+    const double expected = m.n_layers * T * ((A - 1) * (2.0 * m.d_model + double(m.ffn_dim)) - m.d_model);
+    const double diff = plan(c, hw, hp).mem_peak_bytes - plan(c, hw, fp8).mem_peak_bytes;
+    EXPECT_NEAR(diff, expected, 64.0) << model;
+    if (std::string(model) == "llama2-7b") EXPECT_NEAR(diff / double(1ull << 30), 1.84, 0.01);
+    for (Fp8Recipe r : {Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp, Fp8Recipe::none}) {
+      c.precision.fp8 = r;
+      EXPECT_DOUBLE_EQ(plan(c, hw, hp).mem_peak_bytes, plan(c, hw, fp8).mem_peak_bytes) << model;
+    }
+    c.precision.fp8 = Fp8Recipe::tensorwise;
+    c.activation_checkpointing.mode = AcMode::full;
+    const double ckpt_diff = plan(c, hw, hp).mem_peak_bytes - plan(c, hw, fp8).mem_peak_bytes;
+    EXPECT_GE(ckpt_diff, 0.0) << model;
+    EXPECT_LE(ckpt_diff, expected / m.n_layers + 64.0) << model;
+  }
+}
+
 // litgpt's fused q/k/v GEMM (runtime term qkv_output_kept): with K/V at n_heads attention saves
 // v as a view of that GEMM's output, so the whole output outlives the forward beside the rotated
 // q and k. Closed form for plain blocks: n_layers · T · A · (d + kv) more at the peak (the

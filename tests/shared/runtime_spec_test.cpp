@@ -117,6 +117,7 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     EXPECT_EQ(t.expandable_segments, u.expandable_segments) << what;
     EXPECT_EQ(t.fp8_recipes, u.fp8_recipes) << what;
     EXPECT_EQ(t.fp8_weight_saved, u.fp8_weight_saved) << what;
+    EXPECT_EQ(t.fp8_input_saved, u.fp8_input_saved) << what;
     EXPECT_EQ(t.outputs_kept, u.outputs_kept) << what;
     EXPECT_EQ(t.fp32_logits_held, u.fp32_logits_held) << what;
     EXPECT_EQ(t.gqa, u.gqa) << what;
@@ -145,8 +146,14 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     RuntimeTerms t = feb.terms;
     t.cudnn_attention = cur.terms.cudnn_attention;
     t.sac_saves_cudnn_attention = cur.terms.sac_saves_cudnn_attention;
+    t.fp8_input_saved = cur.terms.fp8_input_saved;  // torchao c6de9b42a (2025-07-24), below
     expect_same(t, cur.terms, "torchtitan-2025-02");
   }
+  // torchao's tensorwise Float8Linear kept its fp8-cast input for backward from e1aee6354
+  // (2024-07-29; float8_experimental before it) until c6de9b42a (2025-07-24), which saves the
+  // high-precision input for every recipe.
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb}) EXPECT_TRUE(rt->terms.fp8_input_saved) << rt->name;
+  EXPECT_FALSE(cur.terms.fp8_input_saved);
   EXPECT_EQ(apr.terms.rmsnorm, "fused");  // fused_rmsnorm in llama3_8b/llama2_13b.toml @1ea476e9f
   EXPECT_EQ(may.terms.rmsnorm, "eager");
   EXPECT_EQ(jun.terms.rmsnorm, "eager");
