@@ -53,7 +53,7 @@ Extremes extremes(const std::vector<const planner::ValidationRowResult*>& rows) 
   return e;
 }
 
-std::string pct_of(int k, int n) { return n > 0 ? fmt::format("{} / {} ({:.0f}%)", k, n, 100.0 * k / n) : "-"; }
+std::string pct_of(int k, int n) { return n > 0 ? fmt::format("{} / {} ({:.1f}%)", k, n, 100.0 * k / n) : "-"; }
 
 void print_line(const planner::ValidationSummary& s, const Extremes& e) {
   const std::string under = e.worst_under_tps_row.empty() ? "-" : fmt::format("{:+.1f} {}", e.worst_under_tps, e.worst_under_tps_row);

@@ -23,16 +23,21 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // The file's shape and the regression bounds of the planner's error on it, in one place: change
 // them here when rows are added or the cost model moves (docs/validation.md "Outside runs" shows
 // the same numbers; `build/bench_outside` prints them). Each bound is what
-// `shardcast validate --published configs/published/outside.csv` measured on the 64-row file
+// `shardcast validate --published configs/published/outside.csv` measured on the 77-row file
 // (stated beside it), rounded away from the measurement to the next 0.5 point so that a
 // float-level change does not trip it while a change of the cost model that moves it does, on
-// purpose. The issue's targets for runs never seen are not all met (tokens/s MAPE 8 %: 12.7 %
-// today; no row more than 5 % under on memory: one pair at -5.9 %): the bounds hold what is, the
-// targets what should be; where a target is met (2σ coverage 95 %) the bound is the target.
+// purpose. The issue's targets for runs never seen are not all met (tokens/s MAPE 8 %: 12.9 %
+// today; 2σ coverage 95 %: 94.8 %; no row more than 5 % under on memory: litgpt's TinyLlama rows
+// at -7.3 / -9.5 % and a torchtitan pair at -5.9 %): the bounds hold what is, the targets what
+// should be.
 struct OutsideBounds {
-  size_t rows = 64;                  // 50 before torchtitan PRs #822, #808 and #355 and lightning-thunder PR #997
-  int predicted = 64, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
-  double mape_tps = 13.0;            // measured 12.66 % on 64 rows: the 50 rows of before 12.06 %, the 14 added 14.8 % (torchtitan's
+  size_t rows = 77;                  // 64 before litgpt's TinyLlama table, YaFSDP's two 8192-token FSDP rows, lightning-thunder
+                                     // PR #1536's torchtitan run and torchtitan PRs #1287, #1881, #701 and #3105 (2026-11-28, fifth
+                                     // session); 50 before torchtitan PRs #822, #808 and #355 and lightning-thunder PR #997
+  int predicted = 77, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
+  double mape_tps = 13.0;            // measured 12.89 % on 77 rows: the 64 of before 12.66 %, the 13 added 14.0 %, bias -8.2 %
+                                     // (torchtitan's eager 8B rows of 2025 -15 ... -24 %, litgpt's compiled TinyLlama -25 %, torchtitan
+                                     // PR #701's compiled float8 pair +20 / +21 %, GB200 -11 / -14 %); 12.66 % on 64 rows: the 50 rows of before 12.06 %, the 14 added 14.8 % (torchtitan's
                                      // eager 8B rows of February 2025 -12 ... -14 %, lightning-thunder's float8 rows of PR #997 -24 ... -28 %);
                                      // on the 50-row file 12.25 % before the optimizer step was charged as each runtime runs it (foreach or
                                      // fused AdamW, clipping: 7 ... 23 accesses an element where every runtime was charged 8), 12.25 % (12.31 % before the unsynced gradient sum of KempnerForge's grad_accum
@@ -56,13 +61,13 @@ struct OutsideBounds {
                                      // +54 ... +95 %; 18.63 % before the power limit of the B200 rows
                                      // (750 W) and of the H100-96GB preset (500 W): docs/cost-model.md
                                      // §2.4; 33-row file: 14.37 %; the B200 and lit-llama rows add +44 ... +77 %)
-  double abs_bias_tps = 3.0;         // measured -1.57 % on 64 rows (the 50 of before +1.96 %, +1.95 % before the optimizer step as run; +2.01 % before the unsynced gradient sum, +2.76 % before the B200 datasheet power curve, +2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the issue's bound (+1.51 % before the SDPA backend:
+  double abs_bias_tps = 3.0;         // measured -2.58 % on 77 rows, -1.57 % on 64 rows (the 50 of before +1.96 %, +1.95 % before the optimizer step as run; +2.01 % before the unsynced gradient sum, +2.76 % before the B200 datasheet power curve, +2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the issue's bound (+1.51 % before the SDPA backend:
                                      // the B200 rows ran cuDNN attention, measured 3.3x the flash backend
                                      // there, and moved 7 ... 12 points further over, while KempnerForge's
                                      // slow rows moved 4 ... 8 points up; fast and slow regimes cancel: see docs; +3.78 %
                                      // before the power limit); the lightning-thunder profile (pure
                                      // bf16, bf16 reduction) moved its 7 rows 1-2 points faster, from +3.49 %
-  int min_within_1sigma = 46;        // measured 46 of 64 (72 %; 8 of the 14 added rows); 38 of 50 since a kernel table times eager RMSNorms by shape (KempnerForge's
+  int min_within_1sigma = 55;        // measured 55 of 77 (71 %; 9 of the 13 rows added on 2026-11-28); 46 of 64 (72 %; 8 of the 14 added rows); 38 of 50 since a kernel table times eager RMSNorms by shape (KempnerForge's
                                      // eager 13B row back inside its ±15 %, +11.9 %); 37 of 50 between, when the kernel tables
                                      // first timed KempnerForge's rows: that row -6.6 -> +15.5 % (eager elementwise ops ran
                                      // 1.4-1.6x the planner's bytes over the measured copy rate in the stack probes);
@@ -72,10 +77,11 @@ struct OutsideBounds {
                                      // narrowed the GH100 bands 20 -> 17.6 %, and thunder940_llama2_7b_8g_zero2_fsdp1_compile,
                                      // -19.7 %, left its 1σ; no error moved); 38 of 50 before, 37 of 49 before PR #1196's flash-backend row; 36 of 48 before the PR #1196 row; 35 before the AMD fp8 prior: the MI300X rowwise row, +30.5 -> +28.5 %
                                      // inside its ±30 % prior; 31 before the SDPA backend: four KempnerForge rows came in)
-  int min_within_2sigma = 61;        // measured 61 of 64 (95.3 %, the target; all 14 added rows); 47 of 50 since the B200 datasheet power curve (torchao's bf16 row at +41.5 % inside
+  int min_within_2sigma = 73;        // measured 73 of 77 (94.8 %, under the 95 % target: litgpt's compiled TinyLlama row, -25.4 % on a
+                                     // ±10 % band, is outside its 2σ); 61 of 64 (95.3 %; all 14 rows added before); 47 of 50 since the B200 datasheet power curve (torchao's bf16 row at +41.5 % inside
                                      // its 2σ of 42 %); 46 of 50 before (45 of 49)
-  int n_mem = 52;                    // rows with a memory figure (30 max reserved, 22 max allocated); 38 before the 14 rows
-  double mape_mem = 5.6;             // measured 5.40 % on 52 figures since torchao's tensorwise Float8Linear keeps its fp8-cast input,
+  int n_mem = 59;                    // rows with a memory figure (34 max reserved, 25 max allocated); 52 before the 13 rows, 38 before the 14
+  double mape_mem = 5.5;             // measured 5.32 % on 59 figures; 5.40 % on 52 figures since torchao's tensorwise Float8Linear keeps its fp8-cast input,
                                      // not the input (runtime term fp8_input_saved): lightning-thunder's 10 float8 rows
                                      // +12.6 ... +24.6 -> +7.7 ... +15.3 % over; 6.73 % before (the 38 of before 5.93 %); 5.93 % on 38 (the flash-backend row +5.7 %; 5.95 % before the PR #1196 row, +5.4 %; 6.45 % before torchtitan's eager block was replayed
                                      // tensor by tensor, planner/block_tensor_sequence.h: the four March-2024
@@ -91,7 +97,9 @@ struct OutsideBounds {
                                      // that cache kept by the loop until the next forward, and the
                                      // shifted fp32 copy of its loss; 15.94 % before the
                                      // lightning-thunder profile)
-  double worst_mem_under_pct = -6.0;   // measured -5.94 % (tt355_llama3_8b_a100_8g_sac_op_foreach and _fused: torchtitan of
+  double worst_mem_under_pct = -10.0;  // measured -9.52 % (litgpt_thunder_tinyllama_8g_fsdp1_compile_24d5eba1, max allocated; its eager
+                                       // rows -7.33 %: litgpt's pure-bf16 FSDP1 TinyLlama on 8 A100-40GB, docs/validation.md "New outside
+                                       // runs (2026-11-28, fifth session)"); -5.94 % on 64 rows (tt355_llama3_8b_a100_8g_sac_op_foreach and _fused: torchtitan of
                                        // June 2024 on 8 A100 without expandable segments, 59.48 GiB max reserved;
                                        // -12.5 % before torchtitan-2024-05 kept the fp32 logits, e29b6b4d4): the
                                        // issue's target (-5 %) is not met; -2.3 % on the 50-row file
@@ -103,10 +111,13 @@ struct OutsideBounds {
   // the fp32 copies and unkept intermediates leave are where the kept tensors go (docs/validation.md
   // "Memory"); with the blocks as lumps tt165_fsdp1_7b_8g_sac_eager was -12.6 %.
   double worst_reserved_under_pct = -6.0;    // measured -5.94 % (the tt355 pair, above); -2.1 % on the 50-row file (tt165_fsdp1_7b_8g_sac_eager)
-  double worst_allocated_under_pct = -2.5;   // measured -2.3 % (thunder940_llama2_7b_8g_zero2_fsdp1_compile);
+  double worst_allocated_under_pct = -10.0;  // measured -9.52 % (litgpt's compiled TinyLlama row, above); -2.3 % on 64 rows
+                                             // (thunder940_llama2_7b_8g_zero2_fsdp1_compile);
                                              // -7.6 % before qkv_output_kept (litgpt's fused q/k/v output),
                                              // -10.5 % before fp8_weight_saved, -58.9 % (atorch, 64
                                              // GPUs) before the atorch profile
+  // Rows over several nodes whose source does not state the network (MultiNodeRowsWithout...).
+  int multi_node_network_unstated = 5;  // TinyLlama's 16 A100, KempnerForge's 2 and 8 nodes, YaFSDP's 64 and 128 A100 at 8192 tokens
   // Every published run ran; measured: every row predicted to fit.
   int max_predicted_not_fitting = 0;
 };
@@ -169,6 +180,37 @@ TEST(OutsideRuns, NoRowRepeatsACalibrationOrHoldoutRow) {
     const auto theirs = run_keys(published(other));
     for (const auto& k : outside) EXPECT_FALSE(theirs.count(k)) << "a row of outside.csv repeats a row of " << other;
   }
+}
+
+// A run over several nodes whose source does not state the network (empty inter_node_gbps: the
+// preset's NICs stand in) tests the planner only if its prediction does not hang on that guess.
+// The file's rule (docs/validation.md "Outside runs", what a row must state): from a 400 Gb/s
+// node (one 400G or two 200G NICs) to the preset's full complement, the predicted tokens/s moves
+// less than the row's own 1σ band. Measured: TinyLlama 16 A100 1.3 points (band 10 %),
+// KempnerForge's 2 and 8 H200 nodes 6.0 and 8.6 (15 %), YaFSDP's 64 and 128 A100 at 8192 tokens
+// 5.3 (11 %); YaFSDP's other 14 FSDP1 rows (2048–4096 tokens a GPU) moved 18–117 points and
+// torchtitan PR #1881's 64-H100 row 17.6 (13 %): they are not in the file.
+TEST(OutsideRuns, MultiNodeRowsWithoutTheirNetworkDoNotHangOnIt) {
+  auto rows = read_published_csv(published("outside.csv"), read_annotations(published("annotations.csv")));
+  std::vector<bool> network_stated(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) network_stated[i] = rows[i].cfg.cluster.inter_node_gbps > 0;
+  HardwareSet hw;
+  const std::vector<ValidationCase> cases = resolve_cases(rows, hw);
+  int checked = 0;
+  for (const ValidationCase& c : cases) {
+    if (network_stated[c.row] || c.cfg.cluster.nodes < 2) continue;
+    ValidationCase slow = c;
+    slow.cfg.cluster.inter_node_gbps = 400;
+    const ValidationRowResult as_given = validate_cases(rows, {c}, hw).rows[c.row];
+    const ValidationRowResult at_400 = validate_cases(rows, {slow}, hw).rows[c.row];
+    ASSERT_TRUE(as_given.has_tps && at_400.has_tps) << as_given.row_id;
+    const double swing = std::fabs(as_given.predicted_tps - at_400.predicted_tps) / as_given.measured_tps;
+    EXPECT_LT(swing, as_given.band_rel_1sigma)
+        << as_given.row_id << ": the prediction moves " << 100 * swing << " points between 400 Gb/s and "
+        << hw.at(c.hardware).node.inter_node_bandwidth * 8e-9 << " Gb/s per node, which the source does not state";
+    ++checked;
+  }
+  EXPECT_EQ(checked, kBounds.multi_node_network_unstated);
 }
 
 TEST(OutsideRuns, AccuracyHoldsItsMeasuredBounds) {

@@ -464,12 +464,12 @@ TEST(RuntimeSpec, AtorchStatesWhatItsExampleDoes) {
   EXPECT_FALSE(t.expandable_segments);
 }
 
-// Which runtimes run one fused q/k/v GEMM whose output attention keeps through v's view: litgpt
-// (lightning-thunder) and fms (fms-fsdp) do; three separate GEMMs everywhere else; llm-foundry's
+// Which runtimes run one fused q/k/v GEMM whose output attention keeps through v's view: litgpt's
+// model (litgpt, lightning-thunder) and fms (fms-fsdp) do; three separate GEMMs everywhere else; llm-foundry's
 // MPT views are all of its Wqkv output already (no RoPE).
 TEST(RuntimeSpec, FusedQkvOutputKeptWhereTheModelCodeSplitsOneGemm) {
   for (const std::string& name : list_runtime_presets()) {
-    const bool fused = name == "lightning-thunder" || name == "fms-fsdp";
+    const bool fused = name == "litgpt" || name == "lightning-thunder" || name == "fms-fsdp";
     EXPECT_EQ(load_runtime(name).terms.qkv_output_kept, fused) << name;
   }
 }
