@@ -184,7 +184,7 @@ TEST(OutsideRuns, NoRowRepeatsACalibrationOrHoldoutRow) {
 
 // A run over several nodes whose source does not state the network (empty inter_node_gbps: the
 // preset's NICs stand in) tests the planner only if its prediction does not hang on that guess.
-// The file's rule (docs/validation.md "Outside runs", what a row must state): from a 400 Gb/s
+// The file's rule (docs/validation.md "New outside runs (2026-11-28, fifth session)"): from a 400 Gb/s
 // node (one 400G or two 200G NICs) to the preset's full complement, the predicted tokens/s moves
 // less than the row's own 1σ band. Measured: TinyLlama 16 A100 1.3 points (band 10 %),
 // KempnerForge's 2 and 8 H200 nodes 6.0 and 8.6 (15 %), YaFSDP's 64 and 128 A100 at 8192 tokens
