@@ -158,8 +158,9 @@ TEST(Pairs, OutsideDecisionsHold) {
                                          // eager / compiled TinyLlama, YaFSDP's 64 / 128 GPUs, torchtitan PR #1287's and PR #701's
                                          // repeats, PR #3105's GB200 compile pair; 42 before the 14 rows of torchtitan PRs #822, #808,
                                          // #355 and lightning-thunder PR #997)
-  EXPECT_LE(all.mape, 5.5);              // measured 4.96 % on 63 pairs since PR #997's rows ran cuDNN attention (its micro-batch
-                                         // pairs 4.95 -> 3.35 %); 5.10 % before (litgpt's compile pair -18.7 %: measured 1.446, predicted
+  EXPECT_LE(all.mape, 5.5);              // measured 5.30 % on 63 pairs since the runs of torch's 2024 cuDNN window run cuDNN
+                                         // attention (OLMo-core's float8 pairs over-predicted more: precision.fp8 7.5 -> 8.3 %; PR #997's
+                                         // micro-batch pairs 4.95 -> 3.35 %); 5.10 % before (litgpt's compile pair -18.7 %: measured 1.446, predicted
                                          // 1.176); 5.12 % on 58 pairs (5.94 % on 42; 5.74 % on 41 pairs before torchtitan
                                          // PR #1196's flash / cuDNN pair, -14.1 %; absolute tokens/s on the same rows: 12.7 %)
   EXPECT_GE(all.order_right, all.decided - 1);  // measured 48 of 49 decided pairs ranked as measured (46 of 47 on 58, 33 of 34 on 42)
