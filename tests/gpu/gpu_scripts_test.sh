@@ -12,7 +12,9 @@
 #       writing nothing; stack_probes.sh without an OUT_DIR, or with an unknown configuration, exits 2.
 #   gpu_scripts_test.sh SOURCE_DIR gemms       tests/gpu/fsdp2_probe.py gemm_by_shape on stand-in
 #       profiler events, and gemm_shapes_vs_table.py on a synthetic probe against the shipped H100
-#       kernel table (a matched shape's ratio, the totals, a probe without shapes exit 1, usage exit 2).
+#       kernel table (a matched shape's ratio, the totals, a probe without shapes exit 1, usage exit 2);
+#       float8_linear_probe.py --compare of a synthetic rowwise grid against torchao's shipped one,
+#       and its refusals (no CUDA exit 1, torch < 2.5 or bad flags exit 2, nothing written).
 #   gpu_scripts_test.sh SOURCE_DIR plan BUILD_DIR   gpu_train_check.sh --plan-only picks two
 #       models (llama3.2-1b and the largest shape that fits) with full_shard run.tomls whose
 #       plans are within 90 % of the GPU's memory; it refuses to train without a GPU (exit 3).
@@ -169,6 +171,40 @@ JSON
   expect "gemm_shapes_vs_table: a probe without shapes" 1 "run the probe with --gemm-shapes" \
     "$py" "$g" "$tmp/old.json" "$src/configs/kernels/H100-80GB-SXM.csv"
   expect "gemm_shapes_vs_table: usage" 2 "usage: gemm_shapes_vs_table.py PROBE_JSON KERNEL_CSV" "$py" "$g" "$tmp/old.json"
+  # float8_linear_probe.py: --compare of a synthetic rowwise grid against the shipped torchao table
+  # (cells 1024^3, 1024x1024x2048, 1024x1024x4096 published 0.42, 0.42, 0.50; here 0.42, 0.462, 0.60:
+  # ratios 1.000, 1.100, 1.200, median 1.100; its tensorwise cell at 1024x2048x1024 against the README's
+  # 0.80 as text, 0.88: 1.100), and its refusals.
+  f="$src/tests/gpu/float8_linear_probe.py"
+  "$py" -m py_compile "$f" && echo "ok: py_compile float8_linear_probe.py"
+  cat > "$tmp/ours.csv" <<'CSV'
+# gpu: stand-in
+gpu,recipe,m,k,n,speedup
+H100,rowwise,1024,1024,1024,0.42
+H100,rowwise,1024,1024,2048,0.462
+H100,rowwise,1024,1024,4096,0.60
+H100,tensorwise,1024,1024,1024,0.9
+H100,tensorwise,1024,2048,1024,0.88
+CSV
+  expect "float8_linear_probe --compare: median" 0 "rowwise, 3 cells: this / torchao median 1\.100 \(range 1\.000 \.\.\. 1\.200\)" \
+    "$py" "$f" --compare "$tmp/ours.csv" "$src/configs/kernels/float8_linear.csv"
+  expect "float8_linear_probe --compare: a cell" 0 "1024 +1024 +2048 +0\.46 +0\.42 +1\.100" \
+    "$py" "$f" --compare "$tmp/ours.csv" "$src/configs/kernels/float8_linear.csv"
+  expect "float8_linear_probe --compare: a README tensorwise cell" 0 "tensorwise 1024x2048x1024: this 0\.88, torchao README 0\.80, ratio 1\.100" \
+    "$py" "$f" --compare "$tmp/ours.csv" "$src/configs/kernels/float8_linear.csv"
+  printf 'gpu,recipe,m,k,n,speedup\nH100,tensorwise,1024,1024,1024,0.9\n' > "$tmp/tw.csv"
+  expect "float8_linear_probe --compare: no rowwise cell" 1 "no rowwise cell in both grids" \
+    "$py" "$f" --compare "$tmp/tw.csv" "$src/configs/kernels/float8_linear.csv"
+  expect "float8_linear_probe --compare: usage" 2 "usage: float8_linear_probe.py --compare OURS_CSV PUBLISHED_CSV" \
+    "$py" "$f" --compare "$tmp/ours.csv"
+  expect "float8_linear_probe: bad --sizes" 2 "usage error: --sizes '1k'" "$py" "$f" "$tmp/f8.csv" --sizes 1k
+  stub_torch 2.11.0 False
+  expect "float8_linear_probe without CUDA" 1 "sees no CUDA device; nothing written" \
+    env PYTHONPATH="$tmp/py" "$py" "$f" "$tmp/f8.csv" --sizes 1024
+  stub_torch 1.13.1 True
+  expect "float8_linear_probe on torch 1.13" 2 "torch 1\.13\.1 is older than 2\.5" \
+    env PYTHONPATH="$tmp/py" "$py" "$f" "$tmp/f8.csv" --sizes 1024
+  [ ! -e "$tmp/f8.csv" ] || { echo "FAIL: float8_linear_probe wrote $tmp/f8.csv without a GPU" >&2; failures=$((failures + 1)); }
   ;;
 microbench)
   bin="${3:?usage: gpu_scripts_test.sh SOURCE_DIR microbench SHARDCAST_TRAIN}"
