@@ -54,6 +54,12 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
       }
       c.options.attention_cudnn = *row.cudnn_attention;
     }
+    // Which SDPA backend the row is timed with and what said so (docs/cost-model.md §2.2): the
+    // backend orders of torch and of the runtimes changed under the published runs.
+    if (runs_sdpa(runtime_preset(c.cfg.runtime).terms_for(is_gpu(hw))))
+      row.framework_notes += std::string("attention ") + (c.options.attention_cudnn ? "cudnn" : "flash") + " (" +
+                             (row.cudnn_attention ? std::string("column cudnn_attention") : "runtime " + c.cfg.runtime) +
+                             "); ";
     int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
     if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
     if (gpn <= 0 || row.n_gpus % gpn != 0) {

@@ -145,7 +145,7 @@ TEST(Csv, Fp8WeightSavedColumn) {
 
 // cudnn_attention (yes | no | empty): which SDPA backend the run's source says ran. It overrides
 // the runtime term for the row (validate.cpp resolve_cases), and the two backends time attention
-// at their own ceilings, so the predictions differ; 'yes' on a runtime whose attention is not SDPA
+// at their own ceilings, so the predictions differ; the row's notes name the backend and its source; 'yes' on a runtime whose attention is not SDPA
 // skips the row with a reason naming the column.
 TEST(Csv, CudnnAttentionColumn) {
   std::string triton = row_with("e", "yes");
@@ -161,6 +161,11 @@ TEST(Csv, CudnnAttentionColumn) {
   EXPECT_TRUE(by_id.at("a")->options.attention_cudnn);
   EXPECT_FALSE(by_id.at("b")->options.attention_cudnn);
   EXPECT_FALSE(by_id.at("c")->options.attention_cudnn);  // fms-fsdp lists no capability for cuDNN
+  // Each row's notes say which backend it is timed with and what said so.
+  auto notes = [&](const char* id) { return rows[by_id.at(id)->row].framework_notes; };
+  EXPECT_NE(notes("a").find("attention cudnn (column cudnn_attention)"), std::string::npos) << notes("a");
+  EXPECT_NE(notes("b").find("attention flash (column cudnn_attention)"), std::string::npos) << notes("b");
+  EXPECT_NE(notes("c").find("attention flash (runtime fms-fsdp)"), std::string::npos) << notes("c");
   const auto& a = *by_id.at("a");
   const auto& b = *by_id.at("b");
   EXPECT_NE(plan(a.cfg, hw.at(a.hardware), a.options).tokens_per_s_per_gpu,
