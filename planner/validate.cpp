@@ -47,8 +47,9 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     if (row.fp8_all_gather) c.options.fp8_all_gather = *row.fp8_all_gather;
     if (row.fp8_weight_saved) c.options.fp8_weight_saved = *row.fp8_weight_saved;
     if (row.adamw_update) c.options.adamw_update = *row.adamw_update;
+    const bool sdpa = runs_sdpa(runtime_preset(c.cfg.runtime).terms_for(is_gpu(hw)));
     if (row.cudnn_attention) {
-      if (*row.cudnn_attention && !runs_sdpa(runtime_preset(c.cfg.runtime).terms_for(is_gpu(hw)))) {
+      if (*row.cudnn_attention && !sdpa) {
         row.skip_reason = "cudnn_attention 'yes' needs a runtime whose attention is SDPA (runtime term attention = \"flash\")";
         continue;
       }
@@ -56,7 +57,7 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     }
     // Which SDPA backend the row is timed with and what said so (docs/cost-model.md §2.2): the
     // backend orders of torch and of the runtimes changed under the published runs.
-    if (runs_sdpa(runtime_preset(c.cfg.runtime).terms_for(is_gpu(hw))))
+    if (sdpa)
       row.framework_notes += std::string("attention ") + (c.options.attention_cudnn ? "cudnn" : "flash") + " (" +
                              (row.cudnn_attention ? std::string("column cudnn_attention") : "runtime " + c.cfg.runtime) +
                              "); ";
