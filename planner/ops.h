@@ -100,13 +100,14 @@ struct ComputeContext {
 };
 
 // How a Llama RMSNorm runs (the runtime term `rmsnorm`): `eager` = PyTorch ops with an fp32
-// up-cast, (4A + 28)·d bytes per token; `fused` = one kernel that reads the input and writes
-// the output, 2A·d (torchtitan's Triton fused_rmsnorm, torchtitan/models/norms.py, 2024-04 to
-// #826 in 2025-02). MPT's LayerNorm is one kernel either way.
-// Llama RMSNorm (the runtime term `rmsnorm`): eager PyTorch ops with an fp32 up-cast, the
-// weight multiplied after the down-cast (torchtitan's model.py of 2024, transformers'
-// LlamaRMSNorm, torch's composite rms_norm) or before it in fp32 (litgpt's RMSNorm:
-// (x_normed * weight.float()).to(dtype)); or one fused kernel.
+// up-cast, (4A + 28)·d bytes per token, the weight multiplied after the down-cast (torchtitan's
+// model.py of 2024, transformers' LlamaRMSNorm, torch's composite rms_norm before
+// pytorch/pytorch#153666); `eager_fp32_weight` = the same ops with the weight multiplied before
+// it in fp32 (litgpt's RMSNorm: (x_normed * weight.float()).to(dtype)); `fused` = one kernel
+// that reads the input and writes the output, 2A·d (torchtitan's Triton fused_rmsnorm,
+// torchtitan/models/norms.py, 2024-04 to #826 in 2025-02; torch's aten::_fused_rms_norm behind
+// nn.RMSNorm on CUDA from pytorch/pytorch#153666, nightlies of 2025-07-20 on). MPT's LayerNorm
+// is one kernel either way.
 enum class NormImpl { eager, eager_fp32_weight, fused };
 const char* to_string(NormImpl n);
 bool parse_norm_impl(const std::string& s, NormImpl& out);  // "eager" | "eager_fp32_weight" | "fused"

@@ -202,7 +202,7 @@ void add_trainer(CLI::App* import, const std::string& trainer, const std::string
   add_choice_flags(cmd, a->plan);
   cmd->add_option("--runtime", a->plan.runtime,
                   "runtime profile to predict the run with (default: " + trainer +
-                      ", its newest generation; e.g. torchtitan-2025-02 for a torchtitan run from 2025-02-24 to 2025-10-08)");
+                      ", its newest generation; e.g. torchtitan-2025-07 for a torchtitan run from 2025-07-24 to 2025-10-08)");
   if (trainer == "torchtitan")
     cmd->add_option("--config", a->titan_config,
                     "torchtitan v0.2.x TOML job config of the run: supplies what the flags would; flags override it");

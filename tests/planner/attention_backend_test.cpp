@@ -40,13 +40,13 @@ Planned plan_with(const std::string& gpu, const std::string& runtime, AcMode ac,
 
 double attention_s(const Prediction& p) { return p.op_seconds.at(size_t(OpCategory::attention)); }
 
-// torchtitan-2025-02 and torchtitan differ in the SDPA order alone (and the SAC save list,
+// torchtitan-2025-07 and torchtitan differ in the SDPA order alone (and the SAC save list,
 // unused without SAC): on H100 the first runs the flash backend, the second cuDNN. Attention
 // time scales by exactly attention_ceiling / cudnn_attention_ceiling (the same fitted fraction
 // of each kernel's published rate; 1e-9: floating point), and nothing else moves.
 TEST(AttentionBackend, CudnnOnHopperRunsAtItsCeilingOverTheFlashOne) {
   const EfficiencyParams e = read_efficiency(load_hardware("H100-80GB-SXM"));
-  const Planned flash = plan_with("H100-80GB-SXM", "torchtitan-2025-02", AcMode::none);
+  const Planned flash = plan_with("H100-80GB-SXM", "torchtitan-2025-07", AcMode::none);
   const Planned cudnn = plan_with("H100-80GB-SXM", "torchtitan", AcMode::none);
   EXPECT_EQ(flash.p.attention, "flash");
   EXPECT_EQ(cudnn.p.attention, "cudnn");
@@ -61,7 +61,7 @@ TEST(AttentionBackend, CudnnOnHopperRunsAtItsCeilingOverTheFlashOne) {
 // On A100 cuDNN attention is the slower kernel (0.82x the flash backend, transformers #48163):
 // torchtitan's cuDNN-first order costs time there.
 TEST(AttentionBackend, CudnnOnAmpereIsSlower) {
-  const Planned flash = plan_with("A100-80GB-SXM", "torchtitan-2025-02", AcMode::none);
+  const Planned flash = plan_with("A100-80GB-SXM", "torchtitan-2025-07", AcMode::none);
   const Planned cudnn = plan_with("A100-80GB-SXM", "torchtitan", AcMode::none);
   EXPECT_EQ(flash.p.attention, "flash");
   EXPECT_EQ(cudnn.p.attention, "cudnn");

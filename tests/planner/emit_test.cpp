@@ -320,7 +320,7 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
         // The AdamW the plan charged, in torchtitan's spelling, for each generation (foreach
         // before 6e4988550, fused after).
         for (const auto& [rt, impl] : std::vector<std::pair<std::string, std::string>>{
-                 {"torchtitan-2024-10", "foreach"}, {"torchtitan-2025-02", "fused"}, {"torchtitan", "fused"}}) {
+                 {"torchtitan-2024-10", "foreach"}, {"torchtitan-2025-02", "fused"}, {"torchtitan-2025-07", "fused"}, {"torchtitan", "fused"}}) {
           TrainConfig g = c;
           g.runtime = rt;
           EXPECT_EQ(parse_args(render_torchtitan_overrides(g)).at("optimizer.implementation"), impl) << rt;

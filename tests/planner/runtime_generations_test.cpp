@@ -13,6 +13,7 @@
 #include "planner/published_csv.h"
 #include "planner/runtime.h"
 #include "planner/validate.h"
+#include "shared/op_category.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/model_spec.h"
@@ -52,7 +53,9 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_EQ(runtime_for_framework(tt, "2025-02-23"), "torchtitan-2024-10");
   EXPECT_EQ(runtime_for_framework(tt, "2025-02-24"), "torchtitan-2025-02");
   EXPECT_EQ(runtime_for_framework(tt, "2025-06-11"), "torchtitan-2025-02");
-  EXPECT_EQ(runtime_for_framework(tt, "2025-10-08"), "torchtitan-2025-02");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-07-23"), "torchtitan-2025-02");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-07-24"), "torchtitan-2025-07");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-10-08"), "torchtitan-2025-07");
   EXPECT_EQ(runtime_for_framework(tt, "2025-10-09"), "torchtitan");
   EXPECT_EQ(runtime_for_framework("TorchTitan"), "torchtitan");
   // One generation only: every date is it.
@@ -64,7 +67,7 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_THROW(runtime_for_framework(tt, "2024-13"), InputError);
   EXPECT_EQ(runtime_generations("torchtitan"),
             (std::vector<std::string>{"torchtitan-2024-04", "torchtitan-2024-05", "torchtitan-2024-06", "torchtitan-2024-10",
-                                      "torchtitan-2025-02", "torchtitan"}));
+                                      "torchtitan-2025-02", "torchtitan-2025-07", "torchtitan"}));
   // llm-foundry's benchmark sweeps: torch 1.13.1 image until b2a43a147, torch 2.1.0 after.
   const std::string lf = "llm-foundry/Composer (FSDP1)";
   EXPECT_EQ(runtime_for_framework(lf, "2023-05-03"), "llm-foundry-2023-05");
@@ -304,17 +307,42 @@ TEST(RuntimeGenerations, FusedRmsNormChangesOnlyTheNormTraffic) {
   const auto mpt_fused = block_forward_ops(mpt, b, s, A, NormImpl::fused);
   for (size_t i = 0; i < mpt_eager.size(); ++i) EXPECT_EQ(mpt_eager[i].bytes, mpt_fused[i].bytes) << mpt_eager[i].name;
 
-  // Whole plan: the April-2024 generation is faster than the newest on the same eager config
-  // (fused norms); its allocated peak is the newest's plus the fp32 logits its loop keeps
-  // through backward (fp32_logits_held: 4 bytes × 8192 tokens × vocab, the peak being the
-  // loss's backward) minus the fp32 input the newest's eager final norm keeps for backward
-  // (4·d bytes × 8192 tokens; op-SAC blocks recompute theirs), exact to the rounding of the sums.
-  const Prediction late = plan_8b("A100-80GB-SXM", 64, "torchtitan");
+  // Whole plan: the April-2024 generation is faster than the eager-norm one of 2025 on the same
+  // eager config (fused norms); its allocated peak is that one's plus the fp32 logits its loop
+  // keeps through backward (fp32_logits_held: 4 bytes × 8192 tokens × vocab, the peak being the
+  // loss's backward) minus the fp32 input the eager final norm keeps for backward (4·d bytes ×
+  // 8192 tokens; op-SAC blocks recompute theirs), exact to the rounding of the sums.
+  const Prediction late = plan_8b("A100-80GB-SXM", 64, "torchtitan-2025-02");
   const Prediction early = plan_8b("A100-80GB-SXM", 64, "torchtitan-2024-04");
   EXPECT_GT(early.tokens_per_s_per_gpu, late.tokens_per_s_per_gpu);
   EXPECT_NEAR(early.mem_peak_bytes,
               late.mem_peak_bytes + 4.0 * 8192 * double(llama.vocab) - 4.0 * llama.d_model * 8192.0, 1.0);
   EXPECT_EQ(early.runtime, "torchtitan-2024-04");
+
+  // torch's fused kernel behind nn.RMSNorm (torchtitan-2025-07 against torchtitan-2025-02, which
+  // differ in it and in torchao's saved float8 input, unused in bf16): the eager run gets faster
+  // and its peak loses the eager final norm's fp32 input; compiled, nothing moves (compile fused
+  // the norm already).
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::selective_op,
+                                    1, 8192, 1);
+  HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  hw.efficiency["overlap_compute_slowdown"] = 0.0;  // compute categories = their op sums
+  auto plan_as = [&](const char* runtime, bool compile) {
+    c.runtime = runtime;
+    c.precision.compile = compile;
+    PlanOptions opt = resolve_plan_options(c, hw);
+    opt.op_breakdown = true;
+    return plan(c, hw, opt);
+  };
+  const Prediction jul = plan_as("torchtitan-2025-07", false), feb = plan_as("torchtitan-2025-02", false);
+  EXPECT_GT(jul.tokens_per_s_per_gpu, feb.tokens_per_s_per_gpu);
+  EXPECT_NEAR(jul.mem_peak_bytes, feb.mem_peak_bytes - 4.0 * llama.d_model * 8192.0, 1.0);
+  const auto secs = [](const Prediction& p, OpCategory k) { return p.op_seconds.at(size_t(k)); };
+  EXPECT_DOUBLE_EQ(secs(jul, OpCategory::matmul), secs(feb, OpCategory::matmul));
+  EXPECT_LT(secs(jul, OpCategory::norm), 0.5 * secs(feb, OpCategory::norm));  // 2A·d against (4A + 28)·d bytes
+  const Prediction jul_compiled = plan_as("torchtitan-2025-07", true), feb_compiled = plan_as("torchtitan-2025-02", true);
+  EXPECT_DOUBLE_EQ(jul_compiled.tokens_per_s_per_gpu, feb_compiled.tokens_per_s_per_gpu);
+  EXPECT_DOUBLE_EQ(jul_compiled.mem_peak_bytes, feb_compiled.mem_peak_bytes);
 }
 
 // Generations of a framework share its cross-validated runtime band (configs/bands.toml has a

@@ -83,14 +83,16 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   const RuntimeSpec jun = load_runtime("torchtitan-2024-06");
   const RuntimeSpec oct = load_runtime("torchtitan-2024-10");
   const RuntimeSpec feb = load_runtime("torchtitan-2025-02");
+  const RuntimeSpec jul = load_runtime("torchtitan-2025-07");
   const RuntimeSpec cur = load_runtime("torchtitan");
-  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &cur}) EXPECT_EQ(rt->framework, "torchtitan") << rt->name;
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &jul, &cur}) EXPECT_EQ(rt->framework, "torchtitan") << rt->name;
   EXPECT_EQ(apr.from_date, "");
   EXPECT_EQ(apr.until_date, may.from_date);
   EXPECT_EQ(may.until_date, jun.from_date);
   EXPECT_EQ(jun.until_date, oct.from_date);
   EXPECT_EQ(oct.until_date, feb.from_date);
-  EXPECT_EQ(feb.until_date, cur.from_date);
+  EXPECT_EQ(feb.until_date, jul.from_date);
+  EXPECT_EQ(jul.until_date, cur.from_date);
   EXPECT_EQ(cur.until_date, "");
   // The SDPA backend order: torch's default (flash first) until 3b85aa31f put cuDNN first on
   // capability >= 10.0, then cuDNN first everywhere from 6a3a9da95; op SAC saved the cuDNN op
@@ -100,14 +102,16 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   EXPECT_TRUE(jun.terms.cudnn_attention.empty());
   EXPECT_TRUE(oct.terms.cudnn_attention.empty());
   EXPECT_EQ(feb.terms.cudnn_attention, (std::vector<std::string>{"10.0", "10.3", "12.0"}));
+  EXPECT_EQ(jul.terms.cudnn_attention, feb.terms.cudnn_attention);
   for (const char* cc : {"8.0", "9.0", "10.0"})
     EXPECT_NE(std::find(cur.terms.cudnn_attention.begin(), cur.terms.cudnn_attention.end(), cc),
               cur.terms.cudnn_attention.end()) << cc;
-  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb}) EXPECT_FALSE(rt->terms.sac_saves_cudnn_attention) << rt->name;
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &jul})
+    EXPECT_FALSE(rt->terms.sac_saves_cudnn_attention) << rt->name;
   // AdamW: foreach until 6e4988550 (2025-02-24) made fused the default; clipping every step.
   for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct}) EXPECT_EQ(rt->terms.adamw_update, "foreach") << rt->name;
-  for (const RuntimeSpec* rt : {&feb, &cur}) EXPECT_EQ(rt->terms.adamw_update, "fused") << rt->name;
-  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &cur})
+  for (const RuntimeSpec* rt : {&feb, &jul, &cur}) EXPECT_EQ(rt->terms.adamw_update, "fused") << rt->name;
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &jul, &cur})
     EXPECT_EQ(rt->terms.grad_clip, "norm_and_scale") << rt->name;
   // The terms two generations are compared on: all but those a source says changed, which the
   // caller copies over first.
@@ -142,22 +146,31 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   }
   EXPECT_TRUE(cur.terms.sac_saves_cudnn_attention);
   {
-    // torchtitan-2025-02 is the newest profile but for those two terms.
-    RuntimeTerms t = feb.terms;
+    // torchtitan-2025-07 is the newest profile but for those two terms.
+    RuntimeTerms t = jul.terms;
     t.cudnn_attention = cur.terms.cudnn_attention;
     t.sac_saves_cudnn_attention = cur.terms.sac_saves_cudnn_attention;
-    t.fp8_input_saved = cur.terms.fp8_input_saved;  // torchao c6de9b42a (2025-07-24), below
-    expect_same(t, cur.terms, "torchtitan-2025-02");
+    expect_same(t, cur.terms, "torchtitan-2025-07");
+  }
+  {
+    // torchtitan-2025-02 is torchtitan-2025-07 but for torch's fused RMSNorm and torchao's saved
+    // float8 input, below.
+    RuntimeTerms t = feb.terms;
+    t.rmsnorm = jul.terms.rmsnorm;
+    t.fp8_input_saved = jul.terms.fp8_input_saved;
+    expect_same(t, jul.terms, "torchtitan-2025-02");
   }
   // torchao's tensorwise Float8Linear kept its fp8-cast input for backward from e1aee6354
   // (2024-07-29; float8_experimental before it) until c6de9b42a (2025-07-24), which saves the
   // high-precision input for every recipe.
   for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb}) EXPECT_TRUE(rt->terms.fp8_input_saved) << rt->name;
-  EXPECT_FALSE(cur.terms.fp8_input_saved);
-  EXPECT_EQ(apr.terms.rmsnorm, "fused");  // fused_rmsnorm in llama3_8b/llama2_13b.toml @1ea476e9f
-  EXPECT_EQ(may.terms.rmsnorm, "eager");
-  EXPECT_EQ(jun.terms.rmsnorm, "eager");
-  EXPECT_EQ(cur.terms.rmsnorm, "eager");
+  for (const RuntimeSpec* rt : {&jul, &cur}) EXPECT_FALSE(rt->terms.fp8_input_saved) << rt->name;
+  // RMSNorm: torchtitan's Triton fused_rmsnorm in llama3_8b/llama2_13b.toml @1ea476e9f, then
+  // eager ops, then torch's own fused kernel behind nn.RMSNorm (pytorch/pytorch#153666,
+  // nightlies of 2025-07-20 on).
+  EXPECT_EQ(apr.terms.rmsnorm, "fused");
+  for (const RuntimeSpec* rt : {&may, &jun, &oct, &feb}) EXPECT_EQ(rt->terms.rmsnorm, "eager") << rt->name;
+  for (const RuntimeSpec* rt : {&jul, &cur}) EXPECT_EQ(rt->terms.rmsnorm, "fused") << rt->name;
   EXPECT_FALSE(apr.terms.expandable_segments);  // run_llama_train.sh before a5e57e4a9
   EXPECT_FALSE(may.terms.expandable_segments);
   EXPECT_FALSE(jun.terms.expandable_segments);
