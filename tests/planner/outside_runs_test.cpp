@@ -73,7 +73,7 @@ struct OutsideBounds {
                                      // slow rows moved 4 ... 8 points up; fast and slow regimes cancel: see docs; +3.78 %
                                      // before the power limit); the lightning-thunder profile (pure
                                      // bf16, bf16 reduction) moved its 7 rows 1-2 points faster, from +3.49 %
-  int min_within_1sigma = 62;        // measured 62 of 77 (80.5 %) since torch's fused RMSNorm (PR #3105's eager GB200 row); 61 of 77 (79.2 %) since the cuDNN window; 55 of 77 before (71 %; 9 of the 13 rows added on 2026-11-28); 46 of 64 (72 %; 8 of the 14 added rows); 38 of 50 since a kernel table times eager RMSNorms by shape (KempnerForge's
+  int min_within_1sigma = 62;        // measured 62 of 77 (80.5 %) since torch's fused RMSNorm (PR #1881's eager row, -16.5 % on +-18 %); 61 of 77 (79.2 %) since the cuDNN window; 55 of 77 before (71 %; 9 of the 13 rows added on 2026-11-28); 46 of 64 (72 %; 8 of the 14 added rows); 38 of 50 since a kernel table times eager RMSNorms by shape (KempnerForge's
                                      // eager 13B row back inside its ±15 %, +11.9 %); 37 of 50 between, when the kernel tables
                                      // first timed KempnerForge's rows: that row -6.6 -> +15.5 % (eager elementwise ops ran
                                      // 1.4-1.6x the planner's bytes over the measured copy rate in the stack probes);
