@@ -19,9 +19,12 @@ KernelTable parse_kernel_table(const std::string& text, const std::string& file)
     if ((r.op == "rmsnorm_fwd" || r.op == "rmsnorm_bwd") && r.m > 0 && r.n > 0)
       t.rmsnorm_index[r.op == "rmsnorm_bwd"][double(r.n)].emplace_back(std::log2(double(r.m)),
                                                                         r.seconds / (double(r.m) * double(r.n)));
+    if (r.op == "adamw_fused_clip")  // the shared reader checked m, k > 0
+      t.adamw_index[r.dtype].emplace_back(std::log2(double(r.m) / double(r.k)), r.seconds / double(r.m));
   }
   for (auto& by_width : t.rmsnorm_index)
     for (auto& [width, pts] : by_width) std::sort(pts.begin(), pts.end());
+  for (auto& [dtype, pts] : t.adamw_index) std::sort(pts.begin(), pts.end());
   return t;
 }
 
@@ -62,6 +65,12 @@ double KernelTable::rmsnorm_seconds(double m, double n, bool backward) const {
   std::vector<std::pair<double, double>> across;  // (log2 n, s per element at m)
   for (const auto& [width, pts] : by_width) across.emplace_back(std::log2(width), interpolate_clamped(pts, std::log2(m)));
   return m * n * interpolate_clamped(across, std::log2(n));
+}
+
+double KernelTable::adamw_fused_clip_seconds(const std::string& dtype, double elements, double tensors) const {
+  auto it = adamw_index.find(dtype);
+  if (it == adamw_index.end() || !(elements > 0) || !(tensors > 0)) return 0;
+  return elements * interpolate_clamped(it->second, std::log2(elements / tensors));
 }
 
 double KernelTable::copy_bandwidth() const {

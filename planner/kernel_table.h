@@ -6,7 +6,8 @@
 // The format, its row type and its strict reader are shared/kernel_table.h; this adds what
 // the planner takes from a table (planner/plan.cpp): the best measured GEMM rate per dtype as
 // the anchor of the SM-grid model, the measured time of a GEMM of exactly a measured shape,
-// the forward + backward SDPA rate by sequence length (nearest head dim), and the best copy
+// the forward + backward SDPA rate by sequence length (nearest head dim), the eager RMSNorm and
+// the optimizer step (clip_grad_norm_ then the fused AdamW) by shape, and the best copy
 // bandwidth for memory-bound ops. What it is not: the writer (the microbenchmark is) or the
 // parser (shared/kernel_table.cpp).
 // Plain value type; kernel_table_for() caches files behind a mutex (thread-safe).
@@ -37,6 +38,12 @@ struct KernelTable : KernelTableFile {
   // log2(m) between measured row counts and then in log2(n) between measured widths, clamped to
   // the table's range, times m·n; 0 when the table has no such rows.  // s
   double rmsnorm_seconds(double m, double n, bool backward) const;
+  // Measured seconds of one optimizer step as torch runs clip_grad_norm_ then AdamW(fused=True)
+  // (the microbenchmark's adamw_fused_clip rows) over `elements` elements of `dtype` in
+  // `tensors` tensors: the rows' seconds per element, linear in log2 of the mean tensor size
+  // (elements / tensors: the multi-tensor kernels' efficiency depends on it) between measured
+  // sizes, clamped to the table's range, times `elements`; 0 when the table has no such rows.  // s
+  double adamw_fused_clip_seconds(const std::string& dtype, double elements, double tensors) const;
   // Best measured copy bandwidth (bytes read + written / s); 0 when none.
   double copy_bandwidth() const;
   // The torch release it was measured with: the header's `# torch:` as "MAJOR.MINOR"
@@ -47,6 +54,9 @@ struct KernelTable : KernelTableFile {
   // RMSNorm rows by direction (0 forward, 1 backward) and width n: (log2 m, seconds per element),
   // m ascending; built by the parser.
   std::map<double, std::vector<std::pair<double, double>>> rmsnorm_index[2];
+  // adamw_fused_clip rows by dtype: (log2 mean tensor size, seconds per element), size
+  // ascending; built by the parser.
+  std::map<std::string, std::vector<std::pair<double, double>>> adamw_index;
 };
 
 // parse_kernel_csv (InputError naming the file, the line and the column for anything

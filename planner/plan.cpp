@@ -401,8 +401,16 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const StateMemory state = state_memory(m.total_params(), no_shard ? 1 : Ns, master_bytes);
   const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
   // Clipping and the AdamW update over the local shard as the runtime runs them
-  // (optimizer_step.h): accesses of master_bytes per element at the copy bandwidth.
+  // (optimizer_step.h): accesses of master_bytes per element at the copy bandwidth; where a
+  // measured kernel table times this runtime and the step is clip_grad_norm_ then the fused
+  // AdamW, the table's measured step of that dtype at the shard's mean tensor size (one tensor
+  // per parameter under FSDP2, one flat parameter per unit under FSDP1) instead.
   in.optimizer_s = time_share * optimizer_accesses(opt.adamw_update, opt.grad_clip) * master_bytes * shard_elems / copy_bw;
+  if (device_timed && opt.adamw_update == AdamwUpdate::fused && opt.grad_clip == GradClip::norm_and_scale) {
+    const double tensors = opt.per_parameter_copies ? double(m.parameter_tensors()) : double(m.n_fsdp_units());
+    if (const double t = cc.kernels->adamw_fused_clip_seconds(cfg.precision.master_dtype, shard_elems, tensors); t > 0)
+      in.optimizer_s = time_share * t;
+  }
   // Memory: one shard of temporaries for torch.optim's AdamW whatever its implementation, none
   // for an optimizer whose state is made with the model (shardcast-train's one fused pass). The
   // fused update itself allocates none; torchtitan's fused and foreach runs of PR #355 peak at

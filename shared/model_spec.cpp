@@ -27,6 +27,11 @@ int64_t ModelSpec::total_params() const {
 
 int64_t ModelSpec::non_embedding_params() const { return total_params() - embedding_params(); }
 
+int64_t ModelSpec::parameter_tensors() const {
+  const int64_t per_block = mlp_type == MlpType::swiglu ? 4 + 3 + 2 : 2 + 2 + 2;
+  return 1 + int64_t(n_layers) * per_block + 1 + (tied_embeddings ? 0 : 1);
+}
+
 std::vector<int64_t> ModelSpec::fsdp_unit_params() const {
   std::vector<int64_t> units;
   units.reserve(n_fsdp_units());

@@ -51,6 +51,10 @@ struct ModelSpec {
   int64_t final_norm_params() const;     // d
   int64_t total_params() const;
   int64_t non_embedding_params() const;  // total − embedding (head counted if untied)
+  // Parameter tensors: the embedding, per block q, k, v, o and the three SwiGLU weights (Llama)
+  // or Wqkv, out_proj, fc1 and fc2 (MPT) and the two norm weights, the final norm, an untied
+  // head. What an optimizer over per-parameter shards (FSDP2) iterates over.
+  int64_t parameter_tensors() const;
 
   // FSDP units in execution order: [embedding, block 0 .. block L−1, final norm + head].
   // Elements per unit (the trainer and planner both wrap this way).

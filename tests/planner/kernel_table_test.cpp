@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "planner/ops.h"
+#include "planner/optimizer_step.h"
 #include "planner/plan.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
@@ -160,6 +161,57 @@ TEST(KernelTable, PlanUsesTheTableOnlyForARuntimeOfItsTorchRelease) {
   const Prediction cudnn_fitted = plan(c, hw, opt);
   EXPECT_GT(std::abs(op(cudnn, OpCategory::attention) / op(cudnn_fitted, OpCategory::attention) - 1.0), 0.05);
   EXPECT_NEAR(op(cudnn, OpCategory::matmul) / op(measured, OpCategory::matmul), 1.0, 2e-3);
+}
+
+// The optimizer step by the table's adamw_fused_clip rows: seconds per element linear in log2 of
+// the mean tensor size between the measured sizes, clamped, by dtype.
+TEST(KernelTable, AdamwFusedClipSecondsByMeanTensorSize) {
+  const KernelTable& t = kernel_table_for(kData + "kernels_synthetic_adamw.csv");
+  // fp32: 0.0002 s over 2^20 elements of one tensor (1.9073e-10 s each), 0.0016 s over 2^24
+  // (9.5367e-11 s each); bf16: 0.0009 s over 2^24.
+  const double small = 0.0002 / 1048576, large = 0.0016 / 16777216;
+  EXPECT_NEAR(t.adamw_fused_clip_seconds("fp32", 1048576, 1), 0.0002, 1e-15);
+  EXPECT_NEAR(t.adamw_fused_clip_seconds("fp32", 16777216, 1), 0.0016, 1e-15);
+  // 2^26 elements in 16 tensors: mean 2^22, halfway in log2 between 2^20 and 2^24.
+  EXPECT_NEAR(t.adamw_fused_clip_seconds("fp32", 67108864, 16) / 67108864, (small + large) / 2, 1e-22);
+  EXPECT_NEAR(t.adamw_fused_clip_seconds("fp32", 1e9, 1), 1e9 * large, 1e-12);     // clamped above
+  EXPECT_NEAR(t.adamw_fused_clip_seconds("fp32", 1e6, 1000), 1e6 * small, 1e-12);  // and below
+  EXPECT_NEAR(t.adamw_fused_clip_seconds("bf16", 1e6, 1000), 1e6 * 0.0009 / 16777216, 1e-12);  // one row: everywhere
+  EXPECT_EQ(t.adamw_fused_clip_seconds("fp16", 1e6, 1), 0.0);  // no rows of that dtype
+  EXPECT_EQ(kernel_table_for(kData + "kernels_synthetic.csv").adamw_fused_clip_seconds("fp32", 1e6, 1), 0.0);
+}
+
+// A runtime the table times whose step is clip_grad_norm_ then AdamW(fused=True) takes the
+// measured step of its master dtype at the shard's mean tensor size (one tensor per parameter
+// under FSDP2); foreach AdamW, or a table without the rows, keeps accesses over the bandwidth.
+TEST(KernelTable, OptimizerStepTakesTheMeasuredStep) {
+  HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 1,
+                                    4096, 1);
+  c.runtime = "torchtitan-2025-02";  // fused AdamW, clipping by norm then scale, FSDP2
+  PlanOptions opt = resolve_plan_options(c, hw);
+  ASSERT_EQ(opt.adamw_update, AdamwUpdate::fused);
+  ASSERT_EQ(opt.grad_clip, GradClip::norm_and_scale);
+  ASSERT_TRUE(opt.per_parameter_copies);
+  opt.torch_release = "9.99";
+  hw.gpu.kernel_table = kData + "kernels_synthetic_adamw.csv";
+  const Prediction measured = plan(c, hw, opt);
+  const ModelSpec m = load_model("llama3-8b");
+  const double shard = double(m.total_params()) / 8;
+  const KernelTable& t = kernel_table_for(hw.gpu.kernel_table);
+  EXPECT_DOUBLE_EQ(measured.optimizer_s, t.adamw_fused_clip_seconds("fp32", shard, double(m.parameter_tensors())));
+  EXPECT_EQ(m.parameter_tensors(), 1 + 9 * 32 + 1 + 1);  // embedding, 9 a block, final norm, untied head
+  hw.gpu.kernel_table = kData + "kernels_synthetic.csv";  // the same table without the rows
+  const Prediction bytes_model = plan(c, hw, opt);
+  const double fused_bytes_s = optimizer_accesses(AdamwUpdate::fused, GradClip::norm_and_scale) * 4.0 * shard /
+                               kernel_table_for(hw.gpu.kernel_table).copy_bandwidth();
+  EXPECT_NEAR(bytes_model.optimizer_s, fused_bytes_s, 1e-12 * fused_bytes_s);  // summation order only
+  hw.gpu.kernel_table = kData + "kernels_synthetic_adamw.csv";
+  opt.adamw_update = AdamwUpdate::foreach;
+  const Prediction foreach_step = plan(c, hw, opt);
+  const double foreach_bytes_s =
+      optimizer_accesses(AdamwUpdate::foreach, GradClip::norm_and_scale) * 4.0 * shard / t.copy_bandwidth();
+  EXPECT_NEAR(foreach_step.optimizer_s, foreach_bytes_s, 1e-12 * foreach_bytes_s);
 }
 
 // A preset names a table measured at its board power, so a config's lower power limit scales

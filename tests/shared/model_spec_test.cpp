@@ -54,6 +54,15 @@ TEST(ModelSpec, FsdpUnitsCoverEveryParameterOnce) {
   }
 }
 
+// The tensors torch.optim iterates over under per-parameter shards, counted by hand from the
+// modules: Llama-2-7B (untied) the embedding, 32 × (wq, wk, wv, wo, w1, w2, w3, two norms), the
+// final norm and the head; MPT-7B (tied) the embedding, 32 × (Wqkv, out_proj, fc1, fc2, two
+// LayerNorms) and the final norm.
+TEST(ModelSpec, ParameterTensorsByHand) {
+  EXPECT_EQ(load_model("llama2-7b").parameter_tensors(), 1 + 32 * 9 + 1 + 1);
+  EXPECT_EQ(load_model("mpt-7b").parameter_tensors(), 1 + 32 * 6 + 1);
+}
+
 TEST(ModelSpec, TiedEmbeddingsCountOnce) {
   ModelSpec m = load_model("mpt-7b");
   EXPECT_EQ(m.head_params(), 0);

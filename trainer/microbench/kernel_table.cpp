@@ -117,15 +117,16 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
   c.bytes = 2.0 * double(o.copy_bytes);
   rows.push_back(c);
 
-  // One optimizer step over k tensors of the preset's mean parameter-tensor size (embedding, 9
-  // per block — q, k, v, o, three MLP weights, two norms —, the final norm, an untied head):
+  // One optimizer step over k tensors of the preset's mean parameter-tensor size
+  // (ModelSpec::parameter_tensors: the embedding, 9 per Llama block — q, k, v, o, three MLP
+  // weights, two norms —, the final norm, an untied head):
   // clip_grad_norm_ reads every gradient for the norm and reads and writes it to scale it
   // (torch.nn.utils.clip_grad: _foreach_norm, then _foreach_mul_ unconditionally), and the fused
   // AdamW reads parameter, gradient and both moments and writes parameter and both moments: 10
   // accesses an element, in the row's dtype (bf16: pure bf16 training; fp32: fp32 master).
   std::set<std::pair<int64_t, int64_t>> steps;  // (elements, tensors)
   for (const ModelSpec& m : o.models) {
-    const int64_t tensors = 2 + 9 * int64_t(m.n_layers) + (m.tied_embeddings ? 0 : 1);
+    const int64_t tensors = m.parameter_tensors();
     const int64_t mean = std::max<int64_t>(1, m.total_params() / tensors);
     const int64_t k = std::clamp<int64_t>(kMaxOptimizerElements / mean, 1, tensors);
     steps.insert({k * mean, k});
