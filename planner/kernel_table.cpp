@@ -16,13 +16,13 @@ KernelTable parse_kernel_table(const std::string& text, const std::string& file)
   static_cast<KernelTableFile&>(t) = parse_kernel_csv(text, file);
   for (const KernelRow& r : t.rows) {
     if (r.op == "gemm") t.gemm_index[{r.dtype, double(r.m), double(r.n), double(r.k)}] = r.seconds;
-    if ((r.op == "rmsnorm_fwd" || r.op == "rmsnorm_bwd") && r.m > 0 && r.n > 0)
-      t.rmsnorm_index[r.op == "rmsnorm_bwd"][double(r.n)].emplace_back(std::log2(double(r.m)),
-                                                                        r.seconds / (double(r.m) * double(r.n)));
+    if (r.op == "rmsnorm_fwd" || r.op == "rmsnorm_bwd" || r.op == "swiglu_fwd" || r.op == "swiglu_bwd")
+      t.shape_index[r.op][double(r.n)].emplace_back(std::log2(double(r.m)),  // m, n > 0: the shared reader
+                                                    r.seconds / (double(r.m) * double(r.n)));
     if (r.op == "adamw_fused_clip")  // the shared reader checked m, k > 0
       t.adamw_index[r.dtype].emplace_back(std::log2(double(r.m) / double(r.k)), r.seconds / double(r.m));
   }
-  for (auto& by_width : t.rmsnorm_index)
+  for (auto& [op, by_width] : t.shape_index)
     for (auto& [width, pts] : by_width) std::sort(pts.begin(), pts.end());
   for (auto& [dtype, pts] : t.adamw_index) std::sort(pts.begin(), pts.end());
   return t;
@@ -59,12 +59,20 @@ double KernelTable::sdpa_rate(double head_dim, double seq_len) const {
   return interpolate_clamped(pts, std::log2(seq_len));
 }
 
-double KernelTable::rmsnorm_seconds(double m, double n, bool backward) const {
-  const auto& by_width = rmsnorm_index[backward];
-  if (by_width.empty()) return 0;
+double KernelTable::shape_seconds(const std::string& op, double m, double n) const {
+  auto it = shape_index.find(op);
+  if (it == shape_index.end()) return 0;
   std::vector<std::pair<double, double>> across;  // (log2 n, s per element at m)
-  for (const auto& [width, pts] : by_width) across.emplace_back(std::log2(width), interpolate_clamped(pts, std::log2(m)));
+  for (const auto& [width, pts] : it->second) across.emplace_back(std::log2(width), interpolate_clamped(pts, std::log2(m)));
   return m * n * interpolate_clamped(across, std::log2(n));
+}
+
+double KernelTable::rmsnorm_seconds(double m, double n, bool backward) const {
+  return shape_seconds(backward ? "rmsnorm_bwd" : "rmsnorm_fwd", m, n);
+}
+
+double KernelTable::swiglu_seconds(double m, double n, bool backward) const {
+  return shape_seconds(backward ? "swiglu_bwd" : "swiglu_fwd", m, n);
 }
 
 double KernelTable::adamw_fused_clip_seconds(const std::string& dtype, double elements, double tensors) const {

@@ -38,6 +38,9 @@ struct KernelTable : KernelTableFile {
   // log2(m) between measured row counts and then in log2(n) between measured widths, clamped to
   // the table's range, times m·n; 0 when the table has no such rows.  // s
   double rmsnorm_seconds(double m, double n, bool backward) const;
+  // The same for SwiGLU's element-wise part, silu(gate) · up over m rows of width n (the FFN
+  // width), from the swiglu_fwd / swiglu_bwd rows; 0 when the table has none.  // s
+  double swiglu_seconds(double m, double n, bool backward) const;
   // Measured seconds of one optimizer step as torch runs clip_grad_norm_ then AdamW(fused=True)
   // (the microbenchmark's adamw_fused_clip rows) over `elements` elements of `dtype` in
   // `tensors` tensors: the rows' seconds per element, linear in log2 of the mean tensor size
@@ -51,9 +54,11 @@ struct KernelTable : KernelTableFile {
   std::string torch_release() const;
 
   std::map<std::tuple<std::string, double, double, double>, double> gemm_index;  // built by the parser
-  // RMSNorm rows by direction (0 forward, 1 backward) and width n: (log2 m, seconds per element),
-  // m ascending; built by the parser.
-  std::map<double, std::vector<std::pair<double, double>>> rmsnorm_index[2];
+  // Rows of m rows × width n (rmsnorm_fwd, rmsnorm_bwd, swiglu_fwd, swiglu_bwd) by op and width:
+  // (log2 m, seconds per element), m ascending; built by the parser.
+  std::map<std::string, std::map<double, std::vector<std::pair<double, double>>>> shape_index;
+  // seconds of `op`'s rows at (m, n) as rmsnorm_seconds says; 0 when there are none.  // s
+  double shape_seconds(const std::string& op, double m, double n) const;
   // adamw_fused_clip rows by dtype: (log2 mean tensor size, seconds per element), size
   // ascending; built by the parser.
   std::map<std::string, std::vector<std::pair<double, double>>> adamw_index;

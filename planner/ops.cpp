@@ -27,6 +27,7 @@ void mark_eager_rmsnorm(Op& op, bool llama, NormImpl norm, double T, double d) {
   if (!llama || norm == NormImpl::fused) return;
   op.m = T;
   op.n = d;
+  op.measured = MeasuredOp::rmsnorm;
 }
 Op elementwise(const char* name, double bytes, double saved_bytes, double fused_bytes = -1) {
   Op op;
@@ -132,6 +133,11 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_l
     ops.push_back(gemm("w1_w3", T, d, 2 * f, A));          // gate and up, input saved once
     const double fused = T * 3.0 * A * f;
     ops.push_back(elementwise("silu_mul", swiglu_fused ? fused : T * 5.0 * A * f, T * A * 3 * f, fused));  // w1x, silu, w3x
+    if (!swiglu_fused) {  // eager F.silu and the product: a measured kernel table times them by shape
+      ops.back().m = T;
+      ops.back().n = f;
+      ops.back().measured = MeasuredOp::swiglu;
+    }
     ops.push_back(gemm("w2", T, f, d, A));                  // input (silu·w3x) saved
   } else {
     ops.push_back(gemm("fc1", T, d, f, A));
@@ -273,11 +279,17 @@ Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
 }  // namespace
 
 namespace {
-// An eager RMSNorm (Op m, n set by mark_eager_rmsnorm) not fused by compile, on a GPU whose
-// measured kernel table has RMSNorm rows: their time at its shape; 0 otherwise.  // s
-double measured_eager_rmsnorm(const Op& op, const ComputeContext& c, bool backward) {
-  if (op.kind != OpKind::elementwise || op.m <= 0 || op.n <= 0 || c.compile || c.kernels == nullptr) return 0;
-  return c.kernels->rmsnorm_seconds(op.m, op.n, backward);
+// An eager element-wise op a kernel table times (Op::measured: an RMSNorm marked by
+// mark_eager_rmsnorm, an eager SwiGLU) not fused by compile, on a GPU whose measured kernel
+// table has its rows: their time at its shape; 0 otherwise.  // s
+double measured_eager_elementwise(const Op& op, const ComputeContext& c, bool backward) {
+  if (op.kind != OpKind::elementwise || c.compile || c.kernels == nullptr) return 0;
+  switch (op.measured) {
+    case MeasuredOp::none: return 0;
+    case MeasuredOp::rmsnorm: return c.kernels->rmsnorm_seconds(op.m, op.n, backward);
+    case MeasuredOp::swiglu: return c.kernels->swiglu_seconds(op.m, op.n, backward);
+  }
+  return 0;
 }
 }  // namespace
 
@@ -300,7 +312,7 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
       return std::max(op.flops * tiles / (c.peak_flops * c.eff.attention_eff), op.bytes / hbm);
     }
     case OpKind::elementwise:
-      if (const double t = measured_eager_rmsnorm(op, c, /*backward=*/false); t > 0) return t;
+      if (const double t = measured_eager_elementwise(op, c, /*backward=*/false); t > 0) return t;
       return elementwise_bytes(op, c) / hbm;
   }
   return 0;
@@ -321,7 +333,7 @@ double op_backward_time(const Op& op, const ComputeContext& c) {
     case OpKind::attention:
       return 2.5 * op_forward_time(op, c);  // flash backward: 5 GEMMs vs 2 (recomputes QKᵀ)
     case OpKind::elementwise:
-      if (const double t = measured_eager_rmsnorm(op, c, /*backward=*/true); t > 0) return t;
+      if (const double t = measured_eager_elementwise(op, c, /*backward=*/true); t > 0) return t;
       return 2.0 * op_forward_time(op, c);
   }
   return 0;

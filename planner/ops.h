@@ -57,14 +57,19 @@ struct LossMemory {
 };
 LossMemory loss_memory(CrossEntropyImpl impl, double tokens, double vocab, int act_bytes);
 
+// An element-wise op a measured kernel table times by shape (kernel_table.h): an eager Llama
+// RMSNorm (rmsnorm_fwd / rmsnorm_bwd rows) or SwiGLU's silu(gate) · up (swiglu_fwd / _bwd).
+enum class MeasuredOp { none, rmsnorm, swiglu };
+
 struct Op {
   const char* name = "";
   OpKind kind = OpKind::elementwise;
   double flops = 0;        // forward FLOPs (attention: executed, causal)  // FLOP
   double bytes = 0;        // forward HBM traffic, eager  // bytes
   double fused_bytes = 0;  // elementwise: one read of its inputs, one write of its outputs (compile)  // bytes
-  double m = 0, n = 0, k = 0;  // GEMM shape (M×K)·(K×N); an eager RMSNorm's rows m (tokens) and
-                               // width n (d_model), which a measured kernel table times; 0 otherwise
+  double m = 0, n = 0, k = 0;  // GEMM shape (M×K)·(K×N); a `measured` op's rows m (tokens) and
+                               // width n (d_model, or the FFN width for SwiGLU); 0 otherwise
+  MeasuredOp measured = MeasuredOp::none;  // element-wise: the kernel-table rows that time it
   double saved_bytes = 0;  // tensors this op keeps for backward  // bytes
   bool fp8 = true;         // matmul: runs in fp8 under --fp8 (the LM head stays bf16: torchtitan
                            // filters `output`, MPT's tied head is not a TransformerEngine Linear)

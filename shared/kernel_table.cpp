@@ -30,8 +30,9 @@ const KernelColumn kKernelColumns[13] = {
     {"seconds", KernelCell::seconds, nullptr, nullptr, &KernelRow::seconds},
 };
 
-const char* const kKernelOps[9] = {"gemm",        "sdpa_fwd",          "sdpa_bwd", "rmsnorm_fwd",     "rmsnorm_bwd",
-                                   "cross_entropy_fwd", "cross_entropy_bwd", "copy",     "adamw_fused_clip"};
+const char* const kKernelOps[11] = {"gemm",       "sdpa_fwd",          "sdpa_bwd",          "rmsnorm_fwd",
+                                    "rmsnorm_bwd", "swiglu_fwd",        "swiglu_bwd",        "cross_entropy_fwd",
+                                    "cross_entropy_bwd", "copy",        "adamw_fused_clip"};
 
 const KernelHeaderKey kKernelHeaderKeys[6] = {
     {"gpu", &KernelTableHeader::gpu},     {"driver", &KernelTableHeader::driver},
@@ -120,6 +121,9 @@ void check_row(const KernelRow& r, const std::string& file, int no) {
     if (!(r.seq_len > 0 && r.head_dim > 0 && r.flop > 0))
       throw InputError(
           fmt::format("{}:{}: column 'seq_len': an sdpa row needs seq_len, head_dim and flop > 0", file, no));
+  } else if (r.op == "rmsnorm_fwd" || r.op == "rmsnorm_bwd" || r.op == "swiglu_fwd" || r.op == "swiglu_bwd") {
+    if (!(r.m > 0 && r.n > 0))
+      throw InputError(fmt::format("{}:{}: column 'm': an {} row needs m (rows) and n (width) > 0", file, no, r.op));
   } else if (r.op == "copy") {
     if (!(r.bytes > 0)) throw InputError(fmt::format("{}:{}: column 'bytes': a copy row needs bytes > 0", file, no));
   } else if (r.op == "adamw_fused_clip") {

@@ -8,9 +8,10 @@
 // `# command: …` (all required, each once, in any order), then the column header
 // `op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds` and one line per
 // measurement, an empty cell where a column does not apply; op ∈ gemm | sdpa_fwd | sdpa_bwd |
-// rmsnorm_fwd | rmsnorm_bwd | cross_entropy_fwd | cross_entropy_bwd | copy | adamw_fused_clip;
-// a gemm row's flop is 2·m·n·k; an adamw_fused_clip row is one optimizer step over m elements
-// in k tensors (m, k, bytes > 0). The tables below (kKernelColumns, kKernelOps, kKernelHeaderKeys) are the format;
+// rmsnorm_fwd | rmsnorm_bwd | swiglu_fwd | swiglu_bwd | cross_entropy_fwd | cross_entropy_bwd |
+// copy | adamw_fused_clip; a gemm row's flop is 2·m·n·k; an rmsnorm or swiglu row is m rows of
+// width n (m, n > 0); an adamw_fused_clip row is one optimizer step over m elements in k tensors
+// (m, k, bytes > 0). The tables below (kKernelColumns, kKernelOps, kKernelHeaderKeys) are the format;
 // writer and reader both walk them.
 // What it is not: which cases are timed (the trainer's kernel_cases), the timing, or the
 // planner's queries on a table (best GEMM rate, SDPA rate, copy bandwidth). No LibTorch.
@@ -27,10 +28,10 @@ namespace shardcast {
 // One measurement (or, with seconds < 0, one case still to time). Integer columns: 0 = empty
 // cell. bytes / flop / seconds: < 0 = empty cell.
 struct KernelRow {
-  std::string op;        // gemm | sdpa_fwd | sdpa_bwd | rmsnorm_fwd | rmsnorm_bwd |
-                         // cross_entropy_fwd | cross_entropy_bwd | copy | adamw_fused_clip
+  std::string op;        // gemm | sdpa_fwd | sdpa_bwd | rmsnorm_fwd | rmsnorm_bwd | swiglu_fwd |
+                         // swiglu_bwd | cross_entropy_fwd | cross_entropy_bwd | copy | adamw_fused_clip
   std::string dtype = "bf16";
-  int64_t m = 0, n = 0, k = 0;   // gemm: C(m×n) = A(m×k)·B(k×n); norms, loss: rows m, width n;
+  int64_t m = 0, n = 0, k = 0;   // gemm: C(m×n) = A(m×k)·B(k×n); norms, SwiGLU, loss: rows m, width n;
                                  // adamw_fused_clip: m elements in k tensors
   int64_t batch = 0, seq_len = 0, heads = 0, kv_heads = 0, head_dim = 0;   // sdpa
   double bytes = -1;     // fewest bytes read + written (memory-bound ops)  // bytes
@@ -61,7 +62,7 @@ struct KernelColumn {
 };
 extern const KernelColumn kKernelColumns[13];
 
-extern const char* const kKernelOps[9];  // gemm … adamw_fused_clip, as above
+extern const char* const kKernelOps[11];  // gemm … adamw_fused_clip, as above
 
 struct KernelHeaderKey {
   const char* key;

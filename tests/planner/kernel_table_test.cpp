@@ -27,7 +27,7 @@ const std::string kData = std::string(SHARDCAST_TEST_SOURCE_DIR) + "/tests/plann
 TEST(KernelTable, ReadsTheSyntheticTable) {
   const KernelTable& t = kernel_table_for(kData + "kernels_synthetic.csv");
   EXPECT_EQ(t.header.gpu, "synthetic test GPU (numbers made up for tests/planner/kernel_table_test.cpp)");
-  EXPECT_EQ(t.rows.size(), 9u);
+  EXPECT_EQ(t.rows.size(), 8u);
   EXPECT_DOUBLE_EQ(t.best_gemm_rate("bf16"), 1099511627776.0 / 0.0016);  // 687 TFLOP/s, the best row
   EXPECT_DOUBLE_EQ(t.best_gemm_rate("fp8"), 1099511627776.0 / 0.0008);
   EXPECT_DOUBLE_EQ(t.gemm_seconds("bf16", 4096, 4096, 4096), 0.0002);
@@ -125,6 +125,50 @@ TEST(KernelTable, EagerRmsnormTakesTheMeasuredTime) {
   c.compile = false;
   const std::vector<Op> fused = block_forward_ops(m, 2, 4096, 2, NormImpl::fused, false, false);
   EXPECT_DOUBLE_EQ(op_forward_time(fused.front(), c), fused.front().bytes / 3.35e12);
+}
+
+// SwiGLU's element-wise part takes the table's swiglu rows as an eager RMSNorm takes its rows:
+// per element by (log2 m, log2 n), clamped; compiled, fused (one kernel), or with no rows, its
+// bytes over the bandwidth. MPT's GELU has no rows.
+TEST(KernelTable, EagerSwigluTakesTheMeasuredTime) {
+  const std::string head = "# gpu: g\n# driver: d\n# torch: 2.11.0\n# cuda: c\n# date: x\n# command: y\n";
+  const std::string cols = "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n";
+  // seconds per element: fwd 1e-9 at (4096, 14336), 2e-9 at (16384, 14336); bwd 3e-9.
+  const KernelTable t = parse_kernel_table(head + cols +
+                                               "swiglu_fwd,bf16,4096,14336,,,,,,,1,,0.058720256\n"
+                                               "swiglu_fwd,bf16,16384,14336,,,,,,,1,,0.469762048\n"
+                                               "swiglu_bwd,bf16,4096,14336,,,,,,,1,,0.176160768\n",
+                                           "t.csv");
+  EXPECT_NEAR(t.swiglu_seconds(8192, 14336, false) / (8192.0 * 14336), 1.5e-9, 1e-21);  // halfway in log2(m)
+  EXPECT_NEAR(t.swiglu_seconds(8192, 14336, true) / (8192.0 * 14336), 3e-9, 1e-21);
+  EXPECT_EQ(t.rmsnorm_seconds(8192, 4096, false), 0.0);  // no RMSNorm rows
+  const ModelSpec m = load_model("llama3-8b");
+  auto silu_mul = [](const std::vector<Op>& ops) {
+    for (const Op& op : ops)
+      if (std::string(op.name) == "silu_mul") return op;
+    ADD_FAILURE() << "no silu_mul op";
+    return Op{};
+  };
+  const Op eager = silu_mul(block_forward_ops(m, 2, 4096, 2, NormImpl::eager, false, /*swiglu_fused=*/false));
+  EXPECT_EQ(eager.measured, MeasuredOp::swiglu);
+  EXPECT_EQ(eager.m, 8192);
+  EXPECT_EQ(eager.n, 14336);
+  ComputeContext c;
+  c.hbm_bandwidth = 3.35e12;
+  c.eff.hbm_eff = 1;
+  c.eff.compile_elementwise_factor = 1;
+  EXPECT_DOUBLE_EQ(op_forward_time(eager, c), eager.bytes / 3.35e12);  // no table
+  c.kernels = &t;
+  EXPECT_DOUBLE_EQ(op_forward_time(eager, c), t.swiglu_seconds(8192, 14336, false));
+  EXPECT_DOUBLE_EQ(op_backward_time(eager, c), t.swiglu_seconds(8192, 14336, true));
+  c.compile = true;
+  EXPECT_DOUBLE_EQ(op_forward_time(eager, c), eager.fused_bytes / 3.35e12);
+  c.compile = false;
+  const Op fused = silu_mul(block_forward_ops(m, 2, 4096, 2, NormImpl::eager, false, /*swiglu_fused=*/true));
+  EXPECT_EQ(fused.measured, MeasuredOp::none);
+  EXPECT_DOUBLE_EQ(op_forward_time(fused, c), fused.bytes / 3.35e12);
+  for (const Op& op : block_forward_ops(load_model("mpt-7b"), 2, 4096, 2, NormImpl::eager, false, false))
+    EXPECT_EQ(op.measured, MeasuredOp::none) << op.name;
 }
 
 TEST(KernelTable, PlanUsesTheTableOnlyForARuntimeOfItsTorchRelease) {

@@ -118,6 +118,10 @@ TEST(KernelCsv, MalformedTablesNameFileLineAndColumn) {
             std::string::npos);
   EXPECT_NE(error_of(kHead + kCols + "copy,bf16,,,,,,,,,,,1\n").find("t.csv:8: column 'bytes': a copy row needs"),
             std::string::npos);
+  EXPECT_NE(error_of(kHead + kCols + "rmsnorm_fwd,bf16,,4096,,,,,,,1,,1\n").find("t.csv:8: column 'm': an rmsnorm_fwd row needs"),
+            std::string::npos);
+  EXPECT_NE(error_of(kHead + kCols + "swiglu_bwd,bf16,8192,,,,,,,,1,,1\n").find("t.csv:8: column 'm': an swiglu_bwd row needs"),
+            std::string::npos);
   EXPECT_EQ(error_of(kHead + kCols + "gemm,bf16,1,1,1,,,,,,,2,1\n"), "");
 }
 

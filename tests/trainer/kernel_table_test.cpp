@@ -66,6 +66,8 @@ TEST(KernelTable, CasesCoverEveryBlockShapeInThreeOrientationsOnce) {
   EXPECT_EQ(ops.count("sdpa_bwd"), 1u);
   EXPECT_EQ(ops.count("rmsnorm_fwd"), 1u);
   EXPECT_EQ(ops.count("rmsnorm_bwd"), 1u);
+  EXPECT_EQ(ops.count("swiglu_fwd"), 1u);
+  EXPECT_EQ(ops.count("swiglu_bwd"), 1u);
   EXPECT_EQ(ops.count("cross_entropy_fwd"), 1u);
   EXPECT_EQ(ops.count("cross_entropy_bwd"), 1u);
   EXPECT_EQ(ops.count("copy"), 1u);
@@ -78,6 +80,10 @@ TEST(KernelTable, CasesCoverEveryBlockShapeInThreeOrientationsOnce) {
       EXPECT_EQ(r.head_dim, 128);
     } else if (r.op == "rmsnorm_fwd") {
       EXPECT_DOUBLE_EQ(r.bytes, 2.0 * (2.0 * 8192 * 4096 + 4096));
+    } else if (r.op == "swiglu_fwd" || r.op == "swiglu_bwd") {
+      EXPECT_EQ(r.m, 8192);
+      EXPECT_EQ(r.n, 14336);  // the FFN width
+      EXPECT_DOUBLE_EQ(r.bytes, 2.0 * (r.op == "swiglu_fwd" ? 3 : 5) * 8192 * 14336) << r.op;
     } else if (r.op == "adamw_fused_clip") {
       // llama3-8b: 8,030,261,248 parameters in 2 + 9·32 + 1 = 291 tensors of 27,595,399 on average;
       // 38 of them fit 2^30 elements. 10 accesses an element: 2 bytes each in bf16, 4 in fp32.

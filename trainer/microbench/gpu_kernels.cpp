@@ -177,6 +177,25 @@ double time_rmsnorm(const KernelRow& r, bool backward, const GpuKernelOptions& o
       o);
 }
 
+// SwiGLU's element-wise part as trainer/model/llama.cpp block_forward writes it, at::silu(gate) ·
+// up, on (m, ffn n) bf16, forward or forward + backward (autograd's SiluBackward and MulBackward).
+double time_swiglu(const KernelRow& r, bool backward, const GpuKernelOptions& o) {
+  const int64_t sets = rotation_sets(2.0 * 3.0 * double(r.m * r.n));  // gate, up, gy in bf16
+  std::vector<at::Tensor> gate, up, gy;
+  for (int64_t s = 0; s < sets; ++s) {
+    gate.push_back(at::randn({r.m, r.n}, bf16()).requires_grad_());
+    up.push_back(at::randn({r.m, r.n}, bf16()).requires_grad_());
+    gy.push_back(at::randn({r.m, r.n}, bf16()));
+  }
+  return median_seconds_per_call(
+      [&](int64_t i) {
+        const int64_t s = i % sets;
+        at::Tensor y = at::silu(gate[s]) * up[s];
+        if (backward) torch::autograd::grad({y}, {gate[s], up[s]}, {gy[s]});
+      },
+      o);
+}
+
 // The trainer's lm_loss (logits cast to fp32, mean cross-entropy) on (m, vocab n).
 double time_cross_entropy(const KernelRow& r, bool backward, const GpuKernelOptions& o) {
   const int64_t sets = rotation_sets(2.0 * double(r.m * r.n));
@@ -303,6 +322,8 @@ void run_gpu_kernel_bench(std::vector<KernelRow>& rows, const GpuKernelOptions& 
 #endif
     } else if (r.op == "rmsnorm_fwd") r.seconds = time_rmsnorm(r, false, o);
     else if (r.op == "rmsnorm_bwd") r.seconds = time_rmsnorm(r, true, o) - time_rmsnorm(r, false, o);
+    else if (r.op == "swiglu_fwd") r.seconds = time_swiglu(r, false, o);
+    else if (r.op == "swiglu_bwd") r.seconds = time_swiglu(r, true, o) - time_swiglu(r, false, o);
     else if (r.op == "cross_entropy_fwd") r.seconds = time_cross_entropy(r, false, o);
     else if (r.op == "cross_entropy_bwd") r.seconds = time_cross_entropy(r, true, o) - time_cross_entropy(r, false, o);
     else if (r.op == "copy") r.seconds = time_copy(r, o);

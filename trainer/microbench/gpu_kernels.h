@@ -4,8 +4,8 @@
 // cuda:0 in bf16 through LibTorch — at::mm_out for the GEMMs, at::scaled_dot_product_attention
 // (is_causal; k and v expanded to every query head, as the trainer calls it) forward and
 // forward + backward (the backward's time is the difference of the two medians), the
-// trainer's own rms_norm and lm_loss (trainer/model/llama.h) forward and backward the same
-// way, a device-to-device copy, and an optimizer step (clip_grad_norm_'s norm and scale, then
+// trainer's own rms_norm, SwiGLU product (at::silu(gate) * up, as block_forward) and lm_loss
+// (trainer/model/llama.h) forward and backward the same way, a device-to-device copy, and an optimizer step (clip_grad_norm_'s norm and scale, then
 // at::_fused_adamw_; LibTorch >= 2.1) — with CUDA events on the current stream: warm-up calls
 // first, then `samples` timed batches of calls, each batch long enough to dwarf the event
 // resolution, the median of the per-call times kept. Inputs are random (never zeros), and

@@ -99,6 +99,24 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
     b.bytes = kBf16 * (3 * mn + 2 * n);  // x and dy read, dx written, weight read, dweight written
     rows.push_back(b);
   }
+  // SwiGLU's element-wise part, silu(gate) · up, over m rows of the FFN width (Llama presets):
+  // forward reads gate and up and writes the product; backward reads the product's gradient,
+  // gate and up and writes both gradients.
+  std::set<std::pair<int64_t, int64_t>> swiglus;
+  for (const ModelSpec& m : o.models)
+    if (m.mlp_type == MlpType::swiglu)
+      for (int64_t T : o.tokens) swiglus.insert({T, m.ffn_dim});
+  for (const auto& [m, n] : swiglus) {
+    const double mn = double(m) * double(n);
+    KernelRow f;
+    f.op = "swiglu_fwd", f.m = m, f.n = n;
+    f.bytes = kBf16 * 3 * mn;
+    rows.push_back(f);
+    KernelRow b = f;
+    b.op = "swiglu_bwd";
+    b.bytes = kBf16 * 5 * mn;
+    rows.push_back(b);
+  }
   for (const auto& [m, n] : losses) {
     const double mn = double(m) * double(n);
     if (mn > kMaxLossElements) continue;

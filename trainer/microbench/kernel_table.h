@@ -5,7 +5,8 @@
 // the given presets (q, k/v, o, gate/up, down and lm head projections, each in its forward
 // orientation C = X·Wᵀ and both backward ones, dX = dY·W and dW = dYᵀ·X) over token counts,
 // causal SDPA forward and backward over sequence lengths and the presets' head layouts,
-// RMSNorm and cross-entropy forward and backward, a device copy, and one optimizer step as
+// RMSNorm, SwiGLU's silu(gate) · up (Llama presets) and cross-entropy forward and backward, a
+// device copy, and one optimizer step as
 // torch.optim.AdamW(fused=True) after clip_grad_norm_ runs it (the gradients' norm, their scale,
 // the fused update) over each preset's parameter tensors in bf16 and in fp32 — each with the FLOPs and
 // the fewest bytes it must move, as rows of shared/kernel_table.h (whose format_kernel_csv
