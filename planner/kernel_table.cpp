@@ -16,7 +16,7 @@ KernelTable parse_kernel_table(const std::string& text, const std::string& file)
   static_cast<KernelTableFile&>(t) = parse_kernel_csv(text, file);
   for (const KernelRow& r : t.rows) {
     if (r.op == "gemm") t.gemm_index[{r.dtype, double(r.m), double(r.n), double(r.k)}] = r.seconds;
-    if (r.op == "rmsnorm_fwd" || r.op == "rmsnorm_bwd" || r.op == "swiglu_fwd" || r.op == "swiglu_bwd")
+    if (is_rows_by_width_op(r.op))
       t.shape_index[r.op][double(r.n)].emplace_back(std::log2(double(r.m)),  // m, n > 0: the shared reader
                                                     r.seconds / (double(r.m) * double(r.n)));
     if (r.op == "adamw_fused_clip")  // the shared reader checked m, k > 0

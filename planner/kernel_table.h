@@ -6,9 +6,9 @@
 // The format, its row type and its strict reader are shared/kernel_table.h; this adds what
 // the planner takes from a table (planner/plan.cpp): the best measured GEMM rate per dtype as
 // the anchor of the SM-grid model, the measured time of a GEMM of exactly a measured shape,
-// the forward + backward SDPA rate by sequence length (nearest head dim), the eager RMSNorm and
-// the optimizer step (clip_grad_norm_ then the fused AdamW) by shape, and the best copy
-// bandwidth for memory-bound ops. What it is not: the writer (the microbenchmark is) or the
+// the forward + backward SDPA rate by sequence length (nearest head dim), the eager RMSNorm,
+// the eager SwiGLU product and the optimizer step (clip_grad_norm_ then the fused AdamW) by
+// shape, and the best copy bandwidth for memory-bound ops. What it is not: the writer (the microbenchmark is) or the
 // parser (shared/kernel_table.cpp).
 // Plain value type; kernel_table_for() caches files behind a mutex (thread-safe).
 #pragma once

@@ -34,6 +34,10 @@ const char* const kKernelOps[11] = {"gemm",       "sdpa_fwd",          "sdpa_bwd
                                     "rmsnorm_bwd", "swiglu_fwd",        "swiglu_bwd",        "cross_entropy_fwd",
                                     "cross_entropy_bwd", "copy",        "adamw_fused_clip"};
 
+bool is_rows_by_width_op(const std::string& op) {
+  return op == "rmsnorm_fwd" || op == "rmsnorm_bwd" || op == "swiglu_fwd" || op == "swiglu_bwd";
+}
+
 const KernelHeaderKey kKernelHeaderKeys[6] = {
     {"gpu", &KernelTableHeader::gpu},     {"driver", &KernelTableHeader::driver},
     {"torch", &KernelTableHeader::torch}, {"cuda", &KernelTableHeader::cuda},
@@ -121,7 +125,7 @@ void check_row(const KernelRow& r, const std::string& file, int no) {
     if (!(r.seq_len > 0 && r.head_dim > 0 && r.flop > 0))
       throw InputError(
           fmt::format("{}:{}: column 'seq_len': an sdpa row needs seq_len, head_dim and flop > 0", file, no));
-  } else if (r.op == "rmsnorm_fwd" || r.op == "rmsnorm_bwd" || r.op == "swiglu_fwd" || r.op == "swiglu_bwd") {
+  } else if (is_rows_by_width_op(r.op)) {
     if (!(r.m > 0 && r.n > 0))
       throw InputError(fmt::format("{}:{}: column 'm': an {} row needs m (rows) and n (width) > 0", file, no, r.op));
   } else if (r.op == "copy") {

@@ -63,6 +63,8 @@ struct KernelColumn {
 extern const KernelColumn kKernelColumns[13];
 
 extern const char* const kKernelOps[11];  // gemm … adamw_fused_clip, as above
+// An op whose rows are m rows of width n (rmsnorm_fwd / _bwd, swiglu_fwd / _bwd): m, n > 0.
+bool is_rows_by_width_op(const std::string& op);
 
 struct KernelHeaderKey {
   const char* key;
