@@ -23,6 +23,9 @@ namespace shardcast::planner {
 namespace {
 
 const std::string kData = std::string(SHARDCAST_TEST_SOURCE_DIR) + "/tests/planner/data/";
+// The header and column line of a table written inline (torch 2.11.0).
+const std::string kHead = "# gpu: g\n# driver: d\n# torch: 2.11.0\n# cuda: c\n# date: x\n# command: y\n";
+const std::string kCols = "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n";
 
 TEST(KernelTable, ReadsTheSyntheticTable) {
   const KernelTable& t = kernel_table_for(kData + "kernels_synthetic.csv");
@@ -79,11 +82,9 @@ TEST(KernelTable, MeasuredShapeTakesItsMeasuredTime) {
 // The eager RMSNorm rows by shape: exact at a measured (m, n), per element linear in log2(m)
 // and then in log2(n) between them, clamped outside; forward and backward apart.
 TEST(KernelTable, RmsnormSecondsByShape) {
-  const std::string head = "# gpu: g\n# driver: d\n# torch: 2.11.0\n# cuda: c\n# date: x\n# command: y\n";
-  const std::string cols = "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n";
   // seconds per element: fwd 1e-9 at (1024, 2048), 2e-9 at (4096, 2048), 3e-9 at (1024, 8192),
   // 5e-9 at (4096, 8192); bwd 7e-9 at (1024, 2048) only.
-  const KernelTable t = parse_kernel_table(head + cols +
+  const KernelTable t = parse_kernel_table(kHead + kCols +
                                                "rmsnorm_fwd,bf16,1024,2048,,,,,,,1,,0.002097152\n"
                                                "rmsnorm_fwd,bf16,4096,2048,,,,,,,1,,0.016777216\n"
                                                "rmsnorm_fwd,bf16,1024,8192,,,,,,,1,,0.025165824\n"
@@ -96,17 +97,15 @@ TEST(KernelTable, RmsnormSecondsByShape) {
   EXPECT_NEAR(t.rmsnorm_seconds(2048, 4096, false) / (2048.0 * 4096), 2.75e-9, 1e-21);
   EXPECT_NEAR(t.rmsnorm_seconds(65536, 2048, false) / (65536.0 * 2048), 2e-9, 1e-21);  // clamped
   EXPECT_NEAR(t.rmsnorm_seconds(4096, 4096, true) / (4096.0 * 4096), 7e-9, 1e-21);     // one bwd row: everywhere
-  KernelTable none = parse_kernel_table(head + cols + "gemm,bf16,1,1,1,,,,,,,2,1\n", "t.csv");
+  KernelTable none = parse_kernel_table(kHead + kCols + "gemm,bf16,1,1,1,,,,,,,2,1\n", "t.csv");
   EXPECT_EQ(none.rmsnorm_seconds(4096, 4096, false), 0.0);
 }
 
 // An eager RMSNorm op takes the table's time; compiled, or with no table, or a fused norm (no
 // shape on the op), its bytes over the bandwidth.
 TEST(KernelTable, EagerRmsnormTakesTheMeasuredTime) {
-  const std::string head = "# gpu: g\n# driver: d\n# torch: 2.11.0\n# cuda: c\n# date: x\n# command: y\n";
-  const std::string cols = "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n";
   const KernelTable t = parse_kernel_table(
-      head + cols + "rmsnorm_fwd,bf16,8192,4096,,,,,,,1,,0.0005\nrmsnorm_bwd,bf16,8192,4096,,,,,,,1,,0.0011\n", "t.csv");
+      kHead + kCols + "rmsnorm_fwd,bf16,8192,4096,,,,,,,1,,0.0005\nrmsnorm_bwd,bf16,8192,4096,,,,,,,1,,0.0011\n", "t.csv");
   const ModelSpec m = load_model("llama3-8b");
   const std::vector<Op> ops = block_forward_ops(m, 2, 4096, 2, NormImpl::eager, false, false);
   const Op& norm = ops.front();
@@ -131,10 +130,8 @@ TEST(KernelTable, EagerRmsnormTakesTheMeasuredTime) {
 // per element by (log2 m, log2 n), clamped; compiled, fused (one kernel), or with no rows, its
 // bytes over the bandwidth. MPT's GELU has no rows.
 TEST(KernelTable, EagerSwigluTakesTheMeasuredTime) {
-  const std::string head = "# gpu: g\n# driver: d\n# torch: 2.11.0\n# cuda: c\n# date: x\n# command: y\n";
-  const std::string cols = "op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds\n";
   // seconds per element: fwd 1e-9 at (4096, 14336), 2e-9 at (16384, 14336); bwd 3e-9.
-  const KernelTable t = parse_kernel_table(head + cols +
+  const KernelTable t = parse_kernel_table(kHead + kCols +
                                                "swiglu_fwd,bf16,4096,14336,,,,,,,1,,0.058720256\n"
                                                "swiglu_fwd,bf16,16384,14336,,,,,,,1,,0.469762048\n"
                                                "swiglu_bwd,bf16,4096,14336,,,,,,,1,,0.176160768\n",
