@@ -19,6 +19,19 @@ constexpr double kMaxLossElements = double(int64_t(1) << 31);
 // moments) are 8.6 GB in bf16, 17 GB in fp32.
 constexpr int64_t kMaxOptimizerElements = int64_t(1) << 30;
 
+// The forward and backward rows of an op over m rows of width n, with the bytes each moves.
+void add_fwd_bwd(std::vector<KernelRow>& rows, const char* fwd_op, const char* bwd_op, int64_t m, int64_t n,
+                 double fwd_bytes, double bwd_bytes) {
+  KernelRow f;
+  f.op = fwd_op, f.m = m, f.n = n;
+  f.bytes = fwd_bytes;
+  rows.push_back(f);
+  KernelRow b = f;
+  b.op = bwd_op;
+  b.bytes = bwd_bytes;
+  rows.push_back(b);
+}
+
 KernelRow gemm(int64_t m, int64_t n, int64_t k, const char* dtype) {
   KernelRow r;
   r.op = "gemm";
@@ -90,14 +103,9 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
     }
   for (const auto& [m, n] : norms) {
     const double mn = double(m) * double(n);
-    KernelRow f;
-    f.op = "rmsnorm_fwd", f.m = m, f.n = n;
-    f.bytes = kBf16 * (2 * mn + n);  // x read, y written, weight read
-    rows.push_back(f);
-    KernelRow b = f;
-    b.op = "rmsnorm_bwd";
-    b.bytes = kBf16 * (3 * mn + 2 * n);  // x and dy read, dx written, weight read, dweight written
-    rows.push_back(b);
+    // forward: x read, y written, weight read; backward: x and dy read, dx written, weight read,
+    // dweight written.
+    add_fwd_bwd(rows, "rmsnorm_fwd", "rmsnorm_bwd", m, n, kBf16 * (2 * mn + n), kBf16 * (3 * mn + 2 * n));
   }
   // SwiGLU's element-wise part, silu(gate) · up, over m rows of the FFN width (Llama presets):
   // forward reads gate and up and writes the product; backward reads the product's gradient,
@@ -108,26 +116,15 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
       for (int64_t T : o.tokens) swiglus.insert({T, m.ffn_dim});
   for (const auto& [m, n] : swiglus) {
     const double mn = double(m) * double(n);
-    KernelRow f;
-    f.op = "swiglu_fwd", f.m = m, f.n = n;
-    f.bytes = kBf16 * 3 * mn;
-    rows.push_back(f);
-    KernelRow b = f;
-    b.op = "swiglu_bwd";
-    b.bytes = kBf16 * 5 * mn;
-    rows.push_back(b);
+    add_fwd_bwd(rows, "swiglu_fwd", "swiglu_bwd", m, n, kBf16 * 3 * mn, kBf16 * 5 * mn);
   }
   for (const auto& [m, n] : losses) {
     const double mn = double(m) * double(n);
     if (mn > kMaxLossElements) continue;
-    KernelRow f;
-    f.op = "cross_entropy_fwd", f.m = m, f.n = n;
-    f.bytes = kBf16 * mn + kInt64 * m + kFp32;  // logits and targets read, the scalar written
-    rows.push_back(f);
-    KernelRow b = f;
-    b.op = "cross_entropy_bwd";
-    b.bytes = 2 * kBf16 * mn + kInt64 * m;  // logits and targets read, dlogits written
-    rows.push_back(b);
+    // forward: logits and targets read, the scalar written; backward: logits and targets read,
+    // dlogits written.
+    add_fwd_bwd(rows, "cross_entropy_fwd", "cross_entropy_bwd", m, n, kBf16 * mn + kInt64 * m + kFp32,
+                2 * kBf16 * mn + kInt64 * m);
   }
 
   KernelRow c;
