@@ -96,10 +96,19 @@ bool fp8_linear_table_has(const Fp8LinearTable& t, Fp8Recipe recipe) {
   return std::any_of(t.grids.begin(), t.grids.end(), [&](const Fp8LinearGrid& g) { return g.recipe == recipe; });
 }
 
-const Fp8LinearTable* fp8_linear_table_for(Fp8Recipe recipe, bool compile, int sm_count) {
+const Fp8LinearGrid* fp8_linear_grid(const Fp8LinearTable& t, Fp8Recipe recipe, const std::string& gpu) {
+  const Fp8LinearGrid* first = nullptr;
+  for (const Fp8LinearGrid& g : t.grids) {
+    if (g.recipe != recipe) continue;
+    if (gpu.compare(0, g.gpu.size(), g.gpu) == 0 && (gpu.size() == g.gpu.size() || gpu[g.gpu.size()] == '-')) return &g;
+    if (first == nullptr) first = &g;
+  }
+  return first;
+}
+
+const Fp8LinearGrid* fp8_linear_grid_for(Fp8Recipe recipe, bool compile, int sm_count, const std::string& gpu) {
   if (recipe == Fp8Recipe::none || !compile || sm_count <= 0) return nullptr;
-  const Fp8LinearTable& t = fp8_linear_table();
-  return fp8_linear_table_has(t, recipe) ? &t : nullptr;
+  return fp8_linear_grid(fp8_linear_table(), recipe, gpu);
 }
 
 namespace {
@@ -116,10 +125,7 @@ Bracket bracket(const std::vector<double>& axis, double x) {
 }
 }  // namespace
 
-double fp8_linear_speedup(const Fp8LinearTable& t, Fp8Recipe recipe, double M, double K, double N) {
-  const auto it = std::find_if(t.grids.begin(), t.grids.end(), [&](const Fp8LinearGrid& g) { return g.recipe == recipe; });
-  if (it == t.grids.end()) return 0;
-  const Fp8LinearGrid& g = *it;
+double fp8_linear_speedup(const Fp8LinearGrid& g, double M, double K, double N) {
   const Bracket bm = bracket(g.log2_m, std::log2(M)), bk = bracket(g.log2_k, std::log2(K)),
                 bn = bracket(g.log2_n, std::log2(N));
   const size_t nk = g.log2_k.size(), nn = g.log2_n.size();

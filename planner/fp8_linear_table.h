@@ -52,17 +52,21 @@ const Fp8LinearTable& fp8_linear_table();
 // Whether the table has rows of `recipe` (from any GPU).
 bool fp8_linear_table_has(const Fp8LinearTable& t, Fp8Recipe recipe);
 
-// The table a plan's ComputeContext::fp8_linear takes: the shipped table when the run compiles
-// (the table was measured under torch.compile), on a GPU preset (sm_count > 0: the per-shape
-// model) and the table has `recipe`; else null (the recipe's roofline). On a GPU other than the
-// table's the same shape's speed-up is the prior (docs/cost-model.md §2.3).
-const Fp8LinearTable* fp8_linear_table_for(Fp8Recipe recipe, bool compile, int sm_count);
+// The grid of `recipe` measured on `gpu` (a preset name: the grid's gpu followed by '-' or
+// nothing, e.g. grid "H200" for "H200-141GB-SXM"), else the first grid of the recipe in file
+// order: on a GPU the table has no grid of, the same shape's speed-up on another is the prior
+// (docs/cost-model.md §2.3). Null when the table has no rows of the recipe.
+const Fp8LinearGrid* fp8_linear_grid(const Fp8LinearTable& t, Fp8Recipe recipe, const std::string& gpu);
 
-// Speed-up of `recipe` at the forward shape (M, K, N): linear in log2(M), log2(K), log2(N)
-// between the grid's points, clamped to its edges. 0 when the table has no rows of the recipe.
-// The grid of the first GPU listed for the recipe is used (the table holds one per recipe).
-// No allocation: called for every fp8 Linear of every plan.
-double fp8_linear_speedup(const Fp8LinearTable& t, Fp8Recipe recipe, double M, double K, double N);
+// The grid a plan's ComputeContext::fp8_linear takes: fp8_linear_grid() of the shipped table
+// when the run compiles (the table was measured under torch.compile) on a GPU preset
+// (sm_count > 0: the per-shape model); else null (the recipe's roofline).
+const Fp8LinearGrid* fp8_linear_grid_for(Fp8Recipe recipe, bool compile, int sm_count, const std::string& gpu);
+
+// Speed-up of the grid's recipe at the forward shape (M, K, N): linear in log2(M), log2(K),
+// log2(N) between the grid's points, clamped to its edges. No allocation: called for every fp8
+// Linear of every plan.
+double fp8_linear_speedup(const Fp8LinearGrid& g, double M, double K, double N);
 
 // The float8 Linear's forward + backward time that speed-up `s` implies:
 //   s = (bf16_linear_s + other_s) / (fp8_linear_s + other_s)  ⇒  fp8_linear_s = (bf16_linear_s + other_s) / s − other_s

@@ -98,10 +98,10 @@ struct ComputeContext {
   // The compute clock under the config's power limit relative to the one the table was measured
   // at (the preset's board power; power_limit.h): a measured GEMM time is divided by it.
   double kernel_clock_scale = 1;
-  // Measured float8 Linear speed-ups (planner/fp8_linear_table.h) for `fp8` under compile: an
-  // fp8 Linear takes the time the table's speed-up implies over its bf16 time; null = the
-  // recipe's roofline (fp8_recipe.h). Not owned.
-  const Fp8LinearTable* fp8_linear = nullptr;
+  // Measured float8 Linear speed-ups of `fp8` by shape (planner/fp8_linear_table.h) under
+  // compile: an fp8 Linear takes the time the grid's speed-up implies over its bf16 time;
+  // null = the recipe's roofline (fp8_recipe.h). Not owned.
+  const Fp8LinearGrid* fp8_linear = nullptr;
 };
 
 // How a Llama RMSNorm runs (the runtime term `rmsnorm`): `eager` = PyTorch ops with an fp32

@@ -106,10 +106,10 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                         double(m.d_model) / m.n_heads, /*causal=*/true, s,
                                         hw.peak_flops("bf16") * power.clock_scale * eff.matmul_ceiling);
   }
-  // torchao's measured float8 Linear speed-ups by shape (configs/kernels/float8_linear.csv, H100,
-  // torch.compile) for a recipe the table has, on every GPU preset; eager runs and recipes
-  // without a table keep the recipe's roofline (fp8_linear_table.h).
-  cc.fp8_linear = fp8_linear_table_for(cc.fp8, cc.compile, hw.gpu.sm_count);
+  // Measured float8 Linear speed-ups by shape (configs/kernels/float8_linear.csv, torch.compile)
+  // for a recipe the table has, this GPU's grid where it has one, else another GPU's as the prior;
+  // eager runs and recipes without a grid keep the recipe's roofline (fp8_linear_table.h).
+  cc.fp8_linear = fp8_linear_grid_for(cc.fp8, cc.compile, hw.gpu.sm_count, hw.name);
   // Measured kernel rates replace the anchored ones (planner/kernel_table.h) for a runtime of
   // the torch release the table was measured with (runtime term torch): the best GEMM rate per
   // dtype anchors the grid model (no fitted factor), measured shapes take their measured time,

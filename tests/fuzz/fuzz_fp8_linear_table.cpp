@@ -29,7 +29,7 @@ void check_lookup(const shardcast::planner::Fp8LinearTable& t, const shardcast::
   for (double m : probes(g.log2_m))
     for (double k : probes(g.log2_k))
       for (double n : probes(g.log2_n)) {
-        const double s = shardcast::planner::fp8_linear_speedup(t, g.recipe, std::exp2(m), std::exp2(k), std::exp2(n));
+        const double s = shardcast::planner::fp8_linear_speedup(g, std::exp2(m), std::exp2(k), std::exp2(n));
         // A relative slack of 1e-12 for the rounding of the weights.
         if (!std::isfinite(s) || s < *lo * (1 - 1e-12) || s > *hi * (1 + 1e-12)) {
           std::fprintf(stderr, "fp8_linear_speedup = %g outside [%g, %g] at log2 (%g, %g, %g)\n", s, *lo, *hi, m, k, n);

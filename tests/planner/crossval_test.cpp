@@ -170,8 +170,8 @@ TEST(Crossval, LeaveOneSourceOutPredictsEveryRowWithoutItsSource) {
 // The leave-one-source-out numbers of docs/validation.md "Cross-validation", with the shipped
 // procedure (default fitter options), held as a regression bound like outside_runs_test.cpp's:
 // each bound is the measurement (stated beside it) rounded away to the next 0.5 point, or the
-// issue's target where it is met (MAPE <= 8 %). The bias target (|bias| <= 3 %) and the 2σ
-// coverage target (95 %) are not met; their bounds hold what is.
+// issue's target where it is met. None of the MAPE (<= 8 %), bias (|bias| <= 3 %) and 2σ coverage
+// (95 %) targets is met since the measured tensorwise float8 grid; the bounds hold what is.
 TEST(Crossval, LeaveOneSourceOutHoldsItsMeasuredBounds) {
   const std::string csv = calibration_csv();
   if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no calibration CSV";
@@ -185,16 +185,20 @@ TEST(Crossval, LeaveOneSourceOutHoldsItsMeasuredBounds) {
   }
   const double mape = 100 * abs_sum / cv.rows.size();
   const double bias = 100 * signed_sum / cv.rows.size();
-  EXPECT_LE(mape, 8.0);   // measured 7.77 % (7.72 % before the optimizer step was charged as each runtime runs it;
+  EXPECT_LE(mape, 9.0);   // measured 8.50 % since compiled tensorwise float8 Linears take the H200 grid measured on
+                          // 2026-11-28: AWS's two float8 rows -3.7 / -7.2 -> -10.8 / -11.6 %, as slow as its bf16
+                          // rows, so the GH100 fit without llm-foundry raises attention_eff 0.77 -> 0.87 and its
+                          // 216 left-out rows go 8.1 / +5.2 -> 8.8 / +6.0 % (docs/validation.md "Measured float8
+                          // Linear speed-ups, tensorwise"); 7.77 % before (7.72 % before the optimizer step was charged as each runtime runs it;
                           // 8.1 % while hbm_eff was fitted)
-  EXPECT_LE(bias, 4.5);   // measured +4.10 % (+3.52 % before the optimizer step as run: fms-fsdp's foreach AdamW and
+  EXPECT_LE(bias, 5.0);   // measured +4.84 % since the tensorwise grid (above); +4.10 % before (+3.52 % before the optimizer step as run: fms-fsdp's foreach AdamW and
                           // FSDP1 clipping, 23 accesses an element where 8 were charged, slow its left-out rows;
                           // docs/validation.md "The optimizer step as each runtime runs it"; +4.4 % while hbm_eff was fitted)
-  EXPECT_GE(bias, -4.5);
+  EXPECT_GE(bias, -5.0);
   const Coverage nested = nested_coverage(cv.rows, set.groups, 4, set.hw);
   EXPECT_EQ(nested.n, 244);
-  EXPECT_GE(nested.frac1(), 0.68);  // the target; measured 77 %
-  EXPECT_GE(nested.frac2(), 0.905); // measured 91 % (target 95 %, not met)
+  EXPECT_GE(nested.frac1(), 0.68);  // the target; measured 78 %
+  EXPECT_GE(nested.frac2(), 0.895); // measured 90 % since the tensorwise grid, 91 % before (target 95 %, not met)
 }
 
 // Carrying one family's fitted fractions to the other (carry_across_families) against the

@@ -26,8 +26,8 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // `shardcast validate --published configs/published/outside.csv` measured on the 77-row file
 // (stated beside it), rounded away from the measurement to the next 0.5 point so that a
 // float-level change does not trip it while a change of the cost model that moves it does, on
-// purpose. The issue's targets for runs never seen are not all met (tokens/s MAPE 8 %: 12.3 %
-// today; 2σ coverage 95 %: 93.5 %; no row more than 5 % under on memory: litgpt's TinyLlama rows
+// purpose. The issue's targets for runs never seen are not all met (tokens/s MAPE 8 %: 11.8 %
+// today; 2σ coverage 95 %: 94.8 %; no row more than 5 % under on memory: litgpt's TinyLlama rows
 // at -7.3 / -9.5 % and a torchtitan pair at -5.9 %): the bounds hold what is, the targets what
 // should be.
 struct OutsideBounds {
@@ -35,7 +35,12 @@ struct OutsideBounds {
                                      // PR #1536's torchtitan run and torchtitan PRs #1287, #1881, #701 and #3105 (2026-11-28, fifth
                                      // session); 50 before torchtitan PRs #822, #808 and #355 and lightning-thunder PR #997
   int predicted = 77, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
-  double mape_tps = 12.5;            // measured 12.34 % on 77 rows since torchtitan's runs from 2025-07-24 (torchtitan-2025-07, torchtitan) run
+  double mape_tps = 12.0;            // measured 11.83 % on 77 rows since compiled tensorwise float8 Linears take the H200 grid
+                                     // measured on 2026-11-28 (configs/kernels/float8_linear.csv; docs/validation.md "Measured float8
+                                     // Linear speed-ups, tensorwise"): torchao's H100 / MI300X / B200 tensorwise rows +11.0 / +27.6 /
+                                     // +58.6 -> +2.7 / +9.1 / +38.9 %, OLMo-core's five float8 rows +7.3 ... +38.8 -> -0.6 ... +26.1 %,
+                                     // torchtitan PR #701's pair +21 -> +12 %, lightning-thunder's ten float8 rows -14 ... -25 ->
+                                     // -21 ... -30 %; 12.34 % before, since torchtitan's runs from 2025-07-24 (torchtitan-2025-07, torchtitan) run
                                      // torch's fused RMSNorm (docs/validation.md "torch's fused RMSNorm"): PR #1881's eager row -23.9 -> -16.5 %,
                                      // PR #3105's eager GB200 row -14.4 -> -8.5 %; 12.51 % before, since the runs of torch's 2024 cuDNN window run cuDNN attention
                                      // (docs/validation.md "The 2024 cuDNN window"): OLMo-core's ten rows (its nightly image, torch
@@ -67,13 +72,15 @@ struct OutsideBounds {
                                      // +54 ... +95 %; 18.63 % before the power limit of the B200 rows
                                      // (750 W) and of the H100-96GB preset (500 W): docs/cost-model.md
                                      // §2.4; 33-row file: 14.37 %; the B200 and lit-llama rows add +44 ... +77 %)
-  double abs_bias_tps = 0.5;         // measured +0.005 % on 77 rows since torch's fused RMSNorm, -0.17 % since the cuDNN window (-1.82 % with PR #997's rows alone on cuDNN, -2.58 % before), -1.57 % on 64 rows (the 50 of before +1.96 %, +1.95 % before the optimizer step as run; +2.01 % before the unsynced gradient sum, +2.76 % before the B200 datasheet power curve, +2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the issue's bound (+1.51 % before the SDPA backend:
+  double abs_bias_tps = 2.5;         // measured -2.18 % since the tensorwise float8 grid (above: the float8 rows that were
+                                     // fast moved more than those that were slow); the issue's bound is 3 %; +0.005 % on 77 rows since torch's fused RMSNorm, -0.17 % since the cuDNN window (-1.82 % with PR #997's rows alone on cuDNN, -2.58 % before), -1.57 % on 64 rows (the 50 of before +1.96 %, +1.95 % before the optimizer step as run; +2.01 % before the unsynced gradient sum, +2.76 % before the B200 datasheet power curve, +2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the issue's bound (+1.51 % before the SDPA backend:
                                      // the B200 rows ran cuDNN attention, measured 3.3x the flash backend
                                      // there, and moved 7 ... 12 points further over, while KempnerForge's
                                      // slow rows moved 4 ... 8 points up; fast and slow regimes cancel: see docs; +3.78 %
                                      // before the power limit); the lightning-thunder profile (pure
                                      // bf16, bf16 reduction) moved its 7 rows 1-2 points faster, from +3.49 %
-  int min_within_1sigma = 62;        // measured 62 of 77 (80.5 %) since torch's fused RMSNorm (PR #1881's eager row, -16.5 % on +-18 %); 61 of 77 (79.2 %) since the cuDNN window; 55 of 77 before (71 %; 9 of the 13 rows added on 2026-11-28); 46 of 64 (72 %; 8 of the 14 added rows); 38 of 50 since a kernel table times eager RMSNorms by shape (KempnerForge's
+  int min_within_1sigma = 63;        // measured 63 of 77 (81.8 %) since the tensorwise float8 grid, with the GH100 bands
+                                     // written again (17 % where they were 13 %); 62 of 77 (80.5 %) since torch's fused RMSNorm (PR #1881's eager row, -16.5 % on +-18 %); 61 of 77 (79.2 %) since the cuDNN window; 55 of 77 before (71 %; 9 of the 13 rows added on 2026-11-28); 46 of 64 (72 %; 8 of the 14 added rows); 38 of 50 since a kernel table times eager RMSNorms by shape (KempnerForge's
                                      // eager 13B row back inside its ±15 %, +11.9 %); 37 of 50 between, when the kernel tables
                                      // first timed KempnerForge's rows: that row -6.6 -> +15.5 % (eager elementwise ops ran
                                      // 1.4-1.6x the planner's bytes over the measured copy rate in the stack probes);
@@ -83,7 +90,8 @@ struct OutsideBounds {
                                      // narrowed the GH100 bands 20 -> 17.6 %, and thunder940_llama2_7b_8g_zero2_fsdp1_compile,
                                      // -19.7 %, left its 1σ; no error moved); 38 of 50 before, 37 of 49 before PR #1196's flash-backend row; 36 of 48 before the PR #1196 row; 35 before the AMD fp8 prior: the MI300X rowwise row, +30.5 -> +28.5 %
                                      // inside its ±30 % prior; 31 before the SDPA backend: four KempnerForge rows came in)
-  int min_within_2sigma = 72;        // measured 72 of 77 (93.5 %) since the cuDNN window: OLMo-core's 13B float8 row, +38.8 % on a
+  int min_within_2sigma = 73;        // measured 73 of 77 (94.8 %) since the tensorwise float8 grid (OLMo-core's 13B float8
+                                     // row +26.1 % on a ±17 % band, inside its 2σ again); 72 of 77 (93.5 %) since the cuDNN window: OLMo-core's 13B float8 row, +38.8 % on a
                                      // ±18 % band, left its 2σ; 73 of 77 before (94.8 %, under the 95 % target: litgpt's compiled TinyLlama row, -25.4 % on a
                                      // ±10 % band, is outside its 2σ); 61 of 64 (95.3 %; all 14 rows added before); 47 of 50 since the B200 datasheet power curve (torchao's bf16 row at +41.5 % inside
                                      // its 2σ of 42 %); 46 of 50 before (45 of 49)
