@@ -155,17 +155,10 @@ def float8_linear(torch, recipe):
             gw = mm8(gb.t().contiguous(), sgb.t().contiguous(), col_major(xb), sxb, False)
             return gx, gw
 
-    class RowwiseWithGwHp(torch.autograd.Function):
-        # torchao's ROWWISE_WITH_GW_HP (torchao/float8/config.py): the forward as rowwise;
+    class RowwiseWithGwHp(Rowwise):
+        # torchao's ROWWISE_WITH_GW_HP (torchao/float8/config.py): Rowwise's forward;
         # grad_input = grad_output (row-wise, e4m3) . weight (tensor-wise, e4m3), the weight's scalar
         # scale repeated to 1 x K (torchao's preprocess_addmm); grad_weight in bf16.
-        @staticmethod
-        def forward(ctx, x, w):
-            x8, sx = cast(x, e4m3, dim=-1, pow2=True)
-            w8, sw = cast(w, e4m3, dim=-1, pow2=True)
-            ctx.save_for_backward(x, w)
-            return mm8(x8, sx, w8.t(), sw.t().contiguous(), True)
-
         @staticmethod
         def backward(ctx, go):
             x, w = ctx.saved_tensors
