@@ -198,6 +198,8 @@ CSV
   expect "float8_linear_probe --compare: usage" 2 "usage: float8_linear_probe.py --compare OURS_CSV PUBLISHED_CSV" \
     "$py" "$f" --compare "$tmp/ours.csv"
   expect "float8_linear_probe: bad --sizes" 2 "usage error: --sizes '1k'" "$py" "$f" "$tmp/f8.csv" --sizes 1k
+  expect "float8_linear_probe: bad --recipes" 2 "usage error: --recipes takes tensorwise,rowwise,rowwise_with_gw_hp" \
+    "$py" "$f" "$tmp/f8.csv" --recipes mxfp8
   stub_torch 2.11.0 False
   expect "float8_linear_probe without CUDA" 1 "sees no CUDA device; nothing written" \
     env PYTHONPATH="$tmp/py" "$py" "$f" "$tmp/f8.csv" --sizes 1024
