@@ -92,10 +92,6 @@ const Fp8LinearTable& fp8_linear_table() {
   return table;
 }
 
-bool fp8_linear_table_has(const Fp8LinearTable& t, Fp8Recipe recipe) {
-  return std::any_of(t.grids.begin(), t.grids.end(), [&](const Fp8LinearGrid& g) { return g.recipe == recipe; });
-}
-
 const Fp8LinearGrid* fp8_linear_grid(const Fp8LinearTable& t, Fp8Recipe recipe, const std::string& gpu) {
   const Fp8LinearGrid* first = nullptr;
   for (const Fp8LinearGrid& g : t.grids) {

@@ -49,9 +49,6 @@ Fp8LinearTable parse_fp8_linear_table(const std::string& text, const std::string
 // config_dir()/kernels/float8_linear.csv, read once.
 const Fp8LinearTable& fp8_linear_table();
 
-// Whether the table has rows of `recipe` (from any GPU).
-bool fp8_linear_table_has(const Fp8LinearTable& t, Fp8Recipe recipe);
-
 // The grid of `recipe` measured on `gpu` (a preset name: the grid's gpu followed by '-' or
 // nothing, e.g. grid "H200" for "H200-141GB-SXM"), else the first grid of the recipe in file
 // order: on a GPU the table has no grid of, the same shape's speed-up on another is the prior
