@@ -33,7 +33,7 @@ Usage: float8_linear_probe.py OUT_CSV [--sizes 1024,2048,4096,8192,16384] [--rec
                               [--iters 5] [--warmup 3]
        float8_linear_probe.py --compare OURS_CSV PUBLISHED_CSV
 Needs torch >= 2.5 with CUDA on a GPU with float8 (compute capability >= 8.9). Writes OUT_CSV after
-each recipe (what finished survives a cap). Exit: 0 done; 1 no usable GPU (nothing written)
+each shape, rows sorted by recipe and shape (what finished survives a cap). Exit: 0 done; 1 no usable GPU (nothing written)
 or a recipe failed; 2 usage, an old torch, or unreadable input.
 """
 import argparse
@@ -298,16 +298,14 @@ def main(argv):
         "  bf16 against the Linear's GEMMs in float8 by this script's recipes (its docstring); speedup = bf16 / float8",
         "  GPU time (the sum of the step's kernel durations under torch.profiler, as torchao's float8_roofline.py)",
     ]
-    bf16 = build(torch, None)
-    t_bf16 = {}
-    rows = []
+    graphs = {None: build(torch, None)}  # recipe (None: bf16) -> its graph, compiled once for dynamic shapes
     failed = []
     for recipe in recipes:
         # Correct first: the float8 graph's output and gradients against the bf16 graph's, at one
         # shape, by ||a - b|| / ||b|| (float8 operands: a few percent; NaN never passes).
         try:
             f8 = build(torch, recipe)
-            errs = check_against_bf16(torch, bf16, f8, 2048, 4096, 2048)
+            errs = check_against_bf16(torch, graphs[None], f8, 2048, 4096, 2048)
         except Exception as e:  # a recipe that does not run is reported, and the others still run
             print(f"{recipe}: FAILED to run: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
             failed.append(recipe)
@@ -320,31 +318,25 @@ def main(argv):
             failed.append(recipe)
             continue
         header.append(line)
-        if a.static:
-            continue  # timed below, shape by shape
-        for m in sizes:
-            for k in sizes:
-                for n in sizes:
-                    if (m, k, n) not in t_bf16:
-                        t_bf16[(m, k, n)] = time_step(torch, bf16, m, k, n, a.iters, a.warmup)[:2]
-                    t = time_step(torch, f8, m, k, n, a.iters, a.warmup)
-                    rows.append((gpu, recipe, m, k, n, round(t_bf16[(m, k, n)][0] / t[0], 3)))
-                    print(f"{recipe:>10} {m:>6} {k:>6} {n:>6}  GPU bf16 {t_bf16[(m, k, n)][0] * 1e3:8.3f} ms  "
-                          f"float8 {t[0] * 1e3:8.3f} ms  speedup {rows[-1][5]:.3f}  (wall {t_bf16[(m, k, n)][1] * 1e3:.3f} / "
-                          f"{t[1] * 1e3:.3f} ms)", flush=True)
-        write(a.out, header, rows)
-    if a.static:  # shape by shape: every graph compiled for this shape alone (dynamo's caches reset)
-        for m in sizes:
-            for k in sizes:
-                for n in sizes:
+        graphs[recipe] = f8
+    timed = [r for r in recipes if r in graphs]
+    rows = []
+    for m in sizes:
+        for k in sizes:
+            for n in sizes:
+                if a.static:  # every graph compiled for this shape alone (dynamo's caches reset)
                     torch._dynamo.reset()
-                    tb = time_step(torch, build(torch, None, dynamic=False), m, k, n, a.iters, a.warmup)
-                    for recipe in [r for r in recipes if r not in failed]:
-                        t = time_step(torch, build(torch, recipe, dynamic=False), m, k, n, a.iters, a.warmup)
-                        rows.append((gpu, recipe, m, k, n, round(tb[0] / t[0], 3)))
-                        print(f"{recipe:>10} {m:>6} {k:>6} {n:>6}  GPU bf16 {tb[0] * 1e3:8.3f} ms  float8 {t[0] * 1e3:8.3f} ms"
-                              f"  speedup {rows[-1][5]:.3f}  (wall {tb[1] * 1e3:.3f} / {t[1] * 1e3:.3f} ms)", flush=True)
-                    write(a.out, header, sorted(rows, key=lambda r: (r[1], r[2], r[3], r[4])))
+                    shape_graphs = {r: build(torch, r, dynamic=False) for r in graphs}
+                else:
+                    shape_graphs = graphs
+                tb = time_step(torch, shape_graphs[None], m, k, n, a.iters, a.warmup)
+                for recipe in timed:
+                    t = time_step(torch, shape_graphs[recipe], m, k, n, a.iters, a.warmup)
+                    rows.append((gpu, recipe, m, k, n, round(tb[0] / t[0], 3)))
+                    print(f"{recipe:>10} {m:>6} {k:>6} {n:>6}  GPU bf16 {tb[0] * 1e3:8.3f} ms  float8 {t[0] * 1e3:8.3f} ms"
+                          f"  speedup {rows[-1][5]:.3f}  (wall {tb[1] * 1e3:.3f} / {t[1] * 1e3:.3f} ms)", flush=True)
+                write(a.out, header, sorted(rows, key=lambda r: (r[1], r[2], r[3], r[4])))
+    if a.static:
         if failed:
             print(f"float8_linear_probe: {', '.join(failed)} failed (see above)", file=sys.stderr)
             return 1
@@ -353,10 +345,9 @@ def main(argv):
     # grid is timed, one compile per graph) differs from compiling for each shape (torchao's
     # harness): the grid's largest cube and its middle one, compiled static.
     for s_ in sorted({sizes[len(sizes) // 2], sizes[-1]}):
-        for recipe in [None] + [r for r in recipes if r not in failed]:
+        for recipe in graphs:
             name = recipe or "bf16"
-            gd, wd, top = time_step(torch, bf16 if recipe is None else build(torch, recipe), s_, s_, s_, a.iters, a.warmup,
-                                    top=8)
+            gd, wd, top = time_step(torch, graphs[recipe], s_, s_, s_, a.iters, a.warmup, top=8)
             print(f"top kernels, {name} at {s_}^3 (ms per step): " + "; ".join(f"{ms:.3f} {n}" for ms, n in top), flush=True)
             torch._dynamo.reset()
             static = build(torch, recipe, dynamic=False)
