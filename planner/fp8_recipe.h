@@ -47,6 +47,12 @@ Fp8CastKernels fp8_cast_kernels(Fp8Recipe r, double M, double K, double N, int a
 
 // A kernel's floor: torchao's KERNEL_LAUNCH_OVERHEAD_SEC (roofline_utils.py, measured on H100).
 inline constexpr double kFp8CastKernelFloorS = 2e-6;  // s
+// Time of kernels moving `bytes` each over HBM, each at least kFp8CastKernelFloorS.  // s
+inline double fp8_cast_kernels_s(const std::vector<double>& bytes, double hbm_bytes_per_s) {
+  double t = 0;
+  for (double b : bytes) t += b / hbm_bytes_per_s > kFp8CastKernelFloorS ? b / hbm_bytes_per_s : kFp8CastKernelFloorS;
+  return t;
+}
 // The CUTLASS row-wise fp8 GEMM (fast accumulation, the forward GEMM of rowwise recipes)
 // relative to cuBLAS tensor-wise: "most shapes within 90-100 %" (pytorch/pytorch#147971, H100);
 // the middle of that range. No source states it for MI300X; the same value is used there.
@@ -66,11 +72,7 @@ Fp8LinearTime fp8_linear_time(Fp8Recipe r, double M, double K, double N, int act
 template <class GemmTime>
 Fp8LinearTime fp8_linear_time(Fp8Recipe r, double M, double K, double N, int act_bytes, bool compile,
                               bool weight_precast, double hbm_bytes_per_s, GemmTime gemm) {
-  auto kernels_s = [&](const std::vector<double>& bytes) {
-    double t = 0;
-    for (double b : bytes) t += b / hbm_bytes_per_s > kFp8CastKernelFloorS ? b / hbm_bytes_per_s : kFp8CastKernelFloorS;
-    return t;
-  };
+  auto kernels_s = [&](const std::vector<double>& bytes) { return fp8_cast_kernels_s(bytes, hbm_bytes_per_s); };
   // (m, n, k) of each GEMM and the size of its output.
   auto one = [&](LinearGemm g, double m, double n, double k) {
     const Fp8GemmRun run = fp8_gemm_run(r, g, act_bytes, compile);

@@ -276,10 +276,10 @@ Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
   // all-gather (tensorwise with fp8 all-gather) skips those kernels: their roofline time off.
   double weight_cast_s = 0;
   if (c.fp8_weights_precast) {
-    const Fp8LinearTime cast_here =
-        fp8_linear_time(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, /*weight_precast=*/false, hbm,
-                        [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); });
-    weight_cast_s = cast_here.fwd_s + cast_here.bwd_s - floor_s;
+    const Fp8CastKernels here = fp8_cast_kernels(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, false);
+    const Fp8CastKernels precast = fp8_cast_kernels(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, true);
+    weight_cast_s = fp8_cast_kernels_s(here.fwd, hbm) + fp8_cast_kernels_s(here.bwd, hbm) -
+                    fp8_cast_kernels_s(precast.fwd, hbm) - fp8_cast_kernels_s(precast.bwd, hbm);
   }
   const double t = measured_fp8_linear_s(s, bf16_linear_s(op, c),
                                          fp8_benchmark_other_bytes(op.m, op.k, op.n, c.act_bytes) / hbm,
