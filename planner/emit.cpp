@@ -133,6 +133,7 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
     TrainConfig c = cfg;
     c.runtime = rt;
     t.refusal = runtime_refusal(runtime_preset(rt), c, hw);
+    if (t.refusal.empty() && framework == "torchtitan") t.refusal = torchtitan_version_refusal(c, tv);
     if (t.refusal.empty()) t.prediction = plan(c, hw, resolve_plan_options(c, hw));
     out.push_back(std::move(t));
   }

@@ -1,10 +1,12 @@
 #include "planner/emit_ecosystem.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "planner/runtime.h"
 #include "planner/search.h"
@@ -369,6 +371,26 @@ std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s) 
   return std::nullopt;
 }
 
+// Float8LinearConverter.Config.recipe_name: Literal["rowwise", "rowwise_with_gw_hp"]
+// (torchtitan/components/quantization/float8.py @b5bcd76c6; tensorwise removed in #3127);
+// v0.2's [quantize.linear.float8] recipe_name: tensorwise (unset), rowwise, rowwise_with_gw_hp.
+std::vector<Fp8Recipe> torchtitan_fp8_recipes(TorchtitanVersion tv) {
+  if (tv == TorchtitanVersion::current) return {Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp};
+  return {Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp};
+}
+
+std::string torchtitan_version_refusal(const TrainConfig& c, TorchtitanVersion tv) {
+  if (c.precision.fp8 == Fp8Recipe::none) return "";
+  const std::vector<Fp8Recipe> ok = torchtitan_fp8_recipes(tv);
+  if (std::find(ok.begin(), ok.end(), c.precision.fp8) != ok.end()) return "";
+  std::vector<std::string> names;
+  for (Fp8Recipe r : ok) names.push_back(to_string(r));
+  return fmt::format("torchtitan's current generation cannot run precision.fp8 = \"{}\": its float8 recipes are "
+                     "{} (tensorwise scaling removed in pytorch/torchtitan#3127, 6348d93d1); choose one of those or "
+                     "--torchtitan-version 0.2",
+                     to_string(c.precision.fp8), fmt::join(names, " | "));
+}
+
 // torchtitan's current generation (pytorch/torchtitan@b5bcd76c6): the plan as a function that
 // derives a Trainer.Config from the flavor's registered one (torchtitan/models/llama3/
 // config_registry.py), setting each attribute the plan decides. Attribute names are those of
@@ -378,13 +400,8 @@ std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s) 
 // on the command line: selective = op-level SAC, full, none).
 std::string render_torchtitan_recipe(const TrainConfig& c) {
   require_fp32_reduce(c);
-  // Float8LinearConverter.Config.recipe_name: Literal["rowwise", "rowwise_with_gw_hp"]
-  // (torchtitan/components/quantization/float8.py @b5bcd76c6; tensorwise removed in #3127).
-  if (c.precision.fp8 == Fp8Recipe::tensorwise)
-    throw ConfigError("torchtitan", "precision.fp8",
-                      "\"tensorwise\": torchtitan's current generation runs float8 recipes rowwise | rowwise_with_gw_hp "
-                      "only (tensorwise scaling removed in pytorch/torchtitan#3127, 6348d93d1); choose one of those or "
-                      "--torchtitan-version 0.2");
+  if (const std::string why = torchtitan_version_refusal(c, TorchtitanVersion::current); !why.empty())
+    throw ConfigError("torchtitan", "precision.fp8", why);
   const int W = c.world_size();
   const int Ns = shard_size(c);
   const auto s = c.parallelism.sharding_strategy;

@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "shared/train_config.h"
 
@@ -29,6 +30,12 @@ namespace shardcast::planner {
 enum class TorchtitanVersion { v0_2, current };
 std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s);  // "0.2" | "current"
 inline const char* kTorchtitanVersionNames = "0.2 | current";
+// The float8 recipes generation `tv` can be configured with: v0.2 all three (recipe_name
+// unset = tensorwise), current rowwise and rowwise_with_gw_hp only (tensorwise removed in
+// pytorch/torchtitan#3127, 6348d93d1). `emit --from-search` searches only these.
+std::vector<Fp8Recipe> torchtitan_fp8_recipes(TorchtitanVersion tv);
+// Why generation `tv` cannot be configured with cfg's float8 recipe ("" = it can).
+std::string torchtitan_version_refusal(const TrainConfig& cfg, TorchtitanVersion tv);
 
 // torchtitan v0.2.x. Precondition (ConfigError otherwise): precision.reduce_dtype = fp32, the
 // only mixed_precision_reduce torchtitan accepts.

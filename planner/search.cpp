@@ -258,7 +258,12 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   if (!terms.compile) compiles = {false};
   // With --allow-fp8: every recipe the runtime runs (configs/runtimes/ fp8_recipes).
   if (space.allow_fp8 && has_fp8)
-    for (const std::string& name : terms.fp8_recipes) fp8s.push_back(*parse_fp8_recipe(name));
+    for (const std::string& name : terms.fp8_recipes) {
+      const Fp8Recipe r = *parse_fp8_recipe(name);
+      if (space.fp8_recipes.empty() ||
+          std::find(space.fp8_recipes.begin(), space.fp8_recipes.end(), r) != space.fp8_recipes.end())
+        fp8s.push_back(r);
+    }
   if (terms.reduce_dtype_is_param_dtype) {
     reduce_dtypes = {base.precision.param_dtype};
   } else {

@@ -43,6 +43,9 @@ struct SearchSpace {
   // below 1.0 keeps the allocator free of cudaMalloc retries (fms-fsdp#63).
   double max_mem_frac = 0.90;
   bool allow_fp8 = false;          // also try each fp8 recipe the runtime runs (only if the GPU has fp8)
+  // With allow_fp8: only the runtime's recipes that are also in this list (empty = all of them;
+  // `emit --from-search` passes the recipes the torchtitan generation it writes can express).
+  std::vector<Fp8Recipe> fp8_recipes;
   bool allow_compile = false;      // also try torch.compile
   // Also try torchtitan's op-level selective checkpointing (AcMode::selective_op). Off by
   // default: shardcast-train runs none, selective and full only.

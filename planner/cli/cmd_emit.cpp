@@ -16,6 +16,7 @@
 #include "planner/cli/reliability_flags.h"
 #include "planner/cli/search_flags.h"
 #include "planner/emit.h"
+#include "planner/emit_ecosystem.h"
 #include "planner/plan.h"
 #include "planner/runtime.h"
 #include "planner/search.h"
@@ -84,6 +85,9 @@ void register_emit(CLI::App& app) {
       if (!c.param_dtype.empty()) space.base.precision.param_dtype = c.param_dtype;
       if (!c.reduce_dtype.empty()) space.reduce_dtypes = {c.reduce_dtype};
       if (c.sync_every_micro_step) space.base.parallelism.sync_every_micro_step = c.sync_every_micro_step;
+      // A torchtitan plan is searched among the float8 recipes the generation written can express.
+      if (planner::runtime_preset(space.base.runtime).framework == "torchtitan")
+        space.fp8_recipes = planner::torchtitan_fp8_recipes(*planner::parse_torchtitan_version(a->torchtitan_version));
       const planner::SearchResult r = planner::search(space, hw, progress_bar("search"));
       const int rank = *a->from_search;
       if (int64_t(rank) > int64_t(r.ranked.size()))
@@ -102,7 +106,8 @@ void register_emit(CLI::App& app) {
     planner::require_inter_node_network(cfg, hw);
     // The plan is made for cfg.runtime (--runtime; default shardcast-train): it must be able to
     // run it and it must fit. Every other runtime's files are predicted for that runtime.
-    const std::vector<planner::EmitTarget> targets = planner::emit_targets(cfg, hw);
+    const planner::TorchtitanVersion tv = *planner::parse_torchtitan_version(a->torchtitan_version);
+    const std::vector<planner::EmitTarget> targets = planner::emit_targets(cfg, hw, tv);
     const planner::EmitTarget& main = targets.front();
     if (!main.refusal.empty()) throw ConfigError(cfg.source_file, "runtime", main.refusal);
     const Prediction& pred = main.prediction;
@@ -130,8 +135,7 @@ void register_emit(CLI::App& app) {
         fmt::print("emit: checkpoint.interval = {} steps (most useful work under failures; --reliability){}\n",
                    cfg.checkpoint.interval, cfg.checkpoint.dir.empty() ? "; set checkpoint.dir to save" : "");
     }
-    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force,
-                                                        *planner::parse_torchtitan_version(a->torchtitan_version));
+    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force, tv);
     fmt::print("emit: {} ({}), runtime {}: predicted {:.0f} tokens/s/GPU, MFU {:.1f}%, peak {:.1f} GiB{}\n",
                planner::describe_config(cfg), cfg.model_label(), main.runtime, pred.tokens_per_s_per_gpu,
                100 * pred.mfu, need / gib, pred.fits ? "" : " (DOES NOT FIT; --force)");

@@ -2,9 +2,11 @@
 // generation's keys (tests/planner/data/torchtitan_keys_{v0.2,current}.txt, read from
 // pytorch/torchtitan at the commits named in those files); the float8 converter's registered
 // name; float32 reductions only; torchtitan's files follow the generation asked for and its
-// refusal; launch scripts set both allocator variables.
+// refusal, and the current generation refuses the float8 recipe it cannot express (tensorwise);
+// launch scripts set both allocator variables.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -212,6 +214,36 @@ TEST(EmitTorchtitan, TargetsFollowVersionAndRefusal) {
         }
         EXPECT_EQ(t.refusal.empty(), plan_accepts) << reduce;
         EXPECT_EQ(plan_accepts, std::string(reduce) == "fp32");
+      }
+    }
+}
+
+// A float8 recipe the generation cannot express refuses that generation's file alone (the
+// other runtimes' files are still written, emit_files' `skipped` says why); v0.2 expresses all.
+TEST(EmitTorchtitan, CurrentGenerationRefusesTensorwiseAsATarget) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard,
+                                    AcMode::selective_op, 1, 8192);
+  c.precision.compile = true;
+  for (Fp8Recipe r : {Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp})
+    for (auto v : {TorchtitanVersion::v0_2, TorchtitanVersion::current}) {
+      SCOPED_TRACE(std::string(to_string(r)) + (v == TorchtitanVersion::current ? " current" : " 0.2"));
+      c.precision.fp8 = r;
+      const bool expressible = !(r == Fp8Recipe::tensorwise && v == TorchtitanVersion::current);
+      EXPECT_EQ(torchtitan_version_refusal(c, v).empty(), expressible);
+      const std::vector<Fp8Recipe> ok = torchtitan_fp8_recipes(v);
+      EXPECT_EQ(r == Fp8Recipe::none || std::find(ok.begin(), ok.end(), r) != ok.end(), expressible);
+      for (const EmitTarget& t : emit_targets(c, hw, v)) {
+        if (t.runtime == "torchtitan") {
+          EXPECT_EQ(t.refusal.empty(), expressible) << t.refusal;
+          if (!expressible) {
+            EXPECT_NE(t.refusal.find("rowwise | rowwise_with_gw_hp"), std::string::npos) << t.refusal;
+          }
+        } else {
+          // fms-fsdp (no float8) is refused for its own reason; the current generation's rule
+          // touches torchtitan's files only.
+          EXPECT_EQ(t.refusal.find("torchtitan's current generation"), std::string::npos) << t.refusal;
+        }
       }
     }
 }

@@ -48,6 +48,15 @@ check "launch_torchrun.sh passes bash -n" "bash -n '$tmp/out/launch_torchrun.sh'
 "$bin" emit --model llama3-70b --gpu H100-80GB-SXM --gpus 8 --out "$tmp/nofit" > /dev/null 2>&1; rc=$?
 check "emit of a plan that does not fit exits 3 (got $rc)" "[ $rc = 3 ]"
 check "and writes nothing" "[ ! -e '$tmp/nofit/run.toml' ]"
+# torchtitan's current generation has no tensorwise float8: --from-search picks among the recipes it runs.
+"$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --runtime torchtitan --torchtitan-version current \
+  --from-search 1 --allow-fp8 --allow-compile --allow-selective-op --out "$tmp/tt" > /dev/null 2>&1; rc=$?
+check "emit --from-search --allow-fp8 for torchtitan current exits 0 (got $rc)" "[ $rc = 0 ]"
+check "and writes a rowwise recipe" "grep -q 'Float8LinearConverter.Config(recipe_name=\"rowwise' '$tmp/tt/torchtitan_recipe.py'"
+"$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --runtime torchtitan --torchtitan-version current \
+  --compile --fp8 tensorwise --ac selective_op --out "$tmp/tw" > /dev/null 2> "$tmp/tw.err"; rc=$?
+check "emit --fp8 tensorwise for torchtitan current exits 2 (got $rc)" "[ $rc = 2 ] && grep -q 'its float8 recipes are rowwise | rowwise_with_gw_hp' '$tmp/tw.err'"
+check "and writes nothing" "[ ! -e '$tmp/tw' ]"
 "$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --from-search 1 --strategy full_shard --out "$tmp/x" > /dev/null 2>&1; rc=$?
 check "--from-search with --strategy exits 2 (got $rc)" "[ $rc = 2 ]"
 exit $fail

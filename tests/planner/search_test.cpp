@@ -167,6 +167,27 @@ TEST(Search, Fp8OnlyWhereTheGpuHasIt) {
   for (const TrainConfig& c : enumerate_candidates(s, a100).configs) EXPECT_FALSE(c.precision.fp8_on());
 }
 
+// With --allow-fp8 the search tries every recipe the runtime runs, or only those of them a
+// caller lists (emit --from-search: the recipes the torchtitan generation it writes expresses).
+TEST(Search, Fp8RecipesAreTheRuntimesOrTheListedOnes) {
+  SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 8, 4096);
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  s.base.runtime = "torchtitan";
+  s.allow_fp8 = true;
+  auto recipes = [&] {
+    std::set<Fp8Recipe> seen;
+    for (const TrainConfig& c : enumerate_candidates(s, hw).configs) seen.insert(c.precision.fp8);
+    return seen;
+  };
+  EXPECT_EQ(recipes(), (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise,
+                                            Fp8Recipe::rowwise_with_gw_hp}));
+  s.fp8_recipes = {Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp};
+  EXPECT_EQ(recipes(), (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp}));
+  // A listed recipe the runtime does not run is not tried: torchtitan-2024-10 ran tensorwise only.
+  s.base.runtime = "torchtitan-2024-10";
+  EXPECT_EQ(recipes(), (std::set<Fp8Recipe>{Fp8Recipe::none}));
+}
+
 TEST(Search, GlobalBatchIsRespected) {
   SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 32, 4096);
   s.global_batch_tokens = int64_t(2) << 20;  // 2Mi tokens = 512 sequences of 4096
