@@ -125,6 +125,8 @@ fsdp2)
   "$py" -m py_compile "$p" && echo "ok: py_compile host_time_probe.py"
   expect "host_time_probe without CUDA" 1 "sees no CUDA device" env PYTHONPATH="$tmp/py" "$py" "$p" "$tmp/h.json"
   [ ! -e "$tmp/h.json" ] || { echo "FAIL: host_time_probe wrote $tmp/h.json without a GPU" >&2; failures=$((failures + 1)); }
+  expect "host_time_probe --syncs bogus" 1 "--syncs: 'bogus' is not none | step" \
+    env PYTHONPATH="$tmp/py" "$py" "$p" "$tmp/h.json" --syncs none,bogus
   p="$src/tests/gpu/stack_probe.py"
   "$py" -m py_compile "$p" && echo "ok: py_compile stack_probe.py"
   expect "stack_probe without CUDA" 1 "sees no CUDA device" env PYTHONPATH="$tmp/py" "$py" "$p" "$tmp/s.json" \

@@ -10,8 +10,15 @@ bench_vs_fsdp2.py), runs STEPS steps eager and then STEPS steps with every block
 GPU's busy time per step: the union of the kernel, memcpy and memset intervals of a torch.profiler
 trace over the same steps. Idle = wall - busy is the time the GPU waited (for the host, or on a
 synchronisation); per unit it is idle / (2 x units) (a forward and a backward per unit).
+With --syncs none,step each mode also runs with the loss read on the host after every step
+(`loss.item()`, as lightning-thunder's benchmark, fms-fsdp and litgpt with log_interval 1 do), where
+"none" lets the host run ahead across steps (torchtitan reads its losses at log steps only since
+pytorch/torchtitan@5b2bb5232, OLMo-core every metrics_collect_interval steps): the difference is
+what a per-step synchronisation costs, the question docs/validation.md "The host ahead of the
+device, by training loop" leaves to a GPU.
 What it is not: a measurement of published runs' stacks (one torch, one GPU, world size 1).
 Usage: host_time_probe.py OUT_JSON [--layers 16] [--micro-batch 2] [--steps 6] [--modes eager,compiled]
+       [--syncs none,step]
 Needs torch >= 2.6 with CUDA. Writes OUT_JSON after each mode (what finished survives a cap).
 """
 import argparse
@@ -41,7 +48,12 @@ def main():
     ap.add_argument("--seq-len", type=int, default=2048)
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--modes", default="eager,compiled")
+    ap.add_argument("--syncs", default="none", help="none (host runs ahead across steps) and/or step (loss.item() each step)")
     args = ap.parse_args()
+    syncs = args.syncs.split(",")
+    for s_ in syncs:
+        if s_ not in ("none", "step"):
+            sys.exit(f"host_time_probe: --syncs: '{s_}' is not none | step")
     import torch
     if not torch.cuda.is_available():
         sys.exit(f"host_time_probe: torch {torch.__version__} sees no CUDA device")
@@ -82,32 +94,39 @@ def main():
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             opt.zero_grad(set_to_none=True)
+            return loss
+
+        def step_synced():
+            return step().item()  # the host waits for the step's last kernel
 
         for _ in range(3):  # warm-up (and compilation)
             step()
         torch.cuda.synchronize()
         t_warm = time.perf_counter() - t_start
-        t0 = time.perf_counter()
-        for _ in range(args.steps):
-            step()
-        torch.cuda.synchronize()
-        wall = (time.perf_counter() - t0) / args.steps
-        events, wall_profiled = profile_steps(torch, step, args.steps)
-        gpu = [(e["ts"], e["ts"] + e["dur"]) for e in events]
-        span = (max(e for _, e in gpu) - min(s_ for s_, _ in gpu)) / 1e6 / args.steps if gpu else 0.0
-        busy = union_us(gpu) / 1e6 / args.steps
-        r = {"wall_ms": wall * 1e3, "wall_profiled_ms": wall_profiled * 1e3, "gpu_span_ms": span * 1e3,
-             "gpu_busy_ms": busy * 1e3, "idle_in_span_ms": (span - busy) * 1e3,
-             "idle_in_span_per_unit_pass_ms": (span - busy) * 1e3 / (2 * (L + 1)),
-             "kernels_per_step": len(gpu) / args.steps, "warmup_s": t_warm,
-             "max_reserved_gib": torch.cuda.max_memory_reserved() / 2**30}
-        result["modes"][mode] = r
-        print(f"{mode:9s} wall {r['wall_ms']:8.2f} ms/step (profiled {r['wall_profiled_ms']:.2f}), GPU span "
-              f"{r['gpu_span_ms']:.2f}, busy {r['gpu_busy_ms']:.2f}, idle in span {r['idle_in_span_ms']:.2f} ms "
-              f"= {r['idle_in_span_per_unit_pass_ms']:.3f} ms per unit pass; {r['kernels_per_step']:.0f} GPU ops/step; "
-              f"warm-up {t_warm:.1f} s", flush=True)
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
+        for sync in syncs:
+            run = step_synced if sync == "step" else step
+            t0 = time.perf_counter()
+            for _ in range(args.steps):
+                run()
+            torch.cuda.synchronize()
+            wall = (time.perf_counter() - t0) / args.steps
+            events, wall_profiled = profile_steps(torch, run, args.steps)
+            gpu = [(e["ts"], e["ts"] + e["dur"]) for e in events]
+            span = (max(e for _, e in gpu) - min(s_ for s_, _ in gpu)) / 1e6 / args.steps if gpu else 0.0
+            busy = union_us(gpu) / 1e6 / args.steps
+            r = {"wall_ms": wall * 1e3, "wall_profiled_ms": wall_profiled * 1e3, "gpu_span_ms": span * 1e3,
+                 "gpu_busy_ms": busy * 1e3, "idle_in_span_ms": (span - busy) * 1e3,
+                 "idle_in_span_per_unit_pass_ms": (span - busy) * 1e3 / (2 * (L + 1)),
+                 "kernels_per_step": len(gpu) / args.steps, "warmup_s": t_warm, "sync": sync,
+                 "max_reserved_gib": torch.cuda.max_memory_reserved() / 2**30}
+            key = mode if sync == "none" else mode + "+sync_step"
+            result["modes"][key] = r
+            print(f"{key:19s} wall {r['wall_ms']:8.2f} ms/step (profiled {r['wall_profiled_ms']:.2f}), GPU span "
+                  f"{r['gpu_span_ms']:.2f}, busy {r['gpu_busy_ms']:.2f}, idle in span {r['idle_in_span_ms']:.2f} ms "
+                  f"= {r['idle_in_span_per_unit_pass_ms']:.3f} ms per unit pass; {r['kernels_per_step']:.0f} GPU "
+                  f"ops/step; warm-up {t_warm:.1f} s", flush=True)
+            with open(args.out, "w") as f:
+                json.dump(result, f, indent=1)
         del model, opt
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
