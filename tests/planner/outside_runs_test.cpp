@@ -90,7 +90,9 @@ struct OutsideBounds {
                                      // narrowed the GH100 bands 20 -> 17.6 %, and thunder940_llama2_7b_8g_zero2_fsdp1_compile,
                                      // -19.7 %, left its 1σ; no error moved); 38 of 50 before, 37 of 49 before PR #1196's flash-backend row; 36 of 48 before the PR #1196 row; 35 before the AMD fp8 prior: the MI300X rowwise row, +30.5 -> +28.5 %
                                      // inside its ±30 % prior; 31 before the SDPA backend: four KempnerForge rows came in)
-  int min_within_2sigma = 73;        // measured 73 of 77 (94.8 %) since the tensorwise float8 grid (OLMo-core's 13B float8
+  int min_within_2sigma = 75;        // measured 75 of 77 (97.4 %) since the Blackwell priors follow their rule again (±21 -> ±24 %,
+                                     // wider than GH100's widest band, 23.4 %: torchao's B200 bf16 and rowwise rows, +42.4 / +46.0 %, inside
+                                     // their 2σ of 48 %); 73 of 77 (94.8 %) since the tensorwise float8 grid (OLMo-core's 13B float8
                                      // row +26.1 % on a ±17 % band, inside its 2σ again); 72 of 77 (93.5 %) since the cuDNN window: OLMo-core's 13B float8 row, +38.8 % on a
                                      // ±18 % band, left its 2σ; 73 of 77 before (94.8 %, under the 95 % target: litgpt's compiled TinyLlama row, -25.4 % on a
                                      // ±10 % band, is outside its 2σ); 61 of 64 (95.3 %; all 14 rows added before); 47 of 50 since the B200 datasheet power curve (torchao's bf16 row at +41.5 % inside
