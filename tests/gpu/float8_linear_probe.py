@@ -336,24 +336,21 @@ def main(argv):
                     print(f"{recipe:>10} {m:>6} {k:>6} {n:>6}  GPU bf16 {tb[0] * 1e3:8.3f} ms  float8 {t[0] * 1e3:8.3f} ms"
                           f"  speedup {rows[-1][5]:.3f}  (wall {tb[1] * 1e3:.3f} / {t[1] * 1e3:.3f} ms)", flush=True)
                 write(a.out, header, sorted(rows, key=lambda r: (r[1], r[2], r[3], r[4])))
-    if a.static:
-        if failed:
-            print(f"float8_linear_probe: {', '.join(failed)} failed (see above)", file=sys.stderr)
-            return 1
-        return 0
-    # Where the time goes at the largest shape, and whether compiling for dynamic shapes (as the
-    # grid is timed, one compile per graph) differs from compiling for each shape (torchao's
-    # harness): the grid's largest cube and its middle one, compiled static.
-    for s_ in sorted({sizes[len(sizes) // 2], sizes[-1]}):
-        for recipe in graphs:
-            name = recipe or "bf16"
-            gd, wd, top = time_step(torch, graphs[recipe], s_, s_, s_, a.iters, a.warmup, top=8)
-            print(f"top kernels, {name} at {s_}^3 (ms per step): " + "; ".join(f"{ms:.3f} {n}" for ms, n in top), flush=True)
-            torch._dynamo.reset()
-            static = build(torch, recipe, dynamic=False)
-            gs, ws, _ = time_step(torch, static, s_, s_, s_, a.iters, a.warmup)
-            print(f"static / dynamic compile, {name} at {s_}^3: GPU {gs * 1e3:.3f} / {gd * 1e3:.3f} ms "
-                  f"(ratio {gs / gd:.3f}), wall {ws * 1e3:.3f} / {wd * 1e3:.3f} ms", flush=True)
+    if not a.static:
+        # Where the time goes at the largest shape, and whether compiling for dynamic shapes (as
+        # the grid is timed, one compile per graph) differs from compiling for each shape
+        # (torchao's harness): the grid's largest cube and its middle one, compiled static.
+        for s_ in sorted({sizes[len(sizes) // 2], sizes[-1]}):
+            for recipe in graphs:
+                name = recipe or "bf16"
+                gd, wd, top = time_step(torch, graphs[recipe], s_, s_, s_, a.iters, a.warmup, top=8)
+                print(f"top kernels, {name} at {s_}^3 (ms per step): " + "; ".join(f"{ms:.3f} {n}" for ms, n in top),
+                      flush=True)
+                torch._dynamo.reset()
+                static = build(torch, recipe, dynamic=False)
+                gs, ws, _ = time_step(torch, static, s_, s_, s_, a.iters, a.warmup)
+                print(f"static / dynamic compile, {name} at {s_}^3: GPU {gs * 1e3:.3f} / {gd * 1e3:.3f} ms "
+                      f"(ratio {gs / gd:.3f}), wall {ws * 1e3:.3f} / {wd * 1e3:.3f} ms", flush=True)
     if failed:
         print(f"float8_linear_probe: {', '.join(failed)} failed (see above)", file=sys.stderr)
         return 1
