@@ -73,6 +73,7 @@ void register_emit(CLI::App& app) {
   cmd->callback([a] {
     HardwareSpec hw;
     TrainConfig cfg;
+    const planner::TorchtitanVersion tv = *planner::parse_torchtitan_version(a->torchtitan_version);
     if (a->from_search) {
       const ConfigFlags& c = a->choice;
       if (!c.config.empty() || !c.strategy.empty() || c.hsdp_shard_size >= 0 || c.micro_batch > 0 ||
@@ -87,7 +88,7 @@ void register_emit(CLI::App& app) {
       if (c.sync_every_micro_step) space.base.parallelism.sync_every_micro_step = c.sync_every_micro_step;
       // A torchtitan plan is searched among the float8 recipes the generation written can express.
       if (planner::runtime_preset(space.base.runtime).framework == "torchtitan")
-        space.fp8_recipes = planner::torchtitan_fp8_recipes(*planner::parse_torchtitan_version(a->torchtitan_version));
+        space.fp8_recipes = planner::torchtitan_fp8_recipes(tv);
       const planner::SearchResult r = planner::search(space, hw, progress_bar("search"));
       const int rank = *a->from_search;
       if (int64_t(rank) > int64_t(r.ranked.size()))
@@ -106,7 +107,6 @@ void register_emit(CLI::App& app) {
     planner::require_inter_node_network(cfg, hw);
     // The plan is made for cfg.runtime (--runtime; default shardcast-train): it must be able to
     // run it and it must fit. Every other runtime's files are predicted for that runtime.
-    const planner::TorchtitanVersion tv = *planner::parse_torchtitan_version(a->torchtitan_version);
     const std::vector<planner::EmitTarget> targets = planner::emit_targets(cfg, hw, tv);
     const planner::EmitTarget& main = targets.front();
     if (!main.refusal.empty()) throw ConfigError(cfg.source_file, "runtime", main.refusal);
