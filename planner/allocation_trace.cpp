@@ -30,7 +30,11 @@ int stream_of(const SimAlloc& a) {
 
 }  // namespace
 
-UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved, bool logits_held, bool shifted) {
+UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved, bool logits_held,
+                                             CrossEntropyImpl impl) {
+  assert(impl == CrossEntropyImpl::fp32_upcast || impl == CrossEntropyImpl::fp32_upcast_shifted ||
+         impl == CrossEntropyImpl::fp32_upcast_chunked);
+  const bool shifted = impl == CrossEntropyImpl::fp32_upcast_shifted;
   enum { kOther, kLogits, kUpcast, kLogProbs, kGradLogProbs, kGradUpcast, kGradLogits, kShift, kGradShift };
   UnitTensorSequence q;
   if (other_saved > 0) q.forward.push_back({kOther, other_saved});
@@ -65,6 +69,17 @@ UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved
     q.forward.push_back({kLogProbs, 4.0 * n});
     q.forward.push_back({kUpcast, 0});
     q.forward.push_back({kLogits, 0});
+  }
+  if (impl == CrossEntropyImpl::fp32_upcast_chunked) {
+    // The chunks' gradients (kGradLogProbs: split's buffer) replace their log-probabilities
+    // chunk by chunk; cat then writes the copy's gradient beside them.
+    q.backward.push_back({kLogProbs, 0});
+    q.backward.push_back({kGradLogProbs, 4.0 * n});
+    q.backward.push_back({kGradUpcast, 4.0 * n});
+    q.backward.push_back({kGradLogProbs, 0});
+    q.backward.push_back({kGradLogits, A * n});
+    q.backward.push_back({kGradUpcast, 0});
+    return q;
   }
   q.backward.push_back({kGradLogProbs, 4.0 * n});
   q.backward.push_back({kGradUpcast, 4.0 * n});

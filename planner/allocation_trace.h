@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "planner/caching_allocator.h"
+#include "planner/ops.h"
 #include "planner/simulator.h"
 
 namespace shardcast::planner {
@@ -74,8 +75,13 @@ struct UnitTensorSequence {
 // `shifted` (cross_entropy "fp32_upcast_shifted", transformers before 4.46): the 16-bit logits go
 // as the fp32 copy is made, a shifted contiguous fp32 copy (4n) lives while log_softmax runs, and
 // backward makes the shift's gradient (4n) before slice backward's gradient of the copy (4n).
+// `chunked` (cross_entropy "fp32_upcast_chunked", litgpt's chunked_cross_entropy): forward as
+// above; backward frees each chunk's log-probabilities as its gradient lands in split's buffer
+// (one 4n block each here, where the real loop makes 128-row pieces of it), then cat writes the
+// copy's gradient (4n) and the buffer goes.
+// `impl`: fp32_upcast, fp32_upcast_shifted or fp32_upcast_chunked (the up-cast losses).
 UnitTensorSequence fp32_upcast_loss_sequence(double n, int act_bytes, double other_saved, bool logits_held,
-                                             bool shifted = false);
+                                             CrossEntropyImpl impl = CrossEntropyImpl::fp32_upcast);
 
 struct TraceInputs {
   std::vector<double> param_shard_bytes;   // per unit: sharded fp32 parameters  // bytes

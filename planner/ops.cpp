@@ -69,6 +69,7 @@ constexpr EnumName<NormImpl> kNormImpls[] = {
     {NormImpl::eager, "eager"}, {NormImpl::eager_fp32_weight, "eager_fp32_weight"}, {NormImpl::fused, "fused"}};
 constexpr EnumName<CrossEntropyImpl> kCrossEntropyImpls[] = {{CrossEntropyImpl::fp32_upcast, "fp32_upcast"},
                                                              {CrossEntropyImpl::fp32_upcast_shifted, "fp32_upcast_shifted"},
+                                                             {CrossEntropyImpl::fp32_upcast_chunked, "fp32_upcast_chunked"},
                                                              {CrossEntropyImpl::native, "native"},
                                                              {CrossEntropyImpl::fused, "fused"}};
 }  // namespace
@@ -173,6 +174,9 @@ bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out) {
 //   logits.float()` rebinds them); the shifted contiguous copy (4) and the log-softmax output
 //   (4, saved) come beside the fp32 copy; backward as fp32_upcast (the shift's gradient is the
 //   log-softmax's, then slice backward writes the copy's gradient after that one is freed).
+// - fp32_upcast_chunked: forward as fp32_upcast (the log-softmax output, 4, saved chunk by
+//   chunk); backward frees each chunk's log-probabilities as its gradient (4 in all) lands in
+//   split's buffer, then cat writes the copy's gradient (4) beside them: saved + 4, not + 8.
 // - native: log-softmax output in A (saved) and the logits (A) held by the training loop's
 //   `output` through backward; backward: gradients of the log-probabilities and logits (A + A).
 // - fused: the logits (A) and a 4-byte log-sum-exp per token are saved; backward writes the
@@ -190,6 +194,11 @@ LossMemory loss_memory(CrossEntropyImpl impl, double T, double V, int A) {
       l.saved = 4.0 * n;
       l.fwd_transient = std::max(A + 4.0, 8.0) * n;
       l.bwd_transient = 8.0 * n;
+      break;
+    case CrossEntropyImpl::fp32_upcast_chunked:
+      l.saved = 4.0 * n;
+      l.fwd_transient = (A + 4.0) * n;
+      l.bwd_transient = 4.0 * n;
       break;
     case CrossEntropyImpl::native:
       l.saved = 2.0 * A * n;
@@ -214,11 +223,12 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
   ops.back().saved_bytes = 0;  // input = norm output, saved above
   ops.back().fp8 = false;      // the LM head stays in param_dtype under fp8
   // HBM traffic per logit forward (backward is twice it):
-  // fp32_upcast: up-cast (r A, w 4) and log-softmax (r 4, w 4) = A + 12;
+  // fp32_upcast (and fp32_upcast_chunked, the same passes by chunks): up-cast (r A, w 4) and
+  // log-softmax (r 4, w 4) = A + 12;
   // fp32_upcast_shifted: and the shifted copy (r 4, w 4) = A + 20;
   // native: log-softmax in A (r A twice: max/sum and write pass, w A) = 3A;
   // fused: one read of the logits = A.
-  const double bytes = ce == CrossEntropyImpl::fp32_upcast           ? A + 12.0
+  const double bytes = ce == CrossEntropyImpl::fp32_upcast || ce == CrossEntropyImpl::fp32_upcast_chunked ? A + 12.0
                        : ce == CrossEntropyImpl::fp32_upcast_shifted ? A + 20.0
                        : ce == CrossEntropyImpl::native              ? 3.0 * A
                                                                      : A;

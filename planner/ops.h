@@ -39,14 +39,20 @@ enum class OpKind { matmul, attention, elementwise };
 //   fp32_upcast_shifted — transformers' LlamaForCausalLM before 4.46: logits = logits.float(),
 //                 then CrossEntropyLoss on logits[..., :-1, :].contiguous(): a second fp32 copy
 //                 while the loss runs forward;
+//   fp32_upcast_chunked — F.cross_entropy(reduction="none") on 128-row chunks of the fp32
+//                 logits (litgpt's chunked_cross_entropy behind Lightning Fabric, whose wrapper
+//                 up-casts the model's output): log-probabilities as fp32, saved per chunk;
+//                 backward frees each chunk's as its gradient lands in split's buffer, then
+//                 cats the chunks' gradients into one fp32 gradient of the logits;
 //   native      — nn.CrossEntropyLoss on the param_dtype logits (fms-fsdp): log-probabilities
 //                 in param_dtype, the logits held by the training loop through backward;
 //   fused       — a fused cross-entropy kernel (flash-attn's xentropy, llm-foundry's default
 //                 loss_fn "fused_crossentropy"): one pass, keeps the logits and an fp32
 //                 log-sum-exp per token, writes the logits' gradient.
-enum class CrossEntropyImpl { fp32_upcast, fp32_upcast_shifted, native, fused };
+enum class CrossEntropyImpl { fp32_upcast, fp32_upcast_shifted, fp32_upcast_chunked, native, fused };
 const char* to_string(CrossEntropyImpl c);
-// Parse "fp32_upcast" | "fp32_upcast_shifted" | "native" | "fused"; false for anything else.
+// Parse "fp32_upcast" | "fp32_upcast_shifted" | "fp32_upcast_chunked" | "native" | "fused"; false
+// for anything else.
 bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out);
 
 // Memory of the loss for `tokens` tokens (logits of `vocab` entries in act_bytes).

@@ -147,7 +147,8 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // fp32 logits the model returns and the loop keeps (runtime term fp32_logits_held): the
   // up-cast copy moves from the forward's transients to the model's output.
   const bool upcast_loss = opt.cross_entropy == CrossEntropyImpl::fp32_upcast ||
-                           opt.cross_entropy == CrossEntropyImpl::fp32_upcast_shifted;
+                           opt.cross_entropy == CrossEntropyImpl::fp32_upcast_shifted ||
+                           opt.cross_entropy == CrossEntropyImpl::fp32_upcast_chunked;
   const bool logits_held = opt.fp32_logits_held && upcast_loss;
   const double held_logits = logits_held ? 4.0 * T * double(m.vocab) : 0.0;
   loss.fwd_transient -= held_logits;
@@ -460,7 +461,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
       const SimUnit& h = in.units[size_t(U - 1)];
       ti.sequences.resize(size_t(U));
       ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab), param_bytes, h.saved_bytes - loss.saved, logits_held,
-                                                               opt.cross_entropy == CrossEntropyImpl::fp32_upcast_shifted);
+                                                               opt.cross_entropy);
     }
     thread_local std::vector<AllocEvent> trace;  // storage reused by the next plan() on this thread
     build_allocation_trace(sim, ti, &trace);

@@ -278,7 +278,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     CrossEntropyImpl impl;
     if (!parse_cross_entropy(ce, impl))
       throw InputError("unknown cross_entropy '" + r.get("cross_entropy") +
-                       "' (allowed: fp32_upcast | fp32_upcast_shifted | native | fused | empty)");
+                       "' (allowed: fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused | empty)");
     row.cross_entropy = impl;
   }
   const std::string norm = lower(r.get("rmsnorm"));

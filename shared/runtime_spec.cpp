@@ -24,9 +24,11 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "published rates of flash-attn's Triton kernel (llm-foundry attn_impl triton); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
      "eager in query blocks that score only the keys up to their last row (shared/causal_blocks.h), "
      "so the kept softmax is b·heads·causal_block_score_elements(s) (5/8 of s·s at s = 256)"},
-    {"cross_entropy", "string", "fp32_upcast | fp32_upcast_shifted | native | fused",
+    {"cross_entropy", "string", "fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused",
      "how the loss is computed: logits up-cast to fp32 (fp32_upcast_shifted: then shifted into a second "
-     "contiguous fp32 copy, transformers before 4.46), cross_entropy on the 16-bit logits, or a fused "
+     "contiguous fp32 copy, transformers before 4.46; fp32_upcast_chunked: cross_entropy on 128-row chunks "
+     "of the fp32 logits, litgpt's chunked_cross_entropy, whose backward holds the chunks' gradients and "
+     "their cat, not a third fp32 tensor), cross_entropy on the 16-bit logits, or a fused "
      "kernel that never materializes the fp32 logits"},
     {"rmsnorm", "string", "eager | eager_fp32_weight | fused",
      "eager: a Llama RMSNorm written in PyTorch ops with an fp32 up-cast ((4A + 28)·d bytes per token "
@@ -147,7 +149,8 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"fp32_logits_held", "bool", "",
      "the model returns the fp32 up-cast logits and the training loop keeps that tensor referenced through "
      "backward (no `del pred` before loss.backward()): 4 bytes per logit stay live while the loss's "
-     "gradients are made, and as long as outputs_kept says (cross_entropy fp32_upcast or fp32_upcast_shifted)"},
+     "gradients are made, and as long as outputs_kept says (cross_entropy fp32_upcast, fp32_upcast_shifted or "
+     "fp32_upcast_chunked; Lightning Fabric's wrapper up-casts every floating output it returns)"},
     {"use_cache", "bool", "",
      "the model returns every layer's K and V with its output (transformers with config.use_cache = true "
      "in training and without transformers' own gradient checkpointing, which turns it off): "

@@ -21,7 +21,7 @@ namespace shardcast {
 
 struct RuntimeTerms {
   std::string attention = "flash";            // flash | eager | eager_causal_blocks
-  std::string cross_entropy = "fp32_upcast";  // fp32_upcast | fp32_upcast_shifted | native | fused
+  std::string cross_entropy = "fp32_upcast";  // fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused
   std::string rmsnorm = "eager";              // eager | eager_fp32_weight | fused (one RMSNorm kernel)
   std::string rope = "eager";                 // eager | fused (one rotary kernel for q and k)
   std::string swiglu = "eager";               // eager | fused (one silu(gate)·up kernel)

@@ -265,16 +265,31 @@ TEST(AllocationTrace, LossTensorByTensorKeepsTheAllocatedPeak) {
   // and log_softmax's output together, other + 12n = the lumps' saved (other + 4n) + forward
   // transient (max(A + 4, 8)·n = 8n); held, the copy is the output: other + 8n. Backward other
   // + 12n either way (the shift's gradient is made and freed before slice backward's).
-  peaks(fp32_upcast_loss_sequence(n, 2, other, false, true), &f, &b, &e);
+  peaks(fp32_upcast_loss_sequence(n, 2, other, false, CrossEntropyImpl::fp32_upcast_shifted), &f, &b, &e);
   EXPECT_DOUBLE_EQ(f, other + 12.0 * n);
   EXPECT_DOUBLE_EQ(b, other + 12.0 * n);
   EXPECT_DOUBLE_EQ(e, other + 2.0 * n);
   const LossMemory shifted = loss_memory(CrossEntropyImpl::fp32_upcast_shifted, 1.0, n, 2);
   EXPECT_DOUBLE_EQ(f, other + shifted.saved + shifted.fwd_transient);
   EXPECT_DOUBLE_EQ(b, other + shifted.saved + shifted.bwd_transient);
-  peaks(fp32_upcast_loss_sequence(n, 2, other, true, true), &f, &b, &e);
+  peaks(fp32_upcast_loss_sequence(n, 2, other, true, CrossEntropyImpl::fp32_upcast_shifted), &f, &b, &e);
   EXPECT_DOUBLE_EQ(f, other + 8.0 * n);
   EXPECT_DOUBLE_EQ(b, other + 12.0 * n);
+  EXPECT_DOUBLE_EQ(e, other + 2.0 * n);
+  // litgpt's chunked loss (fp32_upcast_chunked): forward as fp32_upcast; backward the chunks'
+  // gradients take their log-probabilities' place and cat's gradient of the copy comes beside
+  // them: other + 8n, 4n under the one-call loss's 12n, and the lumps' saved + backward
+  // transient again (exact: the same byte counts summed in another order).
+  const LossMemory chunked = loss_memory(CrossEntropyImpl::fp32_upcast_chunked, 1.0, n, 2);
+  peaks(fp32_upcast_loss_sequence(n, 2, other, false, CrossEntropyImpl::fp32_upcast_chunked), &f, &b, &e);
+  EXPECT_DOUBLE_EQ(f, other + 10.0 * n);
+  EXPECT_DOUBLE_EQ(f, other + chunked.saved + chunked.fwd_transient);
+  EXPECT_DOUBLE_EQ(b, other + 8.0 * n);
+  EXPECT_DOUBLE_EQ(b, other + chunked.saved + chunked.bwd_transient);
+  EXPECT_DOUBLE_EQ(e, other + 2.0 * n);
+  peaks(fp32_upcast_loss_sequence(n, 2, other, true, CrossEntropyImpl::fp32_upcast_chunked), &f, &b, &e);
+  EXPECT_DOUBLE_EQ(f, other + 4.0 * n);
+  EXPECT_DOUBLE_EQ(b, other + 8.0 * n);
   EXPECT_DOUBLE_EQ(e, other + 2.0 * n);
 }
 

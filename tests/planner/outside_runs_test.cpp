@@ -26,16 +26,17 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // `shardcast validate --published configs/published/outside.csv` measured on the 77-row file
 // (stated beside it), rounded away from the measurement to the next 0.5 point so that a
 // float-level change does not trip it while a change of the cost model that moves it does, on
-// purpose. The issue's targets for runs never seen are not all met (tokens/s MAPE 8 %: 11.8 %
-// today; 2σ coverage 95 %: 94.8 %; no row more than 5 % under on memory: litgpt's TinyLlama rows
-// at -7.3 / -9.5 % and a torchtitan pair at -5.9 %): the bounds hold what is, the targets what
-// should be.
+// purpose. The issue's targets for runs never seen are not all met (tokens/s MAPE 8 %: 11.9 %
+// today; no row more than 5 % under on memory: a torchtitan pair at -5.9 %): the bounds hold
+// what is, the targets what should be.
 struct OutsideBounds {
   size_t rows = 77;                  // 64 before litgpt's TinyLlama table, YaFSDP's two 8192-token FSDP rows, lightning-thunder
                                      // PR #1536's torchtitan run and torchtitan PRs #1287, #1881, #701 and #3105 (2026-11-28, fifth
                                      // session); 50 before torchtitan PRs #822, #808 and #355 and lightning-thunder PR #997
   int predicted = 77, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
-  double mape_tps = 12.0;            // measured 11.83 % on 77 rows since compiled tensorwise float8 Linears take the H200 grid
+  double mape_tps = 12.0;            // measured 11.86 % on 77 rows since litgpt's loss runs on the fp32 logits Lightning
+                                     // Fabric returns (litgpt-2024-03, litgpt: its three rows 0.8 points slower); 11.83 % before,
+                                     // since compiled tensorwise float8 Linears take the H200 grid
                                      // measured on 2026-11-28 (configs/kernels/float8_linear.csv; docs/validation.md "Measured float8
                                      // Linear speed-ups, tensorwise"): torchao's H100 / MI300X / B200 tensorwise rows +11.0 / +27.6 /
                                      // +58.6 -> +2.7 / +9.1 / +38.9 %, OLMo-core's five float8 rows +7.3 ... +38.8 -> -0.6 ... +26.1 %,
@@ -72,7 +73,7 @@ struct OutsideBounds {
                                      // +54 ... +95 %; 18.63 % before the power limit of the B200 rows
                                      // (750 W) and of the H100-96GB preset (500 W): docs/cost-model.md
                                      // §2.4; 33-row file: 14.37 %; the B200 and lit-llama rows add +44 ... +77 %)
-  double abs_bias_tps = 2.5;         // measured -2.18 % since the tensorwise float8 grid (above: the float8 rows that were
+  double abs_bias_tps = 2.5;         // measured -2.21 % since litgpt's fp32 logits; -2.18 % since the tensorwise float8 grid (above: the float8 rows that were
                                      // fast moved more than those that were slow); the issue's bound is 3 %; +0.005 % on 77 rows since torch's fused RMSNorm, -0.17 % since the cuDNN window (-1.82 % with PR #997's rows alone on cuDNN, -2.58 % before), -1.57 % on 64 rows (the 50 of before +1.96 %, +1.95 % before the optimizer step as run; +2.01 % before the unsynced gradient sum, +2.76 % before the B200 datasheet power curve, +2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the issue's bound (+1.51 % before the SDPA backend:
                                      // the B200 rows ran cuDNN attention, measured 3.3x the flash backend
                                      // there, and moved 7 ... 12 points further over, while KempnerForge's
@@ -98,7 +99,8 @@ struct OutsideBounds {
                                      // ±10 % band, is outside its 2σ); 61 of 64 (95.3 %; all 14 rows added before); 47 of 50 since the B200 datasheet power curve (torchao's bf16 row at +41.5 % inside
                                      // its 2σ of 42 %); 46 of 50 before (45 of 49)
   int n_mem = 59;                    // rows with a memory figure (34 max reserved, 25 max allocated); 52 before the 13 rows, 38 before the 14
-  double mape_mem = 5.5;             // measured 5.32 % on 59 figures; 5.40 % on 52 figures since torchao's tensorwise Float8Linear keeps its fp8-cast input,
+  double mape_mem = 5.5;             // measured 5.06 % on 59 figures since litgpt's loss runs on the fp32 logits Fabric returns
+                                     // (its three rows -7.3 / -9.5 / -7.3 -> -2.6 / -3.4 / -2.6 %); 5.32 % before; 5.40 % on 52 figures since torchao's tensorwise Float8Linear keeps its fp8-cast input,
                                      // not the input (runtime term fp8_input_saved): lightning-thunder's 10 float8 rows
                                      // +12.6 ... +24.6 -> +7.7 ... +15.3 % over; 6.73 % before (the 38 of before 5.93 %); 5.93 % on 38 (the flash-backend row +5.7 %; 5.95 % before the PR #1196 row, +5.4 %; 6.45 % before torchtitan's eager block was replayed
                                      // tensor by tensor, planner/block_tensor_sequence.h: the four March-2024
@@ -114,7 +116,9 @@ struct OutsideBounds {
                                      // that cache kept by the loop until the next forward, and the
                                      // shifted fp32 copy of its loss; 15.94 % before the
                                      // lightning-thunder profile)
-  double worst_mem_under_pct = -10.0;  // measured -9.52 % (litgpt_thunder_tinyllama_8g_fsdp1_compile_24d5eba1, max allocated; its eager
+  double worst_mem_under_pct = -6.0;   // measured -5.94 % (the tt355 pair below) since litgpt's loss runs on the fp32 logits
+                                       // Lightning Fabric returns (docs/validation.md "litgpt's logits, as Fabric returns them");
+                                       // -9.52 % before (litgpt_thunder_tinyllama_8g_fsdp1_compile_24d5eba1, max allocated; its eager
                                        // rows -7.33 %: litgpt's pure-bf16 FSDP1 TinyLlama on 8 A100-40GB, docs/validation.md "New outside
                                        // runs (2026-11-28, fifth session)"); -5.94 % on 64 rows (tt355_llama3_8b_a100_8g_sac_op_foreach and _fused: torchtitan of
                                        // June 2024 on 8 A100 without expandable segments, 59.48 GiB max reserved;
@@ -128,7 +132,8 @@ struct OutsideBounds {
   // the fp32 copies and unkept intermediates leave are where the kept tensors go (docs/validation.md
   // "Memory"); with the blocks as lumps tt165_fsdp1_7b_8g_sac_eager was -12.6 %.
   double worst_reserved_under_pct = -6.0;    // measured -5.94 % (the tt355 pair, above); -2.1 % on the 50-row file (tt165_fsdp1_7b_8g_sac_eager)
-  double worst_allocated_under_pct = -10.0;  // measured -9.52 % (litgpt's compiled TinyLlama row, above); -2.3 % on 64 rows
+  double worst_allocated_under_pct = -3.5;   // measured -3.38 % (litgpt's compiled TinyLlama row) since litgpt's fp32 logits;
+                                             // -9.52 % before (that row, above); -2.3 % on 64 rows
                                              // (thunder940_llama2_7b_8g_zero2_fsdp1_compile);
                                              // -7.6 % before qkv_output_kept (litgpt's fused q/k/v output),
                                              // -10.5 % before fp8_weight_saved, -58.9 % (atorch, 64

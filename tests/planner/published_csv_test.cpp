@@ -89,7 +89,7 @@ std::vector<PublishedRow> named_value_column(const std::string& column, const st
 }
 
 TEST(Csv, CrossEntropyColumn) {
-  const auto rows = named_value_column("cross_entropy", "fp32_upcast_shifted", "fp32_upcast_chunked");
+  const auto rows = named_value_column("cross_entropy", "fp32_upcast_shifted", "fp32_chunked");
   ASSERT_EQ(rows.size(), 3u);
   ASSERT_TRUE(rows[0].cross_entropy.has_value());
   EXPECT_EQ(*rows[0].cross_entropy, CrossEntropyImpl::fp32_upcast_shifted);

@@ -477,12 +477,28 @@ TEST(RuntimeSpec, AtorchStatesWhatItsExampleDoes) {
   EXPECT_FALSE(t.expandable_segments);
 }
 
+// litgpt's thunder pre-training script behind Lightning Fabric, whose wrapper returns the model's
+// output up-cast to fp32: until 508027ab the loop keeps those logits (`logits = model(x)`) into
+// the next forward and chunks the loss by 128 rows; from it forward_and_loss keeps them in a
+// local and calls one cross_entropy. The date picks the generation.
+TEST(RuntimeSpec, LitgptGenerationsStateWhereTheFp32LogitsLive) {
+  const RuntimeSpec early = load_runtime("litgpt-2024-03");
+  EXPECT_EQ(early.terms.cross_entropy, "fp32_upcast_chunked");
+  EXPECT_TRUE(early.terms.fp32_logits_held);
+  EXPECT_EQ(early.terms.outputs_kept, "next_forward");
+  const RuntimeSpec later = load_runtime("litgpt");
+  EXPECT_EQ(later.terms.cross_entropy, "fp32_upcast");
+  EXPECT_FALSE(later.terms.fp32_logits_held);
+  EXPECT_EQ(early.until_date, later.from_date);  // 508027ab, 2024-04-04
+  EXPECT_EQ(later.from_date, "2024-04-04");
+}
+
 // Which runtimes run one fused q/k/v GEMM whose output attention keeps through v's view: litgpt's
-// model (litgpt, lightning-thunder) and fms (fms-fsdp) do; three separate GEMMs everywhere else; llm-foundry's
+// model (litgpt, litgpt-2024-03, lightning-thunder) and fms (fms-fsdp) do; three separate GEMMs everywhere else; llm-foundry's
 // MPT views are all of its Wqkv output already (no RoPE).
 TEST(RuntimeSpec, FusedQkvOutputKeptWhereTheModelCodeSplitsOneGemm) {
   for (const std::string& name : list_runtime_presets()) {
-    const bool fused = name == "litgpt" || name == "lightning-thunder" || name == "fms-fsdp";
+    const bool fused = name == "litgpt" || name == "litgpt-2024-03" || name == "lightning-thunder" || name == "fms-fsdp";
     EXPECT_EQ(load_runtime(name).terms.qkv_output_kept, fused) << name;
   }
 }
