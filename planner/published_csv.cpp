@@ -1,6 +1,7 @@
 #include "planner/published_csv.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/runtime_spec.h"
 
 namespace shardcast::planner {
 
@@ -76,6 +78,15 @@ std::string trim(const std::string& s) {
   while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
   return s.substr(a, b - a);
 }
+// The values a runtime term allows, as the runtime schema states them (shared/runtime_spec.cpp
+// kRuntimeTerms): a row's column that overrides that term takes the same names.
+std::string term_allowed(const char* key) {
+  for (const RuntimeTermSchema& t : kRuntimeTerms)
+    if (std::string(t.key) == key) return t.allowed;
+  assert(false && "no runtime term of that name");
+  return "";
+}
+
 std::string lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -277,14 +288,15 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   if (!ce.empty()) {
     CrossEntropyImpl impl;
     if (!parse_cross_entropy(ce, impl))
-      throw InputError("unknown cross_entropy '" + r.get("cross_entropy") +
-                       "' (allowed: fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused | empty)");
+      throw InputError("unknown cross_entropy '" + r.get("cross_entropy") + "' (allowed: " +
+                       term_allowed("cross_entropy") + " | empty)");
     row.cross_entropy = impl;
   }
   const std::string norm = lower(r.get("rmsnorm"));
   if (!norm.empty()) {
     NormImpl impl;
-    if (!parse_norm_impl(norm, impl)) throw InputError("unknown rmsnorm '" + r.get("rmsnorm") + "' (allowed: eager | eager_fp32_weight | fused)");
+    if (!parse_norm_impl(norm, impl))
+      throw InputError("unknown rmsnorm '" + r.get("rmsnorm") + "' (allowed: " + term_allowed("rmsnorm") + " | empty)");
     row.rmsnorm = impl;
   }
   if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
@@ -295,7 +307,8 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   if (!update.empty()) {
     AdamwUpdate u;
     if (!parse_adamw_update(update, u))
-      throw InputError("unknown adamw_update '" + r.get("adamw_update") + "' (allowed: fused | foreach | for_loop | empty)");
+      throw InputError("unknown adamw_update '" + r.get("adamw_update") + "' (allowed: " + term_allowed("adamw_update") +
+                       " | empty)");
     row.adamw_update = u;
   }
   cfg.model_preset = "";
