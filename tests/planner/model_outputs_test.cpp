@@ -153,5 +153,54 @@ TEST(ModelOutputs, KvCacheOfUncheckpointedBlocksIsCountedOnce) {
   EXPECT_NEAR(plan(c, hw, opt).mem_peak_bytes, plan(c, hw, no_cache).mem_peak_bytes, 1.0);
 }
 
+// litgpt's TinyLlama on 8 A100-40GB, pure bf16, no checkpointing (its README's FSDP rows). The
+// loss runs on the fp32 logits Lightning Fabric returns: until 508027ab the loop keeps them and
+// chunks the loss (litgpt-2024-03: held 4n + the chunks' gradients 4n + their cat 4n), from it a
+// local of forward_and_loss feeds one cross_entropy (litgpt: log-probabilities 4n + nll_loss's
+// gradient 4n + log_softmax's 4n). Both reach 12n at the loss's backward: the same allocated
+// peak (to a byte: the same sums in another order). Held, one call instead of the chunks would
+// be 4n more, exactly (the chunks' cat replaces a third live fp32 tensor).
+TEST(ModelOutputs, LitgptGenerationsReachTheSameLossPeak) {
+  TrainConfig c;
+  c.model.name = "tinyllama-1.1b";
+  c.model.n_layers = 22;
+  c.model.d_model = 2048;
+  c.model.n_heads = 32;
+  c.model.n_kv_heads = 4;
+  c.model.ffn_dim = 5632;
+  c.model.vocab = 32000;
+  c.model.max_seq_len = 2048;
+  c.model.mlp_type = MlpType::swiglu;
+  c.cluster.hardware = "A100-40GB-SXM";
+  c.cluster.gpus_per_node = 8;
+  c.cluster.nodes = 1;
+  c.parallelism.sharding_strategy = ShardingStrategy::full_shard;
+  c.activation_checkpointing.mode = AcMode::none;
+  c.training.micro_batch = 4;
+  c.training.seq_len = 2048;
+  c.precision.master_dtype = "bf16";
+  c.precision.reduce_dtype = "bf16";
+  const HardwareSpec hw = load_hardware("A100-40GB-SXM");
+  c.runtime = "litgpt-2024-03";
+  const PlanOptions early = resolve_plan_options(c, hw);
+  ASSERT_EQ(early.cross_entropy, CrossEntropyImpl::fp32_upcast_chunked);
+  ASSERT_TRUE(early.fp32_logits_held);
+  c.runtime = "litgpt";
+  const PlanOptions later = resolve_plan_options(c, hw);
+  ASSERT_EQ(later.cross_entropy, CrossEntropyImpl::fp32_upcast);
+  ASSERT_FALSE(later.fp32_logits_held);
+  c.runtime = "litgpt-2024-03";
+  const Prediction p_early = plan(c, hw, early);
+  c.runtime = "litgpt";
+  const Prediction p_later = plan(c, hw, later);
+  EXPECT_NEAR(p_early.mem_peak_bytes, p_later.mem_peak_bytes, 1.0);
+  const double n = 4.0 * 2048 * 32000;
+  EXPECT_DOUBLE_EQ(test::component(p_early, "model_outputs"), 4.0 * n);
+  PlanOptions held_one_call = early;
+  held_one_call.cross_entropy = CrossEntropyImpl::fp32_upcast;
+  c.runtime = "litgpt-2024-03";
+  EXPECT_NEAR(plan(c, hw, held_one_call).mem_peak_bytes - p_early.mem_peak_bytes, 4.0 * n, 1.0);
+}
+
 }  // namespace
 }  // namespace shardcast::planner
