@@ -161,23 +161,8 @@ TEST(ModelOutputs, KvCacheOfUncheckpointedBlocksIsCountedOnce) {
 // peak (to a byte: the same sums in another order). Held, one call instead of the chunks would
 // be 4n more, exactly (the chunks' cat replaces a third live fp32 tensor).
 TEST(ModelOutputs, LitgptGenerationsReachTheSameLossPeak) {
-  TrainConfig c;
-  c.model.name = "tinyllama-1.1b";
-  c.model.n_layers = 22;
-  c.model.d_model = 2048;
-  c.model.n_heads = 32;
-  c.model.n_kv_heads = 4;
-  c.model.ffn_dim = 5632;
-  c.model.vocab = 32000;
-  c.model.max_seq_len = 2048;
-  c.model.mlp_type = MlpType::swiglu;
-  c.cluster.hardware = "A100-40GB-SXM";
-  c.cluster.gpus_per_node = 8;
-  c.cluster.nodes = 1;
-  c.parallelism.sharding_strategy = ShardingStrategy::full_shard;
-  c.activation_checkpointing.mode = AcMode::none;
-  c.training.micro_batch = 4;
-  c.training.seq_len = 2048;
+  TrainConfig c = test::make_config("tinyllama-1.1b", "A100-40GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 4,
+                                    2048);
   c.precision.master_dtype = "bf16";
   c.precision.reduce_dtype = "bf16";
   const HardwareSpec hw = load_hardware("A100-40GB-SXM");
