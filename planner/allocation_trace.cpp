@@ -32,8 +32,7 @@ int stream_of(const SimAlloc& a) {
 
 UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved, bool logits_held,
                                              CrossEntropyImpl impl) {
-  assert(impl == CrossEntropyImpl::fp32_upcast || impl == CrossEntropyImpl::fp32_upcast_shifted ||
-         impl == CrossEntropyImpl::fp32_upcast_chunked);
+  assert(is_fp32_upcast(impl));
   const bool shifted = impl == CrossEntropyImpl::fp32_upcast_shifted;
   enum { kOther, kLogits, kUpcast, kLogProbs, kGradLogProbs, kGradUpcast, kGradLogits, kShift, kGradShift };
   UnitTensorSequence q;

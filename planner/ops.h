@@ -54,6 +54,13 @@ const char* to_string(CrossEntropyImpl c);
 // Parse "fp32_upcast" | "fp32_upcast_shifted" | "fp32_upcast_chunked" | "native" | "fused"; false
 // for anything else.
 bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out);
+// The losses on an fp32 copy of the logits (fp32_upcast, fp32_upcast_shifted, fp32_upcast_chunked):
+// the ones whose copy the model may return and the loop keep (runtime term fp32_logits_held) and
+// whose tensors allocation_trace.h replays one by one.
+constexpr bool is_fp32_upcast(CrossEntropyImpl c) {
+  return c == CrossEntropyImpl::fp32_upcast || c == CrossEntropyImpl::fp32_upcast_shifted ||
+         c == CrossEntropyImpl::fp32_upcast_chunked;
+}
 
 // Memory of the loss for `tokens` tokens (logits of `vocab` entries in act_bytes).
 struct LossMemory {

@@ -146,9 +146,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
   // fp32 logits the model returns and the loop keeps (runtime term fp32_logits_held): the
   // up-cast copy moves from the forward's transients to the model's output.
-  const bool upcast_loss = opt.cross_entropy == CrossEntropyImpl::fp32_upcast ||
-                           opt.cross_entropy == CrossEntropyImpl::fp32_upcast_shifted ||
-                           opt.cross_entropy == CrossEntropyImpl::fp32_upcast_chunked;
+  const bool upcast_loss = is_fp32_upcast(opt.cross_entropy);
   const bool logits_held = opt.fp32_logits_held && upcast_loss;
   const double held_logits = logits_held ? 4.0 * T * double(m.vocab) : 0.0;
   loss.fwd_transient -= held_logits;

@@ -80,11 +80,10 @@ std::string trim(const std::string& s) {
 }
 // The values a runtime term allows, as the runtime schema states them (shared/runtime_spec.cpp
 // kRuntimeTerms): a row's column that overrides that term takes the same names.
-std::string term_allowed(const char* key) {
-  for (const RuntimeTermSchema& t : kRuntimeTerms)
-    if (std::string(t.key) == key) return t.allowed;
-  assert(false && "no runtime term of that name");
-  return "";
+std::string term_allowed(const std::string& key) {
+  const RuntimeTermSchema* t = find_runtime_term(key);
+  assert(t && "no runtime term of that name");
+  return t ? t->allowed : "";
 }
 
 std::string lower(std::string s) {

@@ -171,6 +171,12 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
 };
 
+const RuntimeTermSchema* find_runtime_term(const std::string& key) {
+  for (const RuntimeTermSchema& t : kRuntimeTerms)
+    if (key == t.key) return &t;
+  return nullptr;
+}
+
 namespace {
 
 std::vector<std::string> split_allowed(const char* allowed) {
@@ -245,9 +251,8 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
   std::vector<std::string> given;
   for (auto&& [k, node] : table) {
     const std::string key(k.str());
-    auto it = std::find_if(kRuntimeTerms.begin(), kRuntimeTerms.end(),
-                           [&](const RuntimeTermSchema& s) { return key == s.key; });
-    if (it == kRuntimeTerms.end()) {
+    const RuntimeTermSchema* it = find_runtime_term(key);
+    if (!it) {
       std::vector<std::string> names;
       for (const auto& s : kRuntimeTerms) names.push_back(s.key);
       std::string detail = "unknown runtime term";

@@ -131,6 +131,8 @@ struct RuntimeTermSchema {
 // The value a runtime term takes to say "run.toml's key decides" (RuntimeTermSchema::config_key).
 inline constexpr const char* kFromConfig = "config";
 extern const std::vector<RuntimeTermSchema> kRuntimeTerms;
+// The schema row of term `key`; nullptr when no term has that name.
+const RuntimeTermSchema* find_runtime_term(const std::string& key);
 
 // True for a torch release "MAJOR.MINOR" (digits, e.g. "2.11"); the term torch also allows "unstated".
 bool is_torch_release(const std::string& s);
