@@ -150,7 +150,8 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "the model returns the fp32 up-cast logits and the training loop keeps that tensor referenced through "
      "backward (no `del pred` before loss.backward()): 4 bytes per logit stay live while the loss's "
      "gradients are made, and as long as outputs_kept says (cross_entropy fp32_upcast, fp32_upcast_shifted or "
-     "fp32_upcast_chunked; Lightning Fabric's wrapper up-casts every floating output it returns)"},
+     "fp32_upcast_chunked; Lightning Fabric's wrapper up-casts the outputs it returns under its 16-bit and mixed "
+     "precision plugins)"},
     {"use_cache", "bool", "",
      "the model returns every layer's K and V with its output (transformers with config.use_cache = true "
      "in training and without transformers' own gradient checkpointing, which turns it off): "
