@@ -69,21 +69,15 @@ UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved
     q.forward.push_back({kUpcast, 0});
     q.forward.push_back({kLogits, 0});
   }
-  if (impl == CrossEntropyImpl::fp32_upcast_chunked) {
-    // The chunks' gradients (kGradLogProbs: split's buffer) replace their log-probabilities
-    // chunk by chunk; cat then writes the copy's gradient beside them.
-    q.backward.push_back({kLogProbs, 0});
-    q.backward.push_back({kGradLogProbs, 4.0 * n});
-    q.backward.push_back({kGradUpcast, 4.0 * n});
-    q.backward.push_back({kGradLogProbs, 0});
-    q.backward.push_back({kGradLogits, A * n});
-    q.backward.push_back({kGradUpcast, 0});
-    return q;
-  }
+  // One call: the log-probabilities are freed after both gradients exist. Chunked: the chunks'
+  // gradients (kGradLogProbs: split's buffer) replace their log-probabilities chunk by chunk,
+  // so those are gone first; cat then writes the copy's gradient beside them.
+  const bool chunked = impl == CrossEntropyImpl::fp32_upcast_chunked;
+  if (chunked) q.backward.push_back({kLogProbs, 0});
   q.backward.push_back({kGradLogProbs, 4.0 * n});
   q.backward.push_back({kGradUpcast, 4.0 * n});
   q.backward.push_back({kGradLogProbs, 0});
-  q.backward.push_back({kLogProbs, 0});
+  if (!chunked) q.backward.push_back({kLogProbs, 0});
   q.backward.push_back({kGradLogits, A * n});
   q.backward.push_back({kGradUpcast, 0});
   return q;

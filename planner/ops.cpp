@@ -228,10 +228,14 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
   // fp32_upcast_shifted: and the shifted copy (r 4, w 4) = A + 20;
   // native: log-softmax in A (r A twice: max/sum and write pass, w A) = 3A;
   // fused: one read of the logits = A.
-  const double bytes = ce == CrossEntropyImpl::fp32_upcast || ce == CrossEntropyImpl::fp32_upcast_chunked ? A + 12.0
-                       : ce == CrossEntropyImpl::fp32_upcast_shifted ? A + 20.0
-                       : ce == CrossEntropyImpl::native              ? 3.0 * A
-                                                                     : A;
+  double bytes = A;
+  switch (ce) {
+    case CrossEntropyImpl::fp32_upcast:
+    case CrossEntropyImpl::fp32_upcast_chunked: bytes = A + 12.0; break;
+    case CrossEntropyImpl::fp32_upcast_shifted: bytes = A + 20.0; break;
+    case CrossEntropyImpl::native: bytes = 3.0 * A; break;
+    case CrossEntropyImpl::fused: bytes = A; break;
+  }
   ops.push_back(elementwise("cross_entropy", T * V * bytes, loss_memory(ce, T, V, A).saved));
   return ops;
 }
