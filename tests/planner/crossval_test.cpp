@@ -201,8 +201,9 @@ TEST(Crossval, LeaveOneSourceOutPredictsEveryRowWithoutItsSource) {
 // The leave-one-source-out numbers of docs/validation.md "Cross-validation", with the shipped
 // procedure (default fitter options), held as a regression bound like outside_runs_test.cpp's:
 // each bound is the measurement (stated beside it) rounded away to the next 0.5 point, or the
-// issue's target where it is met. None of the MAPE (<= 8 %), bias (|bias| <= 3 %) and 2σ coverage
-// (95 %) targets is met since the measured tensorwise float8 grid; the bounds hold what is.
+// issue's target where it is met. The MAPE target (<= 8 %) is met since AWS's rows run the cuDNN
+// attention their stated torch nightly ran; the bias (|bias| <= 3 %) and 2σ coverage (95 %) targets
+// are not; the bounds hold what is.
 TEST(Crossval, LeaveOneSourceOutHoldsItsMeasuredBounds) {
   const std::string csv = calibration_csv();
   if (!std::filesystem::exists(csv)) GTEST_SKIP() << "no calibration CSV";
@@ -216,20 +217,25 @@ TEST(Crossval, LeaveOneSourceOutHoldsItsMeasuredBounds) {
   }
   const double mape = 100 * abs_sum / cv.rows.size();
   const double bias = 100 * signed_sum / cv.rows.size();
-  EXPECT_LE(mape, 9.0);   // measured 8.50 % since compiled tensorwise float8 Linears take the H200 grid measured on
+  EXPECT_LE(mape, 8.0);   // the target; measured 7.12 % since AWS's four rows run cuDNN attention (their sample states
+                          // torch 2.5.0.dev20240906, inside the 2024 cuDNN window: docs/validation.md "AWS's torch build,
+                          // stated"): in sample -10.1 ... -11.6 -> -1.0 ... -3.3 %, so the GH100 fit without llm-foundry
+                          // no longer raises attention_eff to meet them (0.85 -> 0.70) and its 216 left-out rows go
+                          // 8.8 / +6.0 -> 7.4 / +4.4 %; 8.50 % before, since compiled tensorwise float8 Linears take the H200 grid measured on
                           // 2026-11-28: AWS's two float8 rows -3.7 / -7.2 -> -10.8 / -11.6 %, as slow as its bf16
                           // rows, so the GH100 fit without llm-foundry raises attention_eff 0.77 -> 0.87 and its
                           // 216 left-out rows go 8.1 / +5.2 -> 8.8 / +6.0 % (docs/validation.md "Measured float8
                           // Linear speed-ups, tensorwise"); 7.77 % before (7.72 % before the optimizer step was charged as each runtime runs it;
                           // 8.1 % while hbm_eff was fitted)
-  EXPECT_LE(bias, 5.0);   // measured +4.84 % since the tensorwise grid (above); +4.10 % before (+3.52 % before the optimizer step as run: fms-fsdp's foreach AdamW and
+  EXPECT_LE(bias, 4.0);   // measured +3.50 % since AWS's rows run cuDNN attention (above); +4.84 % since the tensorwise grid; +4.10 % before that (+3.52 % before the optimizer step as run: fms-fsdp's foreach AdamW and
                           // FSDP1 clipping, 23 accesses an element where 8 were charged, slow its left-out rows;
                           // docs/validation.md "The optimizer step as each runtime runs it"; +4.4 % while hbm_eff was fitted)
   EXPECT_GE(bias, -5.0);
   const Coverage nested = nested_coverage(cv.rows, set.groups, 4, set.hw);
   EXPECT_EQ(nested.n, 244);
-  EXPECT_GE(nested.frac1(), 0.68);  // the target; measured 78 %
-  EXPECT_GE(nested.frac2(), 0.895); // measured 90 % since the tensorwise grid, 91 % before (target 95 %, not met)
+  EXPECT_GE(nested.frac1(), 0.68);  // the target; measured 73 % (78 % before AWS's rows ran cuDNN attention: the GH100 bands
+                                    // narrowed with the better left-out fits, all rows 16.5 -> 10.0 %)
+  EXPECT_GE(nested.frac2(), 0.885); // measured 89 % since AWS's rows run cuDNN attention, 90 % since the tensorwise grid, 91 % before (target 95 %, not met)
 }
 
 // Carrying one family's fitted fractions to the other (carry_across_families) against the

@@ -27,14 +27,17 @@ std::string published(const char* name) { return std::string(SHARDCAST_TEST_PUBL
 // (stated beside it), rounded away from the measurement to the next 0.5 point so that a
 // float-level change does not trip it while a change of the cost model that moves it does, on
 // purpose. The issue's targets for runs never seen are not all met (tokens/s MAPE 8 %: 11.9 %
-// today; no row more than 5 % under on memory: a torchtitan pair at -5.9 %): the bounds hold
-// what is, the targets what should be.
+// today; 95 % within 2σ: 93.5 %; no row more than 5 % under on memory: a torchtitan pair at
+// -5.9 %): the bounds hold what is, the targets what should be.
 struct OutsideBounds {
   size_t rows = 77;                  // 64 before litgpt's TinyLlama table, YaFSDP's two 8192-token FSDP rows, lightning-thunder
                                      // PR #1536's torchtitan run and torchtitan PRs #1287, #1881, #701 and #3105 (2026-11-28, fifth
                                      // session); 50 before torchtitan PRs #822, #808 and #355 and lightning-thunder PR #997
   int predicted = 77, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
-  double mape_tps = 12.0;            // measured 11.86 % on 77 rows since litgpt's loss runs on the fp32 logits Lightning
+  double mape_tps = 12.0;            // measured 11.88 % on 77 rows since AWS's calibration rows run the cuDNN attention of their
+                                     // stated torch nightly and the GH100 fractions were refitted (docs/validation.md "AWS's torch
+                                     // build, stated": attention_eff 0.5474 -> 0.5431, step_overhead_s 27.1 -> 28.0 ms, fp8_matmul_eff
+                                     // 0.7924 -> 0.8008); 11.86 % before, since litgpt's loss runs on the fp32 logits Lightning
                                      // Fabric returns (litgpt-2024-03, litgpt: its three rows 0.8 points slower); 11.83 % before,
                                      // since compiled tensorwise float8 Linears take the H200 grid
                                      // measured on 2026-11-28 (configs/kernels/float8_linear.csv; docs/validation.md "Measured float8
@@ -73,14 +76,17 @@ struct OutsideBounds {
                                      // +54 ... +95 %; 18.63 % before the power limit of the B200 rows
                                      // (750 W) and of the H100-96GB preset (500 W): docs/cost-model.md
                                      // §2.4; 33-row file: 14.37 %; the B200 and lit-llama rows add +44 ... +77 %)
-  double abs_bias_tps = 2.5;         // measured -2.21 % since litgpt's fp32 logits; -2.18 % since the tensorwise float8 grid (above: the float8 rows that were
+  double abs_bias_tps = 3.0;         // the issue's bound; measured -2.55 % since AWS's rows run cuDNN attention (the GH100 refit is 0.3 points slower on the Hopper rows); -2.21 % since litgpt's fp32 logits; -2.18 % since the tensorwise float8 grid (above: the float8 rows that were
                                      // fast moved more than those that were slow); the issue's bound is 3 %; +0.005 % on 77 rows since torch's fused RMSNorm, -0.17 % since the cuDNN window (-1.82 % with PR #997's rows alone on cuDNN, -2.58 % before), -1.57 % on 64 rows (the 50 of before +1.96 %, +1.95 % before the optimizer step as run; +2.01 % before the unsynced gradient sum, +2.76 % before the B200 datasheet power curve, +2.58 % before FSDP2's copies, +2.7 % before the eager RMSNorm by shape, +0.63 % before the kernel tables timed KempnerForge's rows; +0.51 % before TinyLlama's profile, +0.48 % with hbm_eff fitted, +0.75 % on 49 rows, +0.74 % on 48 rows, +2.87 % before the float8 rowwise table, +2.98 % before the AMD fp8 prior), the issue's bound (+1.51 % before the SDPA backend:
                                      // the B200 rows ran cuDNN attention, measured 3.3x the flash backend
                                      // there, and moved 7 ... 12 points further over, while KempnerForge's
                                      // slow rows moved 4 ... 8 points up; fast and slow regimes cancel: see docs; +3.78 %
                                      // before the power limit); the lightning-thunder profile (pure
                                      // bf16, bf16 reduction) moved its 7 rows 1-2 points faster, from +3.49 %
-  int min_within_1sigma = 63;        // measured 63 of 77 (81.8 %) since the tensorwise float8 grid, with the GH100 bands
+  int min_within_1sigma = 53;        // measured 53 of 77 (68.8 %, the target 68 %) since AWS's rows run cuDNN attention: the
+                                     // GH100 leave-one-source-out bands narrowed (all rows 16.5 -> 10.0 %, single-node 23.4 -> 14.0 %)
+                                     // while no outside error moved by more than 0.6 points: ten H100 rows of lightning-thunder and
+                                     // torchtitan's eager PR logs (-14 ... -22 %) left their 1σ; 63 of 77 (81.8 %) since the tensorwise float8 grid, with the GH100 bands
                                      // written again (17 % where they were 13 %); 62 of 77 (80.5 %) since torch's fused RMSNorm (PR #1881's eager row, -16.5 % on +-18 %); 61 of 77 (79.2 %) since the cuDNN window; 55 of 77 before (71 %; 9 of the 13 rows added on 2026-11-28); 46 of 64 (72 %; 8 of the 14 added rows); 38 of 50 since a kernel table times eager RMSNorms by shape (KempnerForge's
                                      // eager 13B row back inside its ±15 %, +11.9 %); 37 of 50 between, when the kernel tables
                                      // first timed KempnerForge's rows: that row -6.6 -> +15.5 % (eager elementwise ops ran
@@ -91,7 +97,8 @@ struct OutsideBounds {
                                      // narrowed the GH100 bands 20 -> 17.6 %, and thunder940_llama2_7b_8g_zero2_fsdp1_compile,
                                      // -19.7 %, left its 1σ; no error moved); 38 of 50 before, 37 of 49 before PR #1196's flash-backend row; 36 of 48 before the PR #1196 row; 35 before the AMD fp8 prior: the MI300X rowwise row, +30.5 -> +28.5 %
                                      // inside its ±30 % prior; 31 before the SDPA backend: four KempnerForge rows came in)
-  int min_within_2sigma = 75;        // measured 75 of 77 (97.4 %) since the Blackwell priors follow their rule again (±21 -> ±24 %,
+  int min_within_2sigma = 72;        // measured 72 of 77 (93.5 %, under the 95 % target) since AWS's rows run cuDNN attention (above):
+                                     // lightning-thunder's three -31 % rows on ±14 % left their 2σ; 75 of 77 (97.4 %) since the Blackwell priors follow their rule again (±21 -> ±24 %,
                                      // wider than GH100's widest band, 23.4 %: torchao's B200 bf16 and rowwise rows, +42.4 / +46.0 %, inside
                                      // their 2σ of 48 %); 73 of 77 (94.8 %) since the tensorwise float8 grid (OLMo-core's 13B float8
                                      // row +26.1 % on a ±17 % band, inside its 2σ again); 72 of 77 (93.5 %) since the cuDNN window: OLMo-core's 13B float8 row, +38.8 % on a
