@@ -87,7 +87,8 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   inter_gbps_->setSpecialValueText("0 (preset's value)");
   addField(cl, "cluster.inter_node_gbps", "Inter-node network", inter_gbps_,
            "cluster.inter_node_gbps: all NICs of one node together, per direction, in Gb/s. "
-           "0 = the hardware preset's value (its source is the preset file).");
+           "0 = the hardware preset's value for its GPUs per node, scaled to this node's GPUs (one NIC rail per GPU; "
+           "its source is the preset file).");
   power_limit_ = doubleSpin(0, 2000, 0, 50);
   power_limit_->setSuffix(" W");
   power_limit_->setSpecialValueText("0 (preset's limit)");
@@ -295,9 +296,10 @@ void ConfigForm::fillHardwareFields(const HardwareSpec& h) {
                                    "the GPU and node numbers.")
                                .arg(q(h.name), q(h.source)));
   inter_gbps_->setToolTip(QString("cluster.inter_node_gbps: all NICs of one node together, per direction, Gb/s. "
-                                  "0 = the preset's %1 Gb/s (source: %2).")
+                                  "0 = the preset's %1 Gb/s for %3 GPUs per node, scaled to this node's GPUs (source: %2).")
                               .arg(h.node.inter_node_bandwidth * 8 / 1e9)
-                              .arg(q(h.source)));
+                              .arg(q(h.source))
+                              .arg(h.node.gpus_per_node));
   power_limit_->setToolTip(
       h.gpu.board_power_w > 0
           ? QString("cluster.power_limit_w: board power limit in W. 0 = the preset's %1 W of its %2 W board power; "

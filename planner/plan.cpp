@@ -25,8 +25,12 @@
 namespace shardcast::planner {
 
 double effective_inter_node_bandwidth(const TrainConfig& cfg, const HardwareSpec& hw) {
-  return cfg.cluster.inter_node_gbps > 0 ? cfg.cluster.inter_node_gbps * 1e9 / 8.0
-                                         : hw.node.inter_node_bandwidth;
+  if (cfg.cluster.inter_node_gbps > 0) return cfg.cluster.inter_node_gbps * 1e9 / 8.0;
+  // The preset states the NICs of its own node (node.gpus_per_node GPUs, one NIC rail per GPU
+  // in every shipped preset); a node of another size has as many rails as it has GPUs.
+  const int preset_gpn = hw.node.gpus_per_node, gpn = cfg.cluster.gpus_per_node;
+  if (preset_gpn > 0 && gpn > 0) return hw.node.inter_node_bandwidth * double(gpn) / preset_gpn;
+  return hw.node.inter_node_bandwidth;
 }
 
 namespace {

@@ -152,11 +152,13 @@ struct PlanOptions {
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,
 // activation_checkpointing and precision. hw is the preset of cfg.cluster.hardware; the
-// cluster's inter_node_gbps (when > 0) overrides hw's NIC bandwidth here.
+// cluster's inter_node_gbps (when > 0) overrides hw's NIC bandwidth here
+// (effective_inter_node_bandwidth).
 // Throws ConfigError for a missing efficiency key or a dtype the hardware lacks.
 Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt = {});
 
-// The hardware preset's NIC bandwidth per node with the cluster override applied.  // bytes/s
+// NIC bandwidth per node of the cluster: its inter_node_gbps when given, else the preset's
+// per-node figure scaled from the preset's GPUs per node to the cluster's (one rail per GPU).  // bytes/s
 double effective_inter_node_bandwidth(const TrainConfig& cfg, const HardwareSpec& hw);
 
 }  // namespace shardcast::planner

@@ -44,7 +44,7 @@ struct ClusterConfig {
   std::string hardware = "cpu";   // preset key in configs/hardware/
   int nodes = 1;
   int gpus_per_node = 1;          // ranks per node (GPUs, or processes on CPU)
-  double inter_node_gbps = 0;     // NIC per node in Gb/s; 0 = the preset's value
+  double inter_node_gbps = 0;     // NIC per node in Gb/s; 0 = the preset's, scaled to gpus_per_node (one rail per GPU)
   double power_limit_w = 0;       // GPU board power limit in W (nvidia-smi -pl); 0 = the preset's
   int world_size() const { return nodes * gpus_per_node; }
 };

@@ -196,7 +196,7 @@ void add_trainer(CLI::App* import, const std::string& trainer, const std::string
   cmd->add_option("--gpu", a->plan.gpu, "hardware preset the run used (e.g. H100-80GB-SXM)");
   cmd->add_option("--gpus", a->plan.gpus, "total GPUs (ranks) of the run");
   cmd->add_option("--gpus-per-node", a->plan.gpus_per_node, "GPUs per node (default: the preset's)");
-  cmd->add_option("--inter-node-gbps", a->plan.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
+  cmd->add_option("--inter-node-gbps", a->plan.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's per GPU times --gpus-per-node)");
   add_power_limit_flag(cmd, a->plan.power_limit_w);
   cmd->add_option("--seq-len", a->plan.seq_len, "tokens per sequence");
   add_choice_flags(cmd, a->plan);

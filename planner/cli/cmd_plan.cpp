@@ -141,7 +141,7 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--gpu", a->gpu, "hardware preset (e.g. A100-80GB-SXM)");
   cmd->add_option("--gpus", a->gpus, "total GPUs (ranks)");
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (default: the preset's)");
-  cmd->add_option("--inter-node-gbps", a->inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
+  cmd->add_option("--inter-node-gbps", a->inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's per GPU times --gpus-per-node)");
   add_power_limit_flag(cmd, a->power_limit_w);
   cmd->add_option("--seq-len", a->seq_len, "tokens per sequence (default: the model's max_seq_len)");
   add_choice_flags(cmd, *a);

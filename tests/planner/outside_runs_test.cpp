@@ -34,7 +34,9 @@ struct OutsideBounds {
                                      // PR #1536's torchtitan run and torchtitan PRs #1287, #1881, #701 and #3105 (2026-11-28, fifth
                                      // session); 50 before torchtitan PRs #822, #808 and #355 and lightning-thunder PR #997
   int predicted = 77, skipped = 0;   // the float8 rowwise rows are predicted with their recipe
-  double mape_tps = 12.0;            // measured 11.88 % on 77 rows since AWS's calibration rows run the cuDNN attention of their
+  double mape_tps = 12.0;            // measured 11.86 % on 77 rows since a node's NIC bandwidth follows its GPUs per node
+                                     // (effective_inter_node_bandwidth: KempnerForge's two multi-node rows on 4-GPU nodes
+                                     // +12.5 / +11.2 -> +11.6 / +10.1 %); 11.88 % since AWS's calibration rows run the cuDNN attention of their
                                      // stated torch nightly and the GH100 fractions were refitted (docs/validation.md "AWS's torch
                                      // build, stated": attention_eff 0.5474 -> 0.5431, step_overhead_s 27.1 -> 28.0 ms, fp8_matmul_eff
                                      // 0.7924 -> 0.8008); 11.86 % before, since litgpt's loss runs on the fp32 logits Lightning
@@ -83,7 +85,9 @@ struct OutsideBounds {
                                      // slow rows moved 4 ... 8 points up; fast and slow regimes cancel: see docs; +3.78 %
                                      // before the power limit); the lightning-thunder profile (pure
                                      // bf16, bf16 reduction) moved its 7 rows 1-2 points faster, from +3.49 %
-  int min_within_1sigma = 53;        // measured 53 of 77 (68.8 %, the target 68 %) since AWS's rows run cuDNN attention: the
+  int min_within_1sigma = 54;        // measured 54 of 77 (70.1 %) since a node's NIC bandwidth follows its GPUs per node
+                                     // (KempnerForge's 8-node row, +10.1 % on ±10.0 %, came inside its 1σ);
+                                     // 53 of 77 (68.8 %, the target 68 %) since AWS's rows run cuDNN attention: the
                                      // GH100 leave-one-source-out bands narrowed (all rows 16.5 -> 10.0 %, single-node 23.4 -> 14.0 %)
                                      // while no outside error moved by more than 0.6 points: ten H100 rows of lightning-thunder and
                                      // torchtitan's eager PR logs (-14 ... -22 %) left their 1σ; 63 of 77 (81.8 %) since the tensorwise float8 grid, with the GH100 bands

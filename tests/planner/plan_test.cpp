@@ -224,3 +224,32 @@ TEST(Plan, FusedAdamwHasNoTemporaries) {
 
 }  // namespace
 }  // namespace shardcast::planner
+
+namespace shardcast::planner {
+namespace {
+
+// A node of another size than the preset's has as many NIC rails as GPUs: with no
+// inter_node_gbps, 4-GPU nodes of H200 plan exactly as with half the preset's 8-GPU figure given
+// (the same number reaches the comm model two ways: exact), a given figure wins over the rule,
+// and a node of the preset's size keeps the preset's figure.
+TEST(Plan, NicBandwidthPerNodeFollowsGpusPerNode) {
+  const HardwareSpec hw = load_hardware("H200-141GB-SXM");
+  ASSERT_EQ(hw.node.gpus_per_node, 8);
+  const double preset_gbps = hw.node.inter_node_bandwidth * 8 / 1e9;
+  auto c = test::make_config("llama2-13b", "H200-141GB-SXM", 32, ShardingStrategy::full_shard, AcMode::full, 2, 4096);
+  c.cluster.gpus_per_node = 4;
+  c.cluster.nodes = 8;
+  EXPECT_DOUBLE_EQ(effective_inter_node_bandwidth(c, hw), hw.node.inter_node_bandwidth / 2);
+  auto given = c;
+  given.cluster.inter_node_gbps = preset_gbps / 2;
+  EXPECT_EQ(plan(c, hw).step_time_s, plan(given, hw).step_time_s);
+  given.cluster.inter_node_gbps = preset_gbps;  // a stated figure is never scaled
+  EXPECT_DOUBLE_EQ(effective_inter_node_bandwidth(given, hw), hw.node.inter_node_bandwidth);
+  EXPECT_LE(plan(given, hw).step_time_s, plan(c, hw).step_time_s);
+  auto eight = test::make_config("llama2-13b", "H200-141GB-SXM", 32, ShardingStrategy::full_shard, AcMode::full, 2, 4096);
+  ASSERT_EQ(eight.cluster.gpus_per_node, 8);
+  EXPECT_DOUBLE_EQ(effective_inter_node_bandwidth(eight, hw), hw.node.inter_node_bandwidth);
+}
+
+}  // namespace
+}  // namespace shardcast::planner
