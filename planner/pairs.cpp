@@ -185,6 +185,38 @@ std::vector<PairSummary> summarize_pairs(const std::vector<ConfigPair>& pairs) {
   return out;
 }
 
+SourceLevelSplit source_level_split(const std::vector<PublishedRow>& rows, const ValidationResult& result) {
+  std::map<std::string, std::string> source_of;  // row_id -> source_key
+  for (const PublishedRow& r : rows) source_of[r.row_id] = source_key(r);
+  std::map<std::string, std::vector<double>> errors;  // source_key -> the rows' errors, %
+  for (const ValidationRowResult& r : result.rows) {
+    if (!r.skip_reason.empty() || !r.has_tps) continue;
+    const auto it = source_of.find(r.row_id);
+    if (it != source_of.end()) errors[it->second].push_back(r.err_tps_pct);
+  }
+  SourceLevelSplit s;
+  for (const auto& [source, e] : errors) {
+    if (e.size() < 2) continue;
+    double mean = 0;
+    for (double x : e) mean += x;
+    mean /= double(e.size());
+    const double dof = std::sqrt(double(e.size()) / double(e.size() - 1));
+    for (double x : e) {
+      s.mape += std::fabs(x);
+      s.level += std::fabs(mean);
+      s.within += std::fabs(x - mean) * dof;
+    }
+    ++s.sources;
+    s.rows += int(e.size());
+  }
+  if (s.rows > 0) {
+    s.mape /= s.rows;
+    s.level /= s.rows;
+    s.within /= s.rows;
+  }
+  return s;
+}
+
 void to_json(nlohmann::json& j, const ConfigPair& p) {
   j = {{"source", p.source},
        {"setting", p.setting},

@@ -76,6 +76,19 @@ std::set<std::string> settings_differing(const TrainConfig& a, const TrainConfig
 // One summary per setting (settings in first-seen order), then one over every pair (kEveryPair).
 std::vector<PairSummary> summarize_pairs(const std::vector<ConfigPair>& pairs);
 
+// The absolute tokens/s error of the predicted rows split into each source's level and the
+// spread around it, over the sources (source_key) with at least two predicted rows: `level` =
+// the rows' mean |their source's mean error|, `within` = the rows' mean |error − their source's
+// mean| · sqrt(n / (n − 1)) (a source's mean takes one of its n degrees of freedom), `mape` = the
+// same rows' mean |error|. `within` is what the pairs see (the planner's response to the settings
+// a source varies); `level` is what every run of a source shares (its stack, machines, power,
+// measurement). All in %.
+struct SourceLevelSplit {
+  int sources = 0, rows = 0;
+  double mape = 0, level = 0, within = 0;  // %
+};
+SourceLevelSplit source_level_split(const std::vector<PublishedRow>& rows, const ValidationResult& result);
+
 void to_json(nlohmann::json& j, const ConfigPair& p);
 void to_json(nlohmann::json& j, const PairSummary& s);
 

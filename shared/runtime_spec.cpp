@@ -20,8 +20,10 @@ bool RuntimeTerms::follows_config(const std::string& term) const {
 const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"attention", "string", "flash | flash_triton | eager | eager_causal_blocks",
      "flash: a fused kernel (SDPA flash / memory-efficient, flash-attn 2) keeps only q, k, v, the output and the "
-     "log-sum-exp, timed at FlashAttention-2's published rates; flash_triton: the same memory, timed at the "
-     "published rates of flash-attn's Triton kernel (llm-foundry attn_impl triton); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
+     "log-sum-exp, timed at the fitted attention_eff of FlashAttention-2's published rate (of cuDNN's where the "
+     "runtime runs cuDNN attention); flash_triton: the same memory, llm-foundry's attn_impl triton (flash-attn's "
+     "flash_attn_triton.py on triton-pre-mlir), timed as flash: no published rate of that kernel is held "
+     "(configs/kernels/flash_attention.csv); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
      "eager in query blocks that score only the keys up to their last row (shared/causal_blocks.h), "
      "so the kept softmax is b·heads·causal_block_score_elements(s) (5/8 of s·s at s = 256)"},
     {"cross_entropy", "string", "fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused",

@@ -5,7 +5,8 @@
 // (bias; + = predicted faster than measured), worst under- and over-prediction, the share of
 // rows inside their stated 1σ / 2σ band, and for rows with a memory figure the memory MAPE, mean
 // signed error and the worst under-prediction (an out-of-memory the user did not see coming);
-// then the within-source pairs (planner/pairs.h): the measured against the predicted throughput
+// then each source's level against the spread around it (planner/pairs.h source_level_split),
+// and the within-source pairs (planner/pairs.h): the measured against the predicted throughput
 // ratio of two runs one setting apart, per setting, beside the absolute error of the same rows.
 // tests/planner/outside_runs_test.cpp holds these numbers as regression bounds; docs/validation.md
 // "Outside runs" shows them. What it is not: a fitter — nothing here changes a preset.
@@ -100,6 +101,13 @@ int main(int argc, char** argv) {
   fmt::print("\nskipped rows:\n");
   for (const auto& r : v.rows)
     if (!r.skip_reason.empty()) fmt::print("  {}: {}\n", r.row_id, r.skip_reason);
+
+  // Each source's level against the spread around it (planner/pairs.h source_level_split).
+  const planner::SourceLevelSplit split = planner::source_level_split(rows, v);
+  fmt::print("\nsource level and within source ({} sources with two or more predicted rows, {} rows):\n\n"
+             "| rows | MAPE % | mean abs source level % | within source MAPE % |\n|---|---|---|---|\n"
+             "| {} | {:.2f} | {:.2f} | {:.2f} |\n",
+             split.sources, split.rows, split.rows, split.mape, split.level, split.within);
 
   const auto pairs = planner::find_pairs(rows, cases, v);
   fmt::print("\nwithin-source pairs ({} pairs of runs one setting apart; ratio error = predicted b/a over measured "

@@ -164,6 +164,40 @@ TEST(Pairs, OutsideDecisionsHold) {
                                          // 1.176); 5.12 % on 58 pairs (5.94 % on 42; 5.74 % on 41 pairs before torchtitan
                                          // PR #1196's flash / cuDNN pair, -14.1 %; absolute tokens/s on the same rows: 12.7 %)
   EXPECT_GE(all.order_right, all.decided - 1);  // measured 48 of 49 decided pairs ranked as measured (46 of 47 on 58, 33 of 34 on 42)
+  // The same rows' absolute error, split (source_level_split): 22 sources with two or more rows, 72
+  // rows at 11.30 % of which each source's level is 11.07 % and the spread around it 3.37 %
+  // (measured 2026-11-29): the error is the sources' levels, not the settings they vary.
+  const SourceLevelSplit split = source_level_split(v.rows, v.result);
+  EXPECT_EQ(split.rows, 72);
+  EXPECT_LE(split.within, 4.0);
+}
+
+// The source-level split against hand arithmetic: source A's rows at +10 / +20 % (mean 15),
+// B's at -3 / -6 / -9 % (mean -6), C's single row and a skipped row left out. Exact up to
+// rounding (1e-12): mape (10 + 20 + 3 + 6 + 9) / 5, level (15 + 15 + 6 + 6 + 6) / 5, within
+// (2 · 5 · sqrt(2) + 2 · 3 · sqrt(3/2)) / 5.
+TEST(Pairs, SourceLevelSplitIsEachSourcesMeanAndTheSpreadAroundIt) {
+  std::vector<PublishedRow> rows(7);
+  const char* ids[] = {"a1", "a2", "b1", "b2", "b3", "c1", "a3"};
+  const char* sources[] = {"A (x)", "A (y)", "B", "B", "B", "C", "A"};
+  const double errs[] = {10, 20, -3, -6, -9, 40, 99};
+  ValidationResult result;
+  for (int i = 0; i < 7; ++i) {
+    rows[size_t(i)].row_id = ids[i];
+    rows[size_t(i)].source = sources[i];
+    ValidationRowResult r;
+    r.row_id = ids[i];
+    r.has_tps = true;
+    r.err_tps_pct = errs[i];
+    if (i == 6) r.skip_reason = "skipped";
+    result.rows.push_back(r);
+  }
+  const SourceLevelSplit s = source_level_split(rows, result);
+  EXPECT_EQ(s.sources, 2);
+  EXPECT_EQ(s.rows, 5);
+  EXPECT_NEAR(s.mape, 48.0 / 5, 1e-12);
+  EXPECT_NEAR(s.level, 48.0 / 5, 1e-12);
+  EXPECT_NEAR(s.within, (10 * std::sqrt(2.0) + 6 * std::sqrt(1.5)) / 5, 1e-12);
 }
 
 }  // namespace
