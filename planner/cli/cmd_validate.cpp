@@ -407,8 +407,13 @@ void register_validate(CLI::App& app) {
       write_file_atomic(a->write_decisions, planner::write_decisions_toml(t));
       fmt::print(stderr, "wrote {} ({} bands)\n", a->write_decisions, t.bands.size());
     }
+    // Each source's level against the spread around it (pairs.h): how much of the error a
+    // source's stack shares across its runs, and how much the settings it varies leave.
+    const planner::SourceLevelSplit split = planner::source_level_split(rows, v);
     if (a->json) {
       nlohmann::json j = v;
+      j["source_level_split"] = {{"sources", split.sources}, {"rows", split.rows}, {"mape_tokens_per_s", split.mape},
+                                 {"source_level_pct", split.level}, {"within_source_pct", split.within}};
       if (a->pairs) {
         j["pairs"] = pairs;
         j["pairs_summary"] = planner::summarize_pairs(pairs);
@@ -424,6 +429,10 @@ void register_validate(CLI::App& app) {
       if (a->pairs) print_pairs(pairs, true);
     } else {
       print_human(v);
+      if (split.sources > 0)
+        fmt::print("\n  sources with two or more rows: {} ({} rows): MAPE {:.1f}%; their sources' mean errors {:.1f}% "
+                   "(mean abs); the rows around their source's mean {:.1f}% (planner/pairs.h source_level_split)\n",
+                   split.sources, split.rows, split.mape, split.level, split.within);
       if (a->pairs) print_pairs(pairs, false);
     }
     if (a->baseline && !a->json) {
