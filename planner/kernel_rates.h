@@ -37,6 +37,17 @@ double gemm_time_reference(double m, double n, double k, double rate, const Gemm
 // 0 for no points. Rates by sequence length use x = log2(seq_len) (here and kernel_table.h).
 double interpolate_clamped(const std::vector<std::pair<double, double>>& points, double x);
 
+// SDPA's flash backend before torch 2.2 ran FlashAttention (version 1); 2.2 brought
+// FlashAttention-2 ("scaled_dot_product_attention (SDPA) now supports FlashAttention-2, yielding
+// around 2x speedups compared to previous versions", PyTorch 2.2 release notes, 2024-01-30).
+// FlashAttention-1's forward + backward rate over FlashAttention-2's at the shape the presets'
+// attention_ceiling is taken at (causal, head_dim 128, seq 16k): 83 / 189 TFLOP/s = 0.439 on A100
+// 80GB and 137 / 328 = 0.418 on H100 SXM (the FlashAttention-2 paper's figures,
+// Dao-AILab/flash-attention@4f285b35 assets/flash2_{a100,h100}_fwd_bwd_benchmark.png, the
+// "FlashAttention" bars); their mean. Runtime term attention = "flash1" times attention at
+// attention_eff · attention_ceiling · this (docs/cost-model.md §2.2).
+inline constexpr double kFlashAttention1OverFlashAttention2 = 0.43;
+
 // One published rate: forward + backward FLOP/s of a flash-attention kernel on one GPU.
 struct AttentionPoint {
   std::string gpu;      // the GPU the benchmark ran on, e.g. "H100-80GB-SXM5"

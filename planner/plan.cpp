@@ -96,10 +96,18 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                     opt.runtime, hw.gpu.compute_capability));
     cc.eff.attention_eff = eff.attention_eff * eff.cudnn_attention_ceiling;
   }
+  if (opt.attention_flash1)  // torch < 2.2's SDPA flash backend: FlashAttention-1 (kernel_rates.h)
+    cc.eff.attention_eff = rate.attention_eff * kFlashAttention1OverFlashAttention2;
   cc.grid = GemmGrid{hw.gpu.sm_count, hw.gpu.gemm_tile_m, hw.gpu.gemm_tile_n, hw.gpu.gemm_tile_k};
   // Published flash-attention rates when the preset names a benchmark GPU (none of the shipped
   // presets does: docs/validation.md "Attention kernels"); otherwise the fitted attention_eff.
   if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized) {
+    if (opt.attention_flash1)
+      throw ConfigError(hw.file.empty() ? hw.name : hw.file, "gpu.attention_benchmark",
+                        fmt::format("configs/kernels/flash_attention.csv has no FlashAttention-1 rows, and runtime '{}' "
+                                    "runs torch < 2.2's SDPA flash backend (attention = \"flash1\"): leave "
+                                    "gpu.attention_benchmark empty",
+                                    opt.runtime));
     if (opt.attention_cudnn)
       throw ConfigError(hw.file.empty() ? hw.name : hw.file, "gpu.attention_benchmark",
                         fmt::format("configs/kernels/flash_attention.csv has no cuDNN attention rows, and runtime "
@@ -517,6 +525,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
           (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / rated_peak;
   p.runtime = opt.runtime;
   p.attention = opt.attention_cudnn                         ? "cudnn"
+                : opt.attention_flash1                      ? "flash1"
                 : opt.attention_causal_blocks               ? "eager_causal_blocks"
                 : opt.attention_materialized                ? "eager"
                 : opt.attention_kernel == "flash_triton"    ? "flash_triton"

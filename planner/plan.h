@@ -104,6 +104,9 @@ struct PlanOptions {
   // SDPA runs cuDNN attention (the runtime term cudnn_attention lists the preset's
   // gpu.compute_capability): timed at the preset's cudnn_attention_ceiling.
   bool attention_cudnn = false;
+  // SDPA's flash backend of torch < 2.2, FlashAttention version 1 (runtime term attention =
+  // "flash1"): timed at kFlashAttention1OverFlashAttention2 of the flash ceiling (kernel_rates.h).
+  bool attention_flash1 = false;
   // The torch release the runtime runs (runtime term torch: "2.11" or "unstated"). A preset's
   // measured kernel table times the plan only when it is the table's release.
   std::string torch_release = "unstated";

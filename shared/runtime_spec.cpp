@@ -18,10 +18,12 @@ bool RuntimeTerms::follows_config(const std::string& term) const {
 }
 
 const std::vector<RuntimeTermSchema> kRuntimeTerms = {
-    {"attention", "string", "flash | flash_triton | eager | eager_causal_blocks",
+    {"attention", "string", "flash | flash1 | flash_triton | eager | eager_causal_blocks",
      "flash: a fused kernel (SDPA flash / memory-efficient, flash-attn 2) keeps only q, k, v, the output and the "
      "log-sum-exp, timed at the fitted attention_eff of FlashAttention-2's published rate (of cuDNN's where the "
-     "runtime runs cuDNN attention); flash_triton: the same memory, llm-foundry's attn_impl triton (flash-attn's "
+     "runtime runs cuDNN attention); flash1: the same memory, SDPA's flash backend before torch 2.2 "
+     "(FlashAttention version 1), timed at kFlashAttention1OverFlashAttention2 (0.43, planner/kernel_rates.h) of "
+     "flash's rate; flash_triton: the same memory, llm-foundry's attn_impl triton (flash-attn's "
      "flash_attn_triton.py on triton-pre-mlir), timed as flash: no published rate of that kernel is held "
      "(configs/kernels/flash_attention.csv); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
      "eager in query blocks that score only the keys up to their last row (shared/causal_blocks.h), "

@@ -9,6 +9,7 @@
 
 #include "planner/ac_policy.h"
 #include "planner/efficiency.h"
+#include "planner/kernel_rates.h"
 #include "planner/plan.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
@@ -134,6 +135,37 @@ TEST(AttentionBackend, CudnnListNeedsSdpa) {
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "terms.cudnn_attention");
+  }
+}
+
+// torch < 2.2's SDPA flash backend (attention = "flash1"): the same plan with only the options'
+// kernel switched takes exactly 1 / kFlashAttention1OverFlashAttention2 of the flash backend's
+// attention time (1e-9: floating point), keeps the same memory and moves nothing else; the
+// benchmark-table path, which has no FlashAttention-1 rows, refuses it naming the key.
+TEST(AttentionBackend, FlashAttention1RunsAtItsPublishedShareOfTheFlashRate) {
+  TrainConfig c = make_config("llama2-7b", "A100-40GB-SXM", 4, ShardingStrategy::full_shard, AcMode::full, 2, 2048);
+  c.runtime = "torchtitan-2024-04";
+  HardwareSpec hw = load_hardware("A100-40GB-SXM");
+  hw.efficiency["overlap_compute_slowdown"] = 0;
+  PlanOptions opt = resolve_plan_options(c, hw);
+  opt.op_breakdown = true;
+  ASSERT_FALSE(opt.attention_flash1);
+  const Prediction flash = plan(c, hw, opt);
+  opt.attention_flash1 = true;
+  const Prediction flash1 = plan(c, hw, opt);
+  EXPECT_EQ(flash.attention, "flash");
+  EXPECT_EQ(flash1.attention, "flash1");
+  EXPECT_NEAR(attention_s(flash1) / attention_s(flash), 1 / kFlashAttention1OverFlashAttention2, 1e-9);
+  const double mm = flash.op_seconds.at(size_t(OpCategory::matmul));
+  EXPECT_NEAR(flash1.op_seconds.at(size_t(OpCategory::matmul)), mm, 1e-12 * mm);
+  EXPECT_DOUBLE_EQ(flash1.mem_peak_bytes, flash.mem_peak_bytes);
+  EXPECT_LT(flash1.tokens_per_s_per_gpu, flash.tokens_per_s_per_gpu);
+  hw.gpu.attention_benchmark = "A100-80GB-SXM4";
+  try {
+    plan(c, hw, opt);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "gpu.attention_benchmark");
   }
 }
 

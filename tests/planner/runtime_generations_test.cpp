@@ -13,6 +13,7 @@
 #include "planner/published_csv.h"
 #include "planner/runtime.h"
 #include "planner/validate.h"
+#include "shared/errors.h"
 #include "shared/op_category.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -39,7 +40,10 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_EQ(runtime_for_framework("accelerate with atorch's attention", ""), "accelerate");
   EXPECT_EQ(runtime_for_framework("llm-foundry/Composer (FSDP1)"), "llm-foundry");
   EXPECT_EQ(runtime_for_framework("Composer"), "llm-foundry");
-  EXPECT_EQ(runtime_for_framework("lit-llama @d598aa2 (Lightning Fabric FSDPStrategy)"), "");
+  EXPECT_EQ(runtime_for_framework("lit-llama @d598aa2 (Lightning Fabric FSDPStrategy)", "2023-05-03"), "lit-llama");
+  // Its one generation has an end (the script moved on 2023-05-10): a row must date itself.
+  EXPECT_THROW(runtime_for_framework("lit-llama @d598aa2 (Lightning Fabric FSDPStrategy)"), InputError);
+  EXPECT_EQ(runtime_for_framework("a trainer without a profile"), "");
   const std::string tt = "torchtitan (FSDP2)";
   EXPECT_EQ(runtime_for_framework(tt), "torchtitan");  // no date: the newest generation
   EXPECT_EQ(runtime_for_framework(tt, "2024-04-18"), "torchtitan-2024-04");

@@ -494,11 +494,12 @@ TEST(RuntimeSpec, LitgptGenerationsStateWhereTheFp32LogitsLive) {
 }
 
 // Which runtimes run one fused q/k/v GEMM whose output attention keeps through v's view: litgpt's
-// model (litgpt, litgpt-2024-03, lightning-thunder) and fms (fms-fsdp) do; three separate GEMMs everywhere else; llm-foundry's
-// MPT views are all of its Wqkv output already (no RoPE).
+// model (litgpt, litgpt-2024-03, lightning-thunder), lit-llama's (c_attn) and fms (fms-fsdp) do; three separate GEMMs
+// everywhere else; llm-foundry's MPT views are all of its Wqkv output already (no RoPE).
 TEST(RuntimeSpec, FusedQkvOutputKeptWhereTheModelCodeSplitsOneGemm) {
   for (const std::string& name : list_runtime_presets()) {
-    const bool fused = name == "litgpt" || name == "litgpt-2024-03" || name == "lightning-thunder" || name == "fms-fsdp";
+    const bool fused = name == "litgpt" || name == "litgpt-2024-03" || name == "lightning-thunder" || name == "fms-fsdp" ||
+                       name == "lit-llama";
     EXPECT_EQ(load_runtime(name).terms.qkv_output_kept, fused) << name;
   }
 }
