@@ -95,9 +95,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                     "cuDNN's published attention rate on this GPU / its bf16 peak",
                                     opt.runtime, hw.gpu.compute_capability));
     cc.eff.attention_eff = eff.attention_eff * eff.cudnn_attention_ceiling;
+  } else if (opt.attention_flash1) {
+    // torch < 2.2's SDPA flash backend, FlashAttention-1: its published share of the flash
+    // ceiling (kernel_rates.h).
+    cc.eff.attention_eff = eff.attention_eff * eff.attention_ceiling * kFlashAttention1OverFlashAttention2;
   }
-  if (opt.attention_flash1)  // torch < 2.2's SDPA flash backend: FlashAttention-1 (kernel_rates.h)
-    cc.eff.attention_eff = rate.attention_eff * kFlashAttention1OverFlashAttention2;
   cc.grid = GemmGrid{hw.gpu.sm_count, hw.gpu.gemm_tile_m, hw.gpu.gemm_tile_n, hw.gpu.gemm_tile_k};
   // Published flash-attention rates when the preset names a benchmark GPU (none of the shipped
   // presets does: docs/validation.md "Attention kernels"); otherwise the fitted attention_eff.
