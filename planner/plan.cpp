@@ -95,7 +95,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
                                     "cuDNN's published attention rate on this GPU / its bf16 peak",
                                     opt.runtime, hw.gpu.compute_capability));
     cc.eff.attention_eff = eff.attention_eff * eff.cudnn_attention_ceiling;
-  } else if (opt.attention_flash1) {
+  } else if (opt.attention_kernel == "flash1") {
     // torch < 2.2's SDPA flash backend, FlashAttention-1: its published share of the flash
     // ceiling (kernel_rates.h).
     cc.eff.attention_eff = eff.attention_eff * eff.attention_ceiling * kFlashAttention1OverFlashAttention2;
@@ -104,7 +104,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // Published flash-attention rates when the preset names a benchmark GPU (none of the shipped
   // presets does: docs/validation.md "Attention kernels"); otherwise the fitted attention_eff.
   if (hw.gpu.sm_count > 0 && !hw.gpu.attention_benchmark.empty() && !opt.attention_materialized) {
-    if (opt.attention_flash1)
+    if (opt.attention_kernel == "flash1")
       throw ConfigError(hw.file.empty() ? hw.name : hw.file, "gpu.attention_benchmark",
                         fmt::format("configs/kernels/flash_attention.csv has no FlashAttention-1 rows, and runtime '{}' "
                                     "runs torch < 2.2's SDPA flash backend (attention = \"flash1\"): leave "
@@ -527,10 +527,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
           (m.hardware_flops_per_token(s, recompute_fraction) + sac_recompute_flops / T) / rated_peak;
   p.runtime = opt.runtime;
   p.attention = opt.attention_cudnn                         ? "cudnn"
-                : opt.attention_flash1                      ? "flash1"
                 : opt.attention_causal_blocks               ? "eager_causal_blocks"
                 : opt.attention_materialized                ? "eager"
-                : opt.attention_kernel == "flash_triton"    ? "flash_triton"
+                : opt.attention_kernel != "flash2"          ? opt.attention_kernel
                                                             : "flash";
   p.kernel_table = cc.kernels ? hw.gpu.kernel_table : "";
   p.power_limit_w = power.limit_w;

@@ -98,15 +98,14 @@ struct PlanOptions {
   bool attention_causal_blocks = false;
   // The flash-attention kernel whose published rates time attention on GPU presets
   // (configs/kernels/flash_attention.csv): "flash2" (SDPA's flash backend since torch 2.2,
-  // flash-attn 2) or "flash_triton" (runtime term attention = "flash_triton"). Unused when
-  // attention_materialized.
+  // flash-attn 2), "flash1" (SDPA's flash backend before torch 2.2, FlashAttention version 1,
+  // runtime term attention = "flash1": the table has no rows of it, so it is timed at
+  // kFlashAttention1OverFlashAttention2 of the flash ceiling, kernel_rates.h) or "flash_triton"
+  // (runtime term attention = "flash_triton"). Unused when attention_materialized.
   std::string attention_kernel = "flash2";
   // SDPA runs cuDNN attention (the runtime term cudnn_attention lists the preset's
   // gpu.compute_capability): timed at the preset's cudnn_attention_ceiling.
   bool attention_cudnn = false;
-  // SDPA's flash backend of torch < 2.2, FlashAttention version 1 (runtime term attention =
-  // "flash1"): timed at kFlashAttention1OverFlashAttention2 of the flash ceiling (kernel_rates.h).
-  bool attention_flash1 = false;
   // The torch release the runtime runs (runtime term torch: "2.11" or "unstated"). A preset's
   // measured kernel table times the plan only when it is the table's release.
   std::string torch_release = "unstated";

@@ -83,8 +83,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.framework = rt.framework;
   o.attention_materialized = t.attention == "eager" || t.attention == "eager_causal_blocks";
   o.attention_causal_blocks = t.attention == "eager_causal_blocks";
-  o.attention_kernel = t.attention == "flash_triton" ? "flash_triton" : "flash2";
-  o.attention_flash1 = t.attention == "flash1";
+  o.attention_kernel = t.attention == "flash_triton" ? "flash_triton" : t.attention == "flash1" ? "flash1" : "flash2";
   o.attention_cudnn = runs_sdpa(t) && !hw.gpu.compute_capability.empty() &&
                       std::find(t.cudnn_attention.begin(), t.cudnn_attention.end(), hw.gpu.compute_capability) !=
                           t.cudnn_attention.end();

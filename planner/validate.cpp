@@ -57,7 +57,7 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     }
     // Which SDPA backend the row is timed with and what said so (docs/cost-model.md §2.2): the
     // backend orders of torch and of the runtimes changed under the published runs.
-    if (c.options.attention_flash1) row.framework_notes += "attention flash1 (runtime " + c.cfg.runtime + "); ";
+    if (c.options.attention_kernel == "flash1") row.framework_notes += "attention flash1 (runtime " + c.cfg.runtime + "); ";
     if (sdpa)
       row.framework_notes += std::string("attention ") + (c.options.attention_cudnn ? "cudnn" : "flash") + " (" +
                              (row.cudnn_attention ? std::string("column cudnn_attention") : "runtime " + c.cfg.runtime) +

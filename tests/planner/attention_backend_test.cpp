@@ -149,9 +149,9 @@ TEST(AttentionBackend, FlashAttention1RunsAtItsPublishedShareOfTheFlashRate) {
   hw.efficiency["overlap_compute_slowdown"] = 0;
   PlanOptions opt = resolve_plan_options(c, hw);
   opt.op_breakdown = true;
-  ASSERT_FALSE(opt.attention_flash1);
+  ASSERT_EQ(opt.attention_kernel, "flash2");
   const Prediction flash = plan(c, hw, opt);
-  opt.attention_flash1 = true;
+  opt.attention_kernel = "flash1";
   const Prediction flash1 = plan(c, hw, opt);
   EXPECT_EQ(flash.attention, "flash");
   EXPECT_EQ(flash1.attention, "flash1");
