@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include "planner/power_limit.h"
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/runtime_spec.h"
 #include "shared/errors.h"
@@ -174,10 +175,11 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
     connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ConfigForm::emitChanged);
   for (auto* c : findChildren<QCheckBox*>()) connect(c, &QCheckBox::toggled, this, &ConfigForm::emitChanged);
   for (auto* c : findChildren<QComboBox*>())
-    if (c != model_preset_ && c != hw_preset_)
+    if (c != model_preset_ && c != hw_preset_ && c != runtime_)
       connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &ConfigForm::emitChanged);
   connect(model_preset_, qOverload<int>(&QComboBox::currentIndexChanged), this, &ConfigForm::onModelPresetChanged);
   connect(hw_preset_, qOverload<int>(&QComboBox::currentIndexChanged), this, &ConfigForm::onHardwarePresetChanged);
+  connect(runtime_, qOverload<int>(&QComboBox::currentIndexChanged), this, &ConfigForm::onRuntimeChanged);
 }
 
 QSpinBox* ConfigForm::intSpin(int min, int max) {
@@ -343,6 +345,24 @@ void ConfigForm::onHardwarePresetChanged() {
     }
   }
   updateEnabled();
+  emitChanged();
+}
+
+void ConfigForm::onRuntimeChanged() {
+  if (updating_) return;  // setConfig() shows the config's own keys
+  TrainConfig c = config();
+  HardwareSpec hw;
+  try {
+    hw = hardware();
+  } catch (const std::exception&) {
+    emitChanged();  // the hardware's own error is shown; the dtypes stay as they are
+    return;
+  }
+  planner::take_runtime_precision(c, planner::runtime_preset(c.runtime), hw, {});
+  updating_ = true;
+  reduce_dtype_->setCurrentText(q(c.precision.reduce_dtype));
+  master_dtype_->setCurrentText(q(c.precision.master_dtype));
+  updating_ = false;
   emitChanged();
 }
 

@@ -75,6 +75,10 @@ class ConfigForm : public QWidget {
   void buildHardware(QFormLayout* f);
   void onModelPresetChanged();
   void onHardwarePresetChanged();
+  // A runtime chosen in the form brings its own reduce and master dtypes (the values it runs
+  // when its config does not say: planner/runtime.h take_runtime_precision); the user may then
+  // change them, and the planner refuses a value the runtime cannot run.
+  void onRuntimeChanged();
   void fillModelFields(const ModelSpec& m);
   void fillHardwareFields(const HardwareSpec& h);
   void updateEnabled();

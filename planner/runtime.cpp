@@ -39,6 +39,14 @@ std::string sync_every_micro_step_refusal(const RuntimeSpec& rt, const RuntimeTe
   return "";
 }
 
+void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const HardwareSpec& hw,
+                            PrecisionKeysGiven given) {
+  const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
+  PrecisionConfig& pr = cfg.precision;
+  if (!given.reduce_dtype) pr.reduce_dtype = t.reduce_dtype_is_param_dtype ? pr.param_dtype : t.reduce_dtype_default;
+  if (!given.master_dtype) pr.master_dtype = pr.param_dtype == "bf16" ? t.master_dtype_default : "fp32";
+}
+
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw) {
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   const auto& pr = cfg.precision;

@@ -30,6 +30,22 @@ const RuntimeSpec& runtime_preset(const std::string& name);
 // backend (flash or cuDNN: term cudnn_attention, or a published row's column) the GPU decides.
 bool runs_sdpa(const RuntimeTerms& t);
 
+// Which of the precision keys that have a runtime default the user gave (a flag, a run.toml
+// key, a form of shardcast-gui). A key not given takes the runtime's own value.
+struct PrecisionKeysGiven {
+  bool reduce_dtype = false;
+  bool master_dtype = false;
+};
+
+// The precision keys cfg leaves unset, as rt runs them when its own config does not say: its
+// profile's reduce_dtype_default (the parameters' dtype where it always reduces in param_dtype)
+// and master_dtype_default (pure bf16 only over bf16 parameters: with fp32 parameters the key
+// stays fp32, and a runtime that runs bf16 only refuses it). A given key is never replaced; a
+// given value the runtime cannot run is refused by runtime_refusal. Every command that builds a
+// config from a user's words calls it once, after the runtime and the parameters' dtype are
+// known (plan, emit and import from flags or run.toml, search and scale, the GUI's form).
+void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const HardwareSpec& hw, PrecisionKeysGiven given);
+
 // Why `rt` cannot run cfg on hw ("" = it can): e.g. "torchtitan accepts reduce_dtype fp32 only".
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw);
 

@@ -137,6 +137,7 @@ std::string describe_config(const TrainConfig& c) {
   std::string s = fmt::format("{} mb {}x{} ac {}", strategy_label(c), c.training.micro_batch,
                               c.training.grad_accum, ac_label(c.activation_checkpointing));
   if (c.precision.reduce_dtype != "fp32") s += " reduce " + c.precision.reduce_dtype;
+  if (c.precision.master_dtype != "fp32") s += " master " + c.precision.master_dtype;
   if (c.precision.compile) s += " compile";
   if (c.precision.fp8_on()) s += std::string(" fp8 ") + to_string(c.precision.fp8);
   return s;
@@ -276,6 +277,10 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
                                    fmt::join(terms.reduce_dtypes, ", "), fmt::join(reduce_dtypes, ", ")));
     reduce_dtypes = ok;
   }
+  if (std::find(terms.master_dtypes.begin(), terms.master_dtypes.end(), base.precision.master_dtype) ==
+      terms.master_dtypes.end())
+    throw UsageError(fmt::format("search: runtime {} cannot run precision.master_dtype = \"{}\" (it runs {})",
+                                 base.runtime, base.precision.master_dtype, fmt::join(terms.master_dtypes, " | ")));
   const std::string sync_refused = sync_every_micro_step_refusal(runtime_preset(base.runtime), terms, base);
   if (!sync_refused.empty()) throw UsageError("search: " + sync_refused);
   if (!terms.selective_blocks)

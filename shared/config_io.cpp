@@ -338,6 +338,11 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
   return c;
 }
 
+bool train_config_text_sets(const std::string& text, const std::string& file, const std::string& dotted_key) {
+  const toml::table t = parse_toml(text, file);
+  return bool(t.at_path(dotted_key));
+}
+
 TrainConfig read_train_config(const std::string& path) {
   return parse_train_config(read_text(path), path);
 }

@@ -34,6 +34,9 @@ std::vector<std::string> list_hardware_presets();  // sorted names
 // every cross-field problem (validate()).
 TrainConfig read_train_config(const std::string& path);
 TrainConfig parse_train_config(const std::string& toml_text, const std::string& file_label);
+// Whether the run.toml text sets `dotted_key` (e.g. "precision.reduce_dtype"). A precision key
+// it leaves out takes the runtime's own value (planner/runtime.h take_runtime_precision).
+bool train_config_text_sets(const std::string& toml_text, const std::string& file_label, const std::string& dotted_key);
 // ModelSpec from a TOML table body (the keys of configs/models/*.toml).
 ModelSpec parse_model_toml(const std::string& toml_text, const std::string& file_label);
 HardwareSpec parse_hardware_toml(const std::string& toml_text, const std::string& file_label);

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "planner/power_limit.h"
+#include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/runtime_spec.h"
@@ -70,15 +71,29 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     if (!r) throw UsageError(cmd + fmt::format(": --fp8 '{}' (allowed: {})", a.fp8, kFp8RecipeNames));
     c.precision.fp8 = *r;
   }
+  // Which precision keys the user gave: a flag, a key of the run.toml, or the GUI session's form
+  // (which always holds both). The others are the runtime's own (take_runtime_precision).
+  planner::PrecisionKeysGiven given;
+  if (from_session) {
+    given = {true, true};
+  } else if (from_file) {
+    const std::string text = read_text(a.config);
+    given.reduce_dtype = train_config_text_sets(text, a.config, "precision.reduce_dtype");
+    given.master_dtype = train_config_text_sets(text, a.config, "precision.master_dtype");
+  }
   if (!from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {
-    // A preset without bf16 (the CPU profile) computes in fp32; printed in the header.
+    // A preset without bf16 (the CPU profile) computes and reduces in fp32; printed in the header.
     c.precision.param_dtype = "fp32";
     c.precision.reduce_dtype = "fp32";
+    given.reduce_dtype = true;
   }
   if (!a.param_dtype.empty()) c.precision.param_dtype = a.param_dtype;
   if (!a.reduce_dtype.empty()) c.precision.reduce_dtype = a.reduce_dtype;
   if (!a.master_dtype.empty()) c.precision.master_dtype = a.master_dtype;
+  given.reduce_dtype = given.reduce_dtype || !a.reduce_dtype.empty();
+  given.master_dtype = given.master_dtype || !a.master_dtype.empty();
   if (!a.runtime.empty()) c.runtime = a.runtime;
+  planner::take_runtime_precision(c, planner::runtime_preset(c.runtime), hw, given);
   validate_or_throw(c);
   return c;
 }
@@ -120,10 +135,12 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
                                                      to_string(Fp8Recipe::rowwise),
                                                      to_string(Fp8Recipe::rowwise_with_gw_hp)}));
   cmd->add_option("--param-dtype", f.param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
-  cmd->add_option("--reduce-dtype", f.reduce_dtype, "fp32 | bf16 | fp16 (default fp32)");
+  cmd->add_option("--reduce-dtype", f.reduce_dtype,
+                  "fp32 | bf16 | fp16 (default: the runtime's own, its profile's reduce_dtype_default, or "
+                  "param_dtype where it always reduces in that)");
   cmd->add_option("--master-dtype", f.master_dtype,
                   "sharded parameters, gradients and AdamW moments: fp32 (fp32 master weights) | bf16 (pure bf16; "
-                  "needs --param-dtype bf16) (default fp32)")
+                  "needs --param-dtype bf16) (default: the runtime's own, its profile's master_dtype_default)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
 }
 

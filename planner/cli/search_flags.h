@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/cli/config_flags.h"
+#include "planner/runtime.h"
 #include "planner/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -124,6 +125,8 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   s.allow_selective_op = f.allow_selective_op;
   s.threads = f.threads.value_or(0);
   if (!f.runtime.empty()) s.base.runtime = f.runtime;
+  // No precision flag here: the master dtype is the runtime's own (reduce dtypes are searched).
+  planner::take_runtime_precision(s.base, planner::runtime_preset(s.base.runtime), hw, {});
   return s;
 }
 
@@ -171,6 +174,7 @@ inline nlohmann::json candidate_json(const planner::Candidate& c) {
                                     {"ratio", t.activation_checkpointing.ratio}}},
       {"reduce_dtype", t.precision.reduce_dtype},
       {"param_dtype", t.precision.param_dtype},
+      {"master_dtype", t.precision.master_dtype},
       {"compile", t.precision.compile},
       {"fp8", to_string(t.precision.fp8)},
       {"label", planner::describe_config(t)}};

@@ -375,6 +375,29 @@ class MainWindowTest : public QObject {
     }
   }
 
+  // A runtime chosen in the form brings the precision it runs (planner/runtime.h
+  // take_runtime_precision), as `shardcast plan --runtime` does; a loaded config keeps its own.
+  void runtimeBringsItsOwnPrecision() {
+    MainWindow w;
+    editor<QComboBox>(w, "activation_checkpointing.mode")->setCurrentText("none");  // litgpt has no selective
+    editor<QComboBox>(w, "runtime")->setCurrentText("litgpt");
+    QCOMPARE(editor<QComboBox>(w, "precision.reduce_dtype")->currentText(), QString("bf16"));
+    QCOMPARE(editor<QComboBox>(w, "precision.master_dtype")->currentText(), QString("bf16"));
+    QVERIFY(w.prediction().has_value());
+    QCOMPARE(QString::fromStdString(w.prediction()->runtime), QString("litgpt"));
+    editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");
+    QCOMPARE(editor<QComboBox>(w, "precision.reduce_dtype")->currentText(), QString("fp32"));
+    QCOMPARE(editor<QComboBox>(w, "precision.master_dtype")->currentText(), QString("fp32"));
+    QVERIFY(w.prediction().has_value());
+    // setConfig shows the config's own keys, even ones its runtime refuses.
+    TrainConfig c = w.form()->config();
+    c.runtime = "litgpt";
+    c.precision.reduce_dtype = "fp32";
+    w.form()->setConfig(c);
+    QCOMPARE(editor<QComboBox>(w, "precision.reduce_dtype")->currentText(), QString("fp32"));
+    QCOMPARE(QString::fromStdString(w.form()->config().runtime), QString("litgpt"));
+  }
+
   void exportMatchesShardcastEmit() {
     QTemporaryDir a, b;
     MainWindow w;

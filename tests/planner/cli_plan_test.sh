@@ -56,6 +56,24 @@ check "plan: --master-dtype bf16 on torchtitan -> exit 2" 2 $? 'torchtitan canno
 "$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --strategy shard_grad_op --micro-batch 1 --seq-len 4096 \
   --ac none --runtime lightning-thunder --reduce-dtype bf16 --master-dtype bf16 > "$tmp/out" 2>&1
 check "plan: pure bf16 on lightning-thunder" 0 $? "tokens/s/GPU" "$tmp/out"
+# The precision keys not given are the runtime's own (planner/runtime.h take_runtime_precision):
+# litgpt reduces in its bf16 parameters' dtype and keeps no fp32 masters; fms-fsdp reduces in bf16;
+# a given value is never replaced, and one the runtime cannot run is refused by key.
+"$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --ac none --runtime litgpt > "$tmp/out" 2>&1
+check "plan --runtime litgpt: its own reduce and master dtypes" 0 $? "bf16/bf16, master bf16" "$tmp/out"
+"$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 16 --ac none --runtime fms-fsdp > "$tmp/out" 2>&1
+check "plan --runtime fms-fsdp: reduces in bf16" 0 $? "bf16/bf16" "$tmp/out"
+"$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --ac none --runtime litgpt --reduce-dtype fp32 > "$tmp/out" 2>&1
+check "plan --runtime litgpt --reduce-dtype fp32 -> exit 2" 2 $? 'precision.reduce_dtype = "fp32" cannot be expressed' "$tmp/out"
+printf 'runtime = "kempnerforge"\n[model]\npreset = "llama2-7b"\n[cluster]\nhardware = "H200-141GB-SXM"\ngpus_per_node = 4\n[training]\nseq_len = 4096\n' > "$tmp/kf.toml"
+"$sc" plan "$tmp/kf.toml" > "$tmp/out" 2>&1
+check "plan run.toml (kempnerforge, no precision keys): pure bf16" 0 $? "master bf16" "$tmp/out"
+printf '[precision]\nmaster_dtype = "fp32"\n' >> "$tmp/kf.toml"
+"$sc" plan "$tmp/kf.toml" > "$tmp/out" 2>&1
+check "plan run.toml (kempnerforge, master_dtype fp32 given) -> exit 2" 2 $? 'kempnerforge cannot run precision.master_dtype = "fp32"' "$tmp/out"
+"$sc" search --model llama2-7b --gpu H200-141GB-SXM --gpus 8 --seq-len 4096 --runtime kempnerforge --json > "$tmp/out" 2>&1
+check "search --runtime kempnerforge: its candidates are pure bf16" 0 $? '"master_dtype": "bf16"' "$tmp/out"
+if grep -q '"master_dtype": "fp32"' "$tmp/out"; then echo "FAIL search: an fp32-master candidate for kempnerforge"; fail=$((fail + 1)); fi
 "$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --master-dtype fp16 > "$tmp/out" 2>&1
 check "plan: --master-dtype fp16 -> exit 2" 2 $? "master-dtype" "$tmp/out"
 
