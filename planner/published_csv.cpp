@@ -123,6 +123,13 @@ class RowReader {
     if (used != v.size() || !std::isfinite(d)) throw InputError("bad number '" + v + "' in column " + c);
     return d;
   }
+  // A measured figure: nullopt if empty (not measured); throws InputError unless positive.
+  std::optional<double> measured(const std::string& c) const {
+    auto v = number(c);
+    if (v && *v <= 0)
+      throw InputError("bad " + c + " '" + get(c) + "': a positive number is required (leave it empty: not measured)");
+    return v;
+  }
   double required(const std::string& c) const {
     auto v = number(c);
     if (!v) throw InputError("missing " + c);
@@ -328,6 +335,7 @@ std::vector<PublishedRow> parse_published_csv(const std::string& text, const std
                                               const std::vector<Annotation>& annotations) {
   auto records = parse_csv(text, label);
   if (records.empty()) throw InputError(label + ": empty CSV");
+  if (records.size() < 2) throw InputError(label + ": no rows (only the header line)");
   std::map<std::string, size_t> cols;
   for (size_t i = 0; i < records[0].size(); ++i) cols[trim(records[0][i])] = i;
   std::string missing;
@@ -365,10 +373,10 @@ std::vector<PublishedRow> parse_published_csv(const std::string& text, const std
     row.mem_metric = r.get("mem_metric");
     if (filled.count(i)) row.framework_notes = filled[i];
     try {
-      row.tokens_per_s_per_gpu = r.number("measured_tokens_per_sec_per_gpu");
-      row.mfu = r.number("measured_mfu");
-      row.hfu = r.number("measured_hfu");
-      row.peak_mem_gib = r.number("measured_peak_mem_gib");
+      row.tokens_per_s_per_gpu = r.measured("measured_tokens_per_sec_per_gpu");
+      row.mfu = r.measured("measured_mfu");
+      row.hfu = r.measured("measured_hfu");
+      row.peak_mem_gib = r.measured("measured_peak_mem_gib");
       fill_row(r, row);
       if (!row.skipped() && !row.tokens_per_s_per_gpu && !row.peak_mem_gib)
         row.skip_reason = "no measured tokens/s or memory";

@@ -232,6 +232,33 @@ TEST(Csv, GpusPerNodeMustBeAPositiveInteger) {
   }
 }
 
+TEST(Csv, MeasuredFiguresMustBePositive) {
+  // 0 or a negative throughput, MFU or memory is a typo, not "not measured" (an empty cell):
+  // the row is skipped with its reason, never scored as if the cell were empty.
+  for (const char* bad : {"0", "-3700"}) {
+    std::string r = row("none", "r1", "128", "FULL_SHARD", "yes", "0.5");
+    r.replace(r.find(",3700,"), 6, std::string(",") + bad + ",");
+    const auto rows = parse_published_csv(std::string(kHeader) + r, "t.csv");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_NE(rows[0].skip_reason.find("bad measured_tokens_per_sec_per_gpu"), std::string::npos)
+        << bad << ": " << rows[0].skip_reason;
+  }
+  const auto mfu = parse_published_csv(std::string(kHeader) + row("none", "r1", "128", "FULL_SHARD", "yes", "-0.4"), "t.csv");
+  EXPECT_NE(mfu[0].skip_reason.find("bad measured_mfu '-0.4': a positive number"), std::string::npos)
+      << mfu[0].skip_reason;
+  const auto ok = parse_published_csv(std::string(kHeader) + row("none", "r1", "128", "FULL_SHARD"), "t.csv");
+  EXPECT_EQ(ok[0].skip_reason, "");
+}
+
+TEST(Csv, AHeaderWithoutRowsIsAnInputError) {
+  try {
+    parse_published_csv(kHeader, "t.csv");
+    ADD_FAILURE() << "a header-only CSV was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.csv: no rows"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Csv, MissingColumnIsAnInputError) {
   EXPECT_THROW(parse_published_csv("row_id,model\nx,y\n", "t.csv"), InputError);
 }
