@@ -375,6 +375,9 @@ void register_scale(CLI::App& app) {
     const auto pts = planner::scale(opt, hw, progress_bar("scale"));
     if (!f->csv.empty()) write_file_atomic(f->csv, csv_text(pts));
     const int seq = opt.space.seq_len > 0 ? opt.space.seq_len : opt.space.model.max_seq_len;
+    // As search: no GPU count with a configuration that fits ends in exit 3.
+    const bool any_feasible = std::any_of(pts.begin(), pts.end(), [](const planner::ScalePoint& p) { return p.feasible; });
+    const bool all_feasible = std::all_of(pts.begin(), pts.end(), [](const planner::ScalePoint& p) { return p.feasible; });
     if (f->json) {
       nlohmann::json j = {{"schema", 1},
                           {"model", opt.space.model_preset},
@@ -408,6 +411,7 @@ void register_scale(CLI::App& app) {
         j["points"].push_back(q);
       }
       fmt::print("{}\n", j.dump(2));
+      if (!any_feasible) throw ExitCode{kExitNoFit};
       return;
     }
     TrainConfig power_cfg;
@@ -442,24 +446,34 @@ void register_scale(CLI::App& app) {
       if (p.goodput_low && !first_low) first_low = &p;
     }
     fmt::print("\n");
-    if (first_exposed)
-      fmt::print("communication stops hiding behind compute at {} GPUs ({:.1f}% of the step exposed > {:.0f}%)\n",
-                 first_exposed->gpus, 100 * first_exposed->exposed_fraction, 100 * opt.exposed_threshold);
-    else
-      fmt::print("communication stays hidden behind compute (exposed <= {:.0f}% of the step) at every count\n",
-                 100 * opt.exposed_threshold);
-    if (first_low)
-      fmt::print("goodput falls below {:.0f}% at {} GPUs ({:.1f}%: an interruption every {:.1f} h)\n",
-                 100 * opt.goodput_threshold, first_low->gpus, 100 * first_low->goodput.goodput,
-                 first_low->goodput.mtbf_s / 3600);
-    else
-      fmt::print("goodput stays at or above {:.0f}% at every count\n", 100 * opt.goodput_threshold);
+    // The summaries speak of the counts that fit; with none there is nothing to summarise.
+    const char* counts = all_feasible ? "at every count" : "at every count that fits";
+    if (!any_feasible) {
+      fmt::print("nothing fits at any GPU count: every configuration is over {:.0f}% of device memory or, with micro-batch "
+                 "1 and no accumulation, over the global batch (flags no-fit, batch>target); a larger "
+                 "--global-batch-tokens, other counts (--from, --to) or a GPU with more memory may fit\n",
+                 100 * opt.space.max_mem_frac);
+    } else {
+      if (first_exposed)
+        fmt::print("communication stops hiding behind compute at {} GPUs ({:.1f}% of the step exposed > {:.0f}%)\n",
+                   first_exposed->gpus, 100 * first_exposed->exposed_fraction, 100 * opt.exposed_threshold);
+      else
+        fmt::print("communication stays hidden behind compute (exposed <= {:.0f}% of the step) {}\n",
+                   100 * opt.exposed_threshold, counts);
+      if (first_low)
+        fmt::print("goodput falls below {:.0f}% at {} GPUs ({:.1f}%: an interruption every {:.1f} h)\n",
+                   100 * opt.goodput_threshold, first_low->gpus, 100 * first_low->goodput.goodput,
+                   first_low->goodput.mtbf_s / 3600);
+      else
+        fmt::print("goodput stays at or above {:.0f}% {}\n", 100 * opt.goodput_threshold, counts);
+    }
     fmt::print("flags: mb1 = the global batch leaves one sequence per GPU; ga:a->b = grad accumulation changes;\n"
                "       batch>target = even micro-batch 1 without accumulation exceeds the global batch (smallest used);\n"
                "       goodput<T = goodput under failures below --goodput-threshold\n"
                "goodput = useful / wall time with failures, checkpoint saves and restarts; tok/s+f = tok/s/GPU x "
                "goodput; ckpt = recommended checkpoint.interval in steps; days+f = days with failures\n");
     if (!f->csv.empty()) fmt::print("csv: {}\n", f->csv);
+    if (!any_feasible) throw ExitCode{kExitNoFit};
   });
 }
 
