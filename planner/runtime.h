@@ -38,8 +38,8 @@ struct PrecisionKeysGiven {
 };
 
 // The precision keys cfg leaves unset, as rt runs them when its own config does not say: its
-// profile's reduce_dtype_default (the parameters' dtype where it always reduces in param_dtype)
-// and master_dtype_default (pure bf16 only over bf16 parameters: with fp32 parameters the key
+// profile's reduce_dtype_default (the parameters' dtype where it always reduces in param_dtype,
+// and fp32 over fp32 parameters) and master_dtype_default (pure bf16 only over bf16 parameters: with fp32 parameters the key
 // stays fp32, and a runtime that runs bf16 only refuses it). A given key is never replaced; a
 // given value the runtime cannot run is refused by runtime_refusal. Every command that builds a
 // config from a user's words calls it once, after the runtime and the parameters' dtype are

@@ -51,16 +51,15 @@ TrainConfig config_of(const Case& k, const std::string& runtime) {
   if (!is_gpu(hw)) c.precision.param_dtype = "fp32";
   c.precision.reduce_dtype = k.reduce_dtype;
   c.runtime = runtime;
-  // A runtime's own master dtype (pure bf16 for lightning-thunder and kempnerforge) where the
-  // model computes in bf16, and its reduction where that is always the parameters' dtype.
-  const RuntimeTerms& t = runtime_preset(runtime).terms_for(is_gpu(hw));
-  if (c.precision.param_dtype == "bf16") c.precision.master_dtype = t.master_dtype_default;
-  if (t.reduce_dtype_is_param_dtype) c.precision.reduce_dtype = c.precision.param_dtype;
-  // A runtime that reduces bf16 parameters in one dtype only (tinyllama: Fabric's bf16-mixed reduces
-  // in bf16); with fp32 parameters (the cpu cases) it refuses the configuration and is skipped.
-  if (c.precision.param_dtype == "bf16" &&
-      std::find(t.reduce_dtypes.begin(), t.reduce_dtypes.end(), c.precision.reduce_dtype) == t.reduce_dtypes.end())
-    c.precision.reduce_dtype = t.reduce_dtype_default;
+  // The case's reduce dtype where the runtime runs it over bf16 parameters; else, and for the
+  // master dtype, the runtime's own (a runtime that then refuses the configuration is skipped).
+  const RuntimeSpec& rt = runtime_preset(runtime);
+  const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
+  const bool runs_case_reduce =
+      c.precision.param_dtype != "bf16" ||
+      (!t.reduce_dtype_is_param_dtype &&
+       std::find(t.reduce_dtypes.begin(), t.reduce_dtypes.end(), k.reduce_dtype) != t.reduce_dtypes.end());
+  take_runtime_precision(c, rt, hw, {runs_case_reduce, false});
   return c;
 }
 

@@ -82,7 +82,7 @@ TEST(RuntimePrecision, ProfilesThatDifferFromTheTrainersDefaults) {
   EXPECT_EQ(a.precision.reduce_dtype, "fp16");
 }
 
-TEST(RuntimePrecision, PureBf16OnlyOverBf16Parameters) {
+TEST(RuntimePrecision, MixedPrecisionOnlyOver16BitParameters) {
   // fp32 parameters cannot have bf16 masters (validate): the key stays fp32, and a runtime that
   // runs pure bf16 only refuses the configuration by name rather than planning another one.
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
@@ -92,6 +92,12 @@ TEST(RuntimePrecision, PureBf16OnlyOverBf16Parameters) {
   EXPECT_EQ(c.precision.master_dtype, "fp32");
   EXPECT_NE(runtime_refusal(runtime_preset("lightning-thunder"), c, hw).find("precision.master_dtype"),
             std::string::npos);
+  // Nor is there a narrower reduction over fp32 parameters: fms-fsdp's bf16 default is its
+  // mixed-precision policy's.
+  TrainConfig f = llama2_7b_on_h100("fms-fsdp");
+  f.precision.param_dtype = "fp32";
+  take_runtime_precision(f, runtime_preset("fms-fsdp"), hw, {});
+  EXPECT_EQ(f.precision.reduce_dtype, "fp32");
 }
 
 TEST(RuntimePrecision, RunTomlTellsGivenKeysFromAbsentOnes) {
