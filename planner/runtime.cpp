@@ -43,9 +43,11 @@ void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const Hardw
                             PrecisionKeysGiven given) {
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   PrecisionConfig& pr = cfg.precision;
-  // Over fp32 parameters there is no mixed precision to reduce in: fp32 (as search enumerates).
+  // A runtime that reduces in 16 bits by default reduces in its parameters' 16-bit dtype (fms-fsdp's
+  // bfSixteen / fpSixteen policies); over fp32 parameters there is no mixed precision: fp32 (as
+  // search enumerates).
   if (!given.reduce_dtype)
-    pr.reduce_dtype = t.reduce_dtype_is_param_dtype || pr.param_dtype == "fp32" ? pr.param_dtype : t.reduce_dtype_default;
+    pr.reduce_dtype = t.reduce_dtype_is_param_dtype || t.reduce_dtype_default != "fp32" ? pr.param_dtype : "fp32";
   if (!given.master_dtype) pr.master_dtype = pr.param_dtype == "bf16" ? t.master_dtype_default : "fp32";
 }
 

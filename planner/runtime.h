@@ -37,14 +37,17 @@ struct PrecisionKeysGiven {
   bool master_dtype = false;
 };
 
-// The precision keys cfg leaves unset, as rt runs them when its own config does not say: its
-// profile's reduce_dtype_default (the parameters' dtype where it always reduces in param_dtype,
-// and fp32 over fp32 parameters) and master_dtype_default (pure bf16 only over bf16 parameters: with fp32 parameters the key
-// stays fp32, and a runtime that runs bf16 only refuses it). A given key is never replaced; a
-// given value the runtime cannot run is refused by runtime_refusal. Every command that builds a
-// config from a user's words calls it once, after the runtime and the parameters' dtype are
-// known (plan, emit and import from flags or run.toml, search and scale, the GUI's form).
-void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const HardwareSpec& hw, PrecisionKeysGiven given);
+// The precision keys cfg leaves unset, as rt runs them when its own config does not say:
+// - reduce_dtype: its profile's reduce_dtype_default, fp32 or, for a 16-bit default or a runtime
+//   that always reduces in param_dtype, the parameters' dtype (so fp32 over fp32 parameters);
+// - master_dtype: its profile's master_dtype_default over bf16 parameters; fp32 over others
+//   (pure bf16 needs bf16 parameters, and a runtime that runs bf16 only then refuses).
+// A given key is never replaced; a given value the runtime cannot run is refused by
+// runtime_refusal. Every command that builds a config from a user's words calls it once, after
+// the runtime and the parameters' dtype are known (plan, emit and import from flags or
+// run.toml, search and scale, the GUI's form).
+void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const HardwareSpec& hw,
+                            PrecisionKeysGiven given);
 
 // Why `rt` cannot run cfg on hw ("" = it can): e.g. "torchtitan accepts reduce_dtype fp32 only".
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw);

@@ -338,9 +338,12 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
   return c;
 }
 
-bool train_config_text_sets(const std::string& text, const std::string& file, const std::string& dotted_key) {
+std::vector<bool> train_config_text_sets(const std::string& text, const std::string& file,
+                                         const std::vector<std::string>& dotted_keys) {
   const toml::table t = parse_toml(text, file);
-  return bool(t.at_path(dotted_key));
+  std::vector<bool> set;
+  for (const std::string& k : dotted_keys) set.push_back(bool(t.at_path(k)));
+  return set;
 }
 
 TrainConfig read_train_config(const std::string& path) {

@@ -34,9 +34,11 @@ std::vector<std::string> list_hardware_presets();  // sorted names
 // every cross-field problem (validate()).
 TrainConfig read_train_config(const std::string& path);
 TrainConfig parse_train_config(const std::string& toml_text, const std::string& file_label);
-// Whether the run.toml text sets `dotted_key` (e.g. "precision.reduce_dtype"). A precision key
-// it leaves out takes the runtime's own value (planner/runtime.h take_runtime_precision).
-bool train_config_text_sets(const std::string& toml_text, const std::string& file_label, const std::string& dotted_key);
+// Which of `dotted_keys` (e.g. "precision.reduce_dtype") the run.toml text sets, one flag per
+// key. A precision key it leaves out takes the runtime's own value (planner/runtime.h
+// take_runtime_precision).
+std::vector<bool> train_config_text_sets(const std::string& toml_text, const std::string& file_label,
+                                         const std::vector<std::string>& dotted_keys);
 // ModelSpec from a TOML table body (the keys of configs/models/*.toml).
 ModelSpec parse_model_toml(const std::string& toml_text, const std::string& file_label);
 HardwareSpec parse_hardware_toml(const std::string& toml_text, const std::string& file_label);

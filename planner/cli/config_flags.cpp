@@ -20,12 +20,14 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   // A session file of shardcast-gui (.json) carries a TrainConfig and maybe a custom hardware.
   const bool from_session = from_file && a.config.size() > 5 && a.config.substr(a.config.size() - 5) == ".json";
   std::optional<HardwareSpec> session_hw;
+  std::string file_text;  // a run.toml's text (not a session's)
   if (from_session) {
     session::Session s = session::read_session(a.config);
     c = s.config;
     session_hw = s.custom_hardware;
   } else if (from_file) {
-    c = read_train_config(a.config);
+    file_text = read_text(a.config);
+    c = parse_train_config(file_text, a.config);
   } else {
     if (a.model.empty()) throw UsageError(cmd + ": --model is required without a run.toml");
     if (a.gpu.empty()) throw UsageError(cmd + ": --gpu is required without a run.toml");
@@ -77,9 +79,9 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   if (from_session) {
     given = {true, true};
   } else if (from_file) {
-    const std::string text = read_text(a.config);
-    given.reduce_dtype = train_config_text_sets(text, a.config, "precision.reduce_dtype");
-    given.master_dtype = train_config_text_sets(text, a.config, "precision.master_dtype");
+    const std::vector<bool> set =
+        train_config_text_sets(file_text, a.config, {"precision.reduce_dtype", "precision.master_dtype"});
+    given = {set[0], set[1]};
   }
   if (!from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {
     // A preset without bf16 (the CPU profile) computes and reduces in fp32; printed in the header.

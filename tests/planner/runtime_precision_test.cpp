@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "planner/plan.h"
 #include "planner/runtime.h"
@@ -80,6 +81,11 @@ TEST(RuntimePrecision, ProfilesThatDifferFromTheTrainersDefaults) {
   a.precision.param_dtype = "fp16";
   take_runtime_precision(a, runtime_preset("accelerate"), hw, {});
   EXPECT_EQ(a.precision.reduce_dtype, "fp16");
+  // fms-fsdp's 16-bit reduction follows its parameters' 16-bit dtype (fpSixteen with fp16).
+  TrainConfig h = llama2_7b_on_h100("fms-fsdp");
+  h.precision.param_dtype = "fp16";
+  take_runtime_precision(h, runtime_preset("fms-fsdp"), hw, {});
+  EXPECT_EQ(h.precision.reduce_dtype, "fp16");
 }
 
 TEST(RuntimePrecision, MixedPrecisionOnlyOver16BitParameters) {
@@ -103,9 +109,9 @@ TEST(RuntimePrecision, MixedPrecisionOnlyOver16BitParameters) {
 TEST(RuntimePrecision, RunTomlTellsGivenKeysFromAbsentOnes) {
   const std::string with = "runtime = \"litgpt\"\n[model]\npreset = \"llama2-7b\"\n[precision]\nreduce_dtype = \"bf16\"\n";
   const std::string without = "runtime = \"litgpt\"\n[model]\npreset = \"llama2-7b\"\n";
-  EXPECT_TRUE(train_config_text_sets(with, "with.toml", "precision.reduce_dtype"));
-  EXPECT_FALSE(train_config_text_sets(with, "with.toml", "precision.master_dtype"));
-  EXPECT_FALSE(train_config_text_sets(without, "without.toml", "precision.reduce_dtype"));
+  const std::vector<std::string> keys{"precision.reduce_dtype", "precision.master_dtype"};
+  EXPECT_EQ(train_config_text_sets(with, "with.toml", keys), (std::vector<bool>{true, false}));
+  EXPECT_EQ(train_config_text_sets(without, "without.toml", keys), (std::vector<bool>{false, false}));
 }
 
 TEST(RuntimePrecision, SearchRefusesAMasterDtypeItsRuntimeCannotRun) {
