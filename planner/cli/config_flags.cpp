@@ -66,7 +66,13 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     if (!m) throw UsageError(cmd + fmt::format(": --ac '{}' (allowed: {})", a.ac, kAcModeNames));
     c.activation_checkpointing.mode = *m;
   }
-  if (a.ac_ratio) c.activation_checkpointing.ratio = *a.ac_ratio;
+  if (a.ac_ratio) {
+    // A given ratio is never dropped: it means something for the block-level selective mode only.
+    if (c.activation_checkpointing.mode != AcMode::selective)
+      throw UsageError(cmd + fmt::format(": --ac-ratio {} applies to --ac selective only (the mode is {})",
+                                         *a.ac_ratio, to_string(c.activation_checkpointing.mode)));
+    c.activation_checkpointing.ratio = *a.ac_ratio;
+  }
   if (a.compile) c.precision.compile = true;
   if (!a.fp8.empty()) {
     auto r = parse_fp8_recipe(a.fp8);

@@ -56,6 +56,12 @@ check "plan: --master-dtype bf16 on torchtitan -> exit 2" 2 $? 'torchtitan canno
 "$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --strategy shard_grad_op --micro-batch 1 --seq-len 4096 \
   --ac none --runtime lightning-thunder --reduce-dtype bf16 --master-dtype bf16 > "$tmp/out" 2>&1
 check "plan: pure bf16 on lightning-thunder" 0 $? "tokens/s/GPU" "$tmp/out"
+# --ac-ratio means something for --ac selective only: with another mode it is refused, not dropped.
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --ac full --ac-ratio 0.3 > "$tmp/out" 2>&1
+check "plan --ac full --ac-ratio -> exit 2" 2 $? "ac-ratio 0.3 applies to --ac selective only (the mode is full)" "$tmp/out"
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --ac selective --ac-ratio 0.5 > "$tmp/out" 2>&1
+check "plan --ac selective --ac-ratio 0.5" 0 $? "ac selective (ratio 0.5)" "$tmp/out"
+
 # The precision keys not given are the runtime's own (planner/runtime.h take_runtime_precision):
 # litgpt reduces in its bf16 parameters' dtype and keeps no fp32 masters; fms-fsdp reduces in bf16;
 # a given value is never replaced, and one the runtime cannot run is refused by key.
