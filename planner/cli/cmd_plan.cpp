@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "planner/cli/commands.h"
@@ -33,7 +34,7 @@ struct PlanArgs : ConfigFlags {
 
 
 void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction& p,
-                 const planner::ReliabilitySpec& reliability) {
+                 const planner::ReliabilitySpec& reliability, const std::vector<std::string>& from_runtime) {
   const int world = c.world_size();
   const double gib = double(1ull << 30);
   const double nic = planner::effective_inter_node_bandwidth(c, hw) * 8 / 1e9;
@@ -54,6 +55,8 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
              c.precision.master_dtype == "fp32" ? "" : ", master " + c.precision.master_dtype,
              c.precision.compile ? ", compile" : "",
              c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
+  if (!from_runtime.empty())
+    fmt::print("      {}: runtime {}'s own (not given)\n", fmt::join(from_runtime, ", "), c.runtime);
   fmt::print("      runtime {}, attention {}{}\n", c.runtime, p.attention,
              p.attention == "cudnn" ? fmt::format(" (its SDPA runs cuDNN attention on compute capability {}{})",
                                                   hw.gpu.compute_capability,
@@ -151,7 +154,8 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--timeline", a->timeline, "write the simulated step as a Chrome trace (Perfetto)");
   cmd->callback([a] {
     HardwareSpec hw;
-    const TrainConfig c = config_from_flags("plan", *a, hw);
+    std::vector<std::string> from_runtime;
+    const TrainConfig c = config_from_flags("plan", *a, hw, &from_runtime);
     planner::PlanOptions opt = planner::resolve_plan_options(c, hw);
     opt.timeline = !a->timeline.empty();
     opt.op_breakdown = true;  // time.ops_s of --json (shardcast-train profile --plan reads it)
@@ -161,7 +165,7 @@ void register_plan(CLI::App& app) {
       nlohmann::json j = p;
       fmt::print("{}\n", j.dump(2));
     } else {
-      print_human(c, hw, p, to_reliability(a->reliability));
+      print_human(c, hw, p, to_reliability(a->reliability), from_runtime);
       if (!a->timeline.empty()) fmt::print("timeline         {} ({} events)\n", a->timeline, p.timeline.size());
     }
     if (!p.fits) throw ExitCode{kExitNoFit};

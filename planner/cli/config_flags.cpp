@@ -14,7 +14,8 @@
 
 namespace shardcast::cli {
 
-TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, HardwareSpec& hw) {
+TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, HardwareSpec& hw,
+                              std::vector<std::string>* from_runtime) {
   TrainConfig c;
   const bool from_file = !a.config.empty();
   // A session file of shardcast-gui (.json) carries a TrainConfig and maybe a custom hardware.
@@ -102,6 +103,12 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   given.master_dtype = given.master_dtype || !a.master_dtype.empty();
   if (!a.runtime.empty()) c.runtime = a.runtime;
   planner::take_runtime_precision(c, planner::runtime_preset(c.runtime), hw, given);
+  if (from_runtime) {
+    if (!given.reduce_dtype && c.precision.reduce_dtype != "fp32")
+      from_runtime->push_back("precision.reduce_dtype " + c.precision.reduce_dtype);
+    if (!given.master_dtype && c.precision.master_dtype != "fp32")
+      from_runtime->push_back("precision.master_dtype " + c.precision.master_dtype);
+  }
   validate_or_throw(c);
   return c;
 }

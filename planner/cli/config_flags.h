@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "shared/hardware_spec.h"
 #include "shared/train_config.h"
@@ -36,7 +37,11 @@ struct ConfigFlags {
 // The TrainConfig the flags describe, on top of the config file when one is given; `hw` gets
 // the hardware it runs on (a session's custom profile, or the preset). Throws UsageError
 // (messages start with `cmd`) for missing or inconsistent flags, ConfigError(s) for bad values.
-TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, HardwareSpec& hw);
+// `from_runtime`, when given, receives "key value" for each precision key neither the flags nor
+// the file gave whose runtime value is not the trainer's fp32 (planner/runtime.h
+// take_runtime_precision), for the header to say where it came from.
+TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, HardwareSpec& hw,
+                              std::vector<std::string>* from_runtime = nullptr);
 
 // --strategy --hsdp-shard-size --micro-batch --grad-accum --sync-every-micro-step --ac
 // --ac-ratio --compile --fp8 --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).

@@ -67,6 +67,8 @@ check "plan --ac selective --ac-ratio 0.5" 0 $? "ac selective (ratio 0.5)" "$tmp
 # a given value is never replaced, and one the runtime cannot run is refused by key.
 "$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --ac none --runtime litgpt > "$tmp/out" 2>&1
 check "plan --runtime litgpt: its own reduce and master dtypes" 0 $? "bf16/bf16, master bf16" "$tmp/out"
+check "plan --runtime litgpt: says where they came from" 0 0 \
+  "precision.reduce_dtype bf16, precision.master_dtype bf16: runtime litgpt's own (not given)" "$tmp/out"
 "$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 16 --ac none --runtime fms-fsdp > "$tmp/out" 2>&1
 check "plan --runtime fms-fsdp: reduces in bf16" 0 $? "bf16/bf16" "$tmp/out"
 "$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --ac none --runtime litgpt --reduce-dtype fp32 > "$tmp/out" 2>&1
