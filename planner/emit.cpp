@@ -183,6 +183,7 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
       else if (n == "fms_fsdp_args.txt") files.push_back({n, head + render_fms_fsdp_args(c), false});
     }
   }
+  if (files.empty()) return res;  // every target refused: no directory made for nothing
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw InputError(fmt::format("emit: cannot create {}: {}", dir, ec.message()));

@@ -3,8 +3,10 @@
 // file predicted for the runtime that executes it. The configuration comes from `shardcast
 // plan`'s flags (optionally on top of a run.toml), or with --from-search RANK from the RANK-th
 // (1-based) result of the same search `shardcast search` runs with these flags. Exit code 3 if
-// the configuration does not fit for --runtime (the plan's runtime), 2 if it cannot run it.
+// the configuration does not fit for --runtime (the plan's runtime), 2 if it cannot run it or
+// if no emitted file's runtime runs it (nothing is written then).
 #include <algorithm>
+#include <filesystem>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -146,7 +148,16 @@ void register_emit(CLI::App& app) {
                    t.prediction.fits ? "" : " (does not fit)");
     for (const auto& p : res.written) fmt::print("  wrote {}\n", p);
     for (const auto& s : res.skipped) fmt::print(stderr, "emit: not written: {}\n", s);
-    if (cfg.data.path.empty())
+    // Every emitter's runtime refusing the configuration (e.g. kempnerforge's pure bf16, which no
+    // emitted file's software runs) leaves nothing to run it with: an error, not a quiet success.
+    if (res.written.empty())
+      throw UsageError(fmt::format("emit: nothing written to {}: no emitted file's runtime runs this configuration "
+                                   "(each reason above); runtime {} has no file of its own here",
+                                   a->out, main.runtime));
+    const bool run_toml = std::any_of(res.written.begin(), res.written.end(), [](const std::string& p) {
+      return std::filesystem::path(p).filename() == "run.toml";
+    });
+    if (run_toml && cfg.data.path.empty())
       fmt::print(stderr, "emit: run.toml has no data.path: set SHARDCAST_DATA=FILE for launch.sbatch and "
                          "launch_torchrun.sh, or pass --data FILE to shardcast-train (or emit again with --data)\n");
   });

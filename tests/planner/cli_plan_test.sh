@@ -79,6 +79,13 @@ check "plan run.toml (kempnerforge, no precision keys): pure bf16" 0 $? "master 
 printf '[precision]\nmaster_dtype = "fp32"\n' >> "$tmp/kf.toml"
 "$sc" plan "$tmp/kf.toml" > "$tmp/out" 2>&1
 check "plan run.toml (kempnerforge, master_dtype fp32 given) -> exit 2" 2 $? 'kempnerforge cannot run precision.master_dtype = "fp32"' "$tmp/out"
+# emit for kempnerforge: its pure bf16 is run by none of the emitted files' runtimes (shardcast-train,
+# torchtitan, accelerate, fms-fsdp keep fp32 masters): nothing written, exit 2, each reason named.
+"$sc" emit --model llama2-7b --gpu H200-141GB-SXM --gpus 8 --ac none --runtime kempnerforge --out "$tmp/ek" > "$tmp/out" 2>&1
+check "emit --runtime kempnerforge: nothing written -> exit 2" 2 $? "emit: nothing written to" "$tmp/out"
+check "emit --runtime kempnerforge: names shardcast-train's reason" 0 0 \
+  'not written: run.toml, launch.sbatch, launch_torchrun.sh: shardcast-train cannot run precision.master_dtype = "bf16"' "$tmp/out"
+if [ -e "$tmp/ek" ]; then echo "FAIL emit: $tmp/ek was made with nothing to write in it"; fail=$((fail + 1)); fi
 "$sc" search --model llama2-7b --gpu H200-141GB-SXM --gpus 8 --seq-len 4096 --runtime kempnerforge --json > "$tmp/out" 2>&1
 check "search --runtime kempnerforge: its candidates are pure bf16" 0 $? '"master_dtype": "bf16"' "$tmp/out"
 if grep -q '"master_dtype": "fp32"' "$tmp/out"; then echo "FAIL search: an fp32-master candidate for kempnerforge"; fail=$((fail + 1)); fi
