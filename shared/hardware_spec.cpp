@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -30,7 +31,7 @@ void check_efficiency_key(const std::string& key, const std::string& file) {
   std::string detail = "unknown cost-model parameter";
   const std::string near = closest_match(key, keys);
   if (!near.empty()) detail += fmt::format("; did you mean 'efficiency.{}'?", near);
-  detail += " (allowed: see docs/cost-model.md)";
+  detail += fmt::format(" (allowed: {}; docs/cost-model.md)", fmt::join(keys, " | "));
   throw ConfigError(file, "efficiency." + key, detail);
 }
 
