@@ -6,8 +6,8 @@
 // the configuration does not fit for --runtime (the plan's runtime), 2 if it cannot run it or
 // if no emitted file's runtime runs it (nothing is written then).
 #include <algorithm>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
