@@ -255,7 +255,11 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   if (base.precision.param_dtype == "fp32" || W == 1) reduce_dtypes = {"fp32"};
 
   // Only what the runtime can run (planner/runtime.h runtime_refusal names the same rules).
-  const RuntimeTerms& terms = runtime_preset(base.runtime).terms_for(is_gpu(hw));
+  const RuntimeSpec& runtime = runtime_preset(base.runtime);
+  if (!runtime.runs_on(is_gpu(hw)))
+    throw UsageError(fmt::format("search: runtime {} runs on {} only (its profile's devices), not on {}", base.runtime,
+                                 fmt::join(runtime.devices, " and "), hw.name));
+  const RuntimeTerms& terms = runtime.terms_for(is_gpu(hw));
   if (!terms.compile) compiles = {false};
   // With --allow-fp8: every recipe the runtime runs (configs/runtimes/ fp8_recipes).
   if (space.allow_fp8 && has_fp8)
@@ -281,7 +285,7 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
       terms.master_dtypes.end())
     throw UsageError(fmt::format("search: runtime {} cannot run precision.master_dtype = \"{}\" (it runs {})",
                                  base.runtime, base.precision.master_dtype, fmt::join(terms.master_dtypes, " | ")));
-  const std::string sync_refused = sync_every_micro_step_refusal(runtime_preset(base.runtime), terms, base);
+  const std::string sync_refused = sync_every_micro_step_refusal(runtime, terms, base);
   if (!sync_refused.empty()) throw UsageError("search: " + sync_refused);
   if (!terms.selective_blocks)
     acs.erase(std::remove_if(acs.begin(), acs.end(), [](const AcChoice& a) { return a.mode == AcMode::selective; }),

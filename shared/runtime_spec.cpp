@@ -355,6 +355,14 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
                                    {"until_date", &rt.until_date}})
     if (!value->empty() && !is_iso_date(*value))
       throw ConfigError(file, key, fmt::format("\"{}\" is not a date (YYYY-MM-DD)", *value));
+  std::vector<std::string> devices;
+  if (r.get("devices", devices)) {
+    const bool ok = !devices.empty() && std::all_of(devices.begin(), devices.end(), [](const std::string& x) {
+      return x == "gpu" || x == "cpu";
+    });
+    if (!ok) throw ConfigError(file, "devices", "expected a non-empty list of \"gpu\" and \"cpu\"");
+    rt.devices = devices;
+  }
   if (!rt.from_date.empty() && !rt.until_date.empty() && rt.from_date >= rt.until_date)
     throw ConfigError(file, "until_date",
                       fmt::format("\"{}\" is not after from_date \"{}\"", rt.until_date, rt.from_date));
@@ -407,6 +415,10 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
                                     "SDPA backend (attention = \"flash\")", t->attention));
   }
   return rt;
+}
+
+bool RuntimeSpec::runs_on(bool gpu) const {
+  return std::find(devices.begin(), devices.end(), gpu ? "gpu" : "cpu") != devices.end();
 }
 
 RuntimeSpec load_runtime(const std::string& name_or_file) {

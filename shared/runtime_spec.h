@@ -109,6 +109,10 @@ struct RuntimeSpec {
   // framework_date choose among the generations of one framework (planner/runtime.h).
   std::string framework;
   std::string from_date, until_date;
+  // Where it runs: "gpu" and/or "cpu" (a preset without a 16-bit peak, configs/hardware/cpu.toml).
+  // Top-level key `devices`; unset: ["gpu"], what every framework here but shardcast-train runs on.
+  std::vector<std::string> devices{"gpu"};
+  bool runs_on(bool gpu) const;
   std::string file;         // the preset file it was read from ("" if built in code)
   RuntimeTerms terms;       // on any hardware
   std::optional<RuntimeTerms> gpu_terms;  // terms with the [gpu] table applied (when present)

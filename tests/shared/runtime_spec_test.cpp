@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
+#include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/runtime_spec.h"
 #include "shared/trainer_checks.h"
@@ -23,6 +25,21 @@ TEST(RuntimeSpec, EveryShippedPresetStatesEveryTermWithASource) {
     for (const auto& term : kRuntimeTerms) {
       ASSERT_TRUE(rt.sources.count(term.key)) << n << ": " << term.key;
       EXPECT_GT(rt.sources.at(term.key).size(), 10u) << n << ": " << term.key;
+    }
+  }
+}
+
+TEST(RuntimeSpec, DevicesDefaultToGpuAndAreChecked) {
+  EXPECT_EQ(load_runtime("torchtitan").devices, (std::vector<std::string>{"gpu"}));
+  EXPECT_TRUE(load_runtime("shardcast-train").runs_on(false));
+  EXPECT_FALSE(load_runtime("torchtitan").runs_on(false));
+  const std::string text = read_text(load_runtime("torchtitan").file);
+  for (const char* bad : {"devices = []", "devices = [\"tpu\"]", "devices = \"gpu\""}) {
+    try {
+      parse_runtime_toml(std::string(bad) + "\n" + text, "t.toml");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), "devices") << bad << ": " << e.what();
     }
   }
 }
