@@ -53,8 +53,9 @@ void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const Hardw
 
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw) {
   if (!rt.runs_on(is_gpu(hw)))
-    return fmt::format("{} runs on {} only (its profile's devices), not on {}, a profile without a 16-bit peak",
-                       rt.name, fmt::join(rt.devices, " and "), hw.name);
+    return fmt::format("{} runs on {} only (its profile's devices), not on {}, {}", rt.name,
+                       fmt::join(rt.devices, " and "), hw.name,
+                       is_gpu(hw) ? "a GPU profile" : "a profile without a 16-bit peak");
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   const auto& pr = cfg.precision;
   if (t.reduce_dtype_is_param_dtype) {
