@@ -51,11 +51,22 @@ void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const Hardw
   if (!given.master_dtype) pr.master_dtype = pr.param_dtype == "bf16" ? t.master_dtype_default : "fp32";
 }
 
+std::string devices_refusal(const RuntimeSpec& rt, const HardwareSpec& hw) {
+  if (rt.runs_on(is_gpu(hw))) return "";
+  return fmt::format("{} runs on {} only (its profile's devices), not on {}, {}", rt.name,
+                     fmt::join(rt.devices, " and "), hw.name,
+                     is_gpu(hw) ? "a GPU profile" : "a profile without a 16-bit peak");
+}
+
+std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg) {
+  const std::string& m = cfg.precision.master_dtype;
+  if (std::find(t.master_dtypes.begin(), t.master_dtypes.end(), m) != t.master_dtypes.end()) return "";
+  return fmt::format("{} cannot run precision.master_dtype = \"{}\" (it runs {})", rt.name, m,
+                     fmt::join(t.master_dtypes, " | "));
+}
+
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw) {
-  if (!rt.runs_on(is_gpu(hw)))
-    return fmt::format("{} runs on {} only (its profile's devices), not on {}, {}", rt.name,
-                       fmt::join(rt.devices, " and "), hw.name,
-                       is_gpu(hw) ? "a GPU profile" : "a profile without a 16-bit peak");
+  if (std::string why = devices_refusal(rt, hw); !why.empty()) return why;
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   const auto& pr = cfg.precision;
   if (t.reduce_dtype_is_param_dtype) {
@@ -67,9 +78,7 @@ std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const
     for (const auto& d : t.reduce_dtypes) allowed += (allowed.empty() ? "" : " | ") + d;
     return fmt::format("{} accepts precision.reduce_dtype {} only, not \"{}\"", rt.name, allowed, pr.reduce_dtype);
   }
-  if (std::find(t.master_dtypes.begin(), t.master_dtypes.end(), pr.master_dtype) == t.master_dtypes.end())
-    return fmt::format("{} cannot run precision.master_dtype = \"{}\" (it runs {})", rt.name, pr.master_dtype,
-                       fmt::join(t.master_dtypes, " | "));
+  if (std::string why = master_dtype_refusal(rt, t, cfg); !why.empty()) return why;
   if (pr.compile && !t.compile) return fmt::format("{} cannot run precision.compile = true", rt.name);
   if (pr.fp8_on() &&
       std::find(t.fp8_recipes.begin(), t.fp8_recipes.end(), to_string(pr.fp8)) == t.fp8_recipes.end())

@@ -52,6 +52,14 @@ void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const Hardw
 // Why `rt` cannot run cfg on hw ("" = it can): e.g. "torchtitan accepts reduce_dtype fp32 only".
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw);
 
+// Why rt cannot run on hw's kind of device (RuntimeSpec::devices; "" = it can). Part of
+// runtime_refusal; search asks it too.
+std::string devices_refusal(const RuntimeSpec& rt, const HardwareSpec& hw);
+
+// Why rt (terms t) cannot run cfg's precision.master_dtype ("" = it can). Part of
+// runtime_refusal; search asks it of its base config.
+std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg);
+
 // Why rt (terms t) cannot run cfg's parallelism.sync_every_micro_step ("" = it can: the key
 // is unset, the runtime follows the config, or the value is the runtime's fixed one). Part of
 // runtime_refusal; search asks it of its base config.

@@ -256,9 +256,7 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
 
   // Only what the runtime can run (planner/runtime.h runtime_refusal names the same rules).
   const RuntimeSpec& runtime = runtime_preset(base.runtime);
-  if (!runtime.runs_on(is_gpu(hw)))
-    throw UsageError(fmt::format("search: runtime {} runs on {} only (its profile's devices), not on {}", base.runtime,
-                                 fmt::join(runtime.devices, " and "), hw.name));
+  if (std::string why = devices_refusal(runtime, hw); !why.empty()) throw UsageError("search: " + why);
   const RuntimeTerms& terms = runtime.terms_for(is_gpu(hw));
   if (!terms.compile) compiles = {false};
   // With --allow-fp8: every recipe the runtime runs (configs/runtimes/ fp8_recipes).
@@ -281,10 +279,7 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
                                    fmt::join(terms.reduce_dtypes, ", "), fmt::join(reduce_dtypes, ", ")));
     reduce_dtypes = ok;
   }
-  if (std::find(terms.master_dtypes.begin(), terms.master_dtypes.end(), base.precision.master_dtype) ==
-      terms.master_dtypes.end())
-    throw UsageError(fmt::format("search: runtime {} cannot run precision.master_dtype = \"{}\" (it runs {})",
-                                 base.runtime, base.precision.master_dtype, fmt::join(terms.master_dtypes, " | ")));
+  if (std::string why = master_dtype_refusal(runtime, terms, base); !why.empty()) throw UsageError("search: " + why);
   const std::string sync_refused = sync_every_micro_step_refusal(runtime, terms, base);
   if (!sync_refused.empty()) throw UsageError("search: " + sync_refused);
   if (!terms.selective_blocks)
