@@ -272,24 +272,20 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     cfg.runtime = runtime_for_framework("torchtitan", trim(r.get("framework_date")));
     row.framework_notes += "runtime " + cfg.runtime + " (framework '" + fw + "' has no profile in configs/runtimes/); ";
   }
-  const RuntimeTerms& terms = runtime_preset(cfg.runtime).terms_for(true);
-  std::string reduce = lower(r.get("reduce_dtype"));
-  if (reduce.empty()) {
-    // Composer's mixed_precision PURE reduces in the compute dtype (the row's MP Mode says it).
-    if (notes.find("mixed_precision=PURE") != std::string::npos) reduce = "bf16";
-    else if (terms.reduce_dtype_is_param_dtype) reduce = cfg.precision.param_dtype;
-    else reduce = terms.reduce_dtype_default;
-    row.framework_notes += "reduce_dtype " + reduce + " (runtime " + cfg.runtime + "); ";
-  }
-  cfg.precision.reduce_dtype = reduce;
-  std::string master = lower(r.get("master_dtype"));
-  if (master.empty()) {
-    master = terms.master_dtype_default;
-    if (master != "fp32") row.framework_notes += "master_dtype " + master + " (runtime " + cfg.runtime + "); ";
-  } else if (master != "fp32" && master != "bf16") {
+  // Empty reduce and master cells are the runtime's own (take_runtime_precision, as a user's
+  // question), but Composer's mixed_precision PURE reduces in the compute dtype (the row's MP
+  // Mode says it).
+  const std::string reduce = lower(r.get("reduce_dtype")), master = lower(r.get("master_dtype"));
+  if (!master.empty() && master != "fp32" && master != "bf16")
     throw InputError("master_dtype '" + r.get("master_dtype") + "' (allowed: fp32 | bf16 | empty)");
-  }
+  const bool pure = reduce.empty() && notes.find("mixed_precision=PURE") != std::string::npos;
+  cfg.precision.reduce_dtype = pure ? "bf16" : reduce;
   cfg.precision.master_dtype = master;
+  take_runtime_precision(cfg, runtime_preset(cfg.runtime).terms_for(true), {!reduce.empty() || pure, !master.empty()});
+  if (reduce.empty())
+    row.framework_notes += "reduce_dtype " + cfg.precision.reduce_dtype + " (runtime " + cfg.runtime + "); ";
+  if (master.empty() && cfg.precision.master_dtype != "fp32")
+    row.framework_notes += "master_dtype " + cfg.precision.master_dtype + " (runtime " + cfg.runtime + "); ";
   const std::string ce = lower(r.get("cross_entropy"));
   if (!ce.empty()) {
     CrossEntropyImpl impl;

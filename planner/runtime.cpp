@@ -41,7 +41,10 @@ std::string sync_every_micro_step_refusal(const RuntimeSpec& rt, const RuntimeTe
 
 void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const HardwareSpec& hw,
                             PrecisionKeysGiven given) {
-  const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
+  take_runtime_precision(cfg, rt.terms_for(is_gpu(hw)), given);
+}
+
+void take_runtime_precision(TrainConfig& cfg, const RuntimeTerms& t, PrecisionKeysGiven given) {
   PrecisionConfig& pr = cfg.precision;
   // A runtime that reduces in 16 bits by default reduces in its parameters' 16-bit dtype (fms-fsdp's
   // bfSixteen / fpSixteen policies); over fp32 parameters there is no mixed precision: fp32 (as

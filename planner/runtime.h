@@ -48,6 +48,9 @@ struct PrecisionKeysGiven {
 // run.toml, search and scale, the GUI's form).
 void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const HardwareSpec& hw,
                             PrecisionKeysGiven given);
+// The same with the runtime's terms for the hardware already chosen (the published reader, whose
+// rows run on GPUs: terms_for(true)).
+void take_runtime_precision(TrainConfig& cfg, const RuntimeTerms& t, PrecisionKeysGiven given);
 
 // Why `rt` cannot run cfg on hw ("" = it can): e.g. "torchtitan accepts reduce_dtype fp32 only".
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw);
