@@ -79,6 +79,7 @@ bool predict_row(const std::vector<PublishedRow>& rows, const ValidationCase& c,
   r.row_id = row.row_id;
   r.source = source;
   r.hardware = c.hardware;
+  r.runtime = c.options.runtime;
   r.regime = band_regime(c.cfg, c.hardware, c.options.framework);
   r.predicted_tps = p.tokens_per_s_per_gpu;
   r.measured_tps = *row.tokens_per_s_per_gpu;
@@ -235,7 +236,15 @@ BandTable build_bands(const std::vector<CrossvalRow>& rows, const std::vector<Fi
       t.bands.push_back(std::move(b));
     }
   }
+  const ReferencePairs rp = reference_pairs(reference_rows(rows));
+  t.reference = {rp.rel_1sigma, rp.n_pairs, rp.n_groups};
   return t;
+}
+
+std::vector<ReferenceRow> reference_rows(const std::vector<CrossvalRow>& rows) {
+  std::vector<ReferenceRow> out;
+  for (const CrossvalRow& r : rows) out.push_back({r.source, r.hardware, r.runtime, r.predicted_tps, r.measured_tps});
+  return out;
 }
 
 namespace {

@@ -18,6 +18,7 @@
 
 #include "planner/error_band.h"
 #include "planner/fit.h"
+#include "planner/reference_run.h"
 #include "planner/validate.h"
 
 namespace shardcast::planner {
@@ -51,6 +52,7 @@ std::string source_key(const PublishedRow& row);
 struct CrossvalRow {
   size_t row = 0;               // index into the rows
   std::string row_id, source, hardware;
+  std::string runtime;          // runtime profile (PlanOptions::runtime)
   BandRegime regime;
   double predicted_tps = 0, measured_tps = 0;
   double rel_err = 0;           // predicted / measured − 1, out of sample
@@ -98,8 +100,11 @@ CrossvalResult carry_across_families(const std::vector<PublishedRow>& rows, cons
 // the fit that never saw its source (`validate --crossval --out-of-sample FILE`).
 std::string out_of_sample_csv(const CrossvalResult& cv);
 
+// The out-of-sample rows as reference_pairs() groups them (source, hardware preset, runtime).
+std::vector<ReferenceRow> reference_rows(const std::vector<CrossvalRow>& rows);
+
 // The bands of the out-of-sample errors: per family, overall and per runtime / checkpointing /
-// scale value with at least min_rows rows.
+// scale value with at least min_rows rows, and the reference-run band of their pairs.
 BandTable build_bands(const std::vector<CrossvalRow>& rows, const std::vector<FitGroup>& groups, int min_rows);
 
 struct Coverage {

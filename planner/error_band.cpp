@@ -98,7 +98,20 @@ BandTable parse_bands_toml(const std::string& text, const std::string& file) {
   if (!r.get("min_rows", out.min_rows) || out.min_rows < 1)
     throw ConfigError(file, "min_rows", "must be given and >= 1");
   r.allow("band");
+  r.allow("reference_run");
   r.finish();
+  if (t.contains("reference_run")) {
+    const toml::table* rt = t["reference_run"].as_table();
+    if (!rt) throw ConfigError(file, "reference_run", "expected a table");
+    TableReader rr(*rt, file, "reference_run.");
+    rr.get("rel_1sigma", out.reference.rel_1sigma);
+    rr.get("n_pairs", out.reference.n_pairs);
+    rr.get("n_groups", out.reference.n_groups);
+    rr.finish();
+    if (!(out.reference.rel_1sigma > 0)) throw ConfigError(file, "reference_run.rel_1sigma", "must be > 0");
+    if (out.reference.n_pairs < 1 || out.reference.n_groups < 1)
+      throw ConfigError(file, "reference_run", "n_pairs and n_groups must be >= 1");
+  }
   const toml::array* bands = t["band"].as_array();
   if (!bands) {
     if (t.contains("band")) throw ConfigError(file, "band", "expected [[band]] tables");
@@ -135,6 +148,12 @@ std::string write_bands_toml(const BandTable& t) {
      << "# Written by the command below; do not edit by hand.\n";
   toml::table head{{"method", t.method}, {"command", t.command}, {"min_rows", int64_t(t.min_rows)}};
   os << head << "\n";
+  if (t.reference.rel_1sigma > 0) {
+    toml::table rt{{"rel_1sigma", t.reference.rel_1sigma},
+                   {"n_pairs", int64_t(t.reference.n_pairs)},
+                   {"n_groups", int64_t(t.reference.n_groups)}};
+    os << "\n[reference_run]\n" << rt << "\n";
+  }
   for (const ErrorBand& b : t.bands) {
     auto arr = [](const std::vector<std::string>& v) {
       toml::array a;

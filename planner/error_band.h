@@ -4,7 +4,8 @@
 // What it is: BandTable — per GPU family (the presets that share fitted efficiency values),
 // the 1σ relative error of tokens/s that leave-one-source-out cross-validation measured on the
 // published runs (planner/crossval.h), overall and per regime (runtime, checkpointing, scale),
-// each band with the rows it came from; its TOML reader and writer; choose_band(), which picks
+// each band with the rows it came from, and the band of a prediction carried from a reference
+// run (reference_run.h); its TOML reader and writer; choose_band(), which picks
 // the band the planner states for one configuration and says what it comes from, and falls
 // back to the hardware preset's prior (error_band_rel) — saying "prior only" — for a GPU
 // family or runtime with no measured run. What it is not: the cross-validation itself
@@ -37,11 +38,21 @@ struct ErrorBand {
   std::vector<std::string> rows;      // row_ids
 };
 
+// The band of a prediction carried from a reference run of the same stack (reference_run.h):
+// the out-of-sample rows' reference pairs (reference_pairs: b predicted with a as its reference,
+// within one source, hardware preset and runtime), their rms with each group weighted equally.
+struct ReferenceBand {
+  double rel_1sigma = 0;  // 0 = not measured  // fraction
+  int n_pairs = 0;
+  int n_groups = 0;
+};
+
 struct BandTable {
   std::string method;                 // how the bands were measured (free text, written)
   std::string command;                // the command that wrote them
   int min_rows = 0;                   // a regime band needs at least this many rows
   std::vector<ErrorBand> bands;
+  ReferenceBand reference;            // TOML table [reference_run]
 };
 
 // What a prediction's band depends on.

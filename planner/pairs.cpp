@@ -217,6 +217,18 @@ SourceLevelSplit source_level_split(const std::vector<PublishedRow>& rows, const
   return s;
 }
 
+std::vector<ReferenceRow> reference_rows(const std::vector<PublishedRow>& rows, const ValidationResult& result) {
+  std::map<std::string, std::string> source_of;  // row_id -> source_key
+  for (const PublishedRow& r : rows) source_of[r.row_id] = source_key(r);
+  std::vector<ReferenceRow> out;
+  for (const ValidationRowResult& r : result.rows) {
+    if (!r.skip_reason.empty() || !r.has_tps) continue;
+    const auto it = source_of.find(r.row_id);
+    if (it != source_of.end()) out.push_back({it->second, r.hardware, r.runtime, r.predicted_tps, r.measured_tps});
+  }
+  return out;
+}
+
 void to_json(nlohmann::json& j, const ConfigPair& p) {
   j = {{"source", p.source},
        {"setting", p.setting},

@@ -27,6 +27,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "planner/published_csv.h"
+#include "planner/reference_run.h"
 #include "planner/validate.h"
 
 namespace shardcast::planner {
@@ -88,6 +89,10 @@ struct SourceLevelSplit {
   double mape = 0, level = 0, within = 0;  // %
 };
 SourceLevelSplit source_level_split(const std::vector<PublishedRow>& rows, const ValidationResult& result);
+
+// The predicted rows with a measured tokens/s as reference_pairs() (reference_run.h) groups
+// them: source_key, hardware preset, runtime profile.
+std::vector<ReferenceRow> reference_rows(const std::vector<PublishedRow>& rows, const ValidationResult& result);
 
 void to_json(nlohmann::json& j, const ConfigPair& p);
 void to_json(nlohmann::json& j, const PairSummary& s);

@@ -150,6 +150,11 @@ struct PlanOptions {
   // same); reserved is then reported as the allocated peak, a lower bound. search sets its
   // memory budget here: the replay costs more than the rest of plan().  // bytes
   double replay_within_bytes = 0;
+  // A measured run of the same hardware preset and runtime (planner/reference_run.h): its
+  // measured over predicted tokens/s. > 0: tokens/s, MFU and HFU are multiplied by it, the step
+  // time divided by it, and the band is configs/bands.toml's [reference_run] (0 = none).
+  double reference_level = 0;
+  std::string reference_run;  // the run's directory, named in the band note
 };
 
 // Predict one configuration. Uses cfg.model, cluster, parallelism, training,

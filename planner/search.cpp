@@ -337,6 +337,8 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
   // Terms that follow the config (sync_every_micro_step) come from the base every candidate copies.
   PlanOptions opts = plan_options(runtime_preset(space.base.runtime), hw, space.base);
   opts.replay_within_bytes = budget;  // the allocator replay only where the allocated peak fits
+  opts.reference_level = space.reference_level;
+  opts.reference_run = space.reference_run;
 
   // Verdicts per candidate: predicted, or pruned (over budget by monotonicity).
   std::vector<Prediction> preds(n);

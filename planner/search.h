@@ -66,6 +66,9 @@ struct SearchSpace {
   bool prune = true;
   // Everything the search does not vary (optimizer, steps, data, ...) is copied from here.
   TrainConfig base;
+  // A reference run's level for every candidate (PlanOptions::reference_level; 0 = none).
+  double reference_level = 0;
+  std::string reference_run;
 };
 
 struct Candidate {

@@ -46,6 +46,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"flops_per_token", p.flops_per_token},
        {"power", {{"limit_w", p.power_limit_w}, {"board_w", p.board_power_w}, {"clock_scale", p.clock_scale}}},
        {"error_band", {{"rel_1sigma", p.error_band_rel}, {"note", p.error_band_note}}}};
+  if (p.reference_level > 0) j["reference_run"] = {{"dir", p.reference_run}, {"level", p.reference_level}};
   if (!p.op_seconds.empty()) {
     nlohmann::json ops = nlohmann::json::object();
     for (const auto& c : op_categories()) ops[std::string(c.name)] = p.op_seconds.at(size_t(c.category));
@@ -92,6 +93,12 @@ void from_json(const nlohmann::json& j, Prediction& p) {
   }
   j.at("error_band").at("rel_1sigma").get_to(p.error_band_rel);
   j.at("error_band").at("note").get_to(p.error_band_note);
+  p.reference_level = 0;
+  p.reference_run.clear();
+  if (j.contains("reference_run")) {  // only with a reference run
+    j.at("reference_run").at("level").get_to(p.reference_level);
+    j.at("reference_run").at("dir").get_to(p.reference_run);
+  }
   p.timeline.clear();
   if (j.contains("timeline")) j.at("timeline").get_to(p.timeline);
 }

@@ -72,6 +72,10 @@ struct Prediction {
   double clock_scale = 1;
   // Error band: relative 1σ error of tokens/s, cross-validated per regime (planner/error_band.h).
   double error_band_rel = 0;
+  // A reference run (planner/reference_run.h): its measured over predicted tokens/s, which the
+  // throughput and step time above carry (0 = none), and its directory.
+  double reference_level = 0;
+  std::string reference_run;
   std::string error_band_note;          // what the band comes from, e.g. "±13% (1σ leave-one-source-out: …)"
   std::vector<TimelineEvent> timeline;  // one step of one rank (may be empty)
 };

@@ -17,6 +17,7 @@
 #include "planner/goodput.h"
 #include "planner/kernel_table.h"
 #include "planner/plan.h"
+#include "planner/reference_run.h"
 #include "planner/power_limit.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
@@ -119,6 +120,10 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
     fmt::print("                 host-bound: the host's time for the step is {:.4g} s longer than the device's work\n",
                p.host_bound_s);
   fmt::print("tokens/s/GPU     {:.0f}  {}\n", p.tokens_per_s_per_gpu, p.error_band_note);
+  if (p.reference_level > 0)
+    fmt::print("                 the model's {:.0f} times the reference run's measured / predicted tokens/s ({:.3f}); "
+               "step time, MFU and HFU likewise, memory and the time components above are the model's\n",
+               p.tokens_per_s_per_gpu / p.reference_level, p.reference_level);
   fmt::print("MFU              {:.1f}%\n", 100 * p.mfu);
   fmt::print("HFU              {:.1f}%\n", 100 * p.hfu);
   if (!p.fits)
@@ -150,6 +155,7 @@ void register_plan(CLI::App& app) {
   add_choice_flags(cmd, *a);
   add_runtime_flag(cmd, a->runtime);
   add_reliability_flags(cmd, a->reliability);
+  add_reference_run_flag(cmd, a->reference_run);
   cmd->add_flag("--json", a->json, "print the Prediction as JSON");
   cmd->add_option("--timeline", a->timeline, "write the simulated step as a Chrome trace (Perfetto)");
   cmd->callback([a] {
@@ -159,6 +165,11 @@ void register_plan(CLI::App& app) {
     planner::PlanOptions opt = planner::resolve_plan_options(c, hw);
     opt.timeline = !a->timeline.empty();
     opt.op_breakdown = true;  // time.ops_s of --json (shardcast-train profile --plan reads it)
+    if (!a->reference_run.empty()) {
+      const planner::ReferenceRun ref = planner::read_reference_run(a->reference_run, hw, c.runtime);
+      opt.reference_level = ref.level();
+      opt.reference_run = ref.dir;
+    }
     const Prediction p = planner::plan(c, hw, opt);
     if (!a->timeline.empty()) write_file_atomic(a->timeline, to_chrome_trace(p.timeline).dump(1) + "\n");
     if (a->json) {

@@ -357,6 +357,9 @@ void register_scale(CLI::App& app) {
         if (sf.gpu.empty()) throw UsageError("scale --deadline: --gpu-types (or --gpu) is required");
         f->gpu_types = {sf.gpu};
       }
+      if (!sf.reference_run.empty() && f->gpu_types.size() > 1)
+        throw UsageError("scale --deadline: --reference-run carries the level of one GPU type; give --gpu-types with "
+                         "that type alone");
       sf.gpu = f->gpu_types.front();
       if (to->count() == 0) f->to = 16384;
     }

@@ -208,9 +208,18 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
   t.method = fmt::format(
       "leave one source out over {} rows of {} sources: refit {} per GPU family on the other sources, "
       "predict the left-out rows; rel_1sigma = rms of predicted/measured - 1 of the band's rows; "
-      "regimes with fewer than {} rows are omitted",
+      "regimes with fewer than {} rows are omitted; [reference_run]: every ordered pair (a, b) of the left-out rows "
+      "of one source, hardware preset and runtime, b predicted with a as its reference run, rel_1sigma = root of the "
+      "mean over those groups of each group's mean squared error",
       cv.rows.size(), cv.folds.size(), "the shipped keys", a.min_rows);
   t.command = command;
+  {
+    const planner::ReferencePairs rp = planner::reference_pairs(planner::reference_rows(cv.rows));
+    fmt::print("\n## Reference run\n\nA prediction carried from a measured run of its own source, hardware and runtime "
+               "(--reference-run, planner/reference_run.h), over the left-out rows: {} pairs of {} groups, MAPE {:.1f}%, "
+               "bias {:+.1f}%; band (rms, each group weighted equally) ±{:.1f}%.\n",
+               rp.n_pairs, rp.n_groups, rp.mape, rp.bias, 100 * t.reference.rel_1sigma);
+  }
   fmt::print("\n## Bands (1σ of the out-of-sample errors per GPU family and regime)\n\n"
              "| family | regime | n | sources | 1σ % |\n|---|---|---|---|---|\n");
   for (const auto& b : t.bands)
@@ -410,10 +419,23 @@ void register_validate(CLI::App& app) {
     // Each source's level against the spread around it (pairs.h): how much of the error a
     // source's stack shares across its runs, and how much the settings it varies leave.
     const planner::SourceLevelSplit split = planner::source_level_split(rows, v);
+    // Each row predicted from a reference run of its own source (reference_run.h), against the
+    // shipped reference band.
+    const planner::ReferencePairs ref = planner::reference_pairs(planner::reference_rows(rows, v));
+    const double ref_band = planner::shipped_bands().reference.rel_1sigma;
+    int ref_within1 = 0, ref_within2 = 0;
+    for (double e : ref.errors) {
+      ref_within1 += std::fabs(e) <= ref_band;
+      ref_within2 += std::fabs(e) <= 2 * ref_band;
+    }
     if (a->json) {
       nlohmann::json j = v;
       j["source_level_split"] = {{"sources", split.sources}, {"rows", split.rows}, {"mape_tokens_per_s", split.mape},
                                  {"source_level_pct", split.level}, {"within_source_pct", split.within}};
+      j["reference_pairs"] = {{"pairs", ref.n_pairs},          {"groups", ref.n_groups},
+                              {"mape_tokens_per_s", ref.mape}, {"bias_tokens_per_s", ref.bias},
+                              {"rel_1sigma", ref.rel_1sigma},  {"band_rel_1sigma", ref_band},
+                              {"within_1sigma", ref_within1},  {"within_2sigma", ref_within2}};
       if (a->pairs) {
         j["pairs"] = pairs;
         j["pairs_summary"] = planner::summarize_pairs(pairs);
@@ -433,6 +455,12 @@ void register_validate(CLI::App& app) {
         fmt::print("\n  sources with two or more rows: {} ({} rows): MAPE {:.1f}%; their sources' mean errors {:.1f}% "
                    "(mean abs); the rows around their source's mean {:.1f}% (planner/pairs.h source_level_split)\n",
                    split.sources, split.rows, split.mape, split.level, split.within);
+      if (ref.n_pairs > 0)
+        fmt::print("  with a reference run (--reference-run): each row predicted from another row of its source, hardware and "
+                   "runtime: {} pairs of {} groups: MAPE {:.1f}%, bias {:+.1f}%; within the reference band (±{:.1f}%) "
+                   "1σ {} / {}, 2σ {} / {} (planner/reference_run.h)\n",
+                   ref.n_pairs, ref.n_groups, ref.mape, ref.bias, 100 * ref_band, ref_within1, ref.n_pairs, ref_within2,
+                   ref.n_pairs);
       if (a->pairs) print_pairs(pairs, false);
     }
     if (a->baseline && !a->json) {

@@ -127,6 +127,13 @@ void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w) {
                       planner::kPowerLimitEffect + ")");
 }
 
+void add_reference_run_flag(CLI::App* cmd, std::string& dir) {
+  cmd->add_option("--reference-run", dir,
+                  "a measured run of the same GPU type and runtime (a shardcast-train run directory, or one `shardcast "
+                  "import` made from a log): predictions take its measured / predicted tokens/s and the reference band "
+                  "(planner/reference_run.h)");
+}
+
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
   cmd->add_option("--strategy", f.strategy, kShardingStrategyNames);
   cmd->add_option("--hsdp-shard-size", f.hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");

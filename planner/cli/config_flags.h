@@ -32,6 +32,7 @@ struct ConfigFlags {
   bool compile = false;
   std::string fp8;  // --fp8 [RECIPE]: "" = not given; bare --fp8 = "tensorwise"
   std::optional<bool> sync_every_micro_step;  // parallelism.sync_every_micro_step
+  std::string reference_run;  // --reference-run DIR: "" = none (plan)
 };
 
 // The TrainConfig the flags describe, on top of the config file when one is given; `hw` gets
@@ -51,5 +52,7 @@ void add_runtime_flag(CLI::App* cmd, std::string& runtime);
 // --power-limit-w (cluster.power_limit_w), with the one description of what a limit does
 // (planner/power_limit.h kPowerLimitEffect): plan, search, scale, emit, import.
 void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w);
+// --reference-run DIR (planner/reference_run.h): plan, search, scale.
+void add_reference_run_flag(CLI::App* cmd, std::string& dir);
 
 }  // namespace shardcast::cli

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/cli/config_flags.h"
+#include "planner/reference_run.h"
 #include "planner/runtime.h"
 #include "planner/search.h"
 #include "shared/config_io.h"
@@ -77,6 +78,7 @@ struct SpaceFlags {
   std::string global_batch_tokens;  // "" = the command's default
   double max_mem_frac = 0.9;
   bool allow_fp8 = false, allow_compile = false, allow_selective_op = false;
+  std::string reference_run;  // --reference-run DIR: "" = none
 };
 
 // Adds the space flags to `cmd`. with_gpus=false for `scale` (it has --from/--to instead).
@@ -99,6 +101,7 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
                 "also try op-level selective checkpointing (torchtitan's \"op\"; not run by shardcast-train)");
   cmd->add_option("--threads", f.threads, "worker threads (default: all cores)");
   add_runtime_flag(cmd, f.runtime);
+  add_reference_run_flag(cmd, f.reference_run);
 }
 
 // The SearchSpace the flags describe; loads the hardware preset into `hw`.
@@ -127,6 +130,11 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   if (!f.runtime.empty()) s.base.runtime = f.runtime;
   // No precision flag here: the master dtype is the runtime's own (reduce dtypes are searched).
   planner::take_runtime_precision(s.base, planner::runtime_preset(s.base.runtime), hw, {});
+  if (!f.reference_run.empty()) {
+    const planner::ReferenceRun ref = planner::read_reference_run(f.reference_run, hw, s.base.runtime);
+    s.reference_level = ref.level();
+    s.reference_run = ref.dir;
+  }
   return s;
 }
 

@@ -36,6 +36,22 @@ check "validate reads the imported runs" "[ $(rc $B validate $T/tt1 $T/tt2 $T/fm
 check "calibrate --runs reads the imported runs" \
   "[ $(rc $B calibrate --runs $T/tt1 $T/tt2 $T/fms --gpu H100-80GB-SXM --fit-params matmul_eff --out $T/fit.toml) = 0 ] && [ -s $T/fit.toml ]"
 
+# An imported run as the reference of other plans of its stack (planner/reference_run.h).
+check "plan --reference-run: its own config comes back as measured" \
+  "[ \$(rc $B plan $FLAGS --runtime torchtitan --reference-run $T/tt1 --json) = 0 ] && python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2])); assert abs(p[\"tokens_per_s_per_gpu\"]/r[\"summary\"][\"tokens_per_s_per_gpu\"]-1)<1e-9 and p[\"reference_run\"][\"level\"]>0' $T/out $T/tt1/run_report.json"
+check "plan --reference-run: the note names the run and the reference band" \
+  "[ \$(rc $B plan --model llama3.1-8b --gpu H100-80GB-SXM --gpus 64 --micro-batch 2 --seq-len 8192 --ac full --runtime torchtitan --reference-run $T/tt1) = 0 ] && grep -q 'reference run $T/tt1' $T/out && grep -q 'the reference run.s measured / predicted' $T/out"
+check "plan --reference-run of another runtime: exit 2 naming both" \
+  "[ \$(rc $B plan --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --reference-run $T/tt1) = 2 ] && grep -q -- '--reference-run $T/tt1: the run was made by runtime torchtitan, this prediction is for shardcast-train' $T/err"
+check "plan --reference-run of another GPU: exit 2" \
+  "[ \$(rc $B plan --model llama3.1-8b --gpu A100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --runtime torchtitan --reference-run $T/tt1) = 2 ] && grep -q 'hardware H100-80GB-SXM' $T/err"
+check "plan --reference-run without a run: exit 2 naming the flag" \
+  "[ \$(rc $B plan $FLAGS --runtime torchtitan --reference-run $T/none) = 2 ] && grep -q -- '--reference-run $T/none' $T/err"
+check "search --reference-run: every candidate carries the level" \
+  "[ \$(rc $B search --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --seq-len 8192 --runtime torchtitan --reference-run $T/tt1 --top 2 --json) = 0 ] && [ \$(grep -c '\"level\"' $T/out) -ge 2 ]"
+check "scale --deadline --reference-run with two GPU types: exit 2" \
+  "[ \$(rc $B scale --model llama3.1-8b --seq-len 8192 --runtime torchtitan --reference-run $T/tt1 --deadline 30d --gpu-types H100-80GB-SXM,B200) = 2 ] && grep -q 'one GPU type' $T/err"
+
 printf 'step: 1  loss: 2.0  memory: 3.00GiB(4.00%%)  tps: abc\n' > $T/bad.log
 check "malformed line: exit 1 naming file:line" "[ $(rc $B import torchtitan $T/bad.log $FLAGS --out $T/x) = 1 ] && grep -q 'bad.log:1: tps' $T/err"
 printf 'nothing logged\n' > $T/empty.log

@@ -1,0 +1,87 @@
+// A measured run of the user's own stack carried to other configurations. See reference_run.h.
+#include "planner/reference_run.h"
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "planner/plan.h"
+#include "planner/run_validation.h"
+#include "planner/runtime.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, const std::string& runtime) {
+  RunDir run;
+  try {
+    run = read_run_dir(dir);
+  } catch (const std::exception& e) {  // ConfigError / InputError of a file in it
+    throw UsageError(fmt::format("--reference-run {}: {}", dir, e.what()));
+  }
+  ReferenceRun r;
+  r.dir = dir;
+  r.runtime = run.cfg.runtime;
+  // cluster.hardware is a preset name or a profile file; the preset's own name decides.
+  r.hardware = run.cfg.cluster.hardware == hw.name ? hw.name : load_hardware(run.cfg.cluster.hardware).name;
+  if (r.hardware != hw.name)
+    throw UsageError(fmt::format("--reference-run {}: the run is on hardware {}, this prediction on {}: a reference "
+                                 "run carries the level of its own GPUs and machines only",
+                                 dir, r.hardware, hw.name));
+  if (r.runtime != runtime)
+    throw UsageError(fmt::format("--reference-run {}: the run was made by runtime {}, this prediction is for {}: a "
+                                 "reference run carries the level of its own software only",
+                                 dir, r.runtime, runtime));
+  r.measured_tps = run.report.tokens_per_s_per_gpu;
+  if (!(r.measured_tps > 0))
+    throw UsageError(fmt::format("--reference-run {}: run_report.json has no measured tokens_per_s_per_gpu", dir));
+  const Prediction p = plan(run.cfg, hw, resolve_plan_options(run.cfg, hw));
+  r.predicted_tps = p.tokens_per_s_per_gpu;
+  if (!(r.predicted_tps > 0))
+    throw UsageError(fmt::format("--reference-run {}: the planner predicts no throughput for its config", dir));
+  return r;
+}
+
+ReferencePairs reference_pairs(const std::vector<ReferenceRow>& rows) {
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::vector<Key> order;
+  std::map<Key, std::vector<const ReferenceRow*>> by;
+  for (const ReferenceRow& r : rows) {
+    if (!(r.predicted_tps > 0) || !(r.measured_tps > 0)) continue;
+    const Key k{r.source, r.hardware, r.runtime};
+    if (!by.count(k)) order.push_back(k);
+    by[k].push_back(&r);
+  }
+  ReferencePairs out;
+  double group_ms_sum = 0, abs_sum = 0, sum = 0;
+  for (const Key& k : order) {
+    const auto& g = by.at(k);
+    if (g.size() < 2) continue;
+    double sq = 0;
+    int n = 0;
+    for (const ReferenceRow* a : g)
+      for (const ReferenceRow* b : g) {
+        if (a == b) continue;
+        const double e = b->predicted_tps * (a->measured_tps / a->predicted_tps) / b->measured_tps - 1.0;
+        out.errors.push_back(e);
+        sq += e * e;
+        abs_sum += std::fabs(e);
+        sum += e;
+        ++n;
+      }
+    group_ms_sum += sq / n;
+    ++out.n_groups;
+  }
+  out.n_pairs = int(out.errors.size());
+  if (out.n_pairs > 0) {
+    out.mape = 100 * abs_sum / out.n_pairs;
+    out.bias = 100 * sum / out.n_pairs;
+    out.rel_1sigma = std::sqrt(group_ms_sum / out.n_groups);
+  }
+  return out;
+}
+
+}  // namespace shardcast::planner
