@@ -25,6 +25,7 @@
 #include "gui/timeline_tab.h"
 #include "gui/validation_tab.h"
 #include "planner/plan.h"
+#include "planner/reference_run.h"
 #include "planner/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -131,6 +132,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&New session", QKeySequence::New, this, [this] {
+    reference_run_.clear();
     form_->setConfig(default_config());
     validation_->clearSources();
     setSessionPath({});
@@ -168,6 +170,15 @@ void MainWindow::buildMenus() {
   exp->setShortcut(QKeySequence("Ctrl+E"));
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+  // A measured run of the user's own stack, carried to every prediction (--reference-run).
+  QMenu* plan_menu = menuBar()->addMenu("&Plan");
+  plan_menu->addAction("&Reference run…", this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, "Reference run: a run directory of this GPU type and runtime (shardcast-train's, or shardcast import's)",
+        reference_run_);
+    if (!dir.isEmpty()) setReferenceRun(dir);
+  });
+  plan_menu->addAction("&Clear reference run", this, [this] { setReferenceRun({}); });
 }
 
 void MainWindow::refreshRecentMenu() {
@@ -201,10 +212,17 @@ void MainWindow::replan() {
     }
   }
   std::optional<Prediction> pred;
+  double reference_level = 0;  // the reference run's measured / predicted tokens/s (0 = none)
   if (msgs.empty()) {
     try {
       planner::PlanOptions opt = planner::resolve_plan_options(cfg, *hw);
       opt.timeline = true;
+      if (!reference_run_.isEmpty()) {
+        const planner::ReferenceRun ref = planner::read_reference_run(reference_run_.toStdString(), *hw, cfg.runtime);
+        reference_level = ref.level();
+        opt.reference_level = reference_level;
+        opt.reference_run = ref.dir;
+      }
       pred = planner::plan(cfg, *hw, opt);
     } catch (const ConfigError& e) {
       msgs.push_back(e.what());
@@ -222,6 +240,8 @@ void MainWindow::replan() {
     memory_->setProblem("No prediction: " + why);
     timeline_->setProblem("No prediction: " + why);
     run_->setPlan(cfg, std::nullopt, form_->customHardware().has_value());
+    search_->setReferenceRun(0, "");
+    scaling_->setReferenceRun(0, "");
     search_->setBase(cfg, std::nullopt);
     scaling_->setBase(cfg, std::nullopt);
     last_plan_ms_ = timer.nsecsElapsed() / 1e6;
@@ -243,7 +263,10 @@ void MainWindow::replan() {
       r.problem = errs.front();
     } else {
       try {
-        r.prediction = planner::plan(c, *hw, planner::resolve_plan_options(c, *hw));
+        planner::PlanOptions o = planner::resolve_plan_options(c, *hw);
+        o.reference_level = reference_level;
+        o.reference_run = reference_run_.toStdString();
+        r.prediction = planner::plan(c, *hw, o);
       } catch (const std::exception& e) {
         r.problem = e.what();
       }
@@ -255,6 +278,8 @@ void MainWindow::replan() {
   memory_->setPredictions(rows);
   timeline_->setPrediction(*pred);
   run_->setPlan(cfg, pred, form_->customHardware().has_value());
+  search_->setReferenceRun(reference_level, reference_run_.toStdString());
+  scaling_->setReferenceRun(reference_level, reference_run_.toStdString());
   search_->setBase(cfg, *hw);
   scaling_->setBase(cfg, *hw);
   last_plan_ms_ = timer.nsecsElapsed() / 1e6;
@@ -264,10 +289,17 @@ void MainWindow::replan() {
                                .arg(last_plan_ms_ - plan_ms, 0, 'f', 1));
 }
 
+void MainWindow::setReferenceRun(const QString& dir) {
+  reference_run_ = dir;
+  setWindowModified(true);
+  replan();
+}
+
 QString MainWindow::openSession(const QString& path) {
   session::Session s;
   QString err;
   if (!load_session_file(path, s, err)) return err;
+  reference_run_ = QString::fromStdString(s.reference_run);
   form_->setConfig(s.config, s.custom_hardware);
   validation_->clearSources();
   QStringList problems;
@@ -288,6 +320,7 @@ QString MainWindow::saveSession(const QString& path) {
   s.config = form_->config();
   s.custom_hardware = form_->customHardware();
   for (const QString& src : validation_->sources()) s.validation_sources.push_back(src.toStdString());
+  s.reference_run = reference_run_.toStdString();
   s.prediction = prediction_;
   const QString err = save_session_file(path, s);
   if (!err.isEmpty()) return err;

@@ -47,6 +47,11 @@ class MainWindow : public QMainWindow {
   QString openSession(const QString& path);
   QString saveSession(const QString& path);
   QString exportTo(const QString& dir);
+  // The reference run every prediction carries (planner/reference_run.h; --reference-run):
+  // a run directory of the form's GPU type and runtime, "" = none. Re-plans; a run that
+  // cannot serve shows its reason in the form's general error area.
+  void setReferenceRun(const QString& dir);
+  QString referenceRun() const { return reference_run_; }
   QString sessionPath() const { return session_path_; }
 
   ConfigForm* form() const { return form_; }
@@ -71,6 +76,7 @@ class MainWindow : public QMainWindow {
   void setSessionPath(const QString& path);
   void onRunFinished(const QString& dir, int code, bool crashed);
 
+  QString reference_run_;
   ConfigForm* form_ = nullptr;
   SummaryBar* summary_ = nullptr;
   QTabWidget* tabs_ = nullptr;

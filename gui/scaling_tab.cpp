@@ -216,6 +216,8 @@ QString ScalingTab::runScaling() {
   sp.seq_len = base_.training.seq_len;
   sp.threads = 2;
   sp.base = base_;
+  sp.reference_level = reference_level_;
+  sp.reference_run = reference_run_;
   o.from = from_->value();
   o.to = to_->value();
   o.tokens = tokens_b_->value() * 1e9;
@@ -240,6 +242,9 @@ QString ScalingTab::runScaling() {
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
   }
+  if (reference_level_ > 0 && (hws.size() != 1 || hws.front().name != hw_->name))
+    return "The reference run carries the level of one GPU type, the form's: leave GPU types empty or name that "
+           "type alone (Plan > Clear reference run to compare types)";
   b.deadline_days = deadline_->value();
   deadline_days_ = b.deadline_days;
   goodput_threshold_ = o.goodput_threshold;

@@ -48,6 +48,12 @@ class ScalingTab : public QWidget {
   explicit ScalingTab(QWidget* parent = nullptr);
   ~ScalingTab() override;
   void setBase(const TrainConfig& cfg, const std::optional<HardwareSpec>& hw);
+  // The reference run's level every prediction carries (SearchSpace::reference_level; 0 =
+  // none): one GPU type's, so a budget over several types is refused while it is set.
+  void setReferenceRun(double level, const std::string& dir) {
+    reference_level_ = level;
+    reference_run_ = dir;
+  }
   void setRange(int from, int to);
   // Deadline in days (> 0), comma-separated GPU types ("" = the form's hardware) and prices
   // ("TYPE=PRICE,..." or "").
@@ -72,6 +78,8 @@ class ScalingTab : public QWidget {
   void fill();
 
   TrainConfig base_;
+  double reference_level_ = 0;
+  std::string reference_run_;
   std::optional<HardwareSpec> hw_;
   std::vector<planner::ScalePoint> points_;
   planner::BudgetResult result_;

@@ -139,6 +139,8 @@ QString SearchTab::runSearch() {
   sp.allow_fp8 = fp8_->isChecked();
   sp.threads = 2;
   sp.base = base_;
+  sp.reference_level = reference_level_;
+  sp.reference_run = reference_run_;
   const HardwareSpec hw = *hw_;
   searched_key_ = base_key(base_, hw);
   error_.clear();

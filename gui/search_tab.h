@@ -43,6 +43,11 @@ class SearchTab : public QWidget {
   ~SearchTab() override;
   // The form's config and hardware (nullopt when the form has errors).
   void setBase(const TrainConfig& cfg, const std::optional<HardwareSpec>& hw);
+  // The reference run's level every candidate carries (SearchSpace::reference_level; 0 = none).
+  void setReferenceRun(double level, const std::string& dir) {
+    reference_level_ = level;
+    reference_run_ = dir;
+  }
   // Start a search of the current base; returns "" or why it cannot start.
   QString runSearch();
   bool isBusy() const;
@@ -61,6 +66,8 @@ class SearchTab : public QWidget {
   void fill();
 
   TrainConfig base_;
+  double reference_level_ = 0;
+  std::string reference_run_;
   std::optional<HardwareSpec> hw_;
   std::string searched_key_;
   std::unique_ptr<planner::SearchResult> result_;

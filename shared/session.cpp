@@ -114,6 +114,7 @@ std::string write_session(const Session& s) {
   j["config"] = toml_text_to_json(write_train_config(s.config));
   if (s.custom_hardware) j["custom_hardware"] = toml_text_to_json(write_hardware_toml(*s.custom_hardware));
   j["validation_sources"] = s.validation_sources;
+  if (!s.reference_run.empty()) j["reference_run"] = s.reference_run;
   if (s.prediction) {
     Prediction p = *s.prediction;
     p.timeline.clear();  // a summary for readers, not the simulated events
@@ -142,7 +143,8 @@ Session parse_session(const std::string& text, const std::string& label) {
                      "); update Shardcast");
   if (schema < 1) throw InputError(label + ": schema: " + std::to_string(schema) + " is not allowed");
   static const std::set<std::string> known = {"format", "schema", "app_version", "config",
-                                              "custom_hardware", "validation_sources", "prediction"};
+                                              "custom_hardware", "validation_sources", "reference_run",
+                                              "prediction"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) {
       std::vector<std::string> names(known.begin(), known.end());
@@ -178,6 +180,10 @@ Session parse_session(const std::string& text, const std::string& label) {
       if (!e.is_string()) throw InputError(label + ": validation_sources: expected strings");
       s.validation_sources.push_back(e.get<std::string>());
     }
+  }
+  if (j.contains("reference_run")) {
+    if (!j["reference_run"].is_string()) throw InputError(label + ": reference_run: expected a run directory's path");
+    s.reference_run = j["reference_run"].get<std::string>();
   }
   return s;
 }

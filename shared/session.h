@@ -34,6 +34,7 @@ struct Session {
   std::optional<HardwareSpec> custom_hardware;  // set when the hardware is not a preset;
                                                 // its name equals config.cluster.hardware
   std::vector<std::string> validation_sources;  // run directories / published CSVs
+  std::string reference_run;                    // --reference-run's run directory ("" = none)
   std::optional<Prediction> prediction;         // output only: written, never read back
 };
 

@@ -250,6 +250,7 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
              sp.model_preset, human_count(double(sp.model.total_params())), short_count(base.tokens), deadline, types,
              seq, base.global_batch_tokens > 0 ? short_count(double(base.global_batch_tokens)) : "any");
   print_reliability(*base.reliability);
+  print_reference_run(sp);
   fmt::print("searched {} configurations in {:.2f} s\n\n", r.n_candidates, r.seconds);
   auto label = [](const planner::BudgetRow& w) { return fmt::format("{} x {}", w.gpu_type, w.point.gpus); };
   if (r.ranked.empty()) {
@@ -425,6 +426,7 @@ void register_scale(CLI::App& app) {
                opt.global_batch_tokens > 0 ? short_count(double(opt.global_batch_tokens)) : "any",
                short_count(opt.tokens));
     print_reliability(*opt.reliability);
+    print_reference_run(opt.space);
     size_t w = 12;  // width of the config column
     for (const auto& p : pts)
       if (p.feasible) w = std::max(w, planner::describe_config(p.best.config).size());

@@ -106,6 +106,7 @@ void register_search(CLI::App& app) {
                      ? fmt::format("global batch {} tokens (±{:.0f}%)", short_count(double(space.global_batch_tokens)),
                                    100 * space.batch_tolerance)
                      : std::string("any global batch"));
+      print_reference_run(space);
       fmt::print("        {} configs: {} predicted, {} pruned by memory monotonicity; {} fit in {:.0f}% of {:.0f} GiB; "
                  "{:.2f} s\n",
                  r.n_candidates, r.n_evaluated, r.n_pruned, r.n_feasible, 100 * space.max_mem_frac,

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/cli/config_flags.h"
+#include "planner/error_band.h"
 #include "planner/reference_run.h"
 #include "planner/runtime.h"
 #include "planner/search.h"
@@ -136,6 +137,14 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
     s.reference_run = ref.dir;
   }
   return s;
+}
+
+// The header line of a search or scale with --reference-run: what every prediction carries.
+inline void print_reference_run(const planner::SearchSpace& s) {
+  if (s.reference_level > 0)
+    fmt::print("reference run {}: every tokens/s x{:.3f} (its measured / predicted), band ±{:.0f}% (1σ, "
+               "configs/bands.toml [reference_run])\n",
+               s.reference_run, s.reference_level, 100 * planner::shipped_bands().reference.rel_1sigma);
 }
 
 // A progress callback that draws "label [#####     ] 42%" on stderr, only when stderr is a

@@ -30,6 +30,7 @@
 #include "planner/plan.h"
 #include "shared/config_io.h"
 #include "shared/config_schema.h"
+#include "shared/run_report.h"
 #include "gui/scaling_tab.h"
 #include "gui/search_tab.h"
 #include "planner/emit.h"
@@ -396,6 +397,45 @@ class MainWindowTest : public QObject {
     w.form()->setConfig(c);
     QCOMPARE(editor<QComboBox>(w, "precision.reduce_dtype")->currentText(), QString("fp32"));
     QCOMPARE(QString::fromStdString(w.form()->config().runtime), QString("litgpt"));
+  }
+
+  // Plan > Reference run: the form's own config comes back as the run measured, the summary
+  // names the run, a session keeps it, and a run of another runtime is refused in the form's
+  // general error area (planner/reference_run.h).
+  void referenceRunCarriesItsLevel() {
+    QTemporaryDir d;
+    MainWindow w;
+    const TrainConfig c = w.form()->config();
+    const QString dir = d.path() + "/run";
+    QDir().mkpath(dir);
+    write_file_atomic((dir + "/run.toml").toStdString(), write_train_config(c));
+    RunReport r;
+    r.hardware = c.cluster.hardware;
+    r.world_size = c.world_size();
+    StepMetrics s;
+    s.step = 10;
+    s.step_time_s = 1;
+    s.tokens_per_s_per_gpu = 4321;
+    r.steps.push_back(s);
+    r.median_step_time_s = 1;
+    r.tokens_per_s_per_gpu = 4321;
+    write_file_atomic((dir + "/run_report.json").toStdString(), nlohmann::json(r).dump());
+    w.setReferenceRun(dir);
+    QVERIFY(w.prediction().has_value());
+    QVERIFY(std::fabs(w.prediction()->tokens_per_s_per_gpu / 4321 - 1) < 1e-9);
+    QVERIFY(w.summary()->text().contains("reference run"));
+    const QString session = d.path() + "/s.shardcast.json";
+    QCOMPARE(w.saveSession(session), QString());
+    MainWindow w2;
+    QCOMPARE(w2.openSession(session), QString());
+    QCOMPARE(w2.referenceRun(), dir);
+    QVERIFY(w2.prediction().has_value());
+    QVERIFY(std::fabs(w2.prediction()->tokens_per_s_per_gpu / 4321 - 1) < 1e-9);
+    editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");
+    QVERIFY(!w.prediction().has_value());
+    QVERIFY(w.form()->errorText("").contains("--reference-run"));
+    w.setReferenceRun({});
+    QVERIFY(w.prediction().has_value());
   }
 
   void exportMatchesShardcastEmit() {
