@@ -30,10 +30,11 @@
 #include "planner/plan.h"
 #include "shared/config_io.h"
 #include "shared/config_schema.h"
-#include "shared/run_report.h"
 #include "gui/scaling_tab.h"
 #include "gui/search_tab.h"
 #include "planner/emit.h"
+#include "planner/import/run_import.h"
+#include "planner/import/train_log.h"
 #include "planner/runtime.h"
 
 using namespace shardcast;
@@ -405,21 +406,14 @@ class MainWindowTest : public QObject {
   void referenceRunCarriesItsLevel() {
     QTemporaryDir d;
     MainWindow w;
+    editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");
     const TrainConfig c = w.form()->config();
     const QString dir = d.path() + "/run";
-    QDir().mkpath(dir);
-    write_file_atomic((dir + "/run.toml").toStdString(), write_train_config(c));
-    RunReport r;
-    r.hardware = c.cluster.hardware;
-    r.world_size = c.world_size();
-    StepMetrics s;
-    s.step = 10;
-    s.step_time_s = 1;
-    s.tokens_per_s_per_gpu = 4321;
-    r.steps.push_back(s);
-    r.median_step_time_s = 1;
-    r.tokens_per_s_per_gpu = 4321;
-    write_file_atomic((dir + "/run_report.json").toStdString(), nlohmann::json(r).dump());
+    // A torchtitan run of the form's config, as `shardcast import` makes it from its log.
+    const planner::TrainLog log = planner::parse_torchtitan_log(
+        "step: 1  loss: 9.0  memory: 30.00GiB(40.00%)  tps: 1000\n"
+        "step: 2  loss: 8.0  memory: 30.00GiB(40.00%)  tps: 4321\n", "t.log");
+    planner::write_run_dir(planner::import_run(log, c, load_hardware(c.cluster.hardware), 1), dir.toStdString());
     w.setReferenceRun(dir);
     QVERIFY(w.prediction().has_value());
     QVERIFY(std::fabs(w.prediction()->tokens_per_s_per_gpu / 4321 - 1) < 1e-9);
@@ -431,7 +425,7 @@ class MainWindowTest : public QObject {
     QCOMPARE(w2.referenceRun(), dir);
     QVERIFY(w2.prediction().has_value());
     QVERIFY(std::fabs(w2.prediction()->tokens_per_s_per_gpu / 4321 - 1) < 1e-9);
-    editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");
+    editor<QComboBox>(w, "runtime")->setCurrentText("shardcast-train");
     QVERIFY(!w.prediction().has_value());
     QVERIFY(w.form()->errorText("").contains("--reference-run"));
     w.setReferenceRun({});

@@ -9,10 +9,13 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "planner/error_band.h"
+#include "planner/import/run_import.h"
+#include "planner/import/train_log.h"
 #include "planner/pairs.h"
 #include "planner/plan.h"
 #include "planner/published_csv.h"
@@ -20,7 +23,6 @@
 #include "planner/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
-#include "shared/run_report.h"
 
 namespace shardcast::planner {
 namespace {
@@ -43,26 +45,19 @@ TrainConfig reference_config() {
   return c;
 }
 
-// A run directory as the trainer or `shardcast import` writes it: run.toml and run_report.json.
+// A run directory as `shardcast import` writes it from a torchtitan log whose steps after the
+// first logged `measured_tps` (run.toml, run_report.json, import.json).
 struct RunDirFixture {
   fs::path dir;
   explicit RunDirFixture(const TrainConfig& c, double measured_tps, const std::string& name = "ref") {
     dir = fs::temp_directory_path() / ("shardcast_reference_run_test_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
-    fs::create_directories(dir);
-    write_file_atomic(dir / "run.toml", write_train_config(c));
-    RunReport r;
-    r.hardware = c.cluster.hardware;
-    r.world_size = c.world_size();
-    StepMetrics s;
-    s.step = 10;
-    s.step_time_s = 1.0;
-    s.tokens_per_s_per_gpu = measured_tps;
-    r.steps.push_back(s);
-    r.median_step_time_s = 1.0;
-    r.tokens_per_s_per_gpu = measured_tps;
-    nlohmann::json j = r;
-    write_file_atomic(dir / "run_report.json", j.dump(2));
+    const std::string tps = fmt::format("{:.0f}", measured_tps);
+    const TrainLog log = parse_torchtitan_log("step: 1  loss: 9.0  memory: 30.00GiB(40.00%)  tps: 1000\n"
+                                              "step: 2  loss: 8.0  memory: 30.00GiB(40.00%)  tps: " + tps + "\n"
+                                              "step: 3  loss: 7.0  memory: 30.00GiB(40.00%)  tps: " + tps + "\n",
+                                              "t.log");
+    write_run_dir(import_run(log, c, load_hardware(c.cluster.hardware), 1), dir.string());
   }
   ~RunDirFixture() { fs::remove_all(dir); }
 };
@@ -135,7 +130,12 @@ TEST(ReferenceRun, RefusesARunOfAnotherStackByName) {
   refused(dir, load_hardware("A100-80GB-SXM"), "torchtitan", "hardware H100-80GB-SXM");
   refused(dir, load_hardware("H100-80GB-SXM"), "fms-fsdp", "runtime torchtitan");
   refused(dir + "/nope", load_hardware("H100-80GB-SXM"), "torchtitan", "not a directory");
-  RunDirFixture unmeasured(c, 0.0, "unmeasured");
+  // A run report whose summary has no tokens/s (a hand-made directory).
+  RunDirFixture unmeasured(c, 6000.0, "unmeasured");
+  const fs::path report = unmeasured.dir / "run_report.json";
+  nlohmann::json j = nlohmann::json::parse(read_text(report.string()));
+  j["summary"]["tokens_per_s_per_gpu"] = 0;
+  write_file_atomic(report, j.dump());
   refused(unmeasured.dir.string(), load_hardware("H100-80GB-SXM"), "torchtitan", "no measured tokens_per_s_per_gpu");
 }
 
