@@ -337,7 +337,11 @@ QString MainWindow::exportTo(const QString& dir) {
   if (form_->customHardware())
     return "Custom hardware cannot be named in run.toml; pick a hardware preset to export.";
   try {
-    const planner::EmitResult r = planner::emit_files(planned_cfg_, *planned_hw_, dir.toStdString(), false);
+    // The reference run's level on the target of its runtime, as `shardcast emit --reference-run`.
+    std::optional<planner::ReferenceRun> ref;
+    if (!reference_run_.isEmpty()) ref = planner::read_reference_run(reference_run_.toStdString(), *planned_hw_);
+    const planner::EmitResult r = planner::emit_files(planned_cfg_, *planned_hw_, dir.toStdString(), false,
+                                                      planner::TorchtitanVersion::v0_2, ref ? &*ref : nullptr);
     if (!r.skipped.empty()) {
       QString why = "Not written:";
       for (const auto& s : r.skipped) why += "\n" + QString::fromStdString(s);

@@ -115,7 +115,8 @@ std::string render_torchrun(const TrainConfig& c) {
   return o;
 }
 
-std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw, TorchtitanVersion tv) {
+std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw, TorchtitanVersion tv,
+                                     const ReferenceRun* reference) {
   // A generation (torchtitan-2024-04) writes its framework's files and takes the place of the
   // framework's newest profile in the list.
   const std::string own_framework = runtime_preset(cfg.runtime).framework;
@@ -134,18 +135,25 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
     c.runtime = rt;
     t.refusal = runtime_refusal(runtime_preset(rt), c, hw);
     if (t.refusal.empty() && framework == "torchtitan") t.refusal = torchtitan_version_refusal(c, tv);
-    if (t.refusal.empty()) t.prediction = plan(c, hw, resolve_plan_options(c, hw));
+    if (t.refusal.empty()) {
+      PlanOptions o = resolve_plan_options(c, hw);
+      if (reference && reference->runtime == rt) {
+        o.reference_level = reference->level();
+        o.reference_run = reference->dir;
+      }
+      t.prediction = plan(c, hw, o);
+    }
     out.push_back(std::move(t));
   }
   return out;
 }
 
 EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force,
-                      TorchtitanVersion tv) {
+                      TorchtitanVersion tv, const ReferenceRun* reference) {
   validate_or_throw(cfg);
   if (dir.empty()) throw UsageError("emit: --out DIR is required");
   EmitResult res;
-  res.targets = emit_targets(cfg, hw, tv);
+  res.targets = emit_targets(cfg, hw, tv, reference);
 
   struct File {
     std::string name;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "planner/emit_ecosystem.h"
+#include "planner/reference_run.h"
 #include "shared/hardware_spec.h"
 #include "shared/prediction.h"
 #include "shared/train_config.h"
@@ -53,8 +54,11 @@ struct EmitTarget {
 // place of the framework's newest profile.
 // torchtitan's files follow its configuration generation `tv` (emit_ecosystem.h): v0.2 writes
 // torchtitan.toml and torchtitan_overrides.txt, current writes torchtitan_recipe.py.
+// `reference` (may be null): a measured run whose level the target of its runtime carries
+// (reference_run.h); the other targets are the model's.
 std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec& hw,
-                                     TorchtitanVersion tv = TorchtitanVersion::v0_2);
+                                     TorchtitanVersion tv = TorchtitanVersion::v0_2,
+                                     const ReferenceRun* reference = nullptr);
 
 struct EmitResult {
   std::vector<EmitTarget> targets;
@@ -68,6 +72,6 @@ struct EmitResult {
 // it does not parse to a valid config). Does not check the first target's fit: the caller
 // decides (`shardcast emit` exits 3 without --force).
 EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force,
-                      TorchtitanVersion tv = TorchtitanVersion::v0_2);
+                      TorchtitanVersion tv = TorchtitanVersion::v0_2, const ReferenceRun* reference = nullptr);
 
 }  // namespace shardcast::planner

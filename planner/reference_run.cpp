@@ -15,7 +15,9 @@
 
 namespace shardcast::planner {
 
-ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, const std::string& runtime) {
+namespace {
+// The run read and predicted; runtime == nullptr: any runtime.
+ReferenceRun read(const std::string& dir, const HardwareSpec& hw, const std::string* runtime) {
   RunDir run;
   try {
     run = read_run_dir(dir);
@@ -31,10 +33,10 @@ ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, 
     throw UsageError(fmt::format("--reference-run {}: the run is on hardware {}, this prediction on {}: a reference "
                                  "run carries the level of its own GPUs and machines only",
                                  dir, r.hardware, hw.name));
-  if (r.runtime != runtime)
+  if (runtime && r.runtime != *runtime)
     throw UsageError(fmt::format("--reference-run {}: the run was made by runtime {}, this prediction is for {}: a "
                                  "reference run carries the level of its own software only",
-                                 dir, r.runtime, runtime));
+                                 dir, r.runtime, *runtime));
   r.measured_tps = run.report.tokens_per_s_per_gpu;
   if (!(r.measured_tps > 0))
     throw UsageError(fmt::format("--reference-run {}: run_report.json has no measured tokens_per_s_per_gpu", dir));
@@ -44,6 +46,13 @@ ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, 
     throw UsageError(fmt::format("--reference-run {}: the planner predicts no throughput for its config", dir));
   return r;
 }
+}  // namespace
+
+ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, const std::string& runtime) {
+  return read(dir, hw, &runtime);
+}
+
+ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw) { return read(dir, hw, nullptr); }
 
 ReferencePairs reference_pairs(const std::vector<ReferenceRow>& rows) {
   using Key = std::tuple<std::string, std::string, std::string>;

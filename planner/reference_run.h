@@ -43,6 +43,9 @@ struct ReferenceRun {
 // run without a measured tokens/s. Throws UsageError naming --reference-run and `dir`, for
 // these and for a missing or malformed file in it.
 ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, const std::string& runtime);
+// The same for a command that predicts several runtimes at once (emit): the run's runtime is
+// not checked here; the caller applies the level to the prediction of that runtime only.
+ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw);
 
 // One predicted and measured run of a published set, as reference_pairs() groups them.
 struct ReferenceRow {

@@ -83,7 +83,11 @@ void register_emit(CLI::App& app) {
         throw UsageError(
             "emit: --from-search chooses the configuration; drop run.toml, --strategy, --hsdp-shard-size, "
             "--micro-batch, --grad-accum, --ac, --ac-ratio, --compile, --fp8 (use --allow-compile/--allow-fp8)");
-      planner::SearchSpace space = to_space(a->space, "emit", hw, "0");
+      // The search ranks by the model alone (a reference run's level would scale every candidate
+      // alike); the reference run is applied to the emitted targets below.
+      SpaceFlags sf = a->space;
+      sf.reference_run.clear();
+      planner::SearchSpace space = to_space(sf, "emit", hw, "0");
       if (space.gpus <= 0) throw UsageError("emit: --gpus is required");
       if (!c.param_dtype.empty()) space.base.precision.param_dtype = c.param_dtype;
       if (!c.reduce_dtype.empty()) space.reduce_dtypes = {c.reduce_dtype};
@@ -109,7 +113,23 @@ void register_emit(CLI::App& app) {
     planner::require_inter_node_network(cfg, hw);
     // The plan is made for cfg.runtime (--runtime; default shardcast-train): it must be able to
     // run it and it must fit. Every other runtime's files are predicted for that runtime.
-    const std::vector<planner::EmitTarget> targets = planner::emit_targets(cfg, hw, tv);
+    // --reference-run: the target of the run's runtime carries its level; no target of that
+    // runtime is an error, not a flag quietly unused.
+    std::optional<planner::ReferenceRun> ref;
+    if (!a->space.reference_run.empty()) ref = planner::read_reference_run(a->space.reference_run, hw);
+    const std::vector<planner::EmitTarget> targets = planner::emit_targets(cfg, hw, tv, ref ? &*ref : nullptr);
+    if (ref) {
+      std::string runtimes;
+      bool found = false;
+      for (const auto& t : targets) {
+        runtimes += (runtimes.empty() ? "" : ", ") + t.runtime;
+        found |= t.runtime == ref->runtime && t.refusal.empty();
+      }
+      if (!found)
+        throw UsageError(fmt::format("--reference-run {}: runtime {} made it, and emit predicts no target of that "
+                                     "runtime for this configuration (targets: {})",
+                                     ref->dir, ref->runtime, runtimes));
+    }
     const planner::EmitTarget& main = targets.front();
     if (!main.refusal.empty()) throw ConfigError(cfg.source_file, "runtime", main.refusal);
     const Prediction& pred = main.prediction;
@@ -137,7 +157,7 @@ void register_emit(CLI::App& app) {
         fmt::print("emit: checkpoint.interval = {} steps (most useful work under failures; --reliability){}\n",
                    cfg.checkpoint.interval, cfg.checkpoint.dir.empty() ? "; set checkpoint.dir to save" : "");
     }
-    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force, tv);
+    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force, tv, ref ? &*ref : nullptr);
     fmt::print("emit: {} ({}), runtime {}: predicted {:.0f} tokens/s/GPU, MFU {:.1f}%, peak {:.1f} GiB{}\n",
                planner::describe_config(cfg), cfg.model_label(), main.runtime, pred.tokens_per_s_per_gpu,
                100 * pred.mfu, need / gib, pred.fits ? "" : " (DOES NOT FIT; --force)");
@@ -146,6 +166,9 @@ void register_emit(CLI::App& app) {
         fmt::print("  runtime {}: {:.0f} tokens/s/GPU, peak {:.1f} GiB{}\n", t.runtime,
                    t.prediction.tokens_per_s_per_gpu, planner::memory_needed_bytes(t.prediction) / gib,
                    t.prediction.fits ? "" : " (does not fit)");
+    if (ref)
+      fmt::print("  runtime {}'s tokens/s carry reference run {}: x{:.3f} (its measured / predicted), band ±{:.0f}%\n",
+                 ref->runtime, ref->dir, ref->level(), 100 * planner::shipped_bands().reference.rel_1sigma);
     for (const auto& p : res.written) fmt::print("  wrote {}\n", p);
     for (const auto& s : res.skipped) fmt::print(stderr, "emit: not written: {}\n", s);
     // Every emitter's runtime refusing the configuration (e.g. kempnerforge's pure bf16, which no

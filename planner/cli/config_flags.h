@@ -52,7 +52,7 @@ void add_runtime_flag(CLI::App* cmd, std::string& runtime);
 // --power-limit-w (cluster.power_limit_w), with the one description of what a limit does
 // (planner/power_limit.h kPowerLimitEffect): plan, search, scale, emit, import.
 void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w);
-// --reference-run DIR (planner/reference_run.h): plan, search, scale.
+// --reference-run DIR (planner/reference_run.h): plan, search, scale, emit (through the space flags).
 void add_reference_run_flag(CLI::App* cmd, std::string& dir);
 
 }  // namespace shardcast::cli

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/emit.h"
 #include "planner/error_band.h"
 #include "planner/import/run_import.h"
 #include "planner/import/train_log.h"
@@ -109,6 +110,29 @@ TEST(ReferenceRun, ItsOwnConfigComesBackAsMeasuredAndOthersKeepTheModelsRatio) {
   Prediction back = j.get<Prediction>();
   EXPECT_DOUBLE_EQ(back.reference_level, ref.level());
   EXPECT_EQ(back.reference_run, run.dir.string());
+}
+
+// emit predicts the reference's runtime with its level, as plan does, and every other
+// runtime's target with the model alone (exactly: the same plan() calls).
+TEST(ReferenceRun, EmitCarriesItToTheTargetOfItsRuntimeOnly) {
+  const TrainConfig c = reference_config();
+  RunDirFixture run(c, 6123.0, "emit");
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const ReferenceRun ref = read_reference_run(run.dir.string(), hw);
+  TrainConfig other = c;
+  other.cluster.nodes = 2;
+  other.activation_checkpointing.mode = AcMode::full;
+  const auto plain = emit_targets(other, hw), referenced = emit_targets(other, hw, TorchtitanVersion::v0_2, &ref);
+  ASSERT_EQ(plain.size(), referenced.size());
+  int carried = 0;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    if (!plain[i].refusal.empty()) continue;
+    const double want = plain[i].prediction.tokens_per_s_per_gpu * (plain[i].runtime == "torchtitan" ? ref.level() : 1);
+    EXPECT_NEAR(referenced[i].prediction.tokens_per_s_per_gpu, want, 1e-12 * want) << plain[i].runtime;
+    carried += referenced[i].prediction.reference_level > 0;
+  }
+  EXPECT_EQ(carried, 1);
+  EXPECT_NEAR(referenced.front().prediction.tokens_per_s_per_gpu, plan_with(other, &ref).tokens_per_s_per_gpu, 1e-9);
 }
 
 // A run of another GPU type, another runtime, without a measured tokens/s, or no run directory
