@@ -7,7 +7,9 @@
 // signed error and the worst under-prediction (an out-of-memory the user did not see coming);
 // then each source's level against the spread around it (planner/pairs.h source_level_split),
 // and the within-source pairs (planner/pairs.h): the measured against the predicted throughput
-// ratio of two runs one setting apart, per setting, beside the absolute error of the same rows.
+// ratio of two runs one setting apart, per setting, beside the absolute error of the same rows;
+// last, each row predicted from every other row of its source, GPU and runtime as its reference
+// run (planner/reference_run.h), beside the planner alone.
 // tests/planner/outside_runs_test.cpp holds these numbers as regression bounds; docs/validation.md
 // "Outside runs" shows them. What it is not: a fitter — nothing here changes a preset.
 // Single-threaded; owns nothing beyond its locals.
@@ -19,6 +21,7 @@
 
 #include <fmt/core.h>
 
+#include "planner/error_band.h"
 #include "planner/pairs.h"
 #include "planner/published_csv.h"
 #include "planner/validate.h"
@@ -118,5 +121,21 @@ int main(int argc, char** argv) {
   for (const auto& s : planner::summarize_pairs(pairs))
     fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} / {} |\n", s.setting, s.n, s.mape, s.bias, s.max_abs,
                s.mape_no_difference, s.order_right, s.decided);
+
+  // With a reference run (planner/reference_run.h): each row from another of its source, GPU and runtime.
+  const planner::ReferencePairs ref = planner::reference_pairs(planner::reference_rows(rows, v));
+  const double band = planner::shipped_bands().reference.rel_1sigma;
+  int within1 = 0, within2 = 0;
+  for (double e : ref.errors) {
+    within1 += std::fabs(e) <= band;
+    within2 += std::fabs(e) <= 2 * band;
+  }
+  fmt::print("\nwith a reference run ({} ordered pairs of {} groups of one source, GPU and runtime; band ±{:.2f} %):\n\n"
+             "| predicted | MAPE % | bias % | within 1σ | within 2σ |\n|---|---|---|---|---|\n"
+             "| the planner alone ({} rows) | {:.2f} | {:+.2f} | {} / {} | {} / {} |\n"
+             "| from a reference run | {:.2f} | {:+.2f} | {} / {} | {} / {} |\n",
+             ref.n_pairs, ref.n_groups, 100 * band, v.overall.n, v.overall.mape_tps, v.overall.bias_tps,
+             v.overall.within_1sigma, v.overall.n, v.overall.within_2sigma, v.overall.n, ref.mape, ref.bias, within1,
+             ref.n_pairs, within2, ref.n_pairs);
   return 0;
 }
