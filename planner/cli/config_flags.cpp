@@ -131,7 +131,8 @@ void add_reference_run_flag(CLI::App* cmd, std::string& dir) {
   cmd->add_option("--reference-run", dir,
                   "a measured run of the same GPU type and runtime (a shardcast-train run directory, or one `shardcast "
                   "import` made from a log): predictions take its measured / predicted tokens/s and the reference band "
-                  "(planner/reference_run.h)");
+                  "(planner/reference_run.h)")
+      ->check(CLI::ExistingDirectory);
 }
 
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {

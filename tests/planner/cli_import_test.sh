@@ -46,7 +46,9 @@ check "plan --reference-run of another runtime: exit 2 naming both" \
 check "plan --reference-run of another GPU: exit 2" \
   "[ \$(rc $B plan --model llama3.1-8b --gpu A100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --runtime torchtitan --reference-run $T/tt1) = 2 ] && grep -q 'hardware H100-80GB-SXM' $T/err"
 check "plan --reference-run without a run: exit 2 naming the flag" \
-  "[ \$(rc $B plan $FLAGS --runtime torchtitan --reference-run $T/none) = 2 ] && grep -q -- '--reference-run $T/none' $T/err"
+  "[ \$(rc $B plan $FLAGS --runtime torchtitan --reference-run $T/none) = 2 ] && grep -q -- '--reference-run: Directory does not exist: $T/none' $T/err"
+check "plan --reference-run '': exit 2, not the model alone" \
+  "[ \$(rc $B plan $FLAGS --runtime torchtitan --reference-run '') = 2 ] && grep -q -- '--reference-run' $T/err"
 check "search --reference-run: every candidate carries the level" \
   "[ \$(rc $B search --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --seq-len 8192 --runtime torchtitan --reference-run $T/tt1 --top 2 --json) = 0 ] && [ \$(grep -c '\"level\"' $T/out) -ge 2 ]"
 check "emit --reference-run: the torchtitan target carries it, and says so" \
