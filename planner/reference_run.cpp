@@ -40,8 +40,11 @@ ReferenceRun read(const std::string& dir, const HardwareSpec& hw, const std::str
   r.measured_tps = run.report.tokens_per_s_per_gpu;
   if (!(r.measured_tps > 0))
     throw UsageError(fmt::format("--reference-run {}: run_report.json has no measured tokens_per_s_per_gpu", dir));
-  const Prediction p = plan(run.cfg, hw, resolve_plan_options(run.cfg, hw));
-  r.predicted_tps = p.tokens_per_s_per_gpu;
+  try {
+    r.predicted_tps = plan(run.cfg, hw, resolve_plan_options(run.cfg, hw)).tokens_per_s_per_gpu;
+  } catch (const std::exception& e) {  // a config this planner refuses (a key, a dtype the GPU lacks)
+    throw UsageError(fmt::format("--reference-run {}: its config cannot be predicted: {}", dir, e.what()));
+  }
   if (!(r.predicted_tps > 0))
     throw UsageError(fmt::format("--reference-run {}: the planner predicts no throughput for its config", dir));
   return r;

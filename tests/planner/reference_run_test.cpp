@@ -154,6 +154,17 @@ TEST(ReferenceRun, RefusesARunOfAnotherStackByName) {
   refused(dir, load_hardware("A100-80GB-SXM"), "torchtitan", "hardware H100-80GB-SXM");
   refused(dir, load_hardware("H100-80GB-SXM"), "fms-fsdp", "runtime torchtitan");
   refused(dir + "/nope", load_hardware("H100-80GB-SXM"), "torchtitan", "not a directory");
+  // A run.toml this planner cannot predict (float8 on a GPU without fp8), edited by hand.
+  TrainConfig a100 = c;
+  a100.cluster.hardware = "A100-80GB-SXM";
+  take_runtime_precision(a100, runtime_preset(a100.runtime), load_hardware("A100-80GB-SXM"), {});
+  RunDirFixture fp8(a100, 3000.0, "fp8");
+  std::string toml = read_text((fp8.dir / "run.toml").string());
+  const size_t at = toml.find("fp8 = \"none\"");
+  ASSERT_NE(at, std::string::npos) << toml;
+  toml.replace(at, std::string("fp8 = \"none\"").size(), "fp8 = \"tensorwise\"");
+  write_file_atomic(fp8.dir / "run.toml", toml);
+  refused(fp8.dir.string(), load_hardware("A100-80GB-SXM"), "torchtitan", "its config cannot be predicted");
   // A run report whose summary has no tokens/s (a hand-made directory).
   RunDirFixture unmeasured(c, 6000.0, "unmeasured");
   const fs::path report = unmeasured.dir / "run_report.json";
