@@ -125,6 +125,28 @@ class ScalingTabTest : public QObject {
     QVERIFY(tab.runScaling().contains("Prices"));
     QVERIFY(!tab.isBusy());
   }
+
+  // A reference run's level is one GPU type's: a budget over another type, or several, is
+  // refused before running; the form's type alone runs and carries the level.
+  void referenceRunKeepsTheBudgetToItsGpuType() {
+    ScalingTab tab;
+    tab.setBase(base(), load_hardware("H100-80GB-SXM"));
+    tab.setReferenceRun(0.8, "runs/ref");
+    tab.setRange(8, 16);
+    for (const char* types : {"H100-80GB-SXM,B200", "B200"}) {
+      tab.setBudget(30, types, "");
+      QVERIFY(tab.runScaling().contains("reference run"));
+      QVERIFY(!tab.isBusy());
+    }
+    tab.setBudget(30, "H100-80GB-SXM", "");
+    QSignalSpy done(&tab, &ScalingTab::scalingFinished);
+    QCOMPARE(tab.runScaling(), QString());
+    QVERIFY(done.wait(120000));
+    bool carried = false;
+    for (const auto& row : tab.result().rows)
+      carried |= row.point.feasible && row.point.best.prediction.reference_level == 0.8;
+    QVERIFY(carried);
+  }
 };
 
 QTEST_MAIN(ScalingTabTest)
