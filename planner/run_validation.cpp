@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/plan.h"
+#include "planner/reference_run.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -72,14 +73,20 @@ RunDir read_run_dir(const std::string& dir) {
   return r;
 }
 
-RunComparison compare_run(const RunDir& run, const HardwareSpec& hw) {
+RunComparison compare_run(const RunDir& run, const HardwareSpec& hw, const std::string& reference) {
   RunComparison c;
   c.name = fs::path(run.dir).filename().string();
   if (c.name.empty()) c.name = fs::path(run.dir).parent_path().filename().string();
   c.model = run.cfg.model.name.empty() ? run.cfg.model_preset : run.cfg.model.name;
   c.strategy = to_string(run.cfg.parallelism.sharding_strategy);
   c.world_size = run.cfg.world_size();
-  const Prediction p = plan(run.cfg, hw, resolve_plan_options(run.cfg, hw));
+  PlanOptions opt = resolve_plan_options(run.cfg, hw);
+  if (!reference.empty()) {
+    const ReferenceRun ref = read_reference_run(reference, hw, run.cfg.runtime);
+    opt.reference_level = ref.level();
+    opt.reference_run = ref.dir;
+  }
+  const Prediction p = plan(run.cfg, hw, opt);
   c.predicted_step_s = p.step_time_s;
   c.measured_step_s = run.report.median_step_time_s;
   c.predicted_mem_bytes = p.mem_peak_bytes;
@@ -114,15 +121,17 @@ RunSummary summarize_runs(const std::vector<RunComparison>& rows) {
   return s;
 }
 
-void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware) {
+void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware,
+                    const std::string& reference) {
   std::vector<RunDir> runs;
   for (const auto& d : dirs) runs.push_back(read_run_dir(d));
   std::vector<RunComparison> rows;
   for (const auto& r : runs)
-    rows.push_back(compare_run(r, load_hardware(hardware.empty() ? r.cfg.cluster.hardware : hardware)));
+    rows.push_back(compare_run(r, load_hardware(hardware.empty() ? r.cfg.cluster.hardware : hardware), reference));
   const RunSummary s = summarize_runs(rows);
   if (json) {
     nlohmann::json j = {{"schema", 1}, {"runs", nlohmann::json::array()}};
+    if (!reference.empty()) j["reference_run"] = reference;
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& c = rows[i];
       nlohmann::json jr = {{"run_dir", runs[i].dir},
@@ -172,7 +181,8 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
                  human(e.quantity, e.measured), e.error_pct());
     fmt::print("\n");
   }
-  fmt::print("planner now vs measured ({}):\n", hardware.empty() ? "each run's hardware profile" : "profile " + hardware);
+  fmt::print("planner now vs measured ({}{}):\n", hardware.empty() ? "each run's hardware profile" : "profile " + hardware,
+             reference.empty() ? "" : "; throughput from reference run " + reference);
   fmt::print("  {:<30} {:>5} {:>10} {:>10} {:>8} {:>9} {:>10} {:>10} {:>8}\n", "run", "ranks", "pred ms", "meas ms",
              "err%", "peak", "pred MiB", "meas MiB", "err%");
   for (const auto& c : rows) {

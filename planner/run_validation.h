@@ -53,7 +53,9 @@ struct RunComparison {
   double err_reserved_pct() const;  // 0 when reserved was not measured
 };
 
-RunComparison compare_run(const RunDir& run, const HardwareSpec& hw);
+// reference: a reference run's directory (reference_run.h), "" = the model alone; a reference
+// of another GPU type or runtime than the run's is refused (UsageError).
+RunComparison compare_run(const RunDir& run, const HardwareSpec& hw, const std::string& reference = "");
 
 struct RunSummary {
   int n = 0;
@@ -62,9 +64,10 @@ struct RunSummary {
 };
 RunSummary summarize_runs(const std::vector<RunComparison>& rows);
 
-// `shardcast validate RUN_DIR... [--json] [--markdown] [--gpu H]`: each run's
-// validation.json table, then the planner-vs-measured table of all runs and the summary.
-// hardware "" = each run's own cluster.hardware.
-void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware);
+// `shardcast validate RUN_DIR... [--json] [--markdown] [--gpu H] [--reference-run DIR]`: each
+// run's validation.json table, then the planner-vs-measured table of all runs and the summary.
+// hardware "" = each run's own cluster.hardware; reference "" = the model alone.
+void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware,
+                    const std::string& reference = "");
 
 }  // namespace shardcast::planner

@@ -15,6 +15,7 @@
 
 #include "planner/baseline.h"
 #include "planner/cli/commands.h"
+#include "planner/cli/config_flags.h"
 #include "planner/crossval.h"
 #include "planner/decision_error.h"
 #include "planner/fit.h"
@@ -40,6 +41,7 @@ struct ValidateArgs {
   double prior = 0;
   std::vector<std::string> run_dirs;  // trainer runs (planner/run_validation.h)
   std::string hardware;
+  std::string reference_run;   // run dirs: --reference-run DIR (planner/reference_run.h)
   bool crossval = false;       // leave-one-source-out (planner/crossval.h)
   std::string holdout;         // --crossval: also score the bands on this CSV (never fitted on)
   std::string write_bands;     // --crossval: write the bands here (configs/bands.toml)
@@ -301,6 +303,7 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--published", a->published, "CSV of published runs (configs/published/README.md columns)");
   cmd->add_option("run_dirs", a->run_dirs, "trainer run directories (validation.json, run_report.json, run.toml)");
   cmd->add_option("--gpu", a->hardware, "run dirs: re-predict with this hardware preset (name or .toml) instead of each run's");
+  add_reference_run_flag(cmd, a->reference_run);
   cmd->add_option("--annotations", a->annotations,
                   "CSV of row_id,column,value,source: facts the published CSV leaves empty, each with its source");
   cmd->add_flag("--json", a->json, "print {rows, summary, per_source, per_hardware} as JSON");
@@ -332,8 +335,11 @@ void register_validate(CLI::App& app) {
   cmd->callback([a, min_pairs] {
     if (!a->run_dirs.empty()) {
       if (a->pairs) throw UsageError("validate: --pairs compares rows of --published FILE.csv, not run directories");
-      return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware);
+      return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware, a->reference_run);
     }
+    if (!a->reference_run.empty())
+      throw UsageError("validate: --reference-run applies to run directories (RUN_DIR...); a published CSV is "
+                       "scored from every row's own source as reference (its last line)");
     if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
     if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty() || !a->out_of_sample.empty()))
       throw UsageError("validate: --holdout, --write-bands and --out-of-sample need --crossval");

@@ -55,6 +55,15 @@ check "emit --reference-run: the torchtitan target carries it, and says so" \
   "[ \$(rc $B emit --model llama3.1-8b --gpu H100-80GB-SXM --gpus 16 --micro-batch 1 --seq-len 8192 --ac full --reference-run $T/tt1 --out $T/em) = 0 ] && grep -q \"runtime torchtitan's tokens/s carry reference run $T/tt1\" $T/out"
 check "emit --reference-run of another GPU: exit 2, nothing written" \
   "[ \$(rc $B emit --model llama3.1-8b --gpu A100-80GB-SXM --gpus 16 --micro-batch 1 --seq-len 8192 --ac full --reference-run $T/tt1 --out $T/em2) = 2 ] && [ ! -e $T/em2 ]"
+# The reference's own step time within 1e-3 %: the level is its median tokens/s, the step time
+# the median of per-step times (tokens / tps): the two medians differ only in how an even count
+# averages its middle pair (measured 3e-5 %).
+check "validate RUN_DIR... --reference-run: the reference run itself comes back as measured" \
+  "[ \$(rc $B validate $T/tt1 $T/tt2 --reference-run $T/tt1 --json) = 0 ] && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j[\"runs\"][0][\"step_time_s\"]; assert j[\"reference_run\"] and abs(r[\"error_pct\"])<1e-3' $T/out"
+check "validate --reference-run of another runtime's run: exit 2" \
+  "[ \$(rc $B validate $T/fms --reference-run $T/tt1) = 2 ] && grep -q 'this prediction is for fms-fsdp' $T/err"
+check "validate --published with --reference-run: exit 2" \
+  "[ \$(rc $B validate --published $D/../../../configs/published/holdout.csv --reference-run $T/tt1) = 2 ] && grep -q 'applies to run directories' $T/err"
 check "scale --deadline --reference-run with two GPU types: exit 2" \
   "[ \$(rc $B scale --model llama3.1-8b --seq-len 8192 --runtime torchtitan --reference-run $T/tt1 --deadline 30d --gpu-types H100-80GB-SXM,B200) = 2 ] && grep -q 'one GPU type' $T/err"
 
