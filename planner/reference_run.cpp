@@ -57,6 +57,12 @@ ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, 
 
 ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw) { return read(dir, hw, nullptr); }
 
+int ReferencePairs::within(double rel) const {
+  int n = 0;
+  for (double e : errors) n += std::fabs(e) <= rel;
+  return n;
+}
+
 ReferencePairs reference_pairs(const std::vector<ReferenceRow>& rows) {
   using Key = std::tuple<std::string, std::string, std::string>;
   std::vector<Key> order;

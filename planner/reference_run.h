@@ -62,6 +62,7 @@ struct ReferencePairs {
   // with many runs (llm-foundry's 216) weighs as much as one with two.  // fraction
   double rel_1sigma = 0;
   std::vector<double> errors;  // every pair's error: (predicted_b · level_a) / measured_b − 1  // fraction
+  int within(double rel) const;  // pairs with |error| <= rel (a band, fraction)
 };
 
 // Every ordered pair of rows of one group: b's prediction times a's measured / predicted,

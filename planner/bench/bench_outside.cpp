@@ -125,11 +125,7 @@ int main(int argc, char** argv) {
   // With a reference run (planner/reference_run.h): each row from another of its source, GPU and runtime.
   const planner::ReferencePairs ref = planner::reference_pairs(planner::reference_rows(rows, v));
   const double band = planner::shipped_bands().reference.rel_1sigma;
-  int within1 = 0, within2 = 0;
-  for (double e : ref.errors) {
-    within1 += std::fabs(e) <= band;
-    within2 += std::fabs(e) <= 2 * band;
-  }
+  const int within1 = ref.within(band), within2 = ref.within(2 * band);
   fmt::print("\nwith a reference run ({} ordered pairs of {} groups of one source, GPU and runtime; band ±{:.2f} %):\n\n"
              "| predicted | MAPE % | bias % | within 1σ | within 2σ |\n|---|---|---|---|---|\n"
              "| the planner alone ({} rows) | {:.2f} | {:+.2f} | {} / {} | {} / {} |\n"

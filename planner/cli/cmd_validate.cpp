@@ -429,11 +429,7 @@ void register_validate(CLI::App& app) {
     // shipped reference band.
     const planner::ReferencePairs ref = planner::reference_pairs(planner::reference_rows(rows, v));
     const double ref_band = planner::shipped_bands().reference.rel_1sigma;
-    int ref_within1 = 0, ref_within2 = 0;
-    for (double e : ref.errors) {
-      ref_within1 += std::fabs(e) <= ref_band;
-      ref_within2 += std::fabs(e) <= 2 * ref_band;
-    }
+    const int ref_within1 = ref.within(ref_band), ref_within2 = ref.within(2 * ref_band);
     if (a->json) {
       nlohmann::json j = v;
       j["source_level_split"] = {{"sources", split.sources}, {"rows", split.rows}, {"mape_tokens_per_s", split.mape},
