@@ -212,16 +212,14 @@ void MainWindow::replan() {
     }
   }
   std::optional<Prediction> pred;
-  double reference_level = 0;  // the reference run's measured / predicted tokens/s (0 = none)
+  std::optional<planner::ReferenceRun> ref;  // the reference run, read for this config's GPU and runtime
   if (msgs.empty()) {
     try {
       planner::PlanOptions opt = planner::resolve_plan_options(cfg, *hw);
       opt.timeline = true;
       if (!reference_run_.isEmpty()) {
-        const planner::ReferenceRun ref = planner::read_reference_run(reference_run_.toStdString(), *hw, cfg.runtime);
-        reference_level = ref.level();
-        opt.reference_level = reference_level;
-        opt.reference_run = ref.dir;
+        ref = planner::read_reference_run(reference_run_.toStdString(), *hw, cfg.runtime);
+        planner::carry_reference(*ref, opt);
       }
       pred = planner::plan(cfg, *hw, opt);
     } catch (const ConfigError& e) {
@@ -264,8 +262,7 @@ void MainWindow::replan() {
     } else {
       try {
         planner::PlanOptions o = planner::resolve_plan_options(c, *hw);
-        o.reference_level = reference_level;
-        o.reference_run = reference_run_.toStdString();
+        if (ref) planner::carry_reference(*ref, o);
         r.prediction = planner::plan(c, *hw, o);
       } catch (const std::exception& e) {
         r.problem = e.what();
@@ -278,8 +275,8 @@ void MainWindow::replan() {
   memory_->setPredictions(rows);
   timeline_->setPrediction(*pred);
   run_->setPlan(cfg, pred, form_->customHardware().has_value());
-  search_->setReferenceRun(reference_level, reference_run_.toStdString());
-  scaling_->setReferenceRun(reference_level, reference_run_.toStdString());
+  search_->setReferenceRun(ref ? ref->level() : 0, ref ? ref->dir : "");
+  scaling_->setReferenceRun(ref ? ref->level() : 0, ref ? ref->dir : "");
   search_->setBase(cfg, *hw);
   scaling_->setBase(cfg, *hw);
   last_plan_ms_ = timer.nsecsElapsed() / 1e6;

@@ -137,10 +137,7 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
     if (t.refusal.empty() && framework == "torchtitan") t.refusal = torchtitan_version_refusal(c, tv);
     if (t.refusal.empty()) {
       PlanOptions o = resolve_plan_options(c, hw);
-      if (reference && reference->runtime == rt) {
-        o.reference_level = reference->level();
-        o.reference_run = reference->dir;
-      }
+      if (reference && reference->runtime == rt) carry_reference(*reference, o);
       t.prediction = plan(c, hw, o);
     }
     out.push_back(std::move(t));

@@ -15,9 +15,26 @@
 
 namespace shardcast::planner {
 
-namespace {
-// The run read and predicted; runtime == nullptr: any runtime.
-ReferenceRun read(const std::string& dir, const HardwareSpec& hw, const std::string* runtime) {
+void require_hardware(const ReferenceRun& r, const std::string& hw_name) {
+  if (r.hardware != hw_name)
+    throw UsageError(fmt::format("--reference-run {}: the run is on hardware {}, this prediction on {}: a reference "
+                                 "run carries the level of its own GPUs and machines only",
+                                 r.dir, r.hardware, hw_name));
+}
+
+void require_runtime(const ReferenceRun& r, const std::string& runtime) {
+  if (r.runtime != runtime)
+    throw UsageError(fmt::format("--reference-run {}: the run was made by runtime {}, this prediction is for {}: a "
+                                 "reference run carries the level of its own software only",
+                                 r.dir, r.runtime, runtime));
+}
+
+void carry_reference(const ReferenceRun& r, PlanOptions& opt) {
+  opt.reference_level = r.level();
+  opt.reference_run = r.dir;
+}
+
+ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw) {
   RunDir run;
   try {
     run = read_run_dir(dir);
@@ -29,14 +46,7 @@ ReferenceRun read(const std::string& dir, const HardwareSpec& hw, const std::str
   r.runtime = run.cfg.runtime;
   // cluster.hardware is a preset name or a profile file; the preset's own name decides.
   r.hardware = run.cfg.cluster.hardware == hw.name ? hw.name : load_hardware(run.cfg.cluster.hardware).name;
-  if (r.hardware != hw.name)
-    throw UsageError(fmt::format("--reference-run {}: the run is on hardware {}, this prediction on {}: a reference "
-                                 "run carries the level of its own GPUs and machines only",
-                                 dir, r.hardware, hw.name));
-  if (runtime && r.runtime != *runtime)
-    throw UsageError(fmt::format("--reference-run {}: the run was made by runtime {}, this prediction is for {}: a "
-                                 "reference run carries the level of its own software only",
-                                 dir, r.runtime, *runtime));
+  require_hardware(r, hw.name);
   r.measured_tps = run.report.tokens_per_s_per_gpu;
   if (!(r.measured_tps > 0))
     throw UsageError(fmt::format("--reference-run {}: run_report.json has no measured tokens_per_s_per_gpu", dir));
@@ -49,13 +59,12 @@ ReferenceRun read(const std::string& dir, const HardwareSpec& hw, const std::str
     throw UsageError(fmt::format("--reference-run {}: the planner predicts no throughput for its config", dir));
   return r;
 }
-}  // namespace
 
 ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, const std::string& runtime) {
-  return read(dir, hw, &runtime);
+  ReferenceRun r = read_reference_run(dir, hw);
+  require_runtime(r, runtime);
+  return r;
 }
-
-ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw) { return read(dir, hw, nullptr); }
 
 int ReferencePairs::within(double rel) const {
   int n = 0;

@@ -47,6 +47,17 @@ ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, 
 // not checked here; the caller applies the level to the prediction of that runtime only.
 ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw);
 
+// The checks read_reference_run makes, for a reference read once and serving several
+// predictions (validate RUN_DIR...): UsageError unless the run was made on hardware preset
+// `hw_name` / by `runtime`.
+void require_hardware(const ReferenceRun& r, const std::string& hw_name);
+void require_runtime(const ReferenceRun& r, const std::string& runtime);
+
+struct PlanOptions;
+// Sets opt's reference_level and reference_run (plan.h) from r: the one way a reference enters a
+// prediction.
+void carry_reference(const ReferenceRun& r, PlanOptions& opt);
+
 // One predicted and measured run of a published set, as reference_pairs() groups them.
 struct ReferenceRow {
   std::string source, hardware, runtime;  // the group: source_key, hardware preset, runtime profile

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -73,7 +74,7 @@ RunDir read_run_dir(const std::string& dir) {
   return r;
 }
 
-RunComparison compare_run(const RunDir& run, const HardwareSpec& hw, const std::string& reference) {
+RunComparison compare_run(const RunDir& run, const HardwareSpec& hw, const ReferenceRun* reference) {
   RunComparison c;
   c.name = fs::path(run.dir).filename().string();
   if (c.name.empty()) c.name = fs::path(run.dir).parent_path().filename().string();
@@ -81,10 +82,10 @@ RunComparison compare_run(const RunDir& run, const HardwareSpec& hw, const std::
   c.strategy = to_string(run.cfg.parallelism.sharding_strategy);
   c.world_size = run.cfg.world_size();
   PlanOptions opt = resolve_plan_options(run.cfg, hw);
-  if (!reference.empty()) {
-    const ReferenceRun ref = read_reference_run(reference, hw, run.cfg.runtime);
-    opt.reference_level = ref.level();
-    opt.reference_run = ref.dir;
+  if (reference) {
+    require_hardware(*reference, hw.name);
+    require_runtime(*reference, run.cfg.runtime);
+    carry_reference(*reference, opt);
   }
   const Prediction p = plan(run.cfg, hw, opt);
   c.predicted_step_s = p.step_time_s;
@@ -125,9 +126,12 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
                     const std::string& reference) {
   std::vector<RunDir> runs;
   for (const auto& d : dirs) runs.push_back(read_run_dir(d));
+  auto hardware_of = [&](const RunDir& r) { return load_hardware(hardware.empty() ? r.cfg.cluster.hardware : hardware); };
+  // The reference read and predicted once; each run checks its GPU and runtime against it.
+  std::optional<ReferenceRun> ref;
+  if (!reference.empty() && !runs.empty()) ref = read_reference_run(reference, hardware_of(runs.front()));
   std::vector<RunComparison> rows;
-  for (const auto& r : runs)
-    rows.push_back(compare_run(r, load_hardware(hardware.empty() ? r.cfg.cluster.hardware : hardware), reference));
+  for (const auto& r : runs) rows.push_back(compare_run(r, hardware_of(r), ref ? &*ref : nullptr));
   const RunSummary s = summarize_runs(rows);
   if (json) {
     nlohmann::json j = {{"schema", 1}, {"runs", nlohmann::json::array()}};

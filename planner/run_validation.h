@@ -53,9 +53,10 @@ struct RunComparison {
   double err_reserved_pct() const;  // 0 when reserved was not measured
 };
 
-// reference: a reference run's directory (reference_run.h), "" = the model alone; a reference
-// of another GPU type or runtime than the run's is refused (UsageError).
-RunComparison compare_run(const RunDir& run, const HardwareSpec& hw, const std::string& reference = "");
+// reference (may be null): a reference run (reference_run.h) whose level the prediction carries;
+// one of another GPU type or runtime than the run's is refused (UsageError).
+struct ReferenceRun;
+RunComparison compare_run(const RunDir& run, const HardwareSpec& hw, const ReferenceRun* reference = nullptr);
 
 struct RunSummary {
   int n = 0;

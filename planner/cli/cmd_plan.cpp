@@ -166,9 +166,7 @@ void register_plan(CLI::App& app) {
     opt.timeline = !a->timeline.empty();
     opt.op_breakdown = true;  // time.ops_s of --json (shardcast-train profile --plan reads it)
     if (!a->reference_run.empty()) {
-      const planner::ReferenceRun ref = planner::read_reference_run(a->reference_run, hw, c.runtime);
-      opt.reference_level = ref.level();
-      opt.reference_run = ref.dir;
+      planner::carry_reference(planner::read_reference_run(a->reference_run, hw, c.runtime), opt);
     }
     const Prediction p = planner::plan(c, hw, opt);
     if (!a->timeline.empty()) write_file_atomic(a->timeline, to_chrome_trace(p.timeline).dump(1) + "\n");
