@@ -513,11 +513,19 @@ std::string closest_match(const std::string& word, const std::vector<std::string
     }
     return prev[b.size()];
   };
+  // Ties go to the longer common suffix: preset names end in what tells them apart (a size,
+  // a generation), so "llama3-405b" is llama3.1-405b, not llama3-70b, at distance 2 from both.
+  auto common_suffix = [](const std::string& a, const std::string& b) {
+    size_t n = 0;
+    while (n < a.size() && n < b.size() && a[a.size() - 1 - n] == b[b.size() - 1 - n]) ++n;
+    return n;
+  };
   std::string best;
-  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1, best_suffix = 0;
   for (const auto& c : candidates) {
     const size_t d = dist(word, c);
-    if (d < best_d) best_d = d, best = c;
+    const size_t suffix = common_suffix(word, c);
+    if (d < best_d || (d == best_d && !best.empty() && suffix > best_suffix)) best_d = d, best = c, best_suffix = suffix;
   }
   return best;
 }

@@ -336,6 +336,9 @@ TEST(TableReader, ArrayOfStrings) {
 TEST(ConfigIo, ClosestMatch) {
   EXPECT_EQ(closest_match("micro_bach", {"micro_batch", "seq_len"}), "micro_batch");
   EXPECT_EQ(closest_match("zzzzzz", {"micro_batch", "seq_len"}), "");
+  // Equal distance (2): the longer common suffix wins, whatever the order of the candidates.
+  EXPECT_EQ(closest_match("llama3-405b", {"llama3-70b", "llama3.1-405b"}), "llama3.1-405b");
+  EXPECT_EQ(closest_match("llama3-405b", {"llama3.1-405b", "llama3-70b"}), "llama3.1-405b");
 }
 
 }  // namespace
