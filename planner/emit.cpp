@@ -140,6 +140,14 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
       if (reference && reference->runtime == rt) carry_reference(*reference, o);
       t.prediction = plan(c, hw, o);
     }
+    // torchtitan's earlier generations (torchtitan-2024-04 ... torchtitan-2025-07, all before
+    // v0.2.0 of 2025-10-17) read TOML of their own time (training.batch_size, [float8], ...),
+    // which neither torchtitan.toml (v0.2.1+) nor the current recipe is: predicted, no file.
+    if (t.refusal.empty() && framework == "torchtitan" && rt != framework)
+      t.refusal = fmt::format("runtime {} is a torchtitan generation before v0.2.0, whose config keys emit does not "
+                              "write (torchtitan.toml is v0.2.1 and v0.2.2's, torchtitan_recipe.py the current "
+                              "generation's): emit with --runtime torchtitan for them",
+                              rt);
     out.push_back(std::move(t));
   }
   return out;
@@ -191,7 +199,7 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
   if (files.empty()) return res;  // every target refused: no directory made for nothing
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("emit: cannot create {}: {}", dir, ec.message()));
+  if (ec) throw UsageError(fmt::format("emit: --out {}: cannot create the directory: {}", dir, ec.message()));
   // Read run.toml back before anything is written: what the trainer parses must be valid.
   for (const File& f : files)
     if (f.name == "run.toml") parse_train_config(f.text, (fs::path(dir) / "run.toml").string());

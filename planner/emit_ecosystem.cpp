@@ -21,19 +21,27 @@ struct Dims {
   int n_layers, d_model, n_heads, n_kv_heads;
   int64_t ffn_dim;
   int64_t vocab;  // 0 = any (the tool takes the vocabulary as a separate argument)
+  bool tied = false;  // input embedding and output head share one weight
 };
 
 bool same(const ModelSpec& m, const Dims& d) {
   return m.n_layers == d.n_layers && m.d_model == d.d_model && m.n_heads == d.n_heads &&
          m.n_kv_heads == d.n_kv_heads && m.ffn_dim == d.ffn_dim && (d.vocab == 0 || m.vocab == d.vocab) &&
-         m.mlp_type == MlpType::swiglu;
+         m.tied_embeddings == d.tied && m.mlp_type == MlpType::swiglu;
 }
 
-// torchtitan torchtitan/models/llama3 flavors.
+// torchtitan torchtitan/models/llama3 flavors: v0.2.x llama3_configs (8B, 70B, 405B, untied;
+// torchtitan/models/llama3/__init__.py @e61f2cce4); the current generation adds 1B and 3B
+// (_1b, _3b @b5bcd76c6: enable_weight_tying=True; 1B ffn = compute_ffn_hidden_dim(2048,
+// multiple_of=1024, ffn_dim_multiplier=1.5) = 8192, 3B ffn = compute_ffn_hidden_dim(3072, 1024, 1.0) = 8192).
 const Dims kTorchtitan[] = {
     {"8B", 32, 4096, 32, 8, 14336, 128256},
     {"70B", 80, 8192, 64, 8, 28672, 128256},
     {"405B", 126, 16384, 128, 8, 53248, 128256},
+};
+const Dims kTorchtitanCurrentOnly[] = {
+    {"1B", 16, 2048, 32, 8, 8192, 128256, true},
+    {"3B", 28, 3072, 24, 8, 8192, 128256, true},
 };
 // fms-fsdp fms_fsdp/utils/config_utils.py get_model_config (vocab from --vocab_size).
 const Dims kFms[] = {
@@ -54,10 +62,23 @@ int shard_size(const TrainConfig& c) {
   return c.parallelism.shard_group_size(c.world_size(), c.cluster.gpus_per_node);
 }
 
-// One torchtitan setting: written as TOML (`key = value`) and as `--section.key=value`.
+// One torchtitan setting: written as TOML (`key = value`) and as a command-line override.
+// `cli` is the override's whole text after `--`: `section.key=value`, or for a boolean tyro's
+// flag pair `section.key` / `section.no-key` (tyro turns a bool with a default into two flags
+// that take no value: torchtitan/config/manager.py tyro.cli @e61f2cce4; docs/debugging.md there
+// writes `--profiling.no-enable-memory-snapshot`), and for a list of choices its values
+// space-separated (`compile.components model loss`: list[Literal[...]] is not comma-split, only
+// list[str] is, manager.py list_str_rule).
 struct TitanEntry {
   std::string section, key, toml, cli, note;
 };
+
+// tyro's negated flag: "enable" -> "no-enable", "enable_memory_snapshot" -> "no-enable-memory-snapshot".
+std::string tyro_negated(const std::string& key) {
+  std::string k = "no-" + key;
+  std::replace(k.begin(), k.end(), '_', '-');
+  return k;
+}
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
@@ -84,17 +105,17 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
     e.push_back({sec, key, toml, cli, note});
   };
   auto num = [&](const std::string& sec, const std::string& key, const std::string& v,
-                 const std::string& note = "") { add(sec, key, v, v, note); };
+                 const std::string& note = "") { add(sec, key, v, sec + "." + key + "=" + v, note); };
   auto str = [&](const std::string& sec, const std::string& key, const std::string& v,
-                 const std::string& note = "") { add(sec, key, quoted(v), v, note); };
+                 const std::string& note = "") { add(sec, key, quoted(v), sec + "." + key + "=" + v, note); };
   auto boolean = [&](const std::string& sec, const std::string& key, bool v) {
-    add(sec, key, v ? "true" : "false", v ? "true" : "false");
+    add(sec, key, v ? "true" : "false", sec + "." + (v ? key : tyro_negated(key)));
   };
   const int W = c.world_size();
   const int Ns = shard_size(c);
   const auto s = c.parallelism.sharding_strategy;
 
-  const std::string flavor = torchtitan_flavor(c.model);
+  const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::v0_2);
   str("model", "name", "llama3");
   if (flavor.empty())
     str("model", "flavor", c.model_label(),
@@ -112,7 +133,7 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   // (None = torchao's Float8LinearConfig() default, tensorwise): a recipe_name together with
   // enable_fsdp_float8_all_gather is refused by components/quantization/float8.py.
   if (c.precision.fp8_on()) {
-    add("model", "converters", "[\"quantize.linear.float8\"]", "quantize.linear.float8",
+    add("model", "converters", "[\"quantize.linear.float8\"]", "model.converters=quantize.linear.float8",
         fmt::format("fp8 matmuls (float8 linear, {})", to_string(c.precision.fp8)));
     if (c.precision.fp8 != Fp8Recipe::tensorwise)
       str("quantize.linear.float8", "recipe_name", to_string(c.precision.fp8), "torchao Float8LinearRecipeName");
@@ -128,6 +149,8 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   str("optimizer", "implementation", torchtitan_name(update),
       fmt::format("the AdamW the plan charged (runtime {}'s adamw_update)", c.runtime));
   num("optimizer", "lr", real(c.optimizer.lr));
+  num("optimizer", "beta1", real(c.optimizer.beta1));
+  num("optimizer", "beta2", real(c.optimizer.beta2));
   num("optimizer", "eps", real(c.optimizer.eps));
   num("optimizer", "weight_decay", real(c.optimizer.weight_decay));
 
@@ -182,16 +205,25 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
                           ac.ratio, k, got));
   }
   boolean("compile", "enable", c.precision.compile);
-  if (c.precision.compile) add("compile", "components", "[\"model\", \"loss\"]", "model,loss");
+  if (c.precision.compile) add("compile", "components", "[\"model\", \"loss\"]", "compile.components model loss");
 
-  if (!c.checkpoint.dir.empty()) {
+  const CheckpointConfig& ck = c.checkpoint;
+  if (!ck.dir.empty() || !ck.initial_load_path.empty()) {
     boolean("checkpoint", "enable", true);
-    str("checkpoint", "folder", c.checkpoint.dir);
-    if (c.checkpoint.interval > 0) num("checkpoint", "interval", std::to_string(c.checkpoint.interval));
-    num("checkpoint", "keep_latest_k", std::to_string(c.checkpoint.keep));
+    if (!ck.dir.empty()) str("checkpoint", "folder", ck.dir);
+    if (ck.interval > 0) num("checkpoint", "interval", std::to_string(ck.interval));
+    num("checkpoint", "keep_latest_k", std::to_string(ck.keep));
+    // Literal["disabled", "async", "async_with_pinned_mem"] (job_config.py Checkpoint @e61f2cce4).
+    str("checkpoint", "async_mode", ck.async_mode);
+    if (!ck.initial_load_path.empty()) {
+      str("checkpoint", "initial_load_path", ck.initial_load_path, "Hugging Face weights (model.safetensors + config.json)");
+      boolean("checkpoint", "initial_load_in_hf", true);
+    }
   }
   num("metrics", "log_freq", std::to_string(c.metrics.log_freq));
-  num("comm", "init_timeout_seconds", std::to_string(std::llround(c.comm.timeout_seconds)));
+  // comm.timeout_seconds is the collective timeout of training (after the first step); the
+  // start-up's own, init_timeout_seconds, keeps torchtitan's default (job_config.py Comm).
+  num("comm", "train_timeout_seconds", std::to_string(std::llround(c.comm.timeout_seconds)));
   num("debug", "seed", std::to_string(c.training.seed));
   return e;
 }
@@ -205,9 +237,12 @@ std::string header(const TrainConfig& c, const char* tool) {
 
 }  // namespace
 
-std::string torchtitan_flavor(const ModelSpec& m) {
+std::string torchtitan_flavor(const ModelSpec& m, TorchtitanVersion tv) {
   for (const Dims& d : kTorchtitan)
     if (same(m, d)) return d.name;
+  if (tv == TorchtitanVersion::current)
+    for (const Dims& d : kTorchtitanCurrentOnly)
+      if (same(m, d)) return d.name;
   return "";
 }
 
@@ -222,10 +257,30 @@ int every_kth_block(double ratio) {
   return std::max(1, int(std::floor(1.0 / ratio + 1e-9)));
 }
 
+// How to launch torchtitan with `args` on the plan's nodes: run_train.sh on one node (it runs
+// torchrun --nproc_per_node=$NGPU with a local rendezvous and sets the allocator variable,
+// run_train.sh @e61f2cce4 and @b5bcd76c6); on several, torchrun itself on every node with one
+// rendezvous and the expandable segments the plan assumes (PYTORCH_ALLOC_CONF from torch 2.8,
+// PYTORCH_CUDA_ALLOC_CONF before: both set).
+// `run_train_env` names the config for run_train.sh, `train_args` for torchtitan.train.
+std::string torchtitan_launch(const TrainConfig& c, const std::string& run_train_env, const std::string& train_args) {
+  if (c.cluster.nodes == 1)
+    return fmt::format("# Launch, from torchtitan's checkout:\n#   {} NGPU={} ./run_train.sh\n", run_train_env,
+                       c.cluster.gpus_per_node);
+  return fmt::format(
+      "# Launch on each of the {} nodes, from torchtitan's checkout (run_train.sh starts one node only):\n"
+      "#   PYTORCH_ALLOC_CONF=expandable_segments:True PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \\\n"
+      "#   torchrun --nnodes {} --nproc_per_node {} --rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500 \\\n"
+      "#     -m torchtitan.train {}\n",
+      c.cluster.nodes, c.cluster.nodes, c.cluster.gpus_per_node, train_args);
+}
+
 std::string render_torchtitan_toml(const TrainConfig& c) {
   std::string o = header(c, "torchtitan");
-  o += "# TOML job config (torchtitan before PR #2386, and forks); newer torchtitan takes the same\n"
-       "# values as the overrides in torchtitan_overrides.txt.\n";
+  o += "# torchtitan v0.2.1 and v0.2.2 TOML job config (torchtitan/config/job_config.py from e61f2cce4 to\n"
+       "# 9810191bb^; v0.2.0 has no [debug] table). The current generation (from 9810191bb, #2386) reads\n"
+       "# no TOML: emit --torchtitan-version current writes its torchtitan_recipe.py.\n";
+  o += torchtitan_launch(c, "CONFIG_FILE=torchtitan.toml", "--job.config_file torchtitan.toml");
   std::string section;
   for (const TitanEntry& e : torchtitan_entries(c)) {
     if (e.section != section) {
@@ -241,11 +296,13 @@ std::string render_torchtitan_toml(const TrainConfig& c) {
 
 std::string render_torchtitan_overrides(const TrainConfig& c) {
   std::string o = header(c, "torchtitan");
-  o += "# One --section.key=value override per line (both config generations accept them), e.g.\n"
-       "#   torchrun ... -m torchtitan.train $(grep -v '^#' torchtitan_overrides.txt)\n";
+  o += "# The settings of torchtitan.toml as command-line overrides, one per line, for torchtitan v0.2.1 and\n"
+       "# v0.2.2 (tyro: a boolean is a flag, --compile.enable / --compile.no-enable). The current generation\n"
+       "# (from 9810191bb, #2386) has other keys: emit --torchtitan-version current. E.g. on top of a config:\n"
+       "#   CONFIG_FILE=... NGPU=... ./run_train.sh $(grep -v '^#' torchtitan_overrides.txt)\n";
   for (const TitanEntry& e : torchtitan_entries(c)) {
     if (!e.note.empty()) o += "# " + e.note + "\n";
-    o += fmt::format("--{}.{}={}\n", e.section, e.key, e.cli);
+    o += "--" + e.cli + "\n";
   }
   return o;
 }
@@ -406,23 +463,28 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   const int Ns = shard_size(c);
   const auto s = c.parallelism.sharding_strategy;
   const auto& ac = c.activation_checkpointing;
-  const std::string flavor = torchtitan_flavor(c.model);
+  const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::current);
+  // The registered config the recipe starts from (its data loader, tokenizer and loss); every
+  // setting of it the plan does not share is set below (config_registry.py @b5bcd76c6:
+  // llama3_70b and llama3_405b set tensor_parallel_degree 8, llama3_405b adds a rowwise
+  // Float8LinearConverter and compile with async TP, each profiles every 100 steps).
   std::string base = "llama3_8b";
   if (flavor == "70B") base = "llama3_70b";
   if (flavor == "405B") base = "llama3_405b";
   std::string o = header(c, "torchtitan");
-  o += fmt::format(
-      "# torchtitan's current configuration (a Trainer.Config function, --module/--config; read at\n"
-      "# pytorch/torchtitan@b5bcd76c6). Put this file where Python finds it, then from torchtitan's checkout:\n"
-      "#   PYTHONPATH=/path/to/this/dir NGPU={} MODULE=torchtitan_recipe CONFIG=shardcast_plan ./run_train.sh\n"
-      "# on each of the {} node(s) (multi-node: torchrun --nnodes {} --nproc_per_node {} ... -m torchtitan.train\n"
-      "#   --module torchtitan_recipe --config shardcast_plan). run_train.sh sets PYTORCH_ALLOC_CONF=\n"
-      "#   expandable_segments:True; on torch before 2.8 set PYTORCH_CUDA_ALLOC_CONF to the same.\n",
-      c.cluster.gpus_per_node, c.cluster.nodes, c.cluster.nodes, c.cluster.gpus_per_node);
+  o += "# torchtitan's current configuration (a Trainer.Config function, --module/--config; read at\n"
+       "# pytorch/torchtitan@b5bcd76c6). Put this file where Python finds it (PYTHONPATH=/path/to/this/dir).\n";
+  o += torchtitan_launch(c, "PYTHONPATH=/path/to/this/dir MODULE=torchtitan_recipe CONFIG=shardcast_plan",
+                         "--module torchtitan_recipe --config shardcast_plan");
+  o += "# Not as planned (runtime torchtitan; docs/import.md \"Emitting for torchtitan\"): llama3's model_registry\n"
+       "# builds FlexAttention with per-document (block-causal) masks (SDPA refused for language models since\n"
+       "# 169545712, #3571), where the plan charges causal attention over the whole sequence; the registered\n"
+       "# config's loss is ChunkedLossWrapper (9530a874d), where the plan charges the fp32 up-cast of all logits.\n";
   o += "from torchtitan.components.optimizer.optimizer import ParamGroupConfig\n";
   if (c.precision.fp8_on()) o += "from torchtitan.components.quantization import Float8LinearConverter\n";
+  o += "from torchtitan.config import CompileConfig\n";
   if (ac.mode != AcMode::none) o += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
-  if (c.precision.fp8_on() || flavor.empty()) o += "from torchtitan.models.llama3 import model_registry\n";
+  o += "from torchtitan.models.llama3 import model_registry\n";
   o += fmt::format("from torchtitan.models.llama3.config_registry import {}\n", base);
   o += "from torchtitan.trainer import Trainer\n\n\n";
   o += "def shardcast_plan() -> Trainer.Config:\n";
@@ -432,17 +494,19 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   };
   const std::string model_name = flavor.empty() ? c.model_label() : flavor;
   if (flavor.empty())
-    o += fmt::format("    # no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={}): register\n"
-                     "    # one named \"{}\" in torchtitan/models/llama3/__init__.py llama3_configs\n",
-                     c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim, model_name);
+    o += fmt::format("    # no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={} tied={}):\n"
+                     "    # register one named \"{}\" in torchtitan/models/llama3/__init__.py llama3_configs\n",
+                     c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim,
+                     c.model.tied_embeddings ? "yes" : "no", model_name);
+  // Always the model the plan has, with the converters the plan has and no others.
   if (c.precision.fp8_on())
     set("model_spec",
         fmt::format("model_registry(\"{}\", converters=[Float8LinearConverter.Config(recipe_name=\"{}\", "
                     "model_compile_enabled={})])",
                     model_name, to_string(c.precision.fp8), c.precision.compile ? "True" : "False"),
         "fp8 matmuls (float8 linear; collectives in bf16)");
-  else if (flavor.empty())
-    set("model_spec", fmt::format("model_registry(\"{}\")", model_name));
+  else
+    set("model_spec", fmt::format("model_registry(\"{}\")", model_name), "bf16 matmuls: no converters");
   const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
   const int dp = W;  // data-parallel ranks (replicate x shard)
   set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(micro_tokens),
@@ -468,6 +532,12 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
     set("parallelism.fsdp_reshard_after_forward", quoted("never"), "shard_grad_op: keep parameters gathered");
   else if (s != ShardingStrategy::no_shard)
     set("parallelism.fsdp_reshard_after_forward", quoted("default"));
+  // Data parallel only: the base config's tensor parallelism (8 for 70B and 405B) and any
+  // other dimension off, so the degrees multiply to the world size (parallel_dims.py).
+  set("parallelism.tensor_parallel_degree", "1", "FSDP only");
+  set("parallelism.pipeline_parallel_degree", "1");
+  set("parallelism.context_parallel_degree", "1");
+  set("parallelism.expert_parallel_degree", "1");
   if (ac.mode == AcMode::none)
     set("activation_checkpoint", "None", "activation-checkpoint:none");
   else if (ac.mode == AcMode::selective_op)
@@ -479,8 +549,9 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
         fmt::format("selective ratio {:g}: this torchtitan has no block-level selective option (#2357); every block "
                     "is checkpointed (less memory than planned, slower)",
                     ac.ratio));
-  set("compile.enable", c.precision.compile ? "True" : "False");
-  if (c.precision.compile) set("compile.components", "[\"model\", \"loss\"]");
+  // A new CompileConfig: the base's async tensor parallelism (405B) goes with its TP.
+  set("compile", fmt::format("CompileConfig(enable={}, components=[\"model\", \"loss\"])",
+                             c.precision.compile ? "True" : "False"));
   set("optimizer.param_groups",
       fmt::format("[\n        ParamGroupConfig(\n            pattern=r\".*\",\n            optimizer_name=\"AdamW\",\n"
                   "            optimizer_kwargs={{\"lr\": {}, \"betas\": ({}, {}), \"eps\": {}, \"weight_decay\": {}}},\n"
@@ -494,14 +565,23 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
     set("lr_scheduler.decay_type", quoted(c.lr_schedule.decay));
     set("lr_scheduler.min_lr_factor", real(c.lr_schedule.min_lr_factor));
   }
-  if (!c.checkpoint.dir.empty()) {
+  const CheckpointConfig& ck = c.checkpoint;
+  if (!ck.dir.empty() || !ck.initial_load_path.empty()) {
     set("checkpoint.enable", "True");
-    set("checkpoint.folder", quoted(c.checkpoint.dir));
-    if (c.checkpoint.interval > 0) set("checkpoint.interval", std::to_string(c.checkpoint.interval));
-    set("checkpoint.keep_latest_k", std::to_string(c.checkpoint.keep));
+    if (!ck.dir.empty()) set("checkpoint.folder", quoted(ck.dir));
+    if (ck.interval > 0) set("checkpoint.interval", std::to_string(ck.interval));
+    set("checkpoint.keep_latest_k", std::to_string(ck.keep));
+    set("checkpoint.async_mode", quoted(ck.async_mode));  // CheckpointManager.Config (dcp.py)
+    if (!ck.initial_load_path.empty()) {
+      set("checkpoint.initial_load_path", quoted(ck.initial_load_path), "Hugging Face weights");
+      set("checkpoint.initial_load_in_hf", "True");
+    }
   }
+  // The base config profiles every 100 steps (a trace the plan does not time).
+  set("profiler.enable_profiling", "False");
   set("metrics.log_freq", std::to_string(c.metrics.log_freq));
-  set("comm.init_timeout_seconds", std::to_string(std::llround(c.comm.timeout_seconds)));
+  set("comm.train_timeout_seconds", std::to_string(std::llround(c.comm.timeout_seconds)),
+      "collective timeout after the first step (comm.timeout_seconds)");
   set("debug.seed", std::to_string(c.training.seed));
   o += "    return config\n";
   return o;

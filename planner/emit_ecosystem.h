@@ -25,7 +25,7 @@
 
 namespace shardcast::planner {
 
-// torchtitan's configuration generations: v0.2.x (TOML, to pytorch/torchtitan@238fa9953) and
+// torchtitan's configuration generations: v0.2.1+ (TOML, e61f2cce4 to 238fa9953) and
 // the current Python config registry (pytorch/torchtitan#2386 onwards; read at b5bcd76c6).
 enum class TorchtitanVersion { v0_2, current };
 std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s);  // "0.2" | "current"
@@ -37,8 +37,8 @@ std::vector<Fp8Recipe> torchtitan_fp8_recipes(TorchtitanVersion tv);
 // Why generation `tv` cannot be configured with cfg's float8 recipe ("" = it can).
 std::string torchtitan_version_refusal(const TrainConfig& cfg, TorchtitanVersion tv);
 
-// torchtitan v0.2.x. Precondition (ConfigError otherwise): precision.reduce_dtype = fp32, the
-// only mixed_precision_reduce torchtitan accepts.
+// torchtitan v0.2.1 and v0.2.2 (v0.2.0 has no [debug] table). Precondition (ConfigError
+// otherwise): precision.reduce_dtype = fp32, the only mixed_precision_reduce torchtitan accepts.
 std::string render_torchtitan_toml(const TrainConfig& cfg);
 std::string render_torchtitan_overrides(const TrainConfig& cfg);  // one override per line
 // torchtitan current: torchtitan_recipe.py, a function `shardcast_plan() -> Trainer.Config`
@@ -48,8 +48,9 @@ std::string render_torchtitan_recipe(const TrainConfig& cfg);
 std::string render_accelerate_yaml(const TrainConfig& cfg);
 std::string render_fms_fsdp_args(const TrainConfig& cfg);         // one argument per line
 
-// torchtitan llama3 flavor ("8B", "70B", "405B") with these dimensions, "" if none.
-std::string torchtitan_flavor(const ModelSpec& m);
+// torchtitan llama3 flavor with these dimensions in generation `tv`, "" if none: v0.2 "8B",
+// "70B", "405B"; current also "1B" and "3B" (tied embeddings).
+std::string torchtitan_flavor(const ModelSpec& m, TorchtitanVersion tv);
 // fms-fsdp model_variant ("llama2_7b", "llama3_8b", ...) with these dimensions, "" if none.
 std::string fms_fsdp_variant(const ModelSpec& m);
 // torchtitan's selective_ac_option "k" (every k-th block) for a ratio: k = floor(1/ratio), so

@@ -188,14 +188,33 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-// `--a.b=v` / `--k=v` lines into {"a.b": "v"}; a line of any other shape fails the test.
-std::map<std::string, std::string> parse_args(const std::string& text) {
+// `--a.b=v` / `--k=v` lines into {"a.b": "v"}; a line of any other shape fails the test. With
+// `tyro` (torchtitan's overrides): `--a.b` is {"a.b": "true"}, `--a.no-b` {"a.b": "false"} (a
+// boolean's flags) and `--a.b x y` {"a.b": "x,y"} (a list of choices).
+std::map<std::string, std::string> parse_args(const std::string& text, bool tyro = false) {
   std::map<std::string, std::string> m;
   for (const std::string& l : lines_of(text)) {
     const size_t eq = l.find('=');
-    EXPECT_TRUE(l.rfind("--", 0) == 0 && eq != std::string::npos) << "not --key=value: " << l;
-    if (eq == std::string::npos) continue;
-    EXPECT_TRUE(m.emplace(l.substr(2, eq - 2), l.substr(eq + 1)).second) << "repeated: " << l;
+    std::string key, value;
+    if (eq != std::string::npos) {
+      key = l.substr(2, eq - 2);
+      value = l.substr(eq + 1);
+    } else if (tyro && l.rfind("--", 0) == 0) {
+      std::istringstream words(l.substr(2));
+      words >> key;
+      for (std::string w; words >> w;) value += (value.empty() ? "" : ",") + w;
+      const size_t dot = key.rfind('.');
+      const bool negated = key.compare(dot + 1, 3, "no-") == 0;
+      if (negated) {
+        key = key.substr(0, dot + 1) + key.substr(dot + 4);
+        std::replace(key.begin() + std::ptrdiff_t(dot), key.end(), '-', '_');
+      }
+      if (value.empty()) value = negated ? "false" : "true";
+      else EXPECT_FALSE(negated) << l;
+    }
+    EXPECT_TRUE(l.rfind("--", 0) == 0 && !key.empty()) << "not --key=value: " << l;
+    if (key.empty()) continue;
+    EXPECT_TRUE(m.emplace(key, value).second) << "repeated: " << l;
   }
   return m;
 }
@@ -250,7 +269,9 @@ const std::set<std::string> kTorchtitanKeys = {
     "parallelism.data_parallel_replicate_degree", "parallelism.data_parallel_shard_degree",
     "parallelism.fsdp_reshard_after_forward", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option",
     "compile.enable", "compile.components", "checkpoint.enable", "checkpoint.folder", "checkpoint.interval",
-    "checkpoint.keep_latest_k", "metrics.log_freq", "comm.init_timeout_seconds", "debug.seed",
+    "checkpoint.keep_latest_k", "checkpoint.async_mode", "checkpoint.initial_load_path",
+    "checkpoint.initial_load_in_hf", "metrics.log_freq", "comm.train_timeout_seconds", "debug.seed",
+    "optimizer.beta1", "optimizer.beta2",
     "quantize.linear.float8.recipe_name",
     "optimizer.implementation"};  // job_config.py Optimizer (tests/planner/data/torchtitan_keys_v0.2.txt)
 const std::set<std::string> kAccelerateKeys = {
@@ -294,7 +315,7 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
 
         // torchtitan: the overrides and the TOML say the same thing, with known names only.
         const toml::table tt = toml::parse(render_torchtitan_toml(c));
-        const auto over = parse_args(render_torchtitan_overrides(c));
+        const auto over = parse_args(render_torchtitan_overrides(c), /*tyro=*/true);
         size_t toml_keys = 0;
         tt.for_each([&](const toml::key&, const toml::node& sec) {
           if (auto* t = sec.as_table()) toml_keys += t->size();
@@ -323,7 +344,7 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
                  {"torchtitan-2024-10", "foreach"}, {"torchtitan-2025-02", "fused"}, {"torchtitan-2025-07", "fused"}, {"torchtitan", "fused"}}) {
           TrainConfig g = c;
           g.runtime = rt;
-          EXPECT_EQ(parse_args(render_torchtitan_overrides(g)).at("optimizer.implementation"), impl) << rt;
+          EXPECT_EQ(parse_args(render_torchtitan_overrides(g), /*tyro=*/true).at("optimizer.implementation"), impl) << rt;
         }
 
         // accelerate: known names, the right process count and strategy.
@@ -365,7 +386,8 @@ TEST(EmitEcosystem, HybridShardMapsToEachToolsNames) {
   // 0.75 is not 1/k: every block is checkpointed (k = 1), and a comment says so.
   EXPECT_TRUE(contains(titan, "--activation_checkpoint.selective_ac_option=1\n"));
   EXPECT_TRUE(contains(titan, "is not 1/k"));
-  EXPECT_TRUE(contains(titan, "--compile.enable=true\n"));
+  EXPECT_TRUE(contains(titan, "--compile.enable\n"));  // tyro: a boolean is a flag, no value
+  EXPECT_TRUE(contains(titan, "--compile.components model loss\n"));
   // llama2-7b is not a torchtitan llama3 flavor: named, with a comment.
   EXPECT_TRUE(contains(titan, "no torchtitan llama3 flavor"));
 
@@ -395,9 +417,12 @@ TEST(EmitEcosystem, NoShardAndModelNames) {
   EXPECT_TRUE(contains(render_fms_fsdp_args(c), "--model_variant=llama3_70b\n"));
   EXPECT_TRUE(contains(render_accelerate_yaml(c), "fsdp_sharding_strategy: NO_SHARD\n"));
   EXPECT_TRUE(contains(render_torchtitan_overrides(c), "--parallelism.data_parallel_replicate_degree=32\n"));
-  EXPECT_EQ(torchtitan_flavor(load_model("llama3-70b")), "70B");
-  EXPECT_EQ(torchtitan_flavor(load_model("llama3.1-405b")), "405B");
-  EXPECT_EQ(torchtitan_flavor(load_model("llama2-7b")), "");
+  EXPECT_EQ(torchtitan_flavor(load_model("llama3-70b"), TorchtitanVersion::v0_2), "70B");
+  EXPECT_EQ(torchtitan_flavor(load_model("llama3.1-405b"), TorchtitanVersion::v0_2), "405B");
+  EXPECT_EQ(torchtitan_flavor(load_model("llama2-7b"), TorchtitanVersion::current), "");
+  // llama3.2-1b is the current generation's "1B" (tied embeddings, _1b @b5bcd76c6); v0.2 has no 1B.
+  EXPECT_EQ(torchtitan_flavor(load_model("llama3.2-1b"), TorchtitanVersion::current), "1B");
+  EXPECT_EQ(torchtitan_flavor(load_model("llama3.2-1b"), TorchtitanVersion::v0_2), "");
   EXPECT_EQ(fms_fsdp_variant(load_model("llama2-13b")), "llama2_13b");
   EXPECT_EQ(every_kth_block(0.5), 2);
   EXPECT_EQ(every_kth_block(0.25), 4);

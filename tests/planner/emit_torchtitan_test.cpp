@@ -58,6 +58,11 @@ std::vector<std::string> recipe_keys(const std::string& py) {
       else if (value.rfind("SelectiveAC.Config()", 0) == 0) keys.push_back("activation-checkpoint:selective");
       else if (value.rfind("FullAC.Config()", 0) == 0) keys.push_back("activation-checkpoint:full");
       else keys.push_back("activation_checkpoint=" + value);  // unknown: fails the lookup
+    } else if (key == "compile") {
+      // config.compile = CompileConfig(enable=..., components=[...]): its fields.
+      if (value.rfind("CompileConfig(", 0) != 0) keys.push_back("compile=" + value);  // fails the lookup
+      for (const char* f : {"enable", "components", "enable_async_tensor_parallel", "backend"})
+        if (value.find(std::string(f) + "=") != std::string::npos) keys.push_back(std::string("compile.") + f);
     } else if (key == "model_spec") {
       if (value.find("Float8LinearConverter.Config(") != std::string::npos) {
         keys.push_back("quantize.linear.float8");
@@ -115,8 +120,18 @@ TEST(EmitTorchtitan, V02KeysAreTorchtitanKeys) {
     std::istringstream in(render_torchtitan_overrides(c));
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("--", 0) != 0) continue;
-      const std::string key = line.substr(2, line.find('=') - 2);
+      // --section.key=value, --section.key (a boolean's flag), --section.no-key (its negation),
+      // --section.key v1 v2 (a list of choices).
+      std::string key = line.substr(2, line.find_first_of("= ") - 2);
+      const size_t dot = key.rfind('.');
+      if (key.compare(dot + 1, 3, "no-") == 0) {
+        key = key.substr(0, dot + 1) + key.substr(dot + 4);
+        std::replace(key.begin() + std::ptrdiff_t(dot), key.end(), '-', '_');
+      }
       EXPECT_TRUE(known.count(key)) << "not a torchtitan v0.2 key: " << key;
+      // tyro: a boolean takes no value.
+      EXPECT_EQ(line.find("=true"), std::string::npos) << line;
+      EXPECT_EQ(line.find("=false"), std::string::npos) << line;
     }
   }
 }
@@ -255,6 +270,90 @@ TEST(EmitTorchtitan, LaunchScriptsSetBothAllocatorVariables) {
     EXPECT_NE(script.find("PYTORCH_ALLOC_CONF=expandable_segments:True"), std::string::npos);
     EXPECT_NE(script.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"), std::string::npos);
   }
+}
+
+// The current recipe starts from the flavor's registered config (config_registry.py
+// @b5bcd76c6) and sets back everything of it the plan does not have: 70B and 405B register
+// tensor parallelism 8 (an FSDP-only plan's degrees would not multiply to the world size),
+// 405B float8 and async-TP compile (a bf16 plan would run float8), every flavor a profiler.
+TEST(EmitTorchtitan, CurrentRecipeUndoesTheBaseConfigsOtherChoices) {
+  for (const char* model : {"llama3-8b", "llama3-70b", "llama3.1-405b"}) {
+    SCOPED_TRACE(model);
+    TrainConfig c = test::make_config(model, "H100-80GB-SXM", 512, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+    const std::string py = render_torchtitan_recipe(c);
+    const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::current);
+    EXPECT_NE(py.find("    config.model_spec = model_registry(\"" + flavor + "\")  # bf16 matmuls: no converters\n"),
+              std::string::npos)
+        << py;
+    EXPECT_EQ(py.find("Float8LinearConverter"), std::string::npos);
+    for (const char* dim : {"tensor", "pipeline", "context", "expert"})
+      EXPECT_NE(py.find(std::string("    config.parallelism.") + dim + "_parallel_degree = 1"), std::string::npos) << dim;
+    EXPECT_NE(py.find("    config.parallelism.data_parallel_shard_degree = 512\n"), std::string::npos);
+    EXPECT_NE(py.find("    config.compile = CompileConfig(enable=False, components=[\"model\", \"loss\"])\n"),
+              std::string::npos);
+    EXPECT_NE(py.find("    config.profiler.enable_profiling = False\n"), std::string::npos);
+    // 64 nodes: run_train.sh starts one node only; torchrun on each, with the allocator setting.
+    EXPECT_NE(py.find("torchrun --nnodes 64 --nproc_per_node 8"), std::string::npos) << py;
+    EXPECT_NE(py.find("PYTORCH_ALLOC_CONF=expandable_segments:True"), std::string::npos);
+  }
+  // One node: run_train.sh.
+  TrainConfig one = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+  EXPECT_NE(render_torchtitan_recipe(one).find("MODULE=torchtitan_recipe CONFIG=shardcast_plan NGPU=8 ./run_train.sh\n"),
+            std::string::npos);
+  EXPECT_NE(render_torchtitan_toml(one).find("CONFIG_FILE=torchtitan.toml NGPU=8 ./run_train.sh\n"), std::string::npos);
+}
+
+// llama3.2-1b is a flavor of the current generation ("1B", tied embeddings) but not of v0.2.
+TEST(EmitTorchtitan, CurrentGenerationHasThe1BFlavor) {
+  TrainConfig c = test::make_config("llama3.2-1b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 4, 8192);
+  const std::string py = render_torchtitan_recipe(c);
+  EXPECT_NE(py.find("model_registry(\"1B\")"), std::string::npos) << py;
+  EXPECT_EQ(py.find("no torchtitan llama3 flavor"), std::string::npos);
+  EXPECT_NE(render_torchtitan_toml(c).find("no torchtitan llama3 flavor"), std::string::npos);
+}
+
+// Settings the plan has that v0.2 and the current generation both take: AdamW's betas (v0.2's
+// default beta2 is 0.95), the training collective timeout (not the start-up's), the
+// checkpoint's async mode and initial weights.
+TEST(EmitTorchtitan, OptimizerTimeoutAndCheckpointSettingsReachBothGenerations) {
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+  c.optimizer.beta2 = 0.999;
+  c.comm.timeout_seconds = 600;
+  c.checkpoint.dir = "ckpt";
+  c.checkpoint.async_mode = "async";
+  c.checkpoint.initial_load_path = "/weights/llama3-8b";
+  const toml::table t = toml::parse(render_torchtitan_toml(c));
+  EXPECT_DOUBLE_EQ(t["optimizer"]["beta1"].value_or(0.0), 0.9);
+  EXPECT_DOUBLE_EQ(t["optimizer"]["beta2"].value_or(0.0), 0.999);
+  EXPECT_EQ(t["comm"]["train_timeout_seconds"].value_or(0), 600);
+  EXPECT_FALSE(t["comm"]["init_timeout_seconds"]);
+  EXPECT_EQ(t["checkpoint"]["async_mode"].value_or(std::string()), "async");
+  EXPECT_EQ(t["checkpoint"]["initial_load_path"].value_or(std::string()), "/weights/llama3-8b");
+  EXPECT_TRUE(t["checkpoint"]["initial_load_in_hf"].value_or(false));
+  const std::string py = render_torchtitan_recipe(c);
+  for (const char* line : {"\"betas\": (0.9, 0.999)", "config.comm.train_timeout_seconds = 600",
+                           "config.checkpoint.async_mode = \"async\"",
+                           "config.checkpoint.initial_load_path = \"/weights/llama3-8b\"",
+                           "config.checkpoint.initial_load_in_hf = True"})
+    EXPECT_NE(py.find(line), std::string::npos) << line;
+}
+
+// torchtitan's generations before v0.2.0 read keys of their own time: emit writes no torchtitan
+// file for them, says why, and still writes the others.
+TEST(EmitTorchtitan, EarlierGenerationsGetNoTorchtitanFile) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+  for (const char* rt : {"torchtitan-2024-04", "torchtitan-2024-10", "torchtitan-2025-07"})
+    for (auto v : {TorchtitanVersion::v0_2, TorchtitanVersion::current}) {
+      SCOPED_TRACE(rt);
+      c.runtime = rt;
+      const auto targets = emit_targets(c, hw, v);
+      ASSERT_EQ(targets.front().runtime, rt);
+      EXPECT_NE(targets.front().refusal.find("a torchtitan generation before v0.2.0"), std::string::npos)
+          << targets.front().refusal;
+      EXPECT_EQ(targets.front().prediction.runtime, rt);  // still predicted: emit prints it
+      for (size_t i = 1; i < targets.size(); ++i) EXPECT_NE(targets[i].runtime.rfind("torchtitan", 0), 0u);
+    }
 }
 
 }  // namespace

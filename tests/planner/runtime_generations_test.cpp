@@ -369,6 +369,8 @@ TEST(RuntimeGenerations, EmitWritesAGenerationsFilesAsItsFrameworks) {
   EXPECT_EQ(targets.front().runtime, "torchtitan-2024-04");
   EXPECT_EQ(targets.front().files, (std::vector<std::string>{"torchtitan.toml", "torchtitan_overrides.txt"}));
   EXPECT_EQ(targets.front().prediction.runtime, "torchtitan-2024-04");
+  // Its files are refused: that torchtitan read keys of its own time (emit_targets).
+  EXPECT_NE(targets.front().refusal.find("before v0.2.0"), std::string::npos) << targets.front().refusal;
   for (size_t i = 1; i < targets.size(); ++i) EXPECT_NE(targets[i].runtime, "torchtitan");  // not twice
 }
 

@@ -163,10 +163,12 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   }
   EXPECT_TRUE(cur.terms.sac_saves_cudnn_attention);
   {
-    // torchtitan-2025-07 is the newest profile but for those two terms.
+    // torchtitan-2025-07 is the newest profile but for those two terms and the checkpoint's
+    // early stop (off from 25413d224, below).
     RuntimeTerms t = jul.terms;
     t.cudnn_attention = cur.terms.cudnn_attention;
     t.sac_saves_cudnn_attention = cur.terms.sac_saves_cudnn_attention;
+    t.recompute_early_stop = cur.terms.recompute_early_stop;
     expect_same(t, cur.terms, "torchtitan-2025-07");
   }
   {
@@ -202,6 +204,7 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     RuntimeTerms t = rt->terms;
     t.adamw_update = cur.terms.adamw_update;  // foreach until 2025-02-24 (above)
     t.rmsnorm = cur.terms.rmsnorm;
+    t.recompute_early_stop = cur.terms.recompute_early_stop;  // early stop until 2025-08-28 (below)
     t.fp8_recipes = cur.terms.fp8_recipes;
     t.expandable_segments = cur.terms.expandable_segments;
     t.fp32_logits_held = cur.terms.fp32_logits_held;  // torchtitan-2024-04 and -05 kept pred (below)
@@ -225,7 +228,10 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     EXPECT_EQ(t.use_cache, cur.terms.use_cache) << rt->name;
     EXPECT_EQ(t.loss_in_model, cur.terms.loss_in_model) << rt->name;
   }
-  for (const RuntimeSpec* rt : {&apr, &may, &jun, &cur}) EXPECT_TRUE(rt->terms.recompute_early_stop) << rt->name;
+  // torch's non-reentrant checkpoint stops its recompute early by default; torchtitan passes
+  // early_stop=False from 25413d224 (#1580, 2025-08-29).
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &jul}) EXPECT_TRUE(rt->terms.recompute_early_stop) << rt->name;
+  EXPECT_FALSE(cur.terms.recompute_early_stop);
   // train.py's `pred = model(input_ids)` in the step loop kept the previous step's pred until
   // the next forward returned; e29b6b4d4 deleted it before backward.
   // torchao's Float8Linear saved the fp8 weight for backward until force_recompute_fp8_weight_in_bwd

@@ -50,6 +50,7 @@ if __name__ == "__main__":
             ("metrics.", "torchtitan/components/metrics.py", "MetricsProcessor.Config"),
             ("checkpoint.", "torchtitan/components/checkpointer/base.py", "BaseCheckpointManager.Config"),
             ("checkpoint.", "torchtitan/components/checkpointer/dcp.py", "CheckpointManager.Config"),
+            ("profiler.", "torchtitan/tools/profiler.py", "Profiler.Config"),
             ("activation-checkpoint:selective.", "torchtitan/distributed/activation_checkpoint.py", "SelectiveAC.Config"),
             ("activation-checkpoint:memory-budget.", "torchtitan/distributed/activation_checkpoint.py", "MemoryBudgetAC.Config"),
             ("quantize.linear.float8.", "torchtitan/components/quantization/__init__.py", "QuantizationConverter.Config"),
