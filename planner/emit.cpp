@@ -131,7 +131,8 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
     for (const auto& rf : kRuntimeFiles)
       if (framework == rf.runtime) t.files.assign(rf.files.begin(), rf.files.end());
     if (framework == "torchtitan" && tv == TorchtitanVersion::current) t.files = {"torchtitan_recipe.py"};
-    TrainConfig c = cfg;
+    // What the framework's file runs (as_emitted: its approximations of the plan), predicted.
+    TrainConfig c = as_emitted(cfg, framework, tv);
     c.runtime = rt;
     t.refusal = runtime_refusal(runtime_preset(rt), c, hw);
     if (t.refusal.empty() && framework == "torchtitan") t.refusal = torchtitan_version_refusal(c, tv);
@@ -183,7 +184,11 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
     TrainConfig c = cfg;
     c.runtime = t.runtime;
     const Prediction& p = t.prediction;
-    const std::string head = plan_comment(c, p);
+    std::string head = plan_comment(c, p);
+    const TrainConfig ran = as_emitted(c, runtime_preset(t.runtime).framework, tv);
+    if (describe_config(ran) != describe_config(c))
+      head += fmt::format("# As {} runs this file (the approximations noted below): {}; the prediction is for that.\n",
+                          t.runtime, describe_config(ran));
     for (const auto& name : t.files) {
       const std::string n = name;
       if (n == "run.toml") files.push_back({n, render_run_toml(c, p), false});

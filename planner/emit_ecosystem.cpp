@@ -237,6 +237,34 @@ std::string header(const TrainConfig& c, const char* tool) {
 
 }  // namespace
 
+TrainConfig as_emitted(const TrainConfig& cfg, const std::string& framework, TorchtitanVersion tv) {
+  TrainConfig c = cfg;
+  auto& ac = c.activation_checkpointing;
+  auto every_block = [&] {
+    ac.mode = AcMode::full;
+    ac.ratio = 1.0;
+  };
+  if (framework == "fms-fsdp") {
+    // render_fms_fsdp_args: --mixed_precision picks bfSixteen (reduce in bf16) or fp32.
+    if (c.precision.param_dtype != "fp32") c.precision.reduce_dtype = c.precision.param_dtype;
+    if (c.training.grad_accum > 1) {
+      c.training.steps *= c.training.grad_accum;
+      c.training.grad_accum = 1;
+    }
+    if (c.parallelism.sharding_strategy == ShardingStrategy::shard_grad_op)
+      c.parallelism.sharding_strategy = ShardingStrategy::full_shard;
+    if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
+      c.parallelism.hsdp_shard_size = c.cluster.gpus_per_node;
+    if (ac.mode == AcMode::selective_op) every_block();
+  } else if (framework == "accelerate") {
+    if (ac.mode == AcMode::selective || ac.mode == AcMode::selective_op) every_block();
+  } else if (framework == "torchtitan") {
+    if (ac.mode == AcMode::selective && tv == TorchtitanVersion::v0_2) ac.ratio = 1.0 / every_kth_block(ac.ratio);
+    if (ac.mode == AcMode::selective && tv == TorchtitanVersion::current) every_block();
+  }
+  return c;
+}
+
 std::string torchtitan_flavor(const ModelSpec& m, TorchtitanVersion tv) {
   for (const Dims& d : kTorchtitan)
     if (same(m, d)) return d.name;

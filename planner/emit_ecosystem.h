@@ -48,6 +48,16 @@ std::string render_torchtitan_recipe(const TrainConfig& cfg);
 std::string render_accelerate_yaml(const TrainConfig& cfg);
 std::string render_fms_fsdp_args(const TrainConfig& cfg);         // one argument per line
 
+// The configuration a framework's emitted file runs, where the file can only approximate the
+// plan (each approximation is also a comment in the file): fms-fsdp reduces in the parameters'
+// dtype (its mixed-precision policies), has no gradient accumulation (grad_accum micro-steps
+// become grad_accum steps of one), shards hsdp within one node, runs shard_grad_op as
+// full_shard and op-level checkpointing as every block; accelerate checkpoints every block for
+// selective and selective_op; torchtitan v0.2 checkpoints every k-th block (k = floor(1/ratio)),
+// the current generation every block for a block-level selective. emit predicts this, so the
+// numbers a file carries are the run's. Other frameworks, and what a file runs as planned: cfg.
+TrainConfig as_emitted(const TrainConfig& cfg, const std::string& framework, TorchtitanVersion tv);
+
 // torchtitan llama3 flavor with these dimensions in generation `tv`, "" if none: v0.2 "8B",
 // "70B", "405B"; current also "1B" and "3B" (tied embeddings).
 std::string torchtitan_flavor(const ModelSpec& m, TorchtitanVersion tv);

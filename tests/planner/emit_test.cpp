@@ -430,5 +430,45 @@ TEST(EmitEcosystem, NoShardAndModelNames) {
   EXPECT_EQ(every_kth_block(0.75), 1);
 }
 
+// The numbers an emitted file carries are those of what it runs: fms-fsdp's arguments cannot
+// say fp32 reduction, gradient accumulation, shard_grad_op, an HSDP group across nodes or
+// op-level checkpointing, so its target is predicted for bf16 reduction, grad_accum 1 (steps x4),
+// full_shard, one node's group and every block checkpointed, and the file says so.
+TEST(EmitEcosystem, EachFileIsPredictedAsItRuns) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  TrainConfig c = config("llama3-8b", "H100-80GB-SXM", 4, 8);  // 32 GPUs
+  c.parallelism.sharding_strategy = ShardingStrategy::hybrid_shard;
+  c.parallelism.hsdp_shard_size = 16;
+  c.activation_checkpointing.mode = AcMode::selective_op;
+  c.training.grad_accum = 4;
+  c.training.steps = 10;
+  c.precision.reduce_dtype = "fp32";
+  const TrainConfig fms = as_emitted(c, "fms-fsdp", TorchtitanVersion::v0_2);
+  EXPECT_EQ(fms.precision.reduce_dtype, "bf16");
+  EXPECT_EQ(fms.training.grad_accum, 1);
+  EXPECT_EQ(fms.training.steps, 40);
+  EXPECT_EQ(fms.parallelism.hsdp_shard_size, 8);
+  EXPECT_EQ(fms.activation_checkpointing.mode, AcMode::full);
+  // What runs as planned is the plan: torchtitan runs selective_op, hybrid groups and
+  // accumulation as they are.
+  EXPECT_EQ(describe_config(as_emitted(c, "torchtitan", TorchtitanVersion::v0_2)), describe_config(c));
+  for (const EmitTarget& t : emit_targets(c, hw)) {
+    if (t.runtime != "fms-fsdp") continue;
+    ASSERT_TRUE(t.refusal.empty()) << t.refusal;
+    TrainConfig r = fms;
+    r.runtime = "fms-fsdp";
+    const Prediction want = plan(r, hw, resolve_plan_options(r, hw));
+    EXPECT_EQ(t.prediction.tokens_per_s_per_gpu, want.tokens_per_s_per_gpu);
+    EXPECT_EQ(t.prediction.mem_peak_bytes, want.mem_peak_bytes);
+  }
+  const std::string dir = testing::TempDir() + "/emit_as_run";
+  std::filesystem::remove_all(dir);
+  emit_files(c, hw, dir, /*force=*/true, TorchtitanVersion::v0_2);
+  std::ifstream in(dir + "/fms_fsdp_args.txt");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_TRUE(contains(text, "# As fms-fsdp runs this file")) << text;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace shardcast::planner
