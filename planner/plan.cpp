@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <stdexcept>
 
@@ -481,13 +482,23 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
     CachingAllocatorConfig ac_cfg;
     ac_cfg.expandable_segments = opt.expandable_segments;
     ac_cfg.capacity_bytes = hw.gpu.hbm_bytes - runtime;
-    alloc.replayed_reserved = replay_allocation_trace(trace, ac_cfg).peak_reserved;
-    const double here = std::max(p.mem_peak_bytes, alloc.replayed_reserved);
-    p.mem_reserved_range_bytes = {here, here};
-    if (opt.reserved_range) {
-      ac_cfg.expandable_segments = !opt.expandable_segments;
-      const double other = std::max(p.mem_peak_bytes, replay_allocation_trace(trace, ac_cfg).peak_reserved);
-      p.mem_reserved_range_bytes = {std::min(here, other), std::max(here, other)};
+    // A trace whose segments pass the replay's address range (2^50 bytes over the replayed
+    // steps: an allocated peak of hundreds of TiB, far past any device) is not replayed: the
+    // reserved estimate is then the proportional one, as for the configurations search does not
+    // replay (over_by_allocated), and the plan does not fit either way.
+    try {
+      alloc.replayed_reserved = replay_allocation_trace(trace, ac_cfg).peak_reserved;
+      const double here = std::max(p.mem_peak_bytes, alloc.replayed_reserved);
+      p.mem_reserved_range_bytes = {here, here};
+      if (opt.reserved_range) {
+        ac_cfg.expandable_segments = !opt.expandable_segments;
+        const double other = std::max(p.mem_peak_bytes, replay_allocation_trace(trace, ac_cfg).peak_reserved);
+        p.mem_reserved_range_bytes = {std::min(here, other), std::max(here, other)};
+      }
+    } catch (const std::length_error&) {
+      assert(p.mem_peak_bytes > hw.gpu.hbm_bytes);
+      alloc.replayed_reserved = 0;
+      p.mem_reserved_range_bytes = {0, 0};
     }
   }
   const DeviceMemory dm = device_memory(alloc);

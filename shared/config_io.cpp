@@ -475,7 +475,9 @@ std::string write_hardware_toml(const HardwareSpec& h) {
 void write_file_atomic(const fs::path& path, const std::string& content) {
   const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw InputError("cannot create " + tmp.string() + ": " + std::strerror(errno));
+  // A file that cannot be created is a path the user gave (exit 2: named, nothing written);
+  // a write that fails once open (disk full) is a failed run (InputError, exit 1).
+  if (fd < 0) throw ConfigError(path.string(), "", std::string("cannot create it: ") + std::strerror(errno));
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -520,6 +522,11 @@ std::string closest_match(const std::string& word, const std::vector<std::string
     while (n < a.size() && n < b.size() && a[a.size() - 1 - n] == b[b.size() - 1 - n]) ++n;
     return n;
   };
+  // A word that begins a candidate is that candidate cut short ("H100" of H100-80GB-SXM): the
+  // first such, before any by distance.
+  if (word.size() >= 2)
+    for (const auto& c : candidates)
+      if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) return c;
   std::string best;
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1, best_suffix = 0;
   for (const auto& c : candidates) {

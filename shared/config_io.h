@@ -53,7 +53,8 @@ std::string write_train_config(const TrainConfig& cfg);
 // names); nullopt for an optional key that is absent (not written). Special keys: nullopt.
 std::optional<std::string> train_config_value(const TrainConfigKey& key, const TrainConfig& cfg,
                                               bool* quoted = nullptr);
-// Write atomically (temp file, fsync, rename) so a crash never leaves half a file.
+// Write atomically (temp file, fsync, rename) so a crash never leaves half a file. ConfigError
+// naming `path` when it cannot be created (exit 2); InputError when a write, sync or rename fails.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
 // Preset lookup shared by every preset kind ("models", "hardware", "runtimes"): a name in
@@ -67,8 +68,9 @@ std::vector<std::string> list_presets_in(const std::string& kind);  // sorted na
 // a file that opens but is malformed exits 2 for a config and 1 for data (CSV, reports).
 std::string read_text(const std::filesystem::path& p);
 
-// Closest candidate by edit distance ("" if none is within a reasonable distance); of equally
-// close ones, the one sharing the longest suffix with `word`, then the first.
+// Closest candidate: the first that `word` begins, else by edit distance ("" if none is within
+// a reasonable distance); of equally close ones, the one sharing the longest suffix with
+// `word`, then the first.
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace shardcast

@@ -9,6 +9,7 @@
 //       the same on a published-runs CSV (tokens/s/GPU).
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -190,6 +191,10 @@ void register_calibrate(CLI::App& app) {
     if (a->fit_dirs.empty() && a->published.empty())
       throw UsageError("calibrate: give --hardware-out FILE, --runs RUN_DIR..., or --published FILE.csv");
     if (a->hardware.empty() || a->out.empty()) throw UsageError("calibrate: --runs/--published need --gpu and --out");
+    for (size_t i = 0; i < a->params.size(); ++i)
+      if (std::find(a->params.begin(), a->params.begin() + std::ptrdiff_t(i), a->params[i]) !=
+          a->params.begin() + std::ptrdiff_t(i))
+        throw UsageError("calibrate: --fit-params names " + a->params[i] + " twice");
     if (!a->fit_dirs.empty()) return fit_runs(*a);
     return fit_published(*a);
   });

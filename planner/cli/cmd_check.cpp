@@ -41,9 +41,10 @@ void register_check(CLI::App& app) {
     fmt::print("  cluster      {} x {} {} = {} ranks\n", c.cluster.nodes, c.cluster.gpus_per_node, hw.name, world);
     std::string strategy = to_string(c.parallelism.sharding_strategy);
     if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
-      strategy += fmt::format(" (shard group {}, {} replicas)",
-                              c.parallelism.shard_group_size(world, c.cluster.gpus_per_node),
-                              world / c.parallelism.shard_group_size(world, c.cluster.gpus_per_node));
+    {
+      const int ns = c.parallelism.shard_group_size(world, c.cluster.gpus_per_node);
+      strategy += fmt::format(" (shard group {}, {} replica{})", ns, world / ns, world / ns == 1 ? "" : "s");
+    }
     fmt::print("  strategy     {}\n", strategy);
     fmt::print("  runtime      {}\n", c.runtime);
     fmt::print("  batch        micro_batch {} x seq_len {} x grad_accum {} x {} ranks = {} tokens/step\n",

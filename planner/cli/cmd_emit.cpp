@@ -69,7 +69,8 @@ void register_emit(CLI::App& app) {
   cmd->add_flag("--force", a->force, "write even if the plan does not fit in memory");
   add_reliability_flags(cmd, a->reliability);
   cmd->add_option("--torchtitan-version", a->torchtitan_version,
-                  std::string("torchtitan configuration generation to write: ") + planner::kTorchtitanVersionNames)
+                  std::string("torchtitan configuration generation to write: ") + planner::kTorchtitanVersionNames +
+                      " (0.2 = v0.2.1 and v0.2.2's TOML; current = the Python config registry from 9810191bb)")
       ->check(CLI::IsMember({"0.2", "current"}))
       ->capture_default_str();
   cmd->callback([a] {
@@ -96,6 +97,7 @@ void register_emit(CLI::App& app) {
       if (planner::runtime_preset(space.base.runtime).framework == "torchtitan")
         space.fp8_recipes = planner::torchtitan_fp8_recipes(tv);
       const planner::SearchResult r = planner::search(space, hw, progress_bar("search"));
+      require_reachable_batch(space, hw, r, "emit --from-search");
       const int rank = *a->from_search;
       if (int64_t(rank) > int64_t(r.ranked.size()))
         throw UsageError(fmt::format("emit: --from-search {} but only {} configurations fit", rank,
@@ -158,12 +160,12 @@ void register_emit(CLI::App& app) {
                    cfg.checkpoint.interval, cfg.checkpoint.dir.empty() ? "; set checkpoint.dir to save" : "");
     }
     const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force, tv, ref ? &*ref : nullptr);
-    fmt::print("emit: {} ({}), runtime {}: predicted {:.0f} tokens/s/GPU, MFU {:.1f}%, peak {:.1f} GiB{}\n",
+    fmt::print("emit: {} ({}), runtime {}: predicted {:.0f} tokens/s/GPU, MFU {:.1f}%, device total {:.1f} GiB{}\n",
                planner::describe_config(cfg), cfg.model_label(), main.runtime, pred.tokens_per_s_per_gpu,
                100 * pred.mfu, need / gib, pred.fits ? "" : " (DOES NOT FIT; --force)");
     for (const auto& t : res.targets)
       if (t.runtime != main.runtime && t.refusal.empty())
-        fmt::print("  runtime {}: {:.0f} tokens/s/GPU, peak {:.1f} GiB{}\n", t.runtime,
+        fmt::print("  runtime {}: {:.0f} tokens/s/GPU, device total {:.1f} GiB{}\n", t.runtime,
                    t.prediction.tokens_per_s_per_gpu, planner::memory_needed_bytes(t.prediction) / gib,
                    t.prediction.fits ? "" : " (does not fit)");
     if (ref)

@@ -3,6 +3,7 @@
 // (planner/import/run_import.h). The log does not carry the configuration: it comes from the
 // plan flags (--model --gpu --gpus --micro-batch --seq-len ...), and for torchtitan optionally
 // from its v0.2.x TOML job config (--config; flags override its values).
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -153,10 +154,26 @@ void run_import(const std::string& trainer, const ImportFlags& a) {
       // (fms_fsdp/policies/mixed_precision.py).
       f.reduce_dtype = trainer == "torchtitan" ? "fp32" : "bf16";
     cfg = config_from_flags("import", f, hw);
+    // What the flags leave out is the plan's default: said, since the log cannot confirm it.
+    auto unstated = [&](bool given, const char* flag, const std::string& taken, const std::string& why = "") {
+      if (!given) notes.push_back(fmt::format("{} not given: {}{}", flag, taken, why));
+    };
+    unstated(!f.strategy.empty(), "--strategy", to_string(cfg.parallelism.sharding_strategy),
+             trainer == "fms-fsdp" ? " (fms-fsdp's own default --sharding_strategy is hsdp)" : "");
+    unstated(!f.ac.empty(), "--ac", to_string(cfg.activation_checkpointing.mode));
+    unstated(f.grad_accum.has_value(), "--grad-accum", std::to_string(cfg.training.grad_accum));
+    unstated(f.compile, "--compile", "eager");
+    unstated(!f.fp8.empty(), "--fp8", "none (bf16 matmuls)");
   }
   const std::string text = read_text(a.log);
   const planner::TrainLog log =
       trainer == "torchtitan" ? planner::parse_torchtitan_log(text, a.log) : planner::parse_fms_fsdp_log(text, a.log);
+  // torchtitan prints `mfu: N/A` under float8 (f113706c4, 2026-02): a log of only those lines
+  // for a config without float8 is probably not what ran.
+  if (trainer == "torchtitan" && !cfg.precision.fp8_on() && !log.steps.empty() &&
+      std::none_of(log.steps.begin(), log.steps.end(), [](const planner::LoggedStep& s) { return s.mfu_pct.has_value(); }))
+    notes.push_back("every step logs `mfu: N/A`, which torchtitan prints under float8 (f113706c4): the config has no "
+                    "float8; give --fp8 RECIPE (or the TOML's converter) if the run used it");
   planner::ImportedRun run = planner::import_run(log, cfg, hw, a.warmup);
   notes.insert(notes.end(), run.notes.begin(), run.notes.end());
   run.info["notes"] = notes;

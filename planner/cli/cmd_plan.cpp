@@ -46,7 +46,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   std::string strategy = to_string(c.parallelism.sharding_strategy);
   const int ns = c.parallelism.shard_group_size(world, c.cluster.gpus_per_node);
   if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
-    strategy += fmt::format(" (shard group {}, {} replicas)", ns, world / ns);
+    strategy += fmt::format(" (shard group {}, {} replica{})", ns, world / ns, world / ns == 1 ? "" : "s");
   std::string ac = to_string(c.activation_checkpointing.mode);
   if (c.activation_checkpointing.mode == AcMode::selective)
     ac += fmt::format(" (ratio {})", c.activation_checkpointing.ratio);

@@ -70,6 +70,7 @@ void register_search(CLI::App& app) {
     if (space.gpus <= 0) throw UsageError("search: --gpus is required");
     if (*top < 0) throw UsageError("search: --top must be >= 0");
     const planner::SearchResult r = planner::search(space, hw, progress_bar("search"));
+    require_reachable_batch(space, hw, r, "search");
     const TrainConfig base = planner::search_base_config(space, hw);
     const int n = std::min<int>(*top, int(r.ranked.size()));
     if (*json) {

@@ -302,7 +302,7 @@ void register_validate(CLI::App& app) {
   auto* cmd = app.add_subcommand("validate", "Predict published runs and compare with what they measured");
   cmd->add_option("--published", a->published, "CSV of published runs (configs/published/README.md columns)");
   cmd->add_option("run_dirs", a->run_dirs, "trainer run directories (validation.json, run_report.json, run.toml)");
-  cmd->add_option("--gpu", a->hardware, "run dirs: re-predict with this hardware preset (name or .toml) instead of each run's");
+  auto* gpu = cmd->add_option("--gpu", a->hardware, "run dirs: re-predict with this hardware preset (name or .toml) instead of each run's");
   add_reference_run_flag(cmd, a->reference_run);
   cmd->add_option("--annotations", a->annotations,
                   "CSV of row_id,column,value,source: facts the published CSV leaves empty, each with its source");
@@ -316,13 +316,13 @@ void register_validate(CLI::App& app) {
                   "planner/decision_error.h)");
   auto* min_pairs = cmd->add_option("--min-pairs", a->min_pairs, "with --write-decisions: fewest pairs a setting's band needs");
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
-  cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
-  cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
+  auto* fit_params = cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
+  auto* fit_on = cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
   cmd->add_flag("--baseline", a->baseline,
                 "also score the rule of thumb: one fitted MFU per GPU type (planner/baseline.h)");
-  cmd->add_option("--baseline-fit-on", a->baseline_fit_on,
+  auto* baseline_fit_on = cmd->add_option("--baseline-fit-on", a->baseline_fit_on,
                   "fit the rule of thumb on this CSV instead of the validated one (hold-out)");
-  cmd->add_option("--prior", a->prior, "weight w of the pull towards the preset's values: w·log(value/start) per key");
+  auto* prior = cmd->add_option("--prior", a->prior, "weight w of the pull towards the preset's values: w·log(value/start) per key");
   cmd->add_flag("--crossval", a->crossval,
                 "leave one source out: refit the shipped keys without each source, predict it, print the bands "
                 "per GPU family and regime and their coverage, and each family's fit carried to the other "
@@ -331,10 +331,24 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--write-bands", a->write_bands, "with --crossval: write the bands to this TOML (configs/bands.toml)");
   cmd->add_option("--out-of-sample", a->out_of_sample,
                   "with --crossval: write every row's prediction by the fit without its source to this CSV");
-  cmd->add_option("--min-rows", a->min_rows, "with --crossval: fewest rows a regime band needs");
-  cmd->callback([a, min_pairs] {
+  auto* min_rows = cmd->add_option("--min-rows", a->min_rows, "with --crossval: fewest rows a regime band needs");
+  cmd->callback([a, min_pairs, gpu, fit_params, fit_on, baseline_fit_on, prior, min_rows] {
+    // A flag given where it does nothing is refused by name (it would be read as done).
+    auto needs = [](const CLI::Option* opt, bool ok, const char* what) {
+      if (opt->count() > 0 && !ok) throw UsageError(fmt::format("validate: {} {}", opt->get_name(), what));
+    };
+    if (!a->run_dirs.empty() && !a->published.empty())
+      throw UsageError("validate: give RUN_DIR... or --published FILE.csv, not both (the CSV would not be read)");
+    needs(gpu, a->published.empty(), "applies to run directories (RUN_DIR...); a published row names its own GPU");
+    needs(fit_params, !a->fit_hardware.empty(), "needs --fit PRESETS");
+    needs(fit_on, !a->fit_hardware.empty(), "needs --fit PRESETS");
+    needs(prior, !a->fit_hardware.empty() || a->crossval, "needs --fit PRESETS or --crossval");
+    needs(min_rows, a->crossval, "needs --crossval");
+    needs(baseline_fit_on, a->baseline, "needs --baseline");
     if (!a->run_dirs.empty()) {
       if (a->pairs) throw UsageError("validate: --pairs compares rows of --published FILE.csv, not run directories");
+      if (!a->fit_hardware.empty() || a->baseline || a->crossval || !a->annotations.empty())
+        throw UsageError("validate RUN_DIR...: --fit, --baseline, --crossval and --annotations apply to --published FILE.csv");
       return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware, a->reference_run);
     }
     if (!a->reference_run.empty())

@@ -40,11 +40,24 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     if (!a.seq_len && !from_file) c.training.seq_len = c.model.max_seq_len;
   }
   if (!a.gpu.empty()) c.cluster.hardware = a.gpu;
+  // A preset a run.toml names that does not exist: the file and the key, then what exists.
+  auto preset_of_file = [&](const std::string& name, const char* kind, const char* what, const char* key) {
+    if (!from_file || from_session) return;
+    try {
+      resolve_preset(name, kind, what);
+    } catch (const ConfigError& e) {
+      throw ConfigError(a.config, key, e.detail());
+    }
+  };
+  if (a.gpu.empty()) preset_of_file(c.cluster.hardware, "hardware", "hardware", "cluster.hardware");
+  if (a.runtime.empty()) preset_of_file(c.runtime, "runtimes", "runtime", "runtime");
   hw = session_hw && a.gpu.empty() ? *session_hw : load_hardware(c.cluster.hardware);
   if (a.gpus || a.gpus_per_node) {
     const int gpus = a.gpus ? *a.gpus : c.world_size();
     int gpn = a.gpus_per_node ? *a.gpus_per_node : hw.node.gpus_per_node;
-    if (gpus < gpn) gpn = gpus;  // 2 GPUs of an 8-GPU node: one node of 2 ranks (as search)
+    // 2 GPUs of the preset's 8-GPU node: one node of 2 ranks (as search); a --gpus-per-node
+    // above --gpus is refused below, not lowered.
+    if (gpus < gpn && !a.gpus_per_node) gpn = gpus;
     if (gpn <= 0 || gpus % gpn != 0)
       throw UsageError(cmd + fmt::format(": --gpus {} is not a multiple of gpus per node {}", gpus, gpn));
     c.cluster.gpus_per_node = gpn;

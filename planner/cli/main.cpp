@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   cli::register_calibrate(app);
   cli::register_import(app);
   cli::check_numeric_ranges(app);  // after every register_*: ranges of all numeric flags
+  cli::check_non_empty_text(app);   // and no empty text values
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

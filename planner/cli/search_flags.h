@@ -118,6 +118,11 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   // SearchSpace's 0 = "the preset's / the model's value"; a given 0 never reaches here (ranges).
   s.gpus = f.gpus.value_or(0);
   s.gpus_per_node = f.gpus_per_node.value_or(0);
+  // A given --gpus-per-node above --gpus is not lowered to it (search caps only the preset's).
+  if (f.gpus && f.gpus_per_node && *f.gpus < *f.gpus_per_node)
+    throw UsageError(fmt::format("{}: --gpus {} is fewer than --gpus-per-node {} (one node of {} GPUs is "
+                                 "--gpus-per-node {})",
+                                 cmd, *f.gpus, *f.gpus_per_node, *f.gpus, *f.gpus));
   s.inter_node_gbps = f.inter_node_gbps.value_or(0);
   s.power_limit_w = f.power_limit_w.value_or(0);
   s.seq_len = f.seq_len.value_or(0);
@@ -140,6 +145,19 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
 }
 
 // The header line of a search or scale with --reference-run: what every prediction carries.
+// A global batch no micro-batch and grad-accum reach is the flag's fault, not memory's: exit 2
+// naming it (search would otherwise say "nothing fits").
+inline void require_reachable_batch(const planner::SearchSpace& space, const HardwareSpec& hw,
+                                    const planner::SearchResult& r, const std::string& cmd) {
+  if (space.global_batch_tokens <= 0 || r.n_candidates > 0 || r.n_batch_mismatch == 0) return;
+  const TrainConfig base = planner::search_base_config(space, hw);
+  const int64_t step = int64_t(base.training.seq_len) * base.world_size();
+  throw UsageError(fmt::format("{}: --global-batch-tokens {}: no micro-batch x grad-accum reaches it within ±{:.0f}% "
+                               "on {} GPUs at seq_len {} (one micro-step of micro-batch 1 is {} tokens)",
+                               cmd, space.global_batch_tokens, 100 * space.batch_tolerance, base.world_size(),
+                               base.training.seq_len, step));
+}
+
 inline void print_reference_run(const planner::SearchSpace& s) {
   if (s.reference_level > 0)
     fmt::print("reference run {}: every tokens/s x{:.3f} (its measured / predicted), band ±{:.0f}% (1σ, "

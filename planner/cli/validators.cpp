@@ -76,8 +76,28 @@ void walk(CLI::App* app) {
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) walk(sub);
 }
 
+bool is_text(const CLI::Option* o) {
+  std::string t = o->get_type_name();
+  t = t.substr(0, t.find(':'));
+  return t == "TEXT" || t == "FILE" || t == "DIR" || t == "PATH";
+}
+
+// A given empty string is refused: it would otherwise read as "not given" (the default), where
+// the same key in a run.toml is an error.
+const CLI::Validator kNonEmpty(
+    [](std::string& v) { return v.empty() ? std::string("an empty value is not allowed (leave the flag out)") : std::string(); },
+    "", "non-empty");
+
+void walk_text(CLI::App* app) {
+  for (CLI::Option* o : app->get_options())
+    if (is_text(o) && !o->get_lnames().empty() && o->get_expected_min() > 0) o->check(kNonEmpty);
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) walk_text(sub);
+}
+
 }  // namespace
 
 void check_numeric_ranges(CLI::App& app) { walk(&app); }
+
+void check_non_empty_text(CLI::App& app) { walk_text(&app); }
 
 }  // namespace shardcast::cli

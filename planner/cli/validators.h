@@ -14,5 +14,7 @@
 namespace shardcast::cli {
 
 void check_numeric_ranges(CLI::App& app);
+// Every text option with a long name (--runtime, --timeline, --deadline, ...) refuses "".
+void check_non_empty_text(CLI::App& app);
 
 }  // namespace shardcast::cli

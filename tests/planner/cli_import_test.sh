@@ -26,6 +26,9 @@ check "--config with optimizer.implementation foreach: said, not ignored" \
 check "import fms-fsdp exits 0" \
   "[ $(rc $B import fms-fsdp $D/fms_fsdp_2024_04.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 100 --out $T/fms) = 0 ]"
 check "fms-fsdp run.toml: runtime, bf16 reduction" "grep -q '^runtime = \"fms-fsdp\"' $T/fms/run.toml && grep -q 'reduce_dtype = \"bf16\"' $T/fms/run.toml"
+# What the flags leave out is said, with fms-fsdp's own default where it differs.
+check "fms-fsdp import names what it took as given" \
+  "grep -q -- '--strategy not given: full_shard (fms-fsdp.s own default --sharding_strategy is hsdp)' $T/out && grep -q -- '--compile not given: eager' $T/out"
 check "--runtime names the generation a run predates" \
   "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log $FLAGS --runtime torchtitan-2024-10 --out $T/tt3) = 0 ] && grep -q '^runtime = \"torchtitan-2024-10\"' $T/tt3/run.toml"
 check "--runtime unknown: exit 2 naming it" \

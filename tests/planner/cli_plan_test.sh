@@ -147,11 +147,40 @@ check "plan: bad strategy -> exit 2" 2 $? "full_shard" "$tmp/out"
 "$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 12 --gpus-per-node 8 > "$tmp/out" 2>&1
 check "plan: gpus not a multiple of the node -> exit 2" 2 $? "multiple" "$tmp/out"
 
+# A given value is never lowered to fit: --gpus-per-node above --gpus is refused by name.
+"$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 8 --gpus-per-node 16 > "$tmp/out" 2>&1
+check "plan: --gpus-per-node above --gpus -> exit 2" 2 $? "not a multiple of gpus per node 16" "$tmp/out"
+"$sc" search --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --gpus-per-node 16 > "$tmp/out" 2>&1
+check "search: --gpus-per-node above --gpus -> exit 2" 2 $? "fewer than --gpus-per-node 16" "$tmp/out"
+# An empty value is not "not given".
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --runtime "" > "$tmp/out" 2>&1
+check "plan: --runtime '' -> exit 2" 2 $? "--runtime: an empty value is not allowed" "$tmp/out"
+# A global batch below one micro-step is the flag's fault, not memory's.
+"$sc" search --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --global-batch-tokens 1000 > "$tmp/out" 2>&1
+check "search: unreachable --global-batch-tokens -> exit 2" 2 $? "global-batch-tokens 1000: no micro-batch" "$tmp/out"
+# A plan too large for the allocator replay's address range does not fit (exit 3), not a crash.
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 10000 --seq-len 8192 --ac full > "$tmp/out" 2>&1
+check "plan: absurd micro-batch -> exit 3" 3 $? "does not fit" "$tmp/out"
+# An output file that cannot be created: exit 2, the path as given.
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --ac full --timeline "$tmp/no/such/t.json" > "$tmp/out" 2>&1
+check "plan: --timeline into a missing directory -> exit 2" 2 $? "$tmp/no/such/t.json: cannot create it" "$tmp/out"
+# A preset a run.toml names that does not exist: the file and the key.
+printf '[model]\npreset = "llama3-8b"\n[cluster]\nhardware = "H100"\n' > "$tmp/h.toml"
+"$sc" plan "$tmp/h.toml" > "$tmp/out" 2>&1
+check "plan: unknown hardware in run.toml -> file and key" 2 $? "h.toml: cluster.hardware: unknown hardware preset 'H100'; did you mean 'H100-80GB-SXM'" "$tmp/out"
+
 if [ -f "$csv" ]; then
   "$sc" validate --published "$csv" --json > "$tmp/out" 2>&1
   check "validate --json" 0 $? '"mape_tokens_per_s"' "$tmp/out"
   "$sc" validate --published "$csv" > "$tmp/out" 2>&1
   check "validate: summary" 0 $? "overall" "$tmp/out"
+  # A flag given where it does nothing is refused, not ignored.
+  "$sc" validate --published "$csv" --fit-params matmul_eff > "$tmp/out" 2>&1
+  check "validate: --fit-params without --fit -> exit 2" 2 $? "fit-params needs --fit" "$tmp/out"
+  "$sc" validate --published "$csv" --min-rows 3 > "$tmp/out" 2>&1
+  check "validate: --min-rows without --crossval -> exit 2" 2 $? "min-rows needs --crossval" "$tmp/out"
+  "$sc" validate --published "$csv" "$tmp" > "$tmp/out" 2>&1
+  check "validate: --published and RUN_DIR together -> exit 2" 2 $? "not both" "$tmp/out"
 fi
 holdout="$(dirname "$0")/../../configs/published/holdout.csv"
 if [ -f "$holdout" ]; then

@@ -129,7 +129,12 @@ TEST(ConfigIo, AtomicWriteLeavesNoTempFile) {
   int n = 0;
   for (auto& e : std::filesystem::directory_iterator(dir)) n += 1, (void)e;
   EXPECT_EQ(n, 1);
-  EXPECT_THROW(write_file_atomic(dir / "no" / "such" / "dir.toml", "x"), InputError);
+  try {
+    write_file_atomic(dir / "no" / "such" / "dir.toml", "x");
+    ADD_FAILURE() << "wrote into a directory that does not exist";
+  } catch (const ConfigError& e) {  // the path as given, not its temporary name
+    EXPECT_EQ(e.file(), (dir / "no" / "such" / "dir.toml").string());
+  }
   std::filesystem::remove_all(dir);
 }
 
@@ -339,6 +344,8 @@ TEST(ConfigIo, ClosestMatch) {
   // Equal distance (2): the longer common suffix wins, whatever the order of the candidates.
   EXPECT_EQ(closest_match("llama3-405b", {"llama3-70b", "llama3.1-405b"}), "llama3.1-405b");
   EXPECT_EQ(closest_match("llama3-405b", {"llama3.1-405b", "llama3-70b"}), "llama3.1-405b");
+  // A word that begins a candidate names it, before any closer by distance ("H100" is 4 from B200).
+  EXPECT_EQ(closest_match("H100", {"A100-80GB-SXM", "B200", "H100-80GB-SXM", "H100-unspecified"}), "H100-80GB-SXM");
 }
 
 }  // namespace
