@@ -31,6 +31,7 @@ std::string ac_cell(const ActivationCheckpointingConfig& ac) {
   return to_string(ac.mode);
 }
 
+// The widest: "compile+fp8 rowwise_with_gw_hp" (30 characters, the column's width).
 std::string extra_cell(const PrecisionConfig& p) {
   std::string s;
   if (p.compile) s += "compile";
@@ -39,7 +40,7 @@ std::string extra_cell(const PrecisionConfig& p) {
 }
 
 void print_header() {
-  fmt::print("  {:>3}  {:<17} {:>3} {:>4}  {:<14} {:<6} {:<11} {:>9} {:>6} {:>8} {:>8} {:>8}\n", "#", "strategy", "mb",
+  fmt::print("  {:>3}  {:<17} {:>3} {:>4}  {:<14} {:<6} {:<30} {:>9} {:>6} {:>8} {:>8} {:>8}\n", "#", "strategy", "mb",
              "ga", "ac", "reduce", "extra", "tok/s/GPU", "MFU", "exposed", "mem GiB", "batch");
 }
 
@@ -47,7 +48,7 @@ void print_row(int rank, const planner::Candidate& c) {
   const TrainConfig& t = c.config;
   const Prediction& p = c.prediction;
   const std::string r = rank > 0 ? std::to_string(rank) : "";
-  fmt::print("  {:>3}  {:<17} {:>3} {:>4}  {:<14} {:<6} {:<11} {:>9.0f} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>8}\n", r,
+  fmt::print("  {:>3}  {:<17} {:>3} {:>4}  {:<14} {:<6} {:<30} {:>9.0f} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>8}\n", r,
              strategy_cell(t), t.training.micro_batch, t.training.grad_accum, ac_cell(t.activation_checkpointing),
              t.precision.reduce_dtype, extra_cell(t.precision), p.tokens_per_s_per_gpu, 100 * p.mfu,
              100 * p.exposed_comm_s / p.step_time_s, planner::memory_needed_bytes(p) / kGiB,
