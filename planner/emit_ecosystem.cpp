@@ -216,7 +216,10 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
     // Literal["disabled", "async", "async_with_pinned_mem"] (job_config.py Checkpoint @e61f2cce4).
     str("checkpoint", "async_mode", ck.async_mode);
     if (!ck.initial_load_path.empty()) {
-      str("checkpoint", "initial_load_path", ck.initial_load_path, "Hugging Face weights (model.safetensors + config.json)");
+      str("checkpoint", "initial_load_path", ck.initial_load_path,
+          ck.dir.empty() ? "Hugging Face weights; enabled for them, torchtitan also saves to its default folder "
+                           "every interval"
+                         : "Hugging Face weights (model.safetensors + config.json)");
       boolean("checkpoint", "initial_load_in_hf", true);
     }
   }
@@ -601,7 +604,9 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
     set("checkpoint.keep_latest_k", std::to_string(ck.keep));
     set("checkpoint.async_mode", quoted(ck.async_mode));  // CheckpointManager.Config (dcp.py)
     if (!ck.initial_load_path.empty()) {
-      set("checkpoint.initial_load_path", quoted(ck.initial_load_path), "Hugging Face weights");
+      set("checkpoint.initial_load_path", quoted(ck.initial_load_path),
+          ck.dir.empty() ? "Hugging Face weights; enabled for them, torchtitan also saves to its default folder"
+                         : "Hugging Face weights");
       set("checkpoint.initial_load_in_hf", "True");
     }
   }

@@ -22,6 +22,7 @@
 #include "planner/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "tests/planner/test_util.h"
 
 namespace shardcast::planner {
 namespace {
@@ -188,36 +189,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-// `--a.b=v` / `--k=v` lines into {"a.b": "v"}; a line of any other shape fails the test. With
-// `tyro` (torchtitan's overrides): `--a.b` is {"a.b": "true"}, `--a.no-b` {"a.b": "false"} (a
-// boolean's flags) and `--a.b x y` {"a.b": "x,y"} (a list of choices).
-std::map<std::string, std::string> parse_args(const std::string& text, bool tyro = false) {
-  std::map<std::string, std::string> m;
-  for (const std::string& l : lines_of(text)) {
-    const size_t eq = l.find('=');
-    std::string key, value;
-    if (eq != std::string::npos) {
-      key = l.substr(2, eq - 2);
-      value = l.substr(eq + 1);
-    } else if (tyro && l.rfind("--", 0) == 0) {
-      std::istringstream words(l.substr(2));
-      words >> key;
-      for (std::string w; words >> w;) value += (value.empty() ? "" : ",") + w;
-      const size_t dot = key.rfind('.');
-      const bool negated = key.compare(dot + 1, 3, "no-") == 0;
-      if (negated) {
-        key = key.substr(0, dot + 1) + key.substr(dot + 4);
-        std::replace(key.begin() + std::ptrdiff_t(dot), key.end(), '-', '_');
-      }
-      if (value.empty()) value = negated ? "false" : "true";
-      else EXPECT_FALSE(negated) << l;
-    }
-    EXPECT_TRUE(l.rfind("--", 0) == 0 && !key.empty()) << "not --key=value: " << l;
-    if (key.empty()) continue;
-    EXPECT_TRUE(m.emplace(key, value).second) << "repeated: " << l;
-  }
-  return m;
-}
 
 // The two-level YAML subset accelerate writes: `key: value` and `section:` + `  key: value`.
 std::map<std::string, std::string> parse_yaml(const std::string& text) {
@@ -315,7 +286,7 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
 
         // torchtitan: the overrides and the TOML say the same thing, with known names only.
         const toml::table tt = toml::parse(render_torchtitan_toml(c));
-        const auto over = parse_args(render_torchtitan_overrides(c), /*tyro=*/true);
+        const auto over = test::parse_args(render_torchtitan_overrides(c), /*tyro=*/true);
         size_t toml_keys = 0;
         tt.for_each([&](const toml::key&, const toml::node& sec) {
           if (auto* t = sec.as_table()) toml_keys += t->size();
@@ -344,7 +315,7 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
                  {"torchtitan-2024-10", "foreach"}, {"torchtitan-2025-02", "fused"}, {"torchtitan-2025-07", "fused"}, {"torchtitan", "fused"}}) {
           TrainConfig g = c;
           g.runtime = rt;
-          EXPECT_EQ(parse_args(render_torchtitan_overrides(g), /*tyro=*/true).at("optimizer.implementation"), impl) << rt;
+          EXPECT_EQ(test::parse_args(render_torchtitan_overrides(g), /*tyro=*/true).at("optimizer.implementation"), impl) << rt;
         }
 
         // accelerate: known names, the right process count and strategy.
@@ -357,7 +328,7 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
                   s == ShardingStrategy::hybrid_shard ? 1u : 0u);
 
         // fms-fsdp: known names, the per-GPU batch.
-        const auto fms = parse_args(render_fms_fsdp_args(c));
+        const auto fms = test::parse_args(render_fms_fsdp_args(c));
         for (const auto& [k, v] : fms) EXPECT_TRUE(kFmsKeys.count(k)) << "unknown fms-fsdp key " << k;
         EXPECT_EQ(fms.at("batch_size"), "2");
         EXPECT_EQ(fms.at("seq_length"), "4096");

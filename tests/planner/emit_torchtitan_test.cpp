@@ -116,23 +116,12 @@ TEST(EmitTorchtitan, V02KeysAreTorchtitanKeys) {
       EXPECT_EQ((*t["model"]["converters"].as_array())[0].value_or(std::string()), "quantize.linear.float8");
     }
     EXPECT_EQ(text.find("float8_all_gather"), std::string::npos);
-    // The overrides are the same keys.
-    std::istringstream in(render_torchtitan_overrides(c));
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("--", 0) != 0) continue;
-      // --section.key=value, --section.key (a boolean's flag), --section.no-key (its negation),
-      // --section.key v1 v2 (a list of choices).
-      std::string key = line.substr(2, line.find_first_of("= ") - 2);
-      const size_t dot = key.rfind('.');
-      if (key.compare(dot + 1, 3, "no-") == 0) {
-        key = key.substr(0, dot + 1) + key.substr(dot + 4);
-        std::replace(key.begin() + std::ptrdiff_t(dot), key.end(), '-', '_');
-      }
+    // The overrides are the same keys; tyro takes a boolean as a flag, without a value.
+    const std::string overrides = render_torchtitan_overrides(c);
+    for (const auto& [key, value] : test::parse_args(overrides, /*tyro=*/true))
       EXPECT_TRUE(known.count(key)) << "not a torchtitan v0.2 key: " << key;
-      // tyro: a boolean takes no value.
-      EXPECT_EQ(line.find("=true"), std::string::npos) << line;
-      EXPECT_EQ(line.find("=false"), std::string::npos) << line;
-    }
+    EXPECT_EQ(overrides.find("=true"), std::string::npos) << overrides;
+    EXPECT_EQ(overrides.find("=false"), std::string::npos) << overrides;
   }
 }
 

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <sstream>
 #include <string>
 
 #include "planner/ops.h"
@@ -15,6 +18,40 @@
 #include "shared/train_config.h"
 
 namespace shardcast::planner::test {
+
+// `--a.b=v` / `--k=v` lines into {"a.b": "v"}; a line of any other shape fails the test. With
+// `tyro` (torchtitan's overrides): `--a.b` is {"a.b": "true"}, `--a.no-b` {"a.b": "false"} (a
+// boolean's flags) and `--a.b x y` {"a.b": "x,y"} (a list of choices).
+inline std::map<std::string, std::string> parse_args(const std::string& text, bool tyro = false) {
+  std::map<std::string, std::string> m;
+  std::istringstream lines(text);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.empty() || l[0] == '#') continue;
+    const size_t eq = l.find('=');
+    std::string key, value;
+    if (eq != std::string::npos) {
+      key = l.substr(2, eq - 2);
+      value = l.substr(eq + 1);
+    } else if (tyro && l.rfind("--", 0) == 0) {
+      std::istringstream words(l.substr(2));
+      words >> key;
+      for (std::string w; words >> w;) value += (value.empty() ? "" : ",") + w;
+      const size_t dot = key.rfind('.');
+      const bool negated = key.compare(dot + 1, 3, "no-") == 0;
+      if (negated) {
+        key = key.substr(0, dot + 1) + key.substr(dot + 4);
+        std::replace(key.begin() + std::ptrdiff_t(dot), key.end(), '-', '_');
+      }
+      if (value.empty()) value = negated ? "false" : "true";
+      else EXPECT_FALSE(negated) << l;
+    }
+    EXPECT_TRUE(l.rfind("--", 0) == 0 && !key.empty()) << "not --key=value: " << l;
+    if (key.empty()) continue;
+    EXPECT_TRUE(m.emplace(key, value).second) << "repeated: " << l;
+  }
+  return m;
+}
+
 
 // A Linear y = x·Wᵀ as the planner's op: x of M×K, W of N×K, bf16 operands.
 inline Op linear(double M, double K, double N) {
