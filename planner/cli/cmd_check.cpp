@@ -57,8 +57,13 @@ void register_check(CLI::App& app) {
                       : "non-final micro-steps keep an unsharded gradient sum",
                  sync ? "true" : "false", c.parallelism.sync_every_micro_step ? "" : ", the runtime's");
     }
-    fmt::print("  act. ckpt    {} (ratio {}), precision {}/{}{}{}{}\n",
-               to_string(c.activation_checkpointing.mode), c.activation_checkpointing.ratio,
+    // The ratio is selective's: under another mode it is written (run.toml keeps every key) but unused.
+    const auto& ac = c.activation_checkpointing;
+    const std::string ratio =
+        ac.mode == AcMode::selective ? fmt::format(" (ratio {})", ac.ratio)
+        : ac.ratio != 1.0            ? fmt::format(" (ratio {} unused: it applies to selective only)", ac.ratio)
+                                     : std::string();
+    fmt::print("  act. ckpt    {}{}, precision {}/{}{}{}{}\n", to_string(ac.mode), ratio,
                c.precision.param_dtype, c.precision.reduce_dtype,
                c.precision.master_dtype == "fp32" ? "" : ", master " + c.precision.master_dtype,
                c.precision.compile ? ", compile" : "",

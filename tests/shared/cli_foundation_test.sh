@@ -26,6 +26,11 @@ check "message names the file" "grep -q 'bad.toml' '$tmp/err.txt'"
 
 "$bin" check "$src/configs/examples/fms-llama2-7b-128xA100.toml" > /dev/null; rc=$?
 check "valid example passes check" "[ $rc = 0 ]"
+# A selective ratio under another mode is written (run.toml keeps every key) and said to be unused.
+sed 's/^mode = "none"/mode = "full"\nratio = 0.5/' "$src/configs/examples/fms-llama2-7b-128xA100.toml" > "$tmp/ratio.toml"
+"$bin" check "$tmp/ratio.toml" > "$tmp/ratio.txt"; rc=$?
+check "check: a ratio under mode full is said to be unused" \
+  "[ $rc = 0 ] && grep -q 'full (ratio 0.5 unused: it applies to selective only)' '$tmp/ratio.txt'"
 "$bin" frobnicate > /dev/null 2>&1; rc=$?
 check "unknown subcommand exits 2 (got $rc)" "[ $rc = 2 ]"
 "$bin" show-model no-such-model 2> "$tmp/err2.txt"; rc=$?
