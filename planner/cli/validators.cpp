@@ -1,5 +1,6 @@
 #include "planner/cli/validators.h"
 
+#include <functional>
 #include <string>
 
 #include "shared/cli_ranges.h"
@@ -56,30 +57,27 @@ const Range kRanges[] = {
     {"--master-port", "", port},
 };
 
+// The type name before any validator description ("INT:(0,inf)" -> "INT").
+std::string base_type(const CLI::Option* o) {
+  const std::string t = o->get_type_name();
+  return t.substr(0, t.find(':'));
+}
+
 bool is_numeric(const CLI::Option* o) {
-  // The type name before any validator description ("INT:(0,inf)" -> "INT").
-  std::string t = o->get_type_name();
-  t = t.substr(0, t.find(':'));
+  const std::string t = base_type(o);
   return t == "INT" || t == "UINT" || t == "FLOAT" || t == "NUMBER";
 }
 
-void walk(CLI::App* app) {
-  for (CLI::Option* o : app->get_options()) {
-    if (!is_numeric(o) || o->get_lnames().empty()) continue;
-    const std::string flag = "--" + o->get_lnames().front();
-    for (const Range& r : kRanges)
-      if (flag == r.flag && (*r.command == '\0' || app->get_name() == r.command)) {
-        o->check(r.make());
-        break;
-      }
-  }
-  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) walk(sub);
+bool is_text(const CLI::Option* o) {
+  const std::string t = base_type(o);
+  return t == "TEXT" || t == "FILE" || t == "DIR" || t == "PATH";
 }
 
-bool is_text(const CLI::Option* o) {
-  std::string t = o->get_type_name();
-  t = t.substr(0, t.find(':'));
-  return t == "TEXT" || t == "FILE" || t == "DIR" || t == "PATH";
+// Every named option of `app` and its subcommands, with the (sub)command it belongs to.
+void for_each_option(CLI::App* app, const std::function<void(const CLI::App*, CLI::Option*)>& f) {
+  for (CLI::Option* o : app->get_options())
+    if (!o->get_lnames().empty()) f(app, o);
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) for_each_option(sub, f);
 }
 
 // A given empty string is refused: it would otherwise read as "not given" (the default), where
@@ -88,16 +86,24 @@ const CLI::Validator kNonEmpty(
     [](std::string& v) { return v.empty() ? std::string("an empty value is not allowed (leave the flag out)") : std::string(); },
     "", "non-empty");
 
-void walk_text(CLI::App* app) {
-  for (CLI::Option* o : app->get_options())
-    if (is_text(o) && !o->get_lnames().empty() && o->get_expected_min() > 0) o->check(kNonEmpty);
-  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) walk_text(sub);
-}
-
 }  // namespace
 
-void check_numeric_ranges(CLI::App& app) { walk(&app); }
+void check_numeric_ranges(CLI::App& app) {
+  for_each_option(&app, [](const CLI::App* cmd, CLI::Option* o) {
+    if (!is_numeric(o)) return;
+    const std::string flag = "--" + o->get_lnames().front();
+    for (const Range& r : kRanges)
+      if (flag == r.flag && (*r.command == '\0' || cmd->get_name() == r.command)) {
+        o->check(r.make());
+        return;
+      }
+  });
+}
 
-void check_non_empty_text(CLI::App& app) { walk_text(&app); }
+void check_non_empty_text(CLI::App& app) {
+  for_each_option(&app, [](const CLI::App*, CLI::Option* o) {
+    if (is_text(o) && o->get_expected_min() > 0) o->check(kNonEmpty);
+  });
+}
 
 }  // namespace shardcast::cli

@@ -1,4 +1,4 @@
-// The allowed range of every numeric flag of `shardcast`, in one table.
+// The allowed range of every numeric flag of `shardcast`, in one table, and no empty text value.
 //
 // What it is: check_numeric_ranges(app) walks every subcommand of the CLI11 app after the
 // register_* functions have run and attaches to each numeric option (INT, UINT, FLOAT, ...)
