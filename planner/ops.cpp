@@ -280,6 +280,17 @@ Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
       fp8_linear_time(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, c.fp8_weights_precast, hbm,
                       [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); });
   if (!c.fp8_linear) return roofline;
+  if (!c.compile) {
+    // Eager torchao: the compiled Linear as measured, plus what its casts move unfused.
+    ComputeContext compiled = c;
+    compiled.compile = true;
+    const Fp8LinearTime t = fp8_time(op, compiled);
+    const Fp8LinearTime fused =
+        fp8_linear_time(c.fp8, op.m, op.k, op.n, c.act_bytes, true, c.fp8_weights_precast, hbm,
+                        [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); });
+    return Fp8LinearTime{t.fwd_s + std::max(0.0, roofline.fwd_s - fused.fwd_s),
+                         t.bwd_s + std::max(0.0, roofline.bwd_s - fused.bwd_s)};
+  }
   // The measured speed-up of the recipe at this shape (fp8_linear_table.h), over this GPU's own
   // bf16 Linear and the benchmark graph's LayerNorm and Sigmoid; split into forward and
   // backward as the roofline splits it.

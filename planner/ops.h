@@ -112,8 +112,10 @@ struct ComputeContext {
   // at (the preset's board power; power_limit.h): a measured GEMM time is divided by it.
   double kernel_clock_scale = 1;
   // Measured float8 Linear speed-ups of `fp8` by shape (planner/fp8_linear_table.h) under
-  // compile: an fp8 Linear takes the time the grid's speed-up implies over its bf16 time;
-  // null = the recipe's roofline (fp8_recipe.h). Not owned.
+  // compile: an fp8 Linear takes the time the grid's speed-up implies over its bf16 time, and
+  // eager (torchao's Float8Linear, runtime term fp8_library) that time plus the cast traffic
+  // compile fuses (the roofline's eager casts less its compiled ones); null = the recipe's
+  // roofline (fp8_recipe.h). Not owned.
   const Fp8LinearGrid* fp8_linear = nullptr;
 };
 

@@ -125,7 +125,9 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // Measured float8 Linear speed-ups by shape (configs/kernels/float8_linear.csv, torch.compile)
   // for a recipe the table has, this GPU's grid where it has one, else another GPU's as the prior;
   // eager runs and recipes without a grid keep the recipe's roofline (fp8_linear_table.h).
-  cc.fp8_linear = fp8_linear_grid_for(cc.fp8, cc.compile, hw.gpu.sm_count, hw.name);
+  // torchao's eager Float8Linear takes the compiled grid too (ops.cpp fp8_time adds the casts
+  // compile would fuse), so eager is never predicted faster than compiled.
+  cc.fp8_linear = fp8_linear_grid_for(cc.fp8, cc.compile || opt.fp8_library == "torchao", hw.gpu.sm_count, hw.name);
   // Measured kernel rates replace the anchored ones (planner/kernel_table.h) for a runtime of
   // the torch release the table was measured with (runtime term torch): the best GEMM rate per
   // dtype anchors the grid model (no fitted factor), measured shapes take their measured time,

@@ -77,6 +77,10 @@ struct PlanOptions {
   // the input (runtime term fp8_input_saved; ac_policy.h fp8_input_saving_per_token): a plain
   // block keeps less under precision.fp8 = tensorwise.
   bool fp8_input_saved = false;
+  // The float8 Linear the runtime runs (runtime term fp8_library): "torchao" takes torchao's
+  // measured compiled speed-ups eager too, plus the casts compile fuses; "transformer_engine"
+  // the roofline (fp8_recipe.h).
+  std::string fp8_library = "torchao";
   // The embedding, final norm and head form the root FSDP unit, which is not resharded after
   // forward (FSDP1's root; torchtitan's fully_shard(model); Composer's MPT root), so the
   // embedding stays gathered from forward through backward. false: separate units, the

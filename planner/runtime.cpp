@@ -144,6 +144,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.fp8_all_gather = t.fp8_all_gather;
   o.fp8_weight_saved = t.fp8_weight_saved;
   o.fp8_input_saved = t.fp8_input_saved;
+  o.fp8_library = t.fp8_library;
   o.expandable_segments = t.expandable_segments;
   o.record_stream_buffers = t.collective_buffers == "record_stream";
   o.recompute_early_stop = t.recompute_early_stop;

@@ -140,6 +140,11 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "recipes and torchao from c6de9b42a keep the high-precision input): a block that is not checkpointed "
      "keeps its two norm outputs and the MLP's down-projection input at 1 byte an element, the attention "
      "output (which attention keeps) with a 1-byte copy beside it (docs/cost-model.md §5.1)"},
+    {"fp8_library", "string", "torchao | transformer_engine",
+     "with precision.fp8, the float8 Linear it runs: torchao's Float8Linear, timed under torch.compile by "
+     "torchao's measured per-shape speed-ups and eager by the same plus the cast traffic compile fuses "
+     "(eager is never faster) | TransformerEngine's te.Linear (fused cast kernels), timed by the roofline of "
+     "its GEMMs and casts (docs/cost-model.md §2.3)"},
     {"expandable_segments", "bool", "", "its launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
     {"collective_buffers", "string", "rate_limited | record_stream",
      "rate_limited: the CPU waits before issuing more all-gathers (FSDP1 limit_all_gathers), so a block "
@@ -236,6 +241,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "gqa") return &t.gqa;
   if (key == "block_program") return &t.block_program;
   if (key == "torch") return &t.torch;
+  if (key == "fp8_library") return &t.fp8_library;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "master_dtype_default") return &t.master_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;

@@ -81,6 +81,9 @@ struct RuntimeTerms {
   bool fp8_all_gather = false;                // with precision.fp8: Linear weights gathered in fp8
   bool fp8_weight_saved = false;              // with precision.fp8: each Linear's fp8 weight kept for backward
   bool fp8_input_saved = false;               // with fp8 tensorwise: each Linear keeps its input cast to fp8, not the input
+  // The float8 Linear it runs: torchao (Float8Linear; eager, its scaling and cast kernels run
+  // one by one) | transformer_engine (te.Linear, whose cast kernels are fused CUDA kernels).
+  std::string fp8_library = "torchao";
   bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::string collective_buffers = "rate_limited";  // rate_limited | record_stream
   bool recompute_early_stop = false;          // checkpoint recompute stops before the last GEMM

@@ -11,6 +11,8 @@
 
 #include "planner/kernel_rates.h"
 #include "planner/ops.h"
+#include "planner/plan.h"
+#include "planner/runtime.h"
 #include "test_util.h"
 #include "shared/errors.h"
 
@@ -233,7 +235,8 @@ TEST(Fp8LinearTable, PrecastWeightsDropTheWeightCastsFromTheMeasuredLinear) {
 }
 
 TEST(Fp8LinearTable, PlanUsesTheTableOnlyUnderCompileForARecipeItHas) {
-  // The rule plan.cpp applies (fp8_linear_grid_for): compiled, on a GPU preset, a recipe of the table.
+  // The grid of fp8_linear_grid_for: compiled, on a GPU preset, a recipe of the table. plan.cpp
+  // asks for it compiled, and for torchao's eager Float8Linear too (the test above).
   const auto& t = fp8_linear_table();
   const std::string h100_name = "H100-80GB-SXM";
   EXPECT_EQ(fp8_linear_grid_for(Fp8Recipe::rowwise, true, 132, h100_name), fp8_linear_grid(t, Fp8Recipe::rowwise, h100_name));
@@ -251,6 +254,39 @@ TEST(Fp8LinearTable, PlanUsesTheTableOnlyUnderCompileForARecipeItHas) {
   f8.fp8_linear = fp8_linear_grid_for(Fp8Recipe::rowwise, true, 132, h100_name);
   EXPECT_GT(step(wk, f8), step(wk, bf16));
   EXPECT_LT(step(wk, roof), step(wk, bf16));
+}
+
+// torchao's eager Float8Linear (runtime term fp8_library = "torchao"): the measured compiled
+// Linear plus the cast traffic compile would fuse, the two rooflines' difference exactly (1e-12
+// relative: one addition), so eager is never faster than compiled. A TransformerEngine runtime
+// gets no grid eager and keeps the roofline (plan.cpp).
+TEST(Fp8LinearTable, EagerTorchaoIsTheCompiledLinearPlusItsUnfusedCasts) {
+  for (Fp8Recipe r : {Fp8Recipe::tensorwise, Fp8Recipe::rowwise}) {
+    const Fp8LinearGrid* g = fp8_linear_grid_for(r, /*compile=*/true, 132, "H100-80GB-SXM");
+    ASSERT_NE(g, nullptr);
+    for (double M : {8192.0, 65536.0})
+      for (double K : {4096.0, 8192.0})
+        for (double N : {1024.0, 14336.0}) {
+          const Op op = linear(M, K, N);
+          ComputeContext compiled = h100(r, true), eager = h100(r, false);
+          compiled.fp8_linear = eager.fp8_linear = g;
+          ComputeContext roof_c = h100(r, true), roof_e = h100(r, false);
+          const double unfused = step(op, roof_e) - step(op, roof_c);
+          EXPECT_GT(unfused, 0);
+          EXPECT_NEAR(step(op, eager), step(op, compiled) + unfused, 1e-12 * step(op, eager)) << M << " " << K << " " << N;
+        }
+  }
+  // What plan() does with it: torchtitan's float8 Llama-3-8B on 8 H100 is faster compiled.
+  for (const char* recipe : {"tensorwise", "rowwise"}) {
+    TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+    c.runtime = "torchtitan";
+    c.precision.fp8 = *parse_fp8_recipe(recipe);
+    const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+    const double eager = plan(c, hw, resolve_plan_options(c, hw)).tokens_per_s_per_gpu;
+    c.precision.compile = true;
+    const double compiled = plan(c, hw, resolve_plan_options(c, hw)).tokens_per_s_per_gpu;
+    EXPECT_LT(eager, compiled) << recipe;
+  }
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"reduce_output", "\"shard_gradient\""}, {"adamw_state", "\"first_step\""},
                              {"adamw_update", "\"foreach\""}, {"grad_clip", "\"norm_and_scale\""},
                              {"host_time", "\"fitted\""}, {"torch", "\"unstated\""},
-                             {"parameter_layout", "\"flat_parameter\""}};
+                             {"parameter_layout", "\"flat_parameter\""}, {"fp8_library", "\"torchao\""}};
   for (const auto& term : kRuntimeTerms) {
     std::string v = "false";
     for (const auto& kv : values)
@@ -139,6 +139,7 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     EXPECT_EQ(t.fp8_recipes, u.fp8_recipes) << what;
     EXPECT_EQ(t.fp8_weight_saved, u.fp8_weight_saved) << what;
     EXPECT_EQ(t.fp8_input_saved, u.fp8_input_saved) << what;
+    EXPECT_EQ(t.fp8_library, u.fp8_library) << what;
     EXPECT_EQ(t.outputs_kept, u.outputs_kept) << what;
     EXPECT_EQ(t.fp32_logits_held, u.fp32_logits_held) << what;
     EXPECT_EQ(t.gqa, u.gqa) << what;
