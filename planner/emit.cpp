@@ -132,8 +132,9 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
       if (framework == rf.runtime) t.files.assign(rf.files.begin(), rf.files.end());
     if (framework == "torchtitan" && tv == TorchtitanVersion::current) t.files = {"torchtitan_recipe.py"};
     // What the framework's file runs (as_emitted: its approximations of the plan), predicted.
-    TrainConfig c = as_emitted(cfg, framework, tv);
-    c.runtime = rt;
+    t.ran = as_emitted(cfg, framework, tv);
+    t.ran.runtime = rt;
+    const TrainConfig& c = t.ran;
     t.refusal = runtime_refusal(runtime_preset(rt), c, hw);
     if (t.refusal.empty() && framework == "torchtitan") t.refusal = torchtitan_version_refusal(c, tv);
     if (t.refusal.empty()) {
@@ -185,10 +186,9 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
     c.runtime = t.runtime;
     const Prediction& p = t.prediction;
     std::string head = plan_comment(c, p);
-    const TrainConfig ran = as_emitted(c, runtime_preset(t.runtime).framework, tv);
-    if (describe_config(ran) != describe_config(c))
+    if (describe_config(t.ran) != describe_config(c))
       head += fmt::format("# As {} runs this file (the approximations noted below): {}; the prediction is for that.\n",
-                          t.runtime, describe_config(ran));
+                          t.runtime, describe_config(t.ran));
     for (const auto& name : t.files) {
       const std::string n = name;
       if (n == "run.toml") files.push_back({n, render_run_toml(c, p), false});

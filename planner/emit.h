@@ -43,7 +43,8 @@ std::string render_torchrun(const TrainConfig& cfg);
 struct EmitTarget {
   std::string runtime;             // configs/runtimes/ preset
   std::vector<std::string> files;  // file names in the output directory
-  Prediction prediction;           // cfg predicted for this runtime (valid when refusal is "")
+  TrainConfig ran;                 // what its files run: as_emitted(cfg) for this runtime
+  Prediction prediction;           // `ran` predicted for this runtime (valid when refusal is "")
   std::string refusal;             // why the runtime cannot express cfg ("" = it can)
 };
 

@@ -144,7 +144,6 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   return s;
 }
 
-// The header line of a search or scale with --reference-run: what every prediction carries.
 // A global batch no micro-batch and grad-accum reach is the flag's fault, not memory's: exit 2
 // naming it (search would otherwise say "nothing fits").
 inline void require_reachable_batch(const planner::SearchSpace& space, const HardwareSpec& hw,
@@ -158,6 +157,7 @@ inline void require_reachable_batch(const planner::SearchSpace& space, const Har
                                base.training.seq_len, step));
 }
 
+// The header line of a search or scale with --reference-run: what every prediction carries.
 inline void print_reference_run(const planner::SearchSpace& s) {
   if (s.reference_level > 0)
     fmt::print("reference run {}: every tokens/s x{:.3f} (its measured / predicted), band ±{:.0f}% (1σ, "
