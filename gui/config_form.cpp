@@ -13,8 +13,8 @@
 
 #include <toml++/toml.h>
 
-#include "planner/power_limit.h"
-#include "planner/runtime.h"
+#include "planner/model/power_limit.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/runtime_spec.h"
 #include "shared/errors.h"

@@ -76,7 +76,7 @@ class ConfigForm : public QWidget {
   void onModelPresetChanged();
   void onHardwarePresetChanged();
   // A runtime chosen in the form brings its own reduce and master dtypes (the values it runs
-  // when its config does not say: planner/runtime.h take_runtime_precision); the user may then
+  // when its config does not say: planner/model/runtime.h take_runtime_precision); the user may then
   // change them, and the planner refuses a value the runtime cannot run.
   void onRuntimeChanged();
   void fillModelFields(const ModelSpec& m);

@@ -24,14 +24,15 @@
 #include "gui/summary_bar.h"
 #include "gui/timeline_tab.h"
 #include "gui/validation_tab.h"
-#include "planner/plan.h"
-#include "planner/reference_run.h"
-#include "planner/runtime.h"
+#include "planner/evidence/predict.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/reference_run.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "gui/search_tab.h"
 #include "gui/scaling_tab.h"
-#include "planner/emit.h"
+#include "planner/emit/emit.h"
 
 namespace shardcast::gui {
 
@@ -221,7 +222,7 @@ void MainWindow::replan() {
         ref = planner::read_reference_run(reference_run_.toStdString(), *hw, cfg.runtime);
         planner::carry_reference(*ref, opt);
       }
-      pred = planner::plan(cfg, *hw, opt);
+      pred = planner::predict(cfg, *hw, opt);
     } catch (const ConfigError& e) {
       msgs.push_back(e.what());
     } catch (const std::exception& e) {
@@ -263,7 +264,7 @@ void MainWindow::replan() {
       try {
         planner::PlanOptions o = planner::resolve_plan_options(c, *hw);
         if (ref) planner::carry_reference(*ref, o);
-        r.prediction = planner::plan(c, *hw, o);
+        r.prediction = planner::predict(c, *hw, o);
       } catch (const std::exception& e) {
         r.problem = e.what();
       }

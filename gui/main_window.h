@@ -47,7 +47,7 @@ class MainWindow : public QMainWindow {
   QString openSession(const QString& path);
   QString saveSession(const QString& path);
   QString exportTo(const QString& dir);
-  // The reference run every prediction carries (planner/reference_run.h; --reference-run):
+  // The reference run every prediction carries (planner/evidence/reference_run.h; --reference-run):
   // a run directory of the form's GPU type and runtime, "" = none. Re-plans; a run that
   // cannot serve shows its reason in the form's general error area.
   void setReferenceRun(const QString& dir);

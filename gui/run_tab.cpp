@@ -19,7 +19,7 @@
 
 #include "gui/charts/chart_view.h"
 #include "gui/metrics_tail.h"
-#include "planner/emit.h"
+#include "planner/emit/emit.h"
 #include "shared/config_io.h"
 
 namespace shardcast::gui {

@@ -1,7 +1,7 @@
 // RunTab: launch a local training run of the form's config and watch it — the Run tab.
 //
 // What it is: writes run.toml (with the [prediction] table of the current prediction, by
-// the writer of `shardcast emit`, planner/emit.h) into a run directory, starts `shardcast-train launch --nproc-per-node N run.toml --metrics-dir
+// the writer of `shardcast emit`, planner/emit/emit.h) into a run directory, starts `shardcast-train launch --nproc-per-node N run.toml --metrics-dir
 // DIR` through QProcess (the trainer is never linked), streams its stdout/stderr into a log,
 // charts loss and tokens/s/GPU per step from metrics.jsonl as they are written (predicted
 // tokens/s/GPU as a dashed line), and stops the run on request (SIGTERM, then SIGKILL after

@@ -1,4 +1,4 @@
-// ScalingTab: capacity planning from a few GPUs to 16k (planner/budget.h, scale.h) — the
+// ScalingTab: capacity planning from a few GPUs to 16k (planner/decide/budget.h, scale.h) — the
 // budget question: train a token budget by a deadline on one or several GPU types.
 //
 // What it is: options (GPU range, token budget, global batch, deadline in days, GPU types to
@@ -21,7 +21,7 @@
 
 #include <QWidget>
 
-#include "planner/budget.h"
+#include "planner/decide/budget.h"
 
 class QDoubleSpinBox;
 class QLabel;

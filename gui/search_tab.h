@@ -1,5 +1,5 @@
 // SearchTab: the ranked configurations of the form's model on the form's GPUs
-// (planner/search.h), and the Pareto front of memory against throughput.
+// (planner/decide/search.h), and the Pareto front of memory against throughput.
 //
 // What it is: search options (global batch, memory budget, compile, fp8), a Search button that
 // runs search() on a worker thread (QtConcurrent) with a progress bar, and a table of the
@@ -15,7 +15,7 @@
 
 #include <QWidget>
 
-#include "planner/search.h"
+#include "planner/decide/search.h"
 
 class QCheckBox;
 class QDoubleSpinBox;

@@ -25,8 +25,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/charts/chart_view.h"
-#include "planner/pairs.h"
-#include "planner/validate.h"
+#include "planner/evidence/pairs.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 

@@ -4,11 +4,11 @@
 // What it is: sources added by the user or by a finished run: a run directory (its
 // validation.json; failing that, run_report.json against run.toml's [prediction] table, both
 // written by shardcast-train / the GUI) or a published-measurements CSV (predicted here with
-// planner/validate.h). Every point is a real predicted/measured pair of numbers; a source that
+// planner/evidence/validate.h). Every point is a real predicted/measured pair of numbers; a source that
 // cannot be read shows its reason in the table and the status line. A CSV source also states
-// its within-source pairs (planner/pairs.h: two runs one setting apart, measured against
+// its within-source pairs (planner/evidence/pairs.h: two runs one setting apart, measured against
 // predicted throughput ratio) in the status line, as `shardcast validate --pairs` prints them. What it is not: the validation engine
-// (planner/validate.h). Ownership: a QWidget owned by its Qt parent. GUI thread only.
+// (planner/evidence/validate.h). Ownership: a QWidget owned by its Qt parent. GUI thread only.
 #pragma once
 
 #include <string>

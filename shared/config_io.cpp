@@ -216,7 +216,7 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
            fmt::format("{} W must be below gpu.board_power_w ({} W): the rating of the same silicon at a lower "
                        "board power", w, h.gpu.board_power_w));
       // Clock ∝ power^e with 0 < e <= 1: a lower power rates a lower peak, and no less than in
-      // proportion to the power (planner/power_limit.h).
+      // proportion to the power (planner/model/power_limit.h).
       const bool ok = f < h.gpu.bf16_flops && f / h.gpu.bf16_flops >= w / h.gpu.board_power_w;
       need(ok, "gpu.lower_power_bf16_tflops",
            fmt::format("{} TFLOP/s at {} W must be below gpu.bf16_tflops ({}) and at least {:.3f} of it, the power's "

@@ -35,7 +35,7 @@ std::vector<std::string> list_hardware_presets();  // sorted names
 TrainConfig read_train_config(const std::string& path);
 TrainConfig parse_train_config(const std::string& toml_text, const std::string& file_label);
 // Which of `dotted_keys` (e.g. "precision.reduce_dtype") the run.toml text sets, one flag per
-// key. A precision key it leaves out takes the runtime's own value (planner/runtime.h
+// key. A precision key it leaves out takes the runtime's own value (planner/model/runtime.h
 // take_runtime_precision).
 std::vector<bool> train_config_text_sets(const std::string& toml_text, const std::string& file_label,
                                          const std::vector<std::string>& dotted_keys);

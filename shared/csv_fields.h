@@ -4,9 +4,9 @@
 //
 // What it is: the line splitter of the small tables that never quote a field (the measured
 // kernel table, shared/kernel_table.h; the published flash-attention rates,
-// planner/kernel_rates.h; the float8 Linear speed-ups, planner/fp8_linear_table.h). Fields are
+// planner/model/kernel_rates.h; the float8 Linear speed-ups, planner/model/fp8_linear_table.h). Fields are
 // returned as written (no trimming); the checks throw InputError naming the file, the line and
-// the column. What it is not: the published-runs reader (planner/published_csv.h), whose fields
+// the column. What it is not: the published-runs reader (planner/evidence/published_csv.h), whose fields
 // may be quoted. Header-only, pure.
 #pragma once
 

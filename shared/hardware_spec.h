@@ -21,7 +21,7 @@ struct GpuSpec {
   double fp8_flops = 0;         // dense fp8 peak; 0 = no fp8   // FLOP/s
   double hbm_bytes = 0;         // device memory visible to the allocator  // bytes
   double hbm_bandwidth = 0;     // bytes/s
-  // The tensor-core grid (planner/kernel_rates.h): 0 SMs = no per-shape model (the measured
+  // The tensor-core grid (planner/model/kernel_rates.h): 0 SMs = no per-shape model (the measured
   // roofline of the CPU profile). Each GPU preset cites its datasheet / whitepaper.
   int sm_count = 0;             // SMs (NVIDIA) / compute units (AMD)
   double gemm_tile_m = 0;       // GEMM output tile rows  // elements
@@ -33,16 +33,16 @@ struct GpuSpec {
   // CUDA compute capability, e.g. "9.0" (H100, H200) or "10.0" (B200); "" = not a CUDA GPU.
   // A runtime's SDPA runs cuDNN attention on the capabilities its term cudnn_attention lists.
   std::string compute_capability;
-  // A measured kernel table (planner/kernel_table.h), relative to the configs directory; "" = none.
+  // A measured kernel table (planner/model/kernel_table.h), relative to the configs directory; "" = none.
   std::string kernel_table;
-  // Board power (planner/power_limit.h): the power the peaks above are rated at, and the power
+  // Board power (planner/model/power_limit.h): the power the peaks above are rated at, and the power
   // limit the part runs at by default (its source's; 0 = the board power). 0 board power = not
   // stated: no power limit can be modelled.  // W
   double board_power_w = 0;
   double power_limit_w = 0;
   // The same silicon's datasheet rating at a lower board power (a lower-power part of the same
   // die, e.g. B100 at 700 W for B200): its power and its bf16 dense peak. With it, a limit scales
-  // the clock along the power law through the two ratings (planner/power_limit.h); 0 = no such
+  // the clock along the power law through the two ratings (planner/model/power_limit.h); 0 = no such
   // rating stated: the cube-root law.  // W, FLOP/s
   double lower_power_rating_w = 0;
   double lower_power_bf16_flops = 0;
@@ -57,7 +57,7 @@ struct NodeSpec {
 };
 
 // The keys of a preset's [efficiency] table, in the order of planner::EfficiencyParams (whose
-// fields planner/efficiency.cpp maps onto these names); the one list the preset parser, the
+// fields planner/model/efficiency.cpp maps onto these names); the one list the preset parser, the
 // session reader and the fitter check keys against.
 inline constexpr const char* kEfficiencyKeys[] = {
     "matmul_ceiling",      "fp8_matmul_ceiling",       "hbm_ceiling",

@@ -3,7 +3,7 @@
 //
 // What it is: the file `shardcast-train microbench --gpu` writes (trainer/microbench/
 // gpu_kernels.h times the cases of trainer/microbench/kernel_table.h) and the planner reads
-// (planner/kernel_table.h, where a hardware preset names one: `[gpu] kernel_table`). Format:
+// (planner/model/kernel_table.h, where a hardware preset names one: `[gpu] kernel_table`). Format:
 // the header comment lines `# gpu: …`, `# driver: …`, `# torch: …`, `# cuda: …`, `# date: …`,
 // `# command: …` (all required, each once, in any order), then the column header
 // `op,dtype,m,n,k,batch,seq_len,heads,kv_heads,head_dim,bytes,flop,seconds` and one line per

@@ -1,11 +1,11 @@
 // Op categories: the one vocabulary of a training step's time by kind of work, used by the
 // trainer's per-op profile (trainer/profile/, `shardcast-train profile`, op_profile.json) and
-// the planner's breakdown of a predicted step (planner/op_breakdown.h, Prediction::op_seconds,
+// the planner's breakdown of a predicted step (planner/model/op_breakdown.h, Prediction::op_seconds,
 // `shardcast plan --json` key time.ops_s).
 //
 // What it is: a schema table — each category's name (the JSON key, the printed table's row
 // and the docs' word) and what it covers. What it is not: the classification of a trainer op
-// name (trainer/profile/op_classify.h) or of a planner op (planner/op_breakdown.h).
+// name (trainer/profile/op_classify.h) or of a planner op (planner/model/op_breakdown.h).
 // Plain data, thread-safe.
 #pragma once
 

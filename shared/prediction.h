@@ -40,7 +40,7 @@ struct Prediction {
   double mem_peak_bytes = 0;            // allocated peak read off the timeline  // bytes
   double mem_reserved_bytes = 0;        // allocator reserved estimate (torch max_memory_reserved)  // bytes
   // The reserved estimate with expandable segments off and on (the caching allocator model,
-  // planner/allocation_trace.h): the range when a run's allocator setting is not known.
+  // planner/model/allocator/allocation_trace.h): the range when a run's allocator setting is not known.
   // {0, 0} where no caching allocator is modelled (CPU).  // bytes
   std::pair<double, double> mem_reserved_range_bytes{0, 0};
   double mem_device_total_bytes = 0;    // reserved + outside the allocator (nvidia-smi)  // bytes
@@ -57,7 +57,7 @@ struct Prediction {
   // kernel table times (its host time overlaps the device's work: docs/cost-model.md §2.2);
   // 0 = the device's work sets the step.  // s
   double host_bound_s = 0;
-  // The step by op category (shared/op_category.h; planner/op_breakdown.h), indexed by
+  // The step by op category (shared/op_category.h; planner/model/op_breakdown.h), indexed by
   // OpCategory; adds up to step_time_s. Empty = not computed.  // s
   std::vector<double> op_seconds;
   // Throughput.
@@ -65,14 +65,14 @@ struct Prediction {
   double mfu = 0;                       // model FLOPs / peak
   double hfu = 0;                       // hardware FLOPs (with recompute) / peak
   double flops_per_token = 0;           // FLOP
-  // Board power (planner/power_limit.h): the limit the GPU ran at, the power its peaks are
+  // Board power (planner/model/power_limit.h): the limit the GPU ran at, the power its peaks are
   // rated at (0, 0 = not stated by the preset) and the compute-rate factor that follows.  // W, W, —
   double power_limit_w = 0;
   double board_power_w = 0;
   double clock_scale = 1;
-  // Error band: relative 1σ error of tokens/s, cross-validated per regime (planner/error_band.h).
+  // Error band: relative 1σ error of tokens/s, cross-validated per regime (planner/evidence/error_band.h).
   double error_band_rel = 0;
-  // A reference run (planner/reference_run.h): its measured over predicted tokens/s, which the
+  // A reference run (planner/evidence/reference_run.h): its measured over predicted tokens/s, which the
   // throughput and step time above carry (0 = none), and its directory.
   double reference_level = 0;
   std::string reference_run;

@@ -22,7 +22,7 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "flash: a fused kernel (SDPA flash / memory-efficient, flash-attn 2) keeps only q, k, v, the output and the "
      "log-sum-exp, timed at the fitted attention_eff of FlashAttention-2's published rate (of cuDNN's where the "
      "runtime runs cuDNN attention); flash1: the same memory, SDPA's flash backend before torch 2.2 "
-     "(FlashAttention version 1), timed at kFlashAttention1OverFlashAttention2 (0.43, planner/kernel_rates.h) of "
+     "(FlashAttention version 1), timed at kFlashAttention1OverFlashAttention2 (0.43, planner/model/kernel_rates.h) of "
      "flash's rate; flash_triton: the same memory, llm-foundry's attn_impl triton (flash-attn's "
      "flash_attn_triton.py on triton-pre-mlir), timed as flash: no published rate of that kernel is held "
      "(configs/kernels/flash_attention.csv); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
@@ -58,7 +58,7 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"block_program", "string", "torchtitan | unlisted",
      "torchtitan: the runtime's transformer block is torchtitan's eager Llama block (torchtitan/models/llama/"
      "model.py: RMSNorm with an fp32 up-cast, RoPE as an fp32 complex multiply, SDPA, SwiGLU), replayed tensor "
-     "by tensor through the caching allocator when it runs eager (planner/block_tensor_sequence.h); unlisted: "
+     "by tensor through the caching allocator when it runs eager (planner/model/allocator/block_tensor_sequence.h); unlisted: "
      "its tensors are not listed, a block's activations and transients replay as one block each"},
     {"torch", "string", "MAJOR.MINOR | unstated",
      "the torch release the runtime runs, as its lock file or requirements pin it (\"2.11\"), or unstated: a "
@@ -98,7 +98,7 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"adamw_update", "string", "fused | foreach | for_loop",
      "the AdamW update as torch names its implementations: fused — one kernel (at::_fused_adamw_) reading p, g, "
      "m, v and writing p, m, v: 7 accesses per element; foreach — torch's multi-tensor _foreach_* ops, eight "
-     "passes over the shard: 20; for_loop — the same ops one parameter at a time: 20 (planner/optimizer_step.h "
+     "passes over the shard: 20; for_loop — the same ops one parameter at a time: 20 (planner/model/optimizer_step.h "
      "lists the calls)"},
     {"grad_clip", "string", "none | norm_and_scale | norm_in_update",
      "gradient clipping each step: none; norm_and_scale — a norm pass over the gradients, then every gradient "

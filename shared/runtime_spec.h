@@ -8,7 +8,7 @@
 // hardware (shardcast-train's Gloo/CPU path and its NCCL path differ where the code differs).
 // The schema is one table (kRuntimeTerms) that drives the parser, the writer of
 // docs/configuration.md's runtime section and the tests.
-// What it is not: the planner's options (planner/runtime.h turns a RuntimeSpec into
+// What it is not: the planner's options (planner/model/runtime.h turns a RuntimeSpec into
 // PlanOptions) and nothing per published row. Plain value type, thread-safe.
 #pragma once
 
@@ -27,12 +27,12 @@ struct RuntimeTerms {
   std::string swiglu = "eager";               // eager | fused (one silu(gate)·up kernel)
   std::string gqa = "repeated";               // native | repeated (K, V copied to n_heads before attention)
   bool qkv_output_kept = false;               // attention's v is a view of one fused q/k/v GEMM output, kept whole
-  // The block program listed tensor by tensor for the allocator replay (planner/block_tensor_sequence.h):
+  // The block program listed tensor by tensor for the allocator replay (planner/model/allocator/block_tensor_sequence.h):
   // torchtitan (its model.py Llama block, eager) | unlisted (activations and transients replay as lumps).
   std::string block_program = "unlisted";
   // The torch release it runs, "MAJOR.MINOR" (what its lock file or requirements pin), or
   // "unstated". A GPU preset's measured kernel table times its kernels only when this is the
-  // table's torch release (planner/kernel_table.h).
+  // table's torch release (planner/model/kernel_table.h).
   std::string torch = "unstated";
   // CUDA compute capabilities ("9.0", "10.0", ...) on which its SDPA calls run cuDNN attention
   // (a backend priority the runtime sets, or torch's default for its torch and cuDNN); [] = the
@@ -55,7 +55,7 @@ struct RuntimeTerms {
   std::string adamw_update = "foreach";
   // Gradient clipping each step: none | norm_and_scale (a norm pass, then every gradient
   // multiplied by the clamped coefficient) | norm_in_update (the norm pass; the coefficient
-  // rides into the fused update as its grad scale). planner/optimizer_step.h counts each.
+  // rides into the fused update as its grad scale). planner/model/optimizer_step.h counts each.
   std::string grad_clip = "norm_and_scale";
   // fitted (the host time of the hardware profile's fit: unit_overhead_s, step_overhead_s, a
   // Python training loop's) | hidden (a loop that issues device work ahead of the device and
@@ -98,7 +98,7 @@ struct RuntimeTerms {
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
   // Terms whose value is the config's (the TOML value "config"; only terms with a
-  // RuntimeTermSchema::config_key), by term key. planner/runtime.h resolves them per config.
+  // RuntimeTermSchema::config_key), by term key. planner/model/runtime.h resolves them per config.
   std::vector<std::string> from_config;
   bool follows_config(const std::string& term) const;
 };
@@ -109,7 +109,7 @@ struct RuntimeSpec {
   // The software it is a generation of ("torchtitan" for torchtitan-2024-04 and torchtitan;
   // = name when the file does not say) and the versions it describes, as commit dates
   // [from_date, until_date), "YYYY-MM-DD"; "" = unbounded. A published row's framework and
-  // framework_date choose among the generations of one framework (planner/runtime.h).
+  // framework_date choose among the generations of one framework (planner/model/runtime.h).
   std::string framework;
   std::string from_date, until_date;
   // Where it runs: "gpu" and/or "cpu" (a preset without a 16-bit peak, configs/hardware/cpu.toml).

@@ -26,7 +26,7 @@ enum class AcMode { none, selective, full, selective_op };
 // (torchao/float8/config.py Float8LinearRecipeName, pytorch/ao@36027d82d): tensorwise = one
 // dynamic scale per tensor, cuBLAS GEMMs; rowwise = one scale per row, CUTLASS GEMM forward;
 // rowwise_with_gw_hp = rowwise with the grad-weight GEMM in bf16. none = bf16 GEMMs.
-// The cost of each recipe is planner/fp8_recipe.h; shardcast-train runs none only.
+// The cost of each recipe is planner/model/fp8_recipe.h; shardcast-train runs none only.
 enum class Fp8Recipe { none, tensorwise, rowwise, rowwise_with_gw_hp };
 
 const char* to_string(ShardingStrategy s);
@@ -58,7 +58,7 @@ struct ParallelismConfig {
   // default); false = non-final micro-steps keep an unsharded fp32 gradient sum per unit and
   // communicate nothing (FSDP1 no_sync). Unset = the runtime's own behaviour: true for
   // shardcast-train (the default), the fixed value of a runtime that cannot choose
-  // (configs/runtimes/*.toml term sync_every_micro_step; planner/runtime.h refuses a given
+  // (configs/runtimes/*.toml term sync_every_micro_step; planner/model/runtime.h refuses a given
   // value the runtime cannot run).
   std::optional<bool> sync_every_micro_step;
   // shardcast-train's value when the key is unset.

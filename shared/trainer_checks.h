@@ -6,7 +6,7 @@
 // data.path. `shardcast-train run` throws on the first; `shardcast check` prints them all, so
 // check says OK exactly when the trainer would start.
 // What it is not: environment checks (RANK, WORLD_SIZE, ...; trainer/launch) or the planner's
-// runtime refusals (planner/runtime.h). Pure function, thread-safe.
+// runtime refusals (planner/model/runtime.h). Pure function, thread-safe.
 #pragma once
 
 #include <string>

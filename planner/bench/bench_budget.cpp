@@ -1,6 +1,6 @@
 // bench_budget: wall time of the whole budget question on this machine.
 //
-// What it is: a timing harness, not a test. It runs budget() (planner/budget.h) for
+// What it is: a timing harness, not a test. It runs budget() (planner/decide/budget.h) for
 // Llama-3-70B, 2T tokens by 30 days, over four GPU types (H100-80GB-SXM, H200-141GB-SXM, B200,
 // MI300X) x GPU counts 8..16384 (12 counts each, 48 searches), and prints the best wall time of
 // the repeats, the configurations searched, the time per type, and whether the < 1 s target is
@@ -12,7 +12,7 @@
 
 #include <fmt/core.h>
 
-#include "planner/budget.h"
+#include "planner/decide/budget.h"
 #include "shared/config_io.h"
 
 int main(int argc, char** argv) {

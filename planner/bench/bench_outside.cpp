@@ -5,11 +5,11 @@
 // (bias; + = predicted faster than measured), worst under- and over-prediction, the share of
 // rows inside their stated 1σ / 2σ band, and for rows with a memory figure the memory MAPE, mean
 // signed error and the worst under-prediction (an out-of-memory the user did not see coming);
-// then each source's level against the spread around it (planner/pairs.h source_level_split),
-// and the within-source pairs (planner/pairs.h): the measured against the predicted throughput
+// then each source's level against the spread around it (planner/evidence/pairs.h source_level_split),
+// and the within-source pairs (planner/evidence/pairs.h): the measured against the predicted throughput
 // ratio of two runs one setting apart, per setting, beside the absolute error of the same rows;
 // last, each row predicted from every other row of its source, GPU and runtime as its reference
-// run (planner/reference_run.h), beside the planner alone.
+// run (planner/evidence/reference_run.h), beside the planner alone.
 // tests/planner/outside_runs_test.cpp holds these numbers as regression bounds; docs/validation.md
 // "Outside runs" shows them. What it is not: a fitter — nothing here changes a preset.
 // Single-threaded; owns nothing beyond its locals.
@@ -21,10 +21,10 @@
 
 #include <fmt/core.h>
 
-#include "planner/error_band.h"
-#include "planner/pairs.h"
-#include "planner/published_csv.h"
-#include "planner/validate.h"
+#include "planner/evidence/error_band.h"
+#include "planner/evidence/pairs.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/evidence/validate.h"
 
 using namespace shardcast;
 using Clock = std::chrono::steady_clock;
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   for (const auto& r : v.rows)
     if (!r.skip_reason.empty()) fmt::print("  {}: {}\n", r.row_id, r.skip_reason);
 
-  // Each source's level against the spread around it (planner/pairs.h source_level_split).
+  // Each source's level against the spread around it (planner/evidence/pairs.h source_level_split).
   const planner::SourceLevelSplit split = planner::source_level_split(rows, v);
   fmt::print("\nsource level and within source ({} sources with two or more predicted rows, {} rows):\n\n"
              "| rows | MAPE % | mean abs source level % | within source MAPE % |\n|---|---|---|---|\n"
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     fmt::print("| {} | {} | {:.1f} | {:+.1f} | {:.1f} | {:.1f} | {} / {} |\n", s.setting, s.n, s.mape, s.bias, s.max_abs,
                s.mape_no_difference, s.order_right, s.decided);
 
-  // With a reference run (planner/reference_run.h): each row from another of its source, GPU and runtime.
+  // With a reference run (planner/evidence/reference_run.h): each row from another of its source, GPU and runtime.
   const planner::ReferencePairs ref = planner::reference_pairs(planner::reference_rows(rows, v));
   const double band = planner::shipped_bands().reference.rel_1sigma;
   const int within1 = ref.within(band), within2 = ref.within(2 * band);

@@ -1,4 +1,4 @@
-// bench_planner: how fast plan() and validation are (prints a table; not a test).
+// bench_planner: how fast predict() and validation are (prints a table; not a test).
 // Targets (docs/validation.md "Summary", speed): one 80-layer, 1024-GPU prediction < 0.1 ms; validate over
 // 300 rows < 0.2 s.
 #include <chrono>
@@ -8,9 +8,10 @@
 
 #include <fmt/core.h>
 
-#include "planner/plan.h"
-#include "planner/published_csv.h"
-#include "planner/validate.h"
+#include "planner/evidence/predict.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 
 using namespace shardcast;
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
     double sink = 0;
     const auto t0 = Clock::now();
     while (seconds_since(t0) < 0.5) {
-      for (int i = 0; i < 20; ++i, ++n) sink += planner::plan(cfg, hw, opt).step_time_s;
+      for (int i = 0; i < 20; ++i, ++n) sink += planner::predict(cfg, hw, opt).step_time_s;
     }
     const double us = 1e6 * seconds_since(t0) / n;
     fmt::print("{:<36} {:>10} {:>12.1f} {:>10}{}\n", c.label, n, us, &c == &cases.front() ? "< 100" : "", sink > 0 ? "" : " (?)");

@@ -15,7 +15,7 @@
 
 #include <fmt/core.h>
 
-#include "planner/search.h"
+#include "planner/decide/search.h"
 #include "shared/config_io.h"
 
 namespace {

@@ -17,12 +17,12 @@
 
 #include <fmt/format.h>
 
-#include "planner/calibrate.h"
+#include "planner/evidence/calibrate.h"
 #include "planner/cli/commands.h"
-#include "planner/fit.h"
-#include "planner/published_csv.h"
-#include "planner/run_validation.h"
-#include "planner/validate.h"
+#include "planner/evidence/fit.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/evidence/run_validation.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 

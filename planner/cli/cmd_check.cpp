@@ -5,7 +5,7 @@
 
 #include "planner/cli/commands.h"
 #include "planner/cli/format.h"
-#include "planner/runtime.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/trainer_checks.h"

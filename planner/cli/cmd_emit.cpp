@@ -1,5 +1,5 @@
 // `shardcast emit`: write run.toml (with [prediction]), launch.sbatch, launch_torchrun.sh and
-// the same plan for torchtitan, accelerate and fms-fsdp into --out DIR (planner/emit.h), each
+// the same plan for torchtitan, accelerate and fms-fsdp into --out DIR (planner/emit/emit.h), each
 // file predicted for the runtime that executes it. The configuration comes from `shardcast
 // plan`'s flags (optionally on top of a run.toml), or with --from-search RANK from the RANK-th
 // (1-based) result of the same search `shardcast search` runs with these flags. Exit code 3 if
@@ -17,11 +17,11 @@
 #include "planner/cli/config_flags.h"
 #include "planner/cli/reliability_flags.h"
 #include "planner/cli/search_flags.h"
-#include "planner/emit.h"
-#include "planner/emit_ecosystem.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
-#include "planner/search.h"
+#include "planner/emit/emit.h"
+#include "planner/emit/emit_ecosystem.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
+#include "planner/decide/search.h"
 #include "shared/errors.h"
 
 namespace shardcast::cli {
@@ -150,7 +150,7 @@ void register_emit(CLI::App& app) {
       fmt::print(stderr, "emit: warning: {:.1f} GiB per GPU is above {:.0f}% of {:.1f} GiB (--max-mem-frac); expect "
                          "allocator retries\n",
                  need / gib, 100 * a->space.max_mem_frac, pred.mem_capacity_bytes / gib);
-    // checkpoint.interval: the one that maximizes goodput under failures (planner/goodput.h),
+    // checkpoint.interval: the one that maximizes goodput under failures (planner/decide/goodput.h),
     // unless the config gives one.
     if (cfg.checkpoint.interval == 0 && pred.fits && pred.step_time_s > 0) {
       cfg.checkpoint.interval = int(std::min<int64_t>(

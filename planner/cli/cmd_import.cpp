@@ -1,6 +1,6 @@
 // `shardcast import torchtitan|fms-fsdp LOG --out RUN_DIR`: a run of another trainer as a run
 // directory that `shardcast validate RUN_DIR` and `shardcast calibrate --runs RUN_DIR...` read
-// (planner/import/run_import.h). The log does not carry the configuration: it comes from the
+// (planner/evidence/import/run_import.h). The log does not carry the configuration: it comes from the
 // plan flags (--model --gpu --gpus --micro-batch --seq-len ...), and for torchtitan optionally
 // from its v0.2.x TOML job config (--config; flags override its values).
 #include <algorithm>
@@ -13,10 +13,10 @@
 
 #include "planner/cli/commands.h"
 #include "planner/cli/config_flags.h"
-#include "planner/import/run_import.h"
-#include "planner/import/torchtitan_config.h"
-#include "planner/import/train_log.h"
-#include "planner/runtime.h"
+#include "planner/evidence/import/run_import.h"
+#include "planner/evidence/import/torchtitan_config.h"
+#include "planner/evidence/import/train_log.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -118,7 +118,7 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
     if (u != o.adamw_update)
       notes.push_back(fmt::format(
           "{}: optimizer.implementation is {}, runtime {} runs {}: predicted with {} ({} accesses an element of "
-          "the shard where {} makes {}, planner/optimizer_step.h); run.toml has no key for it",
+          "the shard where {} makes {}, planner/model/optimizer_step.h); run.toml has no key for it",
           j.file, planner::to_string(u), c.runtime, planner::to_string(o.adamw_update),
           planner::to_string(o.adamw_update), planner::optimizer_accesses(o.adamw_update, o.grad_clip),
           planner::to_string(u), planner::optimizer_accesses(u, o.grad_clip)));

@@ -10,16 +10,17 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/evidence/predict.h"
 #include "planner/cli/commands.h"
 #include "planner/cli/config_flags.h"
 #include "planner/cli/format.h"
 #include "planner/cli/reliability_flags.h"
-#include "planner/goodput.h"
-#include "planner/kernel_table.h"
-#include "planner/plan.h"
-#include "planner/reference_run.h"
-#include "planner/power_limit.h"
-#include "planner/runtime.h"
+#include "planner/decide/goodput.h"
+#include "planner/model/kernel_table.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/reference_run.h"
+#include "planner/model/power_limit.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -75,7 +76,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   if (!p.kernel_table.empty())
     fmt::print("      kernels timed by {} (measured with torch {}, the runtime's torch release)\n", p.kernel_table,
                planner::kernel_table_for(p.kernel_table).header.torch);
-  // A board power limit below the rated power (planner/power_limit.h, docs/cost-model.md §2.4).
+  // A board power limit below the rated power (planner/model/power_limit.h, docs/cost-model.md §2.4).
   if (p.board_power_w > 0 && p.power_limit_w < p.board_power_w)
     fmt::print("      power limit {:.0f} W of the {:.0f} W board power ({}): compute rates x{:.3f} "
                "({}); MFU against the rated peak\n",
@@ -129,7 +130,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
   if (!p.fits)
     fmt::print("\ndoes not fit: {:.2f} GiB needed of {:.2f} GiB; largest component: {}\n",
                p.mem_device_total_bytes / gib, p.mem_capacity_bytes / gib, p.overflow_component);
-  // Failures and checkpoints (planner/goodput.h, configs/reliability/default.toml).
+  // Failures and checkpoints (planner/decide/goodput.h, configs/reliability/default.toml).
   if (p.fits && p.step_time_s > 0) {
     const planner::Goodput g = planner::goodput(c, p, reliability);
     fmt::print("goodput          {:.1f}% under failures ({:.2g} interruptions/day, {:.3g} s per checkpoint save): "
@@ -168,7 +169,7 @@ void register_plan(CLI::App& app) {
     if (!a->reference_run.empty()) {
       planner::carry_reference(planner::read_reference_run(a->reference_run, hw, c.runtime), opt);
     }
-    const Prediction p = planner::plan(c, hw, opt);
+    const Prediction p = planner::predict(c, hw, opt);
     if (!a->timeline.empty()) write_file_atomic(a->timeline, to_chrome_trace(p.timeline).dump(1) + "\n");
     if (a->json) {
       nlohmann::json j = p;

@@ -1,8 +1,8 @@
 // `shardcast scale`: capacity planning. Without --deadline: the best configuration at each GPU
 // count of one GPU type, with total tokens/s, goodput under failures (interruptions,
-// checkpoint saves, restarts; planner/goodput.h), the recommended checkpoint.interval, days
+// checkpoint saves, restarts; planner/decide/goodput.h), the recommended checkpoint.interval, days
 // and GPU-hours for a token budget, scaling efficiency and where communication stops hiding.
-// With --deadline: the budget question (planner/budget.h) over --gpu-types — the cheapest
+// With --deadline: the budget question (planner/decide/budget.h) over --gpu-types — the cheapest
 // plans that train --tokens by the deadline, the smallest cluster that still does, the 1σ band
 // of the date, and where each type breaks; exit code 3 when no plan meets the deadline.
 // `--csv FILE` writes the table, `--json` prints it.
@@ -14,14 +14,14 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/budget.h"
+#include "planner/decide/budget.h"
 #include "planner/cli/commands.h"
 #include "planner/cli/format.h"
 #include "planner/cli/reliability_flags.h"
 #include "planner/cli/search_flags.h"
-#include "planner/plan.h"
-#include "planner/power_limit.h"
-#include "planner/scale.h"
+#include "planner/model/plan.h"
+#include "planner/model/power_limit.h"
+#include "planner/decide/scale.h"
 #include "shared/errors.h"
 
 namespace shardcast::cli {

@@ -10,9 +10,9 @@
 #include "planner/cli/commands.h"
 #include "planner/cli/format.h"
 #include "planner/cli/search_flags.h"
-#include "planner/plan.h"
-#include "planner/power_limit.h"
-#include "planner/search.h"
+#include "planner/model/plan.h"
+#include "planner/model/power_limit.h"
+#include "planner/decide/search.h"
 
 namespace shardcast::cli {
 

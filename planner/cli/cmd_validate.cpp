@@ -3,8 +3,8 @@
 // summary per source, per hardware and overall (n, MAPE, median and max absolute error, 1σ).
 // `--fit HW[,HW...] --fit-params k[,k...]` first fits those [efficiency] keys of the named
 // presets (values shared) to the rows on them and prints the fitted table (docs/cost-model.md).
-// `--pairs` adds the within-source pairs (planner/pairs.h), `--write-decisions FILE` their
-// decision error per setting (planner/decision_error.h, configs/decisions.toml).
+// `--pairs` adds the within-source pairs (planner/evidence/pairs.h), `--write-decisions FILE` their
+// decision error per setting (planner/evidence/decision_error.h, configs/decisions.toml).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -13,16 +13,17 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/baseline.h"
+#include "planner/evidence/predict.h"
+#include "planner/evidence/baseline.h"
 #include "planner/cli/commands.h"
 #include "planner/cli/config_flags.h"
-#include "planner/crossval.h"
-#include "planner/decision_error.h"
-#include "planner/fit.h"
-#include "planner/pairs.h"
-#include "planner/published_csv.h"
-#include "planner/run_validation.h"
-#include "planner/validate.h"
+#include "planner/evidence/crossval.h"
+#include "planner/evidence/decision_error.h"
+#include "planner/evidence/fit.h"
+#include "planner/evidence/pairs.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/evidence/run_validation.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -34,15 +35,15 @@ struct ValidateArgs {
   std::string published, fit_on, annotations, baseline_fit_on;
   bool baseline = false;
   bool json = false, markdown = false;
-  bool pairs = false;          // within-source pairs (planner/pairs.h)
+  bool pairs = false;          // within-source pairs (planner/evidence/pairs.h)
   std::string write_decisions;  // --pairs: write the decision bands here (configs/decisions.toml)
   int min_pairs = 4;
   std::vector<std::string> fit_hardware, fit_params;
   double prior = 0;
-  std::vector<std::string> run_dirs;  // trainer runs (planner/run_validation.h)
+  std::vector<std::string> run_dirs;  // trainer runs (planner/evidence/run_validation.h)
   std::string hardware;
-  std::string reference_run;   // run dirs: --reference-run DIR (planner/reference_run.h)
-  bool crossval = false;       // leave-one-source-out (planner/crossval.h)
+  std::string reference_run;   // run dirs: --reference-run DIR (planner/evidence/reference_run.h)
+  bool crossval = false;       // leave-one-source-out (planner/evidence/crossval.h)
   std::string holdout;         // --crossval: also score the bands on this CSV (never fitted on)
   std::string write_bands;     // --crossval: write the bands here (configs/bands.toml)
   std::string out_of_sample;   // --crossval: write every row's out-of-sample prediction here (CSV)
@@ -218,7 +219,7 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
   {
     const planner::ReferencePairs rp = planner::reference_pairs(planner::reference_rows(cv.rows));
     fmt::print("\n## Reference run\n\nA prediction carried from a measured run of its own source, hardware and runtime "
-               "(--reference-run, planner/reference_run.h), over the left-out rows: {} pairs of {} groups, MAPE {:.1f}%, "
+               "(--reference-run, planner/evidence/reference_run.h), over the left-out rows: {} pairs of {} groups, MAPE {:.1f}%, "
                "bias {:+.1f}%; band (rms, each group weighted equally) ±{:.1f}%.\n",
                rp.n_pairs, rp.n_groups, rp.mape, rp.bias, 100 * t.reference.rel_1sigma);
   }
@@ -238,7 +239,7 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
     for (const auto& c : hcases) {
       const auto& row = hrows[c.row];
       if (!row.tokens_per_s_per_gpu || *row.tokens_per_s_per_gpu <= 0) continue;
-      const Prediction p = planner::plan(c.cfg, hardware.at(c.hardware), c.options);
+      const Prediction p = planner::predict(c.cfg, hardware.at(c.hardware), c.options);
       planner::CrossvalRow r;
       r.row_id = row.row_id;
       r.hardware = c.hardware;
@@ -264,7 +265,7 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
   }
 }
 
-// The within-source pairs: per pair and per setting (planner/pairs.h).
+// The within-source pairs: per pair and per setting (planner/evidence/pairs.h).
 void print_pairs(const std::vector<planner::ConfigPair>& pairs, bool markdown) {
   const auto summaries = planner::summarize_pairs(pairs);
   if (markdown) {
@@ -310,23 +311,23 @@ void register_validate(CLI::App& app) {
   cmd->add_flag("--markdown", a->markdown, "print the summary and the rows as Markdown tables (docs/validation.md)");
   cmd->add_flag("--pairs", a->pairs,
                 "also compare runs of one source that differ in one setting: measured against predicted "
-                "throughput ratio, and whether the prediction ranks them as measured (planner/pairs.h)");
+                "throughput ratio, and whether the prediction ranks them as measured (planner/evidence/pairs.h)");
   cmd->add_option("--write-decisions", a->write_decisions,
                   "with --pairs: write the decision error per setting to this TOML (configs/decisions.toml, "
-                  "planner/decision_error.h)");
+                  "planner/evidence/decision_error.h)");
   auto* min_pairs = cmd->add_option("--min-pairs", a->min_pairs, "with --write-decisions: fewest pairs a setting's band needs");
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
   auto* fit_params = cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
   auto* fit_on = cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
   cmd->add_flag("--baseline", a->baseline,
-                "also score the rule of thumb: one fitted MFU per GPU type (planner/baseline.h)");
+                "also score the rule of thumb: one fitted MFU per GPU type (planner/evidence/baseline.h)");
   auto* baseline_fit_on = cmd->add_option("--baseline-fit-on", a->baseline_fit_on,
                   "fit the rule of thumb on this CSV instead of the validated one (hold-out)");
   auto* prior = cmd->add_option("--prior", a->prior, "weight w of the pull towards the preset's values: w·log(value/start) per key");
   cmd->add_flag("--crossval", a->crossval,
                 "leave one source out: refit the shipped keys without each source, predict it, print the bands "
                 "per GPU family and regime and their coverage, and each family's fit carried to the other "
-                "families' rows (planner/crossval.h)");
+                "families' rows (planner/evidence/crossval.h)");
   cmd->add_option("--holdout", a->holdout, "with --crossval: also check the bands on this CSV (never fitted on)");
   cmd->add_option("--write-bands", a->write_bands, "with --crossval: write the bands to this TOML (configs/bands.toml)");
   cmd->add_option("--out-of-sample", a->out_of_sample,
@@ -469,12 +470,12 @@ void register_validate(CLI::App& app) {
       print_human(v);
       if (split.sources > 0)
         fmt::print("\n  sources with two or more rows: {} ({} rows): MAPE {:.1f}%; their sources' mean errors {:.1f}% "
-                   "(mean abs); the rows around their source's mean {:.1f}% (planner/pairs.h source_level_split)\n",
+                   "(mean abs); the rows around their source's mean {:.1f}% (planner/evidence/pairs.h source_level_split)\n",
                    split.sources, split.rows, split.mape, split.level, split.within);
       if (ref.n_pairs > 0)
         fmt::print("  with a reference run (--reference-run): each row predicted from another row of its source, hardware and "
                    "runtime: {} pairs of {} groups: MAPE {:.1f}%, bias {:+.1f}%; within the reference band (±{:.1f}%) "
-                   "1σ {} / {}, 2σ {} / {} (planner/reference_run.h)\n",
+                   "1σ {} / {}, 2σ {} / {} (planner/evidence/reference_run.h)\n",
                    ref.n_pairs, ref.n_groups, ref.mape, ref.bias, 100 * ref_band, ref_within1, ref.n_pairs, ref_within2,
                    ref.n_pairs);
       if (a->pairs) print_pairs(pairs, false);

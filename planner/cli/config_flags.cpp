@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include "planner/power_limit.h"
-#include "planner/runtime.h"
+#include "planner/model/power_limit.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/runtime_spec.h"
@@ -144,7 +144,7 @@ void add_reference_run_flag(CLI::App* cmd, std::string& dir) {
   cmd->add_option("--reference-run", dir,
                   "a measured run of the same GPU type and runtime (a shardcast-train run directory, or one `shardcast "
                   "import` made from a log): predictions take its measured / predicted tokens/s and the reference band "
-                  "(planner/reference_run.h)")
+                  "(planner/evidence/reference_run.h)")
       ->check(CLI::ExistingDirectory);
 }
 

@@ -39,7 +39,7 @@ struct ConfigFlags {
 // the hardware it runs on (a session's custom profile, or the preset). Throws UsageError
 // (messages start with `cmd`) for missing or inconsistent flags, ConfigError(s) for bad values.
 // `from_runtime`, when given, receives "key value" for each precision key neither the flags nor
-// the file gave whose runtime value is not the trainer's fp32 (planner/runtime.h
+// the file gave whose runtime value is not the trainer's fp32 (planner/model/runtime.h
 // take_runtime_precision), for the header to say where it came from.
 TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, HardwareSpec& hw,
                               std::vector<std::string>* from_runtime = nullptr);
@@ -50,9 +50,9 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f);
 // --runtime (TrainConfig::runtime), registered once per command: plan, search, scale, emit.
 void add_runtime_flag(CLI::App* cmd, std::string& runtime);
 // --power-limit-w (cluster.power_limit_w), with the one description of what a limit does
-// (planner/power_limit.h kPowerLimitEffect): plan, search, scale, emit, import.
+// (planner/model/power_limit.h kPowerLimitEffect): plan, search, scale, emit, import.
 void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w);
-// --reference-run DIR (planner/reference_run.h): plan, search, scale, emit (through the space flags).
+// --reference-run DIR (planner/evidence/reference_run.h): plan, search, scale, emit (through the space flags).
 void add_reference_run_flag(CLI::App* cmd, std::string& dir);
 
 }  // namespace shardcast::cli

@@ -1,4 +1,4 @@
-// Flags for failures and checkpoints (planner/goodput.h), shared by `shardcast scale` (and
+// Flags for failures and checkpoints (planner/decide/goodput.h), shared by `shardcast scale` (and
 // ready for `plan` and `emit`): --reliability picks a profile in configs/reliability/ (default
 // "default"), and one flag per key of that file overrides it (--failures-per-gpu-hour,
 // --restart-s, --storage-write-gbytes-per-s, --node-write-gbytes-per-s; the same names as the
@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "planner/goodput.h"
+#include "planner/decide/goodput.h"
 
 namespace shardcast::cli {
 

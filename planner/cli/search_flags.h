@@ -4,7 +4,7 @@
 // the TOML keys: --model, --gpu, --gpus, --gpus-per-node, --inter-node-gbps, --seq-len, plus
 // --global-batch-tokens, --max-mem-frac, --allow-fp8, --allow-compile, --threads), the parser
 // of token counts with suffixes ("4M", "2T", "4Mi"), and a progress bar drawn on stderr only
-// when stderr is a terminal. What it is not: the search (planner/search.h).
+// when stderr is a terminal. What it is not: the search (planner/decide/search.h).
 // Header-only; CLI setup is single-threaded, the progress bar is called from one thread.
 #pragma once
 
@@ -23,10 +23,10 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/cli/config_flags.h"
-#include "planner/error_band.h"
-#include "planner/reference_run.h"
-#include "planner/runtime.h"
-#include "planner/search.h"
+#include "planner/evidence/error_band.h"
+#include "planner/evidence/reference_run.h"
+#include "planner/model/runtime.h"
+#include "planner/decide/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 

@@ -1,4 +1,4 @@
-// libFuzzer: the published flash-attention rates' CSV reader (planner/kernel_rates.h), and
+// libFuzzer: the published flash-attention rates' CSV reader (planner/model/kernel_rates.h), and
 // attention_rate on whatever table the reader accepts: for every (GPU, kernel) of the table at
 // sequence lengths inside and outside its range, the rate is finite and positive, or the
 // documented ConfigError says that nothing fits.
@@ -8,7 +8,7 @@
 #include <set>
 #include <utility>
 
-#include "planner/kernel_rates.h"
+#include "planner/model/kernel_rates.h"
 #include "tests/fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

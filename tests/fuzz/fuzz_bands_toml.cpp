@@ -1,4 +1,4 @@
-// libFuzzer: the error-band table reader (planner/error_band.h, configs/bands.toml). Beyond
+// libFuzzer: the error-band table reader (planner/evidence/error_band.h, configs/bands.toml). Beyond
 // "no crash": a table the reader accepts writes back to text that reads back to the same table
 // (write(parse(write(t))) == write(t)), and choose_band() states a finite band >= 0 for every
 // hardware and regime the table names.
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "planner/error_band.h"
+#include "planner/evidence/error_band.h"
 #include "tests/fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,11 +1,11 @@
-// libFuzzer: the decision error table reader (planner/decision_error.h, configs/decisions.toml).
+// libFuzzer: the decision error table reader (planner/evidence/decision_error.h, configs/decisions.toml).
 // Beyond "no crash": a table the reader accepts writes back to text that reads back to the same
 // table (write(parse(write(t))) == write(t)), and band_for() gives every listed setting its own
 // band.
 #include <cstdio>
 #include <cstdlib>
 
-#include "planner/decision_error.h"
+#include "planner/evidence/decision_error.h"
 #include "tests/fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

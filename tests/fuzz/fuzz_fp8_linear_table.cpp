@@ -1,4 +1,4 @@
-// libFuzzer: the measured float8 Linear table's CSV reader (planner/fp8_linear_table.h), and
+// libFuzzer: the measured float8 Linear table's CSV reader (planner/model/fp8_linear_table.h), and
 // its lookup on whatever table the reader accepts: the speed-up at corners, cell midpoints and
 // points outside the grid must lie between the grid's smallest and largest speed-up (trilinear
 // interpolation with clamping never leaves that range) and be finite.
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "planner/fp8_linear_table.h"
+#include "planner/model/fp8_linear_table.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer: the measured allocator trace's reader (planner/measured_allocator_trace.h), the
+// libFuzzer: the measured allocator trace's reader (planner/model/allocator/measured_allocator_trace.h), the
 // curves read off what it accepts, and the replay of those rows through the caching allocator
 // model with fixed and expandable segments: bad rows are InputErrors naming their line; a trace
 // that replays has reserved ≥ allocated, both finite and ≥ 0.
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "planner/measured_allocator_trace.h"
+#include "planner/model/allocator/measured_allocator_trace.h"
 #include "tests/fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // libFuzzer: published-runs CSV parser.
-#include "planner/published_csv.h"
+#include "planner/evidence/published_csv.h"
 #include "tests/fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

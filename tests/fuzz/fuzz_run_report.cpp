@@ -1,5 +1,5 @@
 // libFuzzer: run_report.json and validation.json as the planner reads them
-// (planner/run_validation.cpp turns nlohmann's exceptions into InputError with the file name).
+// (planner/evidence/run_validation.cpp turns nlohmann's exceptions into InputError with the file name).
 #include <nlohmann/json.hpp>
 
 #include "shared/run_report.h"

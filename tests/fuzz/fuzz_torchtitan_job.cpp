@@ -1,4 +1,4 @@
-// libFuzzer: torchtitan's v0.2.x TOML job config reader (planner/import/torchtitan_config.h).
+// libFuzzer: torchtitan's v0.2.x TOML job config reader (planner/evidence/import/torchtitan_config.h).
 // Beyond "no crash": every job the reader accepts holds only values torchtitan runs with —
 // the ranges the reader documents — so `shardcast import --config` never turns a bad value into
 // a run.toml key the user did not write.
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "planner/import/torchtitan_config.h"
+#include "planner/evidence/import/torchtitan_config.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {

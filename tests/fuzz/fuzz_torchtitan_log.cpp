@@ -1,7 +1,7 @@
 // libFuzzer: torchtitan's training log as `shardcast import` reads it
-// (planner/import/train_log.h). A malformed metric line must be an InputError naming the line;
+// (planner/evidence/import/train_log.h). A malformed metric line must be an InputError naming the line;
 // anything else is a crash.
-#include "planner/import/train_log.h"
+#include "planner/evidence/import/train_log.h"
 #include "tests/fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -14,7 +14,7 @@
 #
 # Usage: golden.sh SHARDCAST_BINARY OUT_DIR
 set -u
-sc="$1"
+sc="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 mkdir -p "$2"; out="$(cd "$2" && pwd)"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 export SHARDCAST_CONFIG_DIR="$root/configs"

@@ -27,15 +27,15 @@
 #include "gui/timeline_tab.h"
 #include "gui/timeline_view.h"
 #include "gui/validation_tab.h"
-#include "planner/plan.h"
+#include "planner/model/plan.h"
 #include "shared/config_io.h"
 #include "shared/config_schema.h"
 #include "gui/scaling_tab.h"
 #include "gui/search_tab.h"
-#include "planner/emit.h"
-#include "planner/import/run_import.h"
-#include "planner/import/train_log.h"
-#include "planner/runtime.h"
+#include "planner/emit/emit.h"
+#include "planner/evidence/import/run_import.h"
+#include "planner/evidence/import/train_log.h"
+#include "planner/model/runtime.h"
 
 using namespace shardcast;
 using namespace shardcast::gui;
@@ -377,7 +377,7 @@ class MainWindowTest : public QObject {
     }
   }
 
-  // A runtime chosen in the form brings the precision it runs (planner/runtime.h
+  // A runtime chosen in the form brings the precision it runs (planner/model/runtime.h
   // take_runtime_precision), as `shardcast plan --runtime` does; a loaded config keeps its own.
   void runtimeBringsItsOwnPrecision() {
     MainWindow w;
@@ -402,7 +402,7 @@ class MainWindowTest : public QObject {
 
   // Plan > Reference run: the form's own config comes back as the run measured, the summary
   // names the run, a session keeps it, and a run of another runtime is refused in the form's
-  // general error area (planner/reference_run.h).
+  // general error area (planner/evidence/reference_run.h).
   void referenceRunCarriesItsLevel() {
     QTemporaryDir d;
     MainWindow w;

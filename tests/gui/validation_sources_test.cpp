@@ -93,7 +93,7 @@ TEST(ValidationSources, NotARunDirectory) {
   fs::remove_all(d);
 }
 
-// A published CSV also states its within-source pairs (planner/pairs.h), the line
+// A published CSV also states its within-source pairs (planner/evidence/pairs.h), the line
 // `shardcast validate --pairs` summarises; a CSV without two rows one setting apart states none.
 TEST(ValidationSources, PublishedCsvStatesItsWithinSourcePairs) {
   std::vector<std::string> skipped;

@@ -7,11 +7,11 @@
 
 #include <string>
 
-#include "planner/ac_policy.h"
-#include "planner/efficiency.h"
-#include "planner/kernel_rates.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
+#include "planner/model/ac_policy.h"
+#include "planner/model/efficiency.h"
+#include "planner/model/kernel_rates.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/op_category.h"
@@ -149,7 +149,7 @@ TEST(AttentionBackend, FlashAttention1RunsAtItsPublishedShareOfTheFlashRate) {
   hw.efficiency["overlap_compute_slowdown"] = 0;
   PlanOptions opt = resolve_plan_options(c, hw);
   opt.op_breakdown = true;
-  ASSERT_EQ(opt.attention_kernel, "flash2");
+  ASSERT_EQ(opt.attention_kernel, AttentionKernel::flash2);
   const Prediction flash = plan(c, hw, opt);
   opt.attention_kernel = "flash1";
   const Prediction flash1 = plan(c, hw, opt);

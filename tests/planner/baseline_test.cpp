@@ -1,7 +1,7 @@
 // The rule-of-thumb baseline against a hand computation: runs at one MFU on one GPU type are
 // reproduced exactly, the geometric mean splits two MFUs evenly, and a GPU type the fit never
 // saw is not scored.
-#include "planner/baseline.h"
+#include "planner/evidence/baseline.h"
 
 #include <gtest/gtest.h>
 

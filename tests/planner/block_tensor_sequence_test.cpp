@@ -1,4 +1,4 @@
-// torchtitan's eager Llama block tensor by tensor (planner/block_tensor_sequence.h): what it
+// torchtitan's eager Llama block tensor by tensor (planner/model/allocator/block_tensor_sequence.h): what it
 // keeps is what ac_policy.cpp counts per policy (two independent counts of the same tensors),
 // its stated peaks are the peaks of its own steps (walked here), and in a plan it changes only
 // how the caching allocator lays the blocks out: allocated the same, reserved higher.
@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <map>
 
-#include "planner/ac_policy.h"
-#include "planner/block_tensor_sequence.h"
-#include "planner/ops.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
+#include "planner/model/ac_policy.h"
+#include "planner/model/allocator/block_tensor_sequence.h"
+#include "planner/model/ops.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "test_util.h"
 

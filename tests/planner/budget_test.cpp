@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "planner/budget.h"
+#include "planner/decide/budget.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 

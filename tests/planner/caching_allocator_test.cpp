@@ -2,7 +2,7 @@
 // c10/cuda/CUDACachingAllocator.cpp (docs/cost-model.md §5.4), and the replay of a simulated
 // step: the allocator's allocated peak is the simulator's to within block rounding, and
 // reserved is never below allocated.
-#include "planner/caching_allocator.h"
+#include "planner/model/allocator/caching_allocator.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "planner/allocation_trace.h"
-#include "planner/ops.h"
-#include "planner/simulator.h"
+#include "planner/model/allocator/allocation_trace.h"
+#include "planner/model/ops.h"
+#include "planner/model/simulator.h"
 
 namespace shardcast::planner {
 namespace {

@@ -6,11 +6,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/calibrate.h"
-#include "planner/runtime.h"
-#include "planner/fit.h"
-#include "planner/plan.h"
-#include "planner/run_validation.h"
+#include "planner/evidence/calibrate.h"
+#include "planner/model/runtime.h"
+#include "planner/evidence/fit.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/run_validation.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 

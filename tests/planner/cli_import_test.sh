@@ -39,7 +39,7 @@ check "validate reads the imported runs" "[ $(rc $B validate $T/tt1 $T/tt2 $T/fm
 check "calibrate --runs reads the imported runs" \
   "[ $(rc $B calibrate --runs $T/tt1 $T/tt2 $T/fms --gpu H100-80GB-SXM --fit-params matmul_eff --out $T/fit.toml) = 0 ] && [ -s $T/fit.toml ]"
 
-# An imported run as the reference of other plans of its stack (planner/reference_run.h).
+# An imported run as the reference of other plans of its stack (planner/evidence/reference_run.h).
 check "plan --reference-run: its own config comes back as measured" \
   "[ \$(rc $B plan $FLAGS --runtime torchtitan --reference-run $T/tt1 --json) = 0 ] && python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2])); assert abs(p[\"tokens_per_s_per_gpu\"]/r[\"summary\"][\"tokens_per_s_per_gpu\"]-1)<1e-9 and p[\"reference_run\"][\"level\"]>0' $T/out $T/tt1/run_report.json"
 check "plan --reference-run: the note names the run and the reference band" \

@@ -32,7 +32,7 @@ check "plan: fms-fsdp's optimizer step" 0 0 "optimizer foreach AdamW, clipping (
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --runtime torchtitan > "$tmp/out" 2>&1
 check "plan: torchtitan's fused optimizer step" 0 $? "optimizer fused AdamW, clipping (norm, then scale): 10 accesses an element of the shard" "$tmp/out"
 
-# Board power limit (planner/power_limit.h): the H100-96GB preset's default 500 W is stated; a
+# Board power limit (planner/model/power_limit.h): the H100-96GB preset's default 500 W is stated; a
 # limit on a preset without a board power, or above it, is refused by name.
 "$sc" plan --model llama3-8b --gpu H100-96GB-HBM2e --gpus 8 --micro-batch 1 --seq-len 8192 --ac full > "$tmp/out" 2>&1
 check "plan: the preset's power limit is stated" 0 $? "power limit 500 W of the 700 W board power (the preset's default): compute rates x0.894" "$tmp/out"
@@ -62,7 +62,7 @@ check "plan --ac full --ac-ratio -> exit 2" 2 $? "ac-ratio 0.3 applies to --ac s
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --ac selective --ac-ratio 0.5 > "$tmp/out" 2>&1
 check "plan --ac selective --ac-ratio 0.5" 0 $? "ac selective (ratio 0.5)" "$tmp/out"
 
-# The precision keys not given are the runtime's own (planner/runtime.h take_runtime_precision):
+# The precision keys not given are the runtime's own (planner/model/runtime.h take_runtime_precision):
 # litgpt reduces in its bf16 parameters' dtype and keeps no fp32 masters; fms-fsdp reduces in bf16;
 # a given value is never replaced, and one the runtime cannot run is refused by key.
 "$sc" plan --model llama2-7b --gpu H100-80GB-SXM --gpus 8 --ac none --runtime litgpt > "$tmp/out" 2>&1
@@ -190,7 +190,7 @@ if [ -f "$holdout" ]; then
   "$sc" validate --published "$holdout" --json > "$tmp/out" 2>&1
   check "validate --json: band per row" 0 $? '"band_rel_1sigma"' "$tmp/out"
 fi
-# Within-source pairs (planner/pairs.h) and the decision error file (planner/decision_error.h):
+# Within-source pairs (planner/evidence/pairs.h) and the decision error file (planner/evidence/decision_error.h):
 # written only with --pairs, refused for run directories, and written when asked.
 outside="$(dirname "$0")/../../configs/published/outside.csv"
 if [ -f "$outside" ]; then
@@ -213,7 +213,7 @@ check "validate: --write-bands without --crossval -> exit 2" 2 $? "need --crossv
 check "validate: --out-of-sample without --crossval -> exit 2" 2 $? "need --crossval" "$tmp/out"
 [ ! -e "$tmp/oos.csv" ] || { echo "FAIL validate: out-of-sample CSV written without --crossval"; fail=$((fail + 1)); }
 # --crossval end to end on the published CSV: leave one source out, then each GPU family's fit
-# carried to the other family's rows (planner/crossval.h carry_across_families).
+# carried to the other family's rows (planner/evidence/crossval.h carry_across_families).
 if [ -f "$csv" ]; then
   "$sc" validate --crossval --published "$csv" > "$tmp/out" 2>&1
   check "validate --crossval: leave one source out" 0 $? "## Leave one source out" "$tmp/out"

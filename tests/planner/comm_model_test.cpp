@@ -1,5 +1,5 @@
 // Communication model: hand-computed ring times on one and several nodes.
-#include "planner/comm_model.h"
+#include "planner/model/comm_model.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Cross-validated error bands: the source key, the band table and its choice, leave-one-source-
 // out on the published rows (every row predicted by a fit that never saw its source), the
 // ceilings, and the three memory numbers.
-#include "planner/crossval.h"
+#include "planner/evidence/crossval.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include "planner/efficiency.h"
-#include "planner/error_band.h"
-#include "planner/memory_model.h"
-#include "planner/published_csv.h"
-#include "planner/runtime.h"
+#include "planner/model/efficiency.h"
+#include "planner/evidence/error_band.h"
+#include "planner/model/memory_model.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "test_util.h"

@@ -1,15 +1,15 @@
-// The decision error table (planner/decision_error.h): its bands from pairs, the fallback to the
+// The decision error table (planner/evidence/decision_error.h): its bands from pairs, the fallback to the
 // band over every pair, the strict TOML reader, and the shipped configs/decisions.toml against
 // the pairs of outside.csv recomputed here.
-#include "planner/decision_error.h"
+#include "planner/evidence/decision_error.h"
 
 #include <cmath>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "planner/published_csv.h"
-#include "planner/validate.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "test_util.h"

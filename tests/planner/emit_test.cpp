@@ -15,11 +15,11 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include "planner/emit.h"
-#include "planner/emit_ecosystem.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
-#include "planner/search.h"
+#include "planner/emit/emit.h"
+#include "planner/emit/emit_ecosystem.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
+#include "planner/decide/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "tests/planner/test_util.h"

@@ -1,12 +1,12 @@
 // Least squares: the LM solver on a known curve, and the efficiency fit recovering a
 // perturbed parameter from runs the model itself generated.
-#include "planner/fit.h"
+#include "planner/evidence/fit.h"
 
 #include <cmath>
 
 #include <gtest/gtest.h>
 
-#include "planner/efficiency.h"
+#include "planner/model/efficiency.h"
 #include "shared/errors.h"
 #include "test_util.h"
 

@@ -1,7 +1,7 @@
-// Measured float8 Linear speed-ups (planner/fp8_linear_table.h): the reader's errors, the
+// Measured float8 Linear speed-ups (planner/model/fp8_linear_table.h): the reader's errors, the
 // lookup against the shipped table's own cells, and the planner's fp8 Linear time against the
 // closed form s = (t_bf16 + t_other) / (t_fp8 + t_other) that the table states.
-#include "planner/fp8_linear_table.h"
+#include "planner/model/fp8_linear_table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include "planner/kernel_rates.h"
-#include "planner/ops.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
+#include "planner/model/kernel_rates.h"
+#include "planner/model/ops.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
 #include "test_util.h"
 #include "shared/errors.h"
 

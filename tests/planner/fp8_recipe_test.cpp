@@ -1,12 +1,12 @@
-// The cost of each float8 recipe (planner/fp8_recipe.h): which GEMMs run in fp8, the planner's
+// The cost of each float8 recipe (planner/model/fp8_recipe.h): which GEMMs run in fp8, the planner's
 // op times against the closed form, and the shape of the speed-up over bf16 that torchao's
 // microbenchmarks show (below 1 for small GEMMs, rising towards the fp8/bf16 rate ratio).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "planner/fp8_recipe.h"
-#include "planner/ops.h"
+#include "planner/model/fp8_recipe.h"
+#include "planner/model/ops.h"
 #include "test_util.h"
 
 namespace shardcast::planner {

@@ -1,15 +1,15 @@
-// FSDP2's copies around its collectives (planner/fsdp_copies.h): the byte counts by hand from
+// FSDP2's copies around its collectives (planner/model/fsdp_copies.h): the byte counts by hand from
 // torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, and how plan() charges them — only
 // where a measured kernel table times the plan, at the table's copy rate, in series with compute;
 // and the host time of a table-timed plan, overlapped with the device's work.
-#include "planner/fsdp_copies.h"
+#include "planner/model/fsdp_copies.h"
 
 #include <gtest/gtest.h>
 
-#include "planner/kernel_table.h"
-#include "planner/op_breakdown.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
+#include "planner/model/kernel_table.h"
+#include "planner/model/op_breakdown.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
 #include "shared/hardware_spec.h"
 #include "test_util.h"
 
@@ -77,7 +77,7 @@ TEST(FsdpCopies, ChargedInTableTimedPlansOnly) {
   PlanOptions opt = resolve_plan_options(c, hw);
   ASSERT_TRUE(opt.per_parameter_copies);
   opt.op_breakdown = true;
-  opt.torch_release = "unstated";
+  opt.torch_release = "";  // unstated
   const Prediction fitted = plan(c, hw, opt);
   EXPECT_EQ(op(fitted, OpCategory::copy), 0.0);
   opt.per_parameter_copies = false;

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <limits>
 
-#include "planner/goodput.h"
-#include "planner/memory_model.h"
-#include "planner/plan.h"
+#include "planner/decide/goodput.h"
+#include "planner/model/memory_model.h"
+#include "planner/model/plan.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "test_util.h"

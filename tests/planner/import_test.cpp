@@ -12,12 +12,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "planner/import/run_import.h"
-#include "planner/import/torchtitan_config.h"
-#include "planner/import/train_log.h"
-#include "planner/plan.h"
-#include "planner/run_validation.h"
-#include "planner/runtime.h"
+#include "planner/evidence/import/run_import.h"
+#include "planner/evidence/import/torchtitan_config.h"
+#include "planner/evidence/import/train_log.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/run_validation.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "tests/planner/test_util.h"

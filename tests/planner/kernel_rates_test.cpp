@@ -1,12 +1,12 @@
 // Per-shape kernel rates: the GEMM tile/wave model against its tile-by-tile oracle and its
 // large-GEMM limit, and the flash-attention table's interpolation.
-#include "planner/kernel_rates.h"
+#include "planner/model/kernel_rates.h"
 
 #include <cmath>
 
 #include <gtest/gtest.h>
 
-#include "planner/ops.h"
+#include "planner/model/ops.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 

@@ -1,7 +1,7 @@
-// Measured kernel tables (planner/kernel_table.h): the queries on a parsed table, a malformed
+// Measured kernel tables (planner/model/kernel_table.h): the queries on a parsed table, a malformed
 // file's error through kernel_table_for, and the planner taking the measured rates in place of
 // the anchored model. The format's own writer / reader tests: tests/shared/kernel_table_test.cpp.
-#include "planner/kernel_table.h"
+#include "planner/model/kernel_table.h"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "planner/ops.h"
-#include "planner/optimizer_step.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
+#include "planner/model/ops.h"
+#include "planner/model/optimizer_step.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/op_category.h"
@@ -174,7 +174,7 @@ TEST(KernelTable, PlanUsesTheTableOnlyForARuntimeOfItsTorchRelease) {
                                     4096, 1);
   c.runtime = "torchtitan-2024-10";  // SDPA's flash backend on H100; torch release unstated
   PlanOptions opt = resolve_plan_options(c, hw);
-  ASSERT_EQ(opt.torch_release, "unstated");
+  ASSERT_EQ(opt.torch_release, "");
   opt.op_breakdown = true;
   hw.gpu.kernel_table = kData + "kernels_synthetic.csv";  // measured with "torch 9.99.0+synthetic"
   EXPECT_EQ(kernel_table_for(hw.gpu.kernel_table).torch_release(), "9.99");
@@ -198,7 +198,7 @@ TEST(KernelTable, PlanUsesTheTableOnlyForARuntimeOfItsTorchRelease) {
   EXPECT_NEAR(op(measured, OpCategory::attention) / op(fitted, OpCategory::attention), 1.0, 1e-3);
   opt.attention_cudnn = true;  // cuDNN attention: the table's 350 TFLOP/s SDPA, not the preset's cuDNN fraction
   const Prediction cudnn = plan(c, hw, opt);
-  opt.torch_release = "unstated";
+  opt.torch_release = "";  // unstated
   const Prediction cudnn_fitted = plan(c, hw, opt);
   EXPECT_GT(std::abs(op(cudnn, OpCategory::attention) / op(cudnn_fitted, OpCategory::attention) - 1.0), 0.05);
   EXPECT_NEAR(op(cudnn, OpCategory::matmul) / op(measured, OpCategory::matmul), 1.0, 2e-3);

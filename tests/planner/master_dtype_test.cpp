@@ -6,11 +6,11 @@
 
 #include <string>
 
-#include "planner/goodput.h"
-#include "planner/memory_model.h"
-#include "planner/plan.h"
-#include "planner/published_csv.h"
-#include "planner/runtime.h"
+#include "planner/decide/goodput.h"
+#include "planner/model/memory_model.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/runtime_spec.h"

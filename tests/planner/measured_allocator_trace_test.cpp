@@ -1,4 +1,4 @@
-// The measured allocator trace reader and replay (planner/measured_allocator_trace.h), each
+// The measured allocator trace reader and replay (planner/model/allocator/measured_allocator_trace.h), each
 // checked against a second way of getting the same number:
 //  - a trace written from CachingAllocator's own run (its segment growth as segment_alloc or
 //    segment_map rows, recordStream frees as free_requested then a later free_completed)
@@ -6,7 +6,7 @@
 //    the same rules on the same sequence);
 //  - the running sums of a hand-written trace equal values computed by hand (tolerance 0);
 //  - bad files throw InputError naming the file and the line.
-#include "planner/measured_allocator_trace.h"
+#include "planner/model/allocator/measured_allocator_trace.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -20,7 +20,7 @@
 
 #include <fmt/format.h>
 
-#include "planner/caching_allocator.h"
+#include "planner/model/allocator/caching_allocator.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "planner/ac_policy.h"
-#include "planner/plan.h"
-#include "planner/published_csv.h"
-#include "planner/validate.h"
+#include "planner/model/ac_policy.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 #include "test_util.h"
 

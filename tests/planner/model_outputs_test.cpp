@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "planner/plan.h"
-#include "planner/runtime.h"
-#include "planner/simulator.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
+#include "planner/model/simulator.h"
 #include "shared/config_io.h"
 #include "test_util.h"
 

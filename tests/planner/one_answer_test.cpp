@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "planner/emit.h"
-#include "planner/emit_ecosystem.h"
-#include "planner/plan.h"
-#include "planner/run_validation.h"
-#include "planner/runtime.h"
-#include "planner/search.h"
+#include "planner/emit/emit.h"
+#include "planner/emit/emit_ecosystem.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/run_validation.h"
+#include "planner/model/runtime.h"
+#include "planner/decide/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/runtime_spec.h"

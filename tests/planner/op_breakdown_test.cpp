@@ -1,4 +1,4 @@
-// The planner's per-category breakdown of a step (planner/op_breakdown.h) against two other
+// The planner's per-category breakdown of a step (planner/model/op_breakdown.h) against two other
 // ways of computing the same time: the op lists costed in closed form here (each op's
 // forward + backward time, summed by category, times units, micro-steps and time share) and
 // the simulator's compute-stream busy time (Prediction::compute_s).
@@ -9,12 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "planner/ac_policy.h"
-#include "planner/efficiency.h"
-#include "planner/memory_model.h"
-#include "planner/op_breakdown.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
+#include "planner/model/ac_policy.h"
+#include "planner/model/efficiency.h"
+#include "planner/model/memory_model.h"
+#include "planner/model/op_breakdown.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
 #include "test_util.h"
 
 namespace shardcast::planner {

@@ -1,5 +1,5 @@
 // Compute model: hand-computed FLOPs, bytes and times of the op listing.
-#include "planner/ops.h"
+#include "planner/model/ops.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-// The optimizer step's kernels as each implementation runs them (planner/optimizer_step.h), and
+// The optimizer step's kernels as each implementation runs them (planner/model/optimizer_step.h), and
 // the plan's optimizer lane against that count.
-#include "planner/optimizer_step.h"
+#include "planner/model/optimizer_step.h"
 
 #include <gtest/gtest.h>
 
-#include "planner/plan.h"
+#include "planner/model/plan.h"
 #include "shared/hardware_spec.h"
 #include "test_util.h"
 

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "planner/published_csv.h"
-#include "planner/validate.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 #include "test_util.h"
 
@@ -116,7 +116,7 @@ struct OutsideBounds {
                                      // (its three rows -7.3 / -9.5 / -7.3 -> -2.6 / -3.4 / -2.6 %); 5.32 % before; 5.40 % on 52 figures since torchao's tensorwise Float8Linear keeps its fp8-cast input,
                                      // not the input (runtime term fp8_input_saved): lightning-thunder's 10 float8 rows
                                      // +12.6 ... +24.6 -> +7.7 ... +15.3 % over; 6.73 % before (the 38 of before 5.93 %); 5.93 % on 38 (the flash-backend row +5.7 %; 5.95 % before the PR #1196 row, +5.4 %; 6.45 % before torchtitan's eager block was replayed
-                                     // tensor by tensor, planner/block_tensor_sequence.h: the four March-2024
+                                     // tensor by tensor, planner/model/allocator/block_tensor_sequence.h: the four March-2024
                                      // eager rows -6.8 / -12.6 / -3.5 / -6.0 -> -1.8 / -2.1 / +1.7 / +5.3 %;
                                      // 7.01 % before the SDPA backend: the B200 rows' op SAC
                                      // does not keep cuDNN attention's output, +19.9 -> +13.1 %; 6.90 % before qkv_output_kept moved lightning-

@@ -1,6 +1,6 @@
-// Within-source pairs (planner/pairs.h): which rows pair, under which setting, and the ratio
+// Within-source pairs (planner/evidence/pairs.h): which rows pair, under which setting, and the ratio
 // error computed two ways; on configs/published/outside.csv, the decisions held as a bound.
-#include "planner/pairs.h"
+#include "planner/evidence/pairs.h"
 
 #include <cmath>
 #include <map>
@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "planner/published_csv.h"
-#include "planner/validate.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_schema.h"
 #include "test_util.h"
 

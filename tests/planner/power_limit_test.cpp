@@ -1,4 +1,4 @@
-// A GPU board power limit (planner/power_limit.h): the cube-root clock law and a preset's own
+// A GPU board power limit (planner/model/power_limit.h): the cube-root clock law and a preset's own
 // datasheet curve against datasheets that state one GPU at two board powers, the limit each
 // source of it resolves to and its errors, and what it does to a plan — compute rates fall, HBM
 // and links do not, MFU stays against the rated peak.
@@ -7,10 +7,10 @@
 #include <cmath>
 #include <string>
 
-#include "planner/plan.h"
-#include "planner/power_limit.h"
-#include "planner/published_csv.h"
-#include "planner/runtime.h"
+#include "planner/model/plan.h"
+#include "planner/model/power_limit.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "test_util.h"

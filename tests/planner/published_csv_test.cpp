@@ -1,14 +1,14 @@
 // Published-runs CSV: quoting, column order, skip reasons; validation on the bundled table.
-#include "planner/published_csv.h"
+#include "planner/evidence/published_csv.h"
 
 #include <cmath>
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
-#include "planner/plan.h"
-#include "planner/runtime.h"
-#include "planner/validate.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "test_util.h"
@@ -176,7 +176,7 @@ TEST(Csv, CudnnAttentionColumn) {
       << rows[4].skip_reason;
 }
 
-// power_limit_w: the row's board power limit (planner/power_limit.h); empty = the preset's; a
+// power_limit_w: the row's board power limit (planner/model/power_limit.h); empty = the preset's; a
 // value that is not > 0 skips the row with a reason naming the column.
 TEST(Csv, PowerLimitColumn) {
   const auto rows = parse_published_csv(header_with("power_limit_w") + row_with("a", "750") + row_with("b", "") +

@@ -1,8 +1,8 @@
-// A reference run (planner/reference_run.h): its own config comes back as measured, another
+// A reference run (planner/evidence/reference_run.h): its own config comes back as measured, another
 // config keeps the model's ratio to it, refusals name the flag, reference_pairs() against hand
 // arithmetic, the band's TOML, and on the published sets never fitted on, the error held as a
 // regression bound.
-#include "planner/reference_run.h"
+#include "planner/evidence/reference_run.h"
 
 #include <cmath>
 #include <filesystem>
@@ -13,15 +13,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/emit.h"
-#include "planner/error_band.h"
-#include "planner/import/run_import.h"
-#include "planner/import/train_log.h"
-#include "planner/pairs.h"
-#include "planner/plan.h"
-#include "planner/published_csv.h"
-#include "planner/runtime.h"
-#include "planner/validate.h"
+#include "planner/emit/emit.h"
+#include "planner/evidence/error_band.h"
+#include "planner/evidence/import/run_import.h"
+#include "planner/evidence/import/train_log.h"
+#include "planner/evidence/pairs.h"
+#include "planner/evidence/predict.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/model/runtime.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -70,7 +71,7 @@ Prediction plan_with(const TrainConfig& c, const ReferenceRun* ref) {
     opt.reference_level = ref->level();
     opt.reference_run = ref->dir;
   }
-  return plan(c, hw, opt);
+  return predict(c, hw, opt);
 }
 
 // The reference's own config comes back as what it measured (tokens/s, and the step time that

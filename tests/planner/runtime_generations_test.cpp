@@ -5,14 +5,15 @@
 
 #include <gtest/gtest.h>
 
-#include "planner/ac_policy.h"
-#include "planner/efficiency.h"
-#include "planner/emit.h"
-#include "planner/ops.h"
-#include "planner/plan.h"
-#include "planner/published_csv.h"
-#include "planner/runtime.h"
-#include "planner/validate.h"
+#include "planner/model/ac_policy.h"
+#include "planner/model/efficiency.h"
+#include "planner/emit/emit.h"
+#include "planner/model/ops.h"
+#include "planner/evidence/predict.h"
+#include "planner/model/plan.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/model/runtime.h"
+#include "planner/evidence/validate.h"
 #include "shared/errors.h"
 #include "shared/op_category.h"
 #include "shared/config_io.h"
@@ -29,7 +30,7 @@ Prediction plan_8b(const std::string& gpu, int gpus, const std::string& runtime)
                                     8192, 1);
   c.runtime = runtime;
   const HardwareSpec hw = load_hardware(gpu);
-  return plan(c, hw, resolve_plan_options(c, hw));
+  return predict(c, hw, resolve_plan_options(c, hw));  // with its band (evidence/predict.h)
 }
 
 TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
@@ -235,7 +236,7 @@ TEST(RuntimeGenerations, KempnerForgeRowsTakeItsProfile) {
     EXPECT_EQ(c.cfg.precision.reduce_dtype, "fp32") << r.row_id;
     EXPECT_GT(c.cfg.training.grad_accum, 1) << r.row_id;  // so the sync term matters for every row
     EXPECT_FALSE(c.options.sync_every_micro_step) << r.row_id;
-    EXPECT_EQ(c.options.unsynced_gradient_dtype, "reduce_dtype") << r.row_id;
+    EXPECT_EQ(c.options.unsynced_gradient_dtype, UnsyncedGradDtype::reduce_dtype) << r.row_id;
     EXPECT_FALSE(c.options.root_unit) << r.row_id;
     EXPECT_EQ(c.options.cross_entropy, CrossEntropyImpl::native) << r.row_id;
   }

@@ -1,4 +1,4 @@
-// The precision a config leaves unset is the runtime's own (planner/runtime.h
+// The precision a config leaves unset is the runtime's own (planner/model/runtime.h
 // take_runtime_precision): every shipped runtime plans its own defaults without a refusal,
 // a given key is never replaced, and search starts from the same values plan takes.
 #include <gtest/gtest.h>
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "planner/plan.h"
-#include "planner/runtime.h"
-#include "planner/search.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
+#include "planner/decide/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/runtime_spec.h"

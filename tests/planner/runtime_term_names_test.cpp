@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "planner/ops.h"
-#include "planner/simulator.h"
+#include "planner/model/ops.h"
+#include "planner/model/simulator.h"
 #include "shared/runtime_spec.h"
 #include "tests/shared/enum_names_check.h"
 

@@ -3,7 +3,7 @@
 // exposed communication, 16384 GPUs, and goodput under failures (goodput.h) with its flag.
 #include <gtest/gtest.h>
 
-#include "planner/scale.h"
+#include "planner/decide/scale.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 

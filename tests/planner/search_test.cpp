@@ -8,10 +8,10 @@
 #include <optional>
 #include <set>
 
-#include "planner/pareto.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
-#include "planner/search.h"
+#include "planner/decide/pareto.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
+#include "planner/decide/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
 

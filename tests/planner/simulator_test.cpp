@@ -1,6 +1,6 @@
 // Step simulator against closed forms: a chain with no overlap is a sum, compute-bound and
 // communication-bound steps are the bound lane plus the ends, memory is read off the timeline.
-#include "planner/simulator.h"
+#include "planner/model/simulator.h"
 
 #include <gtest/gtest.h>
 

@@ -9,9 +9,9 @@
 #include <numeric>
 #include <string>
 
-#include "planner/memory_model.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
+#include "planner/model/memory_model.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
 #include "shared/errors.h"
 #include "test_util.h"
 

@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
-#include "planner/ops.h"
-#include "planner/published_csv.h"
-#include "planner/validate.h"
+#include "planner/model/ops.h"
+#include "planner/evidence/published_csv.h"
+#include "planner/evidence/validate.h"
 #include "shared/config_io.h"
 #include "shared/prediction.h"
 #include "shared/train_config.h"

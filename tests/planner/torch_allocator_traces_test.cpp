@@ -1,4 +1,4 @@
-// The caching allocator model (planner/caching_allocator.h) against torch 2.11's own CUDA
+// The caching allocator model (planner/model/allocator/caching_allocator.h) against torch 2.11's own CUDA
 // caching allocator: the traces shardcast-train recorded on one H200 with --allocator-trace
 // (docs/gpu-runs/2026-11-27-h200-b/allocator-trace/*.csv.xz: llama3.2-1b at micro-batch 2 and
 // 8 and a 25-layer llama3-8b shape at micro-batch 2, full activation checkpointing, six steps
@@ -19,7 +19,7 @@
 
 #include <gtest/gtest.h>
 
-#include "planner/measured_allocator_trace.h"
+#include "planner/model/allocator/measured_allocator_trace.h"
 
 namespace shardcast::planner {
 namespace {

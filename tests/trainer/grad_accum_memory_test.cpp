@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 
 #include "harness.h"
-#include "planner/plan.h"
-#include "planner/runtime.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
 #include "trainer/train/memory.h"
 
 namespace shardcast::trainer::testing {

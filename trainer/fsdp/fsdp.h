@@ -69,6 +69,7 @@
 #include "shared/train_config.h"
 #include "trainer/comm/collectives.h"
 #include "trainer/comm/side_stream.h"
+#include "trainer/fsdp/flat_unit.h"
 #include "trainer/model/llama.h"
 
 namespace shardcast::trainer {
@@ -106,30 +107,6 @@ struct StateBytes {
   int64_t grads = 0;       // gradient shards
   int64_t optimizer = 0;   // AdamW exp_avg + exp_avg_sq
   int64_t total() const { return params + grads + optimizer; }
-};
-
-struct FlatUnit {
-  int index = 0;
-  std::vector<ParamInfo> params;
-  std::vector<int64_t> split_sizes;   // param numels, then the padding (if any)
-  int64_t numel = 0;                  // unpadded elements
-  int64_t padded_numel = 0;           // multiple of the shard group size
-  int64_t shard_numel = 0;            // padded_numel / shard group size
-  bool reshard_after_forward = true;
-  bool checkpoint = false;            // block recomputed in backward
-  at::Tensor shard;                   // (shard_numel) fp32 leaf, requires grad: the master
-  at::Tensor grad;                    // (shard_numel) fp32 gradient shard
-  // zero_grad leaves `grad` stale instead of writing zeros: it reads as zero, and the step's
-  // first reduction writes it (scale · reduced) where later ones add, one pass fewer each way.
-  bool grad_stale = false;
-  at::Tensor exp_avg, exp_avg_sq;     // (shard_numel) fp32 AdamW state
-  // Gathered parameters (padded_numel) in param_dtype. Storage may be 0 bytes (resharded)
-  // while autograd still holds views of it. For a shard group of one it aliases `shard`.
-  at::Tensor full;
-  bool issued = false;                // gather issued (or full is valid)
-  PendingWork work;                   // the gather in flight
-  at::Tensor send;                    // the param_dtype shard being sent
-  at::Tensor acc;                     // (padded_numel) fp32 unsynced gradient sum (sync_every_micro_step = false)
 };
 
 class FsdpModel {

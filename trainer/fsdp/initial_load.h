@@ -33,7 +33,7 @@
 
 #include "shared/model_spec.h"
 #include "trainer/comm/collectives.h"
-#include "trainer/fsdp/fsdp.h"
+#include "trainer/fsdp/flat_unit.h"
 
 namespace shardcast::trainer {
 

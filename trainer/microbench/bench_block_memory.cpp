@@ -1,6 +1,6 @@
 // bench_block_memory: what one FSDP unit of the CPU trainer keeps for backward and how high
 // its live tensor bytes go, counted by the trainer's counting allocator (trainer/train/memory.h),
-// per token, for the planner's CPU memory terms (planner/plan.h attention_materialized,
+// per token, for the planner's CPU memory terms (planner/model/plan.h attention_materialized,
 // docs/validation.md "CPU runs"). Prints a table; no thresholds.
 //   bench_block_memory [MODEL=tiny-2l] [MICRO_BATCH=8] [SEQ_LEN=128]
 #include <cstdio>

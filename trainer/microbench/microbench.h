@@ -7,10 +7,10 @@
 // (trainer/comm: all_gather composed from list allgather, all_reduce; reduce_scatter is an
 // all_reduce of the full buffer there) on loopback with 2 and 4 ranks, ranks as threads over
 // a HashStore, over message sizes. It reports raw points only: the planner's calibration
-// fits t = latency + bytes/bandwidth to them (planner/calibrate.h); the JSON
+// fits t = latency + bytes/bandwidth to them (planner/evidence/calibrate.h); the JSON
 // (`shardcast-train microbench --json`) is its input, since the planner never links LibTorch.
 // What it is not: a performance test (no thresholds) and not the planner's mapping of these
-// numbers to a hardware profile (planner/calibrate.h). Call from the main thread; it spawns
+// numbers to a hardware profile (planner/evidence/calibrate.h). Call from the main thread; it spawns
 // and joins its own rank threads.
 #pragma once
 

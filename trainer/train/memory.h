@@ -40,7 +40,7 @@ int64_t alloc_retries();             // count
 // std::logic_error. Start it after use_cuda_device and before the first CUDA tensor, so the
 // sequence is whole. At most `max_entries` entries are kept (a ring: the oldest go first).
 void start_allocator_trace(size_t max_entries);
-// Write the trace recorded so far to `path` in the format planner/measured_allocator_trace.h
+// Write the trace recorded so far to `path` in the format planner/model/allocator/measured_allocator_trace.h
 // reads (one CSV row per entry after one `# key=value` header line), whole or not at all
 // (write_file_atomic). max_reserved / max_active: the run's peaks over its steps, as its
 // metrics report them  // bytes

@@ -7,7 +7,7 @@
 // can re-predict the run later (`shardcast calibrate --runs`); format_validation() is the
 // table printed at the end of a run and by `shardcast validate RUN_DIR`.
 // What it is not: the measuring (train/) or the planner's summary over many runs
-// (planner/run_validation.h). No LibTorch. Pure functions, thread-safe.
+// (planner/evidence/run_validation.h). No LibTorch. Pure functions, thread-safe.
 #pragma once
 
 #include <filesystem>

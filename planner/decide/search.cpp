@@ -1,0 +1,440 @@
+#include "planner/evidence/predict.h"
+#include "planner/decide/search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "planner/evidence/decision_error.h"
+#include "planner/evidence/pairs.h"
+#include "planner/decide/pareto.h"
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+namespace {
+
+constexpr double kGiB = double(1ull << 30);
+
+double runtime_overhead_bytes(const Prediction& p) {
+  for (const auto& m : p.memory)
+    if (m.name == "runtime_overhead") return m.bytes;
+  return 0;
+}
+
+// Hybrid shard-group sizes worth trying: powers of two and node multiples (gpn · 2^k), from 2
+// up to gpus/2, that divide gpus. gpus itself is full_shard and 1 is no_shard.
+std::vector<int> default_hsdp_sizes(int gpus, int gpn) {
+  std::set<int> sizes;
+  for (int s = 2; s <= gpus / 2; s *= 2)
+    if (gpus % s == 0) sizes.insert(s);
+  for (int64_t s = gpn; s <= gpus / 2; s *= 2)
+    if (s >= 2 && gpus % s == 0) sizes.insert(int(s));
+  return {sizes.begin(), sizes.end()};
+}
+
+struct AcChoice {
+  AcMode mode;
+  double ratio;
+};
+
+// none, each selective ratio that differs from none and full for this depth, full.
+std::vector<AcChoice> ac_choices(const SearchSpace& space, int n_layers) {
+  std::vector<AcChoice> out{{AcMode::none, 1.0}};
+  std::set<int> seen_counts;
+  for (double r : space.selective_ratios) {
+    if (!(r > 0 && r <= 1))
+      throw UsageError(fmt::format("search: selective ratio {} is not in (0, 1]", r));
+    ActivationCheckpointingConfig ac;
+    ac.mode = AcMode::selective;
+    ac.ratio = r;
+    const int n = int(std::lround(ac.recompute_fraction(n_layers) * n_layers));
+    if (n == 0 || n == n_layers || !seen_counts.insert(n).second) continue;
+    out.push_back({AcMode::selective, r});
+  }
+  out.push_back({AcMode::full, 1.0});
+  return out;
+}
+
+std::string strategy_label(const TrainConfig& c) {
+  if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
+    return fmt::format("hybrid_shard/{}", c.parallelism.shard_group_size(c.world_size(),
+                                                                          c.cluster.gpus_per_node));
+  return to_string(c.parallelism.sharding_strategy);
+}
+
+std::string ac_label(const ActivationCheckpointingConfig& ac) {
+  if (ac.mode == AcMode::selective) return fmt::format("selective({:g})", ac.ratio);
+  return to_string(ac.mode);
+}
+
+// Cheap and exact-enough description of what separates the winner from a rival.
+std::string why_line(const SearchSpace& space, const HardwareSpec& hw, const SearchResult& r) {
+  if (r.ranked.empty()) return "";
+  const Candidate& w = r.ranked.front();
+  const Prediction& p = w.prediction;
+  const double budget = memory_budget_bytes(space, hw);
+  const double exposed_pct = 100.0 * p.exposed_comm_s / p.step_time_s;
+  std::string line = fmt::format(
+      "{} wins: {:.1f}% of the step is exposed communication ({:.3g} s of {:.3g} s), {:.1f} GiB "
+      "headroom under the {:.0f}% memory budget",
+      describe_config(w.config), exposed_pct, p.exposed_comm_s, p.step_time_s,
+      (budget - memory_needed_bytes(p)) / kGiB, 100 * space.max_mem_frac);
+  // The best candidate with another strategy (or, failing that, another AC mode).
+  const Candidate* rival = nullptr;
+  for (const auto& c : r.ranked) {
+    if (strategy_label(c.config) != strategy_label(w.config)) {
+      rival = &c;
+      break;
+    }
+  }
+  if (!rival && r.ranked.size() > 1) rival = &r.ranked[1];
+  if (rival) {
+    const Prediction& q = rival->prediction;
+    const double slower = 100.0 * (1.0 - q.tokens_per_s_per_gpu / p.tokens_per_s_per_gpu);
+    line += fmt::format("; next best {} is {:.1f}% slower ({:.1f}% exposed, {:.1f} GiB headroom)",
+                        describe_config(rival->config), slower,
+                        100.0 * q.exposed_comm_s / q.step_time_s,
+                        (budget - memory_needed_bytes(q)) / kGiB);
+    // The gap against the planner's measured error on such ratios (decision_error.h): the band
+    // of the one setting that differs, else the band over every pair. Measured on GPUs' published
+    // runs: not stated for a preset without an SM grid (the measured `cpu` profile).
+    const std::set<std::string> differ = settings_differing(w.config, rival->config);
+    const DecisionBand* band = shipped_decisions().band_for(differ.size() == 1 ? *differ.begin() : kEveryPair);
+    if (band && hw.gpu.sm_count > 0) {
+      const std::string what =
+          band->setting == kEveryPair ? "runs one setting apart" : "runs apart in " + band->setting;
+      line += fmt::format(
+          "; {} the 1σ error of the planner's throughput ratios between published {} (±{:.1f}% over {} pairs, "
+          "configs/decisions.toml){}",
+          slower < 100 * band->rel_1sigma ? "within" : "beyond", what, 100 * band->rel_1sigma, band->n_pairs,
+          slower < 100 * band->rel_1sigma ? ": measure both before choosing" : "");
+    }
+  }
+  return line;
+}
+
+}  // namespace
+
+double memory_needed_bytes(const Prediction& p) {
+  return p.mem_reserved_bytes + runtime_overhead_bytes(p);
+}
+
+double memory_budget_bytes(const SearchSpace& space, const HardwareSpec& hw) {
+  return space.max_mem_frac * hw.gpu.hbm_bytes;
+}
+
+std::string describe_config(const TrainConfig& c) {
+  std::string s = fmt::format("{} mb {}x{} ac {}", strategy_label(c), c.training.micro_batch,
+                              c.training.grad_accum, ac_label(c.activation_checkpointing));
+  if (c.precision.reduce_dtype != "fp32") s += " reduce " + c.precision.reduce_dtype;
+  if (c.precision.master_dtype != "fp32") s += " master " + c.precision.master_dtype;
+  if (c.precision.compile) s += " compile";
+  if (c.precision.fp8_on()) s += std::string(" fp8 ") + to_string(c.precision.fp8);
+  return s;
+}
+
+void require_inter_node_network(const TrainConfig& c, const HardwareSpec& hw) {
+  if (c.cluster.nodes > 1 && !(effective_inter_node_bandwidth(c, hw) > 0))
+    throw UsageError(fmt::format(
+        "{} GPUs are {} nodes of {}, but hardware preset {} has no inter-node network (inter_node_gbps = 0); "
+        "use at most {} GPUs or give --inter-node-gbps",
+        c.world_size(), c.cluster.nodes, c.cluster.gpus_per_node, hw.name, c.cluster.gpus_per_node));
+}
+
+TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw) {
+  if (space.gpus < 1) throw UsageError(fmt::format("search: --gpus {} must be >= 1", space.gpus));
+  if (!(space.max_mem_frac > 0 && space.max_mem_frac <= 1))
+    throw UsageError(fmt::format("search: --max-mem-frac {} is not in (0, 1]", space.max_mem_frac));
+  TrainConfig c = space.base;
+  c.model = space.model;
+  c.model_preset = space.model_preset;
+  c.cluster.hardware = space.hardware.empty() ? hw.name : space.hardware;
+  int gpn = space.gpus_per_node > 0 ? space.gpus_per_node : hw.node.gpus_per_node;
+  if (space.gpus < gpn) gpn = space.gpus;
+  if (gpn < 1 || space.gpus % gpn != 0)
+    throw UsageError(fmt::format("search: --gpus {} is not a whole number of nodes of {} GPUs",
+                                 space.gpus, gpn));
+  c.cluster.gpus_per_node = gpn;
+  c.cluster.nodes = space.gpus / gpn;
+  c.cluster.inter_node_gbps = space.inter_node_gbps;
+  c.cluster.power_limit_w = space.power_limit_w;
+  c.training.seq_len = space.seq_len > 0 ? space.seq_len : space.model.max_seq_len;
+  if (c.training.seq_len > space.model.max_seq_len)
+    throw UsageError(fmt::format("search: --seq-len {} is above the model's max_seq_len {}",
+                                 c.training.seq_len, space.model.max_seq_len));
+  require_inter_node_network(c, hw);
+  if (hw.gpu.bf16_flops <= 0) c.precision.param_dtype = "fp32";  // e.g. the CPU profile
+  c.prediction = PredictionTable{};
+  return c;
+}
+
+Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& hw) {
+  const TrainConfig base = search_base_config(space, hw);
+  const int W = base.world_size();
+  const int gpn = base.cluster.gpus_per_node;
+  const int seq = base.training.seq_len;
+
+  std::vector<ShardingStrategy> strategies = space.strategies;
+  if (strategies.empty())
+    strategies = {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op,
+                  ShardingStrategy::hybrid_shard, ShardingStrategy::no_shard};
+  std::vector<std::pair<ShardingStrategy, int>> shardings;  // (strategy, hsdp_shard_size)
+  for (auto s : strategies) {
+    if (s != ShardingStrategy::hybrid_shard) {
+      // With one rank every strategy is the same computation: keep no_shard only.
+      if (W == 1 && s != ShardingStrategy::no_shard) continue;
+      shardings.push_back({s, 0});
+      continue;
+    }
+    const std::vector<int> sizes =
+        space.hsdp_shard_sizes.empty() ? default_hsdp_sizes(W, gpn) : space.hsdp_shard_sizes;
+    for (int g : sizes) {
+      if (g < 2 || g >= W || W % g != 0) continue;  // 1 = no_shard, W = full_shard
+      shardings.push_back({s, g});
+    }
+  }
+
+  // Batch blocks: lists of (micro_batch, grad_accum), micro-batch ascending. Free batch: one
+  // block per grad_accum. Fixed global batch: one block, grad_accum derived per micro-batch.
+  std::vector<int> mbs = space.micro_batches;
+  std::sort(mbs.begin(), mbs.end());
+  mbs.erase(std::unique(mbs.begin(), mbs.end()), mbs.end());
+  for (int mb : mbs)
+    if (mb < 1) throw UsageError(fmt::format("search: micro-batch {} must be >= 1", mb));
+  std::vector<std::vector<std::pair<int, int>>> batch_blocks;
+  int64_t mismatched = 0;
+  if (space.global_batch_tokens <= 0) {
+    for (int ga : space.grad_accums) {
+      if (ga < 1) throw UsageError(fmt::format("search: grad-accum {} must be >= 1", ga));
+      std::vector<std::pair<int, int>> block;
+      for (int mb : mbs) block.push_back({mb, ga});
+      batch_blocks.push_back(std::move(block));
+    }
+  } else {
+    std::vector<std::pair<int, int>> block;
+    for (int mb : mbs) {
+      const double per_micro_step = double(mb) * seq * W;  // tokens
+      const int64_t ga = std::llround(double(space.global_batch_tokens) / per_micro_step);
+      const double got = per_micro_step * double(std::max<int64_t>(ga, 1));
+      const double rel =
+          std::abs(got - double(space.global_batch_tokens)) / double(space.global_batch_tokens);
+      if (ga < 1 || rel > space.batch_tolerance || ga > (1 << 20)) {
+        ++mismatched;
+        continue;
+      }
+      block.push_back({mb, int(ga)});
+    }
+    if (!block.empty()) batch_blocks.push_back(std::move(block));
+  }
+
+  // AC levels, most checkpointed first (full, selective by falling ratio, none).
+  std::vector<AcChoice> acs = ac_choices(space, space.model.n_layers);
+  std::reverse(acs.begin(), acs.end());
+  std::stable_sort(acs.begin(), acs.end(), [&](const AcChoice& a, const AcChoice& b) {
+    ActivationCheckpointingConfig x{a.mode, a.ratio}, y{b.mode, b.ratio};
+    return x.recompute_fraction(space.model.n_layers) > y.recompute_fraction(space.model.n_layers);
+  });
+  const bool has_fp8 = hw.gpu.fp8_flops > 0 && base.precision.param_dtype != "fp32";
+  std::vector<bool> compiles{false};
+  if (space.allow_compile) compiles.push_back(true);
+  std::vector<Fp8Recipe> fp8s{Fp8Recipe::none};
+  if (space.reduce_dtypes.empty()) throw UsageError("search: no reduce dtype to try");
+  // A reduce dtype narrower than the parameters' fp32 is not a mixed-precision choice, and one
+  // rank reduces nothing: fp32 only then.
+  std::vector<std::string> reduce_dtypes = space.reduce_dtypes;
+  if (base.precision.param_dtype == "fp32" || W == 1) reduce_dtypes = {"fp32"};
+
+  // Only what the runtime can run (planner/model/runtime.h runtime_refusal names the same rules).
+  const RuntimeSpec& runtime = runtime_preset(base.runtime);
+  if (std::string why = devices_refusal(runtime, hw); !why.empty()) throw UsageError("search: " + why);
+  const RuntimeTerms& terms = runtime.terms_for(is_gpu(hw));
+  if (!terms.compile) compiles = {false};
+  // With --allow-fp8: every recipe the runtime runs (configs/runtimes/ fp8_recipes).
+  if (space.allow_fp8 && has_fp8)
+    for (const std::string& name : terms.fp8_recipes) {
+      const Fp8Recipe r = *parse_fp8_recipe(name);
+      if (space.fp8_recipes.empty() ||
+          std::find(space.fp8_recipes.begin(), space.fp8_recipes.end(), r) != space.fp8_recipes.end())
+        fp8s.push_back(r);
+    }
+  if (terms.reduce_dtype_is_param_dtype) {
+    reduce_dtypes = {base.precision.param_dtype};
+  } else {
+    std::vector<std::string> ok;
+    for (const auto& d : reduce_dtypes)
+      if (std::find(terms.reduce_dtypes.begin(), terms.reduce_dtypes.end(), d) != terms.reduce_dtypes.end())
+        ok.push_back(d);
+    if (ok.empty())
+      throw UsageError(fmt::format("search: runtime {} accepts reduce dtypes {}, none of those asked ({})", base.runtime,
+                                   fmt::join(terms.reduce_dtypes, ", "), fmt::join(reduce_dtypes, ", ")));
+    reduce_dtypes = ok;
+  }
+  if (std::string why = master_dtype_refusal(runtime, terms, base); !why.empty()) throw UsageError("search: " + why);
+  const std::string sync_refused = sync_every_micro_step_refusal(runtime, terms, base);
+  if (!sync_refused.empty()) throw UsageError("search: " + sync_refused);
+  if (!terms.selective_blocks)
+    acs.erase(std::remove_if(acs.begin(), acs.end(), [](const AcChoice& a) { return a.mode == AcMode::selective; }),
+              acs.end());
+  const bool selective_op = space.allow_selective_op && terms.selective_op;
+
+  // AC lattices: the block-level levels (ordered, prunable together) and, when allowed,
+  // torchtitan's op-level selective checkpointing as a lattice of its own (its memory is not
+  // ordered against the block-level ratios).
+  std::vector<std::vector<AcChoice>> lattices{acs};
+  if (selective_op) lattices.push_back({{AcMode::selective_op, 1.0}});
+  const size_t n_ac_total = acs.size() + (selective_op ? 1 : 0);
+
+  Enumeration e;
+  e.n_batch_mismatch = mismatched * int64_t(shardings.size() * n_ac_total * reduce_dtypes.size() *
+                                            compiles.size() * fp8s.size());
+  for (const auto& [strategy, hsdp] : shardings)
+    for (const std::string& rd : reduce_dtypes)
+      for (bool compile : compiles)
+        for (Fp8Recipe fp8 : fp8s)
+          for (const auto& block : batch_blocks)
+            for (const auto& lattice : lattices) {
+              e.blocks.push_back({e.configs.size(), int(lattice.size()), int(block.size())});
+              for (const AcChoice& ac : lattice)
+                for (const auto& [mb, ga] : block) {
+                  TrainConfig c = base;
+                  c.parallelism.sharding_strategy = strategy;
+                  c.parallelism.hsdp_shard_size = hsdp;
+                  c.training.micro_batch = mb;
+                  c.training.grad_accum = ga;
+                  c.activation_checkpointing.mode = ac.mode;
+                  c.activation_checkpointing.ratio = ac.ratio;
+                  c.precision.reduce_dtype = rd;
+                  c.precision.compile = compile;
+                  c.precision.fp8 = fp8;
+                  e.configs.push_back(std::move(c));
+                }
+            }
+  return e;
+}
+
+SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
+                    const std::function<void(double)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SearchResult r;
+  Enumeration e = enumerate_candidates(space, hw);
+  std::vector<TrainConfig>& cands = e.configs;
+  r.n_batch_mismatch = e.n_batch_mismatch;
+  r.n_candidates = int64_t(cands.size());
+  const size_t n = cands.size();
+  const double budget = memory_budget_bytes(space, hw);
+  auto memory_ok = [&](const Prediction& p) { return p.fits && memory_needed_bytes(p) <= budget; };
+  // One runtime for every candidate: the enumeration kept only what it can run.
+  // Terms that follow the config (sync_every_micro_step) come from the base every candidate copies.
+  PlanOptions opts = plan_options(runtime_preset(space.base.runtime), hw, space.base);
+  opts.replay_within_bytes = budget;  // the allocator replay only where the allocated peak fits
+  opts.reference_level = space.reference_level;
+  opts.reference_run = space.reference_run;
+
+  // Verdicts per candidate: predicted, or pruned (over budget by monotonicity).
+  std::vector<Prediction> preds(n);
+  std::vector<char> predicted(n, 0);
+  // Memory grows with the micro-batch only while grad_accum stays fixed along a block. With a
+  // fixed global batch, grad_accum falls as the micro-batch grows, and a runtime that keeps
+  // unsharded gradients across non-final micro-steps (sync_every_micro_step = false) needs
+  // less memory at grad_accum 1: no monotonicity to prune by.
+  const bool prune = space.prune && (opts.sync_every_micro_step || space.global_batch_tokens <= 0);
+  auto run_block = [&](const CandidateBlock& b) {
+    int limit = b.n_mb;  // columns >= limit are known to be over budget
+    for (int a = 0; a < b.n_ac; ++a) {
+      for (int m = 0; m < limit; ++m) {
+        const size_t i = b.begin + size_t(a) * b.n_mb + m;
+        preds[i] = predict(cands[i], hw, opts);
+        predicted[i] = 1;
+        // Prune on the allocated peak, which grows with the micro-batch; reserved need not
+        // (the caching allocator's rounding and splitting can favour a larger request).
+        if (prune && preds[i].mem_peak_bytes + runtime_overhead_bytes(preds[i]) > budget) {
+          limit = m;
+          break;
+        }
+      }
+    }
+  };
+
+  // Work distribution: blocks taken from an atomic counter; the calling thread works too and
+  // reports progress between its blocks.
+  const size_t nb = e.blocks.size();
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto work = [&](bool report) {
+    try {
+      for (;;) {
+        const size_t k = next.fetch_add(1);
+        if (k >= nb) break;
+        run_block(e.blocks[k]);
+        const size_t size = size_t(e.blocks[k].n_ac) * e.blocks[k].n_mb;
+        const size_t d = done.fetch_add(size) + size;
+        if (report && progress) progress(double(d) / double(n));
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (!error) error = std::current_exception();
+      next.store(nb);  // stop everyone
+    }
+  };
+  int threads = space.threads > 0 ? space.threads : int(std::thread::hardware_concurrency());
+  threads = std::max(1, std::min<int>(threads, int(nb)));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work, false);
+  work(true);
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+  if (progress) progress(1.0);
+
+  // Filter.
+  std::vector<size_t> feasible;
+  for (size_t i = 0; i < n; ++i) {
+    if (!predicted[i]) {
+      ++r.n_pruned;
+      ++r.n_over_memory;
+      continue;
+    }
+    ++r.n_evaluated;
+    const Prediction& p = preds[i];
+    if (!memory_ok(p) || !(p.tokens_per_s_per_gpu > 0)) {
+      ++r.n_over_memory;
+      continue;
+    }
+    feasible.push_back(i);
+  }
+  r.n_feasible = int64_t(feasible.size());
+
+  // Rank: tokens/s/GPU, then less memory, then enumeration order.
+  std::stable_sort(feasible.begin(), feasible.end(), [&](size_t a, size_t b) {
+    if (preds[a].tokens_per_s_per_gpu != preds[b].tokens_per_s_per_gpu)
+      return preds[a].tokens_per_s_per_gpu > preds[b].tokens_per_s_per_gpu;
+    return memory_needed_bytes(preds[a]) < memory_needed_bytes(preds[b]);
+  });
+  std::vector<double> mem, tput;
+  mem.reserve(feasible.size());
+  tput.reserve(feasible.size());
+  for (size_t i : feasible) {
+    mem.push_back(memory_needed_bytes(preds[i]));
+    tput.push_back(preds[i].tokens_per_s_per_gpu);
+  }
+  for (size_t k : pareto_front(mem, tput)) r.pareto.push_back({cands[feasible[k]], preds[feasible[k]]});
+  r.ranked.reserve(feasible.size());
+  for (size_t i : feasible) r.ranked.push_back({std::move(cands[i]), std::move(preds[i])});
+  r.why_winner = why_line(space, hw, r);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,150 @@
+// fms-fsdp's report block, printed by rank 0 every report_interval batches
+// (foundation-model-stack/fms-fsdp fms_fsdp/utils/train_utils.py train(), `print("key:", value)`):
+//   since 0e43c6a (2024-04-08, to 5a296af 2025-07): step, loss, LR, tokens seen, gradient norm,
+//     reserved memory, allocated memory, current step time, overall step time,
+//     current token per gpu per sec, overall token per gpu per sec, overall token per day
+//   ffbe07a – 0e43c6a^ (2024-03): step, tokens seen, loss, gradient norm, speed for these N
+//     steps, overall speed, LR, reserved memory, allocated memory, current token per gpu per sec,
+//     overall token per gpu per sec, overall token per day
+//   before ffbe07a (2024-03): as above with "active memory" for allocated, no current rate,
+//     "token per day"
+// Memory is torch.cuda.max_memory_reserved / max_memory_allocated in bytes (peaks since the
+// previous batch: train() resets them every batch); times are seconds per batch; rates are
+// tokens/s per GPU. A block starts at "step:"; lines that are not "key: value" of a known key
+// are skipped.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "planner/evidence/import/train_log.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+namespace {
+
+enum class Field {
+  step, loss, lr, tokens_seen, grad_norm, reserved, allocated, step_time, overall_step_time,
+  tps, overall_tps, tokens_per_day
+};
+
+// The key before ':' -> field. "speed for these N steps" is matched separately.
+const std::map<std::string, Field>& fields() {
+  static const std::map<std::string, Field> f = {
+      {"step", Field::step},
+      {"loss", Field::loss},
+      {"LR", Field::lr},
+      {"tokens seen", Field::tokens_seen},
+      {"gradient norm", Field::grad_norm},
+      {"reserved memory", Field::reserved},
+      {"allocated memory", Field::allocated},
+      {"active memory", Field::allocated},
+      {"current step time", Field::step_time},
+      {"overall step time", Field::overall_step_time},
+      {"overall speed", Field::overall_step_time},
+      {"current token per gpu per sec", Field::tps},
+      {"overall token per gpu per sec", Field::overall_tps},
+      {"overall token per day", Field::tokens_per_day},
+      {"token per day", Field::tokens_per_day},
+  };
+  return f;
+}
+
+std::string shorten(const std::string& s) { return s.size() > 160 ? s.substr(0, 157) + "..." : s; }
+
+}  // namespace
+
+TrainLog parse_fms_fsdp_log(const std::string& text, const std::string& file) {
+  TrainLog log;
+  log.file = file;
+  log.format = "fms-fsdp";
+  std::istringstream in(text);
+  std::string raw;
+  int lineno = 0;
+  bool open = false;
+  LoggedStep cur;
+  bool has_loss = false, has_rate = false;
+  auto close = [&](bool last) {
+    if (!open) return;
+    open = false;
+    const bool complete = has_loss && (has_rate || cur.step_time_s) && cur.mem_reserved_bytes;
+    if (!complete) {
+      const std::string missing = !has_loss                ? "loss"
+                                  : !cur.mem_reserved_bytes ? "reserved memory"
+                                                            : "current token per gpu per sec' or 'current step time";
+      if (last) {
+        log.notes.push_back(fmt::format("{}:{}: last report block (step {}) incomplete (no '{}:'), skipped", file,
+                                        cur.line, cur.step, missing));
+        return;
+      }
+      throw InputError(fmt::format("{}:{}: fms-fsdp report block of step {} has no '{}:' line", file, cur.line,
+                                   cur.step, missing));
+    }
+    if (!log.steps.empty() && cur.step <= log.steps.back().step)
+      throw InputError(fmt::format("{}:{}: step {} after step {} (several runs in one log? import each run's log "
+                                   "separately)",
+                                   file, cur.line, cur.step, log.steps.back().step));
+    log.steps.push_back(cur);
+  };
+  while (std::getline(in, raw)) {
+    ++lineno;
+    std::string line = strip_ansi(raw);
+    // torchrun --tee prefix "[rank0]:" / "[default0]:".
+    if (!line.empty() && line[0] == '[') {
+      const size_t c = line.find("]:");
+      if (c != std::string::npos && c < 40) line = line.substr(c + 2);
+    }
+    const size_t colon = line.find(": ");
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, colon);
+    std::string value = line.substr(colon + 2);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.pop_back();
+    Field f;
+    if (const auto it = fields().find(key); it != fields().end()) {
+      f = it->second;
+    } else if (key.rfind("speed for these ", 0) == 0) {
+      f = Field::step_time;  // "speed for these N steps": seconds per batch over the interval
+    } else {
+      continue;
+    }
+    const auto n = parse_logged_number(value);
+    if (!n)
+      throw InputError(fmt::format("{}:{}: '{}:' value '{}' is not a number in fms-fsdp report line: {}", file,
+                                   lineno, key, shorten(value), shorten(line)));
+    if (f == Field::step) {
+      close(false);
+      if (*n != std::floor(*n) || *n < 0 || *n > 2e9 || value.find_first_of(".eE,") != std::string::npos)
+        throw InputError(fmt::format("{}:{}: step '{}' is not a step number", file, lineno, value));
+      cur = LoggedStep{};
+      cur.step = int(*n);
+      cur.line = lineno;
+      has_loss = has_rate = false;
+      open = true;
+      continue;
+    }
+    if (!open) continue;  // a report line before the first step: not part of a block
+    auto nonneg = [&](double x) {
+      if (!(x >= 0) || !std::isfinite(x))
+        throw InputError(fmt::format("{}:{}: '{}:' {} is not a non-negative finite number", file, lineno, key, value));
+      return x;
+    };
+    switch (f) {
+      case Field::loss: cur.loss = *n; has_loss = true; break;
+      case Field::lr: cur.lr = *n; break;
+      case Field::grad_norm: cur.grad_norm = *n; break;
+      case Field::reserved: cur.mem_reserved_bytes = nonneg(*n); break;
+      case Field::allocated: cur.mem_allocated_bytes = nonneg(*n); break;
+      case Field::step_time: cur.step_time_s = nonneg(*n); break;
+      case Field::tps: cur.tps = nonneg(*n); has_rate = true; break;
+      default: break;  // overall (since start) and cumulative counts are not per-step numbers
+    }
+  }
+  close(true);
+  // Before ffbe07a there is no per-interval rate: the caller derives it from the step time.
+  return log;
+}
+
+}  // namespace shardcast::planner

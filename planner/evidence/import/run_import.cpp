@@ -1,0 +1,196 @@
+// Logged steps + configuration -> RunReport, run.toml, import.json. See run_import.h.
+#include "planner/evidence/predict.h"
+#include "planner/evidence/import/run_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const HardwareSpec& hw, int warmup) {
+  if (warmup < 0) throw UsageError(fmt::format("import: --warmup {} (allowed: 0 or more logged steps)", warmup));
+  if (log.steps.empty())
+    throw InputError(fmt::format(
+        "{}: no {} step found (expected {}); is this the training log of rank 0?", log.file, log.format,
+        log.format == "torchtitan" ? "metric lines like 'step: 10  loss:  7.8234  memory: 61.37GiB(77.58%)  tps: 5,200 ...'"
+                                   : "report blocks starting with a line 'step: 100'"));
+  const int last = log.steps.back().step;
+  if (last <= warmup)
+    throw UsageError(fmt::format("import: --warmup {} leaves no step: the last step logged in {} is {} (use a warm-up "
+                                 "below {})",
+                                 warmup, log.file, last, last));
+  ImportedRun r;
+  r.cfg = cfg_in;
+  // The log's software ("torchtitan" | "fms-fsdp": runtime preset names, their newest
+  // generation), or the generation of it the configuration names (import --runtime; the CLI
+  // refuses a runtime of other software).
+  const bool generation = runtime_preset(cfg_in.runtime).framework == runtime_preset(log.format).framework;
+  r.cfg.runtime = generation ? cfg_in.runtime : log.format;
+  r.cfg.prediction = PredictionTable{};
+  validate_or_throw(r.cfg);
+  const std::string refusal = runtime_refusal(runtime_preset(r.cfg.runtime), r.cfg, hw);
+  if (!refusal.empty())
+    throw ConfigError(r.cfg.source_file.empty() ? "import" : r.cfg.source_file, "runtime",
+                      fmt::format("{} cannot have run this configuration: {}", r.cfg.runtime, refusal));
+
+  if (log.format == "fms-fsdp" && r.cfg.training.grad_accum != 1)
+    throw ConfigError(r.cfg.source_file.empty() ? "import" : r.cfg.source_file, "training.grad_accum",
+                      fmt::format("{}: fms-fsdp has no gradient accumulation (each logged step is one batch); use 1",
+                                  r.cfg.training.grad_accum));
+  const TrainConfig& c = r.cfg;
+  const int s = c.training.seq_len;
+  const double micro_tokens = double(c.training.micro_batch) * s;           // per GPU per micro-step
+  const double step_tokens = micro_tokens * c.training.grad_accum;          // per GPU per step
+  const double peak = hw.peak_flops(c.precision.param_dtype);               // FLOP/s
+  const double fpt = c.model.flops_per_token(s);
+  const double fpt_titan = c.model.flops_per_token_torchtitan(s);
+  // Hardware FLOPs per token as the planner counts them for HFU (recomputed blocks, and the
+  // GEMMs op-level selective checkpointing recomputes): its prediction's HFU over its rate.
+  const Prediction pred = predict(c, hw, resolve_plan_options(c, hw));
+  const double hfpt = pred.hfu * peak / pred.tokens_per_s_per_gpu;
+
+  RunReport& rep = r.report;
+  rep.config_file = "run.toml";
+  rep.hardware = c.cluster.hardware;
+  rep.world_size = c.world_size();
+  rep.sharding_strategy = to_string(c.parallelism.sharding_strategy);
+  nlohmann::json steps_info = nlohmann::json::array();
+  std::vector<double> tps_steady, time_steady, logged_mfu_steady, fpt_logged;
+  double mem_res = 0, mem_alloc = 0;
+  bool any_alloc = false, any_reserved = false;
+  int used = 0;
+  for (const LoggedStep& l : log.steps) {
+    StepMetrics m;
+    m.step = l.step;
+    m.loss = l.loss;
+    m.lr = l.lr.value_or(0.0);
+    m.grad_norm = l.grad_norm.value_or(0.0);
+    m.tokens_per_s_per_gpu = l.tps;
+    if (!(m.tokens_per_s_per_gpu > 0) && l.step_time_s && *l.step_time_s > 0) m.tokens_per_s_per_gpu = micro_tokens / *l.step_time_s;  // fms-fsdp < ffbe07a
+    if (!(m.tokens_per_s_per_gpu > 0))
+      throw InputError(fmt::format("{}:{}: step {} logged no throughput (tokens/s 0)", log.file, l.line, l.step));
+    m.step_time_s = l.step_time_s && *l.step_time_s > 0 ? *l.step_time_s : step_tokens / m.tokens_per_s_per_gpu;
+    m.mfu = m.tokens_per_s_per_gpu * fpt / peak;
+    m.hfu = m.tokens_per_s_per_gpu * hfpt / peak;
+    m.mem_reserved_peak_bytes = l.mem_reserved_bytes;  // absent when not logged
+    m.mem_peak_bytes = l.mem_allocated_bytes.value_or(0.0);
+    rep.steps.push_back(m);
+    nlohmann::json si = {{"step", l.step}, {"line", l.line}, {"ranks", l.ranks}};
+    if (l.mfu_pct) si["mfu_logged_pct"] = *l.mfu_pct;
+    if (l.tflops) si["tflops_logged"] = *l.tflops;
+    steps_info.push_back(si);
+    if (l.step <= warmup) continue;
+    ++used;
+    tps_steady.push_back(m.tokens_per_s_per_gpu);
+    time_steady.push_back(m.step_time_s);
+    if (l.mfu_pct) logged_mfu_steady.push_back(*l.mfu_pct);
+    if (l.tflops && l.tps > 0) fpt_logged.push_back(*l.tflops * 1e12 / l.tps);
+    if (l.mem_reserved_bytes) {
+      any_reserved = true;
+      mem_res = std::max(mem_res, *l.mem_reserved_bytes);
+    }
+    if (l.mem_allocated_bytes) {
+      any_alloc = true;
+      mem_alloc = std::max(mem_alloc, *l.mem_allocated_bytes);
+    }
+  }
+  rep.tokens_per_s_per_gpu = median(tps_steady);
+  rep.median_step_time_s = median(time_steady);
+  rep.mfu = rep.tokens_per_s_per_gpu * fpt / peak;
+  rep.hfu = rep.tokens_per_s_per_gpu * hfpt / peak;
+  if (any_reserved) rep.mem_reserved_peak_bytes = mem_res;
+  rep.mem_peak_bytes = any_alloc ? mem_alloc : 0.0;
+
+  r.notes = log.notes;
+  r.notes.push_back(fmt::format("{} steps logged, {} after the warm-up (step > {}) summarised", log.steps.size(), used,
+                                warmup));
+  if (!any_alloc)
+    r.notes.push_back("the log has no allocated peak: mem_peak_bytes = 0 (not measured); validate compares the "
+                      "reserved peak (mem_reserved_peak_bytes) with the planner's reserved estimate");
+  if (log.format == "torchtitan")
+    r.notes.push_back(fmt::format("step time derived: micro_batch {} x seq_len {} x grad_accum {} tokens / tps",
+                                  c.training.micro_batch, s, c.training.grad_accum));
+  // torchtitan's tflops / tps is its FLOPs per token: a check of --model and --seq-len.
+  double fpt_log = 0;
+  if (!fpt_logged.empty()) {
+    fpt_log = median(fpt_logged);
+    const double rel = fpt_log / fpt_titan - 1;
+    if (std::abs(rel) > 0.03)
+      r.notes.push_back(fmt::format(
+          "warning: the log's FLOPs per token (tflops / tps = {:.4g}) differ by {:+.1f}% from torchtitan's count for "
+          "this configuration ({:.4g} for {} at seq_len {}): is --model or --seq-len right?",
+          fpt_log, 100 * rel, fpt_titan, c.model_label(), s));
+  }
+
+  nlohmann::json& info = r.info;
+  info = {{"schema", 1},
+          {"runtime", c.runtime},
+          {"log_file", log.file},
+          {"warmup", warmup},
+          {"steps_logged", log.steps.size()},
+          {"steps_summarised", used},
+          {"hardware", c.cluster.hardware},
+          {"peak_flops", peak},
+          {"flops_per_token",
+           {{"planner", fpt}, {"torchtitan", fpt_titan}, {"logged", fpt_log > 0 ? nlohmann::json(fpt_log) : nlohmann::json()}}},
+          {"summary",
+           {{"tokens_per_s_per_gpu", rep.tokens_per_s_per_gpu},
+            {"median_step_time_s", rep.median_step_time_s},
+            {"mfu_planner", rep.mfu},
+            {"mfu_torchtitan_convention", rep.tokens_per_s_per_gpu * fpt_titan / peak},
+            {"mfu_logged_pct", logged_mfu_steady.empty() ? nlohmann::json() : nlohmann::json(median(logged_mfu_steady))},
+            {"mem_reserved_peak_bytes", rep.mem_reserved_peak_bytes ? nlohmann::json(*rep.mem_reserved_peak_bytes) : nlohmann::json()},
+            {"mem_peak_bytes", rep.mem_peak_bytes}}},
+          {"conventions",
+           {{"mfu_planner", "6·N + 12·L·d·s FLOPs per token (N: all parameters), over the profile's dense peak for "
+                            "precision.param_dtype; run_report.json's mfu"},
+            {"mfu_torchtitan_convention", "6·(N − embedding) + 12·L·d·s FLOPs per token over the same peak"},
+            {"mfu_logged_pct", "as torchtitan logged it: its FLOP count over its own peak table (torchtitan/tools/utils.py "
+                               "get_peak_flops), in %; median over the summarised steps"}}},
+          {"steps", steps_info},
+          {"notes", r.notes}};
+  return r;
+}
+
+std::vector<std::string> write_run_dir(const ImportedRun& run, const std::string& dir) {
+  if (dir.empty()) throw UsageError("import: --out RUN_DIR is required");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("import: cannot create {}: {}", dir, ec.message()));
+  const std::string toml = fmt::format("# Imported by `shardcast import {}` from {}.\n", run.cfg.runtime,
+                                       run.info.value("log_file", std::string())) +
+                           write_train_config(run.cfg);
+  parse_train_config(toml, (fs::path(dir) / "run.toml").string());  // must read back
+  nlohmann::json rep = run.report;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"run.toml", toml}, {"run_report.json", rep.dump(2) + "\n"}, {"import.json", run.info.dump(2) + "\n"}};
+  std::vector<std::string> written;
+  for (const auto& [name, text] : files) {
+    const fs::path p = fs::path(dir) / name;
+    write_file_atomic(p, text);
+    written.push_back(p.string());
+  }
+  return written;
+}
+
+}  // namespace shardcast::planner

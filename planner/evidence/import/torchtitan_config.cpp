@@ -1,0 +1,191 @@
+// torchtitan v0.2.x job config -> the values of a plan. See torchtitan_config.h.
+#include "planner/evidence/import/torchtitan_config.h"
+
+#include <cmath>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "shared/config_io.h"
+#include "shared/errors.h"
+#include "shared/toml_reader.h"
+
+namespace shardcast::planner {
+
+namespace {
+
+// torchtitan model name + flavor -> shardcast model preset (same dimensions; torchtitan's
+// llama3 flavors are Llama 3.1: torchtitan/models/llama3/__init__.py llama3_configs).
+std::string preset_for(const std::string& name, const std::string& flavor) {
+  if (name == "llama3") {
+    if (flavor == "8B") return "llama3.1-8b";
+    if (flavor == "70B") return "llama3-70b";
+    if (flavor == "405B") return "llama3.1-405b";
+  }
+  if (name == "llama2") {
+    if (flavor == "7B") return "llama2-7b";
+    if (flavor == "13B") return "llama2-13b";
+    if (flavor == "70B") return "llama2-70b";
+  }
+  return "";
+}
+
+std::string dtype(const std::string& file, const std::string& key, const std::string& v) {
+  if (v == "bfloat16") return "bf16";
+  if (v == "float32") return "fp32";
+  if (v == "float16") return "fp16";
+  throw ConfigError(file, key, fmt::format("'{}' (allowed: bfloat16 | float32)", v));
+}
+
+}  // namespace
+
+TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::string& file) {
+  const toml::table root = parse_toml(text, file);
+  TorchtitanJob j;
+  j.file = file;
+  std::set<std::string> used;
+  auto node = [&](const std::string& sec, const std::string& key) -> const toml::node* {
+    const toml::table* t = root[sec].as_table();
+    if (!t) return nullptr;
+    const toml::node* n = t->get(key);
+    if (n) used.insert(sec + "." + key);
+    return n;
+  };
+  // An integer key in [lo, 2^30], or -1 where torchtitan gives -1 a meaning (minus_one).
+  auto get_int = [&](const std::string& sec, const std::string& key, std::optional<int>& out, int lo,
+                     const char* minus_one = nullptr) {
+    if (const auto* n = node(sec, key)) {
+      // value_exact: value<int64_t>() would convert a float node, out of int64's range undefined.
+      const auto v = n->value_exact<int64_t>();
+      const std::string allowed = fmt::format("an integer >= {}{}", lo, minus_one ? fmt::format(", or -1 ({})", minus_one) : "");
+      if (!v) throw ConfigError(file, sec + "." + key, "expected " + allowed);
+      if ((*v < lo && !(minus_one && *v == -1)) || *v > (1 << 30))
+        throw ConfigError(file, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
+      out = int(*v);
+    }
+  };
+  // A finite number > 0 (positive) or >= 0.
+  auto get_real = [&](const std::string& sec, const std::string& key, std::optional<double>& out, bool positive) {
+    if (const auto* n = node(sec, key)) {
+      const auto v = n->value<double>();
+      const char* allowed = positive ? "a finite number > 0" : "a finite number >= 0";
+      if (!(n->is_floating_point() || n->is_integer()) || !v) throw ConfigError(file, sec + "." + key, std::string("expected ") + allowed);
+      if (!std::isfinite(*v) || *v < 0 || (positive && *v == 0))
+        throw ConfigError(file, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
+      out = *v;
+    }
+  };
+  auto get_str = [&](const std::string& sec, const std::string& key, std::optional<std::string>& out) {
+    if (const auto* n = node(sec, key)) {
+      if (!n->is_string()) throw ConfigError(file, sec + "." + key, "expected a string");
+      out = **n->as_string();
+    }
+  };
+  std::optional<std::string> name, flavor;
+  get_str("model", "name", name);
+  get_str("model", "flavor", flavor);
+  if (!name || !flavor)
+    throw ConfigError(file, !name ? "model.name" : "model.flavor", "required (e.g. name = \"llama3\", flavor = \"8B\")");
+  j.model_name = *name;
+  j.flavor = *flavor;
+  j.model_preset = preset_for(j.model_name, j.flavor);
+  if (const auto* n = node("model", "converters")) {
+    const auto* a = n->as_array();
+    if (!a) throw ConfigError(file, "model.converters", "expected a list of converter names");
+    for (const auto& e : *a) {
+      if (!e.is_string()) throw ConfigError(file, "model.converters", "expected a list of converter names");
+      const std::string c = **e.as_string();
+      if (c == "quantize.linear.float8" || c == "float8")  // "float8": its name before v0.2
+        j.fp8 = "tensorwise";  // torchao's Float8LinearConfig() default; recipe_name below
+      else
+        throw ConfigError(file, "model.converters",
+                          fmt::format("converter '{}' is not modelled (the planner models quantize.linear.float8)", c));
+    }
+  }
+  // The float8 recipe (torchtitan/config/job_config.py Float8Linear.recipe_name, @e61f2cce4:
+  // Literal["tensorwise", "rowwise", "rowwise_with_gw_hp"] | None; None = tensorwise).
+  for (const std::string sec : {"quantize.linear.float8", "float8"}) {
+    const toml::node_view<const toml::node> v = root.at_path(sec + ".recipe_name");
+    if (!v) continue;
+    used.insert(sec + ".recipe_name");
+    const auto r = v.value<std::string>();
+    if (!r || !parse_fp8_recipe(*r) || *r == "none")
+      throw ConfigError(file, sec + ".recipe_name",
+                        fmt::format("expected one of \"tensorwise\" | \"rowwise\" | \"rowwise_with_gw_hp\" (torchao's "
+                                    "Float8LinearRecipeName)"));
+    if (!j.fp8.empty()) j.fp8 = *r;
+  }
+  get_int("training", "local_batch_size", j.local_batch_size, 1);
+  get_int("training", "global_batch_size", j.global_batch_size, 1, "local_batch_size x data-parallel ranks");
+  get_int("training", "seq_len", j.seq_len, 1);
+  get_int("training", "steps", j.steps, 1);
+  get_real("training", "max_norm", j.max_norm, true);
+  std::optional<std::string> p, r;
+  get_str("training", "mixed_precision_param", p);
+  get_str("training", "mixed_precision_reduce", r);
+  if (p) j.param_dtype = dtype(file, "training.mixed_precision_param", *p);
+  if (r) {
+    if (*r != "float32")
+      throw ConfigError(file, "training.mixed_precision_reduce",
+                        fmt::format("'{}': torchtitan accepts only \"float32\" (job_config.py Literal[\"float32\"])", *r));
+    j.reduce_dtype = "fp32";
+  }
+  get_int("parallelism", "data_parallel_shard_degree", j.dp_shard, 1, "the ranks left over");
+  get_int("parallelism", "data_parallel_replicate_degree", j.dp_replicate, 1);
+  get_str("parallelism", "fsdp_reshard_after_forward", j.reshard_after_forward);
+  if (j.reshard_after_forward && *j.reshard_after_forward != "default" && *j.reshard_after_forward != "always" &&
+      *j.reshard_after_forward != "never")
+    throw ConfigError(file, "parallelism.fsdp_reshard_after_forward",
+                      fmt::format("'{}' (allowed: default | always | never)", *j.reshard_after_forward));
+  for (const char* k : {"tensor_parallel_degree", "pipeline_parallel_degree", "context_parallel_degree",
+                        "expert_parallel_degree"}) {
+    std::optional<int> d;
+    get_int("parallelism", k, d, 1);
+    if (d && *d > 1)
+      throw ConfigError(file, std::string("parallelism.") + k,
+                        fmt::format("{}: the planner models data parallelism (FSDP/HSDP/DDP) only", *d));
+  }
+  get_str("activation_checkpoint", "mode", j.ac_mode);
+  get_str("activation_checkpoint", "selective_ac_option", j.selective_ac_option);
+  if (j.ac_mode && *j.ac_mode != "none" && *j.ac_mode != "full" && *j.ac_mode != "selective")
+    throw ConfigError(file, "activation_checkpoint.mode",
+                      fmt::format("'{}' is not modelled (allowed: none | full | selective)", *j.ac_mode));
+  if (const auto* n = node("compile", "enable")) {
+    if (!n->is_boolean()) throw ConfigError(file, "compile.enable", "expected true or false");
+    j.compile = **n->as_boolean();
+  }
+  get_real("optimizer", "lr", j.lr, true);
+  get_real("optimizer", "eps", j.eps, true);
+  get_real("optimizer", "weight_decay", j.weight_decay, false);
+  // torchtitan/config/job_config.py Optimizer.implementation: Literal["for-loop", "foreach", "fused"].
+  std::optional<std::string> impl;
+  get_str("optimizer", "implementation", impl);
+  if (impl) {
+    AdamwUpdate u{};
+    if (!parse_torchtitan_implementation(*impl, u))
+      throw ConfigError(file, "optimizer.implementation",
+                        fmt::format("'{}' (expected one of \"for-loop\" | \"foreach\" | \"fused\")", *impl));
+    j.adamw_update = u;
+  }
+  get_int("lr_scheduler", "warmup_steps", j.warmup_steps, 0);
+  // Every other key, for the note.
+  std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& pre) {
+    for (const auto& [k, v] : t) {
+      const std::string key = pre + std::string(k.str());
+      if (const auto* sub = v.as_table())
+        walk(*sub, key + ".");
+      else if (!used.count(key))
+        j.ignored.push_back(key);
+    }
+  };
+  walk(root, "");
+  return j;
+}
+
+TorchtitanJob read_torchtitan_job_toml(const std::string& path) {
+  return parse_torchtitan_job_toml(read_text(path), path);
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,174 @@
+// torchtitan's metric lines. Formats read (pytorch/torchtitan, each commit's logger.info call):
+//   2024 – 4e3266374^ (train.py):     step: %2  loss: %7.4f  memory: %5.2fGiB(%.2f%)  tps: {:,}  mfu: %.2f%
+//   4e3266374 (2025-02-18) adds       tflops: {:,.2f} before mfu
+//   a85e2a536 (2025-06-25) adds       grad_norm: %7.4f after loss
+//   later (components/metrics.py):    loss: %8.5f; since f113706c4 (2026-02-28) "mfu: N/A" under fp8/MX
+// each wrapped in ANSI colours (torchtitan/tools/utils.py Color), after the logger prefix
+// "[titan] DATE - NAME - INFO - " and, under torchrun --tee, a "[rank0]:" prefix. Memory is
+// torch.cuda.max_memory_reserved in GiB (and % of capacity); tps is tokens/s per device.
+// Other "key: value" pairs on a metric line (e.g. "| iso_tps: …" in forks) are skipped with
+// a note.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "planner/evidence/import/train_log.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+std::string trim_left(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  return s.substr(i);
+}
+
+// "[rank3]:rest" / "[default0]:rest" (torchrun --tee) -> rest; rank_key gets "rank3".
+std::string strip_rank_prefix(const std::string& s, std::string& rank_key) {
+  if (s.empty() || s[0] != '[') return s;
+  const size_t close = s.find("]:");
+  if (close == std::string::npos || close > 40) return s;
+  const std::string inside = s.substr(1, close - 1);
+  size_t i = 0;
+  while (i < inside.size() && std::isalpha(static_cast<unsigned char>(inside[i]))) ++i;
+  if (i == inside.size()) return s;  // no digits: "[titan]" is the logger's prefix, not a rank
+  for (size_t j = i; j < inside.size(); ++j)
+    if (!std::isdigit(static_cast<unsigned char>(inside[j]))) return s;
+  rank_key = inside;
+  return s.substr(close + 2);
+}
+
+std::string shorten(const std::string& s) { return s.size() > 160 ? s.substr(0, 157) + "..." : s; }
+
+}  // namespace
+
+TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) {
+  TrainLog log;
+  log.file = file;
+  log.format = "torchtitan";
+  std::map<int, size_t> by_step;
+  std::set<std::string> unknown_keys;
+  int validation_lines = 0, merged = 0;
+  std::istringstream in(text);
+  std::string raw;
+  int lineno = 0;
+  while (std::getline(in, raw)) {
+    ++lineno;
+    const std::string line = strip_ansi(raw);
+    std::string rank_key;
+    std::string msg = strip_rank_prefix(line, rank_key);
+    const size_t info = msg.find(" - INFO - ");
+    if (info != std::string::npos) msg = msg.substr(info + 10);
+    msg = trim_left(msg);
+    if (starts_with(msg, "validate step:")) {
+      ++validation_lines;
+      continue;
+    }
+    if (!starts_with(msg, "step:")) {
+      // A metric line under a logger format of its own: " step: N ... loss: ..." inside the line.
+      const size_t at = msg.find(" step:");
+      if (at == std::string::npos || msg.find(" loss:", at) == std::string::npos ||
+          (at >= 8 && msg.compare(at - 8, 8, "validate") == 0))
+        continue;
+      msg = msg.substr(at + 1);
+    }
+    auto fail = [&](const std::string& what) -> InputError {
+      return InputError(fmt::format("{}:{}: {} in torchtitan metric line: {}", file, lineno, what, shorten(line)));
+    };
+    std::istringstream toks(msg);
+    std::vector<std::string> t;
+    for (std::string w; toks >> w;)
+      if (w != "|") t.push_back(w);
+    LoggedStep s;
+    s.line = lineno;
+    bool has_step = false, has_loss = false, has_tps = false, has_mem = false;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const std::string& k = t[i];
+      if (k.size() < 2 || k.back() != ':') throw fail(fmt::format("expected 'key:' but found '{}'", k));
+      const std::string key = k.substr(0, k.size() - 1);
+      if (i + 1 >= t.size() || t[i + 1].back() == ':') throw fail(fmt::format("'{}' has no value", k));
+      const std::string v = t[++i];
+      auto number = [&](const std::string& x) {
+        const auto n = parse_logged_number(x);
+        if (!n) throw fail(fmt::format("{} '{}' is not a number", key, x));
+        return *n;
+      };
+      if (key == "step") {
+        const auto n = parse_logged_number(v);
+        if (!n || !(*n >= 0 && *n <= 2e9) || *n != std::floor(*n) || v.find_first_of(".eE,") != std::string::npos)
+          throw fail(fmt::format("step '{}' is not a step number", v));
+        s.step = int(*n);
+        has_step = true;
+      } else if (key == "loss") {
+        s.loss = number(v);
+        has_loss = true;
+      } else if (key == "grad_norm") {
+        s.grad_norm = number(v);
+      } else if (key == "memory") {
+        // "61.37GiB(77.58%)"
+        const size_t g = v.find("GiB");
+        if (g == std::string::npos) throw fail(fmt::format("memory '{}' is not NN.NNGiB(PP.PP%)", v));
+        const double gib = number(v.substr(0, g));
+        const std::string rest = v.substr(g + 3);
+        if (!rest.empty()) {
+          if (rest.size() < 3 || rest.front() != '(' || rest.compare(rest.size() - 2, 2, "%)") != 0 ||
+              !parse_logged_number(rest.substr(1, rest.size() - 3)))
+            throw fail(fmt::format("memory '{}' is not NN.NNGiB(PP.PP%)", v));
+        }
+        if (!(gib >= 0) || !std::isfinite(gib)) throw fail(fmt::format("memory '{}' is not a size", v));
+        s.mem_reserved_bytes = gib * double(1ull << 30);
+        has_mem = true;
+      } else if (key == "tps") {
+        s.tps = number(v);
+        if (!(s.tps >= 0) || !std::isfinite(s.tps)) throw fail(fmt::format("tps '{}' is not a rate", v));
+        has_tps = true;
+      } else if (key == "tflops") {
+        s.tflops = number(v);
+      } else if (key == "mfu") {
+        if (v != "N/A") {
+          if (v.back() != '%') throw fail(fmt::format("mfu '{}' is not PP.PP% or N/A", v));
+          s.mfu_pct = number(v.substr(0, v.size() - 1));
+        }
+      } else {
+        unknown_keys.insert(key);
+      }
+    }
+    if (!has_step) throw fail("no step number");
+    if (!has_loss) throw fail("no 'loss:'");
+    if (!has_mem) throw fail("no 'memory:'");
+    if (!has_tps) throw fail("no 'tps:'");
+    auto it = by_step.find(s.step);
+    if (it == by_step.end()) {
+      by_step[s.step] = log.steps.size();
+      log.steps.push_back(s);
+      continue;
+    }
+    // The same step again: another rank's line (LOG_RANK=0,1,... or every rank printing).
+    LoggedStep& m = log.steps[it->second];
+    m.tps = (m.tps * m.ranks + s.tps) / (m.ranks + 1);
+    m.mem_reserved_bytes = std::max(*m.mem_reserved_bytes, *s.mem_reserved_bytes);
+    ++m.ranks;
+    ++merged;
+  }
+  std::sort(log.steps.begin(), log.steps.end(),
+            [](const LoggedStep& a, const LoggedStep& b) { return a.step < b.step; });
+  if (merged > 0)
+    log.notes.push_back(fmt::format("{} metric lines repeated a step already logged (other ranks): tps averaged, "
+                                    "memory the maximum over them",
+                                    merged));
+  if (validation_lines > 0)
+    log.notes.push_back(fmt::format("{} 'validate step:' lines skipped (validation, not training)", validation_lines));
+  for (const auto& k : unknown_keys) log.notes.push_back(fmt::format("field '{}:' on metric lines ignored", k));
+  return log;
+}
+
+}  // namespace shardcast::planner

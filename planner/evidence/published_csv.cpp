@@ -1,0 +1,421 @@
+#include "planner/evidence/published_csv.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "planner/model/runtime.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+#include "shared/runtime_spec.h"
+
+namespace shardcast::planner {
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& label) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, any = false;
+  int line = 1, quote_line = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quoted) {
+      if (ch == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (ch == '\n') ++line;
+        field += ch;
+      }
+      continue;
+    }
+    if (ch == '"') {
+      quoted = true;
+      quote_line = line;
+      any = true;
+    } else if (ch == ',') {
+      row.push_back(std::move(field));
+      field.clear();
+      any = true;
+    } else if (ch == '\n' || ch == '\r') {
+      if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (any || !field.empty()) {
+        row.push_back(std::move(field));
+        rows.push_back(std::move(row));
+      }
+      row.clear();
+      field.clear();
+      any = false;
+      ++line;
+    } else {
+      field += ch;
+      any = true;
+    }
+  }
+  if (quoted)
+    throw InputError(label + ":" + std::to_string(quote_line) + ": unterminated quoted field");
+  if (any || !field.empty()) {
+    row.push_back(std::move(field));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+// The values a runtime term allows, as the runtime schema states them (shared/runtime_spec.cpp
+// kRuntimeTerms): a row's column that overrides that term takes the same names.
+std::string term_allowed(const std::string& key) {
+  const RuntimeTermSchema* t = find_runtime_term(key);
+  assert(t && "no runtime term of that name");
+  return t ? t->allowed : "";
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+class RowReader {
+ public:
+  RowReader(const std::map<std::string, size_t>& cols, const std::vector<std::string>& rec)
+      : cols_(cols), rec_(rec) {}
+  bool has(const std::string& c) const { return cols_.count(c) > 0; }
+  std::string get(const std::string& c) const {
+    auto it = cols_.find(c);
+    if (it == cols_.end() || it->second >= rec_.size()) return "";
+    return trim(rec_[it->second]);
+  }
+  // yes | no (any case), nullopt if empty; throws InputError (the skip reason) otherwise.
+  std::optional<bool> yes_no(const std::string& c) const {
+    const std::string v = lower(get(c));
+    if (v.empty()) return std::nullopt;
+    if (v != "yes" && v != "no") throw InputError(c + " '" + get(c) + "' (allowed: yes | no | empty)");
+    return v == "yes";
+  }
+  // A number, nullopt if empty; throws InputError (the skip reason) if malformed.
+  std::optional<double> number(const std::string& c) const {
+    const std::string v = get(c);
+    if (v.empty()) return std::nullopt;
+    size_t used = 0;
+    double d = 0;
+    try {
+      d = std::stod(v, &used);
+    } catch (const std::exception&) {  // std::stod: no number, or out of range
+      used = 0;
+    }
+    if (used != v.size() || !std::isfinite(d)) throw InputError("bad number '" + v + "' in column " + c);
+    return d;
+  }
+  // A measured figure: nullopt if empty (not measured); throws InputError unless positive.
+  std::optional<double> measured(const std::string& c) const {
+    auto v = number(c);
+    if (v && *v <= 0)
+      throw InputError("bad " + c + " '" + get(c) + "': a positive number is required (leave it empty: not measured)");
+    return v;
+  }
+  double required(const std::string& c) const {
+    auto v = number(c);
+    if (!v) throw InputError("missing " + c);
+    return *v;
+  }
+  int required_int(const std::string& c) const { return positive_int(c, required(c)); }
+
+  // An optional column that, when given, must be a positive integer.
+  std::optional<int> optional_int(const std::string& c) const {
+    if (auto v = number(c)) return positive_int(c, *v);
+    return std::nullopt;
+  }
+
+ private:
+  int positive_int(const std::string& c, double v) const {
+    // > INT_MAX: converting it to int is undefined behaviour (found by tests/fuzz/fuzz_published_csv).
+    if (v <= 0 || v != std::floor(v) || v > 2147483647.0)
+      throw InputError("bad " + c + " '" + get(c) + "': a positive integer is required");
+    return int(v);
+  }
+
+  const std::map<std::string, size_t>& cols_;
+  const std::vector<std::string>& rec_;
+};
+
+void fill_row(const RowReader& r, PublishedRow& row) {
+  // Set first, so that a skipped row still reports the GPU its source ran on.
+  row.cfg.cluster.hardware = r.get("gpu_type");
+  const std::string scope = lower(r.get("in_scope_fsdp_only"));
+  if (starts_with(scope, "no")) {
+    row.skip_reason = "out of scope: " + r.get("in_scope_fsdp_only");
+    return;
+  }
+  TrainConfig& cfg = row.cfg;
+  ModelSpec& m = cfg.model;
+  m.name = r.get("model");
+  m.n_layers = r.required_int("n_layers");
+  m.d_model = r.required_int("d_model");
+  m.n_heads = r.required_int("n_heads");
+  m.n_kv_heads = r.required_int("n_kv_heads");
+  m.ffn_dim = r.required_int("ffn_dim");
+  m.vocab = r.required_int("vocab");
+  cfg.training.seq_len = r.required_int("seq_len");
+  m.max_seq_len = cfg.training.seq_len;
+  const std::string mlp = lower(r.get("mlp_type"));
+  if (mlp.empty() || mlp == "swiglu") {
+    m.mlp_type = MlpType::swiglu;
+  } else if (starts_with(mlp, "gelu")) {
+    // README: the GELU family is MPT's (2-matrix MLP, tied embeddings, learned positions).
+    m.mlp_type = MlpType::gelu;
+    m.tied_embeddings = true;
+  } else {
+    throw InputError("unknown mlp_type '" + r.get("mlp_type") + "'");
+  }
+  if (m.n_heads % m.n_kv_heads != 0 || m.d_model % m.n_heads != 0)
+    throw InputError("inconsistent heads (d_model, n_heads, n_kv_heads)");
+
+  if (cfg.cluster.hardware.empty()) throw InputError("missing gpu_type");
+  const int n_gpus = r.required_int("n_gpus");
+  if (auto g = r.optional_int("gpus_per_node")) {
+    row.gpus_per_node_given = true;
+    cfg.cluster.gpus_per_node = *g;
+  } else {
+    cfg.cluster.gpus_per_node = 0;  // resolved from the preset by validate
+  }
+  cfg.cluster.inter_node_gbps = r.number("inter_node_gbps").value_or(0.0);
+  if (auto w = r.number("power_limit_w")) {  // empty = the preset's (planner/model/power_limit.h)
+    if (*w <= 0) throw InputError(fmt::format("power_limit_w {} is not allowed: must be > 0 W (empty = the preset's)", *w));
+    cfg.cluster.power_limit_w = *w;
+  }
+  row.n_gpus = n_gpus;
+
+  const std::string sk = r.get("sharding_key");
+  const std::string skl = lower(sk);
+  if (skl == "full_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::full_shard;
+  else if (skl == "shard_grad_op") cfg.parallelism.sharding_strategy = ShardingStrategy::shard_grad_op;
+  else if (skl == "hybrid_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::hybrid_shard;
+  else if (skl == "no_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::no_shard;
+  else throw InputError("sharding '" + sk + "' is out of scope");
+
+  const std::string ac = lower(r.get("ac_key"));
+  if (ac == "none") {
+    cfg.activation_checkpointing.mode = AcMode::none;
+  } else if (ac == "full") {
+    cfg.activation_checkpointing.mode = AcMode::full;
+  } else if (ac == "selective_op" ||
+             (ac == "selective" && lower(r.get("activation_checkpointing")).find("(op)") != std::string::npos)) {
+    // torchtitan's op-level selective checkpointing (selective_ac_option = "op").
+    cfg.activation_checkpointing.mode = AcMode::selective_op;
+    row.ac_ratio_origin = "op-level selective (torchtitan selective_ac_option=op)";
+  } else if (ac == "selective") {
+    cfg.activation_checkpointing.mode = AcMode::selective;
+    if (auto ratio = r.number("ac_ratio")) {
+      cfg.activation_checkpointing.ratio = *ratio;
+      row.ac_ratio_origin = "column";
+    } else {
+      auto mfu = r.number("measured_mfu"), hfu = r.number("measured_hfu");
+      if (mfu && hfu && *mfu > 0) {
+        // Block-level (fms-fsdp): HFU/MFU − 1 = fraction·(one block forward)/(model FLOPs), so
+        // the source's own figures say which fraction of blocks it recomputed.
+        const int s = cfg.training.seq_len;
+        const double model = m.flops_per_token(s);
+        const double extra = m.hardware_flops_per_token(s, 1.0) - model;
+        const double frac = (*hfu / *mfu - 1.0) * model / extra;
+        cfg.activation_checkpointing.ratio = std::clamp(frac, 0.05, 1.0);
+        row.ac_ratio_origin = "inferred from measured HFU/MFU";
+      } else {
+        throw InputError(
+            "ac_key 'selective' (block-level) needs the fraction of blocks checkpointed: set ac_ratio "
+            "(e.g. 0.5 = every other block) or measured_mfu and measured_hfu; torchtitan's op-level "
+            "selective checkpointing is ac_key 'selective_op'");
+      }
+    }
+  } else {
+    throw InputError(fmt::format("ac_key '{}' is unknown (allowed: {})", r.get("ac_key"), kAcModeNames));
+  }
+  cfg.training.micro_batch = r.required_int("micro_batch_per_gpu");
+  cfg.training.grad_accum = r.has("grad_accum") && !r.get("grad_accum").empty()
+                                ? r.required_int("grad_accum")
+                                : 1;
+  const std::string comp = lower(r.get("compile_key")), fp8 = lower(r.get("fp8_key"));
+  cfg.precision.compile = starts_with(comp, "yes");
+  // fp8_key: the float8 recipe the row ran (none | tensorwise | rowwise | rowwise_with_gw_hp);
+  // "yes" / "no" are the spellings of CSVs written before recipes (every such fp8 row ran
+  // tensorwise: float8_experimental, torchao's default, TransformerEngine's per-tensor scale).
+  if (fp8.empty() || fp8 == "no") cfg.precision.fp8 = Fp8Recipe::none;
+  else if (fp8 == "yes") cfg.precision.fp8 = Fp8Recipe::tensorwise;
+  else if (auto rec = parse_fp8_recipe(fp8)) cfg.precision.fp8 = *rec;
+  else throw InputError(fmt::format("fp8_key '{}' is unknown (allowed: {}; yes = tensorwise, no = none)",
+                                    r.get("fp8_key"), kFp8RecipeNames));
+  cfg.precision.param_dtype = "bf16";
+  // The software that ran the row: its runtime profile (configs/runtimes/) says what it does
+  // outside TrainConfig; validate.cpp resolves it with the row's hardware.
+  const std::string fw = r.get("framework"), notes = r.get("notes");
+  cfg.runtime = runtime_for_framework(fw, trim(r.get("framework_date")));
+  if (cfg.runtime.empty()) {
+    // A CSV without a framework column (or naming software without a profile) is still read, as
+    // the README's column list allows: torchtitan of the row's framework_date stands in for it,
+    // and the row says which runtime predicted it.
+    cfg.runtime = runtime_for_framework("torchtitan", trim(r.get("framework_date")));
+    row.framework_notes += "runtime " + cfg.runtime + " (framework '" + fw + "' has no profile in configs/runtimes/); ";
+  }
+  // Empty reduce and master cells are the runtime's own (take_runtime_precision, as a user's
+  // question), but Composer's mixed_precision PURE reduces in the compute dtype (the row's MP
+  // Mode says it).
+  const std::string reduce = lower(r.get("reduce_dtype")), master = lower(r.get("master_dtype"));
+  if (!master.empty() && master != "fp32" && master != "bf16")
+    throw InputError("master_dtype '" + r.get("master_dtype") + "' (allowed: fp32 | bf16 | empty)");
+  const bool pure = reduce.empty() && notes.find("mixed_precision=PURE") != std::string::npos;
+  cfg.precision.reduce_dtype = pure ? "bf16" : reduce;
+  cfg.precision.master_dtype = master;
+  take_runtime_precision(cfg, runtime_preset(cfg.runtime).terms_for(true), {!reduce.empty() || pure, !master.empty()});
+  if (reduce.empty())
+    row.framework_notes += "reduce_dtype " + cfg.precision.reduce_dtype + " (runtime " + cfg.runtime + "); ";
+  if (master.empty() && cfg.precision.master_dtype != "fp32")
+    row.framework_notes += "master_dtype " + cfg.precision.master_dtype + " (runtime " + cfg.runtime + "); ";
+  const std::string ce = lower(r.get("cross_entropy"));
+  if (!ce.empty()) {
+    CrossEntropyImpl impl;
+    if (!parse_cross_entropy(ce, impl))
+      throw InputError("unknown cross_entropy '" + r.get("cross_entropy") + "' (allowed: " +
+                       term_allowed("cross_entropy") + " | empty)");
+    row.cross_entropy = impl;
+  }
+  const std::string norm = lower(r.get("rmsnorm"));
+  if (!norm.empty()) {
+    NormImpl impl;
+    if (!parse_norm_impl(norm, impl))
+      throw InputError("unknown rmsnorm '" + r.get("rmsnorm") + "' (allowed: " + term_allowed("rmsnorm") + " | empty)");
+    row.rmsnorm = impl;
+  }
+  if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
+  row.fp8_weight_saved = r.yes_no("fp8_weight_saved");
+  row.expandable_segments = r.yes_no("expandable_segments");
+  row.cudnn_attention = r.yes_no("cudnn_attention");
+  const std::string update = lower(r.get("adamw_update"));
+  if (!update.empty()) {
+    AdamwUpdate u;
+    if (!parse_adamw_update(update, u))
+      throw InputError("unknown adamw_update '" + r.get("adamw_update") + "' (allowed: " + term_allowed("adamw_update") +
+                       " | empty)");
+    row.adamw_update = u;
+  }
+  cfg.model_preset = "";
+  cfg.source_file = "";
+}
+
+}  // namespace
+
+const std::vector<std::string>& published_required_columns() {
+  static const std::vector<std::string> cols = {"row_id",      "n_layers", "d_model", "n_heads",
+                                                "n_kv_heads",  "ffn_dim",  "vocab",   "seq_len",
+                                                "gpu_type",    "n_gpus",   "sharding_key", "ac_key",
+                                                "micro_batch_per_gpu", "measured_tokens_per_sec_per_gpu"};
+  return cols;
+}
+
+std::vector<PublishedRow> parse_published_csv(const std::string& text, const std::string& label,
+                                              const std::vector<Annotation>& annotations) {
+  auto records = parse_csv(text, label);
+  if (records.empty()) throw InputError(label + ": empty CSV");
+  if (records.size() < 2) throw InputError(label + ": no rows (only the header line)");
+  std::map<std::string, size_t> cols;
+  for (size_t i = 0; i < records[0].size(); ++i) cols[trim(records[0][i])] = i;
+  std::string missing;
+  for (const std::string& c : published_required_columns())
+    if (!cols.count(c)) missing += (missing.empty() ? "'" : ", '") + c + "'";
+  if (!missing.empty())
+    throw InputError(label + ": missing column(s) " + missing +
+                     " (the columns are listed in configs/published/README.md; empty cells mean unknown)");
+  // Annotations: fill empty cells (adding the column when the CSV lacks it).
+  std::map<size_t, std::string> filled;  // record index -> note
+  for (const Annotation& a : annotations) {
+    if (!cols.count(a.column)) {
+      const size_t idx = records[0].size();
+      records[0].push_back(a.column);
+      cols[a.column] = idx;
+    }
+    const size_t idx = cols.at(a.column);
+    for (size_t i = 1; i < records.size(); ++i) {
+      auto& rec = records[i];
+      if (cols.at("row_id") >= rec.size() || trim(rec[cols.at("row_id")]) != a.row_id) continue;
+      if (rec.size() <= idx) rec.resize(idx + 1);
+      if (!trim(rec[idx]).empty()) continue;  // never replace what the source CSV gives
+      rec[idx] = a.value;
+      filled[i] += a.column + "=" + a.value + " (annotation: " + a.source + "); ";
+    }
+  }
+  std::vector<PublishedRow> out;
+  out.reserve(records.size() - 1);
+  for (size_t i = 1; i < records.size(); ++i) {
+    PublishedRow row;
+    row.line = int(i) + 1;
+    RowReader r(cols, records[i]);
+    row.row_id = r.get("row_id");
+    row.source = r.has("source") ? r.get("source") : r.get("framework");
+    row.mem_metric = r.get("mem_metric");
+    if (filled.count(i)) row.framework_notes = filled[i];
+    try {
+      row.tokens_per_s_per_gpu = r.measured("measured_tokens_per_sec_per_gpu");
+      row.mfu = r.measured("measured_mfu");
+      row.hfu = r.measured("measured_hfu");
+      row.peak_mem_gib = r.measured("measured_peak_mem_gib");
+      fill_row(r, row);
+      if (!row.skipped() && !row.tokens_per_s_per_gpu && !row.peak_mem_gib)
+        row.skip_reason = "no measured tokens/s or memory";
+    } catch (const InputError& reason) {  // a row that cannot be predicted: skipped, with why
+      row.skip_reason = reason.what();
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+
+std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::vector<PublishedRow> read_published_csv(const std::string& path, const std::vector<Annotation>& annotations) {
+  return parse_published_csv(read_text(path), path, annotations);
+}
+
+std::vector<Annotation> read_annotations(const std::string& path) {
+  const auto records = parse_csv(read_text(path), path);
+  if (records.empty()) throw InputError(path + ": empty CSV");
+  std::map<std::string, size_t> cols;
+  for (size_t i = 0; i < records[0].size(); ++i) cols[trim(records[0][i])] = i;
+  for (const char* c : {"row_id", "column", "value", "source"})
+    if (!cols.count(c)) throw InputError(path + ": missing column '" + c + "'");
+  std::vector<Annotation> out;
+  for (size_t i = 1; i < records.size(); ++i) {
+    const auto& rec = records[i];
+    auto get = [&](const char* c) { return cols.at(c) < rec.size() ? trim(rec[cols.at(c)]) : std::string(); };
+    Annotation a{get("row_id"), get("column"), get("value"), get("source")};
+    if (a.row_id.empty() || a.column.empty() || a.value.empty() || a.source.empty())
+      throw InputError(path + ":" + std::to_string(i + 1) + ": row_id, column, value and source are all required");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,167 @@
+// Trainer run directories: read, re-predict, compare, summarise. See run_validation.h.
+#include "planner/evidence/predict.h"
+#include "planner/evidence/run_validation.h"
+#include "planner/evidence/run_dir.h"
+
+#include "planner/model/runtime.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/model/plan.h"
+#include "planner/evidence/reference_run.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double pct(double pred, double meas) { return meas != 0 ? 100.0 * (pred - meas) / meas : 0.0; }
+
+}  // namespace
+
+
+double RunComparison::err_step_pct() const { return pct(predicted_step_s, measured_step_s); }
+double RunComparison::err_mem_pct() const { return pct(predicted_mem_bytes, measured_mem_bytes); }
+double RunComparison::err_reserved_pct() const {
+  return measured_reserved_bytes > 0 ? pct(predicted_reserved_bytes, measured_reserved_bytes) : 0.0;
+}
+
+RunComparison compare_run(const RunDir& run, const HardwareSpec& hw, const ReferenceRun* reference) {
+  RunComparison c;
+  c.name = fs::path(run.dir).filename().string();
+  if (c.name.empty()) c.name = fs::path(run.dir).parent_path().filename().string();
+  c.model = run.cfg.model.name.empty() ? run.cfg.model_preset : run.cfg.model.name;
+  c.strategy = to_string(run.cfg.parallelism.sharding_strategy);
+  c.world_size = run.cfg.world_size();
+  PlanOptions opt = resolve_plan_options(run.cfg, hw);
+  if (reference) {
+    require_hardware(*reference, hw.name);
+    require_runtime(*reference, run.cfg.runtime);
+    carry_reference(*reference, opt);
+  }
+  const Prediction p = predict(run.cfg, hw, opt);
+  c.predicted_step_s = p.step_time_s;
+  c.measured_step_s = run.report.median_step_time_s;
+  c.predicted_mem_bytes = p.mem_peak_bytes;
+  c.measured_mem_bytes = run.report.mem_peak_bytes;
+  if (!(run.report.mem_peak_bytes > 0) && run.report.mem_reserved_peak_bytes.value_or(0) > 0) {
+    // Only the reserved peak was measured (an imported torchtitan log): compare reserved.
+    c.predicted_mem_bytes = p.mem_reserved_bytes;
+    c.measured_mem_bytes = *run.report.mem_reserved_peak_bytes;
+    c.mem_metric = "reserved";
+  } else if (run.report.mem_reserved_peak_bytes.value_or(0) > 0) {
+    c.predicted_reserved_bytes = p.mem_reserved_bytes;
+    c.measured_reserved_bytes = *run.report.mem_reserved_peak_bytes;
+  }
+  c.predicted_tps = p.tokens_per_s_per_gpu;
+  c.measured_tps = run.report.tokens_per_s_per_gpu;
+  return c;
+}
+
+RunSummary summarize_runs(const std::vector<RunComparison>& rows) {
+  RunSummary s;
+  for (const auto& r : rows) {
+    ++s.n;
+    s.mape_step += std::abs(r.err_step_pct());
+    s.max_abs_step = std::max(s.max_abs_step, std::abs(r.err_step_pct()));
+    s.mape_mem += std::abs(r.err_mem_pct());
+    s.max_abs_mem = std::max(s.max_abs_mem, std::abs(r.err_mem_pct()));
+  }
+  if (s.n > 0) {
+    s.mape_step /= s.n;
+    s.mape_mem /= s.n;
+  }
+  return s;
+}
+
+void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware,
+                    const std::string& reference) {
+  std::vector<RunDir> runs;
+  for (const auto& d : dirs) runs.push_back(read_run_dir(d));
+  auto hardware_of = [&](const RunDir& r) { return load_hardware(hardware.empty() ? r.cfg.cluster.hardware : hardware); };
+  // The reference read and predicted once; each run checks its GPU and runtime against it.
+  std::optional<ReferenceRun> ref;
+  if (!reference.empty() && !runs.empty()) ref = read_reference_run(reference, hardware_of(runs.front()));
+  std::vector<RunComparison> rows;
+  for (const auto& r : runs) rows.push_back(compare_run(r, hardware_of(r), ref ? &*ref : nullptr));
+  const RunSummary s = summarize_runs(rows);
+  if (json) {
+    nlohmann::json j = {{"schema", 1}, {"runs", nlohmann::json::array()}};
+    if (!reference.empty()) j["reference_run"] = reference;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& c = rows[i];
+      nlohmann::json jr = {{"run_dir", runs[i].dir},
+                           {"model", c.model},
+                           {"sharding_strategy", c.strategy},
+                           {"world_size", c.world_size},
+                           {"step_time_s", {{"predicted", c.predicted_step_s}, {"measured", c.measured_step_s}, {"error_pct", c.err_step_pct()}}},
+                           // RunReport's names: mem_peak_bytes (allocated) or mem_reserved_peak_bytes.
+                           {c.mem_metric == "reserved" ? "mem_reserved_peak_bytes" : "mem_peak_bytes",
+                            {{"predicted", c.predicted_mem_bytes}, {"measured", c.measured_mem_bytes}, {"error_pct", c.err_mem_pct()}}},
+                           {"tokens_per_s_per_gpu", {{"predicted", c.predicted_tps}, {"measured", c.measured_tps}}}};
+      if (c.measured_reserved_bytes > 0)
+        jr["mem_reserved_peak_bytes"] = {{"predicted", c.predicted_reserved_bytes},
+                                         {"measured", c.measured_reserved_bytes},
+                                         {"error_pct", c.err_reserved_pct()}};
+      if (runs[i].has_validation) jr["validation"] = runs[i].validation;
+      j["runs"].push_back(jr);
+    }
+    j["summary"] = {{"n", s.n}, {"mape_step_time_pct", s.mape_step}, {"max_abs_step_time_pct", s.max_abs_step},
+                    {"mape_mem_pct", s.mape_mem}, {"max_abs_mem_pct", s.max_abs_mem}};
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  if (markdown) {
+    fmt::print("| run | model | strategy | ranks | predicted step ms | measured | error % | peak | predicted MiB | "
+               "measured | error % |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const auto& c : rows)
+      fmt::print("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:+.1f} | {} | {:.2f} | {:.2f} | {:+.1f} |\n", c.name, c.model,
+                 c.strategy, c.world_size, c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(),
+                 c.mem_metric, c.predicted_mem_bytes / 1048576.0, c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
+    fmt::print("\nn = {}; step time MAPE {:.1f}% (max {:.1f}%); peak memory MAPE {:.1f}% (max {:.1f}%)\n", s.n,
+               s.mape_step, s.max_abs_step, s.mape_mem, s.max_abs_mem);
+    return;
+  }
+  if (runs.size() == 1 && runs[0].has_validation) {  // the run's own table (as printed at its end)
+    const auto& v = runs[0].validation;
+    fmt::print("validation.json ({} vs [prediction], profile {}):\n", runs[0].dir, v.hardware);
+    auto human = [](const std::string& q, double x) {
+      if (q.rfind("mem", 0) == 0) return fmt::format("{:.2f} MiB", x / 1048576.0);
+      if (q == "step_time_s") return fmt::format("{:.2f} ms", x * 1e3);
+      if (q == "mfu" || q == "hfu") return fmt::format("{:.3f}%", x * 100);
+      return fmt::format("{:.1f}", x);
+    };
+    fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "quantity", "predicted", "measured", "error");
+    for (const auto& e : v.entries)
+      fmt::print("  {:<28} {:>14} {:>14} {:>+8.1f}%\n", e.quantity, human(e.quantity, e.predicted),
+                 human(e.quantity, e.measured), e.error_pct());
+    fmt::print("\n");
+  }
+  fmt::print("planner now vs measured ({}{}):\n", hardware.empty() ? "each run's hardware profile" : "profile " + hardware,
+             reference.empty() ? "" : "; throughput from reference run " + reference);
+  fmt::print("  {:<30} {:>5} {:>10} {:>10} {:>8} {:>9} {:>10} {:>10} {:>8}\n", "run", "ranks", "pred ms", "meas ms",
+             "err%", "peak", "pred MiB", "meas MiB", "err%");
+  for (const auto& c : rows) {
+    fmt::print("  {:<30} {:>5} {:>10.1f} {:>10.1f} {:>+8.1f} {:>9} {:>10.2f} {:>10.2f} {:>+8.1f}\n", c.name, c.world_size,
+               c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(), c.mem_metric,
+               c.predicted_mem_bytes / 1048576.0, c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
+    if (c.measured_reserved_bytes > 0)
+      fmt::print("  {:<30} {:>5} {:>10} {:>10} {:>8} {:>9} {:>10.2f} {:>10.2f} {:>+8.1f}\n", "", "", "", "", "", "reserved",
+                 c.predicted_reserved_bytes / 1048576.0, c.measured_reserved_bytes / 1048576.0, c.err_reserved_pct());
+  }
+  if (rows.size() > 1)
+    fmt::print("  n = {}; step time MAPE {:.1f}% (max {:.1f}%); peak memory MAPE {:.1f}% (max {:.1f}%)\n", s.n,
+               s.mape_step, s.max_abs_step, s.mape_mem, s.max_abs_mem);
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,278 @@
+#include "planner/evidence/predict.h"
+#include "planner/evidence/validate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/model/runtime.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, HardwareSet& hardware) {
+  std::vector<ValidationCase> cases;
+  std::map<std::string, std::string> unknown;  // gpu_type -> why it has no preset
+  for (size_t i = 0; i < rows.size(); ++i) {
+    PublishedRow& row = rows[i];
+    if (row.skipped()) continue;
+    const std::string key = row.cfg.cluster.hardware;
+    if (!hardware.count(key) && !unknown.count(key)) {
+      try {
+        hardware.emplace(key, load_hardware(key));
+      } catch (const ConfigError& e) {  // names the closest preset and the allowed ones
+        unknown[key] = e.detail();
+      } catch (const std::exception& e) {
+        unknown[key] = e.what();
+      }
+    }
+    if (unknown.count(key)) {
+      row.skip_reason = "no hardware preset for gpu_type '" + key + "': " + unknown.at(key);
+      continue;
+    }
+    const HardwareSpec& hw = hardware.at(key);
+    ValidationCase c;
+    c.row = i;
+    c.hardware = key;
+    c.cfg = row.cfg;
+    try {
+      c.options = resolve_plan_options(c.cfg, hw);
+    } catch (const ConfigError& e) {  // the row's runtime cannot run its config
+      row.skip_reason = e.detail();
+      continue;
+    }
+    if (row.cross_entropy) c.options.cross_entropy = *row.cross_entropy;
+    if (row.rmsnorm) c.options.rmsnorm = *row.rmsnorm;
+    if (row.fp8_all_gather) c.options.fp8_all_gather = *row.fp8_all_gather;
+    if (row.fp8_weight_saved) c.options.fp8_weight_saved = *row.fp8_weight_saved;
+    if (row.adamw_update) c.options.adamw_update = *row.adamw_update;
+    const bool sdpa = runs_sdpa(runtime_preset(c.cfg.runtime).terms_for(is_gpu(hw)));
+    if (row.cudnn_attention) {
+      if (*row.cudnn_attention && !sdpa) {
+        row.skip_reason = "cudnn_attention 'yes' needs a runtime whose attention is SDPA (runtime term attention = \"flash\")";
+        continue;
+      }
+      c.options.attention_cudnn = *row.cudnn_attention;
+    }
+    // Which SDPA backend the row is timed with and what said so (docs/cost-model.md §2.2): the
+    // backend orders of torch and of the runtimes changed under the published runs.
+    if (c.options.attention_kernel == AttentionKernel::flash1) row.framework_notes += "attention flash1 (runtime " + c.cfg.runtime + "); ";
+    if (sdpa)
+      row.framework_notes += std::string("attention ") + (c.options.attention_cudnn ? "cudnn" : "flash") + " (" +
+                             (row.cudnn_attention ? std::string("column cudnn_attention") : "runtime " + c.cfg.runtime) +
+                             "); ";
+    int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
+    if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
+    if (gpn <= 0 || row.n_gpus % gpn != 0) {
+      row.skip_reason = "n_gpus " + std::to_string(row.n_gpus) + " is not a multiple of gpus_per_node " +
+                        std::to_string(gpn);
+      continue;
+    }
+    c.cfg.cluster.gpus_per_node = gpn;
+    c.cfg.cluster.nodes = row.n_gpus / gpn;
+    c.cfg.parallelism.hsdp_shard_size = 0;  // = gpus_per_node
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+namespace {
+double pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
+}  // namespace
+
+ValidationSummary summarize(const std::string& name, const std::vector<const ValidationRowResult*>& rows) {
+  ValidationSummary s;
+  s.name = name;
+  std::vector<double> abs_err;
+  double sum_sq = 0, sum_signed = 0, mem_sum = 0;
+  for (const ValidationRowResult* r : rows) {
+    if (!r->skip_reason.empty()) continue;
+    if (r->has_tps) {
+      abs_err.push_back(std::fabs(r->err_tps_pct));
+      sum_sq += (r->err_tps_pct / 100.0) * (r->err_tps_pct / 100.0);
+      sum_signed += r->err_tps_pct;
+      const double e = std::fabs(r->err_tps_pct) / 100.0;
+      s.within_1sigma += e <= r->band_rel_1sigma;
+      s.within_2sigma += e <= 2 * r->band_rel_1sigma;
+    }
+    if (r->has_mem) {
+      ++s.n_mem;
+      mem_sum += std::fabs(r->err_mem_pct);
+    }
+  }
+  s.n = int(abs_err.size());
+  if (s.n > 0) {
+    double sum = 0;
+    for (double e : abs_err) sum += e;
+    s.mape_tps = sum / s.n;
+    std::sort(abs_err.begin(), abs_err.end());
+    s.median_abs_err_tps = s.n % 2 ? abs_err[s.n / 2] : 0.5 * (abs_err[s.n / 2 - 1] + abs_err[s.n / 2]);
+    s.max_abs_err_tps = abs_err.back();
+    s.sigma_rel_tps = std::sqrt(sum_sq / s.n);
+    s.bias_tps = sum_signed / s.n;
+  }
+  if (s.n_mem > 0) s.mape_mem = mem_sum / s.n_mem;
+  return s;
+}
+
+ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
+                                const std::vector<ValidationCase>& cases,
+                                const HardwareSet& hardware) {
+  ValidationResult v;
+  v.rows.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ValidationRowResult& r = v.rows[i];
+    r.line = rows[i].line;
+    r.row_id = rows[i].row_id;
+    r.source = rows[i].source;
+    r.hardware = rows[i].cfg.cluster.hardware;
+    r.runtime = rows[i].cfg.runtime;
+    r.fp8 = to_string(rows[i].cfg.precision.fp8);
+    r.skip_reason = rows[i].skipped() ? rows[i].skip_reason : "not resolved";
+    r.config_notes = rows[i].framework_notes;
+  }
+  for (const ValidationCase& c : cases) {
+    const PublishedRow& row = rows[c.row];
+    ValidationRowResult& r = v.rows[c.row];
+    r.skip_reason.clear();
+    Prediction p;
+    try {
+      PlanOptions o = c.options;
+      if (row.expandable_segments) o.expandable_segments = *row.expandable_segments;
+      o.reserved_range = row.peak_mem_gib.has_value() && !row.expandable_segments;
+      p = predict(c.cfg, hardware.at(c.hardware), o);
+    } catch (const ConfigError& e) {
+      r.skip_reason = std::string("cannot predict: ") + e.what();
+      continue;
+    }
+    r.fits = p.fits;
+    r.predicted_alloc_gib = p.mem_peak_bytes / double(1ull << 30);
+    r.predicted_reserved_gib = p.mem_reserved_bytes / double(1ull << 30);
+    r.predicted_reserved_lo_gib = p.mem_reserved_range_bytes.first / double(1ull << 30);
+    r.predicted_reserved_hi_gib = p.mem_reserved_range_bytes.second / double(1ull << 30);
+    r.predicted_device_total_gib = p.mem_device_total_bytes / double(1ull << 30);
+    r.predicted_tps = p.tokens_per_s_per_gpu;
+    r.predicted_mfu = p.mfu;
+    r.band_rel_1sigma = p.error_band_rel;
+    r.band_note = p.error_band_note;
+    if (row.tokens_per_s_per_gpu && *row.tokens_per_s_per_gpu > 0) {
+      r.has_tps = true;
+      r.measured_tps = *row.tokens_per_s_per_gpu;
+      r.err_tps_pct = pct(r.predicted_tps, r.measured_tps);
+    }
+    if (row.mfu && *row.mfu > 0) {
+      r.has_mfu = true;
+      r.measured_mfu = *row.mfu;
+      r.err_mfu_pct = pct(r.predicted_mfu, r.measured_mfu);
+    }
+    if (row.peak_mem_gib && *row.peak_mem_gib > 0) {
+      // Compare like with like: allocated/active peaks against the allocated peak, a device
+      // total (nvidia-smi) against the device total, anything else (reserved) against the
+      // reserved estimate.
+      const std::string& metric = row.mem_metric;
+      const bool allocated = metric.find("alloc") != std::string::npos ||
+                             metric.find("active") != std::string::npos;
+      const bool device = metric.find("smi") != std::string::npos || metric.find("device") != std::string::npos;
+      r.has_mem = true;
+      r.mem_metric = metric;
+      r.predicted_mem_gib = allocated ? r.predicted_alloc_gib
+                                      : (device ? r.predicted_device_total_gib : r.predicted_reserved_gib);
+      r.measured_mem_gib = *row.peak_mem_gib;
+      r.err_mem_pct = pct(r.predicted_mem_gib, r.measured_mem_gib);
+      r.allocator_setting_stated = row.expandable_segments.has_value();
+      r.err_mem_band_pct = r.err_mem_pct;
+      const bool reserved = !allocated && !device;
+      if (reserved && !r.allocator_setting_stated && r.predicted_reserved_hi_gib > 0) {
+        const double lo = r.predicted_reserved_lo_gib, hi = r.predicted_reserved_hi_gib;
+        r.err_mem_band_pct = r.measured_mem_gib < lo   ? pct(lo, r.measured_mem_gib)
+                             : r.measured_mem_gib > hi ? pct(hi, r.measured_mem_gib)
+                                                       : 0.0;
+      }
+    }
+  }
+  std::vector<const ValidationRowResult*> all;
+  std::map<std::string, std::vector<const ValidationRowResult*>> by_source, by_hw;
+  std::vector<std::string> source_order, hw_order;
+  for (const auto& r : v.rows) {
+    if (!r.skip_reason.empty()) {
+      ++v.n_skipped;
+      continue;
+    }
+    all.push_back(&r);
+    if (!by_source.count(r.source)) source_order.push_back(r.source);
+    by_source[r.source].push_back(&r);
+    if (!by_hw.count(r.hardware)) hw_order.push_back(r.hardware);
+    by_hw[r.hardware].push_back(&r);
+  }
+  v.overall = summarize("overall", all);
+  for (const auto& s : source_order) v.per_source.push_back(summarize(s, by_source[s]));
+  for (const auto& h : hw_order) v.per_hardware.push_back(summarize(h, by_hw[h]));
+  return v;
+}
+
+namespace {
+nlohmann::json summary_json(const ValidationSummary& s) {
+  return {{"name", s.name},
+          {"n", s.n},
+          {"mape_tokens_per_s", s.mape_tps},
+          {"median_abs_err_tokens_per_s", s.median_abs_err_tps},
+          {"max_abs_err_tokens_per_s", s.max_abs_err_tps},
+          {"sigma_rel_tokens_per_s", s.sigma_rel_tps},
+          {"bias_tokens_per_s", s.bias_tps},
+          {"within_1sigma", s.within_1sigma},
+          {"within_2sigma", s.within_2sigma},
+          {"n_mem", s.n_mem},
+          {"mape_mem", s.mape_mem}};
+}
+}  // namespace
+
+void to_json(nlohmann::json& j, const ValidationResult& v) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : v.rows) {
+    nlohmann::json o = {{"line", r.line}, {"row_id", r.row_id}, {"source", r.source},
+                        {"hardware", r.hardware}, {"runtime", r.runtime}, {"fp8", r.fp8}};
+    if (!r.skip_reason.empty()) {
+      o["skipped"] = r.skip_reason;
+    } else {
+      o["predicted_tokens_per_s_per_gpu"] = r.predicted_tps;
+      o["predicted_mfu"] = r.predicted_mfu;
+      o["band_rel_1sigma"] = r.band_rel_1sigma;
+      o["band_note"] = r.band_note;
+      o["fits"] = r.fits;
+      o["predicted_alloc_peak_gib"] = r.predicted_alloc_gib;
+      o["predicted_reserved_gib"] = r.predicted_reserved_gib;
+      o["predicted_device_total_gib"] = r.predicted_device_total_gib;
+      if (!r.config_notes.empty()) o["config_notes"] = r.config_notes;
+      if (r.has_tps) {
+        o["measured_tokens_per_s_per_gpu"] = r.measured_tps;
+        o["err_tokens_per_s_pct"] = r.err_tps_pct;
+      }
+      if (r.has_mfu) {
+        o["measured_mfu"] = r.measured_mfu;
+        o["err_mfu_pct"] = r.err_mfu_pct;
+      }
+      if (r.has_mem) {
+        o["predicted_peak_mem_gib"] = r.predicted_mem_gib;
+        o["measured_peak_mem_gib"] = r.measured_mem_gib;
+        o["err_mem_pct"] = r.err_mem_pct;
+        o["mem_metric"] = r.mem_metric;
+        if (r.predicted_reserved_hi_gib > 0)
+          o["predicted_reserved_range_gib"] = {r.predicted_reserved_lo_gib, r.predicted_reserved_hi_gib};
+        o["allocator_setting_stated"] = r.allocator_setting_stated;
+        o["err_mem_band_pct"] = r.err_mem_band_pct;
+      }
+    }
+    rows.push_back(std::move(o));
+  }
+  nlohmann::json per_source = nlohmann::json::array(), per_hw = nlohmann::json::array();
+  for (const auto& s : v.per_source) per_source.push_back(summary_json(s));
+  for (const auto& s : v.per_hardware) per_hw.push_back(summary_json(s));
+  nlohmann::json summary = summary_json(v.overall);
+  summary.erase("name");
+  summary["n_skipped"] = v.n_skipped;
+  j = {{"rows", rows}, {"summary", summary}, {"per_source", per_source}, {"per_hardware", per_hw}};
+}
+
+}  // namespace shardcast::planner

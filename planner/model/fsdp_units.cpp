@@ -1,0 +1,239 @@
+// The FSDP units of one step: each unit's compute, memory and collectives as the simulator
+// takes them (simulator.h SimInput), and the optimizer step. Stages of plan() (plan_stages.h).
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "planner/model/comm_model.h"
+#include "planner/model/fsdp_copies.h"
+#include "planner/model/optimizer_step.h"
+#include "planner/model/plan_stages.h"
+
+namespace shardcast::planner {
+
+namespace {
+
+// A unit's collectives, their buffers and FSDP2's copies around them.
+struct UnitCollectiveInputs {
+  bool no_shard = false, fp8_gather = false, caching_allocator = false, fsdp2_copies = false;
+  double unsynced_bytes = 0;  // bytes per element of a kept unsynced gradient sum
+  double copy_bw = 0;         // B/s
+};
+
+void unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, const CommSetup& cs,
+                      const UnitCollectiveInputs& ci, const SimInput& in, int i, int U, double P, SimUnit* unit) {
+  const ModelSpec& m = cfg.model;
+  const int W = shape.world, Ns = shape.shard_group, R = shape.replicas, GA = shape.grad_accum;
+  const int param_bytes = shape.param_bytes, reduce_bytes = shape.reduce_bytes, master_bytes = shape.master_bytes;
+  const double time_share = shape.time_share, copy_bw = ci.copy_bw, unsynced_bytes = ci.unsynced_bytes;
+  const bool no_shard = ci.no_shard, fp8_gather = ci.fp8_gather, caching_allocator = ci.caching_allocator;
+  const bool fsdp2_copies = ci.fsdp2_copies;
+  const ShardingStrategy strategy = shape.strategy;
+  const CommContext& comm = cs.comm;
+  const CommGroup &shard_group = cs.shard_group, &replica_group = cs.replica_group, &reduce_group = cs.reduce_group;
+  const bool is_block = i > 0 && i < U - 1;
+  SimUnit& u = *unit;
+  // fp8 all-gather: a block's Linear weights (all but its two norm vectors) at 1 byte.
+  const double norm_params = is_block ? 2.0 * m.d_model : 0.0;
+  u.gathered_bytes = fp8_gather && is_block ? (P - norm_params) * 1.0 + norm_params * param_bytes
+                                            : P * param_bytes;
+  // Unsharded fp32 parameters computed in fp32 (no_shard, no mixed precision): the unit's
+  // "gathered" parameters are the fp32 master itself, no copy (FSDP's NO_SHARD uses the flat
+  // parameter directly; shardcast-train aliases it, trainer/fsdp/fsdp.cpp issue_gather).
+  if (no_shard && param_bytes == 4) u.gathered_bytes = 0;
+  u.grad_bytes = P * (!in.sync_every_micro_step && GA > 1 ? unsynced_bytes : param_bytes);
+  // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
+  if (opt.grads_freed_between_steps) u.shard_grad_bytes = master_bytes * P / (no_shard ? 1 : Ns);
+  u.reduce_buffer_bytes = reduce_bytes != param_bytes || opt.reduce_copies_gradient ? P * reduce_bytes : 0;
+  // The reduce-scatter's own output buffer (runtime term reduce_output = "buffer").
+  if (opt.reduce_output_buffer) u.reduce_buffer_bytes += P * reduce_bytes / (no_shard ? 1 : Ns);
+  if (!no_shard) {
+    u.all_gather_s = collective_time(Collective::all_gather, u.gathered_bytes, shard_group, comm);
+    u.reduce_s = collective_time(Collective::reduce_scatter, P * reduce_bytes, shard_group, comm);
+    if (R > 1)
+      u.replica_all_reduce_s =
+          collective_time(Collective::all_reduce, P * reduce_bytes / Ns, replica_group, comm);
+    // shard_grad_op keeps units gathered from forward into backward; so does the last unit
+    // (backward starts with it: FSDP1 root, FSDP2 last module).
+    // With opt.root_unit the embedding belongs to the root unit, kept gathered likewise.
+    u.reshard_after_forward =
+        strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
+  } else {
+    u.reduce_s = collective_time(Collective::all_reduce, P * reduce_bytes, reduce_group, comm);
+    u.reshard_after_forward = false;
+  }
+  // On a GPU a world of one still reduces when the reduction has buffers: the gradient is cast
+  // into reduce_dtype and the reduce-scatter over a group of one is a device copy into its
+  // output (NCCL on one rank; shardcast-train's SelfCollectives), on the reduce stream: device
+  // memory traffic, read and written once each (docs/cost-model.md §5.4). shardcast-train's CPU
+  // path takes a group of one as the identity (trainer/fsdp/fsdp.cpp post_backward: out = red).
+  // Where FSDP2's copies are charged (below), the cast is their reduce-scatter copy-in.
+  if (W == 1 && caching_allocator && strategy != ShardingStrategy::no_shard && u.reduce_buffer_bytes > 0) {
+    const double cast = reduce_bytes != param_bytes && !fsdp2_copies ? P * (param_bytes + reduce_bytes) : 0.0;
+    u.reduce_s = time_share * (cast + 2.0 * P * reduce_bytes) / copy_bw;
+  }
+  // FSDP2's copy-in and copy-out around each collective (fsdp_copies.h), charged where a
+  // measured kernel table times the plan (the fitted fractions carry them), at the table's copy
+  // rate. They are memory-bound kernels that take the SMs compute would run on, so they are in
+  // series with compute whichever stream issues them (the stack probes' kernel times add up to
+  // their wall time: no two kernels ran at once; docs/validation.md). A unit that reshards
+  // after forward gathers again in backward, in a group of one as well. A group of one's
+  // reduction (above) keeps only its device copy on the reduce stream, where the timeline
+  // takes its buffers' lifetimes.
+  if (fsdp2_copies) {
+    const FsdpCopyBytes cp = per_parameter_copy_bytes(P, u.gathered_bytes, Ns, param_bytes, reduce_bytes);
+    const bool regather = strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
+    const double gather = cp.gather_compute + cp.gather_stream;  // bytes
+    // The reduce side per micro-step: a copy-in and copy-out on each when every micro-step
+    // reduces; where only the last does, the step's unsharded gradient sum and its one
+    // reduction (fsdp_copies.h), spread over the micro-steps the simulator runs alike.
+    const double reduce = !in.sync_every_micro_step && GA > 1
+                              ? unsynced_step_reduce_bytes(P, GA, Ns, param_bytes, reduce_bytes, int(unsynced_bytes)) / GA
+                              : cp.reduce_compute + cp.reduce_stream;  // bytes
+    const double fwd_copy = gather / copy_bw;                                 // s
+    const double bwd_copy = ((regather ? gather : 0.0) + reduce) / copy_bw;  // s
+    u.fwd_s += time_share * fwd_copy;
+    u.bwd_s += time_share * bwd_copy;
+    u.copy_s = fwd_copy + bwd_copy;
+  }
+}
+
+}  // namespace
+
+FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                     const EfficiencyParams& eff, const ComputeContext& cc, const UnitCosts& costs,
+                     const ActivationTerms& act, const CommSetup& comm) {
+  const ModelSpec& m = cfg.model;
+  const int GA = shape.grad_accum, param_bytes = shape.param_bytes, reduce_bytes = shape.reduce_bytes;
+  const double time_share = shape.time_share;
+  const bool no_shard = shape.no_shard;
+  const ShardingStrategy strategy = shape.strategy;
+  const UnitCost &embed = costs.embed, &block = costs.block, &head = costs.head;
+  const double ckpt_recompute_s = act.ckpt_recompute_s;
+  const SacRecompute& sac = act.sac;
+  FsdpUnits out;
+  // Units: [embedding, blocks..., head].
+  const std::vector<int64_t> unit_params = m.fsdp_unit_params();
+  const int U = int(unit_params.size());
+  SimInput in;
+  in.units.resize(U);
+  in.grad_accum = GA;
+  // no_shard as well: a runtime that syncs every micro-step all-reduces every micro-step
+  // (DDP without no_sync(); shardcast-train's post_backward), one that does not, once.
+  in.sync_every_micro_step = opt.sync_every_micro_step;
+  in.all_reduce_grads = no_shard;
+  in.max_inflight_all_gathers = std::max(1, cfg.parallelism.max_inflight_all_gathers);
+  in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
+  // Host time. With the fitted fractions it is in series, as it was fitted: unit_overhead_s per
+  // unit and pass, step_overhead_s per step (host work competes for the cores too). A plan a
+  // measured kernel table times is the device's work alone, and the host, issuing ahead of the
+  // device, shows only where its own time for the step is longer: the step is the longer of the
+  // two (docs/cost-model.md §2.2).
+  const bool device_timed = cc.kernels != nullptr;
+  const double unit_host_s = device_timed ? 0.0 : eff.unit_overhead_s;
+  in.step_overhead_s = device_timed ? 0.0 : time_share * eff.step_overhead_s;
+  in.outputs_kept = opt.outputs_kept;
+  in.loss_in_model = opt.loss_in_model;
+  in.record_timeline = opt.timeline;
+  // GPUs run PyTorch's caching allocator: its reserved memory is replayed from the step's
+  // allocation sequence (allocation_trace.h). CPU runs use a counting allocator.
+  const bool caching_allocator = hw.gpu.bf16_flops > 0 || hw.gpu.fp16_flops > 0;
+  in.record_allocations = caching_allocator;
+  const AcMode ac = cfg.activation_checkpointing.mode;
+  const bool fp8_gather = cc.fp8_weights_precast;
+  int checkpointed_blocks = 0;
+  double sac_recompute_flops = 0;  // op-SAC GEMMs recomputed per micro-step  // FLOP
+  // Autograd's unsharded gradient (param_dtype); without sync on every micro-step each unit
+  // keeps its sum from the first micro-step to the last one's reduction, in the runtime's
+  // dtype for it (docs/cost-model.md §3).
+  const double unsynced_bytes = opt.unsynced_gradient_dtype == UnsyncedGradDtype::fp32           ? 4.0
+                                : opt.unsynced_gradient_dtype == UnsyncedGradDtype::reduce_dtype ? reduce_bytes
+                                                                                : param_bytes;
+  std::array<BlockTensorSequence, 3> block_seq;  // by BlockAc
+  std::vector<int> block_seq_of(size_t(U), -1);
+  // Device memory traffic runs at this rate: the preset's, or the measured table's copy rate.  // B/s
+  const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;
+  // FSDP2's copies charged as device work (below): where a measured kernel table times the plan.
+  const bool fsdp2_copies = device_timed && opt.per_parameter_copies && strategy != ShardingStrategy::no_shard;
+  UnitCollectiveInputs collectives;
+  collectives.no_shard = no_shard;
+  collectives.fp8_gather = fp8_gather;
+  collectives.caching_allocator = caching_allocator;
+  collectives.fsdp2_copies = fsdp2_copies;
+  collectives.unsynced_bytes = unsynced_bytes;
+  collectives.copy_bw = copy_bw;
+  for (int i = 0; i < U; ++i) {
+    SimUnit& u = in.units[i];
+    const double P = double(unit_params[i]);
+    const UnitCost& c = i == 0 ? embed : (i == U - 1 ? head : block);
+    const int blk = i - 1;
+    const bool is_block = i > 0 && i < U - 1;
+    u.name = i == 0 ? "embedding" : (i == U - 1 ? "head" : "block " + std::to_string(blk));
+    const bool ckpt = is_block && (ac == AcMode::full ||
+                                   (ac == AcMode::selective &&
+                                    cfg.activation_checkpointing.block_checkpointed(blk)));
+    const bool op_sac = is_block && ac == AcMode::selective_op;
+    u.fwd_s = time_share * (c.fwd_s + unit_host_s);
+    u.bwd_s = time_share * (c.bwd_s + (ckpt ? ckpt_recompute_s : 0) + (op_sac ? sac.time_s : 0) + unit_host_s);
+    checkpointed_blocks += ckpt;
+    sac_recompute_flops += op_sac ? sac.flops : 0;
+    if (is_block) {
+      const int policy = block_unit_memory(cfg, opt, shape, act, P, ckpt, op_sac, &block_seq, &u);
+      if (policy >= 0) block_seq_of[size_t(i)] = policy;
+    } else {
+      u.saved_bytes = c.saved_bytes;
+      // The trainer's final RMSNorm keeps x² and x·rsqrt(·) besides its output (activation_terms.cpp).
+      if (act.trainer_block && i == U - 1) u.saved_bytes += shape.tokens * 4.0 * 2.0 * m.d_model;
+      else if (i == U - 1) u.saved_bytes += act.norm_extra;
+    }
+    if (i == U - 1) {
+      u.fwd_transient_bytes = act.loss.fwd_transient;
+      u.bwd_transient_bytes = act.loss.bwd_transient;
+      u.output_bytes = act.output_bytes;
+    }
+    unit_collectives(cfg, opt, shape, comm, collectives, in, i, U, P, &u);
+  }
+  out.in = std::move(in);
+  out.unit_params = unit_params;
+  out.block_seq = std::move(block_seq);
+  out.block_seq_of = std::move(block_seq_of);
+  out.device_timed = device_timed;
+  out.caching_allocator = caching_allocator;
+  out.unit_host_s = unit_host_s;
+  out.checkpointed_blocks = checkpointed_blocks;
+  out.sac_recompute_flops = sac_recompute_flops;
+  return out;
+}
+
+void add_optimizer_step(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
+                        const HardwareSpec& hw, const ComputeContext& cc, bool device_timed, SimInput* sim_in) {
+  const ModelSpec& m = cfg.model;
+  const int Ns = shape.shard_group, master_bytes = shape.master_bytes;
+  const bool no_shard = shape.no_shard;
+  const double time_share = shape.time_share;
+  // Device memory traffic runs at this rate: the preset's, or the measured table's copy rate.  // B/s
+  const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;
+  SimInput& in = *sim_in;
+  const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
+  // Clipping and the AdamW update over the local shard as the runtime runs them
+  // (optimizer_step.h): accesses of master_bytes per element at the copy bandwidth; where a
+  // measured kernel table times this runtime and the step is clip_grad_norm_ then the fused
+  // AdamW, the table's measured step of that dtype at the shard's mean tensor size (one tensor
+  // per parameter under FSDP2, one flat parameter per unit under FSDP1) instead.
+  in.optimizer_s = time_share * optimizer_accesses(opt.adamw_update, opt.grad_clip) * master_bytes * shard_elems / copy_bw;
+  if (device_timed && opt.adamw_update == AdamwUpdate::fused && opt.grad_clip == GradClip::norm_and_scale) {
+    const double tensors = opt.per_parameter_copies ? double(m.parameter_tensors()) : double(m.n_fsdp_units());
+    if (const double t = cc.kernels->adamw_fused_clip_seconds(cfg.precision.master_dtype, shard_elems, tensors); t > 0)
+      in.optimizer_s = time_share * t;
+  }
+  // Memory: one shard of temporaries for torch.optim's AdamW whatever its implementation, none
+  // for an optimizer whose state is made with the model (shardcast-train's one fused pass). The
+  // fused update itself allocates none; torchtitan's fused and foreach runs of PR #355 peak at
+  // the same reserved bytes, so the peak is elsewhere, and without this shard the model is 8-13 %
+  // under on torchtitan's fused 8B runs (docs/validation.md "The optimizer step as each runtime
+  // runs it"): a stand-in for what the backward peak misses there, kept until that is found.
+  in.optimizer_transient_bytes = opt.adamw_state_at_init ? 0.0 : master_bytes * shard_elems;
+
+}
+
+}  // namespace shardcast::planner

@@ -1,0 +1,140 @@
+// The stages of plan() (plan.h) and the typed results they hand each other.
+//
+// What it is: plan() reads as its steps — the step's shape, the compute context, each unit's ops
+// timed, the activation and transient bytes, the FSDP units with their collectives and the
+// optimizer step, the simulated step, then memory and time read off it. Each stage is a function
+// here that takes only what it uses and returns one of the structs below; plan.cpp,
+// activation_terms.cpp and fsdp_units.cpp define them.
+// What it is not: a public interface. Callers use plan() (or evidence/predict.h); tests of a
+// term test the term's own header (ops.h, ac_policy.h, memory_model.h, ...). Every struct is a
+// plain value made once per plan() call on the caller's thread: no sharing, no locking.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "planner/model/ac_policy.h"
+#include "planner/model/allocator/block_tensor_sequence.h"
+#include "planner/model/comm_model.h"
+#include "planner/model/efficiency.h"
+#include "planner/model/ops.h"
+#include "planner/model/plan_options.h"
+#include "planner/model/power_limit.h"
+#include "planner/model/simulator.h"
+#include "shared/hardware_spec.h"
+#include "shared/prediction.h"
+#include "shared/train_config.h"
+
+namespace shardcast::planner {
+
+// The step's shape on one rank: world, groups, tokens and the bytes of each dtype.
+struct StepShape {
+  int world = 1;               // ranks (W)
+  int gpus_per_node = 1;       // the cluster's (gpn)
+  int shard_group = 1;         // ranks a unit is sharded over (Ns)
+  int replicas = 1;            // shard groups (R = W / Ns)
+  int micro_batch = 1;         // sequences per rank per micro-step (b)
+  int seq_len = 1;             // tokens per sequence (s)
+  int grad_accum = 1;          // micro-steps per optimizer step (GA)
+  double tokens = 0;           // b · s per rank per micro-step (T)
+  // More ranks per node than the profile has devices (CPU profiles: devices = cores): ranks
+  // time-share them, so each rank's compute takes this factor longer (>= 1).
+  double time_share = 1;
+  ShardingStrategy strategy = ShardingStrategy::full_shard;
+  bool no_shard = false;       // no_shard, or a shard group of one: gradients all-reduced
+  int param_bytes = 2;         // precision.param_dtype  // bytes per element
+  int reduce_bytes = 4;        // precision.reduce_dtype  // bytes per element
+  int master_bytes = 4;        // precision.master_dtype: shards, their gradients, AdamW moments
+};
+
+// The efficiency parameters of the preset as the runtime runs them (host time hidden or not).
+EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const PlanOptions& opt);
+// Throws ConfigError for nodes that cannot talk or a dtype the config names wrongly.
+StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw);
+
+// How each op is timed on this hardware for this runtime: rates, kernels, the power limit.
+struct ComputeSetup {
+  ComputeContext cc;
+  PowerLimit power;
+  double rated_peak = 0;  // the param dtype's datasheet peak, MFU's denominator  // FLOP/s
+};
+// Throws ConfigError where the runtime's attention kernel has no rate on this preset.
+ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
+                           const EfficiencyParams& eff, const StepShape& shape);
+
+// Each unit kind's forward ops and their cost (ops.h): the embedding, one block, the head.
+struct UnitCosts {
+  std::vector<Op> embed_ops, block_ops, head_ops;
+  UnitCost embed, block, head;
+};
+UnitCosts unit_costs(const ModelSpec& m, const PlanOptions& opt, const StepShape& shape, const ComputeContext& cc);
+
+// Activation and transient bytes of one micro-step (activation_terms.cpp): what each block
+// keeps under each checkpointing policy, what its forward and backward hold besides, the loss
+// and the model's output the loop keeps. Every such formula is in activation_terms.cpp with its
+// source.
+struct ActivationTerms {
+  LossMemory loss;             // the head's loss tensors, the held logits taken out  // bytes
+  bool upcast_loss = false;    // the loss runs on an fp32 up-cast of the logits
+  bool logits_held = false;    // the model returns those fp32 logits and the loop keeps them
+  double kv_layer = 0;         // one layer's returned K and V (use_cache)  // bytes
+  double output_bytes = 0;     // the model's output the loop keeps  // bytes
+  double scores_bytes = 0;     // eager attention's fp32 softmax output, one block  // bytes
+  double norm_extra = 0;       // an eager RMSNorm's fp32 tensors  // bytes
+  bool trainer_block = false;  // shardcast-train's eager block, counted to the byte
+  bool eager_program = false;  // torchtitan's eager block, tensor by tensor
+  double kept_plain = 0, kept_ckpt = 0, kept_sac = 0;  // a block keeps, per policy  // bytes
+  SacRecompute sac;            // op-SAC's recompute in a block's backward
+  double ckpt_recompute_s = 0; // a checkpointed block's recompute  // s
+};
+ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
+                                 const ComputeContext& cc, const std::vector<Op>& block_ops);
+
+// One block unit's memory in the simulator (saved, forward and backward transients) under its
+// checkpointing policy, and the tensor sequence of an eager torchtitan block where one applies.
+// P: the unit's parameters. Returns the policy whose sequence the unit takes, or -1.
+int block_unit_memory(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
+                      const ActivationTerms& act, double P, bool ckpt, bool op_sac,
+                      std::array<BlockTensorSequence, 3>* block_seq, SimUnit* u);
+
+// The links and groups the collectives run on.
+struct CommSetup {
+  CommContext comm;
+  CommGroup shard_group, replica_group, reduce_group;
+};
+CommSetup comm_setup(const TrainConfig& cfg, const HardwareSpec& hw, const EfficiencyParams& eff,
+                     const StepShape& shape);
+
+// The simulator's input — every FSDP unit's compute, memory and collectives — and what the
+// read-outs need of how it was built.
+struct FsdpUnits {
+  SimInput in;
+  std::vector<int64_t> unit_params;             // [embedding, blocks..., head]
+  std::array<BlockTensorSequence, 3> block_seq;  // by BlockAc
+  std::vector<int> block_seq_of;                 // a unit's BlockAc sequence, or -1
+  bool device_timed = false;     // a measured kernel table times the plan
+  bool caching_allocator = false;  // GPUs: the caching allocator is replayed
+  double unit_host_s = 0;        // host time per unit and pass in series  // s
+  int checkpointed_blocks = 0;
+  double sac_recompute_flops = 0;  // op-SAC GEMMs recomputed per micro-step  // FLOP
+};
+FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                     const EfficiencyParams& eff, const ComputeContext& cc, const UnitCosts& costs,
+                     const ActivationTerms& act, const CommSetup& comm);
+// Clipping and the AdamW update over the local shard: its time and its temporaries, into in.
+void add_optimizer_step(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
+                        const HardwareSpec& hw, const ComputeContext& cc, bool device_timed, SimInput* in);
+
+// The caching allocator replayed over the step (plan.cpp): its reserved peak, and p's reserved range.
+double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                       const ActivationTerms& act, const FsdpUnits& units, const SimResult& sim, bool grads_static,
+                       double runtime, Prediction* p);
+// The read-outs of the simulated step into p.
+void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                 const EfficiencyParams& eff, const ActivationTerms& act, const FsdpUnits& units,
+                 const SimResult& sim, Prediction* p);
+void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+               const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
+               const FsdpUnits& units, const SimResult& sim, Prediction* p);
+
+}  // namespace shardcast::planner

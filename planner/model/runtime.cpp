@@ -1,0 +1,231 @@
+#include "planner/model/runtime.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "shared/config_table.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+bool is_gpu(const HardwareSpec& hw) { return hw.gpu.bf16_flops > 0 || hw.gpu.fp16_flops > 0; }
+
+bool runs_sdpa(const RuntimeTerms& t) { return t.attention == "flash"; }
+
+const RuntimeSpec& runtime_preset(const std::string& name) { return config_table<RuntimeSpec>(name, load_runtime); }
+
+std::string sync_every_micro_step_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg) {
+  const std::optional<bool>& sync = cfg.parallelism.sync_every_micro_step;
+  if (sync && !t.follows_config("sync_every_micro_step") && *sync != t.sync_every_micro_step)
+    return fmt::format("{} cannot run parallelism.sync_every_micro_step = {}: it always {} (its profile's term "
+                       "sync_every_micro_step = {}); leave the key unset or choose a runtime that can",
+                       rt.name, *sync ? "true" : "false",
+                       t.sync_every_micro_step
+                           ? "reduce-scatters gradients on every micro-step"
+                           : "keeps unsharded gradients across non-final micro-steps and reduces on the last one",
+                       t.sync_every_micro_step ? "true" : "false");
+  return "";
+}
+
+void take_runtime_precision(TrainConfig& cfg, const RuntimeSpec& rt, const HardwareSpec& hw,
+                            PrecisionKeysGiven given) {
+  take_runtime_precision(cfg, rt.terms_for(is_gpu(hw)), given);
+}
+
+void take_runtime_precision(TrainConfig& cfg, const RuntimeTerms& t, PrecisionKeysGiven given) {
+  PrecisionConfig& pr = cfg.precision;
+  // A runtime that reduces in 16 bits by default reduces in its parameters' 16-bit dtype (fms-fsdp's
+  // bfSixteen / fpSixteen policies); over fp32 parameters there is no mixed precision: fp32 (as
+  // search enumerates).
+  if (!given.reduce_dtype)
+    pr.reduce_dtype = t.reduce_dtype_is_param_dtype || t.reduce_dtype_default != "fp32" ? pr.param_dtype : "fp32";
+  if (!given.master_dtype) pr.master_dtype = pr.param_dtype == "bf16" ? t.master_dtype_default : "fp32";
+}
+
+std::string devices_refusal(const RuntimeSpec& rt, const HardwareSpec& hw) {
+  if (rt.runs_on(is_gpu(hw))) return "";
+  return fmt::format("{} runs on {} only (its profile's devices), not on {}, {}", rt.name,
+                     fmt::join(rt.devices, " and "), hw.name,
+                     is_gpu(hw) ? "a GPU profile" : "a profile without a 16-bit peak");
+}
+
+std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg) {
+  const std::string& m = cfg.precision.master_dtype;
+  if (std::find(t.master_dtypes.begin(), t.master_dtypes.end(), m) != t.master_dtypes.end()) return "";
+  return fmt::format("{} cannot run precision.master_dtype = \"{}\" (it runs {})", rt.name, m,
+                     fmt::join(t.master_dtypes, " | "));
+}
+
+std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw) {
+  if (std::string why = devices_refusal(rt, hw); !why.empty()) return why;
+  const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
+  const auto& pr = cfg.precision;
+  if (t.reduce_dtype_is_param_dtype) {
+    if (pr.reduce_dtype != pr.param_dtype)
+      return fmt::format("{} reduces in param_dtype ({}): precision.reduce_dtype = \"{}\" cannot be expressed", rt.name,
+                         pr.param_dtype, pr.reduce_dtype);
+  } else if (std::find(t.reduce_dtypes.begin(), t.reduce_dtypes.end(), pr.reduce_dtype) == t.reduce_dtypes.end()) {
+    std::string allowed;
+    for (const auto& d : t.reduce_dtypes) allowed += (allowed.empty() ? "" : " | ") + d;
+    return fmt::format("{} accepts precision.reduce_dtype {} only, not \"{}\"", rt.name, allowed, pr.reduce_dtype);
+  }
+  if (std::string why = master_dtype_refusal(rt, t, cfg); !why.empty()) return why;
+  if (pr.compile && !t.compile) return fmt::format("{} cannot run precision.compile = true", rt.name);
+  if (pr.fp8_on() &&
+      std::find(t.fp8_recipes.begin(), t.fp8_recipes.end(), to_string(pr.fp8)) == t.fp8_recipes.end())
+    return t.fp8_recipes.empty()
+               ? fmt::format("{} cannot run precision.fp8 = \"{}\" (it runs \"none\" only)", rt.name, to_string(pr.fp8))
+               : fmt::format("{} cannot run precision.fp8 = \"{}\" (it runs none | {})", rt.name, to_string(pr.fp8),
+                             fmt::join(t.fp8_recipes, " | "));
+  const AcMode ac = cfg.activation_checkpointing.mode;
+  if (ac == AcMode::selective_op && !t.selective_op)
+    return fmt::format("{} cannot run activation_checkpointing.mode = \"selective_op\"", rt.name);
+  if (ac == AcMode::selective && !t.selective_blocks)
+    return fmt::format("{} cannot run activation_checkpointing.mode = \"selective\" (every k-th block)", rt.name);
+  return sync_every_micro_step_refusal(rt, t, cfg);
+}
+
+bool sync_every_micro_step(const RuntimeTerms& t, const TrainConfig& cfg) {
+  // A term that follows the config holds the key's default (shared/runtime_spec.h).
+  if (t.follows_config("sync_every_micro_step"))
+    return cfg.parallelism.sync_every_micro_step.value_or(t.sync_every_micro_step);
+  return t.sync_every_micro_step;
+}
+
+const char* to_string(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::flash1: return "flash1";
+    case AttentionKernel::flash_triton: return "flash_triton";
+    case AttentionKernel::flash2: break;
+  }
+  return "flash2";
+}
+
+PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const TrainConfig& cfg) {
+  const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
+  PlanOptions o;
+  o.runtime = rt.name;
+  o.framework = rt.framework;
+  o.attention_materialized = t.attention == "eager" || t.attention == "eager_causal_blocks";
+  o.attention_causal_blocks = t.attention == "eager_causal_blocks";
+  o.attention_kernel = t.attention == "flash_triton" ? AttentionKernel::flash_triton
+                       : t.attention == "flash1"     ? AttentionKernel::flash1
+                                                     : AttentionKernel::flash2;
+  o.attention_cudnn = runs_sdpa(t) && !hw.gpu.compute_capability.empty() &&
+                      std::find(t.cudnn_attention.begin(), t.cudnn_attention.end(), hw.gpu.compute_capability) !=
+                          t.cudnn_attention.end();
+  o.sac_saves_cudnn_attention = t.sac_saves_cudnn_attention;
+  o.torch_release = t.torch == "unstated" ? std::string() : t.torch;  // a release, checked when read
+  if (!parse_cross_entropy(t.cross_entropy, o.cross_entropy))
+    throw ConfigError(rt.file, "terms.cross_entropy", "\"" + t.cross_entropy + "\" is not allowed");
+  if (!parse_norm_impl(t.rmsnorm, o.rmsnorm))
+    throw ConfigError(rt.file, "terms.rmsnorm", "\"" + t.rmsnorm + "\" is not allowed");
+  // rope / swiglu: "eager" | "fused" (checked against the schema when the profile was read).
+  o.rope_fused = t.rope == "fused";
+  o.swiglu_fused = t.swiglu == "fused";
+  o.gqa_repeated = t.gqa == "repeated";
+  o.qkv_output_kept = t.qkv_output_kept;
+  o.torchtitan_block_program = t.block_program == "torchtitan";
+  o.reduce_copies_gradient = t.reduce_copies_gradient;
+  o.reduce_output_buffer = t.reduce_output == "buffer";
+  o.adamw_state_at_init = t.adamw_state == "with_model";
+  // adamw_update / grad_clip: checked against the schema when the profile was read.
+  if (!parse_adamw_update(t.adamw_update, o.adamw_update))
+    throw ConfigError(rt.file, "terms.adamw_update", "\"" + t.adamw_update + "\" is not allowed");
+  if (!parse_grad_clip(t.grad_clip, o.grad_clip))
+    throw ConfigError(rt.file, "terms.grad_clip", "\"" + t.grad_clip + "\" is not allowed");
+  o.host_time_hidden = t.host_time == "hidden";
+  o.per_parameter_copies = t.parameter_layout == "per_parameter";
+  o.root_unit = t.root_unit;
+  o.grads_freed_between_steps = t.grads_freed_between_steps;
+  o.sync_every_micro_step = sync_every_micro_step(t, cfg);
+  if (t.unsynced_gradient_dtype == "fp32") o.unsynced_gradient_dtype = UnsyncedGradDtype::fp32;
+  else if (t.unsynced_gradient_dtype == "reduce_dtype") o.unsynced_gradient_dtype = UnsyncedGradDtype::reduce_dtype;
+  else if (t.unsynced_gradient_dtype == "param_dtype") o.unsynced_gradient_dtype = UnsyncedGradDtype::param_dtype;
+  else throw ConfigError(rt.file, "terms.unsynced_gradient_dtype", "\"" + t.unsynced_gradient_dtype + "\" is not allowed");
+  o.fp8_all_gather = t.fp8_all_gather;
+  o.fp8_weight_saved = t.fp8_weight_saved;
+  o.fp8_input_saved = t.fp8_input_saved;
+  if (t.fp8_library == "torchao") o.fp8_library = Fp8Library::torchao;
+  else if (t.fp8_library == "transformer_engine") o.fp8_library = Fp8Library::transformer_engine;
+  else throw ConfigError(rt.file, "terms.fp8_library", "\"" + t.fp8_library + "\" is not allowed");
+  o.expandable_segments = t.expandable_segments;
+  o.record_stream_buffers = t.collective_buffers == "record_stream";
+  o.recompute_early_stop = t.recompute_early_stop;
+  o.fp32_logits_held = t.fp32_logits_held;
+  o.use_cache = t.use_cache;
+  o.loss_in_model = t.loss_in_model;
+  if (!parse_outputs_kept(t.outputs_kept, o.outputs_kept))
+    throw ConfigError(rt.file, "terms.outputs_kept", "\"" + t.outputs_kept + "\" is not allowed");
+  return o;
+}
+
+PlanOptions resolve_plan_options(const TrainConfig& cfg, const HardwareSpec& hw) {
+  const RuntimeSpec& rt = runtime_preset(cfg.runtime);
+  const std::string why = runtime_refusal(rt, cfg, hw);
+  if (!why.empty()) throw ConfigError(cfg.source_file, "runtime", why);
+  return plan_options(rt, hw, cfg);
+}
+
+std::vector<std::string> runtime_generations(const std::string& framework) {
+  // Every preset, read once per process (validate asks once per published row).
+  static const std::vector<std::string> names = list_runtime_presets();
+  std::vector<std::pair<std::string, std::string>> found;  // (from_date, name)
+  for (const std::string& name : names) {
+    const RuntimeSpec& rt = runtime_preset(name);
+    if (rt.framework == framework) found.emplace_back(rt.from_date, rt.name);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+std::string runtime_for_framework(const std::string& framework, const std::string& date) {
+  std::string f = framework;
+  std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  // The framework of every runtime preset (RuntimeSpec::framework), Composer for llm-foundry
+  // (its trainer) and "shardcast" for shardcast-train; the one named first in the column wins ("atorch (dlrover) ...
+  // auto_accelerate" is atorch, not accelerate).
+  static const std::vector<std::pair<std::string, std::string>> names = [] {
+    std::vector<std::pair<std::string, std::string>> out{{"composer", "llm-foundry"}, {"shardcast", "shardcast-train"}};
+    for (const std::string& n : list_runtime_presets()) {
+      const std::string& fw = runtime_preset(n).framework;
+      if (std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == fw; }) == out.end())
+        out.push_back({fw, fw});
+    }
+    return out;
+  }();
+  std::string family;
+  size_t at = std::string::npos;
+  for (const auto& [name, fw] : names) {
+    const size_t pos = f.find(name);
+    if (pos < at || (pos == at && pos != std::string::npos && name.size() > family.size())) {
+      at = pos;
+      family = fw;
+    }
+  }
+  if (family.empty()) return "";
+  if (!date.empty() && !is_iso_date(date))
+    throw InputError(fmt::format("framework_date \"{}\" is not a date (YYYY-MM-DD or YYYY-MM)", date));
+  std::string covered;
+  for (const std::string& name : runtime_generations(family)) {
+    const RuntimeSpec& rt = runtime_preset(name);
+    if (date.empty()) {
+      if (rt.until_date.empty()) return rt.name;
+    } else if ((rt.from_date.empty() || date >= rt.from_date) && (rt.until_date.empty() || date < rt.until_date)) {
+      return rt.name;
+    }
+    covered += fmt::format(" {} [{}, {})", rt.name, rt.from_date.empty() ? "-" : rt.from_date,
+                           rt.until_date.empty() ? "-" : rt.until_date);
+  }
+  throw InputError(fmt::format("no runtime generation of {} covers framework_date \"{}\" (generations:{})", family,
+                               date.empty() ? "not stated" : date, covered));
+}
+
+}  // namespace shardcast::planner
