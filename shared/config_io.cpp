@@ -43,6 +43,9 @@ bool looks_like_path(const std::string& s) {
 }  // namespace
 
 std::string read_text(const fs::path& p) {
+  // A directory opens as an empty stream: said as what it is, not read as an empty file.
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) throw ConfigError(p.string(), "", "is a directory, not a file");
   std::ifstream in(p, std::ios::binary);
   if (!in) throw ConfigError(p.string(), "", "cannot open file");
   std::ostringstream os;
@@ -58,6 +61,8 @@ fs::path resolve_preset(const std::string& name_or_file, const std::string& kind
   std::error_code ec;
   if (looks_like_path(name_or_file)) {
     if (!fs::exists(name_or_file, ec)) throw ConfigError(name_or_file, "", ec ? ec.message() : "no such file");
+    if (fs::is_directory(name_or_file, ec))
+      throw ConfigError(name_or_file, "", fmt::format("is a directory, not a {} file (give a .toml file or a preset name)", what));
     return name_or_file;
   }
   const fs::path dir = config_dir() / kind;

@@ -1,5 +1,7 @@
 #include "shared/train_config.h"
 
+#include "shared/cluster_bounds.h"
+
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -129,9 +131,11 @@ std::vector<std::string> validate(const TrainConfig& c) {
   require(e, cl.nodes >= 1, f, "cluster.nodes", fmt::format("{} is not allowed: must be >= 1", cl.nodes));
   require(e, cl.gpus_per_node >= 1, f, "cluster.gpus_per_node",
           fmt::format("{} is not allowed: must be >= 1", cl.gpus_per_node));
-  require(e, std::isfinite(cl.inter_node_gbps) && cl.inter_node_gbps >= 0, f, "cluster.inter_node_gbps",
-          fmt::format("{} is not allowed: must be finite and >= 0 (0 = the hardware preset's value)",
-                      cl.inter_node_gbps));
+  require(e, std::isfinite(cl.inter_node_gbps) && (cl.inter_node_gbps == 0 || cl.inter_node_gbps >= kMinInterNodeGbps),
+          f, "cluster.inter_node_gbps",
+          fmt::format("{} is not allowed: must be 0 (the hardware preset's value) or a finite number >= {} Gb/s "
+                      "(shared/cluster_bounds.h)",
+                      cl.inter_node_gbps, kMinInterNodeGbps));
   require(e, std::isfinite(cl.power_limit_w) && cl.power_limit_w >= 0, f, "cluster.power_limit_w",
           fmt::format("{} is not allowed: must be finite and >= 0 (0 = the hardware preset's power limit)",
                       cl.power_limit_w));

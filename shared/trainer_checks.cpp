@@ -1,10 +1,49 @@
 #include "shared/trainer_checks.h"
 
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
+// The token file layout's constants only (header-only; nothing of the trainer is linked).
+#include "trainer/data/token_file.h"
+
 namespace shardcast {
+
+namespace {
+
+// What TokenFile's constructor (trainer/data/token_file.cpp) would refuse in the file's header:
+// "" for a token file it opens, else why not. Reads the 1024-byte header only.
+std::string token_file_problem(const std::string& path) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  if (ec) return fmt::format("\"{}\" cannot be read: {}", path, ec.message());
+  constexpr size_t header_bytes = trainer::kTokenFileHeaderInts * sizeof(int32_t);
+  const std::string hint = " (make one with `shardcast-train tokenize --out corpus.bin FILES...`)";
+  if (bytes < header_bytes)
+    return fmt::format("\"{}\" is not a token file: {} bytes is shorter than the {}-byte llm.c header{}", path, bytes,
+                       header_bytes, hint);
+  std::ifstream in(path, std::ios::binary);
+  char raw[3 * sizeof(int32_t)];
+  if (!in.read(raw, sizeof raw)) return fmt::format("\"{}\" cannot be read", path);
+  int32_t h[3];
+  std::memcpy(h, raw, sizeof h);
+  if (h[0] != trainer::kTokenFileMagic)
+    return fmt::format("\"{}\" is not a token file: its first word is {}, an llm.c .bin token file starts with the "
+                       "magic {}{}",
+                       path, h[0], trainer::kTokenFileMagic, hint);
+  if (h[1] != 1 && h[1] != 2)
+    return fmt::format("\"{}\": token file version {} (allowed: 1 = uint16 tokens, 2 = uint32)", path, h[1]);
+  const uint64_t want = header_bytes + uint64_t(h[2] < 0 ? 0 : h[2]) * (h[1] == 1 ? 2 : 4);
+  if (h[2] < 0 || want != bytes)
+    return fmt::format("\"{}\": the header says {} tokens ({} bytes) but the file has {} bytes", path, h[2], want,
+                       bytes);
+  return "";
+}
+
+}  // namespace
 
 std::string resolved_backend(const TrainConfig& cfg, bool nccl_compiled) {
   if (cfg.comm.backend != "auto") return cfg.comm.backend;
@@ -42,6 +81,8 @@ std::vector<TrainerRefusal> trainer_refusals(const TrainConfig& cfg, bool nccl_c
     std::error_code ec;
     if (!std::filesystem::is_regular_file(cfg.data.path, ec))
       out.push_back({"data.path", fmt::format("\"{}\" is not a readable file", cfg.data.path)});
+    else if (const std::string why = token_file_problem(cfg.data.path); !why.empty())
+      out.push_back({"data.path", why});
   }
   return out;
 }

@@ -3,10 +3,11 @@
 // What it is: trainer_refusals(cfg, ...) lists every reason shardcast-train would exit 2 on a
 // valid TrainConfig (validate() first): a Gloo run in 16-bit, the planner-only knobs (compile,
 // fp8, op-level selective checkpointing), NCCL without a CUDA build, an empty or missing
-// data.path. `shardcast-train run` throws on the first; `shardcast check` prints them all, so
-// check says OK exactly when the trainer would start.
+// data.path, or one that is not a token file. `shardcast-train run` throws on the first;
+// `shardcast check` prints them all, so check says OK exactly when the trainer would start.
 // What it is not: environment checks (RANK, WORLD_SIZE, ...; trainer/launch) or the planner's
-// runtime refusals (planner/model/runtime.h). Pure function, thread-safe.
+// runtime refusals (planner/model/runtime.h). Reads data.path's 1024-byte header (the token file's
+// magic, version and size, as trainer/data/token_file.cpp checks them); thread-safe.
 #pragma once
 
 #include <string>

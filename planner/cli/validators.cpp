@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shared/cli_ranges.h"
+#include "shared/cluster_bounds.h"
 
 namespace shardcast::cli {
 
@@ -16,6 +17,9 @@ struct Range {
 };
 
 CLI::Validator port() { return cli_range::between(1, 65535); }
+// [0.1,inf) Gb/s: the slowest network a plan may name (shared/cluster_bounds.h kMinInterNodeGbps,
+// the bound run.toml's cluster.inter_node_gbps has too).
+CLI::Validator inter_node_gbps() { return cli_range::interval(kMinInterNodeGbps, false, cli_range::kInf, true); }
 
 // Every numeric flag of every command. 0 is allowed only where it means something other than
 // "not given" (absent flags are std::optional or keep a documented default).
@@ -23,7 +27,7 @@ const Range kRanges[] = {
     // Cluster and batch (plan, search, scale, emit).
     {"--gpus", "", cli_range::positive},
     {"--gpus-per-node", "", cli_range::positive},
-    {"--inter-node-gbps", "", cli_range::positive},
+    {"--inter-node-gbps", "", inter_node_gbps},
     {"--power-limit-w", "", cli_range::positive},
     {"--seq-len", "", cli_range::positive},
     {"--micro-batch", "", cli_range::positive},

@@ -1,8 +1,11 @@
 #include "planner/evidence/pairs.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -105,49 +108,98 @@ std::string joined(const std::map<std::string, std::string>& s, const std::strin
 
 }  // namespace
 
+namespace {
+
+struct PairEntry {
+  size_t row;  // index into the rows
+  std::vector<std::string> values;  // the settings' values, in the key order of `keys`
+  double measured, predicted;
+};
+
+// The pairs (i, j), i < j, of one source's entries that differ in at most one setting, in
+// O(settings · n · keys + pairs) rather than comparing every two entries: for each setting X, the
+// entries are bucketed by every value outside X (a bucket holds entries that differ in X alone
+// or not at all) and, inside a bucket, by X's values; only entries of different X values pair
+// under X. Entries equal in every key pair once, under "none" (setting ""), from one bucket of
+// the full values.
+void source_pairs(const std::vector<PairEntry>& e, const std::vector<size_t>& members,
+                  const std::vector<std::string>& keys, std::vector<std::tuple<size_t, size_t, std::string>>& out) {
+  std::map<std::string, std::vector<size_t>> of_setting;  // setting -> its keys' positions
+  for (size_t k = 0; k < keys.size(); ++k) of_setting[setting_of(keys[k])].push_back(k);
+  auto joined_values = [&](size_t i, const std::vector<bool>& take) {
+    std::string key;
+    for (size_t k = 0; k < keys.size(); ++k)
+      if (take[k]) key += e[i].values[k] + '\x1f';
+    return key;
+  };
+  std::vector<bool> all(keys.size(), true);
+  std::map<std::string, std::vector<size_t>> same;  // every value -> entries
+  for (size_t i : members) same[joined_values(i, all)].push_back(i);
+  for (const auto& [v, group] : same)
+    for (size_t a = 0; a < group.size(); ++a)
+      for (size_t b = a + 1; b < group.size(); ++b) out.emplace_back(group[a], group[b], "");
+  for (const auto& [setting, positions] : of_setting) {
+    std::vector<bool> outside(keys.size(), true), inside(keys.size(), false);
+    for (size_t k : positions) outside[k] = false, inside[k] = true;
+    std::map<std::string, std::map<std::string, std::vector<size_t>>> buckets;  // outside X -> X's values -> entries
+    for (size_t i : members) buckets[joined_values(i, outside)][joined_values(i, inside)].push_back(i);
+    for (const auto& [rest, by_value] : buckets)
+      for (auto x = by_value.begin(); x != by_value.end(); ++x)
+        for (auto y = std::next(x); y != by_value.end(); ++y)
+          for (size_t a : x->second)
+            for (size_t b : y->second) out.emplace_back(std::min(a, b), std::max(a, b), setting);
+  }
+}
+
+}  // namespace
+
 std::vector<ConfigPair> find_pairs(const std::vector<PublishedRow>& rows, const std::vector<ValidationCase>& cases,
                                    const ValidationResult& result) {
-  struct Entry {
-    size_t row;
-    std::string source;
-    std::map<std::string, std::string> settings;
-    double measured, predicted;
-  };
-  std::map<std::string, const ValidationRowResult*> by_id;
-  for (const auto& r : result.rows)
-    if (r.skip_reason.empty() && r.has_tps && r.measured_tps > 0 && r.predicted_tps > 0) by_id[r.row_id] = &r;
-  std::vector<Entry> entries;
+  // Entries in the order of `cases` (a pair's a comes first); rows by index, not by row_id.
+  std::vector<PairEntry> entries;
+  std::vector<std::string> keys;
+  std::vector<std::string> source_order;
+  std::map<std::string, std::vector<size_t>> by_source;  // source_key -> entries
   for (const auto& c : cases) {
-    const PublishedRow& row = rows[c.row];
-    const auto it = by_id.find(row.row_id);
-    if (it == by_id.end()) continue;
-    entries.push_back({c.row, source_key(row), settings_of(c), it->second->measured_tps, it->second->predicted_tps});
+    const ValidationRowResult& r = result.rows.at(c.row);
+    if (!(r.skip_reason.empty() && r.has_tps && r.measured_tps > 0 && r.predicted_tps > 0)) continue;
+    const std::map<std::string, std::string> settings = settings_of(c);
+    if (keys.empty())
+      for (const auto& [k, v] : settings) keys.push_back(k);
+    PairEntry e{c.row, {}, r.measured_tps, r.predicted_tps};
+    for (const std::string& k : keys) e.values.push_back(settings.at(k));  // every case has the same keys
+    const std::string source = source_key(rows[c.row]);
+    if (!by_source.count(source)) source_order.push_back(source);
+    by_source[source].push_back(entries.size());
+    entries.push_back(std::move(e));
   }
+  std::vector<std::tuple<size_t, size_t, std::string>> found;  // entry a < entry b, setting ("" = none)
+  for (const std::string& source : source_order) source_pairs(entries, by_source.at(source), keys, found);
+  std::sort(found.begin(), found.end());
   std::vector<ConfigPair> out;
-  for (size_t i = 0; i < entries.size(); ++i)
-    for (size_t j = i + 1; j < entries.size(); ++j) {
-      const Entry& a = entries[i];
-      const Entry& b = entries[j];
-      if (a.source != b.source) continue;
-      const std::set<std::string> differ = differing(a.settings, b.settings);
-      if (differ.size() > 1) continue;
-      ConfigPair p;
-      p.source = a.source;
-      p.setting = differ.empty() ? "none" : *differ.begin();
-      p.row_a = rows[a.row].row_id;
-      p.row_b = rows[b.row].row_id;
-      if (!differ.empty()) {
-        p.value_a = joined(a.settings, p.setting);
-        p.value_b = joined(b.settings, p.setting);
-      }
-      p.measured_ratio = b.measured / a.measured;
-      p.predicted_ratio = b.predicted / a.predicted;
-      p.err = p.predicted_ratio / p.measured_ratio - 1.0;
-      p.decided = std::fabs(p.measured_ratio - 1.0) >= kPairTie;
-      // A predicted ratio of exactly 1 (no setting the planner sees differs) ranks nothing.
-      p.order_right = p.decided && (p.measured_ratio > 1.0 ? p.predicted_ratio > 1.0 : p.predicted_ratio < 1.0);
-      out.push_back(std::move(p));
+  out.reserve(found.size());
+  for (const auto& [i, j, setting] : found) {
+    const PairEntry& a = entries[i];
+    const PairEntry& b = entries[j];
+    ConfigPair p;
+    p.source = source_key(rows[a.row]);
+    p.setting = setting.empty() ? "none" : setting;
+    p.row_a = rows[a.row].row_id;
+    p.row_b = rows[b.row].row_id;
+    if (!setting.empty()) {
+      std::map<std::string, std::string> sa, sb;
+      for (size_t k = 0; k < keys.size(); ++k) sa[keys[k]] = a.values[k], sb[keys[k]] = b.values[k];
+      p.value_a = joined(sa, p.setting);
+      p.value_b = joined(sb, p.setting);
     }
+    p.measured_ratio = b.measured / a.measured;
+    p.predicted_ratio = b.predicted / a.predicted;
+    p.err = p.predicted_ratio / p.measured_ratio - 1.0;
+    p.decided = std::fabs(p.measured_ratio - 1.0) >= kPairTie;
+    // A predicted ratio of exactly 1 (no setting the planner sees differs) ranks nothing.
+    p.order_right = p.decided && (p.measured_ratio > 1.0 ? p.predicted_ratio > 1.0 : p.predicted_ratio < 1.0);
+    out.push_back(std::move(p));
+  }
   return out;
 }
 

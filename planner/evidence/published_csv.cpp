@@ -5,7 +5,9 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -16,12 +18,14 @@
 
 namespace shardcast::planner {
 
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& label) {
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& label,
+                                                std::vector<int>* lines) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row;
   std::string field;
   bool quoted = false, any = false;
-  int line = 1, quote_line = 0;
+  int line = 1, quote_line = 0, record_line = 1;
+  if (lines) lines->clear();
   for (size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
     if (quoted) {
@@ -51,11 +55,13 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
       if (any || !field.empty()) {
         row.push_back(std::move(field));
         rows.push_back(std::move(row));
+        if (lines) lines->push_back(record_line);
       }
       row.clear();
       field.clear();
       any = false;
       ++line;
+      record_line = line;
     } else {
       field += ch;
       any = true;
@@ -66,6 +72,7 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
   if (any || !field.empty()) {
     row.push_back(std::move(field));
     rows.push_back(std::move(row));
+    if (lines) lines->push_back(record_line);
   }
   return rows;
 }
@@ -123,13 +130,6 @@ class RowReader {
     if (used != v.size() || !std::isfinite(d)) throw InputError("bad number '" + v + "' in column " + c);
     return d;
   }
-  // A measured figure: nullopt if empty (not measured); throws InputError unless positive.
-  std::optional<double> measured(const std::string& c) const {
-    auto v = number(c);
-    if (v && *v <= 0)
-      throw InputError("bad " + c + " '" + get(c) + "': a positive number is required (leave it empty: not measured)");
-    return v;
-  }
   double required(const std::string& c) const {
     auto v = number(c);
     if (!v) throw InputError("missing " + c);
@@ -154,6 +154,28 @@ class RowReader {
   const std::map<std::string, size_t>& cols_;
   const std::vector<std::string>& rec_;
 };
+
+// A measured column of the row (published_csv.h, the plausible ranges): nullopt when empty (not
+// measured); InputError naming the file, row_id, line and column for anything but a finite
+// positive number (and a fraction in (0, 1] for MFU and HFU).
+std::optional<double> measured_value(const RowReader& r, const std::string& c, const PublishedRow& row) {
+  const std::string v = r.get(c);
+  if (v.empty()) return std::nullopt;
+  size_t used = 0;
+  double d = 0;
+  try {
+    d = std::stod(v, &used);
+  } catch (const std::exception&) {  // std::stod: no number, or out of range (1e400)
+    used = 0;
+  }
+  const bool fraction = c == "measured_mfu" || c == "measured_hfu";
+  if (used != v.size() || !std::isfinite(d) || d <= 0 || (fraction && d > 1))
+    throw InputError(fmt::format("{}: row_id '{}' (line {}): {} '{}' is not a measurement (allowed: {}; empty = not "
+                                 "measured)",
+                                 row.file, row.row_id, row.line, c, v,
+                                 fraction ? "a fraction of the peak in (0, 1]" : "a finite number > 0"));
+  return d;
+}
 
 void fill_row(const RowReader& r, PublishedRow& row) {
   // Set first, so that a skipped row still reports the GPU its source ran on.
@@ -327,21 +349,105 @@ const std::vector<std::string>& published_required_columns() {
   return cols;
 }
 
+double max_plausible_tokens_per_s(const ModelSpec& m, int seq_len, const HardwareSpec& hw) {
+  const double peak = std::max({hw.gpu.bf16_flops, hw.gpu.fp16_flops, hw.gpu.fp8_flops, hw.gpu.fp32_flops});
+  const double fpt = m.flops_per_token_torchtitan(seq_len);
+  if (!(peak > 0) || !(fpt > 0)) return std::numeric_limits<double>::infinity();  // no bound to state
+  return kPlausibleMfu * peak / fpt;
+}
+
+double max_plausible_memory_bytes(const HardwareSpec& hw) {
+  return hw.gpu.hbm_bytes > 0 ? kPlausibleHbm * hw.gpu.hbm_bytes : std::numeric_limits<double>::infinity();
+}
+
+std::string implausible_measurement(const PublishedRow& row, const HardwareSpec& hw) {
+  const std::string where = fmt::format("{}: row_id '{}' (line {})", row.file, row.row_id, row.line);
+  if (row.tokens_per_s_per_gpu) {
+    const double max = max_plausible_tokens_per_s(row.cfg.model, row.cfg.training.seq_len, hw);
+    if (*row.tokens_per_s_per_gpu > max)
+      return fmt::format("{}: measured_tokens_per_sec_per_gpu {:g} is not plausible for this model on {}: above {:.4g} "
+                         "= {:g} x the GPU's densest peak / the {:.4g} FLOPs each token executes (published_csv.h)",
+                         where, *row.tokens_per_s_per_gpu, hw.name, max, kPlausibleMfu,
+                         row.cfg.model.flops_per_token_torchtitan(row.cfg.training.seq_len));
+  }
+  if (row.peak_mem_gib) {
+    const double max = max_plausible_memory_bytes(hw) / double(1ull << 30);
+    if (*row.peak_mem_gib > max)
+      return fmt::format("{}: measured_peak_mem_gib {:g} is not plausible on {}: above {:.4g} GiB = {:g} x its {:.4g} GiB "
+                         "of HBM (published_csv.h)",
+                         where, *row.peak_mem_gib, hw.name, max, kPlausibleHbm, hw.gpu.hbm_bytes / double(1ull << 30));
+  }
+  return "";
+}
+
+namespace {
+
+// The header's columns by name; a name given twice is refused (one of them would silently win).
+std::map<std::string, size_t> header_columns(const std::vector<std::string>& header, const std::string& label) {
+  std::map<std::string, size_t> cols;
+  for (size_t i = 0; i < header.size(); ++i) {
+    const std::string name = trim(header[i]);
+    const auto [it, fresh] = cols.emplace(name, i);
+    if (!fresh && !name.empty())
+      throw InputError(fmt::format("{}:1: column '{}' appears twice in the header (columns {} and {}); each column "
+                                   "once",
+                                   label, name, it->second + 1, i + 1));
+  }
+  return cols;
+}
+
+// Rows with more cells than the header (their last cells would be dropped unread), row_ids given
+// twice (two rows that name one run) and rows that repeat an earlier row in every cell but
+// row_id (one run pasted twice: it would count twice in every summary and pair with its copy)
+// are refused naming their lines. O(rows · cells).
+void check_records(const std::vector<std::vector<std::string>>& records, const std::vector<int>& lines,
+                   size_t id_col, const std::string& label) {
+  std::unordered_map<std::string, int> first_line;  // row_id -> its line
+  std::unordered_map<std::string, int> content_line;  // every cell but row_id -> its line
+  for (size_t i = 1; i < records.size(); ++i) {
+    if (records[i].size() > records[0].size())
+      throw InputError(fmt::format("{}:{}: {} cells, the header has {} columns (a comma inside a value needs "
+                                   "\"quotes\")",
+                                   label, lines[i], records[i].size(), records[0].size()));
+    const std::string id = id_col < records[i].size() ? trim(records[i][id_col]) : "";
+    if (!id.empty()) {
+      const auto [it, fresh] = first_line.emplace(id, lines[i]);
+      if (!fresh)
+        throw InputError(fmt::format("{}: row_id '{}' is given twice: line {} and line {} (each row_id names one run)",
+                                     label, id, it->second, lines[i]));
+    }
+    std::string content;
+    for (size_t c = 0; c < records[0].size(); ++c)
+      if (c != id_col) content += (c < records[i].size() ? trim(records[i][c]) : std::string()) + '\x1f';
+    const auto [it, fresh] = content_line.emplace(std::move(content), lines[i]);
+    if (!fresh)
+      throw InputError(fmt::format("{}: line {} repeats line {} in every cell but row_id (one run given twice; two "
+                                   "runs of one configuration differ in what they measured or their notes)",
+                                   label, lines[i], it->second));
+  }
+}
+
+}  // namespace
+
 std::vector<PublishedRow> parse_published_csv(const std::string& text, const std::string& label,
                                               const std::vector<Annotation>& annotations) {
-  auto records = parse_csv(text, label);
+  std::vector<int> lines;
+  auto records = parse_csv(text, label, &lines);
   if (records.empty()) throw InputError(label + ": empty CSV");
   if (records.size() < 2) throw InputError(label + ": no rows (only the header line)");
-  std::map<std::string, size_t> cols;
-  for (size_t i = 0; i < records[0].size(); ++i) cols[trim(records[0][i])] = i;
+  std::map<std::string, size_t> cols = header_columns(records[0], label);
   std::string missing;
   for (const std::string& c : published_required_columns())
     if (!cols.count(c)) missing += (missing.empty() ? "'" : ", '") + c + "'";
   if (!missing.empty())
     throw InputError(label + ": missing column(s) " + missing +
                      " (the columns are listed in configs/published/README.md; empty cells mean unknown)");
+  check_records(records, lines, cols.at("row_id"), label);
   // Annotations: fill empty cells (adding the column when the CSV lacks it).
   std::map<size_t, std::string> filled;  // record index -> note
+  std::map<std::string, size_t> record_of;  // row_id -> record index (row_ids are unique: check_records)
+  for (size_t i = 1; i < records.size(); ++i)
+    if (cols.at("row_id") < records[i].size()) record_of.emplace(trim(records[i][cols.at("row_id")]), i);
   for (const Annotation& a : annotations) {
     if (!cols.count(a.column)) {
       const size_t idx = records[0].size();
@@ -349,30 +455,32 @@ std::vector<PublishedRow> parse_published_csv(const std::string& text, const std
       cols[a.column] = idx;
     }
     const size_t idx = cols.at(a.column);
-    for (size_t i = 1; i < records.size(); ++i) {
-      auto& rec = records[i];
-      if (cols.at("row_id") >= rec.size() || trim(rec[cols.at("row_id")]) != a.row_id) continue;
-      if (rec.size() <= idx) rec.resize(idx + 1);
-      if (!trim(rec[idx]).empty()) continue;  // never replace what the source CSV gives
-      rec[idx] = a.value;
-      filled[i] += a.column + "=" + a.value + " (annotation: " + a.source + "); ";
-    }
+    const auto it = record_of.find(a.row_id);
+    if (it == record_of.end()) continue;
+    auto& rec = records[it->second];
+    if (rec.size() <= idx) rec.resize(idx + 1);
+    if (!trim(rec[idx]).empty()) continue;  // never replace what the source CSV gives
+    rec[idx] = a.value;
+    filled[it->second] += a.column + "=" + a.value + " (annotation: " + a.source + "); ";
   }
   std::vector<PublishedRow> out;
   out.reserve(records.size() - 1);
   for (size_t i = 1; i < records.size(); ++i) {
     PublishedRow row;
-    row.line = int(i) + 1;
+    row.file = label;
+    row.line = lines[i];
     RowReader r(cols, records[i]);
     row.row_id = r.get("row_id");
     row.source = r.has("source") ? r.get("source") : r.get("framework");
     row.mem_metric = r.get("mem_metric");
     if (filled.count(i)) row.framework_notes = filled[i];
+    // What was measured is checked before anything may skip the row: a value that is not a
+    // measurement refuses the file (published_csv.h), it is never read as "not measured".
+    row.tokens_per_s_per_gpu = measured_value(r, "measured_tokens_per_sec_per_gpu", row);
+    row.mfu = measured_value(r, "measured_mfu", row);
+    row.hfu = measured_value(r, "measured_hfu", row);
+    row.peak_mem_gib = measured_value(r, "measured_peak_mem_gib", row);
     try {
-      row.tokens_per_s_per_gpu = r.measured("measured_tokens_per_sec_per_gpu");
-      row.mfu = r.measured("measured_mfu");
-      row.hfu = r.measured("measured_hfu");
-      row.peak_mem_gib = r.measured("measured_peak_mem_gib");
       fill_row(r, row);
       if (!row.skipped() && !row.tokens_per_s_per_gpu && !row.peak_mem_gib)
         row.skip_reason = "no measured tokens/s or memory";

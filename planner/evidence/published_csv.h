@@ -2,7 +2,10 @@
 //
 // What it is: a strict CSV reader (RFC 4180 quoting, any column order, extra columns ignored)
 // that turns each row into a TrainConfig plus the measured values, or a skip reason when the
-// row is out of scope or lacks a field the model needs (never guessed). What the row's framework
+// row is out of scope or lacks a field the model needs (never guessed). The file as a whole is
+// refused (InputError naming the file and the line, row_id or column) for a header naming a
+// column twice, a row with more cells than the header, a row_id given twice, a row repeating
+// another in every cell but row_id, or a measured value outside its plausible range (below). What the row's framework
 // does outside TrainConfig is its runtime profile (cfg.runtime, from the `framework` column:
 // planner/model/runtime.h runtime_for_framework; docs/cost-model.md §7.1), and
 // cited annotations may fill empty cells. The hardware preset is only named here
@@ -21,7 +24,8 @@
 namespace shardcast::planner {
 
 struct PublishedRow {
-  int line = 0;                 // 1-based line of the CSV (header = 1)
+  std::string file;             // the CSV's label (its path), for messages
+  int line = 0;                 // 1-based line of the CSV where the row starts (header = 1)
   std::string row_id;
   std::string source;           // `source` column, else `framework`, else ""
   std::string skip_reason;      // non-empty = skipped
@@ -60,11 +64,40 @@ struct Annotation {
 std::vector<Annotation> read_annotations(const std::string& path);
 
 // Parse CSV text into a header and records (RFC 4180: quotes, doubled quotes, newlines in
-// quotes). Throws InputError naming `label` and the line for an unterminated quote.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& label);
+// quotes). Throws InputError naming `label` and the line for an unterminated quote. `lines`,
+// when given, receives each record's first line (1-based; a quoted line break spans lines).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& label,
+                                                std::vector<int>* lines = nullptr);
 // One field as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma, a
 // quote or a line break, else as is. parse_csv reads it back unchanged.
 std::string csv_field(const std::string& value);
+
+// The plausible range of each measured column. A value outside it is not a measurement (a typo,
+// a unit slip, 1e308 from a broken tool): the file is refused naming the file, the row_id, its
+// line and the column (an empty cell is "not measured", never refused). The same bounds hold
+// for the numbers of an imported training log (planner/import/run_import.cpp).
+//   measured_tokens_per_sec_per_gpu  finite, > 0, and at most kPlausibleMfu x the GPU's densest
+//       dense peak (max of its bf16 / fp16 / fp8 / fp32 FLOP/s) / the FLOPs every token must
+//       execute (torchtitan's count, 6·(N − embedding) + 12·L·d·s: ModelSpec::
+//       flops_per_token_torchtitan): no GPU runs above its datasheet peak, so a real run has
+//       this "MFU" <= 1; kPlausibleMfu = 4 leaves room for a preset whose peak understates the
+//       machine (the `cpu` profile's 35 GFLOP/s against ~105 measured on a 2-core runner: 3x)
+//       and for a peak quoted with 2:4 sparsity (2x). Checked when the row's GPU has a preset
+//       and its model is read (validate.cpp resolve_cases); finite and > 0 always.
+//   measured_mfu, measured_hfu       in (0, 1]: a fraction of the peak (not %).
+//   measured_peak_mem_gib            finite, > 0 and at most kPlausibleHbm x the GPU's HBM
+//       (GpuSpec::hbm_bytes): an allocator cannot hold more than its device; 4 leaves room for
+//       unified memory (GH200/GB200 address the Grace CPU's LPDDR, 480 GB beside 186 GB of HBM:
+//       2.6x) and a GB/GiB slip (7 %). Checked when the row's GPU has a preset.
+inline constexpr double kPlausibleMfu = 4.0;
+inline constexpr double kPlausibleHbm = 4.0;
+// The largest plausible tokens/s per GPU of `m` at `seq_len` on `hw` (above).  // tokens/s
+double max_plausible_tokens_per_s(const ModelSpec& m, int seq_len, const HardwareSpec& hw);
+// The largest plausible memory figure on `hw` (above).  // bytes
+double max_plausible_memory_bytes(const HardwareSpec& hw);
+// "" when the row's measured tokens/s and memory are within the bounds above for `hw`, else
+// "FILE: row_id 'ID' (line N): column: value ... (allowed: ...)". The row must not be skipped.
+std::string implausible_measurement(const PublishedRow& row, const HardwareSpec& hw);
 
 // The columns every published-measurements CSV must have (configs/published/README.md lists
 // them; a test holds that list to this one). Cells may be empty: empty means unknown.

@@ -33,6 +33,8 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
       continue;
     }
     const HardwareSpec& hw = hardware.at(key);
+    // A measured figure the GPU cannot have produced refuses the file (published_csv.h).
+    if (const std::string why = implausible_measurement(row, hw); !why.empty()) throw InputError(why);
     ValidationCase c;
     c.row = i;
     c.hardware = key;

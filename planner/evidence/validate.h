@@ -31,7 +31,9 @@ struct ValidationCase {
 };
 
 // Complete the cluster of every in-scope row, loading presets into `hardware` as needed
-// (load_hardware); rows that cannot be completed get a skip reason.
+// (load_hardware); rows that cannot be completed get a skip reason. Throws InputError (naming
+// the file, row_id, line and column) for a measured figure above its plausible bound on the
+// row's GPU (published_csv.h implausible_measurement).
 std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, HardwareSet& hardware);
 
 struct ValidationRowResult {

@@ -3,8 +3,9 @@
 // validate's reader, the torchtitan TOML, and torchtitan's FLOP count.
 //
 // Fixtures: tests/planner/data/*.log, written by data/make_import_fixtures.py with each
-// trainer's format string at the commit it names (pytorch/torchtitan@4e3266374^, a85e2a536^,
-// a85e2a536, c13b9d66b; foundation-model-stack/fms-fsdp@0e43c6a, ffbe07a^).
+// trainer's format string at the commit it names (pytorch/torchtitan@7cd272573, 9f5a56d67,
+// a10262aeb, 4d182a13e, a85e2a536^, a85e2a536, c13b9d66b; foundation-model-stack/fms-fsdp@7c926a1,
+// 9137d48^, 9137d48, 91300d1, d5de8a8, 0e43c6a): one per format since each project's first code.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,6 +82,47 @@ TEST(ImportTorchtitan, EveryGeneration) {
   EXPECT_FALSE(mid.steps[3].grad_norm);
   const TrainLog gn = parse_torchtitan_log(slurp(data("torchtitan_2025_07.log")), "c");
   EXPECT_DOUBLE_EQ(*gn.steps[3].grad_norm, 1.2345);
+}
+
+// torchtitan of 2024-03-12 .. 2024-11-22 prints "wps:" (the same tokens/s per device) and, until
+// 9f5a56d67, the reserved peak only in % ("peak_memory: 77.58%"); the fixtures log the same run.
+TEST(ImportTorchtitan, WpsGenerations) {
+  for (const char* f : {"torchtitan_2024_03_12.log", "torchtitan_2024_03_15.log", "torchtitan_2024_04.log"}) {
+    SCOPED_TRACE(f);
+    const TrainLog log = parse_torchtitan_log(slurp(data(f)), f);
+    ASSERT_EQ(log.steps.size(), 6u);
+    EXPECT_EQ(log.steps[5].step, 50);
+    EXPECT_EQ(log.steps[3].tps, 5862);
+    EXPECT_NEAR(log.steps[2].loss, 7.5521, 1e-4);
+    EXPECT_TRUE(log.notes.empty()) << log.notes.front();  // no field left unread
+  }
+  const TrainLog pct = parse_torchtitan_log(slurp(data("torchtitan_2024_03_12.log")), "a");
+  EXPECT_FALSE(pct.steps[2].mem_reserved_bytes);
+  EXPECT_DOUBLE_EQ(*pct.steps[2].mem_reserved_pct, 77.58);
+  const TrainLog gib = parse_torchtitan_log(slurp(data("torchtitan_2024_03_15.log")), "b");
+  EXPECT_DOUBLE_EQ(*gib.steps[2].mem_reserved_bytes, 61.37 * double(1ull << 30));
+  EXPECT_FALSE(gib.steps[2].mfu_pct);  // mfu since e5d1b8915
+  const TrainLog release = parse_torchtitan_log(slurp(data("torchtitan_2024_04.log")), "c");
+  EXPECT_DOUBLE_EQ(*release.steps[2].mem_reserved_bytes, 61.37 * double(1ull << 30));
+  ASSERT_TRUE(release.steps[2].mfu_pct);
+}
+
+// Every torchtitan fixture imports into a run with the same summary (the fixtures log one run);
+// a reserved peak in % is converted with the GPU's memory, and the import says so.
+TEST(ImportTorchtitan, EveryFormatImports) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  for (const char* f : {"torchtitan_2024_03_12.log", "torchtitan_2024_03_15.log", "torchtitan_2024_04.log",
+                        "torchtitan_2024.log", "torchtitan_2025_03.log", "torchtitan_2025_07.log"}) {
+    SCOPED_TRACE(f);
+    const ImportedRun r = import_run(parse_torchtitan_log(slurp(data(f)), f), titan_8b(), hw, 10);
+    EXPECT_DOUBLE_EQ(r.report.tokens_per_s_per_gpu, 5859);
+    ASSERT_TRUE(r.report.mem_reserved_peak_bytes);
+    const double want = std::string(f) == "torchtitan_2024_03_12.log" ? 0.7758 * hw.gpu.hbm_bytes : 61.37 * double(1ull << 30);
+    EXPECT_DOUBLE_EQ(*r.report.mem_reserved_peak_bytes, want);
+    bool said = false;
+    for (const auto& n : r.notes) said |= n.find("in % of the device's memory only") != std::string::npos;
+    EXPECT_EQ(said, std::string(f) == "torchtitan_2024_03_12.log");
+  }
 }
 
 TEST(ImportTorchtitan, RanksMergedAndValidationSkipped) {
@@ -275,6 +317,40 @@ TEST(ImportFms, BothGenerations) {
   EXPECT_DOUBLE_EQ(*b.steps[1].mem_allocated_bytes, 35433480192.0);  // "active memory"
 }
 
+// fms-fsdp before 9137d48 (2024-03-14) prints the LR as a list, one per parameter group
+// ("LR: [6e-05]"): read as the first group's. Every format's fixture parses and imports.
+TEST(ImportFms, EveryFormat) {
+  struct Case {
+    const char* file;
+    bool grad_norm;
+    double lr;
+    bool current_rate;  // "current token per gpu per sec" (since d5de8a8)
+  };
+  const Case cases[] = {{"fms_fsdp_2024_02_06.log", false, 6e-05, false}, {"fms_fsdp_2024_02.log", true, 6e-05, false},
+                        {"fms_fsdp_2024_03.log", true, 3e-04, false},     {"fms_fsdp_2024_03_15.log", true, 3e-04, false},
+                        {"fms_fsdp_2024_04_07.log", true, 3e-04, true},   {"fms_fsdp_2024_04.log", true, 3e-04, true}};
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 2, 4096);
+  c.precision.reduce_dtype = "bf16";
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.file);
+    const TrainLog log = parse_fms_fsdp_log(slurp(data(k.file)), k.file);
+    ASSERT_GE(log.steps.size(), 3u);
+    EXPECT_EQ(log.steps[1].step, 200);
+    EXPECT_EQ(log.steps[1].grad_norm.has_value(), k.grad_norm);
+    ASSERT_TRUE(log.steps[1].lr);
+    EXPECT_DOUBLE_EQ(*log.steps[1].lr, k.lr);
+    EXPECT_EQ(log.steps[1].tps > 0, k.current_rate);
+    ASSERT_TRUE(log.steps[1].mem_allocated_bytes);  // "active memory" or "allocated memory"
+    const ImportedRun r = import_run(log, c, hw, 100);
+    EXPECT_GT(r.report.tokens_per_s_per_gpu, 0);
+    EXPECT_GT(r.report.mem_peak_bytes, 0);
+  }
+  // A list that is not one of numbers is named, as any bad value.
+  EXPECT_THROW(parse_fms_fsdp_log("step: 100\nLR: [x]\n", "l.log"), InputError);
+  EXPECT_THROW(parse_fms_fsdp_log("step: 100\nLR: []\n", "l.log"), InputError);
+}
+
 TEST(ImportFms, RunFromStepTimes) {
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 2, 4096);
@@ -436,6 +512,70 @@ TEST(ImportTorchtitanToml, Fp8RecipeName) {
     EXPECT_EQ(e.key(), "quantize.linear.float8.recipe_name");
     EXPECT_NE(std::string(e.what()).find("rowwise_with_gw_hp"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace shardcast::planner
+
+namespace shardcast::planner {
+namespace {
+
+// Hostile numbers in a log (issue 52): each refuses the import naming the file, the line, the
+// step and the quantity, instead of writing JSON nulls or an MFU of thousands. One row per
+// case: the log, which parser, and what the refusal says.
+TEST(ImportHostile, ImplausibleNumbersRefuseTheImport) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  auto titan = [](const std::string& loss, const std::string& mem, const std::string& tps) {
+    std::string t;
+    for (int step : {1, 2})
+      t += "step: " + std::to_string(step) + "  loss: " + loss + "  memory: " + mem + "GiB(50.00%)  tps: " + tps + "\n";
+    return t;
+  };
+  auto fms = [](const std::string& reserved, const std::string& rate) {
+    return "step: 100\nloss: 3.2\nLR: [6e-05]\nreserved memory: " + reserved +
+           "\ncurrent step time: 1.5\ncurrent token per gpu per sec: " + rate + "\n";
+  };
+  struct Case {
+    const char* name;
+    std::string log;
+    bool torchtitan;
+    std::vector<std::string> says;
+  };
+  const Case cases[] = {
+      {"tps 1e308", titan("7.5", "40.00", "1e308"), true,
+       {"h.log:1: step 1: tokens/s per GPU 1e+308 is not plausible for this model on H100-80GB-SXM"}},
+      {"tps 10,000,000", titan("7.5", "40.00", "10,000,000"), true, {"h.log:1: step 1: tokens/s per GPU 1e+07"}},
+      {"memory 1e30 GiB", titan("7.5", "1e30", "5,000"), true, {"h.log:1: step 1: reserved memory 1e+30 GiB is not plausible"}},
+      {"loss nan", titan("nan", "40.00", "5,000"), true, {"h.log:1: step 1: loss nan is not a finite number"}},
+      {"fms reserved 1e20 bytes", fms("1e20", "5000"), false, {"h.log:1: step 100: reserved memory"}},
+      {"fms rate 1e308", fms("4e10", "1e308"), false, {"h.log:1: step 100: tokens/s per GPU 1e+308"}},
+  };
+  TrainConfig fc = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 2, 4096);
+  fc.precision.reduce_dtype = "bf16";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    try {
+      if (c.torchtitan) import_run(parse_torchtitan_log(c.log, "h.log"), titan_8b(), hw, 0);
+      else import_run(parse_fms_fsdp_log(c.log, "h.log"), fc, hw, 0);
+      ADD_FAILURE() << "imported";
+    } catch (const InputError& e) {
+      for (const auto& w : c.says) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+    }
+  }
+}
+
+// An output that cannot be written exits 2 (UsageError) as emit's does, before writing.
+TEST(ImportHostile, UnwritableOutputIsUsage) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  const ImportedRun r = import_run(parse_torchtitan_log(slurp(data("torchtitan_2024.log")), "t.log"), titan_8b(), hw, 10);
+  const fs::path dir = fs::temp_directory_path() / ("shardcast_import_out_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "run.toml");  // a directory where a file goes
+  EXPECT_THROW(write_run_dir(r, dir.string()), UsageError);
+  EXPECT_FALSE(fs::exists(dir / "run_report.json"));
+  std::ofstream(dir / "file") << "x";
+  EXPECT_THROW(write_run_dir(r, (dir / "file" / "sub").string()), UsageError);  // a file where a directory goes
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -54,6 +54,59 @@ Validated validate_published(const std::string& name) {
   return v;
 }
 
+// The pairs every two rows would give, by comparing them one by one (find_pairs buckets them):
+// (row_a, row_b) -> setting, over predicted rows with a measured rate, in `cases` order.
+std::map<std::pair<std::string, std::string>, std::string> pairs_by_brute_force(const Validated& v) {
+  std::map<std::pair<std::string, std::string>, std::string> out;
+  for (size_t i = 0; i < v.cases.size(); ++i)
+    for (size_t j = i + 1; j < v.cases.size(); ++j) {
+      const PublishedRow& a = v.rows[v.cases[i].row];
+      const PublishedRow& b = v.rows[v.cases[j].row];
+      if (a.source != b.source) continue;
+      const auto differ = settings_differing(v.cases[i].cfg, v.cases[j].cfg);
+      if (differ.size() <= 1) out[{a.row_id, b.row_id}] = differ.empty() ? "none" : *differ.begin();
+    }
+  return out;
+}
+
+// Repeated configurations: k rows of one configuration pair k·(k−1)/2 times under "none", and each
+// with each row of a configuration one setting away; found by buckets, the same pairs as comparing
+// every two rows, in the order of the rows.
+TEST(Pairs, RepeatedConfigurationsPairAsComparingEveryTwo) {
+  std::string text = kHeader;
+  for (int k = 0; k < 4; ++k) text += row("team A", "mb2_" + std::to_string(k), 2, "no", 8, 3000 + k);
+  for (int k = 0; k < 3; ++k) text += row("team A", "mb4_" + std::to_string(k), 4, "no", 8, 3300 + k);
+  for (int k = 0; k < 2; ++k) text += row("team A", "mb4c_" + std::to_string(k), 4, "yes", 8, 3600 + k);
+  text += row("team A", "mb2c_16", 2, "yes", 16, 2900);  // two settings from every other row
+  text += row("team B", "mb2_b", 2, "no", 8, 3000);       // another source
+  const Validated v = validate_text(text);
+  ASSERT_EQ(v.cases.size(), 11u);
+  const auto pairs = find_pairs(v.rows, v.cases, v.result);
+  std::map<std::pair<std::string, std::string>, std::string> got;
+  for (const auto& p : pairs) got[{p.row_a, p.row_b}] = p.setting;
+  EXPECT_EQ(got, pairs_by_brute_force(v));
+  int none = 0, micro = 0, compile = 0;
+  for (const auto& p : pairs) {
+    none += p.setting == "none";
+    micro += p.setting == "training.micro_batch";
+    compile += p.setting == "precision.compile";
+  }
+  EXPECT_EQ(none, 6 + 3 + 1);  // 4·3/2 + 3·2/2 + 2·1/2
+  EXPECT_EQ(micro, 4 * 3);
+  EXPECT_EQ(compile, 3 * 2);
+  EXPECT_EQ(pairs.size(), 10u + 12u + 6u);
+  // In the order of the rows: a before b, and by a then b.
+  for (size_t i = 1; i < pairs.size(); ++i) {
+    auto index = [&](const std::string& id) {
+      for (size_t r = 0; r < v.rows.size(); ++r)
+        if (v.rows[r].row_id == id) return r;
+      return v.rows.size();
+    };
+    EXPECT_LT(std::make_pair(index(pairs[i - 1].row_a), index(pairs[i - 1].row_b)),
+              std::make_pair(index(pairs[i].row_a), index(pairs[i].row_b)));
+  }
+}
+
 // Two rows of one source one setting apart pair under that setting; two settings apart, or two
 // sources, do not.
 TEST(Pairs, OneSettingApartWithinOneSource) {

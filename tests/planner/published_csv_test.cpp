@@ -2,7 +2,9 @@
 #include "planner/evidence/published_csv.h"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -232,22 +234,119 @@ TEST(Csv, GpusPerNodeMustBeAPositiveInteger) {
   }
 }
 
-TEST(Csv, MeasuredFiguresMustBePositive) {
-  // 0 or a negative throughput, MFU or memory is a typo, not "not measured" (an empty cell):
-  // the row is skipped with its reason, never scored as if the cell were empty.
-  for (const char* bad : {"0", "-3700"}) {
-    std::string r = row("none", "r1", "128", "FULL_SHARD", "yes", "0.5");
-    r.replace(r.find(",3700,"), 6, std::string(",") + bad + ",");
-    const auto rows = parse_published_csv(std::string(kHeader) + r, "t.csv");
-    ASSERT_EQ(rows.size(), 1u);
-    EXPECT_NE(rows[0].skip_reason.find("bad measured_tokens_per_sec_per_gpu"), std::string::npos)
-        << bad << ": " << rows[0].skip_reason;
+// What must be said when `f` throws InputError: every piece of `want` in its message.
+void expect_refused(const std::function<void()>& f, const std::vector<std::string>& want, const std::string& label) {
+  try {
+    f();
+    ADD_FAILURE() << label << ": accepted";
+  } catch (const InputError& e) {
+    for (const std::string& w : want) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << label << ": " << e.what();
   }
-  const auto mfu = parse_published_csv(std::string(kHeader) + row("none", "r1", "128", "FULL_SHARD", "yes", "-0.4"), "t.csv");
-  EXPECT_NE(mfu[0].skip_reason.find("bad measured_mfu '-0.4': a positive number"), std::string::npos)
-      << mfu[0].skip_reason;
+}
+
+// A measured cell that is not a measurement refuses the file, naming the file, the row_id, its
+// line and the column (published_csv.h: the plausible ranges). 0 or a negative figure is a typo,
+// not "not measured" (an empty cell); 1e308 tokens/s once scored a MAPE of inf (issue 52).
+// Each row of the table is one hostile cell: the column, the value, and what the refusal says.
+TEST(Csv, ImplausibleMeasurementsRefuseTheFile) {
+  struct Case {
+    const char* column;  // measured_tokens_per_sec_per_gpu ("tps") or measured_mfu ("mfu")
+    const char* value;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"tps", "0", "'0' is not a measurement (allowed: a finite number > 0"},
+      {"tps", "-3700", "'-3700' is not a measurement"},
+      {"tps", "inf", "'inf' is not a measurement"},
+      {"tps", "nan", "'nan' is not a measurement"},
+      {"tps", "1e400", "'1e400' is not a measurement"},
+      {"mfu", "-0.4", "measured_mfu '-0.4' is not a measurement (allowed: a fraction of the peak in (0, 1]"},
+      {"mfu", "1.5", "measured_mfu '1.5' is not a measurement"},
+      {"mfu", "45", "measured_mfu '45' is not a measurement"},  // % instead of a fraction
+  };
+  for (const Case& c : cases) {
+    std::string r = row("none", "r1", "128", "FULL_SHARD", "yes", std::string(c.column) == "mfu" ? c.value : "0.5");
+    if (std::string(c.column) == "tps") r.replace(r.find(",3700,"), 6, std::string(",") + c.value + ",");
+    const std::string text = std::string(kHeader) + row("none", "r0", "128", "FULL_SHARD") + r;
+    expect_refused([&] { parse_published_csv(text, "t.csv"); }, {"t.csv: row_id 'r1' (line 4)", c.says},
+                   std::string(c.column) + "=" + c.value);
+  }
+  // An out-of-scope row is still refused: the cell is read before any skip.
+  std::string out = row("none", "r1", "128", "FULL_SHARD", "no");
+  out.replace(out.find(",3700,"), 6, ",inf,");
+  expect_refused([&] { parse_published_csv(std::string(kHeader) + out, "t.csv"); }, {"row_id 'r1'", "'inf'"}, "out of scope");
   const auto ok = parse_published_csv(std::string(kHeader) + row("none", "r1", "128", "FULL_SHARD"), "t.csv");
   EXPECT_EQ(ok[0].skip_reason, "");
+}
+
+// Above the GPU's bound (published_csv.h): tokens/s beyond kPlausibleMfu x the densest peak over
+// the FLOPs per token, memory beyond kPlausibleHbm x the HBM; refused once the row's GPU preset
+// is known (resolve_cases), naming the file, row_id, line, column and the bound.
+TEST(Csv, MeasurementsAboveTheGpusBoundRefuseTheFile) {
+  const std::string header = std::string(kHeader).substr(0, std::strlen(kHeader) - 1) + ",measured_peak_mem_gib\n";
+  auto with = [&](const std::string& tps, const std::string& mem) {
+    std::string r = row("none", "r1", "128", "FULL_SHARD");
+    r.replace(r.find(",3700,"), 6, "," + tps + ",");
+    r.insert(r.size() - 1, "," + mem);
+    return header + r;
+  };
+  // Llama-2 7B at 4096 on A100-80GB (312 TFLOP/s bf16): 4 x 312e12 / (6·(N − embedding) + 12·L·d·s)
+  // is about 28k tokens/s: 3700 (a real row) passes, 1e308 and 1e6 do not.
+  const HardwareSpec a100 = load_hardware("A100-80GB-SXM");
+  const auto real = parse_published_csv(with("3700", "60"), "t.csv");
+  EXPECT_EQ(implausible_measurement(real[0], a100), "");
+  const double bound = max_plausible_tokens_per_s(real[0].cfg.model, 4096, a100);
+  EXPECT_NEAR(bound, kPlausibleMfu * a100.gpu.bf16_flops / real[0].cfg.model.flops_per_token_torchtitan(4096), 1e-6 * bound);
+  EXPECT_GT(bound, 3700 * 4);
+  EXPECT_LT(bound, 1e6);
+  struct Case {
+    const char *tps, *mem, *says;
+  };
+  const Case cases[] = {
+      {"1e308", "60", "measured_tokens_per_sec_per_gpu 1e+308 is not plausible for this model on A100-80GB-SXM"},
+      {"1e6", "60", "measured_tokens_per_sec_per_gpu 1e+06 is not plausible"},
+      {"3700", "1e6", "measured_peak_mem_gib 1e+06 is not plausible on A100-80GB-SXM: above"},
+      {"3700", "400", "measured_peak_mem_gib 400 is not plausible"},  // 4 x 80 GB = 298 GiB
+  };
+  for (const Case& c : cases) {
+    std::vector<PublishedRow> rows = parse_published_csv(with(c.tps, c.mem), "t.csv");
+    HardwareSet hw;
+    expect_refused([&] { resolve_cases(rows, hw); }, {"t.csv: row_id 'r1' (line 2)", c.says}, std::string(c.tps) + "/" + c.mem);
+  }
+}
+
+// The file's shape: a header naming a column twice (one would silently win), a row with more
+// cells than the header (its last cells would be dropped unread), a row_id given twice (two rows
+// that name one run; pairs and annotations go by row_id): each refuses the file by name and line.
+TEST(Csv, HostileShapesRefuseTheFile) {
+  const std::string hdr = kHeader;
+  struct Case {
+    const char* name;
+    std::string text;
+    std::vector<std::string> says;
+  };
+  std::string extra = row("none", "r2", "128", "FULL_SHARD");
+  extra.insert(extra.size() - 1, ",surplus");
+  const Case cases[] = {
+      {"duplicated column", "n_gpus," + hdr.substr(0, hdr.size() - 1) + ",x\n1," + row("none", "r1", "128", "FULL_SHARD"),
+       {"t.csv:1: column 'n_gpus' appears twice in the header (columns 1 and 13)"}},
+      {"duplicated column after trimming", " vocab ," + hdr + "32000," + row("none", "r1", "128", "FULL_SHARD"),
+       {"t.csv:1: column 'vocab' appears twice in the header (columns 1 and 10)"}},
+      {"more cells than the header", hdr + row("none", "r1", "128", "FULL_SHARD") + extra,
+       {"t.csv:4: 26 cells, the header has 25 columns"}},
+      {"duplicated row_id", hdr + row("none", "r1", "128", "FULL_SHARD") + row("full", "r2", "128", "FULL_SHARD") +
+                                row("none", "r1", "64", "FULL_SHARD"),
+       {"t.csv: row_id 'r1' is given twice: line 2 and line 6"}},
+  };
+  for (const Case& c : cases) expect_refused([&] { parse_published_csv(c.text, "t.csv"); }, c.says, c.name);
+  // Fewer cells than the header are empty cells (unknown), as before; records start on their line.
+  std::string shorter = row("none", "r1", "128", "FULL_SHARD");
+  shorter = shorter.substr(0, shorter.find(",\"x"));
+  const auto rows = parse_published_csv(hdr + row("none", "r0", "128", "FULL_SHARD") + shorter + "\n", "t.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].line, 2);
+  EXPECT_EQ(rows[1].line, 4);  // row r0 spans lines 2-3 (a quoted line break)
+  EXPECT_EQ(rows[1].skip_reason, "");
 }
 
 TEST(Csv, AHeaderWithoutRowsIsAnInputError) {

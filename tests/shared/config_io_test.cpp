@@ -262,6 +262,9 @@ TEST(ConfigIo, BadConfigsNameFileKeyAndAllowedValues) {
       {"zero nodes", replace(b, "nodes = 1", "nodes = 0"), {"cluster.nodes", ">= 1"}},
       {"negative nic", replace(b, "nodes = 1", "nodes = 1\ninter_node_gbps = -5"),
        {"cluster.inter_node_gbps", ">= 0"}},
+      // Below 0.1 Gb/s (shared/cluster_bounds.h) a step's timestamps absorb its compute time.
+      {"nic below the slowest network", replace(b, "nodes = 1", "nodes = 1\ninter_node_gbps = 1e-30"),
+       {"cluster.inter_node_gbps", "1e-30 is not allowed: must be 0 (the hardware preset's value) or a finite number >= 0.1 Gb/s"}},
       {"steps zero", replace(b, "steps = 20", "steps = 0"), {"training.steps", ">= 1"}},
       {"negative seed", replace(b, "seed = 7", "seed = -7"), {"training.seed", ">= 0"}},
       {"bool as string", replace(b, "[precision]", "[precision]\ncompile = \"yes\""),

@@ -1,17 +1,22 @@
 // fms-fsdp's report block, printed by rank 0 every report_interval batches
-// (foundation-model-stack/fms-fsdp fms_fsdp/utils/train_utils.py train(), `print("key:", value)`):
-//   since 0e43c6a (2024-04-08, to 5a296af 2025-07): step, loss, LR, tokens seen, gradient norm,
+// (foundation-model-stack/fms-fsdp fms_fsdp/utils/train_utils.py train(), before 6c8a9d2
+// (2024-02-16) pretraining/utils/train_utils.py; `print("key:", value)`, one per line). Formats,
+// each with a fixture in tests/planner/data/ (make_import_fixtures.py):
+//   7c926a1 (2024-02-06, the first code) – 8f266f7^: step, tokens seen, loss, speed for these N
+//     steps, overall speed, LR (a list: scheduler.get_last_lr(), "LR: [6e-05]"), reserved memory,
+//     active memory, overall token per gpu per sec, token per day
+//   8f266f7 (2024-02-07) – 9137d48^ (2024-03-14): adds gradient norm after loss; LR still a list
+//   9137d48 (2024-03-14) – 91300d1^: LR a number (get_last_lr()[0])
+//   91300d1 (2024-03-15) – d5de8a8^: "allocated memory" for "active memory"
+//   d5de8a8 (2024-04-07) – 0e43c6a^: adds current token per gpu per sec; "overall token per day"
+//   0e43c6a (2024-04-08, to 5a296af 2025-07): step, loss, LR, tokens seen, gradient norm,
 //     reserved memory, allocated memory, current step time, overall step time,
 //     current token per gpu per sec, overall token per gpu per sec, overall token per day
-//   ffbe07a – 0e43c6a^ (2024-03): step, tokens seen, loss, gradient norm, speed for these N
-//     steps, overall speed, LR, reserved memory, allocated memory, current token per gpu per sec,
-//     overall token per gpu per sec, overall token per day
-//   before ffbe07a (2024-03): as above with "active memory" for allocated, no current rate,
-//     "token per day"
-// Memory is torch.cuda.max_memory_reserved / max_memory_allocated in bytes (peaks since the
-// previous batch: train() resets them every batch); times are seconds per batch; rates are
-// tokens/s per GPU. A block starts at "step:"; lines that are not "key: value" of a known key
-// are skipped.
+// A listed LR (one per parameter group) is read as its first group's, as get_last_lr()[0] later
+// prints it. Memory is torch.cuda.max_memory_reserved / max_memory_allocated in bytes (peaks
+// since the previous batch: train() resets them every batch); times are seconds per batch;
+// rates are tokens/s per GPU. A block starts at "step:"; lines that are not "key: value" of a
+// known key are skipped.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -109,6 +114,11 @@ TrainLog parse_fms_fsdp_log(const std::string& text, const std::string& file) {
       f = Field::step_time;  // "speed for these N steps": seconds per batch over the interval
     } else {
       continue;
+    }
+    // "LR: [6e-05]" / "LR: [6e-05, 6e-05]" (a list until 9137d48): its first group's rate.
+    if (f == Field::lr && value.size() >= 2 && value.front() == '[' && value.back() == ']') {
+      value = value.substr(1, value.size() - 2);
+      value = value.substr(0, value.find(','));
     }
     const auto n = parse_logged_number(value);
     if (!n)

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/evidence/published_csv.h"
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
@@ -18,6 +19,31 @@ namespace shardcast::planner {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A logged step whose numbers are not a measurement (non-finite, or above the plausible bounds of
+// published_csv.h on this GPU and model) refuses the import, naming the line and the quantity:
+// written on, they would become JSON nulls or an MFU of thousands.
+void check_logged(const TrainLog& log, const LoggedStep& l, double tps, double max_tps, const HardwareSpec& hw) {
+  auto refuse = [&](const std::string& what) {
+    return InputError(fmt::format("{}:{}: step {}: {} (planner/published_csv.h states the plausible ranges)", log.file,
+                                  l.line, l.step, what));
+  };
+  const std::pair<const char*, std::optional<double>> numbers[] = {
+      {"loss", l.loss}, {"grad_norm", l.grad_norm}, {"LR", l.lr}, {"tflops", l.tflops}, {"mfu", l.mfu_pct}};
+  for (const auto& [name, v] : numbers)
+    if (v && !std::isfinite(*v)) throw refuse(fmt::format("{} {} is not a finite number (a diverged or broken step)", name, *v));
+  if (!std::isfinite(tps) || tps > max_tps)
+    throw refuse(fmt::format("tokens/s per GPU {:g} is not plausible for this model on {}: above {:.4g} = {:g} x the "
+                             "GPU's densest peak / the FLOPs each token executes",
+                             tps, hw.name, max_tps, kPlausibleMfu));
+  const double max_mem = max_plausible_memory_bytes(hw);
+  const std::pair<const char*, std::optional<double>> memory[] = {{"reserved memory", l.mem_reserved_bytes},
+                                                                   {"allocated memory", l.mem_allocated_bytes}};
+  for (const auto& [name, v] : memory)
+    if (v && *v > max_mem)
+      throw refuse(fmt::format("{} {:.4g} GiB is not plausible on {}: above {:g} x its {:.4g} GiB of HBM", name,
+                               *v / double(1ull << 30), hw.name, kPlausibleHbm, hw.gpu.hbm_bytes / double(1ull << 30)));
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -79,7 +105,14 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
   double mem_res = 0, mem_alloc = 0;
   bool any_alloc = false, any_reserved = false;
   int used = 0;
-  for (const LoggedStep& l : log.steps) {
+  const double max_tps = max_plausible_tokens_per_s(c.model, s, hw);
+  bool from_pct = false;
+  for (LoggedStep l : log.steps) {
+    // torchtitan of 2024-03 logs the reserved peak in % of the device's memory only.
+    if (!l.mem_reserved_bytes && l.mem_reserved_pct) {
+      l.mem_reserved_bytes = *l.mem_reserved_pct / 100.0 * hw.gpu.hbm_bytes;
+      from_pct = true;
+    }
     StepMetrics m;
     m.step = l.step;
     m.loss = l.loss;
@@ -89,6 +122,7 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
     if (!(m.tokens_per_s_per_gpu > 0) && l.step_time_s && *l.step_time_s > 0) m.tokens_per_s_per_gpu = micro_tokens / *l.step_time_s;  // fms-fsdp < ffbe07a
     if (!(m.tokens_per_s_per_gpu > 0))
       throw InputError(fmt::format("{}:{}: step {} logged no throughput (tokens/s 0)", log.file, l.line, l.step));
+    check_logged(log, l, m.tokens_per_s_per_gpu, max_tps, hw);
     m.step_time_s = l.step_time_s && *l.step_time_s > 0 ? *l.step_time_s : step_tokens / m.tokens_per_s_per_gpu;
     m.mfu = m.tokens_per_s_per_gpu * fpt / peak;
     m.hfu = m.tokens_per_s_per_gpu * hfpt / peak;
@@ -124,6 +158,10 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
   r.notes = log.notes;
   r.notes.push_back(fmt::format("{} steps logged, {} after the warm-up (step > {}) summarised", log.steps.size(), used,
                                 warmup));
+  if (from_pct)
+    r.notes.push_back(fmt::format("the log gives the reserved peak in % of the device's memory only (torchtitan of "
+                                  "2024-03): bytes = % x {}'s {:.4g} GiB",
+                                  hw.name, hw.gpu.hbm_bytes / double(1ull << 30)));
   if (!any_alloc)
     r.notes.push_back("the log has no allocated peak: mem_peak_bytes = 0 (not measured); validate compares the "
                       "reserved peak (mem_reserved_peak_bytes) with the planner's reserved estimate");
@@ -174,9 +212,16 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
 
 std::vector<std::string> write_run_dir(const ImportedRun& run, const std::string& dir) {
   if (dir.empty()) throw UsageError("import: --out RUN_DIR is required");
+  // An output that cannot be written is a path the user gave: exit 2 naming it, as emit's
+  // (planner/emit.cpp), before anything is written.
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("import: cannot create {}: {}", dir, ec.message()));
+  if (ec) throw UsageError(fmt::format("import: --out {}: cannot create the directory: {}", dir, ec.message()));
+  for (const char* name : {"run.toml", "run_report.json", "import.json"})
+    if (fs::is_directory(fs::path(dir) / name))
+      throw UsageError(fmt::format("import: --out {}: {} is a directory; give a run directory whose files can be "
+                                   "written",
+                                   dir, (fs::path(dir) / name).string()));
   const std::string toml = fmt::format("# Imported by `shardcast import {}` from {}.\n", run.cfg.runtime,
                                        run.info.value("log_file", std::string())) +
                            write_train_config(run.cfg);

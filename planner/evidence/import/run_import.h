@@ -50,6 +50,7 @@ struct ImportedRun {
 ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg, const HardwareSpec& hw, int warmup);
 
 // run.toml, run_report.json, import.json into dir (created), each written atomically.
+// UsageError (exit 2, as emit's) when dir cannot be created or one of its files is a directory.
 std::vector<std::string> write_run_dir(const ImportedRun& run, const std::string& dir);
 
 }  // namespace shardcast::planner

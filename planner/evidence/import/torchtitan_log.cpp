@@ -1,13 +1,21 @@
-// torchtitan's metric lines. Formats read (pytorch/torchtitan, each commit's logger.info call):
-//   2024 – 4e3266374^ (train.py):     step: %2  loss: %7.4f  memory: %5.2fGiB(%.2f%)  tps: {:,}  mfu: %.2f%
-//   4e3266374 (2025-02-18) adds       tflops: {:,.2f} before mfu
-//   a85e2a536 (2025-06-25) adds       grad_norm: %7.4f after loss
-//   later (components/metrics.py):    loss: %8.5f; since f113706c4 (2026-02-28) "mfu: N/A" under fp8/MX
-// each wrapped in ANSI colours (torchtitan/tools/utils.py Color), after the logger prefix
-// "[titan] DATE - NAME - INFO - " and, under torchrun --tee, a "[rank0]:" prefix. Memory is
-// torch.cuda.max_memory_reserved in GiB (and % of capacity); tps is tokens/s per device.
-// Other "key: value" pairs on a metric line (e.g. "| iso_tps: …" in forks) are skipped with
-// a note.
+// torchtitan's metric lines. Formats read (pytorch/torchtitan, each commit's logger.info call in
+// train.py, later torchtitan/components/metrics.py; fixtures: tests/planner/data/torchtitan_*.log):
+//   7cd272573 (2024-03-12) – 9f5a56d67^:   step: %2  loss: %7.4f  wps: {:7,}  peak_memory: %5%
+//                                          (peak reserved memory in % of the device's, no GiB)
+//   9f5a56d67 (2024-03-15) – e5d1b8915^:   step: %2  loss: %7.4f  memory: %5.2fGiB(%.2f%)  wps: {:,}
+//   e5d1b8915 (2024-03-20) – 4d182a13e^:   ... adds  mfu: %.2f%  (first public release a10262aeb,
+//                                          2024-04-15, prints this one)
+//   4d182a13e (2024-11-23) – 4e3266374^:   wps renamed tps: step loss memory tps mfu
+//   4e3266374 (2025-02-18) adds            tflops: {:,.2f} before mfu
+//   a85e2a536 (2025-06-25) adds            grad_norm: %7.4f after loss
+//   later (components/metrics.py):         loss: %8.5f; since f113706c4 (2026-02-28) "mfu: N/A" under fp8/MX
+// wps and tps are the same number ("tokens per second, abbr. as wps by convention", train.py at
+// e5d1b8915: this rank's tokens / (time · model-parallel size)). Each line is wrapped in ANSI
+// colours (torchtitan/tools/utils.py Color) except in the uncoloured branch of 2024-03, after
+// the logger prefix "[titan] DATE - NAME - INFO - " and, under torchrun --tee, a "[rank0]:"
+// prefix. Memory is torch.cuda.max_memory_reserved in GiB (and % of capacity); tps is tokens/s
+// per device. Other "key: value" pairs on a metric line (e.g. "| iso_tps: …" in forks) are
+// skipped with a note.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -127,9 +135,16 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
         if (!(gib >= 0) || !std::isfinite(gib)) throw fail(fmt::format("memory '{}' is not a size", v));
         s.mem_reserved_bytes = gib * double(1ull << 30);
         has_mem = true;
-      } else if (key == "tps") {
+      } else if (key == "peak_memory") {
+        // 7cd272573 (2024-03-12): "peak_memory: 77.58%", the reserved peak in % of the device.
+        const double pct = v.back() == '%' ? number(v.substr(0, v.size() - 1)) : -1;
+        if (!(pct >= 0 && pct <= 100)) throw fail(fmt::format("peak_memory '{}' is not PP.PP% (0 to 100)", v));
+        s.mem_reserved_pct = pct;
+        has_mem = true;
+      } else if (key == "tps" || key == "wps") {  // "wps" until 4d182a13e (2024-11-23)
+        if (has_tps) throw fail("both 'tps:' and 'wps:'");
         s.tps = number(v);
-        if (!(s.tps >= 0) || !std::isfinite(s.tps)) throw fail(fmt::format("tps '{}' is not a rate", v));
+        if (!(s.tps >= 0) || !std::isfinite(s.tps)) throw fail(fmt::format("{} '{}' is not a rate", key, v));
         has_tps = true;
       } else if (key == "tflops") {
         s.tflops = number(v);
@@ -144,8 +159,8 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
     }
     if (!has_step) throw fail("no step number");
     if (!has_loss) throw fail("no 'loss:'");
-    if (!has_mem) throw fail("no 'memory:'");
-    if (!has_tps) throw fail("no 'tps:'");
+    if (!has_mem) throw fail("no 'memory:' (or 'peak_memory:' of 2024-03)");
+    if (!has_tps) throw fail("no 'tps:' (or 'wps:' before 2024-11-23)");
     auto it = by_step.find(s.step);
     if (it == by_step.end()) {
       by_step[s.step] = log.steps.size();
@@ -155,7 +170,10 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
     // The same step again: another rank's line (LOG_RANK=0,1,... or every rank printing).
     LoggedStep& m = log.steps[it->second];
     m.tps = (m.tps * m.ranks + s.tps) / (m.ranks + 1);
-    m.mem_reserved_bytes = std::max(*m.mem_reserved_bytes, *s.mem_reserved_bytes);
+    if (m.mem_reserved_bytes.has_value() != s.mem_reserved_bytes.has_value())
+      throw fail(fmt::format("step {} logged by another rank with the memory in another format", s.step));
+    if (s.mem_reserved_bytes) m.mem_reserved_bytes = std::max(*m.mem_reserved_bytes, *s.mem_reserved_bytes);
+    if (s.mem_reserved_pct) m.mem_reserved_pct = std::max(*m.mem_reserved_pct, *s.mem_reserved_pct);
     ++m.ranks;
     ++merged;
   }

@@ -25,11 +25,14 @@ struct LoggedStep {
   int ranks = 1;                         // metric lines merged into this step (one per rank logged)
   double loss = 0;
   std::optional<double> grad_norm;       // torchtitan since a85e2a536 (2025-06); fms-fsdp always
-  std::optional<double> lr;              // fms-fsdp only
+  std::optional<double> lr;              // fms-fsdp only (the first group's where it logged a list)
   double tps = 0;                        // tokens/s per GPU as logged (mean over ranks)
   std::optional<double> tflops;          // torchtitan since 4e3266374 (2025-02), its FLOP count
   std::optional<double> mfu_pct;         // torchtitan's MFU in %, its convention; none if "N/A"
   std::optional<double> mem_reserved_bytes;   // max_memory_reserved, max over ranks  // bytes
+  // torchtitan 7cd272573 .. 9f5a56d67^ (2024-03) logs the reserved peak only in % of the
+  // device's memory ("peak_memory: 77.58%"); run_import converts it with the GPU's.  // %
+  std::optional<double> mem_reserved_pct;
   std::optional<double> mem_allocated_bytes;  // max_memory_allocated (fms-fsdp)      // bytes
   std::optional<double> step_time_s;     // fms-fsdp "current step time"                // s
 };
