@@ -42,6 +42,7 @@ QString model_tooltip(const std::string& preset) {
       .arg(q(preset), src.empty() ? QString() : ". Source: " + q(src));
 }
 
+// Show `text` in a choice list; a text the list lacks is added (never silently replaced).
 void setCombo(QComboBox* c, const QString& text) {
   int i = c->findText(text);
   if (i < 0) {
@@ -105,9 +106,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
            "runtime: the software that executes the plan (configs/runtimes/: attention kernel, loss, reduce dtype, "
            "allocator, each with its source). Every prediction is made for it.");
   strategy_ = new QComboBox(this);
-  for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
-                 ShardingStrategy::no_shard})
-    strategy_->addItem(to_string(s));
+  for (ShardingStrategy s : all_sharding_strategies()) strategy_->addItem(to_string(s));
   addField(par, "parallelism.sharding_strategy", "Sharding strategy", strategy_,
            "parallelism.sharding_strategy: full_shard (ZeRO-3), shard_grad_op (ZeRO-2), hybrid_shard "
            "(HSDP: shard inside a group, replicate across), no_shard (DDP). Names as in PyTorch FSDP.");
@@ -133,10 +132,12 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
 
   QFormLayout* ac = group("Activation checkpointing");
   ac_mode_ = new QComboBox(this);
-  for (auto m : {AcMode::none, AcMode::selective, AcMode::full}) ac_mode_->addItem(to_string(m));
+  for (AcMode m : all_ac_modes()) ac_mode_->addItem(to_string(m));
   addField(ac, "activation_checkpointing.mode", "Mode", ac_mode_,
-           "activation_checkpointing.mode: none | selective (a fraction of blocks, fms-fsdp style) | full "
-           "(every block recomputed in backward).");
+           QString("activation_checkpointing.mode: %1. selective = a fraction of blocks (fms-fsdp style); full = "
+                   "every block recomputed in backward; selective_op = torchtitan's op-level checkpointing (matmul "
+                   "and attention outputs kept, cheap ops recomputed, in every block).")
+               .arg(kAcModeNames));
   ac_ratio_ = doubleSpin(0, 1, 3, 0.05);
   addField(ac, "activation_checkpointing.ratio", "Ratio", ac_ratio_,
            "activation_checkpointing.ratio: fraction of blocks checkpointed with selective, in (0, 1]; "
@@ -144,15 +145,15 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
 
   QFormLayout* pr = group("Precision");
   param_dtype_ = new QComboBox(this);
-  param_dtype_->addItems({"bf16", "fp16", "fp32"});
+  for (const std::string& d : float_dtype_names()) param_dtype_->addItem(q(d));
   addField(pr, "precision.param_dtype", "Param dtype", param_dtype_,
            "precision.param_dtype: dtype of gathered parameters and compute (FSDP MixedPrecision.param_dtype).");
   reduce_dtype_ = new QComboBox(this);
-  reduce_dtype_->addItems({"fp32", "bf16", "fp16"});
+  for (const std::string& d : float_dtype_names()) reduce_dtype_->addItem(q(d));
   addField(pr, "precision.reduce_dtype", "Reduce dtype", reduce_dtype_,
            "precision.reduce_dtype: dtype of gradient reduce-scatter / all-reduce.");
   master_dtype_ = new QComboBox(this);
-  master_dtype_->addItems({"fp32", "bf16"});
+  for (const std::string& d : master_dtype_names()) master_dtype_->addItem(q(d));
   addField(pr, "precision.master_dtype", "Master dtype", master_dtype_,
            "precision.master_dtype: dtype of the sharded parameters, their gradients and AdamW's moments: "
            "fp32 (fp32 master weights) or bf16 (pure bf16: the model itself in bf16; needs param dtype bf16).");
@@ -160,8 +161,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   addField(pr, "precision.compile", "Compile", compile_,
            "precision.compile: torch.compile-style fusion (fewer memory passes); docs/cost-model.md.");
   fp8_ = new QComboBox(this);
-  for (auto r : {Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp})
-    fp8_->addItem(to_string(r));
+  for (Fp8Recipe r : all_fp8_recipes()) fp8_->addItem(to_string(r));
   addField(pr, "precision.fp8", "FP8 recipe", fp8_,
            "precision.fp8: torchao's float8 training recipe of the Linear layers inside a bf16/fp16 model: "
            "none | tensorwise (fastest) | rowwise | rowwise_with_gw_hp (grad-weight GEMM in bf16); needs a GPU "
@@ -243,8 +243,9 @@ void ConfigForm::buildModel(QFormLayout* f) {
   tied_ = new QCheckBox(this);
   addField(f, "model.tied_embeddings", "Tied embeddings", tied_, "model.tied_embeddings: head shares the embedding.");
   mlp_type_ = new QComboBox(this);
-  mlp_type_->addItems({"swiglu", "gelu"});
-  addField(f, "model.mlp_type", "MLP type", mlp_type_, "model.mlp_type: swiglu (Llama) | gelu (MPT).");
+  for (MlpType t : all_mlp_types()) mlp_type_->addItem(to_string(t));
+  addField(f, "model.mlp_type", "MLP type", mlp_type_,
+           QString("model.mlp_type: %1. swiglu = Llama's gated MLP; gelu = MPT's.").arg(kMlpTypeNames));
 }
 
 void ConfigForm::buildHardware(QFormLayout* f) {
@@ -283,7 +284,7 @@ void ConfigForm::fillModelFields(const ModelSpec& m) {
   vocab_->setValue(int(m.vocab));
   max_seq_len_->setValue(m.max_seq_len);
   tied_->setChecked(m.tied_embeddings);
-  mlp_type_->setCurrentText(to_string(m.mlp_type));
+  setCombo(mlp_type_, to_string(m.mlp_type));
 }
 
 void ConfigForm::fillHardwareFields(const HardwareSpec& h) {
@@ -410,7 +411,7 @@ TrainConfig ConfigForm::config() const {
     m.vocab = vocab_->value();
     m.max_seq_len = max_seq_len_->value();
     m.tied_embeddings = tied_->isChecked();
-    m.mlp_type = mlp_type_->currentText() == "gelu" ? MlpType::gelu : MlpType::swiglu;
+    m.mlp_type = *parse_mlp_type(mlp_type_->currentText().toStdString());  // items are the table's names
     if (mp != kCustom) m.name = mp;  // a preset that failed to load: formErrors() says so
     else {
       // keep the carried-over constants of the model (norm_eps, rope_theta)
@@ -516,19 +517,21 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
   gpus_per_node_->setValue(cfg.cluster.gpus_per_node);
   inter_gbps_->setValue(cfg.cluster.inter_node_gbps);
   power_limit_->setValue(cfg.cluster.power_limit_w);
-  runtime_->setCurrentText(q(cfg.runtime));
-  strategy_->setCurrentText(to_string(cfg.parallelism.sharding_strategy));
+  // setCombo: a value the list lacks is added and shown, never replaced by the current item
+  // (planning then names what is wrong with it).
+  setCombo(runtime_, q(cfg.runtime));
+  setCombo(strategy_, to_string(cfg.parallelism.sharding_strategy));
   hsdp_->setValue(cfg.parallelism.hsdp_shard_size);
   micro_batch_->setValue(cfg.training.micro_batch);
   seq_len_->setValue(cfg.training.seq_len);
   grad_accum_->setValue(cfg.training.grad_accum);
-  ac_mode_->setCurrentText(to_string(cfg.activation_checkpointing.mode));
+  setCombo(ac_mode_, to_string(cfg.activation_checkpointing.mode));
   ac_ratio_->setValue(cfg.activation_checkpointing.ratio);
   setCombo(param_dtype_, q(cfg.precision.param_dtype));
   setCombo(reduce_dtype_, q(cfg.precision.reduce_dtype));
   setCombo(master_dtype_, q(cfg.precision.master_dtype));
   compile_->setChecked(cfg.precision.compile);
-  fp8_->setCurrentText(to_string(cfg.precision.fp8));
+  setCombo(fp8_, to_string(cfg.precision.fp8));
   updating_ = false;
   updateEnabled();
   emit changed();

@@ -250,8 +250,7 @@ void MainWindow::replan() {
   // The same config under every other strategy, for the memory comparison.
   std::vector<StrategyPrediction> rows;
   rows.push_back({to_string(cfg.parallelism.sharding_strategy), true, pred, {}});
-  for (auto s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::hybrid_shard,
-                 ShardingStrategy::no_shard}) {
+  for (ShardingStrategy s : all_sharding_strategies()) {
     if (s == cfg.parallelism.sharding_strategy) continue;
     TrainConfig c = cfg;
     c.parallelism.sharding_strategy = s;

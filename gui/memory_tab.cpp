@@ -2,6 +2,7 @@
 #include "gui/memory_tab.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <QHeaderView>
 #include <QSplitter>
@@ -9,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "gui/charts/chart_view.h"
+#include "gui/number_text.h"
 
 namespace shardcast::gui {
 namespace {
@@ -26,7 +28,26 @@ std::vector<MemoryComponent> bar_components(const Prediction& p) {
   return v;
 }
 
+// The smallest "nice" number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k) at or above x > 0.
+double nice_ceil(double x) {
+  if (!(x > 0)) return 1;
+  const double e = std::pow(10.0, std::floor(std::log10(x)));
+  for (double m : {1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0})
+    if (m * e >= x * (1 - 1e-12)) return m * e;
+  return 10 * e;
+}
+
+double bar_total(const Prediction& p) {
+  double b = 0;
+  for (const auto& c : bar_components(p)) b += c.bytes;
+  return b;
+}
+
 }  // namespace
+
+double memory_axis_top_gib(double capacity_gib, double chosen_gib) {
+  return nice_ceil(kMemoryAxisHeadroom * std::max(capacity_gib, chosen_gib));
+}
 
 QColor component_color(const std::string& name, int index) {
   static const std::pair<const char*, QColor> known[] = {
@@ -78,11 +99,24 @@ void MemoryTab::setPredictions(const std::vector<StrategyPrediction>& rows) {
       for (const auto& c : bar_components(*r.prediction))
         if (std::find(names.begin(), names.end(), c.name) == names.end()) names.push_back(c.name);
 
+  // The axis is the chosen plan's and the capacity's, not the largest strategy's (no_shard of a
+  // 70B model on 64 GPUs needs 1.3 TB against 80 GB): a bar above it is drawn clipped and its
+  // category names its total.
+  double capacity = 0, chosen = 0;
+  for (const auto& r : rows)
+    if (r.prediction && (r.chosen || capacity == 0)) {
+      capacity = r.prediction->mem_capacity_bytes / GiB;
+      if (r.chosen) chosen = bar_total(*r.prediction) / GiB;
+    }
+  const double top = memory_axis_top_gib(capacity, chosen);
   QStringList cats;
   std::vector<const StrategyPrediction*> shown;
   for (const auto& r : rows)
     if (r.prediction) {
-      cats << QString::fromStdString(r.strategy) + (r.chosen ? " (chosen)" : "");
+      QString cat = QString::fromStdString(r.strategy) + (r.chosen ? " (chosen)" : "");
+      const double total = bar_total(*r.prediction) / GiB;
+      if (total > top) cat += QString(": %1 GiB, clipped").arg(grouped(total));
+      cats << cat;
       shown.push_back(&r);
     }
   QVector<BarStack> stacks;
@@ -101,7 +135,7 @@ void MemoryTab::setPredictions(const std::vector<StrategyPrediction>& rows) {
     lines.push_back(RefLine{QString("GPU capacity (%1 GiB)").arg(shown.front()->prediction->mem_capacity_bytes / GiB, 0, 'f', 0),
                             shown.front()->prediction->mem_capacity_bytes / GiB, QColor("#b00020")});
   chart_->setEmptyText("No strategy could be planned (see the table).");
-  chart_->setStackedBars(cats, stacks, lines, AxisSpec{"GiB per GPU", false, 0, 0, "%.0f"});
+  chart_->setStackedBars(cats, stacks, lines, AxisSpec{"GiB per GPU", false, 0, top, "%.0f"});
 
   // Table: one column per strategy, one row per component plus totals.
   table_->clearContents();

@@ -1,6 +1,7 @@
 // MemoryTab: where memory goes — a stacked bar per sharding strategy (the chosen one first),
 // one segment per Prediction memory component, against the GPU capacity line, plus the
-// numbers in a table.
+// numbers in a table. The axis is scaled to the chosen plan and the capacity
+// (memory_axis_top_gib); a strategy far above them is drawn clipped, its total in its label.
 //
 // What it is: a view of predictions computed by MainWindow (the form's config, and the same
 // config under each other strategy). A strategy that cannot be planned shows its reason in
@@ -42,6 +43,11 @@ class MemoryTab : public QWidget {
   ChartView* chart_;
   QTableWidget* table_;
 };
+
+// The memory chart's axis top in GiB: the larger of the capacity and the chosen plan's bar, with
+// kMemoryAxisHeadroom above it, rounded up to a round number. Bars above it are drawn clipped.
+inline constexpr double kMemoryAxisHeadroom = 1.2;
+double memory_axis_top_gib(double capacity_gib, double chosen_gib);
 
 // A stable colour per memory component name (also used by the run charts).
 QColor component_color(const std::string& name, int index);

@@ -22,6 +22,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "gui/charts/chart_view.h"
+#include "gui/number_text.h"
 #include "shared/config_io.h"
 
 namespace shardcast::gui {
@@ -106,6 +107,12 @@ ScalingTab::ScalingTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureW
   prices_->setPlaceholderText("none: rank by GPU-hours");
   prices_->setToolTip("Price per GPU-hour for every type, e.g. H100-80GB-SXM=2.5,B200=5 (your numbers; none are "
                       "built in). Empty: plans are ranked by GPU-hours.");
+  currency_ = new QLineEdit("USD", this);
+  currency_->setObjectName("scale_currency");
+  currency_->setMaxLength(8);
+  currency_->setMaximumWidth(70);
+  currency_->setToolTip("The currency of the prices above, shown with every cost (e.g. USD, EUR). The prices are "
+                        "your numbers; shardcast converts nothing.");
   // The profile's values fill the fields; if it cannot be read the fields stay empty and Run
   // reports why (runScaling reads it again).
   planner::ReliabilitySpec rel;
@@ -130,6 +137,7 @@ ScalingTab::ScalingTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureW
   bar2->addWidget(types_, 2);
   bar2->addWidget(new QLabel("Prices /GPU-h", this));
   bar2->addWidget(prices_, 2);
+  bar2->addWidget(currency_);
   bar2->addWidget(new QLabel("Failures /GPU-h", this));
   bar2->addWidget(failures_);
   bar2->addWidget(new QLabel("Restart", this));
@@ -200,6 +208,8 @@ void ScalingTab::setBudget(double deadline_days, const QString& gpu_types, const
   prices_->setText(prices);
 }
 
+void ScalingTab::setCurrency(const QString& currency) { currency_->setText(currency); }
+
 QString ScalingTab::statusText() const { return status_->text(); }
 
 QString ScalingTab::runScaling() {
@@ -247,6 +257,7 @@ QString ScalingTab::runScaling() {
            "type alone (Plan > Clear reference run to compare types)";
   b.deadline_days = deadline_->value();
   deadline_days_ = b.deadline_days;
+  currency_of_run_ = currency_->text();
   goodput_threshold_ = o.goodput_threshold;
   run_->setEnabled(false);
   progress_->setValue(0);
@@ -361,7 +372,7 @@ void ScalingTab::fill() {
             << (p.goodput.interval_steps > 0 ? QString::number(p.goodput.interval_steps) + " steps" : QString("-"))
             << QString::number(row.days_ideal, 'f', 1) << QString::number(row.days, 'f', 1)
             << QString("%1–%2").arg(row.days_lo, 0, 'f', 1).arg(row.days_hi, 0, 'f', 1)
-            << QString::number(row.gpu_hours, 'g', 4) << (row.cost >= 0 ? QString::number(row.cost, 'g', 4) : "-")
+            << grouped(row.gpu_hours) << (row.cost >= 0 ? money_text(row.cost, currency_of_run_) : "-")
             << (row.meets_deadline ? (row.meets_at_1sigma ? "yes" : "yes (not at +1σ)") : "no");
     else
       cells << "no configuration fits" << "" << "" << "" << "" << "" << "" << "" << "" << "" << "";
@@ -386,8 +397,8 @@ void ScalingTab::fill() {
             .arg(best.days_lo, 0, 'f', 1)
             .arg(best.days_hi, 0, 'f', 1)
             .arg(best.days_ideal, 0, 'f', 1)
-            .arg(best.gpu_hours, 0, 'g', 4)
-            .arg(best.cost >= 0 ? QString(", cost %1").arg(best.cost, 0, 'g', 4) : QString())
+            .arg(grouped(best.gpu_hours))
+            .arg(best.cost >= 0 ? QString(", cost %1").arg(money_text(best.cost, currency_of_run_)) : QString())
             .arg(deadline_days_)
             .arg(label(sm))
             .arg(sm.days, 0, 'f', 1);

@@ -58,6 +58,9 @@ class ScalingTab : public QWidget {
   // Deadline in days (> 0), comma-separated GPU types ("" = the form's hardware) and prices
   // ("TYPE=PRICE,..." or "").
   void setBudget(double deadline_days, const QString& gpu_types, const QString& prices);
+  // The currency of the prices, shown with every cost ("USD" until the user names another; the
+  // prices are the user's own numbers, in any currency: planner/budget.h).
+  void setCurrency(const QString& currency);
   // Start budget(); returns "" or why it cannot start (bad types or prices are named).
   QString runScaling();
   bool isBusy() const;
@@ -85,12 +88,13 @@ class ScalingTab : public QWidget {
   planner::BudgetResult result_;
   double deadline_days_ = 0;      // of the last run
   double goodput_threshold_ = 0;  // of the last run
+  QString currency_of_run_;       // the currency field when the last run started
   QString error_;
   QFutureWatcher<ScaleOutcome>* watcher_;
 
   QSpinBox *from_, *to_;
   QDoubleSpinBox *tokens_b_, *batch_m_, *deadline_, *restart_s_;
-  QLineEdit *types_, *prices_, *failures_;
+  QLineEdit *types_, *prices_, *currency_, *failures_;
   QPushButton* run_;
   QProgressBar* progress_;
   QLabel* status_;

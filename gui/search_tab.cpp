@@ -103,9 +103,13 @@ SearchTab::SearchTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureWat
   v->addWidget(split, 1);
   connect(run_, &QPushButton::clicked, this, [this] { runSearch(); });
   connect(watcher_, &QFutureWatcher<SearchOutcome>::finished, this, &SearchTab::onFinished);
+  // Only the user's own choice of a row loads it into the form: a click, or the arrow keys
+  // moving from one row to another. A current row that appears without a choice (the view
+  // makes row 0 current when it gains focus, as it does when the Search button is disabled
+  // during a search and focus moves on) is not a choice: prev_row is -1 then.
   connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) { choose(row); });
   connect(table_, &QTableWidget::currentCellChanged, this, [this](int row, int, int prev_row, int) {
-    if (row != prev_row) choose(row);  // arrow keys walk the ranking
+    if (prev_row >= 0 && row != prev_row) choose(row);  // arrow keys walk the ranking
   });
 }
 
@@ -210,6 +214,7 @@ void SearchTab::fill() {
                             to_string(cfg.precision.fp8)};
     for (int k = 0; k < cells.size(); ++k) table_->setItem(i, k, new QTableWidgetItem(cells[k]));
   }
+  table_->setCurrentCell(-1, -1);  // a new ranking has no chosen row
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   if (r.ranked.size() > size_t(n))
     status_->setText(status_->text() + QString(" (table shows the best %1 of %2)").arg(n).arg(r.ranked.size()));

@@ -3,8 +3,10 @@
 //
 // What it is: search options (global batch, memory budget, compile, fp8), a Search button that
 // runs search() on a worker thread (QtConcurrent) with a progress bar, and a table of the
-// ranked candidates; selecting a row emits configChosen() with that candidate's full config
-// (MainWindow loads it into the form). Results belong to the base they were searched from;
+// ranked candidates; the user's choice of a row (a click, or the arrow keys from one row to
+// another) emits configChosen() with that candidate's full config (MainWindow loads it into the
+// form). Searching and filling the table never emit it: a search never changes the form.
+// Results belong to the base they were searched from;
 // when the form's model, hardware or GPUs change the table says it is stale.
 // What it is not: the search itself. Ownership: a QWidget owned by its Qt parent; the worker
 // thread only runs search() on copies, results come back on the GUI thread.

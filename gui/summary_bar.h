@@ -1,6 +1,7 @@
 // SummaryBar: the one-line headline of the current prediction above the tabs — peak memory
-// against capacity, fits, step time, tokens/s/GPU, MFU, HFU, exposed communication and the
-// error band.
+// against capacity, fits, step time, tokens/s/GPU with its error band, MFU, and the reference
+// run when there is one; the details (HFU, exposed communication, the band's note, the global
+// batch, the planning time) are in its tooltip.
 //
 // What it is: a read-only label fed by MainWindow after every re-plan, or a message when the
 // form has errors. What it is not: a chart. Ownership: a QWidget owned by its Qt parent.

@@ -115,9 +115,9 @@ void read_model_fields(TableReader& r, ModelSpec& m) {
   r.get("tied_embeddings", m.tied_embeddings);
   std::string mlp = to_string(m.mlp_type);
   if (r.get("mlp_type", mlp)) {
-    if (mlp == "swiglu") m.mlp_type = MlpType::swiglu;
-    else if (mlp == "gelu") m.mlp_type = MlpType::gelu;
-    else throw ConfigError(r.file(), r.path("mlp_type"), fmt::format("\"{}\" is not allowed (allowed: swiglu | gelu)", mlp));
+    const std::optional<MlpType> t = parse_mlp_type(mlp);
+    if (!t) throw ConfigError(r.file(), r.path("mlp_type"), fmt::format("\"{}\" is not allowed (allowed: {})", mlp, kMlpTypeNames));
+    m.mlp_type = *t;
   }
 }
 

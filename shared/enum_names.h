@@ -7,12 +7,14 @@
 // whole configs (the schema tables, shared/config_schema.h, own that). Hand-written lists of the
 // names ("a | b | c" in flag help and schemas) are held to the tables by tests
 // (tests/shared/enum_names_check.h).
+// enum_values lists a table's values in order, for choice lists.
 // Header-only, no state: thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace shardcast {
 
@@ -37,6 +39,16 @@ constexpr std::optional<E> enum_parse(const EnumName<E> (&table)[N], std::string
   for (const EnumName<E>& row : table)
     if (s == row.name) return row.value;
   return std::nullopt;
+}
+
+// Every value of a table, in table order: the choices an editor offers (the GUI's lists) and
+// the values a test walks, so a value added to the table is offered and tested everywhere.
+template <class E, std::size_t N>
+std::vector<E> enum_values(const EnumName<E> (&table)[N]) {
+  std::vector<E> v;
+  v.reserve(N);
+  for (const EnumName<E>& row : table) v.push_back(row.value);
+  return v;
 }
 
 }  // namespace shardcast

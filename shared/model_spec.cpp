@@ -1,5 +1,7 @@
 #include "shared/model_spec.h"
 
+#include "shared/enum_names.h"
+
 namespace shardcast {
 
 int64_t ModelSpec::attention_params() const {
@@ -61,6 +63,13 @@ double ModelSpec::hardware_flops_per_token(int seq_len, double recompute_fractio
   return flops_per_token(seq_len) + recompute_fraction * block_fwd;
 }
 
-const char* to_string(MlpType t) { return t == MlpType::swiglu ? "swiglu" : "gelu"; }
+namespace {
+// One table (shared/enum_names.h); kMlpTypeNames (model_spec.h) lists the same names in order.
+constexpr EnumName<MlpType> kMlpTypes[] = {{MlpType::swiglu, "swiglu"}, {MlpType::gelu, "gelu"}};
+}  // namespace
+
+const char* to_string(MlpType t) { return enum_name(kMlpTypes, t); }
+std::optional<MlpType> parse_mlp_type(const std::string& s) { return enum_parse(kMlpTypes, s); }
+std::vector<MlpType> all_mlp_types() { return enum_values(kMlpTypes); }
 
 }  // namespace shardcast

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,5 +78,10 @@ struct ModelSpec {
 };
 
 const char* to_string(MlpType t);
+// The TOML spelling of model.mlp_type; std::nullopt for an unknown name.
+std::optional<MlpType> parse_mlp_type(const std::string& s);
+// Every MlpType, in the order of the table to_string and parse read (choice lists).
+std::vector<MlpType> all_mlp_types();
+inline const char* kMlpTypeNames = "swiglu | gelu";
 
 }  // namespace shardcast

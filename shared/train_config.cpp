@@ -2,6 +2,7 @@
 
 #include "shared/cluster_bounds.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -39,6 +40,19 @@ std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s) {
 std::optional<AcMode> parse_ac_mode(const std::string& s) { return enum_parse(kAcModes, s); }
 std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s) { return enum_parse(kFp8Recipes, s); }
 
+std::vector<ShardingStrategy> all_sharding_strategies() { return enum_values(kShardingStrategies); }
+std::vector<AcMode> all_ac_modes() { return enum_values(kAcModes); }
+std::vector<Fp8Recipe> all_fp8_recipes() { return enum_values(kFp8Recipes); }
+
+const std::vector<std::string>& float_dtype_names() {
+  static const std::vector<std::string> names{"fp32", "bf16", "fp16"};
+  return names;
+}
+const std::vector<std::string>& master_dtype_names() {
+  static const std::vector<std::string> names{"fp32", "bf16"};
+  return names;
+}
+
 int ParallelismConfig::shard_group_size(int world_size, int gpus_per_node) const {
   switch (sharding_strategy) {
     case ShardingStrategy::full_shard:
@@ -74,7 +88,16 @@ void require(std::vector<std::string>& errs, bool ok, const std::string& file,
   if (!ok) errs.push_back(ConfigError(file, key, detail).what());
 }
 
-bool is_dtype(const std::string& s) { return s == "fp32" || s == "bf16" || s == "fp16"; }
+bool is_one_of(const std::vector<std::string>& names, const std::string& s) {
+  return std::find(names.begin(), names.end(), s) != names.end();
+}
+
+// "fp32 | bf16 | fp16": a list as the error messages write it.
+std::string choices(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " | ") + n;
+  return out;
+}
 
 }  // namespace
 
@@ -171,12 +194,12 @@ std::vector<std::string> validate(const TrainConfig& c) {
   require(e, ac.ratio > 0 && ac.ratio <= 1, f, "activation_checkpointing.ratio",
           fmt::format("{} is not allowed: must be in (0, 1]", ac.ratio));
   const auto& pr = c.precision;
-  require(e, is_dtype(pr.param_dtype), f, "precision.param_dtype",
-          fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16 | fp16)", pr.param_dtype));
-  require(e, is_dtype(pr.reduce_dtype), f, "precision.reduce_dtype",
-          fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16 | fp16)", pr.reduce_dtype));
-  require(e, pr.master_dtype == "fp32" || pr.master_dtype == "bf16", f, "precision.master_dtype",
-          fmt::format("\"{}\" is not allowed (allowed: fp32 | bf16)", pr.master_dtype));
+  require(e, is_one_of(float_dtype_names(), pr.param_dtype), f, "precision.param_dtype",
+          fmt::format("\"{}\" is not allowed (allowed: {})", pr.param_dtype, choices(float_dtype_names())));
+  require(e, is_one_of(float_dtype_names(), pr.reduce_dtype), f, "precision.reduce_dtype",
+          fmt::format("\"{}\" is not allowed (allowed: {})", pr.reduce_dtype, choices(float_dtype_names())));
+  require(e, is_one_of(master_dtype_names(), pr.master_dtype), f, "precision.master_dtype",
+          fmt::format("\"{}\" is not allowed (allowed: {})", pr.master_dtype, choices(master_dtype_names())));
   if (pr.master_dtype == "bf16")
     require(e, pr.param_dtype == "bf16", f, "precision.master_dtype",
             fmt::format("\"bf16\" (pure bf16) needs param_dtype = \"bf16\", got \"{}\"", pr.param_dtype));

@@ -39,6 +39,15 @@ std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s);
 inline const char* kShardingStrategyNames = "full_shard | shard_grad_op | hybrid_shard | no_shard";
 inline const char* kAcModeNames = "none | selective | full | selective_op";
 inline const char* kFp8RecipeNames = "none | tensorwise | rowwise | rowwise_with_gw_hp";
+// Every value of each enum, in the order of the table to_string and parse read: the choices an
+// editor offers (shardcast-gui's lists) and the values a test walks.
+std::vector<ShardingStrategy> all_sharding_strategies();
+std::vector<AcMode> all_ac_modes();
+std::vector<Fp8Recipe> all_fp8_recipes();
+// The dtype names precision.param_dtype and precision.reduce_dtype allow (fp32, bf16, fp16) and
+// those precision.master_dtype allows (fp32, bf16); validate() reads the same lists.
+const std::vector<std::string>& float_dtype_names();
+const std::vector<std::string>& master_dtype_names();
 
 struct ClusterConfig {
   std::string hardware = "cpu";   // preset key in configs/hardware/

@@ -18,14 +18,38 @@
 #include <QScatterSeries>
 #include <QStackedBarSeries>
 #include <QStackedLayout>
+#include <QTextDocumentFragment>
 #include <QValueAxis>
+#include <QVBoxLayout>
 
 namespace shardcast::gui {
+
+namespace {
+
+// One legend entry as HTML: a coloured mark (a square for bars, bands and points, a dash for a
+// line, two for a dashed one) and the name; non-breaking inside an entry, so the label wraps
+// between entries only.
+QString legend_entry(const QColor& color, const QString& mark, const QString& name) {
+  return QString("<span style='white-space:nowrap'><span style='color:%1'>%2</span>&nbsp;%3</span>")
+      .arg(color.name(), mark, name.toHtmlEscaped().replace(" ", "&nbsp;"));
+}
+
+constexpr const char* kSquare = "&#9632;";  // ■
+constexpr const char* kDot = "&#9679;";     // ●
+constexpr const char* kLine = "&#8212;";    // —
+constexpr const char* kDashed = "- -";
+
+}  // namespace
 
 struct ChartView::Impl {
   QChartView* view = nullptr;
   QChart* chart = nullptr;
   QLabel* empty = nullptr;
+  // Title and legend are labels around the chart, not Qt Charts' own: a label wraps, so a long
+  // title or a legend of many entries is never cut off at the chart's edge.
+  QLabel* title = nullptr;
+  QLabel* legend = nullptr;
+  QStringList legend_entries;
   QStackedLayout* stack = nullptr;
   QVector<QXYSeries*> xy;            // series of the last setSeries()
   QVector<bool> xy_secondary;
@@ -44,6 +68,7 @@ struct ChartView::Impl {
       delete a;
     }
     xy.clear();
+    legend_entries.clear();
     xy_secondary.clear();
     band_lower.clear();
     categories.clear();
@@ -129,12 +154,16 @@ struct ChartView::Impl {
     if (y2_axis) fit(y2_axis, y2_spec, y2lo, y2hi);
   }
 
-  void showChart(bool has_data) { stack->setCurrentWidget(has_data ? static_cast<QWidget*>(view) : empty); }
+  void showChart(bool has_data) {
+    stack->setCurrentWidget(has_data ? static_cast<QWidget*>(view) : empty);
+    legend->setText(legend_entries.join(" &nbsp;&nbsp; "));
+    legend->setVisible(has_data && !legend_entries.isEmpty());
+  }
 };
 
 ChartView::ChartView(QWidget* parent) : QWidget(parent), d_(new Impl) {
   d_->chart = new QChart;
-  d_->chart->legend()->setAlignment(Qt::AlignBottom);
+  d_->chart->legend()->setVisible(false);  // the legend label below the chart lists the series
   d_->chart->setMargins(QMargins(4, 4, 4, 4));
   d_->view = new QChartView(d_->chart, this);
   d_->view->setRenderHint(QPainter::Antialiasing);
@@ -142,10 +171,29 @@ ChartView::ChartView(QWidget* parent) : QWidget(parent), d_(new Impl) {
   d_->empty->setAlignment(Qt::AlignCenter);
   d_->empty->setWordWrap(true);
   d_->empty->setStyleSheet("color: #666;");
-  d_->stack = new QStackedLayout(this);
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->setSpacing(2);
+  d_->title = new QLabel(this);
+  d_->title->setObjectName("chart_title");
+  d_->title->setWordWrap(true);
+  d_->title->setAlignment(Qt::AlignHCenter);
+  d_->title->setStyleSheet("font-weight: bold;");
+  d_->title->hide();
+  d_->legend = new QLabel(this);
+  d_->legend->setObjectName("chart_legend");
+  d_->legend->setWordWrap(true);
+  d_->legend->setTextFormat(Qt::RichText);
+  d_->legend->setAlignment(Qt::AlignHCenter);
+  d_->legend->hide();
+  auto* body = new QWidget(this);
+  d_->stack = new QStackedLayout(body);
   d_->stack->setContentsMargins(0, 0, 0, 0);
   d_->stack->addWidget(d_->view);
   d_->stack->addWidget(d_->empty);
+  outer->addWidget(d_->title);
+  outer->addWidget(body, 1);
+  outer->addWidget(d_->legend);
   setEmptyText("No data.");
   d_->showChart(false);
   setMinimumSize(320, 240);
@@ -153,7 +201,21 @@ ChartView::ChartView(QWidget* parent) : QWidget(parent), d_(new Impl) {
 
 ChartView::~ChartView() = default;
 
-void ChartView::setTitle(const QString& title) { d_->chart->setTitle(title); }
+void ChartView::setTitle(const QString& title) {
+  d_->title->setText(title);
+  d_->title->setVisible(!title.isEmpty());
+}
+
+QString ChartView::title() const { return d_->title->text(); }
+
+QString ChartView::legendText() const { return QTextDocumentFragment::fromHtml(d_->legend->text()).toPlainText(); }
+
+QPair<double, double> ChartView::yRange() const {
+  const auto* a = qobject_cast<const QValueAxis*>(d_->bar_y ? d_->bar_y : d_->y_axis);
+  if (a) return {a->min(), a->max()};
+  if (const auto* l = qobject_cast<const QLogValueAxis*>(d_->y_axis)) return {l->min(), l->max()};
+  return {0, 0};
+}
 
 void ChartView::setEmptyText(const QString& text) { d_->empty->setText(text); }
 
@@ -165,7 +227,6 @@ void ChartView::clear() {
 void ChartView::setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, const AxisSpec& y,
                           const AxisSpec& y2) {
   d_->reset();
-  d_->chart->legend()->setAlignment(Qt::AlignBottom);
   d_->x_spec = x;
   d_->y_spec = y;
   d_->y2_spec = y2;
@@ -200,8 +261,7 @@ void ChartView::setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, 
       area->setBrush(fill);
       area->setPen(Qt::NoPen);
       d_->chart->addSeries(area);
-      if (!s.in_legend)
-        for (QLegendMarker* m : d_->chart->legend()->markers(area)) m->setVisible(false);
+      if (s.in_legend) d_->legend_entries << legend_entry(fill, kSquare, s.name);
       area->attachAxis(d_->x_axis);
       area->attachAxis(s.secondary_y ? d_->y2_axis : d_->y_axis);
       d_->xy.push_back(upper);
@@ -231,11 +291,14 @@ void ChartView::setSeries(const QVector<PlotSeries>& series, const AxisSpec& x, 
     for (const QPointF& p : s.points)
       if (keep(p)) xs->append(p);
     d_->chart->addSeries(xs);
-    if (!s.in_legend)
-      for (QLegendMarker* m : d_->chart->legend()->markers(xs)) m->setVisible(false);
     xs->attachAxis(d_->x_axis);
     xs->attachAxis(s.secondary_y ? d_->y2_axis : d_->y_axis);
     if (s.kind == PlotSeries::Kind::Line && s.color.isValid()) xs->setColor(s.color);
+    if (s.in_legend)
+      d_->legend_entries << legend_entry(xs->color(), s.kind == PlotSeries::Kind::Scatter ? kDot
+                                                      : s.dashed                           ? kDashed
+                                                                                           : kLine,
+                                         s.name);
     d_->xy.push_back(xs);
     d_->xy_secondary.push_back(s.secondary_y);
   }
@@ -290,7 +353,6 @@ void ChartView::setStackedBars(const QStringList& categories, const QVector<BarS
   auto* bars = new QStackedBarSeries;
   d_->bars = bars;
   bars->setBarWidth(0.6);
-  d_->chart->legend()->setAlignment(Qt::AlignRight);
   for (const BarStack& s : stacks) {
     auto* set = new QBarSet(s.name);
     for (double v : s.values) set->append(v);
@@ -336,6 +398,9 @@ void ChartView::setStackedBars(const QStringList& categories, const QVector<BarS
     d_->xy_secondary.push_back(false);
     hi = std::max(hi, r.y);
   }
+  // Legend: the components (drawn bottom up, listed in that order), then the lines.
+  for (QBarSet* set : bars->barSets()) d_->legend_entries << legend_entry(set->color(), kSquare, set->label());
+  for (const RefLine& r : lines) d_->legend_entries << legend_entry(r.color.isValid() ? r.color : QColor(Qt::black), kDashed, r.name);
   if (y.min != y.max) yaxis->setRange(y.min, y.max);
   else {
     yaxis->setRange(0, hi * 1.08 + 1e-12);

@@ -4,7 +4,8 @@
 // What it is: a small interface of our own in front of Qt Charts (deprecated after Qt 6.10),
 // so a later move to Qt Graphs rewrites chart_view.cpp only; this header names no Qt Charts
 // type. Every chart shows only the data it is given (no placeholder data): with no series it
-// shows its "empty" text. What it is not: the Gantt timeline (timeline_view.h, QPainter).
+// shows its "empty" text. The title above and the legend below are word-wrapped labels, so
+// neither is cut off on a narrow chart. What it is not: the Gantt timeline (timeline_view.h, QPainter).
 // Ownership: a QWidget owned by its Qt parent; the chart objects are owned by it.
 // GUI thread only.
 #pragma once
@@ -12,6 +13,7 @@
 #include <memory>
 
 #include <QColor>
+#include <QPair>
 #include <QPointF>
 #include <QString>
 #include <QStringList>
@@ -77,6 +79,9 @@ class ChartView : public QWidget {
   // What is shown, for tests. Indices count the line/scatter series (reference lines of a
   // bar chart included) in the order given; seriesCount() counts every series, bars too.
   int seriesCount() const;
+  QString title() const;
+  QString legendText() const;      // the legend as plain text (one entry per series in the legend)
+  QPair<double, double> yRange() const;  // the (primary) y axis' shown range
   QVector<QPointF> seriesPoints(int index) const;
   QString seriesName(int index) const;
   QStringList categories() const;

@@ -9,6 +9,7 @@
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -161,6 +162,48 @@ class MainWindowTest : public QObject {
     QCOMPARE(w.prediction()->mem_capacity_bytes, load_hardware("A100-40GB-SXM").gpu.hbm_bytes);
     // The status bar reports the re-plan time; the timing itself is measured by bench_gui.
     QVERIFY(w.lastPlanMs() > 0);
+  }
+
+  // Llama-3-70B on 64 H100s (issue 52): the Memory axis follows the chosen plan and the
+  // capacity, not no_shard's 1.3 TB; no_shard's bar is clipped and its label gives its total.
+  // The summary line is short; the details are in its tooltip.
+  void memoryAxisShowsTheChosenPlan() {
+    MainWindow w;
+    editor<QComboBox>(w, "model.preset")->setCurrentText("llama3-70b");
+    editor<QSpinBox>(w, "training.seq_len")->setValue(4096);
+    editor<QSpinBox>(w, "gpus")->setValue(64);
+    QVERIFY2(w.prediction().has_value(), qPrintable(w.form()->errorText("")));
+    const Prediction& p = *w.prediction();
+    constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+    ChartView* chart = w.memoryTab()->chart();
+    const QStringList cats = chart->categories();
+    QCOMPARE(cats.size(), 4);
+    QCOMPARE(cats[0], QString("full_shard (chosen)"));
+    double chosen = 0;
+    for (const auto& c : p.memory) chosen += c.bytes;
+    chosen += p.mem_reserved_bytes - p.mem_peak_bytes;  // the allocator's reserve, drawn on the bar
+    const double top = chart->yRange().second;
+    QCOMPARE(chart->yRange().first, 0.0);
+    QCOMPARE(top, memory_axis_top_gib(p.mem_capacity_bytes / GiB, chosen / GiB));
+    QVERIFY(top >= 1.2 * std::max(p.mem_capacity_bytes, chosen) / GiB);
+    QVERIFY(top <= 1.5 * 1.2 * std::max(p.mem_capacity_bytes, chosen) / GiB);  // rounding up only
+    // no_shard keeps every parameter, gradient and optimizer state: far above the axis.
+    double no_shard = 0;
+    for (const QString& comp : QStringList{"sharded_parameters", "sharded_gradients", "optimizer_states"})
+      no_shard += chart->barValues(comp).value(3);
+    QVERIFY(no_shard > 2 * top);
+    QVERIFY2(cats[3].startsWith("no_shard: ") && cats[3].endsWith(" GiB, clipped"), qPrintable(cats[3]));
+    // Title and legend are labels that wrap: every component and the capacity line are listed.
+    QVERIFY(chart->legendText().contains("optimizer_states"));
+    QVERIFY(chart->legendText().contains("GPU capacity"));
+    QVERIFY(!chart->title().isEmpty());
+    // Summary: key numbers on the line, the rest in the tooltip.
+    const QString line = w.summary()->text();
+    QVERIFY2(!line.contains("HFU") && !line.contains("exposed") && !line.contains("planned"), qPrintable(line));
+    QVERIFY(line.contains("MFU"));
+    QVERIFY(w.summary()->toolTip().contains("HFU"));
+    QVERIFY(w.summary()->toolTip().contains("Exposed communication"));
+    QVERIFY(w.summary()->toolTip().contains(QString::fromStdString(p.error_band_note)));
   }
 
   void badValueShowsItsErrorNextToTheField() {
@@ -326,6 +369,35 @@ class MainWindowTest : public QObject {
     QCOMPARE(now.activation_checkpointing.mode, pick.activation_checkpointing.mode);
     QVERIFY(w.prediction().has_value());
     QCOMPARE(w.prediction()->tokens_per_s_per_gpu, r->ranked[1].prediction.tokens_per_s_per_gpu);
+  }
+
+  // Search never changes the form (issue 52): a second search after the user changed a field
+  // (8 -> 16 GPUs) ranks the new form and leaves it as the user set it, however the focus moves
+  // when the Search button is disabled while the search runs. Pressed as a person would.
+  void searchNeverChangesTheForm() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    editor<QComboBox>(w, "model.preset")->setCurrentText("llama3.2-1b");
+    editor<QSpinBox>(w, "training.seq_len")->setValue(2048);
+    w.tabs()->setCurrentWidget(w.searchTab());
+    auto* button = w.searchTab()->findChild<QPushButton*>("search_run");
+    QVERIFY(button && button->isVisible());
+    QSignalSpy done(w.searchTab(), &SearchTab::searchFinished);
+    QTest::mouseClick(button, Qt::LeftButton);
+    QVERIFY(done.wait(120000));
+    QVERIFY(w.searchTab()->result() && !w.searchTab()->result()->ranked.empty());
+    typeInto(editor<QSpinBox>(w, "gpus"), "16");
+    QCOMPARE(w.form()->config().world_size(), 16);
+    const QString before = QString::fromStdString(write_train_config(w.form()->config()));
+    QTest::mouseClick(button, Qt::LeftButton);
+    QVERIFY(done.wait(120000));
+    QCOMPARE(QString::fromStdString(write_train_config(w.form()->config())), before);
+    QCOMPARE(w.searchTab()->result()->ranked.front().config.world_size(), 16);
+    // Focus entering the table is not a choice either.
+    w.searchTab()->table()->setFocus();
+    QApplication::processEvents();
+    QCOMPARE(QString::fromStdString(write_train_config(w.form()->config())), before);
   }
 
   void scalingChartsShowEveryFeasibleCount() {

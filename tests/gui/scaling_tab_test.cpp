@@ -4,11 +4,13 @@
 // plan and the smallest cluster; bad prices are refused before running. Writes
 // tab_scaling_budget.png (QWidget::grab) into SHARDCAST_SCREENSHOT_DIR or the build folder.
 #include <QDir>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QtTest>
 
 #include "gui/charts/chart_view.h"
+#include "gui/number_text.h"
 #include "gui/scaling_tab.h"
 #include "shared/config_io.h"
 
@@ -66,6 +68,15 @@ class ScalingTabTest : public QObject {
     QCOMPARE(dl[1].y(), 20.0);
     QVERIFY(tab.statusText().startsWith("Cheapest by cost: "));
     QVERIFY(tab.statusText().contains("Smallest cluster that meets 20 days"));
+    // Money with its currency and grouped thousands (the prices' currency, USD unless named),
+    // never 1.278e+06; GPU-hours grouped too.
+    const auto& best = r.rows[r.ranked.front()];
+    const QString cost = tab.table()->item(int(r.ranked.front()), 12)->text();
+    QCOMPARE(cost, money_text(best.cost, "USD"));
+    QVERIFY2(QRegularExpression("^\\d{1,3}(,\\d{3})*(\\.\\d\\d)? USD$").match(cost).hasMatch(), qPrintable(cost));
+    QVERIFY2(tab.statusText().contains("cost " + cost), qPrintable(tab.statusText()));
+    QCOMPARE(tab.table()->item(int(r.ranked.front()), 11)->text(), grouped(best.gpu_hours));
+    QVERIFY(!tab.statusText().contains("e+"));
 
     const QString dir = qEnvironmentVariable("SHARDCAST_SCREENSHOT_DIR", QDir::current().filePath("screenshots"));
     QVERIFY(QDir().mkpath(dir));

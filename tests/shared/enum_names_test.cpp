@@ -1,5 +1,5 @@
 // shared/enum_names.h, and that the hand-written name lists of the vocabulary's enums
-// (kShardingStrategyNames, kAcModeNames, kFp8RecipeNames) are the tables to_string and
+// (kShardingStrategyNames, kAcModeNames, kFp8RecipeNames, kMlpTypeNames) are the tables to_string and
 // parse read: every listed name parses back to itself and every value of the enum is listed.
 #include "shared/enum_names.h"
 
@@ -28,7 +28,21 @@ TEST(EnumNames, TrainConfigListsAreItsTables) {
   test::expect_choices_are_the_table<ShardingStrategy>(kShardingStrategyNames, parse_sharding_strategy, name);
   test::expect_choices_are_the_table<Fp8Recipe>(kFp8RecipeNames, parse_fp8_recipe, name);
   test::expect_choices_are_the_table<AcMode>(kAcModeNames, parse_ac_mode, name);
+  test::expect_choices_are_the_table<MlpType>(kMlpTypeNames, parse_mlp_type, name);
   EXPECT_EQ(parse_fp8_recipe("tensorWise"), std::nullopt);
+}
+
+// The value lists editors offer are the tables, every value once, in the lists' order.
+TEST(EnumNames, ValueListsAreTheTables) {
+  auto names = [](const auto& values) {
+    std::string s;
+    for (auto v : values) s += (s.empty() ? "" : " | ") + std::string(to_string(v));
+    return s;
+  };
+  EXPECT_EQ(names(all_sharding_strategies()), kShardingStrategyNames);
+  EXPECT_EQ(names(all_ac_modes()), kAcModeNames);
+  EXPECT_EQ(names(all_fp8_recipes()), kFp8RecipeNames);
+  EXPECT_EQ(names(all_mlp_types()), kMlpTypeNames);
 }
 
 }  // namespace
