@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "shared/closest_match.h"
 #include "shared/hardware_spec.h"
 #include "shared/model_spec.h"
 #include "shared/train_config.h"
@@ -68,9 +69,5 @@ std::vector<std::string> list_presets_in(const std::string& kind);  // sorted na
 // a file that opens but is malformed exits 2 for a config and 1 for data (CSV, reports).
 std::string read_text(const std::filesystem::path& p);
 
-// Closest candidate: the first that `word` begins, else by edit distance ("" if none is within
-// a reasonable distance); of equally close ones, the one sharing the longest suffix with
-// `word`, then the first.
-std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace shardcast

@@ -6,7 +6,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
-#include "shared/config_io.h"
+#include "shared/closest_match.h"
 #include "shared/errors.h"
 
 namespace shardcast {

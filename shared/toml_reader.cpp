@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "shared/config_io.h"
+#include "shared/closest_match.h"
 #include "shared/errors.h"
 
 namespace shardcast {

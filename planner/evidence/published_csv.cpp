@@ -177,14 +177,8 @@ std::optional<double> measured_value(const RowReader& r, const std::string& c, c
   return d;
 }
 
-void fill_row(const RowReader& r, PublishedRow& row) {
-  // Set first, so that a skipped row still reports the GPU its source ran on.
-  row.cfg.cluster.hardware = r.get("gpu_type");
-  const std::string scope = lower(r.get("in_scope_fsdp_only"));
-  if (starts_with(scope, "no")) {
-    row.skip_reason = "out of scope: " + r.get("in_scope_fsdp_only");
-    return;
-  }
+// The model's shape and the sequence length.
+void fill_model(const RowReader& r, PublishedRow& row) {
   TrainConfig& cfg = row.cfg;
   ModelSpec& m = cfg.model;
   m.name = r.get("model");
@@ -209,6 +203,11 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   if (m.n_heads % m.n_kv_heads != 0 || m.d_model % m.n_heads != 0)
     throw InputError("inconsistent heads (d_model, n_heads, n_kv_heads)");
 
+}
+
+// GPUs, nodes, network, power limit and the sharding strategy.
+void fill_cluster(const RowReader& r, PublishedRow& row) {
+  TrainConfig& cfg = row.cfg;
   if (cfg.cluster.hardware.empty()) throw InputError("missing gpu_type");
   const int n_gpus = r.required_int("n_gpus");
   if (auto g = r.optional_int("gpus_per_node")) {
@@ -232,6 +231,12 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   else if (skl == "no_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::no_shard;
   else throw InputError("sharding '" + sk + "' is out of scope");
 
+}
+
+// Activation checkpointing: the mode, and a block-level ratio given or inferred from HFU/MFU.
+void fill_checkpointing(const RowReader& r, PublishedRow& row) {
+  TrainConfig& cfg = row.cfg;
+  ModelSpec& m = cfg.model;
   const std::string ac = lower(r.get("ac_key"));
   if (ac == "none") {
     cfg.activation_checkpointing.mode = AcMode::none;
@@ -268,6 +273,11 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   } else {
     throw InputError(fmt::format("ac_key '{}' is unknown (allowed: {})", r.get("ac_key"), kAcModeNames));
   }
+}
+
+// Batch, compile, fp8, the runtime of the row's framework and date, and its precision.
+void fill_precision(const RowReader& r, PublishedRow& row) {
+  TrainConfig& cfg = row.cfg;
   cfg.training.micro_batch = r.required_int("micro_batch_per_gpu");
   cfg.training.grad_accum = r.has("grad_accum") && !r.get("grad_accum").empty()
                                 ? r.required_int("grad_accum")
@@ -308,6 +318,10 @@ void fill_row(const RowReader& r, PublishedRow& row) {
     row.framework_notes += "reduce_dtype " + cfg.precision.reduce_dtype + " (runtime " + cfg.runtime + "); ";
   if (master.empty() && cfg.precision.master_dtype != "fp32")
     row.framework_notes += "master_dtype " + cfg.precision.master_dtype + " (runtime " + cfg.runtime + "); ";
+}
+
+// Runtime terms a row states for itself (cross_entropy, rmsnorm, fp8, allocator, AdamW).
+void fill_term_columns(const RowReader& r, PublishedRow& row) {
   const std::string ce = lower(r.get("cross_entropy"));
   if (!ce.empty()) {
     CrossEntropyImpl impl;
@@ -335,6 +349,22 @@ void fill_row(const RowReader& r, PublishedRow& row) {
                        " | empty)");
     row.adamw_update = u;
   }
+}
+
+void fill_row(const RowReader& r, PublishedRow& row) {
+  // Set first, so that a skipped row still reports the GPU its source ran on.
+  row.cfg.cluster.hardware = r.get("gpu_type");
+  const std::string scope = lower(r.get("in_scope_fsdp_only"));
+  if (starts_with(scope, "no")) {
+    row.skip_reason = "out of scope: " + r.get("in_scope_fsdp_only");
+    return;
+  }
+  fill_model(r, row);
+  fill_cluster(r, row);
+  fill_checkpointing(r, row);
+  fill_precision(r, row);
+  fill_term_columns(r, row);
+  TrainConfig& cfg = row.cfg;
   cfg.model_preset = "";
   cfg.source_file = "";
 }

@@ -53,6 +53,64 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+// The configuration of the logged run: the given one, with the log's runtime (or the generation
+// of it the configuration names), checked as the runtime would run it.
+static TrainConfig imported_config(const TrainLog& log, const TrainConfig& cfg_in, const HardwareSpec& hw) {
+  TrainConfig cfg = cfg_in;
+  // The log's software ("torchtitan" | "fms-fsdp": runtime preset names, their newest
+  // generation), or the generation of it the configuration names (import --runtime; the CLI
+  // refuses a runtime of other software).
+  const bool generation = runtime_preset(cfg_in.runtime).framework == runtime_preset(log.format).framework;
+  cfg.runtime = generation ? cfg_in.runtime : log.format;
+  cfg.prediction = PredictionTable{};
+  validate_or_throw(cfg);
+  const std::string refusal = runtime_refusal(runtime_preset(cfg.runtime), cfg, hw);
+  if (!refusal.empty())
+    throw ConfigError(cfg.source_file.empty() ? "import" : cfg.source_file, "runtime",
+                      fmt::format("{} cannot have run this configuration: {}", cfg.runtime, refusal));
+
+  if (log.format == "fms-fsdp" && cfg.training.grad_accum != 1)
+    throw ConfigError(cfg.source_file.empty() ? "import" : cfg.source_file, "training.grad_accum",
+                      fmt::format("{}: fms-fsdp has no gradient accumulation (each logged step is one batch); use 1",
+                                  cfg.training.grad_accum));
+  return cfg;
+}
+
+// import.json: what was read, what was summarised and by which conventions.
+static nlohmann::json import_info(const TrainLog& log, const TrainConfig& c, const ImportedRun& r, int warmup, int used,
+                           double peak, double fpt, double fpt_titan, double fpt_log,
+                           const std::vector<double>& logged_mfu_steady, const nlohmann::json& steps_info) {
+  const RunReport& rep = r.report;
+  nlohmann::json info;
+  info = {{"schema", 1},
+          {"runtime", c.runtime},
+          {"log_file", log.file},
+          {"warmup", warmup},
+          {"steps_logged", log.steps.size()},
+          {"steps_summarised", used},
+          {"hardware", c.cluster.hardware},
+          {"peak_flops", peak},
+          {"flops_per_token",
+           {{"planner", fpt}, {"torchtitan", fpt_titan}, {"logged", fpt_log > 0 ? nlohmann::json(fpt_log) : nlohmann::json()}}},
+          {"summary",
+           {{"tokens_per_s_per_gpu", rep.tokens_per_s_per_gpu},
+            {"median_step_time_s", rep.median_step_time_s},
+            {"mfu_planner", rep.mfu},
+            {"mfu_torchtitan_convention", rep.tokens_per_s_per_gpu * fpt_titan / peak},
+            {"mfu_logged_pct", logged_mfu_steady.empty() ? nlohmann::json() : nlohmann::json(median(logged_mfu_steady))},
+            {"mem_reserved_peak_bytes", rep.mem_reserved_peak_bytes ? nlohmann::json(*rep.mem_reserved_peak_bytes) : nlohmann::json()},
+            {"mem_peak_bytes", rep.mem_peak_bytes}}},
+          {"conventions",
+           {{"mfu_planner", "6·N + 12·L·d·s FLOPs per token (N: all parameters), over the profile's dense peak for "
+                            "precision.param_dtype; run_report.json's mfu"},
+            {"mfu_torchtitan_convention", "6·(N − embedding) + 12·L·d·s FLOPs per token over the same peak"},
+            {"mfu_logged_pct", "as torchtitan logged it: its FLOP count over its own peak table (torchtitan/tools/utils.py "
+                               "get_peak_flops), in %; median over the summarised steps"}}},
+          {"steps", steps_info},
+          {"notes", r.notes}};
+  return info;
+}
+
 ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const HardwareSpec& hw, int warmup) {
   if (warmup < 0) throw UsageError(fmt::format("import: --warmup {} (allowed: 0 or more logged steps)", warmup));
   if (log.steps.empty())
@@ -66,23 +124,7 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
                                  "below {})",
                                  warmup, log.file, last, last));
   ImportedRun r;
-  r.cfg = cfg_in;
-  // The log's software ("torchtitan" | "fms-fsdp": runtime preset names, their newest
-  // generation), or the generation of it the configuration names (import --runtime; the CLI
-  // refuses a runtime of other software).
-  const bool generation = runtime_preset(cfg_in.runtime).framework == runtime_preset(log.format).framework;
-  r.cfg.runtime = generation ? cfg_in.runtime : log.format;
-  r.cfg.prediction = PredictionTable{};
-  validate_or_throw(r.cfg);
-  const std::string refusal = runtime_refusal(runtime_preset(r.cfg.runtime), r.cfg, hw);
-  if (!refusal.empty())
-    throw ConfigError(r.cfg.source_file.empty() ? "import" : r.cfg.source_file, "runtime",
-                      fmt::format("{} cannot have run this configuration: {}", r.cfg.runtime, refusal));
-
-  if (log.format == "fms-fsdp" && r.cfg.training.grad_accum != 1)
-    throw ConfigError(r.cfg.source_file.empty() ? "import" : r.cfg.source_file, "training.grad_accum",
-                      fmt::format("{}: fms-fsdp has no gradient accumulation (each logged step is one batch); use 1",
-                                  r.cfg.training.grad_accum));
+  r.cfg = imported_config(log, cfg_in, hw);
   const TrainConfig& c = r.cfg;
   const int s = c.training.seq_len;
   const double micro_tokens = double(c.training.micro_batch) * s;           // per GPU per micro-step
@@ -180,33 +222,7 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
           fpt_log, 100 * rel, fpt_titan, c.model_label(), s));
   }
 
-  nlohmann::json& info = r.info;
-  info = {{"schema", 1},
-          {"runtime", c.runtime},
-          {"log_file", log.file},
-          {"warmup", warmup},
-          {"steps_logged", log.steps.size()},
-          {"steps_summarised", used},
-          {"hardware", c.cluster.hardware},
-          {"peak_flops", peak},
-          {"flops_per_token",
-           {{"planner", fpt}, {"torchtitan", fpt_titan}, {"logged", fpt_log > 0 ? nlohmann::json(fpt_log) : nlohmann::json()}}},
-          {"summary",
-           {{"tokens_per_s_per_gpu", rep.tokens_per_s_per_gpu},
-            {"median_step_time_s", rep.median_step_time_s},
-            {"mfu_planner", rep.mfu},
-            {"mfu_torchtitan_convention", rep.tokens_per_s_per_gpu * fpt_titan / peak},
-            {"mfu_logged_pct", logged_mfu_steady.empty() ? nlohmann::json() : nlohmann::json(median(logged_mfu_steady))},
-            {"mem_reserved_peak_bytes", rep.mem_reserved_peak_bytes ? nlohmann::json(*rep.mem_reserved_peak_bytes) : nlohmann::json()},
-            {"mem_peak_bytes", rep.mem_peak_bytes}}},
-          {"conventions",
-           {{"mfu_planner", "6·N + 12·L·d·s FLOPs per token (N: all parameters), over the profile's dense peak for "
-                            "precision.param_dtype; run_report.json's mfu"},
-            {"mfu_torchtitan_convention", "6·(N − embedding) + 12·L·d·s FLOPs per token over the same peak"},
-            {"mfu_logged_pct", "as torchtitan logged it: its FLOP count over its own peak table (torchtitan/tools/utils.py "
-                               "get_peak_flops), in %; median over the summarised steps"}}},
-          {"steps", steps_info},
-          {"notes", r.notes}};
+  r.info = import_info(log, c, r, warmup, used, peak, fpt, fpt_titan, fpt_log, logged_mfu_steady, steps_info);
   return r;
 }
 
