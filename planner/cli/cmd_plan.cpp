@@ -35,7 +35,8 @@ struct PlanArgs : ConfigFlags {
 };
 
 
-void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction& p,
+// o: the options the prediction was made with (resolved once, by the caller).
+void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::PlanOptions& o, const Prediction& p,
                  const planner::ReliabilitySpec& reliability, const std::vector<std::string>& from_runtime) {
   const int world = c.world_size();
   const double gib = double(1ull << 30);
@@ -66,7 +67,6 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const Prediction&
                                     : std::string());
   {
     // The optimizer step as the runtime runs it (runtime terms adamw_update, grad_clip).
-    const planner::PlanOptions o = planner::resolve_plan_options(c, hw);
     const char* clip = o.grad_clip == planner::GradClip::none             ? "no clipping"
                        : o.grad_clip == planner::GradClip::norm_and_scale ? "clipping (norm, then scale)"
                                                                           : "clipping (norm; scale in the update)";
@@ -175,7 +175,7 @@ void register_plan(CLI::App& app) {
       nlohmann::json j = p;
       fmt::print("{}\n", j.dump(2));
     } else {
-      print_human(c, hw, p, to_reliability(a->reliability), from_runtime);
+      print_human(c, hw, opt, p, to_reliability(a->reliability), from_runtime);
       if (!a->timeline.empty()) fmt::print("timeline         {} ({} events)\n", a->timeline, p.timeline.size());
     }
     if (!p.fits) throw ExitCode{kExitNoFit};

@@ -205,7 +205,7 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   return out;
 }
 
-void add_optimizer_step(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
+void add_optimizer_step(const TrainConfig& cfg, const RuntimeLoop& opt, const StepShape& shape,
                         const HardwareSpec& hw, const ComputeContext& cc, bool device_timed, SimInput* sim_in) {
   const ModelSpec& m = cfg.model;
   const int Ns = shape.shard_group, master_bytes = shape.master_bytes;

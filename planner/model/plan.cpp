@@ -58,7 +58,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   return p;
 }
 
-EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const PlanOptions& opt) {
+EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& opt) {
   EfficiencyParams eff = read_efficiency(hw);
   if (opt.host_time_hidden) {  // runtime term host_time = "hidden" (docs/cost-model.md §2.2)
     eff.unit_overhead_s = 0;
@@ -188,7 +188,7 @@ ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const
   return ComputeSetup{cc, power, rated_peak};
 }
 
-UnitCosts unit_costs(const ModelSpec& m, const PlanOptions& opt, const StepShape& shape, const ComputeContext& cc) {
+UnitCosts unit_costs(const ModelSpec& m, const RuntimeKernels& opt, const StepShape& shape, const ComputeContext& cc) {
   const int b = shape.micro_batch, s = shape.seq_len, param_bytes = shape.param_bytes;
   const double T = shape.tokens;
   UnitCosts u;

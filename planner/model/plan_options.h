@@ -27,23 +27,32 @@ enum class Fp8Library { torchao, transformer_engine };
 // The dtype of a kept unsynced gradient sum (runtime term unsynced_gradient_dtype).
 enum class UnsyncedGradDtype { param_dtype, reduce_dtype, fp32 };
 
-// What the software executing the plan does outside TrainConfig. Built by
-// resolve_plan_options() (planner/model/runtime.h) from the config's runtime profile; tests may set
-// fields directly.
-struct PlanOptions {
+// Which runtime the options come from.
+struct RuntimeIdentity {
   std::string runtime;    // runtime preset the options come from ("" = built in code)
   std::string framework;  // that runtime's framework (RuntimeSpec::framework): its band regime
+};
+
+// What the caller asks of plan(): extra outputs and how far to replay the allocator.
+struct PlanRequest {
   bool timeline = false;  // fill Prediction::timeline
   // Fill Prediction::op_seconds (planner/model/op_breakdown.h). It costs every op again, so the
   // planner's inner loops (search, validate, fit) leave it off; `shardcast plan` turns it on.
   bool op_breakdown = false;
-  // Reduce gradients on every micro-step (FSDP's default, Composer, torchtitan). false models
-  // no_sync accumulation: unsharded gradients persist, reduced once on the final micro-step.
-  // no_shard always reduces once per step (DDP no_sync).
-  bool sync_every_micro_step = true;
-  // Without sync_every_micro_step: the dtype of the kept unsharded gradient sum
-  // (RuntimeTerms::unsynced_gradient_dtype: param_dtype | reduce_dtype | fp32).
-  UnsyncedGradDtype unsynced_gradient_dtype = UnsyncedGradDtype::param_dtype;
+  // Also replay the allocation sequence with the other expandable_segments setting and fill
+  // Prediction::mem_reserved_range_bytes (validate: a row rarely states its allocator
+  // configuration). Off elsewhere: it doubles the allocator replay's cost.
+  bool reserved_range = false;
+  // > 0: skip the allocator replay when the allocated peak plus what lies outside the allocator
+  // is already over this many bytes (reserved ≥ allocated, so a memory budget's verdict is the
+  // same); reserved is then reported as the allocated peak, a lower bound. search sets its
+  // memory budget here: the replay costs more than the rest of plan().  // bytes
+  double replay_within_bytes = 0;
+};
+
+// How the runtime runs the ops of a block and the loss: which kernels, and what each keeps for
+// backward (runtime terms of configs/runtimes/; docs/cost-model.md).
+struct RuntimeKernels {
   // How the training loop computes the loss (ops.h; the memory of the logits depends on it).
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::fp32_upcast;
   // How a Llama RMSNorm runs: eager PyTorch ops with an fp32 up-cast, or one fused kernel
@@ -51,6 +60,7 @@ struct PlanOptions {
   NormImpl rmsnorm = NormImpl::eager;
   // The runtime terms `rope` and `swiglu`: one fused kernel each instead of eager ops (ops.h).
   bool rope_fused = false;
+  bool swiglu_fused = false;
   // Grouped-query K and V copied to n_heads width before attention (runtime term gqa =
   // "repeated"): attention keeps them at width d for backward (ac_policy.h).
   bool gqa_repeated = false;
@@ -60,45 +70,6 @@ struct PlanOptions {
   // The block is torchtitan's eager Llama block (runtime term block_program = "torchtitan"): run eager,
   // the allocator replay sees its tensors one by one (planner/model/allocator/block_tensor_sequence.h).
   bool torchtitan_block_program = false;
-  bool swiglu_fused = false;
-  // A checkpointed block's recompute stops before its last GEMM (non-reentrant
-  // torch.utils.checkpoint's early stop, torch >= 2.1; ac_policy.h checkpointed_recompute_time).
-  // false: the whole block forward is run again (torch < 2.1, reentrant checkpoint, this repo's
-  // trainer).
-  bool recompute_early_stop = false;
-  bool fp32_logits_held = false;  // runtime term fp32_logits_held (docs/cost-model.md §5.4)
-  // The model returns every layer's K and V with its output (runtime term use_cache:
-  // transformers' config.use_cache left on in training without transformers' own gradient
-  // checkpointing) and the loop keeps them with the output.
-  bool use_cache = false;
-  // How long the loop keeps the model's output (runtime term outputs_kept; simulator.h).
-  OutputsKept outputs_kept = OutputsKept::backward;
-  // The model's forward computes the loss (runtime term loss_in_model; simulator.h).
-  bool loss_in_model = false;
-  // torchao float8 all-gather (torchtitan --float8.enable_fsdp_float8_all_gather): the Linear
-  // weights of each block are cast to fp8 before the all-gather, so they travel and sit
-  // gathered at 1 byte each. Only with precision.fp8.
-  bool fp8_all_gather = false;
-  // torchao's Float8Linear keeps each Linear's fp8-cast weight for backward (runtime term
-  // fp8_weight_saved): a plain block keeps 1 byte per Linear weight more under precision.fp8.
-  bool fp8_weight_saved = false;
-  // torchao's tensorwise Float8Linear keeps each Linear's input cast to fp8 for backward, not
-  // the input (runtime term fp8_input_saved; ac_policy.h fp8_input_saving_per_token): a plain
-  // block keeps less under precision.fp8 = tensorwise.
-  bool fp8_input_saved = false;
-  // The float8 Linear the runtime runs (runtime term fp8_library): torchao takes torchao's
-  // measured compiled speed-ups eager too, plus the casts compile fuses; transformer_engine
-  // the roofline (fp8_recipe.h).
-  Fp8Library fp8_library = Fp8Library::torchao;
-  // The embedding, final norm and head form the root FSDP unit, which is not resharded after
-  // forward (FSDP1's root; torchtitan's fully_shard(model); Composer's MPT root), so the
-  // embedding stays gathered from forward through backward. false: separate units, the
-  // embedding resharded after forward (this repo's trainer).
-  bool root_unit = false;
-  // The training loop frees the sharded gradients between steps (optimizer.zero_grad() with
-  // PyTorch's default set_to_none=True: torchtitan, Composer, fms-fsdp), so each appears when
-  // its unit is first reduced. false: they persist (this repo's trainer zeroes them in place).
-  bool grads_freed_between_steps = false;
   // Attention as plain eager ops, no SDPA / flash kernel (runtime term attention = "eager" or
   // "eager_causal_blocks"): the fp32 softmax output (micro_batch · n_heads · s · s) is kept
   // for backward, and the scores' gradient exists beside it in backward.
@@ -127,6 +98,57 @@ struct PlanOptions {
   // Whether op SAC keeps attention's output: false only on cuDNN attention with a save list
   // that lacks its op.
   bool sac_attention_saved() const { return !attention_cudnn || sac_saves_cudnn_attention; }
+  // A checkpointed block's recompute stops before its last GEMM (non-reentrant
+  // torch.utils.checkpoint's early stop, torch >= 2.1; ac_policy.h checkpointed_recompute_time).
+  // false: the whole block forward is run again (torch < 2.1, reentrant checkpoint, this repo's
+  // trainer).
+  bool recompute_early_stop = false;
+  // torchao float8 all-gather (torchtitan --float8.enable_fsdp_float8_all_gather): the Linear
+  // weights of each block are cast to fp8 before the all-gather, so they travel and sit
+  // gathered at 1 byte each. Only with precision.fp8.
+  bool fp8_all_gather = false;
+  // torchao's Float8Linear keeps each Linear's fp8-cast weight for backward (runtime term
+  // fp8_weight_saved): a plain block keeps 1 byte per Linear weight more under precision.fp8.
+  bool fp8_weight_saved = false;
+  // torchao's tensorwise Float8Linear keeps each Linear's input cast to fp8 for backward, not
+  // the input (runtime term fp8_input_saved; ac_policy.h fp8_input_saving_per_token): a plain
+  // block keeps less under precision.fp8 = tensorwise.
+  bool fp8_input_saved = false;
+  // The float8 Linear the runtime runs (runtime term fp8_library): torchao takes torchao's
+  // measured compiled speed-ups eager too, plus the casts compile fuses; transformer_engine
+  // the roofline (fp8_recipe.h).
+  Fp8Library fp8_library = Fp8Library::torchao;
+};
+
+// What the runtime's training loop, FSDP and allocator do around the ops: gradient sync and
+// accumulation, what outputs it keeps and how long, the optimizer step, the host, the
+// allocator (runtime terms of configs/runtimes/).
+struct RuntimeLoop {
+  // Reduce gradients on every micro-step (FSDP's default, Composer, torchtitan). false models
+  // no_sync accumulation: unsharded gradients persist, reduced once on the final micro-step.
+  // no_shard always reduces once per step (DDP no_sync).
+  bool sync_every_micro_step = true;
+  // Without sync_every_micro_step: the dtype of the kept unsharded gradient sum
+  // (RuntimeTerms::unsynced_gradient_dtype: param_dtype | reduce_dtype | fp32).
+  UnsyncedGradDtype unsynced_gradient_dtype = UnsyncedGradDtype::param_dtype;
+  bool fp32_logits_held = false;  // runtime term fp32_logits_held (docs/cost-model.md §5.4)
+  // The model returns every layer's K and V with its output (runtime term use_cache:
+  // transformers' config.use_cache left on in training without transformers' own gradient
+  // checkpointing) and the loop keeps them with the output.
+  bool use_cache = false;
+  // How long the loop keeps the model's output (runtime term outputs_kept; simulator.h).
+  OutputsKept outputs_kept = OutputsKept::backward;
+  // The model's forward computes the loss (runtime term loss_in_model; simulator.h).
+  bool loss_in_model = false;
+  // The embedding, final norm and head form the root FSDP unit, which is not resharded after
+  // forward (FSDP1's root; torchtitan's fully_shard(model); Composer's MPT root), so the
+  // embedding stays gathered from forward through backward. false: separate units, the
+  // embedding resharded after forward (this repo's trainer).
+  bool root_unit = false;
+  // The training loop frees the sharded gradients between steps (optimizer.zero_grad() with
+  // PyTorch's default set_to_none=True: torchtitan, Composer, fms-fsdp), so each appears when
+  // its unit is first reduced. false: they persist (this repo's trainer zeroes them in place).
+  bool grads_freed_between_steps = false;
   // A buffer of the unsharded gradient's size exists during its reduction even when
   // reduce_dtype equals param_dtype: Gloo (LibTorch 1.13) has no reduce-scatter, and
   // shardcast-train composes it from an all-to-all into a receive buffer of that size.
@@ -154,20 +176,21 @@ struct PlanOptions {
   // No CPU rate limiter (FSDP2: pytorch/torchtitan#735): blocks another stream used come back
   // to their pool a compute task after the simulator frees them (allocation_trace.h).
   bool record_stream_buffers = false;
-  // Also replay the allocation sequence with the other expandable_segments setting and fill
-  // Prediction::mem_reserved_range_bytes (validate: a row rarely states its allocator
-  // configuration). Off elsewhere: it doubles the allocator replay's cost.
-  bool reserved_range = false;
-  // > 0: skip the allocator replay when the allocated peak plus what lies outside the allocator
-  // is already over this many bytes (reserved ≥ allocated, so a memory budget's verdict is the
-  // same); reserved is then reported as the allocated peak, a lower bound. search sets its
-  // memory budget here: the replay costs more than the rest of plan().  // bytes
-  double replay_within_bytes = 0;
+};
+
+// Evidence applied after the model by evidence/predict.h, never read by plan().
+struct EvidenceOptions {
   // A measured run of the same hardware preset and runtime (planner/evidence/reference_run.h): its
   // measured over predicted tokens/s. > 0: tokens/s, MFU and HFU are multiplied by it, the step
   // time divided by it, and the band is configs/bands.toml's [reference_run] (0 = none).
   double reference_level = 0;
   std::string reference_run;  // the run's directory, named in the band note
 };
+
+// What the software executing the plan does outside TrainConfig. Built by
+// resolve_plan_options() (planner/model/runtime.h) from the config's runtime profile; tests may set
+// fields directly.
+// The groups above, one value: the cost model's stages take the group they use.
+struct PlanOptions : RuntimeIdentity, RuntimeKernels, RuntimeLoop, PlanRequest, EvidenceOptions {};
 
 }  // namespace shardcast::planner

@@ -48,7 +48,7 @@ struct StepShape {
 };
 
 // The efficiency parameters of the preset as the runtime runs them (host time hidden or not).
-EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const PlanOptions& opt);
+EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& opt);
 // Throws ConfigError for nodes that cannot talk or a dtype the config names wrongly.
 StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw);
 
@@ -67,7 +67,7 @@ struct UnitCosts {
   std::vector<Op> embed_ops, block_ops, head_ops;
   UnitCost embed, block, head;
 };
-UnitCosts unit_costs(const ModelSpec& m, const PlanOptions& opt, const StepShape& shape, const ComputeContext& cc);
+UnitCosts unit_costs(const ModelSpec& m, const RuntimeKernels& opt, const StepShape& shape, const ComputeContext& cc);
 
 // Activation and transient bytes of one micro-step (activation_terms.cpp): what each block
 // keeps under each checkpointing policy, what its forward and backward hold besides, the loss
@@ -122,7 +122,7 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
                      const EfficiencyParams& eff, const ComputeContext& cc, const UnitCosts& costs,
                      const ActivationTerms& act, const CommSetup& comm);
 // Clipping and the AdamW update over the local shard: its time and its temporaries, into in.
-void add_optimizer_step(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
+void add_optimizer_step(const TrainConfig& cfg, const RuntimeLoop& opt, const StepShape& shape,
                         const HardwareSpec& hw, const ComputeContext& cc, bool device_timed, SimInput* in);
 
 // The caching allocator replayed over the step (plan.cpp): its reserved peak, and p's reserved range.
