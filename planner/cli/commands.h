@@ -25,5 +25,6 @@ void register_scale(CLI::App& app);        // cmd_scale.cpp
 void register_emit(CLI::App& app);         // cmd_emit.cpp
 void register_calibrate(CLI::App& app);    // cmd_calibrate.cpp
 void register_import(CLI::App& app);       // cmd_import.cpp
+void register_replay_allocator(CLI::App& app);  // cmd_replay_allocator.cpp
 
 }  // namespace shardcast::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   cli::register_emit(app);
   cli::register_calibrate(app);
   cli::register_import(app);
+  cli::register_replay_allocator(app);
   cli::check_numeric_ranges(app);  // after every register_*: ranges of all numeric flags
   cli::check_non_empty_text(app);   // and no empty text values
   try {
