@@ -36,9 +36,17 @@ test: deps
 gpu-check:
 	JOBS=$(JOBS) bash tests/gpu/gpu_check.sh
 
-demo: deps
-	$(MAKE) build
-	bash tests/e2e/demo.sh $(BUILD)
+# The demo builds only what it runs (the planner and the trainer, not the test targets); apt's
+# and CMake's output go to $(BUILD)/demo-setup.log, the demo's own to the terminal.
+DEMO_LOG := $(BUILD)/demo-setup.log
+demo:
+	@mkdir -p $(BUILD); : > $(DEMO_LOG); \
+	echo "setup: installing what is missing and building shardcast, shardcast-train (output in $(DEMO_LOG))"; \
+	if { $(MAKE) --no-print-directory deps && $(MAKE) --no-print-directory $(BUILD)/CMakeCache.txt && \
+	     cmake --build $(BUILD) -j $(JOBS) --target shardcast shardcast-train; } >> $(DEMO_LOG) 2>&1; \
+	then echo "setup: done"; \
+	else echo "setup failed; the last lines of $(DEMO_LOG):" >&2; tail -n 25 $(DEMO_LOG) >&2; exit 1; fi
+	@bash tests/e2e/demo.sh $(BUILD)
 
 bench: deps
 	$(MAKE) build

@@ -1,10 +1,10 @@
 // shardcast-train: run one rank, launch N local ranks, or tokenize text into a token file.
 //
-//   shardcast-train run run.toml [--data FILE] [--steps N] [--metrics-dir DIR] [--reference]
-//                       [--allocator-trace FILE]
+//   shardcast-train run run.toml [--data FILE] [--steps N] [--metrics-dir DIR] [--hardware H]
+//                       [--reference] [--allocator-trace FILE]
 //   shardcast-train launch --nproc-per-node N run.toml [run flags...]
 //   shardcast-train profile run.toml [--steps N] [--warmup W] [--out DIR] [--plan PLAN.json]
-//                           [--data FILE] [--nproc-per-node N]
+//                           [--data FILE] [--hardware H] [--nproc-per-node N]
 //   shardcast-train tokenize --out corpus.bin FILES...
 #include <cstdio>
 #include <exception>
@@ -35,6 +35,9 @@ void add_run_flags(CLI::App* c, std::string& config, RunOverrides& ov) {
   // Ranges: shared/cli_ranges.h; the CLI range test reads them from --help.
   c->add_option("--steps", ov.steps, "optimizer steps; replaces training.steps")->check(cli_range::positive());
   c->add_option("--metrics-dir", ov.metrics_dir, "run directory; replaces metrics.dir");
+  c->add_option("--hardware", ov.hardware,
+                "hardware preset or profile file (e.g. build/local.toml from `shardcast calibrate --hardware-out`); "
+                "replaces cluster.hardware: MFU's peak, and what the run directory records for `shardcast validate`");
   c->add_option("--allocator-trace", ov.allocator_trace,
                 "write the CUDA caching allocator's trace of the run to this CSV (GPU builds; ranks > 0: FILE.rank<R>)");
 }
@@ -44,6 +47,7 @@ std::vector<std::string> run_args(const std::string& config, const RunOverrides&
   if (!ov.data_path.empty()) a.insert(a.end(), {"--data", ov.data_path});
   if (ov.steps) a.insert(a.end(), {"--steps", std::to_string(*ov.steps)});
   if (!ov.metrics_dir.empty()) a.insert(a.end(), {"--metrics-dir", ov.metrics_dir});
+  if (!ov.hardware.empty()) a.insert(a.end(), {"--hardware", ov.hardware});
   if (!ov.allocator_trace.empty()) a.insert(a.end(), {"--allocator-trace", ov.allocator_trace});
   return a;
 }
@@ -90,6 +94,9 @@ int main(int argc, char** argv) {
                       "`shardcast plan run.toml --json` output: its time.ops_s is the planned column")
       ->check(CLI::ExistingFile);
   profile->add_option("--data", profile_data, "token file (llm.c .bin); replaces data.path");
+  std::string profile_hardware;
+  profile->add_option("--hardware", profile_hardware,
+                      "hardware preset or profile file; replaces cluster.hardware (MFU's peak)");
   profile->add_option("--nproc-per-node", profile_nproc,
                       fmt::format("start this many local ranks (as `launch`), 1 to {}; default: one rank as the "
                                   "environment says (RANK, WORLD_SIZE, ... as torchrun sets them)",
@@ -130,11 +137,13 @@ int main(int argc, char** argv) {
         if (!pr.out_dir.empty()) plo.rank_args.insert(plo.rank_args.end(), {"--out", pr.out_dir});
         if (!pr.plan_file.empty()) plo.rank_args.insert(plo.rank_args.end(), {"--plan", pr.plan_file});
         if (!profile_data.empty()) plo.rank_args.insert(plo.rank_args.end(), {"--data", profile_data});
+        if (!profile_hardware.empty()) plo.rank_args.insert(plo.rank_args.end(), {"--hardware", profile_hardware});
         return launch_local(plo);
       }
       die_with_launcher();
       RunOverrides pov;
       pov.data_path = profile_data;
+      pov.hardware = profile_hardware;
       pov.profile = pr;
       return run_rank(profile_config, pov);
     }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -80,9 +81,19 @@ void hardware_out(const CalibrateArgs& a) {
   fmt::print("wrote {}\n", a.hardware_out);
 }
 
+// One fitted value for the table: keys in seconds (`*_s`) in ms, the others as fractions or
+// counts, 4 significant digits; a value that is zero to 1e-12 (a fit at its lower bound,
+// e.g. 1.4e-31) prints as 0. The profile written keeps the exact values.
+std::string param_text(const std::string& key, double v) {
+  const bool seconds = key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0;
+  if (std::fabs(v) < 1e-12) v = 0;
+  return seconds ? fmt::format("{:.4g} ms", v * 1e3) : fmt::format("{:.4g}", v);
+}
+
 void print_values(const std::map<std::string, double>& before, const std::map<std::string, double>& after) {
   fmt::print("  {:<28} {:>14} {:>14}\n", "parameter", "before", "after");
-  for (const auto& [k, v] : before) fmt::print("  {:<28} {:>14.6g} {:>14.6g}\n", k, v, after.at(k));
+  for (const auto& [k, v] : before)
+    fmt::print("  {:<28} {:>14} {:>14}\n", k, param_text(k, v), param_text(k, after.at(k)));
 }
 
 void fit_runs(const CalibrateArgs& a) {

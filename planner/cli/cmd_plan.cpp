@@ -37,14 +37,15 @@ struct PlanArgs : ConfigFlags {
 
 // o: the options the prediction was made with (resolved once, by the caller).
 void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::PlanOptions& o, const Prediction& p,
-                 const planner::ReliabilitySpec& reliability, const std::vector<std::string>& from_runtime) {
+                 const planner::ReliabilitySpec& reliability, const std::vector<std::string>& from_runtime,
+                 const std::string& runtime_from) {
   const int world = c.world_size();
   const double gib = double(1ull << 30);
   const double nic = planner::effective_inter_node_bandwidth(c, hw) * 8 / 1e9;
   const std::string& model = c.model_label();
-  fmt::print("plan: {} ({} parameters) on {} x {} ({} node{} x {}, {:.0f} Gb/s per node)\n", model,
-             human_count(double(c.model.total_params())), world, hw.name, c.cluster.nodes,
-             c.cluster.nodes == 1 ? "" : "s", c.cluster.gpus_per_node, nic);
+  fmt::print("plan: {} ({} parameters) on {} x {} ({} node{} x {}, {:.0f} Gb/s per node) for runtime {} ({})\n",
+             model, human_count(double(c.model.total_params())), world, hw.name, c.cluster.nodes,
+             c.cluster.nodes == 1 ? "" : "s", c.cluster.gpus_per_node, nic, c.runtime, runtime_from);
   std::string strategy = to_string(c.parallelism.sharding_strategy);
   const int ns = c.parallelism.shard_group_size(world, c.cluster.gpus_per_node);
   if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
@@ -162,7 +163,8 @@ void register_plan(CLI::App& app) {
   cmd->callback([a] {
     HardwareSpec hw;
     std::vector<std::string> from_runtime;
-    const TrainConfig c = config_from_flags("plan", *a, hw, &from_runtime);
+    std::string runtime_from;
+    const TrainConfig c = config_from_flags("plan", *a, hw, &from_runtime, &runtime_from);
     planner::PlanOptions opt = planner::resolve_plan_options(c, hw);
     opt.timeline = !a->timeline.empty();
     opt.op_breakdown = true;  // time.ops_s of --json (shardcast-train profile --plan reads it)
@@ -175,7 +177,7 @@ void register_plan(CLI::App& app) {
       nlohmann::json j = p;
       fmt::print("{}\n", j.dump(2));
     } else {
-      print_human(c, hw, opt, p, to_reliability(a->reliability), from_runtime);
+      print_human(c, hw, opt, p, to_reliability(a->reliability), from_runtime, runtime_from);
       if (!a->timeline.empty()) fmt::print("timeline         {} ({} events)\n", a->timeline, p.timeline.size());
     }
     if (!p.fits) throw ExitCode{kExitNoFit};

@@ -185,7 +185,17 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
   planner::BudgetOptions opt;
   opt.scale = base;
   opt.gpu_types = f.gpu_types;
-  opt.price_per_gpu_hour = planner::parse_prices(f.prices, "--price");
+  std::vector<std::string> prices = f.prices;
+  // A bare number prices the one GPU type compared; with several, each price names its type.
+  if (prices.size() == 1 && prices[0].find('=') == std::string::npos) {
+    if (opt.gpu_types.size() != 1)
+      throw UsageError(fmt::format("--price '{}': with {} GPU types each price names its type: --price {}=PRICE,{}=PRICE"
+                                   "{} (price per GPU-hour)",
+                                   prices[0], opt.gpu_types.size(), opt.gpu_types[0], opt.gpu_types[1],
+                                   opt.gpu_types.size() > 2 ? ",..." : ""));
+    prices[0] = opt.gpu_types[0] + "=" + prices[0];
+  }
+  opt.price_per_gpu_hour = planner::parse_prices(prices, "--price");
   opt.deadline_days = parse_duration_days(f.deadline, "--deadline");
   opt.top = f.top;
   const planner::BudgetResult r = planner::budget(opt, progress_bar("scale"));
@@ -246,9 +256,9 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
   }
   std::string types;
   for (const auto& t : opt.gpu_types) types += (types.empty() ? "" : ", ") + t;
-  fmt::print("scale: {} ({} parameters), {} tokens in {:g} days on {}; seq_len {}, global batch {} tokens\n",
+  fmt::print("scale: {} ({} parameters), {} tokens in {:g} days on {} for {}; seq_len {}, global batch {} tokens\n",
              sp.model_preset, human_count(double(sp.model.total_params())), short_count(base.tokens), deadline, types,
-             seq, base.global_batch_tokens > 0 ? short_count(double(base.global_batch_tokens)) : "any");
+             runtime_headline(f.space, sp), seq, base.global_batch_tokens > 0 ? short_count(double(base.global_batch_tokens)) : "any");
   print_reliability(*base.reliability);
   print_reference_run(sp);
   fmt::print("searched {} configurations in {:.2f} s\n\n", r.n_candidates, r.seconds);
@@ -334,11 +344,11 @@ void register_scale(CLI::App& app) {
                   "(default: --gpu)")
       ->delimiter(',')
       ->needs(deadline);
+  // --price without --deadline is refused in the callback, saying what cost needs.
   cmd->add_option("--price", f->prices,
                   "with --deadline: price per GPU-hour by type, e.g. H100-80GB-SXM=2.5,B200=5 (one for every type, "
-                  "or none: then plans are ranked by GPU-hours)")
-      ->delimiter(',')
-      ->needs(deadline);
+                  "or a bare number with a single GPU type; none: plans are ranked by GPU-hours)")
+      ->delimiter(',');
   cmd->add_option("--top", f->top, "with --deadline: plans listed (0 = all that meet it)")
       ->capture_default_str()
       ->needs(deadline);
@@ -350,6 +360,10 @@ void register_scale(CLI::App& app) {
   cmd->add_flag("--json", f->json, "print the table as JSON");
   cmd->callback([f, to] {
     const bool budget_mode = !f->deadline.empty();
+    if (!f->prices.empty() && !budget_mode)
+      throw UsageError("scale --price: cost is the budget question's ranking: add --deadline TIME (e.g. --deadline "
+                       "30d) with --tokens; without one, scale prints GPU-hours per count (GPU-h column), which "
+                       "times the price per GPU-hour is the cost");
     SpaceFlags sf = f->space;
     if (budget_mode) {
       if (!f->gpu_types.empty() && !sf.gpu.empty())
@@ -420,9 +434,10 @@ void register_scale(CLI::App& app) {
     }
     TrainConfig power_cfg;
     power_cfg.cluster.power_limit_w = opt.space.power_limit_w;
-    fmt::print("scale: {} ({} parameters) on {}{}, seq_len {}, global batch {} tokens, budget {} tokens\n",
+    fmt::print("scale: {} ({} parameters) on {}{} for {}, seq_len {}, global batch {} tokens, budget {} tokens\n",
                opt.space.model_preset, human_count(double(opt.space.model.total_params())), hw.name,
-               planner::power_limit_note(planner::resolve_power_limit(power_cfg, hw)), seq,
+               planner::power_limit_note(planner::resolve_power_limit(power_cfg, hw)), runtime_headline(sf, opt.space),
+               seq,
                opt.global_batch_tokens > 0 ? short_count(double(opt.global_batch_tokens)) : "any",
                short_count(opt.tokens));
     print_reliability(*opt.reliability);
@@ -476,7 +491,10 @@ void register_scale(CLI::App& app) {
                "       batch>target = even micro-batch 1 without accumulation exceeds the global batch (smallest used);\n"
                "       goodput<T = goodput under failures below --goodput-threshold\n"
                "goodput = useful / wall time with failures, checkpoint saves and restarts; tok/s+f = tok/s/GPU x "
-               "goodput; ckpt = recommended checkpoint.interval in steps; days+f = days with failures\n");
+               "goodput; ckpt = recommended checkpoint.interval in steps; days+f = days with failures\n"
+               "eff = tok/s/GPU here / tok/s/GPU at the smallest count that fits; above 100% when more GPUs shard the "
+               "state thinner and the freed memory buys a faster configuration (less recomputation, a larger "
+               "micro-batch)\n");
     if (!f->csv.empty()) fmt::print("csv: {}\n", f->csv);
     if (!any_feasible) throw ExitCode{kExitNoFit};
   });

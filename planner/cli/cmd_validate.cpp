@@ -19,6 +19,7 @@
 #include "planner/cli/config_flags.h"
 #include "planner/evidence/crossval.h"
 #include "planner/evidence/decision_error.h"
+#include "planner/evidence/error_band.h"
 #include "planner/evidence/fit.h"
 #include "planner/evidence/pairs.h"
 #include "planner/evidence/published_csv.h"
@@ -60,14 +61,15 @@ void print_summary_line(const planner::ValidationSummary& s, size_t width) {
 }
 
 void print_human(const planner::ValidationResult& v) {
-  fmt::print("{:<48} {:<14} {:>9} {:>9} {:>7} {:>5} {:>6} {:>6} {:>7}\n", "row", "hardware", "pred tps", "meas tps",
-             "err%", "1σ%", "pMFU", "mMFU", "err%");
+  fmt::print("{:<48} {:<14} {:>9} {:>9} {:>7} {:>5} {:>9} {:>6} {:>6} {:>7}\n", "row", "hardware", "pred tps",
+             "meas tps", "err%", "1σ%", "verdict", "pMFU", "mMFU", "err%");
   for (const auto& r : v.rows) {
     if (!r.skip_reason.empty()) continue;
     fmt::print("{:<48} {:<14} {:>9.0f} ", clip(r.row_id, 48), clip(r.hardware, 14), r.predicted_tps);
     if (r.has_tps) fmt::print("{:>9.0f} {:>+7.1f} ", r.measured_tps, r.err_tps_pct);
     else fmt::print("{:>9} {:>7} ", "-", "-");
     fmt::print("{:>5} ", fmt::format("±{:.0f}", 100 * r.band_rel_1sigma));
+    fmt::print("{:>9} ", r.has_tps ? planner::band_verdict_short(r.err_tps_pct / 100, r.band_rel_1sigma) : "-");
     fmt::print("{:>6.3f} ", r.predicted_mfu);
     if (r.has_mfu) fmt::print("{:>6.3f} {:>+7.1f}", r.measured_mfu, r.err_mfu_pct);
     else fmt::print("{:>6} {:>7}", "-", "-");
@@ -88,6 +90,11 @@ void print_human(const planner::ValidationResult& v) {
   for (const auto& s : v.per_hardware) print_summary_line(s, w);
   fmt::print("\n");
   print_summary_line(v.overall, w);
+  const auto& o = v.overall;
+  fmt::print("\n  verdict: \"in 1σ\" = inside the stated 1σ band of that row's prediction (1σ%); \"out +2.3σ\" = "
+             "outside the stated band, the error in units of that band\n"
+             "  inside the stated 1σ band: {} of {} rows; inside 2σ: {} of {}; outside 2σ: {}\n",
+             o.within_1sigma, o.n, o.within_2sigma, o.n, o.n - o.within_2sigma);
 }
 
 std::string md_cell(const std::string& s) {
@@ -108,17 +115,18 @@ void print_markdown(const planner::ValidationResult& v) {
   for (const auto& s : v.per_source) print_markdown_summary(s);
   for (const auto& s : v.per_hardware) print_markdown_summary(s);
   print_markdown_summary(v.overall);
-  fmt::print("\n| row | hardware | predicted tok/s/GPU | measured | error % | band 1σ % | predicted MFU | measured MFU |"
-             " predicted allocated / reserved GiB | measured GiB (metric) | memory error % |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print("\n| row | hardware | predicted tok/s/GPU | measured | error % | band 1σ % | against the stated band | "
+             "predicted MFU | measured MFU | predicted allocated / reserved GiB | measured GiB (metric) | memory error % |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : v.rows) {
     if (!r.skip_reason.empty()) {
-      fmt::print("| {} | {} | skipped: {} | | | | | | | | |\n", md_cell(r.row_id), r.hardware, md_cell(r.skip_reason));
+      fmt::print("| {} | {} | skipped: {} | | | | | | | | | |\n", md_cell(r.row_id), r.hardware, md_cell(r.skip_reason));
       continue;
     }
-    fmt::print("| {} | {} | {:.0f} | {} | {} | {:.0f} | {:.3f} | {} | {:.1f} / {:.1f}{} | {} | {} |\n", md_cell(r.row_id),
-               r.hardware, r.predicted_tps, r.has_tps ? fmt::format("{:.0f}", r.measured_tps) : "-",
-               r.has_tps ? fmt::format("{:+.1f}", r.err_tps_pct) : "-", 100 * r.band_rel_1sigma, r.predicted_mfu,
+    fmt::print("| {} | {} | {:.0f} | {} | {} | {:.0f} | {} | {:.3f} | {} | {:.1f} / {:.1f}{} | {} | {} |\n",
+               md_cell(r.row_id), r.hardware, r.predicted_tps, r.has_tps ? fmt::format("{:.0f}", r.measured_tps) : "-",
+               r.has_tps ? fmt::format("{:+.1f}", r.err_tps_pct) : "-", 100 * r.band_rel_1sigma,
+               r.has_tps ? planner::band_verdict_short(r.err_tps_pct / 100, r.band_rel_1sigma) : "-", r.predicted_mfu,
                r.has_mfu ? fmt::format("{:.3f}", r.measured_mfu) : "-", r.predicted_alloc_gib,
                r.predicted_reserved_gib, r.fits ? "" : " (does not fit)",
                r.has_mem ? fmt::format("{:.1f} ({})", r.measured_mem_gib, md_cell(r.mem_metric)) : "-",

@@ -1,9 +1,12 @@
 #include "planner/cli/config_flags.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "planner/model/power_limit.h"
 #include "planner/model/runtime.h"
@@ -14,8 +17,33 @@
 
 namespace shardcast::cli {
 
+std::string env_runtime() {
+  const char* v = std::getenv(kRuntimeEnv);
+  if (!v || !*v) return "";
+  const std::string name = v;
+  const std::vector<std::string> names = list_runtime_presets();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw UsageError(fmt::format("environment variable {}='{}' is not a runtime preset (allowed: {}; unset it for "
+                                 "shardcast-train)",
+                                 kRuntimeEnv, name, fmt::join(names, ", ")));
+  return name;
+}
+
+std::string runtime_origin(bool flag_given, bool file_gave_it) {
+  if (flag_given) return "--runtime";
+  if (file_gave_it) return "run.toml";
+  if (!env_runtime().empty()) return kRuntimeEnv;
+  return fmt::format("default; set {} to change it", kRuntimeEnv);
+}
+
+std::string default_runtime(std::string* origin) {
+  if (origin) *origin = runtime_origin(false, false);
+  const std::string env = env_runtime();
+  return env.empty() ? "shardcast-train" : env;
+}
+
 TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, HardwareSpec& hw,
-                              std::vector<std::string>* from_runtime) {
+                              std::vector<std::string>* from_runtime, std::string* runtime_from) {
   TrainConfig c;
   const bool from_file = !a.config.empty();
   // A session file of shardcast-gui (.json) carries a TrainConfig and maybe a custom hardware.
@@ -114,7 +142,13 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   if (!a.master_dtype.empty()) c.precision.master_dtype = a.master_dtype;
   given.reduce_dtype = given.reduce_dtype || !a.reduce_dtype.empty();
   given.master_dtype = given.master_dtype || !a.master_dtype.empty();
+  // The runtime: --runtime, the file's `runtime` key (a session always holds one), then the
+  // user's default (SHARDCAST_RUNTIME).
+  const bool file_runtime =
+      from_session || (from_file && train_config_text_sets(file_text, a.config, {"runtime"})[0]);
   if (!a.runtime.empty()) c.runtime = a.runtime;
+  else if (!file_runtime) c.runtime = default_runtime();
+  if (runtime_from) *runtime_from = runtime_origin(!a.runtime.empty(), file_runtime);
   planner::take_runtime_precision(c, planner::runtime_preset(c.runtime), hw, given);
   if (from_runtime) {
     if (!given.reduce_dtype && c.precision.reduce_dtype != "fp32")
@@ -131,7 +165,7 @@ void add_runtime_flag(CLI::App* cmd, std::string& runtime) {
   for (const std::string& n : list_runtime_presets()) names += (names.empty() ? "" : ", ") + n;
   cmd->add_option("--runtime", runtime,
                   "the software that runs the plan: a preset of configs/runtimes/ (" + names +
-                      "); default: the config's, else shardcast-train");
+                      "); default: the config's, else $SHARDCAST_RUNTIME, else shardcast-train");
 }
 
 void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w) {

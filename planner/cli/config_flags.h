@@ -35,14 +35,29 @@ struct ConfigFlags {
   std::string reference_run;  // --reference-run DIR: "" = none (plan)
 };
 
+// The user's default runtime, set once: the environment variable SHARDCAST_RUNTIME (a preset
+// name of configs/runtimes/). Precedence: --runtime, then a run.toml's `runtime` key, then
+// SHARDCAST_RUNTIME, then shardcast-train.
+inline constexpr const char* kRuntimeEnv = "SHARDCAST_RUNTIME";
+// $SHARDCAST_RUNTIME, or "" when unset or empty. A value that is not a runtime preset's name
+// throws UsageError naming the variable and the allowed names.
+std::string env_runtime();
+// Where the runtime a command plans for came from, for its header: "--runtime", "run.toml",
+// "SHARDCAST_RUNTIME" or "default; set SHARDCAST_RUNTIME to change it".
+std::string runtime_origin(bool flag_given, bool file_gave_it);
+// The runtime when neither --runtime nor a file names one: env_runtime(), else shardcast-train.
+// `origin` (may be null) gets runtime_origin(false, false).
+std::string default_runtime(std::string* origin = nullptr);
+
 // The TrainConfig the flags describe, on top of the config file when one is given; `hw` gets
 // the hardware it runs on (a session's custom profile, or the preset). Throws UsageError
 // (messages start with `cmd`) for missing or inconsistent flags, ConfigError(s) for bad values.
 // `from_runtime`, when given, receives "key value" for each precision key neither the flags nor
 // the file gave whose runtime value is not the trainer's fp32 (planner/model/runtime.h
 // take_runtime_precision), for the header to say where it came from.
+// `runtime_from`, when given, receives runtime_origin() of the runtime chosen.
 TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, HardwareSpec& hw,
-                              std::vector<std::string>* from_runtime = nullptr);
+                              std::vector<std::string>* from_runtime = nullptr, std::string* runtime_from = nullptr);
 
 // --strategy --hsdp-shard-size --micro-batch --grad-accum --sync-every-micro-step --ac
 // --ac-ratio --compile --fp8 --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).

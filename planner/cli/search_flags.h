@@ -133,7 +133,7 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   s.allow_compile = f.allow_compile;
   s.allow_selective_op = f.allow_selective_op;
   s.threads = f.threads.value_or(0);
-  if (!f.runtime.empty()) s.base.runtime = f.runtime;
+  s.base.runtime = f.runtime.empty() ? default_runtime() : f.runtime;  // SHARDCAST_RUNTIME (config_flags.h)
   // No precision flag here: the master dtype is the runtime's own (reduce dtypes are searched).
   planner::take_runtime_precision(s.base, planner::runtime_preset(s.base.runtime), hw, {});
   if (!f.reference_run.empty()) {
@@ -155,6 +155,11 @@ inline void require_reachable_batch(const planner::SearchSpace& space, const Har
                                "on {} GPUs at seq_len {} (one micro-step of micro-batch 1 is {} tokens)",
                                cmd, space.global_batch_tokens, 100 * space.batch_tolerance, base.world_size(),
                                base.training.seq_len, step));
+}
+
+// "runtime X (where it came from)" for the headline of search and scale.
+inline std::string runtime_headline(const SpaceFlags& f, const planner::SearchSpace& s) {
+  return fmt::format("runtime {} ({})", s.base.runtime, runtime_origin(!f.runtime.empty(), false));
 }
 
 // The header line of a search or scale with --reference-run: what every prediction carries.

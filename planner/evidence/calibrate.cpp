@@ -124,13 +124,29 @@ HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpe
     lo.max_iterations = 200;
     lo.tolerance = 1e-12;
     const LmResult r = levenberg_marquardt(resid, x0, lo);
-    hw.gpu.fp32_flops = std::exp(r.x[0]);
+    const double rms = std::sqrt(2 * r.cost_after / double(mb.matmul.size()));
+    const double fitted_peak = std::exp(r.x[0]);
     hw.efficiency["matmul_eff"] = 1.0;
-    hw.efficiency["matmul_dim_half"] = std::exp(r.x[1]);
-    note(fmt::format("fp32 peak {:.2f} GFLOP/s and matmul_dim_half {:.1f}: fit of rate = peak·k/(k + dim_half) to "
-                     "{} GEMM shapes (rms log error {:.3f}; best measured {:.2f} GFLOP/s); matmul_eff = 1",
-                     hw.gpu.fp32_flops / 1e9, hw.efficiency["matmul_dim_half"], mb.matmul.size(),
-                     std::sqrt(2 * r.cost_after / double(mb.matmul.size())), best / 1e9));
+    if (fitted_peak < best) {
+      // The curve never exceeds its asymptote, so a fitted peak below a measured rate is a fit
+      // to noise (a busy machine): the peak is the best rate, as with too few shapes. An MFU
+      // measured against the fitted peak would read above 100%.
+      hw.gpu.fp32_flops = best;
+      note(fmt::format("fp32 peak = best GEMM rate {:.2f} GFLOP/s: the fit of rate = peak·k/(k + dim_half) to {} GEMM "
+                       "shapes put the peak at {:.2f}, below that rate (rms log error {:.3f}: noisy rates, a busy "
+                       "machine?); matmul_dim_half kept from {}; matmul_eff = 1",
+                       best / 1e9, mb.matmul.size(), fitted_peak / 1e9, rms, base.name));
+    } else {
+      hw.gpu.fp32_flops = fitted_peak;
+      hw.efficiency["matmul_dim_half"] = std::exp(r.x[1]);
+      // A half-rate dimension below 0.01 is the fit at its bound: the rates do not fall with k.
+      const double dh = hw.efficiency["matmul_dim_half"];
+      note(fmt::format("fp32 peak {:.2f} GFLOP/s and matmul_dim_half {}: fit of rate = peak·k/(k + dim_half) to "
+                       "{} GEMM shapes (rms log error {:.3f}; best measured {:.2f} GFLOP/s); matmul_eff = 1",
+                       hw.gpu.fp32_flops / 1e9,
+                       dh < 0.01 ? std::string("0 (no fall with smaller shapes)") : fmt::format("{:.3g}", dh),
+                       mb.matmul.size(), rms, best / 1e9));
+    }
   } else {
     hw.gpu.fp32_flops = best;
     note(fmt::format("fp32 peak = best GEMM rate {:.2f} GFLOP/s (fewer than 3 shapes: matmul_eff / matmul_dim_half "

@@ -1,6 +1,7 @@
 #include "planner/evidence/error_band.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <sstream>
 #include <utility>
@@ -45,6 +46,18 @@ std::string prior_note(double rel, double runs, const std::string& hw) {
 }
 
 }  // namespace
+
+std::string band_verdict(double rel_err, double band_rel) {
+  if (!(band_rel > 0)) return "no band stated";
+  if (std::fabs(rel_err) <= band_rel) return fmt::format("inside the stated 1σ band ({})", pct(band_rel));
+  return fmt::format("outside the stated 1σ band ({}): {:+.1f}σ", pct(band_rel), rel_err / band_rel);
+}
+
+std::string band_verdict_short(double rel_err, double band_rel) {
+  if (!(band_rel > 0)) return "-";
+  if (std::fabs(rel_err) <= band_rel) return "in 1σ";
+  return fmt::format("out {:+.1f}σ", rel_err / band_rel);
+}
 
 BandChoice choose_band(const BandTable& t, const BandRegime& r, double prior_rel, double prior_runs) {
   const ErrorBand* overall = nullptr;

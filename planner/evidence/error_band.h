@@ -81,6 +81,13 @@ struct BandChoice {
 // behind it, e.g. the CPU profile's own runs; 0 = none: "prior only").
 BandChoice choose_band(const BandTable& t, const BandRegime& r, double prior_rel, double prior_runs);
 
+// The verdict on one comparison of predicted with measured: `rel_err` = predicted / measured − 1,
+// `band_rel` the 1σ band stated for that prediction (fractions). "inside the stated 1σ band
+// (±15%)" or "outside the stated 1σ band (±15%): +2.3σ"; band_rel <= 0: "no band stated".
+std::string band_verdict(double rel_err, double band_rel);
+// The same for a table cell: "in 1σ", "out +2.3σ", "-" without a band.
+std::string band_verdict_short(double rel_err, double band_rel);
+
 // TOML text <-> table. parse throws ConfigError naming `file` and the key.
 BandTable parse_bands_toml(const std::string& text, const std::string& file);
 std::string write_bands_toml(const BandTable& t);

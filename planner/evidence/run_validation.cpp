@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/evidence/error_band.h"
 #include "planner/model/plan.h"
 #include "planner/evidence/reference_run.h"
 #include "shared/config_io.h"
@@ -31,6 +32,7 @@ double pct(double pred, double meas) { return meas != 0 ? 100.0 * (pred - meas) 
 
 
 double RunComparison::err_step_pct() const { return pct(predicted_step_s, measured_step_s); }
+double RunComparison::err_tps_rel() const { return measured_tps > 0 ? predicted_tps / measured_tps - 1.0 : 0.0; }
 double RunComparison::err_mem_pct() const { return pct(predicted_mem_bytes, measured_mem_bytes); }
 double RunComparison::err_reserved_pct() const {
   return measured_reserved_bytes > 0 ? pct(predicted_reserved_bytes, measured_reserved_bytes) : 0.0;
@@ -65,6 +67,9 @@ RunComparison compare_run(const RunDir& run, const HardwareSpec& hw, const Refer
   }
   c.predicted_tps = p.tokens_per_s_per_gpu;
   c.measured_tps = run.report.tokens_per_s_per_gpu;
+  c.band_rel = p.error_band_rel;
+  c.band_note = p.error_band_note;
+  c.from_reference = reference != nullptr;
   return c;
 }
 
@@ -83,6 +88,22 @@ RunSummary summarize_runs(const std::vector<RunComparison>& rows) {
   }
   return s;
 }
+
+namespace {
+
+// Each run's tokens/s error against the band the planner states for it (error_band.h), and
+// what a reference run carries: tokens/s, not memory.
+void print_verdicts(const std::vector<RunComparison>& rows) {
+  for (const auto& c : rows)
+    fmt::print("  {}: tokens/s/rank predicted {:.0f}, measured {:.0f} ({:+.1f}%): {}{}\n", c.name, c.predicted_tps,
+               c.measured_tps, 100 * c.err_tps_rel(), band_verdict(c.err_tps_rel(), c.band_rel),
+               c.band_note.empty() ? "" : "; band " + c.band_note);
+  if (!rows.empty() && rows.front().from_reference)
+    fmt::print("  the reference run corrects tokens/s and step time only: peak memory is the planner's own prediction, "
+               "not carried from the reference\n");
+}
+
+}  // namespace
 
 void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware,
                     const std::string& reference) {
@@ -108,7 +129,9 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
                            // RunReport's names: mem_peak_bytes (allocated) or mem_reserved_peak_bytes.
                            {c.mem_metric == "reserved" ? "mem_reserved_peak_bytes" : "mem_peak_bytes",
                             {{"predicted", c.predicted_mem_bytes}, {"measured", c.measured_mem_bytes}, {"error_pct", c.err_mem_pct()}}},
-                           {"tokens_per_s_per_gpu", {{"predicted", c.predicted_tps}, {"measured", c.measured_tps}}}};
+                           {"tokens_per_s_per_gpu", {{"predicted", c.predicted_tps}, {"measured", c.measured_tps},
+                                                     {"error_pct", 100 * c.err_tps_rel()}, {"band_rel_1sigma", c.band_rel},
+                                                     {"within_1sigma", std::fabs(c.err_tps_rel()) <= c.band_rel}}}};
       if (c.measured_reserved_bytes > 0)
         jr["mem_reserved_peak_bytes"] = {{"predicted", c.predicted_reserved_bytes},
                                          {"measured", c.measured_reserved_bytes},
@@ -122,12 +145,14 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
     return;
   }
   if (markdown) {
-    fmt::print("| run | model | strategy | ranks | predicted step ms | measured | error % | peak | predicted MiB | "
-               "measured | error % |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    fmt::print("| run | model | strategy | ranks | predicted step ms | measured | error % | tokens/s against the "
+               "stated 1σ band | peak | predicted MiB | measured | error % |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const auto& c : rows)
-      fmt::print("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:+.1f} | {} | {:.2f} | {:.2f} | {:+.1f} |\n", c.name, c.model,
-                 c.strategy, c.world_size, c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(),
-                 c.mem_metric, c.predicted_mem_bytes / 1048576.0, c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
+      fmt::print("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:+.1f} | {} | {} | {:.2f} | {:.2f} | {:+.1f} |\n", c.name,
+                 c.model, c.strategy, c.world_size, c.predicted_step_s * 1e3, c.measured_step_s * 1e3, c.err_step_pct(),
+                 band_verdict(c.err_tps_rel(), c.band_rel), c.mem_metric, c.predicted_mem_bytes / 1048576.0,
+                 c.measured_mem_bytes / 1048576.0, c.err_mem_pct());
     fmt::print("\nn = {}; step time MAPE {:.1f}% (max {:.1f}%); peak memory MAPE {:.1f}% (max {:.1f}%)\n", s.n,
                s.mape_step, s.max_abs_step, s.mape_mem, s.max_abs_mem);
     return;
@@ -141,11 +166,18 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
       if (q == "mfu" || q == "hfu") return fmt::format("{:.3f}%", x * 100);
       return fmt::format("{:.1f}", x);
     };
-    fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "quantity", "predicted", "measured", "error");
-    for (const auto& e : v.entries)
-      fmt::print("  {:<28} {:>14} {:>14} {:>+8.1f}%\n", e.quantity, human(e.quantity, e.predicted),
-                 human(e.quantity, e.measured), e.error_pct());
-    fmt::print("\n");
+    if (v.entries.empty()) {
+      // A run of a hand-written run.toml: the trainer had no prediction to compare with.
+      fmt::print("  no [prediction] table in {}/run.toml (`shardcast emit` writes one): the trainer compared "
+                 "nothing; the planner's prediction of the run follows\n\n",
+                 runs[0].dir);
+    } else {
+      fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "quantity", "predicted", "measured", "error");
+      for (const auto& e : v.entries)
+        fmt::print("  {:<28} {:>14} {:>14} {:>+8.1f}%\n", e.quantity, human(e.quantity, e.predicted),
+                   human(e.quantity, e.measured), e.error_pct());
+      fmt::print("\n");
+    }
   }
   fmt::print("planner now vs measured ({}{}):\n", hardware.empty() ? "each run's hardware profile" : "profile " + hardware,
              reference.empty() ? "" : "; throughput from reference run " + reference);
@@ -162,6 +194,7 @@ void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdo
   if (rows.size() > 1)
     fmt::print("  n = {}; step time MAPE {:.1f}% (max {:.1f}%); peak memory MAPE {:.1f}% (max {:.1f}%)\n", s.n,
                s.mape_step, s.max_abs_step, s.mape_mem, s.max_abs_mem);
+  print_verdicts(rows);
 }
 
 }  // namespace shardcast::planner

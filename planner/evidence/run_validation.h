@@ -34,6 +34,12 @@ struct RunComparison {
   // CUDA caching allocator's reserved peak); both 0 otherwise.  // bytes per rank
   double predicted_reserved_bytes = 0, measured_reserved_bytes = 0;
   double predicted_tps = 0, measured_tps = 0;              // tokens/s per rank
+  // The 1σ band plan() states for this prediction (Prediction::error_band_rel) and what it
+  // comes from; with a reference run, the reference band.  // fraction
+  double band_rel = 0;
+  std::string band_note;
+  bool from_reference = false;  // tokens/s carried from a reference run (memory is not)
+  double err_tps_rel() const;   // predicted / measured tokens/s − 1, what the band is of  // fraction
   double err_step_pct() const;
   double err_mem_pct() const;
   double err_reserved_pct() const;  // 0 when reserved was not measured

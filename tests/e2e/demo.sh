@@ -30,3 +30,5 @@ if [ ! -x "$build/shardcast-train" ]; then
   exit 1
 fi
 bash trainer/microbench/demo_closed_loop.sh "$build"
+printf '\n\033[1m== demo done\033[0m\n'
+echo "demo done: it showed the presets, Llama-2-7B, a plan, a search and a scale on published hardware, then this machine's closed loop (calibrate, plan + emit, train 2 ranks, predicted vs measured); files: $build/local.toml (this machine's profile) and $build/demo-closed-loop/ (run.toml, launchers, run/ with metrics.jsonl, run_report.json, validation.json); setup output: $build/demo-setup.log"

@@ -18,6 +18,7 @@ sc="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 mkdir -p "$2"; out="$(cd "$2" && pwd)"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 export SHARDCAST_CONFIG_DIR="$root/configs"
+unset SHARDCAST_RUNTIME  # the answers are for the documented default runtime
 mkdir -p "$out"
 rm -f "$out"/*.txt
 rm -rf "$out/emit"

@@ -125,6 +125,31 @@ TEST(Calibrate, RefusesTooFewRuns) {
   EXPECT_THROW(calibrate_to_runs(runs, hw, o), std::exception);
 }
 
+TEST(Calibrate, MicrobenchPeakIsNeverBelowAMeasuredRate) {
+  // A busy machine: the rates jump around (factor 2) with no fall towards small shapes, so the
+  // fitted asymptote lands below the best rate. The profile's peak must be that best rate
+  // (else MFU against it reads above 100%), matmul_dim_half the base preset's.
+  nlohmann::json j = {{"schema", 1}, {"threads_per_rank", 1}, {"memory_bytes_per_s", 8e9}};
+  double best = 0;
+  int i = 0;
+  for (int k : {32, 64, 128, 256, 512, 1024}) {
+    const double f = (i++ % 2 == 0 ? 100e9 : 40e9);
+    best = std::max(best, f);
+    j["matmul"].push_back({{"m", 2048}, {"k", k}, {"n", 2048}, {"flops_per_s", f}});
+  }
+  for (const char* op : {"all_gather", "all_reduce", "reduce_scatter"})
+    for (double bytes : {1e5, 1e6, 1e7})
+      j["collectives"].push_back({{"op", op}, {"ranks", 2}, {"bytes", bytes}, {"seconds", 1e-4 + bytes / 1e9}});
+  const HardwareSpec base = load_hardware("cpu");
+  std::vector<std::string> notes;
+  const HardwareSpec hw = profile_from_microbench(parse_microbench(j.dump(), "test"), base, "local", &notes);
+  EXPECT_DOUBLE_EQ(hw.gpu.fp32_flops, best);
+  EXPECT_DOUBLE_EQ(hw.efficiency.at("matmul_dim_half"), base.efficiency.at("matmul_dim_half"));
+  EXPECT_DOUBLE_EQ(hw.efficiency.at("matmul_eff"), 1.0);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.front().find("below that rate"), std::string::npos) << notes.front();
+}
+
 TEST(Calibrate, MicrobenchProfileRecoversTheGemmCurveAndReadsBack) {
   // GEMM rates following 80 GFLOP/s·k/(k + 40): the fit must find the asymptote and dim_half.
   nlohmann::json j = {{"schema", 1}, {"threads_per_rank", 1}, {"memory_bytes_per_s", 8e9}};

@@ -63,6 +63,8 @@ check "emit --reference-run of another GPU: exit 2, nothing written" \
 # averages its middle pair (measured 3e-5 %).
 check "validate RUN_DIR... --reference-run: the reference run itself comes back as measured" \
   "[ \$(rc $B validate $T/tt1 $T/tt2 --reference-run $T/tt1 --json) = 0 ] && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j[\"runs\"][0][\"step_time_s\"]; assert j[\"reference_run\"] and abs(r[\"error_pct\"])<1e-3' $T/out"
+check "validate RUN_DIR... --reference-run: a verdict per run, and memory said not to be carried" \
+  "[ \$(rc $B validate $T/tt1 $T/tt2 --reference-run $T/tt1) = 0 ] && [ \$(grep -c ': tokens/s/rank predicted .*stated 1σ band' $T/out) = 2 ] && grep -q 'the reference run corrects tokens/s and step time only: peak memory is the planner' $T/out"
 check "validate --reference-run of another runtime's run: exit 2" \
   "[ \$(rc $B validate $T/fms --reference-run $T/tt1) = 2 ] && grep -q 'this prediction is for fms-fsdp' $T/err"
 check "validate --published with --reference-run: exit 2" \

@@ -243,5 +243,37 @@ sed 's/,ac_key,/,/; s/,selective_op,/,/' "$tmp/one.csv" > "$tmp/nocols.csv"
 "$sc" validate --published "$tmp/nocols.csv" > "$tmp/out" 2>&1
 check "validate: a missing column is named -> exit 1" 1 $? "missing column(s) 'ac_key'" "$tmp/out"
 
+# The user's default runtime (SHARDCAST_RUNTIME, planner/cli/config_flags.h): named in the headline
+# with where it came from; --runtime and a run.toml's runtime win over it; a bad value names the variable.
+p8=(--model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full)
+env -u SHARDCAST_RUNTIME "$sc" plan "${p8[@]}" > "$tmp/out" 2>&1
+check "plan: the headline names the default runtime and how to change it" 0 $? \
+  "^plan: .* for runtime shardcast-train (default; set SHARDCAST_RUNTIME to change it)$" "$tmp/out"
+SHARDCAST_RUNTIME=torchtitan "$sc" plan "${p8[@]}" > "$tmp/env" 2>&1
+check "plan: SHARDCAST_RUNTIME sets the runtime" 0 $? "^plan: .* for runtime torchtitan (SHARDCAST_RUNTIME)$" "$tmp/env"
+env -u SHARDCAST_RUNTIME "$sc" plan "${p8[@]}" --runtime torchtitan > "$tmp/flag" 2>&1
+check "plan: --runtime named as the source" 0 $? "^plan: .* for runtime torchtitan (--runtime)$" "$tmp/flag"
+if diff <(tail -n +2 "$tmp/env") <(tail -n +2 "$tmp/flag") > /dev/null; then echo "ok   plan: the environment's runtime plans as --runtime"; pass=$((pass + 1));
+else echo "FAIL plan: SHARDCAST_RUNTIME=torchtitan and --runtime torchtitan differ"; fail=$((fail + 1)); fi
+SHARDCAST_RUNTIME=torchtitan "$sc" plan "${p8[@]}" --runtime fms-fsdp > "$tmp/out" 2>&1
+check "plan: --runtime wins over SHARDCAST_RUNTIME" 0 $? "for runtime fms-fsdp (--runtime)$" "$tmp/out"
+cfgdir="$(dirname "$csv")/.."
+SHARDCAST_RUNTIME=torchtitan "$sc" plan "$cfgdir/examples/fms-llama2-7b-128xA100.toml" > "$tmp/out" 2>&1
+check "plan: a run.toml's runtime wins over SHARDCAST_RUNTIME" 0 $? "for runtime fms-fsdp (run.toml)$" "$tmp/out"
+SHARDCAST_RUNTIME=torchtitn "$sc" plan "${p8[@]}" > "$tmp/out" 2>&1
+check "plan: a bad SHARDCAST_RUNTIME names the variable -> exit 2" 2 $? "environment variable SHARDCAST_RUNTIME='torchtitn' is not a runtime preset (allowed: " "$tmp/out"
+SHARDCAST_RUNTIME=torchtitan "$sc" search --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --top 1 > "$tmp/out" 2>&1
+check "search: the headline names the runtime" 0 $? "^search: .* for runtime torchtitan (SHARDCAST_RUNTIME), seq_len" "$tmp/out"
+SHARDCAST_RUNTIME=torchtitan "$sc" scale --model llama3-8b --gpu H100-80GB-SXM --from 8 --to 16 > "$tmp/out" 2>&1
+check "scale: the headline names the runtime" 0 $? "^scale: .* for runtime torchtitan (SHARDCAST_RUNTIME), seq_len" "$tmp/out"
+check "scale: eff explained in the legend" 0 0 "^eff = tok/s/GPU here / tok/s/GPU at the smallest count that fits; above 100% when" "$tmp/out"
+# The flags of the README's fms-fsdp plan give the numbers of its run.toml.
+env -u SHARDCAST_RUNTIME "$sc" plan --model llama2-7b --gpu A100-80GB-SXM --gpus 128 --strategy hybrid_shard \
+  --micro-batch 2 --seq-len 4096 --ac none --compile --inter-node-gbps 400 --runtime fms-fsdp > "$tmp/flags" 2>&1
+env -u SHARDCAST_RUNTIME "$sc" plan "$cfgdir/examples/fms-llama2-7b-128xA100.toml" > "$tmp/file" 2>&1
+# (the flags leave reduce_dtype to the runtime, which the page says; the file states it)
+if diff <(tail -n +2 "$tmp/flags" | grep -v "runtime fms-fsdp's own (not given)") <(tail -n +2 "$tmp/file") > "$tmp/d"; then echo "ok   plan: README's flags = its run.toml"; pass=$((pass + 1));
+else echo "FAIL plan: README's fms-fsdp flags and its run.toml differ"; sed 's/^/  | /' "$tmp/d" | head; fail=$((fail + 1)); fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -57,6 +57,12 @@ usage() {  # name, expected flag in stderr, args...
 usage "deadline without a unit" --deadline "${m[@]}" --gpu H100-80GB-SXM --deadline 30
 usage "negative deadline" --deadline "${m[@]}" --gpu H100-80GB-SXM --deadline -3d
 usage "bad token count" --tokens "${m[@]}" --gpu H100-80GB-SXM --deadline 30d --tokens 2X
+"$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu H100-80GB-SXM --to 256 --price 2.5 > "$tmp/p1.txt"; rc=$?
+check "a bare --price with one GPU type is its price (got $rc)" "[ $rc = 0 ] && grep -q '(by cost)' '$tmp/p1.txt'"
+"$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu-types $types --to 256 --price 2.5 > "$tmp/p2.txt" 2>&1; rc=$?
+check "a bare --price with two types shows the accepted form (got $rc)" "[ $rc = 2 ] && grep -q 'each price names its type: --price H100-80GB-SXM=PRICE,H200-141GB-SXM=PRICE' '$tmp/p2.txt'"
+"$bin" scale "${m[@]}" --gpu H100-80GB-SXM --to 256 --price 2.5 > "$tmp/p3.txt" 2>&1; rc=$?
+check "--price without --deadline says what cost needs (got $rc)" "[ $rc = 2 ] && grep -q 'add --deadline TIME' '$tmp/p3.txt'"
 usage "bad price" --price "${m[@]}" --gpu-types $types --deadline 30d --price H100-80GB-SXM=abc
 usage "missing price" --price "${m[@]}" --gpu-types $types --deadline 30d --price H100-80GB-SXM=2
 usage "goodput threshold out of range" --goodput-threshold "${m[@]}" --gpu H100-80GB-SXM --goodput-threshold 1.5

@@ -32,7 +32,10 @@ done
 [ "$(wc -l < "$work/sweep/repeats.tsv")" -eq 9 ] || fail "repeats.tsv: header + 8 rows"
 
 "$sc" validate --gpu "$work/local.toml" "${runs[@]}" > "$work/validate.log" || { cat "$work/validate.log"; fail "validate"; }
-[ "$(grep -c '^  tiny-2l-' "$work/validate.log")" -eq 8 ] || { cat "$work/validate.log"; fail "validate: 8 rows"; }
+[ "$(grep -cE '^  tiny-2l-[^ :]+ +[0-9]' "$work/validate.log")" -eq 8 ] || { cat "$work/validate.log"; fail "validate: 8 rows"; }
+# ... and a verdict against the stated band for each
+[ "$(grep -cE '^  tiny-2l-[^ :]+: tokens/s/rank predicted .*(inside|outside) the stated 1σ band' "$work/validate.log")" -eq 8 ] ||
+  { cat "$work/validate.log"; fail "validate: 8 verdicts"; }
 grep -q 'n = 8; step time MAPE' "$work/validate.log" || fail "validate: summary line"
 
 # 4 fitted keys need 8 runs: 3 are refused with exit 2, naming the reason, and nothing is written.

@@ -264,6 +264,19 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Why an MFU above 100% can be printed: MFU is measured against the hardware profile's peak,
+// and a profile measured on a slower machine (the shipped `cpu` is one fixed 2-core VM,
+// docs/trainer.md) puts that peak below what this machine does. `peak` in FLOP/s.
+std::string mfu_above_peak_note(double mfu, const std::string& dtype, const std::string& hardware, double peak) {
+  return fmt::format(
+      "MFU {:.0f}% is above 100%: this machine computes faster than the {} peak of hardware profile '{}' "
+      "({:.3g} GFLOP/s), so that profile does not describe it (nor do the planner's predictions with it). "
+      "Measure this machine while it is quiet (a busy one measures a low peak) with `shardcast calibrate "
+      "--hardware-out build/local.toml` and pass `--hardware build/local.toml` (or set cluster.hardware to that "
+      "file; docs/trainer.md)",
+      100 * mfu, dtype, hardware, peak / 1e9);
+}
+
 }  // namespace
 
 int run_rank(const std::string& config_path, const RunOverrides& ov) {
@@ -273,6 +286,14 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   const std::string file = cfg.source_file.empty() ? config_path : cfg.source_file;
   if (!ov.data_path.empty()) cfg.data.path = ov.data_path;
   if (!ov.metrics_dir.empty()) cfg.metrics.dir = ov.metrics_dir;
+  if (!ov.hardware.empty()) {
+    try {
+      (void)load_hardware(ov.hardware);  // a given profile is used or refused, never skipped
+    } catch (const ConfigError& e) {
+      throw ConfigError(e.file(), e.key(), fmt::format("--hardware {}: {}", ov.hardware, e.detail()));
+    }
+    cfg.cluster.hardware = ov.hardware;
+  }
   if (ov.steps) cfg.training.steps = *ov.steps;
   OpProfile profile;
   if (ov.profile) {
@@ -406,6 +427,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   const int fault_rank = env_int("SHARDCAST_FAULT_RANK", -1);
   const int fault_step = env_int("SHARDCAST_FAULT_STEP", -1);
   const int64_t loop_t0 = now_ns();  // the loop's wall time includes checkpoint saves
+  bool mfu_note_printed = false;
   for (int s = checkpoints.first_step(); s <= cfg.training.steps; ++s) {
     if (launcher_gone())  // the parent-death signal did not come (see launch/parent_death.h)
       throw std::runtime_error(fmt::format("step {}: the launcher that started this rank is gone", s));
@@ -428,11 +450,18 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     report.steps.push_back(m);
     if (jsonl) jsonl->append(m);
     if (s % log_freq == 0 || s == 1 || s == cfg.training.steps) {
+      // An MFU above 100% is never printed without its reason (once per run, before the line).
+      const bool above_peak = m.mfu > 1.0;
+      if (above_peak && !mfu_note_printed) {
+        fmt::print("{}note: {}\n", tty ? "\r\x1b[K" : "",
+                   mfu_above_peak_note(m.mfu, cfg.precision.param_dtype, hardware_name, peak));
+        mfu_note_printed = true;
+      }
       const std::string line = fmt::format(
-          "step {:>5}/{}  loss {:.4f}  lr {:.2e}  grad_norm {:.3f}  tokens/s/GPU {:.0f}  mfu {:.2f}%  "
+          "step {:>5}/{}  loss {:.4f}  lr {:.2e}  grad_norm {:.3f}  tokens/s/GPU {:.0f}  mfu {:.2f}%{}  "
           "step {:.0f} ms  mem {:.1f} MiB",
-          s, cfg.training.steps, m.loss, m.lr, m.grad_norm, m.tokens_per_s_per_gpu, 100 * m.mfu, 1000 * m.step_time_s,
-          m.mem_peak_bytes / 1048576.0);
+          s, cfg.training.steps, m.loss, m.lr, m.grad_norm, m.tokens_per_s_per_gpu, 100 * m.mfu,
+          above_peak ? " (above the profile's peak: see note)" : "", 1000 * m.step_time_s, m.mem_peak_bytes / 1048576.0);
       if (tty) fmt::print("\r{}\x1b[K", line);
       else fmt::print("{}\n", line);
       std::fflush(stdout);
@@ -511,15 +540,8 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                report.steps.back().step, 1000 * report.median_step_time_s, report.tokens_per_s_per_gpu,
                mem / 1048576.0, (run_dir / "run_report.json").string());
     if (report.mfu > 1.0)
-      // A rate above the profile's peak: the profile was measured on a slower machine (the shipped
-      // `cpu` profile is one fixed machine, docs/trainer.md), so its MFU and predictions do not
-      // describe this one.
-      fmt::print(stderr,
-                 "warning: measured MFU {:.0f}% is above 100%: this machine computes faster than the {} peak of "
-                 "hardware profile '{}' ({}, {:.3g} GFLOP/s). MFU and the planner's predictions with this profile "
-                 "do not describe this machine; measure it with `shardcast calibrate --hardware-out local.toml` "
-                 "and set cluster.hardware = \"local.toml\" (docs/trainer.md)\n",
-                 100 * report.mfu, cfg.precision.param_dtype, hardware_name, hardware_file, peak / 1e9);
+      fmt::print(stderr, "warning: median {} ({})\n",
+                 mfu_above_peak_note(report.mfu, cfg.precision.param_dtype, hardware_name, peak), hardware_file);
     finish_run_validation(cfg, report, run_dir);  // validation.json: [prediction] vs measured
   }
   return kExitOk;

@@ -26,6 +26,10 @@ struct ProfileRequest {
 struct RunOverrides {
   std::string data_path;     // replaces data.path
   std::string metrics_dir;   // replaces metrics.dir
+  // replaces cluster.hardware: a preset name or a profile file (`shardcast calibrate
+  // --hardware-out`); the peak MFU is measured against, and what run.toml records for
+  // `shardcast validate RUN_DIR`. A value that does not load is refused (exit 2).
+  std::string hardware;
   std::optional<int> steps;  // given: replaces training.steps
   bool reference = false;    // plain single-process path (world must be 1)
   std::optional<ProfileRequest> profile;  // given: a profile run instead of training

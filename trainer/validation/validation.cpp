@@ -47,7 +47,10 @@ ValidationReport make_validation(const PredictionTable& p, const RunReport& r, c
 std::string format_validation(const ValidationReport& v) {
   std::string o = fmt::format("predicted vs measured ({}; hardware profile {}{})\n", v.run_dir, v.hardware,
                               v.runtime.empty() ? "" : "; runtime " + v.runtime);
-  if (v.entries.empty()) return o + "  (no [prediction] table in the config: nothing to compare)\n";
+  if (v.entries.empty())
+    return o + fmt::format("  no [prediction] table in the config (`shardcast emit` writes one): nothing to compare here; "
+                           "`shardcast validate {}` predicts this run now and compares\n",
+                           v.run_dir);
   o += fmt::format("  {:<28} {:>14} {:>14} {:>9}\n", "quantity", "predicted", "measured", "error");
   for (const auto& e : v.entries)
     o += fmt::format("  {:<28} {:>14} {:>14} {:>+8.1f}%\n", e.quantity, human(e.quantity, e.predicted),
