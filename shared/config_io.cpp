@@ -1,9 +1,13 @@
 #include "shared/config_io.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,25 +46,75 @@ bool looks_like_path(const std::string& s) {
 
 }  // namespace
 
-std::string read_text(const fs::path& p) {
-  // A directory opens as an empty stream: said as what it is, not read as an empty file.
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) throw ConfigError(p.string(), "", "is a directory, not a file");
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw ConfigError(p.string(), "", "cannot open file");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+std::string read_text(const fs::path& p, uint64_t max_bytes) {
+  // Opened first and checked on the descriptor (no window between the check and the read);
+  // O_NONBLOCK so a FIFO given as a file does not block the open itself.
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw ConfigError(p.string(), "", std::string("cannot open file: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool dir = S_ISDIR(st.st_mode);
+    ::close(fd);
+    throw ConfigError(p.string(), "", dir ? "is a directory, not a file"
+                                          : "is not a regular file (a device, FIFO or socket): give a file");
+  }
+  if (uint64_t(st.st_size) > max_bytes) {
+    ::close(fd);
+    throw ConfigError(p.string(), "", fmt::format("is {} bytes, over the limit of {} bytes for this input",
+                                                  uint64_t(st.st_size), max_bytes));
+  }
+  std::string text;
+  text.reserve(size_t(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw ConfigError(p.string(), "", std::string("cannot read file: ") + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, size_t(n));
+    if (text.size() > max_bytes) {  // grew while being read
+      ::close(fd);
+      throw ConfigError(p.string(), "", fmt::format("grew past the limit of {} bytes while being read", max_bytes));
+    }
+  }
+  ::close(fd);
+  return text;
 }
+
+std::string read_config_text(const fs::path& p) { return read_text(p, kMaxConfigFileBytes); }
 
 std::vector<std::string> list_presets_in(const std::string& kind) { return list_presets(config_dir() / kind); }
 
+std::optional<std::string> preset_ref_problem(const std::string& value) {
+  if (looks_like_path(value)) {
+    if (value.size() <= 5 || value.substr(value.size() - 5) != ".toml")
+      return fmt::format("'{}' is read as a path (it contains '/'), and a path must name a .toml file; a preset "
+                         "is named by [A-Za-z0-9._-]+ without '/'", value);
+    return std::nullopt;
+  }
+  const bool chars = !value.empty() && std::all_of(value.begin(), value.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+  });
+  if (!chars || value.find("..") != std::string::npos)
+    return fmt::format("'{}' is not a preset name: a name is [A-Za-z0-9._-]+ without \"..\" (or give a path to a "
+                       ".toml file)", value);
+  return std::nullopt;
+}
+
 fs::path resolve_preset(const std::string& name_or_file, const std::string& kind, const std::string& what) {
-  // The error_code overloads: a name the file system refuses (too long, bad characters) is a
-  // preset that does not exist, reported as such, not a std::filesystem_error.
+  if (const auto problem = preset_ref_problem(name_or_file))
+    throw ConfigError(name_or_file, "", fmt::format("not a {} preset: {}", what, *problem));
+  // The error_code overloads: a name the file system refuses (too long) is a preset that does
+  // not exist, reported as such, not a std::filesystem_error.
   std::error_code ec;
   if (looks_like_path(name_or_file)) {
-    if (!fs::exists(name_or_file, ec)) throw ConfigError(name_or_file, "", ec ? ec.message() : "no such file");
+    if (!fs::exists(name_or_file, ec))
+      throw ConfigError(name_or_file, "", fmt::format("{} file (read as a path): {}", what,
+                                                      ec ? ec.message() : "no such file"));
     if (fs::is_directory(name_or_file, ec))
       throw ConfigError(name_or_file, "", fmt::format("is a directory, not a {} file (give a .toml file or a preset name)", what));
     return name_or_file;
@@ -144,7 +198,7 @@ ModelSpec parse_model_toml(const std::string& text, const std::string& file) {
 
 ModelSpec load_model(const std::string& name_or_file) {
   const fs::path p = resolve_preset(name_or_file, "models", "model");
-  ModelSpec m = parse_model_toml(read_text(p), p.string());
+  ModelSpec m = parse_model_toml(read_config_text(p), p.string());
   if (m.name.empty()) m.name = p.stem().string();
   return m;
 }
@@ -237,7 +291,7 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
 
 HardwareSpec load_hardware(const std::string& name_or_file) {
   const fs::path p = resolve_preset(name_or_file, "hardware", "hardware");
-  HardwareSpec h = parse_hardware_toml(read_text(p), p.string());
+  HardwareSpec h = parse_hardware_toml(read_config_text(p), p.string());
   if (h.name.empty()) h.name = p.stem().string();
   return h;
 }
@@ -339,6 +393,10 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
     }
   });
   root.finish();
+  // Preset references are names or paths to a .toml file, never anything else (config_io.h).
+  for (const auto& [key, value] : {std::pair<const char*, const std::string&>{"runtime", c.runtime},
+                                   {"cluster.hardware", c.cluster.hardware}})
+    if (const auto problem = preset_ref_problem(value)) throw ConfigError(file, key, *problem);
   validate_or_throw(c);
   return c;
 }
@@ -352,7 +410,7 @@ std::vector<bool> train_config_text_sets(const std::string& text, const std::str
 }
 
 TrainConfig read_train_config(const std::string& path) {
-  return parse_train_config(read_text(path), path);
+  return parse_train_config(read_config_text(path), path);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -477,28 +535,55 @@ std::string write_hardware_toml(const HardwareSpec& h) {
   return o;
 }
 
+namespace {
+
+// A new file in `dir` under a private name (".NAME.XXXXXXXXXXXXXXXX", 64 random bits), created
+// with O_CREAT|O_EXCL|O_NOFOLLOW: a file or link planted at any name is never opened, only
+// skipped. Returns the descriptor and sets `tmp`; -1 with errno set when it cannot be created.
+int create_private_temp(const fs::path& dir, const std::string& name, fs::path& tmp) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    uint64_t r = 0;
+    if (::getrandom(&r, sizeof r, 0) != ssize_t(sizeof r)) return -1;
+    tmp = dir / fmt::format(".{}.{:016x}", name, r);
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+}  // namespace
+
 void write_file_atomic(const fs::path& path, const std::string& content) {
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // An existing directory at `path` is a wrong argument, said as such (rename would fail late).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw ConfigError(path.string(), "", "is a directory: give the path of a file to write");
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  fs::path tmp;
+  const int fd = create_private_temp(dir, path.filename().string(), tmp);
   // A file that cannot be created is a path the user gave (exit 2: named, nothing written);
   // a write that fails once open (disk full) is a failed run (InputError, exit 1).
   if (fd < 0) throw ConfigError(path.string(), "", std::string("cannot create it: ") + std::strerror(errno));
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      throw InputError("cannot write " + tmp.string() + ": " + std::strerror(err));
+      throw InputError("cannot write " + path.string() + " (temporary " + tmp.string() + "): " + std::strerror(err));
     }
     done += size_t(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int err = errno;
+  int err = ::fsync(fd) == 0 ? 0 : errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) {
     ::unlink(tmp.c_str());
-    throw InputError("cannot sync " + tmp.string() + ": " + std::strerror(err));
+    throw InputError("cannot sync " + path.string() + " (temporary " + tmp.string() + "): " + std::strerror(err));
   }
+  // rename replaces `path` itself, never what a link at `path` points to.
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());

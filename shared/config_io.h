@@ -7,6 +7,7 @@
 // SHARDCAST_CONFIG_DIR read by config_dir().
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -54,20 +55,36 @@ std::string write_train_config(const TrainConfig& cfg);
 // names); nullopt for an optional key that is absent (not written). Special keys: nullopt.
 std::optional<std::string> train_config_value(const TrainConfigKey& key, const TrainConfig& cfg,
                                               bool* quoted = nullptr);
-// Write atomically (temp file, fsync, rename) so a crash never leaves half a file. ConfigError
-// naming `path` when it cannot be created (exit 2); InputError when a write, sync or rename fails.
+// Write atomically so a crash never leaves half a file: a temporary in the target's directory
+// under a private, unpredictable name (".NAME.<64 random bits>", created O_CREAT|O_EXCL|
+// O_NOFOLLOW, so a planted file or link at any name is never written through), fsync, rename
+// over `path` (a link at `path` is replaced, not followed). ConfigError naming `path` when it is
+// a directory or cannot be created (exit 2); InputError when a write, sync or rename fails.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
-// Preset lookup shared by every preset kind ("models", "hardware", "runtimes"): a name in
-// config_dir()/KIND/NAME.toml or a path to a .toml. ConfigError for an unknown name, listing the
-// allowed ones and the closest. `what` names the kind in messages ("model", "runtime", ...).
+// Preset lookup shared by every preset kind ("models", "hardware", "runtimes", "reliability"):
+// a value with a '/' or ending in ".toml" is a path and must name a .toml file (read as given,
+// said to be a path in errors); any other value is a name, [A-Za-z0-9._-]+ without "..", looked
+// up as config_dir()/KIND/NAME.toml. ConfigError for a value that is neither (so
+// "../../../../etc/passwd" is refused, not read) and for an unknown name, listing the allowed
+// ones and the closest. `what` names the kind in messages ("model", "runtime", ...).
 std::filesystem::path resolve_preset(const std::string& name_or_file, const std::string& kind,
                                      const std::string& what);
+// Why `value` is neither a preset name nor a path to a .toml file (the rule above), or nullopt
+// when it is one of them. parse_train_config checks `runtime` and `cluster.hardware` with it.
+std::optional<std::string> preset_ref_problem(const std::string& value);
 std::vector<std::string> list_presets_in(const std::string& kind);  // sorted names
-// A whole file; ConfigError naming it when it cannot be opened. The rule of every command: a
-// file that is missing or cannot be opened exits 2 (bad usage or config), whatever it holds;
-// a file that opens but is malformed exits 2 for a config and 1 for data (CSV, reports).
-std::string read_text(const std::filesystem::path& p);
+// Inputs are bounded: every reader below refuses, by name and before reading, a path that is
+// not a regular file (a directory, /dev/zero, a FIFO) and a file over its limit (bytes).
+inline constexpr uint64_t kMaxConfigFileBytes = uint64_t(16) << 20;  // TOML: run.toml, presets, profiles
+inline constexpr uint64_t kMaxInputFileBytes = uint64_t(256) << 20;  // logs, CSVs, traces (import, validate)
+// A whole file; ConfigError naming it when it cannot be opened, is not a regular file or is over
+// `max_bytes`. The rule of every command: a file that is missing or cannot be opened exits 2
+// (bad usage or config), whatever it holds; a file that opens but is malformed exits 2 for a
+// config and 1 for data (CSV, reports).
+std::string read_text(const std::filesystem::path& p, uint64_t max_bytes = kMaxInputFileBytes);
+// read_text with the TOML limit (kMaxConfigFileBytes).
+std::string read_config_text(const std::filesystem::path& p);
 
 
 }  // namespace shardcast

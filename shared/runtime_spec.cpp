@@ -429,7 +429,7 @@ bool RuntimeSpec::runs_on(bool gpu) const {
 
 RuntimeSpec load_runtime(const std::string& name_or_file) {
   const auto p = resolve_preset(name_or_file, "runtimes", "runtime");
-  RuntimeSpec rt = parse_runtime_toml(read_text(p), p.string());
+  RuntimeSpec rt = parse_runtime_toml(read_config_text(p), p.string());
   if (rt.name.empty()) rt.name = p.stem().string();
   if (rt.framework.empty()) rt.framework = rt.name;
   return rt;

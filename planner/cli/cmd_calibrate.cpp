@@ -1,18 +1,24 @@
 // `shardcast calibrate`: measure this machine or fit efficiency parameters to measured runs.
 //
 //   shardcast calibrate --hardware-out FILE [--base cpu] [--name local] [--trainer PATH] [--quick]
-//       runs `shardcast-train microbench --json` (a subprocess: the planner never links
-//       LibTorch) and writes a hardware profile with the measured numbers.
+//       runs `shardcast-train microbench --json` (a subprocess: the planner never links LibTorch;
+//       started by posix_spawn with an argument vector, no shell) and writes a hardware profile
+//       with the measured numbers.
 //   shardcast calibrate --runs RUN_DIR... --gpu H --out NEW.toml [--fit-params k,...] [--prior w]
 //       fits [efficiency] keys of H to the trainer runs' step times; before/after per run.
 //   shardcast calibrate --published FILE.csv --gpu H --out NEW.toml [--fit-params k,...]
 //       the same on a published-runs CSV (tokens/s/GPU).
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -53,24 +59,52 @@ std::string find_trainer(const std::string& flag) {
   throw UsageError("calibrate: shardcast-train not found next to shardcast; pass --trainer PATH");
 }
 
-std::string run_capture(const std::string& cmd) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
-  if (!pipe) throw InputError("calibrate: cannot start: " + cmd);
+// Runs argv[0] with `argv` (no shell: nothing in a path is parsed as a command) and returns its
+// stdout. UsageError naming --trainer when it cannot be started (exit 2); InputError when it
+// exits non-zero or is killed (exit 1).
+std::string run_capture(const std::vector<std::string>& argv) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw InputError(std::string("calibrate: pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  ::posix_spawn_file_actions_init(&fa);
+  ::posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);  // dup2 clears O_CLOEXEC on 1
+  std::vector<char*> args;
+  for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+  ::posix_spawn_file_actions_destroy(&fa);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    throw UsageError(fmt::format("calibrate: --trainer {}: cannot run it: {}", argv[0], std::strerror(rc)));
+  }
   std::string out;
   std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe.get())) > 0) out.append(buf.data(), n);
-  const int status = ::pclose(pipe.release());
-  if (status != 0) throw InputError(fmt::format("calibrate: `{}` failed (status {})", cmd, status));
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf.data(), size_t(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    throw InputError(fmt::format("calibrate: {} {} was killed by signal {}", argv[0], argv[1], WTERMSIG(status)));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw InputError(fmt::format("calibrate: {} {} failed (exit {})", argv[0], argv[1], WEXITSTATUS(status)));
   return out;
 }
 
 void hardware_out(const CalibrateArgs& a) {
   const std::string exe = find_trainer(a.trainer);
-  const std::string cmd = fmt::format("'{}' microbench --json{}", exe, a.quick ? " --quick" : "");
-  fmt::print("running {} ...\n", cmd);
+  std::vector<std::string> argv{exe, "microbench", "--json"};
+  if (a.quick) argv.push_back("--quick");
+  fmt::print("running {}{} ...\n", exe, a.quick ? " microbench --json --quick" : " microbench --json");
   std::fflush(stdout);
-  const std::string text = run_capture(cmd);
+  const std::string text = run_capture(argv);
   const planner::MicrobenchData mb = planner::parse_microbench(text, "shardcast-train microbench --json");
   std::vector<std::string> notes;
   const HardwareSpec hw = planner::profile_from_microbench(mb, load_hardware(a.base), a.name, &notes);

@@ -55,7 +55,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     c = s.config;
     session_hw = s.custom_hardware;
   } else if (from_file) {
-    file_text = read_text(a.config);
+    file_text = read_config_text(a.config);
     c = parse_train_config(file_text, a.config);
   } else {
     if (a.model.empty()) throw UsageError(cmd + ": --model is required without a run.toml");

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -176,6 +179,106 @@ TEST(ConfigIo, UnknownEfficiencyKeyInHardwarePresetIsRejected) {
 }
 
 // One rule for every command: a file that cannot be opened is a ConfigError (exit 2) naming it.
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// A link planted at any predictable temporary name (the old `<out>.tmp.<pid>`, guesses of a
+// private name) never redirects the write: the temporary is created O_EXCL|O_NOFOLLOW under an
+// unpredictable name, and a link at the output itself is replaced, not followed.
+TEST(ConfigIo, AtomicWriteIgnoresPlantedLinks) {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("shardcast_atomic_links_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path victim = dir / "victim";
+  std::ofstream(victim) << "victim\n";
+  const fs::path out = dir / "trace.json";
+  std::vector<std::string> planted = {"trace.json.tmp." + std::to_string(::getpid()), ".trace.json.tmp",
+                                      ".trace.json.0000000000000000", ".trace.json.XXXXXX", "trace.json.tmp"};
+  for (int d = 1; d <= 20; ++d) planted.push_back("trace.json.tmp." + std::to_string(::getpid() + d));
+  for (const auto& name : planted) fs::create_symlink(victim, dir / name);
+  write_file_atomic(out, "{\"traceEvents\": []}\n");
+  EXPECT_EQ(slurp(victim), "victim\n");
+  EXPECT_EQ(slurp(out), "{\"traceEvents\": []}\n");
+  EXPECT_FALSE(fs::is_symlink(out));
+  // A link at the output: replaced by the file, its target untouched.
+  fs::remove(out);
+  fs::create_symlink(victim, out);
+  write_file_atomic(out, "new\n");
+  EXPECT_FALSE(fs::is_symlink(out));
+  EXPECT_EQ(slurp(out), "new\n");
+  EXPECT_EQ(slurp(victim), "victim\n");
+  // Nothing left but the victim, the output and the planted links.
+  size_t n = 0;
+  for (auto& e : fs::directory_iterator(dir)) n += 1, (void)e;
+  EXPECT_EQ(n, planted.size() + 2);
+  // A directory as the output: said so, by name, before anything is created.
+  try {
+    write_file_atomic(dir, "x");
+    ADD_FAILURE() << "wrote over a directory";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.string() + ": is a directory: give the path of a file to write");
+  }
+  fs::remove_all(dir);
+}
+
+// Inputs that are not regular files or are over the limit are refused by name before reading;
+// preset references that are neither names nor .toml paths are refused naming the key.
+TEST(ConfigIo, HostileInputsAreRefusedByName) {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("shardcast_hostile_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "dir.toml");
+  fs::create_symlink("/dev/zero", dir / "zero.toml");
+  { std::ofstream(dir / "big.toml"); }
+  fs::resize_file(dir / "big.toml", kMaxConfigFileBytes + 1);  // sparse
+  struct Case {
+    const char* what;
+    std::function<void()> run;
+    std::string expect;  // a fragment of the message
+  };
+  const std::string zero = (dir / "zero.toml").string();
+  const std::string big = (dir / "big.toml").string();
+  const Case cases[] = {
+      {"read_text /dev/zero", [] { read_text("/dev/zero"); }, "/dev/zero: is not a regular file"},
+      {"hardware: a .toml link to /dev/zero", [&] { load_hardware(zero); }, zero + ": is not a regular file"},
+      {"model: a directory", [&] { load_model((dir / "dir.toml").string()); }, "dir.toml: is a directory, not a file"},
+      {"hardware over the TOML limit", [&] { load_hardware(big); },
+       big + ": is 16777217 bytes, over the limit of 16777216 bytes"},
+      {"runtime path without .toml", [] { resolve_preset("../../../../etc/passwd", "runtimes", "runtime"); },
+       "not a runtime preset: '../../../../etc/passwd' is read as a path"},
+      {"hardware name with ..", [] { load_hardware("..H100"); }, "'..H100' is not a preset name"},
+      {"empty name", [] { load_hardware(""); }, "'' is not a preset name"},
+      {"model.preset a path to a non-.toml",
+       [] { parse_train_config(replace(kBase, "preset = \"tiny-2l\"", "preset = \"../../../../etc/passwd\""), "bad.toml"); },
+       "bad.toml: model.preset: not a model preset: '../../../../etc/passwd' is read as a path"},
+      {"cluster.hardware a path to a non-.toml",
+       [] { parse_train_config(replace(kBase, "hardware = \"cpu\"", "hardware = \"../../../../etc/passwd\""), "bad.toml"); },
+       "bad.toml: cluster.hardware: '../../../../etc/passwd' is read as a path"},
+      {"runtime a name with a space",
+       [] { parse_train_config(std::string("runtime = \"a b\"\n") + kBase, "bad.toml"); },
+       "bad.toml: runtime: 'a b' is not a preset name"},
+  };
+  for (const Case& c : cases) {
+    try {
+      c.run();
+      ADD_FAILURE() << c.what << ": accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << c.what << ": " << e.what();
+    }
+  }
+  // A path that is a .toml is still read as a path (said so when missing).
+  try {
+    load_hardware((dir / "missing.toml").string());
+    ADD_FAILURE() << "missing file accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("hardware file (read as a path): no such file"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
 TEST(ConfigIo, MissingFileIsAConfigErrorNamingIt) {
   try {
     read_text("/nonexistent/run.toml");

@@ -139,8 +139,17 @@ TEST(Manifest, BadInputNamesTheKey) {
   j["units"][1]["params"][0]["shape"] = {2, 2};
   expect_error(j.dump(), "numel 6");
   j = nlohmann::json::parse(good);
-  j["format"] = 2;
+  j["format"] = 3;
   expect_error(j.dump(), "not supported");
+  j = nlohmann::json::parse(good);
+  j["format"] = 1;  // before manifests carried their own checksum: refused, said why
+  expect_error(j.dump(), "format: version 1 (written before a manifest carried its own checksum)");
+  j = nlohmann::json::parse(good);
+  j["optimizer_steps"] = 2;  // an edit that keeps the structure: only the checksum sees it
+  expect_error(j.dump(), "manifest_crc32: the manifest's own checksum");
+  j = nlohmann::json::parse(good);
+  j.erase("manifest_crc32");
+  expect_error(j.dump(), "manifest_crc32: missing");
   j = nlohmann::json::parse(good);
   j["data"].erase("step");
   expect_error(j.dump(), "data.step: missing");

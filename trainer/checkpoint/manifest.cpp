@@ -58,7 +58,15 @@ std::string manifest_to_json(const Manifest& m) {
   j["files"] = json::array();
   for (const auto& f : m.files)
     j["files"].push_back({{"shard_rank", f.shard_rank}, {"file", f.file}, {"bytes", f.bytes}, {"crc32", f.crc32}});
+  j[kManifestChecksumKey] = manifest_body_checksum(j);
   return j.dump(1) + "\n";
+}
+
+std::string manifest_body_checksum(const nlohmann::json& manifest) {
+  nlohmann::json body = manifest;
+  body.erase(kManifestChecksumKey);
+  const std::string canonical = body.dump();  // keys sorted (std::map), no whitespace
+  return fmt::format("{:08x}", crc32_update(0, canonical.data(), canonical.size()));
 }
 
 namespace {
@@ -122,6 +130,10 @@ Manifest parse_manifest(const std::string& text, const std::string& label) {
   if (!j.is_object()) r.fail("(top level)", "expected an object");
   Manifest m;
   m.format = int(r.integer(j, "", "format", 0, 1000));
+  if (m.format == 1)
+    r.fail("format", fmt::format("version 1 (written before a manifest carried its own checksum) is not read any "
+                                 "more: this build reads version {} only; start the run afresh or resume it with "
+                                 "the build that saved it", kFormatVersion));
   if (m.format != kFormatVersion)
     r.fail("format", fmt::format("version {} is not supported (this build reads {})", m.format, kFormatVersion));
   m.model = r.string(j, "", "model");
@@ -217,6 +229,13 @@ Manifest parse_manifest(const std::string& text, const std::string& label) {
   for (size_t i = 0; i < m.files.size(); ++i)
     if (m.files[i].bytes != expect)
       r.fail(fmt::format("files[{}].bytes", i), fmt::format("{} but the unit layout needs {}", m.files[i].bytes, expect));
+  // Last, so an edit that breaks the structure is named by its key above.
+  const std::string recorded = r.string(j, "", kManifestChecksumKey);
+  const std::string computed = manifest_body_checksum(j);
+  if (recorded != computed)
+    r.fail(kManifestChecksumKey, fmt::format("the manifest's own checksum {} does not match its content ({}): the "
+                                             "manifest was edited or damaged after it was saved, so this checkpoint "
+                                             "is not used", recorded, computed));
   return m;
 }
 

@@ -24,12 +24,18 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "shared/model_spec.h"
 
 namespace shardcast::trainer::ckpt {
 
-inline constexpr int kFormatVersion = 1;
+// Version 2: the manifest carries its own checksum (kManifestChecksumKey). Version 1 manifests
+// (before it) are refused by name: a resume from a manifest nothing vouches for could continue
+// with an edited optimizer step count or data position.
+inline constexpr int kFormatVersion = 2;
 inline constexpr const char* kManifestName = "manifest.json";
+inline constexpr const char* kManifestChecksumKey = "manifest_crc32";
 
 struct ParamLayout {
   std::string name;              // HF name, e.g. "model.layers.0.mlp.up_proj.weight"
@@ -77,9 +83,15 @@ struct Manifest {
   uint64_t shard_file_bytes() const;
 };
 
+// The JSON text, with "manifest_crc32" = manifest_body_checksum of the rest.
 std::string manifest_to_json(const Manifest& m);
+// CRC-32 (8 lower-case hex digits, fixed width) of the manifest's canonical body: the object
+// without kManifestChecksumKey, dumped with sorted keys and no whitespace. Detects an edit or
+// damage; it is not a signature (whoever can write the file can recompute it).
+std::string manifest_body_checksum(const nlohmann::json& manifest);
 // Strict: every key checked for presence and type, sizes checked for consistency
-// (padded_numel % shard_size == 0, param numels sum to numel, one file per shard rank).
+// (padded_numel % shard_size == 0, param numels sum to numel, one file per shard rank), then
+// the manifest's own checksum ("manifest_crc32: ... does not match" for an edited manifest).
 // Throws InputError "<label>: <key>: <detail>".
 Manifest parse_manifest(const std::string& text, const std::string& label);
 Manifest read_manifest(const std::filesystem::path& checkpoint_dir);

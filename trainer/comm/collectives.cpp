@@ -2,6 +2,7 @@
 // (native, compiled only with a CUDA LibTorch). See collectives.h.
 #include "trainer/comm/collectives.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
 
+#include "trainer/launch/store_bind.h"
 #include "trainer/profile/op_classify.h"
 
 #ifdef SHARDCAST_WITH_NCCL
@@ -338,7 +340,20 @@ c10::intrusive_ptr<c10d::Store> make_tcp_store(const std::string& master_addr, i
   }
   so.isServer = rank == 0;
   so.waitWorkers = true;
-  return c10::make_intrusive<c10d::TCPStore>(master_addr, so);
+  if (!so.isServer) return c10::make_intrusive<c10d::TCPStore>(master_addr, so);
+  // Rank 0 serves: its listening socket is bound to MASTER_ADDR's address, not every
+  // interface (launch/store_bind.h), for as long as the server is being set up.
+  StoreBindScope scope(master_addr, master_port);
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(master_addr, so);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    // EADDRNOTAVAIL: MASTER_ADDR is not this machine's (a busy port and the rest keep c10d's words).
+    if (what.find(std::strerror(EADDRNOTAVAIL)) == std::string::npos) throw;
+    throw std::runtime_error(fmt::format(
+        "rank 0 cannot serve the rendezvous store on MASTER_ADDR={} ({}) port {}: {}; MASTER_ADDR must be an "
+        "address of the machine that runs rank 0", master_addr, scope.address(), master_port, what));
+  }
 }
 
 std::shared_ptr<Collectives> make_backend_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,

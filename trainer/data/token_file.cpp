@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include <fmt/format.h>
 
@@ -74,9 +72,7 @@ void write_token_file(const std::string& path, const std::vector<uint16_t>& toke
 std::vector<uint16_t> tokenize_bytes(const std::vector<std::string>& files) {
   std::vector<uint16_t> out;
   for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) throw ConfigError(f, "", "cannot open input file");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = read_text(f, kMaxTokenizeInputBytes);
     for (unsigned char c : text) out.push_back(c);
     out.push_back('\n');
   }

@@ -46,7 +46,12 @@ class TokenFile {
 
 // Writes header + uint16 tokens atomically (temp file + rename).
 void write_token_file(const std::string& path, const std::vector<uint16_t>& tokens);
-// Every byte of every file as one token, files separated by a '\n' token.
+// Bytes one tokenizer input may hold (1 GiB = 2 GiB of uint16 tokens in memory; a token file
+// holds at most INT32_MAX tokens anyway).
+inline constexpr uint64_t kMaxTokenizeInputBytes = uint64_t(1) << 30;
+// Every byte of every file as one token, files separated by a '\n' token. ConfigError naming
+// the file (exit 2) for one that cannot be opened, is not a regular file (/dev/zero) or is over
+// kMaxTokenizeInputBytes, before it is read.
 std::vector<uint16_t> tokenize_bytes(const std::vector<std::string>& files);
 
 // Sequence `seq_index` of optimizer step `step` (1-based): seq_len+1 tokens starting at a

@@ -1,7 +1,14 @@
 // metrics.jsonl kept across resumes. See metrics_log.h.
 #include "trainer/train/metrics_log.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -55,15 +62,45 @@ MetricsLog::MetricsLog(const fs::path& run_dir, int first_step) : path_(run_dir 
     kept_.push_back(nlohmann::json::parse(line).get<StepMetrics>());
   }
   write_file_atomic(path_, text);
-  out_.open(path_, std::ios::app);
-  if (!out_) throw InputError(fmt::format("{}: cannot write metrics.jsonl", run_dir.string()));
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+  if (fd_ < 0) throw InputError(fmt::format("{}: cannot open for appending: {}", path_.string(), std::strerror(errno)));
+}
+
+MetricsLog::~MetricsLog() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void MetricsLog::append(const StepMetrics& m) {
   nlohmann::json j = m;
-  out_ << j.dump() << '\n';
-  out_.flush();
-  if (!out_) throw InputError(fmt::format("{}: write failed", path_.string()));
+  append_line(fd_, j.dump() + '\n', path_.string());
+}
+
+void append_line(int fd, const std::string& line, const std::string& label) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    throw InputError(fmt::format("{}: cannot append a record: {}", label, std::strerror(errno)));
+  const off_t before = st.st_size;
+  size_t done = 0;
+  std::string why;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = std::strerror(errno);
+      break;
+    }
+    if (n == 0) {
+      why = fmt::format("short write ({} of {} bytes) with no error reported", done, line.size());
+      break;
+    }
+    done += size_t(n);
+  }
+  if (done == line.size()) return;
+  // Cut back what part of the line went out: the file ends on a whole record again.
+  if (done > 0 && ::ftruncate(fd, before) != 0)
+    why += fmt::format("; and truncating back to {} bytes failed: {} (the last line is partial)", before,
+                       std::strerror(errno));
+  throw InputError(fmt::format("{}: cannot append a record: {}", label, why));
 }
 
 }  // namespace shardcast::trainer

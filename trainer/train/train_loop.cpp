@@ -23,6 +23,7 @@
 #include "trainer/fsdp/initial_load.h"
 #include "trainer/launch/dist_env.h"
 #include "trainer/launch/parent_death.h"
+#include "trainer/launch/run_lock.h"
 #include "trainer/model/llama.h"
 #include "trainer/profile/op_recorder.h"
 #include "trainer/train/host_malloc.h"
@@ -329,6 +330,14 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     const TrainerRefusal& r = refusals.front();
     if (r.key.empty()) throw ConfigErrors(r.detail);
     throw ConfigError(file, r.key, r.detail);
+  }
+  // One trainer per run directory (launch/run_lock.h): rank 0 holds the locks to the end.
+  std::vector<RunDirLock> dir_locks;
+  if (rank == 0) {
+    dir_locks.emplace_back(cfg.metrics.dir, file, ov.metrics_dir.empty() ? "metrics.dir" : "--metrics-dir");
+    if (!cfg.checkpoint.dir.empty() && std::filesystem::weakly_canonical(cfg.checkpoint.dir) !=
+                                           std::filesystem::weakly_canonical(cfg.metrics.dir))
+      dir_locks.emplace_back(cfg.checkpoint.dir, file, "checkpoint.dir");
   }
   TokenFile data(cfg.data.path);
   if (rank == 0 && int64_t(data.max_token()) >= cfg.model.vocab)

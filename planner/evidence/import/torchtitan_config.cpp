@@ -185,7 +185,7 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
 }
 
 TorchtitanJob read_torchtitan_job_toml(const std::string& path) {
-  return parse_torchtitan_job_toml(read_text(path), path);
+  return parse_torchtitan_job_toml(read_config_text(path), path);
 }
 
 }  // namespace shardcast::planner

@@ -1,0 +1,238 @@
+// Issue 52's data-loss and rendezvous cases on the torch-free pieces, table by table: the
+// metrics append never leaves part of a line and names the errno, one trainer per run
+// directory (two processes), the checkpoint manifest's own checksum, and the store's bind.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "shared/errors.h"
+#include "trainer/checkpoint/manifest.h"
+#include "trainer/launch/run_lock.h"
+#include "trainer/launch/store_bind.h"
+#include "trainer/train/metrics_log.h"
+
+namespace shardcast::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("shardcast_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// A full device: nothing goes out, and the error names the errno.
+TEST(MetricsAppend, FullDeviceNamesTheErrno) {
+  const int fd = ::open("/dev/full", O_WRONLY | O_APPEND);
+  if (fd < 0) GTEST_SKIP() << "no /dev/full on this machine";
+  try {
+    append_line(fd, "{\"step\": 1}\n", "metrics.jsonl");
+    ADD_FAILURE() << "a write to /dev/full succeeded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "metrics.jsonl: cannot append a record: No space left on device");
+  }
+  ::close(fd);
+}
+
+// A write that goes out in part (RLIMIT_FSIZE: the first write stops at the limit, the next
+// fails with EFBIG, as a disk that fills mid-line) is cut back to the last whole line.
+TEST(MetricsAppend, ShortWriteIsCutBackToTheLastWholeLine) {
+  const fs::path dir = fresh_dir("metrics_short");
+  const fs::path file = dir / "metrics.jsonl";
+  const std::string first = "{\"step\": 1}\n";
+  { std::ofstream(file) << first; }
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // the limit stays in the child
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl {64, 64};
+    ::setrlimit(RLIMIT_FSIZE, &rl);
+    const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND);
+    int code = 3;
+    try {
+      append_line(fd, "{\"step\": 2, \"padding\": \"" + std::string(200, 'x') + "\"}\n", file.string());
+    } catch (const InputError& e) {
+      code = std::string(e.what()).find("cannot append a record: File too large") != std::string::npos ? 0 : 2;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1 = accepted, 2 = another message, 3 = no error";
+  EXPECT_EQ(slurp(file), first);  // no partial second line
+  fs::remove_all(dir);
+}
+
+// Two processes on one run directory: the second is refused, naming the holder's PID; the
+// lock goes with the holder (a later run takes it).
+TEST(RunDirLock, SecondProcessIsRefusedNamingTheHolder) {
+  const fs::path dir = fresh_dir("run_lock");
+  int ready[2], release[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(release), 0);
+  const pid_t holder = ::fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    RunDirLock lock(dir, "run.toml", "metrics.dir");
+    char c = 1;
+    (void)!::write(ready[1], &c, 1);
+    (void)!::read(release[0], &c, 1);  // hold until told
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  try {
+    RunDirLock second(dir, "run.toml", "metrics.dir");
+    ADD_FAILURE() << "a second lock on the same directory was granted";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("run.toml: metrics.dir: " + dir.string() + " is in use by another shardcast-train (PID " +
+                       std::to_string(holder) + ","),
+              std::string::npos)
+        << msg;
+  }
+  (void)!::write(release[1], &c, 1);
+  int status = 0;
+  ::waitpid(holder, &status, 0);
+  EXPECT_NO_THROW(RunDirLock again(dir, "run.toml", "metrics.dir"));  // released with its holder
+  EXPECT_EQ(slurp(dir / kRunLockName), std::to_string(::getpid()) + "\n");
+  // A link planted as the lock file is refused, not followed.
+  const fs::path other = fresh_dir("run_lock_link");
+  fs::create_symlink(dir / "victim", other / kRunLockName);
+  EXPECT_THROW(RunDirLock linked(other, "run.toml", "metrics.dir"), ConfigError);
+  EXPECT_FALSE(fs::exists(dir / "victim"));
+  fs::remove_all(dir);
+  fs::remove_all(other);
+}
+
+ckpt::Manifest small_manifest() {
+  ckpt::Manifest m;
+  m.model = "tiny";
+  m.spec.n_layers = 1;
+  m.spec.d_model = 4;
+  m.spec.n_heads = 2;
+  m.spec.n_kv_heads = 1;
+  m.spec.ffn_dim = 8;
+  m.spec.vocab = 16;
+  m.spec.max_seq_len = 8;
+  m.sharding_strategy = "full_shard";
+  m.shard_size = 2;
+  m.optimizer_steps = 8;
+  m.data = {8, 7, 384, 2, 2, 32, 1};
+  m.rng_state_hex = "00ff";
+  m.units = {{5, 6, {{"a", {5}, 5}}}, {6, 6, {{"b", {2, 3}, 6}}}};
+  m.files = {{0, "shard_00000.bin", 72, 1}, {1, "shard_00001.bin", 72, 2}};
+  return m;
+}
+
+// Edits that keep the manifest well-formed are seen by its own checksum; a version-1 manifest
+// (no checksum) is refused, saying why.
+TEST(ManifestChecksum, EditedManifestsAreRefusedByName) {
+  const std::string good = ckpt::manifest_to_json(small_manifest());
+  EXPECT_EQ(ckpt::parse_manifest(good, "m.json").optimizer_steps, 8);
+  // Whitespace and key order are not content: the same manifest re-dumped still reads.
+  EXPECT_NO_THROW(ckpt::parse_manifest(nlohmann::json::parse(good).dump(4), "m.json"));
+  struct Edit {
+    const char* what;
+    std::function<void(nlohmann::json&)> edit;
+    std::string expect;
+  };
+  const Edit edits[] = {
+      {"optimizer_steps 8 -> 3", [](nlohmann::json& j) { j["optimizer_steps"] = 3; },
+       "m.json: manifest_crc32: the manifest's own checksum"},
+      {"data.step 8 -> 3", [](nlohmann::json& j) { j["data"]["step"] = 3; }, "manifest_crc32: the manifest's own checksum"},
+      {"a shard's crc32", [](nlohmann::json& j) { j["files"][0]["crc32"] = 7; }, "manifest_crc32: the manifest's own checksum"},
+      {"checksum removed", [](nlohmann::json& j) { j.erase("manifest_crc32"); }, "m.json: manifest_crc32: missing"},
+      {"checksum not a string", [](nlohmann::json& j) { j["manifest_crc32"] = 5; }, "manifest_crc32: expected a string"},
+      {"version 1", [](nlohmann::json& j) { j["format"] = 1; j.erase("manifest_crc32"); },
+       "m.json: format: version 1 (written before a manifest carried its own checksum) is not read any more"},
+  };
+  for (const Edit& e : edits) {
+    nlohmann::json j = nlohmann::json::parse(good);
+    e.edit(j);
+    try {
+      ckpt::parse_manifest(j.dump(1), "m.json");
+      ADD_FAILURE() << e.what << ": accepted";
+    } catch (const InputError& err) {
+      EXPECT_NE(std::string(err.what()).find(e.expect), std::string::npos) << e.what << ": " << err.what();
+    }
+  }
+}
+
+// While armed, a wildcard bind to the store's port becomes MASTER_ADDR's address (as c10d's
+// server socket does it: IPv6 dual-stack first); other ports and unarmed binds are unchanged.
+TEST(StoreBind, WildcardBindOnThePortBecomesMasterAddr) {
+  auto listen_any6 = [](int port, sockaddr_in6* bound) {
+    const int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
+    if (fd < 0) return -1;
+    int off = 0;
+    ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_any;
+    a.sin6_port = htons(uint16_t(port));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    socklen_t len = sizeof *bound;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(bound), &len);
+    return fd;
+  };
+  // A free port: bind 0 on loopback and read it back.
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in p{};
+  p.sin_family = AF_INET;
+  p.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&p), sizeof p), 0);
+  socklen_t plen = sizeof p;
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&p), &plen);
+  const int port = ntohs(p.sin_port);
+  ::close(probe);
+
+  sockaddr_in6 bound{};
+  int fd = -1;
+  {
+    StoreBindScope scope("127.0.0.1", port);
+    EXPECT_EQ(scope.address(), "127.0.0.1");
+    fd = listen_any6(port, &bound);
+  }
+  if (fd < 0) GTEST_SKIP() << "no IPv6 sockets here";
+  char text[INET6_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET6, &bound.sin6_addr, text, sizeof text);
+  EXPECT_STREQ(text, "::ffff:127.0.0.1");
+  EXPECT_EQ(ntohs(bound.sin6_port), port);
+  ::close(fd);
+  // Unarmed: the wildcard stays the wildcard.
+  fd = listen_any6(port, &bound);
+  ASSERT_GE(fd, 0);
+  ::inet_ntop(AF_INET6, &bound.sin6_addr, text, sizeof text);
+  EXPECT_STREQ(text, "::");
+  ::close(fd);
+  EXPECT_THROW(StoreBindScope("no-such-host.invalid", port), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace shardcast::trainer
