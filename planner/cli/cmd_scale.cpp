@@ -325,6 +325,43 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
 
 }  // namespace
 
+// `scale --json`: the table of GPU counts with each count's best plan and goodput.
+void print_scale_json(const planner::ScaleOptions& opt, const HardwareSpec& hw, int seq,
+                      const std::vector<planner::ScalePoint>& pts) {
+  nlohmann::json j = {{"schema", 1},
+                      {"model", opt.space.model_preset},
+                      {"hardware", hw.name},
+                      {"seq_len", seq},
+                      {"tokens", opt.tokens},
+                      {"global_batch_tokens", opt.global_batch_tokens},
+                      {"exposed_threshold", opt.exposed_threshold},
+                      {"reliability", reliability_json(*opt.reliability, opt.goodput_threshold)}};
+  j["points"] = nlohmann::json::array();
+  for (const auto& p : pts) {
+    nlohmann::json q = {{"gpus", p.gpus},
+                        {"nodes", p.nodes},
+                        {"feasible", p.feasible},
+                        {"total_tokens_per_s", p.total_tokens_per_s},
+                        {"days", p.days},
+                        {"gpu_hours", p.gpu_hours},
+                        {"days_with_failures", p.days_with_failures},
+                        {"gpu_hours_with_failures", p.gpu_hours_with_failures},
+                        {"scaling_efficiency", p.scaling_efficiency},
+                        {"exposed_fraction", p.exposed_fraction},
+                        {"comm_exposed", p.comm_exposed},
+                        {"batch_met", p.batch_met},
+                        {"global_batch_tokens", p.global_batch_tokens},
+                        {"flags", p.flags},
+                        {"n_candidates", p.n_candidates}};
+    if (p.feasible) {
+      q["best"] = candidate_json(p.best);
+      q["goodput"] = goodput_json(p.goodput);
+    }
+    j["points"].push_back(q);
+  }
+  fmt::print("{}\n", j.dump(2));
+}
+
 void register_scale(CLI::App& app) {
   auto f = std::make_shared<ScaleFlags>();
   auto* cmd = app.add_subcommand(
@@ -397,38 +434,7 @@ void register_scale(CLI::App& app) {
     const bool any_feasible = std::any_of(pts.begin(), pts.end(), [](const planner::ScalePoint& p) { return p.feasible; });
     const bool all_feasible = std::all_of(pts.begin(), pts.end(), [](const planner::ScalePoint& p) { return p.feasible; });
     if (f->json) {
-      nlohmann::json j = {{"schema", 1},
-                          {"model", opt.space.model_preset},
-                          {"hardware", hw.name},
-                          {"seq_len", seq},
-                          {"tokens", opt.tokens},
-                          {"global_batch_tokens", opt.global_batch_tokens},
-                          {"exposed_threshold", opt.exposed_threshold},
-                          {"reliability", reliability_json(*opt.reliability, opt.goodput_threshold)}};
-      j["points"] = nlohmann::json::array();
-      for (const auto& p : pts) {
-        nlohmann::json q = {{"gpus", p.gpus},
-                            {"nodes", p.nodes},
-                            {"feasible", p.feasible},
-                            {"total_tokens_per_s", p.total_tokens_per_s},
-                            {"days", p.days},
-                            {"gpu_hours", p.gpu_hours},
-                            {"days_with_failures", p.days_with_failures},
-                            {"gpu_hours_with_failures", p.gpu_hours_with_failures},
-                            {"scaling_efficiency", p.scaling_efficiency},
-                            {"exposed_fraction", p.exposed_fraction},
-                            {"comm_exposed", p.comm_exposed},
-                            {"batch_met", p.batch_met},
-                            {"global_batch_tokens", p.global_batch_tokens},
-                            {"flags", p.flags},
-                            {"n_candidates", p.n_candidates}};
-        if (p.feasible) {
-          q["best"] = candidate_json(p.best);
-          q["goodput"] = goodput_json(p.goodput);
-        }
-        j["points"].push_back(q);
-      }
-      fmt::print("{}\n", j.dump(2));
+      print_scale_json(opt, hw, seq, pts);
       if (!any_feasible) throw ExitCode{kExitNoFit};
       return;
     }

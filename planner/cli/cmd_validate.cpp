@@ -306,6 +306,96 @@ void print_pairs(const std::vector<planner::ConfigPair>& pairs, bool markdown) {
 
 }  // namespace
 
+// --fit: fit the named presets' efficiency keys first (printed; hardware takes the values).
+void fit_first(const ValidateArgs& args, const std::vector<planner::PublishedRow>& rows,
+               const std::vector<planner::ValidationCase>& cases, const std::vector<planner::Annotation>& annotations,
+               planner::HardwareSet& hardware) {
+  const ValidateArgs* a = &args;
+    if (a->fit_params.empty()) throw UsageError("validate: --fit needs --fit-params");
+    for (const auto& h : a->fit_hardware)
+      if (!hardware.count(h)) hardware.emplace(h, load_hardware(h));
+    planner::FitSpec spec;
+    spec.hardware = a->fit_hardware;
+    spec.params = a->fit_params;
+    spec.prior_weight = a->prior;
+    planner::FitResult f;
+    try {
+      if (a->fit_on.empty()) {
+        f = planner::fit_efficiency(rows, cases, hardware, spec);
+      } else {
+        std::vector<planner::PublishedRow> fit_rows = planner::read_published_csv(a->fit_on, annotations);
+        const auto fit_cases = planner::resolve_cases(fit_rows, hardware);
+        f = planner::fit_efficiency(fit_rows, fit_cases, hardware, spec);
+      }
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("validate --fit: ") + e.what());
+    }
+    FILE* out = a->json || a->markdown ? stderr : stdout;
+    fmt::print(out, "# fitted on {} runs of", f.n_runs);
+    for (const auto& h : a->fit_hardware) fmt::print(out, " {}", h);
+    fmt::print(out, ": rms log error {:.4f} -> {:.4f} ({} iterations)\n[efficiency]\n", f.rms_log_before,
+               f.rms_log_after, f.iterations);
+    for (const auto& [k, val] : f.values) fmt::print(out, "{} = {:.6g}\n", k, val);
+    fmt::print(out, "\n");
+}
+
+// The published rows' table, the source-level split, the reference pairs, pairs and the rule
+// of thumb, as text, Markdown or JSON.
+void print_published(const ValidateArgs& args, const std::vector<planner::PublishedRow>& rows,
+                     const planner::ValidationResult& v, const std::vector<planner::ConfigPair>& pairs,
+                     const planner::ValidationSummary& rule_summary, int rule_unscored) {
+  const ValidateArgs* a = &args;
+  // Each source's level against the spread around it (pairs.h): how much of the error a
+  // source's stack shares across its runs, and how much the settings it varies leave.
+  const planner::SourceLevelSplit split = planner::source_level_split(rows, v);
+  // Each row predicted from a reference run of its own source (reference_run.h), against the
+  // shipped reference band.
+  const planner::ReferencePairs ref = planner::reference_pairs(planner::reference_rows(rows, v));
+  const double ref_band = planner::shipped_bands().reference.rel_1sigma;
+  const int ref_within1 = ref.within(ref_band), ref_within2 = ref.within(2 * ref_band);
+  if (a->json) {
+    nlohmann::json j = v;
+    j["source_level_split"] = {{"sources", split.sources}, {"rows", split.rows}, {"mape_tokens_per_s", split.mape},
+                               {"source_level_pct", split.level}, {"within_source_pct", split.within}};
+    j["reference_pairs"] = {{"pairs", ref.n_pairs},          {"groups", ref.n_groups},
+                            {"mape_tokens_per_s", ref.mape}, {"bias_tokens_per_s", ref.bias},
+                            {"rel_1sigma", ref.rel_1sigma},  {"band_rel_1sigma", ref_band},
+                            {"within_1sigma", ref_within1},  {"within_2sigma", ref_within2}};
+    if (a->pairs) {
+      j["pairs"] = pairs;
+      j["pairs_summary"] = planner::summarize_pairs(pairs);
+    }
+    if (a->baseline)
+      j["baseline"] = {{"name", rule_summary.name}, {"n", rule_summary.n}, {"mape_tokens_per_s", rule_summary.mape_tps},
+                       {"median_abs_err_tokens_per_s", rule_summary.median_abs_err_tps},
+                       {"max_abs_err_tokens_per_s", rule_summary.max_abs_err_tps},
+                       {"n_unscored_gpu_type_not_fitted", rule_unscored}};
+    fmt::print("{}\n", j.dump(2));
+  } else if (a->markdown) {
+    print_markdown(v);
+    if (a->pairs) print_pairs(pairs, true);
+  } else {
+    print_human(v);
+    if (split.sources > 0)
+      fmt::print("\n  sources with two or more rows: {} ({} rows): MAPE {:.1f}%; their sources' mean errors {:.1f}% "
+                 "(mean abs); the rows around their source's mean {:.1f}% (planner/evidence/pairs.h source_level_split)\n",
+                 split.sources, split.rows, split.mape, split.level, split.within);
+    if (ref.n_pairs > 0)
+      fmt::print("  with a reference run (--reference-run): each row predicted from another row of its source, hardware and "
+                 "runtime: {} pairs of {} groups: MAPE {:.1f}%, bias {:+.1f}%; within the reference band (±{:.1f}%) "
+                 "1σ {} / {}, 2σ {} / {} (planner/evidence/reference_run.h)\n",
+                 ref.n_pairs, ref.n_groups, ref.mape, ref.bias, 100 * ref_band, ref_within1, ref.n_pairs, ref_within2,
+                 ref.n_pairs);
+    if (a->pairs) print_pairs(pairs, false);
+  }
+  if (a->baseline && !a->json) {
+    fmt::print("\n{}: n {}, MAPE {:.1f}%, median {:.1f}%, max {:.1f}%", rule_summary.name, rule_summary.n,
+               rule_summary.mape_tps, rule_summary.median_abs_err_tps, rule_summary.max_abs_err_tps);
+    if (rule_unscored > 0) fmt::print(" ({} rows on GPU types the fit never saw not scored)", rule_unscored);
+    fmt::print("\n");
+  }
+}
+
 void register_validate(CLI::App& app) {
   auto a = std::make_shared<ValidateArgs>();
   auto* cmd = app.add_subcommand("validate", "Predict published runs and compare with what they measured");
@@ -385,34 +475,7 @@ void register_validate(CLI::App& app) {
       command += fmt::format(" --min-rows {} --write-bands {}", a->min_rows, a->write_bands);
       return run_crossval(*a, rows, cases, hardware, annotations, command);
     }
-    if (!a->fit_hardware.empty()) {
-      if (a->fit_params.empty()) throw UsageError("validate: --fit needs --fit-params");
-      for (const auto& h : a->fit_hardware)
-        if (!hardware.count(h)) hardware.emplace(h, load_hardware(h));
-      planner::FitSpec spec;
-      spec.hardware = a->fit_hardware;
-      spec.params = a->fit_params;
-      spec.prior_weight = a->prior;
-      planner::FitResult f;
-      try {
-        if (a->fit_on.empty()) {
-          f = planner::fit_efficiency(rows, cases, hardware, spec);
-        } else {
-          std::vector<planner::PublishedRow> fit_rows = planner::read_published_csv(a->fit_on, annotations);
-          const auto fit_cases = planner::resolve_cases(fit_rows, hardware);
-          f = planner::fit_efficiency(fit_rows, fit_cases, hardware, spec);
-        }
-      } catch (const UsageError& e) {
-        throw UsageError(std::string("validate --fit: ") + e.what());
-      }
-      FILE* out = a->json || a->markdown ? stderr : stdout;
-      fmt::print(out, "# fitted on {} runs of", f.n_runs);
-      for (const auto& h : a->fit_hardware) fmt::print(out, " {}", h);
-      fmt::print(out, ": rms log error {:.4f} -> {:.4f} ({} iterations)\n[efficiency]\n", f.rms_log_before,
-                 f.rms_log_after, f.iterations);
-      for (const auto& [k, val] : f.values) fmt::print(out, "{} = {:.6g}\n", k, val);
-      fmt::print(out, "\n");
-    }
+    if (!a->fit_hardware.empty()) fit_first(*a, rows, cases, annotations, hardware);
     const planner::ValidationResult v = planner::validate_cases(rows, cases, hardware);
     // The rule of thumb, fitted in-sample or on another CSV, scored on the same rows.
     planner::ValidationSummary rule_summary;
@@ -445,55 +508,7 @@ void register_validate(CLI::App& app) {
       write_file_atomic(a->write_decisions, planner::write_decisions_toml(t));
       fmt::print(stderr, "wrote {} ({} bands)\n", a->write_decisions, t.bands.size());
     }
-    // Each source's level against the spread around it (pairs.h): how much of the error a
-    // source's stack shares across its runs, and how much the settings it varies leave.
-    const planner::SourceLevelSplit split = planner::source_level_split(rows, v);
-    // Each row predicted from a reference run of its own source (reference_run.h), against the
-    // shipped reference band.
-    const planner::ReferencePairs ref = planner::reference_pairs(planner::reference_rows(rows, v));
-    const double ref_band = planner::shipped_bands().reference.rel_1sigma;
-    const int ref_within1 = ref.within(ref_band), ref_within2 = ref.within(2 * ref_band);
-    if (a->json) {
-      nlohmann::json j = v;
-      j["source_level_split"] = {{"sources", split.sources}, {"rows", split.rows}, {"mape_tokens_per_s", split.mape},
-                                 {"source_level_pct", split.level}, {"within_source_pct", split.within}};
-      j["reference_pairs"] = {{"pairs", ref.n_pairs},          {"groups", ref.n_groups},
-                              {"mape_tokens_per_s", ref.mape}, {"bias_tokens_per_s", ref.bias},
-                              {"rel_1sigma", ref.rel_1sigma},  {"band_rel_1sigma", ref_band},
-                              {"within_1sigma", ref_within1},  {"within_2sigma", ref_within2}};
-      if (a->pairs) {
-        j["pairs"] = pairs;
-        j["pairs_summary"] = planner::summarize_pairs(pairs);
-      }
-      if (a->baseline)
-        j["baseline"] = {{"name", rule_summary.name}, {"n", rule_summary.n}, {"mape_tokens_per_s", rule_summary.mape_tps},
-                         {"median_abs_err_tokens_per_s", rule_summary.median_abs_err_tps},
-                         {"max_abs_err_tokens_per_s", rule_summary.max_abs_err_tps},
-                         {"n_unscored_gpu_type_not_fitted", rule_unscored}};
-      fmt::print("{}\n", j.dump(2));
-    } else if (a->markdown) {
-      print_markdown(v);
-      if (a->pairs) print_pairs(pairs, true);
-    } else {
-      print_human(v);
-      if (split.sources > 0)
-        fmt::print("\n  sources with two or more rows: {} ({} rows): MAPE {:.1f}%; their sources' mean errors {:.1f}% "
-                   "(mean abs); the rows around their source's mean {:.1f}% (planner/evidence/pairs.h source_level_split)\n",
-                   split.sources, split.rows, split.mape, split.level, split.within);
-      if (ref.n_pairs > 0)
-        fmt::print("  with a reference run (--reference-run): each row predicted from another row of its source, hardware and "
-                   "runtime: {} pairs of {} groups: MAPE {:.1f}%, bias {:+.1f}%; within the reference band (±{:.1f}%) "
-                   "1σ {} / {}, 2σ {} / {} (planner/evidence/reference_run.h)\n",
-                   ref.n_pairs, ref.n_groups, ref.mape, ref.bias, 100 * ref_band, ref_within1, ref.n_pairs, ref_within2,
-                   ref.n_pairs);
-      if (a->pairs) print_pairs(pairs, false);
-    }
-    if (a->baseline && !a->json) {
-      fmt::print("\n{}: n {}, MAPE {:.1f}%, median {:.1f}%, max {:.1f}%", rule_summary.name, rule_summary.n,
-                 rule_summary.mape_tps, rule_summary.median_abs_err_tps, rule_summary.max_abs_err_tps);
-      if (rule_unscored > 0) fmt::print(" ({} rows on GPU types the fit never saw not scored)", rule_unscored);
-      fmt::print("\n");
-    }
+    print_published(*a, rows, v, pairs, rule_summary, rule_unscored);
     // Every row skipped: nothing was compared, which is a failed check, not an empty success.
     if (!rows.empty() && v.n_skipped == int(rows.size()))
       throw InputError(fmt::format("{}: no row could be predicted ({} skipped, each with its reason above)",
