@@ -31,7 +31,15 @@ struct SlurmScriptOptions {
 // rounded up to whole minutes, as "HH:MM:SS" (hours may exceed 24).
 std::string slurm_time_limit(int steps, double step_s);
 
-// Throws UsageError when neither a time limit nor a predicted step time is given, or
+// Slurm --job-name for a model: "shardcast-" and the label with each character outside
+// A-Z a-z 0-9 . _ + - replaced by '_' (Slurm parses #SBATCH values with its own quoting rules,
+// and the name becomes part of the output file name, %x).
+std::string slurm_job_name(const std::string& model_label);
+
+// Throws ConfigError when a string of `c` that the script carries is not one line of UTF-8
+// (shared/emitted_text.h require_emittable_strings), UsageError when an option's text is not
+// (the header must be "# ..." lines), when neither a time limit nor a predicted step time is
+// given, or
 // when run_toml has characters that would need shell quoting (letters, digits, . _ / - + only).
 std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& o);
 

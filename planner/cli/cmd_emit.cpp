@@ -173,6 +173,7 @@ void register_emit(CLI::App& app) {
                  ref->runtime, ref->dir, ref->level(), 100 * planner::shipped_bands().reference.rel_1sigma);
     for (const auto& p : res.written) fmt::print("  wrote {}\n", p);
     for (const auto& s : res.skipped) fmt::print(stderr, "emit: not written: {}\n", s);
+    for (const auto& n : res.notes) fmt::print(stderr, "emit: note: {}\n", n);
     // Every emitter's runtime refusing the configuration (e.g. kempnerforge's pure bf16, which no
     // emitted file's software runs) leaves nothing to run it with: an error, not a quiet success.
     if (res.written.empty())

@@ -10,6 +10,7 @@
 #include "planner/model/runtime.h"
 #include "planner/decide/search.h"
 #include "shared/config_io.h"
+#include "shared/emitted_text.h"
 #include "shared/errors.h"
 #include "shared/slurm_script.h"
 
@@ -19,8 +20,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// One comment line summarising the plan, shared by every script.
+// One comment line summarising the plan, shared by every script. Refuses (ConfigError) a config
+// whose strings no file can hold before any text is made.
 std::string plan_comment(const TrainConfig& c, const Prediction& p) {
+  require_emittable_strings(c);
   std::string o = fmt::format(
       "# Plan: {} on {} x {} ({} node(s) x {}): {}.\n"
       "# Predicted for runtime {}: {:.0f} tokens/s/GPU, MFU {:.1f}%, step {:.3g} s, peak {:.1f} GiB allocated per GPU.\n",
@@ -159,6 +162,7 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
 EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force,
                       TorchtitanVersion tv, const ReferenceRun* reference) {
   validate_or_throw(cfg);
+  require_emittable_strings(cfg);
   if (dir.empty()) throw UsageError("emit: --out DIR is required");
   EmitResult res;
   res.targets = emit_targets(cfg, hw, tv, reference);
@@ -199,7 +203,10 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
       else if (n == "torchtitan_overrides.txt") files.push_back({n, head + render_torchtitan_overrides(c), false});
       else if (n == "torchtitan_recipe.py") files.push_back({n, head + render_torchtitan_recipe(c), false});
       else if (n == "fsdp_config.yaml") files.push_back({n, head + render_accelerate_yaml(c), false});
-      else if (n == "fms_fsdp_args.txt") files.push_back({n, head + render_fms_fsdp_args(c), false});
+      else if (n == "fms_fsdp_args.txt") {
+        files.push_back({n, head + render_fms_fsdp_args(c), false});
+        for (const std::string& note : fms_fsdp_notes(c)) res.notes.push_back(n + ": " + note);
+      }
     }
   }
   if (files.empty()) return res;  // every target refused: no directory made for nothing

@@ -65,9 +65,11 @@ struct EmitResult {
   std::vector<EmitTarget> targets;
   std::vector<std::string> written;  // paths, run.toml first when written
   std::vector<std::string> skipped;  // "file(s): reason" for targets not written
+  std::vector<std::string> notes;    // "file: what it leaves to the tool's defaults" (emit prints them on stderr)
 };
 
-// Validates cfg (ConfigErrors listing every problem), creates dir and writes each target's
+// Validates cfg (ConfigErrors listing every problem; ConfigError for a string no emitted file
+// can hold, shared/emitted_text.h require_emittable_strings), creates dir and writes each target's
 // files when its runtime can express cfg and the plan fits (force: also when it does not fit;
 // the header then says so). run.toml is read back before anything is written (ConfigError if
 // it does not parse to a valid config). Does not check the first target's fit: the caller

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
 
 #include "planner/model/runtime.h"
 #include "planner/decide/search.h"
+#include "shared/emitted_text.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -62,15 +66,19 @@ int shard_size(const TrainConfig& c) {
   return c.parallelism.shard_group_size(c.world_size(), c.cluster.gpus_per_node);
 }
 
-// One torchtitan setting: written as TOML (`key = value`) and as a command-line override.
-// `cli` is the override's whole text after `--`: `section.key=value`, or for a boolean tyro's
-// flag pair `section.key` / `section.no-key` (tyro turns a bool with a default into two flags
-// that take no value: torchtitan/config/manager.py tyro.cli @e61f2cce4; docs/debugging.md there
-// writes `--profiling.no-enable-memory-snapshot`), and for a list of choices its values
-// space-separated (`compile.components model loss`: list[Literal[...]] is not comma-split, only
-// list[str] is, manager.py list_str_rule).
+// One torchtitan setting: written as TOML (`key = value`, toml++'s formatter) and as a
+// command-line override. `cli` is the override's whole argument after `--`:
+// `section.key=value`, or for a boolean tyro's flag pair `section.key` / `section.no-key` (tyro
+// turns a bool with a default into two flags that take no value: torchtitan/config/manager.py
+// tyro.cli @81af8833d, v0.2.1; docs/debugging.md there writes
+// `--profiling.no-enable-memory-snapshot`), and for a list[str] one comma-separated value
+// (`compile.components=model,loss`: manager.py list_str_rule splits list[str] on commas;
+// compile.components is list[str] since e98ae9953, in v0.2.1 and v0.2.2). The file writes `cli`
+// as one shell word (shell_quote).
 struct TitanEntry {
-  std::string section, key, toml, cli, note;
+  std::string section, key;
+  toml::table key_value;  // {key: value}
+  std::string cli, note;
 };
 
 // tyro's negated flag: "enable" -> "no-enable", "enable_memory_snapshot" -> "no-enable-memory-snapshot".
@@ -80,13 +88,56 @@ std::string tyro_negated(const std::string& key) {
   return k;
 }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+// A Python string literal that evaluates to `s`: its JSON encoding with every non-ASCII
+// character escaped (\uXXXX; a pair of surrogate escapes, which Python would read as two
+// characters, becomes one \UXXXXXXXX). Precondition: `s` is UTF-8 (require_one_line).
+std::string python_str(const std::string& s) {
+  const std::string json = nlohmann::json(s).dump(-1, ' ', /*ensure_ascii=*/true);
+  std::string o;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const auto hex4 = [&](size_t at) { return std::stoul(json.substr(at, 4), nullptr, 16); };
+    if (json[i] == '\\' && i + 11 < json.size() && json[i + 1] == 'u' && json[i + 6] == '\\' && json[i + 7] == 'u') {
+      const unsigned long hi = hex4(i + 2), lo = hex4(i + 8);
+      if (hi >= 0xD800 && hi <= 0xDBFF && lo >= 0xDC00 && lo <= 0xDFFF) {
+        o += fmt::format("\\U{:08x}", 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00));
+        i += 11;
+        continue;
+      }
+    }
+    if (json[i] == '\\') {  // an escape: copy it whole, so an escaped backslash is not read as a start
+      o += json.substr(i, 2);
+      ++i;
+      continue;
+    }
+    o += json[i];
+  }
+  return o;
+}
 
-// A float that TOML and Python both read as a float: 1 -> "1.0", 3e-4 -> "0.0003".
+// A float that TOML and Python both read back as the same double: the shortest such decimal,
+// with ".0" when it has no point or exponent (1 -> "1.0", 3e-4 -> "0.0003").
 std::string real(double v) {
-  std::string s = fmt::format("{:g}", v);
+  std::string s = fmt::format("{}", v);
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;
+}
+
+// "key = value" by toml++'s formatter (strings quoted and escaped, no literal or multi-line
+// forms). A float is written short (relaxed_float_precision: 0.0003, not 0.00029999999999999997)
+// when toml++ reads that back as the same double, else with every digit it needs.
+std::string toml_line(const toml::table& one) {
+  const auto format = [&](toml::format_flags flags) {
+    std::ostringstream out;
+    out << toml::toml_formatter(one, flags);
+    return out.str();
+  };
+  const std::string short_form = format(toml::format_flags::relaxed_float_precision);
+  const toml::node* v = one.begin()->second.as_floating_point();
+  if (!v) return short_form;
+  const toml::table back = toml::parse(short_form);  // toml++'s own text: parses
+  const std::optional<double> reread = back.begin()->second.value<double>();
+  if (reread && *reread == *v->value<double>()) return short_form;
+  return format(toml::format_flags::none);
 }
 
 // torchtitan's mixed_precision_reduce is Literal["float32"] (job_config.py v0.2.x, configs.py now).
@@ -100,16 +151,30 @@ void require_fp32_reduce(const TrainConfig& c) {
 std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   require_fp32_reduce(c);
   std::vector<TitanEntry> e;
-  auto add = [&](const std::string& sec, const std::string& key, const std::string& toml,
-                 const std::string& cli, const std::string& note = "") {
-    e.push_back({sec, key, toml, cli, note});
+  auto add = [&](const std::string& sec, const std::string& key, auto value, const std::string& cli,
+                 const std::string& note = "") {
+    toml::table one;
+    one.insert(key, std::move(value));
+    e.push_back({sec, key, std::move(one), cli, note});
   };
-  auto num = [&](const std::string& sec, const std::string& key, const std::string& v,
-                 const std::string& note = "") { add(sec, key, v, sec + "." + key + "=" + v, note); };
-  auto str = [&](const std::string& sec, const std::string& key, const std::string& v,
-                 const std::string& note = "") { add(sec, key, quoted(v), sec + "." + key + "=" + v, note); };
+  auto integer = [&](const std::string& sec, const std::string& key, int64_t v, const std::string& note = "") {
+    add(sec, key, v, sec + "." + key + "=" + std::to_string(v), note);
+  };
+  auto number = [&](const std::string& sec, const std::string& key, double v, const std::string& note = "") {
+    add(sec, key, v, sec + "." + key + "=" + real(v), note);
+  };
+  auto str = [&](const std::string& sec, const std::string& key, const std::string& v, const std::string& note = "") {
+    add(sec, key, v, sec + "." + key + "=" + v, note);
+  };
   auto boolean = [&](const std::string& sec, const std::string& key, bool v) {
-    add(sec, key, v ? "true" : "false", sec + "." + (v ? key : tyro_negated(key)));
+    add(sec, key, v, sec + "." + (v ? key : tyro_negated(key)));
+  };
+  // A list[str]: a TOML array, one comma-separated override value (manager.py list_str_rule).
+  auto list = [&](const std::string& sec, const std::string& key, const std::vector<std::string>& v,
+                  const std::string& note = "") {
+    toml::array a;
+    for (const auto& x : v) a.push_back(x);
+    add(sec, key, std::move(a), sec + "." + key + "=" + fmt::format("{}", fmt::join(v, ",")), note);
   };
   const int W = c.world_size();
   const int Ns = shard_size(c);
@@ -133,8 +198,8 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   // (None = torchao's Float8LinearConfig() default, tensorwise): a recipe_name together with
   // enable_fsdp_float8_all_gather is refused by components/quantization/float8.py.
   if (c.precision.fp8_on()) {
-    add("model", "converters", "[\"quantize.linear.float8\"]", "model.converters=quantize.linear.float8",
-        fmt::format("fp8 matmuls (float8 linear, {})", to_string(c.precision.fp8)));
+    list("model", "converters", {"quantize.linear.float8"},
+         fmt::format("fp8 matmuls (float8 linear, {})", to_string(c.precision.fp8)));
     if (c.precision.fp8 != Fp8Recipe::tensorwise)
       str("quantize.linear.float8", "recipe_name", to_string(c.precision.fp8), "torchao Float8LinearRecipeName");
   }
@@ -148,39 +213,38 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   (void)known;
   str("optimizer", "implementation", torchtitan_name(update),
       fmt::format("the AdamW the plan charged (runtime {}'s adamw_update)", c.runtime));
-  num("optimizer", "lr", real(c.optimizer.lr));
-  num("optimizer", "beta1", real(c.optimizer.beta1));
-  num("optimizer", "beta2", real(c.optimizer.beta2));
-  num("optimizer", "eps", real(c.optimizer.eps));
-  num("optimizer", "weight_decay", real(c.optimizer.weight_decay));
+  number("optimizer", "lr", c.optimizer.lr);
+  number("optimizer", "beta1", c.optimizer.beta1);
+  number("optimizer", "beta2", c.optimizer.beta2);
+  number("optimizer", "eps", c.optimizer.eps);
+  number("optimizer", "weight_decay", c.optimizer.weight_decay);
 
-  num("lr_scheduler", "warmup_steps", std::to_string(c.lr_schedule.warmup_steps));
+  integer("lr_scheduler", "warmup_steps", c.lr_schedule.warmup_steps);
   if (c.lr_schedule.decay == "constant") {
-    num("lr_scheduler", "decay_ratio", "0.0", "constant lr: no decay phase");
+    number("lr_scheduler", "decay_ratio", 0.0, "constant lr: no decay phase");
   } else {
     str("lr_scheduler", "decay_type", c.lr_schedule.decay);
-    num("lr_scheduler", "min_lr_factor", real(c.lr_schedule.min_lr_factor));
+    number("lr_scheduler", "min_lr_factor", c.lr_schedule.min_lr_factor);
   }
 
-  num("training", "local_batch_size", std::to_string(c.training.micro_batch), "micro_batch per GPU");
-  num("training", "global_batch_size",
-      std::to_string(int64_t(c.training.micro_batch) * c.training.grad_accum * W),
-      fmt::format("sequences per step: micro_batch x grad_accum {} x {} ranks", c.training.grad_accum, W));
-  num("training", "seq_len", std::to_string(c.training.seq_len));
-  num("training", "max_norm", real(c.training.max_grad_norm));
-  num("training", "steps", std::to_string(c.training.steps));
+  integer("training", "local_batch_size", c.training.micro_batch, "micro_batch per GPU");
+  integer("training", "global_batch_size", int64_t(c.training.micro_batch) * c.training.grad_accum * W,
+          fmt::format("sequences per step: micro_batch x grad_accum {} x {} ranks", c.training.grad_accum, W));
+  integer("training", "seq_len", c.training.seq_len);
+  number("training", "max_norm", c.training.max_grad_norm);
+  integer("training", "steps", c.training.steps);
   str("training", "mixed_precision_param", torch_dtype(c.precision.param_dtype));
   str("training", "mixed_precision_reduce", "float32");  // the only value torchtitan accepts
 
   if (s == ShardingStrategy::no_shard) {
-    num("parallelism", "data_parallel_replicate_degree", std::to_string(W), "no_shard: plain data parallel");
-    num("parallelism", "data_parallel_shard_degree", "1");
+    integer("parallelism", "data_parallel_replicate_degree", W, "no_shard: plain data parallel");
+    integer("parallelism", "data_parallel_shard_degree", 1);
   } else if (s == ShardingStrategy::hybrid_shard) {
-    num("parallelism", "data_parallel_replicate_degree", std::to_string(W / Ns), "hybrid_shard replicas");
-    num("parallelism", "data_parallel_shard_degree", std::to_string(Ns), "hybrid_shard group size");
+    integer("parallelism", "data_parallel_replicate_degree", W / Ns, "hybrid_shard replicas");
+    integer("parallelism", "data_parallel_shard_degree", Ns, "hybrid_shard group size");
   } else {
-    num("parallelism", "data_parallel_replicate_degree", "1");
-    num("parallelism", "data_parallel_shard_degree", std::to_string(W));
+    integer("parallelism", "data_parallel_replicate_degree", 1);
+    integer("parallelism", "data_parallel_shard_degree", W);
   }
   if (s == ShardingStrategy::shard_grad_op)
     str("parallelism", "fsdp_reshard_after_forward", "never", "shard_grad_op: keep parameters gathered");
@@ -205,15 +269,15 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
                           ac.ratio, k, got));
   }
   boolean("compile", "enable", c.precision.compile);
-  if (c.precision.compile) add("compile", "components", "[\"model\", \"loss\"]", "compile.components model loss");
+  if (c.precision.compile) list("compile", "components", {"model", "loss"});
 
   const CheckpointConfig& ck = c.checkpoint;
   if (!ck.dir.empty() || !ck.initial_load_path.empty()) {
     boolean("checkpoint", "enable", true);
     if (!ck.dir.empty()) str("checkpoint", "folder", ck.dir);
-    if (ck.interval > 0) num("checkpoint", "interval", std::to_string(ck.interval));
-    num("checkpoint", "keep_latest_k", std::to_string(ck.keep));
-    // Literal["disabled", "async", "async_with_pinned_mem"] (job_config.py Checkpoint @e61f2cce4).
+    if (ck.interval > 0) integer("checkpoint", "interval", ck.interval);
+    integer("checkpoint", "keep_latest_k", ck.keep);
+    // Literal["disabled", "async", "async_with_pinned_mem"] (job_config.py Checkpoint @81af8833d).
     str("checkpoint", "async_mode", ck.async_mode);
     if (!ck.initial_load_path.empty()) {
       str("checkpoint", "initial_load_path", ck.initial_load_path,
@@ -223,15 +287,22 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
       boolean("checkpoint", "initial_load_in_hf", true);
     }
   }
-  num("metrics", "log_freq", std::to_string(c.metrics.log_freq));
+  integer("metrics", "log_freq", c.metrics.log_freq);
   // comm.timeout_seconds is the collective timeout of training (after the first step); the
   // start-up's own, init_timeout_seconds, keeps torchtitan's default (job_config.py Comm).
-  num("comm", "train_timeout_seconds", std::to_string(std::llround(c.comm.timeout_seconds)));
-  num("debug", "seed", std::to_string(c.training.seed));
+  integer("comm", "train_timeout_seconds", std::llround(c.comm.timeout_seconds));
+  // TOML integers are 64-bit signed (toml.io v1.0.0, Integer).
+  if (c.training.seed > uint64_t(INT64_MAX))
+    throw ConfigError("torchtitan.toml", "training.seed",
+                      fmt::format("{} is above 9223372036854775807, the largest TOML integer", c.training.seed));
+  integer("debug", "seed", int64_t(c.training.seed));
   return e;
 }
 
+// The first comment lines of every file here. Refuses (ConfigError) a config whose strings
+// cannot be written into a file (shared/emitted_text.h): this runs before any text is made.
 std::string header(const TrainConfig& c, const char* tool) {
+  require_emittable_strings(c);
   return fmt::format("# {} settings for the plan of `shardcast emit`: {} on {} x {} ({} node(s) x {}),\n"
                      "# {}.\n",
                      tool, c.model_label(), c.world_size(), c.cluster.hardware, c.cluster.nodes,
@@ -288,37 +359,52 @@ int every_kth_block(double ratio) {
   return std::max(1, int(std::floor(1.0 / ratio + 1e-9)));
 }
 
-// How to launch torchtitan with `args` on the plan's nodes: run_train.sh on one node (it runs
-// torchrun --nproc_per_node=$NGPU with a local rendezvous and sets the allocator variable,
-// run_train.sh @e61f2cce4 and @b5bcd76c6); on several, torchrun itself on every node with one
-// rendezvous and the expandable segments the plan assumes (PYTORCH_ALLOC_CONF from torch 2.8,
-// PYTORCH_CUDA_ALLOC_CONF before: both set).
-// `run_train_env` names the config for run_train.sh, `train_args` for torchtitan.train.
-std::string torchtitan_launch(const TrainConfig& c, const std::string& run_train_env, const std::string& train_args) {
+// How to launch torchtitan on the plan's nodes: run_train.sh on one node (it runs torchrun
+// --nproc_per_node=$NGPU with a local rendezvous and sets the allocator variable, run_train.sh
+// @81af8833d and @b5bcd76c6); on several, torchrun itself on every node with one rendezvous and
+// the expandable segments the plan assumes (PYTORCH_ALLOC_CONF from torch 2.8,
+// PYTORCH_CUDA_ALLOC_CONF before: both set). `env` ("" or e.g. "PYTHONPATH=...") goes before
+// both commands, `run_train_env` names the config for run_train.sh, `train_args` for
+// torchtitan.train.
+std::string torchtitan_launch(const TrainConfig& c, const std::string& env, const std::string& run_train_env,
+                              const std::string& train_args) {
+  const std::string prefix = env.empty() ? "" : env + " ";
   if (c.cluster.nodes == 1)
-    return fmt::format("# Launch, from torchtitan's checkout:\n#   {} NGPU={} ./run_train.sh\n", run_train_env,
+    return fmt::format("# Launch, from torchtitan's checkout:\n#   {}{} NGPU={} ./run_train.sh\n", prefix, run_train_env,
                        c.cluster.gpus_per_node);
   return fmt::format(
       "# Launch on each of the {} nodes, from torchtitan's checkout (run_train.sh starts one node only):\n"
-      "#   PYTORCH_ALLOC_CONF=expandable_segments:True PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \\\n"
+      "#   {}PYTORCH_ALLOC_CONF=expandable_segments:True PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \\\n"
       "#   torchrun --nnodes {} --nproc_per_node {} --rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500 \\\n"
       "#     -m torchtitan.train {}\n",
-      c.cluster.nodes, c.cluster.nodes, c.cluster.gpus_per_node, train_args);
+      c.cluster.nodes, prefix, c.cluster.nodes, c.cluster.gpus_per_node, train_args);
+}
+
+// How a file of arguments, one shell word per line, is used (`file` its name, `command` what
+// takes them).
+std::string word_file_usage(const std::string& file, const std::string& command) {
+  return fmt::format(
+      "# Each line below is one argument written as a shell word (quoted where it needs quotes); lines\n"
+      "# starting with # are comments. In bash, the arguments with their quotes removed:\n"
+      "#   eval \"args=($(grep -v '^#' {}))\"\n"
+      "#   {} \"${{args[@]}}\"\n"
+      "# In Python: shlex.split(open(\"{}\").read(), comments=True).\n",
+      file, command, file);
 }
 
 std::string render_torchtitan_toml(const TrainConfig& c) {
   std::string o = header(c, "torchtitan");
-  o += "# torchtitan v0.2.1 and v0.2.2 TOML job config (torchtitan/config/job_config.py from e61f2cce4 to\n"
-       "# 9810191bb^; v0.2.0 has no [debug] table). The current generation (from 9810191bb, #2386) reads\n"
-       "# no TOML: emit --torchtitan-version current writes its torchtitan_recipe.py.\n";
-  o += torchtitan_launch(c, "CONFIG_FILE=torchtitan.toml", "--job.config_file torchtitan.toml");
+  o += "# torchtitan v0.2.1 and v0.2.2 TOML job config (torchtitan/config/job_config.py from v0.2.1,\n"
+       "# 81af8833d, to 9810191bb^; v0.2.0 has no [debug] table). The current generation (from 9810191bb,\n"
+       "# #2386) reads no TOML: emit --torchtitan-version current writes its torchtitan_recipe.py.\n";
+  o += torchtitan_launch(c, "", "CONFIG_FILE=torchtitan.toml", "--job.config_file torchtitan.toml");
   std::string section;
   for (const TitanEntry& e : torchtitan_entries(c)) {
     if (e.section != section) {
       section = e.section;
-      o += fmt::format("\n[{}]\n", section);
+      o += fmt::format("\n[{}]\n", section);  // section names are this file's constants
     }
-    o += fmt::format("{} = {}", e.key, e.toml);
+    o += toml_line(e.key_value);
     if (!e.note.empty()) o += "  # " + e.note;
     o += "\n";
   }
@@ -327,13 +413,13 @@ std::string render_torchtitan_toml(const TrainConfig& c) {
 
 std::string render_torchtitan_overrides(const TrainConfig& c) {
   std::string o = header(c, "torchtitan");
-  o += "# The settings of torchtitan.toml as command-line overrides, one per line, for torchtitan v0.2.1 and\n"
-       "# v0.2.2 (tyro: a boolean is a flag, --compile.enable / --compile.no-enable). The current generation\n"
-       "# (from 9810191bb, #2386) has other keys: emit --torchtitan-version current. E.g. on top of a config:\n"
-       "#   CONFIG_FILE=... NGPU=... ./run_train.sh $(grep -v '^#' torchtitan_overrides.txt)\n";
+  o += "# The settings of torchtitan.toml as command-line overrides for torchtitan v0.2.1 and v0.2.2 (tyro:\n"
+       "# a boolean is a flag, --compile.enable / --compile.no-enable; a list is one comma-separated value).\n"
+       "# The current generation (from 9810191bb, #2386) has other keys: emit --torchtitan-version current.\n";
+  o += word_file_usage("torchtitan_overrides.txt", "CONFIG_FILE=... NGPU=... ./run_train.sh");
   for (const TitanEntry& e : torchtitan_entries(c)) {
     if (!e.note.empty()) o += "# " + e.note + "\n";
-    o += "--" + e.cli + "\n";
+    o += shell_quote("--" + e.cli) + "\n";
   }
   return o;
 }
@@ -396,17 +482,45 @@ std::string render_accelerate_yaml(const TrainConfig& c) {
   return o;
 }
 
+// fms-fsdp train_config's defaults point at its authors' cluster (data_path "/fsx/data",
+// tokenizer_path "/fsx/tokenizer", ckpt_save_path and ckpt_load_path "/fsx/output/ckpt":
+// fms_fsdp/config/training.py @5a296af); fms-fsdp saves at its last step whatever
+// checkpoint_interval is (fms_fsdp/utils/train_utils.py, `batch_idx == cfg.num_steps`).
+std::vector<std::string> fms_fsdp_notes(const TrainConfig& c) {
+  std::vector<std::string> notes;
+  const std::string data =
+      c.data.path.empty()
+          ? "the plan names no data (emit --data / data.path)"
+          : fmt::format("data.path {} is an llm.c token file, which fms-fsdp does not read", c.data.path);
+  notes.push_back(fmt::format(
+      "no data arguments are written: {}. fms-fsdp reads its own layout (--data_path DIR of --file_type shards with "
+      "--datasets, --weights, --tokenizer_path); add those, or --use_dummy_dataset=True to time the plan on "
+      "generated tokens. Without them it reads its defaults /fsx/data and /fsx/tokenizer.",
+      data));
+  if (c.checkpoint.dir.empty())
+    notes.push_back(
+        "no checkpoint folder is written: the plan has none (checkpoint.dir). fms-fsdp cannot turn saving off: it "
+        "saves at its last step and every --checkpoint_interval into --ckpt_save_path, and resumes from there; add "
+        "--ckpt_save_path=DIR --ckpt_load_path=DIR, or it uses its default /fsx/output/ckpt for both.");
+  return notes;
+}
+
 std::string render_fms_fsdp_args(const TrainConfig& c) {
   const auto s = c.parallelism.sharding_strategy;
   const auto& ac = c.activation_checkpointing;
   std::string o = header(c, "fms-fsdp");
-  o += "# Arguments of fms-fsdp's main_training_llama.py, one per line, e.g.\n"
-       "#   torchrun ... main_training_llama.py $(grep -v '^#' fms_fsdp_args.txt)\n";
+  o += "# Arguments of fms-fsdp's main_training_llama.py (fms_fsdp/config/training.py train_config).\n";
+  o += word_file_usage("fms_fsdp_args.txt", "torchrun ... main_training_llama.py");
+  for (const std::string& note : fms_fsdp_notes(c)) o += "# NOTE: " + note + "\n";
+  // One argument, --key=value, as one shell word.
+  const auto arg = [&](const std::string& key, const std::string& value) {
+    o += shell_quote("--" + key + "=" + value) + "\n";
+  };
   const std::string variant = fms_fsdp_variant(c.model);
   if (variant.empty())
     o += fmt::format("# no fms-fsdp model_variant has these dimensions (L={} d={} heads={} kv={} ffn={}); add one\n",
                      c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim);
-  o += fmt::format("--model_variant={}\n", variant.empty() ? c.model_label() : variant);
+  arg("model_variant", variant.empty() ? c.model_label() : variant);
   std::string strategy = "fsdp";
   if (s == ShardingStrategy::hybrid_shard) {
     strategy = "hsdp";
@@ -418,36 +532,39 @@ std::string render_fms_fsdp_args(const TrainConfig& c) {
   } else if (s == ShardingStrategy::shard_grad_op) {
     o += "# shard_grad_op has no fms-fsdp name: fsdp (FULL_SHARD) needs less memory and is slower\n";
   }
-  o += fmt::format("--sharding_strategy={}\n", strategy);
-  o += fmt::format("--fsdp_activation_checkpointing={}\n", ac.mode == AcMode::none ? "False" : "True");
+  arg("sharding_strategy", strategy);
+  arg("fsdp_activation_checkpointing", ac.mode == AcMode::none ? "False" : "True");
   if (ac.mode == AcMode::selective_op)
     o += "# selective_op: fms-fsdp has no op-level checkpointing; every block is checkpointed (less memory, slower)\n";
   if (ac.mode != AcMode::none)
-    o += fmt::format("--selective_checkpointing={:g}\n", ac.mode == AcMode::selective ? ac.ratio : 1.0);
+    arg("selective_checkpointing", fmt::format("{:g}", ac.mode == AcMode::selective ? ac.ratio : 1.0));
   if (c.precision.param_dtype == "fp16")
     o += "# fms-fsdp picks bf16 when the GPU supports it, else fp16\n";
   if (c.precision.param_dtype != "fp32" && c.precision.reduce_dtype != c.precision.param_dtype)
     o += fmt::format("# fms-fsdp's mixed-precision policies reduce in the param dtype (bfSixteen: bf16); the plan's {} "
                      "reduction is not expressible here and the run reduces in {}\n",
                      c.precision.reduce_dtype, c.precision.param_dtype);
-  o += fmt::format("--mixed_precision={}\n", c.precision.param_dtype == "fp32" ? "False" : "True");
+  arg("mixed_precision", c.precision.param_dtype == "fp32" ? "False" : "True");
   if (c.precision.fp8_on()) o += "# fp8: fms-fsdp has no fp8 switch; the plan's fp8 speed-up does not apply\n";
   if (c.training.grad_accum > 1)
     o += fmt::format("# fms-fsdp has no gradient accumulation: the plan's {} micro-steps per step become {} "
                      "steps of 1/{} the batch\n",
                      c.training.grad_accum, c.training.grad_accum, c.training.grad_accum);
-  o += fmt::format("--batch_size={}\n", c.training.micro_batch);
-  o += fmt::format("--seq_length={}\n", c.training.seq_len);
-  o += fmt::format("--vocab_size={}\n", c.model.vocab);
-  o += fmt::format("--num_steps={}\n", int64_t(c.training.steps) * c.training.grad_accum);
-  o += fmt::format("--learning_rate={}\n", real(c.optimizer.lr));
-  o += fmt::format("--grad_clip_thresh={}\n", real(c.training.max_grad_norm));
-  o += fmt::format("--seed={}\n", c.training.seed);
-  o += fmt::format("--use_torch_compile={}\n", c.precision.compile ? "True" : "False");
-  o += fmt::format("--report_interval={}\n", c.metrics.log_freq);
+  arg("batch_size", fmt::format("{}", c.training.micro_batch));
+  arg("seq_length", fmt::format("{}", c.training.seq_len));
+  arg("vocab_size", fmt::format("{}", c.model.vocab));
+  arg("num_steps", fmt::format("{}", int64_t(c.training.steps) * c.training.grad_accum));
+  arg("learning_rate", real(c.optimizer.lr));
+  arg("grad_clip_thresh", real(c.training.max_grad_norm));
+  arg("seed", fmt::format("{}", c.training.seed));
+  arg("use_torch_compile", c.precision.compile ? "True" : "False");
+  arg("report_interval", fmt::format("{}", c.metrics.log_freq));
   if (!c.checkpoint.dir.empty()) {
-    o += fmt::format("--ckpt_save_path={}\n", c.checkpoint.dir);
-    if (c.checkpoint.interval > 0) o += fmt::format("--checkpoint_interval={}\n", c.checkpoint.interval);
+    // fms-fsdp resumes from the save folder when it holds a checkpoint, else starts from the
+    // load path (checkpointing_utils.py Checkpointer.load): both the plan's folder.
+    arg("ckpt_save_path", c.checkpoint.dir);
+    arg("ckpt_load_path", c.checkpoint.dir);
+    if (c.checkpoint.interval > 0) arg("checkpoint_interval", std::to_string(c.checkpoint.interval));
   }
   return o;
 }
@@ -502,15 +619,19 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   std::string base = "llama3_8b";
   if (flavor == "70B") base = "llama3_70b";
   if (flavor == "405B") base = "llama3_405b";
-  std::string o = header(c, "torchtitan");
+  std::string o = header(c, "torchtitan");  // refuses strings that cannot be written first
   o += "# torchtitan's current configuration (a Trainer.Config function, --module/--config; read at\n"
        "# pytorch/torchtitan@b5bcd76c6). Put this file where Python finds it (PYTHONPATH=/path/to/this/dir).\n";
-  o += torchtitan_launch(c, "PYTHONPATH=/path/to/this/dir MODULE=torchtitan_recipe CONFIG=shardcast_plan",
+  o += torchtitan_launch(c, "PYTHONPATH=/path/to/this/dir", "MODULE=torchtitan_recipe CONFIG=shardcast_plan",
                          "--module torchtitan_recipe --config shardcast_plan");
   o += "# Not as planned (runtime torchtitan; docs/import.md \"Emitting for torchtitan\"): llama3's model_registry\n"
        "# builds FlexAttention with per-document (block-causal) masks (SDPA refused for language models since\n"
        "# 169545712, #3571), where the plan charges causal attention over the whole sequence; the registered\n"
-       "# config's loss is ChunkedLossWrapper (9530a874d), where the plan charges the fp32 up-cast of all logits.\n";
+       "# config's loss is ChunkedLossWrapper (9530a874d), where the plan charges the fp32 up-cast of all logits.\n"
+       "# Not expressed: CUDA graphs. This generation captures forward+backward in a CUDA graph unless\n"
+       "# training.disable_cuda_graphs (default False; trainer.py wrap_with_cuda_graph, f84224af0, #3559) and then\n"
+       "# keeps gradients between steps (zero_grad(set_to_none=False)). The plan models neither the host time the\n"
+       "# graphs save, nor their memory pool, nor the kept gradients; this recipe leaves the setting as torchtitan has it.\n";
   o += "from torchtitan.components.optimizer.optimizer import ParamGroupConfig\n";
   if (c.precision.fp8_on()) o += "from torchtitan.components.quantization import Float8LinearConverter\n";
   o += "from torchtitan.config import CompileConfig\n";
@@ -526,18 +647,18 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   const std::string model_name = flavor.empty() ? c.model_label() : flavor;
   if (flavor.empty())
     o += fmt::format("    # no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={} tied={}):\n"
-                     "    # register one named \"{}\" in torchtitan/models/llama3/__init__.py llama3_configs\n",
+                     "    # register one named {} in torchtitan/models/llama3/__init__.py llama3_configs\n",
                      c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim,
-                     c.model.tied_embeddings ? "yes" : "no", model_name);
+                     c.model.tied_embeddings ? "yes" : "no", python_str(model_name));
   // Always the model the plan has, with the converters the plan has and no others.
   if (c.precision.fp8_on())
     set("model_spec",
-        fmt::format("model_registry(\"{}\", converters=[Float8LinearConverter.Config(recipe_name=\"{}\", "
+        fmt::format("model_registry({}, converters=[Float8LinearConverter.Config(recipe_name={}, "
                     "model_compile_enabled={})])",
-                    model_name, to_string(c.precision.fp8), c.precision.compile ? "True" : "False"),
+                    python_str(model_name), python_str(to_string(c.precision.fp8)), c.precision.compile ? "True" : "False"),
         "fp8 matmuls (float8 linear; collectives in bf16)");
   else
-    set("model_spec", fmt::format("model_registry(\"{}\")", model_name), "bf16 matmuls: no converters");
+    set("model_spec", fmt::format("model_registry({})", python_str(model_name)), "bf16 matmuls: no converters");
   const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
   const int dp = W;  // data-parallel ranks (replicate x shard)
   set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(micro_tokens),
@@ -547,8 +668,8 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   set("training.max_context_length", std::to_string(c.training.seq_len));
   set("training.max_norm", real(c.training.max_grad_norm));
   set("training.steps", std::to_string(c.training.steps));
-  set("training.mixed_precision_param", quoted(torch_dtype(c.precision.param_dtype)));
-  set("training.mixed_precision_reduce", quoted("float32"));
+  set("training.mixed_precision_param", python_str(torch_dtype(c.precision.param_dtype)));
+  set("training.mixed_precision_reduce", python_str("float32"));
   if (s == ShardingStrategy::no_shard) {
     set("parallelism.data_parallel_replicate_degree", std::to_string(W), "no_shard: plain data parallel");
     set("parallelism.data_parallel_shard_degree", "1");
@@ -560,9 +681,9 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
     set("parallelism.data_parallel_shard_degree", std::to_string(W));
   }
   if (s == ShardingStrategy::shard_grad_op)
-    set("parallelism.fsdp_reshard_after_forward", quoted("never"), "shard_grad_op: keep parameters gathered");
+    set("parallelism.fsdp_reshard_after_forward", python_str("never"), "shard_grad_op: keep parameters gathered");
   else if (s != ShardingStrategy::no_shard)
-    set("parallelism.fsdp_reshard_after_forward", quoted("default"));
+    set("parallelism.fsdp_reshard_after_forward", python_str("default"));
   // Data parallel only: the base config's tensor parallelism (8 for 70B and 405B) and any
   // other dimension off, so the degrees multiply to the world size (parallel_dims.py).
   set("parallelism.tensor_parallel_degree", "1", "FSDP only");
@@ -593,18 +714,18 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   if (c.lr_schedule.decay == "constant") {
     set("lr_scheduler.decay_ratio", "0.0", "constant lr: no decay phase");
   } else {
-    set("lr_scheduler.decay_type", quoted(c.lr_schedule.decay));
+    set("lr_scheduler.decay_type", python_str(c.lr_schedule.decay));
     set("lr_scheduler.min_lr_factor", real(c.lr_schedule.min_lr_factor));
   }
   const CheckpointConfig& ck = c.checkpoint;
   if (!ck.dir.empty() || !ck.initial_load_path.empty()) {
     set("checkpoint.enable", "True");
-    if (!ck.dir.empty()) set("checkpoint.folder", quoted(ck.dir));
+    if (!ck.dir.empty()) set("checkpoint.folder", python_str(ck.dir));
     if (ck.interval > 0) set("checkpoint.interval", std::to_string(ck.interval));
     set("checkpoint.keep_latest_k", std::to_string(ck.keep));
-    set("checkpoint.async_mode", quoted(ck.async_mode));  // CheckpointManager.Config (dcp.py)
+    set("checkpoint.async_mode", python_str(ck.async_mode));  // CheckpointManager.Config (dcp.py)
     if (!ck.initial_load_path.empty()) {
-      set("checkpoint.initial_load_path", quoted(ck.initial_load_path),
+      set("checkpoint.initial_load_path", python_str(ck.initial_load_path),
           ck.dir.empty() ? "Hugging Face weights; enabled for them, torchtitan also saves to its default folder"
                          : "Hugging Face weights");
       set("checkpoint.initial_load_in_hf", "True");

@@ -1,7 +1,11 @@
 // The same plan for trainers users already have: torchtitan, HF accelerate, fms-fsdp.
 //
-// What it is: pure renderers from a TrainConfig to each tool's own names: torchtitan in its two
-// configuration generations — v0.2.x, a TOML job config and its `--section.key=value`
+// What it is: pure renderers from a TrainConfig to each tool's own names, every string from the
+// config written by that format's writer — TOML by toml++'s formatter, Python string literals
+// by a JSON encoder (ASCII), shell words by shared/emitted_text.h shell_quote (the override and
+// argument files are one shell word per line) — after require_emittable_strings refused what
+// no file can hold (a line break, a control character, bytes that are not UTF-8). The tools:
+// torchtitan in its two configuration generations — v0.2.x, a TOML job config and its `--section.key=value`
 // overrides (one list, two spellings; keys of torchtitan/config/job_config.py), and the current
 // one, a Python Trainer.Config function chosen with `--module/--config` (keys of
 // torchtitan/config/configs.py and the component configs at pytorch/torchtitan@b5bcd76c6) —
@@ -25,7 +29,7 @@
 
 namespace shardcast::planner {
 
-// torchtitan's configuration generations: v0.2.1+ (TOML, e61f2cce4 to 238fa9953) and
+// torchtitan's configuration generations: v0.2.1+ (TOML, v0.2.1 = 81af8833d to 238fa9953) and
 // the current Python config registry (pytorch/torchtitan#2386 onwards; read at b5bcd76c6).
 enum class TorchtitanVersion { v0_2, current };
 std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s);  // "0.2" | "current"
@@ -47,6 +51,10 @@ std::string render_torchtitan_overrides(const TrainConfig& cfg);  // one overrid
 std::string render_torchtitan_recipe(const TrainConfig& cfg);
 std::string render_accelerate_yaml(const TrainConfig& cfg);
 std::string render_fms_fsdp_args(const TrainConfig& cfg);         // one argument per line
+// What fms_fsdp_args.txt leaves out and fms-fsdp then takes from its /fsx defaults (data and
+// tokenizer always: fms-fsdp reads no llm.c token file; the checkpoint folders when the plan
+// has none): each a sentence, written as "# NOTE:" lines in the file and by emit on stderr.
+std::vector<std::string> fms_fsdp_notes(const TrainConfig& cfg);
 
 // The configuration a framework's emitted file runs, where the file can only approximate the
 // plan (each approximation is also a comment in the file): fms-fsdp reduces in the parameters'

@@ -114,7 +114,7 @@ TEST(Emit, SearchWinnerRoundTripsAndScriptsPassBashN) {
   const std::string sbatch = slurp(dir / "launch.sbatch");
   EXPECT_TRUE(contains(sbatch, "#SBATCH --nodes=8\n"));
   EXPECT_TRUE(contains(sbatch, "#SBATCH --ntasks-per-node=8\n"));
-  EXPECT_TRUE(contains(sbatch, "scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1"));
+  EXPECT_TRUE(contains(sbatch, "scontrol show hostnames \"$SLURM_JOB_NODELIST\" | sed -n 1p"));
   EXPECT_TRUE(contains(sbatch, "export WORLD_SIZE="));
   EXPECT_TRUE(contains(sbatch, "export LOCAL_WORLD_SIZE="));
   EXPECT_TRUE(contains(sbatch, "export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID"));
@@ -358,7 +358,8 @@ TEST(EmitEcosystem, HybridShardMapsToEachToolsNames) {
   EXPECT_TRUE(contains(titan, "--activation_checkpoint.selective_ac_option=1\n"));
   EXPECT_TRUE(contains(titan, "is not 1/k"));
   EXPECT_TRUE(contains(titan, "--compile.enable\n"));  // tyro: a boolean is a flag, no value
-  EXPECT_TRUE(contains(titan, "--compile.components model loss\n"));
+  // list[str] since torchtitan e98ae9953 (v0.2.1, v0.2.2): one comma-separated value (manager.py list_str_rule).
+  EXPECT_TRUE(contains(titan, "--compile.components=model,loss\n"));
   // llama2-7b is not a torchtitan llama3 flavor: named, with a comment.
   EXPECT_TRUE(contains(titan, "no torchtitan llama3 flavor"));
 

@@ -284,6 +284,11 @@ TEST(EmitTorchtitan, CurrentRecipeUndoesTheBaseConfigsOtherChoices) {
     // 64 nodes: run_train.sh starts one node only; torchrun on each, with the allocator setting.
     EXPECT_NE(py.find("torchrun --nnodes 64 --nproc_per_node 8"), std::string::npos) << py;
     EXPECT_NE(py.find("PYTORCH_ALLOC_CONF=expandable_segments:True"), std::string::npos);
+    // The recipe's module is found on every node as on one: the same PYTHONPATH.
+    EXPECT_NE(py.find("#   PYTHONPATH=/path/to/this/dir PYTORCH_ALLOC_CONF=expandable_segments:True"), std::string::npos)
+        << py;
+    // What the recipe cannot express is said: CUDA graphs (f84224af0).
+    EXPECT_NE(py.find("Not expressed: CUDA graphs"), std::string::npos);
   }
   // One node: run_train.sh.
   TrainConfig one = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);

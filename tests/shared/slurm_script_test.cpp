@@ -68,5 +68,32 @@ TEST(SlurmScript, RefusesNoTimeLimitAndPathsThatNeedQuoting) {
   }
 }
 
+// The model name reaches #SBATCH --job-name only as letters, digits and . _ + -; a line break
+// in it is refused by key; the rank check's message is one quoted word.
+TEST(SlurmScript, JobNameIsSanitizedAndNewlinesAreRefused) {
+  SlurmScriptOptions o;
+  o.generator = "test";
+  o.predicted_step_s = 1.0;
+  TrainConfig c = two_nodes();
+  c.model_preset.clear();
+  c.model.name = "my \"model\" $(touch X) #1";
+  const std::string s = render_slurm_script(c, o);
+  EXPECT_NE(s.find("#SBATCH --job-name=shardcast-my__model____touch_X___1\n"), std::string::npos) << s;
+  EXPECT_EQ(slurm_job_name("llama3-8b"), "shardcast-llama3-8b");
+  EXPECT_NE(s.find("  echo 'launch.sbatch: run.toml plans 16 ranks (2 x 8) but Slurm gave '\"$WORLD_SIZE\" >&2\n"),
+            std::string::npos)
+      << s;
+  c.model.name = "x\ntouch pwned";
+  try {
+    render_slurm_script(c, o);
+    ADD_FAILURE() << "a newline in model.name written";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "model.name");
+  }
+  c.model.name = "ok";
+  o.script_name = "a\nb.sbatch";
+  EXPECT_THROW(render_slurm_script(c, o), UsageError);
+}
+
 }  // namespace
 }  // namespace shardcast
