@@ -16,6 +16,7 @@
 #include "planner/evidence/predict.h"
 #include "planner/evidence/baseline.h"
 #include "planner/cli/commands.h"
+#include "planner/cli/run_dirs_report.h"
 #include "planner/cli/config_flags.h"
 #include "planner/evidence/crossval.h"
 #include "planner/evidence/decision_error.h"
@@ -448,7 +449,7 @@ void register_validate(CLI::App& app) {
       if (a->pairs) throw UsageError("validate: --pairs compares rows of --published FILE.csv, not run directories");
       if (!a->fit_hardware.empty() || a->baseline || a->crossval || !a->annotations.empty())
         throw UsageError("validate RUN_DIR...: --fit, --baseline, --crossval and --annotations apply to --published FILE.csv");
-      return planner::print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware, a->reference_run);
+      return print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware, a->reference_run);
     }
     if (!a->reference_run.empty())
       throw UsageError("validate: --reference-run applies to run directories (RUN_DIR...); a published CSV is "

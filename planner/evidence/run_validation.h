@@ -3,9 +3,9 @@
 //
 // What it is: compare_run() takes a run directory read by read_run_dir() (run_dir.h) and predicts the
 // run now for its runtime (run.toml's `runtime`, resolve_plan_options) with a hardware profile (default: the run's own) so a re-calibrated profile can be
-// judged on old runs. print_run_dirs() is `shardcast validate RUN_DIR...`.
+// judged on old runs.
 // What it is not: published-run validation (validate.h) or fitting (calibrate.h). Functions
-// are reentrant; printing goes to stdout.
+// are reentrant; they print nothing (planner/cli/run_dirs_report.h prints).
 #pragma once
 
 #include <string>
@@ -56,11 +56,5 @@ struct RunSummary {
   double mape_mem = 0, max_abs_mem = 0;    // %
 };
 RunSummary summarize_runs(const std::vector<RunComparison>& rows);
-
-// `shardcast validate RUN_DIR... [--json] [--markdown] [--gpu H] [--reference-run DIR]`: each
-// run's validation.json table, then the planner-vs-measured table of all runs and the summary.
-// hardware "" = each run's own cluster.hardware; reference "" = the model alone.
-void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware,
-                    const std::string& reference = "");
 
 }  // namespace shardcast::planner
