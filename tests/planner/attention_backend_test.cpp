@@ -151,7 +151,7 @@ TEST(AttentionBackend, FlashAttention1RunsAtItsPublishedShareOfTheFlashRate) {
   opt.op_breakdown = true;
   ASSERT_EQ(opt.attention_kernel, AttentionKernel::flash2);
   const Prediction flash = plan(c, hw, opt);
-  opt.attention_kernel = "flash1";
+  opt.attention_kernel = AttentionKernel::flash1;
   const Prediction flash1 = plan(c, hw, opt);
   EXPECT_EQ(flash.attention, "flash");
   EXPECT_EQ(flash1.attention, "flash1");
