@@ -8,6 +8,10 @@
 // allocator) per rank. CPU caveats: ranks share this machine's cores (OMP threads =
 // cores / ranks), and Gloo's reduce-scatter is an all-reduce (2x traffic), so these are
 // not GPU FSDP numbers — the ratios between strategies are the point.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -27,6 +31,25 @@ namespace fs = std::filesystem;
 using namespace shardcast::trainer;
 
 namespace {
+
+// Runs argv[0] with argv (no shell: no string of it is parsed), stdout and stderr into `log`;
+// returns its exit status (-1 when it could not start or did not exit normally).
+int run_to_log(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  ::posix_spawn_file_actions_init(&fa);
+  ::posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ::posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  ::posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
 
 struct Cell {
   bool ok = false;
@@ -118,14 +141,12 @@ int main(int argc, char** argv) {
         const fs::path cfg = work / (tag + ".toml");
         const fs::path log = work / (tag + ".log");
         std::ofstream(cfg) << run_toml(model, s, w, hsdp, micro_batch, seq_len, steps, data, dir.string());
-        const std::string cmd = fmt::format("'{}' launch --nproc-per-node {} '{}' > '{}' 2>&1", trainer.string(), w,
-                                            cfg.string(), log.string());
         fmt::print(stderr, "  running {} x {} (repeat {}) ...\n", w, s, rep + 1);
         Cell& c = cells[{w, s}];
         c.layout = s == "hybrid_shard" ? fmt::format("{}x{}", hsdp, w / hsdp)
                    : s == "no_shard"   ? fmt::format("1x{}", w)
                                        : fmt::format("{}x1", w);
-        if (std::system(cmd.c_str()) != 0) {
+        if (run_to_log({trainer.string(), "launch", "--nproc-per-node", std::to_string(w), cfg.string()}, log) != 0) {
           fmt::print(stderr, "  FAILED: see {}\n", log.string());
           continue;
         }
