@@ -244,7 +244,7 @@ TEST(ConfigIo, HostileInputsAreRefusedByName) {
   const Case cases[] = {
       {"read_text /dev/zero", [] { read_text("/dev/zero"); }, "/dev/zero: is not a regular file"},
       {"hardware: a .toml link to /dev/zero", [&] { load_hardware(zero); }, zero + ": is not a regular file"},
-      {"model: a directory", [&] { load_model((dir / "dir.toml").string()); }, "dir.toml: is a directory, not a file"},
+      {"model: a directory", [&] { load_model((dir / "dir.toml").string()); }, "dir.toml: is a directory, not a model file"},
       {"hardware over the TOML limit", [&] { load_hardware(big); },
        big + ": is 16777217 bytes, over the limit of 16777216 bytes"},
       {"runtime path without .toml", [] { resolve_preset("../../../../etc/passwd", "runtimes", "runtime"); },

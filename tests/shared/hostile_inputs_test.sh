@@ -67,7 +67,7 @@ ln -s /dev/zero "$T/zero.toml"
 row "--gpu a .toml link to /dev/zero" 2 "zero.toml: is not a regular file" timeout 20 "$SC" plan --model llama3-8b --gpu "$T/zero.toml" --gpus 8
 row "--model a .toml link to /dev/zero" 2 "zero.toml: is not a regular file" timeout 20 "$SC" show-model "$T/zero.toml"
 mkdir "$T/model_dir.toml"
-row "--model a directory" 2 "model_dir.toml: is a directory, not a file" "$SC" show-model "$T/model_dir.toml"
+row "--model a directory" 2 "model_dir.toml: is a directory, not a model file" "$SC" show-model "$T/model_dir.toml"
 truncate -s $((16 * 1024 * 1024 + 1)) "$T/big.toml"
 row "--gpu a .toml over 16 MiB" 2 "big.toml: is 16777217 bytes, over the limit of 16777216 bytes" "$SC" plan --model llama3-8b --gpu "$T/big.toml" --gpus 8
 row "import log /dev/zero" 2 "/dev/zero: is not a regular file" timeout 20 "$SC" import torchtitan /dev/zero \
