@@ -51,7 +51,7 @@ cases=(
   "check: a directory as data.path|2|is not a readable file|check $R/configs/train/tiny-2rank.toml --data $T/model_dir"
   "plan: --inter-node-gbps 1e-30|2|--inter-node-gbps: 1e-30 is not allowed: must be in \[0.1,inf\)|plan $PLAN --inter-node-gbps 1e-30"
   "plan: --inter-node-gbps 0.1 (the bound) plans|0|compute 1.5|plan $PLAN --inter-node-gbps 0.1"
-  "plan: a directory as the model file|2|$T/model_dir/?: is a directory, not a model file|plan --model $T/model_dir/ --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 2048"
+  "plan: a directory as the model file|2|model_dir/' is read as a path|plan --model $T/model_dir/ --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 2048"
   "import: a directory as the log|2|is a directory|import torchtitan $T/model_dir $IMPORT --out $T/x1"
   "import: --out under a file|2|import: --out $T/a_file/run: cannot create the directory|import torchtitan $D/torchtitan_2024.log $IMPORT --out $T/a_file/run"
   "import: --out whose run.toml is a directory|2|run.toml is a directory|import torchtitan $D/torchtitan_2024.log $IMPORT --out $T/out_has_dir"

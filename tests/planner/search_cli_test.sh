@@ -32,7 +32,9 @@ check "12 GPUs on 8-GPU nodes exits 2 (got $rc)" "[ $rc = 2 ]"
 "$bin" scale --model llama3-8b --gpu H100-80GB-SXM --tokens 2X > /dev/null 2>&1; rc=$?
 check "bad --tokens exits 2 (got $rc)" "[ $rc = 2 ]"
 
-printf 'tokens' > "$tmp/corpus.bin"
+# A token file in the trainer's layout (trainer/data/token_file.h): 256 int32 header words
+# (magic 20240520, version 1, token count), then uint16 tokens; `check` reads its header.
+python3 -c 'import struct,sys; h=[20240520,1,300]+[0]*253; open(sys.argv[1],"wb").write(struct.pack("<256i",*h)+struct.pack("<300H",*range(300)))' "$tmp/corpus.bin"
 "$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --seq-len 4096 --from-search 1 --reduce-dtype fp32 \
   --data "$tmp/corpus.bin" --out "$tmp/out" > /dev/null 2> "$tmp/emit.err"; rc=$?
 check "emit --from-search 1 exits 0 (got $rc)" "[ $rc = 0 ]"
