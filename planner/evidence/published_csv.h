@@ -75,7 +75,7 @@ std::string csv_field(const std::string& value);
 // The plausible range of each measured column. A value outside it is not a measurement (a typo,
 // a unit slip, 1e308 from a broken tool): the file is refused naming the file, the row_id, its
 // line and the column (an empty cell is "not measured", never refused). The same bounds hold
-// for the numbers of an imported training log (planner/import/run_import.cpp).
+// for the numbers of an imported training log (planner/evidence/import/run_import.cpp).
 //   measured_tokens_per_sec_per_gpu  finite, > 0, and at most kPlausibleMfu x the GPU's densest
 //       dense peak (max of its bf16 / fp16 / fp8 / fp32 FLOP/s) / the FLOPs every token must
 //       execute (torchtitan's count, 6·(N − embedding) + 12·L·d·s: ModelSpec::

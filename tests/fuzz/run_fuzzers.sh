@@ -18,11 +18,11 @@ echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long){return 0
 FLAGS="-std=c++17 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I$SRC \
   $(pkg-config --cflags tomlplusplus) -DSHARDCAST_SOURCE_CONFIG_DIR=\"$SRC/configs\""
 LIBS="$(pkg-config --libs tomlplusplus) -lfmt"
-SOURCES="shared/config_io.cpp shared/toml_reader.cpp shared/train_config.cpp shared/model_spec.cpp
+SOURCES="shared/config_io.cpp shared/closest_match.cpp shared/toml_reader.cpp shared/train_config.cpp shared/model_spec.cpp
   shared/hardware_spec.cpp shared/prediction.cpp shared/op_category.cpp shared/run_report.cpp trainer/data/token_file.cpp
   trainer/checkpoint/manifest.cpp trainer/export/safetensors_reader.cpp planner/evidence/published_csv.cpp planner/model/ops.cpp planner/model/fp8_recipe.cpp planner/model/fp8_linear_table.cpp planner/model/kernel_rates.cpp planner/model/kernel_table.cpp shared/kernel_table.cpp planner/model/efficiency.cpp
   planner/model/runtime.cpp planner/model/simulator.cpp shared/runtime_spec.cpp shared/config_schema.cpp
-  planner/evidence/import/train_log.cpp planner/import/torchtitan_log.cpp planner/import/fms_fsdp_log.cpp
+  planner/evidence/import/train_log.cpp planner/evidence/import/torchtitan_log.cpp planner/evidence/import/fms_fsdp_log.cpp
   planner/evidence/import/torchtitan_config.cpp planner/evidence/error_band.cpp planner/evidence/decision_error.cpp shared/session.cpp
   planner/model/allocator/measured_allocator_trace.cpp planner/model/allocator/allocation_trace.cpp planner/model/allocator/caching_allocator.cpp planner/model/optimizer_step.cpp"
 OBJS=""

@@ -1,4 +1,4 @@
-// Imports of other trainers' logs (planner/import/): each torchtitan and fms-fsdp log
+// Imports of other trainers' logs (planner/evidence/import/): each torchtitan and fms-fsdp log
 // generation, malformed lines, no steps, warm-up beyond the run, the run directory read back by
 // validate's reader, the torchtitan TOML, and torchtitan's FLOP count.
 //
