@@ -229,7 +229,7 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
 std::vector<std::string> write_run_dir(const ImportedRun& run, const std::string& dir) {
   if (dir.empty()) throw UsageError("import: --out RUN_DIR is required");
   // An output that cannot be written is a path the user gave: exit 2 naming it, as emit's
-  // (planner/emit.cpp), before anything is written.
+  // (planner/emit/emit.cpp), before anything is written.
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UsageError(fmt::format("import: --out {}: cannot create the directory: {}", dir, ec.message()));
