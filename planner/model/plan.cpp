@@ -236,7 +236,7 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   const SimInput& in = units.in;
   const LossMemory& loss = act.loss;
   const bool upcast_loss = act.upcast_loss, logits_held = act.logits_held;
-  AllocatorInputs replayed;
+  double reserved = 0;  // the replay's peak  // bytes
   const double shard = 1.0 / double(no_shard ? 1 : Ns);
   TraceInputs ti;
   for (int64_t P : unit_params) {
@@ -270,8 +270,8 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   // reserved estimate is then the proportional one, as for the configurations search does not
   // replay (over_by_allocated), and the plan does not fit either way.
   try {
-    replayed.replayed_reserved = replay_allocation_trace(trace, ac_cfg).peak_reserved;
-    const double here = std::max(p.mem_peak_bytes, replayed.replayed_reserved);
+    reserved = replay_allocation_trace(trace, ac_cfg).peak_reserved;
+    const double here = std::max(p.mem_peak_bytes, reserved);
     p.mem_reserved_range_bytes = {here, here};
     if (opt.reserved_range) {
       ac_cfg.expandable_segments = !opt.expandable_segments;
@@ -280,10 +280,10 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
     }
   } catch (const std::length_error&) {
     assert(p.mem_peak_bytes > hw.gpu.hbm_bytes);
-    replayed.replayed_reserved = 0;
+    reserved = 0;
     p.mem_reserved_range_bytes = {0, 0};
   }
-  return replayed.replayed_reserved;
+  return reserved;
 }
 
 void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,

@@ -24,8 +24,10 @@ enum class AttentionKernel { flash2, flash1, flash_triton };
 const char* to_string(AttentionKernel k);
 // The float8 Linear the runtime runs (runtime term fp8_library).
 enum class Fp8Library { torchao, transformer_engine };
+bool parse_fp8_library(const std::string& s, Fp8Library& out);  // "torchao" | "transformer_engine"
 // The dtype of a kept unsynced gradient sum (runtime term unsynced_gradient_dtype).
 enum class UnsyncedGradDtype { param_dtype, reduce_dtype, fp32 };
+bool parse_unsynced_grad_dtype(const std::string& s, UnsyncedGradDtype& out);  // "param_dtype" | "reduce_dtype" | "fp32"
 
 // Which runtime the options come from.
 struct RuntimeIdentity {
@@ -187,10 +189,9 @@ struct EvidenceOptions {
   std::string reference_run;  // the run's directory, named in the band note
 };
 
-// What the software executing the plan does outside TrainConfig. Built by
-// resolve_plan_options() (planner/model/runtime.h) from the config's runtime profile; tests may set
-// fields directly.
-// The groups above, one value: the cost model's stages take the group they use.
+// What the software executing the plan does outside TrainConfig, the groups above as one value
+// (the cost model's stages take the group they use). Built by resolve_plan_options()
+// (planner/model/runtime.h) from the config's runtime profile; tests may set fields directly.
 struct PlanOptions : RuntimeIdentity, RuntimeKernels, RuntimeLoop, PlanRequest, EvidenceOptions {};
 
 }  // namespace shardcast::planner

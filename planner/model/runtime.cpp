@@ -106,6 +106,21 @@ const char* to_string(AttentionKernel k) {
   return "flash2";
 }
 
+bool parse_fp8_library(const std::string& s, Fp8Library& out) {
+  if (s == "torchao") out = Fp8Library::torchao;
+  else if (s == "transformer_engine") out = Fp8Library::transformer_engine;
+  else return false;
+  return true;
+}
+
+bool parse_unsynced_grad_dtype(const std::string& s, UnsyncedGradDtype& out) {
+  if (s == "param_dtype") out = UnsyncedGradDtype::param_dtype;
+  else if (s == "reduce_dtype") out = UnsyncedGradDtype::reduce_dtype;
+  else if (s == "fp32") out = UnsyncedGradDtype::fp32;
+  else return false;
+  return true;
+}
+
 PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const TrainConfig& cfg) {
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   PlanOptions o;
@@ -144,16 +159,13 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;
   o.sync_every_micro_step = sync_every_micro_step(t, cfg);
-  if (t.unsynced_gradient_dtype == "fp32") o.unsynced_gradient_dtype = UnsyncedGradDtype::fp32;
-  else if (t.unsynced_gradient_dtype == "reduce_dtype") o.unsynced_gradient_dtype = UnsyncedGradDtype::reduce_dtype;
-  else if (t.unsynced_gradient_dtype == "param_dtype") o.unsynced_gradient_dtype = UnsyncedGradDtype::param_dtype;
-  else throw ConfigError(rt.file, "terms.unsynced_gradient_dtype", "\"" + t.unsynced_gradient_dtype + "\" is not allowed");
+  if (!parse_unsynced_grad_dtype(t.unsynced_gradient_dtype, o.unsynced_gradient_dtype))
+    throw ConfigError(rt.file, "terms.unsynced_gradient_dtype", "\"" + t.unsynced_gradient_dtype + "\" is not allowed");
   o.fp8_all_gather = t.fp8_all_gather;
   o.fp8_weight_saved = t.fp8_weight_saved;
   o.fp8_input_saved = t.fp8_input_saved;
-  if (t.fp8_library == "torchao") o.fp8_library = Fp8Library::torchao;
-  else if (t.fp8_library == "transformer_engine") o.fp8_library = Fp8Library::transformer_engine;
-  else throw ConfigError(rt.file, "terms.fp8_library", "\"" + t.fp8_library + "\" is not allowed");
+  if (!parse_fp8_library(t.fp8_library, o.fp8_library))
+    throw ConfigError(rt.file, "terms.fp8_library", "\"" + t.fp8_library + "\" is not allowed");
   o.expandable_segments = t.expandable_segments;
   o.record_stream_buffers = t.collective_buffers == "record_stream";
   o.recompute_early_stop = t.recompute_early_stop;
