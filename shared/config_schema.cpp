@@ -21,6 +21,18 @@ bool set_ac_mode(TrainConfig& c, const std::string& s) {
   return bool(v);
 }
 
+bool set_pp_schedule(TrainConfig& c, const std::string& s) {
+  auto v = parse_pp_schedule(s);
+  if (v) c.parallelism.pp_schedule = *v;
+  return bool(v);
+}
+
+bool set_cp_rotate(TrainConfig& c, const std::string& s) {
+  auto v = parse_cp_rotate(s);
+  if (v) c.parallelism.cp_rotate = *v;
+  return bool(v);
+}
+
 bool set_fp8_recipe(TrainConfig& c, const std::string& s) {
   auto v = parse_fp8_recipe(s);
   if (v) c.precision.fp8 = *v;
@@ -72,6 +84,21 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_KEY("parallelism.hsdp_shard_size", parallelism.hsdp_shard_size),
       SC_KEY("parallelism.max_inflight_all_gathers", parallelism.max_inflight_all_gathers),
       SC_KEY("parallelism.sync_every_micro_step", parallelism.sync_every_micro_step),
+      // The device mesh (shared/mesh.h): torchtitan's degrees and schedule names.
+      SC_KEY("parallelism.dp_replicate", parallelism.dp_replicate),
+      SC_KEY("parallelism.dp_shard", parallelism.dp_shard),
+      SC_KEY("parallelism.tp", parallelism.tp),
+      SC_KEY("parallelism.cp", parallelism.cp),
+      SC_KEY("parallelism.pp", parallelism.pp),
+      SC_KEY("parallelism.tp_async", parallelism.tp_async),
+      TrainConfigKey{"parallelism.pp_schedule",
+                     TrainEnumAccess{[](const TrainConfig& c) -> std::string { return to_string(c.parallelism.pp_schedule); },
+                                     set_pp_schedule, kPpScheduleNames}},
+      SC_KEY("parallelism.pp_microbatch", parallelism.pp_microbatch),
+      SC_KEY("parallelism.pp_virtual_stages", parallelism.pp_virtual_stages),
+      TrainConfigKey{"parallelism.cp_rotate",
+                     TrainEnumAccess{[](const TrainConfig& c) -> std::string { return to_string(c.parallelism.cp_rotate); },
+                                     set_cp_rotate, kCpRotateNames}},
       SC_KEY("training.micro_batch", training.micro_batch),
       SC_KEY("training.seq_len", training.seq_len),
       SC_KEY("training.grad_accum", training.grad_accum),

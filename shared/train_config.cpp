@@ -1,6 +1,7 @@
 #include "shared/train_config.h"
 
 #include "shared/cluster_bounds.h"
+#include "shared/mesh.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,11 +29,24 @@ constexpr EnumName<Fp8Recipe> kFp8Recipes[] = {{Fp8Recipe::none, "none"},
                                                {Fp8Recipe::tensorwise, "tensorwise"},
                                                {Fp8Recipe::rowwise, "rowwise"},
                                                {Fp8Recipe::rowwise_with_gw_hp, "rowwise_with_gw_hp"}};
+// torchtitan's names (torchtitan/distributed/pipeline_parallel.py get_schedule_class).
+constexpr EnumName<PpSchedule> kPpSchedules[] = {{PpSchedule::one_f_one_b, "1F1B"},
+                                                 {PpSchedule::interleaved_1f1b, "Interleaved1F1B"},
+                                                 {PpSchedule::gpipe, "GPipe"},
+                                                 {PpSchedule::zbv_zero_bubble, "ZBVZeroBubble"},
+                                                 {PpSchedule::interleaved_zero_bubble, "InterleavedZeroBubble"}};
+constexpr EnumName<CpRotate> kCpRotates[] = {{CpRotate::allgather, "allgather"}, {CpRotate::alltoall, "alltoall"}};
 }  // namespace
 
 const char* to_string(ShardingStrategy s) { return enum_name(kShardingStrategies, s); }
 const char* to_string(AcMode m) { return enum_name(kAcModes, m); }
 const char* to_string(Fp8Recipe r) { return enum_name(kFp8Recipes, r); }
+const char* to_string(PpSchedule s) { return enum_name(kPpSchedules, s); }
+const char* to_string(CpRotate r) { return enum_name(kCpRotates, r); }
+std::optional<PpSchedule> parse_pp_schedule(const std::string& s) { return enum_parse(kPpSchedules, s); }
+std::optional<CpRotate> parse_cp_rotate(const std::string& s) { return enum_parse(kCpRotates, s); }
+std::vector<PpSchedule> all_pp_schedules() { return enum_values(kPpSchedules); }
+std::vector<CpRotate> all_cp_rotates() { return enum_values(kCpRotates); }
 
 std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s) {
   return enum_parse(kShardingStrategies, s);
@@ -53,14 +67,12 @@ const std::vector<std::string>& master_dtype_names() {
   return names;
 }
 
+int TrainConfig::dp_size() const {
+  return resolve_mesh(parallelism, world_size(), cluster.gpus_per_node).dp();
+}
+
 int ParallelismConfig::shard_group_size(int world_size, int gpus_per_node) const {
-  switch (sharding_strategy) {
-    case ShardingStrategy::full_shard:
-    case ShardingStrategy::shard_grad_op: return world_size;
-    case ShardingStrategy::hybrid_shard: return hsdp_shard_size > 0 ? hsdp_shard_size : gpus_per_node;
-    case ShardingStrategy::no_shard: return 1;
-  }
-  return world_size;
+  return resolve_mesh(*this, world_size, gpus_per_node).dp_shard;
 }
 
 bool ActivationCheckpointingConfig::block_checkpointed(int block) const {
@@ -164,18 +176,20 @@ std::vector<std::string> validate(const TrainConfig& c) {
                       cl.power_limit_w));
   const int world = c.world_size();
   const auto& par = c.parallelism;
-  if (par.sharding_strategy == ShardingStrategy::hybrid_shard && world >= 1) {
+  const bool one_d = par.tp == 1 && par.cp == 1 && par.pp == 1;
+  if (par.sharding_strategy == ShardingStrategy::hybrid_shard && world >= 1 && one_d) {
     const int g = par.shard_group_size(world, cl.gpus_per_node);
     require(e, g >= 1 && world % g == 0, f, "parallelism.hsdp_shard_size",
             fmt::format("{} does not divide the world size {} (nodes {} x gpus_per_node {})", g, world,
                         cl.nodes, cl.gpus_per_node));
-  } else {
+  } else if (par.sharding_strategy != ShardingStrategy::hybrid_shard) {
     require(e, par.hsdp_shard_size == 0, f, "parallelism.hsdp_shard_size",
             fmt::format("{} is only allowed with sharding_strategy = \"hybrid_shard\" (got \"{}\")",
                         par.hsdp_shard_size, to_string(par.sharding_strategy)));
   }
   require(e, par.hsdp_shard_size >= 0, f, "parallelism.hsdp_shard_size",
           fmt::format("{} is not allowed: must be >= 0", par.hsdp_shard_size));
+  for (std::string& m : validate_mesh(c, f)) e.push_back(std::move(m));
   require(e, par.max_inflight_all_gathers >= 1, f, "parallelism.max_inflight_all_gathers",
           fmt::format("{} is not allowed: must be >= 1", par.max_inflight_all_gathers));
   const auto& t = c.training;

@@ -39,6 +39,21 @@ std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s);
 inline const char* kShardingStrategyNames = "full_shard | shard_grad_op | hybrid_shard | no_shard";
 inline const char* kAcModeNames = "none | selective | full | selective_op";
 inline const char* kFp8RecipeNames = "none | tensorwise | rowwise | rowwise_with_gw_hp";
+// parallelism.pp_schedule: the pipeline schedule, by torchtitan's names (the classes of
+// torch.distributed.pipelining.schedules that torchtitan's --parallelism.pipeline_parallel_schedule
+// takes). Costs in planner/model/mesh_terms.h.
+enum class PpSchedule { one_f_one_b, interleaved_1f1b, gpipe, zbv_zero_bubble, interleaved_zero_bubble };
+// parallelism.cp_rotate: how context parallel's ring attention exchanges K/V shards
+// (torchtitan --parallelism.context_parallel_rotate_method).
+enum class CpRotate { allgather, alltoall };
+const char* to_string(PpSchedule s);
+const char* to_string(CpRotate r);
+std::optional<PpSchedule> parse_pp_schedule(const std::string& s);
+std::optional<CpRotate> parse_cp_rotate(const std::string& s);
+inline const char* kPpScheduleNames = "1F1B | Interleaved1F1B | GPipe | ZBVZeroBubble | InterleavedZeroBubble";
+inline const char* kCpRotateNames = "allgather | alltoall";
+std::vector<PpSchedule> all_pp_schedules();
+std::vector<CpRotate> all_cp_rotates();
 // Every value of each enum, in the order of the table to_string and parse read: the choices an
 // editor offers (shardcast-gui's lists) and the values a test walks.
 std::vector<ShardingStrategy> all_sharding_strategies();
@@ -72,7 +87,21 @@ struct ParallelismConfig {
   std::optional<bool> sync_every_micro_step;
   // shardcast-train's value when the key is unset.
   static constexpr bool kSyncEveryMicroStepDefault = true;
-  // Shard-group size for the strategy (world size for full/grad_op, 1 for no_shard).
+  // The device mesh, torchtitan's parallelism degrees: dp_replicate · dp_shard · tp · cp · pp =
+  // world size. The 1-D strategies above are the case tp = cp = pp = 1; dp_replicate and dp_shard
+  // left at their defaults are derived from sharding_strategy (shared/mesh.h resolve_mesh).
+  int dp_replicate = 1;           // data-parallel replicas (HSDP's replicate dimension)
+  int dp_shard = -1;              // ranks FSDP shards over; -1 = the rest of the world
+  int tp = 1;                     // tensor parallel (with sequence parallel), inside a node
+  int cp = 1;                     // context parallel: the sequence split over cp ranks
+  int pp = 1;                     // pipeline stages
+  bool tp_async = false;          // asynchronous TP: collectives overlapped with the GEMMs
+  PpSchedule pp_schedule = PpSchedule::one_f_one_b;
+  int pp_microbatch = 1;          // sequences per pipeline micro-batch
+  int pp_virtual_stages = 0;      // stages per pp rank; 0 = the schedule's (1 or 2)
+  CpRotate cp_rotate = CpRotate::allgather;
+  // Shard-group size: the mesh's dp_shard (world size for full/grad_op, 1 for no_shard when
+  // tp = cp = pp = 1).
   int shard_group_size(int world_size, int gpus_per_node) const;
 };
 
@@ -191,8 +220,10 @@ struct TrainConfig {
   int world_size() const { return cluster.world_size(); }
   // The model's name for people and scripts: the preset key when it came from one.
   const std::string& model_label() const { return model_preset.empty() ? model.name : model_preset; }
+  // Data-parallel ranks: world size / (tp · cp · pp) (shared/mesh.h); the world size in 1-D.
+  int dp_size() const;
   int64_t tokens_per_step() const {  // global tokens per optimizer step
-    return int64_t(training.micro_batch) * training.seq_len * training.grad_accum * world_size();
+    return int64_t(training.micro_batch) * training.seq_len * training.grad_accum * dp_size();
   }
 };
 

@@ -67,6 +67,13 @@ std::vector<TrainerRefusal> trainer_refusals(const TrainConfig& cfg, bool nccl_c
   if (cfg.activation_checkpointing.mode == AcMode::selective_op)
     out.push_back({"activation_checkpointing.mode",
                    "\"selective_op\" is modeled by the planner but shardcast-train runs none | selective | full"});
+  // The mesh: shardcast-train runs 1-D FSDP; TP, CP and PP are planned and emitted for torchtitan.
+  for (const auto& [key, v] : {std::pair{"parallelism.tp", cfg.parallelism.tp}, {"parallelism.cp", cfg.parallelism.cp},
+                               {"parallelism.pp", cfg.parallelism.pp}})
+    if (v > 1)
+      out.push_back({key, fmt::format("{} is planned and emitted for torchtitan (`shardcast emit --runtime torchtitan`); "
+                                      "shardcast-train does not run it (set 1)",
+                                      v)});
   if (cfg.precision.compile)
     out.push_back({"precision.compile", "true is modeled by the planner; shardcast-train has no compiler (set false)"});
   if (cfg.precision.fp8_on())

@@ -42,6 +42,44 @@ std::string default_runtime(std::string* origin) {
   return env.empty() ? "shardcast-train" : env;
 }
 
+namespace {
+
+// --tp ... --cp-rotate onto the config's [parallelism]; the names were checked by CLI11.
+void apply_mesh_flags(const std::string& cmd, const ConfigFlags& a, ParallelismConfig& p) {
+  if (a.tp) p.tp = *a.tp;
+  if (a.cp) p.cp = *a.cp;
+  if (a.pp) p.pp = *a.pp;
+  if (a.dp_replicate) p.dp_replicate = *a.dp_replicate;
+  if (a.dp_shard) p.dp_shard = *a.dp_shard;
+  if (a.tp_async) p.tp_async = *a.tp_async;
+  if (a.pp_microbatch) p.pp_microbatch = *a.pp_microbatch;
+  if (a.pp_virtual_stages) p.pp_virtual_stages = *a.pp_virtual_stages;
+  if (!a.pp_schedule.empty()) {
+    auto s = parse_pp_schedule(a.pp_schedule);
+    if (!s) throw UsageError(cmd + fmt::format(": --pp-schedule '{}' (allowed: {})", a.pp_schedule, kPpScheduleNames));
+    p.pp_schedule = *s;
+  }
+  if (!a.cp_rotate.empty()) {
+    auto r = parse_cp_rotate(a.cp_rotate);
+    if (!r) throw UsageError(cmd + fmt::format(": --cp-rotate '{}' (allowed: {})", a.cp_rotate, kCpRotateNames));
+    p.cp_rotate = *r;
+  }
+}
+
+std::vector<std::string> names_of(const char* list) {  // "a | b | c" -> {a, b, c}
+  std::vector<std::string> v;
+  std::string s(list);
+  for (size_t i = 0; i <= s.size();) {
+    size_t j = s.find(" | ", i);
+    if (j == std::string::npos) j = s.size();
+    v.push_back(s.substr(i, j - i));
+    i = j + 3;
+  }
+  return v;
+}
+
+}  // namespace
+
 TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, HardwareSpec& hw,
                               std::vector<std::string>* from_runtime, std::string* runtime_from) {
   TrainConfig c;
@@ -99,6 +137,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     c.parallelism.sharding_strategy = *s;
   }
   if (a.hsdp_shard_size) c.parallelism.hsdp_shard_size = *a.hsdp_shard_size;
+  apply_mesh_flags(cmd, a, c.parallelism);
   if (a.micro_batch) c.training.micro_batch = *a.micro_batch;
   if (a.seq_len) c.training.seq_len = *a.seq_len;
   if (a.grad_accum) c.training.grad_accum = *a.grad_accum;
@@ -185,7 +224,26 @@ void add_reference_run_flag(CLI::App* cmd, std::string& dir) {
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
   cmd->add_option("--strategy", f.strategy, kShardingStrategyNames);
   cmd->add_option("--hsdp-shard-size", f.hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
-  cmd->add_option("--micro-batch", f.micro_batch, "sequences per GPU per micro-step");
+  cmd->add_option("--tp", f.tp, "parallelism.tp: tensor parallel degree (with sequence parallel), inside a node")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--cp", f.cp, "parallelism.cp: context parallel degree (ring attention)")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--pp", f.pp, "parallelism.pp: pipeline stages")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--dp-replicate", f.dp_replicate, "parallelism.dp_replicate: replicas of a shard group (HSDP)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--dp-shard", f.dp_shard, "parallelism.dp_shard: ranks FSDP shards over; -1 = the rest of the world")
+      ->check(CLI::Range(-1, 1 << 24) & !CLI::IsMember({0}));
+  cmd->add_option("--tp-async", f.tp_async, "parallelism.tp_async: asynchronous TP (true | false)")
+      ->check(CLI::IsMember({"true", "false"}));
+  cmd->add_option("--pp-schedule", f.pp_schedule, std::string("parallelism.pp_schedule: ") + kPpScheduleNames)
+      ->check(CLI::IsMember(names_of(kPpScheduleNames)));
+  cmd->add_option("--pp-microbatch", f.pp_microbatch, "parallelism.pp_microbatch: sequences per pipeline micro-batch")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--pp-virtual-stages", f.pp_virtual_stages,
+                  "parallelism.pp_virtual_stages: stages per pp rank (0 = the schedule's)")
+      ->check(CLI::Range(0, 1 << 10));
+  cmd->add_option("--cp-rotate", f.cp_rotate, std::string("parallelism.cp_rotate: ") + kCpRotateNames)
+      ->check(CLI::IsMember(names_of(kCpRotateNames)));
+  cmd->add_option("--micro-batch", f.micro_batch, "sequences per data-parallel rank per micro-step");
   cmd->add_option("--grad-accum", f.grad_accum, "micro-steps per optimizer step");
   cmd->add_option("--sync-every-micro-step", f.sync_every_micro_step,
                   "true: every micro-step reduce-scatters its gradients into the shard; false: non-final "

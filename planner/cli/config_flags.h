@@ -32,6 +32,10 @@ struct ConfigFlags {
   bool compile = false;
   std::string fp8;  // --fp8 [RECIPE]: "" = not given; bare --fp8 = "tensorwise"
   std::optional<bool> sync_every_micro_step;  // parallelism.sync_every_micro_step
+  // The device mesh (shared/mesh.h): parallelism.tp, cp, pp, dp_replicate, dp_shard, ...
+  std::optional<int> tp, cp, pp, dp_replicate, dp_shard, pp_microbatch, pp_virtual_stages;
+  std::optional<bool> tp_async;
+  std::string pp_schedule, cp_rotate;  // "" = not given
   std::string reference_run;  // --reference-run DIR: "" = none (plan)
 };
 
@@ -59,7 +63,8 @@ std::string default_runtime(std::string* origin = nullptr);
 TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, HardwareSpec& hw,
                               std::vector<std::string>* from_runtime = nullptr, std::string* runtime_from = nullptr);
 
-// --strategy --hsdp-shard-size --micro-batch --grad-accum --sync-every-micro-step --ac
+// --strategy --hsdp-shard-size --tp --cp --pp --dp-replicate --dp-shard --tp-async --pp-schedule
+// --pp-microbatch --pp-virtual-stages --cp-rotate --micro-batch --grad-accum --sync-every-micro-step --ac
 // --ac-ratio --compile --fp8 --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f);
 // --runtime (TrainConfig::runtime), registered once per command: plan, search, scale, emit.

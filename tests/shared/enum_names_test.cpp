@@ -28,6 +28,8 @@ TEST(EnumNames, TrainConfigListsAreItsTables) {
   test::expect_choices_are_the_table<ShardingStrategy>(kShardingStrategyNames, parse_sharding_strategy, name);
   test::expect_choices_are_the_table<Fp8Recipe>(kFp8RecipeNames, parse_fp8_recipe, name);
   test::expect_choices_are_the_table<AcMode>(kAcModeNames, parse_ac_mode, name);
+  test::expect_choices_are_the_table<PpSchedule>(kPpScheduleNames, parse_pp_schedule, name);
+  test::expect_choices_are_the_table<CpRotate>(kCpRotateNames, parse_cp_rotate, name);
   test::expect_choices_are_the_table<MlpType>(kMlpTypeNames, parse_mlp_type, name);
   EXPECT_EQ(parse_fp8_recipe("tensorWise"), std::nullopt);
 }
