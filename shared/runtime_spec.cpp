@@ -177,6 +177,9 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"compile", "bool", "", "it can run precision.compile = true"},
     {"fp8_recipes", "string list", "tensorwise | rowwise | rowwise_with_gw_hp",
      "the precision.fp8 recipes it can run (torchao's Float8LinearRecipeName); [] = none only"},
+    {"mesh", "string list", "tp | cp | pp | tp_async",
+     "the device mesh dimensions it runs beside FSDP (parallelism.tp, cp, pp, tp_async: shared/mesh.h); [] = 1-D "
+     "FSDP only, and a plan with any of them above 1 is refused by name"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
 };
@@ -299,8 +302,9 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
         check_allowed(*it, *s, file, path);
       }
     } else {  // string lists: reduce_dtypes and master_dtypes (non-empty), fp8_recipes, cudnn_attention (may be empty)
-      const bool may_be_empty = key == "fp8_recipes" || key == "cudnn_attention";
+      const bool may_be_empty = key == "fp8_recipes" || key == "cudnn_attention" || key == "mesh";
       std::vector<std::string>& list = key == "fp8_recipes"       ? t.fp8_recipes
+                                       : key == "mesh"            ? t.mesh
                                        : key == "cudnn_attention" ? t.cudnn_attention
                                        : key == "master_dtypes"   ? t.master_dtypes
                                                                   : t.reduce_dtypes;

@@ -95,6 +95,8 @@ struct RuntimeTerms {
   // precision.fp8 recipes it can run besides "none" (tensorwise | rowwise | rowwise_with_gw_hp);
   // empty = bf16 only.
   std::vector<std::string> fp8_recipes{"tensorwise", "rowwise", "rowwise_with_gw_hp"};
+  // The mesh dimensions it runs beside FSDP (tp | cp | pp | tp_async); empty = 1-D FSDP only.
+  std::vector<std::string> mesh;
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
   // Terms whose value is the config's (the TOML value "config"; only terms with a

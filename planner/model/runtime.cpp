@@ -61,6 +61,24 @@ std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, c
                      fmt::join(t.master_dtypes, " | "));
 }
 
+// A mesh dimension above 1 the runtime does not run (its term mesh), and async TP outside the
+// compiled graph: torchtitan applies it through torch.compile's micro-pipeline TP pass
+// (torchtitan/models/llama3/infra/parallelize.py at b5bcd76: "Async TP requires torch.compile").
+std::string mesh_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg) {
+  const ParallelismConfig& p = cfg.parallelism;
+  auto runs = [&](const char* dim) { return std::find(t.mesh.begin(), t.mesh.end(), dim) != t.mesh.end(); };
+  const std::string runs_list = t.mesh.empty() ? "1-D FSDP only" : fmt::format("{}", fmt::join(t.mesh, " | "));
+  for (const auto& [dim, v] : {std::pair{"tp", p.tp}, {"cp", p.cp}, {"pp", p.pp}})
+    if (v > 1 && !runs(dim))
+      return fmt::format("{} cannot run parallelism.{} = {} (its mesh: {})", rt.name, dim, v, runs_list);
+  if (p.tp_async && !runs("tp_async"))
+    return fmt::format("{} cannot run parallelism.tp_async = true (its mesh: {})", rt.name, runs_list);
+  if (p.tp_async && !cfg.precision.compile)
+    return fmt::format("{} runs async TP in the compiled graph only: parallelism.tp_async = true needs precision.compile = true",
+                       rt.name);
+  return "";
+}
+
 std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const HardwareSpec& hw) {
   if (std::string why = devices_refusal(rt, hw); !why.empty()) return why;
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
@@ -82,6 +100,7 @@ std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const
                ? fmt::format("{} cannot run precision.fp8 = \"{}\" (it runs \"none\" only)", rt.name, to_string(pr.fp8))
                : fmt::format("{} cannot run precision.fp8 = \"{}\" (it runs none | {})", rt.name, to_string(pr.fp8),
                              fmt::join(t.fp8_recipes, " | "));
+  if (std::string why = mesh_refusal(rt, t, cfg); !why.empty()) return why;
   const AcMode ac = cfg.activation_checkpointing.mode;
   if (ac == AcMode::selective_op && !t.selective_op)
     return fmt::format("{} cannot run activation_checkpointing.mode = \"selective_op\"", rt.name);

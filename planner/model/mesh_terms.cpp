@@ -1,0 +1,163 @@
+#include "planner/model/mesh_terms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace shardcast::planner {
+
+namespace {
+
+bool is_column_gemm(const char* name) {  // split by output columns: n / tp
+  for (const char* c : {"wqkv", "w1_w3", "fc1", "output"})
+    if (std::strcmp(name, c) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+void split_ops(std::vector<Op>& ops, int tp, int cp) {
+  const double t = tp;
+  for (Op& op : ops) {
+    if (op.kind == OpKind::attention) op.flops *= cp;  // queries of s/cp tokens score all s keys
+    op.flops /= t;
+    op.bytes /= t;
+    op.fused_bytes /= t;
+    op.saved_bytes /= t;
+    if (op.kind == OpKind::matmul) {
+      if (is_column_gemm(op.name)) op.n /= t;
+      else op.k /= t;  // row-parallel: wo, w2, fc2
+    } else if (op.measured == MeasuredOp::swiglu) {
+      op.n /= t;  // the FFN width is split
+    } else if (op.measured == MeasuredOp::rmsnorm) {
+      op.m /= t;  // sequence parallel: the norm runs on T / tp tokens
+    }
+  }
+}
+
+MeshGroups mesh_groups(const Mesh& m, int gpn) {
+  gpn = std::max(1, gpn);
+  auto span = [&](int ranks, int stride) {  // a group of `ranks` ranks `stride` apart
+    const int width = ranks * stride;
+    if (width <= gpn) return CommGroup{ranks, 1};
+    const int per_node = std::max(1, gpn / stride);
+    return CommGroup{ranks, std::max(1, (ranks + per_node - 1) / per_node)};
+  };
+  MeshGroups g;
+  g.tp = span(m.tp, 1);
+  g.cp = span(m.cp, m.tp);
+  g.dp_shard = span(m.dp_shard, m.tp * m.cp);
+  g.dp_replicate = span(m.dp_replicate, m.dp_shard * m.tp * m.cp);
+  g.pp_crosses_nodes = m.pp > 1 && m.dp() * m.tp * m.cp >= gpn;
+  g.tp_crosses_nodes = m.tp > gpn;
+  return g;
+}
+
+namespace {
+
+// A collective paired with a GEMM under async TP: it runs in tp chunks, each overlapped with the
+// GEMM's chunk beside it, so the first chunk and what the GEMM cannot cover stay exposed
+// (torchtitan's async TP, torch._inductor micro_pipeline_tp: the all-gather / reduce-scatter
+// decomposed into tp steps of a symmetric-memory ring; PyTorch forum "Distributed w/ TorchTitan:
+// Introducing Async Tensor Parallelism", 2024).
+double async_exposed(double comm, double gemm, int tp) {
+  const double first = comm / tp;
+  return first + std::max(0.0, comm - first - gemm);
+}
+
+}  // namespace
+
+BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommContext& comm, const BlockMeshInputs& in) {
+  BlockMeshComm r;
+  const double A = in.act_bytes, T = in.tokens;
+  if (m.tp > 1) {
+    // Sequence parallel: forward all-gathers the normed input before wqkv and w1_w3 and
+    // reduce-scatters the outputs of wo and w2 (4 collectives of the T·d activation, gathered
+    // size A·T·d); backward runs each one's transpose (Korthikanti et al. 2022 §4.2.2).
+    const double ag = collective_time(Collective::all_gather, A * T * in.d_model, g.tp, comm);
+    const double rs = collective_time(Collective::reduce_scatter, A * T * in.d_model, g.tp, comm);
+    const double each[4] = {ag, rs, ag, rs};  // wqkv, wo, w1_w3, w2
+    for (int i = 0; i < 4; ++i) {
+      r.tp_busy_s += 2 * each[i];
+      if (in.tp_async) {
+        r.tp_fwd_s += async_exposed(each[i], in.gemm_fwd_s[i], m.tp);
+        r.tp_bwd_s += async_exposed(each[i], 2 * in.gemm_fwd_s[i], m.tp);  // backward: two GEMMs
+      } else {
+        r.tp_fwd_s += each[i];
+        r.tp_bwd_s += each[i];
+      }
+    }
+  }
+  if (m.cp > 1) {
+    // Ring attention's K and V (2 · kv_dim per token, of the whole sequence: T · cp tokens) reach
+    // every rank in forward; their gradients go back in backward (torch context_parallel:
+    // _RotateMethod.ALL_GATHER / ALL_TO_ALL).
+    const double kv = A * 2.0 * in.kv_dim * T * m.cp;
+    const double fwd = collective_time(Collective::all_gather, kv, g.cp, comm);
+    const double bwd = collective_time(Collective::reduce_scatter, kv, g.cp, comm);
+    r.cp_busy_s = fwd + bwd;
+    if (in.cp_rotate == CpRotate::alltoall) {
+      // cp - 1 rotations, each hidden behind the attention of the chunk before it.
+      r.cp_fwd_s = fwd / m.cp + std::max(0.0, fwd * (m.cp - 1) / m.cp - in.attention_fwd_s);
+      r.cp_bwd_s = bwd / m.cp + std::max(0.0, bwd * (m.cp - 1) / m.cp - 2.5 * in.attention_fwd_s);
+    } else {
+      r.cp_fwd_s = fwd;  // gathered before attention starts
+      r.cp_bwd_s = bwd;
+    }
+  }
+  return r;
+}
+
+double end_unit_tp_comm_s(const Mesh& m, const MeshGroups& g, const CommContext& comm, double tokens, double d_model,
+                          int act_bytes) {
+  if (m.tp <= 1) return 0;
+  return collective_time(Collective::all_gather, act_bytes * tokens * d_model, g.tp, comm);
+}
+
+double pp_bubble_s(PpSchedule s, int pp, int v, int grad_accum, double t_fwd, double t_bwd,
+                   double t_wgrad) {
+  if (pp <= 1) return 0;
+  const double p1 = pp - 1;
+  double per_flush = 0;  // s
+  switch (s) {
+    // GPipe and 1F1B: (pp - 1) micro-batch stage times idle per flush (Narayanan et al. 2021,
+    // "Efficient Large-Scale Language Model Training on GPU Clusters", §2.2.1).
+    case PpSchedule::gpipe:
+    case PpSchedule::one_f_one_b: per_flush = p1 * (t_fwd + t_bwd); break;
+    // Interleaved 1F1B: the bubble divided by the stages per rank (ibid. §2.2.2).
+    case PpSchedule::interleaved_1f1b: per_flush = p1 * (t_fwd + t_bwd) / v; break;
+    // Zero bubble (Qi et al. 2024, "Zero Bubble Pipeline Parallelism", §3): backward split into
+    // input gradient (B) and weight gradient (W) fills the bubble; ZB-H1 leaves (p-1)(F + B - W)
+    // per chunk, the V schedule (p-1)(F + B - 2W), clipped at 0.
+    case PpSchedule::interleaved_zero_bubble:
+      per_flush = p1 * std::max(0.0, t_fwd + (t_bwd - t_wgrad) - t_wgrad) / v;
+      break;
+    case PpSchedule::zbv_zero_bubble:
+      per_flush = p1 * std::max(0.0, t_fwd + (t_bwd - t_wgrad) - 2.0 * t_wgrad) / v;
+      break;
+  }
+  return per_flush * grad_accum;
+}
+
+double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro) {
+  if (pp <= 1) return 1;
+  switch (s) {
+    case PpSchedule::gpipe: return n_micro;
+    case PpSchedule::one_f_one_b:
+    case PpSchedule::zbv_zero_bubble: return std::min(pp, n_micro);  // ZB-V: 1F1B's peak (Qi et al. §4)
+    case PpSchedule::interleaved_1f1b:
+    case PpSchedule::interleaved_zero_bubble: {
+      const double chunks = std::min(double(v) * n_micro, double((v - 1) * pp + 2 * (pp - 1) + 1));
+      return chunks / v;
+    }
+  }
+  return std::min(pp, n_micro);
+}
+
+int pp_rank_blocks(int n_layers, int pp) {
+  if (pp <= 1) return n_layers;
+  const int per_rank = int(std::lround(double(n_layers + 2) / pp));
+  return std::max(1, per_rank - 2);
+}
+
+}  // namespace shardcast::planner

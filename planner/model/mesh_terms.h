@@ -1,0 +1,86 @@
+// The terms a device mesh adds to one rank's step: tensor parallel (with sequence parallel),
+// context parallel and pipeline parallel, beside FSDP over the data-parallel dimensions.
+//
+// What it is: pure functions of the mesh (shared/mesh.h) and the step's per-rank quantities.
+// - split_ops(): a block's (or the embedding's, the head's) ops as one rank of tp × cp runs them.
+//   With sequence parallel every op is divided over tp: GEMMs by columns (wqkv, w1_w3, fc1,
+//   output under loss parallel) or rows (wo, w2, fc2), attention by heads, norms, residuals and
+//   the loss on sequence or vocabulary shards (Korthikanti et al. 2022, "Reducing Activation
+//   Recomputation in Large Transformer Models", §4.2.2: every activation divided by t with SP;
+//   torchtitan parallelize_llama at b5bcd76: colwise wq/wk/wv/w1/w3, rowwise wo/w2, SequenceParallel
+//   norms, loss_parallel output). The ops come built for s/cp tokens per sequence; attention's
+//   work is then multiplied by cp, each rank's queries scoring the whole sequence's keys with the
+//   causal load balance (torch.distributed.tensor.experimental context_parallel: 2·cp chunks).
+// - block_mesh_comm(): TP's and CP's collectives of one block and how much of each the compute
+//   stream waits for (TP's all-gathers and reduce-scatters are in the critical path unless async
+//   TP overlaps each with its GEMM; CP's K/V exchange is in series with allgather rotation and
+//   overlapped with each chunk's attention under alltoall rotation).
+// - the pipeline: the schedule's bubble as a function of stages, stages per rank and
+//   micro-batches; the micro-batches whose activations the first rank holds at once; the
+//   point-to-point sends between stages.
+// What it is not: FSDP's own collectives (fsdp_units.cpp, over the dp groups comm_setup builds
+// from the mesh) or the step simulation (simulator.h). Thread-safe, no state.
+#pragma once
+
+#include <vector>
+
+#include "planner/model/comm_model.h"
+#include "planner/model/ops.h"
+#include "shared/mesh.h"
+#include "shared/train_config.h"
+
+namespace shardcast::planner {
+
+// ops as one rank of tp × cp runs them: ops built for s/cp tokens per sequence (attention's
+// flops multiplied by cp, as its queries score every key), every op divided over tp.
+void split_ops(std::vector<Op>& ops, int tp, int cp);
+
+// The groups of a mesh rank, torchtitan's rank order (tp innermost, then cp, dp_shard,
+// dp_replicate, pp outermost; torchtitan/distributed/parallel_dims.py), as the comm model sees
+// them: ranks and the nodes they span.
+struct MeshGroups {
+  CommGroup tp, cp, dp_shard, dp_replicate;
+  bool pp_crosses_nodes = false;  // neighbouring stages on different nodes
+  bool tp_crosses_nodes = false;  // tp > gpus_per_node: TP's collectives leave the node
+};
+MeshGroups mesh_groups(const Mesh& m, int gpus_per_node);
+
+// One block's TP and CP collectives and what the compute stream waits for.  // s
+struct BlockMeshComm {
+  double tp_fwd_s = 0, tp_bwd_s = 0;  // exposed TP time, forward and backward
+  double cp_fwd_s = 0, cp_bwd_s = 0;  // exposed CP time
+  double tp_busy_s = 0, cp_busy_s = 0;  // the collectives' own time, forward + backward
+};
+struct BlockMeshInputs {
+  double tokens = 0;          // b · s / cp per rank per micro-step (T)
+  double d_model = 0, kv_dim = 0;
+  int act_bytes = 2;          // bytes per activation element
+  bool tp_async = false;
+  CpRotate cp_rotate = CpRotate::allgather;
+  // Forward times of the GEMMs TP's collectives pair with (one rank): the column GEMM after each
+  // all-gather (wqkv, w1_w3) and the row GEMM before each reduce-scatter (wo, w2); attention's. // s
+  double gemm_fwd_s[4] = {0, 0, 0, 0};
+  double attention_fwd_s = 0;
+};
+BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommContext& comm, const BlockMeshInputs& in);
+// The embedding's and the head's TP collectives (sequence parallel's entry and exit): one
+// reduce-scatter / all-gather of T·d each way.  // s
+double end_unit_tp_comm_s(const Mesh& m, const MeshGroups& g, const CommContext& comm, double tokens, double d_model,
+                          int act_bytes);
+
+// The pipeline schedule's idle time on a rank per optimizer step, for micro-batch stage times
+// t_fwd and t_bwd (the rank's v stages together; t_wgrad: backward's weight-gradient part)
+// and grad_accum pipeline flushes per optimizer step.  // s
+double pp_bubble_s(PpSchedule s, int pp, int v, int grad_accum, double t_fwd, double t_bwd,
+                   double t_wgrad);
+// Micro-batches whose activations the first pipeline rank holds at its peak, in units of one
+// micro-batch through all its v stages (1F1B: min(pp, n); GPipe: n; interleaved:
+// ((v-1)·pp + 2·(pp-1) + 1) chunks / v, torch.distributed.pipelining's warm-up).
+double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro);
+// The blocks on the simulated pipeline rank: torchtitan splits the model with the embedding and
+// the output counted as one layer each (pipeline_parallel.py generate_llm_fqn_per_model_part,
+// input_weight = output_weight = 1), so a balanced rank holds (L + 2) / pp layer-equivalents;
+// the planner simulates one rank with the embedding, the head and the rest in blocks.
+int pp_rank_blocks(int n_layers, int pp);
+
+}  // namespace shardcast::planner
