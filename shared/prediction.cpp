@@ -52,6 +52,13 @@ void to_json(nlohmann::json& j, const Prediction& p) {
     for (const auto& c : op_categories()) ops[std::string(c.name)] = p.op_seconds.at(size_t(c.category));
     j["time"]["ops_s"] = ops;
   }
+  if (!p.mesh.empty())
+    j["mesh"] = {{"degrees", p.mesh},
+                 {"tp_exposed_s", p.tp_exposed_s},
+                 {"cp_exposed_s", p.cp_exposed_s},
+                 {"pp_bubble_s", p.pp_bubble_s},
+                 {"pp_send_s", p.pp_send_s},
+                 {"notes", p.mesh_notes}};
   if (!p.timeline.empty()) j["timeline"] = p.timeline;
 }
 
@@ -93,6 +100,18 @@ void from_json(const nlohmann::json& j, Prediction& p) {
   }
   j.at("error_band").at("rel_1sigma").get_to(p.error_band_rel);
   j.at("error_band").at("note").get_to(p.error_band_note);
+  p.mesh.clear();
+  p.mesh_notes.clear();
+  p.tp_exposed_s = p.cp_exposed_s = p.pp_bubble_s = p.pp_send_s = 0;
+  if (j.contains("mesh")) {  // only with a mesh
+    const auto& mj = j.at("mesh");
+    mj.at("degrees").get_to(p.mesh);
+    mj.at("tp_exposed_s").get_to(p.tp_exposed_s);
+    mj.at("cp_exposed_s").get_to(p.cp_exposed_s);
+    mj.at("pp_bubble_s").get_to(p.pp_bubble_s);
+    mj.at("pp_send_s").get_to(p.pp_send_s);
+    mj.at("notes").get_to(p.mesh_notes);
+  }
   p.reference_level = 0;
   p.reference_run.clear();
   if (j.contains("reference_run")) {  // only with a reference run

@@ -70,7 +70,8 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   // keep their lumps.
   const bool eager_program = opt.torchtitan_block_program && !compile && m.mlp_type == MlpType::swiglu && !trainer_block &&
                              opt.rmsnorm == NormImpl::eager && !opt.rope_fused && !opt.swiglu_fused &&
-                             !opt.attention_materialized && !opt.qkv_output_kept && !cfg.precision.fp8_on();
+                             !opt.attention_materialized && !opt.qkv_output_kept && !cfg.precision.fp8_on() &&
+                             shape.one_d();  // a mesh's blocks replay as lumps
   ActivationTerms a;
   a.loss = loss;
   a.upcast_loss = upcast_loss;

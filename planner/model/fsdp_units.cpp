@@ -113,7 +113,7 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   const SacRecompute& sac = act.sac;
   FsdpUnits out;
   // Units: [embedding, blocks..., head].
-  const std::vector<int64_t> unit_params = m.fsdp_unit_params();
+  const std::vector<int64_t> unit_params = shape.one_d() ? m.fsdp_unit_params() : mesh_unit_params(m, shape);
   const int U = int(unit_params.size());
   SimInput in;
   in.units.resize(U);
@@ -178,7 +178,9 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
     checkpointed_blocks += ckpt;
     sac_recompute_flops += op_sac ? sac.flops : 0;
     if (is_block) {
-      const int policy = block_unit_memory(cfg, opt, shape, act, P, ckpt, op_sac, &block_seq, &u);
+      // (With a mesh, the whole-width block's memory, divided over tp in mesh_unit_terms.)
+      const int policy =
+          block_unit_memory(cfg, opt, shape, act, shape.one_d() ? P : P * shape.mesh.tp, ckpt, op_sac, &block_seq, &u);
       if (policy >= 0) block_seq_of[size_t(i)] = policy;
     } else {
       u.saved_bytes = c.saved_bytes;
@@ -191,6 +193,7 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
       u.bwd_transient_bytes = act.loss.bwd_transient;
       u.output_bytes = act.output_bytes;
     }
+    if (!shape.one_d()) mesh_unit_terms(cfg, opt, shape, comm, costs, cc, i, U, ckpt, &u, &out);
     unit_collectives(cfg, opt, shape, comm, collectives, in, i, U, P, &u);
   }
   out.in = std::move(in);
@@ -214,7 +217,7 @@ void add_optimizer_step(const TrainConfig& cfg, const RuntimeLoop& opt, const St
   // Device memory traffic runs at this rate: the preset's, or the measured table's copy rate.  // B/s
   const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;
   SimInput& in = *sim_in;
-  const double shard_elems = double(m.total_params()) / (no_shard ? 1 : Ns);
+  const double shard_elems = double(shape.one_d() ? m.total_params() : shape.rank_params) / (no_shard ? 1 : Ns);
   // Clipping and the AdamW update over the local shard as the runtime runs them
   // (optimizer_step.h): accesses of master_bytes per element at the copy bandwidth; where a
   // measured kernel table times this runtime and the step is clip_grad_norm_ then the fused

@@ -53,7 +53,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // 6. Memory off the timeline and the allocator replay; 7. time, tokens/s, MFU and HFU.
   Prediction p;
   read_memory(cfg, hw, opt, shape, eff, act, units, sim, &p);
-  read_time(cfg, hw, opt, shape, eff, compute, costs, units, sim, &p);
+  read_time(cfg, hw, opt, shape, eff, compute, costs, comm, units, sim, &p);
   p.timeline = std::move(sim.timeline);
   return p;
 }
@@ -97,6 +97,11 @@ StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw) {
   } catch (const ConfigError& e) {
     throw ConfigError(cfg.source_file, "precision", e.detail());
   }
+  sh.mesh = resolve_mesh(cfg.parallelism, W, gpn);
+  sh.rank_blocks = cfg.model.n_layers;
+  sh.tokens_per_gpu_step = sh.tokens * sh.grad_accum;
+  sh.rank_params = cfg.model.total_params();
+  if (!sh.one_d()) mesh_step_shape(cfg, &sh);
   return sh;
 }
 
@@ -189,15 +194,18 @@ ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const
 }
 
 UnitCosts unit_costs(const ModelSpec& m, const RuntimeKernels& opt, const StepShape& shape, const ComputeContext& cc) {
-  const int b = shape.micro_batch, s = shape.seq_len, param_bytes = shape.param_bytes;
+  // A sequence's tokens on this rank (context parallel splits it over cp ranks).
+  const int b = shape.micro_batch, s = shape.seq_len / shape.mesh.cp, param_bytes = shape.param_bytes;
   const double T = shape.tokens;
   UnitCosts u;
   u.block_ops = block_forward_ops(m, b, s, param_bytes, opt.rmsnorm, opt.rope_fused, opt.swiglu_fused);
-  u.block = unit_cost(u.block_ops, T * param_bytes * m.d_model, 0, cc);
   u.embed_ops = embedding_forward_ops(m, b, s, param_bytes);
   u.head_ops = head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm);
+  if (!shape.one_d()) mesh_split_unit_ops(shape, &u);
+  const double sp = shape.mesh.tp;  // sequence parallel: a block's input is a 1/tp shard
+  u.block = unit_cost(u.block_ops, T * param_bytes * m.d_model / sp, 0, cc);
   u.embed = unit_cost(u.embed_ops, 0, 0, cc);
-  u.head = unit_cost(u.head_ops, T * param_bytes * m.d_model, 0, cc);
+  u.head = unit_cost(u.head_ops, T * param_bytes * m.d_model / sp, 0, cc);
   return u;
 }
 
@@ -217,6 +225,7 @@ CommSetup comm_setup(const TrainConfig& cfg, const HardwareSpec& hw, const Effic
   const int replica_ranks_per_node = Ns >= gpn ? 1 : std::max(1, gpn / Ns);
   c.replica_group = CommGroup{R, std::max(1, R / replica_ranks_per_node)};
   c.reduce_group = shape.no_shard ? CommGroup{W, cfg.cluster.nodes} : c.shard_group;
+  if (!shape.one_d()) mesh_comm_groups(shape, &c);
   return c;
 }
 
@@ -254,7 +263,7 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
     }
   // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
   // are the largest of the step, and where they land decides the segments' high-water mark.
-  if (upcast_loss) {
+  if (upcast_loss && shape.one_d()) {  // (a mesh's loss, on vocabulary shards, replays as lumps)
     const SimUnit& h = in.units[size_t(U - 1)];
     ti.sequences.resize(size_t(U));
     ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab), param_bytes, h.saved_bytes - loss.saved, logits_held,
@@ -290,17 +299,21 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
                  const EfficiencyParams& eff, const ActivationTerms& act, const FsdpUnits& units,
                  const SimResult& sim, Prediction* out) {
   Prediction& p = *out;
-  const StateMemory state =
-      state_memory(cfg.model.total_params(), shape.no_shard ? 1 : shape.shard_group, shape.master_bytes);
+  const StateMemory state = state_memory(shape.one_d() ? cfg.model.total_params() : shape.rank_params,
+                                         shape.no_shard ? 1 : shape.shard_group, shape.master_bytes);
+  // The pipeline's other in-flight micro-batches: their activations held beside the simulated one.
+  const double inflight = shape.one_d() ? 0.0 : mesh_inflight_bytes(shape, units.in);  // bytes
   // Static: parameters and optimizer states always; the gradients too unless the loop frees
   // them between steps, in which case the timeline places them (kMemShardedGrads).
   const bool grads_static = !opt.grads_freed_between_steps;
-  const double static_bytes = state.parameters + state.optimizer_states + (grads_static ? state.gradients : 0.0);
+  const double static_bytes =
+      state.parameters + state.optimizer_states + (grads_static ? state.gradients : 0.0) + inflight;
   p.memory.push_back({"sharded_parameters", state.parameters});
   p.memory.push_back({"sharded_gradients", grads_static ? state.gradients : sim.mem_at_peak[kMemShardedGrads]});
   p.memory.push_back({"optimizer_states", state.optimizer_states});
   for (int c = 0; c < kMemCategories; ++c)
     if (c != kMemShardedGrads) p.memory.push_back({mem_category_name(c), sim.mem_at_peak[c]});
+  if (inflight > 0) p.memory.push_back({"pipeline_in_flight", inflight});
   p.mem_peak_bytes = static_bytes + sim.mem_peak_bytes;
   AllocatorInputs alloc;
   alloc.allocated_peak = p.mem_peak_bytes;
@@ -309,7 +322,8 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
   alloc.outside_allocator = runtime;
   const bool over_by_allocated = opt.replay_within_bytes > 0 && p.mem_peak_bytes + runtime > opt.replay_within_bytes;
   if (units.caching_allocator && !over_by_allocated)
-    alloc.replayed_reserved = replay_reserved(cfg, hw, opt, shape, act, units, sim, grads_static, runtime, &p);
+    alloc.replayed_reserved = replay_reserved(cfg, hw, opt, shape, act, units, sim, grads_static, runtime, &p) +
+                              (inflight > 0 ? inflight : 0.0);
   const DeviceMemory dm = device_memory(alloc);
   p.mem_reserved_bytes = dm.reserved;
   p.mem_device_total_bytes = dm.device_total;
@@ -328,7 +342,7 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
 
 void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
-               const FsdpUnits& units, const SimResult& sim, Prediction* out) {
+               const CommSetup& comm, const FsdpUnits& units, const SimResult& sim, Prediction* out) {
   Prediction& p = *out;
   const ModelSpec& m = cfg.model;
   const int GA = shape.grad_accum, s = shape.seq_len, U = int(units.unit_params.size());
@@ -368,6 +382,7 @@ void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions
   p.power_limit_w = power.limit_w;
   p.board_power_w = power.board_w;
   p.clock_scale = power.clock_scale;
+  if (!shape.one_d()) mesh_read_time(cfg, hw, shape, comm, units, sim, &p);
 }
 
 }  // namespace shardcast::planner

@@ -17,6 +17,7 @@
 #include "planner/model/allocator/block_tensor_sequence.h"
 #include "planner/model/comm_model.h"
 #include "planner/model/efficiency.h"
+#include "planner/model/mesh_terms.h"
 #include "planner/model/ops.h"
 #include "planner/model/plan_options.h"
 #include "planner/model/power_limit.h"
@@ -45,6 +46,20 @@ struct StepShape {
   int param_bytes = 2;         // precision.param_dtype  // bytes per element
   int reduce_bytes = 4;        // precision.reduce_dtype  // bytes per element
   int master_bytes = 4;        // precision.master_dtype: shards, their gradients, AdamW moments
+  // The device mesh (shared/mesh.h; mesh_stage.cpp). In 1-D (tp = cp = pp = 1) nothing below
+  // differs from the fields above. With a mesh, the fields above are one rank's: shard_group =
+  // dp_shard, replicas = dp_replicate, tokens = b · s / cp, and with pp > 1 micro_batch is one
+  // pipeline micro-batch and grad_accum counts pipeline micro-batches.
+  Mesh mesh;
+  MeshGroups groups;
+  int pp_micro = 1;              // pipeline micro-batches per micro-step
+  int pp_virtual = 1;            // stages per pp rank (v)
+  PpSchedule pp_schedule = PpSchedule::one_f_one_b;
+  int pp_flushes = 1;            // pipeline flushes per optimizer step (the config's grad_accum)
+  int rank_blocks = 0;           // blocks on the simulated rank (n_layers without pp)
+  double tokens_per_gpu_step = 0;  // the step's global tokens / world size
+  int64_t rank_params = 0;       // parameters of the simulated rank's units, one TP shard of each
+  bool one_d() const { return mesh.one_d(); }
 };
 
 // The efficiency parameters of the preset as the runtime runs them (host time hidden or not).
@@ -117,6 +132,10 @@ struct FsdpUnits {
   double unit_host_s = 0;        // host time per unit and pass in series  // s
   int checkpointed_blocks = 0;
   double sac_recompute_flops = 0;  // op-SAC GEMMs recomputed per micro-step  // FLOP
+  // With a mesh: TP's and CP's exposed time per micro-step on the compute stream (in fwd_s /
+  // bwd_s above), and the rank's forward and backward compute per micro-step.  // s
+  double tp_exposed_s = 0, cp_exposed_s = 0, tp_busy_s = 0, cp_busy_s = 0;
+  double rank_fwd_s = 0, rank_bwd_s = 0, rank_wgrad_s = 0;
 };
 FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                      const EfficiencyParams& eff, const ComputeContext& cc, const UnitCosts& costs,
@@ -124,6 +143,21 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
 // Clipping and the AdamW update over the local shard: its time and its temporaries, into in.
 void add_optimizer_step(const TrainConfig& cfg, const RuntimeLoop& opt, const StepShape& shape,
                         const HardwareSpec& hw, const ComputeContext& cc, bool device_timed, SimInput* in);
+
+// The mesh's stages (mesh_stage.cpp), called by the stages above where tp, cp or pp > 1.
+void mesh_step_shape(const TrainConfig& cfg, StepShape* sh);
+void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u);
+void mesh_comm_groups(const StepShape& shape, CommSetup* c);
+std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape);
+// A unit's TP and CP collectives into its compute (forward, backward, a checkpointed block's
+// recompute) and the activation bytes of a unit divided over tp; totals into `units`.
+void mesh_unit_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, const CommSetup& comm,
+                     const UnitCosts& costs, const ComputeContext& cc, int i, int U, bool ckpt, SimUnit* u,
+                     FsdpUnits* units);
+// The pipeline's bubble and sends and its in-flight activations, and the mesh's read-outs, into p.
+double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
+void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepShape& shape, const CommSetup& comm,
+                    const FsdpUnits& units, const SimResult& sim, Prediction* p);
 
 // The caching allocator replayed over the step (plan.cpp): its reserved peak, and p's reserved range.
 double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
@@ -135,6 +169,6 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
                  const SimResult& sim, Prediction* p);
 void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
-               const FsdpUnits& units, const SimResult& sim, Prediction* p);
+               const CommSetup& comm, const FsdpUnits& units, const SimResult& sim, Prediction* p);
 
 }  // namespace shardcast::planner

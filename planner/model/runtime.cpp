@@ -73,6 +73,10 @@ std::string mesh_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const Tra
       return fmt::format("{} cannot run parallelism.{} = {} (its mesh: {})", rt.name, dim, v, runs_list);
   if (p.tp_async && !runs("tp_async"))
     return fmt::format("{} cannot run parallelism.tp_async = true (its mesh: {})", rt.name, runs_list);
+  if (p.cp > 1 && (t.attention == "eager" || t.attention == "eager_causal_blocks"))
+    return fmt::format("{} runs attention as eager ops (attention = \"{}\"): context parallel's ring attention needs "
+                       "SDPA's flash or cuDNN kernel",
+                       rt.name, t.attention);
   if (p.tp_async && !cfg.precision.compile)
     return fmt::format("{} runs async TP in the compiled graph only: parallelism.tp_async = true needs precision.compile = true",
                        rt.name);

@@ -1,0 +1,185 @@
+// The stages of plan() that a device mesh changes (plan_stages.h): the rank's shape, its ops
+// split over tp × cp, its groups, each unit's TP and CP collectives and activation bytes, and the
+// pipeline's bubble, sends and in-flight activations. Each is called only where tp, cp or pp > 1,
+// so a 1-D plan is computed exactly as without them. Terms and sources: mesh_terms.h.
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "planner/model/mesh_terms.h"
+#include "planner/model/plan_stages.h"
+#include "shared/op_category.h"
+
+namespace shardcast::planner {
+
+void mesh_step_shape(const TrainConfig& cfg, StepShape* out) {
+  StepShape& sh = *out;
+  const Mesh& m = sh.mesh;
+  const ParallelismConfig& par = cfg.parallelism;
+  sh.groups = mesh_groups(m, sh.gpus_per_node);
+  sh.shard_group = m.dp_shard;
+  sh.replicas = m.dp_replicate;
+  sh.no_shard = sh.strategy == ShardingStrategy::no_shard || m.dp_shard == 1;
+  const int b = cfg.training.micro_batch, GA = cfg.training.grad_accum;
+  sh.tokens_per_gpu_step = double(b) * sh.seq_len * GA * m.dp() / sh.world;
+  sh.pp_flushes = GA;
+  if (m.pp > 1) {  // one pipeline micro-batch per simulated micro-step
+    sh.pp_micro = pp_microbatches(par, b);
+    sh.micro_batch = par.pp_microbatch;
+    sh.grad_accum = GA * sh.pp_micro;
+    sh.pp_virtual = pp_stages_per_rank(par);
+    sh.pp_schedule = par.pp_schedule;
+    sh.rank_blocks = pp_rank_blocks(cfg.model.n_layers, m.pp);
+  }
+  sh.tokens = double(sh.micro_batch) * sh.seq_len / m.cp;
+  const std::vector<int64_t> units = cfg.model.fsdp_unit_params();
+  sh.rank_params = (units.front() + int64_t(sh.rank_blocks) * units[1] + units.back()) / m.tp;
+}
+
+void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u) {
+  split_ops(u->block_ops, shape.mesh.tp, shape.mesh.cp);
+  split_ops(u->embed_ops, shape.mesh.tp, 1);
+  split_ops(u->head_ops, shape.mesh.tp, 1);
+}
+
+void mesh_comm_groups(const StepShape& shape, CommSetup* c) {
+  c->shard_group = shape.groups.dp_shard;
+  c->replica_group = shape.groups.dp_replicate;
+  c->reduce_group = shape.no_shard ? shape.groups.dp_replicate : shape.groups.dp_shard;
+}
+
+std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape) {
+  const std::vector<int64_t> full = m.fsdp_unit_params();
+  const int64_t tp = shape.mesh.tp;
+  std::vector<int64_t> units;
+  units.push_back(full.front() / tp);
+  for (int i = 0; i < shape.rank_blocks; ++i) units.push_back(full[1] / tp);
+  units.push_back(full.back() / tp);
+  return units;
+}
+
+namespace {
+
+double op_fwd(const std::vector<Op>& ops, const char* a, const char* b, const ComputeContext& cc) {
+  for (const Op& op : ops)
+    if (std::strcmp(op.name, a) == 0 || std::strcmp(op.name, b) == 0) return op_forward_time(op, cc);
+  return 0;
+}
+
+}  // namespace
+
+void mesh_unit_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, const CommSetup& comm,
+                     const UnitCosts& costs, const ComputeContext& cc, int i, int U, bool ckpt, SimUnit* unit,
+                     FsdpUnits* units) {
+  SimUnit& u = *unit;
+  const Mesh& m = shape.mesh;
+  const double tp = m.tp, ts = shape.time_share;
+  const bool is_block = i > 0 && i < U - 1;
+  const UnitCost& c = i == 0 ? costs.embed : (i == U - 1 ? costs.head : costs.block);
+  double fwd = 0, bwd = 0;  // exposed collectives  // s
+  if (is_block) {
+    // Sequence parallel divides every activation of the block over tp (mesh_terms.h); the memory
+    // terms were computed for a whole-width block of T tokens.
+    u.saved_bytes /= tp;
+    u.fwd_transient_bytes /= tp;
+    u.bwd_transient_bytes /= tp;
+    BlockMeshInputs in;
+    in.tokens = shape.tokens;
+    in.d_model = cfg.model.d_model;
+    in.kv_dim = double(cfg.model.kv_dim());
+    in.act_bytes = shape.param_bytes;
+    in.tp_async = cfg.parallelism.tp_async;
+    in.cp_rotate = cfg.parallelism.cp_rotate;
+    const std::vector<Op>& ops = costs.block_ops;
+    in.gemm_fwd_s[0] = op_fwd(ops, "wqkv", "wqkv", cc);
+    in.gemm_fwd_s[1] = op_fwd(ops, "wo", "wo", cc);
+    in.gemm_fwd_s[2] = op_fwd(ops, "w1_w3", "fc1", cc);
+    in.gemm_fwd_s[3] = op_fwd(ops, "w2", "fc2", cc);
+    in.attention_fwd_s = op_fwd(ops, "attention", "attention", cc);
+    const BlockMeshComm r = block_mesh_comm(m, shape.groups, comm.comm, in);
+    fwd = r.tp_fwd_s + r.cp_fwd_s;
+    bwd = r.tp_bwd_s + r.cp_bwd_s + (ckpt ? fwd : 0.0);  // a checkpointed block gathers again
+    units->tp_exposed_s += r.tp_fwd_s + r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0);
+    units->cp_exposed_s += r.cp_fwd_s + r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0);
+    units->tp_busy_s += r.tp_busy_s;
+    units->cp_busy_s += r.cp_busy_s;
+  } else {
+    // Sequence parallel's entry (the embedding's output reduce-scattered) and exit (the final
+    // norm's output all-gathered before the column-parallel head), each with its transpose.
+    const double e = end_unit_tp_comm_s(m, shape.groups, comm.comm, shape.tokens, cfg.model.d_model, shape.param_bytes);
+    fwd = e;
+    bwd = e;
+    units->tp_exposed_s += 2 * e;
+    units->tp_busy_s += 2 * e;
+    if (i == U - 1) {  // loss parallel: the loss's tensors on a vocabulary shard
+      u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp;
+      u.fwd_transient_bytes /= tp;
+      u.bwd_transient_bytes /= tp;
+      u.output_bytes /= tp;
+    }
+  }
+  u.fwd_s += ts * fwd;
+  u.bwd_s += ts * bwd;
+  units->rank_fwd_s += u.fwd_s;
+  units->rank_bwd_s += u.bwd_s;
+  units->rank_wgrad_s += ts * c.bwd_s / 2;  // the weight-gradient GEMMs: half of backward's
+  (void)opt;
+}
+
+double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
+  if (shape.mesh.pp <= 1) return 0;
+  // The simulator holds one micro-batch's activations at a time; the first pipeline rank holds
+  // this many at its peak (mesh_terms.h pp_inflight_microbatches).
+  const double n = pp_inflight_microbatches(shape.pp_schedule, shape.mesh.pp, shape.pp_virtual, shape.pp_micro);
+  double saved = 0;  // one micro-batch's activations through the rank's units  // bytes
+  for (const SimUnit& u : in.units) saved += u.saved_bytes;
+  return std::max(0.0, n - 1) * saved;
+}
+
+void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepShape& shape, const CommSetup& comm,
+                    const FsdpUnits& units, const SimResult& sim, Prediction* out) {
+  Prediction& p = *out;
+  const Mesh& m = shape.mesh;
+  const MeshGroups& g = shape.groups;
+  p.mesh = mesh_label(m);
+  const int micro_steps = shape.grad_accum;
+  p.tp_exposed_s = units.tp_exposed_s * micro_steps;
+  p.cp_exposed_s = units.cp_exposed_s * micro_steps;
+  if (g.tp_crosses_nodes)
+    p.mesh_notes.push_back(fmt::format("tp {} is more than the {} GPUs of a node: its collectives cross the nodes' NICs",
+                                       m.tp, shape.gpus_per_node));
+  if (m.pp > 1) {
+    const int v = shape.pp_virtual;
+    p.pp_bubble_s = pp_bubble_s(shape.pp_schedule, m.pp, v, shape.pp_flushes, units.rank_fwd_s, units.rank_bwd_s,
+                                units.rank_wgrad_s);
+    // Each micro-batch crosses each of the rank's v stage boundaries forward (activations) and
+    // backward (their gradients): T · d of the sequence-parallel shard, to the neighbouring stage
+    // dp · tp · cp ranks away, on a NIC rail when that is another node.
+    const CommContext& c = comm.comm;
+    const double bytes = shape.param_bytes * shape.tokens * cfg.model.d_model / m.tp;
+    const double bw = g.pp_crosses_nodes ? c.inter_node_bandwidth * c.eff.inter_node_bw_eff / std::max(1, c.gpus_per_node)
+                                         : c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
+    const double lat = g.pp_crosses_nodes ? c.inter_node_latency : c.intra_node_latency;
+    p.pp_send_s = micro_steps * 2.0 * v * (bytes / bw + lat);
+    p.mesh_notes.push_back(fmt::format(
+        "pp {} x {} stage(s) per rank, {} micro-batches of {} per flush: the simulated rank holds the embedding, {} "
+        "blocks and the head (torchtitan's balanced split)",
+        m.pp, v, shape.pp_micro, shape.micro_batch, shape.rank_blocks));
+    p.step_time_s += p.pp_bubble_s + p.pp_send_s;
+    if (!p.op_seconds.empty()) p.op_seconds[size_t(OpCategory::other)] += p.pp_bubble_s + p.pp_send_s;
+  }
+  // Throughput per GPU: the step's global tokens over every rank of the mesh.
+  const ModelSpec& md = cfg.model;
+  const int s = shape.seq_len;
+  p.tokens_per_s_per_gpu = shape.tokens_per_gpu_step / p.step_time_s;
+  const double rated_peak = hw.peak_flops(cfg.precision.param_dtype);
+  p.mfu = p.tokens_per_s_per_gpu * p.flops_per_token / rated_peak;
+  const double recompute_fraction = shape.rank_blocks > 0 ? double(units.checkpointed_blocks) / shape.rank_blocks : 0;
+  p.hfu = (p.tokens_per_s_per_gpu * md.hardware_flops_per_token(s, recompute_fraction) +
+           units.sac_recompute_flops * micro_steps / p.step_time_s) /
+          rated_peak;
+  (void)sim;
+}
+
+}  // namespace shardcast::planner

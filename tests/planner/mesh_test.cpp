@@ -1,0 +1,187 @@
+// The device mesh in the planner (planner/model/mesh_terms.h, mesh_stage.cpp): each term against
+// its closed form, the rank's work summed over tp × cp ranks against the one-rank work, the 1-D
+// mesh spelled out against the 1-D strategy, and the runtimes' refusals by name.
+#include "planner/model/mesh_terms.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "planner/model/plan.h"
+#include "planner/model/runtime.h"
+#include "shared/config_io.h"
+#include "shared/errors.h"
+#include "tests/planner/test_util.h"
+
+namespace shardcast::planner {
+namespace {
+
+double total_flops(const std::vector<Op>& ops) {
+  double f = 0;
+  for (const Op& op : ops) f += op.flops;
+  return f;
+}
+double total_saved(const std::vector<Op>& ops) {
+  double f = 0;
+  for (const Op& op : ops) f += op.saved_bytes;
+  return f;
+}
+
+// N ranks against one: tp × cp ranks of a block together do the whole block's FLOPs and keep its
+// activations (sequence parallel divides all of them; context parallel's load-balanced causal
+// split gives each rank 1/cp of the attention). Exact up to rounding: 1e-12 relative.
+TEST(MeshTerms, RanksTogetherDoTheWholeBlock) {
+  const ModelSpec m = load_model("llama3-8b");
+  const int b = 2, s = 8192;
+  const std::vector<Op> whole = block_forward_ops(m, b, s, 2);
+  for (int tp : {1, 2, 4, 8})
+    for (int cp : {1, 2, 4}) {
+      std::vector<Op> rank = block_forward_ops(m, b, s / cp, 2);
+      split_ops(rank, tp, cp);
+      EXPECT_NEAR(total_flops(rank) * tp * cp / total_flops(whole), 1.0, 1e-12) << tp << " " << cp;
+      EXPECT_NEAR(total_saved(rank) * tp * cp / total_saved(whole), 1.0, 1e-12) << tp << " " << cp;
+    }
+}
+
+TEST(MeshTerms, GemmsSplitByColumnsOrRows) {
+  const ModelSpec m = load_model("llama3-8b");
+  std::vector<Op> ops = block_forward_ops(m, 1, 4096, 2);
+  split_ops(ops, 4, 1);
+  for (const Op& op : ops) {
+    const std::string n = op.name;
+    if (n == "wqkv") EXPECT_DOUBLE_EQ(op.n, (m.d_model + 2.0 * m.kv_dim()) / 4);
+    if (n == "w1_w3") EXPECT_DOUBLE_EQ(op.n, 2.0 * m.ffn_dim / 4);
+    if (n == "wo") EXPECT_DOUBLE_EQ(op.k, m.d_model / 4.0);
+    if (n == "w2") EXPECT_DOUBLE_EQ(op.k, m.ffn_dim / 4.0);
+  }
+}
+
+TEST(MeshTerms, GroupsFollowTorchtitansRankOrder) {
+  Mesh m;
+  m.tp = 8;
+  m.dp_shard = 16;
+  m.pp = 4;
+  const MeshGroups g = mesh_groups(m, 8);
+  EXPECT_EQ(g.tp.nodes, 1);         // tp innermost: one node
+  EXPECT_EQ(g.dp_shard.nodes, 16);  // one rank per node, 16 nodes
+  EXPECT_TRUE(g.pp_crosses_nodes);
+  EXPECT_FALSE(g.tp_crosses_nodes);
+  m.tp = 2;
+  m.dp_shard = 64;
+  m.pp = 1;
+  const MeshGroups h = mesh_groups(m, 8);
+  EXPECT_EQ(h.dp_shard.ranks, 64);
+  EXPECT_EQ(h.dp_shard.nodes, 16);  // 4 of its ranks per node
+  m.tp = 16;
+  EXPECT_TRUE(mesh_groups(m, 8).tp_crosses_nodes);
+}
+
+// Closed forms of the schedules (mesh_terms.cpp cites them): 1F1B and GPipe idle (p-1) stage
+// times per flush, interleaving divides that by v, ZB-V with F = B = W leaves none.
+TEST(MeshTerms, PipelineBubbleAndInFlight) {
+  const double f = 1.0, bwd = 2.0, w = 1.0;
+  EXPECT_DOUBLE_EQ(pp_bubble_s(PpSchedule::one_f_one_b, 8, 1, 1, f, bwd, w), 7 * 3.0);
+  EXPECT_DOUBLE_EQ(pp_bubble_s(PpSchedule::gpipe, 8, 1, 2, f, bwd, w), 2 * 7 * 3.0);
+  EXPECT_DOUBLE_EQ(pp_bubble_s(PpSchedule::interleaved_1f1b, 8, 2, 1, f, bwd, w), 7 * 3.0 / 2);
+  EXPECT_DOUBLE_EQ(pp_bubble_s(PpSchedule::zbv_zero_bubble, 8, 2, 1, f, bwd, w), 0.0);
+  EXPECT_DOUBLE_EQ(pp_bubble_s(PpSchedule::interleaved_zero_bubble, 8, 2, 1, f, bwd, w), 7 * 1.0 / 2);
+  EXPECT_DOUBLE_EQ(pp_bubble_s(PpSchedule::one_f_one_b, 1, 1, 1, f, bwd, w), 0.0);
+  EXPECT_DOUBLE_EQ(pp_inflight_microbatches(PpSchedule::one_f_one_b, 8, 1, 32), 8);
+  EXPECT_DOUBLE_EQ(pp_inflight_microbatches(PpSchedule::one_f_one_b, 8, 1, 4), 4);
+  EXPECT_DOUBLE_EQ(pp_inflight_microbatches(PpSchedule::gpipe, 8, 1, 32), 32);
+  EXPECT_DOUBLE_EQ(pp_inflight_microbatches(PpSchedule::interleaved_1f1b, 4, 2, 16), (4 + 6 + 1) / 2.0);
+  EXPECT_EQ(pp_rank_blocks(126, 8), 14);  // (126 + 2) / 8 = 16 layer-equivalents, 2 of them the ends
+  EXPECT_EQ(pp_rank_blocks(32, 1), 32);
+}
+
+TEST(MeshTerms, AsyncTpHidesCollectivesBehindTheirGemms) {
+  Mesh m;
+  m.tp = 8;
+  m.dp_shard = 8;
+  CommContext c;
+  c.intra_node_bandwidth = 450e9;
+  c.inter_node_bandwidth = 400e9;
+  c.gpus_per_node = 8;
+  c.eff.intra_node_bw_eff = 1;
+  c.eff.inter_node_bw_eff = 1;
+  BlockMeshInputs in;
+  in.tokens = 8192;
+  in.d_model = 8192;
+  in.kv_dim = 1024;
+  for (double& g : in.gemm_fwd_s) g = 1.0;  // GEMMs far longer than the collectives
+  const BlockMeshComm sync = block_mesh_comm(m, mesh_groups(m, 8), c, in);
+  in.tp_async = true;
+  const BlockMeshComm async = block_mesh_comm(m, mesh_groups(m, 8), c, in);
+  EXPECT_GT(sync.tp_fwd_s, 0);
+  EXPECT_NEAR(async.tp_fwd_s, sync.tp_fwd_s / 8, 1e-15);  // only each first chunk shows
+  EXPECT_DOUBLE_EQ(async.tp_busy_s, sync.tp_busy_s);
+}
+
+TrainConfig torchtitan_config(int gpus) {
+  TrainConfig c = test::make_config("llama3-70b", "H100-80GB-SXM", gpus, ShardingStrategy::full_shard, AcMode::full, 2, 8192);
+  c.runtime = "torchtitan";
+  return c;
+}
+
+Prediction plan_of(const TrainConfig& c) {
+  const HardwareSpec hw = load_hardware(c.cluster.hardware);
+  return plan(c, hw, resolve_plan_options(c, hw));
+}
+
+// The 1-D mesh spelled out (dp_replicate 1 x dp_shard = world) is the full_shard plan: the same
+// numbers to the bit, since a mesh of tp = cp = pp = 1 takes the 1-D path.
+TEST(MeshPlan, OneDimensionalMeshIsTheStrategy) {
+  TrainConfig a = torchtitan_config(64);
+  TrainConfig b = a;
+  b.parallelism.dp_shard = 64;
+  validate_or_throw(b);
+  const Prediction pa = plan_of(a), pb = plan_of(b);
+  EXPECT_EQ(pa.step_time_s, pb.step_time_s);
+  EXPECT_EQ(pa.mem_reserved_bytes, pb.mem_reserved_bytes);
+  EXPECT_TRUE(pb.mesh.empty());
+}
+
+TEST(MeshPlan, TensorParallelDividesTheRanksWorkAndMemory) {
+  TrainConfig one = torchtitan_config(64);
+  TrainConfig tp = one;
+  tp.parallelism.tp = 8;
+  validate_or_throw(tp);
+  const Prediction p1 = plan_of(one), p8 = plan_of(tp);
+  EXPECT_EQ(p8.mesh, "dp_shard 8 x tp 8");
+  EXPECT_GT(p8.tp_exposed_s, 0);
+  // Each rank holds 1/8 of the activations: far less than the pure-FSDP rank.
+  EXPECT_LT(test::component(p8, "activations"), test::component(p1, "activations") / 6);
+  // The same global tokens: micro_batch is per data-parallel rank, 8x fewer of them.
+  EXPECT_LT(p8.tokens_per_s_per_gpu, p1.tokens_per_s_per_gpu);
+  EXPECT_GT(p8.tokens_per_s_per_gpu, p1.tokens_per_s_per_gpu / 8 * 0.5);
+}
+
+TEST(MeshPlan, PipelineAddsBubbleAndInFlightActivations) {
+  TrainConfig c = torchtitan_config(64);
+  c.training.micro_batch = 8;
+  c.parallelism.tp = 8;
+  c.parallelism.pp = 4;
+  validate_or_throw(c);
+  const Prediction a = plan_of(c);
+  EXPECT_GT(a.pp_bubble_s, 0);
+  EXPECT_GT(test::component(a, "pipeline_in_flight"), 0);
+  c.parallelism.pp_schedule = PpSchedule::interleaved_1f1b;
+  const Prediction b = plan_of(c);
+  EXPECT_LT(b.pp_bubble_s, a.pp_bubble_s);
+}
+
+TEST(MeshPlan, RuntimesRefuseWhatTheyDoNotRun) {
+  TrainConfig c = torchtitan_config(64);
+  c.parallelism.tp = 8;
+  c.runtime = "fms-fsdp";
+  const HardwareSpec hw = load_hardware(c.cluster.hardware);
+  EXPECT_NE(runtime_refusal(runtime_preset("fms-fsdp"), c, hw).find("cannot run parallelism.tp = 8"), std::string::npos);
+  c.runtime = "torchtitan";
+  c.parallelism.tp_async = true;
+  EXPECT_NE(runtime_refusal(runtime_preset("torchtitan"), c, hw).find("needs precision.compile = true"), std::string::npos);
+  c.precision.compile = true;
+  EXPECT_EQ(runtime_refusal(runtime_preset("torchtitan"), c, hw), "");
+}
+
+}  // namespace
+}  // namespace shardcast::planner
