@@ -351,6 +351,48 @@ void fill_term_columns(const RowReader& r, PublishedRow& row) {
   }
 }
 
+// The device mesh a row states (tp, cp, pp and their settings; shared/mesh.h): empty cells are
+// the 1-D defaults. A mesh the row's runtime does not run is refused by validate with the
+// runtime's reason, never planned as another mesh.
+void fill_mesh(const RowReader& r, PublishedRow& row) {
+  ParallelismConfig& p = row.cfg.parallelism;
+  p.tp = r.optional_int("tp").value_or(1);
+  p.cp = r.optional_int("cp").value_or(1);
+  p.pp = r.optional_int("pp").value_or(1);
+  if (auto v = r.optional_int("dp_replicate")) p.dp_replicate = *v;
+  if (auto v = r.optional_int("dp_shard")) p.dp_shard = *v;
+  // A stated 1 x N split of a 1-D row is the strategy's own: left to sharding_strategy.
+  if (p.tp == 1 && p.cp == 1 && p.pp == 1) {
+    p.dp_replicate = 1;
+    p.dp_shard = -1;
+  }
+  if (p.dp_replicate > 1 && p.dp_shard > 1 && p.sharding_strategy != ShardingStrategy::hybrid_shard)
+    throw InputError(fmt::format("dp_replicate {} x dp_shard {} is HSDP, but sharding_key is '{}'", p.dp_replicate,
+                                 p.dp_shard, r.get("sharding_key")));
+  if (p.dp_replicate > 1 && p.dp_shard == 1 && p.sharding_strategy != ShardingStrategy::no_shard)
+    throw InputError(fmt::format("dp_replicate {} x dp_shard 1 is replication only, but sharding_key is '{}'",
+                                 p.dp_replicate, r.get("sharding_key")));
+  if (p.dp_shard == 1 && p.dp_replicate == 1 && p.sharding_strategy == ShardingStrategy::no_shard)
+    p.dp_shard = -1;  // no_shard over the rest of the world
+  if (auto a = r.yes_no("tp_async")) p.tp_async = *a && p.tp > 1;
+  const std::string sched = r.get("pp_schedule");
+  if (!sched.empty() && p.pp > 1) {
+    auto v = parse_pp_schedule(sched);
+    if (!v) throw InputError(fmt::format("pp_schedule '{}' is unknown (allowed: {})", sched, kPpScheduleNames));
+    p.pp_schedule = *v;
+  }
+  if (p.pp > 1) {
+    if (auto v = r.optional_int("pp_microbatch")) p.pp_microbatch = *v;
+    if (auto v = r.optional_int("pp_virtual_stages")) p.pp_virtual_stages = *v;
+  }
+  const std::string rot = lower(r.get("cp_rotate"));
+  if (!rot.empty() && p.cp > 1) {
+    auto v = parse_cp_rotate(rot);
+    if (!v) throw InputError(fmt::format("cp_rotate '{}' is unknown (allowed: {})", r.get("cp_rotate"), kCpRotateNames));
+    p.cp_rotate = *v;
+  }
+}
+
 void fill_row(const RowReader& r, PublishedRow& row) {
   // Set first, so that a skipped row still reports the GPU its source ran on.
   row.cfg.cluster.hardware = r.get("gpu_type");
@@ -364,6 +406,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   fill_checkpointing(r, row);
   fill_precision(r, row);
   fill_term_columns(r, row);
+  fill_mesh(r, row);
   TrainConfig& cfg = row.cfg;
   cfg.model_preset = "";
   cfg.source_file = "";

@@ -9,6 +9,7 @@
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/mesh.h"
 
 namespace shardcast::planner {
 
@@ -75,6 +76,10 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     c.cfg.cluster.gpus_per_node = gpn;
     c.cfg.cluster.nodes = row.n_gpus / gpn;
     c.cfg.parallelism.hsdp_shard_size = 0;  // = gpus_per_node
+    if (const std::vector<std::string> bad = validate_mesh(c.cfg, row.file); !bad.empty()) {
+      row.skip_reason = bad.front();  // a mesh that does not fit the row's GPUs or model
+      continue;
+    }
     cases.push_back(std::move(c));
   }
   return cases;

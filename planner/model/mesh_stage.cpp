@@ -18,9 +18,12 @@ void mesh_step_shape(const TrainConfig& cfg, StepShape* out) {
   const Mesh& m = sh.mesh;
   const ParallelismConfig& par = cfg.parallelism;
   sh.groups = mesh_groups(m, sh.gpus_per_node);
-  sh.shard_group = m.dp_shard;
+  // FSDP shards each parameter over dp_shard x cp: context parallel's ranks hold the same
+  // parameters (torchtitan/distributed/parallel_dims.py at its HEAD b5bcd76, the "fsdp" mesh
+  // "includes dp_shard and cp"; at 9dec370 the flattened "dp_shard_cp").
+  sh.shard_group = sh.groups.fsdp.ranks;
   sh.replicas = m.dp_replicate;
-  sh.no_shard = sh.strategy == ShardingStrategy::no_shard || m.dp_shard == 1;
+  sh.no_shard = sh.strategy == ShardingStrategy::no_shard || sh.shard_group == 1;
   const int b = cfg.training.micro_batch, GA = cfg.training.grad_accum;
   sh.tokens_per_gpu_step = double(b) * sh.seq_len * GA * m.dp() / sh.world;
   sh.pp_flushes = GA;
@@ -44,9 +47,9 @@ void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u) {
 }
 
 void mesh_comm_groups(const StepShape& shape, CommSetup* c) {
-  c->shard_group = shape.groups.dp_shard;
+  c->shard_group = shape.groups.fsdp;
   c->replica_group = shape.groups.dp_replicate;
-  c->reduce_group = shape.no_shard ? shape.groups.dp_replicate : shape.groups.dp_shard;
+  c->reduce_group = shape.no_shard ? shape.groups.dp_replicate : shape.groups.fsdp;
 }
 
 std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape) {
@@ -84,6 +87,20 @@ void mesh_unit_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepS
     u.saved_bytes /= tp;
     u.fwd_transient_bytes /= tp;
     u.bwd_transient_bytes /= tp;
+    // Except the two all-gathered inputs of the column-parallel GEMMs (the attention and FFN
+    // norms' outputs): the Linear's input is the gathered T · d tensor, which autograd keeps for
+    // the weight gradient (torchtitan's ColwiseParallel with input_layouts Shard(1) and
+    // desired_input_layouts Replicate(); Megatron instead keeps the shard and gathers again).
+    const double gathered = 2.0 * shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
+    if (ckpt) u.bwd_transient_bytes += gathered;
+    else u.saved_bytes += gathered;
+    // And the full-width tensors around each collective that are not kept: in forward a row
+    // GEMM's partial sums before their reduce-scatter, in backward the all-gathered gradient a
+    // row GEMM's backward takes and the column GEMM's input gradient before its reduce-scatter
+    // (one of each at a time; a checkpointed block runs its forward again inside backward).
+    const double full = shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
+    u.fwd_transient_bytes += full;
+    u.bwd_transient_bytes += (ckpt ? 3.0 : 2.0) * full;
     BlockMeshInputs in;
     in.tokens = shape.tokens;
     in.d_model = cfg.model.d_model;

@@ -48,6 +48,7 @@ MeshGroups mesh_groups(const Mesh& m, int gpn) {
   g.cp = span(m.cp, m.tp);
   g.dp_shard = span(m.dp_shard, m.tp * m.cp);
   g.dp_replicate = span(m.dp_replicate, m.dp_shard * m.tp * m.cp);
+  g.fsdp = span(m.dp_shard * m.cp, m.tp);
   g.pp_crosses_nodes = m.pp > 1 && m.dp() * m.tp * m.cp >= gpn;
   g.tp_crosses_nodes = m.tp > gpn;
   return g;

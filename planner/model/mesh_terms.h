@@ -40,6 +40,7 @@ void split_ops(std::vector<Op>& ops, int tp, int cp);
 // them: ranks and the nodes they span.
 struct MeshGroups {
   CommGroup tp, cp, dp_shard, dp_replicate;
+  CommGroup fsdp;  // what FSDP shards over: dp_shard x cp (torchtitan's fsdp mesh)
   bool pp_crosses_nodes = false;  // neighbouring stages on different nodes
   bool tp_crosses_nodes = false;  // tp > gpus_per_node: TP's collectives leave the node
 };

@@ -263,11 +263,12 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
     }
   // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
   // are the largest of the step, and where they land decides the segments' high-water mark.
-  if (upcast_loss && shape.one_d()) {  // (a mesh's loss, on vocabulary shards, replays as lumps)
+  if (upcast_loss) {  // with a mesh, on a 1/tp vocabulary shard (loss parallel)
+    const double tp = shape.mesh.tp;
     const SimUnit& h = in.units[size_t(U - 1)];
     ti.sequences.resize(size_t(U));
-    ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab), param_bytes, h.saved_bytes - loss.saved, logits_held,
-                                                             opt.cross_entropy);
+    ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab) / tp, param_bytes, h.saved_bytes - loss.saved / tp,
+                                                             logits_held, opt.cross_entropy);
   }
   thread_local std::vector<AllocEvent> trace;  // storage reused by the next plan() on this thread
   build_allocation_trace(sim, ti, &trace);
