@@ -31,10 +31,16 @@ std::string ac_cell(const ActivationCheckpointingConfig& ac) {
   return to_string(ac.mode);
 }
 
-// The widest: "compile+fp8 rowwise_with_gw_hp" (30 characters, the column's width).
-std::string extra_cell(const PrecisionConfig& p) {
+// The widest: "compile+fp8 rowwise_with_gw_hp" (30 characters, the column's width); a mesh's
+// degrees come first ("tp 8 pp 4 Interleaved1F1B+compile").
+std::string extra_cell(const TrainConfig& c) {
+  const PrecisionConfig& p = c.precision;
+  const ParallelismConfig& par = c.parallelism;
   std::string s;
-  if (p.compile) s += "compile";
+  if (par.tp > 1) s += fmt::format("tp {}", par.tp);
+  if (par.cp > 1) s += fmt::format("{}cp {}", s.empty() ? "" : " ", par.cp);
+  if (par.pp > 1) s += fmt::format("{}pp {} {}", s.empty() ? "" : " ", par.pp, to_string(par.pp_schedule));
+  if (p.compile) s += s.empty() ? "compile" : "+compile";
   if (p.fp8_on()) s += (s.empty() ? "fp8 " : "+fp8 ") + std::string(to_string(p.fp8));
   return s.empty() ? "-" : s;
 }
@@ -50,7 +56,7 @@ void print_row(int rank, const planner::Candidate& c) {
   const std::string r = rank > 0 ? std::to_string(rank) : "";
   fmt::print("  {:>3}  {:<17} {:>3} {:>4}  {:<14} {:<6} {:<30} {:>9.0f} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>8}\n", r,
              strategy_cell(t), t.training.micro_batch, t.training.grad_accum, ac_cell(t.activation_checkpointing),
-             t.precision.reduce_dtype, extra_cell(t.precision), p.tokens_per_s_per_gpu, 100 * p.mfu,
+             t.precision.reduce_dtype, extra_cell(t), p.tokens_per_s_per_gpu, 100 * p.mfu,
              100 * p.exposed_comm_s / p.step_time_s, planner::memory_needed_bytes(p) / kGiB,
              short_count(double(t.tokens_per_step())));
 }

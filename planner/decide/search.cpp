@@ -1,6 +1,8 @@
 #include "planner/evidence/predict.h"
 #include "planner/decide/search.h"
 
+#include "shared/mesh.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -179,6 +181,72 @@ TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw)
   return c;
 }
 
+namespace {
+
+// Batch blocks: lists of (micro_batch, grad_accum), micro-batch ascending. Free batch: one block
+// per grad_accum. Fixed global batch: one block, grad_accum derived per micro-batch over `dp`
+// data-parallel ranks (micro_batch is per data-parallel rank).
+std::vector<std::vector<std::pair<int, int>>> batch_blocks_for(const SearchSpace& space, const std::vector<int>& mbs,
+                                                               int seq, int dp, int64_t* mismatched) {
+  std::vector<std::vector<std::pair<int, int>>> batch_blocks;
+  if (space.global_batch_tokens <= 0) {
+    for (int ga : space.grad_accums) {
+      std::vector<std::pair<int, int>> block;
+      for (int mb : mbs) block.push_back({mb, ga});
+      batch_blocks.push_back(std::move(block));
+    }
+    return batch_blocks;
+  }
+  std::vector<std::pair<int, int>> block;
+  for (int mb : mbs) {
+    const double per_micro_step = double(mb) * seq * dp;  // tokens
+    const int64_t ga = std::llround(double(space.global_batch_tokens) / per_micro_step);
+    const double got = per_micro_step * double(std::max<int64_t>(ga, 1));
+    const double rel = std::abs(got - double(space.global_batch_tokens)) / double(space.global_batch_tokens);
+    if (ga < 1 || rel > space.batch_tolerance || ga > (1 << 20)) {
+      ++*mismatched;
+      continue;
+    }
+    block.push_back({mb, int(ga)});
+  }
+  if (!block.empty()) batch_blocks.push_back(std::move(block));
+  return batch_blocks;
+}
+
+}  // namespace
+
+void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W, int gpn, int seq,
+                      std::vector<Layout>* layouts) {
+  auto runs = [&](const char* d) { return std::find(terms.mesh.begin(), terms.mesh.end(), d) != terms.mesh.end(); };
+  const ModelSpec& m = space.model;
+  auto degrees = [&](const std::vector<int>& list, bool allowed) {
+    std::vector<int> out{1};
+    if (allowed)
+      for (int v : list)
+        if (v > 1 && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    return out;
+  };
+  for (int tp : degrees(space.tps, runs("tp"))) {
+    if (tp > gpn || m.n_kv_heads % tp != 0 || m.n_heads % tp != 0 || m.ffn_dim % tp != 0) continue;
+    for (int cp : degrees(space.cps, runs("cp") && seq >= space.cp_min_seq_len)) {
+      if (seq % (2 * cp) != 0) continue;
+      for (int pp : degrees(space.pps, runs("pp"))) {
+        if (tp == 1 && cp == 1 && pp == 1) continue;  // the 1-D layouts are listed already
+        if (W % (tp * cp * pp) != 0) continue;
+        const std::vector<PpSchedule> schedules =
+            pp > 1 ? space.pp_schedules : std::vector<PpSchedule>{PpSchedule::one_f_one_b};
+        for (PpSchedule sched : schedules) {
+          ParallelismConfig p;
+          p.pp = pp;
+          p.pp_schedule = sched;
+          if (pp > 1 && pp * pp_stages_per_rank(p) > m.n_layers) continue;
+          layouts->push_back({ShardingStrategy::full_shard, 0, {tp, cp, pp, sched}});
+        }
+      }
+    }
+  }
+}
+
 Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& hw) {
   const TrainConfig base = search_base_config(space, hw);
   const int W = base.world_size();
@@ -189,55 +257,29 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   if (strategies.empty())
     strategies = {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op,
                   ShardingStrategy::hybrid_shard, ShardingStrategy::no_shard};
-  std::vector<std::pair<ShardingStrategy, int>> shardings;  // (strategy, hsdp_shard_size)
+  std::vector<Layout> shardings;  // (strategy, hsdp_shard_size, mesh)
   for (auto s : strategies) {
     if (s != ShardingStrategy::hybrid_shard) {
       // With one rank every strategy is the same computation: keep no_shard only.
       if (W == 1 && s != ShardingStrategy::no_shard) continue;
-      shardings.push_back({s, 0});
+      shardings.push_back({s, 0, {}});
       continue;
     }
     const std::vector<int> sizes =
         space.hsdp_shard_sizes.empty() ? default_hsdp_sizes(W, gpn) : space.hsdp_shard_sizes;
     for (int g : sizes) {
       if (g < 2 || g >= W || W % g != 0) continue;  // 1 = no_shard, W = full_shard
-      shardings.push_back({s, g});
+      shardings.push_back({s, g, {}});
     }
   }
 
-  // Batch blocks: lists of (micro_batch, grad_accum), micro-batch ascending. Free batch: one
-  // block per grad_accum. Fixed global batch: one block, grad_accum derived per micro-batch.
   std::vector<int> mbs = space.micro_batches;
   std::sort(mbs.begin(), mbs.end());
   mbs.erase(std::unique(mbs.begin(), mbs.end()), mbs.end());
   for (int mb : mbs)
     if (mb < 1) throw UsageError(fmt::format("search: micro-batch {} must be >= 1", mb));
-  std::vector<std::vector<std::pair<int, int>>> batch_blocks;
-  int64_t mismatched = 0;
-  if (space.global_batch_tokens <= 0) {
-    for (int ga : space.grad_accums) {
-      if (ga < 1) throw UsageError(fmt::format("search: grad-accum {} must be >= 1", ga));
-      std::vector<std::pair<int, int>> block;
-      for (int mb : mbs) block.push_back({mb, ga});
-      batch_blocks.push_back(std::move(block));
-    }
-  } else {
-    std::vector<std::pair<int, int>> block;
-    for (int mb : mbs) {
-      const double per_micro_step = double(mb) * seq * W;  // tokens
-      const int64_t ga = std::llround(double(space.global_batch_tokens) / per_micro_step);
-      const double got = per_micro_step * double(std::max<int64_t>(ga, 1));
-      const double rel =
-          std::abs(got - double(space.global_batch_tokens)) / double(space.global_batch_tokens);
-      if (ga < 1 || rel > space.batch_tolerance || ga > (1 << 20)) {
-        ++mismatched;
-        continue;
-      }
-      block.push_back({mb, int(ga)});
-    }
-    if (!block.empty()) batch_blocks.push_back(std::move(block));
-  }
-
+  for (int ga : space.grad_accums)
+    if (ga < 1) throw UsageError(fmt::format("search: grad-accum {} must be >= 1", ga));
   // AC levels, most checkpointed first (full, selective by falling ratio, none).
   std::vector<AcChoice> acs = ac_choices(space, space.model.n_layers);
   std::reverse(acs.begin(), acs.end());
@@ -288,6 +330,8 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
               acs.end());
   const bool selective_op = space.allow_selective_op && terms.selective_op;
 
+  add_mesh_layouts(space, terms, W, gpn, seq, &shardings);
+
   // AC lattices: the block-level levels (ordered, prunable together) and, when allowed,
   // torchtitan's op-level selective checkpointing as a lattice of its own (its memory is not
   // ordered against the block-level ratios).
@@ -296,9 +340,12 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   const size_t n_ac_total = acs.size() + (selective_op ? 1 : 0);
 
   Enumeration e;
-  e.n_batch_mismatch = mismatched * int64_t(shardings.size() * n_ac_total * reduce_dtypes.size() *
-                                            compiles.size() * fp8s.size());
-  for (const auto& [strategy, hsdp] : shardings)
+  for (const auto& [strategy, hsdp, mesh] : shardings) {
+    int64_t mismatched = 0;
+    const std::vector<std::vector<std::pair<int, int>>> batch_blocks =
+        batch_blocks_for(space, mbs, seq, W / (mesh.tp * mesh.cp * mesh.pp), &mismatched);
+    e.n_batch_mismatch +=
+        mismatched * int64_t(n_ac_total * reduce_dtypes.size() * compiles.size() * fp8s.size());
     for (const std::string& rd : reduce_dtypes)
       for (bool compile : compiles)
         for (Fp8Recipe fp8 : fp8s)
@@ -317,9 +364,14 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
                   c.precision.reduce_dtype = rd;
                   c.precision.compile = compile;
                   c.precision.fp8 = fp8;
+                  c.parallelism.tp = mesh.tp;
+                  c.parallelism.cp = mesh.cp;
+                  c.parallelism.pp = mesh.pp;
+                  c.parallelism.pp_schedule = mesh.pp_schedule;
                   e.configs.push_back(std::move(c));
                 }
             }
+  }
   return e;
 }
 

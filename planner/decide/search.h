@@ -20,6 +20,7 @@
 #include "shared/hardware_spec.h"
 #include "shared/model_spec.h"
 #include "shared/prediction.h"
+#include "shared/runtime_spec.h"
 #include "shared/train_config.h"
 
 namespace shardcast::planner {
@@ -54,6 +55,16 @@ struct SearchSpace {
   // shard-group size from 2 up to gpus/2 that divides gpus (hsdp_shard_sizes overrides).
   std::vector<ShardingStrategy> strategies;
   std::vector<int> hsdp_shard_sizes;
+  // The device mesh (shared/mesh.h), tried where the runtime runs it (its runtime term mesh) with
+  // full_shard over the data-parallel ranks: every tp within a node that divides n_kv_heads and
+  // ffn_dim, cp only for sequences of cp_min_seq_len tokens or more (it exists for long
+  // sequences), pp with each of pp_schedules where pp · stages per rank <= n_layers. A list
+  // {1} leaves that dimension out.
+  std::vector<int> tps = {1, 2, 4, 8};
+  std::vector<int> cps = {1, 2, 4, 8};
+  std::vector<int> pps = {1, 2, 4, 8};
+  int cp_min_seq_len = 32768;  // tokens
+  std::vector<PpSchedule> pp_schedules = {PpSchedule::one_f_one_b, PpSchedule::interleaved_1f1b};
   std::vector<int> micro_batches = {1, 2, 3, 4, 6, 8, 12, 16};
   std::vector<int> grad_accums = {1, 2, 4, 8};          // only when global_batch_tokens == 0
   std::vector<double> selective_ratios = {0.25, 0.5, 0.75};  // fraction of blocks checkpointed
@@ -112,6 +123,19 @@ struct CandidateBlock {
   int n_ac = 0;      // AC levels (rows)
   int n_mb = 0;      // micro-batches (columns)
 };
+// One layout of the ranks: a 1-D strategy (with its HSDP group) or a mesh with full_shard.
+struct MeshChoice {
+  int tp = 1, cp = 1, pp = 1;
+  PpSchedule pp_schedule = PpSchedule::one_f_one_b;
+};
+struct Layout {
+  ShardingStrategy strategy = ShardingStrategy::full_shard;
+  int hsdp_shard_size = 0;
+  MeshChoice mesh;
+};
+// The mesh layouts the space and the runtime's terms allow (SearchSpace::tps, cps, pps), appended.
+void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W, int gpn, int seq,
+                      std::vector<Layout>* layouts);
 struct Enumeration {
   std::vector<TrainConfig> configs;
   std::vector<CandidateBlock> blocks;
