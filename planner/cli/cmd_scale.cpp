@@ -495,7 +495,9 @@ void register_scale(CLI::App& app) {
     }
     fmt::print("flags: mb1 = the global batch leaves one sequence per GPU; ga:a->b = grad accumulation changes;\n"
                "       batch>target = even micro-batch 1 without accumulation exceeds the global batch (smallest used);\n"
-               "       goodput<T = goodput under failures below --goodput-threshold\n"
+               "       batch-wall:tp2 = pure FSDP cannot meet the global batch here (one sequence per GPU is more): the\n"
+               "       mesh named keeps it; mesh:tp2 = a mesh chosen for speed or memory; goodput<T = goodput under failures\n"
+               "       below --goodput-threshold\n"
                "goodput = useful / wall time with failures, checkpoint saves and restarts; tok/s+f = tok/s/GPU x "
                "goodput; ckpt = recommended checkpoint.interval in steps; days+f = days with failures\n"
                "eff = tok/s/GPU here / tok/s/GPU at the smallest count that fits; above 100% when more GPUs shard the "

@@ -7,9 +7,24 @@
 
 #include <fmt/format.h>
 
+#include "planner/model/runtime.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
+
+// The most GPUs one data-parallel rank spans in the space: the largest tp · cp · pp among the
+// mesh layouts the runtime runs on `gpus` GPUs (1 = pure FSDP).
+int max_mesh_ranks(const SearchSpace& space, const HardwareSpec& hw, int gpus) {
+  SearchSpace s = space;
+  s.gpus = gpus;
+  const TrainConfig base = search_base_config(s, hw);
+  std::vector<Layout> layouts;
+  add_mesh_layouts(s, runtime_preset(base.runtime).terms_for(is_gpu(hw)), gpus, base.cluster.gpus_per_node,
+                   base.training.seq_len, &layouts);
+  int most = 1;
+  for (const Layout& l : layouts) most = std::max(most, l.mesh.tp * l.mesh.cp * l.mesh.pp);
+  return most;
+}
 
 std::vector<int> scale_counts(int from, int to, int gpn) {
   if (from < 1 || to < from)
@@ -55,8 +70,12 @@ std::vector<ScalePoint> scale(const ScaleOptions& opt, const HardwareSpec& hw,
     auto sub = [&](double f) {
       if (progress) progress((double(k) + f) / double(K));
     };
-    // The smallest batch this count can run: one sequence per GPU, no accumulation.
-    const double min_batch = double(gpus) * seq;
+    // The smallest batch this count can run: one sequence per data-parallel rank, no
+    // accumulation. Pure FSDP has a rank per GPU (the batch wall); a mesh the runtime runs
+    // divides the GPUs by tp · cp · pp (the search keeps the layouts that meet the batch).
+    const double min_batch_1d = double(gpus) * seq;
+    const double min_batch = double(gpus) / max_mesh_ranks(opt.space, hw, gpus) * seq;
+    const bool wall_1d = opt.global_batch_tokens > 0 && min_batch_1d > double(opt.global_batch_tokens) * (1 + tol);
     const bool batch_possible =
         opt.global_batch_tokens <= 0 || min_batch <= double(opt.global_batch_tokens) * (1 + tol);
     if (!batch_possible) {
@@ -99,6 +118,14 @@ std::vector<ScalePoint> scale(const ScaleOptions& opt, const HardwareSpec& hw,
       const int prev = points.back().best.config.training.grad_accum;
       const int now = pt.best.config.training.grad_accum;
       if (prev != now) flags.push_back(fmt::format("ga:{}->{}", prev, now));
+    }
+    if (pt.feasible) {  // the mesh the winner uses, and why: the batch wall, or its speed
+      const ParallelismConfig& par = pt.best.config.parallelism;
+      std::string mesh;
+      if (par.tp > 1) mesh += fmt::format("tp{}", par.tp);
+      if (par.cp > 1) mesh += fmt::format("{}cp{}", mesh.empty() ? "" : ",", par.cp);
+      if (par.pp > 1) mesh += fmt::format("{}pp{}", mesh.empty() ? "" : ",", par.pp);
+      if (!mesh.empty()) flags.push_back((wall_1d && pt.batch_met ? "batch-wall:" : "mesh:") + mesh);
     }
     if (pt.comm_exposed) flags.push_back("comm-exposed");
     if (pt.goodput_low) flags.push_back(fmt::format("goodput<{:g}", opt.goodput_threshold));
