@@ -1,5 +1,7 @@
 #include "planner/emit/emit_ecosystem.h"
 
+#include "shared/mesh.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -148,6 +150,31 @@ void require_fp32_reduce(const TrainConfig& c) {
                                   c.precision.reduce_dtype));
 }
 
+// The mesh's degrees and settings in torchtitan v0.2.x's [parallelism] (job_config.py Parallelism
+// @e61f2cce4: data_parallel_replicate_degree, data_parallel_shard_degree, tensor_parallel_degree,
+// context_parallel_degree, pipeline_parallel_degree, enable_async_tensor_parallel,
+// pipeline_parallel_schedule, pipeline_parallel_microbatch_size, pipeline_parallel_layers_per_stage,
+// context_parallel_rotate_method; tests/planner/data/torchtitan_keys_v0.2.txt).
+template <class Int, class Str, class Bool>
+void add_mesh_entries(const TrainConfig& c, const Mesh& m, Int& integer, Str& str, Bool& boolean) {
+  const ParallelismConfig& p = c.parallelism;
+  integer("parallelism", "data_parallel_replicate_degree", m.dp_replicate, "the mesh (shared/mesh.h)");
+  integer("parallelism", "data_parallel_shard_degree", m.dp_shard);
+  integer("parallelism", "tensor_parallel_degree", m.tp, "with sequence parallel and loss parallel (torchtitan's)");
+  integer("parallelism", "context_parallel_degree", m.cp);
+  integer("parallelism", "pipeline_parallel_degree", m.pp);
+  if (m.tp > 1) boolean("parallelism", "enable_async_tensor_parallel", p.tp_async);
+  if (m.pp > 1) {
+    str("parallelism", "pipeline_parallel_schedule", to_string(p.pp_schedule));
+    integer("parallelism", "pipeline_parallel_microbatch_size", p.pp_microbatch);
+    const int stages = m.pp * pp_stages_per_rank(p);
+    if (c.model.n_layers % stages == 0)
+      integer("parallelism", "pipeline_parallel_layers_per_stage", c.model.n_layers / stages,
+              fmt::format("{} stages of {} layers", stages, c.model.n_layers / stages));
+  }
+  if (m.cp > 1) str("parallelism", "context_parallel_rotate_method", to_string(p.cp_rotate));
+}
+
 std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   require_fp32_reduce(c);
   std::vector<TitanEntry> e;
@@ -227,16 +254,26 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
     number("lr_scheduler", "min_lr_factor", c.lr_schedule.min_lr_factor);
   }
 
-  integer("training", "local_batch_size", c.training.micro_batch, "micro_batch per GPU");
-  integer("training", "global_batch_size", int64_t(c.training.micro_batch) * c.training.grad_accum * W,
-          fmt::format("sequences per step: micro_batch x grad_accum {} x {} ranks", c.training.grad_accum, W));
+  const Mesh mesh = resolve_mesh(c.parallelism, W, c.cluster.gpus_per_node);
+  if (mesh.one_d()) {
+    integer("training", "local_batch_size", c.training.micro_batch, "micro_batch per GPU");
+    integer("training", "global_batch_size", int64_t(c.training.micro_batch) * c.training.grad_accum * W,
+            fmt::format("sequences per step: micro_batch x grad_accum {} x {} ranks", c.training.grad_accum, W));
+  } else {
+    integer("training", "local_batch_size", c.training.micro_batch, "micro_batch per data-parallel rank");
+    integer("training", "global_batch_size", int64_t(c.training.micro_batch) * c.training.grad_accum * mesh.dp(),
+            fmt::format("sequences per step: micro_batch x grad_accum {} x {} data-parallel ranks",
+                        c.training.grad_accum, mesh.dp()));
+  }
   integer("training", "seq_len", c.training.seq_len);
   number("training", "max_norm", c.training.max_grad_norm);
   integer("training", "steps", c.training.steps);
   str("training", "mixed_precision_param", torch_dtype(c.precision.param_dtype));
   str("training", "mixed_precision_reduce", "float32");  // the only value torchtitan accepts
 
-  if (s == ShardingStrategy::no_shard) {
+  if (!mesh.one_d()) {
+    add_mesh_entries(c, mesh, integer, str, boolean);
+  } else if (s == ShardingStrategy::no_shard) {
     integer("parallelism", "data_parallel_replicate_degree", W, "no_shard: plain data parallel");
     integer("parallelism", "data_parallel_shard_degree", 1);
   } else if (s == ShardingStrategy::hybrid_shard) {
@@ -660,7 +697,8 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   else
     set("model_spec", fmt::format("model_registry({})", python_str(model_name)), "bf16 matmuls: no converters");
   const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
-  const int dp = W;  // data-parallel ranks (replicate x shard)
+  const Mesh mesh = resolve_mesh(c.parallelism, W, c.cluster.gpus_per_node);
+  const int dp = mesh.dp();  // data-parallel ranks (replicate x shard)
   set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(micro_tokens),
       fmt::format("micro_batch {} x seq_len {}", c.training.micro_batch, c.training.seq_len));
   set("training.num_tokens_per_train_step", std::to_string(micro_tokens * c.training.grad_accum * dp),
@@ -670,7 +708,10 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   set("training.steps", std::to_string(c.training.steps));
   set("training.mixed_precision_param", python_str(torch_dtype(c.precision.param_dtype)));
   set("training.mixed_precision_reduce", python_str("float32"));
-  if (s == ShardingStrategy::no_shard) {
+  if (!mesh.one_d()) {
+    set("parallelism.data_parallel_replicate_degree", std::to_string(mesh.dp_replicate), "the mesh (shared/mesh.h)");
+    set("parallelism.data_parallel_shard_degree", std::to_string(mesh.dp_shard));
+  } else if (s == ShardingStrategy::no_shard) {
     set("parallelism.data_parallel_replicate_degree", std::to_string(W), "no_shard: plain data parallel");
     set("parallelism.data_parallel_shard_degree", "1");
   } else if (s == ShardingStrategy::hybrid_shard) {
@@ -686,9 +727,30 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
     set("parallelism.fsdp_reshard_after_forward", python_str("default"));
   // Data parallel only: the base config's tensor parallelism (8 for 70B and 405B) and any
   // other dimension off, so the degrees multiply to the world size (parallel_dims.py).
-  set("parallelism.tensor_parallel_degree", "1", "FSDP only");
-  set("parallelism.pipeline_parallel_degree", "1");
-  set("parallelism.context_parallel_degree", "1");
+  if (mesh.one_d()) {
+    set("parallelism.tensor_parallel_degree", "1", "FSDP only");
+    set("parallelism.pipeline_parallel_degree", "1");
+    set("parallelism.context_parallel_degree", "1");
+  } else {
+    // The mesh (configs.py Parallelism at b5bcd76c6; tests/planner/data/torchtitan_keys_current.txt).
+    const ParallelismConfig& par = c.parallelism;
+    set("parallelism.tensor_parallel_degree", std::to_string(mesh.tp), "with sequence parallel and loss parallel");
+    set("parallelism.pipeline_parallel_degree", std::to_string(mesh.pp));
+    set("parallelism.context_parallel_degree", std::to_string(mesh.cp));
+    if (mesh.tp > 1) set("compile.enable_async_tensor_parallel", par.tp_async ? "True" : "False");
+    if (mesh.pp > 1) {
+      set("parallelism.pipeline_parallel_schedule", python_str(to_string(par.pp_schedule)));
+      set("parallelism.num_pp_microbatches", std::to_string(pp_microbatches(par, c.training.micro_batch)),
+          fmt::format("micro_batch {} in micro-batches of {}", c.training.micro_batch, par.pp_microbatch));
+      const int stages = mesh.pp * pp_stages_per_rank(par);
+      if (c.model.n_layers % stages == 0)
+        set("parallelism.pipeline_parallel_layers_per_stage", std::to_string(c.model.n_layers / stages));
+    }
+    if (mesh.cp > 1 && par.cp_rotate != CpRotate::allgather)
+      o += fmt::format("    # Not expressed: cp_rotate = \"{}\" (this generation has no rotate-method setting; it runs its "
+                       "own)\n",
+                       to_string(par.cp_rotate));
+  }
   set("parallelism.expert_parallel_degree", "1");
   if (ac.mode == AcMode::none)
     set("activation_checkpoint", "None", "activation-checkpoint:none");
