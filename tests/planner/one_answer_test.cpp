@@ -106,6 +106,7 @@ TEST(OneAnswer, PlanSearchEmitAndValidateAgree) {
       space.reduce_dtypes = {cfg.precision.reduce_dtype};
       space.base.precision.master_dtype = cfg.precision.master_dtype;
       space.max_mem_frac = 1.0;
+      space.tps = space.cps = space.pps = {1};  // the case's 1-D layout only
       space.base.runtime = rt;
       space.threads = 1;
       const SearchResult r = search(space, hw);

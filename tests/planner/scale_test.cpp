@@ -64,6 +64,7 @@ TEST(Scale, FlagsMarkMicroBatchOneGradAccumChangesAndAnUnreachableBatch) {
   // 4Mi tokens at seq_len 8192 = 512 sequences: one per GPU at 512, impossible at 1024.
   ScaleOptions o = options("llama3-8b", "H100-80GB-SXM", 8192);
   o.counts = {64, 128, 512, 1024};
+  o.space.tps = o.space.cps = o.space.pps = {1};  // pure FSDP: its batch wall (the mesh: below)
   const auto pts = scale(o, load_hardware("H100-80GB-SXM"));
   ASSERT_EQ(pts.size(), 4u);
   for (const auto& p : pts) ASSERT_TRUE(p.feasible) << p.gpus;
@@ -163,6 +164,27 @@ TEST(Scale, ACountThatIsNotWholeNodesIsAUsageError) {
   ScaleOptions o = options("llama3-8b", "H100-80GB-SXM", 4096);
   o.counts = {12};
   EXPECT_THROW(scale(o, load_hardware("H100-80GB-SXM")), UsageError);
+}
+
+// Past the batch wall the mesh keeps the asked batch (issue 54's target): 4Mi tokens at seq 8192
+// is 512 sequences, one per GPU at 512; at 1024 a tp or pp of 2 halves the data-parallel ranks.
+// llama3-8b, llama3-70b and llama3.1-405b from 8 to 1024 H100, torchtitan.
+TEST(Scale, TheMeshKeepsTheGlobalBatchPastTheBatchWall) {
+  for (const char* model : {"llama3-8b", "llama3-70b", "llama3.1-405b"}) {
+    ScaleOptions o = options(model, "H100-80GB-SXM", 8192);
+    o.counts = {8, 64, 512, 1024};
+    const auto pts = scale(o, load_hardware("H100-80GB-SXM"));
+    for (const auto& p : pts) {
+      if (!p.feasible) continue;  // 70B and 405B do not fit 8 GPUs (nor 405B 64)
+      EXPECT_TRUE(p.batch_met) << model << " " << p.gpus;
+      EXPECT_EQ(p.global_batch_tokens, o.global_batch_tokens) << model << " " << p.gpus;
+    }
+    const ScalePoint& last = pts.back();
+    ASSERT_TRUE(last.feasible) << model << ": nothing fits 1024 H100";
+    const ParallelismConfig& par = last.best.config.parallelism;
+    EXPECT_GT(par.tp * par.cp * par.pp, 1) << model;
+    EXPECT_NE(last.flags.find("batch-wall:"), std::string::npos) << model << ": " << last.flags;
+  }
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
                              {"master_dtypes", "[\"fp32\"]"}, {"master_dtype_default", "\"fp32\""},
                              {"gqa", "\"repeated\""},
-                             {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"},
+                             {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"}, {"mesh", "[]"},
                              {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""},
                              {"cudnn_attention", "[]"}, {"block_program", "\"unlisted\""},
                              {"reduce_output", "\"shard_gradient\""}, {"adamw_state", "\"first_step\""},
