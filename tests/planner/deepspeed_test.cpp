@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "planner/emit/emit.h"
 #include "planner/emit/emit_deepspeed.h"
+#include "planner/evidence/import/run_import.h"
+#include "planner/evidence/import/train_log.h"
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
 #include "planner/model/zero_memory.h"
@@ -214,6 +217,75 @@ TEST(DeepspeedEmit, EmitWritesDeepspeedFilesOnlyForIt) {
   TrainConfig other = ds_config(ShardingStrategy::full_shard);
   other.runtime = "accelerate";
   for (const EmitTarget& t : emit_targets(other, hw)) EXPECT_NE(t.runtime, "deepspeed");
+}
+
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(SHARDCAST_TEST_DATA_DIR) + "/" + name);
+  EXPECT_TRUE(in) << name;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(DeepspeedImport, ThroughputTimerLinesWithTheTrainersLosses) {
+  const TrainLog log = parse_deepspeed_log(fixture("deepspeed_zero3_hf.log"), "deepspeed_zero3_hf.log");
+  EXPECT_EQ(log.format, "deepspeed");
+  ASSERT_EQ(log.steps.size(), 5u);
+  EXPECT_EQ(log.steps[0].step, 10);
+  EXPECT_EQ(log.steps[4].step, 50);
+  EXPECT_DOUBLE_EQ(*log.steps[4].samples_per_s, 5.4877);                  // CurrSamplesPerSec
+  EXPECT_DOUBLE_EQ(log.steps[0].loss, 1.9811);                            // the dict after step 10
+  EXPECT_DOUBLE_EQ(*log.steps[0].lr, 0.0003);
+  EXPECT_DOUBLE_EQ(*log.steps[0].mem_allocated_bytes, 38.52 * 1073741824.0);  // MaxMemAllocated
+  EXPECT_FALSE(log.steps[0].mem_reserved_bytes.has_value());
+  // see_memory_usage after step 50: Max_CA (whole GiB) and Max_MA are that step's.
+  EXPECT_DOUBLE_EQ(*log.steps[4].mem_reserved_bytes, 46 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(*log.steps[4].mem_allocated_bytes, 39.1 * 1073741824.0);
+  bool init_noted = false, summary_noted = false;
+  for (const auto& n : log.notes) {
+    init_noted |= n.find("before the first step") != std::string::npos;
+    summary_noted |= n.find("train_samples_per_second 5.151") != std::string::npos;
+  }
+  EXPECT_TRUE(init_noted);
+  EXPECT_TRUE(summary_noted);
+}
+
+TEST(DeepspeedImport, TrainerSummaryOnlyIsOneWholeRunStep) {
+  const TrainLog log = parse_deepspeed_log(fixture("deepspeed_hf_summary_only.log"), "x.log");
+  ASSERT_EQ(log.steps.size(), 1u);
+  EXPECT_EQ(log.steps[0].step, 50);  // round(155.3 s x 0.322 steps/s)
+  EXPECT_DOUBLE_EQ(*log.steps[0].samples_per_s, 5.151);
+  EXPECT_DOUBLE_EQ(log.steps[0].loss, 1.8012);
+  ASSERT_FALSE(log.notes.empty());
+  EXPECT_NE(log.notes.back().find("including the first ones"), std::string::npos);
+}
+
+TEST(DeepspeedImport, UnreadableThroughputLineNamesFileAndLine) {
+  const std::string text = "a\n[x] epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=1.0, CurrSamplesPerSec=abc, "
+                           "MemAllocated=1GB, MaxMemAllocated=2GB\n";
+  try {
+    parse_deepspeed_log(text, "bad.log");
+    ADD_FAILURE() << "read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.log:2:"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(parse_deepspeed_log("nothing here\n", "empty.log").steps.empty());
+}
+
+TEST(DeepspeedImport, RunDirectoryRatesAreTokensPerGpu) {
+  const TrainLog log = parse_deepspeed_log(fixture("deepspeed_zero3_hf.log"), "deepspeed_zero3_hf.log");
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  const ImportedRun run = import_run(log, ds_config(ShardingStrategy::full_shard), hw, 10);
+  EXPECT_EQ(run.cfg.runtime, "deepspeed");
+  // Median of steps 20..50's CurrSamplesPerSec (5.4891, 5.4803, 5.4950, 5.4877) x 4096 / 8 ranks.
+  EXPECT_NEAR(run.report.tokens_per_s_per_gpu, (5.4877 + 5.4891) / 2 * 4096 / 8, 1e-6);
+  // No step time is logged: micro_batch · seq_len · grad_accum / (tokens/s/GPU), step by step.
+  ASSERT_EQ(run.report.steps.size(), 5u);
+  EXPECT_NEAR(run.report.steps[4].step_time_s, 2 * 4096 / (5.4877 * 4096 / 8), 1e-12);
+  EXPECT_DOUBLE_EQ(run.report.mem_peak_bytes, 39.1 * 1073741824.0);
+  ASSERT_TRUE(run.report.mem_reserved_peak_bytes.has_value());
+  EXPECT_DOUBLE_EQ(*run.report.mem_reserved_peak_bytes, 46 * 1073741824.0);
 }
 
 }  // namespace
