@@ -18,6 +18,7 @@
 #include "planner/decide/pareto.h"
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
+#include "planner/model/zero_memory.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -179,6 +180,24 @@ TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw)
   return c;
 }
 
+namespace {
+// A ZeRO runtime runs full_shard (stage 3) and shard_grad_op (stage 2) only (zero_memory.h
+// zero_refusal): the other strategies leave the search; UsageError when none is left.
+void keep_zero_strategies(const TrainConfig& base, std::vector<std::pair<ShardingStrategy, int>>& shardings) {
+  std::string refused;
+  shardings.erase(std::remove_if(shardings.begin(), shardings.end(),
+                                 [&](const std::pair<ShardingStrategy, int>& sh) {
+                                   TrainConfig c = base;
+                                   c.parallelism.sharding_strategy = sh.first;
+                                   const std::string why = zero_refusal(c);
+                                   if (!why.empty()) refused = why;
+                                   return !why.empty();
+                                 }),
+                  shardings.end());
+  if (shardings.empty()) throw UsageError("search: " + refused);
+}
+}  // namespace
+
 Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& hw) {
   const TrainConfig base = search_base_config(space, hw);
   const int W = base.world_size();
@@ -281,6 +300,7 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
     reduce_dtypes = ok;
   }
   if (std::string why = master_dtype_refusal(runtime, terms, base); !why.empty()) throw UsageError("search: " + why);
+  if (runtime.zero) keep_zero_strategies(base, shardings);
   const std::string sync_refused = sync_every_micro_step_refusal(runtime, terms, base);
   if (!sync_refused.empty()) throw UsageError("search: " + sync_refused);
   if (!terms.selective_blocks)

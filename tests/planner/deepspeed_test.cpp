@@ -8,9 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "planner/decide/search.h"
 #include "planner/emit/emit.h"
 #include "planner/emit/emit_deepspeed.h"
 #include "planner/evidence/import/run_import.h"
@@ -77,7 +79,9 @@ TEST(DeepspeedRuntime, ProfileStatesEveryZeroTermWithItsSource) {
   EXPECT_EQ(rt.zero->stage3_max_live_parameters.value, 1000000000);
   // No other runtime has a [zero] table: their answers do not move.
   for (const std::string& name : list_runtime_presets())
-    if (name != "deepspeed") EXPECT_FALSE(runtime_preset(name).zero.has_value()) << name;
+    if (name != "deepspeed") {
+      EXPECT_FALSE(runtime_preset(name).zero.has_value()) << name;
+    }
 }
 
 TEST(DeepspeedRuntime, ZeroTableIsStrict) {
@@ -164,6 +168,26 @@ TEST(DeepspeedRuntime, PlanAddsTheBuffersToAllocatedAndDeviceTotal) {
   EXPECT_GE(a.mem_device_total_bytes - b.mem_device_total_bytes, buffers);  // 2 MiB rounding on top
   EXPECT_LT(a.mem_device_total_bytes - b.mem_device_total_bytes, buffers + 4 * 2097152.0);
   EXPECT_DOUBLE_EQ(a.step_time_s, b.step_time_s);  // memory only
+}
+
+TEST(DeepspeedRuntime, SearchTriesOnlyTheStagesItRuns) {
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  SearchSpace sp;
+  sp.model = load_model("llama2-7b");
+  sp.model_preset = "llama2-7b";
+  sp.hardware = "A100-80GB-SXM";
+  sp.gpus = 16;
+  sp.seq_len = 4096;
+  sp.micro_batches = {1, 2};
+  sp.grad_accums = {1};
+  sp.base.runtime = "deepspeed";
+  const Enumeration e = enumerate_candidates(sp, hw);
+  ASSERT_FALSE(e.configs.empty());
+  std::set<ShardingStrategy> seen;
+  for (const TrainConfig& c : e.configs) seen.insert(c.parallelism.sharding_strategy);
+  EXPECT_EQ(seen, (std::set<ShardingStrategy>{ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op}));
+  sp.strategies = {ShardingStrategy::hybrid_shard};
+  EXPECT_THROW(enumerate_candidates(sp, hw), UsageError);
 }
 
 TEST(DeepspeedEmit, DsConfigKeysAreDeepSpeedsAndMatchThePlan) {
