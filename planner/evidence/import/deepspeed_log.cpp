@@ -75,7 +75,9 @@ TrainLog parse_deepspeed_log(const std::string& text, const std::string& file) {
       if (!std::regex_search(line, m, timer)) throw refuse("a DeepSpeed throughput line that cannot be read", line);
       const auto curr = parse_logged_number(m[5].str()), alloc = parse_logged_number(m[7].str());
       if (!curr || !alloc) throw refuse("CurrSamplesPerSec or MaxMemAllocated is not a number", line);
-      const int step = std::stoi(m[3].str());
+      const auto step_logged = parse_logged_number(m[3].str());
+      if (!step_logged || *step_logged > 2e9) throw refuse("global_step is not a step number", line);
+      const int step = int(*step_logged);
       if (!log.steps.empty() && log.steps.back().step == step) {  // another rank's line of the same step
         LoggedStep& s = log.steps.back();
         s.samples_per_s = (*s.samples_per_s * s.ranks + *curr) / (s.ranks + 1);
@@ -97,7 +99,9 @@ TrainLog parse_deepspeed_log(const std::string& text, const std::string& file) {
         continue;
       }
       LoggedStep& s = log.steps.back();
-      const double reserved = std::stod(m[4].str()) * kGiB, peak = std::stod(m[2].str()) * kGiB;
+      const auto max_ca = parse_logged_number(m[4].str()), max_ma = parse_logged_number(m[2].str());
+      if (!max_ca || !max_ma) throw refuse("Max_MA or Max_CA is not a number", line);
+      const double reserved = *max_ca * kGiB, peak = *max_ma * kGiB;
       s.mem_reserved_bytes = std::max(s.mem_reserved_bytes.value_or(0.0), reserved);
       s.mem_allocated_bytes = std::max(s.mem_allocated_bytes.value_or(0.0), peak);
     } else if (const auto open = line.find("{'"); open != std::string::npos && line.rfind('}') > open) {
@@ -122,8 +126,13 @@ TrainLog parse_deepspeed_log(const std::string& text, const std::string& file) {
   if (log.steps.empty() && !summary.empty()) {
     for (const char* k : {"train_runtime", "train_steps_per_second"})
       if (!summary.count(k)) throw InputError(fmt::format("{}:{}: the HF Trainer's summary has no '{}'", file, summary_line, k));
+    const double steps = summary.at("train_runtime") * summary.at("train_steps_per_second");
+    if (!std::isfinite(steps) || steps < 0.5 || steps > 2e9)
+      throw InputError(fmt::format("{}:{}: the HF Trainer's summary gives {:g} steps (train_runtime x "
+                                   "train_steps_per_second): not a run",
+                                   file, summary_line, steps));
     LoggedStep s;
-    s.step = int(std::lround(summary.at("train_runtime") * summary.at("train_steps_per_second")));
+    s.step = int(std::lround(steps));
     s.line = summary_line;
     s.samples_per_s = summary.at("train_samples_per_second");
     s.loss = summary.count("train_loss") ? summary.at("train_loss") : 0.0;
