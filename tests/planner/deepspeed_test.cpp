@@ -84,10 +84,15 @@ TEST(DeepspeedRuntime, ProfileStatesEveryZeroTermWithItsSource) {
     }
 }
 
+TEST(DeepspeedRuntime, PublishedRowsNamingDeepSpeedChooseIt) {
+  // A published row's framework column (runtime_for_framework): rows of DeepSpeed runs are
+  // planned for this runtime, not for another stack.
+  EXPECT_EQ(runtime_for_framework("DeepSpeed ZeRO-3 (HF Trainer)"), "deepspeed");
+  EXPECT_EQ(runtime_for_framework("deepspeed"), "deepspeed");
+  EXPECT_EQ(runtime_generations("deepspeed"), (std::vector<std::string>{"deepspeed"}));
+}
+
 TEST(DeepspeedRuntime, ZeroTableIsStrict) {
-  const std::string base = R"(name = "x"
-[terms]
-)";
   ZeroTerms z;
   toml::table missing = toml::parse("contiguous_gradients = true");
   EXPECT_THROW(read_zero_terms(missing, "x.toml", z), ConfigError);
@@ -115,7 +120,6 @@ sub_group_size = 1000000000)");
   toml::table negative = t;
   negative.insert_or_assign("reduce_bucket_size", -1);
   EXPECT_THROW(read_zero_terms(negative, "x.toml", z), ConfigError);
-  (void)base;
 }
 
 TEST(DeepspeedRuntime, StageFollowsStrategyOthersRefusedByName) {
