@@ -388,15 +388,19 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
     for (const auto& k : read_terms(*gpu, file, "gpu.", g)) given.push_back("gpu." + k);
     rt.gpu_terms = g;
   }
+  if (const toml::table* zero = r.table("zero")) {
+    rt.zero.emplace();
+    for (const auto& k : read_zero_terms(*zero, file, *rt.zero)) given.push_back(k);
+  }
   const toml::table* sources = r.table("sources");
   if (!sources) throw ConfigError(file, "sources", "missing table [sources] (a public source for every term)");
   for (auto&& [k, node] : *sources) {
     const std::string key(k.str());
-    if (key == "gpu") {
-      if (!node.is_table()) throw ConfigError(file, "sources.gpu", "expected a table");
+    if (key == "gpu" || key == "zero") {
+      if (!node.is_table()) throw ConfigError(file, "sources." + key, "expected a table");
       for (auto&& [gk, gn] : *node.as_table()) {
-        if (!gn.is_string()) throw ConfigError(file, "sources.gpu." + std::string(gk.str()), "expected a string");
-        rt.sources["gpu." + std::string(gk.str())] = gn.as_string()->get();
+        if (!gn.is_string()) throw ConfigError(file, "sources." + key + "." + std::string(gk.str()), "expected a string");
+        rt.sources[key + "." + std::string(gk.str())] = gn.as_string()->get();
       }
       continue;
     }

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "shared/zero_terms.h"
+
 namespace shardcast {
 
 struct RuntimeTerms {
@@ -121,7 +123,10 @@ struct RuntimeSpec {
   std::string file;         // the preset file it was read from ("" if built in code)
   RuntimeTerms terms;       // on any hardware
   std::optional<RuntimeTerms> gpu_terms;  // terms with the [gpu] table applied (when present)
-  std::map<std::string, std::string> sources;  // term key (or "gpu.KEY") -> public source
+  // DeepSpeed ZeRO's settings (the [zero] table, shared/zero_terms.h): present only in a ZeRO
+  // runtime (deepspeed), whose stage follows the config's sharding strategy.
+  std::optional<ZeroTerms> zero;
+  std::map<std::string, std::string> sources;  // term key (or "gpu.KEY", "zero.KEY") -> public source
 
   // The terms that apply on GPU hardware (gpu=true) or on a CPU profile.
   const RuntimeTerms& terms_for(bool gpu) const { return gpu && gpu_terms ? *gpu_terms : terms; }

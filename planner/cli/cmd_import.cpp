@@ -1,4 +1,4 @@
-// `shardcast import torchtitan|fms-fsdp LOG --out RUN_DIR`: a run of another trainer as a run
+// `shardcast import torchtitan|fms-fsdp|deepspeed LOG --out RUN_DIR`: a run of another trainer as a run
 // directory that `shardcast validate RUN_DIR` and `shardcast calibrate --runs RUN_DIR...` read
 // (planner/evidence/import/run_import.h). The log does not carry the configuration: it comes from the
 // plan flags (--model --gpu --gpus --micro-batch --seq-len ...), and for torchtitan optionally
@@ -166,8 +166,9 @@ void run_import(const std::string& trainer, const ImportFlags& a) {
     unstated(!f.fp8.empty(), "--fp8", "none (bf16 matmuls)");
   }
   const std::string text = read_text(a.log);
-  const planner::TrainLog log =
-      trainer == "torchtitan" ? planner::parse_torchtitan_log(text, a.log) : planner::parse_fms_fsdp_log(text, a.log);
+  const planner::TrainLog log = trainer == "torchtitan" ? planner::parse_torchtitan_log(text, a.log)
+                                : trainer == "deepspeed"  ? planner::parse_deepspeed_log(text, a.log)
+                                                          : planner::parse_fms_fsdp_log(text, a.log);
   // torchtitan prints `mfu: N/A` under float8 (f113706c4, 2026-02): a log of only those lines
   // for a config without float8 is probably not what ran.
   if (trainer == "torchtitan" && !cfg.precision.fp8_on() && !log.steps.empty() &&
@@ -236,6 +237,9 @@ void register_import(CLI::App& app) {
   cmd->require_subcommand(1);
   add_trainer(cmd, "torchtitan", "torchtitan's training log (metric lines 'step: … loss: … memory: … tps: …')");
   add_trainer(cmd, "fms-fsdp", "fms-fsdp's training log (report blocks 'step:', 'loss:', 'reserved memory:', …)");
+  add_trainer(cmd, "deepspeed",
+              "DeepSpeed ZeRO under the HF Trainer: its log (DeepSpeed's 'epoch=…/global_step=…, "
+              "CurrSamplesPerSec=…, MaxMemAllocated=…GB' lines, see_memory_usage, the Trainer's {'loss': …} dicts)");
 }
 
 }  // namespace shardcast::cli

@@ -20,6 +20,7 @@
 #include "planner/decide/pareto.h"
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
+#include "planner/model/zero_memory.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
@@ -217,6 +218,22 @@ std::vector<std::vector<std::pair<int, int>>> batch_blocks_for(const SearchSpace
   return batch_blocks;
 }
 
+// A ZeRO runtime runs full_shard (stage 3) and shard_grad_op (stage 2) only (zero_memory.h
+// zero_refusal): the other strategies leave the search; UsageError when none is left.
+void keep_zero_strategies(const TrainConfig& base, std::vector<Layout>& shardings) {
+  std::string refused;
+  shardings.erase(std::remove_if(shardings.begin(), shardings.end(),
+                                 [&](const Layout& sh) {
+                                   TrainConfig c = base;
+                                   c.parallelism.sharding_strategy = sh.strategy;
+                                   const std::string why = zero_refusal(c);
+                                   if (!why.empty()) refused = why;
+                                   return !why.empty();
+                                 }),
+                  shardings.end());
+  if (shardings.empty()) throw UsageError("search: " + refused);
+}
+
 }  // namespace
 
 void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W, int gpn, int seq,
@@ -327,6 +344,7 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
     reduce_dtypes = ok;
   }
   if (std::string why = master_dtype_refusal(runtime, terms, base); !why.empty()) throw UsageError("search: " + why);
+  if (runtime.zero) keep_zero_strategies(base, shardings);
   const std::string sync_refused = sync_every_micro_step_refusal(runtime, terms, base);
   if (!sync_refused.empty()) throw UsageError("search: " + sync_refused);
   if (!terms.selective_blocks)

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/emit/emit_deepspeed.h"
 #include "planner/emit/emit_ecosystem.h"
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
@@ -135,6 +136,8 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
     for (const auto& rf : kRuntimeFiles)
       if (framework == rf.runtime) t.files.assign(rf.files.begin(), rf.files.end());
     if (framework == "torchtitan" && tv == TorchtitanVersion::current) t.files = {"torchtitan_recipe.py"};
+    // DeepSpeed's files only when the plan is for it (emit --runtime deepspeed): not a target otherwise.
+    if (runtime_preset(rt).zero) t.files = {"ds_config.json", "launch_deepspeed.sh"};
     // What the framework's file runs (as_emitted: its approximations of the plan), predicted.
     t.ran = as_emitted(cfg, framework, tv);
     t.ran.runtime = rt;
@@ -203,7 +206,11 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
       else if (n == "torchtitan_overrides.txt") files.push_back({n, head + render_torchtitan_overrides(c), false});
       else if (n == "torchtitan_recipe.py") files.push_back({n, head + render_torchtitan_recipe(c), false});
       else if (n == "fsdp_config.yaml") files.push_back({n, head + render_accelerate_yaml(c), false});
-      else if (n == "fms_fsdp_args.txt") {
+      else if (n == "ds_config.json") files.push_back({n, render_ds_config_json(c, *runtime_preset(t.runtime).zero), false});
+      else if (n == "launch_deepspeed.sh") {
+        files.push_back({n, render_deepspeed_launch(c, head), true});
+        for (const std::string& note : deepspeed_notes(c)) res.notes.push_back(n + ": " + note);
+      } else if (n == "fms_fsdp_args.txt") {
         files.push_back({n, head + render_fms_fsdp_args(c), false});
         for (const std::string& note : fms_fsdp_notes(c)) res.notes.push_back(n + ": " + note);
       }

@@ -8,6 +8,8 @@
 //   launch_torchrun.sh     torchrun --nproc-per-node … --no-python shardcast-train run run.toml
 //   torchtitan.toml, torchtitan_overrides.txt, fsdp_config.yaml (accelerate),
 //   fms_fsdp_args.txt      the same plan for trainers users already have (emit_ecosystem.h)
+//   ds_config.json, launch_deepspeed.sh   DeepSpeed ZeRO under the HF Trainer, only when the
+//                          plan is for runtime deepspeed (emit_deepspeed.h)
 // Every file is rendered by a pure function below, so tests can parse what is written.
 // What it is not: the planner (the Prediction comes in) or the trainer's config validation
 // (shared/train_config.h validate(), which emit_files runs before writing anything).

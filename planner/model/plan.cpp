@@ -307,11 +307,16 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
   // Static: parameters and optimizer states always; the gradients too unless the loop frees
   // them between steps, in which case the timeline places them (kMemShardedGrads).
   const bool grads_static = !opt.grads_freed_between_steps;
+  // DeepSpeed ZeRO's own flat buffers (zero_memory.h; none for other runtimes): static too.
+  const std::vector<ZeroBuffer> zero = zero_buffers(cfg, opt, shape.shard_group, shape.param_bytes);
+  double zero_bytes = 0;
+  for (const ZeroBuffer& b : zero) zero_bytes += b.bytes;
   const double static_bytes =
-      state.parameters + state.optimizer_states + (grads_static ? state.gradients : 0.0) + inflight;
+      state.parameters + state.optimizer_states + (grads_static ? state.gradients : 0.0) + inflight + zero_bytes;
   p.memory.push_back({"sharded_parameters", state.parameters});
   p.memory.push_back({"sharded_gradients", grads_static ? state.gradients : sim.mem_at_peak[kMemShardedGrads]});
   p.memory.push_back({"optimizer_states", state.optimizer_states});
+  for (const ZeroBuffer& b : zero) p.memory.push_back({b.name, b.bytes});
   for (int c = 0; c < kMemCategories; ++c)
     if (c != kMemShardedGrads) p.memory.push_back({mem_category_name(c), sim.mem_at_peak[c]});
   if (inflight > 0) p.memory.push_back({"pipeline_in_flight", inflight});
@@ -324,7 +329,11 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
   const bool over_by_allocated = opt.replay_within_bytes > 0 && p.mem_peak_bytes + runtime > opt.replay_within_bytes;
   if (units.caching_allocator && !over_by_allocated)
     alloc.replayed_reserved = replay_reserved(cfg, hw, opt, shape, act, units, sim, grads_static, runtime, &p) +
-                              (inflight > 0 ? inflight : 0.0);
+                              (inflight > 0 ? inflight : 0.0) +
+                              zero_reserved_bytes(zero);  // segments of their own, not in the replayed trace
+  if (!zero.empty() && p.mem_reserved_range_bytes.second > 0)
+    for (double* b : {&p.mem_reserved_range_bytes.first, &p.mem_reserved_range_bytes.second})
+      *b = std::max(p.mem_peak_bytes, *b + zero_reserved_bytes(zero));
   const DeviceMemory dm = device_memory(alloc);
   p.mem_reserved_bytes = dm.reserved;
   p.mem_device_total_bytes = dm.device_total;

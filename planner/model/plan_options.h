@@ -13,6 +13,7 @@
 #include "planner/model/ops.h"
 #include "planner/model/optimizer_step.h"
 #include "planner/model/simulator.h"
+#include "planner/model/zero_memory.h"
 
 namespace shardcast::planner {
 
@@ -192,6 +193,6 @@ struct EvidenceOptions {
 // What the software executing the plan does outside TrainConfig, the groups above as one value
 // (the cost model's stages take the group they use). Built by resolve_plan_options()
 // (planner/model/runtime.h) from the config's runtime profile; tests may set fields directly.
-struct PlanOptions : RuntimeIdentity, RuntimeKernels, RuntimeLoop, PlanRequest, EvidenceOptions {};
+struct PlanOptions : RuntimeIdentity, RuntimeKernels, RuntimeLoop, ZeroOptions, PlanRequest, EvidenceOptions {};
 
 }  // namespace shardcast::planner

@@ -110,6 +110,8 @@ std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const
     return fmt::format("{} cannot run activation_checkpointing.mode = \"selective_op\"", rt.name);
   if (ac == AcMode::selective && !t.selective_blocks)
     return fmt::format("{} cannot run activation_checkpointing.mode = \"selective\" (every k-th block)", rt.name);
+  if (rt.zero)
+    if (std::string why = zero_refusal(cfg); !why.empty()) return why;
   return sync_every_micro_step_refusal(rt, t, cfg);
 }
 
@@ -148,6 +150,8 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
   PlanOptions o;
   o.runtime = rt.name;
+  o.zero = rt.zero.has_value();
+  if (rt.zero) o.zero_terms = *rt.zero;
   o.framework = rt.framework;
   o.attention_materialized = t.attention == "eager" || t.attention == "eager_causal_blocks";
   o.attention_causal_blocks = t.attention == "eager_causal_blocks";

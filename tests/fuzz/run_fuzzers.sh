@@ -22,7 +22,9 @@ SOURCES="shared/config_io.cpp shared/closest_match.cpp shared/toml_reader.cpp sh
   shared/hardware_spec.cpp shared/prediction.cpp shared/op_category.cpp shared/run_report.cpp trainer/data/token_file.cpp
   trainer/checkpoint/manifest.cpp trainer/export/safetensors_reader.cpp planner/evidence/published_csv.cpp planner/model/ops.cpp planner/model/fp8_recipe.cpp planner/model/fp8_linear_table.cpp planner/model/kernel_rates.cpp planner/model/kernel_table.cpp shared/kernel_table.cpp planner/model/efficiency.cpp
   planner/model/runtime.cpp planner/model/simulator.cpp shared/runtime_spec.cpp shared/config_schema.cpp
+  shared/zero_terms.cpp planner/model/zero_memory.cpp
   planner/evidence/import/train_log.cpp planner/evidence/import/torchtitan_log.cpp planner/evidence/import/fms_fsdp_log.cpp
+  planner/evidence/import/deepspeed_log.cpp
   planner/evidence/import/torchtitan_config.cpp planner/evidence/error_band.cpp planner/evidence/decision_error.cpp shared/session.cpp
   planner/model/allocator/measured_allocator_trace.cpp planner/model/allocator/allocation_trace.cpp planner/model/allocator/caching_allocator.cpp planner/model/optimizer_step.cpp"
 OBJS=""
@@ -38,7 +40,7 @@ for s in $SOURCES; do
 done
 status=0
 ALL_TARGETS="train_config hardware_toml runtime_toml token_file published_csv checkpoint_manifest run_report
-  safetensors torchtitan_log fms_fsdp_log kernel_table fp8_linear_table attention_table torchtitan_job session
+  safetensors torchtitan_log fms_fsdp_log deepspeed_log kernel_table fp8_linear_table attention_table torchtitan_job session
   bands_toml decisions_toml model_toml measured_allocator_trace"
 for t in ${FUZZ_TARGETS:-$ALL_TARGETS}; do
   exe="$OUT/fuzz_$t"

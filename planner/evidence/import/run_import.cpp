@@ -117,7 +117,10 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
     throw InputError(fmt::format(
         "{}: no {} step found (expected {}); is this the training log of rank 0?", log.file, log.format,
         log.format == "torchtitan" ? "metric lines like 'step: 10  loss:  7.8234  memory: 61.37GiB(77.58%)  tps: 5,200 ...'"
-                                   : "report blocks starting with a line 'step: 100'"));
+        : log.format == "deepspeed"
+            ? "DeepSpeed lines like 'epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=...' or the HF "
+              "Trainer's '{'train_runtime': ..., 'train_samples_per_second': ...}'"
+            : "report blocks starting with a line 'step: 100'"));
   const int last = log.steps.back().step;
   if (last <= warmup)
     throw UsageError(fmt::format("import: --warmup {} leaves no step: the last step logged in {} is {} (use a warm-up "
@@ -162,6 +165,8 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
     m.grad_norm = l.grad_norm.value_or(0.0);
     m.tokens_per_s_per_gpu = l.tps;
     if (!(m.tokens_per_s_per_gpu > 0) && l.step_time_s && *l.step_time_s > 0) m.tokens_per_s_per_gpu = micro_tokens / *l.step_time_s;  // fms-fsdp < ffbe07a
+    // DeepSpeed / the HF Trainer: sequences of all ranks per second.
+    if (!(m.tokens_per_s_per_gpu > 0) && l.samples_per_s) m.tokens_per_s_per_gpu = *l.samples_per_s * s / c.world_size();
     if (!(m.tokens_per_s_per_gpu > 0))
       throw InputError(fmt::format("{}:{}: step {} logged no throughput (tokens/s 0)", log.file, l.line, l.step));
     check_logged(log, l, m.tokens_per_s_per_gpu, max_tps, hw);

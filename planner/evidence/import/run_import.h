@@ -1,4 +1,4 @@
-// A run of another trainer (torchtitan, fms-fsdp) as a shardcast run directory.
+// A run of another trainer (torchtitan, fms-fsdp, DeepSpeed under the HF Trainer) as a shardcast run directory.
 //
 // What it is: import_run() turns a parsed training log (train_log.h) and the configuration it
 // ran (given by flags or a torchtitan TOML; the log does not carry it) into the RunReport that
@@ -11,8 +11,10 @@
 //
 // Derived numbers (per logged step; units in comments of RunReport):
 //   tokens/s/GPU  as logged ("tps": torchtitan; "current token per gpu per sec": fms-fsdp), or
-//                 micro_batch·seq_len / step time when fms-fsdp logged only a step time
-//   step time     fms-fsdp: as logged; torchtitan logs none: micro_batch·seq_len·grad_accum / tps
+//                 micro_batch·seq_len / step time when fms-fsdp logged only a step time, or
+//                 samples/s · seq_len / world size (DeepSpeed's CurrSamplesPerSec, the HF
+//                 Trainer's train_samples_per_second: sequences of all ranks per second)
+//   step time     fms-fsdp: as logged; torchtitan and DeepSpeed log none: micro_batch·seq_len·grad_accum / tps
 //                 (torchtitan's tps counts this rank's tokens per second; data parallel only)
 //   MFU           planner convention: tps·flops_per_token(s) / peak (ModelSpec, 6·N + 12·L·d·s)
 //                 and torchtitan's convention recomputed: tps·flops_per_token_torchtitan(s) / peak,
@@ -20,7 +22,7 @@
 //                 torchtitan logged (its own peak table) is kept as logged, in import.json;
 //                 HFU with the planner's hardware FLOPs per token for this config and runtime
 //   memory        mem_reserved_peak_bytes = the logged max reserved (max over ranks);
-//                 mem_peak_bytes = max allocated where the log has it (fms-fsdp), else 0
+//                 mem_peak_bytes = max allocated where the log has it (fms-fsdp, DeepSpeed), else 0
 //                 (not measured: torchtitan prints only the reserved peak)
 // Summary over the steps after warm-up (step > warmup): median tokens/s/GPU and step time,
 // maximum memory.

@@ -3,7 +3,8 @@
 // What it is: parse_torchtitan_log() reads the metric lines torchtitan prints
 // (torchtitan/components/metrics.py, earlier train.py) in every generation since 2024;
 // parse_fms_fsdp_log() reads the per-report block fms-fsdp prints
-// (fms_fsdp/utils/train_utils.py train()). Both keep each logged quantity as logged, in the
+// (fms_fsdp/utils/train_utils.py train()); parse_deepspeed_log() reads DeepSpeed's throughput and
+// memory lines and the HF Trainer's logged dicts. Each keeps every logged quantity as logged, in the
 // log's units converted to SI (bytes, seconds), with the line it came from.
 // What it is not: the run's configuration (a log does not carry it) or the run directory
 // written from it (planner/evidence/import/run_import.h). Pure functions, thread-safe.
@@ -35,17 +36,23 @@ struct LoggedStep {
   std::optional<double> mem_reserved_pct;
   std::optional<double> mem_allocated_bytes;  // max_memory_allocated (fms-fsdp)      // bytes
   std::optional<double> step_time_s;     // fms-fsdp "current step time"                // s
+  // Samples (sequences) per second of the whole job, as DeepSpeed's ThroughputTimer and the HF
+  // Trainer log them; run_import turns them into tokens/s per GPU with the run's seq_len and
+  // world size.  // sequences/s
+  std::optional<double> samples_per_s;
 };
 
 struct TrainLog {
   std::string file;
-  std::string format;                    // "torchtitan" | "fms-fsdp"
+  std::string format;                    // "torchtitan" | "fms-fsdp" | "deepspeed"
   std::vector<LoggedStep> steps;         // ascending step
   std::vector<std::string> notes;        // what was skipped or merged, one line each
 };
 
 TrainLog parse_torchtitan_log(const std::string& text, const std::string& file);
 TrainLog parse_fms_fsdp_log(const std::string& text, const std::string& file);
+// DeepSpeed under the HF Trainer (planner/evidence/import/deepspeed_log.cpp states the lines).
+TrainLog parse_deepspeed_log(const std::string& text, const std::string& file);
 
 // Helpers shared by the parsers (exposed for tests).
 // The line without ANSI escape sequences (ESC '[' ... final byte) and without a carriage return.

@@ -1,0 +1,154 @@
+// DeepSpeed under the Hugging Face Trainer: what its ranks print (microsoft/DeepSpeed@38327e07f,
+// transformers' Trainer). Lines read, each with a fixture in tests/planner/data/
+// (make_deepspeed_fixtures.py):
+//   DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py ThroughputTimer.stop, logger.info on the
+//     rank that reports, every steps_per_print optimizer steps from the second on):
+//     "epoch=0/micro_step=20/global_step=20, RunningAvgSamplesPerSec=9.87, CurrSamplesPerSec=9.91,
+//      MemAllocated=21.37GB, MaxMemAllocated=38.52GB"
+//     CurrSamplesPerSec = train_batch_size (all ranks' sequences of one step) / that step's time;
+//     MaxMemAllocated = torch.cuda.max_memory_allocated in GiB (round(x / 1024**3, 2)).
+//   DeepSpeed's see_memory_usage (deepspeed/runtime/utils.py, force=True calls only):
+//     "MA 12.5 GB         Max_MA 14.1 GB         CA 15.02 GB         Max_CA 17 GB "
+//     GiB; Max_CA is max_memory_reserved rounded to a whole GiB; the call resets the peaks. Before
+//     the first step it reports initialisation and is only noted; after a step it is that step's.
+//   The HF Trainer's logs (Trainer.log -> ProgressCallback.on_log prints str(logs), a Python dict):
+//     "{'loss': 1.8123, 'grad_norm': 0.91, 'learning_rate': 2.9e-05, 'epoch': 0.12}" at each
+//     logging step: the loss, grad norm and lr of the DeepSpeed step logged just before it;
+//     "{'train_runtime': 812.4, 'train_samples_per_second': 9.85, 'train_steps_per_second': 0.154,
+//       'train_loss': 1.93, 'epoch': 1.0}" at the end: train_samples_per_second counts
+//     max_steps x the total batch (all ranks) over the whole run, warm-up included.
+// A log without ThroughputTimer lines yields one step from the end-of-training dict: step =
+// round(train_runtime x train_steps_per_second), its rate a whole-run mean (said in the notes).
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "planner/evidence/import/train_log.h"
+#include "shared/errors.h"
+
+namespace shardcast::planner {
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+std::string shorten(const std::string& s) { return s.size() > 160 ? s.substr(0, 157) + "..." : s; }
+
+// The numeric entries of a Python dict printed by str(): "{'a': 1.5, 'b': 'x'}" -> {a: 1.5}.
+// Entries whose value is not a number (a string, a tensor(...)) are left out.
+std::map<std::string, double> numeric_dict(const std::string& body) {
+  std::map<std::string, double> out;
+  static const std::regex entry(R"('([A-Za-z_0-9]+)':\s*([^,}]+))");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), entry); it != std::sregex_iterator(); ++it) {
+    std::string v = (*it)[2].str();
+    while (!v.empty() && v.back() == ' ') v.pop_back();
+    if (auto x = parse_logged_number(v)) out[(*it)[1].str()] = *x;
+  }
+  return out;
+}
+
+}  // namespace
+
+TrainLog parse_deepspeed_log(const std::string& text, const std::string& file) {
+  TrainLog log;
+  log.file = file;
+  log.format = "deepspeed";
+  static const std::regex timer(
+      R"(epoch=(\d+)/micro_step=(\d+)/global_step=(\d+), RunningAvgSamplesPerSec=([^,]+), CurrSamplesPerSec=([^,]+), )"
+      R"(MemAllocated=([^G,]+)GB, MaxMemAllocated=([^G,]+)GB)");
+  static const std::regex memory(R"(MA ([0-9.]+) GB\s+Max_MA ([0-9.]+) GB\s+CA ([0-9.]+) GB\s+Max_CA ([0-9.]+) GB)");
+  std::istringstream in(text);
+  std::string raw;
+  int lineno = 0, hf_losses = 0, init_memory = 0;
+  std::map<std::string, double> summary;
+  int summary_line = 0;
+  auto refuse = [&](const std::string& what, const std::string& line) {
+    return InputError(fmt::format("{}:{}: {} ({})", file, lineno, what, shorten(line)));
+  };
+  while (std::getline(in, raw)) {
+    ++lineno;
+    const std::string line = strip_ansi(raw);
+    std::smatch m;
+    if (line.find("RunningAvgSamplesPerSec=") != std::string::npos) {
+      if (!std::regex_search(line, m, timer)) throw refuse("a DeepSpeed throughput line that cannot be read", line);
+      const auto curr = parse_logged_number(m[5].str()), alloc = parse_logged_number(m[7].str());
+      if (!curr || !alloc) throw refuse("CurrSamplesPerSec or MaxMemAllocated is not a number", line);
+      const auto step_logged = parse_logged_number(m[3].str());
+      if (!step_logged || *step_logged > 2e9) throw refuse("global_step is not a step number", line);
+      const int step = int(*step_logged);
+      if (!log.steps.empty() && log.steps.back().step == step) {  // another rank's line of the same step
+        LoggedStep& s = log.steps.back();
+        s.samples_per_s = (*s.samples_per_s * s.ranks + *curr) / (s.ranks + 1);
+        s.mem_allocated_bytes = std::max(*s.mem_allocated_bytes, *alloc * kGiB);
+        ++s.ranks;
+        continue;
+      }
+      if (!log.steps.empty() && step < log.steps.back().step)
+        throw refuse(fmt::format("global_step {} after step {}: one run per log", step, log.steps.back().step), line);
+      LoggedStep s;
+      s.step = step;
+      s.line = lineno;
+      s.samples_per_s = *curr;
+      s.mem_allocated_bytes = *alloc * kGiB;
+      log.steps.push_back(s);
+    } else if (line.find("Max_CA ") != std::string::npos && std::regex_search(line, m, memory)) {
+      if (log.steps.empty()) {
+        ++init_memory;
+        continue;
+      }
+      LoggedStep& s = log.steps.back();
+      const auto max_ca = parse_logged_number(m[4].str()), max_ma = parse_logged_number(m[2].str());
+      if (!max_ca || !max_ma) throw refuse("Max_MA or Max_CA is not a number", line);
+      const double reserved = *max_ca * kGiB, peak = *max_ma * kGiB;
+      s.mem_reserved_bytes = std::max(s.mem_reserved_bytes.value_or(0.0), reserved);
+      s.mem_allocated_bytes = std::max(s.mem_allocated_bytes.value_or(0.0), peak);
+    } else if (const auto open = line.find("{'"); open != std::string::npos && line.rfind('}') > open) {
+      const auto d = numeric_dict(line.substr(open, line.rfind('}') - open + 1));
+      if (d.count("train_samples_per_second")) {
+        summary = d;
+        summary_line = lineno;
+      } else if (d.count("loss") && !log.steps.empty()) {
+        LoggedStep& s = log.steps.back();
+        s.loss = d.at("loss");
+        if (d.count("grad_norm")) s.grad_norm = d.at("grad_norm");
+        if (d.count("learning_rate")) s.lr = d.at("learning_rate");
+        ++hf_losses;
+      } else if (d.count("loss")) {
+        ++hf_losses;  // before the first throughput line: no step to give it to
+      }
+    }
+  }
+  if (init_memory > 0)
+    log.notes.push_back(fmt::format("{} see_memory_usage report(s) before the first step (initialisation) not used",
+                                    init_memory));
+  if (log.steps.empty() && !summary.empty()) {
+    for (const char* k : {"train_runtime", "train_steps_per_second"})
+      if (!summary.count(k)) throw InputError(fmt::format("{}:{}: the HF Trainer's summary has no '{}'", file, summary_line, k));
+    const double steps = summary.at("train_runtime") * summary.at("train_steps_per_second");
+    if (!std::isfinite(steps) || steps < 0.5 || steps > 2e9)
+      throw InputError(fmt::format("{}:{}: the HF Trainer's summary gives {:g} steps (train_runtime x "
+                                   "train_steps_per_second): not a run",
+                                   file, summary_line, steps));
+    LoggedStep s;
+    s.step = int(std::lround(steps));
+    s.line = summary_line;
+    s.samples_per_s = summary.at("train_samples_per_second");
+    s.loss = summary.count("train_loss") ? summary.at("train_loss") : 0.0;
+    log.steps.push_back(s);
+    log.notes.push_back(fmt::format(
+        "no DeepSpeed throughput line (steps_per_print / timers.throughput): the rate is the HF Trainer's "
+        "train_samples_per_second, a mean over all {} steps including the first ones (warm-up, allocation)",
+        s.step));
+  } else if (!summary.empty()) {
+    log.notes.push_back(fmt::format("HF Trainer summary (line {}): train_samples_per_second {:g} over the whole run, "
+                                    "not used beside the per-step DeepSpeed lines",
+                                    summary_line, summary.at("train_samples_per_second")));
+  }
+  if (!log.steps.empty() && hf_losses == 0)
+    log.notes.push_back("no HF Trainer loss line after a DeepSpeed step: losses are not in the log (logged as 0)");
+  return log;
+}
+
+}  // namespace shardcast::planner
