@@ -103,6 +103,7 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_KEY("lr_schedule.min_lr_factor", lr_schedule.min_lr_factor),
       SC_KEY("data.path", data.path),
       SC_KEY("data.format", data.format),
+      SC_KEY("data.mean_doc_len", data.mean_doc_len),
       SC_KEY("checkpoint.dir", checkpoint.dir),
       SC_KEY("checkpoint.interval", checkpoint.interval),
       SC_KEY("checkpoint.keep", checkpoint.keep),

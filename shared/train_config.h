@@ -26,8 +26,13 @@ enum class AcMode { none, selective, full, selective_op };
 // (torchao/float8/config.py Float8LinearRecipeName, pytorch/ao@36027d82d): tensorwise = one
 // dynamic scale per tensor, cuBLAS GEMMs; rowwise = one scale per row, CUTLASS GEMM forward;
 // rowwise_with_gw_hp = rowwise with the grad-weight GEMM in bf16. none = bf16 GEMMs.
+// The Blackwell block-scaled formats (compute capability 10.0 and up; planner/model/fp8_formats.h):
+// mxfp8 = torchao's MXFP8Linear (one e8m0 scale per 32 elements, all three GEMMs in MXFP8,
+// torchtitan's MXFP8LinearConverter); nvfp4 = torchao's NVFP4 training Linear (fp4 with one fp8
+// scale per 16 elements and a tensor-wise scale, Hadamard-rotated, all three GEMMs in NVFP4,
+// torchtitan's NVFP4LinearConverter on the leading 85 % of the blocks).
 // The cost of each recipe is planner/model/fp8_recipe.h; shardcast-train runs none only.
-enum class Fp8Recipe { none, tensorwise, rowwise, rowwise_with_gw_hp };
+enum class Fp8Recipe { none, tensorwise, rowwise, rowwise_with_gw_hp, mxfp8, nvfp4 };
 
 const char* to_string(ShardingStrategy s);
 const char* to_string(AcMode m);
@@ -38,7 +43,7 @@ std::optional<AcMode> parse_ac_mode(const std::string& s);
 std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s);
 inline const char* kShardingStrategyNames = "full_shard | shard_grad_op | hybrid_shard | no_shard";
 inline const char* kAcModeNames = "none | selective | full | selective_op";
-inline const char* kFp8RecipeNames = "none | tensorwise | rowwise | rowwise_with_gw_hp";
+inline const char* kFp8RecipeNames = "none | tensorwise | rowwise | rowwise_with_gw_hp | mxfp8 | nvfp4";
 // Every value of each enum, in the order of the table to_string and parse read: the choices an
 // editor offers (shardcast-gui's lists) and the values a test walks.
 std::vector<ShardingStrategy> all_sharding_strategies();
@@ -124,6 +129,10 @@ struct LrScheduleConfig {
 struct DataConfig {
   std::string path;               // llm.c .bin token file ("" = the bundled corpus)
   std::string format = "llmc_bin";
+  // Mean length of the documents packed into each sequence, in tokens; 0 = not stated: attention
+  // is dense causal over the whole sequence. Read only by a runtime whose attention masks at
+  // document boundaries (runtime term attention = "flex_document": planner/model/document_mask.h).
+  double mean_doc_len = 0;        // tokens
 };
 
 struct CheckpointConfig {

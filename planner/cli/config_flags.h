@@ -29,6 +29,7 @@ struct ConfigFlags {
   // documented default) stands. Ranges are checked by CLI11 (planner/cli/validators.cpp).
   std::optional<int> gpus, gpus_per_node, hsdp_shard_size, micro_batch, seq_len, grad_accum;
   std::optional<double> inter_node_gbps, power_limit_w, ac_ratio;
+  std::optional<double> mean_doc_len;  // data.mean_doc_len (tokens)
   bool compile = false;
   std::string fp8;  // --fp8 [RECIPE]: "" = not given; bare --fp8 = "tensorwise"
   std::optional<bool> sync_every_micro_step;  // parallelism.sync_every_micro_step

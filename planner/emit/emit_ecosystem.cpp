@@ -148,8 +148,16 @@ void require_fp32_reduce(const TrainConfig& c) {
                                   c.precision.reduce_dtype));
 }
 
-std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
+// What v0.2's files cannot express, refused by key: a 16-bit reduction, a float8 recipe they
+// do not write (torchtitan_version_refusal).
+void require_v02_expressible(const TrainConfig& c) {
   require_fp32_reduce(c);
+  if (const std::string why = torchtitan_version_refusal(c, TorchtitanVersion::v0_2); !why.empty())
+    throw ConfigError("torchtitan", "precision.fp8", why);
+}
+
+std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
+  require_v02_expressible(c);
   std::vector<TitanEntry> e;
   auto add = [&](const std::string& sec, const std::string& key, auto value, const std::string& cli,
                  const std::string& note = "") {
@@ -577,11 +585,18 @@ std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s) 
 }
 
 // Float8LinearConverter.Config.recipe_name: Literal["rowwise", "rowwise_with_gw_hp"]
-// (torchtitan/components/quantization/float8.py @b5bcd76c6; tensorwise removed in #3127);
-// v0.2's [quantize.linear.float8] recipe_name: tensorwise (unset), rowwise, rowwise_with_gw_hp.
+// (torchtitan/components/quantization/float8.py @b5bcd76c6; tensorwise removed in #3127), and
+// the MXFP8LinearConverter (mx.py) and NVFP4LinearConverter (nvfp4.py, bcc09297a) of that commit;
+// v0.2's [quantize.linear.float8] recipe_name: tensorwise (unset), rowwise, rowwise_with_gw_hp
+// (its [quantize.linear.mx] converter is not written here).
 std::vector<Fp8Recipe> torchtitan_fp8_recipes(TorchtitanVersion tv) {
-  if (tv == TorchtitanVersion::current) return {Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp};
+  if (tv == TorchtitanVersion::current)
+    return {Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp, Fp8Recipe::mxfp8, Fp8Recipe::nvfp4};
   return {Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp};
+}
+
+const char* torchtitan_generation(TorchtitanVersion tv) {
+  return tv == TorchtitanVersion::current ? "torchtitan" : "torchtitan-2025-10";
 }
 
 std::string torchtitan_version_refusal(const TrainConfig& c, TorchtitanVersion tv) {
@@ -590,11 +605,37 @@ std::string torchtitan_version_refusal(const TrainConfig& c, TorchtitanVersion t
   if (std::find(ok.begin(), ok.end(), c.precision.fp8) != ok.end()) return "";
   std::vector<std::string> names;
   for (Fp8Recipe r : ok) names.push_back(to_string(r));
+  if (tv == TorchtitanVersion::v0_2)
+    return fmt::format("torchtitan v0.2's files as emitted here cannot run precision.fp8 = \"{}\": their float8 "
+                       "recipes are {} (MXFP8 and NVFP4 are written for --torchtitan-version current only)",
+                       to_string(c.precision.fp8), fmt::join(names, " | "));
   return fmt::format("torchtitan's current generation cannot run precision.fp8 = \"{}\": its float8 recipes are "
-                     "{} (tensorwise scaling removed in pytorch/torchtitan#3127, 6348d93d1); choose one of those or "
-                     "--torchtitan-version 0.2",
+                     "{} (tensorwise scaling and float8 all-gather removed in pytorch/torchtitan#3127, 6348d93d1); "
+                     "choose one of those or --torchtitan-version 0.2",
                      to_string(c.precision.fp8), fmt::join(names, " | "));
 }
+
+namespace {
+// The converters argument of model_registry for the plan's precision.fp8 (current generation,
+// @b5bcd76c6): Float8LinearConverter with its recipe; MXFP8LinearConverter on the blocks'
+// Linears only (fqns ["layers."]: with fqns empty it converts every Linear, the LM head too,
+// which the plan keeps in bf16); NVFP4LinearConverter on the leading blocks as torchtitan's
+// llama3_8b_first_85_pct_layers_nvfp4 (nvfp4_bf16_tail_fqns(n_layers, 0.15)). "" = none.
+std::string torchtitan_converters(const TrainConfig& c) {
+  const std::string compile = c.precision.compile ? "True" : "False";
+  switch (c.precision.fp8) {
+    case Fp8Recipe::none: return "";
+    case Fp8Recipe::mxfp8:
+      return fmt::format("MXFP8LinearConverter.Config(fqns=[\"layers.\"], model_compile_enabled={})", compile);
+    case Fp8Recipe::nvfp4:
+      return fmt::format("NVFP4LinearConverter.Config(fqns=nvfp4_bf16_tail_fqns({}, 0.15), model_compile_enabled={})",
+                         c.model.n_layers, compile);
+    default:
+      return fmt::format("Float8LinearConverter.Config(recipe_name={}, model_compile_enabled={})",
+                         python_str(to_string(c.precision.fp8)), compile);
+  }
+}
+}  // namespace
 
 // torchtitan's current generation (pytorch/torchtitan@b5bcd76c6): the plan as a function that
 // derives a Trainer.Config from the flavor's registered one (torchtitan/models/llama3/
@@ -624,16 +665,24 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
        "# pytorch/torchtitan@b5bcd76c6). Put this file where Python finds it (PYTHONPATH=/path/to/this/dir).\n";
   o += torchtitan_launch(c, "PYTHONPATH=/path/to/this/dir", "MODULE=torchtitan_recipe CONFIG=shardcast_plan",
                          "--module torchtitan_recipe --config shardcast_plan");
-  o += "# Not as planned (runtime torchtitan; docs/import.md \"Emitting for torchtitan\"): llama3's model_registry\n"
-       "# builds FlexAttention with per-document (block-causal) masks (SDPA refused for language models since\n"
-       "# 169545712, #3571), where the plan charges causal attention over the whole sequence; the registered\n"
-       "# config's loss is ChunkedLossWrapper (9530a874d), where the plan charges the fp32 up-cast of all logits.\n"
-       "# Not expressed: CUDA graphs. This generation captures forward+backward in a CUDA graph unless\n"
-       "# training.disable_cuda_graphs (default False; trainer.py wrap_with_cuda_graph, f84224af0, #3559) and then\n"
-       "# keeps gradients between steps (zero_grad(set_to_none=False)). The plan models neither the host time the\n"
-       "# graphs save, nor their memory pool, nor the kept gradients; this recipe leaves the setting as torchtitan has it.\n";
+  // What runtime torchtitan (configs/runtimes/torchtitan.toml) plans that this recipe sets, and
+  // what it plans that a recipe cannot set.
+  if (c.runtime != "torchtitan")
+    o += "# Planned for runtime " + c.runtime + ", not this generation (runtime torchtitan): what this file runs below\n"
+         "# (FlexAttention document masks, the chunked loss, CUDA graphs) is not what that plan charged.\n";
+  o += "# As runtime torchtitan plans it (docs/cost-model.md): FlexAttention with per-document masks, whose work is\n"
+       "# that of the documents the data loader packs (the plan's data.mean_doc_len: " +
+       (c.data.mean_doc_len > 0 ? fmt::format("{:g} tokens", c.data.mean_doc_len)
+                                : std::string("0, dense causal work over the whole sequence")) +
+       "; not a setting:\n# your data decides it); the loss as ChunkedLossWrapper in 8 chunks (9530a874d); CUDA graphs on\n"
+       "# (f84224af0: no host time per unit) with the gradients kept between steps (zero_grad(set_to_none=False)).\n"
+       "# Not expressed: the CUDA graphs' private memory pool (the plan replays one caching allocator).\n";
   o += "from torchtitan.components.optimizer.optimizer import ParamGroupConfig\n";
-  if (c.precision.fp8_on()) o += "from torchtitan.components.quantization import Float8LinearConverter\n";
+  if (c.precision.fp8 == Fp8Recipe::mxfp8) o += "from torchtitan.components.quantization import MXFP8LinearConverter\n";
+  else if (c.precision.fp8 == Fp8Recipe::nvfp4)
+    o += "from torchtitan.components.quantization import NVFP4LinearConverter\n"
+         "from torchtitan.components.quantization.nvfp4 import nvfp4_bf16_tail_fqns\n";
+  else if (c.precision.fp8_on()) o += "from torchtitan.components.quantization import Float8LinearConverter\n";
   o += "from torchtitan.config import CompileConfig\n";
   if (ac.mode != AcMode::none) o += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
   o += "from torchtitan.models.llama3 import model_registry\n";
@@ -652,13 +701,16 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
                      c.model.tied_embeddings ? "yes" : "no", python_str(model_name));
   // Always the model the plan has, with the converters the plan has and no others.
   if (c.precision.fp8_on())
-    set("model_spec",
-        fmt::format("model_registry({}, converters=[Float8LinearConverter.Config(recipe_name={}, "
-                    "model_compile_enabled={})])",
-                    python_str(model_name), python_str(to_string(c.precision.fp8)), c.precision.compile ? "True" : "False"),
-        "fp8 matmuls (float8 linear; collectives in bf16)");
+    set("model_spec", fmt::format("model_registry({}, converters=[{}])", python_str(model_name), torchtitan_converters(c)),
+        c.precision.fp8 == Fp8Recipe::mxfp8   ? "MXFP8 matmuls in the blocks, the LM head bf16; collectives in bf16"
+        : c.precision.fp8 == Fp8Recipe::nvfp4 ? "NVFP4 matmuls in the leading 85% of blocks; collectives in bf16"
+                                              : "fp8 matmuls (float8 linear; collectives in bf16)");
   else
     set("model_spec", fmt::format("model_registry({})", python_str(model_name)), "bf16 matmuls: no converters");
+  // torchtitan's NVFP4 config runs the spmd_types backend (config_registry.py @b5bcd76c6
+  // llama3_8b_first_85_pct_layers_nvfp4: config.parallelism.spmd_backend = "spmd_types").
+  if (c.precision.fp8 == Fp8Recipe::nvfp4)
+    set("parallelism.spmd_backend", python_str("spmd_types"), "as torchtitan's NVFP4 config");
   const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
   const int dp = W;  // data-parallel ranks (replicate x shard)
   set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(micro_tokens),
@@ -731,6 +783,8 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
       set("checkpoint.initial_load_in_hf", "True");
     }
   }
+  set("loss.num_chunks", "8", "ChunkedLossWrapper, as the registered config and the plan");
+  set("training.disable_cuda_graphs", "False", "CUDA graphs, as planned");
   // The base config profiles every 100 steps (a trace the plan does not time).
   set("profiler.enable_profiling", "False");
   set("metrics.log_freq", std::to_string(c.metrics.log_freq));
