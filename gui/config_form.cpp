@@ -129,6 +129,12 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   addField(tr, "training.grad_accum", "Grad accum", grad_accum_,
            "training.grad_accum: micro-steps per optimizer step. Global batch = micro_batch × seq_len × "
            "grad_accum × GPUs tokens.");
+  mean_doc_len_ = doubleSpin(0, 1 << 24, 0, 256);
+  mean_doc_len_->setSuffix(" tokens");
+  addField(tr, "data.mean_doc_len", "Mean doc len", mean_doc_len_,
+           "data.mean_doc_len: mean tokens per document packed into a sequence; a runtime whose attention masks "
+           "at document boundaries (torchtitan of 2026) does the sum over documents of their causal work. "
+           "0 = dense causal over the whole sequence.");
 
   QFormLayout* ac = group("Activation checkpointing");
   ac_mode_ = new QComboBox(this);
@@ -432,6 +438,7 @@ TrainConfig ConfigForm::config() const {
   c.training.micro_batch = micro_batch_->value();
   c.training.seq_len = seq_len_->value();
   c.training.grad_accum = grad_accum_->value();
+  c.data.mean_doc_len = mean_doc_len_->value();
   c.activation_checkpointing.mode = *parse_ac_mode(ac_mode_->currentText().toStdString());
   c.activation_checkpointing.ratio = ac_ratio_->value();
   c.precision.param_dtype = param_dtype_->currentText().toStdString();
@@ -525,6 +532,7 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
   micro_batch_->setValue(cfg.training.micro_batch);
   seq_len_->setValue(cfg.training.seq_len);
   grad_accum_->setValue(cfg.training.grad_accum);
+  mean_doc_len_->setValue(cfg.data.mean_doc_len);
   setCombo(ac_mode_, to_string(cfg.activation_checkpointing.mode));
   ac_ratio_->setValue(cfg.activation_checkpointing.ratio);
   setCombo(param_dtype_, q(cfg.precision.param_dtype));

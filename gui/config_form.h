@@ -113,6 +113,7 @@ class ConfigForm : public QWidget {
   QComboBox* strategy_ = nullptr;
   QSpinBox* hsdp_ = nullptr;
   QSpinBox *micro_batch_ = nullptr, *seq_len_ = nullptr, *grad_accum_ = nullptr;
+  QDoubleSpinBox* mean_doc_len_ = nullptr;  // data.mean_doc_len (tokens; 0 = dense causal)
   QComboBox* ac_mode_ = nullptr;
   QDoubleSpinBox* ac_ratio_ = nullptr;
   QComboBox *param_dtype_ = nullptr, *reduce_dtype_ = nullptr, *master_dtype_ = nullptr;

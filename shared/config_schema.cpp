@@ -84,7 +84,7 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_KEY("parallelism.hsdp_shard_size", parallelism.hsdp_shard_size),
       SC_KEY("parallelism.max_inflight_all_gathers", parallelism.max_inflight_all_gathers),
       SC_KEY("parallelism.sync_every_micro_step", parallelism.sync_every_micro_step),
-      // The device mesh (shared/mesh.h): torchtitan's degrees and schedule names.
+      // The device mesh (shared/train_config.h): torchtitan's degrees and schedule names.
       SC_KEY("parallelism.dp_replicate", parallelism.dp_replicate),
       SC_KEY("parallelism.dp_shard", parallelism.dp_shard),
       SC_KEY("parallelism.tp", parallelism.tp),
@@ -130,6 +130,7 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_KEY("lr_schedule.min_lr_factor", lr_schedule.min_lr_factor),
       SC_KEY("data.path", data.path),
       SC_KEY("data.format", data.format),
+      SC_KEY("data.mean_doc_len", data.mean_doc_len),
       SC_KEY("checkpoint.dir", checkpoint.dir),
       SC_KEY("checkpoint.interval", checkpoint.interval),
       SC_KEY("checkpoint.keep", checkpoint.keep),

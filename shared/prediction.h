@@ -60,7 +60,7 @@ struct Prediction {
   // The step by op category (shared/op_category.h; planner/model/op_breakdown.h), indexed by
   // OpCategory; adds up to step_time_s. Empty = not computed.  // s
   std::vector<double> op_seconds;
-  // The device mesh (shared/mesh.h mesh_label; "" = 1-D FSDP) and what its dimensions add to the
+  // The device mesh (shared/train_config.h mesh_label; "" = 1-D FSDP) and what its dimensions add to the
   // step: TP's and CP's collectives the compute stream waits for, the pipeline's bubble and its
   // sends between stages, and what the plan says of where each dimension sits.  // s
   std::string mesh;

@@ -18,21 +18,26 @@ bool RuntimeTerms::follows_config(const std::string& term) const {
 }
 
 const std::vector<RuntimeTermSchema> kRuntimeTerms = {
-    {"attention", "string", "flash | flash1 | flash_triton | eager | eager_causal_blocks",
+    {"attention", "string", "flash | flash1 | flash_triton | flex_document | eager | eager_causal_blocks",
      "flash: a fused kernel (SDPA flash / memory-efficient, flash-attn 2) keeps only q, k, v, the output and the "
      "log-sum-exp, timed at the fitted attention_eff of FlashAttention-2's published rate (of cuDNN's where the "
      "runtime runs cuDNN attention); flash1: the same memory, SDPA's flash backend before torch 2.2 "
      "(FlashAttention version 1), timed at kFlashAttention1OverFlashAttention2 (0.43, planner/model/kernel_rates.h) of "
      "flash's rate; flash_triton: the same memory, llm-foundry's attn_impl triton (flash-attn's "
      "flash_attn_triton.py on triton-pre-mlir), timed as flash: no published rate of that kernel is held "
-     "(configs/kernels/flash_attention.csv); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
+     "(configs/kernels/flash_attention.csv); flex_document: the same memory, FlexAttention with a per-document causal "
+     "mask (torchtitan's block_causal language models): it skips the keys of other documents, so its work is the "
+     "sum over the documents packed in a sequence of their causal work (data.mean_doc_len; planner/model/"
+     "document_mask.h), timed at flash's rate (no published FlexAttention rate is held); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
      "eager in query blocks that score only the keys up to their last row (shared/causal_blocks.h), "
      "so the kept softmax is b·heads·causal_block_score_elements(s) (5/8 of s·s at s = 256)"},
-    {"cross_entropy", "string", "fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused",
+    {"cross_entropy", "string", "fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused | chunked_lm_head",
      "how the loss is computed: logits up-cast to fp32 (fp32_upcast_shifted: then shifted into a second "
      "contiguous fp32 copy, transformers before 4.46; fp32_upcast_chunked: cross_entropy on 128-row chunks "
      "of the fp32 logits, litgpt's chunked_cross_entropy, whose backward holds the chunks' gradients and "
-     "their cat, not a third fp32 tensor), cross_entropy on the 16-bit logits, or a fused "
+     "their cat, not a third fp32 tensor; chunked_lm_head: torchtitan's ChunkedLossWrapper, the LM head and an "
+     "fp32 cross_entropy run forward and backward on one of 8 sequence chunks at a time, so no tensor of all "
+     "logits exists: planner/model/chunked_loss.h), cross_entropy on the 16-bit logits, or a fused "
      "kernel that never materializes the fp32 logits"},
     {"rmsnorm", "string", "eager | eager_fp32_weight | fused",
      "eager: a Llama RMSNorm written in PyTorch ops with an fp32 up-cast ((4A + 28)·d bytes per token "
@@ -70,7 +75,8 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "run cuDNN attention, timed at the preset's cudnn_attention_ceiling instead of its attention_ceiling "
      "(the flash backend): a backend priority the runtime sets (torchtitan's sdpa_kernel list), or torch's "
      "default for the torch and cuDNN it runs (cuDNN first on 9.0 and 10.0 from torch 2.11 with its bundled "
-     "cuDNN 9.19); [] = the flash backend everywhere. Only with attention = \"flash\""},
+     "cuDNN 9.19); [] = the flash backend everywhere. Only with attention = \"flash\", or \"flex_document\", whose "
+     "FlexAttention is timed at cuDNN attention's rate on the GPUs listed (no published FlexAttention rate is held)"},
     {"sac_saves_cudnn_attention", "bool", "",
      "op-level selective checkpointing (activation_checkpointing.mode = \"selective_op\") saves the output "
      "of aten._scaled_dot_product_cudnn_attention as it saves the flash and memory-efficient SDPA ops; false: "
@@ -105,11 +111,13 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "multiplied by min(1, max_norm / norm) whether or not it exceeds max_norm (torch.nn.utils.clip_grad_norm_, "
      "FSDP1's clip_grad_norm_): 3 accesses per element; norm_in_update — the norm pass, the coefficient "
      "passed to the fused update as its grad scale: 1"},
-    {"host_time", "string", "fitted | hidden",
+    {"host_time", "string", "fitted | hidden | cuda_graphs",
      "fitted — the step carries the host time of the hardware profile's fit (unit_overhead_s per unit and "
      "pass, step_overhead_s per step: hooks, launches, data and logging of a Python training loop, fitted on "
      "published runs); hidden — the loop issues the device's work ahead of it and waits on it only once a "
-     "step, so host time adds nothing to the step (docs/cost-model.md §2.2)"},
+     "step, so host time adds nothing to the step; cuda_graphs — forward and backward of every micro-step "
+     "replay as one captured CUDA graph (torchtitan f84224af0): no host time per unit and pass, the step's "
+     "own (optimizer, data, logging: step_overhead_s) stays (docs/cost-model.md §2.2)"},
     {"parameter_layout", "string", "per_parameter | flat_parameter",
      "how FSDP lays out a unit's parameters: per_parameter — each parameter sharded on its own (FSDP2 "
      "fully_shard): every all-gather copies the local shards into one buffer (copy-in) and the gathered "
@@ -175,10 +183,11 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "the model's forward computes the loss (transformers' LlamaForCausalLM given labels), so a previous "
      "output the loop still holds is let go after the loss's forward, not before it"},
     {"compile", "bool", "", "it can run precision.compile = true"},
-    {"fp8_recipes", "string list", "tensorwise | rowwise | rowwise_with_gw_hp",
-     "the precision.fp8 recipes it can run (torchao's Float8LinearRecipeName); [] = none only"},
+    {"fp8_recipes", "string list", "tensorwise | rowwise | rowwise_with_gw_hp | mxfp8 | nvfp4",
+     "the precision.fp8 recipes it can run (torchao's Float8LinearRecipeName; mxfp8 and nvfp4: torchao's MXFP8 and "
+     "NVFP4 training Linears, on compute capability 10.0 and up only); [] = none only"},
     {"mesh", "string list", "tp | cp | pp | tp_async",
-     "the device mesh dimensions it runs beside FSDP (parallelism.tp, cp, pp, tp_async: shared/mesh.h); [] = 1-D "
+     "the device mesh dimensions it runs beside FSDP (parallelism.tp, cp, pp, tp_async: shared/train_config.h); [] = 1-D "
      "FSDP only, and a plan with any of them above 1 is refused by name"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
@@ -423,10 +432,11 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
     if (std::find(t->master_dtypes.begin(), t->master_dtypes.end(), t->master_dtype_default) == t->master_dtypes.end())
       throw ConfigError(file, "terms.master_dtype_default",
                         fmt::format("\"{}\" is not in master_dtypes", t->master_dtype_default));
-    if (!t->cudnn_attention.empty() && t->attention != "flash")
+    if (!t->cudnn_attention.empty() && t->attention != "flash" && t->attention != "flex_document")
       throw ConfigError(file, "terms.cudnn_attention",
                         fmt::format("lists compute capabilities but attention is \"{}\": cuDNN attention is an "
-                                    "SDPA backend (attention = \"flash\")", t->attention));
+                                    "SDPA backend (attention = \"flash\"; flex_document is timed at its rate)",
+                                    t->attention));
   }
   return rt;
 }

@@ -22,8 +22,8 @@
 namespace shardcast {
 
 struct RuntimeTerms {
-  std::string attention = "flash";            // flash | eager | eager_causal_blocks
-  std::string cross_entropy = "fp32_upcast";  // fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused
+  std::string attention = "flash";            // flash | flash1 | flash_triton | flex_document | eager | eager_causal_blocks
+  std::string cross_entropy = "fp32_upcast";  // fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused | chunked_lm_head
   std::string rmsnorm = "eager";              // eager | eager_fp32_weight | fused (one RMSNorm kernel)
   std::string rope = "eager";                 // eager | fused (one rotary kernel for q and k)
   std::string swiglu = "eager";               // eager | fused (one silu(gate)·up kernel)
@@ -61,7 +61,8 @@ struct RuntimeTerms {
   std::string grad_clip = "norm_and_scale";
   // fitted (the host time of the hardware profile's fit: unit_overhead_s, step_overhead_s, a
   // Python training loop's) | hidden (a loop that issues device work ahead of the device and
-  // waits on it once a step: no host time on the step).
+  // waits on it once a step: no host time on the step) | cuda_graphs (forward and backward replay as
+  // one CUDA graph per micro-step: no host time per unit, the step's own stays).
   std::string host_time = "fitted";
   // How FSDP lays out a unit's parameters: per_parameter (FSDP2 fully_shard: each all-gather and
   // reduce-scatter copies into and out of one buffer) | flat_parameter (FSDP1's FlatParameter,
@@ -94,7 +95,7 @@ struct RuntimeTerms {
   std::string outputs_kept = "backward";      // backward | next_forward | step_end: how long the loop keeps the output
   bool loss_in_model = false;                 // the model's forward computes the loss (labels passed in)
   bool compile = true;                        // can run precision.compile
-  // precision.fp8 recipes it can run besides "none" (tensorwise | rowwise | rowwise_with_gw_hp);
+  // precision.fp8 recipes it can run besides "none" (tensorwise | rowwise | rowwise_with_gw_hp | mxfp8 | nvfp4);
   // empty = bf16 only.
   std::vector<std::string> fp8_recipes{"tensorwise", "rowwise", "rowwise_with_gw_hp"};
   // The mesh dimensions it runs beside FSDP (tp | cp | pp | tp_async); empty = 1-D FSDP only.

@@ -1,7 +1,6 @@
 #include "shared/train_config.h"
 
 #include "shared/cluster_bounds.h"
-#include "shared/mesh.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,7 +27,9 @@ constexpr EnumName<AcMode> kAcModes[] = {
 constexpr EnumName<Fp8Recipe> kFp8Recipes[] = {{Fp8Recipe::none, "none"},
                                                {Fp8Recipe::tensorwise, "tensorwise"},
                                                {Fp8Recipe::rowwise, "rowwise"},
-                                               {Fp8Recipe::rowwise_with_gw_hp, "rowwise_with_gw_hp"}};
+                                               {Fp8Recipe::rowwise_with_gw_hp, "rowwise_with_gw_hp"},
+                                               {Fp8Recipe::mxfp8, "mxfp8"},
+                                               {Fp8Recipe::nvfp4, "nvfp4"}};
 // torchtitan's names (torchtitan/distributed/pipeline_parallel.py get_schedule_class).
 constexpr EnumName<PpSchedule> kPpSchedules[] = {{PpSchedule::one_f_one_b, "1F1B"},
                                                  {PpSchedule::interleaved_1f1b, "Interleaved1F1B"},
@@ -241,6 +242,9 @@ std::vector<std::string> validate(const TrainConfig& c) {
           fmt::format("{} is not allowed: must be in [0, 1]", ls.min_lr_factor));
   require(e, c.data.format == "llmc_bin", f, "data.format",
           fmt::format("\"{}\" is not allowed (allowed: llmc_bin)", c.data.format));
+  require(e, std::isfinite(c.data.mean_doc_len) && c.data.mean_doc_len >= 0, f, "data.mean_doc_len",
+          fmt::format("{} is not allowed: must be finite and >= 0 (tokens; 0 = dense causal attention)",
+                      c.data.mean_doc_len));
   require(e, c.checkpoint.interval >= 0, f, "checkpoint.interval",
           fmt::format("{} is not allowed: must be >= 0", c.checkpoint.interval));
   require(e, c.checkpoint.keep >= 1, f, "checkpoint.keep",

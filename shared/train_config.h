@@ -26,8 +26,13 @@ enum class AcMode { none, selective, full, selective_op };
 // (torchao/float8/config.py Float8LinearRecipeName, pytorch/ao@36027d82d): tensorwise = one
 // dynamic scale per tensor, cuBLAS GEMMs; rowwise = one scale per row, CUTLASS GEMM forward;
 // rowwise_with_gw_hp = rowwise with the grad-weight GEMM in bf16. none = bf16 GEMMs.
+// The Blackwell block-scaled formats (compute capability 10.0 and up; planner/model/fp8_formats.h):
+// mxfp8 = torchao's MXFP8Linear (one e8m0 scale per 32 elements, all three GEMMs in MXFP8,
+// torchtitan's MXFP8LinearConverter); nvfp4 = torchao's NVFP4 training Linear (fp4 with one fp8
+// scale per 16 elements and a tensor-wise scale, Hadamard-rotated, all three GEMMs in NVFP4,
+// torchtitan's NVFP4LinearConverter on the leading 85 % of the blocks).
 // The cost of each recipe is planner/model/fp8_recipe.h; shardcast-train runs none only.
-enum class Fp8Recipe { none, tensorwise, rowwise, rowwise_with_gw_hp };
+enum class Fp8Recipe { none, tensorwise, rowwise, rowwise_with_gw_hp, mxfp8, nvfp4 };
 
 const char* to_string(ShardingStrategy s);
 const char* to_string(AcMode m);
@@ -38,7 +43,7 @@ std::optional<AcMode> parse_ac_mode(const std::string& s);
 std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s);
 inline const char* kShardingStrategyNames = "full_shard | shard_grad_op | hybrid_shard | no_shard";
 inline const char* kAcModeNames = "none | selective | full | selective_op";
-inline const char* kFp8RecipeNames = "none | tensorwise | rowwise | rowwise_with_gw_hp";
+inline const char* kFp8RecipeNames = "none | tensorwise | rowwise | rowwise_with_gw_hp | mxfp8 | nvfp4";
 // parallelism.pp_schedule: the pipeline schedule, by torchtitan's names (the classes of
 // torch.distributed.pipelining.schedules that torchtitan's --parallelism.pipeline_parallel_schedule
 // takes). Costs in planner/model/mesh_terms.h.
@@ -89,7 +94,7 @@ struct ParallelismConfig {
   static constexpr bool kSyncEveryMicroStepDefault = true;
   // The device mesh, torchtitan's parallelism degrees: dp_replicate · dp_shard · tp · cp · pp =
   // world size. The 1-D strategies above are the case tp = cp = pp = 1; dp_replicate and dp_shard
-  // left at their defaults are derived from sharding_strategy (shared/mesh.h resolve_mesh).
+  // left at their defaults are derived from sharding_strategy (shared/train_config.h resolve_mesh).
   int dp_replicate = 1;           // data-parallel replicas (HSDP's replicate dimension)
   int dp_shard = -1;              // ranks FSDP shards over; -1 = the rest of the world
   int tp = 1;                     // tensor parallel (with sequence parallel), inside a node
@@ -153,6 +158,10 @@ struct LrScheduleConfig {
 struct DataConfig {
   std::string path;               // llm.c .bin token file ("" = the bundled corpus)
   std::string format = "llmc_bin";
+  // Mean length of the documents packed into each sequence, in tokens; 0 = not stated: attention
+  // is dense causal over the whole sequence. Read only by a runtime whose attention masks at
+  // document boundaries (runtime term attention = "flex_document": planner/model/document_mask.h).
+  double mean_doc_len = 0;        // tokens
 };
 
 struct CheckpointConfig {
@@ -220,7 +229,7 @@ struct TrainConfig {
   int world_size() const { return cluster.world_size(); }
   // The model's name for people and scripts: the preset key when it came from one.
   const std::string& model_label() const { return model_preset.empty() ? model.name : model_preset; }
-  // Data-parallel ranks: world size / (tp · cp · pp) (shared/mesh.h); the world size in 1-D.
+  // Data-parallel ranks: world size / (tp · cp · pp) (shared/train_config.h); the world size in 1-D.
   int dp_size() const;
   int64_t tokens_per_step() const {  // global tokens per optimizer step
     return int64_t(training.micro_batch) * training.seq_len * training.grad_accum * dp_size();
@@ -235,5 +244,44 @@ void validate_or_throw(const TrainConfig& cfg);
 // prefixed with `prefix` (e.g. "model.").
 std::vector<std::string> validate_model(const ModelSpec& m, const std::string& file,
                                         const std::string& prefix);
+
+
+// The device mesh of a run (shared/train_config_mesh.cpp): five parallelism degrees resolved from
+// [parallelism]. resolve_mesh() turns ParallelismConfig (dp_replicate, dp_shard, tp, cp, pp, and
+// the 1-D sharding_strategy / hsdp_shard_size they extend) into the five degrees whose product
+// is the world size, as torchtitan's ParallelDims does (torchtitan/distributed/parallel_dims.py:
+// dp_shard = -1 takes the rest). validate_mesh() lists every problem with those keys against the
+// model and the training shape. The 1-D strategies are the mesh tp = cp = pp = 1: full_shard and
+// shard_grad_op are (1, dp), hybrid_shard (dp / g, g) with g = hsdp_shard_size (default: the
+// ranks of a node outside tp and cp), no_shard (dp, 1). The cost of a mesh is
+// planner/model/mesh_terms.h; the trainer's process groups are trainer/comm/.
+struct Mesh {
+  int dp_replicate = 1;  // replicas of a shard group
+  int dp_shard = 1;      // ranks FSDP shards a parameter over
+  int tp = 1, cp = 1, pp = 1;
+  int dp() const { return dp_replicate * dp_shard; }  // data-parallel ranks
+  int world() const { return dp() * tp * cp * pp; }
+  bool one_d() const { return tp == 1 && cp == 1 && pp == 1; }
+};
+
+// The degrees of cfg's mesh on `world` ranks with `gpus_per_node` per node. Never throws: a mesh
+// that does not divide the world gives degrees whose product is not `world`, which validate_mesh
+// reports by key.
+Mesh resolve_mesh(const ParallelismConfig& p, int world, int gpus_per_node);
+
+// A schedule that runs more than one stage per pp rank (Interleaved1F1B, ZBVZeroBubble,
+// InterleavedZeroBubble; torch.distributed.pipelining's PipelineScheduleMulti).
+bool pp_schedule_multi_stage(PpSchedule s);
+// Stages per pp rank: pp_virtual_stages, or the schedule's default (1 single-stage, 2 multi-stage,
+// as torchtitan's pipeline_parallel_layers_per_stage = None splits the model).
+int pp_stages_per_rank(const ParallelismConfig& p);
+// Sequences per rank per micro-step divided into pipeline micro-batches of pp_microbatch.
+int pp_microbatches(const ParallelismConfig& p, int micro_batch);
+
+// Every problem with the mesh keys of cfg as "file: key: detail" strings (empty = valid).
+std::vector<std::string> validate_mesh(const TrainConfig& cfg, const std::string& file);
+
+// "dp_shard 16 x tp 8": the degrees above 1 (and dp_shard always), for headlines and tables.
+std::string mesh_label(const Mesh& m);
 
 }  // namespace shardcast

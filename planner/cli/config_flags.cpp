@@ -141,6 +141,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   if (a.micro_batch) c.training.micro_batch = *a.micro_batch;
   if (a.seq_len) c.training.seq_len = *a.seq_len;
   if (a.grad_accum) c.training.grad_accum = *a.grad_accum;
+  if (a.mean_doc_len) c.data.mean_doc_len = *a.mean_doc_len;
   if (a.sync_every_micro_step) c.parallelism.sync_every_micro_step = *a.sync_every_micro_step;
   if (!a.ac.empty()) {
     auto m = parse_ac_mode(a.ac);
@@ -245,6 +246,10 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
       ->check(CLI::IsMember(names_of(kCpRotateNames)));
   cmd->add_option("--micro-batch", f.micro_batch, "sequences per data-parallel rank per micro-step");
   cmd->add_option("--grad-accum", f.grad_accum, "micro-steps per optimizer step");
+  cmd->add_option("--mean-doc-len", f.mean_doc_len,
+                  "data.mean_doc_len: mean tokens per document packed into a sequence, for a runtime whose attention "
+                  "masks at document boundaries (runtime term attention = flex_document); 0 = dense causal (default)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--sync-every-micro-step", f.sync_every_micro_step,
                   "true: every micro-step reduce-scatters its gradients into the shard; false: non-final "
                   "micro-steps keep an unsharded gradient sum (default: the runtime's; shardcast-train: true)")
@@ -261,7 +266,8 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
       ->default_str("tensorwise")
       ->check(CLI::IsMember(std::vector<std::string>{to_string(Fp8Recipe::none), to_string(Fp8Recipe::tensorwise),
                                                      to_string(Fp8Recipe::rowwise),
-                                                     to_string(Fp8Recipe::rowwise_with_gw_hp)}));
+                                                     to_string(Fp8Recipe::rowwise_with_gw_hp),
+                                                     to_string(Fp8Recipe::mxfp8), to_string(Fp8Recipe::nvfp4)}));
   cmd->add_option("--param-dtype", f.param_dtype, "fp32 | bf16 | fp16 (default bf16; fp32 on presets without bf16)");
   cmd->add_option("--reduce-dtype", f.reduce_dtype,
                   "fp32 | bf16 | fp16 (default: the runtime's own, its profile's reduce_dtype_default, or "

@@ -29,10 +29,11 @@ struct ConfigFlags {
   // documented default) stands. Ranges are checked by CLI11 (planner/cli/validators.cpp).
   std::optional<int> gpus, gpus_per_node, hsdp_shard_size, micro_batch, seq_len, grad_accum;
   std::optional<double> inter_node_gbps, power_limit_w, ac_ratio;
+  std::optional<double> mean_doc_len;  // data.mean_doc_len (tokens)
   bool compile = false;
   std::string fp8;  // --fp8 [RECIPE]: "" = not given; bare --fp8 = "tensorwise"
   std::optional<bool> sync_every_micro_step;  // parallelism.sync_every_micro_step
-  // The device mesh (shared/mesh.h): parallelism.tp, cp, pp, dp_replicate, dp_shard, ...
+  // The device mesh (shared/train_config.h): parallelism.tp, cp, pp, dp_replicate, dp_shard, ...
   std::optional<int> tp, cp, pp, dp_replicate, dp_shard, pp_microbatch, pp_virtual_stages;
   std::optional<bool> tp_async;
   std::string pp_schedule, cp_rotate;  // "" = not given

@@ -1,7 +1,7 @@
 #include "planner/evidence/predict.h"
 #include "planner/decide/search.h"
 
-#include "shared/mesh.h"
+#include "shared/train_config.h"
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +18,7 @@
 #include "planner/evidence/decision_error.h"
 #include "planner/evidence/pairs.h"
 #include "planner/decide/pareto.h"
+#include "planner/model/fp8_formats.h"
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
 #include "planner/model/zero_memory.h"
@@ -323,10 +324,12 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   if (std::string why = devices_refusal(runtime, hw); !why.empty()) throw UsageError("search: " + why);
   const RuntimeTerms& terms = runtime.terms_for(is_gpu(hw));
   if (!terms.compile) compiles = {false};
-  // With --allow-fp8: every recipe the runtime runs (configs/runtimes/ fp8_recipes).
+  // With --allow-fp8: every recipe the runtime runs (configs/runtimes/ fp8_recipes) that this GPU
+  // has the number format of (planner/model/fp8_formats.h: MXFP8 / NVFP4 on compute capability 10.0+).
   if (space.allow_fp8 && has_fp8)
     for (const std::string& name : terms.fp8_recipes) {
       const Fp8Recipe r = *parse_fp8_recipe(name);
+      if (!fp8_format_refusal(base.runtime, r, hw).empty()) continue;
       if (space.fp8_recipes.empty() ||
           std::find(space.fp8_recipes.begin(), space.fp8_recipes.end(), r) != space.fp8_recipes.end())
         fp8s.push_back(r);

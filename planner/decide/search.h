@@ -55,7 +55,7 @@ struct SearchSpace {
   // shard-group size from 2 up to gpus/2 that divides gpus (hsdp_shard_sizes overrides).
   std::vector<ShardingStrategy> strategies;
   std::vector<int> hsdp_shard_sizes;
-  // The device mesh (shared/mesh.h), tried where the runtime runs it (its runtime term mesh) with
+  // The device mesh (shared/train_config.h), tried where the runtime runs it (its runtime term mesh) with
   // full_shard over the data-parallel ranks: every tp within a node that divides n_kv_heads and
   // ffn_dim, cp only for sequences of cp_min_seq_len tokens or more (it exists for long
   // sequences), pp with each of pp_schedules where pp · stages per rank <= n_layers. A list

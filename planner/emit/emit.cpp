@@ -129,7 +129,10 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
   for (const auto& rf : kRuntimeFiles)
     if (own_framework != rf.runtime) order.push_back(rf.runtime);
   std::vector<EmitTarget> out;
-  for (const std::string& rt : order) {
+  for (std::string rt : order) {
+    // "torchtitan" names the framework: its files are of one generation each
+    // (torchtitan_generation: v0.2's TOML torchtitan-2025-10's, the current recipe torchtitan's).
+    if (rt == "torchtitan") rt = torchtitan_generation(tv);
     EmitTarget t;
     t.runtime = rt;
     const std::string framework = runtime_preset(rt).framework;
@@ -149,14 +152,17 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
       if (reference && reference->runtime == rt) carry_reference(*reference, o);
       t.prediction = predict(c, hw, o);
     }
-    // torchtitan's earlier generations (torchtitan-2024-04 ... torchtitan-2025-07, all before
-    // v0.2.0 of 2025-10-17) read TOML of their own time (training.batch_size, [float8], ...),
-    // which neither torchtitan.toml (v0.2.1+) nor the current recipe is: predicted, no file.
-    if (t.refusal.empty() && framework == "torchtitan" && rt != framework)
-      t.refusal = fmt::format("runtime {} is a torchtitan generation before v0.2.0, whose config keys emit does not "
-                              "write (torchtitan.toml is v0.2.1 and v0.2.2's, torchtitan_recipe.py the current "
-                              "generation's): emit with --runtime torchtitan for them",
-                              rt);
+    // Every other torchtitan generation (torchtitan-2024-04 ... torchtitan-2025-07, before v0.2.0
+    // of 2025-10-17, read TOML of their own time: training.batch_size, [float8], ...;
+    // torchtitan-2026-06 has no training.disable_cuda_graphs) reads keys neither torchtitan.toml
+    // (v0.2.1+) nor the current recipe writes: predicted, no file.
+    const std::string& until = runtime_preset(rt).until_date;
+    if (t.refusal.empty() && framework == "torchtitan" && rt != torchtitan_generation(tv))
+      t.refusal = fmt::format("runtime {} is a torchtitan generation{} whose config keys emit does not write "
+                              "(torchtitan.toml is v0.2.1 and v0.2.2's: runtime torchtitan-2025-10; "
+                              "torchtitan_recipe.py the current generation's: runtime torchtitan): emit with "
+                              "--runtime torchtitan for them",
+                              rt, !until.empty() && until <= "2025-10-09" ? " before v0.2.0" : "");
     out.push_back(std::move(t));
   }
   return out;

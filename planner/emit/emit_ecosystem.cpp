@@ -1,6 +1,6 @@
 #include "planner/emit/emit_ecosystem.h"
 
-#include "shared/mesh.h"
+#include "shared/train_config.h"
 
 #include <algorithm>
 #include <cassert>
@@ -158,7 +158,7 @@ void require_fp32_reduce(const TrainConfig& c) {
 template <class Int, class Str, class Bool>
 void add_mesh_entries(const TrainConfig& c, const Mesh& m, Int& integer, Str& str, Bool& boolean) {
   const ParallelismConfig& p = c.parallelism;
-  integer("parallelism", "data_parallel_replicate_degree", m.dp_replicate, "the mesh (shared/mesh.h)");
+  integer("parallelism", "data_parallel_replicate_degree", m.dp_replicate, "the mesh (shared/train_config.h)");
   integer("parallelism", "data_parallel_shard_degree", m.dp_shard);
   integer("parallelism", "tensor_parallel_degree", m.tp, "with sequence parallel and loss parallel (torchtitan's)");
   integer("parallelism", "context_parallel_degree", m.cp);
@@ -175,8 +175,41 @@ void add_mesh_entries(const TrainConfig& c, const Mesh& m, Int& integer, Str& st
   if (m.cp > 1) str("parallelism", "context_parallel_rotate_method", to_string(p.cp_rotate));
 }
 
-std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
+// [parallelism] of v0.2.x: the 1-D strategies' data-parallel degrees and resharding, or the mesh.
+template <class Int, class Str, class Bool>
+void add_parallelism_entries(const TrainConfig& c, const Mesh& mesh, Int& integer, Str& str, Bool& boolean) {
+  const int W = c.world_size();
+  const int Ns = shard_size(c);
+  const auto s = c.parallelism.sharding_strategy;
+  if (!mesh.one_d()) {
+    add_mesh_entries(c, mesh, integer, str, boolean);
+  } else if (s == ShardingStrategy::no_shard) {
+    integer("parallelism", "data_parallel_replicate_degree", W, "no_shard: plain data parallel");
+    integer("parallelism", "data_parallel_shard_degree", 1);
+  } else if (s == ShardingStrategy::hybrid_shard) {
+    integer("parallelism", "data_parallel_replicate_degree", W / Ns, "hybrid_shard replicas");
+    integer("parallelism", "data_parallel_shard_degree", Ns, "hybrid_shard group size");
+  } else {
+    integer("parallelism", "data_parallel_replicate_degree", 1);
+    integer("parallelism", "data_parallel_shard_degree", W);
+  }
+  if (s == ShardingStrategy::shard_grad_op)
+    str("parallelism", "fsdp_reshard_after_forward", "never", "shard_grad_op: keep parameters gathered");
+  else if (s != ShardingStrategy::no_shard)
+    str("parallelism", "fsdp_reshard_after_forward", "default");
+}
+
+
+// What v0.2's files cannot express, refused by key: a 16-bit reduction, a float8 recipe they
+// do not write (torchtitan_version_refusal).
+void require_v02_expressible(const TrainConfig& c) {
   require_fp32_reduce(c);
+  if (const std::string why = torchtitan_version_refusal(c, TorchtitanVersion::v0_2); !why.empty())
+    throw ConfigError("torchtitan", "precision.fp8", why);
+}
+
+std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
+  require_v02_expressible(c);
   std::vector<TitanEntry> e;
   auto add = [&](const std::string& sec, const std::string& key, auto value, const std::string& cli,
                  const std::string& note = "") {
@@ -204,8 +237,6 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
     add(sec, key, std::move(a), sec + "." + key + "=" + fmt::format("{}", fmt::join(v, ",")), note);
   };
   const int W = c.world_size();
-  const int Ns = shard_size(c);
-  const auto s = c.parallelism.sharding_strategy;
 
   const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::v0_2);
   str("model", "name", "llama3");
@@ -271,22 +302,7 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   str("training", "mixed_precision_param", torch_dtype(c.precision.param_dtype));
   str("training", "mixed_precision_reduce", "float32");  // the only value torchtitan accepts
 
-  if (!mesh.one_d()) {
-    add_mesh_entries(c, mesh, integer, str, boolean);
-  } else if (s == ShardingStrategy::no_shard) {
-    integer("parallelism", "data_parallel_replicate_degree", W, "no_shard: plain data parallel");
-    integer("parallelism", "data_parallel_shard_degree", 1);
-  } else if (s == ShardingStrategy::hybrid_shard) {
-    integer("parallelism", "data_parallel_replicate_degree", W / Ns, "hybrid_shard replicas");
-    integer("parallelism", "data_parallel_shard_degree", Ns, "hybrid_shard group size");
-  } else {
-    integer("parallelism", "data_parallel_replicate_degree", 1);
-    integer("parallelism", "data_parallel_shard_degree", W);
-  }
-  if (s == ShardingStrategy::shard_grad_op)
-    str("parallelism", "fsdp_reshard_after_forward", "never", "shard_grad_op: keep parameters gathered");
-  else if (s != ShardingStrategy::no_shard)
-    str("parallelism", "fsdp_reshard_after_forward", "default");
+  add_parallelism_entries(c, mesh, integer, str, boolean);
 
   const auto& ac = c.activation_checkpointing;
   if (ac.mode == AcMode::selective_op) {
@@ -614,11 +630,18 @@ std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s) 
 }
 
 // Float8LinearConverter.Config.recipe_name: Literal["rowwise", "rowwise_with_gw_hp"]
-// (torchtitan/components/quantization/float8.py @b5bcd76c6; tensorwise removed in #3127);
-// v0.2's [quantize.linear.float8] recipe_name: tensorwise (unset), rowwise, rowwise_with_gw_hp.
+// (torchtitan/components/quantization/float8.py @b5bcd76c6; tensorwise removed in #3127), and
+// the MXFP8LinearConverter (mx.py) and NVFP4LinearConverter (nvfp4.py, bcc09297a) of that commit;
+// v0.2's [quantize.linear.float8] recipe_name: tensorwise (unset), rowwise, rowwise_with_gw_hp
+// (its [quantize.linear.mx] converter is not written here).
 std::vector<Fp8Recipe> torchtitan_fp8_recipes(TorchtitanVersion tv) {
-  if (tv == TorchtitanVersion::current) return {Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp};
+  if (tv == TorchtitanVersion::current)
+    return {Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp, Fp8Recipe::mxfp8, Fp8Recipe::nvfp4};
   return {Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp};
+}
+
+const char* torchtitan_generation(TorchtitanVersion tv) {
+  return tv == TorchtitanVersion::current ? "torchtitan" : "torchtitan-2025-10";
 }
 
 std::string torchtitan_version_refusal(const TrainConfig& c, TorchtitanVersion tv) {
@@ -627,89 +650,48 @@ std::string torchtitan_version_refusal(const TrainConfig& c, TorchtitanVersion t
   if (std::find(ok.begin(), ok.end(), c.precision.fp8) != ok.end()) return "";
   std::vector<std::string> names;
   for (Fp8Recipe r : ok) names.push_back(to_string(r));
+  if (tv == TorchtitanVersion::v0_2)
+    return fmt::format("torchtitan v0.2's files as emitted here cannot run precision.fp8 = \"{}\": their float8 "
+                       "recipes are {} (MXFP8 and NVFP4 are written for --torchtitan-version current only)",
+                       to_string(c.precision.fp8), fmt::join(names, " | "));
   return fmt::format("torchtitan's current generation cannot run precision.fp8 = \"{}\": its float8 recipes are "
-                     "{} (tensorwise scaling removed in pytorch/torchtitan#3127, 6348d93d1); choose one of those or "
-                     "--torchtitan-version 0.2",
+                     "{} (tensorwise scaling and float8 all-gather removed in pytorch/torchtitan#3127, 6348d93d1); "
+                     "choose one of those or --torchtitan-version 0.2",
                      to_string(c.precision.fp8), fmt::join(names, " | "));
 }
 
-// torchtitan's current generation (pytorch/torchtitan@b5bcd76c6): the plan as a function that
-// derives a Trainer.Config from the flavor's registered one (torchtitan/models/llama3/
-// config_registry.py), setting each attribute the plan decides. Attribute names are those of
-// torchtitan/config/configs.py (training, parallelism, compile, comm, debug), the optimizer's
-// param_groups (components/optimizer/optimizer.py, #3269), lr_scheduler, metrics, checkpoint,
-// and the activation-checkpointing policy (distributed/activation_checkpoint.py, a subcommand
-// on the command line: selective = op-level SAC, full, none).
-std::string render_torchtitan_recipe(const TrainConfig& c) {
-  require_fp32_reduce(c);
-  if (const std::string why = torchtitan_version_refusal(c, TorchtitanVersion::current); !why.empty())
-    throw ConfigError("torchtitan", "precision.fp8", why);
+namespace {
+// The converters argument of model_registry for the plan's precision.fp8 (current generation,
+// @b5bcd76c6): Float8LinearConverter with its recipe; MXFP8LinearConverter on the blocks'
+// Linears only (fqns ["layers."]: with fqns empty it converts every Linear, the LM head too,
+// which the plan keeps in bf16); NVFP4LinearConverter on the leading blocks as torchtitan's
+// llama3_8b_first_85_pct_layers_nvfp4 (nvfp4_bf16_tail_fqns(n_layers, 0.15)). "" = none.
+std::string torchtitan_converters(const TrainConfig& c) {
+  const std::string compile = c.precision.compile ? "True" : "False";
+  switch (c.precision.fp8) {
+    case Fp8Recipe::none: return "";
+    case Fp8Recipe::mxfp8:
+      return fmt::format("MXFP8LinearConverter.Config(fqns=[\"layers.\"], model_compile_enabled={})", compile);
+    case Fp8Recipe::nvfp4:
+      return fmt::format("NVFP4LinearConverter.Config(fqns=nvfp4_bf16_tail_fqns({}, 0.15), model_compile_enabled={})",
+                         c.model.n_layers, compile);
+    default:
+      return fmt::format("Float8LinearConverter.Config(recipe_name={}, model_compile_enabled={})",
+                         python_str(to_string(c.precision.fp8)), compile);
+  }
+}
+}  // namespace
+
+// The recipe's parallelism: the 1-D strategies' data-parallel degrees and resharding, or the mesh
+// (configs.py Parallelism at b5bcd76c6; tests/planner/data/torchtitan_keys_current.txt). `set`
+// writes one attribute; what the generation cannot express is said in `o`.
+template <class Set>
+void recipe_parallelism(const TrainConfig& c, const Mesh& mesh, Set& set, std::string& o) {
   const int W = c.world_size();
   const int Ns = shard_size(c);
   const auto s = c.parallelism.sharding_strategy;
-  const auto& ac = c.activation_checkpointing;
-  const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::current);
-  // The registered config the recipe starts from (its data loader, tokenizer and loss); every
-  // setting of it the plan does not share is set below (config_registry.py @b5bcd76c6:
-  // llama3_70b and llama3_405b set tensor_parallel_degree 8, llama3_405b adds a rowwise
-  // Float8LinearConverter and compile with async TP, each profiles every 100 steps).
-  std::string base = "llama3_8b";
-  if (flavor == "70B") base = "llama3_70b";
-  if (flavor == "405B") base = "llama3_405b";
-  std::string o = header(c, "torchtitan");  // refuses strings that cannot be written first
-  o += "# torchtitan's current configuration (a Trainer.Config function, --module/--config; read at\n"
-       "# pytorch/torchtitan@b5bcd76c6). Put this file where Python finds it (PYTHONPATH=/path/to/this/dir).\n";
-  o += torchtitan_launch(c, "PYTHONPATH=/path/to/this/dir", "MODULE=torchtitan_recipe CONFIG=shardcast_plan",
-                         "--module torchtitan_recipe --config shardcast_plan");
-  o += "# Not as planned (runtime torchtitan; docs/import.md \"Emitting for torchtitan\"): llama3's model_registry\n"
-       "# builds FlexAttention with per-document (block-causal) masks (SDPA refused for language models since\n"
-       "# 169545712, #3571), where the plan charges causal attention over the whole sequence; the registered\n"
-       "# config's loss is ChunkedLossWrapper (9530a874d), where the plan charges the fp32 up-cast of all logits.\n"
-       "# Not expressed: CUDA graphs. This generation captures forward+backward in a CUDA graph unless\n"
-       "# training.disable_cuda_graphs (default False; trainer.py wrap_with_cuda_graph, f84224af0, #3559) and then\n"
-       "# keeps gradients between steps (zero_grad(set_to_none=False)). The plan models neither the host time the\n"
-       "# graphs save, nor their memory pool, nor the kept gradients; this recipe leaves the setting as torchtitan has it.\n";
-  o += "from torchtitan.components.optimizer.optimizer import ParamGroupConfig\n";
-  if (c.precision.fp8_on()) o += "from torchtitan.components.quantization import Float8LinearConverter\n";
-  o += "from torchtitan.config import CompileConfig\n";
-  if (ac.mode != AcMode::none) o += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
-  o += "from torchtitan.models.llama3 import model_registry\n";
-  o += fmt::format("from torchtitan.models.llama3.config_registry import {}\n", base);
-  o += "from torchtitan.trainer import Trainer\n\n\n";
-  o += "def shardcast_plan() -> Trainer.Config:\n";
-  o += fmt::format("    config = {}()\n", base);
-  auto set = [&](const std::string& key, const std::string& value, const std::string& note = "") {
-    o += fmt::format("    config.{} = {}{}\n", key, value, note.empty() ? "" : "  # " + note);
-  };
-  const std::string model_name = flavor.empty() ? c.model_label() : flavor;
-  if (flavor.empty())
-    o += fmt::format("    # no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={} tied={}):\n"
-                     "    # register one named {} in torchtitan/models/llama3/__init__.py llama3_configs\n",
-                     c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim,
-                     c.model.tied_embeddings ? "yes" : "no", python_str(model_name));
-  // Always the model the plan has, with the converters the plan has and no others.
-  if (c.precision.fp8_on())
-    set("model_spec",
-        fmt::format("model_registry({}, converters=[Float8LinearConverter.Config(recipe_name={}, "
-                    "model_compile_enabled={})])",
-                    python_str(model_name), python_str(to_string(c.precision.fp8)), c.precision.compile ? "True" : "False"),
-        "fp8 matmuls (float8 linear; collectives in bf16)");
-  else
-    set("model_spec", fmt::format("model_registry({})", python_str(model_name)), "bf16 matmuls: no converters");
-  const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
-  const Mesh mesh = resolve_mesh(c.parallelism, W, c.cluster.gpus_per_node);
-  const int dp = mesh.dp();  // data-parallel ranks (replicate x shard)
-  set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(micro_tokens),
-      fmt::format("micro_batch {} x seq_len {}", c.training.micro_batch, c.training.seq_len));
-  set("training.num_tokens_per_train_step", std::to_string(micro_tokens * c.training.grad_accum * dp),
-      fmt::format("x grad_accum {} x {} ranks", c.training.grad_accum, dp));
-  set("training.max_context_length", std::to_string(c.training.seq_len));
-  set("training.max_norm", real(c.training.max_grad_norm));
-  set("training.steps", std::to_string(c.training.steps));
-  set("training.mixed_precision_param", python_str(torch_dtype(c.precision.param_dtype)));
-  set("training.mixed_precision_reduce", python_str("float32"));
   if (!mesh.one_d()) {
-    set("parallelism.data_parallel_replicate_degree", std::to_string(mesh.dp_replicate), "the mesh (shared/mesh.h)");
+    set("parallelism.data_parallel_replicate_degree", std::to_string(mesh.dp_replicate), "the mesh (shared/train_config.h)");
     set("parallelism.data_parallel_shard_degree", std::to_string(mesh.dp_shard));
   } else if (s == ShardingStrategy::no_shard) {
     set("parallelism.data_parallel_replicate_degree", std::to_string(W), "no_shard: plain data parallel");
@@ -751,6 +733,93 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
                        "own)\n",
                        to_string(par.cp_rotate));
   }
+}
+
+// torchtitan's current generation (pytorch/torchtitan@b5bcd76c6): the plan as a function that
+// derives a Trainer.Config from the flavor's registered one (torchtitan/models/llama3/
+// config_registry.py), setting each attribute the plan decides. Attribute names are those of
+// torchtitan/config/configs.py (training, parallelism, compile, comm, debug), the optimizer's
+// param_groups (components/optimizer/optimizer.py, #3269), lr_scheduler, metrics, checkpoint,
+// and the activation-checkpointing policy (distributed/activation_checkpoint.py, a subcommand
+// on the command line: selective = op-level SAC, full, none).
+std::string render_torchtitan_recipe(const TrainConfig& c) {
+  require_fp32_reduce(c);
+  if (const std::string why = torchtitan_version_refusal(c, TorchtitanVersion::current); !why.empty())
+    throw ConfigError("torchtitan", "precision.fp8", why);
+  const int W = c.world_size();
+  const auto& ac = c.activation_checkpointing;
+  const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::current);
+  // The registered config the recipe starts from (its data loader, tokenizer and loss); every
+  // setting of it the plan does not share is set below (config_registry.py @b5bcd76c6:
+  // llama3_70b and llama3_405b set tensor_parallel_degree 8, llama3_405b adds a rowwise
+  // Float8LinearConverter and compile with async TP, each profiles every 100 steps).
+  std::string base = "llama3_8b";
+  if (flavor == "70B") base = "llama3_70b";
+  if (flavor == "405B") base = "llama3_405b";
+  std::string o = header(c, "torchtitan");  // refuses strings that cannot be written first
+  o += "# torchtitan's current configuration (a Trainer.Config function, --module/--config; read at\n"
+       "# pytorch/torchtitan@b5bcd76c6). Put this file where Python finds it (PYTHONPATH=/path/to/this/dir).\n";
+  o += torchtitan_launch(c, "PYTHONPATH=/path/to/this/dir", "MODULE=torchtitan_recipe CONFIG=shardcast_plan",
+                         "--module torchtitan_recipe --config shardcast_plan");
+  // What runtime torchtitan (configs/runtimes/torchtitan.toml) plans that this recipe sets, and
+  // what it plans that a recipe cannot set.
+  if (c.runtime != "torchtitan")
+    o += "# Planned for runtime " + c.runtime + ", not this generation (runtime torchtitan): what this file runs below\n"
+         "# (FlexAttention document masks, the chunked loss, CUDA graphs) is not what that plan charged.\n";
+  o += "# As runtime torchtitan plans it (docs/cost-model.md): FlexAttention with per-document masks, whose work is\n"
+       "# that of the documents the data loader packs (the plan's data.mean_doc_len: " +
+       (c.data.mean_doc_len > 0 ? fmt::format("{:g} tokens", c.data.mean_doc_len)
+                                : std::string("0, dense causal work over the whole sequence")) +
+       "; not a setting:\n# your data decides it); the loss as ChunkedLossWrapper in 8 chunks (9530a874d); CUDA graphs on\n"
+       "# (f84224af0: no host time per unit) with the gradients kept between steps (zero_grad(set_to_none=False)).\n"
+       "# Not expressed: the CUDA graphs' private memory pool (the plan replays one caching allocator).\n";
+  o += "from torchtitan.components.optimizer.optimizer import ParamGroupConfig\n";
+  if (c.precision.fp8 == Fp8Recipe::mxfp8) o += "from torchtitan.components.quantization import MXFP8LinearConverter\n";
+  else if (c.precision.fp8 == Fp8Recipe::nvfp4)
+    o += "from torchtitan.components.quantization import NVFP4LinearConverter\n"
+         "from torchtitan.components.quantization.nvfp4 import nvfp4_bf16_tail_fqns\n";
+  else if (c.precision.fp8_on()) o += "from torchtitan.components.quantization import Float8LinearConverter\n";
+  o += "from torchtitan.config import CompileConfig\n";
+  if (ac.mode != AcMode::none) o += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n";
+  o += "from torchtitan.models.llama3 import model_registry\n";
+  o += fmt::format("from torchtitan.models.llama3.config_registry import {}\n", base);
+  o += "from torchtitan.trainer import Trainer\n\n\n";
+  o += "def shardcast_plan() -> Trainer.Config:\n";
+  o += fmt::format("    config = {}()\n", base);
+  auto set = [&](const std::string& key, const std::string& value, const std::string& note = "") {
+    o += fmt::format("    config.{} = {}{}\n", key, value, note.empty() ? "" : "  # " + note);
+  };
+  const std::string model_name = flavor.empty() ? c.model_label() : flavor;
+  if (flavor.empty())
+    o += fmt::format("    # no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={} tied={}):\n"
+                     "    # register one named {} in torchtitan/models/llama3/__init__.py llama3_configs\n",
+                     c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim,
+                     c.model.tied_embeddings ? "yes" : "no", python_str(model_name));
+  // Always the model the plan has, with the converters the plan has and no others.
+  if (c.precision.fp8_on())
+    set("model_spec", fmt::format("model_registry({}, converters=[{}])", python_str(model_name), torchtitan_converters(c)),
+        c.precision.fp8 == Fp8Recipe::mxfp8   ? "MXFP8 matmuls in the blocks, the LM head bf16; collectives in bf16"
+        : c.precision.fp8 == Fp8Recipe::nvfp4 ? "NVFP4 matmuls in the leading 85% of blocks; collectives in bf16"
+                                              : "fp8 matmuls (float8 linear; collectives in bf16)");
+  else
+    set("model_spec", fmt::format("model_registry({})", python_str(model_name)), "bf16 matmuls: no converters");
+  // torchtitan's NVFP4 config runs the spmd_types backend (config_registry.py @b5bcd76c6
+  // llama3_8b_first_85_pct_layers_nvfp4: config.parallelism.spmd_backend = "spmd_types").
+  if (c.precision.fp8 == Fp8Recipe::nvfp4)
+    set("parallelism.spmd_backend", python_str("spmd_types"), "as torchtitan's NVFP4 config");
+  const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
+  const Mesh mesh = resolve_mesh(c.parallelism, W, c.cluster.gpus_per_node);
+  const int dp = mesh.dp();  // data-parallel ranks (replicate x shard)
+  set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(micro_tokens),
+      fmt::format("micro_batch {} x seq_len {}", c.training.micro_batch, c.training.seq_len));
+  set("training.num_tokens_per_train_step", std::to_string(micro_tokens * c.training.grad_accum * dp),
+      fmt::format("x grad_accum {} x {} ranks", c.training.grad_accum, dp));
+  set("training.max_context_length", std::to_string(c.training.seq_len));
+  set("training.max_norm", real(c.training.max_grad_norm));
+  set("training.steps", std::to_string(c.training.steps));
+  set("training.mixed_precision_param", python_str(torch_dtype(c.precision.param_dtype)));
+  set("training.mixed_precision_reduce", python_str("float32"));
+  recipe_parallelism(c, mesh, set, o);
   set("parallelism.expert_parallel_degree", "1");
   if (ac.mode == AcMode::none)
     set("activation_checkpoint", "None", "activation-checkpoint:none");
@@ -793,6 +862,8 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
       set("checkpoint.initial_load_in_hf", "True");
     }
   }
+  set("loss.num_chunks", "8", "ChunkedLossWrapper, as the registered config and the plan");
+  set("training.disable_cuda_graphs", "False", "CUDA graphs, as planned");
   // The base config profiles every 100 steps (a trace the plan does not time).
   set("profiler.enable_profiling", "False");
   set("metrics.log_freq", std::to_string(c.metrics.log_freq));

@@ -38,6 +38,10 @@ inline const char* kTorchtitanVersionNames = "0.2 | current";
 // unset = tensorwise), current rowwise and rowwise_with_gw_hp only (tensorwise removed in
 // pytorch/torchtitan#3127, 6348d93d1). `emit --from-search` searches only these.
 std::vector<Fp8Recipe> torchtitan_fp8_recipes(TorchtitanVersion tv);
+// The runtime generation whose files each version's are (configs/runtimes/): v0.2's TOML
+// (v0.2.1 and v0.2.2, 2025-10 to 2026-02) torchtitan-2025-10; the current recipe (@b5bcd76c6)
+// torchtitan.
+const char* torchtitan_generation(TorchtitanVersion tv);
 // Why generation `tv` cannot be configured with cfg's float8 recipe ("" = it can).
 std::string torchtitan_version_refusal(const TrainConfig& cfg, TorchtitanVersion tv);
 

@@ -351,7 +351,7 @@ void fill_term_columns(const RowReader& r, PublishedRow& row) {
   }
 }
 
-// The device mesh a row states (tp, cp, pp and their settings; shared/mesh.h): empty cells are
+// The device mesh a row states (tp, cp, pp and their settings; shared/train_config.h): empty cells are
 // the 1-D defaults. A mesh the row's runtime does not run is refused by validate with the
 // runtime's reason, never planned as another mesh.
 void fill_mesh(const RowReader& r, PublishedRow& row) {

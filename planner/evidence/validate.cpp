@@ -9,7 +9,7 @@
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
-#include "shared/mesh.h"
+#include "shared/train_config.h"
 
 namespace shardcast::planner {
 

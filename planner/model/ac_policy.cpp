@@ -87,7 +87,7 @@ SacRecompute selective_op_recompute(const ModelSpec& m, const std::vector<Op>& o
   for (size_t i = 0; i < ops.size(); ++i) {
     if (shares[i] <= 0) continue;
     r.time_s += shares[i] * op_forward_time(ops[i], c);
-    r.flops += shares[i] * ops[i].flops;
+    r.flops += shares[i] * ops[i].flops * (ops[i].kind == OpKind::attention ? c.attention_work : 1.0);
   }
   return r;
 }

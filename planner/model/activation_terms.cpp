@@ -7,6 +7,8 @@
 
 #include "planner/model/ac_policy.h"
 #include "planner/model/allocator/block_tensor_sequence.h"
+#include "planner/model/chunked_loss.h"
+#include "planner/model/memory_model.h"
 #include "planner/model/ops.h"
 #include "planner/model/plan_stages.h"
 #include "shared/causal_blocks.h"
@@ -19,6 +21,11 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   const int b = shape.micro_batch, s = shape.seq_len, param_bytes = shape.param_bytes;
   const double T = shape.tokens;
   LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
+  // torchtitan's ChunkedLossWrapper: its hidden-state chunks, fp32 gradient buffer and the LM
+  // head's unsharded gradient beside one chunk's logits (chunked_loss.h).
+  if (opt.cross_entropy == CrossEntropyImpl::chunked_lm_head)
+    loss.fwd_transient = chunked_loss_peak_bytes(T, m.d_model, double(m.vocab), param_bytes,
+                                                 dtype_bytes(cfg.precision.reduce_dtype));
   // fp32 logits the model returns and the loop keeps (runtime term fp32_logits_held): the
   // up-cast copy moves from the forward's transients to the model's output.
   const bool upcast_loss = is_fp32_upcast(opt.cross_entropy);

@@ -1,6 +1,8 @@
 #include "planner/model/fp8_recipe.h"
 
+#include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace shardcast::planner {
 
@@ -33,6 +35,19 @@ Fp8GemmRun fp8_gemm_run(Fp8Recipe r, LinearGemm g, int act_bytes, bool compile) 
       if (g == LinearGemm::forward) run.rate = kRowwiseGemmRate;
       else if (g == LinearGemm::grad_input) run.rescale_bytes_per_output = compile ? 0.0 : rescale;
       else run.rescale_bytes_per_output = rescale;
+      return run;
+    // mxfp8: torchao torchao/prototype/moe_training/mxfp8_linear.py @36027d82d mx_mm (what
+    // torchtitan's MXFP8LinearConverter swaps in, wgrad_with_hp False): forward, grad_input and
+    // grad_weight each torch.mm of two MXTensors, the scales applied inside the GEMM (no pass after).
+    case Fp8Recipe::mxfp8:
+      run.fp8 = true;
+      run.rate = kMxfp8GemmRate;
+      return run;
+    // nvfp4: torchao torchao/prototype/moe_training/nvfp4_training/nvfp4_linear.py @36027d82d
+    // nvfp4_mm_triton: the three GEMMs are F.scaled_mm of fp4 operands with block and tensor-wise
+    // scales, output bf16, at the fp4 peak (fp8_formats.h fp4_over_fp8_peak).
+    case Fp8Recipe::nvfp4:
+      run.fp8 = true;
       return run;
   }
   assert(false);
@@ -78,8 +93,37 @@ Fp8CastKernels fp8_cast_kernels(Fp8Recipe r, double M, double K, double N, int A
       k.fwd = {(first_read + 1.0) * x, (A + 1.0) * w};
       k.bwd = {0.0, (A + 1.0) * w, (first_read + 1.0) * go};
       break;
+    // mxfp8 (mxfp8_linear.py mx_mm): forward casts x and W along dim0 (MXTensor.to_mx, the Triton
+    // kernel); backward casts grad_output along dim0, and W, grad_output and x along dim1 (the CUDA
+    // kernel, _to_mxfp8_dim1_kernel_wrapper). Each reads A and writes 1 byte per element, torchao's
+    // roofline count for mxfp8_cublas_rceil (roofline_utils.py get_tensor_memory_traffic_ovhd_s,
+    // e8m0 scales not counted). The casts are custom kernels: compile fuses none of them.
+    case Fp8Recipe::mxfp8: {
+      // At the published share of the HBM rate of each cast (kMxfp8Dim0/Dim1CastBytesScale).
+      const double c0 = (A + 1.0) * kMxfp8Dim0CastBytesScale, c1 = (A + 1.0) * kMxfp8Dim1CastBytesScale;
+      k.fwd = {c0 * x, c0 * w};
+      k.bwd = {c0 * go, c1 * w, c1 * go, c1 * x};
+      break;
+    }
+    // nvfp4 (nvfp4_linear.py nvfp4_mm_triton): per tensor an amax kernel (x, grad_output: the
+    // Hadamard-rotated amax, triton_rht_amax; W: triton_group_weight_amax) reading A per element,
+    // then one kernel reading A and writing both layouts at 0.5 byte plus an fp8 scale per 16
+    // elements: A + 2·(0.5 + 1/16). x and W in forward (their column-wise codes saved for
+    // backward), grad_output in backward.
+    case Fp8Recipe::nvfp4: {
+      const double q = A + 2.0 * (0.5 + 1.0 / 16.0);
+      k.fwd = {double(A) * x, q * x, double(A) * w, q * w};
+      k.bwd = {double(A) * go, q * go};
+      break;
+    }
   }
   return k;
+}
+
+double nvfp4_block_fraction(int n_layers) {
+  if (n_layers <= 0) return 0.0;
+  const double bf16 = std::ceil(n_layers * kNvfp4Bf16TailFraction);
+  return std::max(0.0, n_layers - bf16) / n_layers;
 }
 
 }  // namespace shardcast::planner

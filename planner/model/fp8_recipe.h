@@ -26,8 +26,10 @@ enum class LinearGemm { forward, grad_input, grad_weight };
 
 // How one of the three GEMMs runs under a recipe.
 struct Fp8GemmRun {
-  bool fp8 = false;    // in fp8 (false: in the compute dtype, at its rate)
-  double rate = 1.0;   // fp8 rate / cuBLAS tensor-wise fp8 rate at the same shape, in (0, 1]
+  // In fp8, or fp4 for nvfp4 (false: in the compute dtype, at its rate). nvfp4's GEMMs run at
+  // the fp4 peak, which plan.cpp sets as ComputeContext::fp8_peak_flops (fp8_formats.h).
+  bool fp8 = false;
+  double rate = 1.0;   // rate / the cuBLAS tensor-wise rate of the same precision and shape, in (0, 1]
   // An elementwise pass over the GEMM's output after it (rowwise backward: cuBLAS tensor-wise
   // GEMM, then output *= row scale · column scale), bytes per output element.
   double rescale_bytes_per_output = 0;
@@ -57,6 +59,25 @@ inline double fp8_cast_kernels_s(const std::vector<double>& bytes, double hbm_by
 // relative to cuBLAS tensor-wise: "most shapes within 90-100 %" (pytorch/pytorch#147971, H100);
 // the middle of that range. No source states it for MI300X; the same value is used there.
 inline constexpr double kRowwiseGemmRate = 0.95;
+// The block-scaled MXFP8 GEMM (torch._scaled_mm with e8m0 scales per 32 elements, cuBLAS on
+// compute capability 10.x) relative to the tensor-wise fp8 one: the same tensor-core rate (torchao
+// torchao/testing/training/roofline_utils.py @36027d82d get_individual_gemm_time_sympy times
+// mxfp8 GEMMs at fp8_peak_tops and the same pct_achievable_gemm_tops; the scales add K/32 reads).
+inline constexpr double kMxfp8GemmRate = 1.0;
+// torchao's MXFP8 cast kernels run below the HBM rate other casts are charged at: "up to 6.3 TB/s
+// for the dim0 cast (with torch.compile), and up to 3.9 TB/s for the dim1 cast (with a triton
+// kernel)" on B200, whose datasheet HBM is 8 TB/s (pytorch/ao@534bea57e torchao/prototype/
+// mx_formats/README.md "to_mx cast across dim0 and dim1", cast_bench.py at M = K = 16384). A
+// cast's bytes are charged as bytes · 8.0 / (its rate in TB/s): its published share of the HBM
+// rate, on every GPU (the best case torchao states; smaller shapes run slower).
+inline constexpr double kMxfp8Dim0CastBytesScale = 8.0 / 6.3;
+inline constexpr double kMxfp8Dim1CastBytesScale = 8.0 / 3.9;
+// torchtitan's NVFP4 recipe keeps the last ceil(0.15 · n_layers) blocks and the LM head in bf16
+// (torchtitan @b5bcd76c6 models/llama3/config_registry.py llama3_8b_first_85_pct_layers_nvfp4,
+// _NVFP4_BF16_TAIL_FRACTION = 0.15; components/quantization/nvfp4.py nvfp4_bf16_tail_fqns).
+inline constexpr double kNvfp4Bf16TailFraction = 0.15;
+// The blocks of an n_layers model that run NVFP4 under that recipe, as a fraction of all blocks.
+double nvfp4_block_fraction(int n_layers);
 
 // The time of each GEMM of the Linear: `gemm(m, n, k, fp8)` in seconds for (m×k)·(k×n).
 struct Fp8LinearTime {

@@ -1,7 +1,7 @@
 // The terms a device mesh adds to one rank's step: tensor parallel (with sequence parallel),
 // context parallel and pipeline parallel, beside FSDP over the data-parallel dimensions.
 //
-// What it is: pure functions of the mesh (shared/mesh.h) and the step's per-rank quantities.
+// What it is: pure functions of the mesh (shared/train_config.h) and the step's per-rank quantities.
 // - split_ops(): a block's (or the embedding's, the head's) ops as one rank of tp × cp runs them.
 //   With sequence parallel every op is divided over tp: GEMMs by columns (wqkv, w1_w3, fc1,
 //   output under loss parallel) or rows (wo, w2, fc2), attention by heads, norms, residuals and
@@ -26,7 +26,7 @@
 
 #include "planner/model/comm_model.h"
 #include "planner/model/ops.h"
-#include "shared/mesh.h"
+#include "shared/train_config.h"
 #include "shared/train_config.h"
 
 namespace shardcast::planner {

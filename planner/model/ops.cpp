@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "planner/model/chunked_loss.h"
 #include "planner/model/fp8_recipe.h"
 #include "shared/enum_names.h"
 
@@ -71,7 +72,8 @@ constexpr EnumName<CrossEntropyImpl> kCrossEntropyImpls[] = {{CrossEntropyImpl::
                                                              {CrossEntropyImpl::fp32_upcast_shifted, "fp32_upcast_shifted"},
                                                              {CrossEntropyImpl::fp32_upcast_chunked, "fp32_upcast_chunked"},
                                                              {CrossEntropyImpl::native, "native"},
-                                                             {CrossEntropyImpl::fused, "fused"}};
+                                                             {CrossEntropyImpl::fused, "fused"},
+                                                             {CrossEntropyImpl::chunked_lm_head, "chunked_lm_head"}};
 }  // namespace
 
 const char* to_string(NormImpl n) { return enum_name(kNormImpls, n); }
@@ -181,6 +183,9 @@ bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out) {
 //   `output` through backward; backward: gradients of the log-probabilities and logits (A + A).
 // - fused: the logits (A) and a 4-byte log-sum-exp per token are saved; backward writes the
 //   logits' gradient (A).
+// - chunked_lm_head: one chunk's logits at a time, forward and backward inside the loss call
+//   (chunked_loss.h chunked_loss_chunk_bytes); nothing saved, no backward transient. The
+//   wrapper's hidden-state tensors are added by activation_terms (chunked_loss_peak_bytes).
 LossMemory loss_memory(CrossEntropyImpl impl, double T, double V, int A) {
   const double n = T * V;
   LossMemory l;
@@ -208,6 +213,9 @@ LossMemory loss_memory(CrossEntropyImpl impl, double T, double V, int A) {
       l.saved = A * n + 4.0 * T;
       l.bwd_transient = A * n;
       break;
+    case CrossEntropyImpl::chunked_lm_head:
+      l.fwd_transient = chunked_loss_chunk_bytes(T, V, A);
+      break;
   }
   return l;
 }
@@ -223,7 +231,7 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
   ops.back().saved_bytes = 0;  // input = norm output, saved above
   ops.back().fp8 = false;      // the LM head stays in param_dtype under fp8
   // HBM traffic per logit forward (backward is twice it):
-  // fp32_upcast (and fp32_upcast_chunked, the same passes by chunks): up-cast (r A, w 4) and
+  // fp32_upcast (and fp32_upcast_chunked and chunked_lm_head, the same passes by chunks): up-cast (r A, w 4) and
   // log-softmax (r 4, w 4) = A + 12;
   // fp32_upcast_shifted: and the shifted copy (r 4, w 4) = A + 20;
   // native: log-softmax in A (r A twice: max/sum and write pass, w A) = 3A;
@@ -231,7 +239,8 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
   double bytes = A;
   switch (ce) {
     case CrossEntropyImpl::fp32_upcast:
-    case CrossEntropyImpl::fp32_upcast_chunked: bytes = A + 12.0; break;
+    case CrossEntropyImpl::fp32_upcast_chunked:
+    case CrossEntropyImpl::chunked_lm_head: bytes = A + 12.0; break;
     case CrossEntropyImpl::fp32_upcast_shifted: bytes = A + 20.0; break;
     case CrossEntropyImpl::native: bytes = 3.0 * A; break;
     case CrossEntropyImpl::fused: bytes = A; break;
@@ -269,6 +278,11 @@ double gemm_time(double m, double n, double k, bool fp8, const ComputeContext& c
 }
 
 namespace {
+// A block Linear's mean time over the blocks when only ComputeContext::fp8_block_share of them run
+// the recipe (nvfp4's bf16 tail): that share at the recipe's time, the rest at the bf16 time.  // s
+double blend_fp8_share(double fp8_s, double bf16_s, const ComputeContext& c) {
+  return c.fp8_block_share >= 1 ? fp8_s : c.fp8_block_share * fp8_s + (1.0 - c.fp8_block_share) * bf16_s;
+}
 // An fp8 Linear: its three GEMMs and the recipe's scaling and cast kernels (fp8_recipe.h).
 bool runs_fp8(const Op& op, const ComputeContext& c) {
   return op.kind == OpKind::matmul && op.fp8 && c.fp8 != Fp8Recipe::none && c.fp8_peak_flops > 0;
@@ -333,19 +347,22 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
   const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
   switch (op.kind) {
     case OpKind::matmul: {
-      if (runs_fp8(op, c)) return fp8_time(op, c).fwd_s;
-      return std::max(gemm_time(op.m, op.n, op.k, /*fp8=*/false, c), op.bytes / hbm);
+      const double bf16_s = std::max(gemm_time(op.m, op.n, op.k, /*fp8=*/false, c), op.bytes / hbm);
+      if (runs_fp8(op, c)) return blend_fp8_share(fp8_time(op, c).fwd_s, bf16_s, c);
+      return bf16_s;
     }
     case OpKind::attention: {
+      // Executed FLOPs: the dense causal count, or the share a document mask leaves.
+      const double flops = op.flops * c.attention_work;
       if (c.attention_flops > 0) {
         // Published forward + backward rate R on executed FLOPs F (fwd + bwd = 3.5·F): forward
         // F/R, backward 2.5·F/R (op_backward_time).
-        return std::max(op.flops / c.attention_flops, op.bytes / hbm);
+        return std::max(flops / c.attention_flops, op.bytes / hbm);
       }
       // Diagonal tiles of the causal mask are computed whole: +tile/s of the executed FLOPs
       // (op.k holds the sequence length).
       const double tiles = 1.0 + c.eff.attention_tile / op.k;
-      return std::max(op.flops * tiles / (c.peak_flops * c.eff.attention_eff), op.bytes / hbm);
+      return std::max(flops * tiles / (c.peak_flops * c.eff.attention_eff), op.bytes / hbm);
     }
     case OpKind::elementwise:
       if (const double t = measured_eager_elementwise(op, c, /*backward=*/false); t > 0) return t;
@@ -357,7 +374,12 @@ double op_forward_time(const Op& op, const ComputeContext& c) {
 double op_backward_time(const Op& op, const ComputeContext& c) {
   switch (op.kind) {
     case OpKind::matmul: {
-      if (runs_fp8(op, c)) return fp8_time(op, c).bwd_s;
+      if (runs_fp8(op, c)) {
+        Op bf16 = op;
+        bf16.fp8 = false;
+        return blend_fp8_share(fp8_time(op, c).bwd_s,
+                               c.fp8_block_share < 1 ? op_backward_time(bf16, c) : 0.0, c);
+      }
       if (c.grid.sm_count > 0) {
         // grad-input dY(m×n)·Wᵀ(n×k) and grad-weight Xᵀ(k×m)·dY(m×n), each bounded by its bytes.
         const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
@@ -390,7 +412,7 @@ UnitCost unit_cost(const std::vector<Op>& ops, double input_bytes, double transi
   for (const Op& op : ops) {
     u.fwd_s += op_forward_time(op, c);
     u.bwd_s += op_backward_time(op, c);
-    u.fwd_flops += op.flops;
+    u.fwd_flops += op.kind == OpKind::attention ? op.flops * c.attention_work : op.flops;
     u.saved_bytes += op.saved_bytes;
   }
   u.input_bytes = input_bytes;

@@ -48,10 +48,13 @@ enum class OpKind { matmul, attention, elementwise };
 //                 in param_dtype, the logits held by the training loop through backward;
 //   fused       — a fused cross-entropy kernel (flash-attn's xentropy, llm-foundry's default
 //                 loss_fn "fused_crossentropy"): one pass, keeps the logits and an fp32
-//                 log-sum-exp per token, writes the logits' gradient.
-enum class CrossEntropyImpl { fp32_upcast, fp32_upcast_shifted, fp32_upcast_chunked, native, fused };
+//                 log-sum-exp per token, writes the logits' gradient;
+//   chunked_lm_head — torchtitan's ChunkedLossWrapper (2026-06 on): the LM head and an fp32
+//                 cross_entropy forward and backward on one of 8 sequence chunks at a time
+//                 (chunked_loss.h): one chunk's logits at a time, nothing kept for backward.
+enum class CrossEntropyImpl { fp32_upcast, fp32_upcast_shifted, fp32_upcast_chunked, native, fused, chunked_lm_head };
 const char* to_string(CrossEntropyImpl c);
-// Parse "fp32_upcast" | "fp32_upcast_shifted" | "fp32_upcast_chunked" | "native" | "fused"; false
+// Parse "fp32_upcast" | "fp32_upcast_shifted" | "fp32_upcast_chunked" | "native" | "fused" | "chunked_lm_head"; false
 // for anything else.
 bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out);
 // The losses on an fp32 copy of the logits (fp32_upcast, fp32_upcast_shifted, fp32_upcast_chunked):
@@ -94,6 +97,14 @@ struct ComputeContext {
   Fp8Recipe fp8 = Fp8Recipe::none;  // precision.fp8: the recipe of ops with Op::fp8 (fp8_recipe.h)
   double fp8_peak_flops = 0;  // dense fp8 peak, used when fp8 != none  // FLOP/s
   bool fp8_weights_precast = false;  // fp8 all-gather (tensorwise): weights arrive in fp8, no weight cast
+  // The share of the blocks whose Linears run `fp8` (1 but for nvfp4, whose torchtitan recipe keeps
+  // a bf16 tail of blocks: fp8_recipe.h nvfp4_block_fraction); a block's fp8 Linear is timed as
+  // that share of the recipe's time plus the rest of its bf16 time, the blocks' mean.
+  double fp8_block_share = 1;
+  // Executed attention work / dense causal work over the whole sequence (planner/model/
+  // document_mask.h: per-document masks of a runtime whose attention skips the other documents'
+  // keys); 1 = dense causal. Scales the attention op's FLOPs and time.
+  double attention_work = 1;
   double hbm_bandwidth = 0;   // bytes/s
   int act_bytes = 2;          // bytes per activation element (2 for bf16/fp16, 4 for fp32)
   bool compile = false;

@@ -15,7 +15,10 @@
 #include "planner/model/allocator/allocation_trace.h"
 #include "planner/model/allocator/block_tensor_sequence.h"
 #include "planner/model/comm_model.h"
+#include "planner/model/document_mask.h"
 #include "planner/model/efficiency.h"
+#include "planner/model/fp8_formats.h"
+#include "planner/model/fp8_recipe.h"
 #include "planner/model/memory_model.h"
 #include "planner/model/op_breakdown.h"
 #include "planner/model/ops.h"
@@ -64,6 +67,7 @@ EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& o
     eff.unit_overhead_s = 0;
     eff.step_overhead_s = 0;
   }
+  if (opt.host_units_graphed) eff.unit_overhead_s = 0;  // host_time = "cuda_graphs" (§2.2)
   return eff;
 }
 
@@ -119,9 +123,14 @@ ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const
   cc.peak_flops = rated_peak * power.clock_scale;
   cc.fp8 = cfg.precision.fp8;
   cc.fp8_peak_flops = cfg.precision.fp8_on() ? hw.peak_flops("fp8") * power.clock_scale : 0;
+  // nvfp4's GEMMs at the fp4 tensor-core peak (fp8_formats.h).
+  if (cfg.precision.fp8 == Fp8Recipe::nvfp4) cc.fp8_peak_flops *= fp4_over_fp8_peak(hw.gpu.compute_capability);
   // FSDP's float8 all-gather exists for tensorwise scaling only (torchtitan e61f2cce4
   // components/quantization/float8.py: recipe_name with enable_fsdp_float8_all_gather is refused).
   cc.fp8_weights_precast = cfg.precision.fp8 == Fp8Recipe::tensorwise && opt.fp8_all_gather;
+  // nvfp4's bf16 tail of blocks (fp8_recipe.h); per-document masks (document_mask.h).
+  if (cfg.precision.fp8 == Fp8Recipe::nvfp4) cc.fp8_block_share = nvfp4_block_fraction(m.n_layers);
+  if (opt.attention_document_mask) cc.attention_work = document_attention_work(s, cfg.data.mean_doc_len);
   cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
   cc.act_bytes = param_bytes;
   cc.compile = cfg.precision.compile;
@@ -383,7 +392,8 @@ void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions
   p.hfu = p.tokens_per_s_per_gpu *
           (m.hardware_flops_per_token(s, recompute_fraction) + units.sac_recompute_flops / T) / rated_peak;
   p.runtime = opt.runtime;
-  p.attention = opt.attention_cudnn                         ? "cudnn"
+  p.attention = opt.attention_document_mask                 ? "flex_document"
+                : opt.attention_cudnn                         ? "cudnn"
                 : opt.attention_causal_blocks               ? "eager_causal_blocks"
                 : opt.attention_materialized                ? "eager"
                 : opt.attention_kernel != AttentionKernel::flash2 ? to_string(opt.attention_kernel)

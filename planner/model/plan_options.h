@@ -90,6 +90,9 @@ struct RuntimeKernels {
   // kFlashAttention1OverFlashAttention2 of the flash ceiling, kernel_rates.h) or flash_triton
   // (runtime term attention = "flash_triton"). Unused when attention_materialized.
   AttentionKernel attention_kernel = AttentionKernel::flash2;
+  // FlexAttention with per-document causal masks (runtime term attention = "flex_document"): the
+  // work of data.mean_doc_len's documents, not of the whole sequence (document_mask.h).
+  bool attention_document_mask = false;
   // SDPA runs cuDNN attention (the runtime term cudnn_attention lists the preset's
   // gpu.compute_capability): timed at the preset's cudnn_attention_ceiling.
   bool attention_cudnn = false;
@@ -169,6 +172,9 @@ struct RuntimeLoop {
   // No host time on the step (runtime term host_time = "hidden"): the hardware profile's
   // unit_overhead_s and step_overhead_s are not added.
   bool host_time_hidden = false;
+  // Forward and backward replay as one CUDA graph per micro-step (runtime term host_time =
+  // "cuda_graphs"): no unit_overhead_s per unit and pass; step_overhead_s stays.
+  bool host_units_graphed = false;
   // FSDP2's per-parameter sharding (runtime term parameter_layout = "per_parameter"): every
   // all-gather and reduce-scatter copies into and out of one buffer. Charged in plans a measured
   // kernel table times (docs/cost-model.md §2.2).

@@ -46,7 +46,7 @@ struct StepShape {
   int param_bytes = 2;         // precision.param_dtype  // bytes per element
   int reduce_bytes = 4;        // precision.reduce_dtype  // bytes per element
   int master_bytes = 4;        // precision.master_dtype: shards, their gradients, AdamW moments
-  // The device mesh (shared/mesh.h; mesh_stage.cpp). In 1-D (tp = cp = pp = 1) nothing below
+  // The device mesh (shared/train_config.h; mesh_stage.cpp). In 1-D (tp = cp = pp = 1) nothing below
   // differs from the fields above. With a mesh, the fields above are one rank's: shard_group =
   // dp_shard, replicas = dp_replicate, tokens = b · s / cp, and with pp > 1 micro_batch is one
   // pipeline micro-batch and grad_accum counts pipeline micro-batches.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "planner/model/fp8_formats.h"
 #include "shared/config_table.h"
 #include "shared/errors.h"
 
@@ -98,6 +99,7 @@ std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const
   }
   if (std::string why = master_dtype_refusal(rt, t, cfg); !why.empty()) return why;
   if (pr.compile && !t.compile) return fmt::format("{} cannot run precision.compile = true", rt.name);
+  if (std::string why = fp8_format_refusal(rt.name, pr.fp8, hw); !why.empty()) return why;
   if (pr.fp8_on() &&
       std::find(t.fp8_recipes.begin(), t.fp8_recipes.end(), to_string(pr.fp8)) == t.fp8_recipes.end())
     return t.fp8_recipes.empty()
@@ -155,10 +157,13 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.framework = rt.framework;
   o.attention_materialized = t.attention == "eager" || t.attention == "eager_causal_blocks";
   o.attention_causal_blocks = t.attention == "eager_causal_blocks";
+  o.attention_document_mask = t.attention == "flex_document";  // timed as flash2 below
   o.attention_kernel = t.attention == "flash_triton" ? AttentionKernel::flash_triton
                        : t.attention == "flash1"     ? AttentionKernel::flash1
                                                      : AttentionKernel::flash2;
-  o.attention_cudnn = runs_sdpa(t) && !hw.gpu.compute_capability.empty() &&
+  // FlexAttention (flex_document) is timed at the rate the profile names for its GPUs: cuDNN
+  // attention's where cudnn_attention lists the GPU (no published FlexAttention rate is held).
+  o.attention_cudnn = (runs_sdpa(t) || o.attention_document_mask) && !hw.gpu.compute_capability.empty() &&
                       std::find(t.cudnn_attention.begin(), t.cudnn_attention.end(), hw.gpu.compute_capability) !=
                           t.cudnn_attention.end();
   o.sac_saves_cudnn_attention = t.sac_saves_cudnn_attention;
@@ -182,6 +187,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   if (!parse_grad_clip(t.grad_clip, o.grad_clip))
     throw ConfigError(rt.file, "terms.grad_clip", "\"" + t.grad_clip + "\" is not allowed");
   o.host_time_hidden = t.host_time == "hidden";
+  o.host_units_graphed = t.host_time == "cuda_graphs";
   o.per_parameter_copies = t.parameter_layout == "per_parameter";
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;

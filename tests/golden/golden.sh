@@ -80,6 +80,18 @@ for i in $(seq 0 719); do
   run plan_matrix "${args[@]}"
 done
 
+# torchtitan's generations around the 2026 split (FlexAttention document masks, chunked loss, CUDA
+# graphs) and the Blackwell formats, each with its refusals: one row per question.
+for rt in torchtitan-2025-10 torchtitan-2026-06 torchtitan; do
+  for extra in "" "--mean-doc-len 1024" "--fp8 mxfp8" "--fp8 nvfp4" "--fp8 tensorwise"; do
+    # shellcheck disable=SC2086
+    run plan_generations plan --model llama3-8b --gpu GB200 --gpus 4 --micro-batch 2 --seq-len 8192 \
+      --ac selective_op --compile --runtime "$rt" --json $extra
+  done
+  run plan_generations plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 \
+    --ac selective_op --compile --runtime "$rt" --fp8 mxfp8 --json
+done
+
 # plan's human page, the timeline and the runtime's options as printed.
 run plan_human plan --model llama2-7b --gpu A100-80GB-SXM --gpus 128 --strategy hybrid_shard --micro-batch 2 \
   --seq-len 4096 --ac none --runtime fms-fsdp

@@ -244,9 +244,9 @@ class MainWindowTest : public QObject {
     // fp8 with fp32 params: the shared rule, shown next to FP8 (torchtitan runs fp8).
     editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");
     editor<QComboBox>(w, "precision.param_dtype")->setCurrentText("fp32");
-    // The FP8 recipe combo lists exactly torchao's names, as run.toml and --fp8 spell them.
-    QCOMPARE(editor<QComboBox>(w, "precision.fp8")->count(), 4);
-    for (const char* r : {"none", "tensorwise", "rowwise", "rowwise_with_gw_hp"})
+    // The FP8 recipe combo lists exactly the recipe names, as run.toml and --fp8 spell them.
+    QCOMPARE(editor<QComboBox>(w, "precision.fp8")->count(), 6);
+    for (const char* r : {"none", "tensorwise", "rowwise", "rowwise_with_gw_hp", "mxfp8", "nvfp4"})
       QVERIFY(editor<QComboBox>(w, "precision.fp8")->findText(r) >= 0);
     editor<QComboBox>(w, "precision.fp8")->setCurrentText("rowwise");
     QCOMPARE(w.form()->config().precision.fp8, Fp8Recipe::rowwise);

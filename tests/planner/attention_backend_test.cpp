@@ -41,14 +41,14 @@ Planned plan_with(const std::string& gpu, const std::string& runtime, AcMode ac,
 
 double attention_s(const Prediction& p) { return p.op_seconds.at(size_t(OpCategory::attention)); }
 
-// torchtitan-2025-07 and torchtitan differ in the SDPA order alone (and the SAC save list,
+// torchtitan-2025-07 and torchtitan-2025-10 differ in the SDPA order alone (and the SAC save list,
 // unused without SAC): on H100 the first runs the flash backend, the second cuDNN. Attention
 // time scales by exactly attention_ceiling / cudnn_attention_ceiling (the same fitted fraction
 // of each kernel's published rate; 1e-9: floating point), and nothing else moves.
 TEST(AttentionBackend, CudnnOnHopperRunsAtItsCeilingOverTheFlashOne) {
   const EfficiencyParams e = read_efficiency(load_hardware("H100-80GB-SXM"));
   const Planned flash = plan_with("H100-80GB-SXM", "torchtitan-2025-07", AcMode::none);
-  const Planned cudnn = plan_with("H100-80GB-SXM", "torchtitan", AcMode::none);
+  const Planned cudnn = plan_with("H100-80GB-SXM", "torchtitan-2025-10", AcMode::none);
   EXPECT_EQ(flash.p.attention, "flash");
   EXPECT_EQ(cudnn.p.attention, "cudnn");
   EXPECT_NEAR(attention_s(cudnn.p) / attention_s(flash.p), e.attention_ceiling / e.cudnn_attention_ceiling, 1e-9);
@@ -63,7 +63,7 @@ TEST(AttentionBackend, CudnnOnHopperRunsAtItsCeilingOverTheFlashOne) {
 // torchtitan's cuDNN-first order costs time there.
 TEST(AttentionBackend, CudnnOnAmpereIsSlower) {
   const Planned flash = plan_with("A100-80GB-SXM", "torchtitan-2025-07", AcMode::none);
-  const Planned cudnn = plan_with("A100-80GB-SXM", "torchtitan", AcMode::none);
+  const Planned cudnn = plan_with("A100-80GB-SXM", "torchtitan-2025-10", AcMode::none);
   EXPECT_EQ(flash.p.attention, "flash");
   EXPECT_EQ(cudnn.p.attention, "cudnn");
   EXPECT_NEAR(attention_s(cudnn.p) / attention_s(flash.p), 1 / 0.82, 1e-3);  // the preset rounds to 4 digits
@@ -75,7 +75,7 @@ TEST(AttentionBackend, CudnnOnAmpereIsSlower) {
 // both NVIDIA generations.
 TEST(AttentionBackend, TheRuntimeListAndTheComputeCapabilityDecide) {
   EXPECT_EQ(plan_with("B200", "torchtitan-2025-02", AcMode::none).p.attention, "cudnn");
-  EXPECT_EQ(plan_with("MI300X", "torchtitan", AcMode::none).p.attention, "flash");
+  EXPECT_EQ(plan_with("MI300X", "torchtitan-2025-10", AcMode::none).p.attention, "flash");
   EXPECT_EQ(plan_with("H200-141GB-SXM", "kempnerforge", AcMode::full).p.attention, "cudnn");
   EXPECT_EQ(plan_with("H100-80GB-SXM", "fms-fsdp", AcMode::none).p.attention, "flash");
 }
@@ -88,8 +88,8 @@ TEST(AttentionBackend, SacWithoutTheCudnnOpRecomputesAttention) {
   const Planned sac = plan_with("B200", "torchtitan-2025-02", AcMode::selective_op);
   ASSERT_FALSE(sac.opt.sac_attention_saved());
   EXPECT_NEAR(attention_s(sac.p) / attention_s(none.p), 4.5 / 3.5, 1e-9);
-  const Planned saved = plan_with("H100-80GB-SXM", "torchtitan", AcMode::selective_op);
-  const Planned saved_none = plan_with("H100-80GB-SXM", "torchtitan", AcMode::none);
+  const Planned saved = plan_with("H100-80GB-SXM", "torchtitan-2025-10", AcMode::selective_op);
+  const Planned saved_none = plan_with("H100-80GB-SXM", "torchtitan-2025-10", AcMode::none);
   ASSERT_TRUE(saved.opt.sac_attention_saved());
   EXPECT_NEAR(attention_s(saved.p) / attention_s(saved_none.p), 1.0, 1e-9);
   // What the block keeps: attention's output and log-sum-exp less (A·d + 4·heads per token).
@@ -104,7 +104,7 @@ TEST(AttentionBackend, SacWithoutTheCudnnOpRecomputesAttention) {
 // with the key named, not timed at some other kernel's rate.
 TEST(AttentionBackend, NoCudnnCeilingIsAnErrorWhereCudnnRuns) {
   TrainConfig c = make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 1, 4096);
-  c.runtime = "torchtitan";
+  c.runtime = "torchtitan-2025-10";
   HardwareSpec hw = load_hardware("H100-80GB-SXM");
   hw.efficiency["cudnn_attention_ceiling"] = 0;
   try {

@@ -55,7 +55,7 @@ check "plan --reference-run '': exit 2, not the model alone" \
 check "search --reference-run: every candidate carries the level" \
   "[ \$(rc $B search --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --seq-len 8192 --runtime torchtitan --reference-run $T/tt1 --top 2 --json) = 0 ] && [ \$(grep -c '\"level\"' $T/out) -ge 2 ]"
 check "emit --reference-run: the torchtitan target carries it, and says so" \
-  "[ \$(rc $B emit --model llama3.1-8b --gpu H100-80GB-SXM --gpus 16 --micro-batch 1 --seq-len 8192 --ac full --reference-run $T/tt1 --out $T/em) = 0 ] && grep -q \"runtime torchtitan's tokens/s carry reference run $T/tt1\" $T/out"
+  "[ \$(rc $B emit --model llama3.1-8b --gpu H100-80GB-SXM --gpus 16 --micro-batch 1 --seq-len 8192 --ac full --reference-run $T/tt1 --torchtitan-version current --out $T/em) = 0 ] && grep -q \"runtime torchtitan's tokens/s carry reference run $T/tt1\" $T/out"
 check "emit --reference-run of another GPU: exit 2, nothing written" \
   "[ \$(rc $B emit --model llama3.1-8b --gpu A100-80GB-SXM --gpus 16 --micro-batch 1 --seq-len 8192 --ac full --reference-run $T/tt1 --out $T/em2) = 2 ] && [ ! -e $T/em2 ]"
 # The reference's own step time within 1e-3 %: the level is its median tokens/s, the step time

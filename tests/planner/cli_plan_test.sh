@@ -111,15 +111,32 @@ check "plan --json" 0 $? '"schema": 1' "$tmp/out"
 check "plan --timeline writes a Chrome trace" 0 0 "traceEvents" "$tmp/trace.json"
 
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --ac selective_op --micro-batch 2 --seq-len 8192 \
-  --compile --fp8 --runtime torchtitan > "$tmp/out" 2>&1
-check "plan --ac selective_op --compile --fp8 --runtime torchtitan" 0 $? "runtime torchtitan" "$tmp/out"
+  --compile --fp8 --runtime torchtitan-2025-10 > "$tmp/out" 2>&1
+check "plan --ac selective_op --compile --fp8 --runtime torchtitan-2025-10" 0 $? "runtime torchtitan-2025-10" "$tmp/out"
 grep -q "fp8 tensorwise" "$tmp/out" || { echo "FAIL plan: --fp8 alone is not tensorwise"; fail=$((fail + 1)); }
 # --fp8 RECIPE: each of torchao's names, printed back; a bad name names the flag and the allowed values.
 for r in tensorwise rowwise rowwise_with_gw_hp; do
   "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op \
-    --compile --fp8 "$r" --runtime torchtitan > "$tmp/out" 2>&1
+    --compile --fp8 "$r" --runtime torchtitan-2025-10 > "$tmp/out" 2>&1
   check "plan --fp8 $r" 0 $? "fp8 $r" "$tmp/out"
 done
+# torchtitan of 2026 (#3127): no tensor-wise float8, refused by name; the Blackwell formats on
+# compute capability 10.0 only (docs/cost-model.md §2.3).
+"$sc" plan --model llama3-8b --gpu B200 --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op --compile \
+  --fp8 tensorwise --runtime torchtitan > "$tmp/out" 2>&1
+check "plan --fp8 tensorwise --runtime torchtitan -> exit 2" 2 $? 'torchtitan cannot run precision.fp8 = "tensorwise"' "$tmp/out"
+for r in mxfp8 nvfp4; do
+  "$sc" plan --model llama3-8b --gpu B200 --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op --compile \
+    --fp8 "$r" --runtime torchtitan > "$tmp/out" 2>&1
+  check "plan --fp8 $r on B200" 0 $? "fp8 $r" "$tmp/out"
+  "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op \
+    --compile --fp8 "$r" --runtime torchtitan > "$tmp/out" 2>&1
+  check "plan --fp8 $r on H100 -> exit 2" 2 $? "compute capability 10.0 or later (Blackwell), and H100-80GB-SXM is 9.0" "$tmp/out"
+done
+"$sc" plan --model llama3-8b --gpu B200 --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op \
+  --mean-doc-len -5 --runtime torchtitan > "$tmp/out" 2>&1
+rc=$?; [ $rc -ne 0 ] || rc=0
+check "plan --mean-doc-len -5 is refused" 1 $((rc != 0)) "mean-doc-len" "$tmp/out"
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --fp8 blockwise \
   --runtime torchtitan > "$tmp/out" 2>&1
 rc=$?; [ $rc -ne 0 ] || rc=0

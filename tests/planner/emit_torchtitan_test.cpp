@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -64,11 +65,16 @@ std::vector<std::string> recipe_keys(const std::string& py) {
       for (const char* f : {"enable", "components", "enable_async_tensor_parallel", "backend"})
         if (value.find(std::string(f) + "=") != std::string::npos) keys.push_back(std::string("compile.") + f);
     } else if (key == "model_spec") {
-      if (value.find("Float8LinearConverter.Config(") != std::string::npos) {
-        keys.push_back("quantize.linear.float8");
-        if (value.find("recipe_name=") != std::string::npos) keys.push_back("quantize.linear.float8.recipe_name");
-        if (value.find("model_compile_enabled=") != std::string::npos)
-          keys.push_back("quantize.linear.float8.model_compile_enabled");
+      // Each converter's class and the Config fields it is given, in the key list's spelling.
+      for (const auto& [cls, name] : {std::pair<std::string, std::string>{"Float8LinearConverter", "float8"},
+                                      {"MXFP8LinearConverter", "mxfp8"},
+                                      {"NVFP4LinearConverter", "nvfp4"}}) {
+        const size_t at = value.find(cls + ".Config(");
+        if (at == std::string::npos || (at > 0 && std::isalnum((unsigned char)value[at - 1]))) continue;
+        keys.push_back("quantize.linear." + name);
+        for (const char* f : {"recipe_name", "fqns", "model_compile_enabled"})
+          if (value.find(std::string(f) + "=", at) != std::string::npos)
+            keys.push_back("quantize.linear." + name + "." + f);
       }
     } else {
       keys.push_back(key);
@@ -203,13 +209,13 @@ TEST(EmitTorchtitan, TargetsFollowVersionAndRefusal) {
                                         AcMode::selective_op, 1, 8192);
       c.precision.reduce_dtype = reduce;
       for (const EmitTarget& t : emit_targets(c, hw, v)) {
-        if (t.runtime != "torchtitan") continue;
+        if (t.runtime != torchtitan_generation(v)) continue;  // v0.2: torchtitan-2025-10
         const std::vector<std::string> want =
             v == TorchtitanVersion::v0_2 ? std::vector<std::string>{"torchtitan.toml", "torchtitan_overrides.txt"}
                                          : std::vector<std::string>{"torchtitan_recipe.py"};
         EXPECT_EQ(t.files, want);
         TrainConfig r = c;
-        r.runtime = "torchtitan";
+        r.runtime = torchtitan_generation(v);
         bool plan_accepts = true;
         try {
           resolve_plan_options(r, hw);
@@ -238,7 +244,7 @@ TEST(EmitTorchtitan, CurrentGenerationRefusesTensorwiseAsATarget) {
       const std::vector<Fp8Recipe> ok = torchtitan_fp8_recipes(v);
       EXPECT_EQ(r == Fp8Recipe::none || std::find(ok.begin(), ok.end(), r) != ok.end(), expressible);
       for (const EmitTarget& t : emit_targets(c, hw, v)) {
-        if (t.runtime == "torchtitan") {
+        if (t.runtime == torchtitan_generation(v)) {
           EXPECT_EQ(t.refusal.empty(), expressible) << t.refusal;
           if (!expressible) {
             EXPECT_NE(t.refusal.find("rowwise | rowwise_with_gw_hp"), std::string::npos) << t.refusal;
@@ -287,8 +293,12 @@ TEST(EmitTorchtitan, CurrentRecipeUndoesTheBaseConfigsOtherChoices) {
     // The recipe's module is found on every node as on one: the same PYTHONPATH.
     EXPECT_NE(py.find("#   PYTHONPATH=/path/to/this/dir PYTORCH_ALLOC_CONF=expandable_segments:True"), std::string::npos)
         << py;
-    // What the recipe cannot express is said: CUDA graphs (f84224af0).
-    EXPECT_NE(py.find("Not expressed: CUDA graphs"), std::string::npos);
+    // What it plans is written (the chunked loss, CUDA graphs: f84224af0) and what it cannot
+    // express is said (the graphs' memory pool; the data's document lengths).
+    EXPECT_NE(py.find("    config.loss.num_chunks = 8"), std::string::npos);
+    EXPECT_NE(py.find("    config.training.disable_cuda_graphs = False"), std::string::npos);
+    EXPECT_NE(py.find("# Not expressed: the CUDA graphs' private memory pool"), std::string::npos);
+    EXPECT_NE(py.find("data.mean_doc_len: 0, dense causal work"), std::string::npos) << py;
   }
   // One node: run_train.sh.
   TrainConfig one = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
@@ -332,22 +342,65 @@ TEST(EmitTorchtitan, OptimizerTimeoutAndCheckpointSettingsReachBothGenerations) 
     EXPECT_NE(py.find(line), std::string::npos) << line;
 }
 
-// torchtitan's generations before v0.2.0 read keys of their own time: emit writes no torchtitan
-// file for them, says why, and still writes the others.
+// torchtitan's generations before v0.2.0 read keys of their own time, torchtitan-2026-06 has no
+// training.disable_cuda_graphs, and each version's files are one generation's
+// (torchtitan_generation): emit writes no torchtitan file for another, says why, and still
+// writes the others.
 TEST(EmitTorchtitan, EarlierGenerationsGetNoTorchtitanFile) {
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
-  for (const char* rt : {"torchtitan-2024-04", "torchtitan-2024-10", "torchtitan-2025-07"})
+  for (const char* rt : {"torchtitan-2024-04", "torchtitan-2024-10", "torchtitan-2025-07", "torchtitan-2025-10",
+                         "torchtitan-2026-06"})
     for (auto v : {TorchtitanVersion::v0_2, TorchtitanVersion::current}) {
-      SCOPED_TRACE(rt);
+      SCOPED_TRACE(std::string(rt) + (v == TorchtitanVersion::current ? " current" : " 0.2"));
       c.runtime = rt;
       const auto targets = emit_targets(c, hw, v);
       ASSERT_EQ(targets.front().runtime, rt);
-      EXPECT_NE(targets.front().refusal.find("a torchtitan generation before v0.2.0"), std::string::npos)
+      if (rt == std::string(torchtitan_generation(v))) {  // v0.2's own generation: written
+        EXPECT_EQ(targets.front().refusal, "");
+        continue;
+      }
+      EXPECT_NE(targets.front().refusal.find("whose config keys emit does not write"), std::string::npos)
+          << targets.front().refusal;
+      const bool before_v02 = runtime_preset(rt).until_date <= "2025-10-09";
+      EXPECT_EQ(targets.front().refusal.find("a torchtitan generation before v0.2.0") != std::string::npos, before_v02)
           << targets.front().refusal;
       EXPECT_EQ(targets.front().prediction.runtime, rt);  // still predicted: emit prints it
       for (size_t i = 1; i < targets.size(); ++i) EXPECT_NE(targets[i].runtime.rfind("torchtitan", 0), 0u);
     }
+}
+
+// MXFP8 and NVFP4 as the current generation writes them: the converter on the blocks the plan
+// converts (MXFP8: fqns ["layers."], the LM head bf16 as planned; NVFP4: torchtitan's own
+// bf16-tail helper), every attribute a key of torchtitan @b5bcd76c6, and refused for v0.2.
+TEST(EmitTorchtitan, BlockScaledFormatsInTheCurrentGeneration) {
+  const std::set<std::string> known = key_list("torchtitan_keys_current.txt");
+  TrainConfig c = test::make_config("llama3.1-8b", "B200", 8, ShardingStrategy::full_shard, AcMode::selective_op, 1, 8192, 1);
+  c.precision.compile = true;
+  for (Fp8Recipe r : {Fp8Recipe::mxfp8, Fp8Recipe::nvfp4}) {
+    SCOPED_TRACE(to_string(r));
+    c.precision.fp8 = r;
+    const std::string py = render_torchtitan_recipe(c);
+    for (const auto& k : recipe_keys(py)) EXPECT_TRUE(known.count(k)) << "not a current torchtitan key: " << k;
+    if (r == Fp8Recipe::mxfp8) {
+      EXPECT_NE(py.find("converters=[MXFP8LinearConverter.Config(fqns=[\"layers.\"], model_compile_enabled=True)]"),
+                std::string::npos) << py;
+      EXPECT_NE(py.find("from torchtitan.components.quantization import MXFP8LinearConverter\n"), std::string::npos);
+    } else {
+      EXPECT_NE(py.find("NVFP4LinearConverter.Config(fqns=nvfp4_bf16_tail_fqns(32, 0.15), model_compile_enabled=True)"),
+                std::string::npos) << py;
+      EXPECT_NE(py.find("from torchtitan.components.quantization.nvfp4 import nvfp4_bf16_tail_fqns\n"), std::string::npos);
+      EXPECT_NE(py.find("config.parallelism.spmd_backend = \"spmd_types\""), std::string::npos);
+    }
+    EXPECT_EQ(py.find("Float8LinearConverter"), std::string::npos);
+    EXPECT_NE(py.find("config.loss.num_chunks = 8"), std::string::npos);
+    EXPECT_NE(py.find("config.training.disable_cuda_graphs = False"), std::string::npos);
+    EXPECT_FALSE(torchtitan_version_refusal(c, TorchtitanVersion::current).size());
+    const std::string why = torchtitan_version_refusal(c, TorchtitanVersion::v0_2);
+    EXPECT_NE(why.find(std::string("precision.fp8 = \"") + to_string(r) + "\""), std::string::npos) << why;
+    EXPECT_THROW(render_torchtitan_toml(c), ConfigError);
+    EXPECT_THROW(render_torchtitan_overrides(c), ConfigError);
+  }
 }
 
 }  // namespace

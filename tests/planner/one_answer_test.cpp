@@ -122,12 +122,16 @@ TEST(OneAnswer, PlanSearchEmitAndValidateAgree) {
 
       // emit: the prediction of the plan's own runtime, first target: the plan itself where its
       // file runs it as planned, else the configuration the file runs (as_emitted), planned.
+      // "torchtitan" names the framework: v0.2's files (emit's default) are torchtitan-2025-10's.
       const std::vector<EmitTarget> targets = emit_targets(cfg, hw);
       ASSERT_FALSE(targets.empty());
-      EXPECT_EQ(targets.front().runtime, rt);
-      const TrainConfig ran = as_emitted(cfg, runtime_preset(rt).framework, TorchtitanVersion::v0_2);
-      const Prediction emitted =
-          describe_config(ran) == describe_config(cfg) ? planned : plan(ran, hw, resolve_plan_options(ran, hw));
+      const std::string emitted_rt = rt == "torchtitan" ? torchtitan_generation(TorchtitanVersion::v0_2) : rt;
+      EXPECT_EQ(targets.front().runtime, emitted_rt);
+      TrainConfig ran = as_emitted(cfg, runtime_preset(rt).framework, TorchtitanVersion::v0_2);
+      ran.runtime = emitted_rt;
+      const Prediction emitted = describe_config(ran) == describe_config(cfg) && emitted_rt == rt
+                                     ? planned
+                                     : plan(ran, hw, resolve_plan_options(ran, hw));
       expect_same(emitted, targets.front().prediction, what + " (emit)");
 
       // validate RUN_DIR: compare_run re-predicts the run's config for its runtime.

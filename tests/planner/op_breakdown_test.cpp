@@ -67,7 +67,7 @@ TrainConfig config_of(const Case& c) {
   cfg.precision.param_dtype = c.dtype;
   cfg.precision.reduce_dtype = "fp32";
   if (c.s == ShardingStrategy::hybrid_shard) cfg.parallelism.hsdp_shard_size = 8;
-  if (c.hw != "cpu") cfg.runtime = "torchtitan";  // GPU presets: a runtime that runs them (op-SAC included)
+  if (c.hw != "cpu") cfg.runtime = "torchtitan-2025-10";  // GPU presets: a runtime that runs them (op-SAC included), SDPA and the fitted host time
   return cfg;
 }
 

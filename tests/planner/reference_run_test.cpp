@@ -123,7 +123,9 @@ TEST(ReferenceRun, EmitCarriesItToTheTargetOfItsRuntimeOnly) {
   TrainConfig other = c;
   other.cluster.nodes = 2;
   other.activation_checkpointing.mode = AcMode::full;
-  const auto plain = emit_targets(other, hw), referenced = emit_targets(other, hw, TorchtitanVersion::v0_2, &ref);
+  // The run's runtime, torchtitan, is the generation of the current recipe (torchtitan_generation).
+  const auto plain = emit_targets(other, hw, TorchtitanVersion::current),
+             referenced = emit_targets(other, hw, TorchtitanVersion::current, &ref);
   ASSERT_EQ(plain.size(), referenced.size());
   int carried = 0;
   for (size_t i = 0; i < plain.size(); ++i) {

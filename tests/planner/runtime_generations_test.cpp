@@ -61,7 +61,9 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_EQ(runtime_for_framework(tt, "2025-07-23"), "torchtitan-2025-02");
   EXPECT_EQ(runtime_for_framework(tt, "2025-07-24"), "torchtitan-2025-07");
   EXPECT_EQ(runtime_for_framework(tt, "2025-10-08"), "torchtitan-2025-07");
-  EXPECT_EQ(runtime_for_framework(tt, "2025-10-09"), "torchtitan");
+  EXPECT_EQ(runtime_for_framework(tt, "2025-10-09"), "torchtitan-2025-10");
+  EXPECT_EQ(runtime_for_framework(tt, "2026-06-09"), "torchtitan-2026-06");
+  EXPECT_EQ(runtime_for_framework(tt, "2026-08-13"), "torchtitan");
   EXPECT_EQ(runtime_for_framework("TorchTitan"), "torchtitan");
   // One generation only: every date is it.
   EXPECT_EQ(runtime_for_framework("fms-fsdp (FSDP1)", "2024-02-21"), "fms-fsdp");
@@ -72,7 +74,8 @@ TEST(RuntimeGenerations, FrameworkAndDateChooseTheProfile) {
   EXPECT_THROW(runtime_for_framework(tt, "2024-13"), InputError);
   EXPECT_EQ(runtime_generations("torchtitan"),
             (std::vector<std::string>{"torchtitan-2024-04", "torchtitan-2024-05", "torchtitan-2024-06", "torchtitan-2024-10",
-                                      "torchtitan-2025-02", "torchtitan-2025-07", "torchtitan"}));
+                                      "torchtitan-2025-02", "torchtitan-2025-07", "torchtitan-2025-10",
+                                      "torchtitan-2026-06", "torchtitan"}));
   // llm-foundry's benchmark sweeps: torch 1.13.1 image until b2a43a147, torch 2.1.0 after.
   const std::string lf = "llm-foundry/Composer (FSDP1)";
   EXPECT_EQ(runtime_for_framework(lf, "2023-05-03"), "llm-foundry-2023-05");

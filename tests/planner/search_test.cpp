@@ -110,7 +110,7 @@ TEST(Search, PruningChangesNoResult) {
 
 TEST(Search, EveryCandidateIsAValidConfig) {
   SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 16, 8192);
-  s.base.runtime = "torchtitan";  // runs fp8 and compile (shardcast-train does not)
+  s.base.runtime = "torchtitan-2025-10";  // runs fp8 (tensorwise too) and compile (shardcast-train does not)
   s.allow_fp8 = true;
   s.allow_compile = true;
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
@@ -129,7 +129,8 @@ TEST(Search, EveryCandidateIsAValidConfig) {
     saw_hybrid |= c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard;
   }
   EXPECT_TRUE(saw_fp8 && saw_compile && saw_hybrid);
-  // --allow-fp8 tries every recipe the runtime runs (torchtitan: all of torchao's three).
+  // --allow-fp8 tries every recipe the runtime runs that the GPU has (torchtitan-2025-10 on H100:
+  // torchao's three float8 recipes; its mxfp8 needs compute capability 10.0).
   EXPECT_EQ(recipes, (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise,
                                           Fp8Recipe::rowwise_with_gw_hp}));
   // Blocks tile the list exactly.
@@ -172,7 +173,7 @@ TEST(Search, Fp8OnlyWhereTheGpuHasIt) {
 TEST(Search, Fp8RecipesAreTheRuntimesOrTheListedOnes) {
   SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 8, 4096);
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
-  s.base.runtime = "torchtitan";
+  s.base.runtime = "torchtitan-2025-10";
   s.allow_fp8 = true;
   auto recipes = [&] {
     std::set<Fp8Recipe> seen;
@@ -181,6 +182,19 @@ TEST(Search, Fp8RecipesAreTheRuntimesOrTheListedOnes) {
   };
   EXPECT_EQ(recipes(), (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise,
                                             Fp8Recipe::rowwise_with_gw_hp}));
+  // torchtitan of 2026: no tensorwise (#3127); on B200 its block-scaled formats too.
+  s.base.runtime = "torchtitan";
+  EXPECT_EQ(recipes(), (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp}));
+  {
+    SearchSpace b = space_for("llama3-8b", "B200", 8, 4096);
+    b.base.runtime = "torchtitan";
+    b.allow_fp8 = true;
+    std::set<Fp8Recipe> seen;
+    for (const TrainConfig& c : enumerate_candidates(b, load_hardware("B200")).configs) seen.insert(c.precision.fp8);
+    EXPECT_EQ(seen, (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp,
+                                         Fp8Recipe::mxfp8, Fp8Recipe::nvfp4}));
+  }
+  s.base.runtime = "torchtitan-2025-10";
   s.fp8_recipes = {Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp};
   EXPECT_EQ(recipes(), (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp}));
   // A listed recipe the runtime does not run is not tried: torchtitan-2024-10 ran tensorwise only.

@@ -1,7 +1,7 @@
-// shared/mesh.h: the mesh's degrees resolved from [parallelism] (against the 1-D strategies'
+// shared/train_config.h: the mesh's degrees resolved from [parallelism] (against the 1-D strategies'
 // shard_group_size of before the mesh, written out here as the oracle) and validate_mesh's
 // refusals, each naming its key.
-#include "shared/mesh.h"
+#include "shared/train_config.h"
 
 #include <gtest/gtest.h>
 

@@ -92,6 +92,34 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
   return t + extra_terms + s + extra_sources;
 }
 
+// Every term of two torchtitan generations of 2025-10 on, but block_program and qkv_output_kept
+// (which fused q/k/v changed with GQA's repeats) and the terms the caller copies over.
+void expect_same_2026(const RuntimeTerms& t, const RuntimeTerms& u, const char* what) {
+  for (const auto& [a, b] : {std::pair{t.attention, u.attention}, {t.cross_entropy, u.cross_entropy},
+                             {t.rmsnorm, u.rmsnorm}, {t.rope, u.rope}, {t.swiglu, u.swiglu}, {t.gqa, u.gqa},
+                             {t.torch, u.torch}, {t.reduce_dtype_default, u.reduce_dtype_default},
+                             {t.reduce_output, u.reduce_output}, {t.adamw_state, u.adamw_state},
+                             {t.adamw_update, u.adamw_update}, {t.grad_clip, u.grad_clip}, {t.host_time, u.host_time},
+                             {t.parameter_layout, u.parameter_layout}, {t.master_dtype_default, u.master_dtype_default},
+                             {t.unsynced_gradient_dtype, u.unsynced_gradient_dtype}, {t.fp8_library, u.fp8_library},
+                             {t.collective_buffers, u.collective_buffers}, {t.outputs_kept, u.outputs_kept}})
+    EXPECT_EQ(a, b) << what;
+  EXPECT_EQ(t.cudnn_attention, u.cudnn_attention) << what;
+  EXPECT_EQ(t.reduce_dtypes, u.reduce_dtypes) << what;
+  EXPECT_EQ(t.master_dtypes, u.master_dtypes) << what;
+  EXPECT_EQ(t.fp8_recipes, u.fp8_recipes) << what;
+  for (const auto& [a, b] :
+       {std::pair{t.sac_saves_cudnn_attention, u.sac_saves_cudnn_attention},
+        {t.reduce_dtype_is_param_dtype, u.reduce_dtype_is_param_dtype}, {t.reduce_copies_gradient, u.reduce_copies_gradient},
+        {t.root_unit, u.root_unit}, {t.grads_freed_between_steps, u.grads_freed_between_steps},
+        {t.sync_every_micro_step, u.sync_every_micro_step}, {t.fp8_all_gather, u.fp8_all_gather},
+        {t.fp8_weight_saved, u.fp8_weight_saved}, {t.fp8_input_saved, u.fp8_input_saved},
+        {t.expandable_segments, u.expandable_segments}, {t.recompute_early_stop, u.recompute_early_stop},
+        {t.fp32_logits_held, u.fp32_logits_held}, {t.use_cache, u.use_cache}, {t.loss_in_model, u.loss_in_model},
+        {t.compile, u.compile}, {t.selective_op, u.selective_op}, {t.selective_blocks, u.selective_blocks}})
+    EXPECT_EQ(a, b) << what;
+}
+
 // torchtitan's generations differ from the newest profile only in the terms their sources say
 // changed, and their date ranges tile time without gaps.
 TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
@@ -101,8 +129,12 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   const RuntimeSpec oct = load_runtime("torchtitan-2024-10");
   const RuntimeSpec feb = load_runtime("torchtitan-2025-02");
   const RuntimeSpec jul = load_runtime("torchtitan-2025-07");
-  const RuntimeSpec cur = load_runtime("torchtitan");
-  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &jul, &cur}) EXPECT_EQ(rt->framework, "torchtitan") << rt->name;
+  // `cur`: the generation from 2025-10-09 (torchtitan-2025-10); those of 2026 below.
+  const RuntimeSpec cur = load_runtime("torchtitan-2025-10");
+  const RuntimeSpec jun26 = load_runtime("torchtitan-2026-06");
+  const RuntimeSpec now = load_runtime("torchtitan");
+  for (const RuntimeSpec* rt : {&apr, &may, &jun, &oct, &feb, &jul, &cur, &jun26, &now})
+    EXPECT_EQ(rt->framework, "torchtitan") << rt->name;
   EXPECT_EQ(apr.from_date, "");
   EXPECT_EQ(apr.until_date, may.from_date);
   EXPECT_EQ(may.until_date, jun.from_date);
@@ -110,7 +142,36 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   EXPECT_EQ(oct.until_date, feb.from_date);
   EXPECT_EQ(feb.until_date, jul.from_date);
   EXPECT_EQ(jul.until_date, cur.from_date);
-  EXPECT_EQ(cur.until_date, "");
+  EXPECT_EQ(cur.until_date, jun26.from_date);
+  EXPECT_EQ(jun26.until_date, now.from_date);
+  EXPECT_EQ(now.until_date, "");
+  {
+    // torchtitan-2026-06 is torchtitan-2025-10 but for FlexAttention's document masks
+    // (169545712), the chunked loss (9530a874d), GQA without repeats (ff0829c10), fused q/k/v
+    // (3396a4b37, so not the listed block program) and the float8 recipes (#3127; MXFP8).
+    RuntimeTerms t = cur.terms;
+    t.attention = jun26.terms.attention;
+    t.cross_entropy = jun26.terms.cross_entropy;
+    t.gqa = jun26.terms.gqa;
+    t.fp8_recipes = jun26.terms.fp8_recipes;
+    expect_same_2026(t, jun26.terms, "torchtitan-2026-06");
+    EXPECT_EQ(jun26.terms.attention, "flex_document");
+    EXPECT_EQ(jun26.terms.cross_entropy, "chunked_lm_head");
+    EXPECT_EQ(jun26.terms.gqa, "native");
+    EXPECT_EQ(jun26.terms.block_program, "unlisted");
+    EXPECT_EQ(jun26.terms.fp8_recipes, (std::vector<std::string>{"rowwise", "rowwise_with_gw_hp", "mxfp8"}));
+    // torchtitan is torchtitan-2026-06 but for CUDA graphs (f84224af0), the gradients they keep,
+    // and NVFP4 (bcc09297a).
+    RuntimeTerms u = jun26.terms;
+    u.host_time = now.terms.host_time;
+    u.grads_freed_between_steps = now.terms.grads_freed_between_steps;
+    u.fp8_recipes = now.terms.fp8_recipes;
+    expect_same_2026(u, now.terms, "torchtitan");
+    EXPECT_EQ(now.terms.host_time, "cuda_graphs");
+    EXPECT_FALSE(now.terms.grads_freed_between_steps);
+    EXPECT_TRUE(jun26.terms.grads_freed_between_steps);
+    EXPECT_EQ(now.terms.fp8_recipes, (std::vector<std::string>{"rowwise", "rowwise_with_gw_hp", "mxfp8", "nvfp4"}));
+  }
   // The SDPA backend order: torch's default (flash first) until 3b85aa31f put cuDNN first on
   // capability >= 10.0, then cuDNN first everywhere from 6a3a9da95; op SAC saved the cuDNN op
   // only from b39377f9f.
@@ -170,6 +231,9 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     t.cudnn_attention = cur.terms.cudnn_attention;
     t.sac_saves_cudnn_attention = cur.terms.sac_saves_cudnn_attention;
     t.recompute_early_stop = cur.terms.recompute_early_stop;
+    // mxfp8 is listed from torchtitan-2025-10 on (its MXLinearConverter read at 6a3a9da95; the
+    // converter of earlier generations, from ce5ace24d, was not read).
+    t.fp8_recipes = cur.terms.fp8_recipes;
     expect_same(t, cur.terms, "torchtitan-2025-07");
   }
   {
@@ -200,7 +264,7 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   EXPECT_EQ(may.terms.fp8_recipes, std::vector<std::string>{"tensorwise"});
   EXPECT_EQ(jun.terms.fp8_recipes, std::vector<std::string>{"tensorwise"});
   EXPECT_EQ(oct.terms.fp8_recipes, std::vector<std::string>{"tensorwise"});
-  EXPECT_EQ(cur.terms.fp8_recipes, (std::vector<std::string>{"tensorwise", "rowwise", "rowwise_with_gw_hp"}));
+  EXPECT_EQ(cur.terms.fp8_recipes, (std::vector<std::string>{"tensorwise", "rowwise", "rowwise_with_gw_hp", "mxfp8"}));
   for (const RuntimeSpec* rt : {&apr, &may, &jun}) {
     RuntimeTerms t = rt->terms;
     t.adamw_update = cur.terms.adamw_update;  // foreach until 2025-02-24 (above)

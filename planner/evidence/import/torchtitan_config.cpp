@@ -111,7 +111,7 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
     if (!v) continue;
     used.insert(sec + ".recipe_name");
     const auto r = v.value<std::string>();
-    if (!r || !parse_fp8_recipe(*r) || *r == "none")
+    if (!r || (*r != "tensorwise" && *r != "rowwise" && *r != "rowwise_with_gw_hp"))
       throw ConfigError(file, sec + ".recipe_name",
                         fmt::format("expected one of \"tensorwise\" | \"rowwise\" | \"rowwise_with_gw_hp\" (torchao's "
                                     "Float8LinearRecipeName)"));

@@ -55,6 +55,11 @@ if __name__ == "__main__":
             ("activation-checkpoint:memory-budget.", "torchtitan/distributed/activation_checkpoint.py", "MemoryBudgetAC.Config"),
             ("quantize.linear.float8.", "torchtitan/components/quantization/__init__.py", "QuantizationConverter.Config"),
             ("quantize.linear.float8.", "torchtitan/components/quantization/float8.py", "Float8LinearConverter.Config"),
+            ("quantize.linear.mxfp8.", "torchtitan/components/quantization/__init__.py", "QuantizationConverter.Config"),
+            ("quantize.linear.mxfp8.", "torchtitan/components/quantization/mx.py", "MXFP8LinearConverter.Config"),
+            ("quantize.linear.nvfp4.", "torchtitan/components/quantization/__init__.py", "QuantizationConverter.Config"),
+            ("quantize.linear.nvfp4.", "torchtitan/components/quantization/nvfp4.py", "NVFP4LinearConverter.Config"),
+            ("loss.", "torchtitan/components/loss.py", "ChunkedLossWrapper.Config"),
         ]:
             try:
                 for f, _ in fields(commit, path, qual):

@@ -1,4 +1,5 @@
-#include "shared/mesh.h"
+// The device mesh declared in shared/train_config.h: its resolution and validation.
+#include "shared/train_config.h"
 
 #include <algorithm>
 
