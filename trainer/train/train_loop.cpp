@@ -16,6 +16,7 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "shared/config_io.h"
+#include "shared/emitted_text.h"
 #include "shared/errors.h"
 #include "shared/trainer_checks.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -296,6 +297,9 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     cfg.cluster.hardware = ov.hardware;
   }
   if (ov.steps) cfg.training.steps = *ov.steps;
+  // The run directory's run.toml is written from cfg at the end: a string it cannot hold is
+  // refused now, by key, not after training (shared/emitted_text.h).
+  require_emittable_strings(cfg, file);
   OpProfile profile;
   if (ov.profile) {
     // The same loop, warm-up + profiled steps, from step 1, nothing saved.
