@@ -31,6 +31,7 @@
 #include "trainer/train/memory.h"
 #include "trainer/train/metrics_log.h"
 #include "trainer/train/optim.h"
+#include "trainer/train/run_path.h"
 #include "trainer/validation/validation.h"
 
 namespace shardcast::trainer {
@@ -544,6 +545,8 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                              {"peak_forward", double(worst.forward)},
                              {"peak_backward", double(worst.backward)},
                              {"peak_optimizer", double(worst.optimizer)}};
+    // After the measured steps: on CUDA the SDPA question allocates (run_path.h).
+    report.path = describe_run_path(cfg, device, world, ov.reference ? "none" : backend);
     nlohmann::json j = report;
     write_file_atomic(run_dir / "run_report.json", j.dump(2) + "\n");
     if (!report.steps.empty())  // steps first_step.. ran (a run with nothing to train returned above)
