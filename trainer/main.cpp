@@ -116,12 +116,12 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   tok->add_option("inputs", inputs, "text files")->required()->check(CLI::ExistingFile);
   std::string tt_out;
-  int tt_vocab = 8000;
+  int tt_vocab = 4000;
   std::vector<std::string> tt_inputs;
   auto* train_tok = app.add_subcommand(
       "train-tokenizer", "train a SentencePiece unigram model on the lines of text files (one thread, deterministic)");
   train_tok->add_option("--out", tt_out, "the model file to write")->required();
-  train_tok->add_option("--vocab", tt_vocab, "pieces, 256 to 65536 (default 8000)")
+  train_tok->add_option("--vocab", tt_vocab, "pieces, 256 to 65536 (default 4000; a corpus holds at most so many: docs/*.md 4485)")
       ->check(cli_range::between(256, 65536));
   train_tok->add_option("inputs", tt_inputs, "text files")->required()->check(CLI::ExistingFile);
   auto closed_loop = register_closed_loop_commands(app);  // microbench, export

@@ -9,9 +9,9 @@
 #   OUT_DIR     one folder per model: OUT_DIR/train-<model>/{run.toml, plan.json, run/, validation.json,
 #               op_profile.json}
 #   --corpus    token file (default: OUT_DIR/corpus.bin, made when absent from the repository's
-#               docs and headers with a SentencePiece model of 8000 pieces trained on docs/*.md
+#               docs and headers with a SentencePiece model of 4000 pieces trained on docs/*.md
 #               (`shardcast-train train-tokenizer`, `tokenize --sentencepiece`), or byte tokens
-#               when the build has no SentencePiece; OUT_DIR/corpus.txt says which)
+#               when the machine has no spm_train; OUT_DIR/corpus.txt says which)
 #   --steps     optimizer steps per run (default 300)
 #   --seq-len   tokens per sequence (default 2048)
 #   --hardware  hardware preset of the plan (default: from nvidia-smi's name: H200-141GB-SXM
@@ -83,16 +83,18 @@ fi
 mkdir -p "$out" && out="$(cd "$out" && pwd)"
 if [ -z "$corpus" ]; then
   corpus="$out/corpus.bin"
-  # Subword tokens (SentencePiece, 8000 pieces trained on docs/*.md) when this build has
-  # SentencePiece, else bytes; OUT_DIR/corpus.txt says which.
+  # Subword tokens (SentencePiece, 4000 pieces trained on docs/*.md, which holds at most 4485)
+  # when Debian's spm_* programs are here, else bytes; OUT_DIR/corpus.txt says which.
   if [ ! -f "$corpus" ]; then
-    if "$build/shardcast-train" train-tokenizer --out "$out/tokenizer.model" --vocab 8000 "$src"/docs/*.md >/dev/null 2>&1; then
+    if command -v spm_train >/dev/null; then
+      "$build/shardcast-train" train-tokenizer --out "$out/tokenizer.model" --vocab 4000 "$src"/docs/*.md >/dev/null
       "$build/shardcast-train" tokenize --sentencepiece "$out/tokenizer.model" --out "$corpus" \
         "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h > "$out/corpus.txt"
     else
       "$build/shardcast-train" tokenize --out "$corpus" "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h \
         > "$out/corpus.txt"
-      echo "gpu_train_check: this shardcast-train has no SentencePiece: byte tokens (vocab 256)" | tee -a "$out/corpus.txt" >&2
+      echo "gpu_train_check: no spm_train on PATH (Debian package sentencepiece): byte tokens (vocab 256)" \
+        | tee -a "$out/corpus.txt" >&2
     fi
   fi
 fi

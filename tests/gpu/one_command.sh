@@ -39,9 +39,9 @@ if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   [ $# -eq 3 ] || usage
   prep="$2" hw="$3" build="${BUILD:-$src/build}"
   mkdir -p "$prep" && prep="$(cd "$prep" && pwd)"
-  # Subword tokens (issue 55, "real text"): a SentencePiece model of 8000 pieces trained here on
+  # Subword tokens (issue 55, "real text"): a SentencePiece model of 4000 pieces trained here on
   # docs/*.md (trainer/data/subword_tokenizer.h), then the docs and headers encoded with it.
-  "$build/shardcast-train" train-tokenizer --out "$prep/tokenizer.model" --vocab 8000 "$src"/docs/*.md >/dev/null || exit 1
+  "$build/shardcast-train" train-tokenizer --out "$prep/tokenizer.model" --vocab 4000 "$src"/docs/*.md >/dev/null || exit 1
   "$build/shardcast-train" tokenize --sentencepiece "$prep/tokenizer.model" --out "$prep/corpus.bin" \
     "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h > "$prep/corpus.txt" || exit 1
   bash "$src/tests/gpu/gpu_train_check.sh" "$build" "$prep/plan" --corpus "$prep/corpus.bin" --hardware "$hw" \
