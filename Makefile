@@ -8,7 +8,8 @@ DEBS := build-essential cmake pkg-config ccache git \
         libtorch-dev libgloo-dev libopenblas0-openmp \
         qt6-base-dev qt6-charts-dev libgl-dev xvfb xauth \
         libcli11-dev libfmt-dev libeigen3-dev libgtest-dev \
-        libtomlplusplus-dev nlohmann-json3-dev clang
+        libtomlplusplus-dev nlohmann-json3-dev clang \
+        sentencepiece
 
 .PHONY: all deps build test gpu-check demo bench clean
 

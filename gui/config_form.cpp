@@ -18,6 +18,7 @@
 #include "shared/config_io.h"
 #include "shared/runtime_spec.h"
 #include "shared/errors.h"
+#include "shared/runtime_default.h"
 
 namespace shardcast::gui {
 namespace {
@@ -101,7 +102,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   QFormLayout* par = group("Parallelism");
   runtime_ = new QComboBox(this);
   for (const auto& n : list_runtime_presets()) runtime_->addItem(q(n));
-  runtime_->setCurrentText("shardcast-train");
+  runtime_->setCurrentText(kBuiltinRuntime);  // until setConfig: MainWindow gives default_config()
   addField(par, "runtime", "Runtime", runtime_,
            "runtime: the software that executes the plan (configs/runtimes/: attention kernel, loss, reduce dtype, "
            "allocator, each with its source). Every prediction is made for it.");
@@ -357,6 +358,7 @@ void ConfigForm::onHardwarePresetChanged() {
 
 void ConfigForm::onRuntimeChanged() {
   if (updating_) return;  // setConfig() shows the config's own keys
+  runtime_origin_ = "chosen in the form";
   TrainConfig c = config();
   HardwareSpec hw;
   try {
@@ -492,8 +494,10 @@ std::vector<std::string> ConfigForm::formErrors() const {
   return e;
 }
 
-void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareSpec>& custom_hw) {
+void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareSpec>& custom_hw,
+                           const std::optional<std::string>& runtime_origin) {
   updating_ = true;
+  if (runtime_origin) runtime_origin_ = *runtime_origin;
   base_ = cfg;
   {
     QSignalBlocker bm(model_preset_), bh(hw_preset_);

@@ -49,8 +49,15 @@ class ConfigForm : public QWidget {
   std::vector<std::string> formErrors() const;
 
   // Show a config (and a custom hardware profile when its hardware is not a preset). Emits
-  // changed() once.
-  void setConfig(const TrainConfig& cfg, const std::optional<HardwareSpec>& custom_hw = std::nullopt);
+  // changed() once. `runtime_origin`, when given, says where cfg.runtime came from (the words
+  // of shared/runtime_default.h runtime_origin(), or "session file"); when not, the origin
+  // shown stays as it was (a search candidate keeps the form's runtime).
+  void setConfig(const TrainConfig& cfg, const std::optional<HardwareSpec>& custom_hw = std::nullopt,
+                 const std::optional<std::string>& runtime_origin = std::nullopt);
+  // Where the runtime shown came from, for the headline: "SHARDCAST_RUNTIME", "default; set
+  // SHARDCAST_RUNTIME to change it", "session file", "chosen in the form", ... ("" before any
+  // setConfig with an origin).
+  const std::string& runtimeOrigin() const { return runtime_origin_; }
 
   // Put each error next to its field; errors of keys without a field go to the general area.
   void showErrors(const std::vector<FieldError>& errors);
@@ -90,6 +97,7 @@ class ConfigForm : public QWidget {
   std::string model_load_error_, hw_load_error_;
   HardwareSpec custom_base_;                    // efficiency etc. of a custom profile
   std::string custom_model_name_ = "custom";
+  std::string runtime_origin_;  // runtimeOrigin()
   bool updating_ = false;
 
   std::map<std::string, Field> fields_;

@@ -13,6 +13,7 @@
 #include <QMessageBox>
 
 #include "gui/main_window.h"
+#include "shared/runtime_default.h"
 
 namespace {
 
@@ -30,7 +31,9 @@ constexpr const char* kUsage =
     "It needs a display: an X11 or Wayland session (DISPLAY or WAYLAND_DISPLAY), or\n"
     "QT_QPA_PLATFORM=offscreen for a window nobody sees.\n"
     "Environment: SHARDCAST_CONFIG_DIR (the configs/ folder), SHARDCAST_TRAIN (the trainer the\n"
-    "Run tab starts; default: shardcast-train next to shardcast-gui).\n";
+    "Run tab starts; default: shardcast-train next to shardcast-gui), SHARDCAST_RUNTIME (the\n"
+    "runtime a new form plans for, as shardcast's default: a preset of configs/runtimes/; unset:\n"
+    "shardcast-train). The summary line names the runtime and where it came from.\n";
 
 constexpr const char* kNoDisplayHint =
     "shardcast-gui needs a display: run it in an X11 or Wayland session (DISPLAY or WAYLAND_DISPLAY "
@@ -87,6 +90,14 @@ int main(int argc, char** argv) {
       std::printf("shardcast-gui %s\n", SHARDCAST_VERSION);
       return 0;
     }
+  }
+  // A SHARDCAST_RUNTIME that names no runtime is refused as the CLI refuses it (exit 2), before
+  // any window: the form never plans for a runtime other than the one the user set.
+  try {
+    (void)shardcast::env_runtime();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shardcast-gui: %s\n", e.what());
+    return 2;
   }
 #if defined(__linux__) || defined(__FreeBSD__)
   if (!display_available(argc, argv)) {

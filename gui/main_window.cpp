@@ -30,13 +30,14 @@
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/runtime_default.h"
 #include "gui/search_tab.h"
 #include "gui/scaling_tab.h"
 #include "planner/emit/emit.h"
 
 namespace shardcast::gui {
 
-TrainConfig default_config() {
+TrainConfig default_config(std::string* runtime_origin) {
   TrainConfig c;
   c.model_preset = "llama3-8b";
   c.model = load_model("llama3-8b");
@@ -50,8 +51,19 @@ TrainConfig default_config() {
   c.activation_checkpointing.mode = AcMode::selective;
   c.activation_checkpointing.ratio = 0.5;
   c.metrics.dir = "runs/gui";
+  c.runtime = default_runtime(runtime_origin);
+  planner::take_runtime_precision(c, planner::runtime_preset(c.runtime), load_hardware(c.cluster.hardware), {});
   return c;
 }
+
+namespace {
+// The form shows the default config, its runtime's origin beside it.
+void show_default(ConfigForm* form) {
+  std::string origin;
+  const TrainConfig c = default_config(&origin);
+  form->setConfig(c, std::nullopt, origin);
+}
+}  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle("Shardcast[*]");
@@ -102,7 +114,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildMenus();
   connect(form_, &ConfigForm::changed, this, &MainWindow::replan);
   connect(form_, &ConfigForm::changed, this, [this] { setWindowModified(true); });
-  form_->setConfig(default_config());
+  show_default(form_);
   setWindowModified(false);
   const QByteArray geometry = QSettings().value("window_geometry").toByteArray();
   if (!geometry.isEmpty()) restoreGeometry(geometry);
@@ -134,7 +146,7 @@ void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&New session", QKeySequence::New, this, [this] {
     reference_run_.clear();
-    form_->setConfig(default_config());
+    show_default(form_);
     validation_->clearSources();
     setSessionPath({});
     setWindowModified(false);
@@ -271,7 +283,7 @@ void MainWindow::replan() {
     rows.push_back(std::move(r));
   }
   const double plan_ms = timer.nsecsElapsed() / 1e6;
-  summary_->setPrediction(*pred, plan_ms, cfg.tokens_per_step());
+  summary_->setPrediction(*pred, plan_ms, cfg.tokens_per_step(), QString::fromStdString(form_->runtimeOrigin()));
   memory_->setPredictions(rows);
   timeline_->setPrediction(*pred);
   run_->setPlan(cfg, pred, form_->customHardware().has_value());
@@ -297,7 +309,7 @@ QString MainWindow::openSession(const QString& path) {
   QString err;
   if (!load_session_file(path, s, err)) return err;
   reference_run_ = QString::fromStdString(s.reference_run);
-  form_->setConfig(s.config, s.custom_hardware);
+  form_->setConfig(s.config, s.custom_hardware, "session file");
   validation_->clearSources();
   QStringList problems;
   for (const auto& src : s.validation_sources) {

@@ -34,8 +34,12 @@ class ValidationTab;
 class RunTab;
 
 // Llama-3-8B on one node of 8 × H100-80GB-SXM, full_shard, micro-batch 1 × 8192 tokens,
-// selective checkpointing of every other block (configs/examples/llama3-8b-8xH100.toml).
-TrainConfig default_config();
+// selective checkpointing of every other block (configs/examples/llama3-8b-8xH100.toml), for
+// the user's default runtime as the CLI resolves it (shared/runtime_default.h: SHARDCAST_RUNTIME,
+// else shardcast-train) with that runtime's precision (take_runtime_precision); `runtime_origin`
+// (may be null) gets where the runtime came from. Throws UsageError when SHARDCAST_RUNTIME is
+// not a runtime preset (main.cpp checks it before any window).
+TrainConfig default_config(std::string* runtime_origin = nullptr);
 
 class MainWindow : public QMainWindow {
   Q_OBJECT

@@ -15,7 +15,8 @@ SummaryBar::SummaryBar(QWidget* parent) : QLabel(parent) {
   setStyleSheet("QLabel#summary { background: #f4f6f8; border: 1px solid #d0d7de; border-radius: 4px; }");
 }
 
-void SummaryBar::setPrediction(const Prediction& p, double plan_ms, long long tokens_per_step) {
+void SummaryBar::setPrediction(const Prediction& p, double plan_ms, long long tokens_per_step,
+                               const QString& runtime_origin) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   auto mem = [](double bytes) {
     return bytes < GiB ? QString("%1 MiB").arg(bytes / (1024.0 * 1024.0), 0, 'f', 1)
@@ -29,14 +30,20 @@ void SummaryBar::setPrediction(const Prediction& p, double plan_ms, long long to
   const QString ref = p.reference_level > 0
                           ? QString(" &nbsp;|&nbsp; reference run ×%1").arg(p.reference_level, 0, 'f', 3)
                           : QString();
+  // The runtime planned for, as the CLI's headline says it: "runtime torchtitan (SHARDCAST_RUNTIME)".
+  const QString runtime = QString("runtime <b>%1</b>%2")
+                              .arg(QString::fromStdString(p.runtime).toHtmlEscaped(),
+                                   runtime_origin.isEmpty() ? QString()
+                                                            : QString(" (%1)").arg(runtime_origin.toHtmlEscaped()));
   setText(QString("<b>%1</b> of %2 — %3 &nbsp;|&nbsp; step <b>%4 s</b> &nbsp;|&nbsp; <b>%5</b> tokens/s/GPU%6 "
-                  "&nbsp;|&nbsp; MFU <b>%7%</b>%8")
+                  "&nbsp;|&nbsp; MFU <b>%7%</b>%8 &nbsp;|&nbsp; %9")
               .arg(mem(p.mem_peak_bytes), mem(p.mem_capacity_bytes), fits)
               .arg(p.step_time_s, 0, 'f', 3)
               .arg(p.tokens_per_s_per_gpu, 0, 'f', 0)
               .arg(band)
               .arg(100 * p.mfu, 0, 'f', 1)
-              .arg(ref));
+              .arg(ref)
+              .arg(runtime));
   // The details: in the tooltip.
   QStringList d;
   d << QString("Peak memory (allocated): %1 of %2 per GPU%3")

@@ -19,7 +19,11 @@ class SummaryBar : public QLabel {
  public:
   explicit SummaryBar(QWidget* parent = nullptr);
   // tokens_per_step: global batch of the config (micro_batch × seq_len × grad_accum × GPUs).
-  void setPrediction(const Prediction& p, double plan_ms, long long tokens_per_step = 0);
+  // The line names the runtime planned for (p.runtime) and, when given, where it came from
+  // (`runtime_origin`: "SHARDCAST_RUNTIME", "default; set SHARDCAST_RUNTIME to change it", ...),
+  // as the CLI's headlines do.
+  void setPrediction(const Prediction& p, double plan_ms, long long tokens_per_step = 0,
+                     const QString& runtime_origin = {});
   void setProblem(const QString& text);
 };
 

@@ -19,8 +19,10 @@
 #include <toml++/toml.h>
 
 #include "shared/config_schema.h"
+#include "shared/emitted_text.h"
 #include "shared/errors.h"
 #include "shared/toml_reader.h"
+#include "shared/toml_text.h"
 
 namespace fs = std::filesystem;
 
@@ -418,53 +420,20 @@ TrainConfig read_train_config(const std::string& path) {
 
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\u{:04x}", int(ch));
-        else out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 // Shortest representation that reads back to the same double, always as a TOML float.
-std::string num(double v) {
-  std::string s = fmt::format("{}", v);
-  if (s.find_first_of(".eEni") == std::string::npos) s += ".0";
-  return s;
-}
+std::string num(double v) { return toml_float(v); }
 
 }  // namespace
 
-std::optional<std::string> train_config_value(const TrainConfigKey& k, const TrainConfig& c, bool* quoted) {
-  if (quoted) *quoted = false;
-  TrainConfig& mc = const_cast<TrainConfig&>(c);  // accessors return references; only read here
-  if (auto f = std::get_if<int& (*)(TrainConfig&)>(&k.access)) return std::to_string((*f)(mc));
-  if (auto f = std::get_if<uint64_t& (*)(TrainConfig&)>(&k.access)) return std::to_string((*f)(mc));
-  if (auto f = std::get_if<double& (*)(TrainConfig&)>(&k.access)) return num((*f)(mc));
-  if (auto f = std::get_if<bool& (*)(TrainConfig&)>(&k.access)) return std::string((*f)(mc) ? "true" : "false");
-  if (auto f = std::get_if<std::optional<bool>& (*)(TrainConfig&)>(&k.access)) {
-    if (!(*f)(mc)) return std::nullopt;
-    return std::string(*(*f)(mc) ? "true" : "false");
-  }
-  if (quoted) *quoted = true;
-  if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) return (*f)(mc);
-  if (auto e = std::get_if<TrainEnumAccess>(&k.access)) return e->get(c);
-  if (quoted) *quoted = false;
-  return std::nullopt;  // special: read and written by hand
-}
-
+// Every key and string by toml++'s formatter (shared/toml_text.h), numbers and booleans as TOML
+// writes them; the table headers are the schema's own names. The strings are first held to
+// the rule of every emitted file (shared/emitted_text.h require_emittable_strings): a control
+// character or invalid UTF-8 is refused by key, so no string can end its line or its table.
 std::string write_train_config(const TrainConfig& c) {
+  require_emittable_strings(c);
   std::string o;
-  auto line = [&](const std::string& k, const std::string& v) { o += k + " = " + v + "\n"; };
+  auto line = [&](const std::string& k, const std::string& v) { o += toml_key(k) + " = " + v + "\n"; };
+  auto str = [&](const std::string& k, const std::string& v) { o += toml_string_line(k, v) + "\n"; };
   o += "# Shardcast run config (TrainConfig); keys are documented in docs/configuration.md\n\n";
   std::string table;
   for (const TrainConfigKey& k : train_config_schema()) {
@@ -472,8 +441,8 @@ std::string write_train_config(const TrainConfig& c) {
       if (std::string(k.path) == "model.preset") {  // the [model] table, as model presets have it
         o += "\n[model]\n";
         const ModelSpec& m = c.model;
-        if (!c.model_preset.empty()) line("preset", quote(c.model_preset));
-        line("name", quote(m.name));
+        if (!c.model_preset.empty()) str("preset", c.model_preset);
+        str("name", m.name);
         line("n_layers", std::to_string(m.n_layers));
         line("d_model", std::to_string(m.d_model));
         line("n_heads", std::to_string(m.n_heads));
@@ -484,7 +453,7 @@ std::string write_train_config(const TrainConfig& c) {
         line("norm_eps", num(m.norm_eps));
         line("rope_theta", num(m.rope_theta));
         line("tied_embeddings", m.tied_embeddings ? "true" : "false");
-        line("mlp_type", quote(to_string(m.mlp_type)));
+        str("mlp_type", to_string(m.mlp_type));
         table = "model";
       }
       continue;  // the other model.* keys are written above, prediction.* below
@@ -494,7 +463,10 @@ std::string write_train_config(const TrainConfig& c) {
       o += "\n[" + table + "]\n";
     }
     bool quoted = false;
-    if (const auto v = train_config_value(k, c, &quoted)) line(k.key(), quoted ? quote(*v) : *v);  // absent stays absent
+    if (const auto v = train_config_value(k, c, &quoted)) {  // absent stays absent
+      if (quoted) str(k.key(), *v);
+      else line(k.key(), *v);
+    }
   }
   if (c.prediction.present) {
     const auto& p = c.prediction;
@@ -504,8 +476,8 @@ std::string write_train_config(const TrainConfig& c) {
     line("mfu", num(p.mfu));
     line("hfu", num(p.hfu));
     line("mem_peak_bytes", num(p.mem_peak_bytes));
-    line("hardware", quote(p.hardware));
-    line("runtime", quote(p.runtime));
+    str("hardware", p.hardware);
+    str("runtime", p.runtime);
     if (!p.mem_components.empty()) {
       o += "\n[prediction.mem_components]  # bytes per rank\n";
       for (const auto& [k, v] : p.mem_components) line(k, num(v));
@@ -526,12 +498,17 @@ std::string write_hardware_toml(const HardwareSpec& h) {
       o += "\n[" + table + "]\n";
     }
     const std::string key = dot == std::string::npos ? p : p.substr(dot + 1);
-    if (k.str) o += key + " = " + quote(k.str(m)) + "\n";
-    else if (k.integer) o += key + " = " + std::to_string(k.integer(m)) + "\n";
-    else o += key + " = " + num(k.num(m) / k.to_si) + "\n";
+    if (k.str) {
+      require_one_line("hardware profile " + h.name, p, k.str(m));
+      o += toml_string_line(key, k.str(m)) + "\n";
+    } else if (k.integer) {
+      o += key + " = " + std::to_string(k.integer(m)) + "\n";
+    } else {
+      o += key + " = " + num(k.num(m) / k.to_si) + "\n";
+    }
   }
   o += "\n[efficiency]\n";
-  for (const auto& [k, v] : h.efficiency) o += k + " = " + num(v) + "\n";
+  for (const auto& [k, v] : h.efficiency) o += toml_key(k) + " = " + num(v) + "\n";
   return o;
 }
 

@@ -50,11 +50,6 @@ HardwareSpec parse_hardware_toml(const std::string& toml_text, const std::string
 std::string write_hardware_toml(const HardwareSpec& h);
 // Serialise; parse_train_config(write_train_config(c)) == c field by field.
 std::string write_train_config(const TrainConfig& cfg);
-// One plain (non-special) key of config_schema.h's table, its value in `cfg` as write_train_config
-// writes it but unquoted (`quoted`, when given, says whether run.toml quotes it: strings and enum
-// names); nullopt for an optional key that is absent (not written). Special keys: nullopt.
-std::optional<std::string> train_config_value(const TrainConfigKey& key, const TrainConfig& cfg,
-                                              bool* quoted = nullptr);
 // Write atomically so a crash never leaves half a file: a temporary in the target's directory
 // under a private, unpredictable name (".NAME.<64 random bits>", created O_CREAT|O_EXCL|
 // O_NOFOLLOW, so a planted file or link at any name is never written through), fsync, rename

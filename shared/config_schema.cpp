@@ -1,5 +1,7 @@
 #include "shared/config_schema.h"
 
+#include "shared/toml_text.h"
+
 namespace shardcast {
 
 namespace {
@@ -195,6 +197,24 @@ const std::vector<HardwareKey>& hardware_schema() {
 #undef HW_NUM
 #undef HW_INT
   return keys;
+}
+
+std::optional<std::string> train_config_value(const TrainConfigKey& k, const TrainConfig& c, bool* quoted) {
+  if (quoted) *quoted = false;
+  TrainConfig& mc = const_cast<TrainConfig&>(c);  // accessors return references; only read here
+  if (auto f = std::get_if<int& (*)(TrainConfig&)>(&k.access)) return std::to_string((*f)(mc));
+  if (auto f = std::get_if<uint64_t& (*)(TrainConfig&)>(&k.access)) return std::to_string((*f)(mc));
+  if (auto f = std::get_if<double& (*)(TrainConfig&)>(&k.access)) return toml_float((*f)(mc));
+  if (auto f = std::get_if<bool& (*)(TrainConfig&)>(&k.access)) return std::string((*f)(mc) ? "true" : "false");
+  if (auto f = std::get_if<std::optional<bool>& (*)(TrainConfig&)>(&k.access)) {
+    if (!(*f)(mc)) return std::nullopt;
+    return std::string(*(*f)(mc) ? "true" : "false");
+  }
+  if (quoted) *quoted = true;
+  if (auto f = std::get_if<std::string& (*)(TrainConfig&)>(&k.access)) return (*f)(mc);
+  if (auto e = std::get_if<TrainEnumAccess>(&k.access)) return e->get(c);
+  if (quoted) *quoted = false;
+  return std::nullopt;  // special: read and written by hand
 }
 
 }  // namespace shardcast

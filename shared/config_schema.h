@@ -48,6 +48,12 @@ struct TrainConfigKey {
 // Every key of run.toml, in the order write_train_config writes them.
 const std::vector<TrainConfigKey>& train_config_schema();
 
+// One plain (non-special) key of the table above, its value in `cfg` as write_train_config (config_io.h)
+// writes it but unquoted (`quoted`, when given, says whether run.toml quotes it: strings and enum
+// names); nullopt for an optional key that is absent (not written). Special keys: nullopt.
+std::optional<std::string> train_config_value(const TrainConfigKey& key, const TrainConfig& cfg,
+                                              bool* quoted = nullptr);
+
 struct HardwareKey {
   const char* path;  // "gpu.bf16_tflops"
   // Exactly one of the accessors below is set.

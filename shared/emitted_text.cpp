@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "shared/config_io.h"
 #include "shared/config_schema.h"
 #include "shared/errors.h"
 
@@ -87,6 +86,7 @@ void require_emittable_strings(const TrainConfig& c, const std::string& file) {
   require_one_line(f, "model.preset", c.model_preset);
   require_one_line(f, "prediction.hardware", c.prediction.hardware);
   require_one_line(f, "prediction.runtime", c.prediction.runtime);
+  for (const auto& [key, bytes] : c.prediction.mem_components) require_one_line(f, "prediction.mem_components", key);
 }
 
 }  // namespace shardcast

@@ -7,8 +7,8 @@
 // comment line, #SBATCH line or file name can hold; require_emittable_strings(), that refusal
 // applied to every string of a TrainConfig that an emitted file carries (model name, paths,
 // preset names), run before any file is written.
-// What it is not: the TOML or Python writers (toml++ and nlohmann::json do those, in the
-// emitters) or a validator of what the strings mean (shared/train_config.h validate()).
+// What it is not: the TOML or Python writers (toml++ does TOML, shared/toml_text.h;
+// nlohmann::json Python literals, in the emitters) or a validator of what the strings mean (shared/train_config.h validate()).
 // Pure functions, thread-safe.
 #pragma once
 
@@ -33,7 +33,8 @@ void require_one_line(const std::string& file, const std::string& key, const std
 
 // require_one_line for every string of `cfg` that an emitted file or a launcher carries: the
 // string keys of run.toml (runtime, cluster.hardware, data.path, checkpoint.dir, ...),
-// model.name, model.preset and [prediction]'s hardware and runtime. `file` names the config in
+// model.name, model.preset, [prediction]'s hardware and runtime and the keys of
+// [prediction.mem_components]. write_train_config (config_io.h) runs it before writing. `file` names the config in
 // the error (cfg.source_file when empty).
 void require_emittable_strings(const TrainConfig& cfg, const std::string& file = "");
 

@@ -51,6 +51,11 @@ void to_json(nlohmann::json& j, const RunReport& r) {
        {"steps", r.steps}};
   if (r.mem_reserved_peak_bytes) j["summary"]["mem_reserved_peak_bytes"] = *r.mem_reserved_peak_bytes;
   if (r.alloc_retries) j["summary"]["alloc_retries"] = *r.alloc_retries;
+  if (!r.path.empty()) {
+    nlohmann::json path = nlohmann::json::object();
+    for (const auto& [k, v] : r.path) path[k] = v;
+    j["path"] = path;
+  }
 }
 
 void from_json(const nlohmann::json& j, RunReport& r) {
@@ -72,6 +77,10 @@ void from_json(const nlohmann::json& j, RunReport& r) {
     for (auto it = s["mem_components_bytes"].begin(); it != s["mem_components_bytes"].end(); ++it)
       r.mem_components.emplace_back(it.key(), it.value().get<double>());
   j.at("steps").get_to(r.steps);
+  r.path.clear();
+  if (j.contains("path"))
+    for (auto it = j["path"].begin(); it != j["path"].end(); ++it)
+      r.path.emplace_back(it.key(), it.value().get<std::string>());
 }
 
 double ValidationEntry::error_pct() const {

@@ -46,6 +46,10 @@ struct RunReport {
   std::optional<double> mem_reserved_peak_bytes;   // bytes, max over steps (GPU runs only)
   std::optional<double> alloc_retries;             // count at the end of the run (GPU runs only)
   std::vector<std::pair<std::string, double>> mem_components;  // bytes, where measurable
+  // The code path the run took (trainer/train/run_path.h): world_size, comm_backend, device,
+  // libtorch, param_dtype, optimizer_kernel, attention_backend; JSON object "path", absent in
+  // reports written before it (empty).
+  std::vector<std::pair<std::string, std::string>> path;
 };
 
 void to_json(nlohmann::json& j, const StepMetrics& s);

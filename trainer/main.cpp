@@ -5,7 +5,8 @@
 //   shardcast-train launch --nproc-per-node N run.toml [run flags...]
 //   shardcast-train profile run.toml [--steps N] [--warmup W] [--out DIR] [--plan PLAN.json]
 //                           [--data FILE] [--hardware H] [--nproc-per-node N]
-//   shardcast-train tokenize --out corpus.bin FILES...
+//   shardcast-train tokenize --out corpus.bin [--sentencepiece MODEL] FILES...
+//   shardcast-train train-tokenizer --out MODEL [--vocab N] FILES...
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "shared/cli_ranges.h"
 #include "shared/errors.h"
 #include "trainer/comm/liveness.h"
+#include "trainer/data/subword_tokenizer.h"
 #include "trainer/data/token_file.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/parent_death.h"
@@ -103,11 +105,25 @@ int main(int argc, char** argv) {
                                   kMaxProcPerNode))
       ->check(cli_range::between(1, kMaxProcPerNode));
 
-  std::string out;
+  std::string out, sp_model;
   std::vector<std::string> inputs;
-  auto* tok = app.add_subcommand("tokenize", "byte-level tokenize text files (vocab 256) into an llm.c .bin file");
+  auto* tok = app.add_subcommand("tokenize",
+                                 "tokenize text files into an llm.c .bin file: byte-level (vocab 256), or subword with "
+                                 "--sentencepiece MODEL (one end-of-sentence id after each line)");
   tok->add_option("--out", out, "output token file")->required();
+  tok->add_option("--sentencepiece", sp_model,
+                  "a SentencePiece model (`shardcast-train train-tokenizer` writes one): its ids, not bytes")
+      ->check(CLI::ExistingFile);
   tok->add_option("inputs", inputs, "text files")->required()->check(CLI::ExistingFile);
+  std::string tt_out;
+  int tt_vocab = 4000;
+  std::vector<std::string> tt_inputs;
+  auto* train_tok = app.add_subcommand(
+      "train-tokenizer", "train a SentencePiece unigram model on the lines of text files (one thread, deterministic)");
+  train_tok->add_option("--out", tt_out, "the model file to write")->required();
+  train_tok->add_option("--vocab", tt_vocab, "pieces, 256 to 65536 (default 4000; a corpus holds at most so many: docs/*.md 4485)")
+      ->check(cli_range::between(256, 65536));
+  train_tok->add_option("inputs", tt_inputs, "text files")->required()->check(CLI::ExistingFile);
   auto closed_loop = register_closed_loop_commands(app);  // microbench, export
   auto slurm = register_slurm_command(app);
 
@@ -150,9 +166,22 @@ int main(int argc, char** argv) {
     if (auto rc = closed_loop()) return *rc;
     if (auto rc = slurm()) return *rc;
     if (*tok) {
+      if (!sp_model.empty()) {
+        const SubwordTokens t = tokenize_sentencepiece(sp_model, inputs);
+        write_token_file(out, t.tokens);
+        fmt::print("wrote {} tokens (SentencePiece {}, {} pieces) from {} files to {}\n", t.tokens.size(), sp_model,
+                   t.vocab, inputs.size(), out);
+        return kExitOk;
+      }
       auto tokens = tokenize_bytes(inputs);
       write_token_file(out, tokens);
       fmt::print("wrote {} tokens from {} files to {}\n", tokens.size(), inputs.size(), out);
+      return kExitOk;
+    }
+    if (*train_tok) {
+      train_sentencepiece(tt_inputs, tt_vocab, tt_out);
+      fmt::print("wrote a SentencePiece model of {} pieces trained on {} files to {}\n", tt_vocab, tt_inputs.size(),
+                 tt_out);
       return kExitOk;
     }
   } catch (const ConfigError& e) {

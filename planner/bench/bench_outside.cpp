@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   // With a reference run (planner/evidence/reference_run.h): each row from another of its source, GPU and runtime.
   const planner::ReferencePairs ref = planner::reference_pairs(planner::reference_rows(rows, v));
   const double band = planner::shipped_bands().reference.rel_1sigma;
-  const int within1 = ref.within(band), within2 = ref.within(2 * band);
+  const int64_t within1 = ref.within(band), within2 = ref.within(2 * band);
   fmt::print("\nwith a reference run ({} ordered pairs of {} groups of one source, GPU and runtime; band ±{:.2f} %):\n\n"
              "| predicted | MAPE % | bias % | within 1σ | within 2σ |\n|---|---|---|---|---|\n"
              "| the planner alone ({} rows) | {:.2f} | {:+.2f} | {} / {} | {} / {} |\n"

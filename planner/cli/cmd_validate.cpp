@@ -353,7 +353,7 @@ void print_published(const ValidateArgs& args, const std::vector<planner::Publis
   // shipped reference band.
   const planner::ReferencePairs ref = planner::reference_pairs(planner::reference_rows(rows, v));
   const double ref_band = planner::shipped_bands().reference.rel_1sigma;
-  const int ref_within1 = ref.within(ref_band), ref_within2 = ref.within(2 * ref_band);
+  const int64_t ref_within1 = ref.within(ref_band), ref_within2 = ref.within(2 * ref_band);
   if (a->json) {
     nlohmann::json j = v;
     j["source_level_split"] = {{"sources", split.sources}, {"rows", split.rows}, {"mape_tokens_per_s", split.mape},

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "shared/hardware_spec.h"
+#include "shared/runtime_default.h"  // env_runtime, runtime_origin, default_runtime
 #include "shared/train_config.h"
 
 namespace CLI {
@@ -39,20 +40,6 @@ struct ConfigFlags {
   std::string pp_schedule, cp_rotate;  // "" = not given
   std::string reference_run;  // --reference-run DIR: "" = none (plan)
 };
-
-// The user's default runtime, set once: the environment variable SHARDCAST_RUNTIME (a preset
-// name of configs/runtimes/). Precedence: --runtime, then a run.toml's `runtime` key, then
-// SHARDCAST_RUNTIME, then shardcast-train.
-inline constexpr const char* kRuntimeEnv = "SHARDCAST_RUNTIME";
-// $SHARDCAST_RUNTIME, or "" when unset or empty. A value that is not a runtime preset's name
-// throws UsageError naming the variable and the allowed names.
-std::string env_runtime();
-// Where the runtime a command plans for came from, for its header: "--runtime", "run.toml",
-// "SHARDCAST_RUNTIME" or "default; set SHARDCAST_RUNTIME to change it".
-std::string runtime_origin(bool flag_given, bool file_gave_it);
-// The runtime when neither --runtime nor a file names one: env_runtime(), else shardcast-train.
-// `origin` (may be null) gets runtime_origin(false, false).
-std::string default_runtime(std::string* origin = nullptr);
 
 // The TrainConfig the flags describe, on top of the config file when one is given; `hw` gets
 // the hardware it runs on (a session's custom profile, or the preset). Throws UsageError

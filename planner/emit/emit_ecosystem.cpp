@@ -17,6 +17,7 @@
 #include "planner/decide/search.h"
 #include "shared/emitted_text.h"
 #include "shared/errors.h"
+#include "shared/toml_text.h"
 
 namespace shardcast::planner {
 
@@ -122,24 +123,6 @@ std::string real(double v) {
   std::string s = fmt::format("{}", v);
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;
-}
-
-// "key = value" by toml++'s formatter (strings quoted and escaped, no literal or multi-line
-// forms). A float is written short (relaxed_float_precision: 0.0003, not 0.00029999999999999997)
-// when toml++ reads that back as the same double, else with every digit it needs.
-std::string toml_line(const toml::table& one) {
-  const auto format = [&](toml::format_flags flags) {
-    std::ostringstream out;
-    out << toml::toml_formatter(one, flags);
-    return out.str();
-  };
-  const std::string short_form = format(toml::format_flags::relaxed_float_precision);
-  const toml::node* v = one.begin()->second.as_floating_point();
-  if (!v) return short_form;
-  const toml::table back = toml::parse(short_form);  // toml++'s own text: parses
-  const std::optional<double> reread = back.begin()->second.value<double>();
-  if (reread && *reread == *v->value<double>()) return short_form;
-  return format(toml::format_flags::none);
 }
 
 // torchtitan's mixed_precision_reduce is Literal["float32"] (job_config.py v0.2.x, configs.py now).

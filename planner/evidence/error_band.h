@@ -14,6 +14,7 @@
 // a mutex and is then read-only.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,7 @@ struct ErrorBand {
 // within one source, hardware preset and runtime), their rms with each group weighted equally.
 struct ReferenceBand {
   double rel_1sigma = 0;  // 0 = not measured  // fraction
-  int n_pairs = 0;
+  int64_t n_pairs = 0;
   int n_groups = 0;
 };
 

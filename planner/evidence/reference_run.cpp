@@ -2,6 +2,7 @@
 #include "planner/evidence/predict.h"
 #include "planner/evidence/reference_run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -67,47 +68,101 @@ ReferenceRun read_reference_run(const std::string& dir, const HardwareSpec& hw, 
   return r;
 }
 
-int ReferencePairs::within(double rel) const {
-  int n = 0;
-  for (double e : errors) n += std::fabs(e) <= rel;
+namespace {
+
+// The error of the pair (a as reference, b predicted), written as the pair loop wrote it:
+// predicted_b · level_a / measured_b − 1. For a fixed b it is non-decreasing in level_a (each
+// rounded operation is monotone), so the a of one sign or of one band are a range of the
+// sorted levels.
+double pair_error(double predicted_b, double level_a, double measured_b) {
+  return predicted_b * level_a / measured_b - 1.0;
+}
+
+// The sums over the ordered pairs of one group (a != b): with L the levels, S = ΣL, Q = ΣL²
+// and c_b = predicted_b / measured_b, error(a, b) = c_b·L_a − 1, so
+//   Σ_a≠b error   = c_b·(S − L_b) − (n − 1)
+//   Σ_a≠b error²  = c_b²·(Q − L_b²) − 2·c_b·(S − L_b) + (n − 1)
+//   Σ_a≠b |error| = over the a below the sign change (1 − c_b·L_a), above it (c_b·L_a − 1),
+//                   by prefix sums of the sorted levels; the a = b term is then taken out.
+// Long double: the differences cancel about log10(n) digits.
+struct GroupSums {
+  long double sum = 0, sq = 0, abs = 0;
+};
+
+GroupSums group_sums(const ReferencePairs::Group& g) {
+  const std::vector<double>& L = g.levels;
+  const size_t n = L.size();
+  std::vector<long double> prefix(n + 1, 0);  // prefix[i] = L[0] + ... + L[i-1]
+  long double Q = 0;
+  for (size_t i = 0; i < n; ++i) {
+    prefix[i + 1] = prefix[i] + L[i];
+    Q += (long double)L[i] * L[i];
+  }
+  const long double S = prefix[n], m = (long double)(n - 1);
+  GroupSums out;
+  for (size_t b = 0; b < n; ++b) {
+    const double p = g.predicted[b], meas = g.measured[b], level_b = meas / p;
+    const long double c = (long double)p / meas;
+    out.sum += c * (S - level_b) - m;
+    out.sq += c * c * (Q - (long double)level_b * level_b) - 2 * c * (S - level_b) + m;
+    const size_t k = size_t(std::partition_point(L.begin(), L.end(), [&](double l) { return pair_error(p, l, meas) < 0; }) -
+                            L.begin());
+    const long double below = (long double)k - c * prefix[k], above = c * (S - prefix[k]) - (long double)(n - k);
+    out.abs += below + above - std::fabs(c * level_b - 1);  // less the a = b term
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t ReferencePairs::within(double rel) const {
+  int64_t n = 0;
+  for (const Group& g : groups)
+    for (size_t b = 0; b < g.predicted.size(); ++b) {
+      const double p = g.predicted[b], m = g.measured[b];
+      // |e| <= rel  <=>  -rel <= e <= rel; e is non-decreasing along the sorted levels.
+      const auto lo = std::partition_point(g.levels.begin(), g.levels.end(),
+                                           [&](double l) { return pair_error(p, l, m) < -rel; });
+      const auto hi = std::partition_point(lo, g.levels.end(), [&](double l) { return pair_error(p, l, m) <= rel; });
+      n += hi - lo;
+      n -= std::fabs(pair_error(p, m / p, m)) <= rel;  // b itself is in the range when its own error is
+    }
   return n;
 }
 
 ReferencePairs reference_pairs(const std::vector<ReferenceRow>& rows) {
   using Key = std::tuple<std::string, std::string, std::string>;
   std::vector<Key> order;
-  std::map<Key, std::vector<const ReferenceRow*>> by;
+  std::map<Key, ReferencePairs::Group> by;
   for (const ReferenceRow& r : rows) {
     if (!(r.predicted_tps > 0) || !(r.measured_tps > 0)) continue;
     const Key k{r.source, r.hardware, r.runtime};
-    if (!by.count(k)) order.push_back(k);
-    by[k].push_back(&r);
+    auto [it, added] = by.try_emplace(k);
+    if (added) order.push_back(k);
+    it->second.predicted.push_back(r.predicted_tps);
+    it->second.measured.push_back(r.measured_tps);
+    it->second.levels.push_back(r.measured_tps / r.predicted_tps);
   }
   ReferencePairs out;
-  double group_ms_sum = 0, abs_sum = 0, sum = 0;
+  long double group_ms_sum = 0, abs_sum = 0, sum = 0;
   for (const Key& k : order) {
-    const auto& g = by.at(k);
-    if (g.size() < 2) continue;
-    double sq = 0;
-    int n = 0;
-    for (const ReferenceRow* a : g)
-      for (const ReferenceRow* b : g) {
-        if (a == b) continue;
-        const double e = b->predicted_tps * (a->measured_tps / a->predicted_tps) / b->measured_tps - 1.0;
-        out.errors.push_back(e);
-        sq += e * e;
-        abs_sum += std::fabs(e);
-        sum += e;
-        ++n;
-      }
-    group_ms_sum += sq / n;
+    ReferencePairs::Group& g = by.at(k);
+    const size_t n = g.levels.size();
+    if (n < 2) continue;
+    std::sort(g.levels.begin(), g.levels.end());
+    const GroupSums s = group_sums(g);
+    const int64_t pairs = int64_t(n) * int64_t(n - 1);
+    group_ms_sum += s.sq / pairs;
+    abs_sum += s.abs;
+    sum += s.sum;
+    out.n_pairs += pairs;
     ++out.n_groups;
+    out.groups.push_back(std::move(g));
   }
-  out.n_pairs = int(out.errors.size());
   if (out.n_pairs > 0) {
-    out.mape = 100 * abs_sum / out.n_pairs;
-    out.bias = 100 * sum / out.n_pairs;
-    out.rel_1sigma = std::sqrt(group_ms_sum / out.n_groups);
+    out.mape = double(100 * abs_sum / out.n_pairs);
+    out.bias = double(100 * sum / out.n_pairs);
+    out.rel_1sigma = double(std::sqrt(group_ms_sum / out.n_groups));
   }
   return out;
 }

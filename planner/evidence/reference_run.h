@@ -21,6 +21,7 @@
 // Functions are reentrant.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -65,19 +66,31 @@ struct ReferenceRow {
 };
 
 struct ReferencePairs {
-  int n_pairs = 0;   // ordered pairs (a as reference, b predicted)
-  int n_groups = 0;  // groups (source, hardware, runtime) with two or more rows
-  double mape = 0;   // mean |error| over the pairs  // %
-  double bias = 0;   // mean error over the pairs  // %
+  int64_t n_pairs = 0;  // ordered pairs (a as reference, b predicted)
+  int n_groups = 0;     // groups (source, hardware, runtime) with two or more rows
+  double mape = 0;      // mean |error| over the pairs  // %
+  double bias = 0;      // mean error over the pairs  // %
   // The band: root of the mean over groups of each group's mean squared error, so that a source
   // with many runs (llm-foundry's 216) weighs as much as one with two.  // fraction
   double rel_1sigma = 0;
-  std::vector<double> errors;  // every pair's error: (predicted_b · level_a) / measured_b − 1  // fraction
-  int within(double rel) const;  // pairs with |error| <= rel (a band, fraction)
+  // Pairs with |error| <= rel (a band, fraction), error = (predicted_b · level_a) / measured_b − 1
+  // computed as the pair's own error is: the same count as testing every pair, in n log n.
+  int64_t within(double rel) const;
+
+  // Each group of two or more rows, for within(): its rows' levels (measured / predicted)
+  // sorted ascending, and each row's predicted and measured tokens/s in input order.
+  struct Group {
+    std::vector<double> levels;
+    std::vector<double> predicted, measured;
+  };
+  std::vector<Group> groups;
 };
 
 // Every ordered pair of rows of one group: b's prediction times a's measured / predicted,
 // against b's measurement. Groups in first-seen order; rows with a non-positive figure skipped.
+// O(n log n) in the rows (a sort per group and prefix sums), not a loop over the n² pairs: the
+// sums over pairs factor through the levels (planner/evidence/reference_run.cpp); the pairs are
+// counted, never listed.
 ReferencePairs reference_pairs(const std::vector<ReferenceRow>& rows);
 
 }  // namespace shardcast::planner

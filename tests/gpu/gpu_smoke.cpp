@@ -31,6 +31,7 @@
 #include "shared/config_io.h"
 #include "tests/trainer/harness.h"
 #include "trainer/train/optim.h"
+#include "trainer/train/run_path.h"
 
 namespace shardcast::trainer::testing {
 namespace {
@@ -40,6 +41,11 @@ struct Check {
   double tolerance = 0;
   nlohmann::json entries = nlohmann::json::array();
   bool passed = true;
+  // The code path the check ran (trainer/train/run_path.h), so that its record says which.
+  nlohmann::json path = nlohmann::json::object();
+  void ran(const TrainConfig& cfg, const at::Device& dev, int world_size, const std::string& backend) {
+    for (const auto& [k, v] : describe_run_path(cfg, dev, world_size, backend)) path[k] = v;
+  }
   // reference vs measured, relative error against |reference| (absolute when it is 0).
   void compare(const std::string& quantity, double reference, double measured) {
     const double err = std::abs(measured - reference) / (reference != 0 ? std::abs(reference) : 1.0);
@@ -49,7 +55,7 @@ struct Check {
   int write(const std::filesystem::path& dir) const {
     std::filesystem::create_directories(dir);
     nlohmann::json j = {{"schema", 1}, {"check", name}, {"passed", passed}, {"tolerance", tolerance},
-                        {"entries", entries}};
+                        {"path", path},   {"entries", entries}};
     write_file_atomic(dir / "validation.json", j.dump(2) + "\n");
     std::printf("%s: %s (tolerance %.1e) -> %s\n", name.c_str(), passed ? "PASSED" : "FAILED", tolerance,
                 (dir / "validation.json").c_str());
@@ -99,6 +105,7 @@ int nccl_one_rank(const std::filesystem::path& out) {
   TokenFile data(synthetic_token_file());
   ProcessGroups groups{g, g, g};
   auto engine = make_fsdp_engine(cfg, groups, dev);
+  c.ran(cfg, dev, 1, "nccl");
   TrainLoop loop(cfg, *engine, data, DataSlice{0, 1, 1}, 0);
   RunResult got;
   TrainLoop::Hooks h;
@@ -178,6 +185,7 @@ int gloo_cuda_two_ranks(const std::filesystem::path& out) {
   stage("each Gloo collective alone, two ranks on cuda:0");
   gloo_collectives_alone(c, dev);
   const TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);
+  c.ran(cfg, dev, 2, "gloo");
   stage("CPU reference, 5 steps");
   const RunResult ref = train_reference(cfg, 5);
   stage("two Gloo ranks on cuda:0, 5 steps");
@@ -197,6 +205,12 @@ int fused_adamw(const std::filesystem::path& out) {
   // accumulation per tensor against fp64 (~n·2^-24 worst case, far less in practice): 1e-5.
   c.tolerance = 1e-5;
   const at::Device dev = bind_rank_device("nccl", 0);
+  // Its path: the kernel the trainer takes on this device, held against the reference ops.
+  c.path = {{"world_size", "1"},
+            {"device", dev.str()},
+            {"optimizer_kernel", optimizer_kernel(dev)},
+            {"compared_with", "reference_ops"},
+            {"attention_backend", "none (no attention in this check)"}};
   const auto f32 = at::TensorOptions().dtype(at::kFloat).device(dev);
   at::manual_seed(7);
   OptimizerConfig o;

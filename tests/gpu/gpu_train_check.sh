@@ -8,8 +8,10 @@
 #   BUILD_DIR   holds shardcast and shardcast-train (tests/gpu/build_on_gpu.sh)
 #   OUT_DIR     one folder per model: OUT_DIR/train-<model>/{run.toml, plan.json, run/, validation.json,
 #               op_profile.json}
-#   --corpus    token file (default: OUT_DIR/corpus.bin, made with `shardcast-train tokenize`
-#               from the repository's docs and headers when absent)
+#   --corpus    token file (default: OUT_DIR/corpus.bin, made when absent from the repository's
+#               docs and headers with a SentencePiece model of 4000 pieces trained on docs/*.md
+#               (`shardcast-train train-tokenizer`, `tokenize --sentencepiece`), or byte tokens
+#               when the machine has no spm_train; OUT_DIR/corpus.txt says which)
 #   --steps     optimizer steps per run (default 300)
 #   --seq-len   tokens per sequence (default 2048)
 #   --hardware  hardware preset of the plan (default: from nvidia-smi's name: H200-141GB-SXM
@@ -28,22 +30,26 @@
 # (mem_peak_bytes, the caching allocator's active peak) and max reserved
 # (mem_reserved_peak_bytes); the run's validation.json (trainer/validation) and
 # `shardcast validate RUN_DIR` compare the steady-step medians with the plan, and this script
-# writes OUT_DIR/train-<model>/validation.json with the targets of issue 19:
+# writes OUT_DIR/train-<model>/validation.json (tests/gpu/gpu_record.py train) with the targets
+# of issues 19 and 55:
+#   the run trained and its loss fell (mean of the last 20 steps below the first step's);
 #   tokens/s within 10 % of the plan; max reserved within 5 % of the plan and the plan never
 #   more than 5 % under the measurement — each printed as met / not met.
-# "passed" in that file means the run trained and its loss fell (mean of the last 20 steps
-# below the first step's); the targets are reported beside it, not folded into it.
+# "passed" in that file means every target is met (until 2026-12 it meant only the loss fell:
+# the records of 2026-11-27 say PASSED with targets not met), and the file carries the
+# provenance: GPU, driver, torch, LibTorch, trainer commit, and the path the run took
+# (run_report.json "path": optimizer kernel, attention backend, world size).
 # Then, with validation.json written, `shardcast-train profile` runs the same run.toml (3
 # warm-up + 5 profiled steps, every op timed with CUDA events by category) and writes
 # OUT_DIR/train-<model>/op_profile.json next to
 # validation.json, with the plan's per-category times (plan.json time.ops_s) beside the measured
 # ones; its table is printed (profile.log). A failed profile fails the check.
 # Environment: NVIDIA_SMI (default nvidia-smi).
-# Exit: 0 every run passed (targets may be unmet: read the table), 1 a run failed, 2 usage,
+# Exit: 0 every run passed (every target met, provenance complete), 1 a run failed or missed a target, 2 usage,
 #   3 no GPU (without --plan-only).
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '6,18p' "$0" >&2; exit 2; }
+usage() { sed -n '6,20p' "$0" >&2; exit 2; }
 bad() { echo "gpu_train_check: $*" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 build="$(cd "$1" && pwd)" || bad "no build folder $1"
@@ -77,7 +83,20 @@ fi
 mkdir -p "$out" && out="$(cd "$out" && pwd)"
 if [ -z "$corpus" ]; then
   corpus="$out/corpus.bin"
-  [ -f "$corpus" ] || "$build/shardcast-train" tokenize --out "$corpus" "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h >/dev/null
+  # Subword tokens (SentencePiece, 4000 pieces trained on docs/*.md, which holds at most 4485)
+  # when Debian's spm_* programs are here, else bytes; OUT_DIR/corpus.txt says which.
+  if [ ! -f "$corpus" ]; then
+    if command -v spm_train >/dev/null; then
+      "$build/shardcast-train" train-tokenizer --out "$out/tokenizer.model" --vocab 4000 "$src"/docs/*.md >/dev/null
+      "$build/shardcast-train" tokenize --sentencepiece "$out/tokenizer.model" --out "$corpus" \
+        "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h > "$out/corpus.txt"
+    else
+      "$build/shardcast-train" tokenize --out "$corpus" "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h \
+        > "$out/corpus.txt"
+      echo "gpu_train_check: no spm_train on PATH (Debian package sentencepiece): byte tokens (vocab 256)" \
+        | tee -a "$out/corpus.txt" >&2
+    fi
+  fi
 fi
 [ -f "$corpus" ] || bad "--corpus $corpus: no such file"
 export SHARDCAST_CONFIG_DIR="${SHARDCAST_CONFIG_DIR:-$src/configs}"
@@ -165,54 +184,9 @@ while IFS=$'\t' read -r name d; do
     echo "FAILED: shardcast-train run (log: $d/train.log)"; tail -20 "$d/train.log"; failed=$((failed + 1)); continue
   fi
   "$build/shardcast" validate "$d/run" > "$d/validate.txt" 2>&1 || true
-  python3 - "$name" "$d" <<'PY' || failed=$((failed + 1))
-import json, os, statistics, sys
-name, d = sys.argv[1:]
-plan = json.load(open(os.path.join(d, "plan.json")))
-steps = [json.loads(l) for l in open(os.path.join(d, "run", "metrics.jsonl")) if l.strip()]
-warm = min(len(steps) // 5, 5)
-steady = steps[warm:] or steps
-med = lambda k: statistics.median(s[k] for s in steady if k in s) if any(k in s for s in steady) else None
-mx = lambda k: max((s[k] for s in steps if k in s), default=None)
-losses = [s["loss"] for s in steps]
-loss_fell = len(losses) >= 21 and statistics.mean(losses[-20:]) < losses[0]
-meas = {"tokens_per_s_per_gpu": med("tokens_per_s_per_gpu"), "mfu": med("mfu"),
-        "max_allocated_bytes": mx("mem_peak_bytes"), "max_reserved_bytes": mx("mem_reserved_peak_bytes")}
-pred = {"tokens_per_s_per_gpu": plan["tokens_per_s_per_gpu"], "mfu": plan["mfu"],
-        "max_allocated_bytes": plan["memory"]["peak_bytes"], "max_reserved_bytes": plan["memory"]["reserved_bytes"]}
-entries = [{"quantity": "loss_first_step", "reference": None, "measured": losses[0], "rel_error": None},
-           {"quantity": "loss_mean_last_20_steps", "reference": None, "measured": statistics.mean(losses[-20:]), "rel_error": None}]
-for q in pred:
-    m = meas[q]
-    entries.append({"quantity": q, "reference": pred[q], "measured": m,
-                    "rel_error": None if m is None else (pred[q] - m) / m})
-def err(q):
-    return None if meas[q] is None else (pred[q] - meas[q]) / meas[q]
-targets = [
-    {"target": "tokens/s within 10% of the plan", "rel_error": err("tokens_per_s_per_gpu"),
-     "met": err("tokens_per_s_per_gpu") is not None and abs(err("tokens_per_s_per_gpu")) <= 0.10},
-    {"target": "max reserved within 5% of the plan, the plan never more than 5% under", "rel_error": err("max_reserved_bytes"),
-     "met": err("max_reserved_bytes") is not None and -0.05 <= err("max_reserved_bytes") <= 0.05}]
-ok = loss_fell and meas["tokens_per_s_per_gpu"] is not None
-report = {"schema": 1, "check": "train-" + name, "passed": ok, "tolerance": None,
-          "note": "rel_error = (plan - measured) / measured; passed = trained and loss fell; targets beside it",
-          "steps": len(steps), "steady_steps_from": warm + 1, "entries": entries, "targets": targets,
-          "per_step": [{k: s.get(k) for k in ("step", "loss", "tokens_per_s_per_gpu", "mfu", "mem_peak_bytes",
-                                               "mem_reserved_peak_bytes")} for s in steps]}
-tmp = os.path.join(d, "validation.json.tmp")
-json.dump(report, open(tmp, "w"), indent=2)
-os.replace(tmp, os.path.join(d, "validation.json"))
-fmt = lambda q, v: "-" if v is None else (f"{v / 2**30:.2f} GiB" if "bytes" in q else (f"{100 * v:.1f}%" if q == "mfu" else f"{v:.0f}"))
-print(f"train-{name}: loss {losses[0]:.3f} -> {statistics.mean(losses[-20:]):.3f} (mean of the last 20 steps)")
-print(f"  {'quantity':<22} {'plan':>12} {'measured':>12} {'plan err':>9}")
-for q in pred:
-    e = err(q)
-    print(f"  {q:<22} {fmt(q, pred[q]):>12} {fmt(q, meas[q]):>12} {'-' if e is None else f'{100 * e:+.1f}%':>9}")
-for t in targets:
-    print(f"  target: {t['target']}: {'MET' if t['met'] else 'NOT MET'}")
-print(f"train-{name}: {'PASSED' if ok else 'FAILED'} -> {d}/validation.json")
-sys.exit(0 if ok else 1)
-PY
+  # The verdict (tests/gpu/gpu_record.py train): passed only when every target is met, and the
+  # record names the GPU, driver, torch, trainer commit and the path the run took.
+  python3 "$src/tests/gpu/gpu_record.py" train "$name" "$d" || failed=$((failed + 1))
   # Per-op profile of the same step, after the targets file is written (a time cap that stops
   # the profile leaves the run's validation.json): where the plan is off, by op category.
   if "$build/shardcast-train" profile "$d/emit/run.toml" --warmup 3 --steps 5 --out "$d" --plan "$d/plan.json" \

@@ -21,7 +21,8 @@
 #   OUT_DIR   where the packed results go (the device tool's $OUT)
 #   PREP_DIR  made here by `tests/gpu/one_command.sh --prepare PREP_DIR HARDWARE`: corpus.bin,
 #             the llama3.2-1b run.toml gpu_train_check.sh would emit (data.path relative to
-#             PREP_DIR) and the planner binary `shardcast` (no LibTorch; built here, BUILD=DIR)
+#             PREP_DIR), the planner binary `shardcast` (no LibTorch; built here, BUILD=DIR) and
+#             `commit` (this checkout's HEAD, "-dirty" when it differs; every record names it)
 #   BUDGET_S  seconds this command may take in all (default 540)
 # Environment: NVIDIA_SMI (default nvidia-smi), SHARDCAST_GPU_STEPS (train steps, default 40),
 #   SHARDCAST_GPU_ONLY (space-separated check names: only those, in the order above; default
@@ -32,13 +33,17 @@
 # gpu.train_check_plan_only runs --prepare and the refusals.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '2,30p' "$0" >&2; exit 2; }
+usage() { sed -n '2,31p' "$0" >&2; exit 2; }
 
 if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   [ $# -eq 3 ] || usage
   prep="$2" hw="$3" build="${BUILD:-$src/build}"
   mkdir -p "$prep" && prep="$(cd "$prep" && pwd)"
-  "$build/shardcast-train" tokenize --out "$prep/corpus.bin" "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h >/dev/null || exit 1
+  # Subword tokens (issue 55, "real text"): a SentencePiece model of 4000 pieces trained here on
+  # docs/*.md (trainer/data/subword_tokenizer.h), then the docs and headers encoded with it.
+  "$build/shardcast-train" train-tokenizer --out "$prep/tokenizer.model" --vocab 4000 "$src"/docs/*.md >/dev/null || exit 1
+  "$build/shardcast-train" tokenize --sentencepiece "$prep/tokenizer.model" --out "$prep/corpus.bin" \
+    "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h > "$prep/corpus.txt" || exit 1
   bash "$src/tests/gpu/gpu_train_check.sh" "$build" "$prep/plan" --corpus "$prep/corpus.bin" --hardware "$hw" \
     --steps "${SHARDCAST_GPU_STEPS:-40}" --plan-only || exit 1
   sed "s|^path = \".*corpus.bin\"|path = \"corpus.bin\"|" "$prep/plan/train-llama3.2-1b/emit/run.toml" > "$prep/run.toml"
@@ -63,6 +68,11 @@ if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   # The plans' run.toml files name files under PREP_DIR by this machine's path: the GPU
   # machine replaces it by its own.
   echo "$prep" > "$prep/prepared_at"
+  # The commit the lent machine builds (it gets the tree without .git): every record names it
+  # (tests/gpu/gpu_record.py reads SHARDCAST_COMMIT, exported from this file below).
+  head="$(git -C "$src" rev-parse HEAD 2>/dev/null)" || { echo "one_command: --prepare needs the git checkout (commit)" >&2; exit 1; }
+  [ -z "$(git -C "$src" status --porcelain --untracked-files=no)" ] || head="$head-dirty"
+  echo "$head" > "$prep/commit"
   echo "one_command: $prep ready ($(du -sh "$prep" | cut -f1))"
   exit 0
 fi
@@ -76,6 +86,7 @@ command -v "${NVIDIA_SMI:-nvidia-smi}" >/dev/null && "${NVIDIA_SMI:-nvidia-smi}"
 mkdir -p "$out" && out="$(cd "$out" && pwd)"
 prep="$(cd "$prep" && pwd)"
 t0=$(date +%s)
+[ -f "$prep/commit" ] && export SHARDCAST_COMMIT="$(cat "$prep/commit")"
 left() { echo $((budget - ($(date +%s) - t0))); }
 work="$src/gpu-results"   # packed into OUT_DIR at the end (.gitignore)
 rm -rf "$work" && mkdir -p "$work"
@@ -179,8 +190,8 @@ allocator_trace() {  # short runs of each prepared plan, the allocator's trace o
     done
   done
 }
-capped nccl-one-rank "$src/build-gpu/gpu_smoke" nccl-one-rank "$work/nccl-one-rank"
-capped fused-adamw "$src/build-gpu/gpu_smoke" fused-adamw "$work/fused-adamw"
+capped nccl-one-rank python3 "$src/tests/gpu/gpu_record.py" smoke "$src/build-gpu/gpu_smoke" nccl-one-rank "$work/nccl-one-rank"
+capped fused-adamw python3 "$src/tests/gpu/gpu_record.py" smoke "$src/build-gpu/gpu_smoke" fused-adamw "$work/fused-adamw"
 export -f allocator_trace; export work prep bin src root_here   # setsid runs programs, not functions
 capped allocator-trace bash -c allocator_trace
 capped train bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
@@ -192,6 +203,7 @@ capped kernels "$bin" microbench --gpu --out "$work/kernels.csv"
 cfg="$work/train/train-llama3.2-1b/emit/run.toml"; [ -f "$cfg" ] || cfg="$work/run-llama3.2-1b.toml"
 capped bench-vs-fsdp2 python3 "$src/trainer/bench/bench_vs_fsdp2.py" --build "$src/build-gpu" --config "$cfg" \
   --rounds "${SHARDCAST_FSDP2_ROUNDS:-2}" --steps "${SHARDCAST_FSDP2_STEPS:-20}" --out "$work/bench-vs-fsdp2.json"
-capped gloo-cuda-two-ranks "$src/build-gpu/gpu_smoke" gloo-cuda-two-ranks "$work/gloo-cuda-two-ranks"
+capped gloo-cuda-two-ranks python3 "$src/tests/gpu/gpu_record.py" smoke "$src/build-gpu/gpu_smoke" gloo-cuda-two-ranks \
+  "$work/gloo-cuda-two-ranks"
 pack
 [ "$failed" -eq 0 ]

@@ -9,7 +9,8 @@
 # Usage: tests/gpu/run_gpu_checks.sh [OUT_DIR]      (default: gpu-checks-<date>)
 # Builds this repository against the machine's torch in build-gpu/ (tests/gpu/build_on_gpu.sh),
 # then runs, in this order, each writing OUT_DIR/<check>/validation.json
-# ({"check", "passed", "tolerance", "entries": [{quantity, reference, measured, rel_error}]}):
+# ({"check", "passed", "tolerance", "entries": [{quantity, reference, measured, rel_error}],
+# "provenance": {gpus, torch, trainer_commit, paths}}: tests/gpu/gpu_record.py):
 #   nccl-one-rank        a one-rank NCCL group through the flat all-gather and reduce-scatter
 #                        in bf16, then one FSDP rank in bf16 over it against the CPU reference
 #   gloo-cuda-two-ranks  two ranks on one GPU over Gloo with CUDA tensors, against the CPU reference
@@ -69,8 +70,11 @@ check() {  # name, command...: runs it, counts a failure
   if "$@" > "$out/$name.log" 2>&1; then tail -1 "$out/$name.log"; else echo "FAILED ($out/$name.log)"; tail -20 "$out/$name.log"; failed=$((failed + 1)); fi
 }
 
-check nccl-one-rank "$build/gpu_smoke" nccl-one-rank "$out/nccl-one-rank"
-check gloo-cuda-two-ranks "$build/gpu_smoke" gloo-cuda-two-ranks "$out/gloo-cuda-two-ranks"
+# gpu_smoke's checks through gpu_record.py: each validation.json then names the GPU, driver,
+# torch, trainer commit and the path it took, or the check does not pass.
+record="$src/tests/gpu/gpu_record.py"
+check nccl-one-rank python3 "$record" smoke "$build/gpu_smoke" nccl-one-rank "$out/nccl-one-rank"
+check gloo-cuda-two-ranks python3 "$record" smoke "$build/gpu_smoke" gloo-cuda-two-ranks "$out/gloo-cuda-two-ranks"
 
 # A run.toml for the GPU runs: tiny-2l, fp32 (so the CPU reference is a tight oracle).
 config() {  # file, ranks, strategy, extra TOML
@@ -118,7 +122,8 @@ TOML
 # OUT_DIR/<name>/validation.json from two metrics.jsonl:
 # name, tolerance, reference file, measured file, first step compared.
 compare_losses() {
-  "$py" - "$@" <<'PY'
+  local rc=0
+  "$py" - "$@" <<'PY' || rc=1
 import json, sys, os
 name, tol, ref, got, first = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 def losses(p):
@@ -140,6 +145,9 @@ os.replace(os.path.join(d, "validation.json.tmp"), os.path.join(d, "validation.j
 print(f"{name}: {'PASSED' if ok else 'FAILED'} (tolerance {tol:.0e}, {len(entries)} steps) -> {d}/validation.json")
 sys.exit(0 if ok else 1)
 PY
+  # The record's provenance, with the path from the measured run's run_report.json.
+  python3 "$record" stamp "$out/$1/validation.json" --run-report "$(dirname "$4")/run_report.json" || rc=1
+  return "$rc"
 }
 
 # Checkpoint save and resume on min(N,2) GPUs. Tolerance 1e-4 relative: the same kernels run

@@ -14,6 +14,8 @@
 
 #include "gui/config_form.h"
 #include "gui/main_window.h"
+#include "gui/summary_bar.h"
+#include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/runtime_spec.h"
 #include "shared/session.h"
@@ -137,6 +139,54 @@ class ConfigFormTest : public QObject {
       QCOMPARE(QString::fromStdString(write_train_config(w.form()->config())), QString::fromStdString(text));
     }
     QVERIFY(n >= 20);
+  }
+
+  // The form's runtime follows the CLI's resolution (shared/runtime_default.h): SHARDCAST_RUNTIME,
+  // else shardcast-train, with that runtime's precision; the summary line names the runtime it
+  // planned for and where it came from; a session keeps its own runtime, and a runtime picked
+  // in the form says so.
+  void runtimeDefaultFollowsShardcastRuntime() {
+    const QByteArray before = qgetenv("SHARDCAST_RUNTIME");
+    qputenv("SHARDCAST_RUNTIME", "torchtitan");
+    {
+      MainWindow w;
+      QCOMPARE(QString::fromStdString(w.form()->config().runtime), QString("torchtitan"));
+      QCOMPARE(QString::fromStdString(w.form()->runtimeOrigin()), QString("SHARDCAST_RUNTIME"));
+      // The same config the CLI builds for `plan` without --runtime: torchtitan's precision.
+      TrainConfig want = default_config();
+      planner::take_runtime_precision(want, planner::runtime_preset("torchtitan"), load_hardware("H100-80GB-SXM"), {});
+      QCOMPARE(QString::fromStdString(w.form()->config().precision.reduce_dtype),
+               QString::fromStdString(want.precision.reduce_dtype));
+      const QString line = w.summary()->text();
+      QVERIFY2(line.contains("runtime <b>torchtitan</b> (SHARDCAST_RUNTIME)"), qPrintable(line));
+      // A runtime picked in the form: planned for it, and said to be the form's choice.
+      auto* rt = qobject_cast<QComboBox*>(w.form()->editorFor("runtime"));
+      QVERIFY(rt);
+      rt->setCurrentText("fms-fsdp");
+      QCOMPARE(QString::fromStdString(w.form()->config().runtime), QString("fms-fsdp"));
+      QVERIFY2(w.summary()->text().contains("runtime <b>fms-fsdp</b> (chosen in the form)"),
+               qPrintable(w.summary()->text()));
+      // A session's runtime is the session's, whatever SHARDCAST_RUNTIME says.
+      QTemporaryDir tmp;
+      const QString session = tmp.filePath("s.json");
+      rt->setCurrentText("shardcast-train");
+      QCOMPARE(w.saveSession(session), QString());
+      MainWindow w2;
+      QCOMPARE(QString::fromStdString(w2.form()->config().runtime), QString("torchtitan"));
+      QCOMPARE(w2.openSession(session), QString());
+      QCOMPARE(QString::fromStdString(w2.form()->config().runtime), QString("shardcast-train"));
+      QVERIFY2(w2.summary()->text().contains("runtime <b>shardcast-train</b> (session file)"),
+               qPrintable(w2.summary()->text()));
+    }
+    qunsetenv("SHARDCAST_RUNTIME");
+    {
+      MainWindow w;
+      QCOMPARE(QString::fromStdString(w.form()->config().runtime), QString("shardcast-train"));
+      QVERIFY2(w.summary()->text().contains(
+                   "runtime <b>shardcast-train</b> (default; set SHARDCAST_RUNTIME to change it)"),
+               qPrintable(w.summary()->text()));
+    }
+    if (!before.isNull()) qputenv("SHARDCAST_RUNTIME", before);
   }
 };
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shardcast-gui without a display: --help prints the usage and exits 0; a start with no display
 # names what is missing and exits 1 (not Qt's SIGABRT, 134); a DISPLAY that no X server answers
-# exits 1 as well. Usage: gui_cli_test.sh path/to/shardcast-gui
+# exits 1 as well; a SHARDCAST_RUNTIME that is no runtime preset exits 2 naming it. Usage: gui_cli_test.sh path/to/shardcast-gui
 set -u
 bin="$1"
 fail=0
@@ -29,4 +29,8 @@ check "xcb without DISPLAY" 1 $rc "$out" "QT_QPA_PLATFORM=offscreen"
 # A display nobody answers: Qt's own fatal error, turned into exit 1 with the hint.
 out=$("${nodisplay[@]}" DISPLAY=:97531 QT_QPA_PLATFORM=xcb timeout 20 "$bin" 2>&1); rc=$?
 check "unreachable DISPLAY" 1 $rc "$out" "cannot open a window"
+# SHARDCAST_RUNTIME that names no runtime preset: refused by name before any window, exit 2 as
+# the CLI (shardcast plan) refuses it.
+out=$("${nodisplay[@]}" SHARDCAST_RUNTIME=no-such-stack timeout 20 "$bin" 2>&1); rc=$?
+check "bad SHARDCAST_RUNTIME" 2 $rc "$out" "SHARDCAST_RUNTIME='no-such-stack' is not a runtime preset"
 exit $fail

@@ -38,8 +38,16 @@ TEST(Reports, RunReportAndValidationRoundTrip) {
   r.sharding_strategy = "full_shard";
   r.steps = {{1, 5.5, 1e-3, 2.0, 1000, 0.1, 0.12, 0.05, 1e6, std::nullopt, std::nullopt}};
   r.mem_components = {{"parameters", 10.0}};
+  r.path = {{"attention_backend", "flash_attention"}, {"optimizer_kernel", "fused_adamw"}, {"world_size", "2"}};
   const nlohmann::json j = r;
+  EXPECT_EQ(j["path"]["optimizer_kernel"], "fused_adamw");
   EXPECT_EQ(nlohmann::json(j.get<RunReport>()), j);
+  EXPECT_EQ(j.get<RunReport>().path, r.path);
+  // A report written before "path" existed reads with an empty path, and writes none.
+  nlohmann::json old = j;
+  old.erase("path");
+  EXPECT_TRUE(old.get<RunReport>().path.empty());
+  EXPECT_FALSE(nlohmann::json(old.get<RunReport>()).contains("path"));
   ValidationReport v;
   v.entries = {{"tokens_per_s_per_gpu", 110, 100}};
   EXPECT_DOUBLE_EQ(v.entries[0].error_pct(), 10.0);

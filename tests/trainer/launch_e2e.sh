@@ -31,6 +31,16 @@ grep -q '"sharding_strategy": "full_shard"' "$report" || fail "run_report.json: 
 [ "$(grep -c '"step_time_s"' "$report")" -eq 12 ] || fail "run_report.json: 12 steps"
 grep -Eq '"tokens_per_s_per_gpu": [1-9]' "$report" || fail "run_report.json: tokens_per_s_per_gpu"
 grep -Eq '"peak_backward": [1-9]' "$report" || fail "run_report.json: measured peak"
+# The path the run took (trainer/train/run_path.h): two Gloo ranks on CPU, the host AdamW loop,
+# the blocked eager attention, this LibTorch.
+python3 - "$report" <<'PY' || fail "run_report.json: path"
+import json, sys
+p = json.load(open(sys.argv[1]))["path"]
+want = {"world_size": "2", "comm_backend": "gloo", "device": "cpu", "optimizer_kernel": "host_one_pass",
+        "attention_backend": "blocked_eager", "param_dtype": "fp32"}
+bad = {k: p.get(k) for k in want if p.get(k) != want[k]}
+assert not bad and p.get("libtorch", "").count(".") == 2, (bad, p)
+PY
 losses() { grep -o '"loss":[^,}]*' "$1" | cut -d: -f2; }
 
 # The plain reference path on the config's global batch: same losses. Tolerance 1e-5

@@ -16,6 +16,7 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "shared/config_io.h"
+#include "shared/emitted_text.h"
 #include "shared/errors.h"
 #include "shared/trainer_checks.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -30,6 +31,7 @@
 #include "trainer/train/memory.h"
 #include "trainer/train/metrics_log.h"
 #include "trainer/train/optim.h"
+#include "trainer/train/run_path.h"
 #include "trainer/validation/validation.h"
 
 namespace shardcast::trainer {
@@ -296,6 +298,9 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     cfg.cluster.hardware = ov.hardware;
   }
   if (ov.steps) cfg.training.steps = *ov.steps;
+  // The run directory's run.toml is written from cfg at the end: a string it cannot hold is
+  // refused now, by key, not after training (shared/emitted_text.h).
+  require_emittable_strings(cfg, file);
   OpProfile profile;
   if (ov.profile) {
     // The same loop, warm-up + profiled steps, from step 1, nothing saved.
@@ -540,6 +545,8 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
                              {"peak_forward", double(worst.forward)},
                              {"peak_backward", double(worst.backward)},
                              {"peak_optimizer", double(worst.optimizer)}};
+    // After the measured steps: on CUDA the SDPA question allocates (run_path.h).
+    report.path = describe_run_path(cfg, device, world, ov.reference ? "none" : backend);
     nlohmann::json j = report;
     write_file_atomic(run_dir / "run_report.json", j.dump(2) + "\n");
     if (!report.steps.empty())  // steps first_step.. ran (a run with nothing to train returned above)
