@@ -106,7 +106,7 @@ TEST(Llama, InitDependsOnSeedAndNameOnly) {
   ParamInfo q = p;
   q.name = "model.layers.1.mlp.up_proj.weight";
   EXPECT_FALSE(init_param(p, 1).equal(init_param(q, 1)));
-  const double std = init_param(ParamInfo{"x", {4096}, 4096, 0.02}, 0).std().item<double>();
+  const double std = init_param(ParamInfo{"x", {4096}, 4096, 0.02, {4096}, -1, 0}, 0).std().item<double>();
   EXPECT_NEAR(std, 0.02, 0.002);  // 4096 samples: the sample std is within ~2% of 0.02
 }
 
