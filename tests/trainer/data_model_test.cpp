@@ -100,7 +100,7 @@ TEST(Llama, ParameterLayoutMatchesModelSpec) {
 }
 
 TEST(Llama, InitDependsOnSeedAndNameOnly) {
-  ParamInfo p{"model.layers.0.mlp.up_proj.weight", {8, 4}, 32, 0.02};
+  ParamInfo p{"model.layers.0.mlp.up_proj.weight", {8, 4}, 32, 0.02, {8, 4}, -1, 0};
   EXPECT_TRUE(init_param(p, 1).equal(init_param(p, 1)));
   EXPECT_FALSE(init_param(p, 1).equal(init_param(p, 2)));
   ParamInfo q = p;

@@ -42,6 +42,7 @@ struct Case {
   std::string name;
   TrainConfig cfg;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }  // gtest: the name, not the bytes
 
 // tiny-2l with 8 query and 4 kv heads (head_dim 8): tp 4 divides both (tiny-2l's 2 kv heads do not).
 TrainConfig tp4_config(ShardingStrategy s) {
