@@ -10,6 +10,7 @@
 #include "tests/trainer/harness.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/manifest.h"
+#include "trainer/export/safetensors.h"
 
 namespace shardcast::trainer::testing {
 namespace {
@@ -239,6 +240,24 @@ TEST(TpCheckpoint, Tp4ResumesOnDpShard2Tp2) {
   tp22.training.micro_batch = 1;  // same global batch: 2 data-parallel ranks x 1 vs 1 x 2
   TrainConfig tp4 = tp4_config(ShardingStrategy::full_shard);
   resume_across(tp4, tp22, "tp4_to_tp2");
+}
+
+// Export reads tp = 1 checkpoints only: a tp one is refused by name, nothing written.
+TEST(TpCheckpoint, ExportRefusesATpCheckpoint) {
+  TrainConfig tp2 = tiny_config(ShardingStrategy::full_shard, 4);
+  tp2.parallelism.tp = 2;
+  tp2.checkpoint.dir = fresh_dir("tp2_export").string();
+  train(tp2, 1, 1, {}, 1, nullptr);
+  const fs::path out = fs::path(tp2.checkpoint.dir) / "hf";
+  std::string err;
+  try {
+    export_checkpoint(fs::path(tp2.checkpoint.dir) / "step_00000001", out, "fp32");
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  EXPECT_NE(err.find("saved with tensor parallel (tp 2)"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(tp2.checkpoint.dir);
 }
 
 // ------------------------------------------------------------------ refusals
