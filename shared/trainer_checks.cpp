@@ -67,13 +67,32 @@ std::vector<TrainerRefusal> trainer_refusals(const TrainConfig& cfg, bool nccl_c
   if (cfg.activation_checkpointing.mode == AcMode::selective_op)
     out.push_back({"activation_checkpointing.mode",
                    "\"selective_op\" is modeled by the planner but shardcast-train runs none | selective | full"});
-  // The mesh: shardcast-train runs 1-D FSDP; TP, CP and PP are planned and emitted for torchtitan.
-  for (const auto& [key, v] : {std::pair{"parallelism.tp", cfg.parallelism.tp}, {"parallelism.cp", cfg.parallelism.cp},
-                               {"parallelism.pp", cfg.parallelism.pp}})
+  // The mesh: shardcast-train runs FSDP with tensor parallel (dp_replicate x dp_shard x tp);
+  // CP and PP are planned and emitted for torchtitan.
+  for (const auto& [key, v] : {std::pair{"parallelism.cp", cfg.parallelism.cp}, {"parallelism.pp", cfg.parallelism.pp}})
     if (v > 1)
       out.push_back({key, fmt::format("{} is planned and emitted for torchtitan (`shardcast emit --runtime torchtitan`); "
                                       "shardcast-train does not run it (set 1)",
                                       v)});
+  if (const int tp = cfg.parallelism.tp; tp > 1) {
+    // What the trainer's tensor parallel needs beyond validate_mesh's heads and ffn_dim.
+    if (cfg.model.vocab % tp != 0)
+      out.push_back({"parallelism.tp", fmt::format("{} does not divide the model's vocab {} (shardcast-train splits the "
+                                                   "embedding and the output layer by vocabulary rows)",
+                                                   tp, cfg.model.vocab)});
+    if (cfg.training.seq_len % tp != 0)
+      out.push_back({"training.seq_len", fmt::format("{} is not a multiple of parallelism.tp = {} (sequence parallel "
+                                                     "splits each sequence into tp shards)",
+                                                     cfg.training.seq_len, tp)});
+    if (cfg.parallelism.tp_async)
+      out.push_back({"parallelism.tp_async", "true is planned and emitted for torchtitan; shardcast-train runs its "
+                                             "tensor-parallel collectives without overlap (set false)"});
+    if (!cfg.checkpoint.initial_load_path.empty())
+      out.push_back({"checkpoint.initial_load_path", fmt::format("is not loaded by shardcast-train under tensor parallel "
+                                                                 "(parallelism.tp = {}): start from the seed, or load "
+                                                                 "with tp = 1, save a checkpoint and resume it with tp",
+                                                                 tp)});
+  }
   if (cfg.precision.compile)
     out.push_back({"precision.compile", "true is modeled by the planner; shardcast-train has no compiler (set false)"});
   if (cfg.precision.fp8_on())

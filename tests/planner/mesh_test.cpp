@@ -183,5 +183,20 @@ TEST(MeshPlan, RuntimesRefuseWhatTheyDoNotRun) {
   EXPECT_EQ(runtime_refusal(runtime_preset("torchtitan"), c, hw), "");
 }
 
+// Published mesh runs never fitted on (configs/published/outside_mesh.csv). Issue 54's targets
+// (tokens/s/GPU MAPE <= 10 %, |bias| <= 4 %, no memory row more than 5 % under, >= 68 % inside 1σ)
+// are NOT met: these are regression bounds at the measured values (docs/validation.md "Device
+// meshes" states both), so a change that makes the mesh model worse fails here.
+TEST(MeshRuns, PublishedMeshRunsHoldTheirRegressionBounds) {
+  const ValidationResult v =
+      test::validate_published_file(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/outside_mesh.csv");
+  const ValidationSummary& s = v.overall;
+  EXPECT_EQ(s.n, 45);                      // every row predicted but the async-TP row of a generation without it
+  EXPECT_LE(s.mape_tps, 42.0);             // measured 41.5
+  EXPECT_LE(s.median_abs_err_tps, 23.5);   // measured 22.9
+  EXPECT_GE(s.within_1sigma, 16);          // measured 16 of 45
+  EXPECT_LE(s.mape_mem, 25.5);             // measured 24.9 (n = 31)
+}
+
 }  // namespace
 }  // namespace shardcast::planner

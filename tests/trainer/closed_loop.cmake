@@ -3,7 +3,8 @@
 add_executable(trainer_loop_tests
   checkpoint_test.cpp
   export_test.cpp
-  initial_load_test.cpp)
+  initial_load_test.cpp
+  tensor_parallel_test.cpp)
 target_link_libraries(trainer_loop_tests PRIVATE shardcast_trainer_ckpt GTest::gtest_main)
 target_compile_options(trainer_loop_tests PRIVATE -Wno-unused-parameter)
 target_precompile_headers(trainer_loop_tests REUSE_FROM shardcast_trainer)

@@ -100,13 +100,13 @@ TEST(Llama, ParameterLayoutMatchesModelSpec) {
 }
 
 TEST(Llama, InitDependsOnSeedAndNameOnly) {
-  ParamInfo p{"model.layers.0.mlp.up_proj.weight", {8, 4}, 32, 0.02};
+  ParamInfo p{"model.layers.0.mlp.up_proj.weight", {8, 4}, 32, 0.02, {8, 4}, -1, 0};
   EXPECT_TRUE(init_param(p, 1).equal(init_param(p, 1)));
   EXPECT_FALSE(init_param(p, 1).equal(init_param(p, 2)));
   ParamInfo q = p;
   q.name = "model.layers.1.mlp.up_proj.weight";
   EXPECT_FALSE(init_param(p, 1).equal(init_param(q, 1)));
-  const double std = init_param(ParamInfo{"x", {4096}, 4096, 0.02}, 0).std().item<double>();
+  const double std = init_param(ParamInfo{"x", {4096}, 4096, 0.02, {4096}, -1, 0}, 0).std().item<double>();
   EXPECT_NEAR(std, 0.02, 0.002);  // 4096 samples: the sample std is within ~2% of 0.02
 }
 

@@ -101,8 +101,8 @@ TEST(FsdpOverlap, ReductionsAreInFlightTogether) {
       std::vector<int> peaks(2);
       run_ranks(2, shard_size_of(cfg), [&](int rank, ProcessGroups g) {
         auto counted = std::make_shared<InflightCounter>(s == ShardingStrategy::no_shard ? g.replicate : g.shard);
-        ProcessGroups groups = s == ShardingStrategy::no_shard ? ProcessGroups{g.world, g.shard, counted}
-                                                               : ProcessGroups{g.world, counted, g.replicate};
+        ProcessGroups groups = s == ShardingStrategy::no_shard ? ProcessGroups{g.world, g.shard, counted, g.tp}
+                                                               : ProcessGroups{g.world, counted, g.replicate, g.tp};
         auto engine = make_fsdp_engine(cfg, groups, with_inflight(cfg, k));
         TrainLoop loop(cfg, *engine, data, DataSlice{rank, 1, 2}, 0);
         loop.step(1);

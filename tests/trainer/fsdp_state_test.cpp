@@ -125,7 +125,7 @@ TEST(FsdpState, NoCommunicationOnNonFinalMicroStepsWithoutSync) {
   run_ranks(4, 2, [&](int rank, ProcessGroups g) {
     auto shard = std::make_shared<CountingCollectives>(g.shard);
     auto repl = std::make_shared<CountingCollectives>(g.replicate);
-    ProcessGroups counted{g.world, shard, repl};
+    ProcessGroups counted{g.world, shard, repl, g.tp};
     auto engine = make_fsdp_engine(cfg, counted);
     const int T = cfg.training.seq_len, b = cfg.training.micro_batch;
     at::Tensor batch = at::empty({b, T + 1}, at::kLong);
@@ -154,7 +154,7 @@ TEST(FsdpState, EveryMicroStepReducesWithSync) {
   run_ranks(4, 2, [&](int rank, ProcessGroups g) {
     auto shard = std::make_shared<CountingCollectives>(g.shard);
     auto repl = std::make_shared<CountingCollectives>(g.replicate);
-    auto engine = make_fsdp_engine(cfg, ProcessGroups{g.world, shard, repl});
+    auto engine = make_fsdp_engine(cfg, ProcessGroups{g.world, shard, repl, g.tp});
     const int T = cfg.training.seq_len, b = cfg.training.micro_batch;
     at::Tensor batch = at::empty({b, T + 1}, at::kLong);
     read_sequences(data, 1, 1, rank * b, b, T, batch.data_ptr<int64_t>());
@@ -258,7 +258,7 @@ TEST(FsdpState, PrefetchIsBoundedAndCollectiveOrderIsIdenticalOnEveryRank) {
       std::vector<int> peaks(2);
       run_ranks(2, 2, [&](int rank, ProcessGroups g) {
         auto shard = std::make_shared<CountingCollectives>(g.shard);
-        auto engine = make_fsdp_engine(cfg, ProcessGroups{g.world, shard, g.replicate});
+        auto engine = make_fsdp_engine(cfg, ProcessGroups{g.world, shard, g.replicate, g.tp});
         TrainLoop loop(cfg, *engine, data, DataSlice{rank, 1, 2}, 0);
         for (int s = 1; s <= 2; ++s) loop.step(s);
         logs[rank] = shard->log;

@@ -24,6 +24,7 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "shared/config_io.h"
+#include "shared/train_config.h"
 #include "trainer/comm/collectives.h"
 #include "trainer/comm/thread_ranks.h"
 #include "trainer/data/token_file.h"
@@ -94,14 +95,22 @@ inline int shard_size_of(const TrainConfig& c) {
   return c.parallelism.shard_group_size(c.world_size(), c.cluster.gpus_per_node);
 }
 
+// The config's mesh (dp_replicate x dp_shard x tp) as threads, like run_ranks.
+inline void run_config_ranks(const TrainConfig& c, const std::function<void(int rank, ProcessGroups groups)>& fn,
+                             at::Device device = at::kCPU) {
+  const Mesh m = resolve_mesh(c.parallelism, c.world_size(), c.cluster.gpus_per_node);
+  run_mesh_ranks(m.dp_replicate, m.dp_shard, m.tp, 60, fn, device);
+}
+
 // opts: FsdpOptions in full (else fsdp_options(cfg) on `device`).
 inline RunResult train_fsdp(const TrainConfig& cfg, int steps, at::Device device = at::kCPU,
                             const std::optional<FsdpOptions>& opts = std::nullopt) {
   TokenFile data(synthetic_token_file());
   RunResult out;
-  run_ranks(cfg.world_size(), shard_size_of(cfg), [&](int rank, ProcessGroups g) {
+  run_config_ranks(cfg, [&](int rank, ProcessGroups g) {
+    const DataSlice slice{g.dp_rank(), 1, g.dp_size(), g.tp_size()};
     auto engine = opts ? make_fsdp_engine(cfg, std::move(g), *opts) : make_fsdp_engine(cfg, std::move(g), device);
-    TrainLoop loop(cfg, *engine, data, DataSlice{rank, 1, cfg.world_size()}, 0);
+    TrainLoop loop(cfg, *engine, data, slice, 0);
     RunResult mine;
     TrainLoop::Hooks h;
     h.after_backward = [&](int s) {
@@ -122,7 +131,7 @@ inline RunResult train_reference(const TrainConfig& cfg, int steps) {
   TokenFile data(synthetic_token_file());
   at::set_num_threads(1);
   auto engine = make_reference_engine(cfg);
-  TrainLoop loop(cfg, *engine, data, DataSlice{0, cfg.world_size(), cfg.world_size()}, 0);
+  TrainLoop loop(cfg, *engine, data, DataSlice{0, cfg.dp_size(), cfg.dp_size()}, 0);
   RunResult out;
   TrainLoop::Hooks h;
   h.after_backward = [&](int s) {

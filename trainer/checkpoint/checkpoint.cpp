@@ -101,8 +101,8 @@ namespace {
 struct StagedCheckpoint {
   ckpt::Manifest manifest;
   int step = 0;
-  int shard_rank = 0;
-  bool writer = false;             // first replica group (shard-major rank layout)
+  int shard_rank = 0;              // the file index: tp rank · shard_size + shard rank
+  bool writer = false;             // first replica group (replicate rank 0)
   std::vector<at::Tensor> tensors;
 };
 
@@ -114,13 +114,14 @@ StagedCheckpoint stage_checkpoint(FsdpModel& model, const TrainConfig& cfg, cons
   StagedCheckpoint st;
   const int S = model.groups().shard->size();
   st.step = p.step;
-  st.shard_rank = model.groups().shard->rank();
-  st.writer = world.rank() < S;
+  st.shard_rank = model.groups().tp_rank() * S + model.groups().shard->rank();
+  st.writer = model.groups().replicate->rank() == 0;
   ckpt::Manifest& m = st.manifest;
   m.model = cfg.model.name.empty() ? cfg.model_preset : cfg.model.name;
   m.spec = cfg.model;
   m.sharding_strategy = to_string(cfg.parallelism.sharding_strategy);
   m.shard_size = S;
+  m.tp = model.groups().tp_size();
   m.optimizer_steps = model.optimizer_steps();
   m.data = {p.step,
             cfg.training.seed,
@@ -142,7 +143,7 @@ StagedCheckpoint stage_checkpoint(FsdpModel& model, const TrainConfig& cfg, cons
 // with the same ranks). Collective.
 fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoint& st) {
   ckpt::Manifest& m = st.manifest;
-  const int S = m.shard_size;
+  const int S = m.file_count();
   const fs::path root = cfg.checkpoint.dir;
   const fs::path final_dir = root / ckpt::step_dir_name(st.step);
   const fs::path tmp_dir = root / (ckpt::step_dir_name(st.step) + ".tmp");
@@ -176,7 +177,7 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
   agree_or_throw(world, ok, err, what);
 
   // 2. Writers write their shard file (fsynced); sizes and CRCs are summed over the world.
-  std::vector<double> info(size_t(2 * S), 0.0);  // [bytes, crc32] per shard rank
+  std::vector<double> info(size_t(2 * S), 0.0);  // [bytes, crc32] per file
   if (st.writer) {
     try {
       ckpt::DurableWriter w(tmp_dir / fmt::format("shard_{:05d}.bin", st.shard_rank));
@@ -238,71 +239,130 @@ fs::path save_checkpoint(FsdpModel& model, const TrainConfig& cfg, const Checkpo
   return write_staged(*model.groups().world, cfg, st);
 }
 
+namespace {
+
+// The saved checkpoint's files, opened (and checked against the manifest) on first use.
+class SavedFiles {
+ public:
+  SavedFiles(const fs::path& dir, const ckpt::Manifest& m) : dir_(dir), m_(m) {}
+  // Elements [lo, hi) of tensor t (0 shard, 1 exp_avg, 2 exp_avg_sq) of the saved flat unit
+  // whose section starts at byte unit_off, as saved by tp rank ts, into out.  // fp32
+  void read(int ts, int t, uint64_t unit_off, int64_t n_saved, int64_t lo, int64_t hi, float* out) {
+    for (int64_t e = lo; e < hi;) {
+      const int k = ts * m_.shard_size + int(e / n_saved);
+      const int64_t in_off = e % n_saved;
+      const int64_t len = std::min<int64_t>(hi - e, n_saved - in_off);
+      std::ifstream& in = open(k);
+      in.seekg(std::streamoff(unit_off + uint64_t(t * n_saved + in_off) * sizeof(float)));
+      in.read(reinterpret_cast<char*>(out + (e - lo)), std::streamsize(len * sizeof(float)));
+      if (!in) throw InputError(fmt::format("{}: short read", (dir_ / m_.files[k].file).string()));
+      e += len;
+    }
+  }
+
+ private:
+  std::ifstream& open(int k) {
+    auto it = files_.find(k);
+    if (it != files_.end()) return it->second;
+    const fs::path f = dir_ / m_.files[k].file;
+    uint64_t bytes = 0;
+    const uint32_t crc = ckpt::crc32_file(f, &bytes);
+    if (bytes != m_.files[k].bytes)
+      throw InputError(fmt::format("{}: {} bytes, the manifest says {} (truncated or replaced file)", f.string(),
+                                   bytes, m_.files[k].bytes));
+    if (crc != m_.files[k].crc32)
+      throw InputError(fmt::format("{}: checksum mismatch (CRC-32 {:08x}, manifest {:08x}): the file is corrupted",
+                                   f.string(), crc, m_.files[k].crc32));
+    auto& in = files_[k];
+    in.open(f, std::ios::binary);
+    if (!in) throw InputError(fmt::format("{}: cannot open", f.string()));
+    return in;
+  }
+  fs::path dir_;
+  const ckpt::Manifest& m_;
+  std::map<int, std::ifstream> files_;
+};
+
+// The saved model must be this one: the saved layout is what this model's parameters look like
+// split over the saved tp degree.
+void check_layout(const ckpt::Manifest& m, const FsdpModel& model) {
+  const auto mine = unit_layouts(model);
+  if (m.units.size() != mine.size())
+    throw InputError(fmt::format("saved for a model with {} FSDP units, this model has {}", m.units.size(),
+                                 mine.size()));
+  const ModelSpec& spec = model.spec();
+  const bool splits = m.tp == 1 || (spec.n_heads % m.tp == 0 && spec.n_kv_heads % m.tp == 0 &&
+                                    spec.ffn_dim % m.tp == 0 && spec.vocab % m.tp == 0);
+  const auto saved_shape = splits ? unit_param_infos(spec, m.tp, 0) : std::vector<std::vector<ParamInfo>>{};
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const auto& a = m.units[i];
+    bool same = splits && a.params.size() == saved_shape[i].size();
+    for (size_t q = 0; same && q < a.params.size(); ++q)
+      same = a.params[q].name == saved_shape[i][q].name && a.params[q].shape == saved_shape[i][q].shape;
+    if (!same)
+      throw InputError(fmt::format("unit {} differs from this model's (saved {} elements starting with {} at tp {}, "
+                                   "this model {} elements): a checkpoint of another model",
+                                   i, a.numel, a.params.empty() ? "?" : a.params[0].name, m.tp, mine[i].numel));
+  }
+}
+
+// Another tp degree: tensor t of unit i as this rank's flat shard (shard_numel), each parameter
+// assembled whole from the saved tp ranks' pieces and cut to this rank's piece.
+at::Tensor resplit_unit(SavedFiles& files, const ckpt::Manifest& m, const FlatUnit& u, int r, size_t i, int t,
+                        uint64_t unit_off, int64_t n_saved, const ModelSpec& spec) {
+  std::vector<std::vector<ParamInfo>> saved;
+  for (int ts = 0; ts < m.tp; ++ts) saved.push_back(unit_param_infos(spec, m.tp, ts)[i]);
+  std::vector<at::Tensor> flat;
+  int64_t off = 0;  // element offset of the parameter in the saved flat unit (same for every ts)
+  for (size_t q = 0; q < u.params.size(); ++q) {
+    const ParamInfo& sp = saved[0][q];
+    std::vector<at::Tensor> pieces;
+    for (int ts = 0; ts < (sp.tp_dim < 0 ? 1 : m.tp); ++ts) {
+      at::Tensor piece = at::empty(sp.shape, at::kFloat);
+      files.read(ts, t, unit_off, n_saved, off, off + sp.numel, piece.data_ptr<float>());
+      pieces.push_back(piece);
+    }
+    at::Tensor full = pieces.size() == 1 ? pieces[0] : at::cat(pieces, sp.tp_dim);
+    const ParamInfo& mine = u.params[q];
+    if (mine.tp_dim >= 0) full = full.narrow(mine.tp_dim, mine.tp_offset, mine.shape[size_t(mine.tp_dim)]);
+    flat.push_back(full.reshape({-1}));
+    off += sp.numel;
+  }
+  if (u.padded_numel > u.numel) flat.push_back(at::zeros({u.padded_numel - u.numel}, at::kFloat));
+  return at::cat(flat).narrow(0, int64_t(r) * u.shard_numel, u.shard_numel);
+}
+
+}  // namespace
+
 ckpt::Manifest load_checkpoint(FsdpModel& model, const fs::path& dir) {
   Collectives& world = *model.groups().world;
-  const int S = model.groups().shard->size();
   const int r = model.groups().shard->rank();
+  const int my_tp = model.groups().tp_rank();
   const std::string what = fmt::format("loading checkpoint {}", dir.string());
   ckpt::Manifest m;
   bool ok = true;
   std::string err;
   try {
     m = ckpt::read_manifest(dir);
-    const auto mine = unit_layouts(model);
-    if (m.units.size() != mine.size())
-      throw InputError(fmt::format("saved for a model with {} FSDP units, this model has {}", m.units.size(),
-                                   mine.size()));
-    for (size_t i = 0; i < mine.size(); ++i) {
-      const auto& a = m.units[i];
-      const auto& b = mine[i];
-      bool same = a.numel == b.numel && a.params.size() == b.params.size();
-      for (size_t q = 0; same && q < a.params.size(); ++q)
-        same = a.params[q].name == b.params[q].name && a.params[q].shape == b.params[q].shape;
-      if (!same)
-        throw InputError(fmt::format("unit {} differs from this model's (saved {} elements starting with {}, "
-                                     "this model {} elements): a checkpoint of another model",
-                                     i, a.numel, a.params.empty() ? "?" : a.params[0].name, b.numel));
-    }
-    // Which saved files hold my elements: [r·n', (r+1)·n') of each unit, clipped to numel.
-    std::map<int, std::ifstream> files;
-    auto open = [&](int k) -> std::ifstream& {
-      auto it = files.find(k);
-      if (it != files.end()) return it->second;
-      const fs::path f = dir / m.files[k].file;
-      uint64_t bytes = 0;
-      const uint32_t crc = ckpt::crc32_file(f, &bytes);
-      if (bytes != m.files[k].bytes)
-        throw InputError(fmt::format("{}: {} bytes, the manifest says {} (truncated or replaced file)", f.string(),
-                                     bytes, m.files[k].bytes));
-      if (crc != m.files[k].crc32)
-        throw InputError(fmt::format("{}: checksum mismatch (CRC-32 {:08x}, manifest {:08x}): the file is corrupted",
-                                     f.string(), crc, m.files[k].crc32));
-      auto& in = files[k];
-      in.open(f, std::ios::binary);
-      if (!in) throw InputError(fmt::format("{}: cannot open", f.string()));
-      return in;
-    };
+    check_layout(m, model);
+    SavedFiles files(dir, m);
+    const bool same_tp = m.tp == model.tp_size();
     uint64_t unit_off = 0;  // byte offset of the unit's section in every saved file
     at::NoGradGuard no_grad;
-    for (size_t i = 0; i < mine.size(); ++i) {
+    for (size_t i = 0; i < model.units().size(); ++i) {
       const FlatUnit& u = model.units()[i];
       const int64_t n_saved = m.units[i].padded_numel / m.shard_size;
       const int64_t n_new = u.shard_numel;
       const auto dst = unit_tensors(u);
       for (int t = 0; t < 3; ++t) {
-        at::Tensor buf = at::zeros({n_new}, at::kFloat);  // padding stays zero
-        float* out = buf.data_ptr<float>();
-        const int64_t lo = int64_t(r) * n_new, hi = std::min<int64_t>(lo + n_new, u.numel);
-        for (int64_t e = lo; e < hi;) {
-          const int k = int(e / n_saved);
-          const int64_t in_off = e % n_saved;
-          const int64_t len = std::min<int64_t>(hi - e, n_saved - in_off);
-          std::ifstream& in = open(k);
-          in.seekg(std::streamoff(unit_off + uint64_t(t * n_saved + in_off) * sizeof(float)));
-          in.read(reinterpret_cast<char*>(out + (e - lo)), std::streamsize(len * sizeof(float)));
-          if (!in) throw InputError(fmt::format("{}: short read", (dir / m.files[k].file).string()));
-          e += len;
+        if (!same_tp) {
+          dst[t].copy_(resplit_unit(files, m, u, r, i, t, unit_off, n_saved, model.spec()));
+          continue;
         }
+        // Same tp: my elements [r·n', (r+1)·n') of the unit, clipped to numel, from my tp rank's files.
+        at::Tensor buf = at::zeros({n_new}, at::kFloat);  // padding stays zero
+        const int64_t lo = int64_t(r) * n_new, hi = std::min<int64_t>(lo + n_new, u.numel);
+        if (lo < hi) files.read(my_tp, t, unit_off, n_saved, lo, hi, buf.data_ptr<float>());
         dst[t].copy_(buf);
       }
       unit_off += uint64_t(3 * n_saved) * sizeof(float);
@@ -314,7 +374,6 @@ ckpt::Manifest load_checkpoint(FsdpModel& model, const fs::path& dir) {
     err = e.what();
   }
   agree_or_throw(world, ok, err, what);
-  (void)S;
   return m;
 }
 
@@ -449,13 +508,14 @@ CheckpointHook::CheckpointHook(const TrainConfig& cfg, Engine& engine, c10::intr
   if (rank0) {
     fmt::print("checkpoint: resumed from {} (step {}, {} tokens seen, optimizer step {})\n", dir.string(), m.data.step,
                m.data.tokens_seen, m.optimizer_steps);
-    const int W = model_->groups().world->size();
-    if (m.data.world_size != W || m.shard_size != model_->groups().shard->size())
-      fmt::print("checkpoint: re-sharded from {} ranks (shard group {}) to {} ranks (shard group {}); data position: "
-                 "step {} onward draws each step's global batch of {} sequences from (seed {}, step, sequence "
-                 "index), as a fresh {}-rank run would\n",
-                 m.data.world_size, m.shard_size, W, model_->groups().shard->size(), first_step_,
-                 int64_t(W) * cfg.training.micro_batch * cfg.training.grad_accum, cfg.training.seed, W);
+    const int W = model_->groups().world->size(), tp = model_->groups().tp_size();
+    if (m.data.world_size != W || m.shard_size != model_->groups().shard->size() || m.tp != tp)
+      fmt::print("checkpoint: re-sharded from {} ranks (shard group {}, tp {}) to {} ranks (shard group {}, tp {}); "
+                 "data position: step {} onward draws each step's global batch of {} sequences from (seed {}, step, "
+                 "sequence index), as a fresh {}-rank run would\n",
+                 m.data.world_size, m.shard_size, m.tp, W, model_->groups().shard->size(), tp, first_step_,
+                 int64_t(model_->groups().dp_size()) * cfg.training.micro_batch * cfg.training.grad_accum,
+                 cfg.training.seed, W);
     if (m.data.seed != cfg.training.seed || m.data.seq_len != cfg.training.seq_len)
       fmt::print("checkpoint: note: saved with seed {} / seq_len {}, continuing with seed {} / seq_len {}\n",
                  m.data.seed, m.data.seq_len, cfg.training.seed, cfg.training.seq_len);

@@ -43,6 +43,7 @@ std::string manifest_to_json(const Manifest& m) {
                      {"mlp_type", to_string(ms.mlp_type)}};
   j["sharding_strategy"] = m.sharding_strategy;
   j["shard_size"] = m.shard_size;
+  if (m.tp > 1) j["tp"] = m.tp;  // absent = 1 (every manifest written before tensor parallel)
   j["optimizer_steps"] = m.optimizer_steps;
   j["data"] = {{"step", m.data.step},           {"seed", m.data.seed},
                {"tokens_seen", m.data.tokens_seen}, {"world_size", m.data.world_size},
@@ -162,6 +163,7 @@ Manifest parse_manifest(const std::string& text, const std::string& label) {
   }
   m.sharding_strategy = r.string(j, "", "sharding_strategy");
   m.shard_size = int(r.integer(j, "", "shard_size", 1, 1 << 20));
+  if (j.contains("tp")) m.tp = int(r.integer(j, "", "tp", 2, 1 << 20));  // written only when > 1
   m.optimizer_steps = int(r.integer(j, "", "optimizer_steps", 0, INT32_MAX));
   const json& d = r.get(j, "", "data");
   m.data.step = int(r.integer(d, "data", "step", 0, INT32_MAX));
@@ -209,12 +211,12 @@ Manifest parse_manifest(const std::string& text, const std::string& label) {
     m.units.push_back(std::move(u));
   }
   const json& files = r.array(j, "", "files");
-  if (int64_t(files.size()) != m.shard_size)
-    r.fail("files", fmt::format("{} entries for shard_size {}", files.size(), m.shard_size));
+  if (int64_t(files.size()) != m.file_count())
+    r.fail("files", fmt::format("{} entries for shard_size {} x tp {}", files.size(), m.shard_size, m.tp));
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string k = fmt::format("files[{}]", i);
     ShardFile f;
-    f.shard_rank = int(r.integer(files[i], k, "shard_rank", 0, m.shard_size - 1));
+    f.shard_rank = int(r.integer(files[i], k, "shard_rank", 0, m.file_count() - 1));
     if (f.shard_rank != int(i)) r.fail(k + ".shard_rank", fmt::format("expected {}", i));
     f.file = r.string(files[i], k, "file");
     if (f.file.empty() || f.file.find('/') != std::string::npos || f.file == "." || f.file == "..")
@@ -359,11 +361,11 @@ uint64_t checkpoint_disk_bytes(const Manifest& m_without_files, uint64_t block) 
   Manifest m = m_without_files;
   const uint64_t file = m.shard_file_bytes();
   m.files.clear();
-  for (int k = 0; k < m.shard_size; ++k)
+  for (int k = 0; k < m.file_count(); ++k)
     m.files.push_back({k, fmt::format("shard_{:05d}.bin", k), file, 0xFFFFFFFFu});  // widest CRC
   const uint64_t manifest = manifest_to_json(m).size();
   auto blocks = [&](uint64_t n) { return (n + block - 1) / block * block; };
-  return uint64_t(m.shard_size) * blocks(file) + blocks(manifest) + block;
+  return uint64_t(m.file_count()) * blocks(file) + blocks(manifest) + block;
 }
 
 // ---------------------------------------------------------------- directories

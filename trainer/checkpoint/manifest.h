@@ -8,7 +8,7 @@
 // helpers (write + fsync, fsync of a directory, free space), and the directory protocol:
 //
 //   <checkpoint.dir>/step_00000100/manifest.json      written last, by rank 0
-//   <checkpoint.dir>/step_00000100/shard_00000.bin    one file per shard rank:
+//   <checkpoint.dir>/step_00000100/shard_00000.bin    one file per shard rank (× tp rank):
 //       for each unit in order: shard, exp_avg, exp_avg_sq  (shard_numel fp32 each, LE)
 //
 // A checkpoint is first written as `step_00000100.tmp/`, every file fsynced, then the
@@ -72,15 +72,21 @@ struct Manifest {
   std::string model;             // model name (informational)
   ModelSpec spec;                // architecture (export writes config.json from it)
   std::string sharding_strategy; // informational; the layout below is what counts
-  int shard_size = 1;            // ranks per shard group when saved (files = shard_size)
+  int shard_size = 1;            // ranks per shard group when saved
+  // Tensor-parallel degree when saved ("tp", absent = 1): files = shard_size × tp, file k =
+  // tp_rank · shard_size + shard_rank; `units` is one tp rank's layout (every tp rank's pieces
+  // have the same shapes; model/llama.h unit_param_infos(spec, tp, t) says which slice of each
+  // parameter tp rank t holds).
+  int tp = 1;
   int optimizer_steps = 0;       // AdamW step count (bias correction)
   DataPosition data;
   std::string rng_state_hex;     // CPU generator state (informational for a dropout-free model)
   std::vector<UnitLayout> units;
-  std::vector<ShardFile> files;  // one per shard rank, ordered by shard_rank
+  std::vector<ShardFile> files;  // one per (tp rank, shard rank), ordered by file index
 
   // Bytes of one shard file: 3 fp32 tensors of padded_numel / shard_size per unit.
   uint64_t shard_file_bytes() const;
+  int file_count() const { return shard_size * tp; }
 };
 
 // The JSON text, with "manifest_crc32" = manifest_body_checksum of the rest.

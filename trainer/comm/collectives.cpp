@@ -299,25 +299,36 @@ ProcessGroups make_process_groups(const c10::intrusive_ptr<c10d::Store>& store, 
   if (shard_size < 1 || world_size % shard_size != 0)
     throw std::invalid_argument(fmt::format(
         "shard group size {} does not divide world size {}", shard_size, world_size));
+  return make_mesh_groups(store, rank, world_size / shard_size, shard_size, 1, opts);
+}
+
+ProcessGroups make_mesh_groups(const c10::intrusive_ptr<c10d::Store>& store, int rank, int dp_replicate,
+                               int dp_shard, int tp, const CommOptions& opts) {
+  if (dp_replicate < 1 || dp_shard < 1 || tp < 1)
+    throw std::invalid_argument(fmt::format("bad mesh dp_replicate {} x dp_shard {} x tp {}", dp_replicate,
+                                            dp_shard, tp));
+  const int world_size = dp_replicate * dp_shard * tp;
+  if (rank < 0 || rank >= world_size)
+    throw std::invalid_argument(fmt::format("bad rank {} of world {}", rank, world_size));
+  // Coordinates, tp innermost (torchtitan's mesh order): rank = (rep·S + sh)·TP + t.
+  const int t = rank % tp, dp_rank = rank / tp;
+  const int sh = dp_rank % dp_shard, rep = dp_rank / dp_shard;
   ProcessGroups g;
   g.world = with_device_contract(make_group(store, "world/", rank, world_size, opts), opts.device);
-  const int group = rank / shard_size;          // which shard group
-  const int in_group = rank % shard_size;       // rank inside it
-  const int n_groups = world_size / shard_size;
-  if (shard_size == world_size) {
-    g.shard = g.world;
-  } else {
-    g.shard = with_device_contract(
-        make_group(store, fmt::format("shard{}/", group), in_group, shard_size, opts), opts.device);
-  }
-  if (n_groups == world_size) {
-    g.replicate = (shard_size == 1) ? g.world : nullptr;
-  }
-  if (!g.replicate) {
-    g.replicate = with_device_contract(
-        make_group(store, fmt::format("replicate{}/", in_group), group, n_groups, opts), opts.device);
-  }
+  auto sub = [&](const std::string& prefix, int in_group, int size) {
+    if (size == world_size) return g.world;
+    return with_device_contract(make_group(store, prefix, in_group, size, opts), opts.device);
+  };
+  // Group names: the same as before tp for tp = 1 (shard<replica>/, replicate<shard rank>/).
+  g.shard = sub(fmt::format("shard{}/", rep * tp + t), sh, dp_shard);
+  g.replicate = (dp_shard == 1 && tp == 1) ? g.world
+                                           : sub(fmt::format("replicate{}/", sh * tp + t), rep, dp_replicate);
+  g.tp = sub(fmt::format("tp{}/", dp_rank), t, tp);
   return g;
+}
+
+std::shared_ptr<Collectives> make_self_group(at::Device device) {
+  return with_device_contract(std::make_shared<SelfCollectives>(device), device);
 }
 
 c10::intrusive_ptr<c10d::Store> make_tcp_store(const std::string& master_addr, int master_port,

@@ -89,11 +89,22 @@ class Collectives {
 
 // The process groups of one rank. `shard` gathers parameters and reduce-scatters gradients;
 // `replicate` (hybrid_shard only, else size 1) all-reduces the sharded gradients across
-// shard groups. Ranks are laid out shard-major: shard group g = ranks [g·S, (g+1)·S).
+// shard groups; `tp` (tensor parallel, size 1 without it; null = size 1) gathers and
+// reduce-scatters activations along the sequence (model/tensor_parallel.h). Ranks are laid out
+// as torchtitan's device mesh [pp, dp_replicate, dp_shard, cp, tp], tp innermost (cp = pp = 1
+// here): world rank = (replica·S + shard rank)·TP + tp rank. So a tp group is TP consecutive
+// ranks, and without tp the shard group g is ranks [g·S, (g+1)·S).
 struct ProcessGroups {
   std::shared_ptr<Collectives> world;
   std::shared_ptr<Collectives> shard;
   std::shared_ptr<Collectives> replicate;
+  std::shared_ptr<Collectives> tp;
+  int tp_size() const { return tp ? tp->size() : 1; }
+  int tp_rank() const { return tp ? tp->rank() : 0; }
+  // Data-parallel ranks (distinct batches): shard group × replicate group.
+  int dp_size() const { return shard->size() * replicate->size(); }
+  // This rank's index among them (its data slice): replica·S + shard rank.
+  int dp_rank() const { return replicate->rank() * shard->size() + shard->rank(); }
 };
 
 struct CommOptions {
@@ -118,6 +129,15 @@ struct CommOptions {
 // std::invalid_argument naming the variables: the timeout could not be honoured.
 ProcessGroups make_process_groups(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                   int world_size, int shard_size, const CommOptions& opts);
+
+// The groups of a 2-D/3-D mesh: dp_replicate × dp_shard × tp ranks (the layout above; world =
+// their product). make_process_groups(.., shard_size, ..) is the case tp = 1, dp_shard =
+// shard_size. Throws std::invalid_argument for a degree < 1 or a rank outside the mesh.
+ProcessGroups make_mesh_groups(const c10::intrusive_ptr<c10d::Store>& store, int rank, int dp_replicate,
+                               int dp_shard, int tp, const CommOptions& opts);
+
+// A group of one rank on `device` (every collective a local copy or nothing).
+std::shared_ptr<Collectives> make_self_group(at::Device device);
 
 // One group of exactly opts.backend (no one-rank shortcut to "self"), with the device
 // contract: tests/gpu/ runs a one-rank NCCL group through the flat collectives with it.

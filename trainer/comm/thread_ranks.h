@@ -1,4 +1,4 @@
-// run_thread_ranks: `world` ranks as threads of this process, each with its process groups over
+// run_thread_ranks / run_mesh_ranks: `world` ranks as threads of this process, each with its process groups over
 // a shared c10d::HashStore and Gloo on 127.0.0.1.
 //
 // What it is: the one in-process rank harness of the trainer's tests (tests/trainer/harness.h),
@@ -19,6 +19,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -29,9 +30,11 @@
 
 namespace shardcast::trainer {
 
-inline void run_thread_ranks(int world, int shard_size, double timeout_seconds,
-                             const std::function<void(int rank, ProcessGroups groups)>& fn,
-                             at::Device device = at::kCPU) {
+// The mesh dp_replicate × dp_shard × tp (make_mesh_groups' layout, tp innermost).
+inline void run_mesh_ranks(int dp_replicate, int dp_shard, int tp, double timeout_seconds,
+                           const std::function<void(int rank, ProcessGroups groups)>& fn,
+                           at::Device device = at::kCPU) {
+  const int world = dp_replicate * dp_shard * tp;
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::thread> threads;
   std::mutex mu;
@@ -50,7 +53,7 @@ inline void run_thread_ranks(int world, int shard_size, double timeout_seconds,
         co.timeout_seconds = timeout_seconds;
         co.hostname = "127.0.0.1";
         co.device = device;
-        groups = make_process_groups(store, r, world, shard_size, co);
+        groups = make_mesh_groups(store, r, dp_replicate, dp_shard, tp, co);
         fn(r, groups);
       } catch (...) {
         std::lock_guard<std::mutex> l(mu);
@@ -79,6 +82,15 @@ inline void run_thread_ranks(int world, int shard_size, double timeout_seconds,
     }
   }
   std::rethrow_exception(first);
+}
+
+// `world` ranks, shard groups of `shard_size` (shard-major), no tp.
+inline void run_thread_ranks(int world, int shard_size, double timeout_seconds,
+                             const std::function<void(int rank, ProcessGroups groups)>& fn,
+                             at::Device device = at::kCPU) {
+  if (shard_size < 1 || world % shard_size != 0)
+    throw std::invalid_argument("run_thread_ranks: shard group size does not divide the world");
+  run_mesh_ranks(world / shard_size, shard_size, 1, timeout_seconds, fn, device);
 }
 
 }  // namespace shardcast::trainer

@@ -57,6 +57,11 @@ ExportResult export_checkpoint(const fs::path& dir, const fs::path& out_dir, con
   if (m.spec.mlp_type != MlpType::swiglu)
     throw InputError(fmt::format("{}: model {} has a GELU MLP; Hugging Face Llama export needs SwiGLU",
                                  dir.string(), m.model));
+  if (m.tp > 1)
+    throw InputError(fmt::format("{}: saved with tensor parallel (tp {}); export reads only tp = 1 checkpoints "
+                                 "(a tp checkpoint resumes on tp = 1: train on from it with parallelism.tp = 1 and "
+                                 "export a checkpoint of that run)",
+                                 dir.string(), m.tp));
   const int S = m.shard_size;
 
   // Header: every tensor's offsets, in unit order.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -23,6 +24,9 @@ struct FlatUnit {
   int64_t numel = 0;                  // unpadded elements
   int64_t padded_numel = 0;           // multiple of the shard group size
   int64_t shard_numel = 0;            // padded_numel / shard group size
+  // Tensor parallel (tp > 1): the elements [offset, offset + n) of the unsharded flat unit that
+  // hold tp-replicated parameters (the norms); their gradients are summed over the tp group.
+  std::vector<std::pair<int64_t, int64_t>> tp_replicated;
   bool reshard_after_forward = true;
   bool checkpoint = false;            // block recomputed in backward
   at::Tensor shard;                   // (shard_numel) fp32 leaf, requires grad: the master

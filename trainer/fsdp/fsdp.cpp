@@ -12,6 +12,7 @@
 
 #include "shared/errors.h"
 #include "trainer/fsdp/initial_load.h"
+#include "trainer/model/tensor_parallel.h"
 #include "trainer/profile/op_classify.h"
 #include "trainer/train/optim.h"
 
@@ -72,7 +73,7 @@ struct CheckpointFn : torch::autograd::Function<CheckpointFn> {
     auto* f = reinterpret_cast<FsdpModel*>(self);
     const int u = static_cast<int>(unit);
     at::Tensor full = f->wait_full(u);
-    return block_forward(f->spec(), f->rope(), x, f->unit_weights(u, full));
+    return block_forward(f->spec(), f->rope(), x, f->unit_weights(u, full), f->seq_parallel());
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto* f = self_of(ctx);
@@ -82,7 +83,7 @@ struct CheckpointFn : torch::autograd::Function<CheckpointFn> {
     at::Tensor y;
     {
       at::AutoGradMode enable(true);
-      y = block_forward(f->spec(), f->rope(), x, f->unit_weights(u, full));
+      y = block_forward(f->spec(), f->rope(), x, f->unit_weights(u, full), f->seq_parallel());
     }
     auto g = torch::autograd::grad({y}, {x, full}, {grads[0]});
     f->post_backward(u, g[1]);
@@ -115,15 +116,24 @@ FsdpModel::FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups 
   TORCH_CHECK(opts_.max_inflight_reductions >= 0, "max_inflight_reductions must be >= 0");
   TORCH_CHECK(groups_.world->device() == opts_.device, "FsdpModel on ", opts_.device,
               " but the process groups' compute device is ", groups_.world->device());
+  if (!groups_.tp) groups_.tp = make_self_group(opts_.device);
+  const int tp = groups_.tp->size();
+  if (tp > 1) {
+    TORCH_CHECK(m.n_heads % tp == 0 && m.n_kv_heads % tp == 0 && m.ffn_dim % tp == 0 && m.vocab % tp == 0,
+                "tensor parallel ", tp, " does not divide n_heads, n_kv_heads, ffn_dim and vocab");
+    TORCH_CHECK(opts_.initial_load_path.empty(), "initial weights from safetensors are not loaded under tensor parallel");
+    seq_parallel_ = make_seq_parallel(groups_.tp);
+  }
   const int S = groups_.shard->size();
   const int r = groups_.shard->rank();
-  auto infos = unit_param_infos(m);
+  auto infos = unit_param_infos(m, tp, groups_.tp->rank());
   const int n = static_cast<int>(infos.size());
   for (int i = 0; i < n; ++i) {
     FlatUnit u;
     u.index = i;
     u.params = infos[i];
     for (const auto& p : u.params) {
+      if (tp > 1 && p.tp_dim < 0) u.tp_replicated.emplace_back(u.numel, p.numel);
       u.split_sizes.push_back(p.numel);
       u.numel += p.numel;
     }
@@ -298,9 +308,12 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
       src = u.acc.add_(g);
       u.acc = at::Tensor();
     }
-    const double world = double(groups_.world->size());
+    reduce_replicated_over_tp(u, src);
+    // Averaged over the data-parallel ranks (= world without tp; a tp group shares its batch).
+    const int dp = groups_.dp_size();
+    const double world = double(dp);
     const bool low_precision = opts_.reduce_dtype != at::kFloat;
-    const double pre = low_precision ? predivide_factor(groups_.world->size()) : 1.0;
+    const double pre = low_precision ? predivide_factor(dp) : 1.0;
     // No copy when src already has reduce_dtype: autograd hands this Function a gradient
     // buffer nothing else reads afterwards (the split/recompute backward made it), so it is
     // pre-divided and (no_shard) all-reduced in place. Sum over ranks of
@@ -357,6 +370,20 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
   u.full = at::Tensor();
 }
 
+void FsdpModel::reduce_replicated_over_tp(const FlatUnit& u, at::Tensor& g) {
+  if (u.tp_replicated.empty()) return;
+  if (!g.is_contiguous()) g = g.contiguous();
+  std::vector<at::Tensor> parts;
+  for (const auto& [off, n] : u.tp_replicated) parts.push_back(g.narrow(0, off, n));
+  at::Tensor buf = at::cat(parts);  // one all-reduce per unit (the norms: d_model elements each)
+  groups_.tp->all_reduce(buf);
+  int64_t at = 0;
+  for (auto& p : parts) {
+    p.copy_(buf.narrow(0, at, p.numel()));
+    at += p.numel();
+  }
+}
+
 at::Tensor FsdpModel::forward(const at::Tensor& tokens) {
   const int T = static_cast<int>(tokens.size(1));
   if (T > rope_len_) {
@@ -378,13 +405,18 @@ at::Tensor FsdpModel::forward(const at::Tensor& tokens) {
     } else {
       at::Tensor full = GatherFn::apply(u.shard, self, int64_t(i));
       auto w = unit_weights(i, full);
+      const SeqParallel* sp = seq_parallel();
       if (i == 0) {
-        y = embedding_forward(tokens.to(opts_.device), w[0]);
+        // tp: vocab-parallel rows, partial sums reduce-scattered to sequence shards (B,T/tp,D).
+        y = sp ? sp->scatter(vocab_parallel_embedding(tokens.to(opts_.device), w[0], vocab_offset()))
+               : embedding_forward(tokens.to(opts_.device), w[0]);
         tied_embed = w[0];
       } else if (i < n - 1) {
-        y = block_forward(spec_, rope_, x, w);
+        y = block_forward(spec_, rope_, x, w, sp);
       } else {
-        y = head_forward(spec_, x, w[0], spec_.tied_embeddings ? tied_embed : w[1]);
+        const at::Tensor& head = spec_.tied_embeddings ? tied_embed : w[1];
+        // tp: the norm on the sequence shard, the whole sequence into the vocab-parallel head.
+        y = sp ? at::linear(sp->gather(rms_norm(x, w[0], spec_.norm_eps)), head) : head_forward(spec_, x, w[0], head);
       }
     }
     post_forward(i);
@@ -434,8 +466,22 @@ double FsdpModel::clip_grad_norm(double max_norm) {
     } else {
       for (const auto& u : units_) sq += square_sum_fp64(u.grad);
     }
+    // tp: every tp rank holds the replicated elements; count them 1/tp per rank (tp is a
+    // small power of two in practice, the division exact), the tp all-reduce below adds them up.
+    const int tp = tp_size();
+    if (tp > 1) {
+      const int64_t r = groups_.shard->rank();
+      for (const auto& u : units_) {
+        const int64_t s0 = r * u.shard_numel, s1 = s0 + u.shard_numel;  // my elements of the flat unit
+        for (const auto& [off, cnt] : u.tp_replicated) {
+          const int64_t a = std::max(off, s0), b = std::min(off + cnt, s1);
+          if (a < b) sq -= square_sum_fp64(u.grad.narrow(0, a - s0, b - a)) * (1.0 - 1.0 / tp);
+        }
+      }
+    }
   }
   groups_.shard->all_reduce(sq);
+  if (tp_size() > 1) groups_.tp->all_reduce(sq);
   RECORD_USER_SCOPE(op_scope::clip_grad_norm);
   const double norm = std::sqrt(sq.item<double>());
   if (max_norm > 0) {
@@ -487,8 +533,17 @@ std::vector<std::pair<std::string, at::Tensor>> FsdpModel::gather_named(bool gra
     groups_.shard->all_gather(full, src.contiguous()).wait();
     auto parts = full.split_with_sizes(u.split_sizes);
     for (size_t k = 0; k < u.params.size(); ++k) {
-      at::Tensor p = parts[k].view(u.params[k].shape);
-      out.emplace_back(u.params[k].name, p.is_cpu() ? p.clone() : p.to(at::kCPU));
+      const ParamInfo& info = u.params[k];
+      at::Tensor p = parts[k].view(info.shape);
+      if (info.tp_dim >= 0) {  // the tp ranks' pieces, concatenated along the split dimension
+        const int tp = tp_size();
+        at::Tensor all = at::empty({tp * info.numel}, p.options());
+        groups_.tp->all_gather(all, p.contiguous().view({-1})).wait();
+        std::vector<at::Tensor> pieces;
+        for (const auto& c : all.chunk(tp)) pieces.push_back(c.view(info.shape));
+        p = at::cat(pieces, info.tp_dim);
+      }
+      out.emplace_back(info.name, p.is_cpu() ? p.clone() : p.to(at::kCPU));
     }
   }
   return out;

@@ -48,6 +48,15 @@
 // PyTorch DDP overlaps its gradient buckets (pytorch/pytorch@v1.13.0
 // torch/csrc/distributed/c10d/reducer.cpp); the oldest are waited, in issue order, beyond
 // that many units in flight, and all of them before anything reads gradient shards.
+// Tensor parallel (groups.tp of size tp > 1; model/tensor_parallel.h): every unit holds this tp
+// rank's pieces of its parameters (model/llama.h unit_param_infos), FSDP-sharded over the shard
+// group of the ranks with the same tp rank, as torchtitan's FSDP over the dp mesh of TP-sharded
+// DTensors. Activations between units are sequence shards (B,T/tp,D); the embedding is
+// vocab-parallel and forward() returns this rank's vocab columns of the logits (B,T,V/tp) for
+// model/tensor_parallel.h vocab_parallel_loss. The replicated norm weights' gradients (partial:
+// each rank saw its sequence shard) are all-reduced over tp in post-backward, before the
+// data-parallel reduction; gradients are averaged over the dp_size() data-parallel ranks (ranks
+// of a tp group share their batch); the clipping norm counts each replicated element once.
 // What it is not: the training loop, data or metrics (train/), nor the reference path
 // (model/llama.h ReferenceModel, which shares only the per-unit math).
 // Threading: one FsdpModel per rank, used from that rank's thread; backward runs on the
@@ -117,7 +126,10 @@ class FsdpModel {
   ~FsdpModel();   // waits for a reduction still in flight (GPU) before its buffers go
 
   // (B,T) int64 -> logits (B,T,V) in param_dtype, with the FSDP autograd graph attached.
+  // tp > 1: this rank's vocab columns (B,T,V/tp), starting at vocab_offset().
   at::Tensor forward(const at::Tensor& tokens);
+  int tp_size() const { return groups_.tp->size(); }
+  int64_t vocab_offset() const { return int64_t(spec_.vocab / tp_size()) * groups_.tp->rank(); }
   // false on non-final accumulation micro-steps: the next backward then keeps an unsharded
   // sum instead of reducing, unless opts.sync_every_micro_step (then every backward reduces).
   void set_sync(bool sync) { sync_ = sync; }
@@ -138,7 +150,8 @@ class FsdpModel {
   double clip_grad_norm(double max_norm);
   void optimizer_step(const OptimizerConfig& o, double lr);   // AdamW on the local shards
 
-  // Unsharded host (CPU) copies by HF name, gathered over the shard group (tests, export).  // fp32
+  // Unsharded host (CPU) copies by HF name, gathered over the shard group and (tp > 1) the tp
+  // group: the whole tensors, as the reference holds them (tests, export).  // fp32
   std::vector<std::pair<std::string, at::Tensor>> full_parameters();
   std::vector<std::pair<std::string, at::Tensor>> full_gradients();
 
@@ -159,6 +172,7 @@ class FsdpModel {
   void pre_backward(int unit);
   void post_backward(int unit, at::Tensor grad_full);
   const Rope& rope() const { return rope_; }
+  const SeqParallel* seq_parallel() const { return tp_size() > 1 ? &seq_parallel_ : nullptr; }
 
  private:
   void issue_gather(int unit);
@@ -194,9 +208,13 @@ class FsdpModel {
     double scale = 1.0;        // pre-divide / world, applied when added into FlatUnit::grad
   };
 
+  // tp > 1: sum the replicated parameters' gradients in g (padded_numel) over the tp group.
+  void reduce_replicated_over_tp(const FlatUnit& u, at::Tensor& g);
+
   ModelSpec spec_;
   FsdpOptions opts_;
   ProcessGroups groups_;
+  SeqParallel seq_parallel_;  // tp > 1: the sequence-parallel collectives over groups_.tp
   std::vector<FlatUnit> units_;
   Rope rope_;
   int rope_len_ = 0;

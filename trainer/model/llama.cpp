@@ -100,7 +100,39 @@ at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k, 
   return at::matmul(probs, v);
 }
 
-std::vector<std::vector<ParamInfo>> unit_param_infos(const ModelSpec& m) {
+namespace {
+
+std::vector<std::vector<ParamInfo>> unit_param_infos_full(const ModelSpec& m);
+
+// This tp rank's piece of p along dim (−1: replicated, the whole tensor).
+ParamInfo split(ParamInfo p, int dim, int tp, int tp_rank) {
+  p.full_shape = p.shape;
+  if (dim < 0 || tp == 1) return p;
+  p.tp_dim = dim;
+  p.shape[size_t(dim)] /= tp;
+  p.tp_offset = p.shape[size_t(dim)] * tp_rank;
+  p.numel /= tp;
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::vector<ParamInfo>> unit_param_infos(const ModelSpec& m, int tp, int tp_rank) {
+  auto units = unit_param_infos_full(m);
+  for (auto& unit : units)
+    for (auto& p : unit) {
+      // Row-parallel: the attention output and the MLP's down projection (SwiGLU and GELU).
+      const bool row = p.name.find("o_proj") != std::string::npos || p.name.find("down_proj") != std::string::npos;
+      const bool norm = p.init_std == 0;  // the RMSNorm weights (ones)
+      p = split(p, norm ? -1 : row ? 1 : 0, tp, tp_rank);
+    }
+  return units;
+}
+
+namespace {
+
+// The full (unsplit) layout.
+std::vector<std::vector<ParamInfo>> unit_param_infos_full(const ModelSpec& m) {
   const int64_t d = m.d_model, hd = m.head_dim(), q = int64_t(m.n_heads) * hd, kv = m.kv_dim();
   const double std = 0.02;
   const double out_std = 0.02 / std::sqrt(2.0 * m.n_layers);  // depth-scaled residual outputs
@@ -126,10 +158,15 @@ std::vector<std::vector<ParamInfo>> unit_param_infos(const ModelSpec& m) {
   return units;
 }
 
+}  // namespace
+
 at::Tensor init_param(const ParamInfo& p, uint64_t seed) {
   if (p.init_std == 0) return at::ones(p.shape, at::kFloat);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(fnv1a(p.name, seed * 0x9E3779B97F4A7C15ull + 1));
-  return at::normal(0.0, p.init_std, p.shape, gen, at::TensorOptions().dtype(at::kFloat));
+  const auto& full = p.full_shape.empty() ? p.shape : p.full_shape;
+  at::Tensor t = at::normal(0.0, p.init_std, full, gen, at::TensorOptions().dtype(at::kFloat));
+  if (p.tp_dim < 0) return t;
+  return t.narrow(p.tp_dim, p.tp_offset, p.shape[size_t(p.tp_dim)]).contiguous();
 }
 
 Rope make_rope(const ModelSpec& m, int seq_len) {
@@ -146,12 +183,18 @@ at::Tensor embedding_forward(const at::Tensor& tokens, const at::Tensor& embed) 
 }
 
 at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor& x,
-                         const std::vector<at::Tensor>& w) {
+                         const std::vector<at::Tensor>& w, const SeqParallel* sp) {
   const bool swiglu = m.mlp_type == MlpType::swiglu;
   TORCH_CHECK(w.size() == (swiglu ? 9u : 8u), "block_forward: got ", w.size(), " weights");
-  const int64_t B = x.size(0), T = x.size(1), H = m.n_heads, KV = m.n_kv_heads, hd = m.head_dim();
+  const int64_t tp = sp ? sp->tp : 1;
+  // Sequence parallel: the norm on this rank's shard, then the whole sequence for the
+  // column-parallel q/k/v of this rank's heads.
+  auto gather = [&](const at::Tensor& t) { return sp ? sp->gather(t) : t; };
+  auto scatter = [&](const at::Tensor& t) { return sp ? sp->scatter(t) : t; };
+  const int64_t H = m.n_heads / tp, KV = m.n_kv_heads / tp, hd = m.head_dim();
   // Attention.
-  auto n = rms_norm(x, w[0], m.norm_eps);                            // (B,T,D)
+  auto n = gather(rms_norm(x, w[0], m.norm_eps));                    // (B,T,D)
+  const int64_t B = n.size(0), T = n.size(1);
   auto q = at::linear(n, w[1]).view({B, T, H, hd}).transpose(1, 2);  // (B,H,T,hd)
   auto k = at::linear(n, w[2]).view({B, T, KV, hd}).transpose(1, 2); // (B,KV,T,hd)
   auto v = at::linear(n, w[3]).view({B, T, KV, hd}).transpose(1, 2); // (B,KV,T,hd)
@@ -174,14 +217,16 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
     attn = causal_attention(q, k, v);
   }
   attn = attn.transpose(1, 2).reshape({B, T, H * hd});  // (B,T,H·hd)
-  auto h = x + at::linear(attn, w[4]);
+  // Row-parallel o_proj: partial sums over this rank's heads, summed (and sequence-sharded) by
+  // the scatter.
+  auto h = x + scatter(at::linear(attn, w[4]));
   // MLP: SwiGLU (gate, up, down), or GELU (up, down) for mlp_type = "gelu".
-  auto n2 = rms_norm(h, w[5], m.norm_eps);
+  auto n2 = gather(rms_norm(h, w[5], m.norm_eps));
   // (aten::silu, aten::mul, aten::gelu and the residual adds are `elementwise` by name in the
   // op profile; no scope, so the temporaries live as long as this one expression.)
   auto mlp = swiglu ? at::linear(at::silu(at::linear(n2, w[6])) * at::linear(n2, w[7]), w[8])
                     : at::linear(at::gelu(at::linear(n2, w[6])), w[7]);
-  return h + mlp;
+  return h + scatter(mlp);
 }
 
 at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tensor& norm_w,

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,18 +26,35 @@ namespace shardcast::trainer {
 
 struct ParamInfo {
   std::string name;              // HF name, e.g. "model.layers.0.self_attn.q_proj.weight"
-  std::vector<int64_t> shape;
-  int64_t numel = 0;
+  std::vector<int64_t> shape;    // this tensor-parallel rank's piece (= full_shape without tp)
+  int64_t numel = 0;             // of `shape`
   double init_std = 0;           // normal(0, init_std); 0 = ones (norm weights)
+  // Tensor parallel (Megatron / torchtitan's plan): the dimension split over the tp ranks — 0 for
+  // column-parallel q/k/v/gate/up and the vocab-parallel embedding and head, 1 for row-parallel
+  // o/down, −1 for the replicated norms — and where this rank's piece starts along it.
+  std::vector<int64_t> full_shape;
+  int tp_dim = -1;
+  int64_t tp_offset = 0;
 };
 
 // Parameters of each FSDP unit in order. Tied embeddings: the head reuses
 // model.embed_tokens.weight and the final unit holds only model.norm.weight.
-std::vector<std::vector<ParamInfo>> unit_param_infos(const ModelSpec& m);
+// tp > 1: the pieces of tensor-parallel rank tp_rank (shapes divided along tp_dim; the caller
+// checked that tp divides the heads, kv heads, ffn_dim and vocab).
+std::vector<std::vector<ParamInfo>> unit_param_infos(const ModelSpec& m, int tp = 1, int tp_rank = 0);
 
 // Deterministic init of one parameter from (seed, name): identical on every rank and for
-// every sharding, so FSDP and the reference start from the same weights.  // fp32
+// every sharding, so FSDP and the reference start from the same weights. A tp piece is the
+// slice of the full init.  // fp32
 at::Tensor init_param(const ParamInfo& p, uint64_t seed);
+
+// Sequence parallelism's two activation collectives over the tp group (model/tensor_parallel.h
+// makes them): `gather` (B,T/tp,D) -> (B,T,D) before a column-parallel Linear, `scatter`
+// (B,T,D) partial sums -> (B,T/tp,D) summed after a row-parallel one; each the other's backward.
+struct SeqParallel {
+  int tp = 1;
+  std::function<at::Tensor(const at::Tensor&)> gather, scatter;
+};
 
 // RoPE tables for positions [0, seq_len): cos, sin each (T, head_dim) fp32.
 struct Rope {
@@ -47,8 +65,11 @@ Rope make_rope(const ModelSpec& m, int seq_len);
 // Unit forwards. `w` are the unit's weights in unit_param_infos order (any dtype; compute
 // happens in that dtype, norms and softmax in fp32).
 at::Tensor embedding_forward(const at::Tensor& tokens, const at::Tensor& embed);   // (B,T) int64 -> (B,T,D)
+// With `sp` (tensor parallel): x and the result are sequence shards (B,T/tp,D), w this rank's
+// pieces (n_heads/tp query heads, n_kv_heads/tp kv heads, ffn_dim/tp); norms run on the shard.
 at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor& x,
-                         const std::vector<at::Tensor>& w);                        // (B,T,D) -> (B,T,D)
+                         const std::vector<at::Tensor>& w,
+                         const SeqParallel* sp = nullptr);                         // (B,T,D) -> (B,T,D)
 at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tensor& norm_w,
                         const at::Tensor& head_w);                                 // (B,T,D) -> (B,T,V)
 // Causal softmax(q·kᵀ/√hd)·v as block_forward computes it (causal query blocks, one baddbmm

@@ -55,12 +55,14 @@ std::unique_ptr<Engine> make_fsdp_engine(const TrainConfig& cfg, ProcessGroups g
 FsdpOptions fsdp_options(const TrainConfig& cfg);
 FsdpModel* fsdp_model_of(Engine& e);  // nullptr for the reference engine
 
-// Which ranks' sequences this process trains on: an FSDP rank reads {rank}; the reference
-// reads all `world` ranks' sequences, i.e. the same global batch.
+// Which data-parallel ranks' sequences this process trains on: an FSDP rank reads its
+// data-parallel rank's (the ranks of a tp group read the same ones); the reference reads all
+// `world` data-parallel ranks' sequences, i.e. the same global batch.
 struct DataSlice {
   int first_rank = 0;
   int n_ranks = 1;
-  int world = 1;
+  int world = 1;     // data-parallel ranks
+  int sharers = 1;   // ranks computing each of these sequences together (tp)
 };
 
 // Peak live tensor bytes per phase of the last step (counting allocator; 0 if not installed).

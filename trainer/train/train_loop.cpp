@@ -26,6 +26,7 @@
 #include "trainer/launch/parent_death.h"
 #include "trainer/launch/run_lock.h"
 #include "trainer/model/llama.h"
+#include "trainer/model/tensor_parallel.h"
 #include "trainer/profile/op_recorder.h"
 #include "trainer/train/host_malloc.h"
 #include "trainer/train/memory.h"
@@ -118,7 +119,10 @@ class FsdpEngine final : public Engine {
       : model_(cfg.model, opts, std::move(groups)) {}
   at::Tensor forward_loss(const at::Tensor& tokens, const at::Tensor& targets, bool sync) override {
     model_.set_sync(sync);
-    return lm_loss(model_.forward(tokens), targets.to(model_.units().front().shard.device()));
+    const at::Tensor t = targets.to(model_.units().front().shard.device());
+    // tp: the logits are this rank's vocab columns; loss parallel (model/tensor_parallel.h).
+    if (model_.tp_size() > 1) return vocab_parallel_loss(model_.forward(tokens), t, model_.vocab_offset(), model_.groups().tp);
+    return lm_loss(model_.forward(tokens), t);
   }
   void zero_grad() override { model_.zero_grad(); }
   double clip_grad_norm(double max_norm) override { return model_.clip_grad_norm(max_norm); }
@@ -236,7 +240,8 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
     s.mem_reserved_peak_bytes = maxes[2];
     s.alloc_retries = maxes[3];
   }
-  const double tokens = double(slice_.n_ranks) * b * T * k;  // processed by this rank
+  // Processed by this rank: a tp group's ranks share their sequences.
+  const double tokens = double(slice_.n_ranks) * b * T * k / slice_.sharers;
   s.tokens_per_s_per_gpu = tokens / s.step_time_s;
   if (peak_flops_ > 0) {
     const auto& ac = cfg_.activation_checkpointing;
@@ -366,7 +371,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   c10::intrusive_ptr<c10d::Store> store;  // the rendezvous store (also for async checkpoints)
   if (ov.reference) {
     engine = make_reference_engine(cfg);
-    slice = DataSlice{0, cfg.world_size(), cfg.world_size()};  // the global batch of the config
+    slice = DataSlice{0, cfg.dp_size(), cfg.dp_size()};  // the global batch of the config
   } else {
     if (world == 1) store = c10::make_intrusive<c10d::HashStore>();
     else store = make_tcp_store(master_addr, master_port, rank, world, cfg.comm.timeout_seconds);
@@ -376,7 +381,8 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     co.timeout_seconds = cfg.comm.timeout_seconds;
     const bool loopback = master_addr == "127.0.0.1" || master_addr == "localhost";
     co.hostname = loopback ? "127.0.0.1" : "";
-    const int shard = cfg.parallelism.shard_group_size(world, local_world);
+    // The mesh dp_replicate x dp_shard x tp (cp and pp are refused above).
+    const Mesh mesh = resolve_mesh(cfg.parallelism, world, local_world);
     // NCCL: cuda:LOCAL_RANK is made current before the process groups and the first CUDA
     // allocation (not in CI: GPU builds only, one GPU per local rank).
     device = bind_rank_device(backend, env.local_rank);
@@ -390,8 +396,9 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
       memory::start_allocator_trace(4000000);
     }
     co.device = device;
-    engine = make_fsdp_engine(cfg, make_process_groups(store, rank, world, shard, co), device);
-    slice = DataSlice{rank, 1, world};
+    ProcessGroups groups = make_mesh_groups(store, rank, mesh.dp_replicate, mesh.dp_shard, mesh.tp, co);
+    slice = DataSlice{groups.dp_rank(), 1, groups.dp_size(), groups.tp_size()};
+    engine = make_fsdp_engine(cfg, std::move(groups), device);
   }
 
   namespace fs = std::filesystem;
@@ -412,7 +419,12 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     const StateBytes sb = engine->state_bytes();
     fmt::print("shardcast-train: {} ranks, {} ({}), model {} ({:.2f} M params), {} steps of {} tokens; "
                "rank 0 state {:.1f} MiB (params {:.1f}, grads {:.1f}, optimizer {:.1f})\n",
-               world, ov.reference ? "reference" : to_string(cfg.parallelism.sharding_strategy),
+               world,
+               ov.reference ? std::string("reference")
+               : cfg.parallelism.tp > 1
+                   ? fmt::format("{}, {}", to_string(cfg.parallelism.sharding_strategy),
+                                 mesh_label(resolve_mesh(cfg.parallelism, world, local_world)))
+                   : std::string(to_string(cfg.parallelism.sharding_strategy)),
                ov.reference ? "no comm" : backend, cfg.model.name.empty() ? cfg.model_preset : cfg.model.name,
                cfg.model.total_params() / 1e6, cfg.training.steps, cfg.tokens_per_step(),
                sb.total() / 1048576.0, sb.params / 1048576.0, sb.grads / 1048576.0, sb.optimizer / 1048576.0);
