@@ -200,31 +200,26 @@ void add_reference_run_flag(CLI::App* cmd, std::string& dir) {
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
   cmd->add_option("--strategy", f.strategy, kShardingStrategyNames);
   cmd->add_option("--hsdp-shard-size", f.hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
-  cmd->add_option("--tp", f.tp, "parallelism.tp: tensor parallel degree (with sequence parallel), inside a node")
-      ->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--cp", f.cp, "parallelism.cp: context parallel degree (ring attention)")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--pp", f.pp, "parallelism.pp: pipeline stages")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--dp-replicate", f.dp_replicate, "parallelism.dp_replicate: replicas of a shard group (HSDP)")
-      ->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--dp-shard", f.dp_shard, "parallelism.dp_shard: ranks FSDP shards over; -1 = the rest of the world")
-      ->check(CLI::Range(-1, 1 << 24) & !CLI::IsMember({0}));
+  cmd->add_option("--tp", f.tp, "parallelism.tp: tensor parallel degree (with sequence parallel), inside a node");
+  cmd->add_option("--cp", f.cp, "parallelism.cp: context parallel degree (ring attention)");
+  cmd->add_option("--pp", f.pp, "parallelism.pp: pipeline stages");
+  cmd->add_option("--dp-replicate", f.dp_replicate, "parallelism.dp_replicate: replicas of a shard group (HSDP)");
+  cmd->add_option("--dp-shard", f.dp_shard,
+                  "parallelism.dp_shard: ranks FSDP shards over (omitted: the rest of the world, run.toml's -1)");
   cmd->add_option("--tp-async", f.tp_async, "parallelism.tp_async: asynchronous TP (true | false)")
       ->check(CLI::IsMember({"true", "false"}));
   cmd->add_option("--pp-schedule", f.pp_schedule, std::string("parallelism.pp_schedule: ") + kPpScheduleNames)
       ->check(CLI::IsMember(names_of(kPpScheduleNames)));
-  cmd->add_option("--pp-microbatch", f.pp_microbatch, "parallelism.pp_microbatch: sequences per pipeline micro-batch")
-      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--pp-microbatch", f.pp_microbatch, "parallelism.pp_microbatch: sequences per pipeline micro-batch");
   cmd->add_option("--pp-virtual-stages", f.pp_virtual_stages,
-                  "parallelism.pp_virtual_stages: stages per pp rank (0 = the schedule's)")
-      ->check(CLI::Range(0, 1 << 10));
+                  "parallelism.pp_virtual_stages: stages per pp rank (0 = the schedule's)");
   cmd->add_option("--cp-rotate", f.cp_rotate, std::string("parallelism.cp_rotate: ") + kCpRotateNames)
       ->check(CLI::IsMember(names_of(kCpRotateNames)));
   cmd->add_option("--micro-batch", f.micro_batch, "sequences per data-parallel rank per micro-step");
   cmd->add_option("--grad-accum", f.grad_accum, "micro-steps per optimizer step");
   cmd->add_option("--mean-doc-len", f.mean_doc_len,
                   "data.mean_doc_len: mean tokens per document packed into a sequence, for a runtime whose attention "
-                  "masks at document boundaries (runtime term attention = flex_document); 0 = dense causal (default)")
-      ->check(CLI::NonNegativeNumber);
+                  "masks at document boundaries (runtime term attention = flex_document); 0 = dense causal (default)");
   cmd->add_option("--sync-every-micro-step", f.sync_every_micro_step,
                   "true: every micro-step reduce-scatters its gradients into the shard; false: non-final "
                   "micro-steps keep an unsharded gradient sum (default: the runtime's; shardcast-train: true)")

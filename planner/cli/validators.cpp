@@ -33,6 +33,16 @@ const Range kRanges[] = {
     {"--micro-batch", "", cli_range::positive},
     {"--grad-accum", "", cli_range::positive},
     {"--hsdp-shard-size", "", cli_range::non_negative},  // 0 = GPUs per node
+    // The mesh (shared/train_config.h): degrees >= 1; --dp-shard omitted = the rest of the world
+    // (run.toml's dp_shard = -1); --pp-virtual-stages 0 = the schedule's.
+    {"--tp", "", cli_range::positive},
+    {"--cp", "", cli_range::positive},
+    {"--pp", "", cli_range::positive},
+    {"--dp-replicate", "", cli_range::positive},
+    {"--dp-shard", "", cli_range::positive},
+    {"--pp-microbatch", "", cli_range::positive},
+    {"--pp-virtual-stages", "", cli_range::non_negative},
+    {"--mean-doc-len", "", cli_range::non_negative},  // tokens; 0 = dense causal attention
     {"--ac-ratio", "", cli_range::fraction},
     {"--max-mem-frac", "", cli_range::fraction},
     {"--threads", "", cli_range::positive},

@@ -121,6 +121,9 @@ void mesh_unit_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepS
     units->cp_exposed_s += r.cp_fwd_s + r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0);
     units->tp_busy_s += r.tp_busy_s;
     units->cp_busy_s += r.cp_busy_s;
+    if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
+    units->unit_mesh_s[size_t(i)] = {ts * r.tp_fwd_s, ts * (r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0)), ts * r.cp_fwd_s,
+                                     ts * (r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0))};
   } else {
     // Sequence parallel's entry (the embedding's output reduce-scattered) and exit (the final
     // norm's output all-gathered before the column-parallel head), each with its transpose.
@@ -129,6 +132,8 @@ void mesh_unit_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepS
     bwd = e;
     units->tp_exposed_s += 2 * e;
     units->tp_busy_s += 2 * e;
+    if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
+    units->unit_mesh_s[size_t(i)] = {ts * e, ts * e, 0, 0};
     if (i == U - 1) {  // loss parallel: the loss's tensors on a vocabulary shard
       u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp;
       u.fwd_transient_bytes /= tp;
@@ -152,6 +157,29 @@ double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
   double saved = 0;  // one micro-batch's activations through the rank's units  // bytes
   for (const SimUnit& u : in.units) saved += u.saved_bytes;
   return std::max(0.0, n - 1) * saved;
+}
+
+// The timeline's lanes of the mesh: inside each unit's forward and backward, the part TP's and
+// CP's collectives hold the compute stream (at its end), and the pipeline's bubble after the step.
+void add_mesh_lanes(const FsdpUnits& units, Prediction* out) {
+  Prediction& p = *out;
+  if (p.timeline.empty()) return;
+  std::vector<TimelineEvent> lanes;
+  double end = 0;
+  for (const TimelineEvent& e : p.timeline) {
+    end = std::max(end, e.start_s + e.duration_s);
+    if (e.lane != "compute" || e.unit < 0 || size_t(e.unit) >= units.unit_mesh_s.size()) continue;
+    const bool fwd = e.name.rfind("fwd ", 0) == 0, bwd = e.name.rfind("bwd ", 0) == 0;
+    if (!fwd && !bwd) continue;
+    const std::array<double, 4>& m = units.unit_mesh_s[size_t(e.unit)];
+    for (int d = 0; d < 2; ++d) {
+      const double t = std::min(e.duration_s, m[size_t(2 * d + (bwd ? 1 : 0))]);
+      if (t > 0) lanes.push_back({std::string(d ? "cp " : "tp ") + e.name, d ? "cp" : "tp", e.start_s + e.duration_s - t, t, e.unit});
+    }
+  }
+  if (p.pp_bubble_s + p.pp_send_s > 0)
+    lanes.push_back({"pipeline bubble and sends", "pp", end, p.pp_bubble_s + p.pp_send_s, -1});
+  p.timeline.insert(p.timeline.end(), lanes.begin(), lanes.end());
 }
 
 void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepShape& shape, const CommSetup& comm,

@@ -58,6 +58,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   read_memory(cfg, hw, opt, shape, eff, act, units, sim, &p);
   read_time(cfg, hw, opt, shape, eff, compute, costs, comm, units, sim, &p);
   p.timeline = std::move(sim.timeline);
+  if (!shape.one_d()) add_mesh_lanes(units, &p);
   return p;
 }
 

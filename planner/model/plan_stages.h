@@ -136,6 +136,9 @@ struct FsdpUnits {
   // bwd_s above), and the rank's forward and backward compute per micro-step.  // s
   double tp_exposed_s = 0, cp_exposed_s = 0, tp_busy_s = 0, cp_busy_s = 0;
   double rank_fwd_s = 0, rank_bwd_s = 0, rank_wgrad_s = 0;
+  // Per unit, TP's and CP's exposed time inside its forward and backward (the timeline's tp and
+  // cp lanes).  // s
+  std::vector<std::array<double, 4>> unit_mesh_s;  // {tp fwd, tp bwd, cp fwd, cp bwd}
 };
 FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                      const EfficiencyParams& eff, const ComputeContext& cc, const UnitCosts& costs,
@@ -156,6 +159,8 @@ void mesh_unit_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepS
                      FsdpUnits* units);
 // The pipeline's bubble and sends and its in-flight activations, and the mesh's read-outs, into p.
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
+// The timeline's tp, cp and pp lanes (p->timeline already holds the simulated step).
+void add_mesh_lanes(const FsdpUnits& units, Prediction* p);
 void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepShape& shape, const CommSetup& comm,
                     const FsdpUnits& units, const SimResult& sim, Prediction* p);
 

@@ -125,6 +125,7 @@ TEST(Budget, BreaksAreTheFirstFlaggedCounts) {
   BudgetOptions o = options(30);
   o.scale.to = 2048;             // 4Mi tokens at seq 8192 = 512 sequences: mb1 at 512, over at 1024
   o.scale.goodput_threshold = 0.999;
+  o.scale.space.tps = o.scale.space.cps = o.scale.space.pps = {1};  // pure FSDP's batch wall
   const BudgetResult r = budget(o);
   ASSERT_EQ(r.breaks.size(), 2u);
   for (const auto& b : r.breaks) {

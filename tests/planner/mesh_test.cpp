@@ -170,6 +170,30 @@ TEST(MeshPlan, PipelineAddsBubbleAndInFlightActivations) {
   EXPECT_LT(b.pp_bubble_s, a.pp_bubble_s);
 }
 
+// The timeline shows each dimension's lane: TP's collectives inside the blocks, the pipeline's
+// bubble after the step; their durations are the prediction's own totals.
+TEST(MeshPlan, TimelineHasALanePerDimension) {
+  TrainConfig c = torchtitan_config(64);
+  c.training.micro_batch = 8;
+  c.parallelism.tp = 8;
+  c.parallelism.pp = 2;
+  validate_or_throw(c);
+  const HardwareSpec hw = load_hardware(c.cluster.hardware);
+  PlanOptions o = resolve_plan_options(c, hw);
+  o.timeline = true;
+  const Prediction p = plan(c, hw, o);
+  double tp = 0, pp = 0;
+  for (const TimelineEvent& e : p.timeline) {
+    if (e.lane == "tp") tp += e.duration_s;
+    if (e.lane == "pp") pp += e.duration_s;
+  }
+  EXPECT_GT(tp, 0);
+  EXPECT_NEAR(pp, p.pp_bubble_s + p.pp_send_s, 1e-12);
+  // One step's lanes are at most the step's TP exposure (micro-steps beyond the timeline's are
+  // not drawn twice).
+  EXPECT_LE(tp, p.tp_exposed_s * (1 + 1e-9));
+}
+
 TEST(MeshPlan, RuntimesRefuseWhatTheyDoNotRun) {
   TrainConfig c = torchtitan_config(64);
   c.parallelism.tp = 8;

@@ -17,13 +17,13 @@ check "scale says where goodput stands" "grep -qE '^goodput (stays|falls)' '$tmp
 check "no failures: goodput 1 at every count" \
   "python3 -c 'import json,sys; j=json.load(open(\"$tmp/nofail.json\")); sys.exit(0 if all(p[\"goodput\"][\"goodput\"]==1 for p in j[\"points\"] if p[\"feasible\"]) else 1)'"
 
-# No count fits (405B, FSDP only, 80 GB, the default 4Mi batch): exit 3, as search, and no summary
-# that speaks of "every count" when there is none.
-"$bin" scale --model llama3.1-405b --seq-len 8192 --gpu H100-80GB-SXM --from 1024 --to 4096 > "$tmp/none.txt"; rc=$?
+# No count fits (405B, FSDP only: fms-fsdp runs no mesh, 80 GB, the default 4Mi batch): exit 3, as
+# search, and no summary that speaks of "every count" when there is none.
+"$bin" scale --model llama3.1-405b --seq-len 8192 --gpu H100-80GB-SXM --from 1024 --to 4096 --runtime fms-fsdp > "$tmp/none.txt"; rc=$?
 check "scale with nothing fitting exits 3 (got $rc)" "[ $rc = 3 ]"
 check "scale says nothing fits" "grep -q '^nothing fits at any GPU count' '$tmp/none.txt'"
 check "scale makes no claim about counts that do not fit" "! grep -qE 'at every count' '$tmp/none.txt'"
-"$bin" scale --model llama3.1-405b --seq-len 8192 --gpu H100-80GB-SXM --from 1024 --to 4096 --json > "$tmp/none.json"; rc=$?
+"$bin" scale --model llama3.1-405b --seq-len 8192 --gpu H100-80GB-SXM --from 1024 --to 4096 --runtime fms-fsdp --json > "$tmp/none.json"; rc=$?
 check "scale --json with nothing fitting exits 3 (got $rc)" "[ $rc = 3 ]"
 check "scale --json still prints its points" "python3 -c 'import json; j=json.load(open(\"$tmp/none.json\")); assert j[\"points\"] and not any(p[\"feasible\"] for p in j[\"points\"])'"
 "$bin" scale --model llama3-70b --seq-len 8192 --gpu H100-80GB-SXM --from 8 --to 128 > "$tmp/some.txt"; rc=$?
