@@ -72,7 +72,7 @@ double op_fwd(const std::vector<Op>& ops, const char* a, const char* b, const Co
 
 }  // namespace
 
-void mesh_unit_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, const CommSetup& comm,
+void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
                      const UnitCosts& costs, const ComputeContext& cc, int i, int U, bool ckpt, SimUnit* unit,
                      FsdpUnits* units) {
   SimUnit& u = *unit;
@@ -146,7 +146,6 @@ void mesh_unit_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepS
   units->rank_fwd_s += u.fwd_s;
   units->rank_bwd_s += u.bwd_s;
   units->rank_wgrad_s += ts * c.bwd_s / 2;  // the weight-gradient GEMMs: half of backward's
-  (void)opt;
 }
 
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
@@ -183,7 +182,7 @@ void add_mesh_lanes(const FsdpUnits& units, Prediction* out) {
 }
 
 void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepShape& shape, const CommSetup& comm,
-                    const FsdpUnits& units, const SimResult& sim, Prediction* out) {
+                    const FsdpUnits& units, Prediction* out) {
   Prediction& p = *out;
   const Mesh& m = shape.mesh;
   const MeshGroups& g = shape.groups;
@@ -224,7 +223,6 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
   p.hfu = (p.tokens_per_s_per_gpu * md.hardware_flops_per_token(s, recompute_fraction) +
            units.sac_recompute_flops * micro_steps / p.step_time_s) /
           rated_peak;
-  (void)sim;
 }
 
 }  // namespace shardcast::planner

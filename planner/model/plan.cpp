@@ -403,7 +403,7 @@ void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions
   p.power_limit_w = power.limit_w;
   p.board_power_w = power.board_w;
   p.clock_scale = power.clock_scale;
-  if (!shape.one_d()) mesh_read_time(cfg, hw, shape, comm, units, sim, &p);
+  if (!shape.one_d()) mesh_read_time(cfg, hw, shape, comm, units, &p);
 }
 
 }  // namespace shardcast::planner

@@ -154,7 +154,7 @@ void mesh_comm_groups(const StepShape& shape, CommSetup* c);
 std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape);
 // A unit's TP and CP collectives into its compute (forward, backward, a checkpointed block's
 // recompute) and the activation bytes of a unit divided over tp; totals into `units`.
-void mesh_unit_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, const CommSetup& comm,
+void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
                      const UnitCosts& costs, const ComputeContext& cc, int i, int U, bool ckpt, SimUnit* u,
                      FsdpUnits* units);
 // The pipeline's bubble and sends and its in-flight activations, and the mesh's read-outs, into p.
@@ -162,7 +162,7 @@ double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
 // The timeline's tp, cp and pp lanes (p->timeline already holds the simulated step).
 void add_mesh_lanes(const FsdpUnits& units, Prediction* p);
 void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepShape& shape, const CommSetup& comm,
-                    const FsdpUnits& units, const SimResult& sim, Prediction* p);
+                    const FsdpUnits& units, Prediction* p);
 
 // The caching allocator replayed over the step (plan.cpp): its reserved peak, and p's reserved range.
 double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
