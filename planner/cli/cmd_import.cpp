@@ -30,6 +30,42 @@ struct ImportFlags {
   int warmup = 10;
 };
 
+// The mesh of a torchtitan job config onto the flags (a flag given wins), and its data-parallel
+// split: dp_replicate x dp_shard = the world over tp x cp x pp (torchtitan's ParallelDims).
+struct MeshFromJob {
+  int replicate = 1, shard = 1, pp = 1;
+};
+MeshFromJob mesh_from_job(const planner::TorchtitanJob& j, ConfigFlags& f) {
+  if (!f.tp && j.tp) f.tp = *j.tp;
+  if (!f.cp && j.cp) f.cp = *j.cp;
+  if (!f.pp && j.pp) f.pp = *j.pp;
+  if (!f.tp_async && j.tp_async) f.tp_async = *j.tp_async;
+  if (f.pp_schedule.empty() && j.pp_schedule) f.pp_schedule = *j.pp_schedule;
+  if (f.cp_rotate.empty() && j.cp_rotate) f.cp_rotate = *j.cp_rotate;
+  if (!f.pp_microbatch && j.pp_microbatch_size) f.pp_microbatch = *j.pp_microbatch_size;
+  const int inner = f.tp.value_or(1) * f.cp.value_or(1) * f.pp.value_or(1);
+  if (*f.gpus % inner != 0)
+    throw ConfigError(j.file, "parallelism.tensor_parallel_degree",
+                      fmt::format("tp {} x cp {} x pp {} = {} does not divide --gpus {}", f.tp.value_or(1),
+                                  f.cp.value_or(1), f.pp.value_or(1), inner, *f.gpus));
+  const int dp = *f.gpus / inner;
+  MeshFromJob m;
+  m.pp = f.pp.value_or(1);
+  m.replicate = f.dp_replicate.value_or(j.dp_replicate.value_or(1));
+  const int shard = f.dp_shard.value_or(j.dp_shard.value_or(-1));
+  m.shard = shard == -1 ? dp / std::max(1, m.replicate) : shard;
+  if (m.replicate < 1 || m.shard < 1 || m.replicate * m.shard != dp)
+    throw ConfigError(j.file, "parallelism.data_parallel_shard_degree",
+                      fmt::format("replicate {} x shard {} is not the {} data-parallel ranks (--gpus {} over tp x cp x "
+                                  "pp = {})",
+                                  m.replicate, shard, dp, *f.gpus, inner));
+  if (inner > 1) {  // a mesh: its degrees as run.toml's keys (1-D runs keep the strategy's split)
+    f.dp_replicate = m.replicate;
+    f.dp_shard = m.shard;
+  }
+  return m;
+}
+
 // The TrainConfig of a torchtitan TOML job config with the flags on top.
 TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::vector<std::string>& notes) {
   const planner::TorchtitanJob j = planner::read_torchtitan_job_toml(a.titan_config);
@@ -55,11 +91,8 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
     if (!j.seq_len) dflt("training.seq_len", "2048");
     f.seq_len = j.seq_len.value_or(2048);
   }
-  const int replicate = j.dp_replicate.value_or(1);
-  const int shard = j.dp_shard.value_or(-1) == -1 ? *f.gpus / std::max(1, replicate) : *j.dp_shard;
-  if (replicate < 1 || shard < 1 || replicate * shard != f.gpus)
-    throw ConfigError(j.file, "parallelism.data_parallel_shard_degree",
-                      fmt::format("replicate {} x shard {} is not --gpus {}", replicate, shard, *f.gpus));
+  const MeshFromJob mesh = mesh_from_job(j, f);
+  const int replicate = mesh.replicate, shard = mesh.shard;
   if (f.strategy.empty()) {
     if (replicate > 1 && shard > 1) {
       f.strategy = "hybrid_shard";
@@ -67,7 +100,11 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
     } else if (replicate > 1) {
       f.strategy = "no_shard";
     } else {
-      f.strategy = j.reshard_after_forward.value_or("default") == "never" ? "shard_grad_op" : "full_shard";
+      // "default": reshard after forward unless PP is on (torchtitan parallelize_llama.py
+      // @e61f2cce4 apply_fsdp: reshard_after_forward = not pp_enabled, "to avoid per-microbatch
+      // all-gathers").
+      const std::string r = j.reshard_after_forward.value_or("default");
+      f.strategy = r == "never" || (r == "default" && mesh.pp > 1) ? "shard_grad_op" : "full_shard";
     }
   }
   if (f.grad_accum <= 0 && j.global_batch_size && *j.global_batch_size > 0) {
@@ -104,6 +141,20 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
   if (f.reduce_dtype.empty()) f.reduce_dtype = j.reduce_dtype.value_or("fp32");
   TrainConfig c = config_from_flags("import", f, hw);
   c.source_file = j.file;
+  if (j.pp_layers_per_stage && mesh.pp > 1 && !a.plan.pp_virtual_stages) {
+    // torchtitan pipeline_parallel.py @e61f2cce4: ceil((layers + 1 + 1) / layers_per_stage)
+    // stages (the embedding and the output count one layer each), divided over the pp ranks.
+    const int stages = (c.model.n_layers + 2 + *j.pp_layers_per_stage - 1) / *j.pp_layers_per_stage;
+    if (stages % mesh.pp != 0)
+      throw ConfigError(j.file, "parallelism.pipeline_parallel_layers_per_stage",
+                        fmt::format("{} stages ({} layers + 2 over {} per stage) do not divide over pp {}", stages,
+                                    c.model.n_layers, *j.pp_layers_per_stage, mesh.pp));
+    c.parallelism.pp_virtual_stages = stages / mesh.pp;
+  }
+  if (j.disable_loss_parallel && *j.disable_loss_parallel && c.parallelism.tp > 1)
+    notes.push_back(fmt::format("{}: parallelism.disable_loss_parallel = true: predicted with runtime {}'s loss (the "
+                                "plan has no key for it)",
+                                j.file, c.runtime));
   if (j.steps) c.training.steps = *j.steps;
   if (j.max_norm) c.training.max_grad_norm = *j.max_norm;
   if (j.lr) c.optimizer.lr = *j.lr;

@@ -27,7 +27,7 @@ SOURCES="shared/config_io.cpp shared/closest_match.cpp shared/toml_reader.cpp sh
   planner/evidence/import/deepspeed_log.cpp
   planner/evidence/import/torchtitan_config.cpp planner/evidence/error_band.cpp planner/evidence/decision_error.cpp shared/session.cpp
   planner/model/allocator/measured_allocator_trace.cpp planner/model/allocator/allocation_trace.cpp planner/model/allocator/caching_allocator.cpp planner/model/optimizer_step.cpp
-  shared/emitted_text.cpp shared/toml_text.cpp"
+  shared/emitted_text.cpp shared/toml_text.cpp shared/train_config_mesh.cpp planner/model/fp8_formats.cpp planner/model/chunked_loss.cpp"
 OBJS=""
 for s in $SOURCES; do
   o="$OUT/obj/$(echo "$s" | tr / _).o"

@@ -100,4 +100,28 @@ check "accelerate refused for an fp32 reduction under bf16" "[ ! -e $T/e2/fsdp_c
 check "emit --torchtitan-version 1.0: exit 2" "[ $(rc $B emit $EMIT --torchtitan-version 1.0 --out $T/e3) = 2 ]"
 check "launch scripts set both allocator variables" \
   "grep -q PYTORCH_CUDA_ALLOC_CONF $T/e2/launch_torchrun.sh && grep -q PYTORCH_CUDA_ALLOC_CONF $T/e2/launch.sbatch"
+
+# A torchtitan run of a mesh: the degrees come from its job config (torchtitan's 70B preset at
+# e61f2cce4: FSDP over the rest x TP 8), and validate predicts it as that mesh.
+M="$D/torchtitan_2025_07_70b_tp8.log"; MC="$D/torchtitan_llama3_70b_tp8_v0.2.toml"
+check "import of a TP 8 run reads its mesh" \
+  "[ \$(rc $B import torchtitan $M --config $MC --gpu H100-80GB-SXM --gpus 64 --out $T/m1) = 0 ] && grep -q '^tp = 8$' $T/m1/run.toml && grep -q '^dp_shard = 8$' $T/m1/run.toml && grep -q '8 data-parallel ranks / 64 GPUs' $T/out"
+check "its step time is per GPU of the mesh (8 x 8192 x 8 / 64 tokens / tps)" \
+  "python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert all(abs(x[\"step_time_s\"]*x[\"tokens_per_s_per_gpu\"]/8192-1)<1e-9 for x in r[\"steps\"])' $T/m1/run_report.json"
+check "validate predicts the imported mesh run" \
+  "[ \$(rc $B validate $T/m1 --json) = 0 ] && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j[\"runs\"][0]; assert r[\"tokens_per_s_per_gpu\"][\"measured\"]==810 and r[\"tokens_per_s_per_gpu\"][\"predicted\"]>0' $T/out"
+sed 's/^pipeline_parallel_degree = 1$/pipeline_parallel_degree = 4\npipeline_parallel_schedule = "Interleaved1F1B"\npipeline_parallel_microbatch_size = 2\npipeline_parallel_layers_per_stage = 7/; s/^tensor_parallel_degree = 8$/tensor_parallel_degree = 2/' $MC > $T/pp.toml
+check "a PP run: schedule, micro-batch, stages per rank (82 / 7 = 12 stages over pp 4), no reshard" \
+  "[ \$(rc $B import torchtitan $M --config $T/pp.toml --gpu H100-80GB-SXM --gpus 64 --out $T/m2) = 0 ] && grep -q '^pp_schedule = \"Interleaved1F1B\"$' $T/m2/run.toml && grep -q '^pp_microbatch = 2$' $T/m2/run.toml && grep -q '^pp_virtual_stages = 3$' $T/m2/run.toml && grep -q '^sharding_strategy = \"shard_grad_op\"$' $T/m2/run.toml"
+sed 's/^pipeline_parallel_degree = 1$/pipeline_parallel_degree = 2\npipeline_parallel_schedule = "DualPipeV"/' $MC > $T/dual.toml
+check "a schedule the planner does not model: exit 2 naming the key and the allowed ones" \
+  "[ \$(rc $B import torchtitan $M --config $T/dual.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.pipeline_parallel_schedule: .DualPipeV. is not modelled (allowed: 1F1B' $T/err && [ ! -e $T/x ]"
+sed 's/^context_parallel_degree = 1$/context_parallel_degree = 1\nexpert_parallel_degree = 4/' $MC > $T/ep.toml
+check "expert parallelism: exit 2 naming the key" \
+  "[ \$(rc $B import torchtitan $M --config $T/ep.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.expert_parallel_degree' $T/err"
+check "degrees that do not divide --gpus: exit 2 naming the key" \
+  "[ \$(rc $B import torchtitan $M --config $MC --gpu H100-80GB-SXM --gpus 12 --out $T/x) = 2 ] && grep -q 'parallelism.tensor_parallel_degree: tp 8 x cp 1 x pp 1 = 8 does not divide --gpus 12' $T/err"
+sed 's/^tensor_parallel_degree = 8$/tensor_parallel_degree = 8\nenable_async_tensor_parallel = true/' $MC > $T/async.toml
+check "async TP on a generation without it: refused by name" \
+  "[ \$(rc $B import torchtitan $M --config $T/async.toml --gpu H100-80GB-SXM --gpus 64 --runtime torchtitan-2024-06 --out $T/x) = 2 ] && grep -q 'torchtitan-2024-06 cannot run parallelism.tp_async = true' $T/err"
 exit $fail

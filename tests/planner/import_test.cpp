@@ -439,10 +439,29 @@ enable = true
     EXPECT_NE(std::string(e.what()).find("training.mixed_precision_reduce"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_torchtitan_job_toml("[training]\nseq_len = 8192\n", "nomodel.toml"), ConfigError);
-  EXPECT_THROW(parse_torchtitan_job_toml("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n"
-                                         "tensor_parallel_degree = 2\n",
-                                         "tp.toml"),
-               ConfigError);
+  // The mesh is read (issue 54): degrees, async TP, schedule, micro-batch size, layers per stage,
+  // CP's rotate method; expert parallelism and schedules the planner does not model are refused.
+  const TorchtitanJob m = parse_torchtitan_job_toml(
+      "[model]\nname = \"llama3\"\nflavor = \"70B\"\n[parallelism]\ntensor_parallel_degree = 8\n"
+      "context_parallel_degree = 2\npipeline_parallel_degree = 4\nenable_async_tensor_parallel = true\n"
+      "pipeline_parallel_schedule = \"ZBVZeroBubble\"\npipeline_parallel_microbatch_size = 2\n"
+      "pipeline_parallel_layers_per_stage = 4\ncontext_parallel_rotate_method = \"alltoall\"\n",
+      "mesh.toml");
+  EXPECT_EQ(*m.tp, 8);
+  EXPECT_EQ(*m.cp, 2);
+  EXPECT_EQ(*m.pp, 4);
+  EXPECT_TRUE(*m.tp_async);
+  EXPECT_EQ(*m.pp_schedule, "ZBVZeroBubble");
+  EXPECT_EQ(*m.pp_microbatch_size, 2);
+  EXPECT_EQ(*m.pp_layers_per_stage, 4);
+  EXPECT_EQ(*m.cp_rotate, "alltoall");
+  EXPECT_TRUE(m.ignored.empty());
+  for (const char* bad : {"expert_parallel_degree = 2\n", "pipeline_parallel_schedule = \"DualPipeV\"\n",
+                          "context_parallel_rotate_method = \"ring\"\n", "enable_async_tensor_parallel = 1\n"})
+    EXPECT_THROW(parse_torchtitan_job_toml(std::string("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n") + bad,
+                                           "bad.toml"),
+                 ConfigError)
+        << bad;
 }
 
 // Values torchtitan would not run with are refused by the reader, naming the torchtitan file

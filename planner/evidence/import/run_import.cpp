@@ -130,8 +130,9 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
   r.cfg = imported_config(log, cfg_in, hw);
   const TrainConfig& c = r.cfg;
   const int s = c.training.seq_len;
-  const double micro_tokens = double(c.training.micro_batch) * s;           // per GPU per micro-step
-  const double step_tokens = micro_tokens * c.training.grad_accum;          // per GPU per step
+  // Per GPU: a mesh's tp x cp x pp ranks share each data-parallel rank's sequences.
+  const double step_tokens = double(c.tokens_per_step()) / c.world_size();  // per GPU per step
+  const double micro_tokens = step_tokens / c.training.grad_accum;          // per GPU per micro-step
   const double peak = hw.peak_flops(c.precision.param_dtype);               // FLOP/s
   const double fpt = c.model.flops_per_token(s);
   const double fpt_titan = c.model.flops_per_token_torchtitan(s);
@@ -213,8 +214,11 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
     r.notes.push_back("the log has no allocated peak: mem_peak_bytes = 0 (not measured); validate compares the "
                       "reserved peak (mem_reserved_peak_bytes) with the planner's reserved estimate");
   if (log.format == "torchtitan")
-    r.notes.push_back(fmt::format("step time derived: micro_batch {} x seq_len {} x grad_accum {} tokens / tps",
-                                  c.training.micro_batch, s, c.training.grad_accum));
+    r.notes.push_back(fmt::format("step time derived: micro_batch {} x seq_len {} x grad_accum {}{} tokens / tps",
+                                  c.training.micro_batch, s, c.training.grad_accum,
+                                  c.dp_size() == c.world_size()
+                                      ? std::string()
+                                      : fmt::format(" x {} data-parallel ranks / {} GPUs", c.dp_size(), c.world_size())));
   // torchtitan's tflops / tps is its FLOPs per token: a check of --model and --seq-len.
   double fpt_log = 0;
   if (!fpt_logged.empty()) {

@@ -11,6 +11,7 @@
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/toml_reader.h"
+#include "shared/train_config.h"
 
 namespace shardcast::planner {
 
@@ -37,6 +38,33 @@ std::string dtype(const std::string& file, const std::string& key, const std::st
   if (v == "float32") return "fp32";
   if (v == "float16") return "fp16";
   throw ConfigError(file, key, fmt::format("'{}' (allowed: bfloat16 | float32)", v));
+}
+
+// [parallelism]'s mesh keys (torchtitan/config/job_config.py Parallelism at e61f2cce4).
+template <class GetInt, class GetStr, class GetBool>
+void read_mesh_keys(TorchtitanJob& j, GetInt& get_int, GetStr& get_str, GetBool& get_bool) {
+  get_int("parallelism", "tensor_parallel_degree", j.tp, 1);
+  get_int("parallelism", "context_parallel_degree", j.cp, 1);
+  get_int("parallelism", "pipeline_parallel_degree", j.pp, 1);
+  get_bool("parallelism", "enable_async_tensor_parallel", j.tp_async);
+  get_bool("parallelism", "disable_loss_parallel", j.disable_loss_parallel);
+  get_str("parallelism", "pipeline_parallel_schedule", j.pp_schedule);
+  get_str("parallelism", "context_parallel_rotate_method", j.cp_rotate);
+  get_int("parallelism", "pipeline_parallel_microbatch_size", j.pp_microbatch_size, 1);
+  get_int("parallelism", "pipeline_parallel_layers_per_stage", j.pp_layers_per_stage, 1);
+  if (j.pp_schedule && !parse_pp_schedule(*j.pp_schedule))
+    throw ConfigError(j.file, "parallelism.pipeline_parallel_schedule",
+                      fmt::format("'{}' is not modelled (allowed: {})", *j.pp_schedule, kPpScheduleNames));
+  if (j.cp_rotate && !parse_cp_rotate(*j.cp_rotate))
+    throw ConfigError(j.file, "parallelism.context_parallel_rotate_method",
+                      fmt::format("'{}' (allowed: {})", *j.cp_rotate, kCpRotateNames));
+  for (const char* k : {"expert_parallel_degree", "expert_tensor_parallel_degree"}) {
+    std::optional<int> d;
+    get_int("parallelism", k, d, 1);
+    if (d && *d > 1)
+      throw ConfigError(j.file, std::string("parallelism.") + k,
+                        fmt::format("{}: the planner models dense Llama models (no experts)", *d));
+  }
 }
 
 }  // namespace
@@ -81,6 +109,12 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
     if (const auto* n = node(sec, key)) {
       if (!n->is_string()) throw ConfigError(file, sec + "." + key, "expected a string");
       out = **n->as_string();
+    }
+  };
+  auto get_bool = [&](const std::string& sec, const std::string& key, std::optional<bool>& out) {
+    if (const auto* n = node(sec, key)) {
+      if (!n->is_boolean()) throw ConfigError(file, sec + "." + key, "expected true or false");
+      out = **n->as_boolean();
     }
   };
   std::optional<std::string> name, flavor;
@@ -139,14 +173,7 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
       *j.reshard_after_forward != "never")
     throw ConfigError(file, "parallelism.fsdp_reshard_after_forward",
                       fmt::format("'{}' (allowed: default | always | never)", *j.reshard_after_forward));
-  for (const char* k : {"tensor_parallel_degree", "pipeline_parallel_degree", "context_parallel_degree",
-                        "expert_parallel_degree"}) {
-    std::optional<int> d;
-    get_int("parallelism", k, d, 1);
-    if (d && *d > 1)
-      throw ConfigError(file, std::string("parallelism.") + k,
-                        fmt::format("{}: the planner models data parallelism (FSDP/HSDP/DDP) only", *d));
-  }
+  read_mesh_keys(j, get_int, get_str, get_bool);
   get_str("activation_checkpoint", "mode", j.ac_mode);
   get_str("activation_checkpoint", "selective_ac_option", j.selective_ac_option);
   if (j.ac_mode && *j.ac_mode != "none" && *j.ac_mode != "full" && *j.ac_mode != "selective")

@@ -5,7 +5,11 @@
 // tests/planner/data/torchtitan_keys_v0.2.txt) that decide memory and time: [model] name/flavor
 // and converters, [training] local_batch_size/global_batch_size/seq_len/steps/max_norm/
 // mixed_precision_param/mixed_precision_reduce, [parallelism] data_parallel_shard_degree/
-// data_parallel_replicate_degree/fsdp_reshard_after_forward, [activation_checkpoint] mode/
+// data_parallel_replicate_degree/fsdp_reshard_after_forward and the mesh (tensor_parallel_degree,
+// enable_async_tensor_parallel, disable_loss_parallel, context_parallel_degree,
+// context_parallel_rotate_method, pipeline_parallel_degree, pipeline_parallel_schedule,
+// pipeline_parallel_microbatch_size, pipeline_parallel_layers_per_stage; expert parallelism
+// above 1 is refused), [activation_checkpoint] mode/
 // selective_ac_option, [compile] enable, [optimizer] lr/eps/weight_decay/implementation,
 // [lr_scheduler] warmup_steps. Every other key is listed in `ignored` (it does not change the
 // plan, or the planner does not model it). The world size is not in the file (torchrun's
@@ -28,6 +32,13 @@ struct TorchtitanJob {
   std::string model_preset;                 // the shardcast preset with these dimensions
   std::optional<int> local_batch_size, global_batch_size, seq_len, steps;
   std::optional<int> dp_shard, dp_replicate;  // -1 = leftover ranks (shard only)
+  // The rest of the mesh ([parallelism], job_config.py Parallelism at e61f2cce4): degrees,
+  // async TP, the pipeline's schedule (torchtitan's names, as run.toml's), micro-batch size and
+  // layers per stage, CP's rotate method.
+  std::optional<int> tp, cp, pp;
+  std::optional<bool> tp_async, disable_loss_parallel;
+  std::optional<std::string> pp_schedule, cp_rotate;
+  std::optional<int> pp_microbatch_size, pp_layers_per_stage;
   std::optional<std::string> reshard_after_forward;  // default | always | never
   std::optional<std::string> ac_mode, selective_ac_option;
   std::optional<std::string> param_dtype, reduce_dtype;  // shardcast spelling (bf16, fp32)

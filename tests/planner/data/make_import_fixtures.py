@@ -236,3 +236,17 @@ with open("fms_fsdp_2024_04_07.log", "w") as f:
     for i, s in enumerate([100, 200, 300, 400]):
         t = [3.812, 3.4051, 3.4102, 3.3987][i]
         f.write(fms_block_2024_04_07(s, t, int(2 * 4096 / t), 71940702208 + i * 2097152, 60129542144 + i * 1048576))
+
+# A torchtitan run of a mesh: Llama 3.1 70B (flavor "70B"), seq_len 8192, local_batch_size 8 per
+# data-parallel rank, 64 GPUs as tensor_parallel_degree 8 x data_parallel_shard_degree 8
+# (torchtitan_llama3_70b_tp8_v0.2.toml). tps is torchtitan's per-GPU value (metrics.py divides
+# by non_data_parallel_size), about the 829 of the Dec-2024 benchmark's 70B FSDP 32 x TP 8 row.
+FPT_70B = 6 * (70553706496 - 128256 * 8192) + 12 * 80 * 8192 * 8192
+tps_70b = {1: 190.2, 10: 801.7, 20: 809.3, 30: 812.0, 40: 806.4, 50: 810.9}
+with open("torchtitan_2025_07_70b_tp8.log", "w") as f:
+    for i, s in enumerate(steps):
+        tps = tps_70b[s]; tflops = FPT_70B * tps / 1e12; mfu = 100 * FPT_70B * tps / PEAK
+        f.write("[rank0]:" + prefix(i + 1) +
+                f"{C.red}step: {s:2}  {C.green}loss: {loss_of[s]:7.4f}  {C.orange}grad_norm: {1.2345:7.4f}  "
+                f"{C.yellow}memory: {58.20:5.2f}GiB({73.57:.2f}%)  {C.blue}tps: {round(tps):,}  "
+                f"{C.cyan}tflops: {tflops:,.2f}  {C.magenta}mfu: {mfu:.2f}%{C.reset}\n")
