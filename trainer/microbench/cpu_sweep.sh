@@ -12,8 +12,12 @@
 # bench_trainer --repeats and the micro-benchmarks (best time) use, so prediction (from the
 # micro-benchmarks) and measurement see the machine in the same state. Every repeat's median
 # is listed in OUT/repeats.tsv so the spread is visible.
+# SHARDCAST_SWEEP_TP="2 4" adds, per model and world, a full_shard run on a mesh of tp ranks of
+# tensor parallel x world / tp of FSDP (parallelism.tp, dp_shard the rest), where tp divides the
+# world and the model's kv heads; SHARDCAST_SWEEP_STRATEGIES picks the 1-D cases ("" = none).
 #   usage: [SHARDCAST_SWEEP_MODELS="tiny-2l small-6l"] [SHARDCAST_SWEEP_WORLDS="2 4"]
-#          [SHARDCAST_SWEEP_HARDWARE=cpu] [SHARDCAST_SWEEP_REPEATS=3]
+#          [SHARDCAST_SWEEP_STRATEGIES="full_shard shard_grad_op hybrid_shard no_shard"]
+#          [SHARDCAST_SWEEP_TP=""] [SHARDCAST_SWEEP_HARDWARE=cpu] [SHARDCAST_SWEEP_REPEATS=3]
 #          cpu_sweep.sh BUILD_DIR OUT_DIR [STEPS]
 set -euo pipefail
 BUILD=${1:?build dir}; OUT=${2:?out dir}; STEPS=${3:-20}
@@ -25,9 +29,9 @@ CORPUS="$OUT/corpus.bin"
 TSV="$OUT/repeats.tsv"
 printf 'run\trepeat\tmedian_step_ms\n' > "$TSV"
 
-# write_config NAME MODEL WORLD STRATEGY DIR: the run.toml of one case.
+# write_config NAME MODEL WORLD STRATEGY DIR [TP]: the run.toml of one case.
 write_config() {
-  local name=$1 model=$2 world=$3 strategy=$4 dir=$5 mb seq hsdp=0
+  local name=$1 model=$2 world=$3 strategy=$4 dir=$5 tp=${6:-1} mb seq hsdp=0
   if [ "$model" = tiny-2l ]; then mb=8; seq=128; else mb=2; seq=256; fi
   if [ "$strategy" = hybrid_shard ]; then hsdp=$((world / 2)); fi
   cat > "$dir/$name.toml" <<TOML
@@ -41,6 +45,7 @@ gpus_per_node = $world
 sharding_strategy = "$strategy"
 hsdp_shard_size = $hsdp
 max_inflight_all_gathers = 2
+tp = $tp
 [training]
 micro_batch = $mb
 seq_len = $seq
@@ -68,10 +73,20 @@ for rep in $(seq 1 "$REPEATS"); do
   mkdir -p "$rdir"
   for model in ${SHARDCAST_SWEEP_MODELS:-tiny-2l small-6l}; do
     for world in ${SHARDCAST_SWEEP_WORLDS:-2 4}; do
-      for strategy in full_shard shard_grad_op hybrid_shard no_shard; do
+      cases=()
+      for strategy in ${SHARDCAST_SWEEP_STRATEGIES-full_shard shard_grad_op hybrid_shard no_shard}; do
+        cases+=("$strategy:1")
+      done
+      kv=$(sed -n 's/^n_kv_heads = \([0-9]*\)/\1/p' "$SRC/configs/models/$model.toml")
+      for tp in ${SHARDCAST_SWEEP_TP:-}; do
+        if [ $((world % tp)) = 0 ] && [ $((kv % tp)) = 0 ]; then cases+=("full_shard:$tp"); fi
+      done
+      for c in "${cases[@]}"; do
+        strategy=${c%%:*}; tp=${c##*:}
         name="$model-$world-$strategy"
+        [ "$tp" != 1 ] && name="$model-$world-tp$tp"
         [ "$rep" = 1 ] && names+=("$name")
-        write_config "$name" "$model" "$world" "$strategy" "$rdir"
+        write_config "$name" "$model" "$world" "$strategy" "$rdir" "$tp"
         # emit adds the planner's [prediction], so each run's validation.json compares with it.
         "$BUILD/shardcast" emit "$rdir/$name.toml" --out "$rdir/$name.emit" > /dev/null
         line=$("$BUILD/shardcast-train" launch --nproc-per-node "$world" "$rdir/$name.emit/run.toml" --data "$CORPUS" |
