@@ -40,8 +40,8 @@ std::vector<FitGroup> shipped_fit_groups() {
   };
   const double w = kShippedPriorWeight;
   return {
-      {"A100 (GA100)", {"A100-80GB-SXM", "A100-40GB-SXM"}, base, prior_of("A100-80GB-SXM"), w},
-      {"H100/H200 (GH100)", {"H100-80GB-SXM", "H100-96GB-HBM2e", "H100-unspecified", "H200-141GB-SXM"}, h100,
+      {"A100 (GA100)", {"A100-80GB-SXM", "A100-40GB-SXM", "A800-80GB-SXM"}, base, prior_of("A100-80GB-SXM"), w},
+      {"H100/H200 (GH100)", {"H100-80GB-SXM", "H100-96GB-HBM2e", "H100-unspecified", "H200-141GB-SXM", "H800-80GB-SXM"}, h100,
        prior_of("H100-80GB-SXM"), w},
   };
 }

@@ -40,7 +40,7 @@ inline constexpr double kShippedPriorWeight = 0.3;
 
 // The procedure used for the shipped presets (docs/cost-model.md §7): A100 (both parts),
 // H100-80GB (with fp8); the family also names the presets of the same silicon that take the
-// fitted values without rows of their own (H100-96GB, H100-unspecified, H200).
+// fitted values without rows of their own (H100-96GB, H100-unspecified, H200, H800; A100-40GB, A800).
 std::vector<FitGroup> shipped_fit_groups();
 
 // The source of a row: the `source` column up to its first " (" — the document and its

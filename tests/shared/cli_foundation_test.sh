@@ -11,7 +11,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 check "presets exits 0" "[ $rc = 0 ]"
 models=$("$bin" presets --json | grep -c '"max_seq_len"')
 check "presets lists >= 12 models ($models)" "[ $models -ge 12 ]"
-for g in A100-40GB-SXM A100-80GB-SXM H100-80GB-SXM H100-96GB-HBM2e H100-unspecified H200-141GB-SXM B200 GB200 GB300 MI300X; do
+for g in A100-40GB-SXM A100-80GB-SXM A800-80GB-SXM H100-80GB-SXM H800-80GB-SXM H100-96GB-HBM2e H100-unspecified H200-141GB-SXM B200 GB200 GB300 MI300X; do
   check "presets lists $g" "grep -q ' $g ' '$tmp/presets.txt'"
 done
 "$bin" show-model llama2-7b > "$tmp/show.txt"
