@@ -116,6 +116,10 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   addField(par, "parallelism.hsdp_shard_size", "HSDP shard size", hsdp_,
            "parallelism.hsdp_shard_size: ranks per shard group with hybrid_shard; 0 = GPUs per node. "
            "Must divide the world size. Only allowed with hybrid_shard.");
+  QFormLayout* mesh = group("Mesh");
+  mesh_.build(this, [&](const std::string& key, const QString& label, QWidget* editor, const QString& tip) {
+    return addField(mesh, key, label, editor, tip);
+  });
 
   QFormLayout* tr = group("Training");
   micro_batch_ = intSpin(0, 1 << 16);
@@ -390,6 +394,7 @@ void ConfigForm::updateEnabled() {
     w->setEnabled(custom_hw);
   hsdp_->setEnabled(strategy_->currentText() == "hybrid_shard" || hsdp_->value() != 0);
   ac_ratio_->setEnabled(ac_mode_->currentText() == "selective");
+  mesh_.updateEnabled();
   const int g = gpus_->value(), p = gpus_per_node_->value();
   nodes_hint_->setText(p > 0 && g % p == 0 ? QString::number(g / p) : QString("—"));
 }
@@ -437,6 +442,7 @@ TrainConfig ConfigForm::config() const {
   c.runtime = runtime_->currentText().toStdString();
   c.parallelism.sharding_strategy = *parse_sharding_strategy(strategy_->currentText().toStdString());
   c.parallelism.hsdp_shard_size = hsdp_->value();
+  mesh_.read(c.parallelism);
   c.training.micro_batch = micro_batch_->value();
   c.training.seq_len = seq_len_->value();
   c.training.grad_accum = grad_accum_->value();
@@ -533,6 +539,7 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
   setCombo(runtime_, q(cfg.runtime));
   setCombo(strategy_, to_string(cfg.parallelism.sharding_strategy));
   hsdp_->setValue(cfg.parallelism.hsdp_shard_size);
+  mesh_.show(cfg.parallelism);
   micro_batch_->setValue(cfg.training.micro_batch);
   seq_len_->setValue(cfg.training.seq_len);
   grad_accum_->setValue(cfg.training.grad_accum);

@@ -1,5 +1,5 @@
-// ConfigForm: the left-hand form of shardcast-gui — model, hardware, cluster, strategy,
-// batch, checkpointing and precision of one TrainConfig.
+// ConfigForm: the left-hand form of shardcast-gui — model, hardware, cluster, strategy, device
+// mesh (gui/mesh_fields.h), batch, checkpointing and precision of one TrainConfig.
 //
 // What it is: editors labelled with the run.toml key words (micro_batch -> "Micro-batch"),
 // tooltips with units and sources, an error label under every field that shows the shared
@@ -18,6 +18,7 @@
 #include <QWidget>
 
 #include "gui/field_errors.h"
+#include "gui/mesh_fields.h"
 #include "shared/hardware_spec.h"
 #include "shared/train_config.h"
 
@@ -120,6 +121,7 @@ class ConfigForm : public QWidget {
   QComboBox* runtime_ = nullptr;
   QComboBox* strategy_ = nullptr;
   QSpinBox* hsdp_ = nullptr;
+  MeshFields mesh_;  // the [parallelism] mesh keys: dp_replicate ... cp_rotate
   QSpinBox *micro_batch_ = nullptr, *seq_len_ = nullptr, *grad_accum_ = nullptr;
   QDoubleSpinBox* mean_doc_len_ = nullptr;  // data.mean_doc_len (tokens; 0 = dense causal)
   QComboBox* ac_mode_ = nullptr;

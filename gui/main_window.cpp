@@ -283,9 +283,10 @@ void MainWindow::replan() {
     rows.push_back(std::move(r));
   }
   const double plan_ms = timer.nsecsElapsed() / 1e6;
-  summary_->setPrediction(*pred, plan_ms, cfg.tokens_per_step(), QString::fromStdString(form_->runtimeOrigin()));
+  const Mesh mesh = resolve_mesh(cfg.parallelism, cfg.world_size(), cfg.cluster.gpus_per_node);
+  summary_->setPrediction(*pred, plan_ms, cfg.tokens_per_step(), QString::fromStdString(form_->runtimeOrigin()), mesh);
   memory_->setPredictions(rows);
-  timeline_->setPrediction(*pred);
+  timeline_->setPrediction(*pred, mesh);
   run_->setPlan(cfg, pred, form_->customHardware().has_value());
   search_->setReferenceRun(ref ? ref->level() : 0, ref ? ref->dir : "");
   scaling_->setReferenceRun(ref ? ref->level() : 0, ref ? ref->dir : "");

@@ -6,6 +6,21 @@
 #include "gui/number_text.h"
 
 namespace shardcast::gui {
+namespace {
+
+// What the mesh's dimensions add to the step, the degrees above 1 only (Prediction's tp_exposed_s,
+// cp_exposed_s, pp_bubble_s, pp_send_s), three significant digits so that a send of 0.2 ms is
+// not shown as 0: "tp exposed 0.0177 s, pp bubble 0.286 s + sends 0.000193 s".
+QString mesh_seconds(const Prediction& p, const Mesh& m) {
+  auto sec = [](double s) { return QString::number(s, 'g', 3) + " s"; };
+  QStringList parts;
+  if (m.tp > 1) parts << "tp exposed " + sec(p.tp_exposed_s);
+  if (m.cp > 1) parts << "cp exposed " + sec(p.cp_exposed_s);
+  if (m.pp > 1) parts << "pp bubble " + sec(p.pp_bubble_s) + " + sends " + sec(p.pp_send_s);
+  return parts.join(", ");
+}
+
+}  // namespace
 
 SummaryBar::SummaryBar(QWidget* parent) : QLabel(parent) {
   setObjectName("summary");
@@ -16,7 +31,7 @@ SummaryBar::SummaryBar(QWidget* parent) : QLabel(parent) {
 }
 
 void SummaryBar::setPrediction(const Prediction& p, double plan_ms, long long tokens_per_step,
-                               const QString& runtime_origin) {
+                               const QString& runtime_origin, const Mesh& mesh) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   auto mem = [](double bytes) {
     return bytes < GiB ? QString("%1 MiB").arg(bytes / (1024.0 * 1024.0), 0, 'f', 1)
@@ -30,6 +45,11 @@ void SummaryBar::setPrediction(const Prediction& p, double plan_ms, long long to
   const QString ref = p.reference_level > 0
                           ? QString(" &nbsp;|&nbsp; reference run ×%1").arg(p.reference_level, 0, 'f', 3)
                           : QString();
+  // The mesh, when not 1-D: the planner's label and the seconds its dimensions add.
+  const QString mesh_name = QString::fromStdString(p.mesh.empty() ? mesh_label(mesh) : p.mesh);
+  const QString mesh_part = mesh.one_d() ? QString()
+                                         : QString(" &nbsp;|&nbsp; mesh <b>%1</b> (%2)")
+                                               .arg(mesh_name.toHtmlEscaped(), mesh_seconds(p, mesh));
   // The runtime planned for, as the CLI's headline says it: "runtime torchtitan (SHARDCAST_RUNTIME)".
   const QString runtime = QString("runtime <b>%1</b>%2")
                               .arg(QString::fromStdString(p.runtime).toHtmlEscaped(),
@@ -42,7 +62,7 @@ void SummaryBar::setPrediction(const Prediction& p, double plan_ms, long long to
               .arg(p.tokens_per_s_per_gpu, 0, 'f', 0)
               .arg(band)
               .arg(100 * p.mfu, 0, 'f', 1)
-              .arg(ref)
+              .arg(ref + mesh_part)
               .arg(runtime));
   // The details: in the tooltip.
   QStringList d;
@@ -57,6 +77,10 @@ void SummaryBar::setPrediction(const Prediction& p, double plan_ms, long long to
            .arg(100 * p.mfu, 0, 'f', 1)
            .arg(100 * p.hfu, 0, 'f', 1);
   d << QString("Exposed communication: %1 ms per step").arg(1000 * p.exposed_comm_s, 0, 'f', 1);
+  if (!mesh.one_d()) {
+    d << QString("Mesh: %1; %2").arg(mesh_name, mesh_seconds(p, mesh));
+    for (const std::string& n : p.mesh_notes) d << "Mesh: " + QString::fromStdString(n);
+  }
   if (!p.error_band_note.empty()) d << "Error band: " + QString::fromStdString(p.error_band_note);
   d << QString("Planned in %1 ms").arg(plan_ms, 0, 'f', 1);
   setToolTip(d.join("\n"));

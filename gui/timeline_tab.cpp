@@ -9,6 +9,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QStringList>
 
 #include <nlohmann/json.hpp>
 #include <QVBoxLayout>
@@ -22,6 +23,25 @@ QLabel* swatch(const QString& color, const QString& text, QWidget* parent) {
   auto* l = new QLabel(QString("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span> %2").arg(color, text), parent);
   l->setTextFormat(Qt::RichText);
   return l;
+}
+
+// The mesh's lanes in words, with the seconds the planner gives them; "" for 1-D FSDP.
+QString mesh_text(const Prediction& p, const Mesh& m) {
+  if (m.one_d()) return {};
+  QStringList parts;
+  if (m.tp > 1)
+    parts << QString("lane tp = the part of each forward and backward TP's collectives hold the compute stream "
+                     "(%1 ms per step)").arg(p.tp_exposed_s * 1000, 0, 'f', 1);
+  if (m.cp > 1)
+    parts << QString("lane cp = the same for CP's ring attention (%1 ms per step)")
+                 .arg(p.cp_exposed_s * 1000, 0, 'f', 1);
+  if (m.pp > 1)
+    parts << QString("lane pp = the pipeline's bubble (%1 ms) and sends (%2 ms) after the last micro-step, not "
+                     "counted as exposed communication")
+                 .arg(p.pp_bubble_s * 1000, 0, 'f', 1)
+                 .arg(p.pp_send_s * 1000, 0, 'f', 1);
+  const std::string label = p.mesh.empty() ? mesh_label(m) : p.mesh;
+  return QString(" Mesh %1: %2.").arg(QString::fromStdString(label), parts.join("; "));
 }
 
 }  // namespace
@@ -57,6 +77,14 @@ TimelineTab::TimelineTab(QWidget* parent) : QWidget(parent) {
   bar->addWidget(swatch("#9d7660", "all_reduce", this));
   bar->addWidget(swatch("#79706e", "optimizer", this));
   bar->addWidget(swatch("#d62728", "exposed communication", this));
+  // The mesh lanes' colours (timeline_view.cpp event_color), shown when the plan has them.
+  for (const auto& [lane, color] : {std::pair{"tp", "#edc948"}, {"cp", "#76b7b2"}, {"pp", "#ff9da7"}}) {
+    QLabel* l = swatch(color, lane, this);
+    l->setObjectName(QString("swatch_%1").arg(lane));
+    l->hide();
+    bar->addWidget(l);
+    mesh_swatches_.push_back(l);
+  }
   bar->addStretch(1);
   v->addLayout(bar);
   info_ = new QLabel(this);
@@ -71,7 +99,7 @@ TimelineTab::TimelineTab(QWidget* parent) : QWidget(parent) {
   connect(fit, &QPushButton::clicked, view_, &TimelineView::fit);
 }
 
-void TimelineTab::setPrediction(const Prediction& p) {
+void TimelineTab::setPrediction(const Prediction& p, const Mesh& mesh) {
   view_->setEvents(p.timeline, p.step_time_s);
   double last = 0;
   for (const auto& e : p.timeline) last = std::max(last, e.start_s + e.duration_s);
@@ -90,7 +118,11 @@ void TimelineTab::setPrediction(const Prediction& p) {
                      .arg(view_->exposedSeconds() * 1000, 0, 'f', 1)
                      .arg(p.optimizer_s * 1000, 0, 'f', 1)
                      .arg(p.timeline.size()) +
-                 tail);
+                 tail + mesh_text(p, mesh));
+  for (QLabel* l : mesh_swatches_) {
+    const std::string lane = l->objectName().mid(int(std::string("swatch_").size())).toStdString();
+    l->setVisible(std::find(view_->lanes().begin(), view_->lanes().end(), lane) != view_->lanes().end());
+  }
 }
 
 QString TimelineTab::saveTrace(const QString& path) const {
@@ -105,6 +137,7 @@ QString TimelineTab::saveTrace(const QString& path) const {
 
 void TimelineTab::setProblem(const QString& text) {
   view_->setEvents({});
+  for (QLabel* l : mesh_swatches_) l->hide();
   info_->setText(text);
 }
 

@@ -7,9 +7,12 @@
 // Ownership: a QWidget owned by its Qt parent. GUI thread only.
 #pragma once
 
+#include <vector>
+
 #include <QWidget>
 
 #include "shared/prediction.h"
+#include "shared/train_config.h"
 
 class QLabel;
 
@@ -21,7 +24,9 @@ class TimelineTab : public QWidget {
   Q_OBJECT
  public:
   explicit TimelineTab(QWidget* parent = nullptr);
-  void setPrediction(const Prediction& p);
+  // `mesh`: the config's resolved mesh (shared/train_config.h resolve_mesh); the default, 1-D,
+  // adds nothing about mesh lanes to the totals line.
+  void setPrediction(const Prediction& p, const Mesh& mesh = {});
   void setProblem(const QString& text);
   TimelineView* view() const { return view_; }
   // Write the timeline as Chrome trace JSON (QSaveFile); returns "" or the reason.
@@ -30,6 +35,7 @@ class TimelineTab : public QWidget {
  private:
   TimelineView* view_;
   QLabel* info_;
+  std::vector<QLabel*> mesh_swatches_;  // legend of the tp, cp, pp lanes (Qt children of this tab)
 };
 
 }  // namespace shardcast::gui

@@ -25,6 +25,10 @@ QColor event_color(const std::string& name) {
   if (starts("reduce_scatter")) return QColor("#b07aa1");
   if (starts("all_reduce")) return QColor("#9d7660");
   if (starts("optimizer")) return QColor("#79706e");
+  // The mesh lanes (planner/model/mesh_stage.cpp add_mesh_lanes).
+  if (starts("tp ")) return QColor("#edc948");
+  if (starts("cp ")) return QColor("#76b7b2");
+  if (starts("pipeline")) return QColor("#ff9da7");
   return QColor("#bab0ac");
 }
 
@@ -43,13 +47,16 @@ QString ms(double s) { return QString::number(s * 1000, 'f', s < 0.01 ? 3 : 2) +
 
 }  // namespace
 
+bool is_mesh_lane(const std::string& lane) { return lane == "tp" || lane == "cp" || lane == "pp"; }
+
 std::vector<std::pair<double, double>> exposed_intervals(const std::vector<TimelineEvent>& events) {
   std::vector<std::pair<double, double>> compute, comm;
   double end = 0;
   for (const auto& e : events) {
     const std::pair<double, double> iv{e.start_s, e.start_s + e.duration_s};
-    (e.lane == "compute" ? compute : comm).push_back(iv);
     end = std::max(end, iv.second);
+    if (is_mesh_lane(e.lane)) continue;
+    (e.lane == "compute" ? compute : comm).push_back(iv);
   }
   compute = merged(compute);
   comm = merged(comm);
@@ -79,7 +86,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 void TimelineView::setEvents(const std::vector<TimelineEvent>& events, double step_time_s) {
   events_ = events;
   lanes_.clear();
-  for (const char* l : {"compute", "comm", "comm_inter"})
+  for (const char* l : {"compute", "comm", "comm_inter", "tp", "cp", "pp"})
     if (std::any_of(events_.begin(), events_.end(), [&](const TimelineEvent& e) { return e.lane == l; }))
       lanes_.push_back(l);
   for (const auto& e : events_)

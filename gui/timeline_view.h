@@ -1,6 +1,6 @@
 // TimelineView: a Gantt chart of one simulated optimizer step — one row per lane (compute,
-// comm, comm_inter), one box per event labelled with its unit, and the exposed communication
-// (compute idle while communication runs) highlighted in red.
+// comm, comm_inter, and a mesh's tp, cp, pp), one box per event labelled with its unit, and the
+// exposed communication (compute idle while communication runs) highlighted in red.
 //
 // What it is: a QPainter widget with zoom (mouse wheel around the cursor, zoomIn/zoomOut,
 // fit) and pan (drag), and a tooltip per event. Shows exactly Prediction::timeline; with no
@@ -8,6 +8,7 @@
 // Ownership: a QWidget owned by its Qt parent. GUI thread only.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -17,8 +18,15 @@
 
 namespace shardcast::gui {
 
-// Intervals where the compute lane is idle while a communication lane is busy, within
-// [0, end of the last event]. Sorted, disjoint.  // seconds
+// The device mesh's lanes (planner/model/mesh_stage.cpp add_mesh_lanes): "tp" and "cp", the part
+// of each unit's forward and backward that TP's / CP's collectives hold the compute stream (inside
+// the compute event), and "pp", the pipeline's bubble and sends after the step's last event.
+bool is_mesh_lane(const std::string& lane);
+
+// Intervals where the compute lane is idle while an FSDP communication lane (comm, comm_inter)
+// is busy, within [0, end of the last event]. The mesh lanes are not FSDP communication: the
+// pipeline's bubble is idle time the planner reports apart (Prediction::pp_bubble_s), so the
+// intervals stay the planner's exposed_comm_s. Sorted, disjoint.  // seconds
 std::vector<std::pair<double, double>> exposed_intervals(const std::vector<TimelineEvent>& events);
 
 class TimelineView : public QWidget {
@@ -30,6 +38,9 @@ class TimelineView : public QWidget {
   void setEvents(const std::vector<TimelineEvent>& events, double step_time_s = 0);
   double stepEnd() const { return step_end_; }
   const std::vector<TimelineEvent>& events() const { return events_; }
+  // The lanes drawn, top to bottom: compute, comm, comm_inter, tp, cp, pp (those with events),
+  // then any other lane in event order.
+  const std::vector<std::string>& lanes() const { return lanes_; }
   double viewStart() const { return t0_; }
   double viewEnd() const { return t1_; }
   double exposedSeconds() const;
