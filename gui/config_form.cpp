@@ -1,5 +1,6 @@
 // ConfigForm: see config_form.h.
 #include "gui/config_form.h"
+#include "gui/mesh_fields.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -41,16 +42,6 @@ QString model_tooltip(const std::string& preset) {
   const std::string src = model_source(preset);
   return QString("[model] preset = %1 (configs/models/%1.toml)%2. Pick custom to edit every field.")
       .arg(q(preset), src.empty() ? QString() : ". Source: " + q(src));
-}
-
-// Show `text` in a choice list; a text the list lacks is added (never silently replaced).
-void setCombo(QComboBox* c, const QString& text) {
-  int i = c->findText(text);
-  if (i < 0) {
-    c->addItem(text);
-    i = c->count() - 1;
-  }
-  c->setCurrentIndex(i);
 }
 
 }  // namespace

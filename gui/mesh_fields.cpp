@@ -6,11 +6,7 @@
 #include <QSpinBox>
 
 namespace shardcast::gui {
-namespace {
 
-constexpr int kMaxDegree = 1 << 20;  // ranks; the spin boxes' ceiling, far above any cluster
-
-// Show `text` in a choice list; a text the list lacks is added (never silently replaced).
 void setCombo(QComboBox* c, const QString& text) {
   int i = c->findText(text);
   if (i < 0) {
@@ -19,6 +15,10 @@ void setCombo(QComboBox* c, const QString& text) {
   }
   c->setCurrentIndex(i);
 }
+
+namespace {
+
+constexpr int kMaxDegree = 1 << 20;  // ranks; the spin boxes' ceiling, far above any cluster
 
 // A spin box from `min` (one below the allowed range where that lets a refused value be typed
 // and its error be shown, as the form's other fields do) with `special` shown at `min`.

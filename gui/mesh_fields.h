@@ -29,6 +29,10 @@ class QWidget;
 
 namespace shardcast::gui {
 
+// Show `text` in a choice list; a text the list lacks is added (never silently replaced). Shared
+// by the form's combo boxes and the mesh group's.
+void setCombo(QComboBox* c, const QString& text);
+
 class MeshFields {
  public:
   // Adds one row (key path, label, editor, tooltip) to the form; returns the row's widget.
