@@ -173,7 +173,7 @@ void print_breaks(const std::vector<planner::BudgetBreaks>& bs, int largest, dou
     fmt::print("  {}: {}.\n", what, s);
   };
   const std::string batch = batch_tokens > 0 ? short_count(double(batch_tokens)) + "-token" : "chosen";
-  sentence(fmt::format("the {} global batch leaves one sequence per GPU (mb1)", batch), &planner::BudgetBreaks::mb1_at);
+  sentence(fmt::format("the {} global batch leaves one sequence per data-parallel rank (mb1)", batch), &planner::BudgetBreaks::mb1_at);
   sentence("even micro-batch 1 without accumulation exceeds it (batch>target)", &planner::BudgetBreaks::batch_over_at);
   sentence(fmt::format("communication stops hiding, > {:.0f}% of the step exposed (comm-exposed)", 100 * exposed_threshold),
            &planner::BudgetBreaks::comm_exposed_at);
@@ -493,7 +493,7 @@ void register_scale(CLI::App& app) {
       else
         fmt::print("goodput stays at or above {:.0f}% {}\n", 100 * opt.goodput_threshold, counts);
     }
-    fmt::print("flags: mb1 = the global batch leaves one sequence per GPU; ga:a->b = grad accumulation changes;\n"
+    fmt::print("flags: mb1 = the global batch leaves one sequence per data-parallel rank (a GPU on pure FSDP); ga:a->b = grad accumulation changes;\n"
                "       batch>target = even micro-batch 1 without accumulation exceeds the global batch (smallest used);\n"
                "       batch-wall:tp2 = pure FSDP cannot meet the global batch here (one sequence per GPU is more): the\n"
                "       mesh named keeps it; mesh:tp2 = a mesh chosen for speed or memory; goodput<T = goodput under failures\n"

@@ -110,9 +110,11 @@ std::vector<ScalePoint> scale(const ScaleOptions& opt, const HardwareSpec& hw,
     if (!pt.batch_met) {
       flags.push_back("batch>target");
     } else if (opt.global_batch_tokens > 0 && pt.feasible) {
-      // Sequences per GPU per step the target leaves: below 2, only micro-batch 1 meets it.
-      const double seqs_per_gpu = double(opt.global_batch_tokens) * (1 + tol) / min_batch;
-      if (seqs_per_gpu < 2) flags.push_back("mb1");
+      // Sequences per data-parallel rank of the chosen mesh the target leaves: below 2, only
+      // micro-batch 1 meets it (on pure FSDP a rank is a GPU).
+      const double dp_batch = double(pt.best.config.dp_size()) * seq;
+      const double seqs_per_rank = double(opt.global_batch_tokens) * (1 + tol) / dp_batch;
+      if (seqs_per_rank < 2) flags.push_back("mb1");
     }
     if (pt.feasible && !points.empty() && points.back().feasible) {
       const int prev = points.back().best.config.training.grad_accum;
