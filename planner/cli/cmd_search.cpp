@@ -35,11 +35,7 @@ std::string ac_cell(const ActivationCheckpointingConfig& ac) {
 // degrees come first ("tp 8 pp 4 Interleaved1F1B+compile").
 std::string extra_cell(const TrainConfig& c) {
   const PrecisionConfig& p = c.precision;
-  const ParallelismConfig& par = c.parallelism;
-  std::string s;
-  if (par.tp > 1) s += fmt::format("tp {}", par.tp);
-  if (par.cp > 1) s += fmt::format("{}cp {}", s.empty() ? "" : " ", par.cp);
-  if (par.pp > 1) s += fmt::format("{}pp {} {}", s.empty() ? "" : " ", par.pp, to_string(par.pp_schedule));
+  std::string s = planner::mesh_words(c.parallelism);
   if (p.compile) s += s.empty() ? "compile" : "+compile";
   if (p.fp8_on()) s += (s.empty() ? "fp8 " : "+fp8 ") + std::string(to_string(p.fp8));
   return s.empty() ? "-" : s;

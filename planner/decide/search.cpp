@@ -145,10 +145,16 @@ std::string describe_config(const TrainConfig& c) {
   if (c.precision.master_dtype != "fp32") s += " master " + c.precision.master_dtype;
   if (c.precision.compile) s += " compile";
   if (c.precision.fp8_on()) s += std::string(" fp8 ") + to_string(c.precision.fp8);
-  const ParallelismConfig& p = c.parallelism;
-  if (p.tp > 1) s += fmt::format(" tp {}", p.tp);
-  if (p.cp > 1) s += fmt::format(" cp {}", p.cp);
-  if (p.pp > 1) s += fmt::format(" pp {} {}", p.pp, to_string(p.pp_schedule));
+  const std::string mesh = mesh_words(c.parallelism);
+  return mesh.empty() ? s : s + " " + mesh;
+}
+
+std::string mesh_words(const ParallelismConfig& p) {
+  std::string s;
+  auto add = [&](const std::string& w) { s += (s.empty() ? "" : " ") + w; };
+  if (p.tp > 1) add(fmt::format("tp {}", p.tp));
+  if (p.cp > 1) add(fmt::format("cp {}", p.cp));
+  if (p.pp > 1) add(fmt::format("pp {} {}", p.pp, to_string(p.pp_schedule)));
   return s;
 }
 

@@ -150,5 +150,8 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
 
 // "full_shard mb 2x4 ac selective(0.5) bf16-reduce compile" — compact label of a candidate.
 std::string describe_config(const TrainConfig& cfg);
+// The mesh's degrees beyond data parallelism in describe_config's words ("tp 8 cp 2 pp 4
+// Interleaved1F1B"; "" for a 1-D plan): the search table's and emit's one spelling.
+std::string mesh_words(const ParallelismConfig& p);
 
 }  // namespace shardcast::planner
