@@ -59,6 +59,10 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
              c.precision.master_dtype == "fp32" ? "" : ", master " + c.precision.master_dtype,
              c.precision.compile ? ", compile" : "",
              c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
+  if (!p.mesh.empty()) {  // a device mesh (planner/model/mesh_stage.cpp): its degrees and what the planner says of it
+    fmt::print("      mesh {}\n", p.mesh);
+    for (const auto& n : p.mesh_notes) fmt::print("      {}\n", n);
+  }
   if (!from_runtime.empty())
     fmt::print("      {}: runtime {}'s own (not given)\n", fmt::join(from_runtime, ", "), c.runtime);
   fmt::print("      runtime {}, attention {}{}\n", c.runtime, p.attention,
@@ -118,6 +122,9 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
   fmt::print("\n");
   fmt::print("step time        {:.4g} s  (compute {:.4g} s, communication {:.4g} s, exposed {:.4g} s, optimizer {:.3g} s)\n",
              p.step_time_s, p.compute_s, p.comm_s, p.exposed_comm_s, p.optimizer_s);
+  if (!p.mesh.empty())
+    fmt::print("                 mesh: tp exposed {:.4g} s, cp exposed {:.4g} s, pp bubble {:.4g} s + sends {:.4g} s\n",
+               p.tp_exposed_s, p.cp_exposed_s, p.pp_bubble_s, p.pp_send_s);
   if (p.host_bound_s > 0)
     fmt::print("                 host-bound: the host's time for the step is {:.4g} s longer than the device's work\n",
                p.host_bound_s);

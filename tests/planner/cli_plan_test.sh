@@ -292,5 +292,14 @@ env -u SHARDCAST_RUNTIME "$sc" plan "$cfgdir/examples/fms-llama2-7b-128xA100.tom
 if diff <(tail -n +2 "$tmp/flags" | grep -v "runtime fms-fsdp's own (not given)") <(tail -n +2 "$tmp/file") > "$tmp/d"; then echo "ok   plan: README's flags = its run.toml"; pass=$((pass + 1));
 else echo "FAIL plan: README's fms-fsdp flags and its run.toml differ"; sed 's/^/  | /' "$tmp/d" | head; fail=$((fail + 1)); fi
 
+# A mesh plan says its mesh, the planner's notes on it, and what each dimension costs.
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --micro-batch 2 --seq-len 8192 --pp 2 --tp 2 \
+  --runtime torchtitan > "$tmp/mesh" 2>&1
+check "plan: a mesh's degrees" 0 $? "^      mesh dp_shard 4 x tp 2 x pp 2$" "$tmp/mesh"
+check "plan: the pipeline's note" 0 0 "pp 2 x 1 stage(s) per rank, 2 micro-batches of 1 per flush" "$tmp/mesh"
+check "plan: each dimension's time" 0 0 "mesh: tp exposed [0-9.e-]* s, cp exposed 0 s, pp bubble [0-9.e-]* s + sends" "$tmp/mesh"
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --micro-batch 2 --seq-len 8192 > "$tmp/flat" 2>&1
+if grep -q "mesh" "$tmp/flat"; then echo "FAIL plan: a 1-D plan prints no mesh"; fail=$((fail + 1)); else echo "ok   plan: a 1-D plan prints no mesh"; pass=$((pass + 1)); fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
