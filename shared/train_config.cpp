@@ -21,7 +21,8 @@ namespace {
 constexpr EnumName<ShardingStrategy> kShardingStrategies[] = {{ShardingStrategy::full_shard, "full_shard"},
                                                               {ShardingStrategy::shard_grad_op, "shard_grad_op"},
                                                               {ShardingStrategy::hybrid_shard, "hybrid_shard"},
-                                                              {ShardingStrategy::no_shard, "no_shard"}};
+                                                              {ShardingStrategy::no_shard, "no_shard"},
+                                                              {ShardingStrategy::shard_optimizer, "shard_optimizer"}};
 constexpr EnumName<AcMode> kAcModes[] = {
     {AcMode::none, "none"}, {AcMode::selective, "selective"}, {AcMode::full, "full"}, {AcMode::selective_op, "selective_op"}};
 constexpr EnumName<Fp8Recipe> kFp8Recipes[] = {{Fp8Recipe::none, "none"},

@@ -17,7 +17,11 @@
 
 namespace shardcast {
 
-enum class ShardingStrategy { full_shard, shard_grad_op, hybrid_shard, no_shard };
+// shard_optimizer: the optimizer's fp32 master and AdamW states partitioned over the data-parallel
+// ranks, parameters and gradients whole on every rank (DeepSpeed ZeRO stage 1; torch's
+// ZeroRedundancyOptimizer). Only the deepspeed runtime runs it (planner/model/zero_memory.h);
+// FSDP has no such strategy, so every other runtime and shardcast-train refuse it by name.
+enum class ShardingStrategy { full_shard, shard_grad_op, hybrid_shard, no_shard, shard_optimizer };
 // selective_op: torchtitan's op-level selective checkpointing (selective_ac_option = "op"):
 // inside every block, matmul and attention outputs are kept and cheap ops are recomputed.
 // The planner models it; shardcast-train runs none, selective and full only.
@@ -41,7 +45,7 @@ const char* to_string(Fp8Recipe r);
 std::optional<ShardingStrategy> parse_sharding_strategy(const std::string& s);
 std::optional<AcMode> parse_ac_mode(const std::string& s);
 std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& s);
-inline const char* kShardingStrategyNames = "full_shard | shard_grad_op | hybrid_shard | no_shard";
+inline const char* kShardingStrategyNames = "full_shard | shard_grad_op | hybrid_shard | no_shard | shard_optimizer";
 inline const char* kAcModeNames = "none | selective | full | selective_op";
 inline const char* kFp8RecipeNames = "none | tensorwise | rowwise | rowwise_with_gw_hp | mxfp8 | nvfp4";
 // parallelism.pp_schedule: the pipeline schedule, by torchtitan's names (the classes of

@@ -24,7 +24,9 @@ Mesh resolve_mesh(const ParallelismConfig& p, int world, int gpus_per_node) {
         m.dp_shard = p.hsdp_shard_size > 0 ? p.hsdp_shard_size : std::max(1, gpus_per_node / (m.tp * m.cp));
         m.dp_replicate = std::max(1, dp / m.dp_shard);
         break;
-      case ShardingStrategy::no_shard: m.dp_replicate = dp; break;
+      // shard_optimizer: parameters whole on every rank (only the optimizer is partitioned).
+      case ShardingStrategy::no_shard:
+      case ShardingStrategy::shard_optimizer: m.dp_replicate = dp; break;
     }
     return m;
   }
@@ -105,9 +107,11 @@ void check_strategy(const TrainConfig& c, const std::string& f, std::vector<std:
                           p.dp_shard));
       break;
     case ShardingStrategy::no_shard:
+    case ShardingStrategy::shard_optimizer:
       require(e, p.dp_shard == -1 || p.dp_shard == 1, f, "parallelism.dp_shard",
-              fmt::format("{} is not allowed with sharding_strategy = \"no_shard\" (nothing sharded): must be 1",
-                          p.dp_shard));
+              fmt::format("{} is not allowed with sharding_strategy = \"{}\" (parameters whole on every rank): "
+                          "must be 1",
+                          p.dp_shard, s));
       break;
   }
 }

@@ -64,6 +64,11 @@ std::vector<TrainerRefusal> trainer_refusals(const TrainConfig& cfg, bool nccl_c
     out.push_back({"precision.master_dtype",
                    fmt::format("\"{}\" is modeled by the planner; shardcast-train keeps fp32 shards, gradients and "
                                "AdamW states (set \"fp32\")", cfg.precision.master_dtype)});
+  if (cfg.parallelism.sharding_strategy == ShardingStrategy::shard_optimizer)
+    out.push_back({"parallelism.sharding_strategy",
+                   "\"shard_optimizer\" (DeepSpeed ZeRO stage 1) is planned and emitted for the deepspeed runtime "
+                   "(`shardcast emit --runtime deepspeed`); shardcast-train runs FSDP: full_shard | shard_grad_op | "
+                   "hybrid_shard | no_shard"});
   if (cfg.activation_checkpointing.mode == AcMode::selective_op)
     out.push_back({"activation_checkpointing.mode",
                    "\"selective_op\" is modeled by the planner but shardcast-train runs none | selective | full"});

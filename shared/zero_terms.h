@@ -7,7 +7,7 @@
 // "auto": the HF Trainer's fill from the model's hidden size (transformers
 // integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_finalize @02348331b).
 // The stage is not a term: it follows parallelism.sharding_strategy (full_shard = stage 3,
-// shard_grad_op = stage 2; planner/model/zero_memory.h). The schema (kZeroTerms) drives the
+// shard_grad_op = stage 2, shard_optimizer = stage 1; planner/model/zero_memory.h). The schema (kZeroTerms) drives the
 // parser and the tests.
 // What it is not: the planner's memory terms (planner/model/zero_memory.h) or the emitted
 // ds_config.json (planner/emit/emit_deepspeed.h). Plain value type, thread-safe.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
@@ -182,6 +183,30 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
   return c;
 }
 
+// The ZeRO stage a DeepSpeed log states (train_log.h) against the config's sharding strategy:
+// taken where --strategy was not given, refused by name where it disagrees (exit 2).
+void take_logged_zero_stage(const planner::TrainLog& log, bool strategy_given, TrainConfig& cfg,
+                            std::vector<std::string>& notes) {
+  const int z = *log.zero_stage;
+  const std::string where = fmt::format("{}:{}", log.file, log.zero_stage_line);
+  std::optional<ShardingStrategy> s;
+  if (z == 1) s = ShardingStrategy::shard_optimizer;
+  else if (z == 2) s = ShardingStrategy::shard_grad_op;
+  else if (z == 3) s = ShardingStrategy::full_shard;
+  if (!s)
+    throw UsageError(fmt::format("import: {} states ZeRO stage {}, which the planner does not plan (ZeRO stages 1, "
+                                 "2, 3 are --strategy shard_optimizer | shard_grad_op | full_shard)",
+                                 where, z));
+  if (strategy_given && cfg.parallelism.sharding_strategy != *s)
+    throw UsageError(fmt::format("import: --strategy {} disagrees with {}, which states ZeRO stage {} (--strategy {})",
+                                 to_string(cfg.parallelism.sharding_strategy), where, z, to_string(*s)));
+  if (strategy_given) return;
+  cfg.parallelism.sharding_strategy = *s;
+  for (std::string& n : notes)
+    if (n.rfind("--strategy not given", 0) == 0)
+      n = fmt::format("--strategy not given: {} (ZeRO stage {}, stated at {})", to_string(*s), z, where);
+}
+
 void run_import(const std::string& trainer, const ImportFlags& a) {
   // --runtime names a generation of the log's software, nothing else.
   if (!a.plan.runtime.empty()) {
@@ -220,6 +245,7 @@ void run_import(const std::string& trainer, const ImportFlags& a) {
   const planner::TrainLog log = trainer == "torchtitan" ? planner::parse_torchtitan_log(text, a.log)
                                 : trainer == "deepspeed"  ? planner::parse_deepspeed_log(text, a.log)
                                                           : planner::parse_fms_fsdp_log(text, a.log);
+  if (trainer == "deepspeed" && log.zero_stage) take_logged_zero_stage(log, !a.plan.strategy.empty(), cfg, notes);
   // torchtitan prints `mfu: N/A` under float8 (f113706c4, 2026-02): a log of only those lines
   // for a config without float8 is probably not what ran.
   if (trainer == "torchtitan" && !cfg.precision.fp8_on() && !log.steps.empty() &&

@@ -62,6 +62,8 @@ CheckpointSize checkpoint_size(const TrainConfig& cfg) {
   const int gpn = std::max(1, cfg.cluster.gpus_per_node);
   int ns = std::max(1, cfg.parallelism.shard_group_size(W, gpn));
   if (cfg.parallelism.sharding_strategy == ShardingStrategy::no_shard) ns = 1;
+  // ZeRO stage 1: the fp32 master and AdamW states are partitioned over every rank (plan.cpp state_group).
+  if (cfg.parallelism.sharding_strategy == ShardingStrategy::shard_optimizer) ns = W;
   // The same accounting as plan(): master parameters and AdamW's two moments in
   // precision.master_dtype, ÷ Ns.
   const StateMemory s = state_memory(cfg.model.total_params(), ns, dtype_bytes(cfg.precision.master_dtype));

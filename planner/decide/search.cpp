@@ -225,8 +225,8 @@ std::vector<std::vector<std::pair<int, int>>> batch_blocks_for(const SearchSpace
   return batch_blocks;
 }
 
-// A ZeRO runtime runs full_shard (stage 3) and shard_grad_op (stage 2) only (zero_memory.h
-// zero_refusal): the other strategies leave the search; UsageError when none is left.
+// A ZeRO runtime runs full_shard (stage 3), shard_grad_op (stage 2) and shard_optimizer
+// (stage 1) only (zero_memory.h zero_refusal): the other strategies leave the search; UsageError when none is left.
 void keep_zero_strategies(const TrainConfig& base, std::vector<Layout>& shardings) {
   std::string refused;
   shardings.erase(std::remove_if(shardings.begin(), shardings.end(),
@@ -282,9 +282,19 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   const int seq = base.training.seq_len;
 
   std::vector<ShardingStrategy> strategies = space.strategies;
-  if (strategies.empty())
+  // shard_optimizer (ZeRO stage 1) only under a ZeRO runtime (zero_memory.h): tried there by
+  // default, refused by name elsewhere.
+  const bool zero_runtime = runtime_preset(base.runtime).zero.has_value();
+  if (strategies.empty()) {
     strategies = {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op,
                   ShardingStrategy::hybrid_shard, ShardingStrategy::no_shard};
+    if (zero_runtime) strategies.push_back(ShardingStrategy::shard_optimizer);
+  } else if (!zero_runtime &&
+             std::find(strategies.begin(), strategies.end(), ShardingStrategy::shard_optimizer) != strategies.end()) {
+    throw UsageError(fmt::format("search: runtime {} cannot run sharding strategy shard_optimizer (DeepSpeed ZeRO "
+                                 "stage 1: --runtime deepspeed runs it)",
+                                 base.runtime));
+  }
   std::vector<Layout> shardings;  // (strategy, hsdp_shard_size, mesh)
   for (auto s : strategies) {
     if (s != ShardingStrategy::hybrid_shard) {

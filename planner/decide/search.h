@@ -51,7 +51,7 @@ struct SearchSpace {
   // Also try torchtitan's op-level selective checkpointing (AcMode::selective_op). Off by
   // default: shardcast-train runs none, selective and full only.
   bool allow_selective_op = false;
-  // The axes. Empty strategies = all four; hybrid_shard is tried with every power-of-two
+  // The axes. Empty strategies = all four (and shard_optimizer under a ZeRO runtime); hybrid_shard is tried with every power-of-two
   // shard-group size from 2 up to gpus/2 that divides gpus (hsdp_shard_sizes overrides).
   std::vector<ShardingStrategy> strategies;
   std::vector<int> hsdp_shard_sizes;

@@ -66,7 +66,7 @@ std::string render_ds_config_json(const TrainConfig& c, const ZeroTerms& z) {
   zo["contiguous_gradients"] = z.contiguous_gradients;
   zo["overlap_comm"] = z.overlap_comm;
   zo["reduce_bucket_size"] = count(z.reduce_bucket_size, "reduce_bucket_size");
-  if (stage == 2) {
+  if (stage <= 2) {  // stages 1 and 2: DeepSpeedZeroOptimizer (stage_1_and_2.py)
     zo["reduce_scatter"] = true;
     zo["allgather_partitions"] = true;
     zo["allgather_bucket_size"] = count(z.allgather_bucket_size, "allgather_bucket_size");

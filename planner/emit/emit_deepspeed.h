@@ -6,7 +6,7 @@
 // at microsoft/DeepSpeed@38327e07f, kept in tests/planner/data/deepspeed_keys.txt): batch
 // sizes, bf16/fp16, communication_data_type, gradient_clipping, AdamW (DeepSpeed's FusedAdam)
 // and zero_optimization with the stage the sharding strategy runs (full_shard = 3,
-// shard_grad_op = 2) and the runtime profile's [zero] settings, "auto" filled as the HF Trainer
+// shard_grad_op = 2, shard_optimizer = 1) and the runtime profile's [zero] settings, "auto" filled as the HF Trainer
 // fills it (so the file states what runs). Every value the HF Trainer checks against its
 // arguments (integrations/deepspeed.py trainer_config_process @02348331b: batch sizes, clipping,
 // lr, betas, eps, weight decay, bf16) is written, and render_deepspeed_launch passes the same
@@ -25,7 +25,7 @@
 namespace shardcast::planner {
 
 // ds_config.json for cfg with the runtime's ZeRO settings `z`. Precondition (ConfigError
-// otherwise): zero_refusal(cfg) is "" (full_shard or shard_grad_op).
+// otherwise): zero_refusal(cfg) is "" (full_shard, shard_grad_op or shard_optimizer).
 std::string render_ds_config_json(const TrainConfig& cfg, const ZeroTerms& z);
 
 // launch_deepspeed.sh: the `deepspeed` launcher running the user's HF Trainer script (TRAIN_SCRIPT,

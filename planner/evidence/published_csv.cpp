@@ -229,6 +229,7 @@ void fill_cluster(const RowReader& r, PublishedRow& row) {
   else if (skl == "shard_grad_op") cfg.parallelism.sharding_strategy = ShardingStrategy::shard_grad_op;
   else if (skl == "hybrid_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::hybrid_shard;
   else if (skl == "no_shard") cfg.parallelism.sharding_strategy = ShardingStrategy::no_shard;
+  else if (skl == "shard_optimizer") cfg.parallelism.sharding_strategy = ShardingStrategy::shard_optimizer;
   else throw InputError("sharding '" + sk + "' is out of scope");
 
 }

@@ -24,6 +24,7 @@ void unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const Step
                       const UnitCollectiveInputs& ci, const SimInput& in, int i, int U, double P, SimUnit* unit) {
   const ModelSpec& m = cfg.model;
   const int W = shape.world, Ns = shape.shard_group, R = shape.replicas, GA = shape.grad_accum;
+  const int state_group = shape.state_group;
   const int param_bytes = shape.param_bytes, reduce_bytes = shape.reduce_bytes, master_bytes = shape.master_bytes;
   const double time_share = shape.time_share, copy_bw = ci.copy_bw, unsynced_bytes = ci.unsynced_bytes;
   const bool no_shard = ci.no_shard, fp8_gather = ci.fp8_gather, caching_allocator = ci.caching_allocator;
@@ -41,9 +42,12 @@ void unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const Step
   // "gathered" parameters are the fp32 master itself, no copy (FSDP's NO_SHARD uses the flat
   // parameter directly; shardcast-train aliases it, trainer/fsdp/fsdp.cpp issue_gather).
   if (no_shard && param_bytes == 4) u.gathered_bytes = 0;
+  // ZeRO stage 1: the whole 16-bit parameters are DeepSpeed's flat buffer, static over the step
+  // (zero_memory.h zero_bit16_parameters), not a working copy per unit.
+  if (strategy == ShardingStrategy::shard_optimizer) u.gathered_bytes = 0;
   u.grad_bytes = P * (!in.sync_every_micro_step && GA > 1 ? unsynced_bytes : param_bytes);
   // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
-  if (opt.grads_freed_between_steps) u.shard_grad_bytes = master_bytes * P / (no_shard ? 1 : Ns);
+  if (opt.grads_freed_between_steps) u.shard_grad_bytes = master_bytes * P / state_group;
   u.reduce_buffer_bytes = reduce_bytes != param_bytes || opt.reduce_copies_gradient ? P * reduce_bytes : 0;
   // The reduce-scatter's own output buffer (runtime term reduce_output = "buffer").
   if (opt.reduce_output_buffer) u.reduce_buffer_bytes += P * reduce_bytes / (no_shard ? 1 : Ns);
@@ -154,7 +158,8 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   // Device memory traffic runs at this rate: the preset's, or the measured table's copy rate.  // B/s
   const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;
   // FSDP2's copies charged as device work (below): where a measured kernel table times the plan.
-  const bool fsdp2_copies = device_timed && opt.per_parameter_copies && strategy != ShardingStrategy::no_shard;
+  const bool fsdp2_copies = device_timed && opt.per_parameter_copies && strategy != ShardingStrategy::no_shard &&
+                            strategy != ShardingStrategy::shard_optimizer;
   UnitCollectiveInputs collectives;
   collectives.no_shard = no_shard;
   collectives.fp8_gather = fp8_gather;
@@ -196,6 +201,13 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
     if (!shape.one_d()) mesh_unit_terms(cfg, shape, comm, costs, cc, i, U, ckpt, &u, &out);
     unit_collectives(cfg, opt, shape, comm, collectives, in, i, U, P, &u);
   }
+  // ZeRO stage 1 (shard_optimizer): each rank steps its 1/W of the fp32 master, then one
+  // all_gather_into_tensor per parameter group refills the whole 16-bit parameters, in series
+  // after the step (stage_1_and_2.py step -> runtime/utils.py all_gather_dp_groups @38327e07f;
+  // docs/cost-model.md §10.1).
+  if (strategy == ShardingStrategy::shard_optimizer && shape.state_group > 1)
+    in.post_step_all_gather_s =
+        collective_time(Collective::all_gather, double(m.total_params()) * param_bytes, comm.reduce_group, comm.comm);
   out.in = std::move(in);
   out.unit_params = unit_params;
   out.block_seq = std::move(block_seq);
@@ -211,13 +223,12 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
 void add_optimizer_step(const TrainConfig& cfg, const RuntimeLoop& opt, const StepShape& shape,
                         const HardwareSpec& hw, const ComputeContext& cc, bool device_timed, SimInput* sim_in) {
   const ModelSpec& m = cfg.model;
-  const int Ns = shape.shard_group, master_bytes = shape.master_bytes;
-  const bool no_shard = shape.no_shard;
+  const int master_bytes = shape.master_bytes;
   const double time_share = shape.time_share;
   // Device memory traffic runs at this rate: the preset's, or the measured table's copy rate.  // B/s
   const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;
   SimInput& in = *sim_in;
-  const double shard_elems = double(shape.one_d() ? m.total_params() : shape.rank_params) / (no_shard ? 1 : Ns);
+  const double shard_elems = double(shape.one_d() ? m.total_params() : shape.rank_params) / shape.state_group;
   // Clipping and the AdamW update over the local shard as the runtime runs them
   // (optimizer_step.h): accesses of master_bytes per element at the copy bandwidth; where a
   // measured kernel table times this runtime and the step is clip_grad_norm_ then the fused

@@ -107,6 +107,9 @@ StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw) {
   sh.tokens_per_gpu_step = sh.tokens * sh.grad_accum;
   sh.rank_params = cfg.model.total_params();
   if (!sh.one_d()) mesh_step_shape(cfg, &sh);
+  sh.state_group = sh.strategy == ShardingStrategy::shard_optimizer ? sh.replicas * sh.shard_group
+                   : sh.no_shard                                   ? 1
+                                                                   : sh.shard_group;
   return sh;
 }
 
@@ -247,8 +250,7 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
                        double runtime, Prediction* out) {
   Prediction& p = *out;
   const ModelSpec& m = cfg.model;
-  const int Ns = shape.shard_group, U = int(units.unit_params.size());
-  const bool no_shard = shape.no_shard;
+  const int U = int(units.unit_params.size());
   const int master_bytes = shape.master_bytes, param_bytes = shape.param_bytes;
   const double T = shape.tokens;
   const std::vector<int64_t>& unit_params = units.unit_params;
@@ -256,7 +258,7 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   const LossMemory& loss = act.loss;
   const bool upcast_loss = act.upcast_loss, logits_held = act.logits_held;
   double reserved = 0;  // the replay's peak  // bytes
-  const double shard = 1.0 / double(no_shard ? 1 : Ns);
+  const double shard = 1.0 / double(shape.state_group);  // 1 / Ns; 1 under no_shard, 1 / W under shard_optimizer
   TraceInputs ti;
   for (int64_t P : unit_params) {
     ti.param_shard_bytes.push_back(master_bytes * double(P) * shard);
@@ -311,14 +313,14 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
                  const SimResult& sim, Prediction* out) {
   Prediction& p = *out;
   const StateMemory state = state_memory(shape.one_d() ? cfg.model.total_params() : shape.rank_params,
-                                         shape.no_shard ? 1 : shape.shard_group, shape.master_bytes);
+                                         shape.state_group, shape.master_bytes);
   // The pipeline's other in-flight micro-batches: their activations held beside the simulated one.
   const double inflight = shape.one_d() ? 0.0 : mesh_inflight_bytes(shape, units.in);  // bytes
   // Static: parameters and optimizer states always; the gradients too unless the loop frees
   // them between steps, in which case the timeline places them (kMemShardedGrads).
   const bool grads_static = !opt.grads_freed_between_steps;
   // DeepSpeed ZeRO's own flat buffers (zero_memory.h; none for other runtimes): static too.
-  const std::vector<ZeroBuffer> zero = zero_buffers(cfg, opt, shape.shard_group, shape.param_bytes);
+  const std::vector<ZeroBuffer> zero = zero_buffers(cfg, opt, shape.state_group, shape.param_bytes);
   double zero_bytes = 0;
   for (const ZeroBuffer& b : zero) zero_bytes += b.bytes;
   const double static_bytes =

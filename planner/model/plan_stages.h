@@ -43,6 +43,10 @@ struct StepShape {
   double time_share = 1;
   ShardingStrategy strategy = ShardingStrategy::full_shard;
   bool no_shard = false;       // no_shard, or a shard group of one: gradients all-reduced
+  // Ranks the fp32 master, its gradient and the AdamW moments are partitioned over: the shard
+  // group (1 under no_shard); every data-parallel rank under shard_optimizer (ZeRO stage 1,
+  // whose parameters are whole: shard_group 1, no_shard true).
+  int state_group = 1;
   int param_bytes = 2;         // precision.param_dtype  // bytes per element
   int reduce_bytes = 4;        // precision.reduce_dtype  // bytes per element
   int master_bytes = 4;        // precision.master_dtype: shards, their gradients, AdamW moments

@@ -112,8 +112,25 @@ std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const
     return fmt::format("{} cannot run activation_checkpointing.mode = \"selective_op\"", rt.name);
   if (ac == AcMode::selective && !t.selective_blocks)
     return fmt::format("{} cannot run activation_checkpointing.mode = \"selective\" (every k-th block)", rt.name);
-  if (rt.zero)
+  if (rt.zero) {
     if (std::string why = zero_refusal(cfg); !why.empty()) return why;
+    // ZeRO stage 1 reduces on the accumulation boundary only (zero_reduces_every_micro_step).
+    if (!zero_reduces_every_micro_step(cfg)) {
+      if (cfg.parallelism.sync_every_micro_step.value_or(false))
+        return fmt::format("{} cannot run parallelism.sync_every_micro_step = true with sharding_strategy = "
+                           "\"shard_optimizer\": ZeRO stage 1 keeps whole gradients across micro-steps and "
+                           "reduces them on the last one; leave the key unset (or false)",
+                           rt.name);
+      return "";
+    }
+  } else if (cfg.parallelism.sharding_strategy == ShardingStrategy::shard_optimizer) {
+    // Optimizer states partitioned with whole parameters and gradients is DeepSpeed ZeRO stage 1
+    // (zero_memory.h): no FSDP runtime has it.
+    return fmt::format("{} cannot run parallelism.sharding_strategy = \"shard_optimizer\": it is DeepSpeed ZeRO "
+                       "stage 1 (optimizer states partitioned, parameters and gradients whole), which only the "
+                       "deepspeed runtime runs; FSDP has no such strategy",
+                       rt.name);
+  }
   return sync_every_micro_step_refusal(rt, t, cfg);
 }
 
@@ -192,6 +209,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.root_unit = t.root_unit;
   o.grads_freed_between_steps = t.grads_freed_between_steps;
   o.sync_every_micro_step = sync_every_micro_step(t, cfg);
+  if (rt.zero && !zero_reduces_every_micro_step(cfg)) o.sync_every_micro_step = false;  // ZeRO stage 1
   if (!parse_unsynced_grad_dtype(t.unsynced_gradient_dtype, o.unsynced_gradient_dtype))
     throw ConfigError(rt.file, "terms.unsynced_gradient_dtype", "\"" + t.unsynced_gradient_dtype + "\" is not allowed");
   o.fp8_all_gather = t.fp8_all_gather;

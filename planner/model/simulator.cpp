@@ -192,6 +192,8 @@ class Builder {
     Task& o = add(kOptimizer, -1, kCompute, in_.optimizer_s, dep_comm, dep_inter);
     o.alloc(kMemTransient, in_.optimizer_transient_bytes);
     o.release(kMemTransient, in_.optimizer_transient_bytes);
+    // The updated parameters gathered after the step (stage_1_and_2.py step: all_gather_dp_groups).
+    if (in_.post_step_all_gather_s > 0) add(kAllGather, -1, kComm, in_.post_step_all_gather_s, last_);
     // The last micro-step's output lives through the optimizer step: freed as the step's
     // function returns (step_end), or — next_forward — carried into the next step, where the
     // first forward task allocates it again (the two are one block in the real loop).
@@ -235,7 +237,7 @@ std::string task_name(const Task& t, const SimInput& in) {
   switch (t.kind) {
     case kFwd: return "fwd " + unit;
     case kBwd: return "bwd " + unit;
-    case kAllGather: return "all_gather " + unit;
+    case kAllGather: return t.unit >= 0 ? "all_gather " + unit : "all_gather updated parameters";
     case kReduce: return std::string(in.all_reduce_grads ? "all_reduce " : "reduce_scatter ") + unit;
     case kReplicaAllReduce: return "all_reduce (replicas) " + unit;
     case kOptimizer: return "optimizer";

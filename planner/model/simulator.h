@@ -83,6 +83,10 @@ struct SimInput {
   int max_inflight_all_gathers = 2;
   double optimizer_s = 0;         // s
   double optimizer_transient_bytes = 0;  // bytes
+  // An all-gather of the updated parameters after the optimizer step, in series (DeepSpeed ZeRO
+  // stage 1: each rank steps its partition, then all_gather_dp_groups refills the whole 16-bit
+  // parameters; zero_memory.h). 0 = none (FSDP gathers at the next forward).  // s
+  double post_step_all_gather_s = 0;
   double overlap_compute_slowdown = 0;
   double step_overhead_s = 0;     // s
   OutputsKept outputs_kept = OutputsKept::backward;  // lifetime of SimUnit::output_bytes

@@ -12,6 +12,7 @@ int zero_stage(const TrainConfig& cfg) {
   switch (cfg.parallelism.sharding_strategy) {
     case ShardingStrategy::full_shard: return 3;
     case ShardingStrategy::shard_grad_op: return 2;
+    case ShardingStrategy::shard_optimizer: return 1;
     default: return 0;
   }
 }
@@ -19,18 +20,21 @@ int zero_stage(const TrainConfig& cfg) {
 std::string zero_refusal(const TrainConfig& cfg) {
   switch (cfg.parallelism.sharding_strategy) {
     case ShardingStrategy::full_shard:
-    case ShardingStrategy::shard_grad_op: return "";
+    case ShardingStrategy::shard_grad_op:
+    case ShardingStrategy::shard_optimizer: return "";
     case ShardingStrategy::hybrid_shard:
-      return "deepspeed runs parallelism.sharding_strategy full_shard (ZeRO stage 3) | shard_grad_op (ZeRO stage 2), "
-             "not \"hybrid_shard\": ZeRO++'s zero_hpz_partition_size keeps a secondary copy of the weights per "
+      return "deepspeed runs parallelism.sharding_strategy " + std::string(kZeroStrategies) +
+             ", not \"hybrid_shard\": ZeRO++'s zero_hpz_partition_size keeps a secondary copy of the weights per "
              "node while gradients and optimizer states stay sharded over all ranks, which is not HSDP";
     case ShardingStrategy::no_shard:
-      return "deepspeed runs parallelism.sharding_strategy full_shard (ZeRO stage 3) | shard_grad_op (ZeRO stage 2), "
-             "not \"no_shard\": ZeRO stage 0/1 (whole gradients, optimizer states unsharded or sharded) has no "
-             "sharding strategy in the planner";
+      return "deepspeed runs parallelism.sharding_strategy " + std::string(kZeroStrategies) +
+             ", not \"no_shard\": ZeRO stage 0 (plain data parallel inside DeepSpeed's engine) is not planned; "
+             "\"shard_optimizer\" is stage 1 (optimizer states partitioned, parameters and gradients whole)";
   }
   return "";
 }
+
+bool zero_reduces_every_micro_step(const TrainConfig& cfg) { return zero_stage(cfg) != 1; }
 
 std::vector<ZeroBuffer> zero_buffers(const TrainConfig& cfg, const ZeroOptions& z, int shard_group, int param_bytes) {
   std::vector<ZeroBuffer> out;
@@ -53,12 +57,19 @@ std::vector<ZeroBuffer> zero_buffers(const TrainConfig& cfg, const ZeroOptions& 
                                           m.d_model);
     if (m.d_model <= persist)
       out.push_back({"zero_persistent_parameters", param_bytes * double(2 * m.n_layers + 1) * m.d_model * (1 - 1 / N)});
-  } else if (stage == 2) {
+  } else if (stage == 2 || stage == 1) {
     // stage_1_and_2.py backward: ipg_buffer of reduce_bucket_size, a second with overlap_comm
     // (contiguous_gradients only); the partition's reduced gradients (grads_in_partition with
-    // contiguous_gradients, else slices of the parameters' .grad) until the step.
+    // contiguous_gradients, else slices of the parameters' .grad) until the step. Stage 1 the
+    // same: reduce_ipg_grads copies the rank's partition into grads_in_partition
+    // (copy_grads_in_partition, "zero stage 1 - partition only optimizer state"); its whole
+    // 16-bit gradients are the parameters' .grad, which the simulator holds (no_shard units).
     if (t.contiguous_gradients) out.push_back({"zero_ipg_buckets", (t.overlap_comm ? 2 : 1) * param_bytes * bucket});
     out.push_back({"zero_grad_partition", param_bytes * P / N});
+    // Stage 1's (and 2's) parameters: bit16_groups_flat, the whole 16-bit model in one flat
+    // buffer per parameter group on every rank. Counted here for stage 1, whose units then hold
+    // no working copy (fsdp_units.cpp); stage 2 keeps the FSDP shard_grad_op accounting.
+    if (stage == 1) out.push_back({"zero_bit16_parameters", param_bytes * P});
   }
   return out;
 }

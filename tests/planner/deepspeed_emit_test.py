@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """ds_config.json and launch_deepspeed.sh read back by DeepSpeed's and the HF Trainer's own rules.
 
-What it is: the ctest `deepspeed_emit`. It runs `shardcast emit --runtime deepspeed` on stage 3
-and stage 2 plans (one node and two, bf16 and fp32 reduction, a checkpoint folder holding a
+What it is: the ctest `deepspeed_emit`. It runs `shardcast emit --runtime deepspeed` on stage 3,
+stage 2 and stage 1 plans (one node and two, bf16 and fp32 reduction, a checkpoint folder holding a
 quote, a backslash and a space) and checks each file as its reader would:
 - ds_config.json: every key is one DeepSpeed reads at the commit of
   tests/planner/data/deepspeed_keys.txt, with the kind its reader takes; where DEEPSPEED_GIT_DIR
@@ -147,6 +147,9 @@ CASES = [
     ("stage2-1node-fp32", ["--strategy", "shard_grad_op", "--gpus", "8", "--reduce-dtype", "fp32"], 2, None),
     ("stage3-2nodes-ga", ["--strategy", "full_shard", "--gpus", "16", "--gpus-per-node", "8", "--grad-accum", "4"], 3, None),
     ("stage3-ckpt", None, 3, "ck/it's a \\ dir"),
+    ("stage1-1node", ["--strategy", "shard_optimizer", "--gpus", "8"], 1, None),
+    ("stage1-2nodes-ga", ["--strategy", "shard_optimizer", "--gpus", "16", "--gpus-per-node", "8", "--grad-accum", "4"], 1,
+     None),
 ]
 
 
@@ -202,9 +205,18 @@ with tempfile.TemporaryDirectory() as tmp:
                         "--runtime", "deepspeed", "--out", os.path.join(tmp, "hsdp")], capture_output=True, text=True)
     check(r.returncode != 0 and "hybrid_shard" in r.stderr, f"hybrid_shard: exit {r.returncode}: {r.stderr[-400:]}")
     check(not os.path.exists(os.path.join(tmp, "hsdp", "ds_config.json")), "hybrid_shard: ds_config.json written")
+    # ZeRO stage 1 under an FSDP runtime: refused by name, exit 2, nothing written.
+    for rt in ["accelerate", "torchtitan"]:
+        out = os.path.join(tmp, "zero1-" + rt)
+        r = subprocess.run([SC, "emit", "--model", "llama2-7b", "--gpu", "A100-80GB-SXM", "--gpus", "8",
+                            "--strategy", "shard_optimizer", "--micro-batch", "1", "--seq-len", "4096", "--ac", "full",
+                            "--runtime", rt, "--out", out], capture_output=True, text=True)
+        check(r.returncode == 2 and "shard_optimizer" in r.stderr and "deepspeed" in r.stderr,
+              f"shard_optimizer under {rt}: exit {r.returncode}: {r.stderr[-400:]}")
+        check(not os.path.exists(out) or not os.listdir(out), f"shard_optimizer under {rt}: files written")
 
 print("DeepSpeedZeroConfig: " + ("validated with DeepSpeed@" + COMMIT[:9] if ZeroConfig else "not loaded (DEEPSPEED_GIT_DIR unset)"))
 for f in failures:
     print("FAIL", f)
-print(f"{len(CASES) + 1} cases, {len(failures)} failures")
+print(f"{len(CASES) + 3} cases, {len(failures)} failures")
 sys.exit(1 if failures else 0)

@@ -18,10 +18,12 @@
 #include "planner/evidence/import/run_import.h"
 #include "planner/evidence/import/train_log.h"
 #include "planner/model/plan.h"
+#include "planner/model/plan_stages.h"
 #include "planner/model/runtime.h"
 #include "planner/model/zero_memory.h"
 #include "shared/errors.h"
 #include "shared/runtime_spec.h"
+#include "shared/trainer_checks.h"
 #include "tests/planner/test_util.h"
 
 namespace shardcast::planner {
@@ -125,6 +127,7 @@ sub_group_size = 1000000000)");
 TEST(DeepspeedRuntime, StageFollowsStrategyOthersRefusedByName) {
   EXPECT_EQ(zero_stage(ds_config(ShardingStrategy::full_shard)), 3);
   EXPECT_EQ(zero_stage(ds_config(ShardingStrategy::shard_grad_op)), 2);
+  EXPECT_EQ(zero_stage(ds_config(ShardingStrategy::shard_optimizer)), 1);
   const HardwareSpec hw = load_hardware("A100-80GB-SXM");
   for (ShardingStrategy s : {ShardingStrategy::hybrid_shard, ShardingStrategy::no_shard}) {
     TrainConfig c = ds_config(s);
@@ -136,6 +139,42 @@ TEST(DeepspeedRuntime, StageFollowsStrategyOthersRefusedByName) {
   TrainConfig c = ds_config(ShardingStrategy::full_shard);
   c.precision.compile = true;
   EXPECT_NE(runtime_refusal(runtime_preset("deepspeed"), c, hw).find("compile"), std::string::npos);
+}
+
+// ZeRO stage 1 is one more sharding strategy: the deepspeed runtime runs it, every FSDP runtime and
+// shardcast-train refuse it by name.
+TEST(DeepspeedRuntime, ShardOptimizerIsStageOneOnlyUnderDeepspeed) {
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  TrainConfig c = ds_config(ShardingStrategy::shard_optimizer);
+  EXPECT_TRUE(validate(c).empty());
+  EXPECT_EQ(runtime_refusal(runtime_preset("deepspeed"), c, hw), "");
+  EXPECT_EQ(parse_sharding_strategy("shard_optimizer"), ShardingStrategy::shard_optimizer);
+  // Parameters whole on every rank: all W ranks are replicas of a shard group of one.
+  const Mesh m = resolve_mesh(c.parallelism, 8, 8);
+  EXPECT_EQ(m.dp_shard, 1);
+  EXPECT_EQ(m.dp_replicate, 8);
+  for (const char* rt : {"accelerate", "torchtitan", "fms-fsdp", "shardcast-train"}) {
+    TrainConfig o = c;
+    o.runtime = rt;
+    take_runtime_precision(o, runtime_preset(rt), hw, {});  // the runtime's own reduce dtype
+    const std::string why = runtime_refusal(runtime_preset(rt), o, hw);
+    EXPECT_NE(why.find("\"shard_optimizer\""), std::string::npos) << rt << ": " << why;
+    EXPECT_NE(why.find("deepspeed"), std::string::npos) << rt << ": " << why;
+  }
+  bool trainer_refuses = false;
+  for (const TrainerRefusal& r : trainer_refusals(c, true))
+    trainer_refuses |= r.key == "parallelism.sharding_strategy" && r.detail.find("shard_optimizer") != std::string::npos;
+  EXPECT_TRUE(trainer_refuses);
+  // Stage 1 reduces on the accumulation boundary only: sync_every_micro_step = true is refused.
+  EXPECT_FALSE(zero_reduces_every_micro_step(c));
+  EXPECT_TRUE(zero_reduces_every_micro_step(ds_config(ShardingStrategy::shard_grad_op)));
+  c.parallelism.sync_every_micro_step = true;
+  EXPECT_NE(runtime_refusal(runtime_preset("deepspeed"), c, hw).find("sync_every_micro_step"), std::string::npos);
+  c.parallelism.sync_every_micro_step = false;
+  EXPECT_EQ(runtime_refusal(runtime_preset("deepspeed"), c, hw), "");
+  // dp_shard stated > 1 contradicts whole parameters.
+  c.parallelism.dp_shard = 8;
+  EXPECT_FALSE(validate(c).empty());
 }
 
 TEST(DeepspeedRuntime, BuffersAreDeepSpeedsAllocations) {
@@ -154,6 +193,14 @@ TEST(DeepspeedRuntime, BuffersAreDeepSpeedsAllocations) {
   EXPECT_DOUBLE_EQ(b.at("zero_ipg_buckets"), 2 * 2 * d * d);  // overlap_comm: two IPG buffers
   EXPECT_DOUBLE_EQ(b.at("zero_grad_partition"), 2 * P / 8);
   EXPECT_FALSE(b.count("zero_param_partition"));
+  // Stage 1: stage 2's two buffers, the gradient partition over all W ranks.
+  const TrainConfig c1 = ds_config(ShardingStrategy::shard_optimizer);
+  b.clear();
+  for (const ZeroBuffer& x : zero_buffers(c1, z, 8, 2)) b[x.name] = x.bytes;
+  EXPECT_EQ(b.size(), 3u);
+  EXPECT_DOUBLE_EQ(b.at("zero_ipg_buckets"), 2 * 2 * d * d);
+  EXPECT_DOUBLE_EQ(b.at("zero_grad_partition"), 2 * P / 8);
+  EXPECT_DOUBLE_EQ(b.at("zero_bit16_parameters"), 2 * P);  // whole on every rank
   z.zero = false;
   EXPECT_TRUE(zero_buffers(c, z, 8, 2).empty());
 }
@@ -174,6 +221,66 @@ TEST(DeepspeedRuntime, PlanAddsTheBuffersToAllocatedAndDeviceTotal) {
   EXPECT_DOUBLE_EQ(a.step_time_s, b.step_time_s);  // memory only
 }
 
+// Stage 1's plan, term by term (docs/cost-model.md §10.1): fp32 master and AdamW states over W,
+// 16-bit parameters whole (no all-gather per unit), whole gradients all-reduced once per step on
+// the last micro-step, and one all-gather of the updated 16-bit parameters after the step.
+TEST(DeepspeedRuntime, StageOnePlanTermByTerm) {
+  const HardwareSpec hw = load_hardware("A100-80GB-SXM");
+  TrainConfig c = ds_config(ShardingStrategy::shard_optimizer);
+  c.training.grad_accum = 2;
+  PlanOptions o = resolve_plan_options(c, hw);
+  EXPECT_FALSE(o.sync_every_micro_step);
+  o.timeline = true;
+  const Prediction p = plan(c, hw, o);
+  const double P = double(c.model.total_params());
+  std::map<std::string, double> mem;
+  for (const MemoryComponent& x : p.memory) mem[x.name] = x.bytes;
+  EXPECT_DOUBLE_EQ(mem.at("sharded_parameters"), 4 * P / 8);  // fp32 master partition
+  EXPECT_DOUBLE_EQ(mem.at("optimizer_states"), 8 * P / 8);    // AdamW m, v partitions
+  EXPECT_DOUBLE_EQ(mem.at("zero_grad_partition"), 2 * P / 8);
+  // The whole bf16 parameters, static (no unit gathers a copy), and between micro-steps the whole
+  // bf16 gradients (the peak lies in the last micro-step's backward, as they go to the buckets).
+  EXPECT_DOUBLE_EQ(mem.at("zero_bit16_parameters"), 2 * P);
+  EXPECT_DOUBLE_EQ(mem["gathered_parameters"], 0);
+  EXPECT_GT(mem["unsharded_gradients"], 0);
+  int all_gathers = 0, all_reduces = 0, reduce_scatters = 0;
+  double post_step_gather = 0, optimizer_end = 0, post_step_start = -1;
+  for (const TimelineEvent& e : p.timeline) {
+    if (e.name == "optimizer") optimizer_end = e.start_s + e.duration_s;
+    if (e.name == "all_gather updated parameters") {
+      post_step_gather = e.duration_s;
+      post_step_start = e.start_s;
+    } else if (e.name.rfind("all_gather", 0) == 0) {
+      ++all_gathers;
+    }
+    all_reduces += e.name.rfind("all_reduce ", 0) == 0;
+    reduce_scatters += e.name.rfind("reduce_scatter", 0) == 0;
+  }
+  const int U = c.model.n_layers + 2;
+  EXPECT_EQ(all_gathers, 0);     // no per-unit gathers
+  EXPECT_EQ(reduce_scatters, 0);
+  EXPECT_EQ(all_reduces, U);     // once per step, not per micro-step
+  // One all-gather of 2·P bytes over the 8 ranks, after the optimizer step.
+  const StepShape shape = step_shape(c, hw);
+  EXPECT_EQ(shape.state_group, 8);
+  const CommSetup cs = comm_setup(c, hw, runtime_efficiency(hw, o), shape);
+  const double gather_s = collective_time(Collective::all_gather, 2 * P, cs.reduce_group, cs.comm);
+  EXPECT_NEAR(post_step_gather, gather_s, 1e-9 * gather_s);  // the timeline's end - start
+  EXPECT_GT(post_step_gather, 2 * P * 7 / 8 / 600e9);  // at least its bytes over A100's NVLink (600 GB/s)
+  EXPECT_GE(post_step_start, optimizer_end - 1e-12);
+  // Stage 2 of the same run reduces every micro-step and gathers nothing after the step.
+  TrainConfig c2 = c;
+  c2.parallelism.sharding_strategy = ShardingStrategy::shard_grad_op;
+  PlanOptions o2 = resolve_plan_options(c2, hw);
+  o2.timeline = true;
+  int reduces2 = 0;
+  for (const TimelineEvent& e : plan(c2, hw, o2).timeline) {
+    reduces2 += e.name.rfind("reduce_scatter", 0) == 0;
+    EXPECT_NE(e.name, "all_gather updated parameters");
+  }
+  EXPECT_EQ(reduces2, 2 * U);
+}
+
 TEST(DeepspeedRuntime, SearchTriesOnlyTheStagesItRuns) {
   const HardwareSpec hw = load_hardware("A100-80GB-SXM");
   SearchSpace sp;
@@ -189,8 +296,17 @@ TEST(DeepspeedRuntime, SearchTriesOnlyTheStagesItRuns) {
   ASSERT_FALSE(e.configs.empty());
   std::set<ShardingStrategy> seen;
   for (const TrainConfig& c : e.configs) seen.insert(c.parallelism.sharding_strategy);
-  EXPECT_EQ(seen, (std::set<ShardingStrategy>{ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op}));
+  EXPECT_EQ(seen, (std::set<ShardingStrategy>{ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op,
+                                               ShardingStrategy::shard_optimizer}));
   sp.strategies = {ShardingStrategy::hybrid_shard};
+  EXPECT_THROW(enumerate_candidates(sp, hw), UsageError);
+  // An FSDP runtime neither tries nor takes shard_optimizer.
+  sp.base.runtime = "accelerate";
+  sp.strategies = {};
+  seen.clear();
+  for (const TrainConfig& c : enumerate_candidates(sp, hw).configs) seen.insert(c.parallelism.sharding_strategy);
+  EXPECT_FALSE(seen.count(ShardingStrategy::shard_optimizer));
+  sp.strategies = {ShardingStrategy::shard_optimizer};
   EXPECT_THROW(enumerate_candidates(sp, hw), UsageError);
 }
 
@@ -198,13 +314,14 @@ TEST(DeepspeedEmit, DsConfigKeysAreDeepSpeedsAndMatchThePlan) {
   const auto known = ds_keys();
   ASSERT_GT(known.size(), 60u);
   const ZeroTerms& z = *runtime_preset("deepspeed").zero;
-  for (ShardingStrategy s : {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op}) {
+  for (ShardingStrategy s :
+       {ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op, ShardingStrategy::shard_optimizer}) {
     TrainConfig c = ds_config(s);
     c.training.grad_accum = 4;
     c.precision.reduce_dtype = "fp32";
     const nlohmann::json j = nlohmann::json::parse(render_ds_config_json(c, z));
     check_keys(j, "", known);
-    EXPECT_EQ(j["zero_optimization"]["stage"], s == ShardingStrategy::full_shard ? 3 : 2);
+    EXPECT_EQ(j["zero_optimization"]["stage"], s == ShardingStrategy::full_shard ? 3 : s == ShardingStrategy::shard_grad_op ? 2 : 1);
     EXPECT_EQ(j["train_batch_size"], 2 * 4 * 8);  // DeepSpeed's rule: micro · accumulation · ranks
     EXPECT_EQ(j["communication_data_type"], "fp32");
     EXPECT_EQ(j["bf16"]["enabled"], true);
@@ -279,6 +396,23 @@ TEST(DeepspeedImport, ThroughputTimerLinesWithTheTrainersLosses) {
   EXPECT_TRUE(summary_noted);
 }
 
+// The engine's "Creating <dtype> ZeRO stage N optimizer" line: the stage the run states.
+TEST(DeepspeedImport, EngineLineStatesTheStage) {
+  const std::string creating =
+      "[2025-03-01 10:00:00,000] [INFO] [logging.py:128:log_dist] [Rank 0] Creating torch.bfloat16 ZeRO stage 1 "
+      "optimizer\n";
+  const std::string body = fixture("deepspeed_zero3_hf.log");
+  const TrainLog log = parse_deepspeed_log(creating + body, "zero1.log");
+  ASSERT_TRUE(log.zero_stage.has_value());
+  EXPECT_EQ(*log.zero_stage, 1);
+  EXPECT_EQ(log.zero_stage_line, 1);
+  EXPECT_EQ(log.steps.size(), parse_deepspeed_log(body, "zero3.log").steps.size());
+  EXPECT_FALSE(parse_deepspeed_log(body, "zero3.log").zero_stage.has_value());  // the fixture does not say
+  std::string two = creating + body;
+  two += "[Rank 0] Creating torch.bfloat16 ZeRO stage 3 optimizer\n";
+  EXPECT_THROW(parse_deepspeed_log(two, "two.log"), InputError);
+}
+
 TEST(DeepspeedImport, TrainerSummaryOnlyIsOneWholeRunStep) {
   const TrainLog log = parse_deepspeed_log(fixture("deepspeed_hf_summary_only.log"), "x.log");
   ASSERT_EQ(log.steps.size(), 1u);
@@ -314,6 +448,11 @@ TEST(DeepspeedImport, RunDirectoryRatesAreTokensPerGpu) {
   EXPECT_DOUBLE_EQ(run.report.mem_peak_bytes, 39.1 * 1073741824.0);
   ASSERT_TRUE(run.report.mem_reserved_peak_bytes.has_value());
   EXPECT_DOUBLE_EQ(*run.report.mem_reserved_peak_bytes, 46 * 1073741824.0);
+  // A stage-1 run: the same log read for a shard_optimizer config keeps that strategy.
+  const ImportedRun one = import_run(log, ds_config(ShardingStrategy::shard_optimizer), hw, 10);
+  EXPECT_EQ(one.cfg.parallelism.sharding_strategy, ShardingStrategy::shard_optimizer);
+  EXPECT_EQ(one.report.sharding_strategy, "shard_optimizer");
+  EXPECT_NEAR(one.report.tokens_per_s_per_gpu, run.report.tokens_per_s_per_gpu, 1e-9);
 }
 
 

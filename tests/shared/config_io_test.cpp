@@ -314,7 +314,7 @@ TEST(ConfigIo, BadConfigsNameFileKeyAndAllowedValues) {
       {"misspelt table", replace(b, "[precision]", "[precison]"),
        {"bad.toml", "precison", "did you mean 'precision'"}},
       {"unknown strategy", replace(b, "\"hybrid_shard\"", "\"zero3\""),
-       {"parallelism.sharding_strategy", "\"zero3\"", "full_shard | shard_grad_op | hybrid_shard | no_shard"}},
+       {"parallelism.sharding_strategy", "\"zero3\"", "full_shard | shard_grad_op | hybrid_shard | no_shard | shard_optimizer"}},
       {"strategy in upper case", replace(b, "\"hybrid_shard\"", "\"FULL_SHARD\""),
        {"parallelism.sharding_strategy", "allowed"}},
       {"unknown ac mode", replace(b, "mode = \"selective\"", "mode = \"op\""),

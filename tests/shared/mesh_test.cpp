@@ -17,6 +17,8 @@ int shard_group_1d(const ParallelismConfig& p, int world, int gpn) {
     case ShardingStrategy::shard_grad_op: return world;
     case ShardingStrategy::hybrid_shard: return p.hsdp_shard_size > 0 ? p.hsdp_shard_size : gpn;
     case ShardingStrategy::no_shard: return 1;
+    // Added after the mesh (ZeRO stage 1): parameters whole on every rank, as no_shard.
+    case ShardingStrategy::shard_optimizer: return 1;
   }
   return world;
 }

@@ -17,6 +17,9 @@
 //     "{'train_runtime': 812.4, 'train_samples_per_second': 9.85, 'train_steps_per_second': 0.154,
 //       'train_loss': 1.93, 'epoch': 1.0}" at the end: train_samples_per_second counts
 //     max_steps x the total batch (all ranks) over the whole run, warm-up included.
+//   DeepSpeed's engine at initialisation (engine.py _configure_zero_optimizer, log_dist on rank 0):
+//     "[Rank 0] Creating torch.bfloat16 ZeRO stage 1 optimizer": the stage the run ran (the
+//     caller checks it against the strategy: 1 shard_optimizer, 2 shard_grad_op, 3 full_shard).
 // A log without ThroughputTimer lines yields one step from the end-of-training dict: step =
 // round(train_runtime x train_steps_per_second), its rate a whole-run mean (said in the notes).
 #include <cmath>
@@ -59,6 +62,7 @@ TrainLog parse_deepspeed_log(const std::string& text, const std::string& file) {
       R"(epoch=(\d+)/micro_step=(\d+)/global_step=(\d+), RunningAvgSamplesPerSec=([^,]+), CurrSamplesPerSec=([^,]+), )"
       R"(MemAllocated=([^G,]+)GB, MaxMemAllocated=([^G,]+)GB)");
   static const std::regex memory(R"(MA ([0-9.]+) GB\s+Max_MA ([0-9.]+) GB\s+CA ([0-9.]+) GB\s+Max_CA ([0-9.]+) GB)");
+  static const std::regex stage(R"(Creating .*ZeRO stage ([0-9]) optimizer)");
   std::istringstream in(text);
   std::string raw;
   int lineno = 0, hf_losses = 0, init_memory = 0;
@@ -71,7 +75,15 @@ TrainLog parse_deepspeed_log(const std::string& text, const std::string& file) {
     ++lineno;
     const std::string line = strip_ansi(raw);
     std::smatch m;
-    if (line.find("RunningAvgSamplesPerSec=") != std::string::npos) {
+    if (line.find("ZeRO stage") != std::string::npos && std::regex_search(line, m, stage)) {
+      const int z = m[1].str()[0] - '0';
+      if (log.zero_stage && *log.zero_stage != z)
+        throw refuse(fmt::format("ZeRO stage {} after stage {} on line {}: one run per log", z, *log.zero_stage,
+                                 log.zero_stage_line),
+                     line);
+      log.zero_stage = z;
+      log.zero_stage_line = lineno;
+    } else if (line.find("RunningAvgSamplesPerSec=") != std::string::npos) {
       if (!std::regex_search(line, m, timer)) throw refuse("a DeepSpeed throughput line that cannot be read", line);
       const auto curr = parse_logged_number(m[5].str()), alloc = parse_logged_number(m[7].str());
       if (!curr || !alloc) throw refuse("CurrSamplesPerSec or MaxMemAllocated is not a number", line);

@@ -47,6 +47,10 @@ struct TrainLog {
   std::string format;                    // "torchtitan" | "fms-fsdp" | "deepspeed"
   std::vector<LoggedStep> steps;         // ascending step
   std::vector<std::string> notes;        // what was skipped or merged, one line each
+  // DeepSpeed: the ZeRO stage the engine states ("Creating torch.bfloat16 ZeRO stage 1 optimizer")
+  // and its line; unset when the log does not say.
+  std::optional<int> zero_stage;
+  int zero_stage_line = 0;
 };
 
 TrainLog parse_torchtitan_log(const std::string& text, const std::string& file);
