@@ -259,14 +259,17 @@ void MainWindow::replan() {
     statusBar()->showMessage(QString("Not planned: %1 problem(s).").arg(msgs.size()));
     return;
   }
-  // The same config under every other strategy, for the memory comparison.
+  // The same config under every other strategy the runtime runs, for the memory comparison (a
+  // strategy only another runtime runs, e.g. DeepSpeed's shard_optimizer, is left out).
   std::vector<StrategyPrediction> rows;
   rows.push_back({to_string(cfg.parallelism.sharding_strategy), true, pred, {}});
+  const RuntimeSpec& rt = planner::runtime_preset(cfg.runtime);
   for (ShardingStrategy s : all_sharding_strategies()) {
     if (s == cfg.parallelism.sharding_strategy) continue;
     TrainConfig c = cfg;
     c.parallelism.sharding_strategy = s;
     if (s != ShardingStrategy::hybrid_shard) c.parallelism.hsdp_shard_size = 0;
+    if (!planner::runtime_refusal(rt, c, *hw).empty()) continue;
     StrategyPrediction r{to_string(s), false, std::nullopt, {}};
     const auto errs = validate(c);
     if (!errs.empty()) {
@@ -293,10 +296,11 @@ void MainWindow::replan() {
   search_->setBase(cfg, *hw);
   scaling_->setBase(cfg, *hw);
   last_plan_ms_ = timer.nsecsElapsed() / 1e6;
-  statusBar()->showMessage(QString("Re-planned in %1 ms (4 strategies, timeline of %2 events), views updated in %3 ms.")
+  statusBar()->showMessage(QString("Re-planned in %1 ms (%4 strategies, timeline of %2 events), views updated in %3 ms.")
                                .arg(plan_ms, 0, 'f', 2)
                                .arg(pred->timeline.size())
-                               .arg(last_plan_ms_ - plan_ms, 0, 'f', 1));
+                               .arg(last_plan_ms_ - plan_ms, 0, 'f', 1)
+                               .arg(rows.size()));
 }
 
 void MainWindow::setReferenceRun(const QString& dir) {
