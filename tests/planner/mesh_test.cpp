@@ -215,11 +215,13 @@ TEST(MeshRuns, PublishedMeshRunsHoldTheirRegressionBounds) {
   const ValidationResult v =
       test::validate_published_file(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/outside_mesh.csv");
   const ValidationSummary& s = v.overall;
-  EXPECT_EQ(s.n, 45);                      // every row predicted but the async-TP row of a generation without it
-  EXPECT_LE(s.mape_tps, 42.0);             // measured 41.5
-  EXPECT_LE(s.median_abs_err_tps, 23.5);   // measured 22.9
-  EXPECT_GE(s.within_1sigma, 16);          // measured 16 of 45
-  EXPECT_LE(s.mape_mem, 25.5);             // measured 24.9 (n = 31)
+  // Every row predicted but the async-TP row of a generation without it and the four Qwen3-32B
+  // rows (head_dim 128 != d_model / n_heads: skipped, published_csv.cpp).
+  EXPECT_EQ(s.n, 41);
+  EXPECT_LE(s.mape_tps, 41.5);             // measured 41.0
+  EXPECT_LE(s.median_abs_err_tps, 18.5);   // measured 18.1
+  EXPECT_GE(s.within_1sigma, 16);          // measured 16 of 41
+  EXPECT_LE(s.mape_mem, 26.5);             // measured 26.0 (n = 27)
 }
 
 }  // namespace
