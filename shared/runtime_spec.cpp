@@ -189,6 +189,13 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"mesh", "string list", "tp | cp | pp | tp_async",
      "the device mesh dimensions it runs beside FSDP (parallelism.tp, cp, pp, tp_async: shared/train_config.h); [] = 1-D "
      "FSDP only, and a plan with any of them above 1 is refused by name"},
+    {"loss_parallel", "bool", "",
+     "with parallelism.tp > 1 (stated only by a runtime whose mesh lists tp): true — the head's output stays "
+     "sharded on the vocabulary and the loss runs on each rank's shard (torch.distributed.tensor.parallel."
+     "loss_parallel), so the loss's tensors and work are 1/tp per rank; false — the head's output is all-gathered "
+     "to every tp rank (T·V·A bytes gathered over the tp group in forward; its backward takes the rank's slice "
+     "locally) and every tp rank runs the whole loss on the whole logits (docs/cost-model.md §12)",
+     nullptr, "tp"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
 };
@@ -241,6 +248,7 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "compile") return &t.compile;
   if (key == "selective_op") return &t.selective_op;
   if (key == "selective_blocks") return &t.selective_blocks;
+  if (key == "loss_parallel") return &t.loss_parallel;
   return nullptr;
 }
 
@@ -388,10 +396,21 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
   const toml::table* terms = r.table("terms");
   if (!terms) throw ConfigError(file, "terms", "missing table [terms] (every runtime term with its value)");
   std::vector<std::string> given = read_terms(*terms, file, "terms.", rt.terms);
-  for (const auto& s : kRuntimeTerms)
-    if (std::find(given.begin(), given.end(), s.key) == given.end())
+  for (const auto& s : kRuntimeTerms) {
+    const bool stated = std::find(given.begin(), given.end(), s.key) != given.end();
+    const std::vector<std::string>& mesh = rt.terms.mesh;
+    const bool applies = !s.needs_mesh || std::find(mesh.begin(), mesh.end(), s.needs_mesh) != mesh.end();
+    if (!stated && applies)
       throw ConfigError(file, std::string("terms.") + s.key,
-                        fmt::format("missing: every runtime states every term ({}: {})", s.kind, s.meaning));
+                        s.needs_mesh ? fmt::format("missing: every runtime whose mesh lists {} states it ({}: {})",
+                                                   s.needs_mesh, s.kind, s.meaning)
+                                     : fmt::format("missing: every runtime states every term ({}: {})", s.kind, s.meaning));
+    if (stated && !applies)
+      throw ConfigError(file, std::string("terms.") + s.key,
+                        fmt::format("is a term of how a runtime runs {}, but its mesh does not list {} (stated only "
+                                    "by a runtime that runs it)",
+                                    s.needs_mesh, s.needs_mesh));
+  }
   if (const toml::table* gpu = r.table("gpu")) {
     RuntimeTerms g = rt.terms;
     for (const auto& k : read_terms(*gpu, file, "gpu.", g)) given.push_back("gpu." + k);

@@ -100,6 +100,10 @@ struct RuntimeTerms {
   std::vector<std::string> fp8_recipes{"tensorwise", "rowwise", "rowwise_with_gw_hp"};
   // The mesh dimensions it runs beside FSDP (tp | cp | pp | tp_async); empty = 1-D FSDP only.
   std::vector<std::string> mesh;
+  // With tp > 1 (terms a runtime states only when its mesh lists tp): the loss runs on
+  // vocabulary-sharded logits (loss parallel); false: the head's logits are all-gathered and every
+  // tp rank runs the whole loss.
+  bool loss_parallel = true;
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
   // Terms whose value is the config's (the TOML value "config"; only terms with a
@@ -142,6 +146,10 @@ struct RuntimeTermSchema {
   // The run.toml key a runtime may defer this term to (value "config"); nullptr = none: the
   // runtime states a fixed value.
   const char* config_key = nullptr;
+  // The mesh dimension ("tp" | "pp") a runtime's term mesh must list for it to state this term:
+  // a term of how it runs that dimension, stated by exactly the runtimes that run it; nullptr =
+  // every runtime states it.
+  const char* needs_mesh = nullptr;
 };
 // The value a runtime term takes to say "run.toml's key decides" (RuntimeTermSchema::config_key).
 inline constexpr const char* kFromConfig = "config";

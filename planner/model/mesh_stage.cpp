@@ -13,8 +13,9 @@
 
 namespace shardcast::planner {
 
-void mesh_step_shape(const TrainConfig& cfg, StepShape* out) {
+void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* out) {
   StepShape& sh = *out;
+  sh.loss_parallel = opt.loss_parallel;
   const Mesh& m = sh.mesh;
   const ParallelismConfig& par = cfg.parallelism;
   sh.groups = mesh_groups(m, sh.gpus_per_node);
@@ -43,7 +44,7 @@ void mesh_step_shape(const TrainConfig& cfg, StepShape* out) {
 void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u) {
   split_ops(u->block_ops, shape.mesh.tp, shape.mesh.cp);
   split_ops(u->embed_ops, shape.mesh.tp, 1);
-  split_ops(u->head_ops, shape.mesh.tp, 1);
+  split_ops(u->head_ops, shape.mesh.tp, 1, shape.loss_parallel);
 }
 
 void mesh_comm_groups(const StepShape& shape, CommSetup* c) {
@@ -68,6 +69,47 @@ double op_fwd(const std::vector<Op>& ops, const char* a, const char* b, const Co
   for (const Op& op : ops)
     if (std::strcmp(op.name, a) == 0 || std::strcmp(op.name, b) == 0) return op_forward_time(op, cc);
   return 0;
+}
+
+// The embedding's and the head's TP terms (unit i of U): sequence parallel's entry and exit
+// collectives, and the head's loss tensors, on vocabulary shards under loss parallel, whole with
+// the logits' all-gather without it. Adds the exposed time to *fwd / *bwd and the totals to units.
+void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm, const UnitCost& c, int i,
+                       int U, SimUnit* unit, FsdpUnits* units, double* fwd, double* bwd) {
+  SimUnit& u = *unit;
+  const Mesh& m = shape.mesh;
+  const double tp = m.tp, ts = shape.time_share;
+  // Sequence parallel's entry (the embedding's output reduce-scattered) and exit (the final
+  // norm's output all-gathered before the column-parallel head), each with its transpose.
+  const double e = end_unit_tp_comm_s(m, shape.groups, comm.comm, shape.tokens, cfg.model.d_model, shape.param_bytes);
+  *fwd = e;
+  *bwd = e;
+  units->tp_exposed_s += 2 * e;
+  units->tp_busy_s += 2 * e;
+  if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
+  units->unit_mesh_s[size_t(i)] = {ts * e, ts * e, 0, 0};
+  if (i != U - 1) return;
+  // The final norm's fp32 extra on the sequence shard; the rest of the head's saved bytes are its
+  // ops' (split_ops: the loss's on a vocabulary shard only under loss parallel).
+  u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp;
+  if (shape.loss_parallel) {  // the loss's transients and the output the loop keeps on a vocabulary shard
+    u.fwd_transient_bytes /= tp;
+    u.bwd_transient_bytes /= tp;
+    u.output_bytes /= tp;
+    return;
+  }
+  // Without loss parallel the column-parallel head's vocabulary shard of the logits is
+  // all-gathered to every rank (KempnerForge: ColwiseParallel(output_layouts=Replicate())) and the
+  // loss runs on the whole logits: its tensors stay whole. Beside them forward holds the rank's
+  // shard until the gather returns, backward the slice of the logits' gradient the head's GEMM takes.
+  const double shard = shape.param_bytes * shape.tokens * double(cfg.model.vocab) / tp;  // bytes
+  u.fwd_transient_bytes += shard;
+  u.bwd_transient_bytes += shard;
+  const double g = logits_gather_s(m, shape.groups, comm.comm, shape.tokens, double(cfg.model.vocab), shape.param_bytes);
+  *fwd += g;
+  units->tp_exposed_s += g;
+  units->tp_busy_s += g;
+  units->unit_mesh_s[size_t(i)][0] += ts * g;
 }
 
 }  // namespace
@@ -125,21 +167,7 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     units->unit_mesh_s[size_t(i)] = {ts * r.tp_fwd_s, ts * (r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0)), ts * r.cp_fwd_s,
                                      ts * (r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0))};
   } else {
-    // Sequence parallel's entry (the embedding's output reduce-scattered) and exit (the final
-    // norm's output all-gathered before the column-parallel head), each with its transpose.
-    const double e = end_unit_tp_comm_s(m, shape.groups, comm.comm, shape.tokens, cfg.model.d_model, shape.param_bytes);
-    fwd = e;
-    bwd = e;
-    units->tp_exposed_s += 2 * e;
-    units->tp_busy_s += 2 * e;
-    if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
-    units->unit_mesh_s[size_t(i)] = {ts * e, ts * e, 0, 0};
-    if (i == U - 1) {  // loss parallel: the loss's tensors on a vocabulary shard
-      u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp;
-      u.fwd_transient_bytes /= tp;
-      u.bwd_transient_bytes /= tp;
-      u.output_bytes /= tp;
-    }
+    end_unit_tp_terms(cfg, shape, comm, c, i, U, &u, units, &fwd, &bwd);
   }
   u.fwd_s += ts * fwd;
   u.bwd_s += ts * bwd;

@@ -16,10 +16,11 @@ bool is_column_gemm(const char* name) {  // split by output columns: n / tp
 
 }  // namespace
 
-void split_ops(std::vector<Op>& ops, int tp, int cp) {
+void split_ops(std::vector<Op>& ops, int tp, int cp, bool loss_parallel) {
   const double t = tp;
   for (Op& op : ops) {
     if (op.kind == OpKind::attention) op.flops *= cp;  // queries of s/cp tokens score all s keys
+    if (!loss_parallel && std::strcmp(op.name, "cross_entropy") == 0) continue;  // whole logits on every rank
     op.flops /= t;
     op.bytes /= t;
     op.fused_bytes /= t;
@@ -113,6 +114,12 @@ double end_unit_tp_comm_s(const Mesh& m, const MeshGroups& g, const CommContext&
                           int act_bytes) {
   if (m.tp <= 1) return 0;
   return collective_time(Collective::all_gather, act_bytes * tokens * d_model, g.tp, comm);
+}
+
+double logits_gather_s(const Mesh& m, const MeshGroups& g, const CommContext& comm, double tokens, double vocab,
+                       int act_bytes) {
+  if (m.tp <= 1) return 0;
+  return collective_time(Collective::all_gather, act_bytes * tokens * vocab, g.tp, comm);
 }
 
 double pp_bubble_s(PpSchedule s, int pp, int v, int grad_accum, double t_fwd, double t_bwd,

@@ -8,7 +8,9 @@
 //   the loss on sequence or vocabulary shards (Korthikanti et al. 2022, "Reducing Activation
 //   Recomputation in Large Transformer Models", §4.2.2: every activation divided by t with SP;
 //   torchtitan parallelize_llama at b5bcd76: colwise wq/wk/wv/w1/w3, rowwise wo/w2, SequenceParallel
-//   norms, loss_parallel output). The ops come built for s/cp tokens per sequence; attention's
+//   norms, loss_parallel output). Without loss parallel (runtime term loss_parallel = false:
+//   KempnerForge's output head gathered to Replicate) the loss op runs whole on every tp rank. The
+//   ops come built for s/cp tokens per sequence; attention's
 //   work is then multiplied by cp, each rank's queries scoring the whole sequence's keys with the
 //   causal load balance (torch.distributed.tensor.experimental context_parallel: 2·cp chunks).
 // - block_mesh_comm(): TP's and CP's collectives of one block and how much of each the compute
@@ -27,13 +29,13 @@
 #include "planner/model/comm_model.h"
 #include "planner/model/ops.h"
 #include "shared/train_config.h"
-#include "shared/train_config.h"
 
 namespace shardcast::planner {
 
 // ops as one rank of tp × cp runs them: ops built for s/cp tokens per sequence (attention's
-// flops multiplied by cp, as its queries score every key), every op divided over tp.
-void split_ops(std::vector<Op>& ops, int tp, int cp);
+// flops multiplied by cp, as its queries score every key), every op divided over tp but the
+// loss (cross_entropy) without loss parallel, which every tp rank runs on the whole logits.
+void split_ops(std::vector<Op>& ops, int tp, int cp, bool loss_parallel = true);
 
 // The groups of a mesh rank, torchtitan's rank order (tp innermost, then cp, dp_shard,
 // dp_replicate, pp outermost; torchtitan/distributed/parallel_dims.py), as the comm model sees
@@ -68,6 +70,11 @@ BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommCont
 // reduce-scatter / all-gather of T·d each way.  // s
 double end_unit_tp_comm_s(const Mesh& m, const MeshGroups& g, const CommContext& comm, double tokens, double d_model,
                           int act_bytes);
+
+// Without loss parallel: the head's logits all-gathered over the tp group in forward (A·T·V
+// bytes gathered; its backward takes the rank's slice locally, no collective).  // s
+double logits_gather_s(const Mesh& m, const MeshGroups& g, const CommContext& comm, double tokens, double vocab,
+                       int act_bytes);
 
 // The pipeline schedule's idle time on a rank per optimizer step, for micro-batch stage times
 // t_fwd and t_bwd (the rank's v stages together; t_wgrad: backward's weight-gradient part)

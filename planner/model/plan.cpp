@@ -41,7 +41,7 @@ double effective_inter_node_bandwidth(const TrainConfig& cfg, const HardwareSpec
 Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt) {
   // 1. The step: the preset's rates as this runtime runs them, the ranks and groups, the dtypes.
   const EfficiencyParams eff = runtime_efficiency(hw, opt);
-  const StepShape shape = step_shape(cfg, hw);
+  const StepShape shape = step_shape(cfg, hw, opt);
   const ComputeSetup compute = compute_setup(cfg, hw, opt, eff, shape);
   // 2. Each unit kind's ops, timed (ops.h).
   const UnitCosts costs = unit_costs(cfg.model, opt, shape, compute.cc);
@@ -72,7 +72,7 @@ EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& o
   return eff;
 }
 
-StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw) {
+StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const RuntimeMesh& opt) {
   StepShape sh;
   const int W = cfg.world_size();
   const int gpn = cfg.cluster.gpus_per_node;
@@ -106,7 +106,7 @@ StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw) {
   sh.rank_blocks = cfg.model.n_layers;
   sh.tokens_per_gpu_step = sh.tokens * sh.grad_accum;
   sh.rank_params = cfg.model.total_params();
-  if (!sh.one_d()) mesh_step_shape(cfg, &sh);
+  if (!sh.one_d()) mesh_step_shape(cfg, opt, &sh);
   return sh;
 }
 
@@ -273,8 +273,8 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
     }
   // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
   // are the largest of the step, and where they land decides the segments' high-water mark.
-  if (upcast_loss) {  // with a mesh, on a 1/tp vocabulary shard (loss parallel)
-    const double tp = shape.mesh.tp;
+  if (upcast_loss) {  // with a mesh, on a 1/tp vocabulary shard under loss parallel, whole without it
+    const double tp = shape.loss_parallel ? shape.mesh.tp : 1;
     const SimUnit& h = in.units[size_t(U - 1)];
     ti.sequences.resize(size_t(U));
     ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab) / tp, param_bytes, h.saved_bytes - loss.saved / tp,

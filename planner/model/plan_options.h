@@ -187,6 +187,14 @@ struct RuntimeLoop {
   bool record_stream_buffers = false;
 };
 
+// How the runtime runs tensor parallel (runtime terms a runtime states when its mesh lists tp;
+// mesh_terms.h). Read only where parallelism.tp > 1.
+struct RuntimeMesh {
+  // The loss on vocabulary-sharded logits (runtime term loss_parallel); false: the head's logits
+  // all-gathered over the tp group and the whole loss run on every tp rank.
+  bool loss_parallel = true;
+};
+
 // Evidence applied after the model by evidence/predict.h, never read by plan().
 struct EvidenceOptions {
   // A measured run of the same hardware preset and runtime (planner/evidence/reference_run.h): its
@@ -199,6 +207,6 @@ struct EvidenceOptions {
 // What the software executing the plan does outside TrainConfig, the groups above as one value
 // (the cost model's stages take the group they use). Built by resolve_plan_options()
 // (planner/model/runtime.h) from the config's runtime profile; tests may set fields directly.
-struct PlanOptions : RuntimeIdentity, RuntimeKernels, RuntimeLoop, ZeroOptions, PlanRequest, EvidenceOptions {};
+struct PlanOptions : RuntimeIdentity, RuntimeKernels, RuntimeLoop, RuntimeMesh, ZeroOptions, PlanRequest, EvidenceOptions {};
 
 }  // namespace shardcast::planner
