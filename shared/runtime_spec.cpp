@@ -196,6 +196,16 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "to every tp rank (T·V·A bytes gathered over the tp group in forward; its backward takes the rank's slice "
      "locally) and every tp rank runs the whole loss on the whole logits (docs/cost-model.md §12)",
      nullptr, "tp"},
+    {"tp_sequence_parallel", "string", "always | without_pp",
+     "with parallelism.tp > 1 (stated only by a runtime whose mesh lists tp): always — tensor parallel runs with "
+     "sequence parallel (norms and the residual stream on sequence shards, an all-gather before each "
+     "column-parallel GEMM and a reduce-scatter after each row-parallel one; the embedding's output "
+     "reduce-scattered and the head column-parallel); without_pp — so where pp = 1, but a pipeline stage runs "
+     "basic TP: only the blocks' Linears are split, an all-reduce after each row-parallel one in forward and after "
+     "each column-parallel one's input gradient in backward, the norms, the residual stream, the embedding and the "
+     "head whole on every tp rank, and the stages exchange whole activations (KempnerForge; Korthikanti et al. "
+     "2022 Table 2; docs/cost-model.md §12)",
+     nullptr, "tp"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
 };
@@ -273,6 +283,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "grad_clip") return &t.grad_clip;
   if (key == "host_time") return &t.host_time;
   if (key == "parameter_layout") return &t.parameter_layout;
+  if (key == "tp_sequence_parallel") return &t.tp_sequence_parallel;
   return nullptr;
 }
 

@@ -104,6 +104,8 @@ struct RuntimeTerms {
   // vocabulary-sharded logits (loss parallel); false: the head's logits are all-gathered and every
   // tp rank runs the whole loss.
   bool loss_parallel = true;
+  // With tp > 1: always | without_pp (a pipeline stage runs basic TP without sequence parallel).
+  std::string tp_sequence_parallel = "always";
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
   // Terms whose value is the config's (the TOML value "config"; only terms with a

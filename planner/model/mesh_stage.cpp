@@ -16,6 +16,8 @@ namespace shardcast::planner {
 void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* out) {
   StepShape& sh = *out;
   sh.loss_parallel = opt.loss_parallel;
+  // A pipeline stage of a runtime that runs it without sequence parallel runs basic TP (mesh_terms.h).
+  sh.sequence_parallel = opt.sequence_parallel_with_pp || sh.mesh.pp <= 1;
   const Mesh& m = sh.mesh;
   const ParallelismConfig& par = cfg.parallelism;
   sh.groups = mesh_groups(m, sh.gpus_per_node);
@@ -38,11 +40,14 @@ void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* 
   }
   sh.tokens = double(sh.micro_batch) * sh.seq_len / m.cp;
   const std::vector<int64_t> units = cfg.model.fsdp_unit_params();
-  sh.rank_params = (units.front() + int64_t(sh.rank_blocks) * units[1] + units.back()) / m.tp;
+  // Basic TP leaves the embedding and the head whole on every tp rank.
+  const int64_t ends = units.front() + units.back();
+  sh.rank_params = (sh.sequence_parallel ? ends / m.tp : ends) + int64_t(sh.rank_blocks) * units[1] / m.tp;
 }
 
 void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u) {
-  split_ops(u->block_ops, shape.mesh.tp, shape.mesh.cp);
+  split_ops(u->block_ops, shape.mesh.tp, shape.mesh.cp, true, shape.sequence_parallel);
+  if (!shape.sequence_parallel) return;  // basic TP: the embedding and the head whole on every rank
   split_ops(u->embed_ops, shape.mesh.tp, 1);
   split_ops(u->head_ops, shape.mesh.tp, 1, shape.loss_parallel);
 }
@@ -55,11 +60,11 @@ void mesh_comm_groups(const StepShape& shape, CommSetup* c) {
 
 std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape) {
   const std::vector<int64_t> full = m.fsdp_unit_params();
-  const int64_t tp = shape.mesh.tp;
+  const int64_t tp = shape.mesh.tp, ends = shape.sequence_parallel ? tp : 1;  // basic TP: the ends whole
   std::vector<int64_t> units;
-  units.push_back(full.front() / tp);
+  units.push_back(full.front() / ends);
   for (int i = 0; i < shape.rank_blocks; ++i) units.push_back(full[1] / tp);
-  units.push_back(full.back() / tp);
+  units.push_back(full.back() / ends);
   return units;
 }
 
@@ -81,14 +86,16 @@ void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const Com
   const double tp = m.tp, ts = shape.time_share;
   // Sequence parallel's entry (the embedding's output reduce-scattered) and exit (the final
   // norm's output all-gathered before the column-parallel head), each with its transpose.
-  const double e = end_unit_tp_comm_s(m, shape.groups, comm.comm, shape.tokens, cfg.model.d_model, shape.param_bytes);
+  const double e = shape.sequence_parallel  // basic TP: the ends' tensors whole, no collective
+                       ? end_unit_tp_comm_s(m, shape.groups, comm.comm, shape.tokens, cfg.model.d_model, shape.param_bytes)
+                       : 0.0;
   *fwd = e;
   *bwd = e;
   units->tp_exposed_s += 2 * e;
   units->tp_busy_s += 2 * e;
   if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
   units->unit_mesh_s[size_t(i)] = {ts * e, ts * e, 0, 0};
-  if (i != U - 1) return;
+  if (i != U - 1 || !shape.sequence_parallel) return;  // basic TP: the head's tensors whole, nothing gathered
   // The final norm's fp32 extra on the sequence shard; the rest of the head's saved bytes are its
   // ops' (split_ops: the loss's on a vocabulary shard only under loss parallel).
   u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp;
@@ -115,8 +122,8 @@ void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const Com
 }  // namespace
 
 void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
-                     const UnitCosts& costs, const ComputeContext& cc, int i, int U, bool ckpt, SimUnit* unit,
-                     FsdpUnits* units) {
+                     const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act, int i, int U,
+                     bool ckpt, SimUnit* unit, FsdpUnits* units) {
   SimUnit& u = *unit;
   const Mesh& m = shape.mesh;
   const double tp = m.tp, ts = shape.time_share;
@@ -143,12 +150,28 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     const double full = shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
     u.fwd_transient_bytes += full;
     u.bwd_transient_bytes += (ckpt ? 3.0 : 2.0) * full;
+    if (!shape.sequence_parallel) {
+      // Basic TP keeps whole what sequence parallel shards outside attention and the MLP: the two
+      // norms' inputs (the residual stream, with their 4-byte statistic) and an eager norm's fp32
+      // tensors (Korthikanti et al. 2022 Table 2: the 10·s·b·h of their 10 + 24/t, less dropout's
+      // masks, which a Llama block has not; the GEMM inputs are whole above). A checkpointed block
+      // keeps its whole input and holds them while its recompute runs.
+      const double outside = 2.0 * (shape.tokens * (shape.param_bytes * cfg.model.d_model + 4.0) + act.norm_extra) *
+                             (1.0 - 1.0 / tp);  // bytes
+      if (ckpt) {
+        u.saved_bytes += shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);
+        u.bwd_transient_bytes += outside;
+      } else {
+        u.saved_bytes += outside;
+      }
+    }
     BlockMeshInputs in;
     in.tokens = shape.tokens;
     in.d_model = cfg.model.d_model;
     in.kv_dim = double(cfg.model.kv_dim());
     in.act_bytes = shape.param_bytes;
     in.tp_async = cfg.parallelism.tp_async;
+    in.sequence_parallel = shape.sequence_parallel;
     in.cp_rotate = cfg.parallelism.cp_rotate;
     const std::vector<Op>& ops = costs.block_ops;
     in.gemm_fwd_s[0] = op_fwd(ops, "wqkv", "wqkv", cc);
@@ -229,7 +252,7 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
     // backward (their gradients): T · d of the sequence-parallel shard, to the neighbouring stage
     // dp · tp · cp ranks away, on a NIC rail when that is another node.
     const CommContext& c = comm.comm;
-    const double bytes = shape.param_bytes * shape.tokens * cfg.model.d_model / m.tp;
+    const double bytes = shape.param_bytes * shape.tokens * cfg.model.d_model / (shape.sequence_parallel ? m.tp : 1);
     const double bw = g.pp_crosses_nodes ? c.inter_node_bandwidth * c.eff.inter_node_bw_eff / std::max(1, c.gpus_per_node)
                                          : c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
     const double lat = g.pp_crosses_nodes ? c.inter_node_latency : c.intra_node_latency;

@@ -1,4 +1,4 @@
-// The terms a device mesh adds to one rank's step: tensor parallel (with sequence parallel),
+// The terms a device mesh adds to one rank's step: tensor parallel (with or without sequence parallel),
 // context parallel and pipeline parallel, beside FSDP over the data-parallel dimensions.
 //
 // What it is: pure functions of the mesh (shared/train_config.h) and the step's per-rank quantities.
@@ -13,6 +13,12 @@
 //   ops come built for s/cp tokens per sequence; attention's
 //   work is then multiplied by cp, each rank's queries scoring the whole sequence's keys with the
 //   causal load balance (torch.distributed.tensor.experimental context_parallel: 2·cp chunks).
+// - Without sequence parallel (runtime term tp_sequence_parallel = "without_pp" on a pipeline
+//   stage: KempnerForge's tensor_parallel.py, "Pipeline parallel stages use basic TP (no
+//   SequenceParallel)") only the blocks' Linears and attention are split; the norms and residual
+//   adds run whole on every tp rank, the embedding and the head are not split, and each row-parallel
+//   GEMM's output is all-reduced (Korthikanti et al. 2022 §4.2.2 and Table 2: s·b·h·(10 + 24/t +
+//   5as/(ht)) bytes per layer without SP against s·b·h·(34/t + 5as/(ht)) with it).
 // - block_mesh_comm(): TP's and CP's collectives of one block and how much of each the compute
 //   stream waits for (TP's all-gathers and reduce-scatters are in the critical path unless async
 //   TP overlaps each with its GEMM; CP's K/V exchange is in series with allgather rotation and
@@ -35,7 +41,9 @@ namespace shardcast::planner {
 // ops as one rank of tp × cp runs them: ops built for s/cp tokens per sequence (attention's
 // flops multiplied by cp, as its queries score every key), every op divided over tp but the
 // loss (cross_entropy) without loss parallel, which every tp rank runs on the whole logits.
-void split_ops(std::vector<Op>& ops, int tp, int cp, bool loss_parallel = true);
+// Without sequence parallel the norms and residual adds (attention_norm, ffn_norm, residual_add,
+// final_norm) are whole on every rank.
+void split_ops(std::vector<Op>& ops, int tp, int cp, bool loss_parallel = true, bool sequence_parallel = true);
 
 // The groups of a mesh rank, torchtitan's rank order (tp innermost, then cp, dp_shard,
 // dp_replicate, pp outermost; torchtitan/distributed/parallel_dims.py), as the comm model sees
@@ -59,6 +67,7 @@ struct BlockMeshInputs {
   double d_model = 0, kv_dim = 0;
   int act_bytes = 2;          // bytes per activation element
   bool tp_async = false;
+  bool sequence_parallel = true;  // false: basic TP, all-reduces (never async here)
   CpRotate cp_rotate = CpRotate::allgather;
   // Forward times of the GEMMs TP's collectives pair with (one rank): the column GEMM after each
   // all-gather (wqkv, w1_w3) and the row GEMM before each reduce-scatter (wo, w2); attention's. // s

@@ -212,7 +212,7 @@ UnitCosts unit_costs(const ModelSpec& m, const RuntimeKernels& opt, const StepSh
   u.embed_ops = embedding_forward_ops(m, b, s, param_bytes);
   u.head_ops = head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm);
   if (!shape.one_d()) mesh_split_unit_ops(shape, &u);
-  const double sp = shape.mesh.tp;  // sequence parallel: a block's input is a 1/tp shard
+  const double sp = shape.sequence_parallel ? shape.mesh.tp : 1;  // sequence parallel: a block's input is a 1/tp shard
   u.block = unit_cost(u.block_ops, T * param_bytes * m.d_model / sp, 0, cc);
   u.embed = unit_cost(u.embed_ops, 0, 0, cc);
   u.head = unit_cost(u.head_ops, T * param_bytes * m.d_model / sp, 0, cc);
@@ -274,7 +274,7 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
   // are the largest of the step, and where they land decides the segments' high-water mark.
   if (upcast_loss) {  // with a mesh, on a 1/tp vocabulary shard under loss parallel, whole without it
-    const double tp = shape.loss_parallel ? shape.mesh.tp : 1;
+    const double tp = shape.loss_parallel && shape.sequence_parallel ? shape.mesh.tp : 1;
     const SimUnit& h = in.units[size_t(U - 1)];
     ti.sequences.resize(size_t(U));
     ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab) / tp, param_bytes, h.saved_bytes - loss.saved / tp,

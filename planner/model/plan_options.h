@@ -193,6 +193,9 @@ struct RuntimeMesh {
   // The loss on vocabulary-sharded logits (runtime term loss_parallel); false: the head's logits
   // all-gathered over the tp group and the whole loss run on every tp rank.
   bool loss_parallel = true;
+  // Sequence parallel also on pipeline stages (runtime term tp_sequence_parallel = "always");
+  // false ("without_pp"): a stage of a plan with pp > 1 runs basic TP (mesh_terms.h).
+  bool sequence_parallel_with_pp = true;
 };
 
 // Evidence applied after the model by evidence/predict.h, never read by plan().

@@ -60,6 +60,8 @@ struct StepShape {
   double tokens_per_gpu_step = 0;  // the step's global tokens / world size
   int64_t rank_params = 0;       // parameters of the simulated rank's units, one TP shard of each
   bool loss_parallel = true;     // with tp > 1: the loss on vocabulary shards (RuntimeMesh)
+  // With tp > 1: sequence parallel (RuntimeMesh); false: basic TP, only the blocks' Linears split.
+  bool sequence_parallel = true;
   bool one_d() const { return mesh.one_d(); }
 };
 
@@ -156,8 +158,8 @@ std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape
 // A unit's TP and CP collectives into its compute (forward, backward, a checkpointed block's
 // recompute) and the activation bytes of a unit divided over tp; totals into `units`.
 void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
-                     const UnitCosts& costs, const ComputeContext& cc, int i, int U, bool ckpt, SimUnit* u,
-                     FsdpUnits* units);
+                     const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act, int i, int U,
+                     bool ckpt, SimUnit* u, FsdpUnits* units);
 // The pipeline's bubble and sends and its in-flight activations, and the mesh's read-outs, into p.
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
 // The timeline's tp, cp and pp lanes (p->timeline already holds the simulated step).

@@ -67,7 +67,9 @@ TEST(MeshTerms, LossOpIsWholeWithoutLossParallel) {
     split_ops(ops, 4, 1, lp);
     for (size_t i = 0; i < ops.size(); ++i) {
       const std::string n = ops[i].name;
-      if (n == "output") EXPECT_DOUBLE_EQ(ops[i].n, m.vocab / 4.0) << lp;
+      if (n == "output") {
+        EXPECT_DOUBLE_EQ(ops[i].n, m.vocab / 4.0) << lp;
+      }
       if (n == "cross_entropy") {
         EXPECT_DOUBLE_EQ(ops[i].bytes, whole[i].bytes / (lp ? 4.0 : 1.0)) << lp;
         EXPECT_DOUBLE_EQ(ops[i].saved_bytes, whole[i].saved_bytes / (lp ? 4.0 : 1.0)) << lp;
@@ -77,6 +79,45 @@ TEST(MeshTerms, LossOpIsWholeWithoutLossParallel) {
   EXPECT_FALSE(load_runtime("kempnerforge").terms.loss_parallel);
   EXPECT_TRUE(load_runtime("torchtitan").terms.loss_parallel);
   EXPECT_TRUE(load_runtime("shardcast-train").terms.loss_parallel);
+}
+
+// Basic TP (no sequence parallel): the norms and residual adds run whole on every rank, the
+// Linears and attention are split as with SP; per block two all-reduces of A·T·d forward and two
+// backward instead of the all-gathers and reduce-scatters (Korthikanti et al. 2022 §4.2.2).
+TEST(MeshTerms, BasicTpKeepsNormsWholeAndAllReduces) {
+  const ModelSpec m = load_model("llama3-8b");
+  const std::vector<Op> whole = block_forward_ops(m, 1, 4096, 2);
+  std::vector<Op> sp = whole, basic = whole;
+  split_ops(sp, 4, 1);
+  split_ops(basic, 4, 1, true, false);
+  for (size_t i = 0; i < whole.size(); ++i) {
+    const std::string n = whole[i].name;
+    const bool seq = n == "attention_norm" || n == "ffn_norm" || n == "residual_add";
+    EXPECT_DOUBLE_EQ(basic[i].flops, seq ? whole[i].flops : sp[i].flops) << n;
+    EXPECT_DOUBLE_EQ(basic[i].saved_bytes, seq ? whole[i].saved_bytes : sp[i].saved_bytes) << n;
+  }
+  Mesh mesh;
+  mesh.tp = 4;
+  mesh.dp_shard = 2;
+  CommContext c;
+  c.intra_node_bandwidth = 450e9;
+  c.inter_node_bandwidth = 400e9;
+  c.gpus_per_node = 8;
+  c.eff.intra_node_bw_eff = 1;
+  c.eff.inter_node_bw_eff = 1;
+  BlockMeshInputs in;
+  in.tokens = 16384;
+  in.d_model = 4096;
+  in.sequence_parallel = false;
+  const MeshGroups g = mesh_groups(mesh, 8);
+  const BlockMeshComm r = block_mesh_comm(mesh, g, c, in);
+  const double ar = collective_time(Collective::all_reduce, 2.0 * 16384 * 4096, g.tp, c);
+  EXPECT_GT(ar, 0);
+  EXPECT_DOUBLE_EQ(r.tp_fwd_s, 2 * ar);
+  EXPECT_DOUBLE_EQ(r.tp_bwd_s, 2 * ar);
+  EXPECT_DOUBLE_EQ(r.tp_busy_s, 4 * ar);
+  EXPECT_EQ(load_runtime("kempnerforge").terms.tp_sequence_parallel, "without_pp");
+  EXPECT_EQ(load_runtime("torchtitan").terms.tp_sequence_parallel, "always");
 }
 
 TEST(MeshTerms, GroupsFollowTorchtitansRankOrder) {
@@ -208,6 +249,35 @@ TEST(MeshPlan, WithoutLossParallelTheRankHoldsTheWholeLoss) {
   EXPECT_NEAR(b.tp_exposed_s - a.tp_exposed_s, g * c.training.grad_accum, 1e-9 * b.tp_exposed_s);
 }
 
+// A runtime that runs TP without sequence parallel on pipeline stages (tp_sequence_parallel =
+// "without_pp", KempnerForge): with pp > 1 its rank holds whole norms, residual stream, embedding
+// and head (more memory and parameters) and sends whole activations; with pp = 1 the term changes
+// nothing, to the bit.
+TEST(MeshPlan, BasicTpOnPipelineStagesOnly) {
+  TrainConfig c = torchtitan_config(64);
+  c.training.micro_batch = 8;
+  c.parallelism.tp = 4;
+  c.parallelism.pp = 2;
+  validate_or_throw(c);
+  const HardwareSpec hw = load_hardware(c.cluster.hardware);
+  PlanOptions o = resolve_plan_options(c, hw);
+  ASSERT_TRUE(o.sequence_parallel_with_pp);
+  const Prediction sp = plan(c, hw, o);
+  o.sequence_parallel_with_pp = false;
+  const Prediction basic = plan(c, hw, o);
+  EXPECT_GT(basic.mem_peak_bytes, sp.mem_peak_bytes);
+  EXPECT_GT(test::component(basic, "sharded_parameters"), test::component(sp, "sharded_parameters"));
+  EXPECT_GT(basic.pp_send_s, sp.pp_send_s);
+  c.parallelism.pp = 1;
+  validate_or_throw(c);
+  PlanOptions one = resolve_plan_options(c, hw);
+  const Prediction a = plan(c, hw, one);
+  one.sequence_parallel_with_pp = false;
+  const Prediction b = plan(c, hw, one);
+  EXPECT_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_EQ(a.mem_peak_bytes, b.mem_peak_bytes);
+}
+
 TEST(MeshPlan, PipelineAddsBubbleAndInFlightActivations) {
   TrainConfig c = torchtitan_config(64);
   c.training.micro_batch = 8;
@@ -270,10 +340,10 @@ TEST(MeshRuns, PublishedMeshRunsHoldTheirRegressionBounds) {
   // Every row predicted but the async-TP row of a generation without it and the four Qwen3-32B
   // rows (head_dim 128 != d_model / n_heads: skipped, published_csv.cpp).
   EXPECT_EQ(s.n, 41);
-  EXPECT_LE(s.mape_tps, 40.5);             // measured 40.0
+  EXPECT_LE(s.mape_tps, 36.5);             // measured 36.3
   EXPECT_LE(s.median_abs_err_tps, 18.5);   // measured 18.1
   EXPECT_GE(s.within_1sigma, 16);          // measured 16 of 41
-  EXPECT_LE(s.mape_mem, 14.5);             // measured 14.1 (n = 27)
+  EXPECT_LE(s.mape_mem, 15.5);             // measured 15.1 (n = 27)
 }
 
 }  // namespace
