@@ -206,6 +206,14 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "head whole on every tp rank, and the stages exchange whole activations (KempnerForge; Korthikanti et al. "
      "2022 Table 2; docs/cost-model.md §12)",
      nullptr, "tp"},
+    {"pp_zero_bubble_checkpointing", "bool", "",
+     "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): true — it runs the zero-bubble "
+     "schedules (pp_schedule InterleavedZeroBubble, ZBVZeroBubble) with activation checkpointing as the planner "
+     "plans them; false — such a plan is refused by name: the split input- and weight-gradient backward of "
+     "torch.distributed.pipelining's zero-bubble schedules and torch.utils.checkpoint made these runs abnormally "
+     "slow (pytorch/torchtitan#773: 13 tokens/s against 128 for Interleaved1F1B on the same 512 GPUs; "
+     "pytorch/pytorch#136766), which the planner does not model",
+     nullptr, "pp"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
 };
@@ -259,6 +267,7 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "selective_op") return &t.selective_op;
   if (key == "selective_blocks") return &t.selective_blocks;
   if (key == "loss_parallel") return &t.loss_parallel;
+  if (key == "pp_zero_bubble_checkpointing") return &t.pp_zero_bubble_checkpointing;
   return nullptr;
 }
 

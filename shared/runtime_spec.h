@@ -106,6 +106,9 @@ struct RuntimeTerms {
   bool loss_parallel = true;
   // With tp > 1: always | without_pp (a pipeline stage runs basic TP without sequence parallel).
   std::string tp_sequence_parallel = "always";
+  // With pp > 1: the zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run as planned
+  // with activation checkpointing; false: refused (a known bug makes them abnormally slow).
+  bool pp_zero_bubble_checkpointing = true;
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
   // Terms whose value is the config's (the TOML value "config"; only terms with a

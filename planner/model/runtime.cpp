@@ -78,6 +78,14 @@ std::string mesh_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const Tra
     return fmt::format("{} runs attention as eager ops (attention = \"{}\"): context parallel's ring attention needs "
                        "SDPA's flash or cuDNN kernel",
                        rt.name, t.attention);
+  const bool zero_bubble =
+      p.pp_schedule == PpSchedule::interleaved_zero_bubble || p.pp_schedule == PpSchedule::zbv_zero_bubble;
+  if (p.pp > 1 && zero_bubble && cfg.activation_checkpointing.mode != AcMode::none && !t.pp_zero_bubble_checkpointing)
+    return fmt::format("{} runs parallelism.pp_schedule = \"{}\" with activation checkpointing abnormally slowly (a "
+                       "bug: the zero-bubble schedules' split backward recomputes the checkpointed blocks, "
+                       "pytorch/torchtitan#773, pytorch/pytorch#136766; its term pp_zero_bubble_checkpointing = "
+                       "false): not planned; use 1F1B or Interleaved1F1B, or activation_checkpointing.mode = \"none\"",
+                       rt.name, to_string(p.pp_schedule));
   if (p.tp_async && !cfg.precision.compile)
     return fmt::format("{} runs async TP in the compiled graph only: parallelism.tp_async = true needs precision.compile = true",
                        rt.name);
