@@ -206,6 +206,13 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "head whole on every tp rank, and the stages exchange whole activations (KempnerForge; Korthikanti et al. "
      "2022 Table 2; docs/cost-model.md §12)",
      nullptr, "tp"},
+    {"tp_embedding", "string", "vocab_parallel | replicated",
+     "with parallelism.tp > 1 (stated only by a runtime whose mesh lists tp): vocab_parallel — the token "
+     "embedding's rows are split over the tp group (RowwiseParallel), its partial output reduce-scattered to "
+     "sequence shards; replicated — every tp rank holds the whole table (FSDP shards it over the data-parallel "
+     "ranks only) and looks up all T tokens, and sequence parallel's first norm takes its sequence shard "
+     "locally, with no collective (docs/cost-model.md §12)",
+     nullptr, "tp"},
     {"pp_zero_bubble_checkpointing", "bool", "",
      "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): true — it runs the zero-bubble "
      "schedules (pp_schedule InterleavedZeroBubble, ZBVZeroBubble) with activation checkpointing as the planner "
@@ -293,6 +300,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "host_time") return &t.host_time;
   if (key == "parameter_layout") return &t.parameter_layout;
   if (key == "tp_sequence_parallel") return &t.tp_sequence_parallel;
+  if (key == "tp_embedding") return &t.tp_embedding;
   return nullptr;
 }
 

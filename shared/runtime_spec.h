@@ -106,6 +106,8 @@ struct RuntimeTerms {
   bool loss_parallel = true;
   // With tp > 1: always | without_pp (a pipeline stage runs basic TP without sequence parallel).
   std::string tp_sequence_parallel = "always";
+  // With tp > 1: vocab_parallel (the token embedding's rows split over tp) | replicated.
+  std::string tp_embedding = "vocab_parallel";
   // With pp > 1: the zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run as planned
   // with activation checkpointing; false: refused (a known bug makes them abnormally slow).
   bool pp_zero_bubble_checkpointing = true;

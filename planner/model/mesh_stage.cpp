@@ -18,6 +18,7 @@ void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* 
   sh.loss_parallel = opt.loss_parallel;
   // A pipeline stage of a runtime that runs it without sequence parallel runs basic TP (mesh_terms.h).
   sh.sequence_parallel = opt.sequence_parallel_with_pp || sh.mesh.pp <= 1;
+  sh.embedding_split = sh.sequence_parallel && opt.embedding_vocab_parallel;
   const Mesh& m = sh.mesh;
   const ParallelismConfig& par = cfg.parallelism;
   sh.groups = mesh_groups(m, sh.gpus_per_node);
@@ -40,15 +41,16 @@ void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* 
   }
   sh.tokens = double(sh.micro_batch) * sh.seq_len / m.cp;
   const std::vector<int64_t> units = cfg.model.fsdp_unit_params();
-  // Basic TP leaves the embedding and the head whole on every tp rank.
-  const int64_t ends = units.front() + units.back();
-  sh.rank_params = (sh.sequence_parallel ? ends / m.tp : ends) + int64_t(sh.rank_blocks) * units[1] / m.tp;
+  // Basic TP leaves the embedding and the head whole on every tp rank; a replicated embedding is whole too.
+  const int64_t embed = sh.embedding_split ? units.front() / m.tp : units.front();
+  const int64_t head = sh.sequence_parallel ? units.back() / m.tp : units.back();
+  sh.rank_params = embed + int64_t(sh.rank_blocks) * units[1] / m.tp + head;
 }
 
 void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u) {
   split_ops(u->block_ops, shape.mesh.tp, shape.mesh.cp, true, shape.sequence_parallel);
   if (!shape.sequence_parallel) return;  // basic TP: the embedding and the head whole on every rank
-  split_ops(u->embed_ops, shape.mesh.tp, 1);
+  if (shape.embedding_split) split_ops(u->embed_ops, shape.mesh.tp, 1);
   split_ops(u->head_ops, shape.mesh.tp, 1, shape.loss_parallel);
 }
 
@@ -62,7 +64,7 @@ std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape
   const std::vector<int64_t> full = m.fsdp_unit_params();
   const int64_t tp = shape.mesh.tp, ends = shape.sequence_parallel ? tp : 1;  // basic TP: the ends whole
   std::vector<int64_t> units;
-  units.push_back(full.front() / ends);
+  units.push_back(full.front() / (shape.embedding_split ? tp : 1));  // a replicated embedding: whole
   for (int i = 0; i < shape.rank_blocks; ++i) units.push_back(full[1] / tp);
   units.push_back(full.back() / ends);
   return units;
@@ -86,15 +88,19 @@ void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const Com
   const double tp = m.tp, ts = shape.time_share;
   // Sequence parallel's entry (the embedding's output reduce-scattered) and exit (the final
   // norm's output all-gathered before the column-parallel head), each with its transpose.
-  const double e = shape.sequence_parallel  // basic TP: the ends' tensors whole, no collective
+  // Basic TP: the ends' tensors whole, no collective. A replicated embedding's output is whole on
+  // every rank and the first norm takes its sequence shard locally in forward; its backward
+  // all-gathers the shards' gradients for the whole table (Shard(1) -> Replicate).
+  const double e = shape.sequence_parallel
                        ? end_unit_tp_comm_s(m, shape.groups, comm.comm, shape.tokens, cfg.model.d_model, shape.param_bytes)
                        : 0.0;
-  *fwd = e;
+  const bool replicated_entry = i == 0 && !shape.embedding_split;
+  *fwd = replicated_entry ? 0.0 : e;
   *bwd = e;
-  units->tp_exposed_s += 2 * e;
-  units->tp_busy_s += 2 * e;
+  units->tp_exposed_s += *fwd + *bwd;
+  units->tp_busy_s += *fwd + *bwd;
   if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
-  units->unit_mesh_s[size_t(i)] = {ts * e, ts * e, 0, 0};
+  units->unit_mesh_s[size_t(i)] = {ts * *fwd, ts * *bwd, 0, 0};
   if (i != U - 1 || !shape.sequence_parallel) return;  // basic TP: the head's tensors whole, nothing gathered
   // The final norm's fp32 extra on the sequence shard; the rest of the head's saved bytes are its
   // ops' (split_ops: the loss's on a vocabulary shard only under loss parallel).

@@ -196,6 +196,9 @@ struct RuntimeMesh {
   // Sequence parallel also on pipeline stages (runtime term tp_sequence_parallel = "always");
   // false ("without_pp"): a stage of a plan with pp > 1 runs basic TP (mesh_terms.h).
   bool sequence_parallel_with_pp = true;
+  // The token embedding split over tp (runtime term tp_embedding = "vocab_parallel"); false
+  // ("replicated"): whole on every tp rank, no collective at the sequence-parallel entry.
+  bool embedding_vocab_parallel = true;
 };
 
 // Evidence applied after the model by evidence/predict.h, never read by plan().

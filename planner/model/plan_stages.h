@@ -62,6 +62,8 @@ struct StepShape {
   bool loss_parallel = true;     // with tp > 1: the loss on vocabulary shards (RuntimeMesh)
   // With tp > 1: sequence parallel (RuntimeMesh); false: basic TP, only the blocks' Linears split.
   bool sequence_parallel = true;
+  // With tp > 1: the token embedding split over tp (RuntimeMesh; basic TP never splits it).
+  bool embedding_split = true;
   bool one_d() const { return mesh.one_d(); }
 };
 

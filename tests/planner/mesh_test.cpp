@@ -278,6 +278,28 @@ TEST(MeshPlan, BasicTpOnPipelineStagesOnly) {
   EXPECT_EQ(a.mem_peak_bytes, b.mem_peak_bytes);
 }
 
+// A replicated token embedding (tp_embedding = "replicated", KempnerForge) is whole on every tp
+// rank: its shard of the table is V·d / dp_shard parameters, not V·d / (tp · dp_shard), and no
+// collective enters sequence parallel in forward.
+TEST(MeshPlan, ReplicatedEmbeddingIsWholeOnEveryTpRank) {
+  TrainConfig c = torchtitan_config(64);
+  c.parallelism.tp = 8;
+  validate_or_throw(c);
+  const HardwareSpec hw = load_hardware(c.cluster.hardware);
+  PlanOptions o = resolve_plan_options(c, hw);
+  ASSERT_TRUE(o.embedding_vocab_parallel);
+  const Prediction a = plan(c, hw, o);
+  o.embedding_vocab_parallel = false;
+  const Prediction b = plan(c, hw, o);
+  const double table = double(c.model.vocab) * c.model.d_model;
+  const double master = 4, dp_shard = 8, tp = 8;  // fp32 shards of torchtitan's default
+  EXPECT_NEAR(test::component(b, "sharded_parameters") - test::component(a, "sharded_parameters"),
+              master * table * (1 - 1 / tp) / dp_shard, 1e-9 * test::component(b, "sharded_parameters"));
+  EXPECT_LT(b.tp_exposed_s, a.tp_exposed_s);
+  EXPECT_EQ(load_runtime("kempnerforge").terms.tp_embedding, "replicated");
+  EXPECT_EQ(load_runtime("torchtitan").terms.tp_embedding, "vocab_parallel");
+}
+
 TEST(MeshPlan, PipelineAddsBubbleAndInFlightActivations) {
   TrainConfig c = torchtitan_config(64);
   c.training.micro_batch = 8;
@@ -359,10 +381,10 @@ TEST(MeshRuns, PublishedMeshRunsHoldTheirRegressionBounds) {
   // (head_dim 128 != d_model / n_heads: skipped, published_csv.cpp) and the InterleavedZeroBubble
   // row of pytorch/torchtitan#773 (refused by torchtitan-2024-10: the bug with checkpointing).
   EXPECT_EQ(s.n, 40);
-  EXPECT_LE(s.mape_tps, 20.5);             // measured 20.0
+  EXPECT_LE(s.mape_tps, 19.0);             // measured 18.7
   EXPECT_LE(s.median_abs_err_tps, 16.5);   // measured 16.3
   EXPECT_GE(s.within_1sigma, 16);          // measured 16 of 40
-  EXPECT_LE(s.mape_mem, 15.0);             // measured 14.6 (n = 26)
+  EXPECT_LE(s.mape_mem, 15.5);             // measured 14.9 (n = 26)
 }
 
 }  // namespace
