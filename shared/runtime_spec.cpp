@@ -189,6 +189,38 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"mesh", "string list", "tp | cp | pp | tp_async",
      "the device mesh dimensions it runs beside FSDP (parallelism.tp, cp, pp, tp_async: shared/train_config.h); [] = 1-D "
      "FSDP only, and a plan with any of them above 1 is refused by name"},
+    {"loss_parallel", "bool", "",
+     "with parallelism.tp > 1 (stated only by a runtime whose mesh lists tp): true — the head's output stays "
+     "sharded on the vocabulary and the loss runs on each rank's shard (torch.distributed.tensor.parallel."
+     "loss_parallel), so the loss's tensors and work are 1/tp per rank; false — the head's output is all-gathered "
+     "to every tp rank (T·V·A bytes gathered over the tp group in forward; its backward takes the rank's slice "
+     "locally) and every tp rank runs the whole loss on the whole logits (docs/cost-model.md §12)",
+     nullptr, "tp"},
+    {"tp_sequence_parallel", "string", "always | without_pp",
+     "with parallelism.tp > 1 (stated only by a runtime whose mesh lists tp): always — tensor parallel runs with "
+     "sequence parallel (norms and the residual stream on sequence shards, an all-gather before each "
+     "column-parallel GEMM and a reduce-scatter after each row-parallel one; the embedding's output "
+     "reduce-scattered and the head column-parallel); without_pp — so where pp = 1, but a pipeline stage runs "
+     "basic TP: only the blocks' Linears are split, an all-reduce after each row-parallel one in forward and after "
+     "each column-parallel one's input gradient in backward, the norms, the residual stream, the embedding and the "
+     "head whole on every tp rank, and the stages exchange whole activations (KempnerForge; Korthikanti et al. "
+     "2022 Table 2; docs/cost-model.md §12)",
+     nullptr, "tp"},
+    {"tp_embedding", "string", "vocab_parallel | replicated",
+     "with parallelism.tp > 1 (stated only by a runtime whose mesh lists tp): vocab_parallel — the token "
+     "embedding's rows are split over the tp group (RowwiseParallel), its partial output reduce-scattered to "
+     "sequence shards; replicated — every tp rank holds the whole table (FSDP shards it over the data-parallel "
+     "ranks only) and looks up all T tokens, and sequence parallel's first norm takes its sequence shard "
+     "locally, with no collective (docs/cost-model.md §12)",
+     nullptr, "tp"},
+    {"pp_zero_bubble_checkpointing", "bool", "",
+     "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): true — it runs the zero-bubble "
+     "schedules (pp_schedule InterleavedZeroBubble, ZBVZeroBubble) with activation checkpointing as the planner "
+     "plans them; false — such a plan is refused by name: the split input- and weight-gradient backward of "
+     "torch.distributed.pipelining's zero-bubble schedules and torch.utils.checkpoint made these runs abnormally "
+     "slow (pytorch/torchtitan#773: 13 tokens/s against 128 for Interleaved1F1B on the same 512 GPUs; "
+     "pytorch/pytorch#136766), which the planner does not model",
+     nullptr, "pp"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
 };
@@ -241,6 +273,8 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "compile") return &t.compile;
   if (key == "selective_op") return &t.selective_op;
   if (key == "selective_blocks") return &t.selective_blocks;
+  if (key == "loss_parallel") return &t.loss_parallel;
+  if (key == "pp_zero_bubble_checkpointing") return &t.pp_zero_bubble_checkpointing;
   return nullptr;
 }
 
@@ -265,6 +299,8 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "grad_clip") return &t.grad_clip;
   if (key == "host_time") return &t.host_time;
   if (key == "parameter_layout") return &t.parameter_layout;
+  if (key == "tp_sequence_parallel") return &t.tp_sequence_parallel;
+  if (key == "tp_embedding") return &t.tp_embedding;
   return nullptr;
 }
 
@@ -388,10 +424,21 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
   const toml::table* terms = r.table("terms");
   if (!terms) throw ConfigError(file, "terms", "missing table [terms] (every runtime term with its value)");
   std::vector<std::string> given = read_terms(*terms, file, "terms.", rt.terms);
-  for (const auto& s : kRuntimeTerms)
-    if (std::find(given.begin(), given.end(), s.key) == given.end())
+  for (const auto& s : kRuntimeTerms) {
+    const bool stated = std::find(given.begin(), given.end(), s.key) != given.end();
+    const std::vector<std::string>& mesh = rt.terms.mesh;
+    const bool applies = !s.needs_mesh || std::find(mesh.begin(), mesh.end(), s.needs_mesh) != mesh.end();
+    if (!stated && applies)
       throw ConfigError(file, std::string("terms.") + s.key,
-                        fmt::format("missing: every runtime states every term ({}: {})", s.kind, s.meaning));
+                        s.needs_mesh ? fmt::format("missing: every runtime whose mesh lists {} states it ({}: {})",
+                                                   s.needs_mesh, s.kind, s.meaning)
+                                     : fmt::format("missing: every runtime states every term ({}: {})", s.kind, s.meaning));
+    if (stated && !applies)
+      throw ConfigError(file, std::string("terms.") + s.key,
+                        fmt::format("is a term of how a runtime runs {}, but its mesh does not list {} (stated only "
+                                    "by a runtime that runs it)",
+                                    s.needs_mesh, s.needs_mesh));
+  }
   if (const toml::table* gpu = r.table("gpu")) {
     RuntimeTerms g = rt.terms;
     for (const auto& k : read_terms(*gpu, file, "gpu.", g)) given.push_back("gpu." + k);

@@ -100,6 +100,17 @@ struct RuntimeTerms {
   std::vector<std::string> fp8_recipes{"tensorwise", "rowwise", "rowwise_with_gw_hp"};
   // The mesh dimensions it runs beside FSDP (tp | cp | pp | tp_async); empty = 1-D FSDP only.
   std::vector<std::string> mesh;
+  // With tp > 1 (terms a runtime states only when its mesh lists tp): the loss runs on
+  // vocabulary-sharded logits (loss parallel); false: the head's logits are all-gathered and every
+  // tp rank runs the whole loss.
+  bool loss_parallel = true;
+  // With tp > 1: always | without_pp (a pipeline stage runs basic TP without sequence parallel).
+  std::string tp_sequence_parallel = "always";
+  // With tp > 1: vocab_parallel (the token embedding's rows split over tp) | replicated.
+  std::string tp_embedding = "vocab_parallel";
+  // With pp > 1: the zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run as planned
+  // with activation checkpointing; false: refused (a known bug makes them abnormally slow).
+  bool pp_zero_bubble_checkpointing = true;
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
   // Terms whose value is the config's (the TOML value "config"; only terms with a
@@ -142,6 +153,10 @@ struct RuntimeTermSchema {
   // The run.toml key a runtime may defer this term to (value "config"); nullptr = none: the
   // runtime states a fixed value.
   const char* config_key = nullptr;
+  // The mesh dimension ("tp" | "pp") a runtime's term mesh must list for it to state this term:
+  // a term of how it runs that dimension, stated by exactly the runtimes that run it; nullptr =
+  // every runtime states it.
+  const char* needs_mesh = nullptr;
 };
 // The value a runtime term takes to say "run.toml's key decides" (RuntimeTermSchema::config_key).
 inline constexpr const char* kFromConfig = "config";

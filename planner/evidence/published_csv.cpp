@@ -202,7 +202,14 @@ void fill_model(const RowReader& r, PublishedRow& row) {
   }
   if (m.n_heads % m.n_kv_heads != 0 || m.d_model % m.n_heads != 0)
     throw InputError("inconsistent heads (d_model, n_heads, n_kv_heads)");
-
+  // ModelSpec derives the head width as d_model / n_heads (shared/model_spec.h head_dim()): a
+  // model whose heads are wider or narrower (Qwen3-32B: 64 heads of 128 on d_model 5120) would
+  // be planned as another model, with other q/k/v/o weights and attention work; such a row is
+  // skipped with that reason, never planned silently as the derived shape.
+  if (auto hd = r.optional_int("head_dim"); hd && *hd != m.head_dim())
+    throw InputError(fmt::format("head_dim {} is not d_model / n_heads = {} / {} = {}: the planner derives the head "
+                                 "width from d_model / n_heads and cannot plan this model's attention shape",
+                                 *hd, m.d_model, m.n_heads, m.head_dim()));
 }
 
 // GPUs, nodes, network, power limit and the sharding strategy.

@@ -198,7 +198,7 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
       u.bwd_transient_bytes = act.loss.bwd_transient;
       u.output_bytes = act.output_bytes;
     }
-    if (!shape.one_d()) mesh_unit_terms(cfg, shape, comm, costs, cc, i, U, ckpt, &u, &out);
+    if (!shape.one_d()) mesh_unit_terms(cfg, shape, comm, costs, cc, act, i, U, ckpt, &u, &out);
     unit_collectives(cfg, opt, shape, comm, collectives, in, i, U, P, &u);
   }
   // ZeRO stage 1 (shard_optimizer): each rank steps its 1/W of the fp32 master, then one

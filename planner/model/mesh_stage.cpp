@@ -13,8 +13,12 @@
 
 namespace shardcast::planner {
 
-void mesh_step_shape(const TrainConfig& cfg, StepShape* out) {
+void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* out) {
   StepShape& sh = *out;
+  sh.loss_parallel = opt.loss_parallel;
+  // A pipeline stage of a runtime that runs it without sequence parallel runs basic TP (mesh_terms.h).
+  sh.sequence_parallel = opt.sequence_parallel_with_pp || sh.mesh.pp <= 1;
+  sh.embedding_split = sh.sequence_parallel && opt.embedding_vocab_parallel;
   const Mesh& m = sh.mesh;
   const ParallelismConfig& par = cfg.parallelism;
   sh.groups = mesh_groups(m, sh.gpus_per_node);
@@ -37,13 +41,17 @@ void mesh_step_shape(const TrainConfig& cfg, StepShape* out) {
   }
   sh.tokens = double(sh.micro_batch) * sh.seq_len / m.cp;
   const std::vector<int64_t> units = cfg.model.fsdp_unit_params();
-  sh.rank_params = (units.front() + int64_t(sh.rank_blocks) * units[1] + units.back()) / m.tp;
+  // Basic TP leaves the embedding and the head whole on every tp rank; a replicated embedding is whole too.
+  const int64_t embed = sh.embedding_split ? units.front() / m.tp : units.front();
+  const int64_t head = sh.sequence_parallel ? units.back() / m.tp : units.back();
+  sh.rank_params = embed + int64_t(sh.rank_blocks) * units[1] / m.tp + head;
 }
 
 void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u) {
-  split_ops(u->block_ops, shape.mesh.tp, shape.mesh.cp);
-  split_ops(u->embed_ops, shape.mesh.tp, 1);
-  split_ops(u->head_ops, shape.mesh.tp, 1);
+  split_ops(u->block_ops, shape.mesh.tp, shape.mesh.cp, true, shape.sequence_parallel);
+  if (!shape.sequence_parallel) return;  // basic TP: the embedding and the head whole on every rank
+  if (shape.embedding_split) split_ops(u->embed_ops, shape.mesh.tp, 1);
+  split_ops(u->head_ops, shape.mesh.tp, 1, shape.loss_parallel);
 }
 
 void mesh_comm_groups(const StepShape& shape, CommSetup* c) {
@@ -54,11 +62,11 @@ void mesh_comm_groups(const StepShape& shape, CommSetup* c) {
 
 std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape) {
   const std::vector<int64_t> full = m.fsdp_unit_params();
-  const int64_t tp = shape.mesh.tp;
+  const int64_t tp = shape.mesh.tp, ends = shape.sequence_parallel ? tp : 1;  // basic TP: the ends whole
   std::vector<int64_t> units;
-  units.push_back(full.front() / tp);
+  units.push_back(full.front() / (shape.embedding_split ? tp : 1));  // a replicated embedding: whole
   for (int i = 0; i < shape.rank_blocks; ++i) units.push_back(full[1] / tp);
-  units.push_back(full.back() / tp);
+  units.push_back(full.back() / ends);
   return units;
 }
 
@@ -70,11 +78,58 @@ double op_fwd(const std::vector<Op>& ops, const char* a, const char* b, const Co
   return 0;
 }
 
+// The embedding's and the head's TP terms (unit i of U): sequence parallel's entry and exit
+// collectives, and the head's loss tensors, on vocabulary shards under loss parallel, whole with
+// the logits' all-gather without it. Adds the exposed time to *fwd / *bwd and the totals to units.
+void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm, const UnitCost& c, int i,
+                       int U, SimUnit* unit, FsdpUnits* units, double* fwd, double* bwd) {
+  SimUnit& u = *unit;
+  const Mesh& m = shape.mesh;
+  const double tp = m.tp, ts = shape.time_share;
+  // Sequence parallel's entry (the embedding's output reduce-scattered) and exit (the final
+  // norm's output all-gathered before the column-parallel head), each with its transpose.
+  // Basic TP: the ends' tensors whole, no collective. A replicated embedding's output is whole on
+  // every rank and the first norm takes its sequence shard locally in forward; its backward
+  // all-gathers the shards' gradients for the whole table (Shard(1) -> Replicate).
+  const double e = shape.sequence_parallel
+                       ? end_unit_tp_comm_s(m, shape.groups, comm.comm, shape.tokens, cfg.model.d_model, shape.param_bytes)
+                       : 0.0;
+  const bool replicated_entry = i == 0 && !shape.embedding_split;
+  *fwd = replicated_entry ? 0.0 : e;
+  *bwd = e;
+  units->tp_exposed_s += *fwd + *bwd;
+  units->tp_busy_s += *fwd + *bwd;
+  if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
+  units->unit_mesh_s[size_t(i)] = {ts * *fwd, ts * *bwd, 0, 0};
+  if (i != U - 1 || !shape.sequence_parallel) return;  // basic TP: the head's tensors whole, nothing gathered
+  // The final norm's fp32 extra on the sequence shard; the rest of the head's saved bytes are its
+  // ops' (split_ops: the loss's on a vocabulary shard only under loss parallel).
+  u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp;
+  if (shape.loss_parallel) {  // the loss's transients and the output the loop keeps on a vocabulary shard
+    u.fwd_transient_bytes /= tp;
+    u.bwd_transient_bytes /= tp;
+    u.output_bytes /= tp;
+    return;
+  }
+  // Without loss parallel the column-parallel head's vocabulary shard of the logits is
+  // all-gathered to every rank (KempnerForge: ColwiseParallel(output_layouts=Replicate())) and the
+  // loss runs on the whole logits: its tensors stay whole. Beside them forward holds the rank's
+  // shard until the gather returns, backward the slice of the logits' gradient the head's GEMM takes.
+  const double shard = shape.param_bytes * shape.tokens * double(cfg.model.vocab) / tp;  // bytes
+  u.fwd_transient_bytes += shard;
+  u.bwd_transient_bytes += shard;
+  const double g = logits_gather_s(m, shape.groups, comm.comm, shape.tokens, double(cfg.model.vocab), shape.param_bytes);
+  *fwd += g;
+  units->tp_exposed_s += g;
+  units->tp_busy_s += g;
+  units->unit_mesh_s[size_t(i)][0] += ts * g;
+}
+
 }  // namespace
 
 void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
-                     const UnitCosts& costs, const ComputeContext& cc, int i, int U, bool ckpt, SimUnit* unit,
-                     FsdpUnits* units) {
+                     const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act, int i, int U,
+                     bool ckpt, SimUnit* unit, FsdpUnits* units) {
   SimUnit& u = *unit;
   const Mesh& m = shape.mesh;
   const double tp = m.tp, ts = shape.time_share;
@@ -101,12 +156,28 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     const double full = shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
     u.fwd_transient_bytes += full;
     u.bwd_transient_bytes += (ckpt ? 3.0 : 2.0) * full;
+    if (!shape.sequence_parallel) {
+      // Basic TP keeps whole what sequence parallel shards outside attention and the MLP: the two
+      // norms' inputs (the residual stream, with their 4-byte statistic) and an eager norm's fp32
+      // tensors (Korthikanti et al. 2022 Table 2: the 10·s·b·h of their 10 + 24/t, less dropout's
+      // masks, which a Llama block has not; the GEMM inputs are whole above). A checkpointed block
+      // keeps its whole input and holds them while its recompute runs.
+      const double outside = 2.0 * (shape.tokens * (shape.param_bytes * cfg.model.d_model + 4.0) + act.norm_extra) *
+                             (1.0 - 1.0 / tp);  // bytes
+      if (ckpt) {
+        u.saved_bytes += shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);
+        u.bwd_transient_bytes += outside;
+      } else {
+        u.saved_bytes += outside;
+      }
+    }
     BlockMeshInputs in;
     in.tokens = shape.tokens;
     in.d_model = cfg.model.d_model;
     in.kv_dim = double(cfg.model.kv_dim());
     in.act_bytes = shape.param_bytes;
     in.tp_async = cfg.parallelism.tp_async;
+    in.sequence_parallel = shape.sequence_parallel;
     in.cp_rotate = cfg.parallelism.cp_rotate;
     const std::vector<Op>& ops = costs.block_ops;
     in.gemm_fwd_s[0] = op_fwd(ops, "wqkv", "wqkv", cc);
@@ -125,21 +196,7 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     units->unit_mesh_s[size_t(i)] = {ts * r.tp_fwd_s, ts * (r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0)), ts * r.cp_fwd_s,
                                      ts * (r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0))};
   } else {
-    // Sequence parallel's entry (the embedding's output reduce-scattered) and exit (the final
-    // norm's output all-gathered before the column-parallel head), each with its transpose.
-    const double e = end_unit_tp_comm_s(m, shape.groups, comm.comm, shape.tokens, cfg.model.d_model, shape.param_bytes);
-    fwd = e;
-    bwd = e;
-    units->tp_exposed_s += 2 * e;
-    units->tp_busy_s += 2 * e;
-    if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
-    units->unit_mesh_s[size_t(i)] = {ts * e, ts * e, 0, 0};
-    if (i == U - 1) {  // loss parallel: the loss's tensors on a vocabulary shard
-      u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp;
-      u.fwd_transient_bytes /= tp;
-      u.bwd_transient_bytes /= tp;
-      u.output_bytes /= tp;
-    }
+    end_unit_tp_terms(cfg, shape, comm, c, i, U, &u, units, &fwd, &bwd);
   }
   u.fwd_s += ts * fwd;
   u.bwd_s += ts * bwd;
@@ -201,7 +258,7 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
     // backward (their gradients): T · d of the sequence-parallel shard, to the neighbouring stage
     // dp · tp · cp ranks away, on a NIC rail when that is another node.
     const CommContext& c = comm.comm;
-    const double bytes = shape.param_bytes * shape.tokens * cfg.model.d_model / m.tp;
+    const double bytes = shape.param_bytes * shape.tokens * cfg.model.d_model / (shape.sequence_parallel ? m.tp : 1);
     const double bw = g.pp_crosses_nodes ? c.inter_node_bandwidth * c.eff.inter_node_bw_eff / std::max(1, c.gpus_per_node)
                                          : c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
     const double lat = g.pp_crosses_nodes ? c.inter_node_latency : c.intra_node_latency;

@@ -14,12 +14,20 @@ bool is_column_gemm(const char* name) {  // split by output columns: n / tp
   return false;
 }
 
+bool is_sequence_op(const char* name) {  // on sequence shards only under sequence parallel
+  for (const char* c : {"attention_norm", "ffn_norm", "residual_add", "final_norm"})
+    if (std::strcmp(name, c) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
-void split_ops(std::vector<Op>& ops, int tp, int cp) {
+void split_ops(std::vector<Op>& ops, int tp, int cp, bool loss_parallel, bool sequence_parallel) {
   const double t = tp;
   for (Op& op : ops) {
     if (op.kind == OpKind::attention) op.flops *= cp;  // queries of s/cp tokens score all s keys
+    if (!loss_parallel && std::strcmp(op.name, "cross_entropy") == 0) continue;  // whole logits on every rank
+    if (!sequence_parallel && is_sequence_op(op.name)) continue;  // whole tokens on every rank
     op.flops /= t;
     op.bytes /= t;
     op.fused_bytes /= t;
@@ -71,7 +79,14 @@ double async_exposed(double comm, double gemm, int tp) {
 BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommContext& comm, const BlockMeshInputs& in) {
   BlockMeshComm r;
   const double A = in.act_bytes, T = in.tokens;
-  if (m.tp > 1) {
+  if (m.tp > 1 && !in.sequence_parallel) {
+    // Basic TP (Megatron's f and g, Korthikanti et al. 2022 §4.2.2): forward all-reduces the
+    // outputs of wo and w2, backward the input gradients of wqkv and w1_w3; A·T·d each, on the
+    // compute stream.
+    const double ar = collective_time(Collective::all_reduce, A * T * in.d_model, g.tp, comm);
+    r.tp_fwd_s = r.tp_bwd_s = 2 * ar;
+    r.tp_busy_s = 4 * ar;
+  } else if (m.tp > 1) {
     // Sequence parallel: forward all-gathers the normed input before wqkv and w1_w3 and
     // reduce-scatters the outputs of wo and w2 (4 collectives of the T·d activation, gathered
     // size A·T·d); backward runs each one's transpose (Korthikanti et al. 2022 §4.2.2).
@@ -113,6 +128,12 @@ double end_unit_tp_comm_s(const Mesh& m, const MeshGroups& g, const CommContext&
                           int act_bytes) {
   if (m.tp <= 1) return 0;
   return collective_time(Collective::all_gather, act_bytes * tokens * d_model, g.tp, comm);
+}
+
+double logits_gather_s(const Mesh& m, const MeshGroups& g, const CommContext& comm, double tokens, double vocab,
+                       int act_bytes) {
+  if (m.tp <= 1) return 0;
+  return collective_time(Collective::all_gather, act_bytes * tokens * vocab, g.tp, comm);
 }
 
 double pp_bubble_s(PpSchedule s, int pp, int v, int grad_accum, double t_fwd, double t_bwd,

@@ -1,4 +1,4 @@
-// The terms a device mesh adds to one rank's step: tensor parallel (with sequence parallel),
+// The terms a device mesh adds to one rank's step: tensor parallel (with or without sequence parallel),
 // context parallel and pipeline parallel, beside FSDP over the data-parallel dimensions.
 //
 // What it is: pure functions of the mesh (shared/train_config.h) and the step's per-rank quantities.
@@ -8,9 +8,17 @@
 //   the loss on sequence or vocabulary shards (Korthikanti et al. 2022, "Reducing Activation
 //   Recomputation in Large Transformer Models", §4.2.2: every activation divided by t with SP;
 //   torchtitan parallelize_llama at b5bcd76: colwise wq/wk/wv/w1/w3, rowwise wo/w2, SequenceParallel
-//   norms, loss_parallel output). The ops come built for s/cp tokens per sequence; attention's
+//   norms, loss_parallel output). Without loss parallel (runtime term loss_parallel = false:
+//   KempnerForge's output head gathered to Replicate) the loss op runs whole on every tp rank. The
+//   ops come built for s/cp tokens per sequence; attention's
 //   work is then multiplied by cp, each rank's queries scoring the whole sequence's keys with the
 //   causal load balance (torch.distributed.tensor.experimental context_parallel: 2·cp chunks).
+// - Without sequence parallel (runtime term tp_sequence_parallel = "without_pp" on a pipeline
+//   stage: KempnerForge's tensor_parallel.py, "Pipeline parallel stages use basic TP (no
+//   SequenceParallel)") only the blocks' Linears and attention are split; the norms and residual
+//   adds run whole on every tp rank, the embedding and the head are not split, and each row-parallel
+//   GEMM's output is all-reduced (Korthikanti et al. 2022 §4.2.2 and Table 2: s·b·h·(10 + 24/t +
+//   5as/(ht)) bytes per layer without SP against s·b·h·(34/t + 5as/(ht)) with it).
 // - block_mesh_comm(): TP's and CP's collectives of one block and how much of each the compute
 //   stream waits for (TP's all-gathers and reduce-scatters are in the critical path unless async
 //   TP overlaps each with its GEMM; CP's K/V exchange is in series with allgather rotation and
@@ -27,13 +35,15 @@
 #include "planner/model/comm_model.h"
 #include "planner/model/ops.h"
 #include "shared/train_config.h"
-#include "shared/train_config.h"
 
 namespace shardcast::planner {
 
 // ops as one rank of tp × cp runs them: ops built for s/cp tokens per sequence (attention's
-// flops multiplied by cp, as its queries score every key), every op divided over tp.
-void split_ops(std::vector<Op>& ops, int tp, int cp);
+// flops multiplied by cp, as its queries score every key), every op divided over tp but the
+// loss (cross_entropy) without loss parallel, which every tp rank runs on the whole logits.
+// Without sequence parallel the norms and residual adds (attention_norm, ffn_norm, residual_add,
+// final_norm) are whole on every rank.
+void split_ops(std::vector<Op>& ops, int tp, int cp, bool loss_parallel = true, bool sequence_parallel = true);
 
 // The groups of a mesh rank, torchtitan's rank order (tp innermost, then cp, dp_shard,
 // dp_replicate, pp outermost; torchtitan/distributed/parallel_dims.py), as the comm model sees
@@ -57,6 +67,7 @@ struct BlockMeshInputs {
   double d_model = 0, kv_dim = 0;
   int act_bytes = 2;          // bytes per activation element
   bool tp_async = false;
+  bool sequence_parallel = true;  // false: basic TP, all-reduces (never async here)
   CpRotate cp_rotate = CpRotate::allgather;
   // Forward times of the GEMMs TP's collectives pair with (one rank): the column GEMM after each
   // all-gather (wqkv, w1_w3) and the row GEMM before each reduce-scatter (wo, w2); attention's. // s
@@ -68,6 +79,11 @@ BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommCont
 // reduce-scatter / all-gather of T·d each way.  // s
 double end_unit_tp_comm_s(const Mesh& m, const MeshGroups& g, const CommContext& comm, double tokens, double d_model,
                           int act_bytes);
+
+// Without loss parallel: the head's logits all-gathered over the tp group in forward (A·T·V
+// bytes gathered; its backward takes the rank's slice locally, no collective).  // s
+double logits_gather_s(const Mesh& m, const MeshGroups& g, const CommContext& comm, double tokens, double vocab,
+                       int act_bytes);
 
 // The pipeline schedule's idle time on a rank per optimizer step, for micro-batch stage times
 // t_fwd and t_bwd (the rank's v stages together; t_wgrad: backward's weight-gradient part)

@@ -41,7 +41,7 @@ double effective_inter_node_bandwidth(const TrainConfig& cfg, const HardwareSpec
 Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt) {
   // 1. The step: the preset's rates as this runtime runs them, the ranks and groups, the dtypes.
   const EfficiencyParams eff = runtime_efficiency(hw, opt);
-  const StepShape shape = step_shape(cfg, hw);
+  const StepShape shape = step_shape(cfg, hw, opt);
   const ComputeSetup compute = compute_setup(cfg, hw, opt, eff, shape);
   // 2. Each unit kind's ops, timed (ops.h).
   const UnitCosts costs = unit_costs(cfg.model, opt, shape, compute.cc);
@@ -72,7 +72,7 @@ EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& o
   return eff;
 }
 
-StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw) {
+StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const RuntimeMesh& opt) {
   StepShape sh;
   const int W = cfg.world_size();
   const int gpn = cfg.cluster.gpus_per_node;
@@ -106,7 +106,7 @@ StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw) {
   sh.rank_blocks = cfg.model.n_layers;
   sh.tokens_per_gpu_step = sh.tokens * sh.grad_accum;
   sh.rank_params = cfg.model.total_params();
-  if (!sh.one_d()) mesh_step_shape(cfg, &sh);
+  if (!sh.one_d()) mesh_step_shape(cfg, opt, &sh);
   sh.state_group = sh.strategy == ShardingStrategy::shard_optimizer ? sh.replicas * sh.shard_group
                    : sh.no_shard                                   ? 1
                                                                    : sh.shard_group;
@@ -215,7 +215,7 @@ UnitCosts unit_costs(const ModelSpec& m, const RuntimeKernels& opt, const StepSh
   u.embed_ops = embedding_forward_ops(m, b, s, param_bytes);
   u.head_ops = head_forward_ops(m, b, s, param_bytes, opt.cross_entropy, opt.rmsnorm);
   if (!shape.one_d()) mesh_split_unit_ops(shape, &u);
-  const double sp = shape.mesh.tp;  // sequence parallel: a block's input is a 1/tp shard
+  const double sp = shape.sequence_parallel ? shape.mesh.tp : 1;  // sequence parallel: a block's input is a 1/tp shard
   u.block = unit_cost(u.block_ops, T * param_bytes * m.d_model / sp, 0, cc);
   u.embed = unit_cost(u.embed_ops, 0, 0, cc);
   u.head = unit_cost(u.head_ops, T * param_bytes * m.d_model / sp, 0, cc);
@@ -275,8 +275,8 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
     }
   // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
   // are the largest of the step, and where they land decides the segments' high-water mark.
-  if (upcast_loss) {  // with a mesh, on a 1/tp vocabulary shard (loss parallel)
-    const double tp = shape.mesh.tp;
+  if (upcast_loss) {  // with a mesh, on a 1/tp vocabulary shard under loss parallel, whole without it
+    const double tp = shape.loss_parallel && shape.sequence_parallel ? shape.mesh.tp : 1;
     const SimUnit& h = in.units[size_t(U - 1)];
     ti.sequences.resize(size_t(U));
     ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab) / tp, param_bytes, h.saved_bytes - loss.saved / tp,

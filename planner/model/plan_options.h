@@ -187,6 +187,20 @@ struct RuntimeLoop {
   bool record_stream_buffers = false;
 };
 
+// How the runtime runs tensor parallel (runtime terms a runtime states when its mesh lists tp;
+// mesh_terms.h). Read only where parallelism.tp > 1.
+struct RuntimeMesh {
+  // The loss on vocabulary-sharded logits (runtime term loss_parallel); false: the head's logits
+  // all-gathered over the tp group and the whole loss run on every tp rank.
+  bool loss_parallel = true;
+  // Sequence parallel also on pipeline stages (runtime term tp_sequence_parallel = "always");
+  // false ("without_pp"): a stage of a plan with pp > 1 runs basic TP (mesh_terms.h).
+  bool sequence_parallel_with_pp = true;
+  // The token embedding split over tp (runtime term tp_embedding = "vocab_parallel"); false
+  // ("replicated"): whole on every tp rank, no collective at the sequence-parallel entry.
+  bool embedding_vocab_parallel = true;
+};
+
 // Evidence applied after the model by evidence/predict.h, never read by plan().
 struct EvidenceOptions {
   // A measured run of the same hardware preset and runtime (planner/evidence/reference_run.h): its
@@ -199,6 +213,6 @@ struct EvidenceOptions {
 // What the software executing the plan does outside TrainConfig, the groups above as one value
 // (the cost model's stages take the group they use). Built by resolve_plan_options()
 // (planner/model/runtime.h) from the config's runtime profile; tests may set fields directly.
-struct PlanOptions : RuntimeIdentity, RuntimeKernels, RuntimeLoop, ZeroOptions, PlanRequest, EvidenceOptions {};
+struct PlanOptions : RuntimeIdentity, RuntimeKernels, RuntimeLoop, RuntimeMesh, ZeroOptions, PlanRequest, EvidenceOptions {};
 
 }  // namespace shardcast::planner

@@ -63,13 +63,18 @@ struct StepShape {
   int rank_blocks = 0;           // blocks on the simulated rank (n_layers without pp)
   double tokens_per_gpu_step = 0;  // the step's global tokens / world size
   int64_t rank_params = 0;       // parameters of the simulated rank's units, one TP shard of each
+  bool loss_parallel = true;     // with tp > 1: the loss on vocabulary shards (RuntimeMesh)
+  // With tp > 1: sequence parallel (RuntimeMesh); false: basic TP, only the blocks' Linears split.
+  bool sequence_parallel = true;
+  // With tp > 1: the token embedding split over tp (RuntimeMesh; basic TP never splits it).
+  bool embedding_split = true;
   bool one_d() const { return mesh.one_d(); }
 };
 
 // The efficiency parameters of the preset as the runtime runs them (host time hidden or not).
 EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& opt);
 // Throws ConfigError for nodes that cannot talk or a dtype the config names wrongly.
-StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw);
+StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const RuntimeMesh& opt);
 
 // How each op is timed on this hardware for this runtime: rates, kernels, the power limit.
 struct ComputeSetup {
@@ -152,15 +157,15 @@ void add_optimizer_step(const TrainConfig& cfg, const RuntimeLoop& opt, const St
                         const HardwareSpec& hw, const ComputeContext& cc, bool device_timed, SimInput* in);
 
 // The mesh's stages (mesh_stage.cpp), called by the stages above where tp, cp or pp > 1.
-void mesh_step_shape(const TrainConfig& cfg, StepShape* sh);
+void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* sh);
 void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u);
 void mesh_comm_groups(const StepShape& shape, CommSetup* c);
 std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape);
 // A unit's TP and CP collectives into its compute (forward, backward, a checkpointed block's
 // recompute) and the activation bytes of a unit divided over tp; totals into `units`.
 void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
-                     const UnitCosts& costs, const ComputeContext& cc, int i, int U, bool ckpt, SimUnit* u,
-                     FsdpUnits* units);
+                     const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act, int i, int U,
+                     bool ckpt, SimUnit* u, FsdpUnits* units);
 // The pipeline's bubble and sends and its in-flight activations, and the mesh's read-outs, into p.
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
 // The timeline's tp, cp and pp lanes (p->timeline already holds the simulated step).

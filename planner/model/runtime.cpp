@@ -78,6 +78,14 @@ std::string mesh_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const Tra
     return fmt::format("{} runs attention as eager ops (attention = \"{}\"): context parallel's ring attention needs "
                        "SDPA's flash or cuDNN kernel",
                        rt.name, t.attention);
+  const bool zero_bubble =
+      p.pp_schedule == PpSchedule::interleaved_zero_bubble || p.pp_schedule == PpSchedule::zbv_zero_bubble;
+  if (p.pp > 1 && zero_bubble && cfg.activation_checkpointing.mode != AcMode::none && !t.pp_zero_bubble_checkpointing)
+    return fmt::format("{} runs parallelism.pp_schedule = \"{}\" with activation checkpointing abnormally slowly (a "
+                       "bug: the zero-bubble schedules' split backward recomputes the checkpointed blocks, "
+                       "pytorch/torchtitan#773, pytorch/pytorch#136766; its term pp_zero_bubble_checkpointing = "
+                       "false): not planned; use 1F1B or Interleaved1F1B, or activation_checkpointing.mode = \"none\"",
+                       rt.name, to_string(p.pp_schedule));
   if (p.tp_async && !cfg.precision.compile)
     return fmt::format("{} runs async TP in the compiled graph only: parallelism.tp_async = true needs precision.compile = true",
                        rt.name);
@@ -223,6 +231,9 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.fp32_logits_held = t.fp32_logits_held;
   o.use_cache = t.use_cache;
   o.loss_in_model = t.loss_in_model;
+  o.loss_parallel = t.loss_parallel;  // stated where the runtime runs tp (shared/runtime_spec.h)
+  o.sequence_parallel_with_pp = t.tp_sequence_parallel != "without_pp";  // checked against the schema
+  o.embedding_vocab_parallel = t.tp_embedding != "replicated";
   if (!parse_outputs_kept(t.outputs_kept, o.outputs_kept))
     throw ConfigError(rt.file, "terms.outputs_kept", "\"" + t.outputs_kept + "\" is not allowed");
   return o;

@@ -191,6 +191,21 @@ TEST(Csv, PowerLimitColumn) {
   EXPECT_NE(rows[2].skip_reason.find("power_limit_w 0 is not allowed"), std::string::npos) << rows[2].skip_reason;
 }
 
+// head_dim: the head width a source states. The planner derives it as d_model / n_heads
+// (4096 / 32 = 128 here); a row stating another width (Qwen3-32B: 128 on 5120 / 64 = 80) is
+// skipped with a reason naming both, never planned as the derived shape; empty = derived.
+TEST(Csv, HeadDimColumn) {
+  const auto rows = parse_published_csv(header_with("head_dim") + row_with("a", "128") + row_with("b", "") +
+                                            row_with("c", "80") + row_with("d", "0"),
+                                        "t.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_TRUE(rows[0].skip_reason.empty()) << rows[0].skip_reason;
+  EXPECT_TRUE(rows[1].skip_reason.empty()) << rows[1].skip_reason;
+  EXPECT_NE(rows[2].skip_reason.find("head_dim 80 is not d_model / n_heads = 4096 / 32 = 128"), std::string::npos)
+      << rows[2].skip_reason;
+  EXPECT_NE(rows[3].skip_reason.find("bad head_dim '0'"), std::string::npos) << rows[3].skip_reason;
+}
+
 TEST(Csv, RowsToConfigs) {
   const std::string text = std::string(kHeader) + row("none", "r1", "128", "HYBRID_SHARD") +
                            row("full", "r2", "", "FULL_SHARD") + row("none", "r3", "16", "TP+FSDP") +

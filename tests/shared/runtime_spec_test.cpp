@@ -22,11 +22,40 @@ TEST(RuntimeSpec, EveryShippedPresetStatesEveryTermWithASource) {
     const RuntimeSpec rt = load_runtime(n);
     EXPECT_EQ(rt.name, n);
     EXPECT_FALSE(rt.description.empty()) << n;
+    const std::vector<std::string>& mesh = rt.terms.mesh;
     for (const auto& term : kRuntimeTerms) {
-      ASSERT_TRUE(rt.sources.count(term.key)) << n << ": " << term.key;
-      EXPECT_GT(rt.sources.at(term.key).size(), 10u) << n << ": " << term.key;
+      // A term of how a runtime runs a mesh dimension: stated by exactly the runtimes that run it.
+      const bool applies = !term.needs_mesh || std::find(mesh.begin(), mesh.end(), term.needs_mesh) != mesh.end();
+      EXPECT_EQ(rt.sources.count(term.key), applies ? 1u : 0u) << n << ": " << term.key;
+      if (applies && rt.sources.count(term.key)) EXPECT_GT(rt.sources.at(term.key).size(), 10u) << n << ": " << term.key;
     }
   }
+}
+
+// A mesh term (RuntimeTermSchema::needs_mesh) is required where the mesh lists its dimension and
+// refused where it does not, naming the term.
+TEST(RuntimeSpec, MeshTermsAreStatedExactlyWhereTheMeshRunsThem) {
+  const std::string text = read_text(load_runtime("torchtitan").file);
+  auto refusal = [](const std::string& t) -> std::string {
+    try {
+      parse_runtime_toml(t, "t.toml");
+    } catch (const ConfigError& e) {
+      return e.key() + ": " + e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(refusal(text), "");
+  std::string without = text;
+  const size_t at = without.find("\nloss_parallel = true\n");
+  ASSERT_NE(at, std::string::npos);
+  without.erase(at, std::string("\nloss_parallel = true").size());
+  EXPECT_NE(refusal(without).find("terms.loss_parallel"), std::string::npos) << refusal(without);
+  EXPECT_NE(refusal(without).find("mesh lists tp"), std::string::npos) << refusal(without);
+  std::string one_d = text;
+  const size_t m = one_d.find("\nmesh = [");
+  ASSERT_NE(m, std::string::npos);
+  one_d.replace(m, one_d.find('\n', m + 1) - m, "\nmesh = []");
+  EXPECT_NE(refusal(one_d).find("its mesh does not list tp"), std::string::npos) << refusal(one_d);
 }
 
 TEST(RuntimeSpec, DevicesDefaultToGpuAndAreChecked) {
@@ -83,6 +112,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"host_time", "\"fitted\""}, {"torch", "\"unstated\""},
                              {"parameter_layout", "\"flat_parameter\""}, {"fp8_library", "\"torchao\""}};
   for (const auto& term : kRuntimeTerms) {
+    if (term.needs_mesh) continue;  // mesh = []: no tp or pp terms
     std::string v = "false";
     for (const auto& kv : values)
       if (std::string(kv[0]) == term.key) v = kv[1];
