@@ -261,7 +261,7 @@ TEST(DeepspeedRuntime, StageOnePlanTermByTerm) {
   EXPECT_EQ(reduce_scatters, 0);
   EXPECT_EQ(all_reduces, U);     // once per step, not per micro-step
   // One all-gather of 2·P bytes over the 8 ranks, after the optimizer step.
-  const StepShape shape = step_shape(c, hw);
+  const StepShape shape = step_shape(c, hw, o);
   EXPECT_EQ(shape.state_group, 8);
   const CommSetup cs = comm_setup(c, hw, runtime_efficiency(hw, o), shape);
   const double gather_s = collective_time(Collective::all_gather, 2 * P, cs.reduce_group, cs.comm);
