@@ -194,7 +194,7 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
   peaks_ = {};
   const bool cuda_stats = memory::cuda_stats_active();
   int64_t reserved = 0;  // bytes: CUDA caching allocator, max over this step's phases
-  engine_.zero_grad();
+  engine_.zero_grad();  // a no-op after a previous step (it released them); first step, resume
   double loss_sum = 0;
   for (int m = 0; m < k; ++m) {
     int64_t* out = batch_.data_ptr<int64_t>();
@@ -220,6 +220,9 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
   engine_.optimizer_step(cfg_.optimizer, lr);
   peaks_.optimizer = memory::peak_bytes();
   if (cuda_stats) reserved = std::max(reserved, memory::reserved_peak_bytes());
+  // The gradients are spent: released until the next step's first reduction (FSDP2's
+  // optimizer.zero_grad(set_to_none=True) after the step; fsdp/fsdp.h FsdpModel::zero_grad).
+  engine_.zero_grad();
   const double step_s = double(now_ns() - t0) * 1e-9;
 
   std::vector<double> sums{loss_sum / k};
