@@ -174,21 +174,24 @@ TEST(OneAnswer, RuntimeIsPartOfTheQuestion) {
 }
 
 // A runtime is planned only on the devices its profile names: every shipped profile but
-// shardcast-train's runs on GPUs only, and is refused on the CPU profile by name.
+// shardcast-train's (and its earlier generation shardcast-train-2026-11's) runs on GPUs only,
+// and is refused on the CPU profile by name.
 TEST(OneAnswer, RuntimesRunOnTheirDevicesOnly) {
   const HardwareSpec cpu = load_hardware("cpu");
-  int refused = 0;
+  int refused = 0, on_cpu = 0;
   for (const std::string& rt : kRuntimes) {
     const TrainConfig c = config_of(kCases[0], rt);
     const std::string why = runtime_refusal(runtime_preset(rt), c, cpu);
-    if (rt == "shardcast-train") {
+    if (rt == "shardcast-train" || rt == "shardcast-train-2026-11") {
       EXPECT_EQ(why, "") << rt;
+      ++on_cpu;
       continue;
     }
     EXPECT_NE(why.find(rt + " runs on gpu only (its profile's devices), not on cpu"), std::string::npos) << why;
     ++refused;
   }
-  EXPECT_EQ(refused, int(kRuntimes.size()) - 1);
+  EXPECT_EQ(on_cpu, 2);
+  EXPECT_EQ(refused, int(kRuntimes.size()) - 2);
 }
 
 // A runtime that cannot express the config is refused by name, never planned as something else.

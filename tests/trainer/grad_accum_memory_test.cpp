@@ -41,6 +41,7 @@ struct Kept {
   int64_t accumulator = -1;      // rank 0's FsdpModel::accumulator_bytes()  // bytes
   int64_t after_final = -1;      // summed over ranks  // bytes
   int64_t padded_unit_bytes = 0; // Σ units padded_numel·4, rank 0  // bytes
+  int64_t grad_shard_bytes = 0;  // Σ units shard_numel·4, rank 0: its gradient shards  // bytes
 };
 
 // live_bytes() once it has stopped changing. A Gloo worker thread drops its reference to a
@@ -87,7 +88,10 @@ Kept kept_between_micro_steps(const TrainConfig& cfg) {
     if (rank == 0) {
       k.after_non_final = settled_live_bytes() - base;
       k.accumulator = m.accumulator_bytes();
-      for (const auto& u : m.units()) k.padded_unit_bytes += u.padded_numel * 4;
+      for (const auto& u : m.units()) {
+        k.padded_unit_bytes += u.padded_numel * 4;
+        k.grad_shard_bytes += u.shard_numel * 4;
+      }
     }
     world_group->barrier();
     micro_step(true);
@@ -106,6 +110,9 @@ Kept kept_between_micro_steps(const TrainConfig& cfg) {
 // over a group of one are the identity, no Gloo work) is counted exactly; two ranks within
 // 2 threads × 2 buffers × the largest unit's padded fp32 bytes per rank, under half of the
 // unsharded sum on this 16-block model, so 0 and the whole model's sum stay apart.
+// The gradient shards are released by zero_grad (counted from there) and allocated by the
+// first reduction of the step: with sync they are what the first micro-step leaves, without
+// sync they appear at the final one's reduction, when the accumulator goes.
 TEST(GradAccumSyncMemory, UnshardedAccumulatorOnlyWithoutSyncAndAsPlanned) {
   for (const Case c : {Case{ShardingStrategy::full_shard, 1}, Case{ShardingStrategy::full_shard, 2},
                        Case{ShardingStrategy::no_shard, 2}}) {
@@ -120,12 +127,14 @@ TEST(GradAccumSyncMemory, UnshardedAccumulatorOnlyWithoutSyncAndAsPlanned) {
     // none with sync.
     EXPECT_EQ(k_off.accumulator, k_off.padded_unit_bytes) << what;
     EXPECT_EQ(k_on.accumulator, 0) << what;
-    // The allocator's: the sum on every rank without sync, nothing beyond the gradient
-    // shards (which exist before the step) with sync, nothing left after the final micro-step.
+    // The allocator's: the sum on every rank without sync, the gradient shards with sync;
+    // after the final micro-step the gradient shards either way, nothing else.
+    const double shards = double(c.world * k_on.grad_shard_bytes);  // summed over ranks
+    EXPECT_EQ(k_on.grad_shard_bytes, k_off.grad_shard_bytes) << what;
     EXPECT_NEAR(double(k_off.after_non_final), double(c.world * k_off.padded_unit_bytes), double(slack)) << what;
-    EXPECT_NEAR(double(k_on.after_non_final), 0.0, double(slack)) << what;
-    EXPECT_NEAR(double(k_on.after_final), 0.0, double(slack)) << what;
-    EXPECT_NEAR(double(k_off.after_final), 0.0, double(slack)) << what;
+    EXPECT_NEAR(double(k_on.after_non_final), shards, double(slack)) << what;
+    EXPECT_NEAR(double(k_on.after_final), shards, double(slack)) << what;
+    EXPECT_NEAR(double(k_off.after_final), shards, double(slack)) << what;
     ASSERT_LT(2 * slack, c.world * k_off.padded_unit_bytes) << what << ": the bound would not tell them apart";
 
     // The planner's components for the same configs (shardcast-train on the CPU profile, fp32):

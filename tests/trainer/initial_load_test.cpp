@@ -174,7 +174,10 @@ TEST(InitialLoad, HoldsAtMostOneUnitUnshardedPerRank) {
     }
     world->barrier();
     FsdpModel m(cfg.model, fsdp_options(cfg), std::move(g));
-    persistent += m.state_bytes().total();
+    // Parameters and AdamW states; the gradient shards do not exist before the first
+    // reduction (FsdpModel::zero_grad, grads_freed_between_steps), though state_bytes counts them.
+    const StateBytes sb = m.state_bytes();
+    persistent += sb.params + sb.optimizer;
     world->barrier();  // both ranks done; their persistent state is counted
     if (rank == 0) {
       transient = memory::peak_bytes() - live_at_reset - persistent.load();

@@ -30,8 +30,10 @@ struct FlatUnit {
   bool reshard_after_forward = true;
   bool checkpoint = false;            // block recomputed in backward
   at::Tensor shard;                   // (shard_numel) fp32 leaf, requires grad: the master
-  at::Tensor grad;                    // (shard_numel) fp32 gradient shard
-  // zero_grad leaves `grad` stale instead of writing zeros: it reads as zero, and the step's
+  // (shard_numel) fp32 gradient shard; undefined = released (zero_grad, and before the first
+  // step): it reads as zero and holds no memory between steps, as FSDP2's set_to_none.
+  at::Tensor grad;
+  // Allocated but never written (FsdpModel::ensure_grad): it reads as zero, and the step's
   // first reduction writes it (scale · reduced) where later ones add, one pass fewer each way.
   bool grad_stale = false;
   at::Tensor exp_avg, exp_avg_sq;     // (shard_numel) fp32 AdamW state

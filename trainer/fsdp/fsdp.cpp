@@ -161,7 +161,7 @@ FsdpModel::FsdpModel(const ModelSpec& m, const FsdpOptions& opts, ProcessGroups 
       if (u.padded_numel > u.numel) flat.push_back(at::zeros({u.padded_numel - u.numel}, at::kFloat));
       u.shard = at::cat(flat).chunk(S)[r].to(opts_.device).clone().requires_grad_(true);
     }
-    u.grad = at::zeros({u.shard_numel}, f32);
+    // u.grad stays undefined: the step's first reduction allocates it (ensure_grad).
     u.exp_avg = at::zeros({u.shard_numel}, f32);
     u.exp_avg_sq = at::zeros({u.shard_numel}, f32);
     units_.push_back(std::move(u));
@@ -268,8 +268,15 @@ void FsdpModel::finish_oldest_reduction() {
   add_reduced(units_[r.unit], r.out, r.scale);
 }
 
+void FsdpModel::ensure_grad(FlatUnit& u) {
+  if (u.grad.defined()) return;
+  u.grad = at::empty({u.shard_numel}, u.shard.options().dtype(at::kFloat));
+  u.grad_stale = true;  // garbage that reads as zero until add_reduced writes it
+}
+
 void FsdpModel::add_reduced(FlatUnit& u, const at::Tensor& reduced, double scale) {
   const at::Tensor x = reduced.to(at::kFloat);
+  ensure_grad(u);  // CPU overlap: allocated as the step's first reduction of the unit lands
   if (!u.grad_stale) {
     u.grad.add_(x, scale);
     return;
@@ -279,11 +286,13 @@ void FsdpModel::add_reduced(FlatUnit& u, const at::Tensor& reduced, double scale
 }
 
 void FsdpModel::zero_stale_grads() {
-  for (auto& u : units_)
-    if (u.grad_stale) {  // no reduction since zero_grad (none in a training step)
+  for (auto& u : units_) {
+    ensure_grad(u);      // released and no reduction since (none in a training step)
+    if (u.grad_stale) {  // allocated, never written
       u.grad.zero_();
       u.grad_stale = false;
     }
+  }
 }
 
 void FsdpModel::settle_grads() {
@@ -296,11 +305,11 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
   // (padded_numel) in param_dtype, on the compute stream.
   at::Tensor g = grad_full.defined()
                      ? grad_full
-                     : at::zeros({u.padded_numel}, u.grad.options().dtype(opts_.param_dtype));
+                     : at::zeros({u.padded_numel}, u.shard.options().dtype(opts_.param_dtype));
   if (!sync_ && !opts_.sync_every_micro_step) {  // no communication on non-final micro-steps
     RECORD_USER_SCOPE(op_scope::fsdp_grad_add);
     if (u.acc.defined()) u.acc.add_(g);
-    else u.acc = g.to(u.grad.options(), /*non_blocking=*/false, /*copy=*/true);
+    else u.acc = g.to(g.options().dtype(at::kFloat), /*non_blocking=*/false, /*copy=*/true);
   } else {
     at::Tensor src = g;  // (padded_numel): this micro-step's gradient, or the fp32 sum
     if (u.acc.defined()) {
@@ -346,6 +355,10 @@ void FsdpModel::post_backward(int i, at::Tensor grad_full) {
       // At most one reduction in flight: the previous unit's must be done before this one's
       // buffers are allocated (FSDP2 bounds reduce-scatter memory the same way).
       wait_for_reductions();
+      // The gradient shard is allocated here, on the compute stream, not inside the reduce
+      // stream's work: the caching allocator then never hands its block to that stream's next
+      // allocation while the compute stream still reads it (it is freed by zero_grad).
+      ensure_grad(u);
       auto r = std::make_unique<InflightReduction>();
       r->done = reduce_scatter_stream_.run([&] {
         at::Tensor red;
@@ -439,14 +452,18 @@ void FsdpModel::zero_grad() {
   RECORD_USER_SCOPE(op_scope::zero_grad);
   pending_clip_ = 1.0;  // the gradient it would have scaled is gone
   for (auto& u : units_) {
-    u.grad_stale = true;  // no pass over the buffer: the next reduction writes it
+    // Released, as torch's zero_grad(set_to_none=True): no pass over the buffer, and no
+    // gradient memory until the next step's first reduction allocates it (ensure_grad).
+    u.grad = at::Tensor();
+    u.grad_stale = false;
     u.acc = at::Tensor();
   }
 }
 
 void FsdpModel::apply_pending_clip() {
   if (pending_clip_ == 1.0) return;
-  for (auto& u : units_) u.grad.mul_(pending_clip_);
+  for (auto& u : units_)
+    if (u.grad.defined()) u.grad.mul_(pending_clip_);
   pending_clip_ = 1.0;
 }
 
@@ -529,7 +546,7 @@ std::vector<std::pair<std::string, at::Tensor>> FsdpModel::gather_named(bool gra
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (auto& u : units_) {
     at::Tensor src = grads ? u.grad : u.shard.detach();
-    at::Tensor full = at::empty({u.padded_numel}, u.grad.options());
+    at::Tensor full = at::empty({u.padded_numel}, src.options());
     groups_.shard->all_gather(full, src.contiguous()).wait();
     auto parts = full.split_with_sizes(u.split_sizes);
     for (size_t k = 0; k < u.params.size(); ++k) {
@@ -556,7 +573,7 @@ StateBytes FsdpModel::state_bytes() const {
   StateBytes b;
   for (const auto& u : units_) {
     b.params += u.shard.nbytes();
-    b.grads += u.grad.nbytes();
+    b.grads += u.shard_numel * int64_t(sizeof(float));  // while alive (first reduction to zero_grad)
     b.optimizer += u.exp_avg.nbytes() + u.exp_avg_sq.nbytes();
   }
   return b;

@@ -113,7 +113,7 @@ struct FsdpOptions {
 // Bytes of this rank's persistent training state.  // bytes
 struct StateBytes {
   int64_t params = 0;      // fp32 master shards
-  int64_t grads = 0;       // gradient shards
+  int64_t grads = 0;       // gradient shards while alive (FsdpModel: from a step's first reduction to zero_grad)
   int64_t optimizer = 0;   // AdamW exp_avg + exp_avg_sq
   int64_t total() const { return params + grads + optimizer; }
 };
@@ -140,6 +140,11 @@ class FsdpModel {
   // The compute stream waits for the last reduction in flight (GPU; no-op on CPU). Called by
   // everything that reads or writes gradient shards (clip, step, zero_grad, full_gradients).
   void wait_for_reductions();
+  // Releases every gradient shard (FlatUnit::grad undefined, torch's
+  // zero_grad(set_to_none=True)): between steps no gradient memory is held; a unit's shard is
+  // allocated again when its first reduction of the next step lands (CPU) or is issued (GPU:
+  // on the compute stream), and reads as zero until then. The train loop calls it after the
+  // optimizer step (train/train_loop.cpp TrainLoop::step). Same values as zeroing in place.
   void zero_grad();
   // Global L2 norm of the gradient (all shards, padding is zero); clips to max_norm when
   // max_norm > 0. Returns the norm before clipping. Where the fused AdamW runs (CUDA, LibTorch
@@ -182,7 +187,10 @@ class FsdpModel {
   void finish_oldest_reduction();      // CPU overlap: wait, replicate all-reduce, add to grad
   std::vector<std::pair<std::string, at::Tensor>> gather_named(bool grads);
   void apply_pending_clip();  // multiplies the gradient by pending_clip_ and clears it
-  void zero_stale_grads();    // writes the zeros a stale gradient stands for (before any read)
+  // Allocates a released gradient shard (FlatUnit::grad undefined) as stale: at a unit's
+  // first reduction of a step, or (zeros) for a reader when there was none.
+  static void ensure_grad(FlatUnit& u);
+  void zero_stale_grads();    // allocates released gradients, writes the zeros a stale one stands for
   void settle_grads();        // both: the gradient's values in its buffer, for a reader
   // grad += scale · reduced, or grad = scale · reduced when stale (the same values: 0 + s·x).
   static void add_reduced(FlatUnit& u, const at::Tensor& reduced, double scale);

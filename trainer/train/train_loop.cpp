@@ -25,6 +25,7 @@
 #include "trainer/launch/dist_env.h"
 #include "trainer/launch/parent_death.h"
 #include "trainer/launch/run_lock.h"
+#include "trainer/model/chunked_loss.h"
 #include "trainer/model/llama.h"
 #include "trainer/model/tensor_parallel.h"
 #include "trainer/profile/op_recorder.h"
@@ -58,7 +59,7 @@ class ReferenceEngine final : public Engine {
     }
   }
   at::Tensor forward_loss(const at::Tensor& tokens, const at::Tensor& targets, bool) override {
-    return lm_loss(model_.forward(tokens), targets);
+    return chunked_lm_loss(model_.forward(tokens), targets);  // the FSDP engine's loss, its oracle apart
   }
   void zero_grad() override {
     for (auto& p : params_)
@@ -122,7 +123,9 @@ class FsdpEngine final : public Engine {
     const at::Tensor t = targets.to(model_.units().front().shard.device());
     // tp: the logits are this rank's vocab columns; loss parallel (model/tensor_parallel.h).
     if (model_.tp_size() > 1) return vocab_parallel_loss(model_.forward(tokens), t, model_.vocab_offset(), model_.groups().tp);
-    return lm_loss(model_.forward(tokens), t);
+    // Chunked over tokens: no fp32 copy of all logits (model/chunked_loss.h; its oracle, lm_loss,
+    // is checked against it in tests/trainer/chunked_loss_test.cpp).
+    return chunked_lm_loss(model_.forward(tokens), t);
   }
   void zero_grad() override { model_.zero_grad(); }
   double clip_grad_norm(double max_norm) override { return model_.clip_grad_norm(max_norm); }
@@ -194,7 +197,7 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
   peaks_ = {};
   const bool cuda_stats = memory::cuda_stats_active();
   int64_t reserved = 0;  // bytes: CUDA caching allocator, max over this step's phases
-  engine_.zero_grad();
+  engine_.zero_grad();  // a no-op after a previous step (it released them); first step, resume
   double loss_sum = 0;
   for (int m = 0; m < k; ++m) {
     int64_t* out = batch_.data_ptr<int64_t>();
@@ -220,6 +223,9 @@ StepMetrics TrainLoop::step(int step, const Hooks& hooks) {
   engine_.optimizer_step(cfg_.optimizer, lr);
   peaks_.optimizer = memory::peak_bytes();
   if (cuda_stats) reserved = std::max(reserved, memory::reserved_peak_bytes());
+  // The gradients are spent: released until the next step's first reduction (FSDP2's
+  // optimizer.zero_grad(set_to_none=True) after the step; fsdp/fsdp.h FsdpModel::zero_grad).
+  engine_.zero_grad();
   const double step_s = double(now_ns() - t0) * 1e-9;
 
   std::vector<double> sums{loss_sum / k};
