@@ -17,6 +17,18 @@
 namespace shardcast::planner {
 namespace {
 
+// Nodes of 8 GPUs at 450 GB/s NVLink per direction, 400 GB/s per node between nodes, links at
+// their full rate: the comm model's closed forms with round numbers.
+CommContext ideal_comm() {
+  CommContext c;
+  c.intra_node_bandwidth = 450e9;
+  c.inter_node_bandwidth = 400e9;
+  c.gpus_per_node = 8;
+  c.eff.intra_node_bw_eff = 1;
+  c.eff.inter_node_bw_eff = 1;
+  return c;
+}
+
 double total_flops(const std::vector<Op>& ops) {
   double f = 0;
   for (const Op& op : ops) f += op.flops;
@@ -99,12 +111,7 @@ TEST(MeshTerms, BasicTpKeepsNormsWholeAndAllReduces) {
   Mesh mesh;
   mesh.tp = 4;
   mesh.dp_shard = 2;
-  CommContext c;
-  c.intra_node_bandwidth = 450e9;
-  c.inter_node_bandwidth = 400e9;
-  c.gpus_per_node = 8;
-  c.eff.intra_node_bw_eff = 1;
-  c.eff.inter_node_bw_eff = 1;
+  const CommContext c = ideal_comm();
   BlockMeshInputs in;
   in.tokens = 16384;
   in.d_model = 4096;
@@ -162,12 +169,7 @@ TEST(MeshTerms, AsyncTpHidesCollectivesBehindTheirGemms) {
   Mesh m;
   m.tp = 8;
   m.dp_shard = 8;
-  CommContext c;
-  c.intra_node_bandwidth = 450e9;
-  c.inter_node_bandwidth = 400e9;
-  c.gpus_per_node = 8;
-  c.eff.intra_node_bw_eff = 1;
-  c.eff.inter_node_bw_eff = 1;
+  const CommContext c = ideal_comm();
   BlockMeshInputs in;
   in.tokens = 8192;
   in.d_model = 8192;
