@@ -7,8 +7,8 @@
 
 #include <numeric>
 
-#include "planner/model/efficiency.h"
 #include "planner/model/plan.h"
+#include "planner/model/plan_stages.h"
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -239,13 +239,7 @@ TEST(MeshPlan, WithoutLossParallelTheRankHoldsTheWholeLoss) {
   EXPECT_GT(b.mem_peak_bytes, a.mem_peak_bytes);
   // The step's extra exposed TP time is one all-gather of the micro-step's logits per micro-step.
   const Mesh m = resolve_mesh(c.parallelism, c.world_size(), c.cluster.gpus_per_node);
-  CommContext cc;
-  cc.intra_node_bandwidth = hw.node.intra_node_bandwidth;
-  cc.inter_node_bandwidth = hw.node.inter_node_bandwidth;
-  cc.intra_node_latency = hw.node.intra_node_latency;
-  cc.inter_node_latency = hw.node.inter_node_latency;
-  cc.gpus_per_node = c.cluster.gpus_per_node;
-  cc.eff = read_efficiency(hw);
+  const CommContext cc = comm_setup(c, hw, runtime_efficiency(hw, o), step_shape(c, hw, o)).comm;  // the plan's
   const double tokens = double(c.training.micro_batch) * c.training.seq_len;
   const double g = logits_gather_s(m, mesh_groups(m, c.cluster.gpus_per_node), cc, tokens, c.model.vocab, 2);
   EXPECT_NEAR(b.tp_exposed_s - a.tp_exposed_s, g * c.training.grad_accum, 1e-9 * b.tp_exposed_s);
