@@ -213,6 +213,16 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "ranks only) and looks up all T tokens, and sequence parallel's first norm takes its sequence shard "
      "locally, with no collective (docs/cost-model.md §12)",
      nullptr, "tp"},
+    {"tp_column_inputs", "string", "gathered_once | per_projection",
+     "with parallelism.tp > 1 (stated only by a runtime whose mesh lists tp): gathered_once — the attention's and "
+     "the FFN's input is redistributed once before their column-parallel projections (torchtitan's "
+     "PrepareModuleInput): under sequence parallel one all-gather of T·d each in forward and one reduce-scatter of "
+     "its gradient in backward, under basic TP one all-reduce of its gradient in backward; per_projection — each "
+     "column-parallel projection (q, k and v; the MLP's gate and up, or its one up projection) redistributes its "
+     "own input: one collective per projection each way, and under sequence parallel each gathered copy kept for "
+     "its weight gradient (KempnerForge's ColwiseParallel(input_layouts=Shard(1)) per projection; "
+     "docs/cost-model.md §12)",
+     nullptr, "tp"},
     {"pp_zero_bubble_checkpointing", "bool", "",
      "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): true — it runs the zero-bubble "
      "schedules (pp_schedule InterleavedZeroBubble, ZBVZeroBubble) with activation checkpointing as the planner "
@@ -301,6 +311,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "parameter_layout") return &t.parameter_layout;
   if (key == "tp_sequence_parallel") return &t.tp_sequence_parallel;
   if (key == "tp_embedding") return &t.tp_embedding;
+  if (key == "tp_column_inputs") return &t.tp_column_inputs;
   return nullptr;
 }
 

@@ -108,6 +108,9 @@ struct RuntimeTerms {
   std::string tp_sequence_parallel = "always";
   // With tp > 1: vocab_parallel (the token embedding's rows split over tp) | replicated.
   std::string tp_embedding = "vocab_parallel";
+  // With tp > 1: gathered_once (the attention's and the FFN's input redistributed once before
+  // their column-parallel projections) | per_projection (each projection redistributes its own).
+  std::string tp_column_inputs = "gathered_once";
   // With pp > 1: the zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run as planned
   // with activation checkpointing; false: refused (a known bug makes them abnormally slow).
   bool pp_zero_bubble_checkpointing = true;

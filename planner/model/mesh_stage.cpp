@@ -19,6 +19,10 @@ void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* 
   // A pipeline stage of a runtime that runs it without sequence parallel runs basic TP (mesh_terms.h).
   sh.sequence_parallel = opt.sequence_parallel_with_pp || sh.mesh.pp <= 1;
   sh.embedding_split = sh.sequence_parallel && opt.embedding_vocab_parallel;
+  if (opt.column_inputs_per_projection) {  // q, k and v; the MLP's gate and up (SwiGLU) or its up
+    sh.column_inputs[0] = 3;
+    sh.column_inputs[1] = cfg.model.mlp_type == MlpType::swiglu ? 2 : 1;
+  }
   const Mesh& m = sh.mesh;
   const ParallelismConfig& par = cfg.parallelism;
   sh.groups = mesh_groups(m, sh.gpus_per_node);
@@ -142,11 +146,13 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     u.saved_bytes /= tp;
     u.fwd_transient_bytes /= tp;
     u.bwd_transient_bytes /= tp;
-    // Except the two all-gathered inputs of the column-parallel GEMMs (the attention and FFN
-    // norms' outputs): the Linear's input is the gathered T · d tensor, which autograd keeps for
-    // the weight gradient (torchtitan's ColwiseParallel with input_layouts Shard(1) and
-    // desired_input_layouts Replicate(); Megatron instead keeps the shard and gathers again).
-    const double gathered = 2.0 * shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
+    // Except the all-gathered inputs of the column-parallel GEMMs (the attention and FFN norms'
+    // outputs): the Linear's input is the gathered T · d tensor, which autograd keeps for the
+    // weight gradient (torchtitan's PrepareModuleInput with input_layouts Shard(1) and
+    // desired_input_layouts Replicate(), one each; a runtime that gathers per projection keeps
+    // one per projection; Megatron instead keeps the shard and gathers again).
+    const int copies = shape.sequence_parallel ? shape.column_inputs[0] + shape.column_inputs[1] : 2;
+    const double gathered = copies * shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
     if (ckpt) u.bwd_transient_bytes += gathered;
     else u.saved_bytes += gathered;
     // And the full-width tensors around each collective that are not kept: in forward a row
@@ -178,6 +184,8 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     in.act_bytes = shape.param_bytes;
     in.tp_async = cfg.parallelism.tp_async;
     in.sequence_parallel = shape.sequence_parallel;
+    in.column_inputs[0] = shape.column_inputs[0];
+    in.column_inputs[1] = shape.column_inputs[1];
     in.cp_rotate = cfg.parallelism.cp_rotate;
     const std::vector<Op>& ops = costs.block_ops;
     in.gemm_fwd_s[0] = op_fwd(ops, "wqkv", "wqkv", cc);

@@ -81,26 +81,33 @@ BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommCont
   const double A = in.act_bytes, T = in.tokens;
   if (m.tp > 1 && !in.sequence_parallel) {
     // Basic TP (Megatron's f and g, Korthikanti et al. 2022 §4.2.2): forward all-reduces the
-    // outputs of wo and w2, backward the input gradients of wqkv and w1_w3; A·T·d each, on the
-    // compute stream.
+    // outputs of wo and w2, backward the input gradients of wqkv and w1_w3 (of each column
+    // projection where each redistributes its own input); A·T·d each, on the compute stream.
     const double ar = collective_time(Collective::all_reduce, A * T * in.d_model, g.tp, comm);
-    r.tp_fwd_s = r.tp_bwd_s = 2 * ar;
-    r.tp_busy_s = 4 * ar;
+    r.tp_fwd_s = 2 * ar;
+    r.tp_bwd_s = (in.column_inputs[0] + in.column_inputs[1]) * ar;
+    r.tp_busy_s = r.tp_fwd_s + r.tp_bwd_s;
   } else if (m.tp > 1) {
     // Sequence parallel: forward all-gathers the normed input before wqkv and w1_w3 and
     // reduce-scatters the outputs of wo and w2 (4 collectives of the T·d activation, gathered
-    // size A·T·d); backward runs each one's transpose (Korthikanti et al. 2022 §4.2.2).
+    // size A·T·d); backward runs each one's transpose (Korthikanti et al. 2022 §4.2.2). Gathered
+    // per projection, the all-gather before wqkv (w1_w3) runs once per projection, each paired
+    // with its share of the GEMM.
     const double ag = collective_time(Collective::all_gather, A * T * in.d_model, g.tp, comm);
     const double rs = collective_time(Collective::reduce_scatter, A * T * in.d_model, g.tp, comm);
     const double each[4] = {ag, rs, ag, rs};  // wqkv, wo, w1_w3, w2
+    const int times[4] = {in.column_inputs[0], 1, in.column_inputs[1], 1};
     for (int i = 0; i < 4; ++i) {
-      r.tp_busy_s += 2 * each[i];
-      if (in.tp_async) {
-        r.tp_fwd_s += async_exposed(each[i], in.gemm_fwd_s[i], m.tp);
-        r.tp_bwd_s += async_exposed(each[i], 2 * in.gemm_fwd_s[i], m.tp);  // backward: two GEMMs
-      } else {
-        r.tp_fwd_s += each[i];
-        r.tp_bwd_s += each[i];
+      const double gemm = in.gemm_fwd_s[i] / times[i];
+      for (int k = 0; k < times[i]; ++k) {
+        r.tp_busy_s += 2 * each[i];
+        if (in.tp_async) {
+          r.tp_fwd_s += async_exposed(each[i], gemm, m.tp);
+          r.tp_bwd_s += async_exposed(each[i], 2 * gemm, m.tp);  // backward: two GEMMs
+        } else {
+          r.tp_fwd_s += each[i];
+          r.tp_bwd_s += each[i];
+        }
       }
     }
   }

@@ -19,6 +19,11 @@
 //   adds run whole on every tp rank, the embedding and the head are not split, and each row-parallel
 //   GEMM's output is all-reduced (Korthikanti et al. 2022 §4.2.2 and Table 2: s·b·h·(10 + 24/t +
 //   5as/(ht)) bytes per layer without SP against s·b·h·(34/t + 5as/(ht)) with it).
+// - A runtime that redistributes each column-parallel projection's input on its own (runtime term
+//   tp_column_inputs = "per_projection": KempnerForge's ColwiseParallel(input_layouts=Shard(1)) on
+//   q, k, v, gate and up) runs one all-gather per projection in forward and one reduce-scatter of
+//   each one's input gradient in backward (basic TP: one all-reduce of each), where torchtitan's
+//   PrepareModuleInput on the attention and the FFN runs one each.
 // - block_mesh_comm(): TP's and CP's collectives of one block and how much of each the compute
 //   stream waits for (TP's all-gathers and reduce-scatters are in the critical path unless async
 //   TP overlaps each with its GEMM; CP's K/V exchange is in series with allgather rotation and
@@ -68,6 +73,9 @@ struct BlockMeshInputs {
   int act_bytes = 2;          // bytes per activation element
   bool tp_async = false;
   bool sequence_parallel = true;  // false: basic TP, all-reduces (never async here)
+  // Redistributions of the attention's and the FFN's input before their column-parallel GEMMs:
+  // 1 each (torchtitan's PrepareModuleInput), or one per projection (runtime term tp_column_inputs).
+  int column_inputs[2] = {1, 1};
   CpRotate cp_rotate = CpRotate::allgather;
   // Forward times of the GEMMs TP's collectives pair with (one rank): the column GEMM after each
   // all-gather (wqkv, w1_w3) and the row GEMM before each reduce-scatter (wo, w2); attention's. // s

@@ -199,6 +199,10 @@ struct RuntimeMesh {
   // The token embedding split over tp (runtime term tp_embedding = "vocab_parallel"); false
   // ("replicated"): whole on every tp rank, no collective at the sequence-parallel entry.
   bool embedding_vocab_parallel = true;
+  // The attention's and the FFN's input redistributed once before their column-parallel
+  // projections (runtime term tp_column_inputs = "gathered_once"); true ("per_projection"): once
+  // per projection, each gathered copy kept (mesh_terms.h).
+  bool column_inputs_per_projection = false;
 };
 
 // Evidence applied after the model by evidence/predict.h, never read by plan().

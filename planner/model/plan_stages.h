@@ -68,6 +68,9 @@ struct StepShape {
   bool sequence_parallel = true;
   // With tp > 1: the token embedding split over tp (RuntimeMesh; basic TP never splits it).
   bool embedding_split = true;
+  // With tp > 1: how many times a block redistributes the attention's and the FFN's input before
+  // their column-parallel projections (RuntimeMesh: 1 each, or one per projection).
+  int column_inputs[2] = {1, 1};
   bool one_d() const { return mesh.one_d(); }
 };
 

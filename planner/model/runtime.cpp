@@ -234,6 +234,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.loss_parallel = t.loss_parallel;  // stated where the runtime runs tp (shared/runtime_spec.h)
   o.sequence_parallel_with_pp = t.tp_sequence_parallel != "without_pp";  // checked against the schema
   o.embedding_vocab_parallel = t.tp_embedding != "replicated";
+  o.column_inputs_per_projection = t.tp_column_inputs == "per_projection";  // checked against the schema
   if (!parse_outputs_kept(t.outputs_kept, o.outputs_kept))
     throw ConfigError(rt.file, "terms.outputs_kept", "\"" + t.outputs_kept + "\" is not allowed");
   return o;
