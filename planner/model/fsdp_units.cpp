@@ -124,7 +124,12 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   in.grad_accum = GA;
   // no_shard as well: a runtime that syncs every micro-step all-reduces every micro-step
   // (DDP without no_sync(); shardcast-train's post_backward), one that does not, once.
-  in.sync_every_micro_step = opt.sync_every_micro_step;
+  // A pipeline stage never does: torch.distributed.pipelining runs every backward but the last
+  // of a step with set_requires_gradient_sync(False) and set_reshard_after_backward(False) on an
+  // FSDP2 stage (stage.py backward_maybe_with_nosync), whatever the runtime's own loop does
+  // without pp; every runtime whose mesh lists pp (torchtitan, KempnerForge) pipelines with it.
+  const bool pipelined = shape.mesh.pp > 1;
+  in.sync_every_micro_step = opt.sync_every_micro_step && !pipelined;
   in.all_reduce_grads = no_shard;
   in.max_inflight_all_gathers = std::max(1, cfg.parallelism.max_inflight_all_gathers);
   in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
@@ -150,9 +155,12 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   // Autograd's unsharded gradient (param_dtype); without sync on every micro-step each unit
   // keeps its sum from the first micro-step to the last one's reduction, in the runtime's
   // dtype for it (docs/cost-model.md §3).
+  // FSDP2 keeps a gradient it does not reduce in its reduce dtype (_fsdp_param.py
+  // to_accumulated_grad_if_needed): a pipeline stage's sum is in that.
   const double unsynced_bytes = opt.unsynced_gradient_dtype == UnsyncedGradDtype::fp32           ? 4.0
-                                : opt.unsynced_gradient_dtype == UnsyncedGradDtype::reduce_dtype ? reduce_bytes
-                                                                                : param_bytes;
+                                : opt.unsynced_gradient_dtype == UnsyncedGradDtype::reduce_dtype || pipelined
+                                    ? reduce_bytes
+                                    : param_bytes;
   std::array<BlockTensorSequence, 3> block_seq;  // by BlockAc
   std::vector<int> block_seq_of(size_t(U), -1);
   // Device memory traffic runs at this rate: the preset's, or the measured table's copy rate.  // B/s

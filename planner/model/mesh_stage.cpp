@@ -216,10 +216,12 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
   if (shape.mesh.pp <= 1) return 0;
   // The simulator holds one micro-batch's activations at a time; the first pipeline rank holds
-  // this many at its peak (mesh_terms.h pp_inflight_microbatches).
+  // this many at its peak (mesh_terms.h pp_inflight_microbatches). The head and its loss live on
+  // the last stage, which runs each micro-batch's backward right after its forward (one in
+  // flight): the simulated rank carries them once, not once per micro-batch in flight.
   const double n = pp_inflight_microbatches(shape.pp_schedule, shape.mesh.pp, shape.pp_virtual, shape.pp_micro);
-  double saved = 0;  // one micro-batch's activations through the rank's units  // bytes
-  for (const SimUnit& u : in.units) saved += u.saved_bytes;
+  double saved = 0;  // one micro-batch's activations through the rank's units but the head  // bytes
+  for (size_t i = 0; i + 1 < in.units.size(); ++i) saved += in.units[i].saved_bytes;
   return std::max(0.0, n - 1) * saved;
 }
 
