@@ -223,6 +223,15 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "its weight gradient (KempnerForge's ColwiseParallel(input_layouts=Shard(1)) per projection; "
      "docs/cost-model.md §12)",
      nullptr, "tp"},
+    {"loss_parallel_impl", "string", "dtensor | vocab_parallel_fn",
+     "with parallelism.tp > 1 and loss_parallel = true (stated only by a runtime whose mesh lists tp): dtensor — "
+     "torch.distributed.tensor.parallel.loss_parallel's handlers on the vocabulary-sharded fp32 logits (loss.py "
+     "_log_softmax: the shifted logits beside the input and exp or the result, 12 bytes per logit shard beyond "
+     "the 16-bit logits at the forward's peak; _nll_loss_and_log_softmax_backward: zeros_like, exp, their sum "
+     "and its product beside the saved log-probabilities, 16), 4 bytes per logit more than the cross_entropy "
+     "term's fp32 tensors each way; vocab_parallel_fn — the loss as the cross_entropy term counts it on the "
+     "rank's vocabulary shard (shardcast-train's VocabParallelLossFn; docs/cost-model.md §12)",
+     nullptr, "tp"},
     {"pp_zero_bubble_checkpointing", "bool", "",
      "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): true — it runs the zero-bubble "
      "schedules (pp_schedule InterleavedZeroBubble, ZBVZeroBubble) with activation checkpointing as the planner "
@@ -312,6 +321,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "tp_sequence_parallel") return &t.tp_sequence_parallel;
   if (key == "tp_embedding") return &t.tp_embedding;
   if (key == "tp_column_inputs") return &t.tp_column_inputs;
+  if (key == "loss_parallel_impl") return &t.loss_parallel_impl;
   return nullptr;
 }
 

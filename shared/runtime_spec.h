@@ -111,6 +111,9 @@ struct RuntimeTerms {
   // With tp > 1: gathered_once (the attention's and the FFN's input redistributed once before
   // their column-parallel projections) | per_projection (each projection redistributes its own).
   std::string tp_column_inputs = "gathered_once";
+  // With tp > 1 and loss_parallel: dtensor (torch's loss_parallel on a vocabulary-sharded DTensor)
+  // | vocab_parallel_fn (shardcast-train's own autograd function, model/tensor_parallel.h).
+  std::string loss_parallel_impl = "dtensor";
   // With pp > 1: the zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run as planned
   // with activation checkpointing; false: refused (a known bug makes them abnormally slow).
   bool pp_zero_bubble_checkpointing = true;

@@ -16,6 +16,7 @@ namespace shardcast::planner {
 void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* out) {
   StepShape& sh = *out;
   sh.loss_parallel = opt.loss_parallel;
+  sh.loss_parallel_dtensor = opt.loss_parallel_dtensor;
   // A pipeline stage of a runtime that runs it without sequence parallel runs basic TP (mesh_terms.h).
   sh.sequence_parallel = opt.sequence_parallel_with_pp || sh.mesh.pp <= 1;
   sh.embedding_split = sh.sequence_parallel && opt.embedding_vocab_parallel;
@@ -113,6 +114,15 @@ void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const Com
     u.fwd_transient_bytes /= tp;
     u.bwd_transient_bytes /= tp;
     u.output_bytes /= tp;
+    if (shape.loss_parallel_dtensor) {
+      // torch's loss_parallel handlers (torch/distributed/tensor/parallel/loss.py): _log_softmax
+      // holds the shifted logits beside its fp32 input and exp or the result; the fused backward
+      // (grad_input + exp(x)) * grad_output holds zeros_like, exp (then the sum) and the product
+      // beside the saved log-probabilities: one fp32 shard tensor more each way than cross_entropy.
+      const double shard = 4.0 * shape.tokens * double(cfg.model.vocab) / tp;  // bytes
+      u.fwd_transient_bytes += shard;
+      u.bwd_transient_bytes += shard;
+    }
     return;
   }
   // Without loss parallel the column-parallel head's vocabulary shard of the logits is

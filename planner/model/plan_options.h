@@ -203,6 +203,10 @@ struct RuntimeMesh {
   // projections (runtime term tp_column_inputs = "gathered_once"); true ("per_projection"): once
   // per projection, each gathered copy kept (mesh_terms.h).
   bool column_inputs_per_projection = false;
+  // With loss parallel: torch's DTensor loss_parallel on the fp32 up-cast logits (runtime term
+  // loss_parallel_impl = "dtensor", cross_entropy an fp32_upcast kind), one more fp32 tensor of the
+  // logit shard each way than the cross_entropy term counts.
+  bool loss_parallel_dtensor = true;
 };
 
 // Evidence applied after the model by evidence/predict.h, never read by plan().

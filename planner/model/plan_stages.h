@@ -64,6 +64,7 @@ struct StepShape {
   double tokens_per_gpu_step = 0;  // the step's global tokens / world size
   int64_t rank_params = 0;       // parameters of the simulated rank's units, one TP shard of each
   bool loss_parallel = true;     // with tp > 1: the loss on vocabulary shards (RuntimeMesh)
+  bool loss_parallel_dtensor = true;  // ... by torch's DTensor handlers (RuntimeMesh)
   // With tp > 1: sequence parallel (RuntimeMesh); false: basic TP, only the blocks' Linears split.
   bool sequence_parallel = true;
   // With tp > 1: the token embedding split over tp (RuntimeMesh; basic TP never splits it).
