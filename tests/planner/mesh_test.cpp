@@ -288,7 +288,10 @@ TEST(MeshPlan, WithoutLossParallelTheRankHoldsTheWholeLoss) {
   EXPECT_GT(b.step_time_s, a.step_time_s);
   EXPECT_GT(b.mem_peak_bytes, a.mem_peak_bytes);
   // The step's extra exposed TP time is one all-gather of the micro-step's logits per micro-step.
+  validate_or_throw(c);
   const Mesh m = resolve_mesh(c.parallelism, c.world_size(), c.cluster.gpus_per_node);
+  const HardwareSpec hw = load_hardware(c.cluster.hardware);
+  const PlanOptions& o = t.options;
   const CommContext cc = comm_setup(c, hw, runtime_efficiency(hw, o), step_shape(c, hw, o)).comm;  // the plan's
   const double tokens = double(c.training.micro_batch) * c.training.seq_len;
   const double g = logits_gather_s(m, mesh_groups(m, c.cluster.gpus_per_node), cc, tokens, c.model.vocab, 2);
