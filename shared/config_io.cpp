@@ -287,6 +287,7 @@ HardwareSpec parse_hardware_toml(const std::string& text, const std::string& fil
   }
   need(h.node.intra_node_latency >= 0, "node.intra_node_latency_us", "must be >= 0");
   need(h.node.inter_node_latency >= 0, "node.inter_node_latency_us", "must be >= 0");
+  need(h.node.direct_link_max_gpus >= 0, "node.direct_link_max_gpus", "must be >= 0 (0 = a switch at every node size)");
   throw_if_errors(errs);
   return h;
 }

@@ -78,6 +78,7 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_KEY("cluster.gpus_per_node", cluster.gpus_per_node),
       SC_KEY("cluster.inter_node_gbps", cluster.inter_node_gbps),
       SC_KEY("cluster.power_limit_w", cluster.power_limit_w),
+      SC_KEY("cluster.node_gpus", cluster.node_gpus),
       TrainConfigKey{"parallelism.sharding_strategy",
                      TrainEnumAccess{[](const TrainConfig& c) -> std::string {
                                        return to_string(c.parallelism.sharding_strategy);
@@ -192,6 +193,7 @@ const std::vector<HardwareKey>& hardware_schema() {
       HW_NUM("node.inter_node_gbps", node.inter_node_bandwidth, 1e9 / 8),
       HW_NUM("node.intra_node_latency_us", node.intra_node_latency, 1e-6),
       HW_NUM("node.inter_node_latency_us", node.inter_node_latency, 1e-6),
+      HW_INT("node.direct_link_max_gpus", node.direct_link_max_gpus),
   };
 #undef HW_STR
 #undef HW_NUM

@@ -54,6 +54,9 @@ struct NodeSpec {
   double inter_node_bandwidth = 0;  // all NICs of one node together, per dir.  // bytes/s
   double intra_node_latency = 0;    // per ring step inside a node              // s
   double inter_node_latency = 0;    // per ring step across nodes               // s
+  // Nodes of at most this many GPUs link each pair directly, with no switch: each peer gets
+  // 1/(n − 1) of a GPU's links (HGX 4-GPU boards); 0 = a switch at every node size.
+  int direct_link_max_gpus = 0;
 };
 
 // The keys of a preset's [efficiency] table, in the order of planner::EfficiencyParams (whose

@@ -168,6 +168,11 @@ std::vector<std::string> validate(const TrainConfig& c) {
   require(e, cl.nodes >= 1, f, "cluster.nodes", fmt::format("{} is not allowed: must be >= 1", cl.nodes));
   require(e, cl.gpus_per_node >= 1, f, "cluster.gpus_per_node",
           fmt::format("{} is not allowed: must be >= 1", cl.gpus_per_node));
+  require(e, cl.node_gpus == 0 || cl.node_gpus == cl.gpus_per_node || (cl.node_gpus > cl.gpus_per_node && cl.nodes == 1),
+          f, "cluster.node_gpus",
+          fmt::format("{} is not allowed: 0 (= gpus_per_node), or the GPUs of the one node a job of fewer GPUs runs "
+                      "on (above gpus_per_node {} with nodes = 1, here {})",
+                      cl.node_gpus, cl.gpus_per_node, cl.nodes));
   require(e, std::isfinite(cl.inter_node_gbps) && (cl.inter_node_gbps == 0 || cl.inter_node_gbps >= kMinInterNodeGbps),
           f, "cluster.inter_node_gbps",
           fmt::format("{} is not allowed: must be 0 (the hardware preset's value) or a finite number >= {} Gb/s "

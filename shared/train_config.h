@@ -79,6 +79,10 @@ struct ClusterConfig {
   int gpus_per_node = 1;          // ranks per node (GPUs, or processes on CPU)
   double inter_node_gbps = 0;     // NIC per node in Gb/s; 0 = the preset's, scaled to gpus_per_node (one rail per GPU)
   double power_limit_w = 0;       // GPU board power limit in W (nvidia-smi -pl); 0 = the preset's
+  // GPUs of the one physical node a job of fewer GPUs runs on (a partial node: nodes = 1, its
+  // gpus_per_node ranks); 0 = gpus_per_node. Read for the node's links only (a preset's
+  // node.direct_link_max_gpus: which board the job's GPUs sit on).
+  int node_gpus = 0;
   int world_size() const { return nodes * gpus_per_node; }
 };
 

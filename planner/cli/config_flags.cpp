@@ -98,11 +98,13 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     int gpn = a.gpus_per_node ? *a.gpus_per_node : hw.node.gpus_per_node;
     // 2 GPUs of the preset's 8-GPU node: one node of 2 ranks (as search); a --gpus-per-node
     // above --gpus is refused below, not lowered.
+    const int node = gpn;
     if (gpus < gpn && !a.gpus_per_node) gpn = gpus;
     if (gpn <= 0 || gpus % gpn != 0)
       throw UsageError(cmd + fmt::format(": --gpus {} is not a multiple of gpus per node {}", gpus, gpn));
     c.cluster.gpus_per_node = gpn;
     c.cluster.nodes = gpus / gpn;
+    c.cluster.node_gpus = gpn < node ? node : 0;  // a partial node of the preset's
   }
   if (a.inter_node_gbps) c.cluster.inter_node_gbps = *a.inter_node_gbps;
   if (a.power_limit_w) c.cluster.power_limit_w = *a.power_limit_w;

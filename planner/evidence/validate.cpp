@@ -67,6 +67,7 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
                              (row.cudnn_attention ? std::string("column cudnn_attention") : "runtime " + c.cfg.runtime) +
                              "); ";
     int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
+    const int node = gpn;
     if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
     if (gpn <= 0 || row.n_gpus % gpn != 0) {
       row.skip_reason = "n_gpus " + std::to_string(row.n_gpus) + " is not a multiple of gpus_per_node " +
@@ -75,6 +76,7 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     }
     c.cfg.cluster.gpus_per_node = gpn;
     c.cfg.cluster.nodes = row.n_gpus / gpn;
+    c.cfg.cluster.node_gpus = gpn < node ? node : 0;  // the node the partial job's GPUs sit on
     c.cfg.parallelism.hsdp_shard_size = 0;  // = gpus_per_node
     if (const std::vector<std::string> bad = validate_mesh(c.cfg, row.file); !bad.empty()) {
       row.skip_reason = bad.front();  // a mesh that does not fit the row's GPUs or model

@@ -15,12 +15,18 @@ constexpr EnumName<Collective> kCollectives[] = {{Collective::all_gather, "all_g
 const char* to_string(Collective c) { return enum_name(kCollectives, c); }
 
 double bus_bandwidth(const CommGroup& g, const CommContext& c) {
-  const double intra = c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
+  double intra = c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
+  const double ranks_per_node = double(g.ranks) / g.nodes;
+  // Pairwise links without a switch: on a node of n <= direct_link_max_gpus GPUs (an HGX 4-GPU
+  // board; a partial job uses fewer of them) a group of k of its GPUs uses the links to its k − 1
+  // peers only, each 1/(n − 1) of a GPU's (H100: 6 of the 18 NVLink links per pair).
+  const int n = c.node_gpus > 0 ? c.node_gpus : c.gpus_per_node;
+  if (n > 1 && n <= c.direct_link_max_gpus && ranks_per_node >= 2 && ranks_per_node < n)
+    intra *= (ranks_per_node - 1) / (n - 1);
   if (g.nodes <= 1) return intra;
   // A ring leaves each node once per channel, so a node's NICs carry about one copy of the
   // data whatever the group's ranks per node; groups that run side by side on the same nodes
   // (HSDP replica groups, one per local rank) split the NICs between them.
-  const double ranks_per_node = double(g.ranks) / g.nodes;
   const double nic_share =
       c.inter_node_bandwidth * c.eff.inter_node_bw_eff * std::min(1.0, ranks_per_node / c.gpus_per_node);
   return std::min(intra, nic_share);

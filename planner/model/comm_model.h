@@ -8,7 +8,9 @@
 // spans nodes, the node's NIC bandwidth (×inter_node_bw_eff) times the group's share of it:
 // a ring crosses each node boundary once per channel, so one group with every GPU of the node
 // gets all NICs, while the gpus_per_node HSDP replica groups (one rank per node each) share
-// them. Latency grows with the ring length; small messages are latency-bound, so
+// them. In a node whose GPUs are linked pair by pair with no switch (a preset's
+// node.direct_link_max_gpus: HGX 4-GPU boards), a group of k of its n GPUs reaches its peers over
+// (k − 1)/(n − 1) of each GPU's links. Latency grows with the ring length; small messages are latency-bound, so
 // the achieved fraction of bandwidth rises with message size. What it is not: scheduling
 // (simulator.h). Pure functions, thread-safe.
 #pragma once
@@ -32,6 +34,9 @@ struct CommContext {
   double intra_node_latency = 0;    // s per ring step inside a node
   double inter_node_latency = 0;    // s per ring step across nodes
   int gpus_per_node = 1;            // GPUs sharing the node's NICs
+  // A node of at most this many GPUs links each pair directly (HardwareSpec NodeSpec); 0 = switched.
+  int direct_link_max_gpus = 0;
+  int node_gpus = 0;  // GPUs of the physical node (a partial job's: more than gpus_per_node); 0 = gpus_per_node
   EfficiencyParams eff;
 };
 

@@ -231,6 +231,8 @@ CommSetup comm_setup(const TrainConfig& cfg, const HardwareSpec& hw, const Effic
   c.comm.intra_node_latency = hw.node.intra_node_latency;
   c.comm.inter_node_latency = hw.node.inter_node_latency;
   c.comm.gpus_per_node = gpn;
+  c.comm.direct_link_max_gpus = hw.node.direct_link_max_gpus;
+  c.comm.node_gpus = cfg.cluster.node_gpus;
   c.comm.eff = eff;
   c.shard_group = CommGroup{Ns, std::max(1, (Ns + gpn - 1) / gpn)};
   // Replica groups: one rank per shard group; a shard group smaller than a node puts several

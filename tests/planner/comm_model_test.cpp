@@ -1,6 +1,8 @@
 // Communication model: hand-computed ring times on one and several nodes.
 #include "planner/model/comm_model.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace shardcast::planner {
@@ -41,6 +43,32 @@ TEST(CommModel, AcrossNodesTheNicBinds) {
   const double t = collective_time(Collective::all_gather, 1e9, {16, 2}, ctx());
   EXPECT_NEAR(t, 20e-6 + 14 * 3e-6 + 1 * 10e-6 + 15.0 / 16 * 1e9 / 45e9, 1e-12);
   EXPECT_DOUBLE_EQ(bus_bandwidth({16, 2}, ctx()), 45e9);
+}
+
+// A 4-GPU node linked pair by pair (HGX 4-GPU, direct_link_max_gpus = 4): a pair uses the links
+// to its one peer, a third of a GPU's, also when the job uses only 2 of the board's GPUs; three
+// GPUs two thirds; the whole node and groups with one rank per node all of them. An 8-GPU node of
+// the same preset is switched. Exact: the bandwidth
+// is the product.
+TEST(CommModel, DirectLinksGiveAGroupItsPeersLinksOnly) {
+  CommContext c = ctx();
+  c.gpus_per_node = 4;
+  c.direct_link_max_gpus = 4;
+  EXPECT_DOUBLE_EQ(bus_bandwidth({2, 1}, c), 240e9 / 3);
+  EXPECT_DOUBLE_EQ(bus_bandwidth({3, 1}, c), 240e9 * 2 / 3);
+  EXPECT_DOUBLE_EQ(bus_bandwidth({4, 1}, c), 240e9);
+  EXPECT_DOUBLE_EQ(bus_bandwidth({4, 2}, c), std::min(240e9 / 3, 45e9 * 2 / 4));
+  EXPECT_DOUBLE_EQ(bus_bandwidth({8, 8}, c), std::min(240e9, 45e9 / 4));
+  const double t = collective_time(Collective::all_gather, 1e9, {2, 1}, c);
+  EXPECT_NEAR(t, 20e-6 + 1 * 3e-6 + 0.5 * 1e9 / (240e9 / 3), 1e-12);
+  c.gpus_per_node = 2;  // a job on 2 GPUs of such a board: still one third
+  c.node_gpus = 4;
+  EXPECT_DOUBLE_EQ(bus_bandwidth({2, 1}, c), 240e9 / 3);
+  c.node_gpus = 8;  // 2 GPUs of an 8-GPU node: switched
+  EXPECT_DOUBLE_EQ(bus_bandwidth({2, 1}, c), 240e9);
+  c.gpus_per_node = 8;  // a node larger than the preset's direct-link boards: switched
+  c.node_gpus = 0;
+  EXPECT_DOUBLE_EQ(bus_bandwidth({2, 1}, c), 240e9);
 }
 
 TEST(CommModel, ReplicaGroupsShareTheNics) {
