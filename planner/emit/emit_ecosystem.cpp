@@ -238,7 +238,15 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   // Literal["tensorwise", "rowwise", "rowwise_with_gw_hp"] | None). tensorwise is left unset
   // (None = torchao's Float8LinearConfig() default, tensorwise): a recipe_name together with
   // enable_fsdp_float8_all_gather is refused by components/quantization/float8.py.
-  if (c.precision.fp8_on()) {
+  // MXFP8: the MX converter (components/quantization/mx.py line 171 @e61f2cce4,
+  // register_model_converter(MXLinearConverter, "quantize.linear.mx")) with [quantize.linear.mx]
+  // recipe_name "mxfp8_cublas" (torchao's MXLinearConfig recipe, job_config.py MXLinear's default)
+  // and filter_fqns ["output"] (its default, written out): the LM head stays bf16, as planned.
+  if (c.precision.fp8 == Fp8Recipe::mxfp8) {
+    list("model", "converters", {"quantize.linear.mx"}, "MXFP8 matmuls (torchao MXLinear, mxfp8_cublas)");
+    str("quantize.linear.mx", "recipe_name", "mxfp8_cublas", "torchao MXLinearConfig recipe");
+    list("quantize.linear.mx", "filter_fqns", {"output"}, "the LM head stays bf16, as planned");
+  } else if (c.precision.fp8_on()) {
     list("model", "converters", {"quantize.linear.float8"},
          fmt::format("fp8 matmuls (float8 linear, {})", to_string(c.precision.fp8)));
     if (c.precision.fp8 != Fp8Recipe::tensorwise)
@@ -615,12 +623,12 @@ std::optional<TorchtitanVersion> parse_torchtitan_version(const std::string& s) 
 // Float8LinearConverter.Config.recipe_name: Literal["rowwise", "rowwise_with_gw_hp"]
 // (torchtitan/components/quantization/float8.py @b5bcd76c6; tensorwise removed in #3127), and
 // the MXFP8LinearConverter (mx.py) and NVFP4LinearConverter (nvfp4.py, bcc09297a) of that commit;
-// v0.2's [quantize.linear.float8] recipe_name: tensorwise (unset), rowwise, rowwise_with_gw_hp
-// (its [quantize.linear.mx] converter is not written here).
+// v0.2's [quantize.linear.float8] recipe_name: tensorwise (unset), rowwise, rowwise_with_gw_hp,
+// and its [quantize.linear.mx] converter (mxfp8_cublas); no NVFP4 before bcc09297a.
 std::vector<Fp8Recipe> torchtitan_fp8_recipes(TorchtitanVersion tv) {
   if (tv == TorchtitanVersion::current)
     return {Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp, Fp8Recipe::mxfp8, Fp8Recipe::nvfp4};
-  return {Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp};
+  return {Fp8Recipe::tensorwise, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp, Fp8Recipe::mxfp8};
 }
 
 const char* torchtitan_generation(TorchtitanVersion tv) {
@@ -635,7 +643,8 @@ std::string torchtitan_version_refusal(const TrainConfig& c, TorchtitanVersion t
   for (Fp8Recipe r : ok) names.push_back(to_string(r));
   if (tv == TorchtitanVersion::v0_2)
     return fmt::format("torchtitan v0.2's files as emitted here cannot run precision.fp8 = \"{}\": their float8 "
-                       "recipes are {} (MXFP8 and NVFP4 are written for --torchtitan-version current only)",
+                       "recipes are {} (NVFP4 is written for --torchtitan-version current only: torchtitan added it in "
+                       "bcc09297a, after v0.2)",
                        to_string(c.precision.fp8), fmt::join(names, " | "));
   return fmt::format("torchtitan's current generation cannot run precision.fp8 = \"{}\": its float8 recipes are "
                      "{} (tensorwise scaling and float8 all-gather removed in pytorch/torchtitan#3127, 6348d93d1); "

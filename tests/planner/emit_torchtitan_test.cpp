@@ -17,6 +17,7 @@
 
 #include "planner/emit/emit.h"
 #include "planner/emit/emit_ecosystem.h"
+#include "planner/evidence/import/torchtitan_config.h"
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
@@ -397,10 +398,36 @@ TEST(EmitTorchtitan, BlockScaledFormatsInTheCurrentGeneration) {
     EXPECT_NE(py.find("config.training.disable_cuda_graphs = False"), std::string::npos);
     EXPECT_FALSE(torchtitan_version_refusal(c, TorchtitanVersion::current).size());
     const std::string why = torchtitan_version_refusal(c, TorchtitanVersion::v0_2);
+    if (r == Fp8Recipe::mxfp8) {
+      EXPECT_EQ(why, "");
+      continue;
+    }
     EXPECT_NE(why.find(std::string("precision.fp8 = \"") + to_string(r) + "\""), std::string::npos) << why;
     EXPECT_THROW(render_torchtitan_toml(c), ConfigError);
     EXPECT_THROW(render_torchtitan_overrides(c), ConfigError);
   }
+}
+
+// MXFP8 in torchtitan v0.2's files: the MX converter by its registered name, recipe mxfp8_cublas
+// and the LM head filtered out (bf16, as planned); every key one of v0.2's, the TOML parsed back
+// by toml++ and the overrides in v0.2's list rule (one comma-separated value).
+TEST(EmitTorchtitan, Mxfp8InVersion02) {
+  const std::set<std::string> known = key_list("torchtitan_keys_v0.2.txt");
+  TrainConfig c = test::make_config("llama3.1-8b", "B200", 8, ShardingStrategy::full_shard, AcMode::selective_op, 1, 8192, 1);
+  c.runtime = "torchtitan-2025-10";
+  c.precision.compile = true;
+  c.precision.fp8 = Fp8Recipe::mxfp8;
+  const toml::table t = toml::parse(render_torchtitan_toml(c));
+  EXPECT_EQ(t["model"]["converters"][0].value_or(std::string()), "quantize.linear.mx");
+  EXPECT_EQ(t["quantize"]["linear"]["mx"]["recipe_name"].value_or(std::string()), "mxfp8_cublas");
+  EXPECT_EQ(t["quantize"]["linear"]["mx"]["filter_fqns"][0].value_or(std::string()), "output");
+  EXPECT_FALSE(t["quantize"]["linear"]["float8"]);
+  for (const char* k : {"quantize.linear.mx.recipe_name", "quantize.linear.mx.filter_fqns", "model.converters"})
+    EXPECT_TRUE(known.count(k)) << k;
+  const std::string o = render_torchtitan_overrides(c);
+  EXPECT_NE(o.find("--model.converters=quantize.linear.mx"), std::string::npos) << o;
+  EXPECT_NE(o.find("--quantize.linear.mx.recipe_name=mxfp8_cublas"), std::string::npos) << o;
+  EXPECT_EQ(parse_torchtitan_job_toml(render_torchtitan_toml(c), "emitted.toml").fp8, "mxfp8");  // import reads it back
 }
 
 }  // namespace

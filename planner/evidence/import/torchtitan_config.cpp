@@ -133,9 +133,12 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
       const std::string c = **e.as_string();
       if (c == "quantize.linear.float8" || c == "float8")  // "float8": its name before v0.2
         j.fp8 = "tensorwise";  // torchao's Float8LinearConfig() default; recipe_name below
+      else if (c == "quantize.linear.mx")  // components/quantization/mx.py @e61f2cce4: MXLinearConverter
+        j.fp8 = "mxfp8";
       else
         throw ConfigError(file, "model.converters",
-                          fmt::format("converter '{}' is not modelled (the planner models quantize.linear.float8)", c));
+                          fmt::format("converter '{}' is not modelled (the planner models quantize.linear.float8 and "
+                                      "quantize.linear.mx)", c));
     }
   }
   // The float8 recipe (torchtitan/config/job_config.py Float8Linear.recipe_name, @e61f2cce4:
@@ -150,6 +153,17 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
                         fmt::format("expected one of \"tensorwise\" | \"rowwise\" | \"rowwise_with_gw_hp\" (torchao's "
                                     "Float8LinearRecipeName)"));
     if (!j.fp8.empty()) j.fp8 = *r;
+  }
+  // The MX recipe (job_config.py MXLinear.recipe_name @e61f2cce4, default "mxfp8_cublas", a torchao
+  // MXLinearConfig recipe name): the MXFP8 ones are planned as mxfp8 (the planner does not split
+  // their variants); an MX recipe of another element type is refused by name.
+  if (const toml::node_view<const toml::node> v = root.at_path("quantize.linear.mx.recipe_name")) {
+    used.insert("quantize.linear.mx.recipe_name");
+    const auto r = v.value<std::string>();
+    if (!r || r->rfind("mxfp8", 0) != 0)
+      throw ConfigError(file, "quantize.linear.mx.recipe_name",
+                        "expected an MXFP8 recipe of torchao's MXLinearConfig (mxfp8_cublas, mxfp8_cublas_rceil, ...): "
+                        "other MX element types are not modelled");
   }
   get_int("training", "local_batch_size", j.local_batch_size, 1);
   get_int("training", "global_batch_size", j.global_batch_size, 1, "local_batch_size x data-parallel ranks");
