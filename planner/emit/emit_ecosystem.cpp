@@ -238,10 +238,8 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   // Literal["tensorwise", "rowwise", "rowwise_with_gw_hp"] | None). tensorwise is left unset
   // (None = torchao's Float8LinearConfig() default, tensorwise): a recipe_name together with
   // enable_fsdp_float8_all_gather is refused by components/quantization/float8.py.
-  // MXFP8: the MX converter (components/quantization/mx.py line 171 @e61f2cce4,
-  // register_model_converter(MXLinearConverter, "quantize.linear.mx")) with [quantize.linear.mx]
-  // recipe_name "mxfp8_cublas" (torchao's MXLinearConfig recipe, job_config.py MXLinear's default)
-  // and filter_fqns ["output"] (its default, written out): the LM head stays bf16, as planned.
+  // MXFP8: the MX converter (mx.py line 171 @e61f2cce4, "quantize.linear.mx"), recipe_name mxfp8_cublas
+  // and filter_fqns ["output"] (job_config.py MXLinear's defaults, written out): the LM head bf16.
   if (c.precision.fp8 == Fp8Recipe::mxfp8) {
     list("model", "converters", {"quantize.linear.mx"}, "MXFP8 matmuls (torchao MXLinear, mxfp8_cublas)");
     str("quantize.linear.mx", "recipe_name", "mxfp8_cublas", "torchao MXLinearConfig recipe");

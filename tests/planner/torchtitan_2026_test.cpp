@@ -188,9 +188,11 @@ TEST(BlockScaledFormats, RefusedByName) {
   TrainConfig c = gb200_8b("torchtitan-2026-06");
   c.precision.fp8 = Fp8Recipe::nvfp4;
   EXPECT_NE(refusal(c).find("cannot run precision.fp8 = \"nvfp4\""), std::string::npos) << refusal(c);
-  c.runtime = "torchtitan-2025-07";
+  c.runtime = "torchtitan-2024-10";  // tensor-wise float8 only
   c.precision.fp8 = Fp8Recipe::mxfp8;
   EXPECT_NE(refusal(c).find("cannot run precision.fp8 = \"mxfp8\""), std::string::npos) << refusal(c);
+  c.runtime = "torchtitan-2025-07";  // MXFP8 since fb17e251c (2025-05-14)
+  EXPECT_EQ(refusal(c), "");
   // Tensor-wise float8 is gone from torchtitan of 2026 (#3127), rowwise stays.
   for (const char* rt : {"torchtitan-2026-06", "torchtitan"}) {
     c.runtime = rt;

@@ -69,6 +69,59 @@ void read_mesh_keys(TorchtitanJob& j, GetInt& get_int, GetStr& get_str, GetBool&
 
 }  // namespace
 
+namespace {
+
+// The quantization converters of model.converters and their recipes ([quantize.linear.float8]
+// or [float8] recipe_name, [quantize.linear.mx] recipe_name) as precision.fp8's name; "" = none.
+// Marks the keys it read in *used.
+std::string read_fp8(const toml::table& root, const std::string& file, std::set<std::string>* used) {
+  std::string fp8;
+  if (const toml::node_view<const toml::node> n = root.at_path("model.converters")) {
+    used->insert("model.converters");
+    const auto* a = n.as_array();
+    if (!a) throw ConfigError(file, "model.converters", "expected a list of converter names");
+    for (const auto& e : *a) {
+      if (!e.is_string()) throw ConfigError(file, "model.converters", "expected a list of converter names");
+      const std::string c = **e.as_string();
+      if (c == "quantize.linear.float8" || c == "float8")  // "float8": its name before v0.2
+        fp8 = "tensorwise";  // torchao's Float8LinearConfig() default; recipe_name below
+      else if (c == "quantize.linear.mx")  // components/quantization/mx.py @e61f2cce4: MXLinearConverter
+        fp8 = "mxfp8";
+      else
+        throw ConfigError(file, "model.converters",
+                          fmt::format("converter '{}' is not modelled (the planner models quantize.linear.float8 and "
+                                      "quantize.linear.mx)", c));
+    }
+  }
+  // The float8 recipe (torchtitan/config/job_config.py Float8Linear.recipe_name, @e61f2cce4:
+  // Literal["tensorwise", "rowwise", "rowwise_with_gw_hp"] | None; None = tensorwise).
+  for (const std::string sec : {"quantize.linear.float8", "float8"}) {
+    const toml::node_view<const toml::node> v = root.at_path(sec + ".recipe_name");
+    if (!v) continue;
+    used->insert(sec + ".recipe_name");
+    const auto r = v.value<std::string>();
+    if (!r || (*r != "tensorwise" && *r != "rowwise" && *r != "rowwise_with_gw_hp"))
+      throw ConfigError(file, sec + ".recipe_name",
+                        fmt::format("expected one of \"tensorwise\" | \"rowwise\" | \"rowwise_with_gw_hp\" (torchao's "
+                                    "Float8LinearRecipeName)"));
+    if (fp8 == "tensorwise") fp8 = *r;  // the float8 converter's recipe only
+  }
+  // The MX recipe (job_config.py MXLinear.recipe_name @e61f2cce4, default "mxfp8_cublas", a torchao
+  // MXLinearConfig recipe name): the MXFP8 ones are planned as mxfp8 (the planner does not split
+  // their variants); an MX recipe of another element type is refused by name.
+  if (const toml::node_view<const toml::node> v = root.at_path("quantize.linear.mx.recipe_name")) {
+    used->insert("quantize.linear.mx.recipe_name");
+    const auto r = v.value<std::string>();
+    if (!r || r->rfind("mxfp8", 0) != 0)
+      throw ConfigError(file, "quantize.linear.mx.recipe_name",
+                        "expected an MXFP8 recipe of torchao's MXLinearConfig (mxfp8_cublas, mxfp8_cublas_rceil, ...): "
+                        "other MX element types are not modelled");
+  }
+  return fp8;
+}
+
+}  // namespace
+
 TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::string& file) {
   const toml::table root = parse_toml(text, file);
   TorchtitanJob j;
@@ -125,46 +178,7 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
   j.model_name = *name;
   j.flavor = *flavor;
   j.model_preset = preset_for(j.model_name, j.flavor);
-  if (const auto* n = node("model", "converters")) {
-    const auto* a = n->as_array();
-    if (!a) throw ConfigError(file, "model.converters", "expected a list of converter names");
-    for (const auto& e : *a) {
-      if (!e.is_string()) throw ConfigError(file, "model.converters", "expected a list of converter names");
-      const std::string c = **e.as_string();
-      if (c == "quantize.linear.float8" || c == "float8")  // "float8": its name before v0.2
-        j.fp8 = "tensorwise";  // torchao's Float8LinearConfig() default; recipe_name below
-      else if (c == "quantize.linear.mx")  // components/quantization/mx.py @e61f2cce4: MXLinearConverter
-        j.fp8 = "mxfp8";
-      else
-        throw ConfigError(file, "model.converters",
-                          fmt::format("converter '{}' is not modelled (the planner models quantize.linear.float8 and "
-                                      "quantize.linear.mx)", c));
-    }
-  }
-  // The float8 recipe (torchtitan/config/job_config.py Float8Linear.recipe_name, @e61f2cce4:
-  // Literal["tensorwise", "rowwise", "rowwise_with_gw_hp"] | None; None = tensorwise).
-  for (const std::string sec : {"quantize.linear.float8", "float8"}) {
-    const toml::node_view<const toml::node> v = root.at_path(sec + ".recipe_name");
-    if (!v) continue;
-    used.insert(sec + ".recipe_name");
-    const auto r = v.value<std::string>();
-    if (!r || (*r != "tensorwise" && *r != "rowwise" && *r != "rowwise_with_gw_hp"))
-      throw ConfigError(file, sec + ".recipe_name",
-                        fmt::format("expected one of \"tensorwise\" | \"rowwise\" | \"rowwise_with_gw_hp\" (torchao's "
-                                    "Float8LinearRecipeName)"));
-    if (!j.fp8.empty()) j.fp8 = *r;
-  }
-  // The MX recipe (job_config.py MXLinear.recipe_name @e61f2cce4, default "mxfp8_cublas", a torchao
-  // MXLinearConfig recipe name): the MXFP8 ones are planned as mxfp8 (the planner does not split
-  // their variants); an MX recipe of another element type is refused by name.
-  if (const toml::node_view<const toml::node> v = root.at_path("quantize.linear.mx.recipe_name")) {
-    used.insert("quantize.linear.mx.recipe_name");
-    const auto r = v.value<std::string>();
-    if (!r || r->rfind("mxfp8", 0) != 0)
-      throw ConfigError(file, "quantize.linear.mx.recipe_name",
-                        "expected an MXFP8 recipe of torchao's MXLinearConfig (mxfp8_cublas, mxfp8_cublas_rceil, ...): "
-                        "other MX element types are not modelled");
-  }
+  j.fp8 = read_fp8(root, file, &used);
   get_int("training", "local_batch_size", j.local_batch_size, 1);
   get_int("training", "global_batch_size", j.global_batch_size, 1, "local_batch_size x data-parallel ranks");
   get_int("training", "seq_len", j.seq_len, 1);
