@@ -4,10 +4,7 @@
 #   usage: cli_import_test.sh SHARDCAST DATA_DIR
 set -uo pipefail
 B=${1:?shardcast binary}; D=${2:?data dir}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-rc() { "$@" >"$T/out" 2>"$T/err"; echo $?; }
+. "$(dirname "${BASH_SOURCE[0]}")/cli_check_lib.sh"  # T, check, rc
 
 FLAGS="--model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op"
 check "import torchtitan (flags) exits 0" "[ $(rc $B import torchtitan $D/torchtitan_2026_08.log $FLAGS --out $T/tt1) = 0 ]"

@@ -6,10 +6,7 @@
 #   usage: deepspeed_zero1_cli_test.sh SHARDCAST DATA_DIR
 set -uo pipefail
 B=${1:?shardcast binary}; D=${2:?data dir}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
-rc() { "$@" >"$T/out" 2>"$T/err"; echo $?; }
+. "$(dirname "${BASH_SOURCE[0]}")/cli_check_lib.sh"  # T, check, rc
 
 PLAN="--model llama2-7b --gpu A100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full"
 check "plan --runtime deepspeed --strategy shard_optimizer: exit 0" \

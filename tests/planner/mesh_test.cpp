@@ -94,6 +94,24 @@ TEST(MeshTerms, LossOpIsWholeWithoutLossParallel) {
   EXPECT_TRUE(load_runtime("shardcast-train").terms.loss_parallel);
 }
 
+// One block of tp 4 x dp_shard 2 (8 GPUs of a node) on 16384 tokens of d 4096, bf16, on the ideal
+// links, and the collectives of its A·T·d activation: the scenario the block_mesh_comm tests share.
+struct Tp4Block {
+  Mesh mesh;
+  CommContext c = ideal_comm();
+  MeshGroups g;
+  BlockMeshInputs in;
+  Tp4Block() {
+    mesh.tp = 4;
+    mesh.dp_shard = 2;
+    g = mesh_groups(mesh, 8);
+    in.tokens = 16384;
+    in.d_model = 4096;
+  }
+  double time(Collective k) const { return collective_time(k, 2.0 * in.tokens * in.d_model, g.tp, c); }
+  BlockMeshComm comm() const { return block_mesh_comm(mesh, g, c, in); }
+};
+
 // Basic TP (no sequence parallel): the norms and residual adds run whole on every rank, the
 // Linears and attention are split as with SP; per block two all-reduces of A·T·d forward and two
 // backward instead of the all-gathers and reduce-scatters (Korthikanti et al. 2022 §4.2.2).
@@ -109,17 +127,10 @@ TEST(MeshTerms, BasicTpKeepsNormsWholeAndAllReduces) {
     EXPECT_DOUBLE_EQ(basic[i].flops, seq ? whole[i].flops : sp[i].flops) << n;
     EXPECT_DOUBLE_EQ(basic[i].saved_bytes, seq ? whole[i].saved_bytes : sp[i].saved_bytes) << n;
   }
-  Mesh mesh;
-  mesh.tp = 4;
-  mesh.dp_shard = 2;
-  const CommContext c = ideal_comm();
-  BlockMeshInputs in;
-  in.tokens = 16384;
-  in.d_model = 4096;
-  in.sequence_parallel = false;
-  const MeshGroups g = mesh_groups(mesh, 8);
-  const BlockMeshComm r = block_mesh_comm(mesh, g, c, in);
-  const double ar = collective_time(Collective::all_reduce, 2.0 * 16384 * 4096, g.tp, c);
+  Tp4Block b;
+  b.in.sequence_parallel = false;
+  const BlockMeshComm r = b.comm();
+  const double ar = b.time(Collective::all_reduce);
   EXPECT_GT(ar, 0);
   EXPECT_DOUBLE_EQ(r.tp_fwd_s, 2 * ar);
   EXPECT_DOUBLE_EQ(r.tp_bwd_s, 2 * ar);
@@ -134,28 +145,20 @@ TEST(MeshTerms, BasicTpKeepsNormsWholeAndAllReduces) {
 // in backward under sequence parallel, and three backward all-reduces under basic TP: the closed
 // form from collective_time, to the rounding of the sums.
 TEST(MeshTerms, PerProjectionInputsRedistributeOncePerProjection) {
-  Mesh mesh;
-  mesh.tp = 4;
-  mesh.dp_shard = 2;
-  const CommContext c = ideal_comm();
-  const MeshGroups g = mesh_groups(mesh, 8);
-  BlockMeshInputs in;
-  in.tokens = 16384;
-  in.d_model = 4096;
-  const BlockMeshComm once = block_mesh_comm(mesh, g, c, in);
-  in.column_inputs[0] = 3;
-  in.column_inputs[1] = 2;
-  const BlockMeshComm each = block_mesh_comm(mesh, g, c, in);
-  const double bytes = 2.0 * 16384 * 4096;
-  const double ag = collective_time(Collective::all_gather, bytes, g.tp, c);
-  const double rs = collective_time(Collective::reduce_scatter, bytes, g.tp, c);
-  const double ar = collective_time(Collective::all_reduce, bytes, g.tp, c);
+  Tp4Block b;
+  const BlockMeshComm once = b.comm();
+  b.in.column_inputs[0] = 3;
+  b.in.column_inputs[1] = 2;
+  const BlockMeshComm each = b.comm();
+  const double ag = b.time(Collective::all_gather);
+  const double rs = b.time(Collective::reduce_scatter);
+  const double ar = b.time(Collective::all_reduce);
   EXPECT_GT(ag, 0);
   EXPECT_NEAR(each.tp_fwd_s - once.tp_fwd_s, 3 * ag, 1e-12 * each.tp_fwd_s);
   EXPECT_NEAR(each.tp_bwd_s - once.tp_bwd_s, 3 * rs, 1e-12 * each.tp_bwd_s);
   EXPECT_NEAR(each.tp_busy_s - once.tp_busy_s, 3 * (ag + rs), 1e-12 * each.tp_busy_s);
-  in.sequence_parallel = false;
-  const BlockMeshComm basic = block_mesh_comm(mesh, g, c, in);
+  b.in.sequence_parallel = false;
+  const BlockMeshComm basic = b.comm();
   EXPECT_DOUBLE_EQ(basic.tp_fwd_s, 2 * ar);
   EXPECT_NEAR(basic.tp_bwd_s, 5 * ar, 1e-12 * basic.tp_bwd_s);
   EXPECT_EQ(load_runtime("kempnerforge").terms.tp_column_inputs, "per_projection");
