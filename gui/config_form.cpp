@@ -248,6 +248,11 @@ void ConfigForm::buildModel(QFormLayout* f) {
   for (MlpType t : all_mlp_types()) mlp_type_->addItem(to_string(t));
   addField(f, "model.mlp_type", "MLP type", mlp_type_,
            QString("model.mlp_type: %1. swiglu = Llama's gated MLP; gelu = MPT's.").arg(kMlpTypeNames));
+  head_dim_ = intSpin(0, kMaxHeadDim);
+  addField(f, "model.head_dim", "Head dim", head_dim_,
+           "model.head_dim: width of one attention head; 0 = d_model / n_heads (Llama). Qwen3-32B: 128.");
+  qk_norm_ = new QCheckBox(this);
+  addField(f, "model.qk_norm", "QK norm", qk_norm_, "model.qk_norm: RMSNorm over each query and key head (Qwen3).");
 }
 
 void ConfigForm::buildHardware(QFormLayout* f) {
@@ -277,7 +282,7 @@ void ConfigForm::buildHardware(QFormLayout* f) {
 
 void ConfigForm::fillModelFields(const ModelSpec& m) {
   QSignalBlocker b1(n_layers_), b2(d_model_), b3(n_heads_), b4(n_kv_heads_), b5(ffn_dim_), b6(vocab_),
-      b7(max_seq_len_), b8(tied_), b9(mlp_type_);
+      b7(max_seq_len_), b8(tied_), b9(mlp_type_), b10(head_dim_), b11(qk_norm_);
   n_layers_->setValue(m.n_layers);
   d_model_->setValue(m.d_model);
   n_heads_->setValue(m.n_heads);
@@ -287,6 +292,8 @@ void ConfigForm::fillModelFields(const ModelSpec& m) {
   max_seq_len_->setValue(m.max_seq_len);
   tied_->setChecked(m.tied_embeddings);
   setCombo(mlp_type_, to_string(m.mlp_type));
+  head_dim_->setValue(m.explicit_head_dim);
+  qk_norm_->setChecked(m.qk_norm);
 }
 
 void ConfigForm::fillHardwareFields(const HardwareSpec& h) {
@@ -376,7 +383,8 @@ void ConfigForm::updateEnabled() {
                      static_cast<QWidget*>(n_heads_), static_cast<QWidget*>(n_kv_heads_),
                      static_cast<QWidget*>(ffn_dim_), static_cast<QWidget*>(vocab_),
                      static_cast<QWidget*>(max_seq_len_), static_cast<QWidget*>(tied_),
-                     static_cast<QWidget*>(mlp_type_)})
+                     static_cast<QWidget*>(mlp_type_), static_cast<QWidget*>(head_dim_),
+                     static_cast<QWidget*>(qk_norm_)})
     w->setEnabled(custom_model);
   const bool custom_hw = hw_preset_->currentText() == kCustom;
   for (QWidget* w : {static_cast<QWidget*>(bf16_tflops_), static_cast<QWidget*>(fp8_tflops_),
@@ -416,6 +424,8 @@ TrainConfig ConfigForm::config() const {
     m.max_seq_len = max_seq_len_->value();
     m.tied_embeddings = tied_->isChecked();
     m.mlp_type = *parse_mlp_type(mlp_type_->currentText().toStdString());  // items are the table's names
+    m.explicit_head_dim = head_dim_->value();
+    m.qk_norm = qk_norm_->isChecked();
     if (mp != kCustom) m.name = mp;  // a preset that failed to load: formErrors() says so
     else {
       // keep the carried-over constants of the model (norm_eps, rope_theta)

@@ -109,6 +109,8 @@ class ConfigForm : public QWidget {
   QSpinBox *ffn_dim_ = nullptr, *vocab_ = nullptr, *max_seq_len_ = nullptr;
   QCheckBox* tied_ = nullptr;
   QComboBox* mlp_type_ = nullptr;
+  QSpinBox* head_dim_ = nullptr;   // model.head_dim
+  QCheckBox* qk_norm_ = nullptr;   // model.qk_norm
 
   QComboBox* hw_preset_ = nullptr;
   QDoubleSpinBox *bf16_tflops_ = nullptr, *fp8_tflops_ = nullptr, *hbm_gib_ = nullptr, *hbm_tbps_ = nullptr;

@@ -169,6 +169,8 @@ void read_model_fields(TableReader& r, ModelSpec& m) {
   r.get("norm_eps", m.norm_eps);
   r.get("rope_theta", m.rope_theta);
   r.get("tied_embeddings", m.tied_embeddings);
+  r.get("head_dim", m.explicit_head_dim);
+  r.get("qk_norm", m.qk_norm);
   std::string mlp = to_string(m.mlp_type);
   if (r.get("mlp_type", mlp)) {
     const std::optional<MlpType> t = parse_mlp_type(mlp);
@@ -455,6 +457,8 @@ std::string write_train_config(const TrainConfig& c) {
         line("rope_theta", num(m.rope_theta));
         line("tied_embeddings", m.tied_embeddings ? "true" : "false");
         str("mlp_type", to_string(m.mlp_type));
+        if (m.explicit_head_dim > 0) line("head_dim", std::to_string(m.explicit_head_dim));  // 0: d_model / n_heads
+        if (m.qk_norm) line("qk_norm", "true");
         table = "model";
       }
       continue;  // the other model.* keys are written above, prediction.* below

@@ -73,6 +73,8 @@ const std::vector<TrainConfigKey>& train_config_schema() {
       SC_SPECIAL("model.rope_theta"),
       SC_SPECIAL("model.tied_embeddings"),
       SC_SPECIAL("model.mlp_type"),
+      SC_SPECIAL("model.head_dim"),
+      SC_SPECIAL("model.qk_norm"),
       SC_KEY("cluster.hardware", cluster.hardware),
       SC_KEY("cluster.nodes", cluster.nodes),
       SC_KEY("cluster.gpus_per_node", cluster.gpus_per_node),

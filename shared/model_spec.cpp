@@ -5,8 +5,9 @@
 namespace shardcast {
 
 int64_t ModelSpec::attention_params() const {
-  const int64_t d = d_model;
-  return d * d /*q*/ + 2 * d * kv_dim() /*k, v*/ + d * d /*o*/;
+  const int64_t d = d_model, q = q_dim();
+  const int64_t qk_norms = qk_norm ? 2 * int64_t(head_dim()) : 0;  // q_norm, k_norm weights
+  return d * q /*q*/ + 2 * d * kv_dim() /*k, v*/ + q * d /*o*/ + qk_norms;
 }
 
 int64_t ModelSpec::mlp_params() const {
@@ -30,7 +31,7 @@ int64_t ModelSpec::total_params() const {
 int64_t ModelSpec::non_embedding_params() const { return total_params() - embedding_params(); }
 
 int64_t ModelSpec::parameter_tensors() const {
-  const int64_t per_block = mlp_type == MlpType::swiglu ? 4 + 3 + 2 : 2 + 2 + 2;
+  const int64_t per_block = (mlp_type == MlpType::swiglu ? 4 + 3 + 2 : 2 + 2 + 2) + (qk_norm ? 2 : 0);
   return 1 + int64_t(n_layers) * per_block + 1 + (tied_embeddings ? 0 : 1);
 }
 
@@ -44,7 +45,7 @@ std::vector<int64_t> ModelSpec::fsdp_unit_params() const {
 }
 
 double ModelSpec::attention_flops_per_token(int seq_len) const {
-  return 12.0 * n_layers * double(d_model) * seq_len;
+  return 12.0 * n_layers * double(q_dim()) * seq_len;
 }
 
 double ModelSpec::flops_per_token(int seq_len) const {
@@ -53,7 +54,7 @@ double ModelSpec::flops_per_token(int seq_len) const {
 
 double ModelSpec::flops_per_token_torchtitan(int seq_len) const {
   const int64_t matmul_params = tied_embeddings ? total_params() : non_embedding_params();
-  return 6.0 * double(matmul_params) + attention_flops_per_token(seq_len);
+  return 6.0 * double(matmul_params) + 12.0 * n_layers * double(d_model) * seq_len;  // dim // n_heads heads
 }
 
 double ModelSpec::hardware_flops_per_token(int seq_len, double recompute_fraction) const {

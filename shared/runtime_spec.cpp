@@ -232,6 +232,14 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "term's fp32 tensors each way; vocab_parallel_fn — the loss as the cross_entropy term counts it on the "
      "rank's vocabulary shard (shardcast-train's VocabParallelLossFn; docs/cost-model.md §12)",
      nullptr, "tp"},
+    {"tp_qk_norm", "string", "sharded | gathered",
+     "with parallelism.tp > 1 and model.qk_norm (stated only by a runtime whose mesh lists tp): sharded — "
+     "q_norm and k_norm run on the rank's heads (torchtitan SequenceParallel(sequence_dim=2) since 8c1d1c5fc); "
+     "gathered — their output is redistributed to Replicate (torchtitan's NoParallel from f9e8897a6 to "
+     "8c1d1c5fc, pytorch/torchtitan#1867): q and k all-gathered over the tp group in forward and their "
+     "gradients in backward, RoPE run on every head, its fp32 chain a transient of the whole q and k width "
+     "(docs/cost-model.md §12)",
+     nullptr, "tp"},
     {"pp_zero_bubble_checkpointing", "bool", "",
      "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): true — it runs the zero-bubble "
      "schedules (pp_schedule InterleavedZeroBubble, ZBVZeroBubble) with activation checkpointing as the planner "
@@ -322,6 +330,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "tp_embedding") return &t.tp_embedding;
   if (key == "tp_column_inputs") return &t.tp_column_inputs;
   if (key == "loss_parallel_impl") return &t.loss_parallel_impl;
+  if (key == "tp_qk_norm") return &t.tp_qk_norm;
   return nullptr;
 }
 

@@ -114,6 +114,9 @@ struct RuntimeTerms {
   // With tp > 1 and loss_parallel: dtensor (torch's loss_parallel on a vocabulary-sharded DTensor)
   // | vocab_parallel_fn (shardcast-train's own autograd function, model/tensor_parallel.h).
   std::string loss_parallel_impl = "dtensor";
+  // With tp > 1 and model.qk_norm: sharded (q_norm, k_norm on the rank's heads) | gathered (their
+  // output redistributed to Replicate: q and k all-gathered over tp, RoPE on every head).
+  std::string tp_qk_norm = "sharded";
   // With pp > 1: the zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run as planned
   // with activation checkpointing; false: refused (a known bug makes them abnormally slow).
   bool pp_zero_bubble_checkpointing = true;

@@ -131,24 +131,28 @@ std::vector<std::string> validate_model(const ModelSpec& m, const std::string& f
           fmt::format("{} is not allowed: must be in (0, 1)", m.norm_eps));
   require(e, std::isfinite(m.rope_theta) && m.rope_theta > 0, file, p + "rope_theta",
           fmt::format("{} is not allowed: must be finite and > 0", m.rope_theta));
-  if (m.n_heads >= 1 && m.d_model >= 1)
+  require(e, m.explicit_head_dim >= 0 && m.explicit_head_dim <= kMaxHeadDim && m.explicit_head_dim % 2 == 0, file,
+          p + "head_dim",
+          fmt::format("{} is not allowed: must be even (RoPE rotates pairs) and in [2, {}], or 0 for d_model / n_heads",
+                      m.explicit_head_dim, kMaxHeadDim));
+  if (m.n_heads >= 1 && m.d_model >= 1 && m.explicit_head_dim == 0)
     require(e, m.d_model % m.n_heads == 0, file, p + "n_heads",
-            fmt::format("{} does not divide d_model = {}", m.n_heads, m.d_model));
+            fmt::format("{} does not divide d_model = {} (or set model.head_dim)", m.n_heads, m.d_model));
   if (m.n_heads >= 1 && m.n_kv_heads >= 1)
     require(e, m.n_heads % m.n_kv_heads == 0, file, p + "n_kv_heads",
             fmt::format("{} does not divide n_heads = {} (grouped-query attention needs whole groups)",
                         m.n_kv_heads, m.n_heads));
-  if (m.n_heads >= 1 && m.d_model >= 1 && m.d_model % m.n_heads == 0)
+  if (m.n_heads >= 1 && m.d_model >= 1 && m.d_model % m.n_heads == 0 && m.explicit_head_dim == 0)
     require(e, m.head_dim() % 2 == 0, file, p + "d_model",
             fmt::format("head_dim = d_model / n_heads = {} must be even for RoPE", m.head_dim()));
   if (e.empty()) {
     // The parameter count in floating point first: the int64 counts of model_spec.cpp (and the
     // bytes and FLOPs derived from them) are only computed for models below the bound.
-    const double d = m.d_model, kv = double(m.n_kv_heads) * (m.d_model / m.n_heads);
+    const double d = m.d_model, kv = double(m.kv_dim()), q = double(m.q_dim());
     const double mats = m.mlp_type == MlpType::swiglu ? 3 : 2;
     const double embedding = double(m.vocab) * d * (m.tied_embeddings ? 1 : 2);
     const double mlp = double(m.n_layers) * mats * d * double(m.ffn_dim);
-    const double attention = double(m.n_layers) * (2 * d * d + 2 * d * kv + 2 * d);
+    const double attention = double(m.n_layers) * (2 * d * q + 2 * d * kv + 2 * d);
     const double params = embedding + mlp + attention + d;
     const char* largest = embedding >= mlp && embedding >= attention ? "vocab" : mlp >= attention ? "ffn_dim" : "d_model";
     require(e, params <= kMaxModelParams, file, p + largest,

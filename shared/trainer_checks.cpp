@@ -72,6 +72,16 @@ std::vector<TrainerRefusal> trainer_refusals(const TrainConfig& cfg, bool nccl_c
   if (cfg.activation_checkpointing.mode == AcMode::selective_op)
     out.push_back({"activation_checkpointing.mode",
                    "\"selective_op\" is modeled by the planner but shardcast-train runs none | selective | full"});
+  // Qwen3's attention shape: trainer/model/llama.cpp builds Llama blocks (head_dim = d_model /
+  // n_heads, no per-head norms); the planner plans both keys.
+  if (cfg.model.explicit_head_dim > 0 && cfg.model.n_heads > 0 &&
+      cfg.model.explicit_head_dim * cfg.model.n_heads != cfg.model.d_model)
+    out.push_back({"model.head_dim",
+                   fmt::format("{} is planned; shardcast-train builds heads of "
+                               "d_model / n_heads = {} / {} (set 0)",
+                               cfg.model.explicit_head_dim, cfg.model.d_model, cfg.model.n_heads)});
+  if (cfg.model.qk_norm)
+    out.push_back({"model.qk_norm", "true is planned; shardcast-train has no per-head query and key norms (set false)"});
   // The mesh: shardcast-train runs FSDP with tensor parallel (dp_replicate x dp_shard x tp);
   // CP and PP are planned and emitted for torchtitan.
   for (const auto& [key, v] : {std::pair{"parallelism.cp", cfg.parallelism.cp}, {"parallelism.pp", cfg.parallelism.pp}})

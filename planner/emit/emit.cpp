@@ -50,6 +50,20 @@ const std::vector<RuntimeFiles> kRuntimeFiles = {
     {"fms-fsdp", {"fms_fsdp_args.txt"}},
 };
 
+// Every emitter writes a Llama model (torchtitan's llama3, fms-fsdp's LLaMA, an HF LlamaConfig):
+// a Qwen3 attention shape (model.head_dim other than d_model / n_heads, or model.qk_norm) is
+// planned but not written as something else. "" = the emitters can write the model.
+std::string model_shape_refusal(const ModelSpec& m, const std::string& framework) {
+  const bool own_head = m.explicit_head_dim > 0 && int64_t(m.explicit_head_dim) * m.n_heads != m.d_model;
+  if (!own_head && !m.qk_norm) return "";
+  const std::string what = own_head ? fmt::format("model.head_dim = {} (its heads are not d_model / n_heads = {})",
+                                                  m.explicit_head_dim, m.d_model / m.n_heads)
+                                     : std::string("model.qk_norm = true");
+  return fmt::format("{}'s files as emitted here build a Llama model, which cannot hold {}: the plan is predicted, "
+                     "no file is written (torchtitan's qwen3 model runs this shape; emit does not write it)",
+                     framework, what);
+}
+
 }  // namespace
 
 PredictionTable prediction_table(const Prediction& pred, const std::string& hardware) {
@@ -146,6 +160,7 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
     t.ran.runtime = rt;
     const TrainConfig& c = t.ran;
     t.refusal = runtime_refusal(runtime_preset(rt), c, hw);
+    if (t.refusal.empty()) t.refusal = model_shape_refusal(c.model, framework);
     if (t.refusal.empty() && framework == "torchtitan") t.refusal = torchtitan_version_refusal(c, tv);
     if (t.refusal.empty()) {
       PlanOptions o = resolve_plan_options(c, hw);

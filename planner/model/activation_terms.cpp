@@ -50,10 +50,14 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   // q's contiguous copy for the bmm, k and v at n_heads width (repeat_interleave or the bmm's
   // copy) and the attention output (4d); the mid residual (d); SwiGLU's gate, silu, up and
   // product (4f). Per block: the causal blocks' softmax outputs (scores_bytes).
-  const bool trainer_block = opt.attention_causal_blocks && m.mlp_type == MlpType::swiglu && !compile;
+  const bool trainer_block = opt.attention_causal_blocks && m.mlp_type == MlpType::swiglu && !compile &&
+                             m.q_dim() == m.d_model && !m.qk_norm;  // its Llama block (trainer_checks.h)
   // An eager RMSNorm's fp32 tensors (ops.h eager_norm_extra_saved_per_token): two per block, one
   // in the head.
   const double norm_extra = T * eager_norm_extra_saved_per_token(m, param_bytes, opt.rmsnorm, compile);
+  // Qwen3's q_norm and k_norm, the same RMSNorm over the q + kv width (the extra is linear in
+  // the width), kept where the block keeps its norms.
+  const double qk_norm_extra = m.qk_norm ? norm_extra * double(m.q_dim() + m.kv_dim()) / m.d_model : 0.0;
   // A fused q/k/v GEMM whose output attention keeps whole through v's view (runtime term
   // qkv_output_kept; ac_policy.h qkv_output_extra_saved_per_token), eager or compiled.
   const double qkv_extra = T * qkv_output_extra_saved_per_token(m, param_bytes, opt.qkv_output_kept);
@@ -64,7 +68,7 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   const double kept_plain =
       trainer_block ? T * 4.0 * (11.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
                     : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile, opt.gqa_repeated) +
-                          2.0 * norm_extra + qkv_extra + scores_bytes - fp8_input_saving;
+                          2.0 * norm_extra + qk_norm_extra + qkv_extra + scores_bytes - fp8_input_saving;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac =
       block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile, false, opt.sac_attention_saved());
@@ -78,6 +82,7 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   const bool eager_program = opt.torchtitan_block_program && !compile && m.mlp_type == MlpType::swiglu && !trainer_block &&
                              opt.rmsnorm == NormImpl::eager && !opt.rope_fused && !opt.swiglu_fused &&
                              !opt.attention_materialized && !opt.qkv_output_kept && !cfg.precision.fp8_on() &&
+                             !m.qk_norm &&  // the program lists a Llama block's tensors
                              shape.one_d();  // a mesh's blocks replay as lumps
   ActivationTerms a;
   a.loss = loss;

@@ -59,10 +59,7 @@ double gemm_time_reference(double m, double n, double k, double rate, const Gemm
   return best;
 }
 
-// The largest head dimension the table may state: FlashAttention-2 runs head dimensions up to
-// 256 (Dao-AILab/flash-attention README "all head dimensions up to 256"); 1024 rejects a
-// mistyped column without refusing a future kernel.
-constexpr int kMaxHeadDim = 1024;
+// The largest head dimension the table may state: kMaxHeadDim (shared/model_spec.h).
 
 std::vector<AttentionPoint> parse_attention_table(const std::string& text, const std::string& file) {
   static const char* kColumns[] = {"gpu", "kernel", "head_dim", "causal", "seq_len", "tflops", "mamf_tflops"};

@@ -20,6 +20,7 @@ void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* 
   // A pipeline stage of a runtime that runs it without sequence parallel runs basic TP (mesh_terms.h).
   sh.sequence_parallel = opt.sequence_parallel_with_pp || sh.mesh.pp <= 1;
   sh.embedding_split = sh.sequence_parallel && opt.embedding_vocab_parallel;
+  sh.qk_gathered = opt.qk_norm_gathered && cfg.model.qk_norm && sh.mesh.tp > 1;
   if (opt.column_inputs_per_projection) {  // q, k and v; the MLP's gate and up (SwiGLU) or its up
     sh.column_inputs[0] = 3;
     sh.column_inputs[1] = cfg.model.mlp_type == MlpType::swiglu ? 2 : 1;
@@ -54,6 +55,12 @@ void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* 
 
 void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u) {
   split_ops(u->block_ops, shape.mesh.tp, shape.mesh.cp, true, shape.sequence_parallel);
+  if (shape.qk_gathered)  // RoPE on every head of the gathered q and k (runtime term tp_qk_norm)
+    for (Op& op : u->block_ops)
+      if (std::strcmp(op.name, "rope") == 0) {
+        op.bytes *= shape.mesh.tp;
+        op.fused_bytes *= shape.mesh.tp;
+      }
   if (!shape.sequence_parallel) return;  // basic TP: the embedding and the head whole on every rank
   if (shape.embedding_split) split_ops(u->embed_ops, shape.mesh.tp, 1);
   split_ops(u->head_ops, shape.mesh.tp, 1, shape.loss_parallel);
@@ -172,6 +179,15 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     const double full = shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
     u.fwd_transient_bytes += full;
     u.bwd_transient_bytes += (ckpt ? 3.0 : 2.0) * full;
+    if (shape.qk_gathered) {
+      // The gathered q and k and RoPE's fp32 chain on every head (x.float(), the rotated product:
+      // A + 8 bytes per element beyond the rank's share), live through the RoPE in forward (not
+      // beside the row GEMM's partial sums) and again in backward with the recomputed block.
+      const double chain = shape.tokens * double(cfg.model.q_dim() + cfg.model.kv_dim()) *
+                           (shape.param_bytes + 8.0) * (1.0 - 1.0 / tp);  // bytes
+      u.fwd_transient_bytes = std::max(u.fwd_transient_bytes, chain);
+      u.bwd_transient_bytes += chain;
+    }
     if (!shape.sequence_parallel) {
       // Basic TP keeps whole what sequence parallel shards outside attention and the MLP: the two
       // norms' inputs (the residual stream, with their 4-byte statistic) and an eager norm's fp32
@@ -197,6 +213,8 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     in.column_inputs[0] = shape.column_inputs[0];
     in.column_inputs[1] = shape.column_inputs[1];
     in.cp_rotate = cfg.parallelism.cp_rotate;
+    const double qk_width = double(cfg.model.q_dim() + cfg.model.kv_dim());
+    in.qk_gather_bytes = shape.qk_gathered ? shape.param_bytes * shape.tokens * qk_width : 0.0;
     const std::vector<Op>& ops = costs.block_ops;
     in.gemm_fwd_s[0] = op_fwd(ops, "wqkv", "wqkv", cc);
     in.gemm_fwd_s[1] = op_fwd(ops, "wo", "wo", cc);

@@ -111,6 +111,16 @@ BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommCont
       }
     }
   }
+  if (m.tp > 1 && in.qk_gather_bytes > 0) {
+    // torchtitan's NoParallel on q_norm and k_norm (f9e8897a6 .. 8c1d1c5fc, pytorch/torchtitan#1867):
+    // the head-sharded norm output is redistributed to Replicate, an all-gather of q and k that
+    // the next op waits for; in backward their gradients come back from the head slices SDPA
+    // takes locally, gathered again (DTensor's Redistribute.backward to the Replicate spec).
+    const double ag = collective_time(Collective::all_gather, in.qk_gather_bytes, g.tp, comm);
+    r.tp_fwd_s += ag;
+    r.tp_bwd_s += ag;
+    r.tp_busy_s += 2 * ag;
+  }
   if (m.cp > 1) {
     // Ring attention's K and V (2 · kv_dim per token, of the whole sequence: T · cp tokens) reach
     // every rank in forward; their gradients go back in backward (torch context_parallel:

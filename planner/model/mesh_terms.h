@@ -24,6 +24,10 @@
 //   q, k, v, gate and up) runs one all-gather per projection in forward and one reduce-scatter of
 //   each one's input gradient in backward (basic TP: one all-reduce of each), where torchtitan's
 //   PrepareModuleInput on the attention and the FFN runs one each.
+// - A model with per-head q/k norms (model.qk_norm, Qwen3) under a runtime that redistributes
+//   the norms' output to Replicate (runtime term tp_qk_norm = "gathered": torchtitan's NoParallel
+//   on q_norm and k_norm from f9e8897a6 until 8c1d1c5fc, pytorch/torchtitan#1867) all-gathers q
+//   and k (A·T·(q + kv)) in forward and their gradients in backward, and runs RoPE on every head.
 // - block_mesh_comm(): TP's and CP's collectives of one block and how much of each the compute
 //   stream waits for (TP's all-gathers and reduce-scatters are in the critical path unless async
 //   TP overlaps each with its GEMM; CP's K/V exchange is in series with allgather rotation and
@@ -77,6 +81,9 @@ struct BlockMeshInputs {
   // 1 each (torchtitan's PrepareModuleInput), or one per projection (runtime term tp_column_inputs).
   int column_inputs[2] = {1, 1};
   CpRotate cp_rotate = CpRotate::allgather;
+  // Bytes of q and k after their norms, gathered over tp once each way (runtime term
+  // tp_qk_norm = "gathered": A·T·(q + kv)); 0 = the norms stay on the rank's heads.
+  double qk_gather_bytes = 0;
   // Forward times of the GEMMs TP's collectives pair with (one rank): the column GEMM after each
   // all-gather (wqkv, w1_w3) and the row GEMM before each reduce-scatter (wo, w2); attention's. // s
   double gemm_fwd_s[4] = {0, 0, 0, 0};

@@ -15,7 +15,7 @@ OpCategory op_category_of(const Op& op) {
   if (op.kind == OpKind::matmul) return OpCategory::matmul;
   if (op.kind == OpKind::attention) return OpCategory::attention;
   const char* n = op.name;
-  for (const char* norm : {"attention_norm", "ffn_norm", "final_norm"})
+  for (const char* norm : {"attention_norm", "qk_norm", "ffn_norm", "final_norm"})
     if (std::strcmp(n, norm) == 0) return OpCategory::norm;
   if (std::strcmp(n, "embedding") == 0) return OpCategory::embedding;
   if (std::strcmp(n, "cross_entropy") == 0) return OpCategory::loss;

@@ -41,7 +41,8 @@ Op elementwise(const char* name, double bytes, double saved_bytes, double fused_
 }
 }  // namespace
 
-// Per token, d = d_model, kv = K/V width, f = ffn width, A = activation bytes. Eager PyTorch,
+// Per token, d = d_model, q = query width (n_heads · head_dim; d unless model.head_dim is set),
+// kv = K/V width, f = ffn width, A = activation bytes. Eager PyTorch,
 // each op's HBM traffic (reads + writes), and the fused traffic under torch.compile (one read of
 // the chain's inputs, one write of its outputs):
 // - RMSNorm (Llama: torchtitan, fms, HF — written in eager PyTorch with an fp32 up-cast):
@@ -98,36 +99,43 @@ double eager_norm_extra_saved_per_token(const ModelSpec& m, int A, NormImpl norm
 std::vector<Op> block_forward_ops(const ModelSpec& m, int micro_batch, int seq_len, int A, NormImpl norm,
                                   bool rope_fused, bool swiglu_fused) {
   const double b = micro_batch, s = seq_len, T = b * s;
-  const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim);
+  const double d = m.d_model, q = double(m.q_dim()), kv = double(m.kv_dim()), f = double(m.ffn_dim);
   const double heads = m.n_heads;
   const bool llama = m.mlp_type == MlpType::swiglu;
   const double norm_bytes = norm_bytes_per_token(m, A, norm);
   std::vector<Op> ops;
-  ops.reserve(12);
+  ops.reserve(13);
   ops.push_back(elementwise("attention_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));
   mark_eager_rmsnorm(ops.back(), llama, norm, T, d);
   {
-    Op qkv = gemm("wqkv", T, d, d + 2 * kv, A);
+    Op qkv = gemm("wqkv", T, d, q + 2 * kv, A);
     qkv.saved_bytes = 0;  // its input is the norm output, counted below with q, k, v
     ops.push_back(qkv);
   }
+  if (m.qk_norm) {
+    // Qwen3's q_norm and k_norm: the block's RMSNorm over the q + kv width per token (rows of
+    // head_dim); it keeps its input and a 4-byte statistic per head row.
+    const double width = q + kv, rows = heads + m.n_kv_heads;
+    ops.push_back(elementwise("qk_norm", T * norm_bytes * width / d, T * (A * width + 4.0 * rows), T * 2.0 * A * width));
+    mark_eager_rmsnorm(ops.back(), llama, norm, T * rows, double(m.head_dim()));
+  }
   if (llama) {
-    const double fused = T * 2.0 * A * (d + kv);
-    ops.push_back(elementwise("rope", rope_fused ? fused : T * (2.0 * A + 16.0) * (d + kv), 0, fused));
+    const double fused = T * 2.0 * A * (q + kv);
+    ops.push_back(elementwise("rope", rope_fused ? fused : T * (2.0 * A + 16.0) * (q + kv), 0, fused));
   }
   {
     Op att;
     att.name = "attention";
     att.kind = OpKind::attention;
-    // QKᵀ and PV: 2 GEMMs of 2·s·s·head_dim per head, causal half executed.
-    att.flops = 2.0 * b * s * s * d;
+    // QKᵀ and PV: 2 GEMMs of 2·s·s·head_dim per head, causal half executed (q = heads·head_dim).
+    att.flops = 2.0 * b * s * s * q;
     att.k = s;
-    att.bytes = A * T * (2 * d + 2 * kv);
+    att.bytes = A * T * (2 * q + 2 * kv);
     // norm output (wqkv input), q, k, v, output, and the fp32 log-sum-exp per head.
-    att.saved_bytes = T * (A * (d + d + 2 * kv + d) + 4.0 * heads);
+    att.saved_bytes = T * (A * (d + q + 2 * kv + q) + 4.0 * heads);
     ops.push_back(att);
   }
-  ops.push_back(gemm("wo", T, d, d, A));
+  ops.push_back(gemm("wo", T, q, d, A));
   ops.back().saved_bytes = 0;  // input = attention output, saved above
   ops.push_back(elementwise("residual_add", T * 3.0 * A * d, 0));
   ops.push_back(elementwise("ffn_norm", T * norm_bytes, T * (A * d + 4.0), T * 2.0 * A * d));

@@ -169,7 +169,7 @@ ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const
                                     "gpu.attention_benchmark empty (the cudnn_attention_ceiling times it)",
                                     opt.runtime, hw.gpu.compute_capability));
     cc.attention_flops = attention_rate(attention_table(), hw.gpu.attention_benchmark, to_string(opt.attention_kernel),
-                                        double(m.d_model) / m.n_heads, /*causal=*/true, s,
+                                        double(m.head_dim()), /*causal=*/true, s,
                                         hw.peak_flops("bf16") * power.clock_scale * eff.matmul_ceiling);
   }
   // Measured float8 Linear speed-ups by shape (configs/kernels/float8_linear.csv, torch.compile)
@@ -200,7 +200,7 @@ ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const
     if (const double r = kt.best_gemm_rate("fp8"); r > 0 && cc.fp8_peak_flops > 0)
       cc.eff.fp8_matmul_eff = r * power.clock_scale / cc.fp8_peak_flops;
     if (const double bw = kt.copy_bandwidth(); bw > 0) cc.eff.hbm_eff = bw / cc.hbm_bandwidth;
-    if (const double r = kt.sdpa_rate(double(m.d_model) / m.n_heads, s); r > 0 && opt.attention_cudnn)
+    if (const double r = kt.sdpa_rate(double(m.head_dim()), s); r > 0 && opt.attention_cudnn)
       cc.attention_flops = r * power.clock_scale;
   }
   return ComputeSetup{cc, power, rated_peak};

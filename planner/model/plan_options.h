@@ -207,6 +207,10 @@ struct RuntimeMesh {
   // loss_parallel_impl = "dtensor", cross_entropy an fp32_upcast kind), one more fp32 tensor of the
   // logit shard each way than the cross_entropy term counts.
   bool loss_parallel_dtensor = true;
+  // With model.qk_norm: q_norm's and k_norm's output redistributed to Replicate (runtime term
+  // tp_qk_norm = "gathered"): q and k all-gathered over tp each way, RoPE on every head
+  // (mesh_terms.h); false ("sharded"): the norms and RoPE on the rank's heads.
+  bool qk_norm_gathered = false;
 };
 
 // Evidence applied after the model by evidence/predict.h, never read by plan().

@@ -72,6 +72,8 @@ struct StepShape {
   // With tp > 1: how many times a block redistributes the attention's and the FFN's input before
   // their column-parallel projections (RuntimeMesh: 1 each, or one per projection).
   int column_inputs[2] = {1, 1};
+  // With tp > 1 and model.qk_norm: q and k gathered after their norms (RuntimeMesh qk_norm_gathered).
+  bool qk_gathered = false;
   bool one_d() const { return mesh.one_d(); }
 };
 

@@ -237,6 +237,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.column_inputs_per_projection = t.tp_column_inputs == "per_projection";  // checked against the schema
   // torch's handlers take the fp32 up-cast of cross_entropy(pred.float(), ...) (mesh_stage.cpp).
   o.loss_parallel_dtensor = t.loss_parallel_impl == "dtensor" && is_fp32_upcast(o.cross_entropy);
+  o.qk_norm_gathered = t.tp_qk_norm == "gathered";  // checked against the schema
   if (!parse_outputs_kept(t.outputs_kept, o.outputs_kept))
     throw ConfigError(rt.file, "terms.outputs_kept", "\"" + t.outputs_kept + "\" is not allowed");
   return o;

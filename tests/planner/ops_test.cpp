@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/model/ac_policy.h"
 #include "shared/config_io.h"
 
 namespace shardcast::planner {
@@ -58,6 +59,41 @@ TEST(Ops, SavedActivationsMatchHandCount) {
   const double expect = 2 * (2 * d + 4) + 2 * (3 * d + 2 * kv) + 4 * m.n_heads + 2 * d + 2 * 3 * f + 2 * f;
   EXPECT_DOUBLE_EQ(saved, expect);
   EXPECT_DOUBLE_EQ(saved, 2 * (6 * d + 2 * kv + 4 * f) + 4 * m.n_heads + 8);
+}
+
+// Qwen3-32B (model.head_dim 128 on d_model 5120 / 64 heads, model.qk_norm): the projections and
+// attention run at the query width q = 64 · 128 = 8192, not d; the per-head norms keep their
+// inputs and a statistic per head row. Two counts of the saved bytes, the op list and
+// ac_policy's closed form, agree exactly.
+TEST(Ops, Qwen3BlockRunsAtTheQueryWidth) {
+  const ModelSpec m = load_model("qwen3-32b");
+  const double d = 5120, q = 8192, kv = 1024, f = 25600, h = 64, kvh = 8;
+  const int s = 4096;
+  bool saw_norm = false;
+  for (const Op& op : block_forward_ops(m, 1, s, 2)) {
+    const std::string n = op.name;
+    if (n == "wqkv") EXPECT_DOUBLE_EQ(op.n, q + 2 * kv);
+    if (n == "wo") {
+      EXPECT_DOUBLE_EQ(op.k, q);
+      EXPECT_DOUBLE_EQ(op.n, d);
+    }
+    if (op.kind == OpKind::attention) EXPECT_DOUBLE_EQ(op.flops, 2.0 * s * double(s) * q);
+    if (n == "qk_norm") {
+      saw_norm = true;
+      EXPECT_DOUBLE_EQ(op.saved_bytes, s * (2 * (q + kv) + 4 * (h + kvh)));
+    }
+  }
+  EXPECT_TRUE(saw_norm);
+  double saved = 0;
+  for (const Op& op : block_forward_ops(m, 1, 1, 2)) saved += op.saved_bytes;
+  const double by_hand = 2 * (4 * d + 2 * q + 2 * kv + 4 * f) + 4 * h + 8 + 2 * (q + kv) + 4 * (h + kvh);
+  EXPECT_DOUBLE_EQ(saved, by_hand);
+  EXPECT_DOUBLE_EQ(block_kept_bytes(m, 1, 2, BlockAc::none, false), by_hand);
+  // Every weight once per token in one GEMM, as for a Llama block (norm vectors excluded).
+  double gemm = 0;
+  for (const Op& op : block_forward_ops(m, 1, s, 2))
+    if (op.kind == OpKind::matmul) gemm += op.flops;
+  EXPECT_DOUBLE_EQ(gemm, 2.0 * double(m.block_params() - 2 * m.d_model - 2 * m.head_dim()) * s);
 }
 
 TEST(Ops, RooflineTimes) {

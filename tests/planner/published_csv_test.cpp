@@ -191,19 +191,25 @@ TEST(Csv, PowerLimitColumn) {
   EXPECT_NE(rows[2].skip_reason.find("power_limit_w 0 is not allowed"), std::string::npos) << rows[2].skip_reason;
 }
 
-// head_dim: the head width a source states. The planner derives it as d_model / n_heads
-// (4096 / 32 = 128 here); a row stating another width (Qwen3-32B: 128 on 5120 / 64 = 80) is
-// skipped with a reason naming both, never planned as the derived shape; empty = derived.
+// head_dim: the head width a source states, planned as model.head_dim (the derived d_model /
+// n_heads = 4096 / 32 = 128 here stays the Llama model); qk_norm: the per-head q/k norms. An odd
+// or non-positive width skips the row with a reason naming the column; empty = derived.
 TEST(Csv, HeadDimColumn) {
   const auto rows = parse_published_csv(header_with("head_dim") + row_with("a", "128") + row_with("b", "") +
-                                            row_with("c", "80") + row_with("d", "0"),
+                                            row_with("c", "80") + row_with("d", "0") + row_with("e", "81"),
                                         "t.csv");
-  ASSERT_EQ(rows.size(), 4u);
-  EXPECT_TRUE(rows[0].skip_reason.empty()) << rows[0].skip_reason;
-  EXPECT_TRUE(rows[1].skip_reason.empty()) << rows[1].skip_reason;
-  EXPECT_NE(rows[2].skip_reason.find("head_dim 80 is not d_model / n_heads = 4096 / 32 = 128"), std::string::npos)
-      << rows[2].skip_reason;
+  ASSERT_EQ(rows.size(), 5u);
+  for (int i : {0, 1, 2}) EXPECT_TRUE(rows[size_t(i)].skip_reason.empty()) << rows[size_t(i)].skip_reason;
+  EXPECT_EQ(rows[0].cfg.model.explicit_head_dim, 0);  // = d_model / n_heads: the Llama model
+  EXPECT_EQ(rows[1].cfg.model.explicit_head_dim, 0);
+  EXPECT_EQ(rows[2].cfg.model.explicit_head_dim, 80);
+  EXPECT_EQ(rows[2].cfg.model.q_dim(), 32 * 80);
   EXPECT_NE(rows[3].skip_reason.find("bad head_dim '0'"), std::string::npos) << rows[3].skip_reason;
+  EXPECT_NE(rows[4].skip_reason.find("head_dim 81 is not allowed"), std::string::npos) << rows[4].skip_reason;
+  const auto qk = parse_published_csv(header_with("qk_norm") + row_with("a", "yes") + row_with("b", ""), "t.csv");
+  ASSERT_EQ(qk.size(), 2u);
+  EXPECT_TRUE(qk[0].cfg.model.qk_norm);
+  EXPECT_FALSE(qk[1].cfg.model.qk_norm);
 }
 
 TEST(Csv, RowsToConfigs) {

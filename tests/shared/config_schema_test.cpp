@@ -116,6 +116,8 @@ TEST(ConfigSchema, WriterWritesEveryKeyAndParserReadsItBack) {
   c.training.seed = 42;
   c.checkpoint.dir = "ckpt";
   c.parallelism.sync_every_micro_step = false;  // optional keys are written when given
+  c.model.explicit_head_dim = 64;                // model.head_dim: written when not d_model / n_heads
+  c.model.qk_norm = true;                        // model.qk_norm: written when true
   const std::string text = write_train_config(c);
   const toml::table t = toml::parse(text);
   for (const auto& k : train_config_schema())

@@ -28,6 +28,39 @@ TEST(ModelSpec, ParameterCountsMatchPublished) {
   expect_params("mpt-30b", 29.96e9, 0.01e9);
 }
 
+// Qwen3 (model.head_dim, model.qk_norm): the HF model cards quote the total and the count
+// without the embedding and the output head (32.8B / 31.2B; 8.2B / 6.95B), to 3 figures.
+TEST(ModelSpec, Qwen3CountsMatchPublished) {
+  expect_params("qwen3-32b", 32.8e9, 0.05e9);
+  expect_params("qwen3-8b", 8.2e9, 0.05e9);
+  const ModelSpec m32 = load_model("qwen3-32b");
+  EXPECT_NEAR(double(m32.total_params() - m32.embedding_params() - m32.head_params()), 31.2e9, 0.05e9);
+  const ModelSpec m8 = load_model("qwen3-8b");
+  EXPECT_NEAR(double(m8.total_params() - m8.embedding_params() - m8.head_params()), 6.95e9, 0.005e9);
+  // By hand: wq and wo are 5120 x 8192 (64 heads of 128), wk and wv 5120 x 1024, and the two
+  // per-head norms 128 each.
+  EXPECT_EQ(m32.head_dim(), 128);
+  EXPECT_EQ(m32.q_dim(), 8192);
+  EXPECT_EQ(m32.attention_params(), 2LL * 5120 * 8192 + 2LL * 5120 * 1024 + 2 * 128);
+  EXPECT_EQ(m32.parameter_tensors(), 1 + 64LL * 11 + 1 + 1);
+  // PaLM's attention term counts heads x head_dim (12·L·H·Q·s); torchtitan's own count keeps
+  // dim // n_heads (experiments/qwen3/model/args.py @d66b72a6a).
+  EXPECT_DOUBLE_EQ(m32.attention_flops_per_token(4096), 12.0 * 64 * 8192 * 4096);
+  EXPECT_DOUBLE_EQ(m32.flops_per_token_torchtitan(4096),
+                   6.0 * double(m32.total_params() - m32.embedding_params()) + 12.0 * 64 * 5120 * 4096);
+}
+
+// model.head_dim = d_model / n_heads is the Llama model: every derived count is the same.
+TEST(ModelSpec, HeadDimEqualToTheDerivedOneChangesNothing) {
+  const ModelSpec a = load_model("llama3-8b");
+  ModelSpec b = a;
+  b.explicit_head_dim = 128;
+  EXPECT_EQ(b.total_params(), a.total_params());
+  EXPECT_EQ(b.parameter_tensors(), a.parameter_tensors());
+  EXPECT_DOUBLE_EQ(b.flops_per_token(8192), a.flops_per_token(8192));
+  EXPECT_DOUBLE_EQ(b.flops_per_token_torchtitan(8192), a.flops_per_token_torchtitan(8192));
+}
+
 TEST(ModelSpec, Llama2_7bExactCountByHand) {
   const ModelSpec m = load_model("llama2-7b");
   // q,k,v,o: 4·4096² ; MLP 3·4096·11008 ; 2 norms 2·4096.

@@ -7,8 +7,9 @@ namespace shardcast::planner {
 
 namespace {
 
-// The block's tensors (ids of the unit's sequence). Per token, d = d_model, kv = K/V width,
-// f = FFN width, h = heads, A = activation bytes:
+// The block's tensors (ids of the unit's sequence). Per token, d = d_model, q = query width
+// (n_heads · head_dim; d in a Llama), kv = K/V width, f = FFN width, h = heads, A = activation
+// bytes (the comments write d where a Llama's q is d):
 enum Tensor : int {
   kX,         // block input, A·d (the previous block's output; allocated here, see below)
   kIn32,      // attention_norm: x.float(), 4d
@@ -168,11 +169,12 @@ BlockTensorSequence eager_block_sequence(const ModelSpec& m, const BlockProgram&
   BlockTensorSequence r;
   if (m.mlp_type != MlpType::swiglu) return r;
   const double T = p.tokens, A = p.act_bytes;
-  const double d = m.d_model, kv = double(m.kv_dim()), f = double(m.ffn_dim), h = m.n_heads;
+  const double d = m.d_model, q = double(m.q_dim()), kv = double(m.kv_dim()), f = double(m.ffn_dim), h = m.n_heads;
   std::array<double, kTensors> bytes{};
-  for (int t : {kX, kDown, kNOut, kQ, kQOut, kKRep, kVRep, kAttn, kCont, kWo, kMid, kDownb, kNOutb, kY})
-    bytes[t] = T * A * d;
-  for (int t : {kIn32, kSq, kScaled, kQ32, kQRot, kIn32b, kSqb, kScaledb}) bytes[t] = T * 4.0 * d;
+  for (int t : {kX, kDown, kNOut, kWo, kMid, kDownb, kNOutb, kY}) bytes[t] = T * A * d;
+  for (int t : {kQ, kQOut, kKRep, kVRep, kAttn, kCont}) bytes[t] = T * A * q;
+  for (int t : {kIn32, kSq, kScaled, kIn32b, kSqb, kScaledb}) bytes[t] = T * 4.0 * d;
+  for (int t : {kQ32, kQRot}) bytes[t] = T * 4.0 * q;
   for (int t : {kK, kV, kKOut}) bytes[t] = T * A * kv;
   for (int t : {kK32, kKRot}) bytes[t] = T * 4.0 * kv;
   for (int t : {kG, kS, kU, kP}) bytes[t] = T * A * f;
