@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "planner/model/node_placement.h"
 #include "planner/model/power_limit.h"
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
@@ -95,16 +96,12 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   hw = session_hw && a.gpu.empty() ? *session_hw : load_hardware(c.cluster.hardware);
   if (a.gpus || a.gpus_per_node) {
     const int gpus = a.gpus ? *a.gpus : c.world_size();
-    int gpn = a.gpus_per_node ? *a.gpus_per_node : hw.node.gpus_per_node;
     // 2 GPUs of the preset's 8-GPU node: one node of 2 ranks (as search); a --gpus-per-node
-    // above --gpus is refused below, not lowered.
-    const int node = gpn;
-    if (gpus < gpn && !a.gpus_per_node) gpn = gpus;
-    if (gpn <= 0 || gpus % gpn != 0)
+    // above --gpus is refused, not lowered.
+    int gpn = 0;
+    if (!planner::place_on_nodes(gpus, a.gpus_per_node ? *a.gpus_per_node : hw.node.gpus_per_node, !a.gpus_per_node,
+                        c.cluster, &gpn))
       throw UsageError(cmd + fmt::format(": --gpus {} is not a multiple of gpus per node {}", gpus, gpn));
-    c.cluster.gpus_per_node = gpn;
-    c.cluster.nodes = gpus / gpn;
-    c.cluster.node_gpus = gpn < node ? node : 0;  // a partial node of the preset's
   }
   if (a.inter_node_gbps) c.cluster.inter_node_gbps = *a.inter_node_gbps;
   if (a.power_limit_w) c.cluster.power_limit_w = *a.power_limit_w;

@@ -18,6 +18,7 @@
 #include "planner/evidence/decision_error.h"
 #include "planner/evidence/pairs.h"
 #include "planner/decide/pareto.h"
+#include "planner/model/node_placement.h"
 #include "planner/model/fp8_formats.h"
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
@@ -174,15 +175,11 @@ TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw)
   c.model = space.model;
   c.model_preset = space.model_preset;
   c.cluster.hardware = space.hardware.empty() ? hw.name : space.hardware;
-  int gpn = space.gpus_per_node > 0 ? space.gpus_per_node : hw.node.gpus_per_node;
-  const int node = gpn;
-  if (space.gpus < gpn) gpn = space.gpus;
-  if (gpn < 1 || space.gpus % gpn != 0)
+  int gpn = 0;  // a partial node of the preset's (or the given) node when --gpus is smaller
+  if (!place_on_nodes(space.gpus, space.gpus_per_node > 0 ? space.gpus_per_node : hw.node.gpus_per_node,
+                      /*partial=*/true, c.cluster, &gpn))
     throw UsageError(fmt::format("search: --gpus {} is not a whole number of nodes of {} GPUs",
                                  space.gpus, gpn));
-  c.cluster.gpus_per_node = gpn;
-  c.cluster.nodes = space.gpus / gpn;
-  c.cluster.node_gpus = gpn < node ? node : 0;  // a partial node of the preset's (or the given)
   c.cluster.inter_node_gbps = space.inter_node_gbps;
   c.cluster.power_limit_w = space.power_limit_w;
   c.training.seq_len = space.seq_len > 0 ? space.seq_len : space.model.max_seq_len;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/model/node_placement.h"
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
@@ -66,17 +67,13 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
       row.framework_notes += std::string("attention ") + (c.options.attention_cudnn ? "cudnn" : "flash") + " (" +
                              (row.cudnn_attention ? std::string("column cudnn_attention") : "runtime " + c.cfg.runtime) +
                              "); ";
-    int gpn = row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node;
-    const int node = gpn;
-    if (row.n_gpus < gpn) gpn = row.n_gpus;  // a partial node
-    if (gpn <= 0 || row.n_gpus % gpn != 0) {
+    int gpn = 0;
+    if (!place_on_nodes(row.n_gpus, row.gpus_per_node_given ? row.cfg.cluster.gpus_per_node : hw.node.gpus_per_node,
+                        /*partial=*/true, c.cfg.cluster, &gpn)) {
       row.skip_reason = "n_gpus " + std::to_string(row.n_gpus) + " is not a multiple of gpus_per_node " +
                         std::to_string(gpn);
       continue;
     }
-    c.cfg.cluster.gpus_per_node = gpn;
-    c.cfg.cluster.nodes = row.n_gpus / gpn;
-    c.cfg.cluster.node_gpus = gpn < node ? node : 0;  // the node the partial job's GPUs sit on
     c.cfg.parallelism.hsdp_shard_size = 0;  // = gpus_per_node
     if (const std::vector<std::string> bad = validate_mesh(c.cfg, row.file); !bad.empty()) {
       row.skip_reason = bad.front();  // a mesh that does not fit the row's GPUs or model
