@@ -31,14 +31,15 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "document_mask.h), timed at flash's rate (no published FlexAttention rate is held); eager: the fp32 softmax (b·heads·s·s) is kept for backward; eager_causal_blocks: "
      "eager in query blocks that score only the keys up to their last row (shared/causal_blocks.h), "
      "so the kept softmax is b·heads·causal_block_score_elements(s) (5/8 of s·s at s = 256)"},
-    {"cross_entropy", "string", "fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused | chunked_lm_head",
+    {"cross_entropy", "string", "fp32_upcast | fp32_upcast_shifted | fp32_upcast_chunked | native | fused | chunked_lm_head | chunked_rows",
      "how the loss is computed: logits up-cast to fp32 (fp32_upcast_shifted: then shifted into a second "
      "contiguous fp32 copy, transformers before 4.46; fp32_upcast_chunked: cross_entropy on 128-row chunks "
      "of the fp32 logits, litgpt's chunked_cross_entropy, whose backward holds the chunks' gradients and "
      "their cat, not a third fp32 tensor; chunked_lm_head: torchtitan's ChunkedLossWrapper, the LM head and an "
      "fp32 cross_entropy run forward and backward on one of 8 sequence chunks at a time, so no tensor of all "
-     "logits exists: planner/model/chunked_loss.h), cross_entropy on the 16-bit logits, or a fused "
-     "kernel that never materializes the fp32 logits"},
+     "logits exists: planner/model/chunked_loss.h; chunked_rows: shardcast-train's chunked_lm_loss, the "
+     "logits saved and 1024 rows at a time in fp32, no fp32 copy of all logits), cross_entropy on the 16-bit "
+     "logits, or a fused kernel that never materializes the fp32 logits"},
     {"rmsnorm", "string", "eager | eager_fp32_weight | fused",
      "eager: a Llama RMSNorm written in PyTorch ops with an fp32 up-cast ((4A + 28)·d bytes per token "
      "forward), the weight multiplied after the down-cast (torchtitan 2024, transformers): keeps the fp32 "

@@ -74,7 +74,8 @@ constexpr EnumName<CrossEntropyImpl> kCrossEntropyImpls[] = {{CrossEntropyImpl::
                                                              {CrossEntropyImpl::fp32_upcast_chunked, "fp32_upcast_chunked"},
                                                              {CrossEntropyImpl::native, "native"},
                                                              {CrossEntropyImpl::fused, "fused"},
-                                                             {CrossEntropyImpl::chunked_lm_head, "chunked_lm_head"}};
+                                                             {CrossEntropyImpl::chunked_lm_head, "chunked_lm_head"},
+                                                             {CrossEntropyImpl::chunked_rows, "chunked_rows"}};
 }  // namespace
 
 const char* to_string(NormImpl n) { return enum_name(kNormImpls, n); }
@@ -194,6 +195,12 @@ bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out) {
 // - chunked_lm_head: one chunk's logits at a time, forward and backward inside the loss call
 //   (chunked_loss.h chunked_loss_chunk_bytes); nothing saved, no backward transient. The
 //   wrapper's hidden-state tensors are added by activation_terms (chunked_loss_peak_bytes).
+// - chunked_rows (shardcast-train's chunked_lm_loss, trainer/model/chunked_loss.cpp): the logits
+//   (A) and two fp32 floats per token are saved; forward, per chunk of c = min(T, 1024) rows, the
+//   fp32 rows, z = rows − max and exp(z) at once (3 · 4·c·V; 2 when the logits are fp32 and the
+//   cast is the tensor itself); backward writes the logits' gradient (A) and per chunk the fp32
+//   rows and the softmax built from them (8·c·V; 4 on fp32 logits). On fp32 logits of one chunk
+//   these are fp32_upcast's bytes (tested).
 LossMemory loss_memory(CrossEntropyImpl impl, double T, double V, int A) {
   const double n = T * V;
   LossMemory l;
@@ -224,6 +231,13 @@ LossMemory loss_memory(CrossEntropyImpl impl, double T, double V, int A) {
     case CrossEntropyImpl::chunked_lm_head:
       l.fwd_transient = chunked_loss_chunk_bytes(T, V, A);
       break;
+    case CrossEntropyImpl::chunked_rows: {
+      const double chunk = std::min(T, kChunkedRowsTokens) * V;  // logits of one chunk
+      l.saved = A * n + 8.0 * T;
+      l.fwd_transient = (A == 4 ? 2.0 : 3.0) * 4.0 * chunk;
+      l.bwd_transient = A * n + (A == 4 ? 4.0 : 8.0) * chunk;
+      break;
+    }
   }
   return l;
 }
@@ -243,7 +257,9 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
   // log-softmax (r 4, w 4) = A + 12;
   // fp32_upcast_shifted: and the shifted copy (r 4, w 4) = A + 20;
   // native: log-softmax in A (r A twice: max/sum and write pass, w A) = 3A;
-  // fused: one read of the logits = A.
+  // fused: one read of the logits = A;
+  // chunked_rows: the up-cast (r A, w 4; none on fp32 logits), max (r 4), z (r 4, w 4), exp (r 4,
+  // w 4) and its sum (r 4) = A + 28 (24 on fp32 logits).
   double bytes = A;
   switch (ce) {
     case CrossEntropyImpl::fp32_upcast:
@@ -252,6 +268,7 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, int micro_batch, int seq_le
     case CrossEntropyImpl::fp32_upcast_shifted: bytes = A + 20.0; break;
     case CrossEntropyImpl::native: bytes = 3.0 * A; break;
     case CrossEntropyImpl::fused: bytes = A; break;
+    case CrossEntropyImpl::chunked_rows: bytes = A == 4 ? 24.0 : A + 28.0; break;
   }
   ops.push_back(elementwise("cross_entropy", T * V * bytes, loss_memory(ce, T, V, A).saved));
   return ops;

@@ -52,9 +52,12 @@ enum class OpKind { matmul, attention, elementwise };
 //   chunked_lm_head — torchtitan's ChunkedLossWrapper (2026-06 on): the LM head and an fp32
 //                 cross_entropy forward and backward on one of 8 sequence chunks at a time
 //                 (chunked_loss.h): one chunk's logits at a time, nothing kept for backward.
-enum class CrossEntropyImpl { fp32_upcast, fp32_upcast_shifted, fp32_upcast_chunked, native, fused, chunked_lm_head };
+enum class CrossEntropyImpl { fp32_upcast, fp32_upcast_shifted, fp32_upcast_chunked, native, fused, chunked_lm_head, chunked_rows };
+// Rows per chunk of cross_entropy = "chunked_rows" (trainer/model/chunked_loss.h kLossChunkTokens).
+inline constexpr double kChunkedRowsTokens = 1024;
 const char* to_string(CrossEntropyImpl c);
-// Parse "fp32_upcast" | "fp32_upcast_shifted" | "fp32_upcast_chunked" | "native" | "fused" | "chunked_lm_head"; false
+// Parse "fp32_upcast" | "fp32_upcast_shifted" | "fp32_upcast_chunked" | "native" | "fused" | "chunked_lm_head" |
+// "chunked_rows"; false
 // for anything else.
 bool parse_cross_entropy(const std::string& s, CrossEntropyImpl& out);
 // The losses on an fp32 copy of the logits (fp32_upcast, fp32_upcast_shifted, fp32_upcast_chunked):

@@ -237,6 +237,11 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.column_inputs_per_projection = t.tp_column_inputs == "per_projection";  // checked against the schema
   // torch's handlers take the fp32 up-cast of cross_entropy(pred.float(), ...) (mesh_stage.cpp).
   o.loss_parallel_dtensor = t.loss_parallel_impl == "dtensor" && is_fp32_upcast(o.cross_entropy);
+  // vocab_parallel_fn is a loss of its own under TP (shardcast-train's VocabParallelLossFn: the
+  // rank's logit shard in fp32, fp32_upcast's tensors; train_loop.cpp takes it whenever tp > 1),
+  // whatever cross_entropy names for the loss without TP.
+  if (cfg.parallelism.tp > 1 && t.loss_parallel && t.loss_parallel_impl == "vocab_parallel_fn")
+    o.cross_entropy = CrossEntropyImpl::fp32_upcast;
   o.qk_norm_gathered = t.tp_qk_norm == "gathered";  // checked against the schema
   if (!parse_outputs_kept(t.outputs_kept, o.outputs_kept))
     throw ConfigError(rt.file, "terms.outputs_kept", "\"" + t.outputs_kept + "\" is not allowed");

@@ -9,6 +9,7 @@
 
 #include "planner/model/ac_policy.h"
 #include "planner/model/plan.h"
+#include "planner/model/runtime.h"
 #include "planner/evidence/published_csv.h"
 #include "planner/evidence/validate.h"
 #include "shared/config_io.h"
@@ -299,6 +300,47 @@ TEST(MemoryTerms, HoldOutNoRowPredictedMoreThanFivePercentLow) {
     EXPECT_GE(r.predicted_reserved_hi_gib, r.predicted_reserved_gib - 1e-9) << r.row_id;
   }
   EXPECT_GE(n, 9);
+}
+
+// shardcast-train's chunked_lm_loss (cross_entropy = "chunked_rows"). Two ways to the same bytes:
+// on fp32 logits of one chunk (the CPU path: at most 1024 tokens a micro-step) its transients are
+// fp32_upcast's exactly and it saves 8 bytes a token more (the per-row max and log-sum-exp);
+// on bf16 logits of 8192 tokens (a GPU micro-step) the closed form of ops.cpp, with no fp32 copy
+// of all logits: its peak at the loss is under fp32_upcast's by (A + 4)·n in forward.
+TEST(LossMemory, ChunkedRowsIsFp32UpcastOnOneFp32ChunkAndHoldsNoFp32CopyOnGpus) {
+  const double V = 128256;
+  for (double T : {256.0, 1024.0}) {
+    const LossMemory rows = loss_memory(CrossEntropyImpl::chunked_rows, T, V, 4);
+    const LossMemory upcast = loss_memory(CrossEntropyImpl::fp32_upcast, T, V, 4);
+    EXPECT_DOUBLE_EQ(rows.fwd_transient, upcast.fwd_transient) << T;
+    EXPECT_DOUBLE_EQ(rows.bwd_transient, upcast.bwd_transient) << T;
+    EXPECT_DOUBLE_EQ(rows.saved, upcast.saved + 8.0 * T) << T;
+  }
+  const double T = 8192, n = T * V, c = 1024 * V;
+  const LossMemory rows = loss_memory(CrossEntropyImpl::chunked_rows, T, V, 2);
+  EXPECT_DOUBLE_EQ(rows.saved, 2.0 * n + 8.0 * T);
+  EXPECT_DOUBLE_EQ(rows.fwd_transient, 12.0 * c);
+  EXPECT_DOUBLE_EQ(rows.bwd_transient, 2.0 * n + 8.0 * c);
+  const LossMemory upcast = loss_memory(CrossEntropyImpl::fp32_upcast, T, V, 2);
+  EXPECT_LT(rows.saved + rows.bwd_transient, upcast.saved + upcast.bwd_transient);
+  EXPECT_LT(rows.saved + rows.fwd_transient, upcast.saved + upcast.fwd_transient);
+}
+
+// The profile: shardcast-train's NCCL path (a GPU preset) runs chunked_lm_loss with tp = 1 and
+// VocabParallelLossFn (fp32_upcast on the shard) with tp > 1; its Gloo path keeps fp32_upcast.
+TEST(LossMemory, ShardcastTrainRunsTheChunkedLossOnGpusWithoutTp) {
+  TrainConfig c = make_config("llama3.2-1b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 4, 2048);
+  c.runtime = "shardcast-train";
+  const HardwareSpec h100 = load_hardware("H100-80GB-SXM");
+  EXPECT_EQ(resolve_plan_options(c, h100).cross_entropy, CrossEntropyImpl::chunked_rows);
+  c.parallelism.tp = 2;
+  EXPECT_EQ(resolve_plan_options(c, h100).cross_entropy, CrossEntropyImpl::fp32_upcast);
+  TrainConfig cpu = make_config("tiny-2l", "cpu", 2, ShardingStrategy::full_shard, AcMode::none, 2, 128);
+  cpu.runtime = "shardcast-train";
+  EXPECT_EQ(resolve_plan_options(cpu, load_hardware("cpu")).cross_entropy, CrossEntropyImpl::fp32_upcast);
+  c.parallelism.tp = 1;
+  c.runtime = "shardcast-train-2026-11";  // before 70b0301: the reference loss on the fp32 copy
+  EXPECT_EQ(resolve_plan_options(c, h100).cross_entropy, CrossEntropyImpl::fp32_upcast);
 }
 
 }  // namespace
