@@ -50,17 +50,23 @@ const std::vector<RuntimeFiles> kRuntimeFiles = {
     {"fms-fsdp", {"fms_fsdp_args.txt"}},
 };
 
-// Every emitter writes a Llama model (torchtitan's llama3, fms-fsdp's LLaMA, an HF LlamaConfig):
+// Every emitter writes a Llama model (torchtitan's llama3, fms-fsdp's LLaMA, an HF LlamaConfig)
+// but torchtitan v0.2's files, which also write its qwen3 model (q/k norms, heads of head_dim):
 // a Qwen3 attention shape (model.head_dim other than d_model / n_heads, or model.qk_norm) is
-// planned but not written as something else. "" = the emitters can write the model.
-std::string model_shape_refusal(const ModelSpec& m, const std::string& framework) {
+// planned but not written as something else. "" = the emitter can write the model.
+std::string model_shape_refusal(const ModelSpec& m, const std::string& framework, TorchtitanVersion tv) {
   const bool own_head = m.explicit_head_dim > 0 && int64_t(m.explicit_head_dim) * m.n_heads != m.d_model;
   if (!own_head && !m.qk_norm) return "";
+  if (framework == "torchtitan" && tv == TorchtitanVersion::v0_2 && m.qk_norm) return "";  // its qwen3 model
+  if (framework == "torchtitan" && tv == TorchtitanVersion::current)
+    return "torchtitan's current recipe as emitted here builds its llama3 model: a Qwen3 shape (model.qk_norm, "
+           "model.head_dim) is written for --torchtitan-version 0.2 (torchtitan's qwen3 model), predicted here";
   const std::string what = own_head ? fmt::format("model.head_dim = {} (its heads are not d_model / n_heads = {})",
                                                   m.explicit_head_dim, m.d_model / m.n_heads)
                                      : std::string("model.qk_norm = true");
   return fmt::format("{}'s files as emitted here build a Llama model, which cannot hold {}: the plan is predicted, "
-                     "no file is written (torchtitan's qwen3 model runs this shape; emit does not write it)",
+                     "no file is written (torchtitan's qwen3 model runs this shape: --runtime torchtitan with "
+                     "--torchtitan-version 0.2 writes it when model.qk_norm is set)",
                      framework, what);
 }
 
@@ -160,7 +166,7 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
     t.ran.runtime = rt;
     const TrainConfig& c = t.ran;
     t.refusal = runtime_refusal(runtime_preset(rt), c, hw);
-    if (t.refusal.empty()) t.refusal = model_shape_refusal(c.model, framework);
+    if (t.refusal.empty()) t.refusal = model_shape_refusal(c.model, framework, tv);
     if (t.refusal.empty() && framework == "torchtitan") t.refusal = torchtitan_version_refusal(c, tv);
     if (t.refusal.empty()) {
       PlanOptions o = resolve_plan_options(c, hw);

@@ -29,12 +29,15 @@ struct Dims {
   int64_t ffn_dim;
   int64_t vocab;  // 0 = any (the tool takes the vocabulary as a separate argument)
   bool tied = false;  // input embedding and output head share one weight
+  int head_dim = 0;   // 0 = d_model / n_heads
+  bool qk_norm = false;
 };
 
 bool same(const ModelSpec& m, const Dims& d) {
   return m.n_layers == d.n_layers && m.d_model == d.d_model && m.n_heads == d.n_heads &&
          m.n_kv_heads == d.n_kv_heads && m.ffn_dim == d.ffn_dim && (d.vocab == 0 || m.vocab == d.vocab) &&
-         m.tied_embeddings == d.tied && m.mlp_type == MlpType::swiglu;
+         m.tied_embeddings == d.tied && m.mlp_type == MlpType::swiglu &&
+         m.head_dim() == (d.head_dim > 0 ? d.head_dim : d.d_model / d.n_heads) && m.qk_norm == d.qk_norm;
 }
 
 // torchtitan torchtitan/models/llama3 flavors: v0.2.x llama3_configs (8B, 70B, 405B, untied;
@@ -49,6 +52,14 @@ const Dims kTorchtitan[] = {
 const Dims kTorchtitanCurrentOnly[] = {
     {"1B", 16, 2048, 32, 8, 8192, 128256, true},
     {"3B", 28, 3072, 24, 8, 8192, 128256, true},
+};
+// torchtitan torchtitan/models/qwen3 flavors of v0.2.x (qwen3_configs, torchtitan/models/qwen3/
+// __init__.py @81af8833d, the same @e61f2cce4): heads of 128, q/k norms; up to 4B the embedding is
+// tied (enable_weight_tying=True).
+const Dims kTorchtitanQwen3[] = {
+    {"0.6B", 28, 1024, 16, 8, 3072, 151936, true, 128, true},   {"1.7B", 28, 2048, 16, 8, 6144, 151936, true, 128, true},
+    {"4B", 36, 2560, 32, 8, 9728, 151936, true, 128, true},     {"8B", 36, 4096, 32, 8, 12288, 151936, false, 128, true},
+    {"14B", 40, 5120, 40, 8, 17408, 151936, false, 128, true},  {"32B", 64, 5120, 64, 8, 25600, 151936, false, 128, true},
 };
 // fms-fsdp fms_fsdp/utils/config_utils.py get_model_config (vocab from --vocab_size).
 const Dims kFms[] = {
@@ -222,12 +233,14 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   const int W = c.world_size();
 
   const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::v0_2);
-  str("model", "name", "llama3");
+  const std::string model_name = torchtitan_model_name(c.model);
+  str("model", "name", model_name);
   if (flavor.empty())
     str("model", "flavor", c.model_label(),
-        fmt::format("no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={}); "
+        fmt::format("no torchtitan {} flavor has these dimensions (L={} d={} heads={} kv={} ffn={}); "
                     "register one under this name",
-                    c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads, c.model.ffn_dim));
+                    model_name, c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads,
+                    c.model.ffn_dim));
   else
     str("model", "flavor", flavor);
   // The float8 converter's registered name (torchtitan/components/quantization/float8.py,
@@ -382,6 +395,12 @@ TrainConfig as_emitted(const TrainConfig& cfg, const std::string& framework, Tor
 }
 
 std::string torchtitan_flavor(const ModelSpec& m, TorchtitanVersion tv) {
+  if (m.qk_norm) {  // torchtitan's qwen3 model (v0.2.x; the current recipe writes llama3 only)
+    if (tv == TorchtitanVersion::v0_2)
+      for (const Dims& d : kTorchtitanQwen3)
+        if (same(m, d)) return d.name;
+    return "";
+  }
   for (const Dims& d : kTorchtitan)
     if (same(m, d)) return d.name;
   if (tv == TorchtitanVersion::current)

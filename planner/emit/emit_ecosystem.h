@@ -70,9 +70,13 @@ std::vector<std::string> fms_fsdp_notes(const TrainConfig& cfg);
 // numbers a file carries are the run's. Other frameworks, and what a file runs as planned: cfg.
 TrainConfig as_emitted(const TrainConfig& cfg, const std::string& framework, TorchtitanVersion tv);
 
-// torchtitan llama3 flavor with these dimensions in generation `tv`, "" if none: v0.2 "8B",
-// "70B", "405B"; current also "1B" and "3B" (tied embeddings).
+// torchtitan flavor with these dimensions in generation `tv`, "" if none: llama3's v0.2 "8B",
+// "70B", "405B", current also "1B" and "3B" (tied embeddings); for a model with model.qk_norm
+// qwen3's v0.2 "0.6B" ... "32B" (torchtitan_model_name), none in the current generation.
 std::string torchtitan_flavor(const ModelSpec& m, TorchtitanVersion tv);
+// torchtitan's model name for m: "qwen3" for a model with per-head q/k norms (model.qk_norm,
+// torchtitan/models/qwen3), else "llama3".
+inline std::string torchtitan_model_name(const ModelSpec& m) { return m.qk_norm ? "qwen3" : "llama3"; }
 // fms-fsdp model_variant ("llama2_7b", "llama3_8b", ...) with these dimensions, "" if none.
 std::string fms_fsdp_variant(const ModelSpec& m);
 // torchtitan's selective_ac_option "k" (every k-th block) for a ratio: k = floor(1/ratio), so

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "planner/emit/emit.h"
+#include "planner/emit/emit_ecosystem.h"
+#include "planner/evidence/import/torchtitan_config.h"
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
@@ -73,8 +75,10 @@ TEST(ModelShape, TheTrainerRefusesBothKeysByName) {
   for (const auto& r : trainer_refusals(c, false)) EXPECT_NE(r.key, "model.head_dim");
 }
 
-// Every emitter builds a Llama: a Qwen3 shape is predicted by none of them as something else.
-TEST(ModelShape, EveryEmitterRefusesAQwen3Shape) {
+// Every emitter builds a Llama but torchtitan v0.2's files, which write its qwen3 model: a Qwen3
+// shape is written there (name "qwen3", its flavor) and read back by import as the same preset;
+// every other emitter refuses it by key, never writing it as a Llama.
+TEST(ModelShape, OnlyTorchtitanV02WritesAQwen3Shape) {
   TrainConfig c = make_config("qwen3-32b", "H100-80GB-SXM", 32, ShardingStrategy::full_shard, AcMode::full, 1, 4096);
   c.runtime = "torchtitan";
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
@@ -83,14 +87,28 @@ TEST(ModelShape, EveryEmitterRefusesAQwen3Shape) {
     ASSERT_FALSE(targets.empty());
     for (const EmitTarget& t : targets) {
       const std::string runtime_why = runtime_refusal(runtime_preset(t.runtime), t.ran, hw);
-      if (runtime_why.empty()) EXPECT_NE(t.refusal.find("model.head_dim = 128"), std::string::npos) << t.runtime << ": " << t.refusal;
-      else EXPECT_EQ(t.refusal, runtime_why);  // refused first for its runtime
+      if (!runtime_why.empty()) {
+        EXPECT_EQ(t.refusal, runtime_why);  // refused first for its runtime
+      } else if (t.runtime == "torchtitan-2025-10" && tv == TorchtitanVersion::v0_2) {
+        EXPECT_EQ(t.refusal, "") << t.runtime;
+      } else if (runtime_preset(t.runtime).framework == "torchtitan" && tv == TorchtitanVersion::current) {
+        EXPECT_NE(t.refusal.find("--torchtitan-version 0.2"), std::string::npos) << t.runtime << ": " << t.refusal;
+      } else if (runtime_preset(t.runtime).framework != "torchtitan") {
+        EXPECT_NE(t.refusal.find("model.head_dim = 128"), std::string::npos) << t.runtime << ": " << t.refusal;
+      }
     }
   }
-  c.model = load_model("llama3-8b");  // qk_norm alone
+  const std::string toml = render_torchtitan_toml(c);
+  EXPECT_NE(toml.find("name = \"qwen3\""), std::string::npos) << toml;
+  EXPECT_NE(toml.find("flavor = \"32B\""), std::string::npos) << toml;
+  EXPECT_EQ(parse_torchtitan_job_toml(toml, "emitted.toml").model_preset, "qwen3-32b");
+  // qk_norm on Llama dimensions: no qwen3 flavor has them, and no emitter writes it as llama3.
+  c.model = load_model("llama3-8b");
   c.model.qk_norm = true;
+  EXPECT_EQ(torchtitan_flavor(c.model, TorchtitanVersion::v0_2), "");
   for (const EmitTarget& t : emit_targets(c, hw, TorchtitanVersion::v0_2))
-    if (t.runtime == "torchtitan-2025-10") EXPECT_NE(t.refusal.find("model.qk_norm = true"), std::string::npos) << t.refusal;
+    if (runtime_preset(t.runtime).framework != "torchtitan" && runtime_refusal(runtime_preset(t.runtime), t.ran, hw).empty())
+      EXPECT_NE(t.refusal.find("model.qk_norm = true"), std::string::npos) << t.runtime << ": " << t.refusal;
 }
 
 }  // namespace

@@ -25,6 +25,10 @@ std::string preset_for(const std::string& name, const std::string& flavor) {
     if (flavor == "70B") return "llama3-70b";
     if (flavor == "405B") return "llama3.1-405b";
   }
+  if (name == "qwen3") {  // torchtitan/models/qwen3 qwen3_configs (v0.2.x)
+    if (flavor == "8B") return "qwen3-8b";
+    if (flavor == "32B") return "qwen3-32b";
+  }
   if (name == "llama2") {
     if (flavor == "7B") return "llama2-7b";
     if (flavor == "13B") return "llama2-13b";
