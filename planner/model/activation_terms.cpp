@@ -49,7 +49,11 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   // Per token, fp32: each RMSNorm keeps x², x·rsqrt(·) and its output (3d) plus the rsqrt (1);
   // q's contiguous copy for the bmm, k and v at n_heads width (repeat_interleave or the bmm's
   // copy) and the attention output (4d); the mid residual (d); SwiGLU's gate, silu, up and
-  // product (4f). Per block: the causal blocks' softmax outputs (scores_bytes).
+  // product (4f). Per block: the causal blocks' softmax outputs (scores_bytes). And the block's
+  // input (d), which the first norm's multiply saves: bench_block_memory allocates it before its
+  // count starts, so its 11d + 4f + 2 leave it out, but in the model it is the previous unit's
+  // output, kept alive by that save (measured on the whole trainer, tiny-2l on 2 ranks at 1024
+  // tokens: the peak grew by T·d·4 per block, 0.25 MiB, with 2, 4 and 6 blocks; docs/trainer.md).
   const bool trainer_block = opt.attention_causal_blocks && m.mlp_type == MlpType::swiglu && !compile &&
                              m.q_dim() == m.d_model && !m.qk_norm;  // its Llama block (trainer_checks.h)
   // An eager RMSNorm's fp32 tensors (ops.h eager_norm_extra_saved_per_token): two per block, one
@@ -66,7 +70,7 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   const double fp8_input_saving =
       T * fp8_input_saving_per_token(m, param_bytes, opt.fp8_input_saved && cfg.precision.fp8 == Fp8Recipe::tensorwise);
   const double kept_plain =
-      trainer_block ? T * 4.0 * (11.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
+      trainer_block ? T * 4.0 * (12.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
                     : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile, opt.gqa_repeated) +
                           2.0 * norm_extra + qk_norm_extra + qkv_extra + scores_bytes - fp8_input_saving;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);

@@ -115,8 +115,12 @@ void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const Com
   units->unit_mesh_s[size_t(i)] = {ts * *fwd, ts * *bwd, 0, 0};
   if (i != U - 1 || !shape.sequence_parallel) return;  // basic TP: the head's tensors whole, nothing gathered
   // The final norm's fp32 extra on the sequence shard; the rest of the head's saved bytes are its
-  // ops' (split_ops: the loss's on a vocabulary shard only under loss parallel).
-  u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp;
+  // ops' (split_ops: the loss's on a vocabulary shard only under loss parallel). And, as for the
+  // blocks' column-parallel GEMMs, the head's input is the final norm's output all-gathered to
+  // the whole T · d, which the Linear keeps for its weight gradient (torchtitan's
+  // ColwiseParallel(input_layouts=Shard(1)) on output; shardcast-train's gather before the head).
+  u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp +
+                  shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);
   if (shape.loss_parallel) {  // the loss's transients and the output the loop keeps on a vocabulary shard
     u.fwd_transient_bytes /= tp;
     u.bwd_transient_bytes /= tp;

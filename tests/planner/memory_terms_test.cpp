@@ -326,9 +326,9 @@ TEST(LossMemory, ChunkedRowsIsFp32UpcastOnOneFp32ChunkAndHoldsNoFp32CopyOnGpus) 
   EXPECT_LT(rows.saved + rows.fwd_transient, upcast.saved + upcast.fwd_transient);
 }
 
-// The profile: shardcast-train's NCCL path (a GPU preset) runs chunked_lm_loss with tp = 1 and
-// VocabParallelLossFn (fp32_upcast on the shard) with tp > 1; its Gloo path keeps fp32_upcast.
-TEST(LossMemory, ShardcastTrainRunsTheChunkedLossOnGpusWithoutTp) {
+// The profile: shardcast-train runs chunked_lm_loss with tp = 1 on both paths and
+// VocabParallelLossFn (fp32_upcast on the shard) with tp > 1.
+TEST(LossMemory, ShardcastTrainRunsTheChunkedLossWithoutTp) {
   TrainConfig c = make_config("llama3.2-1b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 4, 2048);
   c.runtime = "shardcast-train";
   const HardwareSpec h100 = load_hardware("H100-80GB-SXM");
@@ -337,7 +337,7 @@ TEST(LossMemory, ShardcastTrainRunsTheChunkedLossOnGpusWithoutTp) {
   EXPECT_EQ(resolve_plan_options(c, h100).cross_entropy, CrossEntropyImpl::fp32_upcast);
   TrainConfig cpu = make_config("tiny-2l", "cpu", 2, ShardingStrategy::full_shard, AcMode::none, 2, 128);
   cpu.runtime = "shardcast-train";
-  EXPECT_EQ(resolve_plan_options(cpu, load_hardware("cpu")).cross_entropy, CrossEntropyImpl::fp32_upcast);
+  EXPECT_EQ(resolve_plan_options(cpu, load_hardware("cpu")).cross_entropy, CrossEntropyImpl::chunked_rows);
   c.parallelism.tp = 1;
   c.runtime = "shardcast-train-2026-11";  // before 70b0301: the reference loss on the fp32 copy
   EXPECT_EQ(resolve_plan_options(c, h100).cross_entropy, CrossEntropyImpl::fp32_upcast);

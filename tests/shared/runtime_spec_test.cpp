@@ -78,9 +78,8 @@ TEST(RuntimeSpec, ShardcastTrainDiffersOnGpuOnlyWhereItsCodeDoes) {
   EXPECT_EQ(rt.terms_for(false).attention, "eager_causal_blocks");  // LibTorch 1.13 CPU: eager softmax in query blocks
   ASSERT_TRUE(rt.gpu_terms.has_value());
   EXPECT_EQ(rt.terms_for(true).attention, "flash");   // LibTorch >= 2.0 CUDA: SDPA
-  // The same chunked_lm_loss on both: on the CPU path (fp32 logits, one 1024-token chunk) its
-  // bytes are fp32_upcast's (planner memory_terms_test), on bf16 GPU logits its own.
-  EXPECT_EQ(rt.terms_for(false).cross_entropy, "fp32_upcast");
+  // The same chunked_lm_loss on both paths (trainer/model/chunked_loss.cpp).
+  EXPECT_EQ(rt.terms_for(false).cross_entropy, "chunked_rows");
   EXPECT_EQ(rt.terms_for(true).cross_entropy, "chunked_rows");
   EXPECT_EQ(rt.terms_for(true).sync_every_micro_step, rt.terms_for(false).sync_every_micro_step);
   // Gloo's composed reduce-scatter receives into a buffer of the unsharded gradient's size;
