@@ -53,7 +53,7 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   // input (d), which the first norm's multiply saves: bench_block_memory allocates it before its
   // count starts, so its 11d + 4f + 2 leave it out, but in the model it is the previous unit's
   // output, kept alive by that save (measured on the whole trainer, tiny-2l on 2 ranks at 1024
-  // tokens: the peak grew by T·d·4 per block, 0.25 MiB, with 2, 4 and 6 blocks; docs/trainer.md).
+  // tokens: the peak grew by T·d·4 per block, 0.25 MiB, with 2, 4 and 6 blocks; docs/validation-cpu.md "Peak memory since 4a4bb65").
   const bool trainer_block = opt.attention_causal_blocks && m.mlp_type == MlpType::swiglu && !compile &&
                              m.q_dim() == m.d_model && !m.qk_norm;  // its Llama block (trainer_checks.h)
   // An eager RMSNorm's fp32 tensors (ops.h eager_norm_extra_saved_per_token): two per block, one
