@@ -202,6 +202,18 @@ void require_v02_expressible(const TrainConfig& c) {
     throw ConfigError("torchtitan", "precision.fp8", why);
 }
 
+// v0.2's [model] flavor of the plan's model and, when no flavor of torchtitan's model has its
+// dimensions, the model's own label with a note saying to register it under that name.
+std::pair<std::string, std::string> v02_flavor(const TrainConfig& c) {
+  const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::v0_2);
+  if (!flavor.empty()) return {flavor, ""};
+  const ModelSpec& m = c.model;
+  return {c.model_label(), fmt::format("no torchtitan {} flavor has these dimensions (L={} d={} heads={} kv={} "
+                                       "ffn={}); register one under this name",
+                                       torchtitan_model_name(m), m.n_layers, m.d_model, m.n_heads, m.n_kv_heads,
+                                       m.ffn_dim)};
+}
+
 std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   require_v02_expressible(c);
   std::vector<TitanEntry> e;
@@ -232,17 +244,9 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   };
   const int W = c.world_size();
 
-  const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::v0_2);
-  const std::string model_name = torchtitan_model_name(c.model);
-  str("model", "name", model_name);
-  if (flavor.empty())
-    str("model", "flavor", c.model_label(),
-        fmt::format("no torchtitan {} flavor has these dimensions (L={} d={} heads={} kv={} ffn={}); "
-                    "register one under this name",
-                    model_name, c.model.n_layers, c.model.d_model, c.model.n_heads, c.model.n_kv_heads,
-                    c.model.ffn_dim));
-  else
-    str("model", "flavor", flavor);
+  str("model", "name", torchtitan_model_name(c.model));
+  const auto [flavor, flavor_note] = v02_flavor(c);
+  str("model", "flavor", flavor, flavor_note);
   // The float8 converter's registered name (torchtitan/components/quantization/float8.py,
   // register_model_converter(Float8LinearConverter, "quantize.linear.float8") at
   // pytorch/torchtitan@e61f2cce4). FSDP's float8
