@@ -19,6 +19,10 @@ int64_t ModelSpec::block_params() const {
   return attention_params() + mlp_params() + 2 * int64_t(d_model);  // + 2 RMSNorm weights
 }
 
+int64_t ModelSpec::block_norm_params() const {
+  return 2 * int64_t(d_model) + (qk_norm ? 2 * int64_t(head_dim()) : 0);
+}
+
 int64_t ModelSpec::embedding_params() const { return vocab * d_model; }
 int64_t ModelSpec::head_params() const { return tied_embeddings ? 0 : vocab * d_model; }
 int64_t ModelSpec::final_norm_params() const { return d_model; }

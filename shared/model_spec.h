@@ -58,6 +58,7 @@ struct ModelSpec {
   int64_t attention_params() const;      // q, k, v, o projections (+ q_norm, k_norm weights)
   int64_t mlp_params() const;            // 3·d·f (swiglu) or 2·d·f (gelu)
   int64_t block_params() const;          // attention + mlp + 2 norms
+  int64_t block_norm_params() const;     // a block's norm weights: 2·d_model (+ 2·head_dim with qk_norm)
   int64_t embedding_params() const;      // vocab·d
   int64_t head_params() const;           // vocab·d if untied, else 0
   int64_t final_norm_params() const;     // d

@@ -118,10 +118,10 @@ int block_unit_memory(const TrainConfig& cfg, const PlanOptions& opt, const Step
   SimUnit& u = *unit;
   int chosen = -1;
   // torchao's Float8Linear keeping each Linear's fp8-cast weight for backward (runtime term
-  // fp8_weight_saved): 1 byte per Linear weight (the block's parameters but its two norm
+  // fp8_weight_saved): 1 byte per Linear weight (the block's parameters but its norm
   // vectors), kept by a plain block from forward to backward and by a checkpointed or op-SAC
   // block while its recompute runs (the cast is not on torchtitan's SAC save list).
-  const double fp8_weights = cfg.precision.fp8_on() && opt.fp8_weight_saved ? P - 2.0 * m.d_model : 0.0;
+  const double fp8_weights = cfg.precision.fp8_on() && opt.fp8_weight_saved ? P - double(m.block_norm_params()) : 0.0;
   u.saved_bytes = ckpt ? kept_ckpt : (op_sac ? kept_sac : kept_plain + fp8_weights);
   // With the KV cache returned, the K and V a block saves for attention are the cache's
   // tensors, counted once, in the output: a plain block's k and v at kv width (not when

@@ -34,8 +34,8 @@ void unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const Step
   const CommGroup &shard_group = cs.shard_group, &replica_group = cs.replica_group, &reduce_group = cs.reduce_group;
   const bool is_block = i > 0 && i < U - 1;
   SimUnit& u = *unit;
-  // fp8 all-gather: a block's Linear weights (all but its two norm vectors) at 1 byte.
-  const double norm_params = is_block ? 2.0 * m.d_model : 0.0;
+  // fp8 all-gather: a block's Linear weights (all but its norm vectors) at 1 byte.
+  const double norm_params = is_block ? double(m.block_norm_params()) : 0.0;
   u.gathered_bytes = fp8_gather && is_block ? (P - norm_params) * 1.0 + norm_params * param_bytes
                                             : P * param_bytes;
   // Unsharded fp32 parameters computed in fp32 (no_shard, no mixed precision): the unit's

@@ -93,7 +93,8 @@ TEST(Ops, Qwen3BlockRunsAtTheQueryWidth) {
   double gemm = 0;
   for (const Op& op : block_forward_ops(m, 1, s, 2))
     if (op.kind == OpKind::matmul) gemm += op.flops;
-  EXPECT_DOUBLE_EQ(gemm, 2.0 * double(m.block_params() - 2 * m.d_model - 2 * m.head_dim()) * s);
+  EXPECT_DOUBLE_EQ(gemm, 2.0 * double(m.block_params() - m.block_norm_params()) * s);
+  EXPECT_EQ(m.block_norm_params(), 2 * 5120 + 2 * 128);
 }
 
 TEST(Ops, RooflineTimes) {
