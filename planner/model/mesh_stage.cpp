@@ -183,12 +183,12 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     const double full = shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
     u.fwd_transient_bytes += full;
     u.bwd_transient_bytes += (ckpt ? 3.0 : 2.0) * full;
+    const double qk_width = double(cfg.model.q_dim() + cfg.model.kv_dim());  // q and k (or v) per token
     if (shape.qk_gathered) {
       // The gathered q and k and RoPE's fp32 chain on every head (x.float(), the rotated product:
       // A + 8 bytes per element beyond the rank's share), live through the RoPE in forward (not
       // beside the row GEMM's partial sums) and again in backward with the recomputed block.
-      const double chain = shape.tokens * double(cfg.model.q_dim() + cfg.model.kv_dim()) *
-                           (shape.param_bytes + 8.0) * (1.0 - 1.0 / tp);  // bytes
+      const double chain = shape.tokens * qk_width * (shape.param_bytes + 8.0) * (1.0 - 1.0 / tp);  // bytes
       u.fwd_transient_bytes = std::max(u.fwd_transient_bytes, chain);
       u.bwd_transient_bytes += chain;
     }
@@ -217,7 +217,6 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     in.column_inputs[0] = shape.column_inputs[0];
     in.column_inputs[1] = shape.column_inputs[1];
     in.cp_rotate = cfg.parallelism.cp_rotate;
-    const double qk_width = double(cfg.model.q_dim() + cfg.model.kv_dim());
     in.qk_gather_bytes = shape.qk_gathered ? shape.param_bytes * shape.tokens * qk_width : 0.0;
     const std::vector<Op>& ops = costs.block_ops;
     in.gemm_fwd_s[0] = op_fwd(ops, "wqkv", "wqkv", cc);
