@@ -20,8 +20,9 @@ void register_presets(CLI::App& app) {
       const ModelSpec m = load_model(name);
       out["models"].push_back({{"name", name}, {"params", m.total_params()}, {"n_layers", m.n_layers},
                                {"d_model", m.d_model}, {"n_heads", m.n_heads}, {"n_kv_heads", m.n_kv_heads},
-                               {"ffn_dim", m.ffn_dim}, {"vocab", m.vocab}, {"max_seq_len", m.max_seq_len},
-                               {"mlp_type", to_string(m.mlp_type)}, {"tied_embeddings", m.tied_embeddings}});
+                               {"head_dim", m.head_dim()}, {"qk_norm", m.qk_norm}, {"ffn_dim", m.ffn_dim},
+                               {"vocab", m.vocab}, {"max_seq_len", m.max_seq_len}, {"mlp_type", to_string(m.mlp_type)},
+                               {"tied_embeddings", m.tied_embeddings}});
     }
     for (const auto& name : list_hardware_presets()) {
       const HardwareSpec h = load_hardware(name);
@@ -38,14 +39,15 @@ void register_presets(CLI::App& app) {
       return;
     }
     fmt::print("Models ({}):\n", out["models"].size());
-    fmt::print("  {:<16} {:>9} {:>7} {:>7} {:>9} {:>7} {:>7} {:>8} {:<7} {}\n", "name", "params", "layers",
-               "d_model", "heads/kv", "ffn", "vocab", "max_seq", "mlp", "tied");
+    fmt::print("  {:<16} {:>9} {:>7} {:>7} {:>9} {:>8} {:>7} {:>7} {:>8} {:<7} {:<5} {}\n", "name", "params", "layers",
+               "d_model", "heads/kv", "head_dim", "ffn", "vocab", "max_seq", "mlp", "tied", "qk_norm");
     for (const auto& m : out["models"])
-      fmt::print("  {:<16} {:>9} {:>7} {:>7} {:>9} {:>7} {:>7} {:>8} {:<7} {}\n", m["name"].get<std::string>(),
+      fmt::print("  {:<16} {:>9} {:>7} {:>7} {:>9} {:>8} {:>7} {:>7} {:>8} {:<7} {:<5} {}\n", m["name"].get<std::string>(),
                  human_count(m["params"].get<double>()), m["n_layers"].get<int>(), m["d_model"].get<int>(),
-                 fmt::format("{}/{}", m["n_heads"].get<int>(), m["n_kv_heads"].get<int>()),
+                 fmt::format("{}/{}", m["n_heads"].get<int>(), m["n_kv_heads"].get<int>()), m["head_dim"].get<int>(),
                  m["ffn_dim"].get<int64_t>(), m["vocab"].get<int64_t>(), m["max_seq_len"].get<int>(),
-                 m["mlp_type"].get<std::string>(), m["tied_embeddings"].get<bool>() ? "yes" : "no");
+                 m["mlp_type"].get<std::string>(), m["tied_embeddings"].get<bool>() ? "yes" : "no",
+                 m["qk_norm"].get<bool>() ? "yes" : "no");
     fmt::print("\nHardware ({}):\n", out["hardware"].size());
     fmt::print("  {:<17} {:>10} {:>9} {:>8} {:>9} {:>9} {:>12} {:>12}\n", "name", "bf16 TF/s", "fp8 TF/s",
                "HBM GiB", "HBM TB/s", "GPUs/node", "intra Gb/s", "NIC Gb/s");

@@ -40,14 +40,17 @@ void register_show_model(CLI::App& app) {
         {"seq_len", s},
         {"flops_per_token", m.flops_per_token(s)},
         {"attention_flops_per_token", m.attention_flops_per_token(s)},
-        {"flops_convention", "6*N + 12*L*d_model*seq_len (N = all parameters)"}};
+        {"head_dim", m.head_dim()},
+        {"qk_norm", m.qk_norm},
+        {"flops_convention", "6*N + 12*L*n_heads*head_dim*seq_len (N = all parameters; n_heads*head_dim = d_model "
+                             "unless model.head_dim is set)"}};
     if (o->json) {
       fmt::print("{}\n", j.dump(2));
       return;
     }
-    fmt::print("{}: {} layers, d_model {}, {} heads ({} kv), ffn {} ({}), vocab {}, {} embeddings\n", m.name,
-               m.n_layers, m.d_model, m.n_heads, m.n_kv_heads, m.ffn_dim, to_string(m.mlp_type), m.vocab,
-               m.tied_embeddings ? "tied" : "untied");
+    fmt::print("{}: {} layers, d_model {}, {} heads ({} kv) of {}{}, ffn {} ({}), vocab {}, {} embeddings\n", m.name,
+               m.n_layers, m.d_model, m.n_heads, m.n_kv_heads, m.head_dim(), m.qk_norm ? " with qk_norm" : "",
+               m.ffn_dim, to_string(m.mlp_type), m.vocab, m.tied_embeddings ? "tied" : "untied");
     fmt::print("  parameters            {:>10}  ({} elements)\n", human_count(double(m.total_params())),
                m.total_params());
     fmt::print("  non-embedding         {:>10}\n", human_count(double(m.non_embedding_params())));
@@ -57,7 +60,7 @@ void register_show_model(CLI::App& app) {
     fmt::print("  bytes per unit        {:>10} bf16 / {} fp32 (block); embedding {} bf16; head {} bf16\n",
                human_bytes(2.0 * units[1]), human_bytes(4.0 * units[1]), human_bytes(2.0 * units.front()),
                human_bytes(2.0 * units.back()));
-    fmt::print("  FLOPs per token       {:>10.4g}  at seq_len {} (6*N + 12*L*d*s; attention part {:.3g})\n",
+    fmt::print("  FLOPs per token       {:>10.4g}  at seq_len {} (6*N + 12*L*heads*head_dim*s; attention part {:.3g})\n",
                m.flops_per_token(s), s, m.attention_flops_per_token(s));
   });
 }

@@ -16,6 +16,11 @@ for g in A100-40GB-SXM A100-80GB-SXM A800-80GB-SXM H100-80GB-SXM H800-80GB-SXM H
 done
 "$bin" show-model llama2-7b > "$tmp/show.txt"
 check "show-model llama2-7b prints 6.74B" "grep -q '6.74B' '$tmp/show.txt'"
+"$bin" show-model qwen3-32b > "$tmp/qwen.txt"
+check "show-model qwen3-32b prints 32.76B and its heads of 128 with qk_norm" \
+  "grep -q '32.76B' '$tmp/qwen.txt' && grep -q 'of 128 with qk_norm' '$tmp/qwen.txt'"
+check "presets --json gives qwen3-32b's head_dim and qk_norm" \
+  "\"$bin\" presets --json | python3 -c 'import json,sys; m=[x for x in json.load(sys.stdin)[\"models\"] if x[\"name\"]==\"qwen3-32b\"][0]; sys.exit(0 if m[\"head_dim\"]==128 and m[\"qk_norm\"] else 1)'"
 
 sed 's/micro_batch = 1/micro_bach = 1/' "$src/configs/examples/llama3-8b-8xH100.toml" > "$tmp/bad.toml"
 "$bin" check "$tmp/bad.toml" 2> "$tmp/err.txt"; rc=$?
