@@ -74,8 +74,7 @@ std::vector<TrainerRefusal> trainer_refusals(const TrainConfig& cfg, bool nccl_c
                    "\"selective_op\" is modeled by the planner but shardcast-train runs none | selective | full"});
   // Qwen3's attention shape: trainer/model/llama.cpp builds Llama blocks (head_dim = d_model /
   // n_heads, no per-head norms); the planner plans both keys.
-  if (cfg.model.explicit_head_dim > 0 && cfg.model.n_heads > 0 &&
-      cfg.model.explicit_head_dim * cfg.model.n_heads != cfg.model.d_model)
+  if (cfg.model.n_heads > 0 && cfg.model.q_dim() != cfg.model.d_model)
     out.push_back({"model.head_dim",
                    fmt::format("{} is planned; shardcast-train builds heads of "
                                "d_model / n_heads = {} / {} (set 0)",

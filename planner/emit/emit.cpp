@@ -55,7 +55,7 @@ const std::vector<RuntimeFiles> kRuntimeFiles = {
 // a Qwen3 attention shape (model.head_dim other than d_model / n_heads, or model.qk_norm) is
 // planned but not written as something else. "" = the emitter can write the model.
 std::string model_shape_refusal(const ModelSpec& m, const std::string& framework, TorchtitanVersion tv) {
-  const bool own_head = m.explicit_head_dim > 0 && int64_t(m.explicit_head_dim) * m.n_heads != m.d_model;
+  const bool own_head = m.q_dim() != m.d_model;  // heads that are not d_model / n_heads wide
   if (!own_head && !m.qk_norm) return "";
   if (framework == "torchtitan" && tv == TorchtitanVersion::v0_2 && m.qk_norm) return "";  // its qwen3 model
   if (framework == "torchtitan" && tv == TorchtitanVersion::current)
