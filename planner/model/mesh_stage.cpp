@@ -213,6 +213,7 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     in.kv_dim = double(cfg.model.kv_dim());
     in.act_bytes = shape.param_bytes;
     in.tp_async = cfg.parallelism.tp_async;
+    in.overlap_compute_slowdown = cc.eff.overlap_compute_slowdown;
     in.sequence_parallel = shape.sequence_parallel;
     in.column_inputs[0] = shape.column_inputs[0];
     in.column_inputs[1] = shape.column_inputs[1];

@@ -68,10 +68,13 @@ namespace {
 // GEMM's chunk beside it, so the first chunk and what the GEMM cannot cover stay exposed
 // (torchtitan's async TP, torch._inductor micro_pipeline_tp: the all-gather / reduce-scatter
 // decomposed into tp steps of a symmetric-memory ring; PyTorch forum "Distributed w/ TorchTitan:
-// Introducing Async Tensor Parallelism", 2024).
-double async_exposed(double comm, double gemm, int tp) {
+// Introducing Async Tensor Parallelism", 2024). While a chunk runs beside the GEMM, the GEMM
+// progresses at 1/(1 + slowdown), the rule the step simulator applies beside FSDP's collectives
+// (docs/cost-model.md §4): the hidden part costs slowdown × its length.
+double async_exposed(double comm, double gemm, int tp, double slowdown) {
   const double first = comm / tp;
-  return first + std::max(0.0, comm - first - gemm);
+  const double hidden = std::min(comm - first, gemm);
+  return first + std::max(0.0, comm - first - gemm) + slowdown * hidden;
 }
 
 }  // namespace
@@ -102,8 +105,8 @@ BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommCont
       for (int k = 0; k < times[i]; ++k) {
         r.tp_busy_s += 2 * each[i];
         if (in.tp_async) {
-          r.tp_fwd_s += async_exposed(each[i], gemm, m.tp);
-          r.tp_bwd_s += async_exposed(each[i], 2 * gemm, m.tp);  // backward: two GEMMs
+          r.tp_fwd_s += async_exposed(each[i], gemm, m.tp, in.overlap_compute_slowdown);
+          r.tp_bwd_s += async_exposed(each[i], 2 * gemm, m.tp, in.overlap_compute_slowdown);  // backward: two GEMMs
         } else {
           r.tp_fwd_s += each[i];
           r.tp_bwd_s += each[i];

@@ -88,6 +88,10 @@ struct BlockMeshInputs {
   // all-gather (wqkv, w1_w3) and the row GEMM before each reduce-scatter (wo, w2); attention's. // s
   double gemm_fwd_s[4] = {0, 0, 0, 0};
   double attention_fwd_s = 0;
+  // Compute slows by (1 + this) while a collective runs beside it (EfficiencyParams::
+  // overlap_compute_slowdown, the simulator's rule for FSDP's overlapped collectives); async TP's
+  // hidden chunks pay it too.
+  double overlap_compute_slowdown = 0;
 };
 BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommContext& comm, const BlockMeshInputs& in);
 // The embedding's and the head's TP collectives (sequence parallel's entry and exit): one
