@@ -59,6 +59,16 @@ void to_json(nlohmann::json& j, const Prediction& p) {
                  {"pp_bubble_s", p.pp_bubble_s},
                  {"pp_send_s", p.pp_send_s},
                  {"notes", p.mesh_notes}};
+  if (!p.pp_stages.empty()) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const StageMemory& m : p.pp_stages)
+      stages.push_back({{"stage", m.stage},
+                        {"peak_bytes", m.peak_bytes},
+                        {"reserved_bytes", m.reserved_bytes},
+                        {"device_total_bytes", m.device_total_bytes},
+                        {"reserved_range_bytes", {m.reserved_range_bytes.first, m.reserved_range_bytes.second}}});
+    j["mesh"]["pp_stages"] = stages;
+  }
   if (!p.timeline.empty()) j["timeline"] = p.timeline;
 }
 
@@ -102,6 +112,7 @@ void from_json(const nlohmann::json& j, Prediction& p) {
   j.at("error_band").at("note").get_to(p.error_band_note);
   p.mesh.clear();
   p.mesh_notes.clear();
+  p.pp_stages.clear();
   p.tp_exposed_s = p.cp_exposed_s = p.pp_bubble_s = p.pp_send_s = 0;
   if (j.contains("mesh")) {  // only with a mesh
     const auto& mj = j.at("mesh");
@@ -111,6 +122,13 @@ void from_json(const nlohmann::json& j, Prediction& p) {
     mj.at("pp_bubble_s").get_to(p.pp_bubble_s);
     mj.at("pp_send_s").get_to(p.pp_send_s);
     mj.at("notes").get_to(p.mesh_notes);
+    if (mj.contains("pp_stages"))  // only with pp
+      for (const auto& sj : mj.at("pp_stages")) {
+        const auto& range = sj.at("reserved_range_bytes");
+        p.pp_stages.push_back({sj.at("stage").get<std::string>(), sj.at("peak_bytes").get<double>(),
+                               sj.at("reserved_bytes").get<double>(), sj.at("device_total_bytes").get<double>(),
+                               {range.at(0).get<double>(), range.at(1).get<double>()}});
+      }
   }
   p.reference_level = 0;
   p.reference_run.clear();

@@ -18,6 +18,17 @@ struct MemoryComponent {
   double bytes = 0;   // at the allocated peak  // bytes
 };
 
+// One pipeline stage's memory (pp > 1): the rank's peak, its allocator's reserved estimate and
+// what nvidia-smi shows, read like Prediction's own.  // bytes
+struct StageMemory {
+  std::string stage;               // "first" (embedding, the most micro-batches in flight) | "last" (the head)
+  double peak_bytes = 0;           // allocated peak
+  double reserved_bytes = 0;       // torch max_memory_reserved estimate
+  double device_total_bytes = 0;   // reserved + outside the allocator
+  // The reserved estimate with expandable segments off and on, as Prediction's ({0, 0}: not replayed).
+  std::pair<double, double> reserved_range_bytes{0, 0};
+};
+
 struct TimelineEvent {
   std::string name;   // e.g. "fwd block 3", "all_gather block 4"
   std::string lane;   // "compute" | "comm" (| "comm_inter" for HSDP replica all-reduce)
@@ -66,6 +77,9 @@ struct Prediction {
   std::string mesh;
   double tp_exposed_s = 0, cp_exposed_s = 0, pp_bubble_s = 0, pp_send_s = 0;
   std::vector<std::string> mesh_notes;
+  // With pp > 1: the first and the last stage's memory; the memory above is the larger one's
+  // (every rank must fit). Empty without pp.
+  std::vector<StageMemory> pp_stages;
   // Throughput.
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;                       // model FLOPs / peak

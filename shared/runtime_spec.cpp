@@ -249,6 +249,15 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "slow (pytorch/torchtitan#773: 13 tokens/s against 128 for Interleaved1F1B on the same 512 GPUs; "
      "pytorch/pytorch#136766), which the planner does not model",
      nullptr, "pp"},
+    {"pp_reshard_after_forward", "bool", "",
+     "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): the reshard_after_forward its "
+     "pipeline stages' FSDP2 modules take. torch.distributed.pipelining runs every backward but the step's last "
+     "with set_reshard_after_backward(False) (stage.py backward_maybe_with_nosync), so either way a stage's "
+     "parameters are all gathered at the end of each backward and the plan holds them beside the step. "
+     "false — gathered at the step's first forward and kept: one all-gather per unit a step (torchtitan "
+     "since d33851c4a: 'When using Pipeline Parallelism, generally zero-2 is best'); true — freed after each "
+     "forward and gathered again by the next backward: one all-gather per unit a micro-batch (docs/cost-model.md §12)",
+     nullptr, "pp"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
 };
@@ -303,6 +312,7 @@ bool* bool_field(RuntimeTerms& t, const std::string& key) {
   if (key == "selective_blocks") return &t.selective_blocks;
   if (key == "loss_parallel") return &t.loss_parallel;
   if (key == "pp_zero_bubble_checkpointing") return &t.pp_zero_bubble_checkpointing;
+  if (key == "pp_reshard_after_forward") return &t.pp_reshard_after_forward;
   return nullptr;
 }
 

@@ -120,6 +120,9 @@ struct RuntimeTerms {
   // With pp > 1: the zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run as planned
   // with activation checkpointing; false: refused (a known bug makes them abnormally slow).
   bool pp_zero_bubble_checkpointing = true;
+  // With pp > 1: true — a stage's FSDP modules reshard after each forward (each micro-batch's
+  // backward gathers them again); false — gathered once a step and kept (torchtitan's zero-2).
+  bool pp_reshard_after_forward = false;
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
   // Terms whose value is the config's (the TOML value "config"; only terms with a

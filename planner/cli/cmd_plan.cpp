@@ -92,7 +92,10 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
                                  planner::power_clock_exponent(hw.gpu), hw.gpu.lower_power_rating_w)
                    : std::string("clock ~ cube root of power"));
   fmt::print("\n");
-  fmt::print("memory per GPU (at the allocated peak)      GiB\n");
+  if (p.pp_stages.empty())
+    fmt::print("memory per GPU (at the allocated peak)      GiB\n");
+  else  // the larger pipeline stage's (every rank must fit); each stage's totals after the table
+    fmt::print("memory per GPU (at the allocated peak of the larger pipeline stage)      GiB\n");
   double overhead = 0;
   for (const auto& m : p.memory) {
     if (m.name == "runtime_overhead") {
@@ -106,6 +109,10 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
   fmt::print("  {:<36} {:>8.2f}\n", "outside the allocator (context, NCCL)", overhead / gib);
   fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n", "device total (nvidia-smi) / capacity", p.mem_device_total_bytes / gib,
              p.mem_capacity_bytes / gib, p.fits ? "fits" : "DOES NOT FIT");
+  for (const StageMemory& st : p.pp_stages)
+    fmt::print("  {:<36} {:>8.2f} allocated, {:.2f} reserved, {:.2f} device total\n",
+               st.stage == "first" ? "first pipeline stage (embedding)" : "last pipeline stage (head, loss)",
+               st.peak_bytes / gib, st.reserved_bytes / gib, st.device_total_bytes / gib);
   // What model_outputs holds and why (docs/cost-model.md §5.5): the runtime's loop, not autograd.
   for (const auto& m : p.memory) {
     if (m.name != "model_outputs" || m.bytes <= 0) continue;

@@ -554,6 +554,7 @@ std::vector<PublishedRow> parse_published_csv(const std::string& text, const std
     row.row_id = r.get("row_id");
     row.source = r.has("source") ? r.get("source") : r.get("framework");
     row.mem_metric = r.get("mem_metric");
+    row.mem_rank = r.has("mem_rank") ? r.get("mem_rank") : "";
     if (filled.count(i)) row.framework_notes = filled[i];
     // What was measured is checked before anything may skip the row: a value that is not a
     // measurement refuses the file (published_csv.h), it is never read as "not measured".
@@ -562,6 +563,8 @@ std::vector<PublishedRow> parse_published_csv(const std::string& text, const std
     row.hfu = measured_value(r, "measured_hfu", row);
     row.peak_mem_gib = measured_value(r, "measured_peak_mem_gib", row);
     try {
+      if (!row.mem_rank.empty() && row.mem_rank != "max" && row.mem_rank != "0")
+        throw InputError(fmt::format("mem_rank '{}' is not allowed (allowed: max | 0 | empty)", row.mem_rank));
       fill_row(r, row);
       if (!row.skipped() && !row.tokens_per_s_per_gpu && !row.peak_mem_gib)
         row.skip_reason = "no measured tokens/s or memory";

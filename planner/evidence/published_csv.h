@@ -51,6 +51,10 @@ struct PublishedRow {
   bool gpus_per_node_given = false;  // else the hardware preset's value is used
   std::optional<double> tokens_per_s_per_gpu, mfu, hfu, peak_mem_gib;
   std::string mem_metric;
+  // Column `mem_rank`: whose figure measured_peak_mem_gib is — "max" (the largest over all ranks)
+  // or "0" (rank 0's own: a pipeline's first stage); empty = not stated, which a row with pp > 1
+  // needs (its stages differ: validate then compares no memory).
+  std::string mem_rank;
   std::string ac_ratio_origin;  // "column", "inferred from measured HFU/MFU", or ""
   bool skipped() const { return !skip_reason.empty(); }
 };

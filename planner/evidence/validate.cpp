@@ -173,7 +173,21 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
       r.measured_mfu = *row.mfu;
       r.err_mfu_pct = pct(r.predicted_mfu, r.measured_mfu);
     }
-    if (row.peak_mem_gib && *row.peak_mem_gib > 0) {
+    // A pipeline's stages hold different memory: a figure of rank 0 is the first stage's (pp is
+    // the outermost mesh dimension in torchtitan and KempnerForge, so rank 0 is in stage 0), one of
+    // every rank the plan's peak; a figure that does not say whose is not compared.
+    const bool stages_differ = !p.pp_stages.empty();
+    if (stages_differ && row.mem_rank == "0") {
+      const StageMemory& first = p.pp_stages.front();
+      r.predicted_alloc_gib = first.peak_bytes / double(1ull << 30);
+      r.predicted_reserved_gib = first.reserved_bytes / double(1ull << 30);
+      r.predicted_reserved_lo_gib = first.reserved_range_bytes.first / double(1ull << 30);
+      r.predicted_reserved_hi_gib = first.reserved_range_bytes.second / double(1ull << 30);
+      r.predicted_device_total_gib = first.device_total_bytes / double(1ull << 30);
+    }
+    if (stages_differ && row.mem_rank.empty() && row.peak_mem_gib)
+      r.config_notes += "memory not compared: a pipeline's stages differ and mem_rank does not say whose figure it is; ";
+    else if (row.peak_mem_gib && *row.peak_mem_gib > 0) {
       // Compare like with like: allocated/active peaks against the allocated peak, a device
       // total (nvidia-smi) against the device total, anything else (reserved) against the
       // reserved estimate.

@@ -20,8 +20,9 @@ struct UnitCollectiveInputs {
   double copy_bw = 0;         // B/s
 };
 
-void unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, const CommSetup& cs,
-                      const UnitCollectiveInputs& ci, const SimInput& in, int i, int U, double P, SimUnit* unit) {
+// Returns the unsharded bytes a pipeline stage keeps gathered for the whole step (below); 0 without pp.
+double unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, const CommSetup& cs,
+                        const UnitCollectiveInputs& ci, const SimInput& in, int i, int U, double P, SimUnit* unit) {
   const ModelSpec& m = cfg.model;
   const int W = shape.world, Ns = shape.shard_group, R = shape.replicas, GA = shape.grad_accum;
   const int state_group = shape.state_group;
@@ -33,6 +34,13 @@ void unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const Step
   const CommContext& comm = cs.comm;
   const CommGroup &shard_group = cs.shard_group, &replica_group = cs.replica_group, &reduce_group = cs.reduce_group;
   const bool is_block = i > 0 && i < U - 1;
+  // A pipeline stage: torch.distributed.pipelining runs every backward but the step's last with
+  // set_reshard_after_backward(False) (stage.py backward_maybe_with_nosync), so each unit stays
+  // gathered after its backward; a stage that does not reshard after forward either (runtime term
+  // pp_reshard_after_forward = false, torchtitan) gathers it once a step, one that does
+  // (KempnerForge) again in each micro-batch's backward, the next forward using that copy.
+  const bool pipelined = shape.mesh.pp > 1;
+  const double gathers_per_micro_step = pipelined && !opt.pp_reshard_after_forward ? 1.0 / GA : 1.0;
   SimUnit& u = *unit;
   // fp8 all-gather: a block's Linear weights (all but its norm vectors) at 1 byte.
   const double norm_params = is_block ? double(m.block_norm_params()) : 0.0;
@@ -60,8 +68,9 @@ void unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const Step
     // shard_grad_op keeps units gathered from forward into backward; so does the last unit
     // (backward starts with it: FSDP1 root, FSDP2 last module).
     // With opt.root_unit the embedding belongs to the root unit, kept gathered likewise.
+    // A pipeline stage never reshards (pipelined, below).
     u.reshard_after_forward =
-        strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
+        !pipelined && strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
   } else {
     u.reduce_s = collective_time(Collective::all_reduce, P * reduce_bytes, reduce_group, comm);
     u.reshard_after_forward = false;
@@ -86,8 +95,9 @@ void unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const Step
   // takes its buffers' lifetimes.
   if (fsdp2_copies) {
     const FsdpCopyBytes cp = per_parameter_copy_bytes(P, u.gathered_bytes, Ns, param_bytes, reduce_bytes);
-    const bool regather = strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
-    const double gather = cp.gather_compute + cp.gather_stream;  // bytes
+    const bool regather =
+        !pipelined && strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
+    const double gather = (cp.gather_compute + cp.gather_stream) * gathers_per_micro_step;  // bytes
     // The reduce side per micro-step: a copy-in and copy-out on each when every micro-step
     // reduces; where only the last does, the step's unsharded gradient sum and its one
     // reduction (fsdp_copies.h), spread over the micro-steps the simulator runs alike.
@@ -100,6 +110,14 @@ void unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const Step
     u.bwd_s += time_share * bwd_copy;
     u.copy_s = fwd_copy + bwd_copy;
   }
+  if (!pipelined || u.all_gather_s <= 0) return 0.0;
+  // Once a step: its time spread over the micro-steps the simulator runs alike. Its bytes are
+  // held beside the timeline (read_memory): at the end of each backward the stage holds every unit
+  // gathered, with the in-flight micro-batches' activations.
+  u.all_gather_s *= gathers_per_micro_step;
+  const double held = u.gathered_bytes;
+  u.gathered_bytes = 0;
+  return held;
 }
 
 }  // namespace
@@ -207,7 +225,7 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
       u.output_bytes = act.output_bytes;
     }
     if (!shape.one_d()) mesh_unit_terms(cfg, shape, comm, costs, cc, act, i, U, ckpt, &u, &out);
-    unit_collectives(cfg, opt, shape, comm, collectives, in, i, U, P, &u);
+    out.held_gathered_bytes.push_back(unit_collectives(cfg, opt, shape, comm, collectives, in, i, U, P, &u));
   }
   // ZeRO stage 1 (shard_optimizer): each rank steps its 1/W of the fp32 master, then one
   // all_gather_into_tensor per parameter group refills the whole 16-bit parameters, in series

@@ -246,15 +246,32 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
 }
 
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
-  if (shape.mesh.pp <= 1) return 0;
+  if (shape.mesh.pp <= 1 || shape.pp_stage == PpStage::last) return 0;
   // The simulator holds one micro-batch's activations at a time; the first pipeline rank holds
   // this many at its peak (mesh_terms.h pp_inflight_microbatches). The head and its loss live on
   // the last stage, which runs each micro-batch's backward right after its forward (one in
-  // flight): the simulated rank carries them once, not once per micro-batch in flight.
+  // flight): a rank with both ends carries them once, not once per micro-batch in flight.
   const double n = pp_inflight_microbatches(shape.pp_schedule, shape.mesh.pp, shape.pp_virtual, shape.pp_micro);
-  double saved = 0;  // one micro-batch's activations through the rank's units but the head  // bytes
-  for (size_t i = 0; i + 1 < in.units.size(); ++i) saved += in.units[i].saved_bytes;
+  const size_t units = in.units.size() - (shape.pp_stage == PpStage::first ? 0 : 1);  // but the head
+  double saved = 0;  // one micro-batch's activations through those units  // bytes
+  for (size_t i = 0; i < units; ++i) saved += in.units[i].saved_bytes;
   return std::max(0.0, n - 1) * saved;
+}
+
+bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units) {
+  const size_t U = units->in.units.size();
+  if (U < 3 || stage == PpStage::both_ends) return false;
+  // A stage of (L + 2) / pp layer-equivalents (pp_rank_blocks) holds one end and one block more
+  // than the rank with both ends; a block's tensors, collectives and held parameters stand in for
+  // the missing end's.
+  const size_t end = stage == PpStage::first ? U - 1 : 0;
+  shape->pp_stage = stage;
+  shape->rank_params += units->unit_params[1] - units->unit_params[end];
+  units->in.units[end] = units->in.units[1];
+  units->unit_params[end] = units->unit_params[1];
+  units->block_seq_of[end] = units->block_seq_of[1];
+  units->held_gathered_bytes[end] = units->held_gathered_bytes[1];
+  return true;
 }
 
 // The timeline's lanes of the mesh: inside each unit's forward and backward, the part TP's and
@@ -306,9 +323,10 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
     const double lat = g.pp_crosses_nodes ? c.inter_node_latency : c.intra_node_latency;
     p.pp_send_s = micro_steps * 2.0 * v * (bytes / bw + lat);
     p.mesh_notes.push_back(fmt::format(
-        "pp {} x {} stage(s) per rank, {} micro-batches of {} per flush: the simulated rank holds the embedding, {} "
-        "blocks and the head (torchtitan's balanced split)",
-        m.pp, v, shape.pp_micro, shape.micro_batch, shape.rank_blocks));
+        "pp {} x {} stage(s) per rank, {} micro-batches of {} per flush: the step is timed on a rank holding the "
+        "embedding, {} blocks and the head (torchtitan's balanced split); memory is the first stage's (the embedding, "
+        "{} blocks, the micro-batches in flight) or the last's (the head and {} blocks), the larger",
+        m.pp, v, shape.pp_micro, shape.micro_batch, shape.rank_blocks, shape.rank_blocks + 1, shape.rank_blocks + 1));
     p.step_time_s += p.pp_bubble_s + p.pp_send_s;
     if (!p.op_seconds.empty()) p.op_seconds[size_t(OpCategory::other)] += p.pp_bubble_s + p.pp_send_s;
   }

@@ -59,7 +59,34 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   read_time(cfg, hw, opt, shape, eff, compute, costs, comm, units, sim, &p);
   p.timeline = std::move(sim.timeline);
   if (!shape.one_d()) add_mesh_lanes(units, &p);
+  // 8. With pp: the memory of the first and the last stage, the larger as the plan's.
+  if (shape.mesh.pp > 1) pipeline_stage_memory(cfg, hw, opt, shape, eff, act, units, &p);
   return p;
+}
+
+void pipeline_stage_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
+                           const StepShape& shape, const EfficiencyParams& eff, const ActivationTerms& act,
+                           const FsdpUnits& units, Prediction* out) {
+  Prediction& p = *out;
+  Prediction larger;
+  for (PpStage stage : {PpStage::first, PpStage::last}) {
+    StepShape s = shape;
+    FsdpUnits u = units;
+    if (!pipeline_stage_view(stage, &s, &u)) return;  // no block to stand in: both ends, as timed
+    const SimResult sim = simulate_fast(u.in);
+    Prediction q;
+    read_memory(cfg, hw, opt, s, eff, act, u, sim, &q);
+    p.pp_stages.push_back({stage == PpStage::first ? "first" : "last", q.mem_peak_bytes, q.mem_reserved_bytes,
+                           q.mem_device_total_bytes, q.mem_reserved_range_bytes});
+    if (stage == PpStage::first || q.mem_device_total_bytes > larger.mem_device_total_bytes) larger = std::move(q);
+  }
+  p.memory = std::move(larger.memory);
+  p.mem_peak_bytes = larger.mem_peak_bytes;
+  p.mem_reserved_bytes = larger.mem_reserved_bytes;
+  p.mem_reserved_range_bytes = larger.mem_reserved_range_bytes;
+  p.mem_device_total_bytes = larger.mem_device_total_bytes;
+  p.fits = larger.fits;
+  p.overflow_component = larger.overflow_component;
 }
 
 EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& opt) {
@@ -316,8 +343,11 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
   Prediction& p = *out;
   const StateMemory state = state_memory(shape.one_d() ? cfg.model.total_params() : shape.rank_params,
                                          shape.state_group, shape.master_bytes);
-  // The pipeline's other in-flight micro-batches: their activations held beside the simulated one.
-  const double inflight = shape.one_d() ? 0.0 : mesh_inflight_bytes(shape, units.in);  // bytes
+  // The pipeline's other in-flight micro-batches: their activations held beside the simulated
+  // one; and the parameters a stage keeps gathered all step.  // bytes
+  const double inflight = shape.one_d() ? 0.0 : mesh_inflight_bytes(shape, units.in);
+  double held = 0;
+  for (double b : units.held_gathered_bytes) held += b;
   // Static: parameters and optimizer states always; the gradients too unless the loop frees
   // them between steps, in which case the timeline places them (kMemShardedGrads).
   const bool grads_static = !opt.grads_freed_between_steps;
@@ -326,7 +356,7 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
   double zero_bytes = 0;
   for (const ZeroBuffer& b : zero) zero_bytes += b.bytes;
   const double static_bytes =
-      state.parameters + state.optimizer_states + (grads_static ? state.gradients : 0.0) + inflight + zero_bytes;
+      state.parameters + state.optimizer_states + (grads_static ? state.gradients : 0.0) + inflight + held + zero_bytes;
   p.memory.push_back({"sharded_parameters", state.parameters});
   p.memory.push_back({"sharded_gradients", grads_static ? state.gradients : sim.mem_at_peak[kMemShardedGrads]});
   p.memory.push_back({"optimizer_states", state.optimizer_states});
@@ -334,6 +364,7 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
   for (int c = 0; c < kMemCategories; ++c)
     if (c != kMemShardedGrads) p.memory.push_back({mem_category_name(c), sim.mem_at_peak[c]});
   if (inflight > 0) p.memory.push_back({"pipeline_in_flight", inflight});
+  if (held > 0) p.memory.push_back({"pipeline_gathered_parameters", held});
   p.mem_peak_bytes = static_bytes + sim.mem_peak_bytes;
   AllocatorInputs alloc;
   alloc.allocated_peak = p.mem_peak_bytes;
@@ -343,7 +374,7 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
   const bool over_by_allocated = opt.replay_within_bytes > 0 && p.mem_peak_bytes + runtime > opt.replay_within_bytes;
   if (units.caching_allocator && !over_by_allocated)
     alloc.replayed_reserved = replay_reserved(cfg, hw, opt, shape, act, units, sim, grads_static, runtime, &p) +
-                              (inflight > 0 ? inflight : 0.0) +
+                              inflight + held +
                               zero_reserved_bytes(zero);  // segments of their own, not in the replayed trace
   if (!zero.empty() && p.mem_reserved_range_bytes.second > 0)
     for (double* b : {&p.mem_reserved_range_bytes.first, &p.mem_reserved_range_bytes.second})

@@ -211,6 +211,10 @@ struct RuntimeMesh {
   // tp_qk_norm = "gathered"): q and k all-gathered over tp each way, RoPE on every head
   // (mesh_terms.h); false ("sharded"): the norms and RoPE on the rank's heads.
   bool qk_norm_gathered = false;
+  // With pp > 1: a stage's FSDP modules reshard after each forward, so every micro-batch's
+  // backward gathers them again (runtime term pp_reshard_after_forward = true); false: gathered
+  // once a step. Either way the stage holds them all gathered at its peak (fsdp_units.cpp).
+  bool pp_reshard_after_forward = false;
 };
 
 // Evidence applied after the model by evidence/predict.h, never read by plan().

@@ -28,6 +28,11 @@
 
 namespace shardcast::planner {
 
+// Which pipeline stage the memory read-out is of (pp > 1): the simulated rank of the step's time
+// holds both ends, the embedding and the head; the first stage holds the embedding and the most
+// micro-batches in flight, the last the head, its loss and one (pipeline_stage_view).
+enum class PpStage { both_ends, first, last };
+
 // The step's shape on one rank: world, groups, tokens and the bytes of each dtype.
 struct StepShape {
   int world = 1;               // ranks (W)
@@ -61,6 +66,7 @@ struct StepShape {
   PpSchedule pp_schedule = PpSchedule::one_f_one_b;
   int pp_flushes = 1;            // pipeline flushes per optimizer step (the config's grad_accum)
   int rank_blocks = 0;           // blocks on the simulated rank (n_layers without pp)
+  PpStage pp_stage = PpStage::both_ends;  // the stage a memory read-out is of (pp > 1)
   double tokens_per_gpu_step = 0;  // the step's global tokens / world size
   int64_t rank_params = 0;       // parameters of the simulated rank's units, one TP shard of each
   bool loss_parallel = true;     // with tp > 1: the loss on vocabulary shards (RuntimeMesh)
@@ -142,6 +148,9 @@ struct FsdpUnits {
   std::vector<int64_t> unit_params;             // [embedding, blocks..., head]
   std::array<BlockTensorSequence, 3> block_seq;  // by BlockAc
   std::vector<int> block_seq_of;                 // a unit's BlockAc sequence, or -1
+  // With pp > 1: each unit's unsharded parameters, which the stage keeps gathered for the whole
+  // step (fsdp_units.cpp unit_collectives), outside the timeline; 0 without pp.  // bytes
+  std::vector<double> held_gathered_bytes;
   bool device_timed = false;     // a measured kernel table times the plan
   bool caching_allocator = false;  // GPUs: the caching allocator is replayed
   double unit_host_s = 0;        // host time per unit and pass in series  // s
@@ -173,7 +182,12 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
                      const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act, int i, int U,
                      bool ckpt, SimUnit* u, FsdpUnits* units);
 // The pipeline's bubble and sends and its in-flight activations, and the mesh's read-outs, into p.
+// In-flight: the activations of shape.pp_stage's other micro-batches in flight.  // bytes
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
+// The first or the last stage as the simulated rank's units show it: the end the stage lacks
+// becomes one more block, its parameters and memory a block's. False (nothing changed) where the
+// rank has no block to copy.
+bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units);
 // The timeline's tp, cp and pp lanes (p->timeline already holds the simulated step).
 void add_mesh_lanes(const FsdpUnits& units, Prediction* p);
 void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepShape& shape, const CommSetup& comm,
@@ -187,6 +201,11 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
 void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                  const EfficiencyParams& eff, const ActivationTerms& act, const FsdpUnits& units,
                  const SimResult& sim, Prediction* p);
+// With pp > 1: the first and the last stage's memory (pipeline_stage_view) into p->pp_stages, and
+// p's memory set to the larger one's; the time stays the simulated rank's.
+void pipeline_stage_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
+                           const StepShape& shape, const EfficiencyParams& eff, const ActivationTerms& act,
+                           const FsdpUnits& units, Prediction* p);
 void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
                const CommSetup& comm, const FsdpUnits& units, const SimResult& sim, Prediction* p);

@@ -243,6 +243,7 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   if (cfg.parallelism.tp > 1 && t.loss_parallel && t.loss_parallel_impl == "vocab_parallel_fn")
     o.cross_entropy = CrossEntropyImpl::fp32_upcast;
   o.qk_norm_gathered = t.tp_qk_norm == "gathered";  // checked against the schema
+  o.pp_reshard_after_forward = t.pp_reshard_after_forward;
   if (!parse_outputs_kept(t.outputs_kept, o.outputs_kept))
     throw ConfigError(rt.file, "terms.outputs_kept", "\"" + t.outputs_kept + "\" is not allowed");
   return o;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 
@@ -261,6 +262,16 @@ TrainConfig torchtitan_config(int gpus) {
   return c;
 }
 
+// torchtitan's 70B on 64 GPUs as FSDP 2 x TP 8 x PP 4, micro_batch sequences of 8192 per data-parallel rank.
+TrainConfig pipelined_config(int micro_batch) {
+  TrainConfig c = torchtitan_config(64);
+  c.training.micro_batch = micro_batch;
+  c.parallelism.tp = 8;
+  c.parallelism.pp = 4;
+  validate_or_throw(c);
+  return c;
+}
+
 Prediction plan_of(const TrainConfig& c) {
   const HardwareSpec hw = load_hardware(c.cluster.hardware);
   return plan(c, hw, resolve_plan_options(c, hw));
@@ -457,11 +468,7 @@ TEST(MeshPlan, DirectLinkBoardsSlowGroupsSmallerThanTheBoard) {
 }
 
 TEST(MeshPlan, PipelineAddsBubbleAndInFlightActivations) {
-  TrainConfig c = torchtitan_config(64);
-  c.training.micro_batch = 8;
-  c.parallelism.tp = 8;
-  c.parallelism.pp = 4;
-  validate_or_throw(c);
+  TrainConfig c = pipelined_config(8);
   const Prediction a = plan_of(c);
   EXPECT_GT(a.pp_bubble_s, 0);
   EXPECT_GT(test::component(a, "pipeline_in_flight"), 0);
@@ -472,26 +479,79 @@ TEST(MeshPlan, PipelineAddsBubbleAndInFlightActivations) {
 
 // The timeline shows each dimension's lane: TP's collectives inside the blocks, the pipeline's
 // bubble after the step; their durations are the prediction's own totals.
+// The parameters of the pipeline stage whose memory a plan reports (the larger of the first and
+// the last): one TP shard of its end (the embedding or the head) and of round((L + 2)/pp) − 1
+// blocks.
+double larger_stage_params(const TrainConfig& c, const Prediction& p) {
+  const std::vector<int64_t> units = c.model.fsdp_unit_params();
+  const int tp = c.parallelism.tp, pp = c.parallelism.pp;
+  const bool first = p.pp_stages.at(0).device_total_bytes >= p.pp_stages.at(1).device_total_bytes;
+  return double(first ? units.front() : units.back()) / tp + (pp_rank_blocks(c.model.n_layers, pp) + 1) * double(units[1]) / tp;
+}
+
 // A pipeline stage reduces its gradients at the step's last backward only
 // (torch.distributed.pipelining's backward_maybe_with_nosync on an FSDP2 stage), even for a
 // runtime that reduces every micro-step without pp (torchtitan): at the peak every unit of the
-// rank holds its unsharded gradient sum in the reduce dtype (fp32), rank_params · 4 bytes, one
-// TP shard of the embedding, the rank's blocks and the head. Tolerance 1e-9: the component is
-// that sum of the units' bytes.
+// stage holds its unsharded gradient sum in the reduce dtype (fp32), 4 bytes a parameter of the
+// stage. Tolerance 1e-9: the component is that sum of the units' bytes.
 TEST(MeshPlan, PipelineStageKeepsUnsyncedGradientsUntilTheLastBackward) {
-  TrainConfig c = torchtitan_config(64);
-  c.training.micro_batch = 8;
-  c.parallelism.tp = 8;
-  c.parallelism.pp = 4;
-  validate_or_throw(c);
+  TrainConfig c = pipelined_config(8);
   const HardwareSpec hw = load_hardware(c.cluster.hardware);
   const PlanOptions o = resolve_plan_options(c, hw);
   ASSERT_TRUE(o.sync_every_micro_step);  // torchtitan's loop without pp
   const Prediction p = plan(c, hw, o);
-  const std::vector<int64_t> units = c.model.fsdp_unit_params();
-  const double rank_params = double(units.front()) / 8 + pp_rank_blocks(c.model.n_layers, 4) * double(units[1]) / 8 +
-                             double(units.back()) / 8;
-  EXPECT_NEAR(test::component(p, "unsharded_gradients"), 4.0 * rank_params, 1e-9 * 4.0 * rank_params);
+  const double stage_params = larger_stage_params(c, p);
+  EXPECT_NEAR(test::component(p, "unsharded_gradients"), 4.0 * stage_params, 1e-9 * 4.0 * stage_params);
+}
+
+// Each stage keeps its units gathered from one backward to the next forward
+// (set_reshard_after_backward(False)), so the plan holds the stage's whole unsharded parameters,
+// bf16 here: 2 bytes a parameter of the stage (tolerance 1e-9, a sum of the units' bytes), and no
+// unit's gathered copy comes and goes on the timeline.
+TEST(MeshPlan, PipelineStageHoldsItsGatheredParameters) {
+  TrainConfig c = pipelined_config(8);
+  const Prediction p = plan_of(c);
+  const double stage_params = larger_stage_params(c, p);
+  EXPECT_NEAR(test::component(p, "pipeline_gathered_parameters"), 2.0 * stage_params, 1e-9 * 2.0 * stage_params);
+  EXPECT_EQ(test::component(p, "gathered_parameters"), 0.0);
+}
+
+// The first stage holds the embedding and the in-flight micro-batches, the last the head and its
+// loss with one micro-batch; the plan's memory is the larger's. Many micro-batches make the first
+// the larger; one micro-batch (none other in flight) without TP's vocabulary-sharded loss the last,
+// whose fp32 logits are the largest tensors.
+TEST(MeshPlan, PipelineMemoryIsTheLargerStages) {
+  TrainConfig c = pipelined_config(16);
+  const Prediction many = plan_of(c);
+  ASSERT_EQ(many.pp_stages.size(), 2u);
+  EXPECT_EQ(many.pp_stages[0].stage, "first");
+  EXPECT_EQ(many.pp_stages[1].stage, "last");
+  EXPECT_GT(many.pp_stages[0].device_total_bytes, many.pp_stages[1].device_total_bytes);
+  EXPECT_EQ(many.mem_device_total_bytes, many.pp_stages[0].device_total_bytes);
+  EXPECT_EQ(many.mem_peak_bytes, many.pp_stages[0].peak_bytes);
+  EXPECT_GT(test::component(many, "pipeline_in_flight"), 0);
+  c.training.micro_batch = 1;
+  c.parallelism.pp_microbatch = 1;
+  c.parallelism.tp = 1;
+  const Prediction one = plan_of(c);
+  ASSERT_EQ(one.pp_stages.size(), 2u);
+  EXPECT_GT(one.pp_stages[1].device_total_bytes, one.pp_stages[0].device_total_bytes);
+  EXPECT_EQ(one.mem_device_total_bytes, one.pp_stages[1].device_total_bytes);
+  // Without pp no stage is read.
+  c.parallelism.pp = 1;
+  EXPECT_TRUE(plan_of(c).pp_stages.empty());
+}
+
+// pp_reshard_after_forward: a stage that reshards after each forward gathers its units again in
+// every micro-batch's backward (KempnerForge), one that does not once a step (torchtitan). The
+// same bytes are held either way; the all-gathers cost more time with resharding.
+TEST(MeshPlan, PipelineStageReshardingGathersEveryMicroBatch) {
+  TrainConfig c = pipelined_config(8);
+  const TermFlip t = plans_flipping(c, [](PlanOptions& o) { o.pp_reshard_after_forward = true; });
+  ASSERT_FALSE(t.options.pp_reshard_after_forward);  // torchtitan
+  EXPECT_GT(t.flipped.comm_s, t.resolved.comm_s);
+  EXPECT_EQ(test::component(t.flipped, "pipeline_gathered_parameters"),
+            test::component(t.resolved, "pipeline_gathered_parameters"));
 }
 
 TEST(MeshPlan, TimelineHasALanePerDimension) {
@@ -559,10 +619,21 @@ TEST(MeshRuns, PublishedMeshRunsHoldTheirRegressionBounds) {
   // InterleavedZeroBubble row of pytorch/torchtitan#773 (refused by torchtitan-2024-10: the bug
   // with checkpointing). The four Qwen3-32B rows are planned with model.head_dim and qk_norm.
   EXPECT_EQ(s.n, 44);
-  EXPECT_LE(s.mape_tps, 12.2);             // measured 11.9
+  // Since the pipeline stages' memory and gathered parameters (docs/cost-model.md §12): MAPE 11.9
+  // -> 12.9 (KempnerForge's PP rows gather once a micro-batch, not twice, as its code does: +23 ..
+  // +33 -> +27 .. +61 % fast), memory MAPE 8.0 -> 8.8 (its PP rows like for like, rank 0's first
+  // stage: +60.6 -> +5.9 %; torchtitan's 405B PP rows' reserved 11-24 % under).
+  EXPECT_LE(s.mape_tps, 13.2);             // measured 12.9
   EXPECT_LE(s.median_abs_err_tps, 8.8);    // measured 8.5
   EXPECT_GE(s.within_1sigma, 28);          // measured 28 of 44
-  EXPECT_LE(s.mape_mem, 8.3);              // measured 8.0 (n = 30)
+  EXPECT_LE(s.mape_mem, 9.1);              // measured 8.8 (n = 30)
+  // KempnerForge's PP rows state rank 0's max_memory_allocated (mem_rank 0): the first stage's,
+  // measured +5.9, +0.6 and +0.9 %; with both ends on one rank the 13B row was +60.6 %.
+  for (const ValidationRowResult& r : v.rows)
+    if (r.row_id.rfind("kf_cv_", 0) == 0 && r.row_id.find("_pp") != std::string::npos) {
+      EXPECT_TRUE(r.has_mem) << r.row_id;
+      EXPECT_LT(std::abs(r.err_mem_pct), 6.5) << r.row_id;
+    }
 }
 
 }  // namespace

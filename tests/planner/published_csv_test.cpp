@@ -212,6 +212,21 @@ TEST(Csv, HeadDimColumn) {
   EXPECT_FALSE(qk[1].cfg.model.qk_norm);
 }
 
+// mem_rank: whose memory figure it is, max (every rank's largest) or 0 (rank 0's); anything else
+// skips the row naming the column and what is allowed.
+TEST(Csv, MemRankColumn) {
+  const auto rows = parse_published_csv(header_with("mem_rank") + row_with("a", "max") + row_with("b", "0") +
+                                            row_with("c", "") + row_with("d", "rank0"),
+                                        "t.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].mem_rank, "max");
+  EXPECT_EQ(rows[1].mem_rank, "0");
+  EXPECT_EQ(rows[2].mem_rank, "");
+  for (int i : {0, 1, 2}) EXPECT_TRUE(rows[size_t(i)].skip_reason.empty()) << rows[size_t(i)].skip_reason;
+  EXPECT_NE(rows[3].skip_reason.find("mem_rank 'rank0' is not allowed (allowed: max | 0 | empty)"), std::string::npos)
+      << rows[3].skip_reason;
+}
+
 TEST(Csv, RowsToConfigs) {
   const std::string text = std::string(kHeader) + row("none", "r1", "128", "HYBRID_SHARD") +
                            row("full", "r2", "", "FULL_SHARD") + row("none", "r3", "16", "TP+FSDP") +
