@@ -162,7 +162,16 @@ void MemoryTab::setPredictions(const std::vector<StrategyPrediction>& rows) {
       table_->setItem(i, c, new QTableWidgetItem(QString::number(b / GiB, 'f', 2)));
     }
     const int n = int(names.size());
-    table_->setItem(n, c, new QTableWidgetItem(QString::number(r.prediction->mem_peak_bytes / GiB, 'f', 2)));
+    auto* peak = new QTableWidgetItem(QString::number(r.prediction->mem_peak_bytes / GiB, 'f', 2));
+    // With pp: the larger stage's peak; each stage's in the tooltip (Prediction::pp_stages).
+    QStringList stages;
+    for (const StageMemory& st : r.prediction->pp_stages)
+      stages << QString("%1 pipeline stage: %2 GiB allocated, %3 GiB reserved")
+                    .arg(QString::fromStdString(st.stage))
+                    .arg(st.peak_bytes / GiB, 0, 'f', 2)
+                    .arg(st.reserved_bytes / GiB, 0, 'f', 2);
+    if (!stages.isEmpty()) peak->setToolTip("the larger stage's peak\n" + stages.join("\n"));
+    table_->setItem(n, c, peak);
     table_->setItem(n + 1, c, new QTableWidgetItem(QString::number(r.prediction->mem_capacity_bytes / GiB, 'f', 1)));
     table_->setItem(n + 2, c, new QTableWidgetItem(r.prediction->fits ? "yes" : "no"));
   }
