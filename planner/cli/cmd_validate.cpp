@@ -61,6 +61,14 @@ void print_summary_line(const planner::ValidationSummary& s, size_t width) {
   fmt::print("\n");
 }
 
+// The memory rows more than 5 % under, by the estimate and against the allocator range.
+void print_memory_under(const planner::ValidationSummary& s) {
+  if (s.n_mem == 0) return;
+  fmt::print("  memory: {} of {} rows more than 5% under the estimate; {} against the reserved range over both "
+             "allocator settings where the source leaves PYTORCH_CUDA_ALLOC_CONF open (err_mem_band_pct)\n",
+             s.mem_under_5pct, s.n_mem, s.mem_under_5pct_band);
+}
+
 void print_human(const planner::ValidationResult& v) {
   fmt::print("{:<48} {:<14} {:>9} {:>9} {:>7} {:>5} {:>9} {:>6} {:>6} {:>7}\n", "row", "hardware", "pred tps",
              "meas tps", "err%", "1σ%", "verdict", "pMFU", "mMFU", "err%");
@@ -96,6 +104,7 @@ void print_human(const planner::ValidationResult& v) {
              "outside the stated band, the error in units of that band\n"
              "  inside the stated 1σ band: {} of {} rows; inside 2σ: {} of {}; outside 2σ: {}\n",
              o.within_1sigma, o.n, o.within_2sigma, o.n, o.n - o.within_2sigma);
+  print_memory_under(o);
 }
 
 std::string md_cell(const std::string& s) {

@@ -106,6 +106,8 @@ ValidationSummary summarize(const std::string& name, const std::vector<const Val
     if (r->has_mem) {
       ++s.n_mem;
       mem_sum += std::fabs(r->err_mem_pct);
+      s.mem_under_5pct += r->err_mem_pct < -5.0;
+      s.mem_under_5pct_band += r->err_mem_band_pct < -5.0;
     }
   }
   s.n = int(abs_err.size());
@@ -244,7 +246,9 @@ nlohmann::json summary_json(const ValidationSummary& s) {
           {"within_1sigma", s.within_1sigma},
           {"within_2sigma", s.within_2sigma},
           {"n_mem", s.n_mem},
-          {"mape_mem", s.mape_mem}};
+          {"mape_mem", s.mape_mem},
+          {"mem_under_5pct", s.mem_under_5pct},
+          {"mem_under_5pct_band", s.mem_under_5pct_band}};
 }
 }  // namespace
 

@@ -322,12 +322,11 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   // replay (over_by_allocated), and the plan does not fit either way.
   try {
     reserved = replay_allocation_trace(trace, ac_cfg).peak_reserved;
-    const double here = std::max(p.mem_peak_bytes, reserved);
-    p.mem_reserved_range_bytes = {here, here};
+    p.mem_reserved_range_bytes = {reserved, reserved};  // the trace's alone: read_memory adds what is beside it
     if (opt.reserved_range) {
       ac_cfg.expandable_segments = !opt.expandable_segments;
-      const double other = std::max(p.mem_peak_bytes, replay_allocation_trace(trace, ac_cfg).peak_reserved);
-      p.mem_reserved_range_bytes = {std::min(here, other), std::max(here, other)};
+      const double other = replay_allocation_trace(trace, ac_cfg).peak_reserved;
+      p.mem_reserved_range_bytes = {std::min(reserved, other), std::max(reserved, other)};
     }
   } catch (const std::length_error&) {
     assert(p.mem_peak_bytes > hw.gpu.hbm_bytes);
@@ -372,13 +371,14 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
   const double runtime = eff.runtime_overhead_gib * double(1ull << 30);
   alloc.outside_allocator = runtime;
   const bool over_by_allocated = opt.replay_within_bytes > 0 && p.mem_peak_bytes + runtime > opt.replay_within_bytes;
+  // Segments of their own beside the replayed trace: the pipeline's other in-flight micro-batches,
+  // its held parameters and DeepSpeed's flat buffers; the range takes them like the estimate.
+  const double beside_trace = inflight + held + zero_reserved_bytes(zero);  // bytes
   if (units.caching_allocator && !over_by_allocated)
-    alloc.replayed_reserved = replay_reserved(cfg, hw, opt, shape, act, units, sim, grads_static, runtime, &p) +
-                              inflight + held +
-                              zero_reserved_bytes(zero);  // segments of their own, not in the replayed trace
-  if (!zero.empty() && p.mem_reserved_range_bytes.second > 0)
+    alloc.replayed_reserved = replay_reserved(cfg, hw, opt, shape, act, units, sim, grads_static, runtime, &p) + beside_trace;
+  if (p.mem_reserved_range_bytes.second > 0)
     for (double* b : {&p.mem_reserved_range_bytes.first, &p.mem_reserved_range_bytes.second})
-      *b = std::max(p.mem_peak_bytes, *b + zero_reserved_bytes(zero));
+      *b = std::max(p.mem_peak_bytes, *b + beside_trace);
   const DeviceMemory dm = device_memory(alloc);
   p.mem_reserved_bytes = dm.reserved;
   p.mem_device_total_bytes = dm.device_total;
