@@ -29,6 +29,9 @@ inline constexpr double kMaxModelParams = 1e15;
 // FlashAttention-2 runs head dimensions up to 256 (Dao-AILab/flash-attention README "all head
 // dimensions up to 256"); 1024 rejects a mistyped number without refusing a future kernel.
 inline constexpr int kMaxHeadDim = 1024;
+// A head width model.head_dim may state: even (RoPE rotates pairs) and in [2, kMaxHeadDim]; the
+// one rule for the key and for a published row's head_dim column.
+inline bool head_dim_allowed(int head_dim) { return head_dim >= 2 && head_dim <= kMaxHeadDim && head_dim % 2 == 0; }
 
 struct ModelSpec {
   std::string name;              // preset name or free text

@@ -131,7 +131,7 @@ std::vector<std::string> validate_model(const ModelSpec& m, const std::string& f
           fmt::format("{} is not allowed: must be in (0, 1)", m.norm_eps));
   require(e, std::isfinite(m.rope_theta) && m.rope_theta > 0, file, p + "rope_theta",
           fmt::format("{} is not allowed: must be finite and > 0", m.rope_theta));
-  require(e, m.explicit_head_dim >= 0 && m.explicit_head_dim <= kMaxHeadDim && m.explicit_head_dim % 2 == 0, file,
+  require(e, m.explicit_head_dim == 0 || head_dim_allowed(m.explicit_head_dim), file,
           p + "head_dim",
           fmt::format("{} is not allowed: must be even (RoPE rotates pairs) and in [2, {}], or 0 for d_model / n_heads",
                       m.explicit_head_dim, kMaxHeadDim));

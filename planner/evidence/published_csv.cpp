@@ -203,7 +203,7 @@ void fill_model(const RowReader& r, PublishedRow& row) {
   // The head width a source states (Qwen3-32B: 64 heads of 128 on d_model 5120) is the model's
   // model.head_dim; empty = d_model / n_heads. Its per-head q/k norms: qk_norm (Qwen3).
   if (auto hd = r.optional_int("head_dim")) {
-    if (*hd < 2 || *hd > kMaxHeadDim || *hd % 2 != 0)
+    if (!head_dim_allowed(*hd))
       throw InputError(fmt::format("head_dim {} is not allowed: must be even and in [2, {}]", *hd, kMaxHeadDim));
     if (*hd * m.n_heads != m.d_model) m.explicit_head_dim = *hd;
   }

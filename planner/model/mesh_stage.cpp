@@ -4,6 +4,7 @@
 // so a 1-D plan is computed exactly as without them. Terms and sources: mesh_terms.h.
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -46,11 +47,9 @@ void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* 
     sh.rank_blocks = pp_rank_blocks(cfg.model.n_layers, m.pp);
   }
   sh.tokens = double(sh.micro_batch) * sh.seq_len / m.cp;
-  const std::vector<int64_t> units = cfg.model.fsdp_unit_params();
-  // Basic TP leaves the embedding and the head whole on every tp rank; a replicated embedding is whole too.
-  const int64_t embed = sh.embedding_split ? units.front() / m.tp : units.front();
-  const int64_t head = sh.sequence_parallel ? units.back() / m.tp : units.back();
-  sh.rank_params = embed + int64_t(sh.rank_blocks) * units[1] / m.tp + head;
+  // The rank's units, one TP shard of each (mesh_unit_params: what stays whole), summed.
+  const std::vector<int64_t> units = mesh_unit_params(cfg.model, sh);
+  sh.rank_params = std::accumulate(units.begin(), units.end(), int64_t{0});
 }
 
 void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u) {
