@@ -32,6 +32,27 @@ TEST(Reports, PredictionRoundTrip) {
   EXPECT_DOUBLE_EQ(trace["traceEvents"][1]["dur"].get<double>(), 0.01 * 1e6);
 }
 
+// A pipeline plan's mesh block carries each stage's memory; a plan without pp writes none.
+TEST(Reports, PredictionRoundTripWithPipelineStages) {
+  Prediction p;
+  p.memory = {{"activations", 2.5e9}};
+  p.mesh = "dp_shard 8 x tp 8 x pp 8";
+  p.pp_bubble_s = 3.0;
+  p.mesh_notes = {"pp 8 x 1 stage(s) per rank"};
+  p.pp_stages = {{"first", 60e9, 64e9, 66e9, {62e9, 70e9}}, {"last", 48e9, 52e9, 54e9, {50e9, 55e9}}};
+  const nlohmann::json j = p;
+  ASSERT_EQ(j["mesh"]["pp_stages"].size(), 2u);
+  EXPECT_EQ(j["mesh"]["pp_stages"][0]["stage"], "first");
+  EXPECT_DOUBLE_EQ(j["mesh"]["pp_stages"][1]["reserved_range_bytes"][1].get<double>(), 55e9);
+  const Prediction q = j.get<Prediction>();
+  ASSERT_EQ(q.pp_stages.size(), 2u);
+  EXPECT_EQ(q.pp_stages[1].stage, "last");
+  EXPECT_DOUBLE_EQ(q.pp_stages[0].reserved_range_bytes.first, 62e9);
+  EXPECT_EQ(nlohmann::json(q), j);
+  p.pp_stages.clear();
+  EXPECT_FALSE(nlohmann::json(p)["mesh"].contains("pp_stages"));
+}
+
 TEST(Reports, RunReportAndValidationRoundTrip) {
   RunReport r;
   r.world_size = 2;
