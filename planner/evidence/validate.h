@@ -74,7 +74,7 @@ struct ValidationSummary {
   int within_1sigma = 0, within_2sigma = 0;  // rows within 1σ / 2σ of their stated band
   int n_mem = 0;
   double mape_mem = 0;              // %
-  // Memory rows predicted more than 5 % under (issue 54's bound): by err_mem_pct, and by
+  // Memory rows predicted more than 5 % under: by err_mem_pct, and by
   // err_mem_band_pct (a reserved figure whose allocator setting the source leaves open, against
   // the range over both settings).
   int mem_under_5pct = 0, mem_under_5pct_band = 0;
