@@ -10,6 +10,7 @@
 #include <functional>
 #include <numeric>
 
+#include "planner/evidence/predict.h"
 #include "planner/model/plan.h"
 #include "planner/model/plan_stages.h"
 #include "planner/model/runtime.h"
@@ -620,6 +621,34 @@ TEST(MeshPlan, RuntimesRefuseWhatTheyDoNotRun) {
   c.parallelism.pp_schedule = PpSchedule::one_f_one_b;
   c.activation_checkpointing.mode = AcMode::full;
   EXPECT_EQ(runtime_refusal(runtime_preset("torchtitan-2024-10"), c, hw), "");
+}
+
+// A pipeline row whose memory figure does not say whose it is (mem_rank empty) is not compared
+// on memory, and says so; rank 0's figure (mem_rank 0) is compared with the first stage, every
+// rank's (max) with the larger stage: three ways of reading the same row's plan.
+TEST(MeshRuns, PipelineRowsCompareMemoryOnlyWithTheirRank) {
+  const std::vector<PublishedRow> all =
+      read_published_csv(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/outside_mesh.csv", {});
+  std::vector<PublishedRow> rows;
+  for (const PublishedRow& r : all)
+    if (r.row_id == "kf_cv_13b_32gpu_tp4_pp2") rows = {r, r, r};
+  ASSERT_EQ(rows.size(), 3u);
+  rows[1].mem_rank = "max";
+  rows[2].mem_rank = "";
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  const ValidationResult v = validate_cases(rows, cases, hw);
+  ASSERT_EQ(v.rows.size(), 3u);
+  ASSERT_EQ(cases.size(), 3u);
+  const Prediction p = predict(cases[0].cfg, hw.at(cases[0].hardware), cases[0].options);
+  ASSERT_EQ(p.pp_stages.size(), 2u);
+  const double gib = double(1ull << 30);
+  EXPECT_TRUE(v.rows[0].has_mem);
+  EXPECT_NEAR(v.rows[0].predicted_mem_gib, p.pp_stages[0].peak_bytes / gib, 1e-9);  // allocated, first stage
+  EXPECT_TRUE(v.rows[1].has_mem);
+  EXPECT_NEAR(v.rows[1].predicted_mem_gib, p.mem_peak_bytes / gib, 1e-9);  // the larger stage's
+  EXPECT_FALSE(v.rows[2].has_mem);
+  EXPECT_NE(v.rows[2].config_notes.find("memory not compared"), std::string::npos) << v.rows[2].config_notes;
 }
 
 // Published mesh runs never fitted on (configs/published/outside_mesh.csv). Issue 54's targets
