@@ -156,11 +156,20 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
       continue;
     }
     r.fits = p.fits;
-    r.predicted_alloc_gib = p.mem_peak_bytes / double(1ull << 30);
-    r.predicted_reserved_gib = p.mem_reserved_bytes / double(1ull << 30);
-    r.predicted_reserved_lo_gib = p.mem_reserved_range_bytes.first / double(1ull << 30);
-    r.predicted_reserved_hi_gib = p.mem_reserved_range_bytes.second / double(1ull << 30);
-    r.predicted_device_total_gib = p.mem_device_total_bytes / double(1ull << 30);
+    // A pipeline's stages hold different memory: a figure of rank 0 is the first stage's (pp is
+    // the outermost mesh dimension in torchtitan and KempnerForge, so rank 0 is in stage 0), one of
+    // every rank the plan's peak; a figure that does not say whose is not compared (below).
+    const bool stages_differ = !p.pp_stages.empty();
+    const StageMemory mem = stages_differ && row.mem_rank == "0"
+                                ? p.pp_stages.front()
+                                : StageMemory{"", p.mem_peak_bytes, p.mem_reserved_bytes, p.mem_device_total_bytes,
+                                              p.mem_reserved_range_bytes};
+    const double gib = double(1ull << 30);
+    r.predicted_alloc_gib = mem.peak_bytes / gib;
+    r.predicted_reserved_gib = mem.reserved_bytes / gib;
+    r.predicted_reserved_lo_gib = mem.reserved_range_bytes.first / gib;
+    r.predicted_reserved_hi_gib = mem.reserved_range_bytes.second / gib;
+    r.predicted_device_total_gib = mem.device_total_bytes / gib;
     r.predicted_tps = p.tokens_per_s_per_gpu;
     r.predicted_mfu = p.mfu;
     r.band_rel_1sigma = p.error_band_rel;
@@ -174,18 +183,6 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
       r.has_mfu = true;
       r.measured_mfu = *row.mfu;
       r.err_mfu_pct = pct(r.predicted_mfu, r.measured_mfu);
-    }
-    // A pipeline's stages hold different memory: a figure of rank 0 is the first stage's (pp is
-    // the outermost mesh dimension in torchtitan and KempnerForge, so rank 0 is in stage 0), one of
-    // every rank the plan's peak; a figure that does not say whose is not compared.
-    const bool stages_differ = !p.pp_stages.empty();
-    if (stages_differ && row.mem_rank == "0") {
-      const StageMemory& first = p.pp_stages.front();
-      r.predicted_alloc_gib = first.peak_bytes / double(1ull << 30);
-      r.predicted_reserved_gib = first.reserved_bytes / double(1ull << 30);
-      r.predicted_reserved_lo_gib = first.reserved_range_bytes.first / double(1ull << 30);
-      r.predicted_reserved_hi_gib = first.reserved_range_bytes.second / double(1ull << 30);
-      r.predicted_device_total_gib = first.device_total_bytes / double(1ull << 30);
     }
     if (stages_differ && row.mem_rank.empty() && row.peak_mem_gib)
       r.config_notes += "memory not compared: a pipeline's stages differ and mem_rank does not say whose figure it is; ";

@@ -40,6 +40,11 @@ double unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const St
   // pp_reshard_after_forward = false, torchtitan) gathers it once a step, one that does
   // (KempnerForge) again in each micro-batch's backward, the next forward using that copy.
   const bool pipelined = shape.mesh.pp > 1;
+  // A unit gathered again in backward: not under shard_grad_op, nor the last unit (backward
+  // starts with it: FSDP1 root, FSDP2 last module), nor the embedding of a root unit (kept
+  // gathered likewise), nor on a pipeline stage (above).
+  const bool reshards =
+      !pipelined && strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
   const double gathers_per_micro_step = pipelined && !opt.pp_reshard_after_forward ? 1.0 / GA : 1.0;
   SimUnit& u = *unit;
   // fp8 all-gather: a block's Linear weights (all but its norm vectors) at 1 byte.
@@ -65,12 +70,7 @@ double unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const St
     if (R > 1)
       u.replica_all_reduce_s =
           collective_time(Collective::all_reduce, P * reduce_bytes / Ns, replica_group, comm);
-    // shard_grad_op keeps units gathered from forward into backward; so does the last unit
-    // (backward starts with it: FSDP1 root, FSDP2 last module).
-    // With opt.root_unit the embedding belongs to the root unit, kept gathered likewise.
-    // A pipeline stage never reshards (pipelined, below).
-    u.reshard_after_forward =
-        !pipelined && strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
+    u.reshard_after_forward = reshards;
   } else {
     u.reduce_s = collective_time(Collective::all_reduce, P * reduce_bytes, reduce_group, comm);
     u.reshard_after_forward = false;
@@ -95,8 +95,6 @@ double unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const St
   // takes its buffers' lifetimes.
   if (fsdp2_copies) {
     const FsdpCopyBytes cp = per_parameter_copy_bytes(P, u.gathered_bytes, Ns, param_bytes, reduce_bytes);
-    const bool regather =
-        !pipelined && strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
     const double gather = (cp.gather_compute + cp.gather_stream) * gathers_per_micro_step;  // bytes
     // The reduce side per micro-step: a copy-in and copy-out on each when every micro-step
     // reduces; where only the last does, the step's unsharded gradient sum and its one
@@ -105,7 +103,7 @@ double unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const St
                               ? unsynced_step_reduce_bytes(P, GA, Ns, param_bytes, reduce_bytes, int(unsynced_bytes)) / GA
                               : cp.reduce_compute + cp.reduce_stream;  // bytes
     const double fwd_copy = gather / copy_bw;                                 // s
-    const double bwd_copy = ((regather ? gather : 0.0) + reduce) / copy_bw;  // s
+    const double bwd_copy = ((reshards ? gather : 0.0) + reduce) / copy_bw;  // s
     u.fwd_s += time_share * fwd_copy;
     u.bwd_s += time_share * bwd_copy;
     u.copy_s = fwd_copy + bwd_copy;
