@@ -304,7 +304,8 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
     }
   // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
   // are the largest of the step, and where they land decides the segments' high-water mark.
-  if (upcast_loss) {  // with a mesh, on a 1/tp vocabulary shard under loss parallel, whole without it
+  // The first pipeline stage has no head: its last unit is a block (pipeline_stage_view).
+  if (upcast_loss && shape.pp_stage != PpStage::first) {  // with a mesh, on a 1/tp vocabulary shard under loss parallel, whole without it
     const double tp = shape.loss_parallel && shape.sequence_parallel ? shape.mesh.tp : 1;
     const SimUnit& h = in.units[size_t(U - 1)];
     ti.sequences.resize(size_t(U));

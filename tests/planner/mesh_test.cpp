@@ -543,6 +543,33 @@ TEST(MeshPlan, PipelineMemoryIsTheLargerStages) {
   EXPECT_TRUE(plan_of(c).pp_stages.empty());
 }
 
+// The loss runs on the last stage only: the first stage's memory, allocated and as the caching
+// allocator replays it, is the same whether the loss up-casts the logits to fp32 or not, while
+// the last stage's grows with the fp32 copies. (The replay once gave the first stage's stand-in
+// block the up-cast loss's tensors: 41.2 against 31.6 GB reserved here.) Exact up to summation
+// order (1e-12).
+TEST(MeshPlan, FirstPipelineStageHoldsNoLossTensors) {
+  // Llama 3 8B on 8 GPUs as FSDP 2 x PP 4 without TP: the logits whole, the loss's fp32 tensors
+  // (4.2 GB each) the step's largest.
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+  c.runtime = "torchtitan";
+  c.parallelism.pp = 4;
+  validate_or_throw(c);
+  const HardwareSpec hw = load_hardware(c.cluster.hardware);
+  PlanOptions o = resolve_plan_options(c, hw);
+  o.cross_entropy = CrossEntropyImpl::fp32_upcast;
+  const Prediction upcast = plan(c, hw, o);
+  o.cross_entropy = CrossEntropyImpl::native;
+  const Prediction native = plan(c, hw, o);
+  ASSERT_EQ(upcast.pp_stages.size(), 2u);
+  ASSERT_EQ(native.pp_stages.size(), 2u);
+  const StageMemory& a = upcast.pp_stages[0];
+  const StageMemory& b = native.pp_stages[0];
+  EXPECT_NEAR(a.peak_bytes, b.peak_bytes, 1e-12 * a.peak_bytes);
+  EXPECT_NEAR(a.reserved_bytes, b.reserved_bytes, 1e-12 * a.reserved_bytes);
+  EXPECT_GT(upcast.pp_stages[1].reserved_bytes, native.pp_stages[1].reserved_bytes);
+}
+
 // The reserved estimate with expandable segments off and on brackets the plan's own: the
 // pipeline's in-flight activations and held parameters are segments beside the replayed trace,
 // in the range as in the estimate (the range once stopped at the allocated peak below it).
@@ -670,9 +697,11 @@ TEST(MeshRuns, PublishedMeshRunsHoldTheirRegressionBounds) {
   EXPECT_LE(s.mape_tps, 13.2);             // measured 12.9
   EXPECT_LE(s.median_abs_err_tps, 8.8);    // measured 8.5
   EXPECT_GE(s.within_1sigma, 28);          // measured 28 of 44
-  EXPECT_LE(s.mape_mem, 9.1);              // measured 8.8 (n = 30)
+  // The first stage's replay without the loss's tensors (FirstPipelineStageHoldsNoLossTensors):
+  // torchtitan's six 405B PP rows 0.3 GiB lower, the Interleaved1F1B one now under its range too.
+  EXPECT_LE(s.mape_mem, 9.1);              // measured 8.9 (n = 30)
   EXPECT_LE(s.mem_under_5pct, 12);         // measured 12 of 30 more than 5 % under (target: none)
-  EXPECT_LE(s.mem_under_5pct_band, 5);     // measured 5 against the allocator range: torchtitan's 405B PP rows
+  EXPECT_LE(s.mem_under_5pct_band, 6);     // measured 6 against the allocator range: torchtitan's 405B PP rows
   // KempnerForge's PP rows state rank 0's max_memory_allocated (mem_rank 0): the first stage's,
   // measured +5.9, +0.6 and +0.9 %; with both ends on one rank the 13B row was +60.6 %.
   for (const ValidationRowResult& r : v.rows)
