@@ -96,6 +96,7 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   a.output_bytes = output_bytes;
   a.scores_bytes = scores_bytes;
   a.norm_extra = norm_extra;
+  a.kv_repeated = opt.gqa_repeated;
   a.trainer_block = trainer_block;
   a.eager_program = eager_program;
   a.kept_plain = kept_plain;

@@ -182,6 +182,15 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     const double full = shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
     u.fwd_transient_bytes += full;
     u.bwd_transient_bytes += (ckpt ? 3.0 : 2.0) * full;
+    if (m.cp > 1) {
+      // Ring attention's exchanged K and V, fp32 merge and gradient accumulators (mesh_terms.h).
+      const CpAttentionMemory cpm = cp_attention_memory(m.cp, cfg.parallelism.cp_rotate, shape.tokens,
+                                                        double(cfg.model.q_dim()) / tp,
+                                                        cp_attention_width(cfg.model, int(tp), act.kv_repeated),
+                                                        shape.param_bytes);
+      u.fwd_transient_bytes += cpm.fwd;
+      u.bwd_transient_bytes += cpm.bwd;
+    }
     const double qk_width = double(cfg.model.q_dim() + cfg.model.kv_dim());  // q and k (or v) per token
     if (shape.qk_gathered) {
       // The gathered q and k and RoPE's fp32 chain on every head (x.float(), the rotated product:
@@ -209,7 +218,7 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     BlockMeshInputs in;
     in.tokens = shape.tokens;
     in.d_model = cfg.model.d_model;
-    in.kv_dim = double(cfg.model.kv_dim());
+    in.kv_width = cp_attention_width(cfg.model, int(tp), act.kv_repeated);
     in.act_bytes = shape.param_bytes;
     in.tp_async = cfg.parallelism.tp_async;
     in.overlap_compute_slowdown = cc.eff.overlap_compute_slowdown;

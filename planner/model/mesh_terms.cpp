@@ -125,22 +125,44 @@ BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommCont
     r.tp_busy_s += 2 * ag;
   }
   if (m.cp > 1) {
-    // Ring attention's K and V (2 · kv_dim per token, of the whole sequence: T · cp tokens) reach
-    // every rank in forward; their gradients go back in backward (torch context_parallel:
-    // _RotateMethod.ALL_GATHER / ALL_TO_ALL).
-    const double kv = A * 2.0 * in.kv_dim * T * m.cp;
-    const double fwd = collective_time(Collective::all_gather, kv, g.cp, comm);
-    const double bwd = collective_time(Collective::reduce_scatter, kv, g.cp, comm);
-    r.cp_busy_s = fwd + bwd;
+    // Ring attention (torch context_parallel, _attention.py): forward gathers the other ranks' K
+    // and V (2 · kv_width per token, T per rank); backward gathers them again and passes the fp32
+    // dK/dV accumulator round the ring, one permute per step, cp in all (dkv_rotater, always
+    // all-to-all). A permute moves one rank's buffer one hop: a ring all-gather is cp − 1 of them.
+    const double kv = A * 2.0 * in.kv_width * T;                     // one rank's K and V  // bytes
+    const double dkv = 4.0 * 2.0 * in.kv_width * T;                  // its fp32 dK and dV  // bytes
+    const double gather = collective_time(Collective::all_gather, kv * m.cp, g.cp, comm);  // s
+    const double kv_hop = gather / (m.cp - 1);                                                // s
+    const double dkv_hop = collective_time(Collective::all_gather, dkv * m.cp, g.cp, comm) / (m.cp - 1);  // s
+    const double attn_bwd = 2.5 * in.attention_fwd_s;  // the flash backward's share of attention  // s
+    r.cp_busy_s = 2.0 * gather + m.cp * dkv_hop;
+    // The dK/dV permute of a step is waited for at the next step, after that step's attention
+    // backward: hidden behind cp − 1 of the cp chunks' backward, the last one exposed.
+    const double grad_ring = dkv_hop + std::max(0.0, (m.cp - 1) * dkv_hop - attn_bwd * (m.cp - 1) / m.cp);
     if (in.cp_rotate == CpRotate::alltoall) {
-      // cp - 1 rotations, each hidden behind the attention of the chunk before it.
-      r.cp_fwd_s = fwd / m.cp + std::max(0.0, fwd * (m.cp - 1) / m.cp - in.attention_fwd_s);
-      r.cp_bwd_s = bwd / m.cp + std::max(0.0, bwd * (m.cp - 1) / m.cp - 2.5 * in.attention_fwd_s);
+      // cp − 1 K/V hops each way, each hidden behind the attention of the chunk before it.
+      r.cp_fwd_s = kv_hop + std::max(0.0, gather - kv_hop - in.attention_fwd_s);
+      r.cp_bwd_s = kv_hop + std::max(0.0, gather - kv_hop - attn_bwd) + grad_ring;
     } else {
-      r.cp_fwd_s = fwd;  // gathered before attention starts
-      r.cp_bwd_s = bwd;
+      r.cp_fwd_s = gather;  // waited for at the second chunk, before which one chunk's attention ran
+      r.cp_bwd_s = gather + grad_ring;
     }
   }
+  return r;
+}
+
+double cp_attention_width(const ModelSpec& model, int tp, bool gqa_repeated) {
+  return double(gqa_repeated ? model.q_dim() : model.kv_dim()) / tp;
+}
+
+CpAttentionMemory cp_attention_memory(int cp, CpRotate rotate, double tokens, double q_width, double kv_width,
+                                      int act_bytes) {
+  CpAttentionMemory r;
+  if (cp <= 1) return r;
+  const double kv = act_bytes * 2.0 * kv_width * tokens;  // one rank's K and V  // bytes
+  const double exchanged = rotate == CpRotate::allgather ? cp * kv : kv;  // bytes
+  r.fwd = exchanged + kv + 2.0 * 4.0 * q_width * tokens;
+  r.bwd = exchanged + kv + 4.0 * (q_width + 2.0 * kv_width) * tokens + 2.0 * 4.0 * 2.0 * kv_width * tokens;
   return r;
 }
 

@@ -73,7 +73,11 @@ struct BlockMeshComm {
 };
 struct BlockMeshInputs {
   double tokens = 0;          // b · s / cp per rank per micro-step (T)
-  double d_model = 0, kv_dim = 0;
+  double d_model = 0;
+  // Width of the K (and of the V) one rank's attention takes, per token: its heads × head_dim
+  // (kv heads / tp, or heads / tp where the runtime repeats K and V before SDPA): what ring
+  // attention exchanges (cp_attention_width).
+  double kv_width = 0;
   int act_bytes = 2;          // bytes per activation element
   bool tp_async = false;
   bool sequence_parallel = true;  // false: basic TP, all-reduces (never async here)
@@ -94,6 +98,24 @@ struct BlockMeshInputs {
   double overlap_compute_slowdown = 0;
 };
 BlockMeshComm block_mesh_comm(const Mesh& m, const MeshGroups& g, const CommContext& comm, const BlockMeshInputs& in);
+
+// Context parallel's ring attention (torch context_parallel: _templated_ring_attention and its
+// backward in torch/distributed/tensor/experimental/_attention.py): the K and V one rank's SDPA
+// call takes, per token: its kv heads (n_kv_heads / tp) × head_dim, or its query heads where the
+// runtime repeats K and V to the query heads before SDPA (runtime term gqa = "repeated").
+double cp_attention_width(const ModelSpec& model, int tp, bool gqa_repeated);
+// Its buffers beside the block's own attention tensors, for T tokens on the rank, K/V width w
+// (cp_attention_width) and query width q per token (q_dim / tp), A bytes an activation:
+//   forward: the exchanged K and V (all-gathered: cp chunks of 2·w·A·T; all-to-all: the next
+//   chunk), the concatenated local chunk sent (2·w·A·T), and _SDPAMerger's fp32 output and the
+//   step's fp32 copy of it (2 · 4·q·T);
+//   backward: the same K/V buffers, the fp32 accumulators of dq, dk and dv (4·(q + 2w)·T) and the
+//   fp32 dK/dV ring's buffer sent and the one received (2 · 4·2w·T).  // bytes
+struct CpAttentionMemory {
+  double fwd = 0, bwd = 0;
+};
+CpAttentionMemory cp_attention_memory(int cp, CpRotate rotate, double tokens, double q_width, double kv_width,
+                                      int act_bytes);
 // The embedding's and the head's TP collectives (sequence parallel's entry and exit): one
 // reduce-scatter / all-gather of T·d each way.  // s
 double end_unit_tp_comm_s(const Mesh& m, const MeshGroups& g, const CommContext& comm, double tokens, double d_model,

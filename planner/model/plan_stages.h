@@ -117,6 +117,7 @@ struct ActivationTerms {
   double output_bytes = 0;     // the model's output the loop keeps  // bytes
   double scores_bytes = 0;     // eager attention's fp32 softmax output, one block  // bytes
   double norm_extra = 0;       // an eager RMSNorm's fp32 tensors  // bytes
+  bool kv_repeated = false;    // K and V repeated to the query heads before attention (runtime term gqa)
   bool trainer_block = false;  // shardcast-train's eager block, counted to the byte
   bool eager_program = false;  // torchtitan's eager block, tensor by tensor
   double kept_plain = 0, kept_ckpt = 0, kept_sac = 0;  // a block keeps, per policy  // bytes
