@@ -21,7 +21,10 @@ struct MemoryComponent {
 // One pipeline stage's memory (pp > 1): the rank's peak, its allocator's reserved estimate and
 // what nvidia-smi shows, read like Prediction's own.  // bytes
 struct StageMemory {
-  std::string stage;               // "first" (embedding, the most micro-batches in flight) | "last" (the head)
+  // "first" | "last": the first pipeline rank (the embedding, the most micro-batches in flight;
+  // under ZBVZeroBubble also the head) or the last (the head and its loss; under ZBVZeroBubble
+  // neither end).
+  std::string stage;
   double peak_bytes = 0;           // allocated peak
   double reserved_bytes = 0;       // torch max_memory_reserved estimate
   double device_total_bytes = 0;   // reserved + outside the allocator

@@ -109,9 +109,12 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
   fmt::print("  {:<36} {:>8.2f}\n", "outside the allocator (context, NCCL)", overhead / gib);
   fmt::print("  {:<36} {:>8.2f} / {:.2f}  {}\n", "device total (nvidia-smi) / capacity", p.mem_device_total_bytes / gib,
              p.mem_capacity_bytes / gib, p.fits ? "fits" : "DOES NOT FIT");
+  // ZBVZeroBubble's V puts the model's first and last stage on the first rank (plan.cpp).
+  const bool v_shape = c.parallelism.pp_schedule == PpSchedule::zbv_zero_bubble;
   for (const StageMemory& st : p.pp_stages)
     fmt::print("  {:<36} {:>8.2f} allocated, {:.2f} reserved, {:.2f} device total\n",
-               st.stage == "first" ? "first pipeline stage (embedding)" : "last pipeline stage (head, loss)",
+               st.stage == "first" ? (v_shape ? "first pipeline rank (both ends)" : "first pipeline stage (embedding)")
+                                   : (v_shape ? "last pipeline rank (middle stages)" : "last pipeline stage (head, loss)"),
                st.peak_bytes / gib, st.reserved_bytes / gib, st.device_total_bytes / gib);
   // What model_outputs holds and why (docs/cost-model.md §5.5): the runtime's loop, not autograd.
   for (const auto& m : p.memory) {

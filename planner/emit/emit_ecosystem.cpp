@@ -144,6 +144,34 @@ void require_fp32_reduce(const TrainConfig& c) {
                                   c.precision.reduce_dtype));
 }
 
+// torchtitan's pipeline_parallel_layers_per_stage for `stages` stages of the model: its split
+// counts the embedding and the output as one layer each and makes ceil((L + 2) / layers_per_stage)
+// stages (pipeline_parallel.py @e61f2cce4, pipeline_parallel_first/last_stage_less_layers = 1, the
+// defaults; cmd_import.cpp reads it back so). 0 where no value makes exactly `stages`.
+int torchtitan_layers_per_stage(int n_layers, int stages) {
+  const int lps = (n_layers + 2 + stages - 1) / stages;
+  return (n_layers + 2 + lps - 1) / lps == stages ? lps : 0;
+}
+
+// The pipeline_parallel_layers_per_stage a plan needs, 0 for none: with the schedule's own stages
+// per rank (1, or 2 for a multi-stage schedule) torchtitan splits the model itself (None, the
+// default) into the plan's stages; other stages per rank need the value. Throws ConfigError where
+// no value makes the plan's stages.
+int torchtitan_pp_layers_per_stage(const TrainConfig& c, const Mesh& m) {
+  const ParallelismConfig& p = c.parallelism;
+  if (p.pp_virtual_stages == 0 || p.pp_virtual_stages == (pp_schedule_multi_stage(p.pp_schedule) ? 2 : 1)) return 0;
+  const int stages = m.pp * pp_stages_per_rank(p);
+  const int lps = torchtitan_layers_per_stage(c.model.n_layers, stages);
+  if (lps == 0)
+    throw ConfigError(c.source_file, "parallelism.pp_virtual_stages",
+                      fmt::format("{} stages per rank over pp {} are {} stages, which torchtitan's "
+                                  "pipeline_parallel_layers_per_stage cannot make of {} layers (it makes "
+                                  "ceil((layers + 2) / layers_per_stage) stages); use the schedule's own "
+                                  "stages per rank (0) or another pp",
+                                  p.pp_virtual_stages, m.pp, stages, c.model.n_layers));
+  return lps;
+}
+
 // The mesh's degrees and settings in torchtitan v0.2.x's [parallelism] (job_config.py Parallelism
 // @e61f2cce4: data_parallel_replicate_degree, data_parallel_shard_degree, tensor_parallel_degree,
 // context_parallel_degree, pipeline_parallel_degree, enable_async_tensor_parallel,
@@ -161,10 +189,10 @@ void add_mesh_entries(const TrainConfig& c, const Mesh& m, Int& integer, Str& st
   if (m.pp > 1) {
     str("parallelism", "pipeline_parallel_schedule", to_string(p.pp_schedule));
     integer("parallelism", "pipeline_parallel_microbatch_size", p.pp_microbatch);
-    const int stages = m.pp * pp_stages_per_rank(p);
-    if (c.model.n_layers % stages == 0)
-      integer("parallelism", "pipeline_parallel_layers_per_stage", c.model.n_layers / stages,
-              fmt::format("{} stages of {} layers", stages, c.model.n_layers / stages));
+    if (const int lps = torchtitan_pp_layers_per_stage(c, m))
+      integer("parallelism", "pipeline_parallel_layers_per_stage", lps,
+              fmt::format("{} stages: ceil(({} layers + the embedding + the output) / {})", m.pp * pp_stages_per_rank(p),
+                          c.model.n_layers, lps));
   }
   if (m.cp > 1) str("parallelism", "context_parallel_rotate_method", to_string(p.cp_rotate));
 }
@@ -737,9 +765,8 @@ void recipe_parallelism(const TrainConfig& c, const Mesh& mesh, Set& set, std::s
       set("parallelism.pipeline_parallel_schedule", python_str(to_string(par.pp_schedule)));
       set("parallelism.num_pp_microbatches", std::to_string(pp_microbatches(par, c.training.micro_batch)),
           fmt::format("micro_batch {} in micro-batches of {}", c.training.micro_batch, par.pp_microbatch));
-      const int stages = mesh.pp * pp_stages_per_rank(par);
-      if (c.model.n_layers % stages == 0)
-        set("parallelism.pipeline_parallel_layers_per_stage", std::to_string(c.model.n_layers / stages));
+      if (const int lps = torchtitan_pp_layers_per_stage(c, mesh))
+        set("parallelism.pipeline_parallel_layers_per_stage", std::to_string(lps));
     }
     if (mesh.cp > 1 && par.cp_rotate != CpRotate::allgather)
       o += fmt::format("    # Not expressed: cp_rotate = \"{}\" (this generation has no rotate-method setting; it runs its "

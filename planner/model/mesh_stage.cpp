@@ -112,7 +112,10 @@ void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const Com
   units->tp_busy_s += *fwd + *bwd;
   if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
   units->unit_mesh_s[size_t(i)] = {ts * *fwd, ts * *bwd, 0, 0};
-  if (i != U - 1 || !shape.sequence_parallel) return;  // basic TP: the head's tensors whole, nothing gathered
+  // Basic TP: the head's tensors whole, nothing gathered. Without TP (a cp or pp mesh) neither: no
+  // vocabulary shard, no loss_parallel (torchtitan's ParallelDims.loss_parallel_enabled is tp > 1
+  // and enable_loss_parallel).
+  if (i != U - 1 || !shape.sequence_parallel || tp <= 1) return;
   // The final norm's fp32 extra on the sequence shard; the rest of the head's saved bytes are its
   // ops' (split_ops: the loss's on a vocabulary shard only under loss parallel). And, as for the
   // blocks' column-parallel GEMMs, the head's input is the final norm's output all-gathered to
@@ -254,13 +257,18 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
 }
 
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
-  if (shape.mesh.pp <= 1 || shape.pp_stage == PpStage::last) return 0;
-  // The simulator holds one micro-batch's activations at a time; the first pipeline rank holds
-  // this many at its peak (mesh_terms.h pp_inflight_microbatches). The head and its loss live on
-  // the last stage, which runs each micro-batch's backward right after its forward (one in
-  // flight): a rank with both ends carries them once, not once per micro-batch in flight.
-  const double n = pp_inflight_microbatches(shape.pp_schedule, shape.mesh.pp, shape.pp_virtual, shape.pp_micro);
-  const size_t units = in.units.size() - (shape.pp_stage == PpStage::first ? 0 : 1);  // but the head
+  if (shape.mesh.pp <= 1) return 0;
+  // The simulator holds one micro-batch's activations at a time; the read-out's pipeline rank
+  // (the first for a rank with the embedding or both ends, the last for one with the head or
+  // neither end) holds this many at its peak (mesh_terms.h pp_inflight_microbatches).
+  const bool last_rank = shape.pp_stage == PpStage::last || shape.pp_stage == PpStage::neither;
+  const double n = pp_inflight_microbatches(shape.pp_schedule, shape.mesh.pp, shape.pp_virtual, shape.pp_micro,
+                                            last_rank ? shape.mesh.pp - 1 : 0);
+  // The head and its loss live on the model's last stage, which runs each micro-batch's backward
+  // right after its forward (one in flight) under every schedule but GPipe, which runs every
+  // forward first: a rank with the head carries its tensors once, not once per micro-batch.
+  const bool head = shape.pp_stage == PpStage::both_ends || shape.pp_stage == PpStage::last;
+  const size_t units = in.units.size() - (head && shape.pp_schedule != PpSchedule::gpipe ? 1 : 0);
   double saved = 0;  // one micro-batch's activations through those units  // bytes
   for (size_t i = 0; i < units; ++i) saved += in.units[i].saved_bytes;
   return std::max(0.0, n - 1) * saved;
@@ -268,17 +276,20 @@ double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
 
 bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units) {
   const size_t U = units->in.units.size();
-  if (U < 3 || stage == PpStage::both_ends) return false;
-  // A stage of (L + 2) / pp layer-equivalents (pp_rank_blocks) holds one end and one block more
-  // than the rank with both ends; a block's tensors, collectives and held parameters stand in for
-  // the missing end's.
-  const size_t end = stage == PpStage::first ? U - 1 : 0;
+  if (U < 3) return false;
   shape->pp_stage = stage;
-  shape->rank_params += units->unit_params[1] - units->unit_params[end];
-  units->in.units[end] = units->in.units[1];
-  units->unit_params[end] = units->unit_params[1];
-  units->block_seq_of[end] = units->block_seq_of[1];
-  units->held_gathered_bytes[end] = units->held_gathered_bytes[1];
+  // A stage of (L + 2) / pp layer-equivalents (pp_rank_blocks) holds one end and one block more
+  // than the rank with both ends, a rank with neither end two blocks more; a block's tensors,
+  // collectives and held parameters stand in for each missing end's.
+  auto block_for = [&](size_t end) {
+    shape->rank_params += units->unit_params[1] - units->unit_params[end];
+    units->in.units[end] = units->in.units[1];
+    units->unit_params[end] = units->unit_params[1];
+    units->block_seq_of[end] = units->block_seq_of[1];
+    units->held_gathered_bytes[end] = units->held_gathered_bytes[1];
+  };
+  if (stage == PpStage::first || stage == PpStage::neither) block_for(U - 1);
+  if (stage == PpStage::last || stage == PpStage::neither) block_for(0);
   return true;
 }
 
@@ -330,11 +341,18 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
                                          : c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
     const double lat = g.pp_crosses_nodes ? c.inter_node_latency : c.intra_node_latency;
     p.pp_send_s = micro_steps * 2.0 * v * (bytes / bw + lat);
-    p.mesh_notes.push_back(fmt::format(
-        "pp {} x {} stage(s) per rank, {} micro-batches of {} per flush: the step is timed on a rank holding the "
-        "embedding, {} blocks and the head (torchtitan's balanced split); memory is the first stage's (the embedding, "
-        "{} blocks, the micro-batches in flight) or the last's (the head and {} blocks), the larger",
-        m.pp, v, shape.pp_micro, shape.micro_batch, shape.rank_blocks, shape.rank_blocks + 1, shape.rank_blocks + 1));
+    if (shape.pp_schedule == PpSchedule::zbv_zero_bubble)
+      p.mesh_notes.push_back(fmt::format(
+          "pp {} x {} stages per rank in a V, {} micro-batches of {} per flush: the step is timed on the first rank, "
+          "which holds the embedding, {} blocks and the head; memory is the first rank's (with the micro-batches in "
+          "flight) or the last's ({} blocks, neither end), the larger",
+          m.pp, v, shape.pp_micro, shape.micro_batch, shape.rank_blocks, shape.rank_blocks + 2));
+    else
+      p.mesh_notes.push_back(fmt::format(
+          "pp {} x {} stage(s) per rank, {} micro-batches of {} per flush: the step is timed on a rank holding the "
+          "embedding, {} blocks and the head (torchtitan's balanced split); memory is the first stage's (the "
+          "embedding, {} blocks, the micro-batches in flight) or the last's (the head and {} blocks), the larger",
+          m.pp, v, shape.pp_micro, shape.micro_batch, shape.rank_blocks, shape.rank_blocks + 1, shape.rank_blocks + 1));
     p.step_time_s += p.pp_bubble_s + p.pp_send_s;
     if (!p.op_seconds.empty()) p.op_seconds[size_t(OpCategory::other)] += p.pp_bubble_s + p.pp_send_s;
   }

@@ -203,19 +203,19 @@ double pp_bubble_s(PpSchedule s, int pp, int v, int grad_accum, double t_fwd, do
   return per_flush * grad_accum;
 }
 
-double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro) {
+double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro, int rank) {
   if (pp <= 1) return 1;
   switch (s) {
     case PpSchedule::gpipe: return n_micro;
-    case PpSchedule::one_f_one_b:
+    case PpSchedule::one_f_one_b: return std::min(pp - rank, n_micro);
     case PpSchedule::zbv_zero_bubble: return std::min(pp, n_micro);  // ZB-V: 1F1B's peak (Qi et al. §4)
     case PpSchedule::interleaved_1f1b:
     case PpSchedule::interleaved_zero_bubble: {
-      const double chunks = std::min(double(v) * n_micro, double((v - 1) * pp + 2 * (pp - 1) + 1));
+      const double chunks = std::min(double(v) * n_micro, double((v - 1) * pp + 2 * (pp - 1 - rank) + 1));
       return chunks / v;
     }
   }
-  return std::min(pp, n_micro);
+  return std::min(pp - rank, n_micro);
 }
 
 int pp_rank_blocks(int n_layers, int pp) {

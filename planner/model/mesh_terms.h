@@ -131,10 +131,14 @@ double logits_gather_s(const Mesh& m, const MeshGroups& g, const CommContext& co
 // and grad_accum pipeline flushes per optimizer step.  // s
 double pp_bubble_s(PpSchedule s, int pp, int v, int grad_accum, double t_fwd, double t_bwd,
                    double t_wgrad);
-// Micro-batches whose activations the first pipeline rank holds at its peak, in units of one
-// micro-batch through all its v stages (1F1B: min(pp, n); GPipe: n; interleaved:
-// ((v-1)·pp + 2·(pp-1) + 1) chunks / v, torch.distributed.pipelining's warm-up).
-double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro);
+// Micro-batches whose activations pipeline rank `rank` (0 … pp − 1) holds at its peak, in units
+// of one micro-batch through all its v stages: its warm-up forwards and the first forward of its
+// steady phase (torch.distributed.pipelining schedules.py). 1F1B: min(pp − rank, n); GPipe: n
+// (every forward before any backward); interleaved (Interleaved1F1B, InterleavedZeroBubble,
+// get_rank_warmup_ops): min(v·n, (v − 1)·pp + 2·(pp − 1 − rank) + 1) chunks / v; ZBVZeroBubble:
+// min(pp, n) on every rank (the V shape balances them at 1F1B's first rank's peak, Qi et al. 2024
+// "Zero Bubble Pipeline Parallelism" §4).
+double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro, int rank);
 // The blocks on the simulated pipeline rank: torchtitan splits the model with the embedding and
 // the output counted as one layer each (pipeline_parallel.py generate_llm_fqn_per_model_part,
 // input_weight = output_weight = 1), so a balanced rank holds (L + 2) / pp layer-equivalents;

@@ -69,16 +69,21 @@ void pipeline_stage_memory(const TrainConfig& cfg, const HardwareSpec& hw, const
                            const FsdpUnits& units, Prediction* out) {
   Prediction& p = *out;
   Prediction larger;
-  for (PpStage stage : {PpStage::first, PpStage::last}) {
+  // The first and the last pipeline rank. ZBVZeroBubble's V places stages i and 2·pp − 1 − i on
+  // rank i (torchtitan stage_ids_this_rank, style "v"): its first rank holds both ends, its last
+  // neither.
+  const bool v_shape = shape.pp_schedule == PpSchedule::zbv_zero_bubble;
+  const PpStage ranks[2] = {v_shape ? PpStage::both_ends : PpStage::first, v_shape ? PpStage::neither : PpStage::last};
+  for (int k = 0; k < 2; ++k) {
     StepShape s = shape;
     FsdpUnits u = units;
-    if (!pipeline_stage_view(stage, &s, &u)) return;  // no block to stand in: both ends, as timed
+    if (!pipeline_stage_view(ranks[k], &s, &u)) return;  // no block to stand in: both ends, as timed
     const SimResult sim = simulate_fast(u.in);
     Prediction q;
     read_memory(cfg, hw, opt, s, eff, act, u, sim, &q);
-    p.pp_stages.push_back({stage == PpStage::first ? "first" : "last", q.mem_peak_bytes, q.mem_reserved_bytes,
-                           q.mem_device_total_bytes, q.mem_reserved_range_bytes});
-    if (stage == PpStage::first || q.mem_device_total_bytes > larger.mem_device_total_bytes) larger = std::move(q);
+    p.pp_stages.push_back({k == 0 ? "first" : "last", q.mem_peak_bytes, q.mem_reserved_bytes, q.mem_device_total_bytes,
+                           q.mem_reserved_range_bytes});
+    if (k == 0 || q.mem_device_total_bytes > larger.mem_device_total_bytes) larger = std::move(q);
   }
   p.memory = std::move(larger.memory);
   p.mem_peak_bytes = larger.mem_peak_bytes;
@@ -304,8 +309,8 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
     }
   // The fp32 up-cast loss tensor by tensor (allocation_trace.h): its 4·tokens·vocab blocks
   // are the largest of the step, and where they land decides the segments' high-water mark.
-  // The first pipeline stage has no head: its last unit is a block (pipeline_stage_view).
-  if (upcast_loss && shape.pp_stage != PpStage::first) {  // with a mesh, on a 1/tp vocabulary shard under loss parallel, whole without it
+  // A pipeline rank without the head has a block for its last unit (pipeline_stage_view).
+  if (upcast_loss && shape.pp_stage != PpStage::first && shape.pp_stage != PpStage::neither) {  // with a mesh, on a 1/tp vocabulary shard under loss parallel, whole without it
     const double tp = shape.loss_parallel && shape.sequence_parallel ? shape.mesh.tp : 1;
     const SimUnit& h = in.units[size_t(U - 1)];
     ti.sequences.resize(size_t(U));

@@ -28,10 +28,12 @@
 
 namespace shardcast::planner {
 
-// Which pipeline stage the memory read-out is of (pp > 1): the simulated rank of the step's time
-// holds both ends, the embedding and the head; the first stage holds the embedding and the most
-// micro-batches in flight, the last the head, its loss and one (pipeline_stage_view).
-enum class PpStage { both_ends, first, last };
+// Which pipeline rank the memory read-out is of (pp > 1), by the ends of the model it holds: the
+// simulated rank of the step's time holds both ends, the embedding and the head (and so does
+// ZBVZeroBubble's first rank, whose V puts the first and the last stage on it); the first rank of
+// the other schedules holds the embedding and the most micro-batches in flight, their last rank
+// the head and its loss; ZBVZeroBubble's last rank neither end (pipeline_stage_view).
+enum class PpStage { both_ends, first, last, neither };
 
 // The step's shape on one rank: world, groups, tokens and the bytes of each dtype.
 struct StepShape {
@@ -185,7 +187,7 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
 // The pipeline's bubble and sends and its in-flight activations, and the mesh's read-outs, into p.
 // In-flight: the activations of shape.pp_stage's other micro-batches in flight.  // bytes
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
-// The first or the last stage as the simulated rank's units show it: the end the stage lacks
+// A pipeline rank (PpStage) as the simulated rank's units show it: each end the rank lacks
 // becomes one more block, its parameters and memory a block's. False (nothing changed) where the
 // rank has no block to copy.
 bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units);

@@ -132,6 +132,50 @@ TEST(EmitTorchtitan, V02KeysAreTorchtitanKeys) {
   }
 }
 
+// pipeline_parallel_layers_per_stage as torchtitan reads it: ceil((layers + 2) / value) stages
+// (pipeline_parallel.py, the embedding and the output one layer each), which must be pp times the
+// plan's stages per rank. The schedule's own stages per rank need no value (torchtitan splits the
+// model itself); 3 per rank of the 70B's 80 layers over pp 2 need 14 (ceil(82 / 14) = 6); 4 per
+// rank over pp 4 (16 stages) no value makes (6 gives 14, 5 gives 17), and emit refuses it by
+// name. (The value once written,
+// layers / stages = 20 for 4 stages, made torchtitan count 5 and refuse the file.)
+TEST(EmitTorchtitan, PipelineLayersPerStageMakeThePlansStages) {
+  TrainConfig c = test::make_config("llama3-70b", "H100-80GB-SXM", 64, ShardingStrategy::full_shard, AcMode::full, 4, 8192);
+  c.runtime = "torchtitan";
+  c.parallelism.tp = 8;
+  c.parallelism.pp = 2;
+  c.parallelism.pp_schedule = PpSchedule::interleaved_1f1b;
+  validate_or_throw(c);
+  auto layers_per_stage = [](const std::string& text) {
+    return toml::parse(text)["parallelism"]["pipeline_parallel_layers_per_stage"].value<int64_t>();
+  };
+  EXPECT_FALSE(layers_per_stage(render_torchtitan_toml(c)));  // 2 per rank: torchtitan's default
+  EXPECT_EQ(render_torchtitan_recipe(c).find("pipeline_parallel_layers_per_stage"), std::string::npos);
+  c.parallelism.pp_virtual_stages = 3;
+  validate_or_throw(c);
+  const std::string text = render_torchtitan_toml(c);
+  ASSERT_TRUE(layers_per_stage(text));
+  const int64_t lps = *layers_per_stage(text);
+  EXPECT_EQ(lps, 14);
+  EXPECT_EQ((80 + 2 + lps - 1) / lps, 2 * 3);  // torchtitan's count
+  EXPECT_NE(render_torchtitan_recipe(c).find("config.parallelism.pipeline_parallel_layers_per_stage = 14"),
+            std::string::npos);
+  // torchtitan's reader of the file (the importer's rule) finds the plan's stages per rank.
+  const TorchtitanJob j = parse_torchtitan_job_toml(text, "torchtitan.toml");
+  ASSERT_TRUE(j.pp_layers_per_stage);
+  EXPECT_EQ((80 + 2 + *j.pp_layers_per_stage - 1) / *j.pp_layers_per_stage / 2, 3);
+  c.parallelism.pp = 4;
+  c.parallelism.pp_virtual_stages = 4;
+  c.cluster.nodes = 16;  // 128 GPUs: dp_shard 4 x tp 8 x pp 4
+  validate_or_throw(c);
+  try {
+    render_torchtitan_toml(c);
+    ADD_FAILURE() << "16 stages of 80 layers were written";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("parallelism.pp_virtual_stages"), std::string::npos) << e.what();
+  }
+}
+
 TEST(EmitTorchtitan, CurrentKeysAreTorchtitanKeys) {
   const std::set<std::string> known = key_list("torchtitan_keys_current.txt");
   ASSERT_GT(known.size(), 80u);
