@@ -2,6 +2,7 @@
 #include "shared/train_config.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -78,7 +79,7 @@ void check_degrees(const TrainConfig& c, const std::string& f, std::vector<std::
   if (given && m.world() != world)
     require(e, false, f, "parallelism.dp_shard",
             fmt::format("dp_replicate {} x dp_shard {} x tp {} x cp {} x pp {} = {} is not the world size {} "
-                        "(set dp_shard = -1 to take the rest)",
+                        "(dp_shard = -1 in run.toml, or no --dp-shard flag, takes the rest)",
                         m.dp_replicate, p.dp_shard, m.tp, m.cp, m.pp, m.world(), world));
   if (!given && inner > 1 && p.sharding_strategy == ShardingStrategy::hybrid_shard &&
       (world / inner) % m.dp_shard != 0)
@@ -121,10 +122,13 @@ void check_shapes(const TrainConfig& c, const std::string& f, std::vector<std::s
   const ParallelismConfig& p = c.parallelism;
   const ModelSpec& md = c.model;
   if (p.tp > 1) {
-    require(e, md.n_heads % p.tp == 0 && md.n_kv_heads % p.tp == 0, f, "parallelism.tp",
-            fmt::format("{} does not divide the model's n_heads {} and n_kv_heads {} (tensor parallel splits "
-                        "attention by heads)",
-                        p.tp, md.n_heads, md.n_kv_heads));
+    // Both head counts must divide: name the one (or both) that does not.
+    const bool heads = md.n_heads % p.tp == 0, kv = md.n_kv_heads % p.tp == 0;
+    require(e, heads && kv, f, "parallelism.tp",
+            fmt::format("{} does not divide the model's {} (tensor parallel splits attention by heads: n_heads {} "
+                        "and n_kv_heads {} must both be multiples of tp)",
+                        p.tp, !heads && !kv ? "n_heads or n_kv_heads" : (!heads ? "n_heads" : "n_kv_heads"),
+                        md.n_heads, md.n_kv_heads));
     require(e, md.ffn_dim % p.tp == 0, f, "parallelism.tp",
             fmt::format("{} does not divide the model's ffn_dim {}", p.tp, md.ffn_dim));
   }
@@ -142,6 +146,13 @@ void check_shapes(const TrainConfig& c, const std::string& f, std::vector<std::s
   require(e, p.pp * v <= md.n_layers, f, "parallelism.pp",
           fmt::format("pp {} x {} stages per rank = {} stages is more than the model's {} layers", p.pp, v, p.pp * v,
                       md.n_layers));
+  // The planner's pipeline rank holds round((L + 2) / pp) − 2 blocks beside the embedding and the
+  // head (planner/model/mesh_terms.h pp_rank_blocks); it plans no rank of the ends alone.
+  const int rank_blocks = int(std::lround(double(md.n_layers + 2) / p.pp)) - 2;
+  require(e, rank_blocks >= 1, f, "parallelism.pp",
+          fmt::format("pp {} leaves round(({} layers + 2) / {}) - 2 = {} blocks beside the embedding and the head on "
+                      "a pipeline rank; the planner plans at least one (pp <= {})",
+                      p.pp, md.n_layers, p.pp, rank_blocks, int((md.n_layers + 2) / 2.5)));
   if (pp_schedule_multi_stage(p.pp_schedule))
     require(e, v >= 2, f, "parallelism.pp_virtual_stages",
             fmt::format("{} is not allowed with pp_schedule = \"{}\": a multi-stage schedule runs >= 2 stages per "

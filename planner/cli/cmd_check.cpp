@@ -39,16 +39,13 @@ void register_check(CLI::App& app) {
                c.model_label(), human_count(double(m.total_params())),
                m.n_layers, m.d_model);
     fmt::print("  cluster      {} x {} {} = {} ranks\n", c.cluster.nodes, c.cluster.gpus_per_node, hw.name, world);
-    std::string strategy = to_string(c.parallelism.sharding_strategy);
-    if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
-    {
-      const int ns = c.parallelism.shard_group_size(world, c.cluster.gpus_per_node);
-      strategy += fmt::format(" (shard group {}, {} replica{})", ns, world / ns, world / ns == 1 ? "" : "s");
-    }
-    fmt::print("  strategy     {}\n", strategy);
+    fmt::print("  strategy     {}{}\n", to_string(c.parallelism.sharding_strategy), hsdp_groups(c));
+    const Mesh mesh = resolve_mesh(c.parallelism, world, c.cluster.gpus_per_node);
+    if (!mesh.one_d()) fmt::print("  mesh         {}\n", mesh_label(mesh));
     fmt::print("  runtime      {}\n", c.runtime);
-    fmt::print("  batch        micro_batch {} x seq_len {} x grad_accum {} x {} ranks = {} tokens/step\n",
-               c.training.micro_batch, c.training.seq_len, c.training.grad_accum, world, c.tokens_per_step());
+    fmt::print("  batch        micro_batch {} x seq_len {} x grad_accum {} x {} data-parallel rank{} = {} tokens/step\n",
+               c.training.micro_batch, c.training.seq_len, c.training.grad_accum, c.dp_size(),
+               c.dp_size() == 1 ? "" : "s", c.tokens_per_step());
     if (c.training.grad_accum > 1) {
       const bool sync = planner::sync_every_micro_step(
           planner::runtime_preset(c.runtime).terms_for(planner::is_gpu(hw)), c);

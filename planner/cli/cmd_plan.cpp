@@ -46,10 +46,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
   fmt::print("plan: {} ({} parameters) on {} x {} ({} node{} x {}, {:.0f} Gb/s per node) for runtime {} ({})\n",
              model, human_count(double(c.model.total_params())), world, hw.name, c.cluster.nodes,
              c.cluster.nodes == 1 ? "" : "s", c.cluster.gpus_per_node, nic, c.runtime, runtime_from);
-  std::string strategy = to_string(c.parallelism.sharding_strategy);
-  const int ns = c.parallelism.shard_group_size(world, c.cluster.gpus_per_node);
-  if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
-    strategy += fmt::format(" (shard group {}, {} replica{})", ns, world / ns, world / ns == 1 ? "" : "s");
+  const std::string strategy = to_string(c.parallelism.sharding_strategy) + hsdp_groups(c);
   std::string ac = to_string(c.activation_checkpointing.mode);
   if (c.activation_checkpointing.mode == AcMode::selective)
     ac += fmt::format(" (ratio {})", c.activation_checkpointing.ratio);

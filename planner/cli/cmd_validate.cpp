@@ -64,8 +64,9 @@ void print_summary_line(const planner::ValidationSummary& s, size_t width) {
 // The memory rows more than 5 % under, by the estimate and against the allocator range.
 void print_memory_under(const planner::ValidationSummary& s) {
   if (s.n_mem == 0) return;
-  fmt::print("  memory: {} of {} rows more than 5% under the estimate; {} against the reserved range over both "
-             "allocator settings where the source leaves PYTORCH_CUDA_ALLOC_CONF open (err_mem_band_pct)\n",
+  fmt::print("  memory: the plan more than 5% under the measured figure on {} of {} rows by its estimate, on {} by the "
+             "reserved range over both allocator settings where the source leaves PYTORCH_CUDA_ALLOC_CONF open "
+             "(err_mem_band_pct)\n",
              s.mem_under_5pct, s.n_mem, s.mem_under_5pct_band);
 }
 

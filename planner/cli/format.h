@@ -8,7 +8,18 @@
 
 #include <fmt/format.h>
 
+#include "shared/train_config.h"
+
 namespace shardcast::cli {
+
+// hybrid_shard's " (shard group N, R replicas)" from the resolved mesh: data-parallel ranks a
+// parameter is sharded over and replicas of that group (with tp, cp or pp they are not the world
+// size's); "" for the other strategies.
+inline std::string hsdp_groups(const TrainConfig& c) {
+  if (c.parallelism.sharding_strategy != ShardingStrategy::hybrid_shard) return "";
+  const Mesh m = resolve_mesh(c.parallelism, c.world_size(), c.cluster.gpus_per_node);
+  return fmt::format(" (shard group {}, {} replica{})", m.dp_shard, m.dp_replicate, m.dp_replicate == 1 ? "" : "s");
+}
 
 // 6738415616 -> "6.74B", 218103808 -> "218.1M".
 inline std::string human_count(double n) {

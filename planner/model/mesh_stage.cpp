@@ -288,8 +288,11 @@ bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units) {
     units->block_seq_of[end] = units->block_seq_of[1];
     units->held_gathered_bytes[end] = units->held_gathered_bytes[1];
   };
+  const double params = double(shape->rank_params);
   if (stage == PpStage::first || stage == PpStage::neither) block_for(U - 1);
   if (stage == PpStage::last || stage == PpStage::neither) block_for(0);
+  // The optimizer's shard of temporaries is the rank's (fsdp_units.cpp): the view's parameters.
+  if (params > 0) units->in.optimizer_transient_bytes *= double(shape->rank_params) / params;
   return true;
 }
 

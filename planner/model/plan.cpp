@@ -312,10 +312,12 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   // A pipeline rank without the head has a block for its last unit (pipeline_stage_view).
   if (upcast_loss && shape.pp_stage != PpStage::first && shape.pp_stage != PpStage::neither) {  // with a mesh, on a 1/tp vocabulary shard under loss parallel, whole without it
     const double tp = shape.loss_parallel && shape.sequence_parallel ? shape.mesh.tp : 1;
+    // torch's loss_parallel handlers' extra fp32 shard, as the head's lumps count it (mesh_stage.cpp).
+    const bool dtensor_extra = tp > 1 && shape.loss_parallel_dtensor;
     const SimUnit& h = in.units[size_t(U - 1)];
     ti.sequences.resize(size_t(U));
     ti.sequences[size_t(U - 1)] = fp32_upcast_loss_sequence(T * double(m.vocab) / tp, param_bytes, h.saved_bytes - loss.saved / tp,
-                                                             logits_held, opt.cross_entropy);
+                                                             logits_held, opt.cross_entropy, dtensor_extra);
   }
   thread_local std::vector<AllocEvent> trace;  // storage reused by the next plan() on this thread
   build_allocation_trace(sim, ti, &trace);

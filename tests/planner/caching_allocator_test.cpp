@@ -276,6 +276,13 @@ TEST(AllocationTrace, LossTensorByTensorKeepsTheAllocatedPeak) {
   EXPECT_DOUBLE_EQ(f, other + 8.0 * n);
   EXPECT_DOUBLE_EQ(b, other + 12.0 * n);
   EXPECT_DOUBLE_EQ(e, other + 2.0 * n);
+  // torch's loss_parallel handlers on a vocabulary shard (dtensor_extra): one fp32 shard tensor
+  // more each way, as the head's lumps add it (mesh_stage.cpp): forward other + 14n, backward
+  // other + 16n, the same left at the end.
+  peaks(fp32_upcast_loss_sequence(n, 2, other, false, CrossEntropyImpl::fp32_upcast, true), &f, &b, &e);
+  EXPECT_DOUBLE_EQ(f, other + 14.0 * n);
+  EXPECT_DOUBLE_EQ(b, other + 16.0 * n);
+  EXPECT_DOUBLE_EQ(e, other + 2.0 * n);
   // litgpt's chunked loss (fp32_upcast_chunked): forward as fp32_upcast; backward the chunks'
   // gradients take their log-probabilities' place and cat's gradient of the copy comes beside
   // them: other + 8n, 4n under the one-call loss's 12n, and the lumps' saved + backward

@@ -832,8 +832,12 @@ TEST(MeshRuns, PublishedMeshRunsHoldTheirRegressionBounds) {
   EXPECT_GE(s.within_1sigma, 28);          // measured 28 of 44
   // Then no loss_parallel tensor without TP (LossParallelTermsNeedTp): the three 8B CP rows'
   // memory +1.1 .. +1.7 -> -1.0 .. -0.4 % (memory MAPE 8.2 -> 8.1).
-  EXPECT_LE(s.mape_mem, 8.5);              // measured 8.1 (n = 30)
-  EXPECT_LE(s.mem_under_5pct, 12);         // measured 12 of 30 more than 5 % under (target: none)
+  // Then the head's allocator replay with torch's loss_parallel extra fp32 shard, as its lumps
+  // count it (the replay's reserved had stopped at the allocated peak): the four Qwen3 TP rows
+  // -14.6 .. -12.1 -> -2.2 .. 0.0 %, the 70B TP 8 rows -20.3 / -15.2 -> -12.2 / -6.6 % (memory
+  // MAPE 8.1 -> 6.0, 12 -> 8 rows more than 5 % under by the estimate).
+  EXPECT_LE(s.mape_mem, 6.3);              // measured 6.0 (n = 30)
+  EXPECT_LE(s.mem_under_5pct, 8);          // measured 8 of 30 more than 5 % under (target: none)
   EXPECT_LE(s.mem_under_5pct_band, 5);     // measured 5 against the allocator range: torchtitan's 405B PP rows
   // KempnerForge's PP rows state rank 0's max_memory_allocated (mem_rank 0): the first stage's,
   // measured +5.9, +0.6 and +0.9 %; with both ends on one rank the 13B row was +60.6 %.

@@ -86,7 +86,7 @@ TEST(Mesh, ValidMeshesPass) {
 TEST(Mesh, EachRefusalNamesItsKey) {
   const std::pair<const char*, const char*> cases[] = {
       {"tp = 3\n", "parallelism.tp: tp 3 x cp 1 x pp 1 = 3 does not divide the world size 64"},
-      {"tp = 16\n", "parallelism.tp: 16 does not divide the model's n_heads 32 and n_kv_heads 8"},
+      {"tp = 16\n", "parallelism.tp: 16 does not divide the model's n_kv_heads (tensor parallel splits attention by heads: n_heads 32 and n_kv_heads 8"},
       {"cp = 0\n", "parallelism.cp: 0 is not allowed: must be >= 1"},
       {"dp_shard = 0\n", "parallelism.dp_shard: 0 is not allowed"},
       {"dp_shard = 4\n", "parallelism.dp_shard: dp_replicate 1 x dp_shard 4 x tp 1 x cp 1 x pp 1 = 4 is not the world"},

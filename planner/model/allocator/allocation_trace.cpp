@@ -31,10 +31,13 @@ int stream_of(const SimAlloc& a) {
 }  // namespace
 
 UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved, bool logits_held,
-                                             CrossEntropyImpl impl) {
+                                             CrossEntropyImpl impl, bool dtensor_extra) {
   assert(is_fp32_upcast(impl));
   const bool shifted = impl == CrossEntropyImpl::fp32_upcast_shifted;
-  enum { kOther, kLogits, kUpcast, kLogProbs, kGradLogProbs, kGradUpcast, kGradLogits, kShift, kGradShift };
+  enum { kOther, kLogits, kUpcast, kLogProbs, kGradLogProbs, kGradUpcast, kGradLogits, kShift, kGradShift, kExtra };
+  // torch's loss_parallel handlers: one fp32 tensor more around the log-probabilities' making
+  // and around the fused backward's gradients (header).
+  const double extra = dtensor_extra ? 4.0 * n : 0.0;  // bytes
   UnitTensorSequence q;
   if (other_saved > 0) q.forward.push_back({kOther, other_saved});
   q.forward.push_back({kLogits, A * n});
@@ -62,10 +65,14 @@ UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved
   if (logits_held) {
     // The fp32 copy is the model's output (the model_outputs block, made before this sequence).
     q.forward.push_back({kLogits, 0});
+    if (extra > 0) q.forward.push_back({kExtra, extra});
     q.forward.push_back({kLogProbs, 4.0 * n});
+    if (extra > 0) q.forward.push_back({kExtra, 0});
   } else {
     q.forward.push_back({kUpcast, 4.0 * n});
+    if (extra > 0) q.forward.push_back({kExtra, extra});
     q.forward.push_back({kLogProbs, 4.0 * n});
+    if (extra > 0) q.forward.push_back({kExtra, 0});
     q.forward.push_back({kUpcast, 0});
     q.forward.push_back({kLogits, 0});
   }
@@ -75,7 +82,9 @@ UnitTensorSequence fp32_upcast_loss_sequence(double n, int A, double other_saved
   const bool chunked = impl == CrossEntropyImpl::fp32_upcast_chunked;
   if (chunked) q.backward.push_back({kLogProbs, 0});
   q.backward.push_back({kGradLogProbs, 4.0 * n});
+  if (extra > 0) q.backward.push_back({kExtra, extra});
   q.backward.push_back({kGradUpcast, 4.0 * n});
+  if (extra > 0) q.backward.push_back({kExtra, 0});
   q.backward.push_back({kGradLogProbs, 0});
   if (!chunked) q.backward.push_back({kLogProbs, 0});
   q.backward.push_back({kGradLogits, A * n});

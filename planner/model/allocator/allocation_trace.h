@@ -80,8 +80,13 @@ struct UnitTensorSequence {
 // (one 4n block each here, where the real loop makes 128-row pieces of it), then cat writes the
 // copy's gradient (4n) and the buffer goes.
 // `impl`: fp32_upcast, fp32_upcast_shifted or fp32_upcast_chunked (the up-cast losses).
+// `dtensor_extra` (torch's loss_parallel handlers on a vocabulary shard, runtime term
+// loss_parallel_impl = "dtensor", with tp > 1): _log_softmax holds one more fp32 tensor (4n)
+// beside its input while it makes the log-probabilities, and the fused backward one more beside
+// the gradients (docs/cost-model.md §12, "The loss under loss parallel").
 UnitTensorSequence fp32_upcast_loss_sequence(double n, int act_bytes, double other_saved, bool logits_held,
-                                             CrossEntropyImpl impl = CrossEntropyImpl::fp32_upcast);
+                                             CrossEntropyImpl impl = CrossEntropyImpl::fp32_upcast,
+                                             bool dtensor_extra = false);
 
 struct TraceInputs {
   std::vector<double> param_shard_bytes;   // per unit: sharded fp32 parameters  // bytes
