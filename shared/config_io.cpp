@@ -375,6 +375,8 @@ TrainConfig parse_train_config(const std::string& text, const std::string& file)
       tables.push_back(k.table());
   for (const std::string& name : tables)
     with_table(root, name, [&](TableReader& r) {
+      if (name == "parallelism")
+        for (const auto& [foreign, key] : torchtitan_parallelism_names()) r.alias(foreign, key, "torchtitan");
       for (const TrainConfigKey& k : train_config_schema())
         if (!k.special() && k.table() == name) read_key(r, k, c);
     });

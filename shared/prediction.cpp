@@ -54,6 +54,12 @@ void to_json(nlohmann::json& j, const Prediction& p) {
   }
   if (!p.mesh.empty())
     j["mesh"] = {{"degrees", p.mesh},
+                 {"dp_replicate", p.dp_replicate},
+                 {"dp_shard", p.dp_shard},
+                 {"tp", p.tp},
+                 {"cp", p.cp},
+                 {"pp", p.pp},
+                 {"pp_virtual_stages", p.pp_virtual_stages},
                  {"tp_exposed_s", p.tp_exposed_s},
                  {"cp_exposed_s", p.cp_exposed_s},
                  {"pp_bubble_s", p.pp_bubble_s},
@@ -114,9 +120,18 @@ void from_json(const nlohmann::json& j, Prediction& p) {
   p.mesh_notes.clear();
   p.pp_stages.clear();
   p.tp_exposed_s = p.cp_exposed_s = p.pp_bubble_s = p.pp_send_s = 0;
+  p.dp_replicate = p.dp_shard = p.tp = p.cp = p.pp = p.pp_virtual_stages = 1;
   if (j.contains("mesh")) {  // only with a mesh
     const auto& mj = j.at("mesh");
     mj.at("degrees").get_to(p.mesh);
+    if (mj.contains("tp")) {  // absent before they were written
+      p.dp_replicate = json_int(mj.at("dp_replicate"));
+      p.dp_shard = json_int(mj.at("dp_shard"));
+      p.tp = json_int(mj.at("tp"));
+      p.cp = json_int(mj.at("cp"));
+      p.pp = json_int(mj.at("pp"));
+      p.pp_virtual_stages = json_int(mj.at("pp_virtual_stages"));
+    }
     mj.at("tp_exposed_s").get_to(p.tp_exposed_s);
     mj.at("cp_exposed_s").get_to(p.cp_exposed_s);
     mj.at("pp_bubble_s").get_to(p.pp_bubble_s);

@@ -78,6 +78,9 @@ struct Prediction {
   // step: TP's and CP's collectives the compute stream waits for, the pipeline's bubble and its
   // sends between stages, and what the plan says of where each dimension sits.  // s
   std::string mesh;
+  // Its degrees, named as run.toml's [parallelism] keys (JSON mesh.dp_replicate … mesh.pp and, with
+  // pp, mesh.pp_virtual_stages: the stages per pp rank the plan ran).
+  int dp_replicate = 1, dp_shard = 1, tp = 1, cp = 1, pp = 1, pp_virtual_stages = 1;
   double tp_exposed_s = 0, cp_exposed_s = 0, pp_bubble_s = 0, pp_send_s = 0;
   std::vector<std::string> mesh_notes;
   // With pp > 1: the first and the last stage's memory; the memory above is the larger one's

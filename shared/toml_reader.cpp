@@ -132,8 +132,12 @@ void TableReader::finish() const {
     const std::string key(k.str());
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
     std::string detail = "unknown key";
-    const std::string best = closest_match(key, known_);
-    if (!best.empty()) detail += "; did you mean '" + path(best) + "'?";
+    const auto alias = std::find_if(aliases_.begin(), aliases_.end(), [&](const Alias& a) { return a.foreign == key; });
+    const std::string best = alias != aliases_.end() ? alias->key : closest_match(key, known_);
+    if (alias != aliases_.end())
+      detail += "; that is " + alias->tool + "'s name: this file's key is '" + path(alias->key) + "'";
+    else if (!best.empty())
+      detail += "; did you mean '" + path(best) + "'?";
     std::vector<std::string> sorted = known_;
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());

@@ -33,6 +33,11 @@ class TableReader {
   bool has(const std::string& key) const { return table_.contains(key); }
   // Marks a key as known without reading it (e.g. a table read by another reader).
   void allow(const std::string& key) { known_.push_back(key); }
+  // Another tool's name for one of this table's keys (torchtitan's tensor_parallel_degree for tp):
+  // finish() refuses it as unknown and names the key to write instead.
+  void alias(const std::string& foreign, const std::string& key, const std::string& tool) {
+    aliases_.push_back({foreign, key, tool});
+  }
 
   // Throws ConfigError for the first key that was never read or allowed.
   void finish() const;
@@ -47,6 +52,10 @@ class TableReader {
   std::string file_;
   std::string prefix_;  // "training." etc.
   std::vector<std::string> known_;
+  struct Alias {
+    std::string foreign, key, tool;
+  };
+  std::vector<Alias> aliases_;
 };
 
 }  // namespace shardcast

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shared/model_spec.h"
@@ -291,5 +292,9 @@ std::vector<std::string> validate_mesh(const TrainConfig& cfg, const std::string
 
 // "dp_shard 16 x tp 8": the degrees above 1 (and dp_shard always), for headlines and tables.
 std::string mesh_label(const Mesh& m);
+// torchtitan's [parallelism] names for the mesh keys of run.toml's [parallelism] (job_config.py
+// Parallelism @e61f2cce4, as emit writes them): {torchtitan's name, ours}. run.toml refuses the
+// former and names the latter.
+const std::vector<std::pair<std::string, std::string>>& torchtitan_parallelism_names();
 
 }  // namespace shardcast

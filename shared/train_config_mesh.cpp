@@ -36,6 +36,21 @@ Mesh resolve_mesh(const ParallelismConfig& p, int world, int gpus_per_node) {
   return m;
 }
 
+const std::vector<std::pair<std::string, std::string>>& torchtitan_parallelism_names() {
+  static const std::vector<std::pair<std::string, std::string>> names = {
+      {"data_parallel_replicate_degree", "dp_replicate"},
+      {"data_parallel_shard_degree", "dp_shard"},
+      {"tensor_parallel_degree", "tp"},
+      {"context_parallel_degree", "cp"},
+      {"pipeline_parallel_degree", "pp"},
+      {"enable_async_tensor_parallel", "tp_async"},
+      {"pipeline_parallel_schedule", "pp_schedule"},
+      {"pipeline_parallel_microbatch_size", "pp_microbatch"},
+      {"context_parallel_rotate_method", "cp_rotate"},
+  };
+  return names;
+}
+
 bool pp_schedule_multi_stage(PpSchedule s) {
   return s == PpSchedule::interleaved_1f1b || s == PpSchedule::zbv_zero_bubble ||
          s == PpSchedule::interleaved_zero_bubble;

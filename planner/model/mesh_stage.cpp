@@ -253,7 +253,9 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
   u.bwd_s += ts * bwd;
   units->rank_fwd_s += u.fwd_s;
   units->rank_bwd_s += u.bwd_s;
-  units->rank_wgrad_s += ts * c.bwd_s / 2;  // the weight-gradient GEMMs: half of backward's
+  if (units->unit_wgrad_s.size() < size_t(U)) units->unit_wgrad_s.resize(size_t(U), 0.0);
+  units->unit_wgrad_s[size_t(i)] = ts * c.bwd_s / 2;  // the weight-gradient GEMMs: half of backward's
+  units->rank_wgrad_s += units->unit_wgrad_s[size_t(i)];
 }
 
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
@@ -283,17 +285,65 @@ bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units) {
   // collectives and held parameters stand in for each missing end's.
   auto block_for = [&](size_t end) {
     shape->rank_params += units->unit_params[1] - units->unit_params[end];
+    shape->rank_blocks += 1;
+    // The rank's totals of time per micro-batch (the bubble's, the mesh's exposed time).
+    const SimUnit& b = units->in.units[1];
+    const SimUnit& e = units->in.units[end];
+    units->rank_fwd_s += b.fwd_s - e.fwd_s;
+    units->rank_bwd_s += b.bwd_s - e.bwd_s;
+    if (units->unit_wgrad_s.size() == U) {
+      units->rank_wgrad_s += units->unit_wgrad_s[1] - units->unit_wgrad_s[end];
+      units->unit_wgrad_s[end] = units->unit_wgrad_s[1];
+    }
+    if (units->unit_mesh_s.size() == U) {
+      const std::array<double, 4>& mb = units->unit_mesh_s[1];
+      const std::array<double, 4>& me = units->unit_mesh_s[end];
+      const double ts = shape->time_share > 0 ? shape->time_share : 1.0;
+      units->tp_exposed_s += (mb[0] + mb[1] - me[0] - me[1]) / ts;
+      units->cp_exposed_s += (mb[2] + mb[3] - me[2] - me[3]) / ts;
+      units->unit_mesh_s[end] = mb;
+    }
     units->in.units[end] = units->in.units[1];
     units->unit_params[end] = units->unit_params[1];
     units->block_seq_of[end] = units->block_seq_of[1];
     units->held_gathered_bytes[end] = units->held_gathered_bytes[1];
   };
+  // A checkpointed block stands in for an end: one more checkpointed block (HFU's recompute).
+  const bool ckpt = units->checkpointed_blocks > 0;
+  const int before = shape->rank_blocks;
   const double params = double(shape->rank_params);
   if (stage == PpStage::first || stage == PpStage::neither) block_for(U - 1);
   if (stage == PpStage::last || stage == PpStage::neither) block_for(0);
   // The optimizer's shard of temporaries is the rank's (fsdp_units.cpp): the view's parameters.
   if (params > 0) units->in.optimizer_transient_bytes *= double(shape->rank_params) / params;
+  if (before > 0) {
+    if (ckpt) units->checkpointed_blocks += shape->rank_blocks - before;
+    units->sac_recompute_flops *= double(shape->rank_blocks) / before;  // op-SAC's, per block
+  }
   return true;
+}
+
+PpStage pipeline_slowest_rank(const StepShape& shape, const FsdpUnits& units) {
+  const std::vector<SimUnit>& u = units.in.units;
+  const size_t U = u.size();
+  if (shape.mesh.pp <= 1 || U < 3) return PpStage::both_ends;
+  // Work per micro-batch of each rank, from the simulated rank's (both ends): an end a rank lacks
+  // is a block more.  // s
+  double all = 0;
+  for (const SimUnit& x : u) all += x.fwd_s + x.bwd_s;
+  const double block = u[1].fwd_s + u[1].bwd_s, embed = u[0].fwd_s + u[0].bwd_s,
+               head = u[U - 1].fwd_s + u[U - 1].bwd_s;
+  const double neither = all - embed - head + 2 * block;
+  if (shape.pp_schedule == PpSchedule::zbv_zero_bubble)
+    return neither > all ? PpStage::neither : PpStage::both_ends;
+  PpStage slowest = PpStage::first;
+  double most = all - head + block;
+  if (all - embed + block > most) {
+    slowest = PpStage::last;
+    most = all - embed + block;
+  }
+  if (shape.mesh.pp >= 3 && neither > most) slowest = PpStage::neither;
+  return slowest;
 }
 
 // The timeline's lanes of the mesh: inside each unit's forward and backward, the part TP's and
@@ -325,6 +375,12 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
   const Mesh& m = shape.mesh;
   const MeshGroups& g = shape.groups;
   p.mesh = mesh_label(m);
+  p.dp_replicate = m.dp_replicate;
+  p.dp_shard = m.dp_shard;
+  p.tp = m.tp;
+  p.cp = m.cp;
+  p.pp = m.pp;
+  p.pp_virtual_stages = m.pp > 1 ? shape.pp_virtual : 1;
   const int micro_steps = shape.grad_accum;
   p.tp_exposed_s = units.tp_exposed_s * micro_steps;
   p.cp_exposed_s = units.cp_exposed_s * micro_steps;
@@ -344,20 +400,37 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
                                          : c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
     const double lat = g.pp_crosses_nodes ? c.inter_node_latency : c.intra_node_latency;
     p.pp_send_s = micro_steps * 2.0 * v * (bytes / bw + lat);
+    auto blocks = [](int n) { return fmt::format("{} block{}", n, n == 1 ? "" : "s"); };
+    const std::string flush = fmt::format("{} micro-batch{} of {}", shape.pp_micro, shape.pp_micro == 1 ? "" : "es",
+                                          shape.micro_batch);  // micro_batch: one pipeline micro-batch's sequences
+    // The timed rank (read_step_time: the slowest) and the two whose memory is read.
+    const int k = pp_rank_blocks(cfg.model.n_layers, m.pp);  // beside both ends
+    const std::string n = blocks(shape.rank_blocks);
+    const std::string timed = shape.pp_stage == PpStage::first  ? "the first rank (the embedding and " + n + ")"
+                              : shape.pp_stage == PpStage::last ? "the last rank (" + n + " and the head)"
+                              : shape.pp_stage == PpStage::neither
+                                  ? "a rank of neither end (" + n + ")"
+                                  : "the rank with both ends (the embedding, " + n + " and the head)";
     if (shape.pp_schedule == PpSchedule::zbv_zero_bubble)
       p.mesh_notes.push_back(fmt::format(
-          "pp {} x {} stages per rank in a V, {} micro-batches of {} per flush: the step is timed on the first rank, "
-          "which holds the embedding, {} blocks and the head; memory is the first rank's (with the micro-batches in "
-          "flight) or the last's ({} blocks, neither end), the larger",
-          m.pp, v, shape.pp_micro, shape.micro_batch, shape.rank_blocks, shape.rank_blocks + 2));
+          "pp {} x {} stages per rank in a V, {} per flush: the step is timed on its slowest rank, {}; memory is "
+          "the first rank's (the embedding, {} and the head, with the micro-batches in flight) or the last's ({}, "
+          "neither end), the larger",
+          m.pp, v, flush, timed, blocks(k), blocks(k + 2)));
     else
       p.mesh_notes.push_back(fmt::format(
-          "pp {} x {} stage(s) per rank, {} micro-batches of {} per flush: the step is timed on a rank holding the "
-          "embedding, {} blocks and the head (torchtitan's balanced split); memory is the first stage's (the "
-          "embedding, {} blocks, the micro-batches in flight) or the last's (the head and {} blocks), the larger",
-          m.pp, v, shape.pp_micro, shape.micro_batch, shape.rank_blocks, shape.rank_blocks + 1, shape.rank_blocks + 1));
+          "pp {} x {} stage(s) per rank, {} per flush (torchtitan's balanced split, round((L + 2) / pp) layers a "
+          "stage): the step is timed on its slowest rank, {}; memory is the first stage's (the embedding, {}, the "
+          "micro-batches in flight) or the last's (the head and {}), the larger",
+          m.pp, v, flush, timed, blocks(k + 1), blocks(k + 1)));
     p.step_time_s += p.pp_bubble_s + p.pp_send_s;
     if (!p.op_seconds.empty()) p.op_seconds[size_t(OpCategory::other)] += p.pp_bubble_s + p.pp_send_s;
+    // Fewer micro-batches than stages: most of each flush is the bubble (say so, and how much).
+    if (shape.pp_micro < m.pp)
+      p.mesh_notes.push_back(fmt::format(
+          "{} pipeline micro-batch{} for pp {}: the bubble is {:.0f} % of the step (more micro-batches, "
+          "micro_batch / pp_microbatch >= pp, shrink it)",
+          shape.pp_micro, shape.pp_micro == 1 ? "" : "es", m.pp, 100.0 * p.pp_bubble_s / p.step_time_s));
   }
   // Throughput per GPU: the step's global tokens over every rank of the mesh.
   const ModelSpec& md = cfg.model;

@@ -53,12 +53,11 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   add_optimizer_step(cfg, opt, shape, hw, compute.cc, units.device_timed, &units.in);
   // 5. The step simulated (simulator.h).
   SimResult sim = simulate_fast(units.in);
-  // 6. Memory off the timeline and the allocator replay; 7. time, tokens/s, MFU and HFU.
+  // 6. Memory off the timeline and the allocator replay; 7. time, tokens/s, MFU and HFU (with pp,
+  // of the pipeline's slowest rank).
   Prediction p;
   read_memory(cfg, hw, opt, shape, eff, act, units, sim, &p);
-  read_time(cfg, hw, opt, shape, eff, compute, costs, comm, units, sim, &p);
-  p.timeline = std::move(sim.timeline);
-  if (!shape.one_d()) add_mesh_lanes(units, &p);
+  read_step_time(cfg, hw, opt, shape, eff, compute, costs, comm, units, std::move(sim), &p);
   // 8. With pp: the memory of the first and the last stage, the larger as the plan's.
   if (shape.mesh.pp > 1) pipeline_stage_memory(cfg, hw, opt, shape, eff, act, units, &p);
   return p;
@@ -403,6 +402,29 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
 
 }
 
+void read_step_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                    const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
+                    const CommSetup& comm, const FsdpUnits& units, SimResult sim, Prediction* out) {
+  Prediction& p = *out;
+  // A pipeline runs at its slowest rank's pace: time that rank (pipeline_stage_view), the same
+  // simulation of its units.
+  const PpStage slowest = pipeline_slowest_rank(shape, units);
+  if (slowest != PpStage::both_ends) {
+    StepShape s = shape;
+    FsdpUnits u = units;
+    if (pipeline_stage_view(slowest, &s, &u)) {
+      SimResult ssim = simulate_fast(u.in);
+      read_time(cfg, hw, opt, s, eff, compute, costs, comm, u, ssim, &p);
+      p.timeline = std::move(ssim.timeline);
+      add_mesh_lanes(u, &p);
+      return;
+    }
+  }
+  read_time(cfg, hw, opt, shape, eff, compute, costs, comm, units, sim, &p);
+  p.timeline = std::move(sim.timeline);
+  if (!shape.one_d()) add_mesh_lanes(units, &p);
+}
+
 void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
                const CommSetup& comm, const FsdpUnits& units, const SimResult& sim, Prediction* out) {
@@ -423,7 +445,12 @@ void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions
   p.exposed_comm_s = sim.exposed_comm_s;
   p.optimizer_s = sim.optimizer_s;
   if (opt.op_breakdown) {
-    auto ops = op_breakdown(cfg, opt, cc, UnitOps{costs.embed_ops, costs.block_ops, costs.head_ops}, units.in, sim, time_share, units.unit_host_s);
+    // A pipeline rank's end it lacks is a block (pipeline_stage_view): a block's ops there.
+    const bool embed_block = shape.pp_stage == PpStage::last || shape.pp_stage == PpStage::neither;
+    const bool head_block = shape.pp_stage == PpStage::first || shape.pp_stage == PpStage::neither;
+    const UnitOps unit_ops{embed_block ? costs.block_ops : costs.embed_ops, costs.block_ops,
+                           head_block ? costs.block_ops : costs.head_ops};
+    auto ops = op_breakdown(cfg, opt, cc, unit_ops, units.in, sim, time_share, units.unit_host_s);
     ops[size_t(OpCategory::other)] += p.host_bound_s;  // the host's time beyond the device's
     p.op_seconds.assign(ops.begin(), ops.end());
   }

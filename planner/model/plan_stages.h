@@ -164,8 +164,9 @@ struct FsdpUnits {
   double tp_exposed_s = 0, cp_exposed_s = 0, tp_busy_s = 0, cp_busy_s = 0;
   double rank_fwd_s = 0, rank_bwd_s = 0, rank_wgrad_s = 0;
   // Per unit, TP's and CP's exposed time inside its forward and backward (the timeline's tp and
-  // cp lanes).  // s
+  // cp lanes), and its weight-gradient GEMMs' share of backward (rank_wgrad_s's terms).  // s
   std::vector<std::array<double, 4>> unit_mesh_s;  // {tp fwd, tp bwd, cp fwd, cp bwd}
+  std::vector<double> unit_wgrad_s;
 };
 FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                      const EfficiencyParams& eff, const ComputeContext& cc, const UnitCosts& costs,
@@ -188,9 +189,13 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
 // In-flight: the activations of shape.pp_stage's other micro-batches in flight.  // bytes
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
 // A pipeline rank (PpStage) as the simulated rank's units show it: each end the rank lacks
-// becomes one more block, its parameters and memory a block's. False (nothing changed) where the
-// rank has no block to copy.
+// becomes one more block, its parameters, memory, time and mesh terms a block's. False (nothing
+// changed) where the rank has no block to copy.
 bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units);
+// The pipeline rank whose work per micro-batch is the largest, which sets the pace of every other
+// (the step is timed on it): of the first rank (the embedding), the last (the head), a middle one
+// (neither end; pp ≥ 3); under ZBVZeroBubble the first (both ends) and the others (neither).
+PpStage pipeline_slowest_rank(const StepShape& shape, const FsdpUnits& units);
 // The timeline's tp, cp and pp lanes (p->timeline already holds the simulated step).
 void add_mesh_lanes(const FsdpUnits& units, Prediction* p);
 void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepShape& shape, const CommSetup& comm,
@@ -205,12 +210,17 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
                  const EfficiencyParams& eff, const ActivationTerms& act, const FsdpUnits& units,
                  const SimResult& sim, Prediction* p);
 // With pp > 1: the first and the last stage's memory (pipeline_stage_view) into p->pp_stages, and
-// p's memory set to the larger one's; the time stays the simulated rank's.
+// p's memory set to the larger one's.
 void pipeline_stage_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
                            const StepShape& shape, const EfficiencyParams& eff, const ActivationTerms& act,
                            const FsdpUnits& units, Prediction* p);
 void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
                const CommSetup& comm, const FsdpUnits& units, const SimResult& sim, Prediction* p);
+// read_time of the rank that sets the step's pace: the simulated one, or with pp the pipeline's
+// slowest rank (pipeline_slowest_rank, simulated again); its timeline and mesh lanes into p too.
+void read_step_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                    const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
+                    const CommSetup& comm, const FsdpUnits& units, SimResult sim, Prediction* p);
 
 }  // namespace shardcast::planner

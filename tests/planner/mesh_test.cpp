@@ -697,6 +697,33 @@ TEST(MeshPlan, LossParallelTermsNeedTp) {
   EXPECT_GT(tp.resolved.mem_peak_bytes, tp.flipped.mem_peak_bytes);
 }
 
+// A pipeline runs at its slowest rank's pace, and the plan times that rank (its note names it):
+// Llama 3 8B's head (a 128256-word vocabulary, 2.4 blocks of work) makes the last rank the
+// slowest; Llama 3.1 405B's head is lighter than a block at tp 8, so over pp 8 a middle rank, with
+// round((126 + 2) / 8) = 16 blocks and neither end, is.
+TEST(MeshPlan, PipelineIsTimedOnItsSlowestRank) {
+  auto timed = [](const Prediction& p) {
+    const std::string key = "timed on its slowest rank, ";
+    for (const std::string& n : p.mesh_notes)
+      if (const size_t at = n.find(key); at != std::string::npos) return n.substr(at + key.size(), n.find(';', at) - at - key.size());
+    return std::string();
+  };
+  TrainConfig small = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 4, 8192);
+  small.runtime = "torchtitan";
+  small.parallelism.pp = 4;
+  small.parallelism.pp_microbatch = 1;
+  validate_or_throw(small);
+  EXPECT_EQ(timed(plan_of(small)), "the last rank (8 blocks and the head)");
+  TrainConfig big = test::make_config("llama3.1-405b", "H100-80GB-SXM", 512, ShardingStrategy::full_shard, AcMode::full,
+                                      8, 8192);
+  big.runtime = "torchtitan";
+  big.parallelism.tp = 8;
+  big.parallelism.pp = 8;
+  big.parallelism.pp_microbatch = 1;
+  validate_or_throw(big);
+  EXPECT_EQ(timed(plan_of(big)), "a rank of neither end (16 blocks)");
+}
+
 // The reserved estimate with expandable segments off and on brackets the plan's own: the
 // pipeline's in-flight activations and held parameters are segments beside the replayed trace,
 // in the range as in the estimate (the range once stopped at the allocated peak below it).
@@ -827,8 +854,12 @@ TEST(MeshRuns, PublishedMeshRunsHoldTheirRegressionBounds) {
   // SDPA takes them on the rank (repeated to the query heads in torchtitan of 2024-12), the fp32
   // gradient ring, and the buffers: the CP rows 1-8 points slower (median 8.5 -> 9.2), the 405B
   // CP rows' memory 4-8 points closer (memory MAPE 8.9 -> 8.2).
-  EXPECT_LE(s.mape_tps, 13.3);             // measured 13.0
-  EXPECT_LE(s.median_abs_err_tps, 9.5);    // measured 9.2
+  // Then the step timed on the pipeline's slowest rank (read_step_time): torchtitan's 405B PP rows
+  // ~9 points slower (a middle stage's 16 blocks, not 14 beside both ends: +18.3 / +20.1 -> +9.6 /
+  // +11.3 %, the CP rows -9.8 .. -20.1 %, as slow as the 8B CP rows' attention), KempnerForge's
+  // within 3 points: MAPE 13.0 -> 13.5, median 9.2 -> 9.7, bias +7.9 -> +6.5.
+  EXPECT_LE(s.mape_tps, 13.8);             // measured 13.5
+  EXPECT_LE(s.median_abs_err_tps, 10.0);   // measured 9.7
   EXPECT_GE(s.within_1sigma, 28);          // measured 28 of 44
   // Then no loss_parallel tensor without TP (LossParallelTermsNeedTp): the three 8B CP rows'
   // memory +1.1 .. +1.7 -> -1.0 .. -0.4 % (memory MAPE 8.2 -> 8.1).

@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+
 #include "shared/config_io.h"
+#include "shared/errors.h"
 
 namespace shardcast {
 namespace {
@@ -128,6 +132,29 @@ TEST(Mesh, RunTomlRoundTripsTheMesh) {
   EXPECT_EQ(back.parallelism.pp_microbatch, 2);
   EXPECT_EQ(back.parallelism.cp_rotate, CpRotate::alltoall);
   EXPECT_EQ(back.parallelism.dp_shard, -1);
+}
+
+// torchtitan's names in run.toml's [parallelism] are refused (nothing is planned as something else)
+// and the error names our key; each name is one torchtitan v0.2 writes (the key list emit is
+// checked against, tests/planner/data/torchtitan_keys_v0.2.txt).
+TEST(Mesh, TorchtitanNamesAreRefusedWithOurKey) {
+  try {
+    mesh_config("tensor_parallel_degree = 8\n");
+    ADD_FAILURE() << "tensor_parallel_degree was read";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("parallelism.tensor_parallel_degree"), std::string::npos) << what;
+    EXPECT_NE(what.find("torchtitan's name: this file's key is 'parallelism.tp'"), std::string::npos) << what;
+  }
+  std::ifstream in(std::string(SHARDCAST_TEST_SOURCE_DIR) + "/tests/planner/data/torchtitan_keys_v0.2.txt");
+  ASSERT_TRUE(in);
+  std::set<std::string> keys;
+  for (std::string line; std::getline(in, line);) keys.insert(line);
+  const TrainConfig c = mesh_config("");
+  for (const auto& [theirs, ours] : torchtitan_parallelism_names()) {
+    EXPECT_TRUE(keys.count("parallelism." + theirs)) << theirs;
+    EXPECT_THROW(mesh_config(theirs + " = 1\n"), ConfigError) << theirs;
+  }
 }
 
 }  // namespace

@@ -37,14 +37,22 @@ TEST(Reports, PredictionRoundTripWithPipelineStages) {
   Prediction p;
   p.memory = {{"activations", 2.5e9}};
   p.mesh = "dp_shard 8 x tp 8 x pp 8";
+  p.dp_shard = 8;
+  p.tp = 8;
+  p.pp = 8;
   p.pp_bubble_s = 3.0;
   p.mesh_notes = {"pp 8 x 1 stage(s) per rank"};
   p.pp_stages = {{"first", 60e9, 64e9, 66e9, {62e9, 70e9}}, {"last", 48e9, 52e9, 54e9, {50e9, 55e9}}};
   const nlohmann::json j = p;
   ASSERT_EQ(j["mesh"]["pp_stages"].size(), 2u);
   EXPECT_EQ(j["mesh"]["pp_stages"][0]["stage"], "first");
+  // The degrees as numbers, named as run.toml's [parallelism] keys.
+  EXPECT_EQ(j["mesh"]["tp"], 8);
+  EXPECT_EQ(j["mesh"]["pp"], 8);
+  EXPECT_EQ(j["mesh"]["dp_replicate"], 1);
   EXPECT_DOUBLE_EQ(j["mesh"]["pp_stages"][1]["reserved_range_bytes"][1].get<double>(), 55e9);
   const Prediction q = j.get<Prediction>();
+  EXPECT_EQ(q.dp_shard, 8);
   ASSERT_EQ(q.pp_stages.size(), 2u);
   EXPECT_EQ(q.pp_stages[1].stage, "last");
   EXPECT_DOUBLE_EQ(q.pp_stages[0].reserved_range_bytes.first, 62e9);
