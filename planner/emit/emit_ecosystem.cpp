@@ -903,7 +903,12 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
     }
   }
   set("loss.num_chunks", "8", "ChunkedLossWrapper, as the registered config and the plan");
-  set("training.disable_cuda_graphs", "False", "CUDA graphs, as planned");
+  // torchtitan refuses CUDA graphs with pipeline parallelism (trainer.py _validate_cuda_graphs),
+  // and the plan is then its run without them (planner/model/runtime.cpp).
+  if (c.parallelism.pp > 1)
+    set("training.disable_cuda_graphs", "True", "torchtitan runs no CUDA graphs with pipeline parallelism; planned so");
+  else
+    set("training.disable_cuda_graphs", "False", "CUDA graphs, as planned");
   // The base config profiles every 100 steps (a trace the plan does not time).
   set("profiler.enable_profiling", "False");
   set("metrics.log_freq", std::to_string(c.metrics.log_freq));

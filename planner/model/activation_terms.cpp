@@ -23,9 +23,13 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
   // torchtitan's ChunkedLossWrapper: its hidden-state chunks, fp32 gradient buffer and the LM
   // head's unsharded gradient beside one chunk's logits (chunked_loss.h).
-  if (opt.cross_entropy == CrossEntropyImpl::chunked_lm_head)
+  // Under TP's loss parallel the LM head and the logits are a vocabulary shard, the hidden
+  // states whole (chunked_loss.h): the transient is the rank's already (mesh_stage.cpp).
+  const bool chunked = opt.cross_entropy == CrossEntropyImpl::chunked_lm_head;
+  const int vocab_shards = shape.loss_parallel && shape.sequence_parallel && shape.mesh.tp > 1 ? shape.mesh.tp : 1;
+  if (chunked)
     loss.fwd_transient = chunked_loss_peak_bytes(T, m.d_model, double(m.vocab), param_bytes,
-                                                 dtype_bytes(cfg.precision.reduce_dtype));
+                                                 dtype_bytes(cfg.precision.reduce_dtype), kChunkedLossChunks, vocab_shards);
   // fp32 logits the model returns and the loop keeps (runtime term fp32_logits_held): the
   // up-cast copy moves from the forward's transients to the model's output.
   const bool upcast_loss = is_fp32_upcast(opt.cross_entropy);
@@ -97,6 +101,7 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   a.scores_bytes = scores_bytes;
   a.norm_extra = norm_extra;
   a.kv_repeated = opt.gqa_repeated;
+  a.loss_per_vocab_shard = chunked && vocab_shards > 1;
   a.trainer_block = trainer_block;
   a.eager_program = eager_program;
   a.kept_plain = kept_plain;

@@ -33,13 +33,17 @@ double chunked_loss_chunk_bytes(double tokens, double vocab, int act_bytes, int 
 //   (reduce_bytes · V · d);
 // - at the end, accumulated_grad = buffer.to(hidden dtype) (A · T · d) beside the buffer;
 // held + the larger of the last two groups (the chunk phase adds chunked_loss_chunk_bytes).
+// `vocab_shards`: under TP's loss parallel each rank's LM head and logits are a 1/tp vocabulary
+// shard while its hidden states stay whole (torchtitan @b5bcd76c6 components/loss.py: "each TP
+// rank computes partial CE on its V/tp slice"; decoder_sharding.py all-gathers the hidden states
+// to Replicate before the wrapper): the V-sized terms divide, the T·d ones do not.
 double chunked_loss_held_bytes(double tokens, double d_model, double vocab, int act_bytes, int reduce_bytes,
-                               int chunks = kChunkedLossChunks);
+                               int chunks = kChunkedLossChunks, int vocab_shards = 1);
 
 // The loss's transient at its peak (chunk phase or final cast), in bytes: what the head unit's
 // forward holds while the wrapper runs. Nothing is kept for backward and the head's backward
 // has already run inside the wrapper.
 double chunked_loss_peak_bytes(double tokens, double d_model, double vocab, int act_bytes, int reduce_bytes,
-                               int chunks = kChunkedLossChunks);
+                               int chunks = kChunkedLossChunks, int vocab_shards = 1);
 
 }  // namespace shardcast::planner

@@ -92,8 +92,9 @@ double op_fwd(const std::vector<Op>& ops, const char* a, const char* b, const Co
 // The embedding's and the head's TP terms (unit i of U): sequence parallel's entry and exit
 // collectives, and the head's loss tensors, on vocabulary shards under loss parallel, whole with
 // the logits' all-gather without it. Adds the exposed time to *fwd / *bwd and the totals to units.
-void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm, const UnitCost& c, int i,
-                       int U, SimUnit* unit, FsdpUnits* units, double* fwd, double* bwd) {
+void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm, const UnitCost& c,
+                       const ActivationTerms& act, int i, int U, SimUnit* unit, FsdpUnits* units, double* fwd,
+                       double* bwd) {
   SimUnit& u = *unit;
   const Mesh& m = shape.mesh;
   const double tp = m.tp, ts = shape.time_share;
@@ -124,8 +125,10 @@ void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const Com
   u.saved_bytes = c.saved_bytes + (u.saved_bytes - c.saved_bytes) / tp +
                   shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);
   if (shape.loss_parallel) {  // the loss's transients and the output the loop keeps on a vocabulary shard
-    u.fwd_transient_bytes /= tp;
-    u.bwd_transient_bytes /= tp;
+    if (!act.loss_per_vocab_shard) {  // the chunked loss's are the rank's already (activation_terms.cpp)
+      u.fwd_transient_bytes /= tp;
+      u.bwd_transient_bytes /= tp;
+    }
     u.output_bytes /= tp;
     if (shape.loss_parallel_dtensor) {
       // torch's loss_parallel handlers (torch/distributed/tensor/parallel/loss.py): _log_softmax
@@ -247,7 +250,7 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
     units->unit_mesh_s[size_t(i)] = {ts * r.tp_fwd_s, ts * (r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0)), ts * r.cp_fwd_s,
                                      ts * (r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0))};
   } else {
-    end_unit_tp_terms(cfg, shape, comm, c, i, U, &u, units, &fwd, &bwd);
+    end_unit_tp_terms(cfg, shape, comm, c, act, i, U, &u, units, &fwd, &bwd);
   }
   u.fwd_s += ts * fwd;
   u.bwd_s += ts * bwd;

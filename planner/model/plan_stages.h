@@ -120,6 +120,9 @@ struct ActivationTerms {
   double scores_bytes = 0;     // eager attention's fp32 softmax output, one block  // bytes
   double norm_extra = 0;       // an eager RMSNorm's fp32 tensors  // bytes
   bool kv_repeated = false;    // K and V repeated to the query heads before attention (runtime term gqa)
+  // The loss's transients (`loss`) are one rank's of a vocabulary-sharded loss already (the chunked
+  // loss under TP's loss parallel), not the whole vocabulary's to divide over tp.
+  bool loss_per_vocab_shard = false;
   bool trainer_block = false;  // shardcast-train's eager block, counted to the byte
   bool eager_program = false;  // torchtitan's eager block, tensor by tensor
   double kept_plain = 0, kept_ckpt = 0, kept_sac = 0;  // a block keeps, per policy  // bytes

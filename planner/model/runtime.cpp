@@ -212,10 +212,18 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   if (!parse_grad_clip(t.grad_clip, o.grad_clip))
     throw ConfigError(rt.file, "terms.grad_clip", "\"" + t.grad_clip + "\" is not allowed");
   o.host_time_hidden = t.host_time == "hidden";
-  o.host_units_graphed = t.host_time == "cuda_graphs";
+  // CUDA graphs (host_time = "cuda_graphs", torchtitan since f84224af0) are captured on CUDA GPUs
+  // only (distributed/cudagraph.py wrap_with_cuda_graph @b5bcd76c6: eager under ROCm; a preset's
+  // empty gpu.compute_capability is not a CUDA GPU) and never with pipeline parallelism, which
+  // torchtitan refuses with them (trainer.py _validate_cuda_graphs): such a plan is its run with
+  // training.disable_cuda_graphs = True (emit writes it), whose zero_grad(set_to_none=True) frees
+  // the gradients between steps as well.
+  const bool graphs = t.host_time == "cuda_graphs";
+  const bool graphs_off_for_pp = graphs && cfg.parallelism.pp > 1;
+  o.host_units_graphed = graphs && !graphs_off_for_pp && !hw.gpu.compute_capability.empty();
   o.per_parameter_copies = t.parameter_layout == "per_parameter";
   o.root_unit = t.root_unit;
-  o.grads_freed_between_steps = t.grads_freed_between_steps;
+  o.grads_freed_between_steps = t.grads_freed_between_steps || graphs_off_for_pp;
   o.sync_every_micro_step = sync_every_micro_step(t, cfg);
   if (rt.zero && !zero_reduces_every_micro_step(cfg)) o.sync_every_micro_step = false;  // ZeRO stage 1
   if (!parse_unsynced_grad_dtype(t.unsynced_gradient_dtype, o.unsynced_gradient_dtype))

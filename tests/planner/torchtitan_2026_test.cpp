@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "planner/emit/emit_ecosystem.h"
 #include "planner/model/chunked_loss.h"
 #include "planner/model/document_mask.h"
 #include "planner/model/efficiency.h"
@@ -47,6 +48,10 @@ TEST(ChunkedLoss, BytesAreTheFormula) {
   const double held = (A + 4.0) * T * d, per_chunk = A * T * d / N + (A + R) * V * d;
   EXPECT_DOUBLE_EQ(chunked_loss_held_bytes(T, d, V, A, R), held + std::max(per_chunk, A * T * d));
   EXPECT_DOUBLE_EQ(chunked_loss_peak_bytes(T, d, V, A, R), held + per_chunk + (A + 12.0) * T * V / N);
+  // On a 1/tp vocabulary shard (TP's loss parallel): the V-sized terms divide, the whole hidden
+  // states' (held, the chunk's hidden gradient) do not.
+  EXPECT_DOUBLE_EQ(chunked_loss_peak_bytes(T, d, V, A, R, N, 4),
+                   held + A * T * d / N + (A + R) * V * d / 4 + (A + 12.0) * T * V / N / 4);
   // Under a quarter of the whole-logits fp32 loss's forward at 65k tokens per micro-step (the
   // issue's case): 19.5 against 84.1 GB.
   const double whole = loss_memory(CrossEntropyImpl::fp32_upcast, 65536, V, A).fwd_transient +
@@ -123,6 +128,30 @@ TEST(Torchtitan2026, ChunkedLossAndKeptGradientsInThePlan) {
   EXPECT_FALSE(o.grads_freed_between_steps);
   EXPECT_EQ(runtime_efficiency(hw, o).unit_overhead_s, 0);
   EXPECT_EQ(runtime_efficiency(hw, o).step_overhead_s, read_efficiency(hw).step_overhead_s);
+}
+
+// CUDA graphs as torchtitan captures them: on CUDA GPUs only (cudagraph.py wrap_with_cuda_graph:
+// eager under ROCm, the gradients still zeroed in place) and never with pipeline parallelism,
+// which torchtitan refuses with them (trainer.py _validate_cuda_graphs): there the plan is the run
+// with training.disable_cuda_graphs = True, which emit writes, and its zero_grad(set_to_none=True)
+// frees the gradients between steps.
+TEST(Torchtitan2026, CudaGraphsOnlyOnCudaGpusAndWithoutPipelines) {
+  const HardwareSpec gb200 = load_hardware("GB200");
+  TrainConfig c = gb200_8b("torchtitan");
+  c.cluster.gpus_per_node = 4;
+  c.parallelism.pp = 2;
+  c.parallelism.pp_microbatch = 1;
+  validate_or_throw(c);
+  const PlanOptions piped = resolve_plan_options(c, gb200);
+  EXPECT_FALSE(piped.host_units_graphed);
+  EXPECT_TRUE(piped.grads_freed_between_steps);
+  EXPECT_NE(render_torchtitan_recipe(c).find("config.training.disable_cuda_graphs = True"), std::string::npos);
+  TrainConfig amd = test::make_config("llama3-8b", "MI300X", 8, ShardingStrategy::full_shard, AcMode::selective_op, 2, 8192);
+  amd.precision.compile = true;
+  amd.runtime = "torchtitan";
+  const PlanOptions rocm = resolve_plan_options(amd, load_hardware("MI300X"));
+  EXPECT_FALSE(rocm.host_units_graphed);
+  EXPECT_FALSE(rocm.grads_freed_between_steps);
 }
 
 TEST(Torchtitan2026, GenerationsByDate) {
