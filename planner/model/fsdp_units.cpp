@@ -55,9 +55,9 @@ double unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const St
   // "gathered" parameters are the fp32 master itself, no copy (FSDP's NO_SHARD uses the flat
   // parameter directly; shardcast-train aliases it, trainer/fsdp/fsdp.cpp issue_gather).
   if (no_shard && param_bytes == 4) u.gathered_bytes = 0;
-  // ZeRO stage 1: the whole 16-bit parameters are DeepSpeed's flat buffer, static over the step
-  // (zero_memory.h zero_bit16_parameters), not a working copy per unit.
-  if (strategy == ShardingStrategy::shard_optimizer) u.gathered_bytes = 0;
+  // ZeRO stages 1 and 2: the whole 16-bit parameters are DeepSpeed's flat buffer, static over the
+  // step (zero_memory.h zero_bit16_parameters), not a working copy per unit.
+  if (shape.zero_whole_params) u.gathered_bytes = 0;
   u.grad_bytes = P * (!in.sync_every_micro_step && GA > 1 ? unsynced_bytes : param_bytes);
   // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
   if (opt.grads_freed_between_steps) u.shard_grad_bytes = master_bytes * P / state_group;
@@ -183,7 +183,7 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;
   // FSDP2's copies charged as device work (below): where a measured kernel table times the plan.
   const bool fsdp2_copies = device_timed && opt.per_parameter_copies && strategy != ShardingStrategy::no_shard &&
-                            strategy != ShardingStrategy::shard_optimizer;
+                            !shape.zero_whole_params;
   UnitCollectiveInputs collectives;
   collectives.no_shard = no_shard;
   collectives.fp8_gather = fp8_gather;
@@ -225,11 +225,11 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
     if (!shape.one_d()) mesh_unit_terms(cfg, shape, comm, costs, cc, act, i, U, ckpt, &u, &out);
     out.held_gathered_bytes.push_back(unit_collectives(cfg, opt, shape, comm, collectives, in, i, U, P, &u));
   }
-  // ZeRO stage 1 (shard_optimizer): each rank steps its 1/W of the fp32 master, then one
+  // ZeRO stages 1 and 2: each rank steps its 1/W of the fp32 master, then one
   // all_gather_into_tensor per parameter group refills the whole 16-bit parameters, in series
   // after the step (stage_1_and_2.py step -> runtime/utils.py all_gather_dp_groups @38327e07f;
   // docs/cost-model.md §10.1).
-  if (strategy == ShardingStrategy::shard_optimizer && shape.state_group > 1)
+  if (shape.zero_whole_params && shape.state_group > 1)
     in.post_step_all_gather_s =
         collective_time(Collective::all_gather, double(m.total_params()) * param_bytes, comm.reduce_group, comm.comm);
   out.in = std::move(in);

@@ -103,7 +103,7 @@ EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& o
   return eff;
 }
 
-StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const RuntimeMesh& opt) {
+StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt) {
   StepShape sh;
   const int W = cfg.world_size();
   const int gpn = cfg.cluster.gpus_per_node;
@@ -119,6 +119,11 @@ StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const Runti
   sh.time_share = std::max(1.0, double(gpn) / std::max(1, hw.node.gpus_per_node));
   sh.strategy = cfg.parallelism.sharding_strategy;
   sh.shard_group = std::max(1, cfg.parallelism.shard_group_size(W, gpn));
+  // ZeRO stage 2 runs as stage 1 (DeepSpeedZeroOptimizer, stage_1_and_2.py @38327e07f): the
+  // 16-bit model whole on every rank, its reductions over all ranks.
+  sh.zero_whole_params = opt.zero && (sh.strategy == ShardingStrategy::shard_optimizer ||
+                                      sh.strategy == ShardingStrategy::shard_grad_op);
+  if (sh.zero_whole_params) sh.shard_group = 1;
   sh.replicas = std::max(1, W / sh.shard_group);
   sh.micro_batch = cfg.training.micro_batch;
   sh.seq_len = cfg.training.seq_len;
@@ -138,7 +143,8 @@ StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const Runti
   sh.tokens_per_gpu_step = sh.tokens * sh.grad_accum;
   sh.rank_params = cfg.model.total_params();
   if (!sh.one_d()) mesh_step_shape(cfg, opt, &sh);
-  sh.state_group = sh.strategy == ShardingStrategy::shard_optimizer ? sh.replicas * sh.shard_group
+  sh.state_group = sh.zero_whole_params || sh.strategy == ShardingStrategy::shard_optimizer
+                       ? sh.replicas * sh.shard_group
                    : sh.no_shard                                   ? 1
                                                                    : sh.shard_group;
   return sh;
@@ -291,7 +297,7 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   const LossMemory& loss = act.loss;
   const bool upcast_loss = act.upcast_loss, logits_held = act.logits_held;
   double reserved = 0;  // the replay's peak  // bytes
-  const double shard = 1.0 / double(shape.state_group);  // 1 / Ns; 1 under no_shard, 1 / W under shard_optimizer
+  const double shard = 1.0 / double(shape.state_group);  // 1 / Ns; 1 under no_shard, 1 / W under ZeRO 1 and 2
   TraceInputs ti;
   for (int64_t P : unit_params) {
     ti.param_shard_bytes.push_back(master_bytes * double(P) * shard);

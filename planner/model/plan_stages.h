@@ -57,6 +57,11 @@ struct StepShape {
   int param_bytes = 2;         // precision.param_dtype  // bytes per element
   int reduce_bytes = 4;        // precision.reduce_dtype  // bytes per element
   int master_bytes = 4;        // precision.master_dtype: shards, their gradients, AdamW moments
+  // DeepSpeed ZeRO stage 1 or 2 (shard_optimizer or shard_grad_op under a ZeRO runtime): the whole
+  // 16-bit model on every rank in one flat buffer (no unit gathers it), every reduction over all
+  // W ranks (shard_group 1, replicas W), the master, its gradients and AdamW's moments partitioned
+  // over W, and the updated parameters all-gathered after the step (docs/cost-model.md §10.1).
+  bool zero_whole_params = false;
   // The device mesh (shared/train_config.h; mesh_stage.cpp). In 1-D (tp = cp = pp = 1) nothing below
   // differs from the fields above. With a mesh, the fields above are one rank's: shard_group =
   // dp_shard, replicas = dp_replicate, tokens = b · s / cp, and with pp > 1 micro_batch is one
@@ -88,7 +93,7 @@ struct StepShape {
 // The efficiency parameters of the preset as the runtime runs them (host time hidden or not).
 EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& opt);
 // Throws ConfigError for nodes that cannot talk or a dtype the config names wrongly.
-StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const RuntimeMesh& opt);
+StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt);
 
 // How each op is timed on this hardware for this runtime: rates, kernels, the power limit.
 struct ComputeSetup {

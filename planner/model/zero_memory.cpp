@@ -66,10 +66,10 @@ std::vector<ZeroBuffer> zero_buffers(const TrainConfig& cfg, const ZeroOptions& 
     // 16-bit gradients are the parameters' .grad, which the simulator holds (no_shard units).
     if (t.contiguous_gradients) out.push_back({"zero_ipg_buckets", (t.overlap_comm ? 2 : 1) * param_bytes * bucket});
     out.push_back({"zero_grad_partition", param_bytes * P / N});
-    // Stage 1's (and 2's) parameters: bit16_groups_flat, the whole 16-bit model in one flat
-    // buffer per parameter group on every rank. Counted here for stage 1, whose units then hold
-    // no working copy (fsdp_units.cpp); stage 2 keeps the FSDP shard_grad_op accounting.
-    if (stage == 1) out.push_back({"zero_bit16_parameters", param_bytes * P});
+    // Stage 1's and 2's parameters: bit16_groups_flat, the whole 16-bit model in one flat buffer
+    // per parameter group on every rank; their units hold no working copy (fsdp_units.cpp,
+    // StepShape::zero_whole_params).
+    out.push_back({"zero_bit16_parameters", param_bytes * P});
   }
   return out;
 }

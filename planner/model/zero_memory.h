@@ -12,8 +12,9 @@
 //            under ZeRO: engine.py get_data_types), the IPG bucket (reduce_bucket_size elements,
 //            contiguous_gradients) and the parameters at most stage3_param_persistence_threshold
 //            elements large, kept whole (the RMSNorm weights);
-//   stage 2  the IPG buffers (one, two with overlap_comm; allocated at each backward) and the
-//            16-bit gradient partition (grads_in_partition, contiguous_gradients);
+//   stage 2  the IPG buffers (one, two with overlap_comm; allocated at each backward), the
+//            16-bit gradient partition (grads_in_partition, contiguous_gradients) and the whole
+//            16-bit parameters (bit16_groups_flat), which no unit gathers;
 //   stage 1  the same two (stage_1_and_2.py with partition_grads false): the partition is over
 //            every data-parallel rank (shard_group is StepShape::state_group, W); and the whole
 //            16-bit parameters (bit16_groups_flat), which no unit gathers.
