@@ -605,6 +605,30 @@ TEST(MeshPlan, PipelineMemoryIsTheLargerStages) {
   EXPECT_TRUE(plan_of(c).pp_stages.empty());
 }
 
+// A pipeline plan with the fp32 up-cast loss and with the native one (the loss's tensors differ,
+// nothing else), each with its two stages.
+struct LossPair {
+  Prediction upcast, native;
+};
+LossPair plans_by_loss(const TrainConfig& c) {
+  validate_or_throw(c);
+  const HardwareSpec hw = load_hardware(c.cluster.hardware);
+  PlanOptions o = resolve_plan_options(c, hw);
+  LossPair p;
+  o.cross_entropy = CrossEntropyImpl::fp32_upcast;
+  p.upcast = plan(c, hw, o);
+  o.cross_entropy = CrossEntropyImpl::native;
+  p.native = plan(c, hw, o);
+  EXPECT_EQ(p.upcast.pp_stages.size(), 2u);
+  EXPECT_EQ(p.native.pp_stages.size(), 2u);
+  return p;
+}
+// Equal up to summation order (1e-12).
+void expect_same_stage_memory(const StageMemory& a, const StageMemory& b) {
+  EXPECT_NEAR(a.peak_bytes, b.peak_bytes, 1e-12 * a.peak_bytes);
+  EXPECT_NEAR(a.reserved_bytes, b.reserved_bytes, 1e-12 * a.reserved_bytes);
+}
+
 // The loss runs on the last stage only: the first stage's memory, allocated and as the caching
 // allocator replays it, is the same whether the loss up-casts the logits to fp32 or not, while
 // the last stage's grows with the fp32 copies. (The replay once gave the first stage's stand-in
@@ -616,20 +640,9 @@ TEST(MeshPlan, FirstPipelineStageHoldsNoLossTensors) {
   TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
   c.runtime = "torchtitan";
   c.parallelism.pp = 4;
-  validate_or_throw(c);
-  const HardwareSpec hw = load_hardware(c.cluster.hardware);
-  PlanOptions o = resolve_plan_options(c, hw);
-  o.cross_entropy = CrossEntropyImpl::fp32_upcast;
-  const Prediction upcast = plan(c, hw, o);
-  o.cross_entropy = CrossEntropyImpl::native;
-  const Prediction native = plan(c, hw, o);
-  ASSERT_EQ(upcast.pp_stages.size(), 2u);
-  ASSERT_EQ(native.pp_stages.size(), 2u);
-  const StageMemory& a = upcast.pp_stages[0];
-  const StageMemory& b = native.pp_stages[0];
-  EXPECT_NEAR(a.peak_bytes, b.peak_bytes, 1e-12 * a.peak_bytes);
-  EXPECT_NEAR(a.reserved_bytes, b.reserved_bytes, 1e-12 * a.reserved_bytes);
-  EXPECT_GT(upcast.pp_stages[1].reserved_bytes, native.pp_stages[1].reserved_bytes);
+  const LossPair p = plans_by_loss(c);
+  expect_same_stage_memory(p.upcast.pp_stages[0], p.native.pp_stages[0]);
+  EXPECT_GT(p.upcast.pp_stages[1].reserved_bytes, p.native.pp_stages[1].reserved_bytes);
 }
 
 // The last pipeline rank holds the micro-batches its schedule keeps in flight there: one under
@@ -663,20 +676,9 @@ TEST(MeshPlan, ZeroBubbleVFirstRankHoldsBothEnds) {
   c.parallelism.pp = 4;
   c.parallelism.pp_microbatch = 1;
   c.parallelism.pp_schedule = PpSchedule::zbv_zero_bubble;
-  validate_or_throw(c);
-  const HardwareSpec hw = load_hardware(c.cluster.hardware);
-  PlanOptions o = resolve_plan_options(c, hw);
-  o.cross_entropy = CrossEntropyImpl::fp32_upcast;
-  const Prediction upcast = plan(c, hw, o);
-  o.cross_entropy = CrossEntropyImpl::native;
-  const Prediction native = plan(c, hw, o);
-  ASSERT_EQ(upcast.pp_stages.size(), 2u);
-  ASSERT_EQ(native.pp_stages.size(), 2u);
-  EXPECT_GT(upcast.pp_stages[0].peak_bytes, native.pp_stages[0].peak_bytes);
-  const StageMemory& a = upcast.pp_stages[1];
-  const StageMemory& b = native.pp_stages[1];
-  EXPECT_NEAR(a.peak_bytes, b.peak_bytes, 1e-12 * a.peak_bytes);
-  EXPECT_NEAR(a.reserved_bytes, b.reserved_bytes, 1e-12 * a.reserved_bytes);
+  const LossPair p = plans_by_loss(c);
+  EXPECT_GT(p.upcast.pp_stages[0].peak_bytes, p.native.pp_stages[0].peak_bytes);
+  expect_same_stage_memory(p.upcast.pp_stages[1], p.native.pp_stages[1]);
 }
 
 // Without TP there is no vocabulary shard and no loss_parallel (torchtitan's
