@@ -257,9 +257,15 @@ void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W
     if (tp > gpn || m.n_kv_heads % tp != 0 || m.n_heads % tp != 0 || m.ffn_dim % tp != 0) continue;
     for (int cp : degrees(space.cps, runs("cp") && seq >= space.cp_min_seq_len)) {
       if (seq % (2 * cp) != 0) continue;
+      // tp and cp groups are consecutive ranks: each block of tp · cp ranks lies inside a node
+      // (tp · cp divides the node) or on whole nodes (the node divides it), never across a
+      // node's edge, which mesh_groups does not time.
+      if (gpn % (tp * cp) != 0 && (tp * cp) % gpn != 0) continue;
       for (int pp : degrees(space.pps, runs("pp"))) {
         if (tp == 1 && cp == 1 && pp == 1) continue;  // the 1-D layouts are listed already
         if (W % (tp * cp * pp) != 0) continue;
+        // A pipeline rank keeps at least one block beside the ends (validate_mesh refuses less).
+        if (pp > 1 && std::lround(double(m.n_layers + 2) / pp) - 2 < 1) continue;
         const std::vector<PpSchedule> schedules =
             pp > 1 ? space.pp_schedules : std::vector<PpSchedule>{PpSchedule::one_f_one_b};
         for (PpSchedule sched : schedules) {
@@ -426,12 +432,17 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
   const size_t n = cands.size();
   const double budget = memory_budget_bytes(space, hw);
   auto memory_ok = [&](const Prediction& p) { return p.fits && memory_needed_bytes(p) <= budget; };
-  // One runtime for every candidate: the enumeration kept only what it can run.
-  // Terms that follow the config (sync_every_micro_step) come from the base every candidate copies.
-  PlanOptions opts = plan_options(runtime_preset(space.base.runtime), hw, space.base);
-  opts.replay_within_bytes = budget;  // the allocator replay only where the allocated peak fits
-  opts.reference_level = space.reference_level;
-  opts.reference_run = space.reference_run;
+  // One runtime for every candidate (the enumeration kept only what it can run), its options
+  // resolved for each candidate as plan() resolves them: terms follow the config's layout and
+  // strategy (CUDA graphs off with pp, ZeRO stage 1's reductions, a TP loss).
+  const RuntimeSpec& runtime = runtime_preset(space.base.runtime);
+  auto options_for = [&](const TrainConfig& c) {
+    PlanOptions o = plan_options(runtime, hw, c);
+    o.replay_within_bytes = budget;  // the allocator replay only where the allocated peak fits
+    o.reference_level = space.reference_level;
+    o.reference_run = space.reference_run;
+    return o;
+  };
 
   // Verdicts per candidate: predicted, or pruned (over budget by monotonicity).
   std::vector<Prediction> preds(n);
@@ -440,13 +451,14 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
   // fixed global batch, grad_accum falls as the micro-batch grows, and a runtime that keeps
   // unsharded gradients across non-final micro-steps (sync_every_micro_step = false) needs
   // less memory at grad_accum 1: no monotonicity to prune by.
-  const bool prune = space.prune && (opts.sync_every_micro_step || space.global_batch_tokens <= 0);
   auto run_block = [&](const CandidateBlock& b) {
+    const bool prune =
+        space.prune && (options_for(cands[b.begin]).sync_every_micro_step || space.global_batch_tokens <= 0);
     int limit = b.n_mb;  // columns >= limit are known to be over budget
     for (int a = 0; a < b.n_ac; ++a) {
       for (int m = 0; m < limit; ++m) {
         const size_t i = b.begin + size_t(a) * b.n_mb + m;
-        preds[i] = predict(cands[i], hw, opts);
+        preds[i] = predict(cands[i], hw, options_for(cands[i]));
         predicted[i] = 1;
         // Prune on the allocated peak, which grows with the micro-batch; reserved need not
         // (the caching allocator's rounding and splitting can favour a larger request).

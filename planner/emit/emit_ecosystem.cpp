@@ -294,6 +294,9 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
          fmt::format("fp8 matmuls (float8 linear, {})", to_string(c.precision.fp8)));
     if (c.precision.fp8 != Fp8Recipe::tensorwise)
       str("quantize.linear.float8", "recipe_name", to_string(c.precision.fp8), "torchao Float8LinearRecipeName");
+    // filter_fqns defaults to [] (job_config.py Float8Linear @81af8833d): every Linear whose dims
+    // divide by 16, the LM head too, would run in float8; the plan keeps the head bf16.
+    list("quantize.linear.float8", "filter_fqns", {"output"}, "the LM head stays bf16, as planned");
   }
 
   str("optimizer", "name", "AdamW");
@@ -716,8 +719,9 @@ std::string torchtitan_converters(const TrainConfig& c) {
     case Fp8Recipe::nvfp4:
       return fmt::format("NVFP4LinearConverter.Config(fqns=nvfp4_bf16_tail_fqns({}, 0.15), model_compile_enabled={})",
                          c.model.n_layers, compile);
-    default:
-      return fmt::format("Float8LinearConverter.Config(recipe_name={}, model_compile_enabled={})",
+    default:  // filter_fqns defaults to [] (float8.py @b5bcd76c6): the LM head (lm_head) kept bf16, as planned
+      return fmt::format("Float8LinearConverter.Config(recipe_name={}, filter_fqns=[\"lm_head\"], "
+                         "model_compile_enabled={})",
                          python_str(to_string(c.precision.fp8)), compile);
   }
 }
@@ -760,7 +764,7 @@ void recipe_parallelism(const TrainConfig& c, const Mesh& mesh, Set& set, std::s
     set("parallelism.tensor_parallel_degree", std::to_string(mesh.tp), "with sequence parallel and loss parallel");
     set("parallelism.pipeline_parallel_degree", std::to_string(mesh.pp));
     set("parallelism.context_parallel_degree", std::to_string(mesh.cp));
-    if (mesh.tp > 1) set("compile.enable_async_tensor_parallel", par.tp_async ? "True" : "False");
+    // Async TP is a CompileConfig field: written with the compile config below.
     if (mesh.pp > 1) {
       set("parallelism.pipeline_parallel_schedule", python_str(to_string(par.pp_schedule)));
       set("parallelism.num_pp_microbatches", std::to_string(pp_microbatches(par, c.training.micro_batch)),
@@ -850,10 +854,20 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
   const Mesh mesh = resolve_mesh(c.parallelism, W, c.cluster.gpus_per_node);
   const int dp = mesh.dp();  // data-parallel ranks (replicate x shard)
-  set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(micro_tokens),
-      fmt::format("micro_batch {} x seq_len {}", c.training.micro_batch, c.training.seq_len));
+  // With pp the data loader's micro-batch is one pipeline micro-batch, num_pp_microbatches of
+  // which make the rank's micro-step (trainer.py @b5bcd76c6: tokens per dp rank =
+  // num_tokens_per_microbatch_per_dp_rank x num_pp_microbatches; configs.py).
+  if (mesh.pp > 1)
+    set("training.num_tokens_per_microbatch_per_dp_rank",
+        std::to_string(int64_t(c.parallelism.pp_microbatch) * c.training.seq_len),
+        fmt::format("one pipeline micro-batch: pp_microbatch {} x seq_len {}", c.parallelism.pp_microbatch,
+                    c.training.seq_len));
+  else
+    set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(micro_tokens),
+        fmt::format("micro_batch {} x seq_len {}", c.training.micro_batch, c.training.seq_len));
   set("training.num_tokens_per_train_step", std::to_string(micro_tokens * c.training.grad_accum * dp),
-      fmt::format("x grad_accum {} x {} ranks", c.training.grad_accum, dp));
+      fmt::format("micro_batch {} x seq_len {} x grad_accum {} x {} ranks", c.training.micro_batch,
+                  c.training.seq_len, c.training.grad_accum, dp));
   set("training.max_context_length", std::to_string(c.training.seq_len));
   set("training.max_norm", real(c.training.max_grad_norm));
   set("training.steps", std::to_string(c.training.steps));
@@ -872,9 +886,13 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
         fmt::format("selective ratio {:g}: this torchtitan has no block-level selective option (#2357); every block "
                     "is checkpointed (less memory than planned, slower)",
                     ac.ratio));
-  // A new CompileConfig: the base's async tensor parallelism (405B) goes with its TP.
-  set("compile", fmt::format("CompileConfig(enable={}, components=[\"model\", \"loss\"])",
-                             c.precision.compile ? "True" : "False"));
+  // A new CompileConfig: the base's async tensor parallelism (405B) goes with its TP; the plan's
+  // (a CompileConfig field, configs.py @b5bcd76c6) is written into it.
+  set("compile", fmt::format("CompileConfig(enable={}, components=[\"model\", \"loss\"]{})",
+                             c.precision.compile ? "True" : "False",
+                             mesh.tp > 1 ? fmt::format(", enable_async_tensor_parallel={}",
+                                                       c.parallelism.tp_async ? "True" : "False")
+                                         : std::string()));
   set("optimizer.param_groups",
       fmt::format("[\n        ParamGroupConfig(\n            pattern=r\".*\",\n            optimizer_name=\"AdamW\",\n"
                   "            optimizer_kwargs={{\"lr\": {}, \"betas\": ({}, {}), \"eps\": {}, \"weight_decay\": {}}},\n"

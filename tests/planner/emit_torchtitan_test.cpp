@@ -73,8 +73,9 @@ std::vector<std::string> recipe_keys(const std::string& py) {
         const size_t at = value.find(cls + ".Config(");
         if (at == std::string::npos || (at > 0 && std::isalnum((unsigned char)value[at - 1]))) continue;
         keys.push_back("quantize.linear." + name);
-        for (const char* f : {"recipe_name", "fqns", "model_compile_enabled"})
-          if (value.find(std::string(f) + "=", at) != std::string::npos)
+        // A keyword argument as a whole word (fqns= is not filter_fqns=).
+        for (const char* f : {"recipe_name", "fqns", "filter_fqns", "model_compile_enabled"})
+          if (std::regex_search(value.substr(at), std::regex(std::string("(^|[^A-Za-z0-9_])") + f + "=")))
             keys.push_back("quantize.linear." + name + "." + f);
       }
     } else {
@@ -174,6 +175,64 @@ TEST(EmitTorchtitan, PipelineLayersPerStageMakeThePlansStages) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("parallelism.pp_virtual_stages"), std::string::npos) << e.what();
   }
+}
+
+// The current generation's batch keys with a pipeline: its data loader's micro-batch is one
+// pipeline micro-batch, num_pp_microbatches of which make the rank's micro-step, and torchtitan
+// refuses a step that is not a whole number of those over the data-parallel ranks (trainer.py
+// @b5bcd76c6). Async TP is a CompileConfig field: written into the CompileConfig the recipe sets,
+// not before it (which would reset it). (Both found by an audit: the micro-batch key carried the
+// whole micro-batch, and async TP was set, then replaced with the compile config.)
+TEST(EmitTorchtitan, CurrentRecipeKeepsThePipelinesBatchAndAsyncTp) {
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 16, ShardingStrategy::full_shard, AcMode::none, 8, 4096);
+  c.runtime = "torchtitan";
+  c.parallelism.pp = 4;
+  c.parallelism.pp_microbatch = 1;
+  c.parallelism.pp_schedule = PpSchedule::interleaved_1f1b;
+  validate_or_throw(c);
+  const std::string py = render_torchtitan_recipe(c);
+  auto value = [&](const std::string& key) {
+    const std::regex re("\\n    config\\." + key + " = ([0-9]+)");
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(py, m, re)) << key;
+    return m.size() > 1 ? std::stoll(m[1]) : 0LL;
+  };
+  const long long micro = value("training\\.num_tokens_per_microbatch_per_dp_rank");
+  const long long step = value("training\\.num_tokens_per_train_step");
+  const long long n = value("parallelism\\.num_pp_microbatches");
+  EXPECT_EQ(micro, 4096);  // one sequence a pipeline micro-batch
+  EXPECT_EQ(n, 8);
+  EXPECT_EQ(step, 8LL * 4096 * 4);  // micro_batch 8 x 4096 x the 4 data-parallel ranks
+  EXPECT_EQ(step % (micro * n * 4), 0);  // torchtitan's check
+  TrainConfig t = test::make_config("llama3-8b", "H100-80GB-SXM", 16, ShardingStrategy::full_shard, AcMode::full, 2, 8192);
+  t.runtime = "torchtitan";
+  t.precision.compile = true;
+  t.parallelism.tp = 4;
+  t.parallelism.tp_async = true;
+  validate_or_throw(t);
+  const std::string tpy = render_torchtitan_recipe(t);
+  EXPECT_NE(tpy.find("config.compile = CompileConfig(enable=True, components=[\"model\", \"loss\"], "
+                     "enable_async_tensor_parallel=True)"),
+            std::string::npos)
+      << tpy;
+  EXPECT_EQ(tpy.find("config.compile.enable_async_tensor_parallel"), std::string::npos);
+}
+
+// float8 keeps the LM head bf16 as the plan does: torchtitan's float8 converter filters nothing by
+// default (filter_fqns = [] at v0.2.1 and b5bcd76c6), so emit names the head: "output" in v0.2,
+// "lm_head" in the current generation.
+TEST(EmitTorchtitan, Float8FiltersTheHeadAsPlanned) {
+  TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+  c.runtime = "torchtitan";
+  c.precision.compile = true;
+  c.precision.fp8 = Fp8Recipe::rowwise;
+  validate_or_throw(c);
+  const toml::table t = toml::parse(render_torchtitan_toml(c));
+  const toml::array* f = t["quantize"]["linear"]["float8"]["filter_fqns"].as_array();
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->size(), 1u);
+  EXPECT_EQ((*f)[0].value_or(std::string()), "output");
+  EXPECT_NE(render_torchtitan_recipe(c).find("filter_fqns=[\"lm_head\"]"), std::string::npos);
 }
 
 TEST(EmitTorchtitan, CurrentKeysAreTorchtitanKeys) {
