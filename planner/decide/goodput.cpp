@@ -64,8 +64,13 @@ CheckpointSize checkpoint_size(const TrainConfig& cfg) {
   if (cfg.parallelism.sharding_strategy == ShardingStrategy::no_shard) ns = 1;
   // ZeRO stage 1: the fp32 master and AdamW states are partitioned over every rank (plan.cpp state_group).
   if (cfg.parallelism.sharding_strategy == ShardingStrategy::shard_optimizer) ns = W;
+  // With a mesh each rank's states are also one tp · cp · pp part of the model's (TP and PP split
+  // the parameters, FSDP shards over dp_shard x cp): that many more distinct shards, each written
+  // by its rank.
+  const Mesh m = resolve_mesh(cfg.parallelism, W, gpn);
+  ns *= m.tp * m.cp * m.pp;
   // The same accounting as plan(): master parameters and AdamW's two moments in
-  // precision.master_dtype, ÷ Ns.
+  // precision.master_dtype, ÷ the ranks holding distinct shards.
   const StateMemory s = state_memory(cfg.model.total_params(), ns, dtype_bytes(cfg.precision.master_dtype));
   CheckpointSize c;
   c.per_rank_bytes = s.parameters + s.optimizer_states;

@@ -143,7 +143,11 @@ std::string render_deepspeed_launch(const TrainConfig& c, const std::string& hea
   if (c.precision.param_dtype == "bf16") args.push_back("--bf16");
   if (c.precision.param_dtype == "fp16") args.push_back("--fp16");
   if (ac.mode == AcMode::full) args.push_back("--gradient_checkpointing");
-  if (c.checkpoint.interval > 0) args.insert(args.end(), {"--save_steps", std::to_string(c.checkpoint.interval)});
+  if (c.checkpoint.interval > 0) {
+    args.insert(args.end(), {"--save_steps", std::to_string(c.checkpoint.interval)});
+    // checkpoint.keep: the HF Trainer keeps every checkpoint unless told (TrainingArguments.save_total_limit).
+    if (c.checkpoint.keep > 0) args.insert(args.end(), {"--save_total_limit", std::to_string(c.checkpoint.keep)});
+  }
   std::string words;  // the arguments, a flag and its value per line
   for (size_t i = 0; i < args.size(); ++i)
     words += (args[i].rfind("--", 0) == 0 && i > 0 ? " \\\n  " : " ") + shell_quote(args[i]);
@@ -160,9 +164,12 @@ std::string render_deepspeed_launch(const TrainConfig& c, const std::string& hea
   o += fmt::format(
       "# Or with accelerate, on each node:\n"
       "#   accelerate launch --use_deepspeed --deepspeed_config_file ds_config.json --num_machines {} \\\n"
-      "#     --num_processes {} --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR \"$TRAIN_SCRIPT\" ...\n"
+      "#     --num_processes {} --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR{} \"$TRAIN_SCRIPT\" ...\n"
       "#   (the same script arguments)\n",
-      nodes, c.world_size());
+      nodes, c.world_size(),
+      // Several machines: accelerate's default multi-node launcher is pdsh from one node; "standard"
+      // is the per-node torchrun this line is (accelerate launch's --deepspeed_multinode_launcher).
+      nodes > 1 ? " \\\n#     --deepspeed_multinode_launcher standard" : "");
   return o;
 }
 

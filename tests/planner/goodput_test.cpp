@@ -138,6 +138,12 @@ TEST(Goodput, CheckpointIsTheShardOfParametersAndAdamStates) {
   h.parallelism.hsdp_shard_size = 4;
   expect(h, 4, 4);
   expect(make_config("llama3-70b", "H100-80GB-SXM", 16, ShardingStrategy::no_shard, AcMode::full, 1, 4096), 1, 1);
+  // With a mesh each rank holds one tp · pp part of its dp_shard's shard: 1024 GPUs as dp_shard 16
+  // x tp 8 x pp 8 write 1024 distinct shards (it was 16, 64 times too large a rank's).
+  TrainConfig mesh = make_config("llama3-70b", "H100-80GB-SXM", 1024, ShardingStrategy::full_shard, AcMode::full, 8, 4096);
+  mesh.parallelism.tp = 8;
+  mesh.parallelism.pp = 8;
+  expect(mesh, 1024, 8);
   // Save time: 840 GB at 2 TB/s aggregate = 0.42 s, unless one node's 100 GB/s limits it.
   const ReliabilitySpec r = spec(1e-5);
   CheckpointSize s{12.0 * double(P) / 1024, 12.0 * double(P), 8};
