@@ -296,5 +296,8 @@ std::string mesh_label(const Mesh& m);
 // Parallelism @e61f2cce4, as emit writes them): {torchtitan's name, ours}. run.toml refuses the
 // former and names the latter.
 const std::vector<std::pair<std::string, std::string>>& torchtitan_parallelism_names();
+// torchtitan's [parallelism] name of one of ours ("tp" -> "tensor_parallel_degree"), from the
+// table above; a key it lacks is a programming error (std::out_of_range).
+const std::string& torchtitan_parallelism_name(const std::string& ours);
 
 }  // namespace shardcast

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -49,6 +50,12 @@ const std::vector<std::pair<std::string, std::string>>& torchtitan_parallelism_n
       {"context_parallel_rotate_method", "cp_rotate"},
   };
   return names;
+}
+
+const std::string& torchtitan_parallelism_name(const std::string& ours) {
+  for (const auto& [theirs, key] : torchtitan_parallelism_names())
+    if (key == ours) return theirs;
+  throw std::out_of_range("torchtitan_parallelism_name: no torchtitan name for " + ours);
 }
 
 bool pp_schedule_multi_stage(PpSchedule s) {

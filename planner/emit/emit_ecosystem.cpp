@@ -180,21 +180,24 @@ int torchtitan_pp_layers_per_stage(const TrainConfig& c, const Mesh& m) {
 template <class Int, class Str, class Bool>
 void add_mesh_entries(const TrainConfig& c, const Mesh& m, Int& integer, Str& str, Bool& boolean) {
   const ParallelismConfig& p = c.parallelism;
-  integer("parallelism", "data_parallel_replicate_degree", m.dp_replicate, "the mesh (shared/train_config.h)");
-  integer("parallelism", "data_parallel_shard_degree", m.dp_shard);
-  integer("parallelism", "tensor_parallel_degree", m.tp, "with sequence parallel and loss parallel (torchtitan's)");
-  integer("parallelism", "context_parallel_degree", m.cp);
-  integer("parallelism", "pipeline_parallel_degree", m.pp);
-  if (m.tp > 1) boolean("parallelism", "enable_async_tensor_parallel", p.tp_async);
+  // torchtitan's names of our keys, from the one table run.toml's reader refuses them by
+  // (shared/train_config.h torchtitan_parallelism_names).
+  auto tt = [](const char* ours) { return torchtitan_parallelism_name(ours); };
+  integer("parallelism", tt("dp_replicate"), m.dp_replicate, "the mesh (shared/train_config.h)");
+  integer("parallelism", tt("dp_shard"), m.dp_shard);
+  integer("parallelism", tt("tp"), m.tp, "with sequence parallel and loss parallel (torchtitan's)");
+  integer("parallelism", tt("cp"), m.cp);
+  integer("parallelism", tt("pp"), m.pp);
+  if (m.tp > 1) boolean("parallelism", tt("tp_async"), p.tp_async);
   if (m.pp > 1) {
-    str("parallelism", "pipeline_parallel_schedule", to_string(p.pp_schedule));
-    integer("parallelism", "pipeline_parallel_microbatch_size", p.pp_microbatch);
+    str("parallelism", tt("pp_schedule"), to_string(p.pp_schedule));
+    integer("parallelism", tt("pp_microbatch"), p.pp_microbatch);
     if (const int lps = torchtitan_pp_layers_per_stage(c, m))
       integer("parallelism", "pipeline_parallel_layers_per_stage", lps,
               fmt::format("{} stages: ceil(({} layers + the embedding + the output) / {})", m.pp * pp_stages_per_rank(p),
                           c.model.n_layers, lps));
   }
-  if (m.cp > 1) str("parallelism", "context_parallel_rotate_method", to_string(p.cp_rotate));
+  if (m.cp > 1) str("parallelism", tt("cp_rotate"), to_string(p.cp_rotate));
 }
 
 // [parallelism] of v0.2.x: the 1-D strategies' data-parallel degrees and resharding, or the mesh.
