@@ -284,6 +284,11 @@ bool pp_schedule_multi_stage(PpSchedule s);
 // Stages per pp rank: pp_virtual_stages, or the schedule's default (1 single-stage, 2 multi-stage,
 // as torchtitan's pipeline_parallel_layers_per_stage = None splits the model).
 int pp_stages_per_rank(const ParallelismConfig& p);
+// Blocks beside the embedding and the head on a pipeline rank holding both ends: round((L + 2) /
+// pp) − 2 (torchtitan's split counts each end as a layer; planner/model/mesh_terms.h
+// pp_rank_blocks). Below 1 where pp is too large for the model (validate_mesh refuses that); the
+// model's n_layers without pp.
+int pp_blocks_beside_ends(int n_layers, int pp);
 // Sequences per rank per micro-step divided into pipeline micro-batches of pp_microbatch.
 int pp_microbatches(const ParallelismConfig& p, int micro_batch);
 

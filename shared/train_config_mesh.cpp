@@ -68,6 +68,11 @@ int pp_stages_per_rank(const ParallelismConfig& p) {
   return pp_schedule_multi_stage(p.pp_schedule) ? 2 : 1;
 }
 
+int pp_blocks_beside_ends(int n_layers, int pp) {
+  if (pp <= 1) return n_layers;
+  return int(std::lround(double(n_layers + 2) / pp)) - 2;
+}
+
 int pp_microbatches(const ParallelismConfig& p, int micro_batch) {
   return std::max(1, micro_batch / std::max(1, p.pp_microbatch));
 }
@@ -170,7 +175,7 @@ void check_shapes(const TrainConfig& c, const std::string& f, std::vector<std::s
                       md.n_layers));
   // The planner's pipeline rank holds round((L + 2) / pp) − 2 blocks beside the embedding and the
   // head (planner/model/mesh_terms.h pp_rank_blocks); it plans no rank of the ends alone.
-  const int rank_blocks = int(std::lround(double(md.n_layers + 2) / p.pp)) - 2;
+  const int rank_blocks = pp_blocks_beside_ends(md.n_layers, p.pp);
   require(e, rank_blocks >= 1, f, "parallelism.pp",
           fmt::format("pp {} leaves round(({} layers + 2) / {}) - 2 = {} blocks beside the embedding and the head on "
                       "a pipeline rank; the planner plans at least one (pp <= {})",

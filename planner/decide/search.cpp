@@ -265,7 +265,7 @@ void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W
         if (tp == 1 && cp == 1 && pp == 1) continue;  // the 1-D layouts are listed already
         if (W % (tp * cp * pp) != 0) continue;
         // A pipeline rank keeps at least one block beside the ends (validate_mesh refuses less).
-        if (pp > 1 && std::lround(double(m.n_layers + 2) / pp) - 2 < 1) continue;
+        if (pp_blocks_beside_ends(m.n_layers, pp) < 1) continue;
         const std::vector<PpSchedule> schedules =
             pp > 1 ? space.pp_schedules : std::vector<PpSchedule>{PpSchedule::one_f_one_b};
         for (PpSchedule sched : schedules) {

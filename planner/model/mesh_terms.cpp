@@ -218,10 +218,6 @@ double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro, int ra
   return std::min(pp - rank, n_micro);
 }
 
-int pp_rank_blocks(int n_layers, int pp) {
-  if (pp <= 1) return n_layers;
-  const int per_rank = int(std::lround(double(n_layers + 2) / pp));
-  return std::max(1, per_rank - 2);
-}
+int pp_rank_blocks(int n_layers, int pp) { return std::max(1, pp_blocks_beside_ends(n_layers, pp)); }
 
 }  // namespace shardcast::planner
