@@ -258,6 +258,12 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "since d33851c4a: 'When using Pipeline Parallelism, generally zero-2 is best'); true — freed after each "
      "forward and gathered again by the next backward: one all-gather per unit a micro-batch (docs/cost-model.md §12)",
      nullptr, "pp"},
+    {"gloo_reduce_scatter", "string", "ring | alltoall",
+     "on its CPU path (stated only by a runtime whose devices list cpu), how its Gloo reduce-scatter runs: ring — "
+     "n − 1 ring steps; alltoall — one all-to-all round (the n − 1 pairwise exchanges posted together) and a "
+     "local sum, the bytes of a ring (shardcast-train's GlooCollectives::reduce_scatter_async: LibTorch 1.13's "
+     "Gloo has no reduce_scatter). The planner times it at one step's latency (docs/cost-model.md §3)",
+     nullptr, nullptr, "cpu"},
     {"selective_op", "bool", "", "it can run activation_checkpointing.mode = \"selective_op\""},
     {"selective_blocks", "bool", "", "it can run activation_checkpointing.mode = \"selective\" (every k-th block)"},
 };
@@ -342,6 +348,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "tp_column_inputs") return &t.tp_column_inputs;
   if (key == "loss_parallel_impl") return &t.loss_parallel_impl;
   if (key == "tp_qk_norm") return &t.tp_qk_norm;
+  if (key == "gloo_reduce_scatter") return &t.gloo_reduce_scatter;
   return nullptr;
 }
 
@@ -468,17 +475,28 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
   for (const auto& s : kRuntimeTerms) {
     const bool stated = std::find(given.begin(), given.end(), s.key) != given.end();
     const std::vector<std::string>& mesh = rt.terms.mesh;
-    const bool applies = !s.needs_mesh || std::find(mesh.begin(), mesh.end(), s.needs_mesh) != mesh.end();
+    const bool mesh_applies = !s.needs_mesh || std::find(mesh.begin(), mesh.end(), s.needs_mesh) != mesh.end();
+    const bool device_applies =
+        !s.needs_device || std::find(rt.devices.begin(), rt.devices.end(), s.needs_device) != rt.devices.end();
+    const bool applies = mesh_applies && device_applies;
     if (!stated && applies)
       throw ConfigError(file, std::string("terms.") + s.key,
-                        s.needs_mesh ? fmt::format("missing: every runtime whose mesh lists {} states it ({}: {})",
-                                                   s.needs_mesh, s.kind, s.meaning)
-                                     : fmt::format("missing: every runtime states every term ({}: {})", s.kind, s.meaning));
-    if (stated && !applies)
+                        s.needs_mesh     ? fmt::format("missing: every runtime whose mesh lists {} states it ({}: {})",
+                                                       s.needs_mesh, s.kind, s.meaning)
+                        : s.needs_device ? fmt::format("missing: every runtime whose devices list {} states it ({}: {})",
+                                                       s.needs_device, s.kind, s.meaning)
+                                         : fmt::format("missing: every runtime states every term ({}: {})", s.kind,
+                                                       s.meaning));
+    if (stated && !mesh_applies)
       throw ConfigError(file, std::string("terms.") + s.key,
                         fmt::format("is a term of how a runtime runs {}, but its mesh does not list {} (stated only "
                                     "by a runtime that runs it)",
                                     s.needs_mesh, s.needs_mesh));
+    if (stated && !device_applies)
+      throw ConfigError(file, std::string("terms.") + s.key,
+                        fmt::format("is a term of a runtime's path on {}, but its devices do not list {} (stated "
+                                    "only by a runtime that runs there)",
+                                    s.needs_device, s.needs_device));
   }
   if (const toml::table* gpu = r.table("gpu")) {
     RuntimeTerms g = rt.terms;

@@ -123,6 +123,10 @@ struct RuntimeTerms {
   // With pp > 1: true — a stage's FSDP modules reshard after each forward (each micro-batch's
   // backward gathers them again); false — gathered once a step and kept (torchtitan's zero-2).
   bool pp_reshard_after_forward = false;
+  // On its CPU path (a term stated only by a runtime whose devices list cpu): how its Gloo
+  // reduce-scatter runs — ring (n − 1 steps) | alltoall (one all-to-all round of the n − 1
+  // pairwise exchanges, posted together, and a local sum: shardcast-train's Gloo layer).
+  std::string gloo_reduce_scatter = "ring";
   bool selective_op = true;                   // can run activation_checkpointing.mode = selective_op
   bool selective_blocks = true;               // can run block-level selective (mode = selective)
   // Terms whose value is the config's (the TOML value "config"; only terms with a
@@ -169,6 +173,9 @@ struct RuntimeTermSchema {
   // a term of how it runs that dimension, stated by exactly the runtimes that run it; nullptr =
   // every runtime states it.
   const char* needs_mesh = nullptr;
+  // The device ("cpu") a runtime's devices must list for it to state this term: a term of its
+  // path on that device, stated by exactly the runtimes that run there; nullptr = every runtime.
+  const char* needs_device = nullptr;
 };
 // The value a runtime term takes to say "run.toml's key decides" (RuntimeTermSchema::config_key).
 inline constexpr const char* kFromConfig = "config";

@@ -158,14 +158,16 @@ HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpe
   note(fmt::format("memory bandwidth {:.2f} GB/s (copy, read + write), hbm_eff = 1", mb.memory_bytes_per_s / 1e9));
   // Collectives: bus bandwidth = (n−1)/n·S/t for all_gather and reduce_scatter (the trainer's
   // Gloo layer composes it from an all-to-all, which moves the same bytes:
-  // trainer/comm/collectives.cpp), 2(n−1)/n·S/t for all_reduce.
+  // trainer/comm/collectives.cpp), 2(n−1)/n·S/t for all_reduce. Latency: n − 1 ring steps for
+  // all_gather, 2(n − 1) for all_reduce, one round for the all-to-all reduce-scatter (the
+  // runtime term gloo_reduce_scatter = "alltoall" the planner times it by).
   std::vector<double> bus, steps, lat;
   for (const auto& f : mb.fits) {
     if (f.ranks < 2 || !(f.bytes_per_s > 0)) continue;
     const double n = f.ranks;
     const double rounds = f.op == "all_reduce" ? 2.0 : 1.0;
     if (f.ranks == 2) bus.push_back(rounds * (n - 1) / n * f.bytes_per_s);
-    steps.push_back(rounds * (n - 1));
+    steps.push_back(f.op == "reduce_scatter" ? 1.0 : rounds * (n - 1));
     lat.push_back(f.latency_s);
   }
   if (bus.empty()) throw InputError("micro-benchmark: no 2-rank collective fits");

@@ -36,8 +36,12 @@ double collective_time(Collective kind, double bytes, const CommGroup& g, const 
   if (g.ranks <= 1 || bytes <= 0) return 0;
   const double n = g.ranks;
   const double rounds = kind == Collective::all_reduce ? 2.0 : 1.0;  // AR = RS + AG
-  const double inter_steps = rounds * (g.nodes - 1);
-  const double intra_steps = rounds * (n - 1) - inter_steps;
+  double inter_steps = rounds * (g.nodes - 1);
+  double intra_steps = rounds * (n - 1) - inter_steps;
+  if (kind == Collective::reduce_scatter && c.reduce_scatter_one_round) {  // one all-to-all round
+    inter_steps = g.nodes > 1 ? 1 : 0;
+    intra_steps = 1 - inter_steps;
+  }
   const double latency = c.eff.collective_base_latency_s + intra_steps * c.intra_node_latency +
                          inter_steps * c.inter_node_latency;
   return latency + rounds * (n - 1) / n * bytes / bus_bandwidth(g, c);

@@ -13,6 +13,8 @@
 // (k − 1)/(n − 1) of each GPU's links. Latency grows with the ring length; small messages are latency-bound, so
 // the achieved fraction of bandwidth rises with message size. What it is not: scheduling
 // (simulator.h). Pure functions, thread-safe.
+// One exception to the ring: a runtime whose reduce-scatter is an all-to-all round
+// (CommContext::reduce_scatter_one_round) pays one step's latency for it.
 #pragma once
 
 #include "planner/model/efficiency.h"
@@ -37,6 +39,10 @@ struct CommContext {
   // A node of at most this many GPUs links each pair directly (HardwareSpec NodeSpec); 0 = switched.
   int direct_link_max_gpus = 0;
   int node_gpus = 0;  // GPUs of the physical node (a partial job's: more than gpus_per_node); 0 = gpus_per_node
+  // A reduce-scatter is one all-to-all round (shardcast-train's Gloo layer, PlanOptions): its n − 1
+  // pairwise exchanges are posted together, so it pays one step's latency (an inter-node step
+  // when the group spans nodes) and a ring's bytes.
+  bool reduce_scatter_one_round = false;
   EfficiencyParams eff;
 };
 

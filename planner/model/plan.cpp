@@ -48,7 +48,7 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   // 3. Activation and transient bytes (activation_terms.cpp).
   const ActivationTerms act = activation_terms(cfg, opt, shape, compute.cc, costs.block_ops);
   // 4. FSDP units: compute, memory and collectives per unit (fsdp_units.cpp), then the optimizer.
-  const CommSetup comm = comm_setup(cfg, hw, eff, shape);
+  const CommSetup comm = comm_setup(cfg, hw, opt, eff, shape);
   FsdpUnits units = fsdp_units(cfg, hw, opt, shape, eff, compute.cc, costs, act, comm);
   add_optimizer_step(cfg, opt, shape, hw, compute.cc, units.device_timed, &units.in);
   // 5. The step simulated (simulator.h).
@@ -259,7 +259,7 @@ UnitCosts unit_costs(const ModelSpec& m, const RuntimeKernels& opt, const StepSh
   return u;
 }
 
-CommSetup comm_setup(const TrainConfig& cfg, const HardwareSpec& hw, const EfficiencyParams& eff,
+CommSetup comm_setup(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const EfficiencyParams& eff,
                      const StepShape& shape) {
   const int W = shape.world, gpn = shape.gpus_per_node, Ns = shape.shard_group, R = shape.replicas;
   CommSetup c;
@@ -271,6 +271,7 @@ CommSetup comm_setup(const TrainConfig& cfg, const HardwareSpec& hw, const Effic
   c.comm.direct_link_max_gpus = hw.node.direct_link_max_gpus;
   c.comm.node_gpus = cfg.cluster.node_gpus;
   c.comm.eff = eff;
+  c.comm.reduce_scatter_one_round = opt.reduce_scatter_one_round;
   c.shard_group = CommGroup{Ns, std::max(1, (Ns + gpn - 1) / gpn)};
   // Replica groups: one rank per shard group; a shard group smaller than a node puts several
   // of a replica group's ranks on one node.

@@ -215,6 +215,9 @@ struct RuntimeMesh {
   // backward gathers them again (runtime term pp_reshard_after_forward = true); false: gathered
   // once a step. Either way the stage holds them all gathered at its peak (fsdp_units.cpp).
   bool pp_reshard_after_forward = false;
+  // Reduce-scatters run as one all-to-all round (runtime term gloo_reduce_scatter = "alltoall" on
+  // a CPU profile: shardcast-train's Gloo layer), timed at one step's latency (comm_model.h).
+  bool reduce_scatter_one_round = false;
 };
 
 // Evidence applied after the model by evidence/predict.h, never read by plan().

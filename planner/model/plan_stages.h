@@ -149,7 +149,7 @@ struct CommSetup {
   CommContext comm;
   CommGroup shard_group, replica_group, reduce_group;
 };
-CommSetup comm_setup(const TrainConfig& cfg, const HardwareSpec& hw, const EfficiencyParams& eff,
+CommSetup comm_setup(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const EfficiencyParams& eff,
                      const StepShape& shape);
 
 // The simulator's input — every FSDP unit's compute, memory and collectives — and what the

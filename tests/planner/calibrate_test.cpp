@@ -44,6 +44,31 @@ std::vector<MeasuredRun> synthetic_runs(const HardwareSpec& truth) {
   return runs;
 }
 
+// shardcast-train's CPU path reduce-scatters with one Gloo all-to-all (runtime term
+// gloo_reduce_scatter): planned at one step's latency on a CPU profile, as a ring on a GPU's
+// NCCL. With 4 ranks the all-to-all saves two steps' latency per reduce-scatter, so the plan is
+// faster than a ring would make it; with 2 ranks (one step either way) it does not move.
+TEST(Calibrate, TrainerCpuReduceScatterIsOneRound) {
+  const HardwareSpec cpu = load_hardware("cpu");
+  TrainConfig c = run_config("small-6l", 4, ShardingStrategy::full_shard, 2, 256);
+  c.runtime = "shardcast-train";
+  PlanOptions o = resolve_plan_options(c, cpu);
+  EXPECT_TRUE(o.reduce_scatter_one_round);
+  const double one_round = plan(c, cpu, o).step_time_s;
+  o.reduce_scatter_one_round = false;
+  EXPECT_LT(one_round, plan(c, cpu, o).step_time_s);
+  TrainConfig two = run_config("small-6l", 2, ShardingStrategy::full_shard, 2, 256);
+  two.runtime = "shardcast-train";
+  PlanOptions o2 = resolve_plan_options(two, cpu);
+  const double two_one_round = plan(two, cpu, o2).step_time_s;
+  o2.reduce_scatter_one_round = false;
+  EXPECT_DOUBLE_EQ(two_one_round, plan(two, cpu, o2).step_time_s);
+  TrainConfig g = c;
+  g.cluster.hardware = "H100-80GB-SXM";
+  g.precision.param_dtype = "bf16";
+  EXPECT_FALSE(resolve_plan_options(g, load_hardware("H100-80GB-SXM")).reduce_scatter_one_round);
+}
+
 TEST(Calibrate, RecoversKnownParametersFromSyntheticRuns) {
   const HardwareSpec base = load_hardware("cpu");
   HardwareSpec truth = base;
@@ -160,15 +185,16 @@ TEST(Calibrate, MicrobenchProfileRecoversTheGemmCurveAndReadsBack) {
     best = std::max(best, f);
     j["matmul"].push_back({{"m", 2048}, {"k", k}, {"n", 2048}, {"flops_per_s", f}});
   }
-  // 2 ranks: all_gather and reduce_scatter (an all-to-all on Gloo) 1 ring step, all_reduce 2;
-  // 4 ranks: 3 and 6. latency = 50 us + 20 us/step.
+  // 2 ranks: all_gather 1 ring step, all_reduce 2; 4 ranks: 3 and 6; reduce_scatter (an
+  // all-to-all on Gloo) one round at either size. latency = 50 us + 20 us/step.
   // Raw points on the line t = latency + bytes / algbw at three sizes; the planner fits them.
   j["collectives"] = nlohmann::json::array();
   for (int n : {2, 4})
     for (const char* op : {"all_gather", "all_reduce", "reduce_scatter"}) {
       const double rounds = std::string(op) == "all_reduce" ? 2 : 1;
       const double bus = 2e9;  // bytes/s
-      const double latency = 50e-6 + 20e-6 * rounds * (n - 1), algbw = bus / (rounds * (n - 1.0) / n);
+      const double steps = std::string(op) == "reduce_scatter" ? 1 : rounds * (n - 1);
+      const double latency = 50e-6 + 20e-6 * steps, algbw = bus / (rounds * (n - 1.0) / n);
       for (double bytes : {1e5, 1e6, 1e7})
         j["collectives"].push_back({{"op", op}, {"ranks", n}, {"bytes", bytes}, {"seconds", latency + bytes / algbw}});
     }

@@ -32,6 +32,29 @@ TEST(CommModel, AllGatherInsideANode) {
   EXPECT_DOUBLE_EQ(t, collective_time(Collective::reduce_scatter, 1e9, {8, 1}, ctx()));
 }
 
+// shardcast-train's Gloo reduce-scatter is one all-to-all round (runtime term gloo_reduce_scatter):
+// one step's latency, a ring's bytes; all-gather and all-reduce stay rings.
+TEST(CommModel, AllToAllReduceScatterPaysOneStep) {
+  CommContext c = ctx();
+  c.reduce_scatter_one_round = true;
+  EXPECT_NEAR(collective_time(Collective::reduce_scatter, 1e9, {8, 1}, c), 20e-6 + 3e-6 + 0.875 * 1e9 / 240e9, 1e-12);
+  EXPECT_DOUBLE_EQ(collective_time(Collective::all_gather, 1e9, {8, 1}, c),
+                   collective_time(Collective::all_gather, 1e9, {8, 1}, ctx()));
+  EXPECT_DOUBLE_EQ(collective_time(Collective::all_reduce, 1e9, {8, 1}, c),
+                   collective_time(Collective::all_reduce, 1e9, {8, 1}, ctx()));
+  // Two ranks: one ring step either way.
+  EXPECT_DOUBLE_EQ(collective_time(Collective::reduce_scatter, 1e6, {2, 1}, c),
+                   collective_time(Collective::reduce_scatter, 1e6, {2, 1}, ctx()));
+  // Across nodes the one round is an inter-node step.
+  const double across = collective_time(Collective::reduce_scatter, 1e3, {16, 2}, c);
+  EXPECT_NEAR(across - collective_time(Collective::reduce_scatter, 0.5e3, {16, 2}, c),
+              collective_time(Collective::all_gather, 1e3, {16, 2}, ctx()) -
+                  collective_time(Collective::all_gather, 0.5e3, {16, 2}, ctx()),
+              1e-15);
+  EXPECT_GT(across, 20e-6 + 10e-6);
+  EXPECT_LT(across, 20e-6 + 10e-6 + 1e-6);
+}
+
 TEST(CommModel, AllReduceIsTwoRounds) {
   const double t = collective_time(Collective::all_reduce, 1e9, {8, 1}, ctx());
   EXPECT_NEAR(t, 20e-6 + 14 * 3e-6 + 2 * 0.875 * 1e9 / 240e9, 1e-12);

@@ -264,7 +264,7 @@ TEST(DeepspeedRuntime, StageOnePlanTermByTerm) {
   // One all-gather of 2·P bytes over the 8 ranks, after the optimizer step.
   const StepShape shape = step_shape(c, hw, o);
   EXPECT_EQ(shape.state_group, 8);
-  const CommSetup cs = comm_setup(c, hw, runtime_efficiency(hw, o), shape);
+  const CommSetup cs = comm_setup(c, hw, o, runtime_efficiency(hw, o), shape);
   const double gather_s = collective_time(Collective::all_gather, 2 * P, cs.reduce_group, cs.comm);
   EXPECT_NEAR(post_step_gather, gather_s, 1e-9 * gather_s);  // the timeline's end - start
   EXPECT_GT(post_step_gather, 2 * P * 7 / 8 / 600e9);  // at least its bytes over A100's NVLink (600 GB/s)

@@ -419,7 +419,7 @@ TEST(MeshPlan, WithoutLossParallelTheRankHoldsTheWholeLoss) {
   const Mesh m = resolve_mesh(c.parallelism, c.world_size(), c.cluster.gpus_per_node);
   const HardwareSpec hw = load_hardware(c.cluster.hardware);
   const PlanOptions& o = t.options;
-  const CommContext cc = comm_setup(c, hw, runtime_efficiency(hw, o), step_shape(c, hw, o)).comm;  // the plan's
+  const CommContext cc = comm_setup(c, hw, o, runtime_efficiency(hw, o), step_shape(c, hw, o)).comm;  // the plan's
   const double tokens = double(c.training.micro_batch) * c.training.seq_len;
   const double g = logits_gather_s(m, mesh_groups(m, c.cluster.gpus_per_node), cc, tokens, c.model.vocab, 2);
   EXPECT_NEAR(b.tp_exposed_s - a.tp_exposed_s, g * c.training.grad_accum, 1e-9 * b.tp_exposed_s);

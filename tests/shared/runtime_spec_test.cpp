@@ -25,7 +25,8 @@ TEST(RuntimeSpec, EveryShippedPresetStatesEveryTermWithASource) {
     const std::vector<std::string>& mesh = rt.terms.mesh;
     for (const auto& term : kRuntimeTerms) {
       // A term of how a runtime runs a mesh dimension: stated by exactly the runtimes that run it.
-      const bool applies = !term.needs_mesh || std::find(mesh.begin(), mesh.end(), term.needs_mesh) != mesh.end();
+      const bool applies = (!term.needs_mesh || std::find(mesh.begin(), mesh.end(), term.needs_mesh) != mesh.end()) &&
+                           (!term.needs_device || rt.runs_on(std::string(term.needs_device) == "gpu"));
       EXPECT_EQ(rt.sources.count(term.key), applies ? 1u : 0u) << n << ": " << term.key;
       if (applies && rt.sources.count(term.key)) EXPECT_GT(rt.sources.at(term.key).size(), 10u) << n << ": " << term.key;
     }
@@ -56,6 +57,33 @@ TEST(RuntimeSpec, MeshTermsAreStatedExactlyWhereTheMeshRunsThem) {
   ASSERT_NE(m, std::string::npos);
   one_d.replace(m, one_d.find('\n', m + 1) - m, "\nmesh = []");
   EXPECT_NE(refusal(one_d).find("its mesh does not list tp"), std::string::npos) << refusal(one_d);
+}
+
+// A term of a runtime's CPU path (RuntimeTermSchema::needs_device) is required where its devices
+// list cpu and refused where they do not, naming the term.
+TEST(RuntimeSpec, CpuPathTermsAreStatedExactlyWhereTheRuntimeRunsOnCpu) {
+  const std::string text = read_text(load_runtime("shardcast-train").file);
+  auto refusal = [](const std::string& t) -> std::string {
+    try {
+      parse_runtime_toml(t, "t.toml");
+    } catch (const ConfigError& e) {
+      return e.key() + ": " + e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(refusal(text), "");
+  EXPECT_EQ(load_runtime("shardcast-train").terms.gloo_reduce_scatter, "alltoall");
+  std::string without = text;
+  const size_t at = without.find("\ngloo_reduce_scatter = \"alltoall\"\n");
+  ASSERT_NE(at, std::string::npos);
+  without.erase(at, std::string("\ngloo_reduce_scatter = \"alltoall\"").size());
+  EXPECT_NE(refusal(without).find("terms.gloo_reduce_scatter"), std::string::npos) << refusal(without);
+  EXPECT_NE(refusal(without).find("devices list cpu"), std::string::npos) << refusal(without);
+  std::string gpu_only = text;
+  const size_t d = gpu_only.find("\ndevices = [");
+  ASSERT_NE(d, std::string::npos);
+  gpu_only.replace(d, gpu_only.find('\n', d + 1) - d, "\ndevices = [\"gpu\"]");
+  EXPECT_NE(refusal(gpu_only).find("its devices do not list cpu"), std::string::npos) << refusal(gpu_only);
 }
 
 TEST(RuntimeSpec, DevicesDefaultToGpuAndAreChecked) {
@@ -114,7 +142,8 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"host_time", "\"fitted\""}, {"torch", "\"unstated\""},
                              {"parameter_layout", "\"flat_parameter\""}, {"fp8_library", "\"torchao\""}};
   for (const auto& term : kRuntimeTerms) {
-    if (term.needs_mesh) continue;  // mesh = []: no tp or pp terms
+    if (term.needs_mesh) continue;    // mesh = []: no tp or pp terms
+    if (term.needs_device) continue;  // devices unset (gpu only): no term of the CPU path
     std::string v = "false";
     for (const auto& kv : values)
       if (std::string(kv[0]) == term.key) v = kv[1];
