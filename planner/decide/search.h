@@ -56,7 +56,8 @@ struct SearchSpace {
   std::vector<ShardingStrategy> strategies;
   std::vector<int> hsdp_shard_sizes;
   // The device mesh (shared/train_config.h), tried where the runtime runs it (its runtime term mesh) with
-  // full_shard over the data-parallel ranks: every tp within a node that divides n_kv_heads and
+  // full_shard over the data-parallel ranks and, where hybrid_shard is tried, HSDP over them
+  // (dp_replicate × dp_shard, each shard group holding at least a node's dp ranks): every tp within a node that divides n_kv_heads and
   // ffn_dim, cp only for sequences of cp_min_seq_len tokens or more (it exists for long
   // sequences), pp with each of pp_schedules where pp · stages per rank <= n_layers. A list
   // {1} leaves that dimension out.

@@ -150,9 +150,17 @@ TEST(Search, EveryCandidateIsAValidConfig) {
   const Enumeration e = enumerate_candidates(s, hw);
   ASSERT_FALSE(e.configs.empty());
   std::set<std::string> labels;
-  bool saw_fp8 = false, saw_compile = false, saw_hybrid = false;
+  bool saw_fp8 = false, saw_compile = false, saw_hybrid = false, saw_hybrid_mesh = false;
   std::set<Fp8Recipe> recipes;
   for (const TrainConfig& c : e.configs) {
+    // HSDP beside a mesh: at least two replicas of a shard group holding a node's dp ranks.
+    const Mesh m = resolve_mesh(c.parallelism, c.world_size(), c.cluster.gpus_per_node);
+    if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard && !m.one_d()) {
+      saw_hybrid_mesh = true;
+      EXPECT_GE(m.dp_replicate, 2) << describe_config(c);
+      EXPECT_GE(m.dp_shard * m.tp * m.cp, std::min(c.cluster.gpus_per_node, m.dp() * m.tp * m.cp)) << describe_config(c);
+      EXPECT_EQ(m.world(), c.world_size()) << describe_config(c);
+    }
     recipes.insert(c.precision.fp8);
     const auto errs = validate(c);
     EXPECT_TRUE(errs.empty()) << describe_config(c) << ": " << (errs.empty() ? "" : errs[0]);
@@ -161,7 +169,7 @@ TEST(Search, EveryCandidateIsAValidConfig) {
     saw_compile |= c.precision.compile;
     saw_hybrid |= c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard;
   }
-  EXPECT_TRUE(saw_fp8 && saw_compile && saw_hybrid);
+  EXPECT_TRUE(saw_fp8 && saw_compile && saw_hybrid && saw_hybrid_mesh);
   // --allow-fp8 tries every recipe the runtime runs that the GPU has (torchtitan-2025-10 on H100:
   // torchao's three float8 recipes; its mxfp8 needs compute capability 10.0).
   EXPECT_EQ(recipes, (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise,
