@@ -33,18 +33,20 @@ TEST(RuntimeSpec, EveryShippedPresetStatesEveryTermWithASource) {
   }
 }
 
+// The parser's refusal of a runtime TOML text as "key: message" ("" when it parses).
+std::string refusal(const std::string& text) {
+  try {
+    parse_runtime_toml(text, "t.toml");
+  } catch (const ConfigError& e) {
+    return e.key() + ": " + e.what();
+  }
+  return "";
+}
+
 // A mesh term (RuntimeTermSchema::needs_mesh) is required where the mesh lists its dimension and
 // refused where it does not, naming the term.
 TEST(RuntimeSpec, MeshTermsAreStatedExactlyWhereTheMeshRunsThem) {
   const std::string text = read_text(load_runtime("torchtitan").file);
-  auto refusal = [](const std::string& t) -> std::string {
-    try {
-      parse_runtime_toml(t, "t.toml");
-    } catch (const ConfigError& e) {
-      return e.key() + ": " + e.what();
-    }
-    return "";
-  };
   EXPECT_EQ(refusal(text), "");
   std::string without = text;
   const size_t at = without.find("\nloss_parallel = true\n");
@@ -63,14 +65,6 @@ TEST(RuntimeSpec, MeshTermsAreStatedExactlyWhereTheMeshRunsThem) {
 // list cpu and refused where they do not, naming the term.
 TEST(RuntimeSpec, CpuPathTermsAreStatedExactlyWhereTheRuntimeRunsOnCpu) {
   const std::string text = read_text(load_runtime("shardcast-train").file);
-  auto refusal = [](const std::string& t) -> std::string {
-    try {
-      parse_runtime_toml(t, "t.toml");
-    } catch (const ConfigError& e) {
-      return e.key() + ": " + e.what();
-    }
-    return "";
-  };
   EXPECT_EQ(refusal(text), "");
   EXPECT_EQ(load_runtime("shardcast-train").terms.gloo_reduce_scatter, "alltoall");
   std::string without = text;
