@@ -89,7 +89,7 @@ struct ClusterConfig {
 
 struct ParallelismConfig {
   ShardingStrategy sharding_strategy = ShardingStrategy::full_shard;
-  int hsdp_shard_size = 0;        // hybrid_shard: ranks per shard group; 0 = gpus_per_node
+  int hsdp_shard_size = 0;        // hybrid_shard: dp ranks per shard group; 0 = a node's: gpus_per_node / (tp · cp)
   int max_inflight_all_gathers = 2;  // FSDP rate limit on unsharded units in flight
   // Gradient accumulation: true = every micro-step's backward reduce-scatters (hybrid_shard,
   // no_shard: and all-reduces) each unit's gradient into the fp32 gradient shard (FSDP2's

@@ -20,22 +20,16 @@ namespace {
 
 constexpr double kGiB = double(1ull << 30);
 
-std::string strategy_cell(const TrainConfig& c) {
-  if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
-    return fmt::format("hybrid_shard/{}", c.parallelism.shard_group_size(c.world_size(), c.cluster.gpus_per_node));
-  return to_string(c.parallelism.sharding_strategy);
-}
-
 std::string ac_cell(const ActivationCheckpointingConfig& ac) {
   if (ac.mode == AcMode::selective) return fmt::format("selective {:g}", ac.ratio);
   return to_string(ac.mode);
 }
 
 // The widest: "compile+fp8 rowwise_with_gw_hp" (30 characters, the column's width); a mesh's
-// degrees come first ("tp 8 pp 4 Interleaved1F1B+compile").
+// degrees come first ("tp 8 pp 4 Interleaved1F1B+compile", HSDP's "dp_replicate 32 tp 2").
 std::string extra_cell(const TrainConfig& c) {
   const PrecisionConfig& p = c.precision;
-  std::string s = planner::mesh_words(c.parallelism);
+  std::string s = planner::mesh_words(c);
   if (p.compile) s += s.empty() ? "compile" : "+compile";
   if (p.fp8_on()) s += (s.empty() ? "fp8 " : "+fp8 ") + std::string(to_string(p.fp8));
   return s.empty() ? "-" : s;
@@ -51,7 +45,7 @@ void print_row(int rank, const planner::Candidate& c) {
   const Prediction& p = c.prediction;
   const std::string r = rank > 0 ? std::to_string(rank) : "";
   fmt::print("  {:>3}  {:<17} {:>3} {:>4}  {:<14} {:<6} {:<30} {:>9.0f} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>8}\n", r,
-             strategy_cell(t), t.training.micro_batch, t.training.grad_accum, ac_cell(t.activation_checkpointing),
+             planner::strategy_label(t), t.training.micro_batch, t.training.grad_accum, ac_cell(t.activation_checkpointing),
              t.precision.reduce_dtype, extra_cell(t), p.tokens_per_s_per_gpu, 100 * p.mfu,
              100 * p.exposed_comm_s / p.step_time_s, planner::memory_needed_bytes(p) / kGiB,
              short_count(double(t.tokens_per_step())));

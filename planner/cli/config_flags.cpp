@@ -198,7 +198,7 @@ void add_reference_run_flag(CLI::App* cmd, std::string& dir) {
 
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
   cmd->add_option("--strategy", f.strategy, kShardingStrategyNames);
-  cmd->add_option("--hsdp-shard-size", f.hsdp_shard_size, "hybrid_shard: ranks per shard group (0 = gpus per node)");
+  cmd->add_option("--hsdp-shard-size", f.hsdp_shard_size, "hybrid_shard: data-parallel ranks per shard group (0 = those of one node: gpus per node / (tp · cp))");
   cmd->add_option("--tp", f.tp, "parallelism.tp: tensor parallel degree (with sequence parallel), inside a node");
   cmd->add_option("--cp", f.cp, "parallelism.cp: context parallel degree (ring attention)");
   cmd->add_option("--pp", f.pp, "parallelism.pp: pipeline stages");

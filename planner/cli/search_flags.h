@@ -200,12 +200,19 @@ inline std::function<void(double)> progress_bar(const std::string& label) {
 // The searched keys of a candidate (TOML names) and its Prediction (without the timeline).
 inline nlohmann::json candidate_json(const planner::Candidate& c) {
   const TrainConfig& t = c.config;
+  const Mesh mesh = resolve_mesh(t.parallelism, t.world_size(), t.cluster.gpus_per_node);
   nlohmann::json cfg = {
       {"gpus", t.world_size()},
       {"nodes", t.cluster.nodes},
       {"gpus_per_node", t.cluster.gpus_per_node},
       {"sharding_strategy", to_string(t.parallelism.sharding_strategy)},
       {"hsdp_shard_size", t.parallelism.hsdp_shard_size},
+      {"dp_replicate", mesh.dp_replicate},
+      {"dp_shard", mesh.dp_shard},
+      {"tp", mesh.tp},
+      {"cp", mesh.cp},
+      {"pp", mesh.pp},
+      {"pp_schedule", to_string(t.parallelism.pp_schedule)},
       {"micro_batch", t.training.micro_batch},
       {"seq_len", t.training.seq_len},
       {"grad_accum", t.training.grad_accum},

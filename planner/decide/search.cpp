@@ -71,12 +71,17 @@ std::vector<AcChoice> ac_choices(const SearchSpace& space, int n_layers) {
   return out;
 }
 
+}  // namespace
+
 std::string strategy_label(const TrainConfig& c) {
-  if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard)
-    return fmt::format("hybrid_shard/{}", c.parallelism.shard_group_size(c.world_size(),
-                                                                          c.cluster.gpus_per_node));
-  return to_string(c.parallelism.sharding_strategy);
+  const ParallelismConfig& p = c.parallelism;
+  const bool one_d = p.tp <= 1 && p.cp <= 1 && p.pp <= 1;
+  if (p.sharding_strategy == ShardingStrategy::hybrid_shard && one_d)
+    return fmt::format("hybrid_shard/{}", p.shard_group_size(c.world_size(), c.cluster.gpus_per_node));
+  return to_string(p.sharding_strategy);  // beside a mesh, mesh_words names dp_replicate
 }
+
+namespace {
 
 std::string ac_label(const ActivationCheckpointingConfig& ac) {
   if (ac.mode == AcMode::selective) return fmt::format("selective({:g})", ac.ratio);
@@ -95,10 +100,12 @@ std::string why_line(const SearchSpace& space, const HardwareSpec& hw, const Sea
       "headroom under the {:.0f}% memory budget",
       describe_config(w.config), exposed_pct, p.exposed_comm_s, p.step_time_s,
       (budget - memory_needed_bytes(p)) / kGiB, 100 * space.max_mem_frac);
-  // The best candidate with another strategy (or, failing that, another AC mode).
+  // The best candidate with another layout: strategy, shard group or mesh (or, failing that, the
+  // runner-up).
+  auto layout = [](const TrainConfig& c) { return strategy_label(c) + " " + mesh_words(c); };
   const Candidate* rival = nullptr;
   for (const auto& c : r.ranked) {
-    if (strategy_label(c.config) != strategy_label(w.config)) {
+    if (layout(c.config) != layout(w.config)) {
       rival = &c;
       break;
     }
@@ -146,13 +153,19 @@ std::string describe_config(const TrainConfig& c) {
   if (c.precision.master_dtype != "fp32") s += " master " + c.precision.master_dtype;
   if (c.precision.compile) s += " compile";
   if (c.precision.fp8_on()) s += std::string(" fp8 ") + to_string(c.precision.fp8);
-  const std::string mesh = mesh_words(c.parallelism);
+  const std::string mesh = mesh_words(c);
   return mesh.empty() ? s : s + " " + mesh;
 }
 
-std::string mesh_words(const ParallelismConfig& p) {
+std::string mesh_words(const TrainConfig& c) {
+  const ParallelismConfig& p = c.parallelism;
   std::string s;
   auto add = [&](const std::string& w) { s += (s.empty() ? "" : " ") + w; };
+  if (p.tp > 1 || p.cp > 1 || p.pp > 1) {
+    const Mesh m = resolve_mesh(p, c.world_size(), c.cluster.gpus_per_node);
+    if (m.dp_replicate > 1 && p.sharding_strategy == ShardingStrategy::hybrid_shard)
+      add(fmt::format("dp_replicate {}", m.dp_replicate));
+  }
   if (p.tp > 1) add(fmt::format("tp {}", p.tp));
   if (p.cp > 1) add(fmt::format("cp {}", p.cp));
   if (p.pp > 1) add(fmt::format("pp {} {}", p.pp, to_string(p.pp_schedule)));
@@ -292,8 +305,9 @@ void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W
           p.pp_schedule = sched;
           if (pp > 1 && pp * pp_stages_per_rank(p) > m.n_layers) continue;
           layouts->push_back({ShardingStrategy::full_shard, 0, {tp, cp, pp, sched}});
-          for (int g : mesh_hsdp_sizes(space, W / (tp * cp * pp), gpn / std::min(gpn, tp * cp)))
-            layouts->push_back({ShardingStrategy::hybrid_shard, g, {tp, cp, pp, sched}});
+          if (runs("dp_replicate"))
+            for (int g : mesh_hsdp_sizes(space, W / (tp * cp * pp), gpn / std::min(gpn, tp * cp)))
+              layouts->push_back({ShardingStrategy::hybrid_shard, g, {tp, cp, pp, sched}});
         }
       }
     }

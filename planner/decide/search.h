@@ -151,8 +151,12 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
 
 // "full_shard mb 2x4 ac selective(0.5) bf16-reduce compile" — compact label of a candidate.
 std::string describe_config(const TrainConfig& cfg);
-// The mesh's degrees beyond data parallelism in describe_config's words ("tp 8 cp 2 pp 4
-// Interleaved1F1B"; "" for a 1-D plan): the search table's and emit's one spelling.
-std::string mesh_words(const ParallelismConfig& p);
+// The mesh's degrees in describe_config's words ("tp 8 cp 2 pp 4 Interleaved1F1B"; HSDP beside
+// them leads with its replicas, "dp_replicate 32 tp 2", dp_shard being the rest; "" for a 1-D
+// plan): the search, scale and budget tables' one spelling.
+std::string mesh_words(const TrainConfig& c);
+// The sharding column: the strategy, with a 1-D hybrid_shard's shard group in GPUs
+// ("hybrid_shard/16"); beside a mesh the strategy alone (mesh_words names dp_replicate).
+std::string strategy_label(const TrainConfig& c);
 
 }  // namespace shardcast::planner

@@ -74,6 +74,13 @@ std::string mesh_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const Tra
       return fmt::format("{} cannot run parallelism.{} = {} (its mesh: {})", rt.name, dim, v, runs_list);
   if (p.tp_async && !runs("tp_async"))
     return fmt::format("{} cannot run parallelism.tp_async = true (its mesh: {})", rt.name, runs_list);
+  // Data-parallel replicas beside tp, cp or pp (HSDP's dp_replicate, or no_shard's) need the mesh's
+  // dp_replicate: torchtitan before 'Enable HSDP' (db6b39acd) built [pp, dp, tp] only.
+  const Mesh m = resolve_mesh(p, cfg.world_size(), cfg.cluster.gpus_per_node);
+  if (!m.one_d() && m.dp_replicate > 1 && !runs("dp_replicate"))
+    return fmt::format("{} cannot run data-parallel replicas beside tp, cp or pp (parallelism.dp_replicate = {}, from "
+                       "sharding_strategy {}; its mesh: {}): use full_shard over the data-parallel ranks",
+                       rt.name, m.dp_replicate, to_string(p.sharding_strategy), runs_list);
   if (p.cp > 1 && (t.attention == "eager" || t.attention == "eager_causal_blocks"))
     return fmt::format("{} runs attention as eager ops (attention = \"{}\"): context parallel's ring attention needs "
                        "SDPA's flash or cuDNN kernel",

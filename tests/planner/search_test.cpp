@@ -183,6 +183,35 @@ TEST(Search, EveryCandidateIsAValidConfig) {
   EXPECT_EQ(covered, e.configs.size());
 }
 
+// HSDP beside a mesh only where the runtime's mesh lists dp_replicate (torchtitan from 'Enable
+// HSDP', db6b39acd): torchtitan-2024-06 runs tp and pp but no replicas beside them, so search
+// offers none and plan refuses one by name. Its label names the replicas, not a shard group.
+TEST(Search, HsdpBesideAMeshOnlyWhereTheRuntimeRunsIt) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  for (const char* rt : {"torchtitan-2024-06", "torchtitan-2024-10"}) {
+    SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 32, 8192);
+    s.base.runtime = rt;
+    bool hybrid_mesh = false;
+    for (const TrainConfig& c : enumerate_candidates(s, hw).configs)
+      if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard && c.parallelism.tp > 1) {
+        hybrid_mesh = true;
+        const std::string label = describe_config(c);
+        EXPECT_EQ(label.find("hybrid_shard/"), std::string::npos) << label;
+        EXPECT_NE(label.find("dp_replicate "), std::string::npos) << label;
+      }
+    EXPECT_EQ(hybrid_mesh, std::string(rt) == "torchtitan-2024-10") << rt;
+  }
+  TrainConfig c = search_base_config(space_for("llama3-8b", "H100-80GB-SXM", 32, 8192), hw);
+  c.parallelism.sharding_strategy = ShardingStrategy::hybrid_shard;
+  c.parallelism.hsdp_shard_size = 4;
+  c.parallelism.tp = 2;
+  const std::string why = runtime_refusal(load_runtime("torchtitan-2024-06"), c, hw);
+  EXPECT_NE(why.find("replicas beside tp"), std::string::npos) << why;
+  EXPECT_EQ(runtime_refusal(load_runtime("torchtitan-2024-10"), c, hw), "");
+  c.parallelism.sharding_strategy = ShardingStrategy::full_shard;
+  EXPECT_EQ(runtime_refusal(load_runtime("torchtitan-2024-06"), c, hw), "");
+}
+
 TEST(Search, SelectiveOpOnlyWhenAllowed) {
   SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 8, 4096);
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
