@@ -259,6 +259,17 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "since d33851c4a: 'When using Pipeline Parallelism, generally zero-2 is best'); true — freed after each "
      "forward and gathered again by the next backward: one all-gather per unit a micro-batch (docs/cost-model.md §12)",
      nullptr, "pp"},
+    {"pp_split", "string", "effective_layers | blocks_base_first | blocks",
+     "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): how it splits the model into S = pp "
+     "· stages-per-rank pipeline stages when the config gives no split. effective_layers — L + 2 "
+     "layer-equivalents (the embedding and the norm + output one each), ⌊(L + 2)/S⌋ a stage and the first "
+     "(L + 2) mod S stages one more (torchtitan generate_llm_fqn_per_model_part / generate_split_points since "
+     "f64cf3c18); blocks_base_first — ⌊L/S⌋ blocks on the first stage, one more on each middle stage while L mod "
+     "S lasts, the rest on the last (torchtitan generate_split_points, cec7fb6fc to f64cf3c18); blocks — ⌊L/S⌋ "
+     "blocks a stage, the first L mod S stages one more, the ends not counted (KempnerForge "
+     "compute_layer_assignment). The planner times the slowest rank and reads the first and last ranks' memory "
+     "with the blocks this split gives them (docs/cost-model.md §12)",
+     nullptr, "pp"},
     {"gloo_reduce_scatter", "string", "ring | alltoall",
      "on its CPU path (stated only by a runtime whose devices list cpu), how its Gloo reduce-scatter runs: ring — "
      "n − 1 ring steps; alltoall — one all-to-all round (the n − 1 pairwise exchanges posted together) and a "
@@ -350,6 +361,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "loss_parallel_impl") return &t.loss_parallel_impl;
   if (key == "tp_qk_norm") return &t.tp_qk_norm;
   if (key == "gloo_reduce_scatter") return &t.gloo_reduce_scatter;
+  if (key == "pp_split") return &t.pp_split;
   return nullptr;
 }
 

@@ -123,6 +123,12 @@ struct RuntimeTerms {
   // With pp > 1: true — a stage's FSDP modules reshard after each forward (each micro-batch's
   // backward gathers them again); false — gathered once a step and kept (torchtitan's zero-2).
   bool pp_reshard_after_forward = false;
+  // With pp > 1: how it splits the model into pipeline stages when no split is given —
+  // effective_layers (L + 2 layer-equivalents, the embedding and the output one each, ⌊(L+2)/S⌋ a
+  // stage and the first (L+2) mod S stages one more) | blocks_base_first (⌊L/S⌋ blocks on the
+  // first stage, one more on the middle ones while L mod S lasts, the rest on the last) | blocks
+  // (⌊L/S⌋ a stage, the first L mod S one more; the ends not counted).
+  std::string pp_split = "effective_layers";
   // On its CPU path (a term stated only by a runtime whose devices list cpu): how its Gloo
   // reduce-scatter runs — ring (n − 1 steps) | alltoall (one all-to-all round of the n − 1
   // pairwise exchanges, posted together, and a local sum: shardcast-train's Gloo layer).

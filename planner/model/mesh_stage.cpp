@@ -45,6 +45,8 @@ void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* 
     sh.pp_virtual = pp_stages_per_rank(par);
     sh.pp_schedule = par.pp_schedule;
     sh.rank_blocks = pp_rank_blocks(cfg.model.n_layers, m.pp);
+    sh.pp_split_rule = opt.pp_split;
+    sh.pp_blocks = pp_rank_block_counts(opt.pp_split, cfg.model.n_layers, m.pp, sh.pp_virtual, sh.pp_schedule);
   }
   sh.tokens = double(sh.micro_batch) * sh.seq_len / m.cp;
   // The rank's units, one TP shard of each (mesh_unit_params: what stays whole), summed.
@@ -279,6 +281,55 @@ double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
   return std::max(0.0, n - 1) * saved;
 }
 
+namespace {
+
+// The blocks the runtime's split gives the rank a view stands for; 0 = keep the view's.
+int pp_view_blocks(const PpRankBlocks& b, PpStage stage) {
+  switch (stage) {
+    case PpStage::first: return b.first;
+    case PpStage::last: return b.last;
+    case PpStage::neither: return b.middle;
+    case PpStage::both_ends: break;
+  }
+  return b.both;
+}
+
+// `delta` blocks more (copies of unit 1) or fewer (delta < 0, one block kept at least) on the
+// simulated rank, with their parameters, memory, time and mesh terms.
+void add_blocks(int delta, StepShape* shape, FsdpUnits* units) {
+  const int U = int(units->in.units.size());
+  delta = std::max(delta, 1 - (U - 2));
+  if (delta == 0 || U < 3) return;
+  const SimUnit b = units->in.units[1];
+  const int64_t params = units->unit_params[1];
+  const int seq = units->block_seq_of[1];
+  const double held = units->held_gathered_bytes[1];
+  const bool mesh = int(units->unit_mesh_s.size()) == U, wgrad = int(units->unit_wgrad_s.size()) == U;
+  const std::array<double, 4> ms = mesh ? units->unit_mesh_s[1] : std::array<double, 4>{};
+  const double wg = wgrad ? units->unit_wgrad_s[1] : 0;
+  const double ts = shape->time_share > 0 ? shape->time_share : 1.0;
+  shape->rank_params += delta * params;
+  shape->rank_blocks += delta;
+  units->rank_fwd_s += delta * b.fwd_s;
+  units->rank_bwd_s += delta * b.bwd_s;
+  units->rank_wgrad_s += delta * wg;
+  units->tp_exposed_s += delta * (ms[0] + ms[1]) / ts;
+  units->cp_exposed_s += delta * (ms[2] + ms[3]) / ts;
+  const size_t n = size_t(std::abs(delta));
+  auto resize = [&](auto& v, const auto& x) {
+    if (delta > 0) v.insert(v.begin() + 1, n, x);
+    else v.erase(v.begin() + 1, v.begin() + 1 + long(n));
+  };
+  resize(units->in.units, b);
+  resize(units->unit_params, params);
+  resize(units->block_seq_of, seq);
+  resize(units->held_gathered_bytes, held);
+  if (mesh) resize(units->unit_mesh_s, ms);
+  if (wgrad) resize(units->unit_wgrad_s, wg);
+}
+
+}  // namespace
+
 bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units) {
   const size_t U = units->in.units.size();
   if (U < 3) return false;
@@ -317,6 +368,9 @@ bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units) {
   const double params = double(shape->rank_params);
   if (stage == PpStage::first || stage == PpStage::neither) block_for(U - 1);
   if (stage == PpStage::last || stage == PpStage::neither) block_for(0);
+  // Then the blocks the runtime's split gives that rank (an uneven split: one more or fewer).
+  const int target = pp_view_blocks(shape->pp_blocks, stage);
+  if (target > 0) add_blocks(target - shape->rank_blocks, shape, units);
   // The optimizer's shard of temporaries is the rank's (fsdp_units.cpp): the view's parameters.
   if (params > 0) units->in.optimizer_transient_bytes *= double(shape->rank_params) / params;
   if (before > 0) {
@@ -336,14 +390,19 @@ PpStage pipeline_slowest_rank(const StepShape& shape, const FsdpUnits& units) {
   for (const SimUnit& x : u) all += x.fwd_s + x.bwd_s;
   const double block = u[1].fwd_s + u[1].bwd_s, embed = u[0].fwd_s + u[0].bwd_s,
                head = u[U - 1].fwd_s + u[U - 1].bwd_s;
-  const double neither = all - embed - head + 2 * block;
+  // The split's blocks of each rank against the simulated rank's (0: as the view makes it).
+  const PpRankBlocks& pb = shape.pp_blocks;
+  const int k = shape.rank_blocks;
+  auto more = [&](int target, int view) { return target > 0 ? (target - view) * block : 0.0; };
+  const double neither = all - embed - head + 2 * block + more(pb.middle, k + 2);
   if (shape.pp_schedule == PpSchedule::zbv_zero_bubble)
-    return neither > all ? PpStage::neither : PpStage::both_ends;
+    return neither > all + more(pb.both, k) ? PpStage::neither : PpStage::both_ends;
   PpStage slowest = PpStage::first;
-  double most = all - head + block;
-  if (all - embed + block > most) {
+  double most = all - head + block + more(pb.first, k + 1);
+  const double last = all - embed + block + more(pb.last, k + 1);
+  if (last > most) {
     slowest = PpStage::last;
-    most = all - embed + block;
+    most = last;
   }
   if (shape.mesh.pp >= 3 && neither > most) slowest = PpStage::neither;
   return slowest;
@@ -406,8 +465,9 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
     auto blocks = [](int n) { return fmt::format("{} block{}", n, n == 1 ? "" : "s"); };
     const std::string flush = fmt::format("{} micro-batch{} of {}", shape.pp_micro, shape.pp_micro == 1 ? "" : "es",
                                           shape.micro_batch);  // micro_batch: one pipeline micro-batch's sequences
-    // The timed rank (read_step_time: the slowest) and the two whose memory is read.
-    const int k = pp_rank_blocks(cfg.model.n_layers, m.pp);  // beside both ends
+    // The timed rank (read_step_time: the slowest) and the two whose memory is read, with the
+    // blocks the runtime's split gives them.
+    const PpRankBlocks& pb = shape.pp_blocks;
     const std::string n = blocks(shape.rank_blocks);
     const std::string timed = shape.pp_stage == PpStage::first  ? "the first rank (the embedding and " + n + ")"
                               : shape.pp_stage == PpStage::last ? "the last rank (" + n + " and the head)"
@@ -419,13 +479,13 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
           "pp {} x {} stages per rank in a V, {} per flush: the step is timed on its slowest rank, {}; memory is "
           "the first rank's (the embedding, {} and the head, with the micro-batches in flight) or the last's ({}, "
           "neither end), the larger",
-          m.pp, v, flush, timed, blocks(k), blocks(k + 2)));
+          m.pp, v, flush, timed, blocks(pb.both), blocks(pb.last)));
     else
       p.mesh_notes.push_back(fmt::format(
-          "pp {} x {} stage(s) per rank, {} per flush (torchtitan's balanced split, round((L + 2) / pp) layers a "
-          "stage): the step is timed on its slowest rank, {}; memory is the first stage's (the embedding, {}, the "
-          "micro-batches in flight) or the last's (the head and {}), the larger",
-          m.pp, v, flush, timed, blocks(k + 1), blocks(k + 1)));
+          "pp {} x {} stage(s) per rank, {} per flush (the runtime's split, pp_split = {}): the step is timed on "
+          "its slowest rank, {}; memory is the first stage's (the embedding, {}, the micro-batches in flight) or "
+          "the last's ({} and the head), the larger",
+          m.pp, v, flush, to_string(shape.pp_split_rule), timed, blocks(pb.first), blocks(pb.last)));
     p.step_time_s += p.pp_bubble_s + p.pp_send_s;
     if (!p.op_seconds.empty()) p.op_seconds[size_t(OpCategory::other)] += p.pp_bubble_s + p.pp_send_s;
     // Fewer micro-batches than stages: most of each flush is the bubble (say so, and how much).

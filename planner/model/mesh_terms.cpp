@@ -220,4 +220,69 @@ double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro, int ra
 
 int pp_rank_blocks(int n_layers, int pp) { return std::max(1, pp_blocks_beside_ends(n_layers, pp)); }
 
+bool parse_pp_split(const std::string& s, PpSplit& out) {
+  if (s == "effective_layers") out = PpSplit::effective_layers;
+  else if (s == "blocks_base_first") out = PpSplit::blocks_base_first;
+  else if (s == "blocks") out = PpSplit::blocks;
+  else return false;
+  return true;
+}
+
+const char* to_string(PpSplit s) {
+  switch (s) {
+    case PpSplit::blocks_base_first: return "blocks_base_first";
+    case PpSplit::blocks: return "blocks";
+    case PpSplit::effective_layers: break;
+  }
+  return "effective_layers";
+}
+
+namespace {
+
+// Blocks of each of the S stages (the ends not counted), by the split's rule.
+std::vector<int> pp_stage_blocks(PpSplit split, int L, int S) {
+  std::vector<int> b(size_t(S), 0);
+  if (split == PpSplit::effective_layers) {  // L + 2 layer-equivalents, the extras first
+    const int base = (L + 2) / S, extra = (L + 2) % S;
+    for (int i = 0; i < S; ++i) b[size_t(i)] = base + (i < extra ? 1 : 0);
+    b.front() -= 1;  // the embedding's layer-equivalent
+    b.back() -= 1;   // the norm and output's
+  } else if (split == PpSplit::blocks) {     // L blocks, the extras first
+    for (int i = 0; i < S; ++i) b[size_t(i)] = L / S + (i < L % S ? 1 : 0);
+  } else {                                   // base on the first, extras on the middle ones
+    int extra = L % S, used = L / S;
+    b.front() = L / S;
+    for (int i = 1; i + 1 < S; ++i) {
+      b[size_t(i)] = L / S + (extra > 0 ? 1 : 0);
+      extra -= extra > 0 ? 1 : 0;
+      used += b[size_t(i)];
+    }
+    b.back() = L - used;
+  }
+  return b;
+}
+
+}  // namespace
+
+PpRankBlocks pp_rank_block_counts(PpSplit split, int n_layers, int pp, int v, PpSchedule s) {
+  const int S = pp * std::max(1, v);
+  const std::vector<int> stage = pp_stage_blocks(split, n_layers, S);
+  std::vector<int> blocks(size_t(pp), 0);
+  std::vector<bool> embed(size_t(pp), false), head(size_t(pp), false);
+  for (int i = 0; i < S; ++i) {
+    const int r = s == PpSchedule::zbv_zero_bubble && i >= pp ? 2 * pp - 1 - (i % (2 * pp)) : i % pp;
+    blocks[size_t(r)] += stage[size_t(i)];
+    if (i == 0) embed[size_t(r)] = true;
+    if (i == S - 1) head[size_t(r)] = true;
+  }
+  PpRankBlocks out;
+  out.first = blocks.front();
+  out.last = blocks.back();
+  for (int r = 0; r < pp; ++r) {
+    if (embed[size_t(r)] && head[size_t(r)]) out.both = blocks[size_t(r)];
+    if (!embed[size_t(r)] && !head[size_t(r)]) out.middle = std::max(out.middle, blocks[size_t(r)]);
+  }
+  return out;
+}
+
 }  // namespace shardcast::planner

@@ -39,6 +39,7 @@
 // from the mesh) or the step simulation (simulator.h). Thread-safe, no state.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "planner/model/comm_model.h"
@@ -144,5 +145,20 @@ double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro, int ra
 // input_weight = output_weight = 1), so a balanced rank holds (L + 2) / pp layer-equivalents;
 // the planner simulates one rank with the embedding, the head and the rest in blocks.
 int pp_rank_blocks(int n_layers, int pp);
+
+// How a runtime splits the model into pipeline stages when the config gives no split (runtime
+// term pp_split; shared/runtime_spec.cpp says each rule's source).
+enum class PpSplit { effective_layers, blocks_base_first, blocks };
+bool parse_pp_split(const std::string& s, PpSplit& out);  // "effective_layers" | "blocks_base_first" | "blocks"
+const char* to_string(PpSplit s);
+// Blocks (beside the ends) of the pipeline ranks the plan reads, under `split` over S = pp · v
+// stages (stage s on rank s mod pp; ZBVZeroBubble's V: s and 2·pp − 1 − s on rank s): first —
+// rank 0, which holds the embedding; last — rank pp − 1 (the head; under the V neither end);
+// middle — the most on a rank of neither end (0 where no rank has neither); both — the rank with
+// both ends (the V's rank 0; 0 otherwise).
+struct PpRankBlocks {
+  int first = 0, last = 0, middle = 0, both = 0;
+};
+PpRankBlocks pp_rank_block_counts(PpSplit split, int n_layers, int pp, int v, PpSchedule s);
 
 }  // namespace shardcast::planner

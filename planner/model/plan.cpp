@@ -416,7 +416,7 @@ void read_step_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOp
   // A pipeline runs at its slowest rank's pace: time that rank (pipeline_stage_view), the same
   // simulation of its units.
   const PpStage slowest = pipeline_slowest_rank(shape, units);
-  if (slowest != PpStage::both_ends) {
+  if (shape.mesh.pp > 1) {  // ZBVZeroBubble's slowest may be its rank of both ends, with its split's blocks
     StepShape s = shape;
     FsdpUnits u = units;
     if (pipeline_stage_view(slowest, &s, &u)) {

@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "planner/model/mesh_terms.h"
 #include "planner/model/ops.h"
 #include "planner/model/optimizer_step.h"
 #include "planner/model/simulator.h"
@@ -215,6 +216,8 @@ struct RuntimeMesh {
   // backward gathers them again (runtime term pp_reshard_after_forward = true); false: gathered
   // once a step. Either way the stage holds them all gathered at its peak (fsdp_units.cpp).
   bool pp_reshard_after_forward = false;
+  // With pp > 1: how the runtime splits the model into stages (runtime term pp_split).
+  PpSplit pp_split = PpSplit::effective_layers;
   // Reduce-scatters run as one all-to-all round (runtime term gloo_reduce_scatter = "alltoall" on
   // a CPU profile: shardcast-train's Gloo layer), timed at one step's latency (comm_model.h).
   bool reduce_scatter_one_round = false;

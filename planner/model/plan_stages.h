@@ -73,6 +73,8 @@ struct StepShape {
   PpSchedule pp_schedule = PpSchedule::one_f_one_b;
   int pp_flushes = 1;            // pipeline flushes per optimizer step (the config's grad_accum)
   int rank_blocks = 0;           // blocks on the simulated rank (n_layers without pp)
+  PpRankBlocks pp_blocks;        // with pp > 1: the blocks of the ranks read, by the runtime's split
+  PpSplit pp_split_rule = PpSplit::effective_layers;
   PpStage pp_stage = PpStage::both_ends;  // the stage a memory read-out is of (pp > 1)
   double tokens_per_gpu_step = 0;  // the step's global tokens / world size
   int64_t rank_params = 0;       // parameters of the simulated rank's units, one TP shard of each

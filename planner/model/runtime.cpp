@@ -259,6 +259,8 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
     o.cross_entropy = CrossEntropyImpl::fp32_upcast;
   o.qk_norm_gathered = t.tp_qk_norm == "gathered";  // checked against the schema
   o.pp_reshard_after_forward = t.pp_reshard_after_forward;
+  if (!parse_pp_split(t.pp_split, o.pp_split))
+    throw ConfigError(rt.file, "terms.pp_split", "\"" + t.pp_split + "\" is not allowed");
   // A term of the CPU path only: terms_for(gpu) carries [terms]' value into the NCCL path too.
   o.reduce_scatter_one_round = !is_gpu(hw) && t.gloo_reduce_scatter == "alltoall";
   if (!parse_outputs_kept(t.outputs_kept, o.outputs_kept))

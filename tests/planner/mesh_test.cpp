@@ -596,6 +596,7 @@ TEST(MeshPlan, PipelineMemoryIsTheLargerStages) {
   c.training.micro_batch = 1;
   c.parallelism.pp_microbatch = 1;
   c.parallelism.tp = 1;
+  c.parallelism.pp = 2;  // 82 layer-equivalents split evenly: 40 blocks beside each end (over pp 4 the last has one fewer)
   const Prediction one = plan_of(c);
   ASSERT_EQ(one.pp_stages.size(), 2u);
   EXPECT_GT(one.pp_stages[1].device_total_bytes, one.pp_stages[0].device_total_bytes);
@@ -699,10 +700,49 @@ TEST(MeshPlan, LossParallelTermsNeedTp) {
   EXPECT_GT(tp.resolved.mem_peak_bytes, tp.flipped.mem_peak_bytes);
 }
 
+// The runtimes' splits of a model into pipeline stages (runtime term pp_split), by hand from their
+// code: torchtitan's effective layers (L + 2, the extras on the first stages), its 9dec370 rule
+// (the first stage short, the extras on the middle ones) and KempnerForge's blocks (the extras
+// first). Every split places every block once.
+TEST(MeshTerms, PipelineSplitsAsTheRuntimesDo) {
+  auto eq = [](const PpRankBlocks& b, int first, int last, int middle, int both) {
+    EXPECT_EQ(b.first, first);
+    EXPECT_EQ(b.last, last);
+    EXPECT_EQ(b.middle, middle);
+    EXPECT_EQ(b.both, both);
+  };
+  const PpSchedule one = PpSchedule::one_f_one_b, loop = PpSchedule::interleaved_1f1b, v = PpSchedule::zbv_zero_bubble;
+  // 70B over pp 8: 82 layer-equivalents, 11 11 10 10 10 10 10 10: rank 1 runs 11 blocks.
+  eq(pp_rank_block_counts(PpSplit::effective_layers, 80, 8, 1, one), 10, 9, 11, 0);
+  // 405B over pp 8 divides evenly (the published rows): 15 beside each end, 16 between, every rule.
+  eq(pp_rank_block_counts(PpSplit::effective_layers, 126, 8, 1, one), 15, 15, 16, 0);
+  eq(pp_rank_block_counts(PpSplit::blocks_base_first, 126, 8, 1, one), 15, 15, 16, 0);
+  // 9dec370 over 16 stages: 7, 8 x 14, 7; rank r holds stages r and r + 8.
+  eq(pp_rank_block_counts(PpSplit::blocks_base_first, 126, 8, 2, loop), 15, 15, 16, 0);
+  // KempnerForge's 70B over pp 4: 20 a stage.
+  eq(pp_rank_block_counts(PpSplit::blocks, 80, 4, 1, one), 20, 20, 20, 0);
+  // The V: 70B over pp 4, 8 stages of 10 11 10 10 10 10 10 9 blocks; rank 0 holds stages 0 and 7.
+  eq(pp_rank_block_counts(PpSplit::effective_layers, 80, 4, 2, v), 19, 20, 21, 19);
+  for (PpSplit split : {PpSplit::effective_layers, PpSplit::blocks_base_first, PpSplit::blocks})
+    for (int L : {16, 26, 32, 40, 80, 126})
+      for (int pp : {2, 4, 8})
+        for (PpSchedule s : {one, loop}) {
+          const int stages = pp * (s == loop ? 2 : 1);
+          if (stages > L / 2) continue;
+          const PpRankBlocks b = pp_rank_block_counts(split, L, pp, s == loop ? 2 : 1, s);
+          // first + last + the middle ranks (each at most `middle`) hold the L blocks.
+          EXPECT_LE(b.first + b.last + (pp - 2) * b.middle - L, pp > 2 ? (pp - 2) : 0) << L << " " << pp;
+          EXPECT_GE(b.first + b.last + (pp - 2) * b.middle, L) << L << " " << pp;
+          if (pp == 2) EXPECT_EQ(b.first + b.last, L) << L;
+        }
+}
+
 // A pipeline runs at its slowest rank's pace, and the plan times that rank (its note names it):
-// Llama 3 8B's head (a 128256-word vocabulary, 2.4 blocks of work) makes the last rank the
-// slowest; Llama 3.1 405B's head is lighter than a block at tp 8, so over pp 8 a middle rank, with
-// round((126 + 2) / 8) = 16 blocks and neither end, is.
+// Llama 3 8B over pp 4 is 34 layer-equivalents split 9 9 8 8, the ends one each, so rank 1 runs 9
+// blocks and the last 7 and the head (under full checkpointing the head's work is less than two
+// blocks'): rank 1 is the slowest (the plan's equal split once gave the last 8 blocks and timed
+// it). Llama 3.1 405B's head is lighter than a block at tp 8, so over pp 8 a middle rank, with 16
+// blocks and neither end, is; Llama 3 70B over pp 8 (82 layer-equivalents) runs 11 on rank 1.
 TEST(MeshPlan, PipelineIsTimedOnItsSlowestRank) {
   auto timed = [](const Prediction& p) {
     const std::string key = "timed on its slowest rank, ";
@@ -715,7 +755,7 @@ TEST(MeshPlan, PipelineIsTimedOnItsSlowestRank) {
   small.parallelism.pp = 4;
   small.parallelism.pp_microbatch = 1;
   validate_or_throw(small);
-  EXPECT_EQ(timed(plan_of(small)), "the last rank (8 blocks and the head)");
+  EXPECT_EQ(timed(plan_of(small)), "a rank of neither end (9 blocks)");
   TrainConfig big = test::make_config("llama3.1-405b", "H100-80GB-SXM", 512, ShardingStrategy::full_shard, AcMode::full,
                                       8, 8192);
   big.runtime = "torchtitan";
@@ -724,6 +764,14 @@ TEST(MeshPlan, PipelineIsTimedOnItsSlowestRank) {
   big.parallelism.pp_microbatch = 1;
   validate_or_throw(big);
   EXPECT_EQ(timed(plan_of(big)), "a rank of neither end (16 blocks)");
+  TrainConfig seventy = test::make_config("llama3-70b", "H100-80GB-SXM", 64, ShardingStrategy::full_shard, AcMode::full,
+                                          8, 8192);
+  seventy.runtime = "torchtitan";
+  seventy.parallelism.tp = 8;
+  seventy.parallelism.pp = 8;
+  seventy.parallelism.pp_microbatch = 1;
+  validate_or_throw(seventy);
+  EXPECT_EQ(timed(plan_of(seventy)), "a rank of neither end (11 blocks)");
 }
 
 // The reserved estimate with expandable segments off and on brackets the plan's own: the
