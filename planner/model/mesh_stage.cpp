@@ -334,9 +334,9 @@ bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units) {
   const size_t U = units->in.units.size();
   if (U < 3) return false;
   shape->pp_stage = stage;
-  // A stage of (L + 2) / pp layer-equivalents (pp_rank_blocks) holds one end and one block more
-  // than the rank with both ends, a rank with neither end two blocks more; a block's tensors,
-  // collectives and held parameters stand in for each missing end's.
+  // Each end the rank lacks becomes a block (a block's tensors, collectives and held parameters
+  // stand in for it); then the rank takes the blocks the runtime's split gives it
+  // (shape->pp_blocks, runtime term pp_split), one or more added or removed.
   auto block_for = [&](size_t end) {
     shape->rank_params += units->unit_params[1] - units->unit_params[end];
     shape->rank_blocks += 1;

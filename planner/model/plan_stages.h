@@ -199,7 +199,8 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
 // In-flight: the activations of shape.pp_stage's other micro-batches in flight.  // bytes
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
 // A pipeline rank (PpStage) as the simulated rank's units show it: each end the rank lacks
-// becomes one more block, its parameters, memory, time and mesh terms a block's. False (nothing
+// becomes one more block, its parameters, memory, time and mesh terms a block's, and the rank then
+// holds the blocks the runtime's split gives it (StepShape::pp_blocks). False (nothing
 // changed) where the rank has no block to copy.
 bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units);
 // The pipeline rank whose work per micro-batch is the largest, which sets the pace of every other
