@@ -750,28 +750,20 @@ TEST(MeshPlan, PipelineIsTimedOnItsSlowestRank) {
       if (const size_t at = n.find(key); at != std::string::npos) return n.substr(at + key.size(), n.find(';', at) - at - key.size());
     return std::string();
   };
-  TrainConfig small = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 4, 8192);
-  small.runtime = "torchtitan";
-  small.parallelism.pp = 4;
-  small.parallelism.pp_microbatch = 1;
-  validate_or_throw(small);
-  EXPECT_EQ(timed(plan_of(small)), "a rank of neither end (9 blocks)");
-  TrainConfig big = test::make_config("llama3.1-405b", "H100-80GB-SXM", 512, ShardingStrategy::full_shard, AcMode::full,
-                                      8, 8192);
-  big.runtime = "torchtitan";
-  big.parallelism.tp = 8;
-  big.parallelism.pp = 8;
-  big.parallelism.pp_microbatch = 1;
-  validate_or_throw(big);
-  EXPECT_EQ(timed(plan_of(big)), "a rank of neither end (16 blocks)");
-  TrainConfig seventy = test::make_config("llama3-70b", "H100-80GB-SXM", 64, ShardingStrategy::full_shard, AcMode::full,
-                                          8, 8192);
-  seventy.runtime = "torchtitan";
-  seventy.parallelism.tp = 8;
-  seventy.parallelism.pp = 8;
-  seventy.parallelism.pp_microbatch = 1;
-  validate_or_throw(seventy);
-  EXPECT_EQ(timed(plan_of(seventy)), "a rank of neither end (11 blocks)");
+  // torchtitan, full checkpointing, sequences of 8192, micro-batches of one sequence.
+  auto timed_rank = [&](const char* model, int gpus, int tp, int pp, int micro_batch) {
+    TrainConfig c = test::make_config(model, "H100-80GB-SXM", gpus, ShardingStrategy::full_shard, AcMode::full,
+                                      micro_batch, 8192);
+    c.runtime = "torchtitan";
+    c.parallelism.tp = tp;
+    c.parallelism.pp = pp;
+    c.parallelism.pp_microbatch = 1;
+    validate_or_throw(c);
+    return timed(plan_of(c));
+  };
+  EXPECT_EQ(timed_rank("llama3-8b", 8, 1, 4, 4), "a rank of neither end (9 blocks)");
+  EXPECT_EQ(timed_rank("llama3.1-405b", 512, 8, 8, 8), "a rank of neither end (16 blocks)");
+  EXPECT_EQ(timed_rank("llama3-70b", 64, 8, 8, 8), "a rank of neither end (11 blocks)");
 }
 
 // The reserved estimate with expandable segments off and on brackets the plan's own: the
