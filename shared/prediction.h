@@ -83,8 +83,9 @@ struct Prediction {
   int dp_replicate = 1, dp_shard = 1, tp = 1, cp = 1, pp = 1, pp_virtual_stages = 1;
   double tp_exposed_s = 0, cp_exposed_s = 0, pp_bubble_s = 0, pp_send_s = 0;
   std::vector<std::string> mesh_notes;
-  // With pp > 1: the first and the last stage's memory; the memory above is the larger one's
-  // (every rank must fit). Empty without pp.
+  // With pp > 1: the memory of the first stage ("first"), the last ("last") and the busiest rank
+  // of neither end ("middle", with pp >= 3 or under ZBVZeroBubble's V); the memory above is the
+  // largest one's (every rank must fit). Empty without pp.
   std::vector<StageMemory> pp_stages;
   // Throughput.
   double tokens_per_s_per_gpu = 0;

@@ -110,8 +110,9 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
   const bool v_shape = c.parallelism.pp_schedule == PpSchedule::zbv_zero_bubble;
   for (const StageMemory& st : p.pp_stages)
     fmt::print("  {:<36} {:>8.2f} allocated, {:.2f} reserved, {:.2f} device total\n",
-               st.stage == "first" ? (v_shape ? "first pipeline rank (both ends)" : "first pipeline stage (embedding)")
-                                   : (v_shape ? "last pipeline rank (middle stages)" : "last pipeline stage (head, loss)"),
+               st.stage == "first"  ? (v_shape ? "first pipeline rank (both ends)" : "first pipeline stage (embedding)")
+               : st.stage == "last" ? "last pipeline stage (head, loss)"
+                                    : "busiest middle pipeline rank",
                st.peak_bytes / gib, st.reserved_bytes / gib, st.device_total_bytes / gib);
   // What model_outputs holds and why (docs/cost-model.md §5.5): the runtime's loop, not autograd.
   for (const auto& m : p.memory) {

@@ -266,11 +266,14 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in) {
   if (shape.mesh.pp <= 1) return 0;
   // The simulator holds one micro-batch's activations at a time; the read-out's pipeline rank
-  // (the first for a rank with the embedding or both ends, the last for one with the head or
-  // neither end) holds this many at its peak (mesh_terms.h pp_inflight_microbatches).
-  const bool last_rank = shape.pp_stage == PpStage::last || shape.pp_stage == PpStage::neither;
-  const double n = pp_inflight_microbatches(shape.pp_schedule, shape.mesh.pp, shape.pp_virtual, shape.pp_micro,
-                                            last_rank ? shape.mesh.pp - 1 : 0);
+  // (the first for a rank with the embedding or both ends, the last for one with the head, the
+  // split's busiest rank of neither end for a middle one) holds this many at its peak
+  // (mesh_terms.h pp_inflight_microbatches).
+  const int pp = shape.mesh.pp, middle = shape.pp_blocks.middle_rank;
+  const int rank = shape.pp_stage == PpStage::last      ? pp - 1
+                   : shape.pp_stage == PpStage::neither ? (middle >= 0 ? middle : pp - 1)
+                                                        : 0;
+  const double n = pp_inflight_microbatches(shape.pp_schedule, pp, shape.pp_virtual, shape.pp_micro, rank);
   // The head and its loss live on the model's last stage, which runs each micro-batch's backward
   // right after its forward (one in flight) under every schedule but GPipe, which runs every
   // forward first: a rank with the head carries its tensors once, not once per micro-batch.
@@ -477,15 +480,18 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
     if (shape.pp_schedule == PpSchedule::zbv_zero_bubble)
       p.mesh_notes.push_back(fmt::format(
           "pp {} x {} stages per rank in a V, {} per flush: the step is timed on its slowest rank, {}; memory is "
-          "the first rank's (the embedding, {} and the head, with the micro-batches in flight) or the last's ({}, "
-          "neither end), the larger",
-          m.pp, v, flush, timed, blocks(pb.both), blocks(pb.last)));
+          "the first rank's (the embedding, {} and the head, with the micro-batches in flight) or the busiest "
+          "middle rank's (rank {}: {}, neither end), the larger",
+          m.pp, v, flush, timed, blocks(pb.both), pb.middle_rank, blocks(pb.middle)));
     else
       p.mesh_notes.push_back(fmt::format(
           "pp {} x {} stage(s) per rank, {} per flush (the runtime's split, pp_split = {}): the step is timed on "
-          "its slowest rank, {}; memory is the first stage's (the embedding, {}, the micro-batches in flight) or "
-          "the last's ({} and the head), the larger",
-          m.pp, v, flush, to_string(shape.pp_split_rule), timed, blocks(pb.first), blocks(pb.last)));
+          "its slowest rank, {}; memory is the largest of the first stage's (the embedding, {}, the micro-batches "
+          "in flight), the last's ({} and the head){}",
+          m.pp, v, flush, to_string(shape.pp_split_rule), timed, blocks(pb.first), blocks(pb.last),
+          pb.middle_rank >= 0 ? fmt::format(" and the busiest middle rank's (rank {}: {})", pb.middle_rank,
+                                            blocks(pb.middle))
+                              : std::string()));
     p.step_time_s += p.pp_bubble_s + p.pp_send_s;
     if (!p.op_seconds.empty()) p.op_seconds[size_t(OpCategory::other)] += p.pp_bubble_s + p.pp_send_s;
     // Fewer micro-batches than stages: most of each flush is the bubble (say so, and how much).

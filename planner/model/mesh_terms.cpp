@@ -280,7 +280,10 @@ PpRankBlocks pp_rank_block_counts(PpSplit split, int n_layers, int pp, int v, Pp
   out.last = blocks.back();
   for (int r = 0; r < pp; ++r) {
     if (embed[size_t(r)] && head[size_t(r)]) out.both = blocks[size_t(r)];
-    if (!embed[size_t(r)] && !head[size_t(r)]) out.middle = std::max(out.middle, blocks[size_t(r)]);
+    if (!embed[size_t(r)] && !head[size_t(r)] && blocks[size_t(r)] > out.middle) {
+      out.middle = blocks[size_t(r)];
+      out.middle_rank = r;
+    }
   }
   return out;
 }

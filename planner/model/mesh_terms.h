@@ -158,6 +158,7 @@ const char* to_string(PpSplit s);
 // both ends (the V's rank 0; 0 otherwise).
 struct PpRankBlocks {
   int first = 0, last = 0, middle = 0, both = 0;
+  int middle_rank = -1;  // the lowest rank of neither end with `middle` blocks (the most in flight); -1: none
 };
 PpRankBlocks pp_rank_block_counts(PpSplit split, int n_layers, int pp, int v, PpSchedule s);
 

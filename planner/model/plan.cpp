@@ -68,19 +68,23 @@ void pipeline_stage_memory(const TrainConfig& cfg, const HardwareSpec& hw, const
                            const FsdpUnits& units, Prediction* out) {
   Prediction& p = *out;
   Prediction larger;
-  // The first and the last pipeline rank. ZBVZeroBubble's V places stages i and 2·pp − 1 − i on
-  // rank i (torchtitan stage_ids_this_rank, style "v"): its first rank holds both ends, its last
+  // The first and the last pipeline rank, and the split's busiest rank of neither end (one more
+  // block than the first where the split puts its extras on the first stages, nearly as many
+  // micro-batches in flight). ZBVZeroBubble's V places stages i and 2·pp − 1 − i on rank i
+  // (torchtitan stage_ids_this_rank, style "v"): its first rank holds both ends, the others
   // neither.
   const bool v_shape = shape.pp_schedule == PpSchedule::zbv_zero_bubble;
-  const PpStage ranks[2] = {v_shape ? PpStage::both_ends : PpStage::first, v_shape ? PpStage::neither : PpStage::last};
-  for (int k = 0; k < 2; ++k) {
+  std::vector<std::pair<PpStage, const char*>> ranks = {{v_shape ? PpStage::both_ends : PpStage::first, "first"}};
+  if (!v_shape) ranks.push_back({PpStage::last, "last"});
+  if (shape.pp_blocks.middle_rank >= 0) ranks.push_back({PpStage::neither, "middle"});
+  for (size_t k = 0; k < ranks.size(); ++k) {
     StepShape s = shape;
     FsdpUnits u = units;
-    if (!pipeline_stage_view(ranks[k], &s, &u)) return;  // no block to stand in: both ends, as timed
+    if (!pipeline_stage_view(ranks[k].first, &s, &u)) return;  // no block to stand in: both ends, as timed
     const SimResult sim = simulate_fast(u.in);
     Prediction q;
     read_memory(cfg, hw, opt, s, eff, act, u, sim, &q);
-    p.pp_stages.push_back({k == 0 ? "first" : "last", q.mem_peak_bytes, q.mem_reserved_bytes, q.mem_device_total_bytes,
+    p.pp_stages.push_back({ranks[k].second, q.mem_peak_bytes, q.mem_reserved_bytes, q.mem_device_total_bytes,
                            q.mem_reserved_range_bytes});
     if (k == 0 || q.mem_device_total_bytes > larger.mem_device_total_bytes) larger = std::move(q);
   }

@@ -32,7 +32,8 @@ namespace shardcast::planner {
 // simulated rank of the step's time holds both ends, the embedding and the head (and so does
 // ZBVZeroBubble's first rank, whose V puts the first and the last stage on it); the first rank of
 // the other schedules holds the embedding and the most micro-batches in flight, their last rank
-// the head and its loss; ZBVZeroBubble's last rank neither end (pipeline_stage_view).
+// the head and its loss; a rank of neither end is the split's busiest middle rank
+// (StepShape::pp_blocks), under ZBVZeroBubble any rank but its first (pipeline_stage_view).
 enum class PpStage { both_ends, first, last, neither };
 
 // The step's shape on one rank: world, groups, tokens and the bytes of each dtype.
@@ -220,8 +221,8 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
 void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                  const EfficiencyParams& eff, const ActivationTerms& act, const FsdpUnits& units,
                  const SimResult& sim, Prediction* p);
-// With pp > 1: the first and the last stage's memory (pipeline_stage_view) into p->pp_stages, and
-// p's memory set to the larger one's.
+// With pp > 1: the memory of the first and the last stage and of the busiest middle rank
+// (pipeline_stage_view) into p->pp_stages, and p's memory set to the largest one's.
 void pipeline_stage_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
                            const StepShape& shape, const EfficiencyParams& eff, const ActivationTerms& act,
                            const FsdpUnits& units, Prediction* p);

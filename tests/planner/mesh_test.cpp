@@ -586,9 +586,11 @@ TEST(MeshPlan, PipelineStageHoldsItsGatheredParameters) {
 TEST(MeshPlan, PipelineMemoryIsTheLargerStages) {
   TrainConfig c = pipelined_config(16);
   const Prediction many = plan_of(c);
-  ASSERT_EQ(many.pp_stages.size(), 2u);
+  ASSERT_EQ(many.pp_stages.size(), 3u);  // pp 4: the busiest middle rank's too
   EXPECT_EQ(many.pp_stages[0].stage, "first");
   EXPECT_EQ(many.pp_stages[1].stage, "last");
+  EXPECT_EQ(many.pp_stages[2].stage, "middle");
+  EXPECT_GT(many.pp_stages[0].device_total_bytes, many.pp_stages[2].device_total_bytes);
   EXPECT_GT(many.pp_stages[0].device_total_bytes, many.pp_stages[1].device_total_bytes);
   EXPECT_EQ(many.mem_device_total_bytes, many.pp_stages[0].device_total_bytes);
   EXPECT_EQ(many.mem_peak_bytes, many.pp_stages[0].peak_bytes);
@@ -606,6 +608,27 @@ TEST(MeshPlan, PipelineMemoryIsTheLargerStages) {
   EXPECT_TRUE(plan_of(c).pp_stages.empty());
 }
 
+// The split's busiest rank of neither end can hold the most: Llama 3.1 405B over pp 16 (8 blocks
+// on rank 1, 7 and the embedding on rank 0, both with 8 micro-batches in flight) plans rank 1's
+// memory, which the first and last stages alone left out (about 3 GiB more, an audit's estimate).
+TEST(MeshPlan, BusiestMiddleRankCanHoldTheMost) {
+  TrainConfig c = test::make_config("llama3.1-405b", "H100-80GB-SXM", 128, ShardingStrategy::full_shard, AcMode::full,
+                                    8, 8192);
+  c.runtime = "torchtitan";
+  c.parallelism.tp = 8;
+  c.parallelism.pp = 16;
+  validate_or_throw(c);
+  const Prediction p = plan_of(c);
+  ASSERT_EQ(p.pp_stages.size(), 3u);
+  EXPECT_EQ(p.pp_stages[2].stage, "middle");
+  EXPECT_GT(p.pp_stages[2].device_total_bytes, p.pp_stages[0].device_total_bytes);
+  EXPECT_GT(p.pp_stages[2].device_total_bytes, p.pp_stages[1].device_total_bytes);
+  EXPECT_EQ(p.mem_device_total_bytes, p.pp_stages[2].device_total_bytes);
+  bool named = false;
+  for (const std::string& n : p.mesh_notes) named |= n.find("busiest middle rank's (rank 1: 8 blocks)") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
 // A pipeline plan with the fp32 up-cast loss and with the native one (the loss's tensors differ,
 // nothing else), each with its two stages.
 struct LossPair {
@@ -620,8 +643,11 @@ LossPair plans_by_loss(const TrainConfig& c) {
   p.upcast = plan(c, hw, o);
   o.cross_entropy = CrossEntropyImpl::native;
   p.native = plan(c, hw, o);
-  EXPECT_EQ(p.upcast.pp_stages.size(), 2u);
-  EXPECT_EQ(p.native.pp_stages.size(), 2u);
+  // first, last and (pp > 2) the busiest middle rank; the V: its first rank and the busiest other.
+  const bool v = c.parallelism.pp_schedule == PpSchedule::zbv_zero_bubble;
+  const size_t stages = c.parallelism.pp > 2 && !v ? 3u : 2u;
+  EXPECT_EQ(p.upcast.pp_stages.size(), stages);
+  EXPECT_EQ(p.native.pp_stages.size(), stages);
   return p;
 }
 // Equal up to summation order (1e-12).
@@ -658,7 +684,7 @@ TEST(MeshPlan, LastPipelineStageHoldsWhatItsScheduleKeepsInFlight) {
     c.parallelism.pp_virtual_stages = 0;
     validate_or_throw(c);
     const Prediction p = plan_of(c);
-    EXPECT_EQ(p.pp_stages.size(), 2u);
+    EXPECT_EQ(p.pp_stages.size(), 3u);
     return p.pp_stages.at(1).peak_bytes;
   };
   const double one = last(PpSchedule::one_f_one_b), all = last(PpSchedule::gpipe),
