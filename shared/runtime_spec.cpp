@@ -259,6 +259,11 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "since d33851c4a: 'When using Pipeline Parallelism, generally zero-2 is best'); true — freed after each "
      "forward and gathered again by the next backward: one all-gather per unit a micro-batch (docs/cost-model.md §12)",
      nullptr, "pp"},
+    {"pp_schedules", "string list", "1F1B | Interleaved1F1B | GPipe | ZBVZeroBubble | InterleavedZeroBubble",
+     "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): the pipeline schedules it runs "
+     "(parallelism.pp_schedule, torch.distributed.pipelining's names); a plan with another is refused by name and "
+     "search tries these only",
+     nullptr, "pp"},
     {"pp_split", "string", "effective_layers | blocks_base_first | blocks",
      "with parallelism.pp > 1 (stated only by a runtime whose mesh lists pp): how it splits the model into S = pp "
      "· stages-per-rank pipeline stages when the config gives no split. effective_layers — L + 2 "
@@ -407,10 +412,11 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
       } else {
         check_allowed(*it, *s, file, path);
       }
-    } else {  // string lists: reduce_dtypes and master_dtypes (non-empty), fp8_recipes, cudnn_attention (may be empty)
+    } else {  // string lists: reduce_dtypes, master_dtypes, pp_schedules (non-empty), fp8_recipes, cudnn_attention (may be empty)
       const bool may_be_empty = key == "fp8_recipes" || key == "cudnn_attention" || key == "mesh";
       std::vector<std::string>& list = key == "fp8_recipes"       ? t.fp8_recipes
                                        : key == "mesh"            ? t.mesh
+                                       : key == "pp_schedules"    ? t.pp_schedules
                                        : key == "cudnn_attention" ? t.cudnn_attention
                                        : key == "master_dtypes"   ? t.master_dtypes
                                                                   : t.reduce_dtypes;

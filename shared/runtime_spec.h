@@ -129,6 +129,8 @@ struct RuntimeTerms {
   // first stage, one more on the middle ones while L mod S lasts, the rest on the last) | blocks
   // (⌊L/S⌋ a stage, the first L mod S one more; the ends not counted).
   std::string pp_split = "effective_layers";
+  // With pp > 1: the schedules it runs (parallelism.pp_schedule's names).
+  std::vector<std::string> pp_schedules{"1F1B", "Interleaved1F1B", "GPipe", "ZBVZeroBubble", "InterleavedZeroBubble"};
   // On its CPU path (a term stated only by a runtime whose devices list cpu): how its Gloo
   // reduce-scatter runs — ring (n − 1 steps) | alltoall (one all-to-all round of the n − 1
   // pairwise exchanges, posted together, and a local sum: shardcast-train's Gloo layer).

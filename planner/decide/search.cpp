@@ -300,6 +300,9 @@ void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W
         const std::vector<PpSchedule> schedules =
             pp > 1 ? space.pp_schedules : std::vector<PpSchedule>{PpSchedule::one_f_one_b};
         for (PpSchedule sched : schedules) {
+          if (pp > 1 && std::find(terms.pp_schedules.begin(), terms.pp_schedules.end(), to_string(sched)) ==
+                            terms.pp_schedules.end())
+            continue;  // a schedule the runtime does not run
           ParallelismConfig p;
           p.pp = pp;
           p.pp_schedule = sched;

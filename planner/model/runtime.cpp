@@ -74,6 +74,10 @@ std::string mesh_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const Tra
       return fmt::format("{} cannot run parallelism.{} = {} (its mesh: {})", rt.name, dim, v, runs_list);
   if (p.tp_async && !runs("tp_async"))
     return fmt::format("{} cannot run parallelism.tp_async = true (its mesh: {})", rt.name, runs_list);
+  if (p.pp > 1 &&
+      std::find(t.pp_schedules.begin(), t.pp_schedules.end(), to_string(p.pp_schedule)) == t.pp_schedules.end())
+    return fmt::format("{} cannot run parallelism.pp_schedule = \"{}\" (it runs {})", rt.name, to_string(p.pp_schedule),
+                       fmt::join(t.pp_schedules, " | "));
   // Data-parallel replicas beside tp, cp or pp (HSDP's dp_replicate, or no_shard's) need the mesh's
   // dp_replicate: torchtitan before 'Enable HSDP' (db6b39acd) built [pp, dp, tp] only.
   const Mesh m = resolve_mesh(p, cfg.world_size(), cfg.cluster.gpus_per_node);

@@ -726,6 +726,24 @@ TEST(MeshPlan, LossParallelTermsNeedTp) {
   EXPECT_GT(tp.resolved.mem_peak_bytes, tp.flipped.mem_peak_bytes);
 }
 
+// A runtime runs the pipeline schedules its term pp_schedules lists: KempnerForge builds one stage
+// per rank, so its Interleaved1F1B would raise (build_pipeline_schedule @601aba9); plan refuses it
+// by name and search does not try it. torchtitan of 2024-10 ran no ZBVZeroBubble yet.
+TEST(MeshPlan, RuntimesRunTheirOwnSchedulesOnly) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  TrainConfig c = pipelined_config(8);
+  c.parallelism.pp_schedule = PpSchedule::interleaved_1f1b;
+  TrainConfig kf = c;
+  kf.precision.master_dtype = "bf16";  // KempnerForge's (its model cast to bf16 before fully_shard)
+  const std::string why = runtime_refusal(runtime_preset("kempnerforge"), kf, hw);
+  EXPECT_NE(why.find("pp_schedule = \"Interleaved1F1B\""), std::string::npos) << why;
+  EXPECT_EQ(runtime_refusal(runtime_preset("torchtitan"), c, hw), "");
+  c.parallelism.pp_schedule = PpSchedule::zbv_zero_bubble;
+  c.activation_checkpointing.mode = AcMode::none;
+  EXPECT_NE(runtime_refusal(runtime_preset("torchtitan-2024-10"), c, hw).find("ZBVZeroBubble"), std::string::npos);
+  EXPECT_EQ(runtime_refusal(runtime_preset("torchtitan-2025-02"), c, hw), "");
+}
+
 // The runtimes' splits of a model into pipeline stages (runtime term pp_split), by hand from their
 // code: torchtitan's effective layers (L + 2, the extras on the first stages), its 9dec370 rule
 // (the first stage short, the extras on the middle ones) and KempnerForge's blocks (the extras
@@ -857,15 +875,16 @@ TEST(MeshPlan, RuntimesRefuseWhatTheyDoNotRun) {
   c.parallelism.tp_async = false;
   c.precision.compile = false;
   c.parallelism.pp = 8;
+  // (torchtitan-2025-02 runs both; torchtitan-2024-10 no ZBVZeroBubble yet: its pp_schedules.)
   for (PpSchedule z : {PpSchedule::interleaved_zero_bubble, PpSchedule::zbv_zero_bubble}) {
     c.parallelism.pp_schedule = z;
     c.activation_checkpointing.mode = AcMode::full;
-    const std::string why = runtime_refusal(runtime_preset("torchtitan-2024-10"), c, hw);
+    const std::string why = runtime_refusal(runtime_preset("torchtitan-2025-02"), c, hw);
     EXPECT_NE(why.find("pytorch/torchtitan#773"), std::string::npos) << why;
     EXPECT_NE(why.find(to_string(z)), std::string::npos) << why;
     EXPECT_EQ(runtime_refusal(runtime_preset("torchtitan"), c, hw), "");
     c.activation_checkpointing.mode = AcMode::none;
-    EXPECT_EQ(runtime_refusal(runtime_preset("torchtitan-2024-10"), c, hw), "");
+    EXPECT_EQ(runtime_refusal(runtime_preset("torchtitan-2025-02"), c, hw), "");
   }
   c.parallelism.pp_schedule = PpSchedule::one_f_one_b;
   c.activation_checkpointing.mode = AcMode::full;
