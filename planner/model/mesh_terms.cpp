@@ -220,14 +220,6 @@ double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro, int ra
 
 int pp_rank_blocks(int n_layers, int pp) { return std::max(1, pp_blocks_beside_ends(n_layers, pp)); }
 
-bool parse_pp_split(const std::string& s, PpSplit& out) {
-  if (s == "effective_layers") out = PpSplit::effective_layers;
-  else if (s == "blocks_base_first") out = PpSplit::blocks_base_first;
-  else if (s == "blocks") out = PpSplit::blocks;
-  else return false;
-  return true;
-}
-
 const char* to_string(PpSplit s) {
   switch (s) {
     case PpSplit::blocks_base_first: return "blocks_base_first";

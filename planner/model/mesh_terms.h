@@ -149,8 +149,7 @@ int pp_rank_blocks(int n_layers, int pp);
 // How a runtime splits the model into pipeline stages when the config gives no split (runtime
 // term pp_split; shared/runtime_spec.cpp says each rule's source).
 enum class PpSplit { effective_layers, blocks_base_first, blocks };
-bool parse_pp_split(const std::string& s, PpSplit& out);  // "effective_layers" | "blocks_base_first" | "blocks"
-const char* to_string(PpSplit s);
+const char* to_string(PpSplit s);  // parse_pp_split: plan_options.h
 // Blocks (beside the ends) of the pipeline ranks the plan reads, under `split` over S = pp · v
 // stages (stage s on rank s mod pp; ZBVZeroBubble's V: s and 2·pp − 1 − s on rank s): first —
 // rank 0, which holds the embedding; last — rank pp − 1 (the head; under the V neither end);

@@ -30,6 +30,8 @@ bool parse_fp8_library(const std::string& s, Fp8Library& out);  // "torchao" | "
 // The dtype of a kept unsynced gradient sum (runtime term unsynced_gradient_dtype).
 enum class UnsyncedGradDtype { param_dtype, reduce_dtype, fp32 };
 bool parse_unsynced_grad_dtype(const std::string& s, UnsyncedGradDtype& out);  // "param_dtype" | "reduce_dtype" | "fp32"
+// How the runtime splits the model into pipeline stages (runtime term pp_split; mesh_terms.h).
+bool parse_pp_split(const std::string& s, PpSplit& out);  // "effective_layers" | "blocks_base_first" | "blocks"
 
 // Which runtime the options come from.
 struct RuntimeIdentity {
@@ -186,6 +188,9 @@ struct RuntimeLoop {
   // No CPU rate limiter (FSDP2: pytorch/torchtitan#735): blocks another stream used come back
   // to their pool a compute task after the simulator frees them (allocation_trace.h).
   bool record_stream_buffers = false;
+  // Reduce-scatters run as one all-to-all round (runtime term gloo_reduce_scatter = "alltoall" on
+  // a CPU profile: shardcast-train's Gloo layer), timed at one step's latency (comm_model.h).
+  bool reduce_scatter_one_round = false;
 };
 
 // How the runtime runs tensor parallel (runtime terms a runtime states when its mesh lists tp;
@@ -218,9 +223,6 @@ struct RuntimeMesh {
   bool pp_reshard_after_forward = false;
   // With pp > 1: how the runtime splits the model into stages (runtime term pp_split).
   PpSplit pp_split = PpSplit::effective_layers;
-  // Reduce-scatters run as one all-to-all round (runtime term gloo_reduce_scatter = "alltoall" on
-  // a CPU profile: shardcast-train's Gloo layer), timed at one step's latency (comm_model.h).
-  bool reduce_scatter_one_round = false;
 };
 
 // Evidence applied after the model by evidence/predict.h, never read by plan().

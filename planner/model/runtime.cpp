@@ -169,6 +169,14 @@ const char* to_string(AttentionKernel k) {
   return "flash2";
 }
 
+bool parse_pp_split(const std::string& s, PpSplit& out) {
+  if (s == "effective_layers") out = PpSplit::effective_layers;
+  else if (s == "blocks_base_first") out = PpSplit::blocks_base_first;
+  else if (s == "blocks") out = PpSplit::blocks;
+  else return false;
+  return true;
+}
+
 bool parse_fp8_library(const std::string& s, Fp8Library& out) {
   if (s == "torchao") out = Fp8Library::torchao;
   else if (s == "transformer_engine") out = Fp8Library::transformer_engine;
