@@ -297,38 +297,43 @@ int pp_view_blocks(const PpRankBlocks& b, PpStage stage) {
   return b.both;
 }
 
+// k times unit i's share of the simulated rank's totals (its parameters, its time per
+// micro-batch: the bubble's, the mesh's exposed time), added (k > 0) or taken away (k < 0).
+void count_unit(size_t i, int k, StepShape* shape, FsdpUnits* units) {
+  const size_t U = units->in.units.size();
+  shape->rank_params += k * units->unit_params[i];
+  units->rank_fwd_s += k * units->in.units[i].fwd_s;
+  units->rank_bwd_s += k * units->in.units[i].bwd_s;
+  if (units->unit_wgrad_s.size() == U) units->rank_wgrad_s += k * units->unit_wgrad_s[i];
+  if (units->unit_mesh_s.size() == U) {
+    const std::array<double, 4>& m = units->unit_mesh_s[i];
+    const double ts = shape->time_share > 0 ? shape->time_share : 1.0;
+    units->tp_exposed_s += k * (m[0] + m[1]) / ts;
+    units->cp_exposed_s += k * (m[2] + m[3]) / ts;
+  }
+}
+
 // `delta` blocks more (copies of unit 1) or fewer (delta < 0, one block kept at least) on the
 // simulated rank, with their parameters, memory, time and mesh terms.
 void add_blocks(int delta, StepShape* shape, FsdpUnits* units) {
   const int U = int(units->in.units.size());
   delta = std::max(delta, 1 - (U - 2));
   if (delta == 0 || U < 3) return;
-  const SimUnit b = units->in.units[1];
-  const int64_t params = units->unit_params[1];
-  const int seq = units->block_seq_of[1];
-  const double held = units->held_gathered_bytes[1];
-  const bool mesh = int(units->unit_mesh_s.size()) == U, wgrad = int(units->unit_wgrad_s.size()) == U;
-  const std::array<double, 4> ms = mesh ? units->unit_mesh_s[1] : std::array<double, 4>{};
-  const double wg = wgrad ? units->unit_wgrad_s[1] : 0;
-  const double ts = shape->time_share > 0 ? shape->time_share : 1.0;
-  shape->rank_params += delta * params;
+  count_unit(1, delta, shape, units);
   shape->rank_blocks += delta;
-  units->rank_fwd_s += delta * b.fwd_s;
-  units->rank_bwd_s += delta * b.bwd_s;
-  units->rank_wgrad_s += delta * wg;
-  units->tp_exposed_s += delta * (ms[0] + ms[1]) / ts;
-  units->cp_exposed_s += delta * (ms[2] + ms[3]) / ts;
   const size_t n = size_t(std::abs(delta));
-  auto resize = [&](auto& v, const auto& x) {
+  auto resize = [&](auto& v) {
+    if (int(v.size()) != U) return;  // a per-unit list this plan does not fill
+    const auto x = v[1];
     if (delta > 0) v.insert(v.begin() + 1, n, x);
     else v.erase(v.begin() + 1, v.begin() + 1 + long(n));
   };
-  resize(units->in.units, b);
-  resize(units->unit_params, params);
-  resize(units->block_seq_of, seq);
-  resize(units->held_gathered_bytes, held);
-  if (mesh) resize(units->unit_mesh_s, ms);
-  if (wgrad) resize(units->unit_wgrad_s, wg);
+  resize(units->in.units);
+  resize(units->unit_params);
+  resize(units->block_seq_of);
+  resize(units->held_gathered_bytes);
+  resize(units->unit_mesh_s);
+  resize(units->unit_wgrad_s);
 }
 
 }  // namespace
@@ -341,29 +346,15 @@ bool pipeline_stage_view(PpStage stage, StepShape* shape, FsdpUnits* units) {
   // stand in for it); then the rank takes the blocks the runtime's split gives it
   // (shape->pp_blocks, runtime term pp_split), one or more added or removed.
   auto block_for = [&](size_t end) {
-    shape->rank_params += units->unit_params[1] - units->unit_params[end];
+    count_unit(1, 1, shape, units);
+    count_unit(end, -1, shape, units);
     shape->rank_blocks += 1;
-    // The rank's totals of time per micro-batch (the bubble's, the mesh's exposed time).
-    const SimUnit& b = units->in.units[1];
-    const SimUnit& e = units->in.units[end];
-    units->rank_fwd_s += b.fwd_s - e.fwd_s;
-    units->rank_bwd_s += b.bwd_s - e.bwd_s;
-    if (units->unit_wgrad_s.size() == U) {
-      units->rank_wgrad_s += units->unit_wgrad_s[1] - units->unit_wgrad_s[end];
-      units->unit_wgrad_s[end] = units->unit_wgrad_s[1];
-    }
-    if (units->unit_mesh_s.size() == U) {
-      const std::array<double, 4>& mb = units->unit_mesh_s[1];
-      const std::array<double, 4>& me = units->unit_mesh_s[end];
-      const double ts = shape->time_share > 0 ? shape->time_share : 1.0;
-      units->tp_exposed_s += (mb[0] + mb[1] - me[0] - me[1]) / ts;
-      units->cp_exposed_s += (mb[2] + mb[3] - me[2] - me[3]) / ts;
-      units->unit_mesh_s[end] = mb;
-    }
     units->in.units[end] = units->in.units[1];
     units->unit_params[end] = units->unit_params[1];
     units->block_seq_of[end] = units->block_seq_of[1];
     units->held_gathered_bytes[end] = units->held_gathered_bytes[1];
+    if (units->unit_wgrad_s.size() == U) units->unit_wgrad_s[end] = units->unit_wgrad_s[1];
+    if (units->unit_mesh_s.size() == U) units->unit_mesh_s[end] = units->unit_mesh_s[1];
   };
   // A checkpointed block stands in for an end: one more checkpointed block (HFU's recompute).
   const bool ckpt = units->checkpointed_blocks > 0;
