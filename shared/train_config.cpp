@@ -70,7 +70,7 @@ const std::vector<std::string>& master_dtype_names() {
 }
 
 int TrainConfig::dp_size() const {
-  return resolve_mesh(parallelism, world_size(), cluster.gpus_per_node).dp();
+  return int(resolve_mesh(parallelism, world_size(), cluster.gpus_per_node).dp());  // <= world_size
 }
 
 int ParallelismConfig::shard_group_size(int world_size, int gpus_per_node) const {

@@ -268,8 +268,9 @@ struct Mesh {
   int dp_replicate = 1;  // replicas of a shard group
   int dp_shard = 1;      // ranks FSDP shards a parameter over
   int tp = 1, cp = 1, pp = 1;
-  int dp() const { return dp_replicate * dp_shard; }  // data-parallel ranks
-  int world() const { return dp() * tp * cp * pp; }
+  // Products in 64 bits: each degree may be up to 2^30 before validate_mesh refuses the mesh.
+  int64_t dp() const { return int64_t(dp_replicate) * dp_shard; }  // data-parallel ranks
+  int64_t world() const { return dp() * tp * cp * pp; }
   bool one_d() const { return tp == 1 && cp == 1 && pp == 1; }
 };
 

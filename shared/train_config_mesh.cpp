@@ -16,14 +16,14 @@ Mesh resolve_mesh(const ParallelismConfig& p, int world, int gpus_per_node) {
   m.tp = std::max(1, p.tp);
   m.cp = std::max(1, p.cp);
   m.pp = std::max(1, p.pp);
-  const int inner = m.tp * m.cp * m.pp;
-  const int dp = std::max(1, world / inner);
+  const int64_t inner = int64_t(m.tp) * m.cp * m.pp;  // degrees up to 2^30 each: no int overflow
+  const int dp = inner > world ? 1 : std::max(1, int(world / inner));
   if (p.dp_replicate == 1 && p.dp_shard == -1) {  // not given: the 1-D strategy's split
     switch (p.sharding_strategy) {
       case ShardingStrategy::full_shard:
       case ShardingStrategy::shard_grad_op: m.dp_shard = dp; break;
       case ShardingStrategy::hybrid_shard:
-        m.dp_shard = p.hsdp_shard_size > 0 ? p.hsdp_shard_size : std::max(1, gpus_per_node / (m.tp * m.cp));
+        m.dp_shard = p.hsdp_shard_size > 0 ? p.hsdp_shard_size : int(std::max<int64_t>(1, gpus_per_node / (int64_t(m.tp) * m.cp)));
         m.dp_replicate = std::max(1, dp / m.dp_shard);
         break;
       // shard_optimizer: parameters whole on every rank (only the optimizer is partitioned).
@@ -93,7 +93,7 @@ void check_degrees(const TrainConfig& c, const std::string& f, std::vector<std::
   require(e, p.dp_shard == -1 || p.dp_shard >= 1, f, "parallelism.dp_shard",
           fmt::format("{} is not allowed: must be >= 1, or -1 for the rest of the world", p.dp_shard));
   const int world = c.world_size();
-  const int inner = std::max(1, p.tp) * std::max(1, p.cp) * std::max(1, p.pp);
+  const int64_t inner = int64_t(std::max(1, p.tp)) * std::max(1, p.cp) * std::max(1, p.pp);
   if (world < 1) return;
   if (world % inner != 0) {
     require(e, false, f, "parallelism.tp",

@@ -36,26 +36,46 @@ struct ImportFlags {
 struct MeshFromJob {
   int replicate = 1, shard = 1, pp = 1;
 };
-MeshFromJob mesh_from_job(const planner::TorchtitanJob& j, ConfigFlags& f) {
+MeshFromJob mesh_from_job(const planner::TorchtitanJob& j, ConfigFlags& f, std::vector<std::string>& notes) {
   if (!f.tp && j.tp) f.tp = *j.tp;
   if (!f.cp && j.cp) f.cp = *j.cp;
   if (!f.pp && j.pp) f.pp = *j.pp;
-  if (!f.tp_async && j.tp_async) f.tp_async = *j.tp_async;
-  if (f.pp_schedule.empty() && j.pp_schedule) f.pp_schedule = *j.pp_schedule;
-  if (f.cp_rotate.empty() && j.cp_rotate) f.cp_rotate = *j.cp_rotate;
-  if (!f.pp_microbatch && j.pp_microbatch_size) f.pp_microbatch = *j.pp_microbatch_size;
-  const int inner = f.tp.value_or(1) * f.cp.value_or(1) * f.pp.value_or(1);
-  if (*f.gpus % inner != 0)
-    throw ConfigError(j.file, "parallelism.tensor_parallel_degree",
-                      fmt::format("tp {} x cp {} x pp {} = {} does not divide --gpus {}", f.tp.value_or(1),
-                                  f.cp.value_or(1), f.pp.value_or(1), inner, *f.gpus));
-  const int dp = *f.gpus / inner;
+  // Keys of a dimension torchtitan leaves off: it reads them only with their degree above 1
+  // (parallelize.py: async TP under parallel_dims.tp_enabled; the pipeline's and CP's settings
+  // only where pp / cp is enabled), so they are dropped with a note, not refused.
+  auto take = [&](bool on, const char* key, bool given, auto apply) {
+    if (!given) return;
+    if (on) apply();
+    else notes.push_back(fmt::format("{}: parallelism.{} ignored: torchtitan reads it only with its degree above 1",
+                                     j.file, key));
+  };
+  const bool tp_on = f.tp.value_or(1) > 1, cp_on = f.cp.value_or(1) > 1, pp_on = f.pp.value_or(1) > 1;
+  take(tp_on, "enable_async_tensor_parallel", !f.tp_async && j.tp_async && *j.tp_async, [&] { f.tp_async = *j.tp_async; });
+  take(pp_on, "pipeline_parallel_schedule", f.pp_schedule.empty() && j.pp_schedule.has_value(),
+       [&] { f.pp_schedule = *j.pp_schedule; });
+  take(cp_on, "context_parallel_rotate_method", f.cp_rotate.empty() && j.cp_rotate.has_value(),
+       [&] { f.cp_rotate = *j.cp_rotate; });
+  take(pp_on, "pipeline_parallel_microbatch_size", !f.pp_microbatch && j.pp_microbatch_size.has_value(),
+       [&] { f.pp_microbatch = *j.pp_microbatch_size; });
+  // tp x cp x pp against the world, in 64 bits (each degree may be up to 2^30); the key named is
+  // the first whose degree leaves the product no divisor of --gpus.
+  int64_t inner = 1;
+  for (const auto& [key, d] : {std::pair{"tensor_parallel_degree", f.tp}, {"context_parallel_degree", f.cp},
+                               {"pipeline_parallel_degree", f.pp}}) {
+    inner *= d.value_or(1);
+    if (inner > *f.gpus || *f.gpus % inner != 0)
+      throw ConfigError(j.file, std::string("parallelism.") + key,
+                        fmt::format("tp {} x cp {} x pp {} = {:.0f} does not divide --gpus {}", f.tp.value_or(1),
+                                    f.cp.value_or(1), f.pp.value_or(1),
+                                    double(f.tp.value_or(1)) * f.cp.value_or(1) * f.pp.value_or(1), *f.gpus));
+  }
+  const int dp = int(*f.gpus / inner);
   MeshFromJob m;
   m.pp = f.pp.value_or(1);
   m.replicate = f.dp_replicate.value_or(j.dp_replicate.value_or(1));
   const int shard = f.dp_shard.value_or(j.dp_shard.value_or(-1));
   m.shard = shard == -1 ? dp / std::max(1, m.replicate) : shard;
-  if (m.replicate < 1 || m.shard < 1 || m.replicate * m.shard != dp)
+  if (m.replicate < 1 || m.shard < 1 || int64_t(m.replicate) * m.shard != dp)
     throw ConfigError(j.file, "parallelism.data_parallel_shard_degree",
                       fmt::format("replicate {} x shard {} is not the {} data-parallel ranks (--gpus {} over tp x cp x "
                                   "pp = {})",
@@ -65,6 +85,65 @@ MeshFromJob mesh_from_job(const planner::TorchtitanJob& j, ConfigFlags& f) {
     f.dp_shard = m.shard;
   }
   return m;
+}
+
+// The strategy of the job's data-parallel split and fsdp_reshard_after_forward. "default":
+// reshard after forward unless PP is on (torchtitan parallelize_llama.py @e61f2cce4 apply_fsdp:
+// reshard_after_forward = not pp_enabled, "to avoid per-microbatch all-gathers"). Two
+// combinations the planner has no strategy for are refused by the key: HSDP that keeps its
+// parameters gathered ("never"), and a pipeline that reshards every micro-batch ("always";
+// the runtime term pp_reshard_after_forward plans torchtitan's pipeline without it).
+std::string strategy_of_job(const planner::TorchtitanJob& j, const MeshFromJob& mesh) {
+  const std::string r = j.reshard_after_forward.value_or("default");
+  const char* key = "parallelism.fsdp_reshard_after_forward";
+  if (mesh.replicate > 1 && mesh.shard > 1) {
+    if (r == "never")
+      throw ConfigError(j.file, key,
+                        "\"never\" with data_parallel_replicate_degree > 1 (HSDP keeping its parameters gathered) is "
+                        "not modelled: the planner's hybrid_shard reshards after forward");
+    return "hybrid_shard";
+  }
+  if (mesh.replicate > 1) return "no_shard";
+  if (mesh.pp > 1 && r == "always")
+    throw ConfigError(j.file, key,
+                      "\"always\" with pipeline_parallel_degree > 1 is not modelled: the planner plans torchtitan's "
+                      "pipeline stages with their parameters gathered once a step (runtime term "
+                      "pp_reshard_after_forward)");
+  return r == "never" || (r == "default" && mesh.pp > 1) ? "shard_grad_op" : "full_shard";
+}
+
+// config_from_flags's validation names run.toml's keys in "<input>": here the job config and its
+// torchtitan key beside run.toml's.
+TrainConfig validated_config(const ConfigFlags& f, HardwareSpec& hw, const std::string& file) {
+  auto rename = [&](const std::string& what) {
+    std::string out, line;
+    for (size_t at = 0; at <= what.size();) {
+      const size_t end = std::min(what.find('\n', at), what.size());
+      line = what.substr(at, end - at);
+      const std::string input = "<input>: ";
+      if (line.rfind(input, 0) == 0) {
+        std::string rest = line.substr(input.size());
+        for (const auto& [theirs, ours] : torchtitan_parallelism_names()) {
+          const std::string k = "parallelism." + ours + ": ";
+          if (rest.rfind(k, 0) == 0) {
+            rest = fmt::format("parallelism.{} (run.toml parallelism.{}): {}", theirs, ours, rest.substr(k.size()));
+            break;
+          }
+        }
+        line = file + ", imported as run.toml: " + rest;
+      }
+      out += (out.empty() ? "" : "\n") + line;
+      at = end + 1;
+    }
+    return out;
+  };
+  try {
+    return config_from_flags("import", f, hw);
+  } catch (const ConfigErrors& e) {
+    throw ConfigErrors(rename(e.what()));
+  } catch (const ConfigError& e) {
+    throw ConfigErrors(rename(e.what()));
+  }
 }
 
 // The TrainConfig of a torchtitan TOML job config with the flags on top.
@@ -92,21 +171,11 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
     if (!j.seq_len) dflt("training.seq_len", "2048");
     f.seq_len = j.seq_len.value_or(2048);
   }
-  const MeshFromJob mesh = mesh_from_job(j, f);
+  const MeshFromJob mesh = mesh_from_job(j, f, notes);
   const int replicate = mesh.replicate, shard = mesh.shard;
   if (f.strategy.empty()) {
-    if (replicate > 1 && shard > 1) {
-      f.strategy = "hybrid_shard";
-      if (f.hsdp_shard_size < 0) f.hsdp_shard_size = shard;
-    } else if (replicate > 1) {
-      f.strategy = "no_shard";
-    } else {
-      // "default": reshard after forward unless PP is on (torchtitan parallelize_llama.py
-      // @e61f2cce4 apply_fsdp: reshard_after_forward = not pp_enabled, "to avoid per-microbatch
-      // all-gathers").
-      const std::string r = j.reshard_after_forward.value_or("default");
-      f.strategy = r == "never" || (r == "default" && mesh.pp > 1) ? "shard_grad_op" : "full_shard";
-    }
+    f.strategy = strategy_of_job(j, mesh);
+    if (f.strategy == "hybrid_shard" && !f.hsdp_shard_size) f.hsdp_shard_size = shard;
   }
   if (f.grad_accum <= 0 && j.global_batch_size && *j.global_batch_size > 0) {
     const int64_t per_step = int64_t(*f.micro_batch) * replicate * shard;
@@ -136,11 +205,15 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
       f.ac = mode;
     }
   }
-  if (j.compile) f.compile = true;
+  if (j.compile && j.compile_model_listed) f.compile = true;
+  if (j.compile && !j.compile_model_listed)
+    notes.push_back(fmt::format("{}: compile.components has no \"model\": torchtitan compiles the loss only; planned "
+                                "with the model eager (the planner's compile is the model's)",
+                                j.file));
   if (!j.fp8.empty()) f.fp8 = j.fp8;
   if (f.param_dtype.empty()) f.param_dtype = j.param_dtype.value_or("bf16");
   if (f.reduce_dtype.empty()) f.reduce_dtype = j.reduce_dtype.value_or("fp32");
-  TrainConfig c = config_from_flags("import", f, hw);
+  TrainConfig c = validated_config(f, hw, j.file);
   c.source_file = j.file;
   if (j.pp_layers_per_stage && mesh.pp > 1 && !a.plan.pp_virtual_stages) {
     // torchtitan pipeline_parallel.py @e61f2cce4: ceil((layers + 1 + 1) / layers_per_stage)

@@ -856,7 +856,7 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
     set("parallelism.spmd_backend", python_str("spmd_types"), "as torchtitan's NVFP4 config");
   const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
   const Mesh mesh = resolve_mesh(c.parallelism, W, c.cluster.gpus_per_node);
-  const int dp = mesh.dp();  // data-parallel ranks (replicate x shard)
+  const int dp = int(mesh.dp());  // data-parallel ranks (replicate x shard), <= W
   // With pp the data loader's micro-batch is one pipeline micro-batch, num_pp_microbatches of
   // which make the rank's micro-step (trainer.py @b5bcd76c6: tokens per dp rank =
   // num_tokens_per_microbatch_per_dp_rank x num_pp_microbatches; configs.py).

@@ -4,7 +4,8 @@
 //
 // What it is: each unit's forward, backward and recompute time split over its ops (ops.h)
 // and mapped to categories (op_category_of), times the micro-steps; the optimizer task;
-// exposed communication as `communication`; unit host overhead (unit_overhead_s) and the
+// exposed communication as `communication`, with a mesh's TP and CP collectives (the part of a
+// unit's time beyond its ops); unit host overhead (unit_overhead_s) and the
 // step's host time (step_overhead_s) as `other` (a plan a measured kernel table times has
 // neither in series: plan() adds the host's time beyond the device's, Prediction::host_bound_s). The simulator slows compute while a
 // collective runs (overlap_compute_slowdown): that stretch is spread over the units'
@@ -43,8 +44,8 @@ struct UnitOps {
 };
 
 // The units' part of one optimizer step in closed form (all micro-steps, time_share applied,
-// no overlap slowdown): per category, and the unit host overhead (unit_overhead_s, twice per
-// unit per micro-step).  // s
+// no overlap slowdown): per category (a mesh's collectives in series as communication), and the
+// unit host overhead (unit_overhead_s, twice per unit per micro-step).  // s
 struct UnitOpSeconds {
   std::array<double, kOpCategories> compute{};  // s
   double unit_overhead_s = 0;                   // s

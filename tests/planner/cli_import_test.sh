@@ -112,7 +112,7 @@ check "a PP run: schedule, micro-batch, stages per rank (82 / 7 = 12 stages over
   "[ \$(rc $B import torchtitan $M --config $T/pp.toml --gpu H100-80GB-SXM --gpus 64 --out $T/m2) = 0 ] && grep -q '^pp_schedule = \"Interleaved1F1B\"$' $T/m2/run.toml && grep -q '^pp_microbatch = 2$' $T/m2/run.toml && grep -q '^pp_virtual_stages = 3$' $T/m2/run.toml && grep -q '^sharding_strategy = \"shard_grad_op\"$' $T/m2/run.toml"
 sed 's/^pipeline_parallel_degree = 1$/pipeline_parallel_degree = 2\npipeline_parallel_schedule = "DualPipeV"/' $MC > $T/dual.toml
 check "a schedule the planner does not model: exit 2 naming the key and the allowed ones" \
-  "[ \$(rc $B import torchtitan $M --config $T/dual.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.pipeline_parallel_schedule: .DualPipeV. is not modelled (allowed: 1F1B' $T/err && [ ! -e $T/x ]"
+  "[ \$(rc $B import torchtitan $M --config $T/dual.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.pipeline_parallel_schedule: .DualPipeV. is not modelled (allowed, in any case: 1F1B' $T/err && [ ! -e $T/x ]"
 sed 's/^context_parallel_degree = 1$/context_parallel_degree = 1\nexpert_parallel_degree = 4/' $MC > $T/ep.toml
 check "expert parallelism: exit 2 naming the key" \
   "[ \$(rc $B import torchtitan $M --config $T/ep.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.expert_parallel_degree' $T/err"
@@ -121,4 +121,37 @@ check "degrees that do not divide --gpus: exit 2 naming the key" \
 sed 's/^tensor_parallel_degree = 8$/tensor_parallel_degree = 8\nenable_async_tensor_parallel = true/' $MC > $T/async.toml
 check "async TP on a generation without it: refused by name" \
   "[ \$(rc $B import torchtitan $M --config $T/async.toml --gpu H100-80GB-SXM --gpus 64 --runtime torchtitan-2024-06 --out $T/x) = 2 ] && grep -q 'torchtitan-2024-06 cannot run parallelism.tp_async = true' $T/err"
+# Found by an audit of import with meshes (each failed before its fix).
+sed 's/^tensor_parallel_degree = 8$/tensor_parallel_degree = 65536/; s/^context_parallel_degree = 1$/context_parallel_degree = 65536/' $MC > $T/over.toml
+check "degrees whose product overflows an int: exit 2 naming the key, no crash" \
+  "[ \$(rc $B import torchtitan $M --config $T/over.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.tensor_parallel_degree: tp 65536 x cp 65536 x pp 1 = 4294967296 does not divide --gpus 64' $T/err && [ ! -e $T/x ]"
+check "plan flags whose product overflows: exit 2, no crash" \
+  "[ \$(rc $B plan --model llama3-70b --gpu H100-80GB-SXM --gpus 64 --tp 65536 --cp 65536) = 2 ] && grep -q 'tp 65536 x cp 65536 x pp 1 = 4294967296 does not divide the world size 64' $T/err"
+sed 's/^context_parallel_degree = 1$/context_parallel_degree = 3/; s/^tensor_parallel_degree = 8$/tensor_parallel_degree = 1/' $MC > $T/cp3.toml
+check "cp that does not divide --gpus: the cp key is named" \
+  "[ \$(rc $B import torchtitan $M --config $T/cp3.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.context_parallel_degree: tp 1 x cp 3' $T/err"
+sed 's/^tensor_parallel_degree = 8$/tensor_parallel_degree = 16/' $MC > $T/tp16.toml
+check "a mesh the model refuses: the job config and torchtitan's key named, not <input>" \
+  "[ \$(rc $B import torchtitan $M --config $T/tp16.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'tp16.toml, imported as run.toml: parallelism.tensor_parallel_degree (run.toml parallelism.tp): 16 does not divide' $T/err && ! grep -q '<input>' $T/err"
+sed 's/^pipeline_parallel_degree = 1$/pipeline_parallel_degree = 1\npipeline_parallel_schedule = "Interleaved1F1B"\npipeline_parallel_microbatch_size = 2\ncontext_parallel_rotate_method = "alltoall"\nenable_async_tensor_parallel = true/; s/^tensor_parallel_degree = 8$/tensor_parallel_degree = 1/' $MC > $T/off.toml
+check "keys of a dimension torchtitan leaves off: dropped with a note each (torchtitan ignores them)" \
+  "[ \$(rc $B import torchtitan $M --config $T/off.toml --gpu H100-80GB-SXM --gpus 64 --out $T/m3) = 0 ] && [ \$(grep -c 'ignored: torchtitan reads it only with its degree above 1' $T/out) = 4 ] && grep -q '^pp_schedule = \"1F1B\"$' $T/m3/run.toml && grep -q '^tp_async = false$' $T/m3/run.toml"
+sed 's/^pipeline_parallel_degree = 1$/pipeline_parallel_degree = 2\npipeline_parallel_schedule = "interleaved1f1b"/' $MC > $T/lower.toml
+check "a schedule name in another case (torch's get_schedule_class ignores case): taken" \
+  "[ \$(rc $B import torchtitan $M --config $T/lower.toml --gpu H100-80GB-SXM --gpus 64 --out $T/m4) = 0 ] && grep -q '^pp_schedule = \"Interleaved1F1B\"$' $T/m4/run.toml"
+sed 's/^tensor_parallel_degree = 8$/tensor_parallel_degree = 8\nenable_async_tensor_parallel = true/; s/^\[compile\]$/[compile]\ncomponents = ["loss"]/' $MC > $T/loss.toml
+check "compile.components without model: the model planned eager, async TP refused (torchtitan raises)" \
+  "grep -q 'components = \[\"loss\"\]' $T/loss.toml && [ \$(rc $B import torchtitan $M --config $T/loss.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'tp_async = true needs precision.compile = true' $T/err"
+sed 's/^pipeline_parallel_degree = 1$/pipeline_parallel_degree = 2\npipeline_parallel_last_stage_less_layers = 10/' $MC > $T/less.toml
+check "a pipeline split other than torchtitan's default: refused by the key" \
+  "[ \$(rc $B import torchtitan $M --config $T/less.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.pipeline_parallel_last_stage_less_layers: 10 is not modelled' $T/err"
+sed 's/^data_parallel_replicate_degree = 1$/data_parallel_replicate_degree = 2/; s/^tensor_parallel_degree = 8$/tensor_parallel_degree = 8\nfsdp_reshard_after_forward = "never"/' $MC > $T/never.toml
+check "HSDP with fsdp_reshard_after_forward never: refused by the key" \
+  "[ \$(rc $B import torchtitan $M --config $T/never.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.fsdp_reshard_after_forward: .never. with data_parallel_replicate_degree > 1' $T/err"
+sed 's/^pipeline_parallel_degree = 1$/pipeline_parallel_degree = 2\nfsdp_reshard_after_forward = "always"/' $MC > $T/always.toml
+check "a pipeline with fsdp_reshard_after_forward always: refused by the key" \
+  "[ \$(rc $B import torchtitan $M --config $T/always.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'parallelism.fsdp_reshard_after_forward: .always. with pipeline_parallel_degree > 1' $T/err"
+printf '[model]\nname = "llama3"\nflavor = "70B"\n[training]\nbatch_size = 8\ntensor_parallel_degree = 8\n[experimental]\npipeline_parallel_degree = 2\n' > $T/old.toml
+check "a job config of the layout before v0.2: refused by the key, not planned 1-D" \
+  "[ \$(rc $B import torchtitan $M --config $T/old.toml --gpu H100-80GB-SXM --gpus 64 --out $T/x) = 2 ] && grep -q 'training.batch_size: is a key of torchtitan.s job configs before v0.2' $T/err && [ ! -e $T/x ]"
 exit $fail

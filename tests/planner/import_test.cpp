@@ -464,6 +464,46 @@ enable = true
         << bad;
 }
 
+// Found by an audit of import with meshes: what torchtitan runs otherwise than the plain reading.
+TEST(ImportTorchtitanToml, ReadsWhatTorchtitanRunsNotWhatTheKeySpells) {
+  const std::string head = "[model]\nname = \"llama3\"\nflavor = \"70B\"\n";
+  // torch's get_schedule_class ignores case: the name comes back in run.toml's spelling.
+  EXPECT_EQ(*parse_torchtitan_job_toml(head + "[parallelism]\npipeline_parallel_schedule = \"interleaved1f1b\"\n",
+                                       "case.toml")
+                 .pp_schedule,
+            "Interleaved1F1B");
+  // compile.components decides whether the model is compiled (default: ["model", "loss"]).
+  EXPECT_TRUE(parse_torchtitan_job_toml(head + "[compile]\nenable = true\n", "c.toml").compile_model_listed);
+  EXPECT_FALSE(
+      parse_torchtitan_job_toml(head + "[compile]\nenable = true\ncomponents = [\"loss\"]\n", "c.toml").compile_model_listed);
+  EXPECT_TRUE(parse_torchtitan_job_toml(head + "[compile]\ncomponents = [\"loss\", \"model\"]\n", "c.toml")
+                  .compile_model_listed);
+  // Refused by the key: a pipeline split other than the default, hand-given stages, the layout
+  // of job configs before v0.2, a component torchtitan does not have.
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"[parallelism]\npipeline_parallel_first_stage_less_layers = 0\n", "pipeline_parallel_first_stage_less_layers"},
+      {"[parallelism]\npipeline_parallel_last_stage_less_layers = 3\n", "pipeline_parallel_last_stage_less_layers"},
+      {"[parallelism]\nmodule_fqns_per_model_part = [[\"tok_embeddings\"]]\n", "module_fqns_per_model_part"},
+      {"[training]\nbatch_size = 8\n", "training.batch_size"},
+      {"[training]\ntensor_parallel_degree = 8\n", "training.tensor_parallel_degree"},
+      {"[experimental]\npipeline_parallel_degree = 2\n", "experimental.pipeline_parallel_degree"},
+      {"[compile]\ncomponents = [\"optimizer\"]\n", "compile.components"},
+      {"[compile]\ncomponents = \"model,loss\"\n", "compile.components"},
+  };
+  for (const auto& [text, key] : refused) {
+    try {
+      parse_torchtitan_job_toml(head + text, "r.toml");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(e.key().find(key), std::string::npos) << e.what();
+    }
+  }
+  // The default weights are what the planner splits by: accepted.
+  EXPECT_NO_THROW(parse_torchtitan_job_toml(head + "[parallelism]\npipeline_parallel_first_stage_less_layers = 1\n"
+                                                   "pipeline_parallel_last_stage_less_layers = 1\n",
+                                            "d.toml"));
+}
+
 // Values torchtitan would not run with are refused by the reader, naming the torchtitan file
 // and key (not the run.toml key they would become): batch, length, steps and degrees >= 1
 // (-1 only where torchtitan gives it a meaning), finite positive lr / eps / max_norm.

@@ -157,6 +157,40 @@ TEST(OpBreakdown, CategoriesAddUpToTheStepWithOverlapSlowdown) {
   }
 }
 
+// A TP mesh: the collectives a unit runs in series with its ops (Prediction::tp_exposed_s, time
+// share applied as to the ops) are `communication`, as the trainer's profile counts them, not
+// spread over the compute categories; the categories still add up to the step. Before, the
+// small-6l tp 4 plan on the CPU preset put its TP collectives into matmul (263 ms planned against
+// 57 measured by `shardcast-train profile`).
+TEST(OpBreakdown, MeshCollectivesAreCommunication) {
+  struct MeshCase {
+    std::string model, hw;
+    int gpus, tp;
+  };
+  for (const MeshCase& c : {MeshCase{"small-6l", "cpu", 4, 4}, MeshCase{"small-6l", "cpu", 4, 2},
+                            MeshCase{"llama3-8b", "H100-80GB-SXM", 8, 2}}) {
+    SCOPED_TRACE(c.model + " tp " + std::to_string(c.tp));
+    TrainConfig cfg = make_config(c.model, c.hw, c.gpus, ShardingStrategy::full_shard, AcMode::none, 2, 256, 1);
+    cfg.parallelism.tp = c.tp;
+    cfg.cluster.nodes = 1;  // every rank on one node (the CPU preset's 2 cores time-shared by 4)
+    cfg.cluster.gpus_per_node = c.gpus;
+    cfg.precision.param_dtype = c.hw == "cpu" ? "fp32" : "bf16";
+    cfg.precision.reduce_dtype = "fp32";
+    if (c.hw != "cpu") cfg.runtime = "torchtitan-2025-10";
+    HardwareSpec hw = load_hardware(c.hw);
+    hw.efficiency["overlap_compute_slowdown"] = 0.0;
+    PlanOptions opt = resolve_plan_options(cfg, hw);
+    opt.op_breakdown = true;
+    const Prediction p = plan(cfg, hw, opt);
+    ASSERT_GT(p.tp_exposed_s, 0.0);
+    const double time_share = std::max(1.0, double(cfg.cluster.gpus_per_node) / std::max(1, hw.node.gpus_per_node));
+    EXPECT_NEAR(p.op_seconds[size_t(OpCategory::communication)], p.exposed_comm_s + time_share * p.tp_exposed_s,
+                kRel * p.step_time_s);
+    const double sum = std::accumulate(p.op_seconds.begin(), p.op_seconds.end(), 0.0);
+    EXPECT_NEAR(sum, p.step_time_s, kRel * p.step_time_s);
+  }
+}
+
 TEST(OpBreakdown, EveryPlannerOpHasACategory) {
   for (const char* model : {"llama3-8b", "mpt-1b", "small-6l"}) {
     const ModelSpec m = load_model(model);

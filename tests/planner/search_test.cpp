@@ -158,7 +158,7 @@ TEST(Search, EveryCandidateIsAValidConfig) {
     if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard && !m.one_d()) {
       saw_hybrid_mesh = true;
       EXPECT_GE(m.dp_replicate, 2) << describe_config(c);
-      EXPECT_GE(m.dp_shard * m.tp * m.cp, std::min(c.cluster.gpus_per_node, m.dp() * m.tp * m.cp)) << describe_config(c);
+      EXPECT_GE(m.dp_shard * m.tp * m.cp, std::min<int64_t>(c.cluster.gpus_per_node, m.dp() * m.tp * m.cp)) << describe_config(c);
       EXPECT_EQ(m.world(), c.world_size()) << describe_config(c);
     }
     recipes.insert(c.precision.fp8);

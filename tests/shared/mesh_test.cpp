@@ -38,7 +38,9 @@ TEST(Mesh, OneDimensionalStrategiesKeepTheirShardGroups) {
         EXPECT_EQ(m.dp_shard, shard_group_1d(p, world, 8)) << to_string(s) << " " << world;
         EXPECT_EQ(p.shard_group_size(world, 8), shard_group_1d(p, world, 8));
         EXPECT_TRUE(m.one_d());
-        if (world % m.dp_shard == 0) EXPECT_EQ(m.world(), world);
+        if (world % m.dp_shard == 0) {
+          EXPECT_EQ(m.world(), world);
+        }
       }
 }
 
@@ -62,6 +64,19 @@ TEST(Mesh, DegreesTakeTheRestAsTorchtitan) {
   m = resolve_mesh(q, 64, 8);
   EXPECT_EQ(m.dp_shard, 8);
   EXPECT_EQ(m.world(), 64);
+}
+
+// Degrees up to 2^30 each (what the readers allow) multiply in 64 bits: resolving such a mesh
+// neither divides by zero nor overflows (an audit crashed `plan --tp 65536 --cp 65536`).
+TEST(Mesh, HugeDegreesResolveWithoutOverflow) {
+  ParallelismConfig p;
+  p.tp = 65536;
+  p.cp = 65536;
+  const Mesh m = resolve_mesh(p, 64, 8);
+  EXPECT_EQ(m.dp_shard, 1);
+  EXPECT_EQ(m.world(), int64_t(1) << 32);
+  p.sharding_strategy = ShardingStrategy::hybrid_shard;
+  EXPECT_GE(resolve_mesh(p, 64, 8).dp_shard, 1);
 }
 
 TrainConfig mesh_config(const std::string& parallelism) {

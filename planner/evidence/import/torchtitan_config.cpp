@@ -1,6 +1,7 @@
 // torchtitan v0.2.x job config -> the values of a plan. See torchtitan_config.h.
 #include "planner/evidence/import/torchtitan_config.h"
 
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -45,8 +46,19 @@ std::string dtype(const std::string& file, const std::string& key, const std::st
 }
 
 // [parallelism]'s mesh keys (torchtitan/config/job_config.py Parallelism at e61f2cce4).
-template <class GetInt, class GetStr, class GetBool>
-void read_mesh_keys(TorchtitanJob& j, GetInt& get_int, GetStr& get_str, GetBool& get_bool) {
+std::optional<PpSchedule> pp_schedule_any_case(const std::string& name) {
+  auto lower = [](std::string v) {
+    for (char& ch : v) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return v;
+  };
+  for (PpSchedule s : {PpSchedule::one_f_one_b, PpSchedule::interleaved_1f1b, PpSchedule::gpipe,
+                       PpSchedule::zbv_zero_bubble, PpSchedule::interleaved_zero_bubble})
+    if (lower(to_string(s)) == lower(name)) return s;
+  return std::nullopt;
+}
+
+template <class GetInt, class GetStr, class GetBool, class Present>
+void read_mesh_keys(TorchtitanJob& j, GetInt& get_int, GetStr& get_str, GetBool& get_bool, Present& present) {
   get_int("parallelism", "tensor_parallel_degree", j.tp, 1);
   get_int("parallelism", "context_parallel_degree", j.cp, 1);
   get_int("parallelism", "pipeline_parallel_degree", j.pp, 1);
@@ -56,9 +68,33 @@ void read_mesh_keys(TorchtitanJob& j, GetInt& get_int, GetStr& get_str, GetBool&
   get_str("parallelism", "context_parallel_rotate_method", j.cp_rotate);
   get_int("parallelism", "pipeline_parallel_microbatch_size", j.pp_microbatch_size, 1);
   get_int("parallelism", "pipeline_parallel_layers_per_stage", j.pp_layers_per_stage, 1);
-  if (j.pp_schedule && !parse_pp_schedule(*j.pp_schedule))
-    throw ConfigError(j.file, "parallelism.pipeline_parallel_schedule",
-                      fmt::format("'{}' is not modelled (allowed: {})", *j.pp_schedule, kPpScheduleNames));
+  if (j.pp_schedule) {
+    // torch's get_schedule_class (torch/distributed/pipelining/schedules.py) matches the name
+    // ignoring case, so torchtitan runs "interleaved1f1b": taken as run.toml's spelling.
+    const std::optional<PpSchedule> s = pp_schedule_any_case(*j.pp_schedule);
+    if (!s)
+      throw ConfigError(j.file, "parallelism.pipeline_parallel_schedule",
+                        fmt::format("'{}' is not modelled (allowed, in any case: {})", *j.pp_schedule, kPpScheduleNames));
+    j.pp_schedule = to_string(*s);
+  }
+  // The pipeline split's weights (generate_llm_fqn_per_model_part's input_weight / output_weight,
+  // torchtitan/distributed/pipeline_parallel.py @e61f2cce4, default 1 each) and hand-given
+  // stages: the planner splits as the runtime's pp_split term says, with the defaults.
+  for (const char* k : {"pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers"}) {
+    std::optional<int> w;
+    get_int("parallelism", k, w, 0);
+    if (w && *w != 1)
+      throw ConfigError(j.file, std::string("parallelism.") + k,
+                        fmt::format("{} is not modelled: the planner splits the pipeline as torchtitan does with its "
+                                    "default 1 (the embedding and the output count one layer each)",
+                                    *w));
+  }
+  for (const char* k : {"module_fqns_per_model_part", "pipeline_parallel_split_points"}) {
+    if (present("parallelism", k))
+      throw ConfigError(j.file, std::string("parallelism.") + k,
+                        "hand-given pipeline stages are not modelled: the planner splits the pipeline as torchtitan "
+                        "does by default (pipeline_parallel_layers_per_stage, or one stage per rank)");
+  }
   if (j.cp_rotate && !parse_cp_rotate(*j.cp_rotate))
     throw ConfigError(j.file, "parallelism.context_parallel_rotate_method",
                       fmt::format("'{}' (allowed: {})", *j.cp_rotate, kCpRotateNames));
@@ -124,6 +160,38 @@ std::string read_fp8(const toml::table& root, const std::string& file, std::set<
   return fp8;
 }
 
+// [compile] components (job_config.py Compile.components @e61f2cce4, default ["model", "loss"]):
+// torchtitan compiles the model only where "model" is listed (parallelize.py
+// model_compile_enabled = compile.enable and "model" in components).
+void read_compile_components(TorchtitanJob& j, const toml::node* n) {
+  if (!n) return;
+  const auto* a = n->as_array();
+  if (!a) throw ConfigError(j.file, "compile.components", "expected a list of \"model\" and \"loss\"");
+  bool model = false;
+  for (const auto& e : *a) {
+    const auto v = e.value<std::string>();
+    if (!e.is_string() || (*v != "model" && *v != "loss"))
+      throw ConfigError(j.file, "compile.components", "expected a list of \"model\" and \"loss\"");
+    model = model || *v == "model";
+  }
+  j.compile_model_listed = model;
+}
+
+// Keys of the job configs before v0.2 (the mesh under [training] and [experimental],
+// training.batch_size): read as v0.2 they would be ignored and the run planned as another one.
+void refuse_older_layout(const toml::table& root, const std::string& file) {
+  for (const char* k : {"training.batch_size", "training.data_parallel_degree", "training.data_parallel_shard_degree",
+                        "training.data_parallel_replicate_degree", "training.tensor_parallel_degree",
+                        "training.enable_async_tensor_parallel", "training.compile", "training.enable_float8_linear",
+                        "experimental.pipeline_parallel_degree", "experimental.context_parallel_degree",
+                        "experimental.pipeline_parallel_schedule", "experimental.pipeline_parallel_split_points"})
+    if (root.at_path(k))
+      throw ConfigError(file, k,
+                        "is a key of torchtitan's job configs before v0.2 (the mesh under [training] and "
+                        "[experimental]); import reads the v0.2.x layout ([parallelism], training.local_batch_size, "
+                        "[compile]): move the key there, or give the run's values as flags without --config");
+}
+
 }  // namespace
 
 TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::string& file) {
@@ -144,7 +212,8 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
     if (const auto* n = node(sec, key)) {
       // value_exact: value<int64_t>() would convert a float node, out of int64's range undefined.
       const auto v = n->value_exact<int64_t>();
-      const std::string allowed = fmt::format("an integer >= {}{}", lo, minus_one ? fmt::format(", or -1 ({})", minus_one) : "");
+      const std::string allowed = fmt::format("an integer >= {} and <= 2^30{}", lo,
+                                              minus_one ? fmt::format(", or -1 ({})", minus_one) : "");
       if (!v) throw ConfigError(file, sec + "." + key, "expected " + allowed);
       if ((*v < lo && !(minus_one && *v == -1)) || *v > (1 << 30))
         throw ConfigError(file, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
@@ -174,6 +243,8 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
       out = **n->as_boolean();
     }
   };
+  auto present = [&](const std::string& sec, const std::string& key) { return node(sec, key) != nullptr; };
+  refuse_older_layout(root, file);
   std::optional<std::string> name, flavor;
   get_str("model", "name", name);
   get_str("model", "flavor", flavor);
@@ -205,7 +276,7 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
       *j.reshard_after_forward != "never")
     throw ConfigError(file, "parallelism.fsdp_reshard_after_forward",
                       fmt::format("'{}' (allowed: default | always | never)", *j.reshard_after_forward));
-  read_mesh_keys(j, get_int, get_str, get_bool);
+  read_mesh_keys(j, get_int, get_str, get_bool, present);
   get_str("activation_checkpoint", "mode", j.ac_mode);
   get_str("activation_checkpoint", "selective_ac_option", j.selective_ac_option);
   if (j.ac_mode && *j.ac_mode != "none" && *j.ac_mode != "full" && *j.ac_mode != "selective")
@@ -215,6 +286,7 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
     if (!n->is_boolean()) throw ConfigError(file, "compile.enable", "expected true or false");
     j.compile = **n->as_boolean();
   }
+  read_compile_components(j, node("compile", "components"));
   get_real("optimizer", "lr", j.lr, true);
   get_real("optimizer", "eps", j.eps, true);
   get_real("optimizer", "weight_decay", j.weight_decay, false);

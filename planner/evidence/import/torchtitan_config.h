@@ -10,7 +10,7 @@
 // context_parallel_rotate_method, pipeline_parallel_degree, pipeline_parallel_schedule,
 // pipeline_parallel_microbatch_size, pipeline_parallel_layers_per_stage; expert parallelism
 // above 1 is refused), [activation_checkpoint] mode/
-// selective_ac_option, [compile] enable, [optimizer] lr/eps/weight_decay/implementation,
+// selective_ac_option, [compile] enable/components, [optimizer] lr/eps/weight_decay/implementation,
 // [lr_scheduler] warmup_steps. Every other key is listed in `ignored` (it does not change the
 // plan, or the planner does not model it). The world size is not in the file (torchrun's
 // NGPU), so the caller resolves degrees of -1 and the gradient accumulation.
@@ -46,7 +46,9 @@ struct TorchtitanJob {
   // [optimizer] implementation (torchtitan's "for-loop" | "foreach" | "fused").
   std::optional<AdamwUpdate> adamw_update;
   std::optional<int> warmup_steps;
-  bool compile = false;
+  bool compile = false;              // [compile] enable
+  // [compile] components lists "model" (absent: torchtitan's default ["model", "loss"]).
+  bool compile_model_listed = true;
   // precision.fp8: "" = no float8 converter; else the recipe ([quantize.linear.float8]
   // recipe_name, or [float8] recipe_name before v0.2; absent = tensorwise, torchao's default).
   std::string fp8;
