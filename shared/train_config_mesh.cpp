@@ -103,10 +103,12 @@ void check_degrees(const TrainConfig& c, const std::string& f, std::vector<std::
   }
   const Mesh m = resolve_mesh(p, world, c.cluster.gpus_per_node);
   const bool given = !(p.dp_replicate == 1 && p.dp_shard == -1);
-  if (given && m.world() != world)
+  // A degree below 1 is reported above; its product with the clamped one would be nonsense.
+  const bool degrees_valid = p.dp_replicate >= 1 && (p.dp_shard == -1 || p.dp_shard >= 1);
+  if (given && degrees_valid && m.world() != world)
     require(e, false, f, "parallelism.dp_shard",
             fmt::format("dp_replicate {} x dp_shard {} x tp {} x cp {} x pp {} = {} is not the world size {} "
-                        "(dp_shard = -1 in run.toml, or no --dp-shard flag, takes the rest)",
+                        "(dp_shard = -1 takes the rest)",
                         m.dp_replicate, p.dp_shard, m.tp, m.cp, m.pp, m.world(), world));
   if (!given && inner > 1 && p.sharding_strategy == ShardingStrategy::hybrid_shard &&
       (world / inner) % m.dp_shard != 0)

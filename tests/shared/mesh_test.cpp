@@ -128,6 +128,18 @@ TEST(Mesh, EachRefusalNamesItsKey) {
     }
     EXPECT_NE(got.find(want), std::string::npos) << toml << "\ngot: " << got;
   }
+  // A degree below 1 is said once, without a product computed from the clamped value (an
+  // audit saw "dp_shard 0 x tp 2 ... = 2 is not the world size 4" beside the right error).
+  for (const char* toml : {"dp_shard = 0\n", "dp_shard = -2\ntp = 2\n", "dp_replicate = 0\ndp_shard = 8\n"}) {
+    std::string got;
+    try {
+      got = problems(mesh_config(toml));
+    } catch (const std::exception& e) {
+      got = e.what();
+    }
+    EXPECT_EQ(got.find("is not the world size"), std::string::npos) << toml << "\ngot: " << got;
+    EXPECT_NE(got.find("is not allowed: must be >= 1"), std::string::npos) << toml << "\ngot: " << got;
+  }
   // cp needs seq_len a multiple of 2·cp.
   TrainConfig c = mesh_config("cp = 4\n");
   c.training.seq_len = 8188;

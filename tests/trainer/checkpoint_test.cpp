@@ -345,6 +345,25 @@ TEST(Checkpoint, OtherModelIsRefused) {
     }
   });
   EXPECT_NE(err.find("another model"), std::string::npos) << err;
+  // The same shapes, another function: heads regrouped, RoPE's base, the norms' epsilon.
+  for (int k = 0; k < 3; ++k) {
+    TrainConfig same_shapes = cfg;
+    const char* key = k == 0 ? "n_heads" : k == 1 ? "rope_theta" : "norm_eps";
+    if (k == 0) same_shapes.model.n_heads *= 2, same_shapes.model.n_kv_heads *= 2;
+    if (k == 1) same_shapes.model.rope_theta = 500000.0;
+    if (k == 2) same_shapes.model.norm_eps = 0.1;
+    err.clear();
+    run_ranks(2, 2, [&](int rank, ProcessGroups g) {
+      auto engine = make_fsdp_engine(same_shapes, std::move(g));
+      try {
+        load_checkpoint(*fsdp_model_of(*engine), fs::path(cfg.checkpoint.dir) / "step_00000001");
+      } catch (const InputError& e) {
+        if (rank == 0) err = e.what();
+      }
+    });
+    EXPECT_NE(err.find(std::string("model_spec.") + key), std::string::npos) << key << ": " << err;
+    EXPECT_NE(err.find("another model"), std::string::npos) << err;
+  }
   fs::remove_all(cfg.checkpoint.dir);
 }
 

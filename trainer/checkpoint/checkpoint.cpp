@@ -283,9 +283,32 @@ class SavedFiles {
   std::map<int, std::ifstream> files_;
 };
 
-// The saved model must be this one: the saved layout is what this model's parameters look like
-// split over the saved tp degree.
+// The architecture the shapes do not show: heads (n_heads x head_dim can keep a weight's shape),
+// RoPE's base and the norms' epsilon change the function the weights compute, so a checkpoint
+// that differs there is another model (an audit resumed tiny-2l with 8 heads and RoPE 5e5 from
+// a 4-head, 1e4 checkpoint silently). max_seq_len may differ: it is a limit, not a weight.
+void check_spec(const ModelSpec& saved, const ModelSpec& mine) {
+  auto differs = [&](const char* key, const std::string& a, const std::string& b) {
+    throw InputError(fmt::format("saved with model_spec.{} {}, this run's model.{} is {}: a checkpoint of another "
+                                 "model",
+                                 key, a, key, b));
+  };
+  if (saved.n_heads != mine.n_heads) differs("n_heads", fmt::format("{}", saved.n_heads), fmt::format("{}", mine.n_heads));
+  if (saved.n_kv_heads != mine.n_kv_heads)
+    differs("n_kv_heads", fmt::format("{}", saved.n_kv_heads), fmt::format("{}", mine.n_kv_heads));
+  if (saved.rope_theta != mine.rope_theta)
+    differs("rope_theta", fmt::format("{}", saved.rope_theta), fmt::format("{}", mine.rope_theta));
+  if (saved.norm_eps != mine.norm_eps)
+    differs("norm_eps", fmt::format("{}", saved.norm_eps), fmt::format("{}", mine.norm_eps));
+  if (saved.mlp_type != mine.mlp_type) differs("mlp_type", to_string(saved.mlp_type), to_string(mine.mlp_type));
+  if (saved.tied_embeddings != mine.tied_embeddings)
+    differs("tied_embeddings", fmt::format("{}", saved.tied_embeddings), fmt::format("{}", mine.tied_embeddings));
+}
+
+// The saved model must be this one: its architecture (check_spec), and the saved layout is what
+// this model's parameters look like split over the saved tp degree.
 void check_layout(const ckpt::Manifest& m, const FsdpModel& model) {
+  check_spec(m.spec, model.spec());
   const auto mine = unit_layouts(model);
   if (m.units.size() != mine.size())
     throw InputError(fmt::format("saved for a model with {} FSDP units, this model has {}", m.units.size(),
