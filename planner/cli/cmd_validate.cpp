@@ -70,6 +70,28 @@ void print_memory_under(const planner::ValidationSummary& s) {
              s.mem_under_5pct, s.n_mem, s.mem_under_5pct_band);
 }
 
+// Predicted rows whose notes say the prediction is not quite the row's: a runtime standing in
+// for software without a profile, a memory figure not compared. The JSON carries every note;
+// these are the ones a reader of the table must see beside it.
+void print_stand_ins(const planner::ValidationResult& v) {
+  std::vector<std::pair<const planner::ValidationRowResult*, std::string>> noted;
+  for (const auto& r : v.rows) {
+    if (!r.skip_reason.empty()) continue;
+    std::string said;
+    for (size_t at = 0; at < r.config_notes.size();) {
+      const size_t end = std::min(r.config_notes.find("; ", at), r.config_notes.size());
+      const std::string note = r.config_notes.substr(at, end - at);
+      if (note.find("has no profile") != std::string::npos || note.find("memory not compared") != std::string::npos)
+        said += (said.empty() ? "" : "; ") + note;
+      at = end + 2;
+    }
+    if (!said.empty()) noted.emplace_back(&r, said);
+  }
+  if (noted.empty()) return;
+  fmt::print("\npredicted with a stand-in or without memory ({}):\n", noted.size());
+  for (const auto& [r, said] : noted) fmt::print("  line {:>4} {:<40} {}\n", r->line, clip(r->row_id, 40), said);
+}
+
 void print_human(const planner::ValidationResult& v) {
   fmt::print("{:<48} {:<14} {:>9} {:>9} {:>7} {:>5} {:>9} {:>6} {:>6} {:>7}\n", "row", "hardware", "pred tps",
              "meas tps", "err%", "1σ%", "verdict", "pMFU", "mMFU", "err%");
@@ -92,6 +114,7 @@ void print_human(const planner::ValidationResult& v) {
     for (const auto& r : v.rows)
       if (!r.skip_reason.empty()) fmt::print("  line {:>4} {:<40} {}\n", r.line, clip(r.row_id, 40), r.skip_reason);
   }
+  print_stand_ins(v);
   const size_t w = 60;
   fmt::print("\n  {:<{}} {:>4} {:>7} {:>7} {:>7} {:>7} {:>7}   (tokens/s/GPU, %)\n", "summary", w, "n", "MAPE",
              "median", "max", "1σ", "bias");

@@ -26,7 +26,9 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
   bool quoted = false, any = false;
   int line = 1, quote_line = 0, record_line = 1;
   if (lines) lines->clear();
-  for (size_t i = 0; i < text.size(); ++i) {
+  // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first column's name.
+  const size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  for (size_t i = start; i < text.size(); ++i) {
     const char ch = text[i];
     if (quoted) {
       if (ch == '"') {
@@ -43,6 +45,12 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, const s
       continue;
     }
     if (ch == '"') {
+      // A quote opens a quoted value only at its start: one inside an unquoted value (a note's
+      // 3" cable) would swallow the rest of the file up to the next quote, rows included.
+      if (!field.empty())
+        throw InputError(fmt::format("{}:{}: column {}: a '\"' inside an unquoted value (quote the whole value and "
+                                     "double the quote: \"3\"\" cable\")",
+                                     label, line, row.size() + 1));
       quoted = true;
       quote_line = line;
       any = true;
@@ -223,7 +231,13 @@ void fill_cluster(const RowReader& r, PublishedRow& row) {
   } else {
     cfg.cluster.gpus_per_node = 0;  // resolved from the preset by validate
   }
-  cfg.cluster.inter_node_gbps = r.number("inter_node_gbps").value_or(0.0);
+  if (auto g = r.number("inter_node_gbps")) {  // empty = the preset's (0 would mean the same: refused)
+    if (*g <= 0)
+      throw InputError(fmt::format("inter_node_gbps {} is not allowed: must be > 0 Gb/s a node (empty = the preset's)", *g));
+    cfg.cluster.inter_node_gbps = *g;
+  } else {
+    cfg.cluster.inter_node_gbps = 0.0;
+  }
   if (auto w = r.number("power_limit_w")) {  // empty = the preset's (planner/model/power_limit.h)
     if (*w <= 0) throw InputError(fmt::format("power_limit_w {} is not allowed: must be > 0 W (empty = the preset's)", *w));
     cfg.cluster.power_limit_w = *w;
@@ -290,8 +304,8 @@ void fill_precision(const RowReader& r, PublishedRow& row) {
   cfg.training.grad_accum = r.has("grad_accum") && !r.get("grad_accum").empty()
                                 ? r.required_int("grad_accum")
                                 : 1;
-  const std::string comp = lower(r.get("compile_key")), fp8 = lower(r.get("fp8_key"));
-  cfg.precision.compile = starts_with(comp, "yes");
+  const std::string fp8 = lower(r.get("fp8_key"));
+  cfg.precision.compile = r.yes_no("compile_key").value_or(false);  // empty = eager
   // fp8_key: the float8 recipe the row ran (none | tensorwise | rowwise | rowwise_with_gw_hp);
   // "yes" / "no" are the spellings of CSVs written before recipes (every such fp8 row ran
   // tensorwise: float8_experimental, torchao's default, TransformerEngine's per-tensor scale).
@@ -345,7 +359,7 @@ void fill_term_columns(const RowReader& r, PublishedRow& row) {
       throw InputError("unknown rmsnorm '" + r.get("rmsnorm") + "' (allowed: " + term_allowed("rmsnorm") + " | empty)");
     row.rmsnorm = impl;
   }
-  if (!r.get("fp8_all_gather").empty()) row.fp8_all_gather = starts_with(lower(r.get("fp8_all_gather")), "yes");
+  row.fp8_all_gather = r.yes_no("fp8_all_gather");
   row.fp8_weight_saved = r.yes_no("fp8_weight_saved");
   row.expandable_segments = r.yes_no("expandable_segments");
   row.cudnn_attention = r.yes_no("cudnn_attention");
@@ -359,20 +373,93 @@ void fill_term_columns(const RowReader& r, PublishedRow& row) {
   }
 }
 
+// A mesh dimension's settings (tp_async, the pipeline's schedule, micro-batch and stages, CP's
+// rotation): read where the row's degree uses them; given with the degree 1 they skip the row
+// (run.toml refuses them so too: shared/train_config_mesh.cpp check_dependent_keys).
+void fill_mesh_settings(const RowReader& r, ParallelismConfig& p) {
+  auto unused = [&](const char* col, const char* degree) {
+    throw InputError(fmt::format("{} '{}' is given, but {} is 1 (a setting of a dimension the row does not use)", col,
+                                 r.get(col), degree));
+  };
+  if (auto a = r.yes_no("tp_async")) {
+    if (*a && p.tp <= 1) unused("tp_async", "tp");
+    p.tp_async = *a;
+  }
+  const std::string sched = r.get("pp_schedule");
+  if (!sched.empty()) {
+    auto v = parse_pp_schedule(sched);
+    if (!v) throw InputError(fmt::format("pp_schedule '{}' is unknown (allowed: {})", sched, kPpScheduleNames));
+    if (p.pp <= 1 && *v != ParallelismConfig{}.pp_schedule) unused("pp_schedule", "pp");
+    p.pp_schedule = *v;
+  }
+  if (auto v = r.optional_int("pp_microbatch")) {
+    if (p.pp <= 1) unused("pp_microbatch", "pp");
+    p.pp_microbatch = *v;
+  }
+  if (auto v = r.optional_int("pp_virtual_stages")) {
+    if (p.pp <= 1) unused("pp_virtual_stages", "pp");
+    p.pp_virtual_stages = *v;
+  }
+  const std::string rot = lower(r.get("cp_rotate"));
+  if (!rot.empty()) {
+    auto v = parse_cp_rotate(rot);
+    if (!v) throw InputError(fmt::format("cp_rotate '{}' is unknown (allowed: {})", r.get("cp_rotate"), kCpRotateNames));
+    if (p.cp <= 1 && *v != ParallelismConfig{}.cp_rotate) unused("cp_rotate", "cp");
+    p.cp_rotate = *v;
+  }
+}
+
+// Columns of the README this reader does not plan (loss_chunks, doc_masking, cuda_graphs): a
+// row that fills one would be planned without it, so it is skipped naming the column. zero_stage
+// must say what sharding_key says (1 shard_optimizer, 2 shard_grad_op, 3 full_shard), and
+// global_batch_tokens what the row's batch makes: micro_batch_per_gpu x seq_len x grad_accum x
+// the data-parallel ranks (n_gpus / (tp x cp x pp)).
+void check_stated_facts(const RowReader& r, const PublishedRow& row) {
+  for (const char* col : {"loss_chunks", "doc_masking", "cuda_graphs"})
+    if (!r.get(col).empty())
+      throw InputError(fmt::format("{} '{}' is not read by validate (the row would be planned without it)", col,
+                                   r.get(col)));
+  const ParallelismConfig& p = row.cfg.parallelism;
+  if (auto z = r.optional_int("zero_stage")) {
+    const ShardingStrategy want = *z == 1   ? ShardingStrategy::shard_optimizer
+                                  : *z == 2 ? ShardingStrategy::shard_grad_op
+                                            : ShardingStrategy::full_shard;
+    if (*z > 3 || p.sharding_strategy != want)
+      throw InputError(fmt::format("zero_stage {} is not sharding_key '{}' (allowed: 1 = shard_optimizer, 2 = "
+                                   "shard_grad_op, 3 = full_shard)",
+                                   *z, r.get("sharding_key")));
+  }
+  if (auto g = r.number("global_batch_tokens")) {
+    const TrainConfig& c = row.cfg;
+    const double dp = double(row.n_gpus) / (double(p.tp) * p.cp * p.pp);
+    const double made = double(c.training.micro_batch) * c.training.seq_len * c.training.grad_accum * dp;
+    if (std::fabs(*g - made) > 0.5)
+      throw InputError(fmt::format("global_batch_tokens {:g} is not micro_batch_per_gpu {} x seq_len {} x grad_accum "
+                                   "{} x {:g} data-parallel ranks = {:g}",
+                                   *g, c.training.micro_batch, c.training.seq_len, c.training.grad_accum, dp, made));
+  }
+}
+
 // The device mesh a row states (tp, cp, pp and their settings; shared/train_config.h): empty cells are
 // the 1-D defaults. A mesh the row's runtime does not run is refused by validate with the
-// runtime's reason, never planned as another mesh.
+// runtime's reason, never planned as another mesh; a stated split that is not the row's GPUs, or
+// a setting of a dimension the row does not use, skips the row naming the column.
 void fill_mesh(const RowReader& r, PublishedRow& row) {
   ParallelismConfig& p = row.cfg.parallelism;
   p.tp = r.optional_int("tp").value_or(1);
   p.cp = r.optional_int("cp").value_or(1);
   p.pp = r.optional_int("pp").value_or(1);
-  if (auto v = r.optional_int("dp_replicate")) p.dp_replicate = *v;
-  if (auto v = r.optional_int("dp_shard")) p.dp_shard = *v;
-  // A stated 1 x N split of a 1-D row is the strategy's own: left to sharding_strategy.
-  if (p.tp == 1 && p.cp == 1 && p.pp == 1) {
-    p.dp_replicate = 1;
-    p.dp_shard = -1;
+  const bool one_d = p.tp == 1 && p.cp == 1 && p.pp == 1;
+  const std::optional<int> rep = r.optional_int("dp_replicate"), shard = r.optional_int("dp_shard");
+  if (rep) p.dp_replicate = *rep;
+  if (shard) p.dp_shard = *shard;
+  if (one_d && (rep || shard)) {
+    // A 1-D row's stated split is checked against its GPUs and strategy, then planned as the
+    // strategy's own (hybrid_shard with the stated shard group).
+    const int64_t R = rep.value_or(1), S = shard ? *shard : row.n_gpus / std::max<int64_t>(1, R);
+    if (R * S != row.n_gpus)
+      throw InputError(fmt::format("dp_replicate {} x dp_shard {} = {} is not n_gpus {}", R, S, R * S, row.n_gpus));
+    p.dp_shard = int(S);
   }
   if (p.dp_replicate > 1 && p.dp_shard > 1 && p.sharding_strategy != ShardingStrategy::hybrid_shard)
     throw InputError(fmt::format("dp_replicate {} x dp_shard {} is HSDP, but sharding_key is '{}'", p.dp_replicate,
@@ -380,25 +467,16 @@ void fill_mesh(const RowReader& r, PublishedRow& row) {
   if (p.dp_replicate > 1 && p.dp_shard == 1 && p.sharding_strategy != ShardingStrategy::no_shard)
     throw InputError(fmt::format("dp_replicate {} x dp_shard 1 is replication only, but sharding_key is '{}'",
                                  p.dp_replicate, r.get("sharding_key")));
+  if (one_d && (rep || shard) && p.dp_shard > 1 && p.sharding_strategy == ShardingStrategy::no_shard)
+    throw InputError(fmt::format("dp_shard {} shards the parameters, but sharding_key is 'no_shard'", p.dp_shard));
+  if (one_d) {
+    if ((rep || shard) && p.sharding_strategy == ShardingStrategy::hybrid_shard) p.hsdp_shard_size = p.dp_shard;
+    p.dp_replicate = 1;
+    p.dp_shard = -1;
+  }
   if (p.dp_shard == 1 && p.dp_replicate == 1 && p.sharding_strategy == ShardingStrategy::no_shard)
     p.dp_shard = -1;  // no_shard over the rest of the world
-  if (auto a = r.yes_no("tp_async")) p.tp_async = *a && p.tp > 1;
-  const std::string sched = r.get("pp_schedule");
-  if (!sched.empty() && p.pp > 1) {
-    auto v = parse_pp_schedule(sched);
-    if (!v) throw InputError(fmt::format("pp_schedule '{}' is unknown (allowed: {})", sched, kPpScheduleNames));
-    p.pp_schedule = *v;
-  }
-  if (p.pp > 1) {
-    if (auto v = r.optional_int("pp_microbatch")) p.pp_microbatch = *v;
-    if (auto v = r.optional_int("pp_virtual_stages")) p.pp_virtual_stages = *v;
-  }
-  const std::string rot = lower(r.get("cp_rotate"));
-  if (!rot.empty() && p.cp > 1) {
-    auto v = parse_cp_rotate(rot);
-    if (!v) throw InputError(fmt::format("cp_rotate '{}' is unknown (allowed: {})", r.get("cp_rotate"), kCpRotateNames));
-    p.cp_rotate = *v;
-  }
+  fill_mesh_settings(r, p);
 }
 
 void fill_row(const RowReader& r, PublishedRow& row) {
@@ -415,6 +493,7 @@ void fill_row(const RowReader& r, PublishedRow& row) {
   fill_precision(r, row);
   fill_term_columns(r, row);
   fill_mesh(r, row);
+  check_stated_facts(r, row);
   TrainConfig& cfg = row.cfg;
   cfg.model_preset = "";
   cfg.source_file = "";
@@ -477,7 +556,8 @@ std::map<std::string, size_t> header_columns(const std::vector<std::string>& hea
   return cols;
 }
 
-// Rows with more cells than the header (their last cells would be dropped unread), row_ids given
+// Rows with more or fewer cells than the header (cells dropped unread, or missing ones read as
+// empty), row_ids given
 // twice (two rows that name one run) and rows that repeat an earlier row in every cell but
 // row_id (one run pasted twice: it would count twice in every summary and pair with its copy)
 // are refused naming their lines. O(rows · cells).
@@ -489,6 +569,11 @@ void check_records(const std::vector<std::vector<std::string>>& records, const s
     if (records[i].size() > records[0].size())
       throw InputError(fmt::format("{}:{}: {} cells, the header has {} columns (a comma inside a value needs "
                                    "\"quotes\")",
+                                   label, lines[i], records[i].size(), records[0].size()));
+    // Fewer cells: the missing ones would read as empty ("not stated"), a cut row as another run.
+    if (records[i].size() < records[0].size())
+      throw InputError(fmt::format("{}:{}: {} cells, the header has {} columns (a row ends early: every column needs "
+                                   "its cell, empty ones too)",
                                    label, lines[i], records[i].size(), records[0].size()));
     const std::string id = id_col < records[i].size() ? trim(records[i][id_col]) : "";
     if (!id.empty()) {

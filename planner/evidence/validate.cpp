@@ -74,7 +74,8 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
                         std::to_string(gpn);
       continue;
     }
-    c.cfg.parallelism.hsdp_shard_size = 0;  // = gpus_per_node
+    // hybrid_shard's group: the row's stated dp_shard (published_csv.cpp fill_mesh), else a node's.
+    c.cfg.parallelism.hsdp_shard_size = std::max(0, row.cfg.parallelism.hsdp_shard_size);
     if (const std::vector<std::string> bad = validate_mesh(c.cfg, row.file); !bad.empty()) {
       row.skip_reason = bad.front();  // a mesh that does not fit the row's GPUs or model
       continue;
@@ -191,9 +192,17 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
       // total (nvidia-smi) against the device total, anything else (reserved) against the
       // reserved estimate.
       const std::string& metric = row.mem_metric;
-      const bool allocated = metric.find("alloc") != std::string::npos ||
-                             metric.find("active") != std::string::npos;
-      const bool device = metric.find("smi") != std::string::npos || metric.find("device") != std::string::npos;
+      std::string m = metric;
+      for (char& ch : m) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+      const bool allocated = m.find("alloc") != std::string::npos || m.find("active") != std::string::npos;
+      const bool device = m.find("smi") != std::string::npos || m.find("device") != std::string::npos;
+      const bool reserved_named = m.find("reserved") != std::string::npos;
+      if (!allocated && !device && !reserved_named) {
+        // A figure whose kind the row does not say is not compared as any of them.
+        r.config_notes += "memory not compared: mem_metric '" + metric +
+                          "' says neither reserved, allocated (or active) nor nvidia-smi/device; ";
+        continue;  // the memory comparison is the loop's last step
+      }
       r.has_mem = true;
       r.mem_metric = metric;
       r.predicted_mem_gib = allocated ? r.predicted_alloc_gib
