@@ -52,7 +52,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
     for (const auto& c : op_categories()) ops[std::string(c.name)] = p.op_seconds.at(size_t(c.category));
     j["time"]["ops_s"] = ops;
   }
-  if (!p.mesh.empty())
+  if (!p.mesh.empty()) {
     j["mesh"] = {{"degrees", p.mesh},
                  {"dp_replicate", p.dp_replicate},
                  {"dp_shard", p.dp_shard},
@@ -65,6 +65,10 @@ void to_json(nlohmann::json& j, const Prediction& p) {
                  {"pp_bubble_s", p.pp_bubble_s},
                  {"pp_send_s", p.pp_send_s},
                  {"notes", p.mesh_notes}};
+    if (p.tp > 1) j["mesh"]["tp_async"] = p.tp_async;
+    if (p.pp > 1) j["mesh"]["pp_schedule"] = p.pp_schedule, j["mesh"]["pp_microbatch"] = p.pp_microbatch;
+    if (p.cp > 1) j["mesh"]["cp_rotate"] = p.cp_rotate;
+  }
   if (!p.pp_stages.empty()) {
     nlohmann::json stages = nlohmann::json::array();
     for (const StageMemory& m : p.pp_stages)
@@ -120,7 +124,10 @@ void from_json(const nlohmann::json& j, Prediction& p) {
   p.mesh_notes.clear();
   p.pp_stages.clear();
   p.tp_exposed_s = p.cp_exposed_s = p.pp_bubble_s = p.pp_send_s = 0;
-  p.dp_replicate = p.dp_shard = p.tp = p.cp = p.pp = p.pp_virtual_stages = 1;
+  p.dp_replicate = p.dp_shard = p.tp = p.cp = p.pp = p.pp_virtual_stages = p.pp_microbatch = 1;
+  p.tp_async = false;
+  p.pp_schedule.clear();
+  p.cp_rotate.clear();
   if (j.contains("mesh")) {  // only with a mesh
     const auto& mj = j.at("mesh");
     mj.at("degrees").get_to(p.mesh);
@@ -132,6 +139,10 @@ void from_json(const nlohmann::json& j, Prediction& p) {
       p.pp = json_int(mj.at("pp"));
       p.pp_virtual_stages = json_int(mj.at("pp_virtual_stages"));
     }
+    if (mj.contains("tp_async")) mj.at("tp_async").get_to(p.tp_async);  // absent before they were written
+    if (mj.contains("pp_schedule")) mj.at("pp_schedule").get_to(p.pp_schedule);
+    if (mj.contains("pp_microbatch")) p.pp_microbatch = json_int(mj.at("pp_microbatch"));
+    if (mj.contains("cp_rotate")) mj.at("cp_rotate").get_to(p.cp_rotate);
     mj.at("tp_exposed_s").get_to(p.tp_exposed_s);
     mj.at("cp_exposed_s").get_to(p.cp_exposed_s);
     mj.at("pp_bubble_s").get_to(p.pp_bubble_s);

@@ -81,6 +81,12 @@ struct Prediction {
   // Its degrees, named as run.toml's [parallelism] keys (JSON mesh.dp_replicate … mesh.pp and, with
   // pp, mesh.pp_virtual_stages: the stages per pp rank the plan ran).
   int dp_replicate = 1, dp_shard = 1, tp = 1, cp = 1, pp = 1, pp_virtual_stages = 1;
+  // The settings the plan ran its dimensions with, named as run.toml's keys (JSON mesh.tp_async,
+  // mesh.pp_schedule, mesh.pp_microbatch with pp; mesh.cp_rotate with cp): which schedule a
+  // pipeline plan is for is part of the answer.
+  bool tp_async = false;
+  std::string pp_schedule, cp_rotate;  // "" = the dimension is off
+  int pp_microbatch = 1;
   double tp_exposed_s = 0, cp_exposed_s = 0, pp_bubble_s = 0, pp_send_s = 0;
   std::vector<std::string> mesh_notes;
   // With pp > 1: the memory of the first stage ("first"), the last ("last") and the busiest rank

@@ -175,7 +175,8 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
   const int replicate = mesh.replicate, shard = mesh.shard;
   if (f.strategy.empty()) {
     f.strategy = strategy_of_job(j, mesh);
-    if (f.strategy == "hybrid_shard" && !f.hsdp_shard_size) f.hsdp_shard_size = shard;
+    // A 1-D HSDP run names its group by hsdp_shard_size; a mesh by dp_shard (mesh_from_job), not both.
+    if (f.strategy == "hybrid_shard" && !f.hsdp_shard_size && !f.dp_shard) f.hsdp_shard_size = shard;
   }
   if (f.grad_accum <= 0 && j.global_batch_size && *j.global_batch_size > 0) {
     const int64_t per_step = int64_t(*f.micro_batch) * replicate * shard;

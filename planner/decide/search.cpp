@@ -166,9 +166,16 @@ std::string mesh_words(const TrainConfig& c) {
     if (m.dp_replicate > 1 && p.sharding_strategy == ShardingStrategy::hybrid_shard)
       add(fmt::format("dp_replicate {}", m.dp_replicate));
   }
-  if (p.tp > 1) add(fmt::format("tp {}", p.tp));
-  if (p.cp > 1) add(fmt::format("cp {}", p.cp));
-  if (p.pp > 1) add(fmt::format("pp {} {}", p.pp, to_string(p.pp_schedule)));
+  // Each setting of a dimension beside its degree where it differs from run.toml's default, by its
+  // key's name: the label is how emit checks that a file says what was planned (emit.cpp).
+  const ParallelismConfig d;
+  if (p.tp > 1) add(fmt::format("tp {}{}", p.tp, p.tp_async ? " tp_async" : ""));
+  if (p.cp > 1) add(fmt::format("cp {}{}", p.cp, p.cp_rotate != d.cp_rotate ? std::string(" cp_rotate ") + to_string(p.cp_rotate) : ""));
+  if (p.pp > 1) {
+    add(fmt::format("pp {} {}", p.pp, to_string(p.pp_schedule)));
+    if (p.pp_virtual_stages != d.pp_virtual_stages) add(fmt::format("pp_virtual_stages {}", p.pp_virtual_stages));
+    if (p.pp_microbatch != d.pp_microbatch) add(fmt::format("pp_microbatch {}", p.pp_microbatch));
+  }
   return s;
 }
 

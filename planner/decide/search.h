@@ -152,8 +152,10 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
 // "full_shard mb 2x4 ac selective(0.5) bf16-reduce compile" — compact label of a candidate.
 std::string describe_config(const TrainConfig& cfg);
 // The mesh's degrees in describe_config's words ("tp 8 cp 2 pp 4 Interleaved1F1B"; HSDP beside
-// them leads with its replicas, "dp_replicate 32 tp 2", dp_shard being the rest; "" for a 1-D
-// plan): the search, scale and budget tables' one spelling.
+// them leads with its replicas, "dp_replicate 32 tp 2", dp_shard being the rest; a dimension's
+// settings that differ from run.toml's defaults follow its degree by their keys' names, "tp 8
+// tp_async", "pp 4 Interleaved1F1B pp_virtual_stages 3 pp_microbatch 2"; "" for a 1-D plan): the
+// search, scale and budget tables' one spelling.
 std::string mesh_words(const TrainConfig& c);
 // The sharding column: the strategy, with a 1-D hybrid_shard's shard group in GPUs
 // ("hybrid_shard/16"); beside a mesh the strategy alone (mesh_words names dp_replicate).

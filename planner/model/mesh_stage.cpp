@@ -437,6 +437,11 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
   p.cp = m.cp;
   p.pp = m.pp;
   p.pp_virtual_stages = m.pp > 1 ? shape.pp_virtual : 1;
+  const ParallelismConfig& par = cfg.parallelism;
+  p.tp_async = m.tp > 1 && par.tp_async;
+  p.pp_schedule = m.pp > 1 ? to_string(par.pp_schedule) : "";
+  p.pp_microbatch = m.pp > 1 ? par.pp_microbatch : 1;
+  p.cp_rotate = m.cp > 1 ? to_string(par.cp_rotate) : "";
   const int micro_steps = shape.grad_accum;
   p.tp_exposed_s = units.tp_exposed_s * micro_steps;
   p.cp_exposed_s = units.cp_exposed_s * micro_steps;

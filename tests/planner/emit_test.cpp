@@ -431,6 +431,30 @@ TEST(EmitEcosystem, EachFileIsPredictedAsItRuns) {
   // What runs as planned is the plan: torchtitan runs selective_op, hybrid groups and
   // accumulation as they are.
   EXPECT_EQ(describe_config(as_emitted(c, "torchtitan", TorchtitanVersion::v0_2)), describe_config(c));
+  // The label names every mesh setting that differs from run.toml's default, so that the check
+  // above sees an emitter that changes one (found by an audit: tp_async, pp_microbatch,
+  // pp_virtual_stages and cp_rotate were not in it).
+  TrainConfig m = c;
+  m.parallelism.tp = 2;
+  m.parallelism.cp = 2;
+  m.parallelism.pp = 2;
+  m.parallelism.tp_async = true;
+  m.parallelism.cp_rotate = CpRotate::alltoall;
+  m.parallelism.pp_schedule = PpSchedule::interleaved_1f1b;
+  m.parallelism.pp_virtual_stages = 3;
+  m.parallelism.pp_microbatch = 2;
+  const std::string label = describe_config(m);
+  for (const char* w : {"tp 2 tp_async", "cp 2 cp_rotate alltoall", "pp 2 Interleaved1F1B pp_virtual_stages 3 pp_microbatch 2"})
+    EXPECT_NE(label.find(w), std::string::npos) << label;
+  for (auto change : std::vector<std::function<void(TrainConfig&)>>{
+           [](TrainConfig& t) { t.parallelism.tp_async = false; },
+           [](TrainConfig& t) { t.parallelism.cp_rotate = CpRotate::allgather; },
+           [](TrainConfig& t) { t.parallelism.pp_virtual_stages = 2; },
+           [](TrainConfig& t) { t.parallelism.pp_microbatch = 1; }}) {
+    TrainConfig other = m;
+    change(other);
+    EXPECT_NE(describe_config(other), label);
+  }
   for (const EmitTarget& t : emit_targets(c, hw)) {
     if (t.runtime != "fms-fsdp") continue;
     ASSERT_TRUE(t.refusal.empty()) << t.refusal;

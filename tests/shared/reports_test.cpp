@@ -43,8 +43,16 @@ TEST(Reports, PredictionRoundTripWithPipelineStages) {
   p.pp_bubble_s = 3.0;
   p.mesh_notes = {"pp 8 x 1 stage(s) per rank"};
   p.pp_stages = {{"first", 60e9, 64e9, 66e9, {62e9, 70e9}}, {"last", 48e9, 52e9, 54e9, {50e9, 55e9}}};
+  p.tp_async = true;
+  p.pp_schedule = "Interleaved1F1B";
+  p.pp_microbatch = 2;
   const nlohmann::json j = p;
   ASSERT_EQ(j["mesh"]["pp_stages"].size(), 2u);
+  // The settings the plan ran (an audit: which schedule a pipeline plan is for was not in it).
+  EXPECT_EQ(j["mesh"]["pp_schedule"], "Interleaved1F1B");
+  EXPECT_EQ(j["mesh"]["tp_async"], true);
+  EXPECT_EQ(j["mesh"]["pp_microbatch"], 2);
+  EXPECT_FALSE(j["mesh"].contains("cp_rotate"));  // cp 1
   EXPECT_EQ(j["mesh"]["pp_stages"][0]["stage"], "first");
   // The degrees as numbers, named as run.toml's [parallelism] keys.
   EXPECT_EQ(j["mesh"]["tp"], 8);
@@ -55,6 +63,9 @@ TEST(Reports, PredictionRoundTripWithPipelineStages) {
   EXPECT_EQ(q.dp_shard, 8);
   ASSERT_EQ(q.pp_stages.size(), 2u);
   EXPECT_EQ(q.pp_stages[1].stage, "last");
+  EXPECT_EQ(q.pp_schedule, "Interleaved1F1B");
+  EXPECT_TRUE(q.tp_async);
+  EXPECT_EQ(q.pp_microbatch, 2);
   EXPECT_DOUBLE_EQ(q.pp_stages[0].reserved_range_bytes.first, 62e9);
   EXPECT_EQ(nlohmann::json(q), j);
   p.pp_stages.clear();
