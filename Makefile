@@ -40,10 +40,13 @@ gpu-check:
 # The demo builds only what it runs (the planner and the trainer, not the test targets); apt's
 # and CMake's output go to $(BUILD)/demo-setup.log, the demo's own to the terminal.
 DEMO_LOG := $(BUILD)/demo-setup.log
+# The sub-makes by a variable of their own: a recipe line that names $(MAKE) itself runs even under
+# `make -n`, and this line also builds, so `make -n demo` would not be a dry run.
+DEMO_MAKE = $(MAKE) --no-print-directory
 demo:
 	@mkdir -p $(BUILD); : > $(DEMO_LOG); \
 	echo "setup: installing what is missing and building shardcast, shardcast-train (output in $(DEMO_LOG))"; \
-	if { $(MAKE) --no-print-directory deps && $(MAKE) --no-print-directory $(BUILD)/CMakeCache.txt && \
+	if { $(DEMO_MAKE) deps && $(DEMO_MAKE) $(BUILD)/CMakeCache.txt && \
 	     cmake --build $(BUILD) -j $(JOBS) --target shardcast shardcast-train; } >> $(DEMO_LOG) 2>&1; \
 	then echo "setup: done"; \
 	else echo "setup failed; the last lines of $(DEMO_LOG):" >&2; tail -n 25 $(DEMO_LOG) >&2; exit 1; fi
