@@ -7,6 +7,7 @@
 #     the check of 2026-11-27 printed PASSED there;
 #   - a run whose run_report.json names no path, or a machine whose nvidia-smi lists no GPU,
 #     is not passed (provenance_missing);
+#   - a run shorter than issue 55's 300 steps, or the 8B shape under MFU 0.45, is not passed;
 #   - `stamp` of a gpu_smoke record uses the record's own path.
 # Usage: gpu_record_test.sh SOURCE_DIR
 set -uo pipefail
@@ -31,20 +32,21 @@ class version:
 PY
 export NVIDIA_SMI="$tmp/bin/nvidia-smi" PYTHONPATH="$tmp/py" SHARDCAST_COMMIT="0123abc"
 
-# run DIR TPS_MEASURED RESERVED_MEASURED [with_path]: plan.json (5000 tokens/s, 40 GiB reserved),
-# 30 steps whose loss falls, run_report.json with or without "path".
+# run DIR TPS_MEASURED RESERVED_MEASURED [with_path] [steps]: plan.json (5000 tokens/s, 40 GiB
+# reserved), STEPS (default 300, issue 55's length) steps whose loss falls, run_report.json with or
+# without "path".
 run() {
-  local d=$1 tps=$2 res=$3 path=${4:-1}
+  local d=$1 tps=$2 res=$3 path=${4:-1} steps=${5:-300}
   mkdir -p "$d/run"
-  python3 - "$d" "$tps" "$res" "$path" <<'PY'
+  python3 - "$d" "$tps" "$res" "$path" "$steps" <<'PY'
 import json, sys, os
-d, tps, res, with_path = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
+d, tps, res, with_path, n = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1", int(sys.argv[5])
 G = 2**30
 json.dump({"tokens_per_s_per_gpu": 5000.0, "mfu": 0.40, "memory": {"peak_bytes": 30 * G, "reserved_bytes": 40 * G}},
           open(os.path.join(d, "plan.json"), "w"))
 with open(os.path.join(d, "run", "metrics.jsonl"), "w") as f:
-    for s in range(1, 31):
-        f.write(json.dumps({"step": s, "loss": 12.0 - 0.2 * s, "tokens_per_s_per_gpu": tps, "mfu": 0.4 * tps / 5000,
+    for s in range(1, n + 1):
+        f.write(json.dumps({"step": s, "loss": 12.0 - 6.0 * s / n, "tokens_per_s_per_gpu": tps, "mfu": 0.4 * tps / 5000,
                             "mem_peak_bytes": 30 * G, "mem_reserved_peak_bytes": res * G}) + "\n")
 report = {"schema": 1}
 if with_path:
@@ -76,6 +78,16 @@ out=$(python3 "$rec" train slow "$tmp/slow"); rc=$?
 run "$tmp/big" 5000 44   # plan 40 GiB against 44 measured: the plan 9 % under
 out=$(python3 "$rec" train big "$tmp/big"); rc=$?
 [ "$rc" -eq 1 ] && grep -q "max reserved within 5% .*: NOT MET" <<<"$out" || fail "reserved target missed must fail: exit $rc, $out"
+
+# Issue 55's targets beside the plan's: a 40-step run (the default before) and the 8B shape under
+# MFU 0.45 fail, even with every other target met.
+run "$tmp/short" 5100 40.5 1 40
+out=$(python3 "$rec" train short "$tmp/short"); rc=$?
+[ "$rc" -eq 1 ] && grep -q "at least 300 steps (issue 55): NOT MET" <<<"$out" || fail "a 40-step run must fail: exit $rc, $out"
+run "$tmp/llama3-8b-shape-12l" 5100 40.5   # MFU 0.4 x 5100 / 5000 = 0.41
+out=$(python3 "$rec" train llama3-8b-shape-12l "$tmp/llama3-8b-shape-12l"); rc=$?
+[ "$rc" -eq 1 ] && grep -q "MFU >= 0.45 on the 8B shape (issue 55): NOT MET" <<<"$out" \
+  || fail "the 8B shape under MFU 0.45 must fail: exit $rc, $out"
 
 run "$tmp/nopath" 5000 40 0
 out=$(python3 "$rec" train nopath "$tmp/nopath"); rc=$?

@@ -247,13 +247,22 @@ plan)
   # tests/gpu/one_command.sh: --prepare makes what a lent machine needs, and the command itself
   # refuses without a GPU (exit 3) before writing anything, and without a prepared folder (exit 2).
   o="$src/tests/gpu/one_command.sh"
-  expect "one_command --prepare" 0 "one_command: .* ready" env BUILD="$bdir" bash "$o" --prepare "$tmp/prep" H100-80GB-SXM
+  # Without the carried packages the GPU machine's build would fail after the loan started.
+  expect "one_command --prepare without gpu-deps" 1 "no-deps/[*][.]deb: run tests/gpu/fetch_build_deps.sh download" \
+    env BUILD="$bdir" SHARDCAST_GPU_DEPS="$tmp/no-deps" bash "$o" --prepare "$tmp/prep0" H100-80GB-SXM
+  mkdir -p "$tmp/gpu-deps" && : > "$tmp/gpu-deps/libfmt-dev.deb"
+  expect "one_command --prepare" 0 "one_command: .* ready" env BUILD="$bdir" SHARDCAST_GPU_DEPS="$tmp/gpu-deps" \
+    bash "$o" --prepare "$tmp/prep" H100-80GB-SXM
   for f in corpus.bin run.toml shardcast; do
     [ -s "$tmp/prep/$f" ] || { echo "FAIL: one_command --prepare wrote no $f" >&2; failures=$((failures + 1)); }
   done
   grep -q '^path = "corpus.bin"' "$tmp/prep/run.toml" || { echo "FAIL: prepared run.toml's data.path is not relative" >&2; failures=$((failures + 1)); }
   expect "one_command without a prepared folder" 2 "no run.toml and corpus.bin" bash "$o" "$tmp/out" "$tmp/none"
   expect "one_command without a GPU" 3 "refusing: no NVIDIA GPU" env NVIDIA_SMI="$tmp/none/nvidia-smi" bash "$o" "$tmp/out" "$tmp/prep"
+  [ "$(cat "$tmp/prep/hardware" 2>/dev/null)" = H100-80GB-SXM ] \
+    || { echo "FAIL: one_command --prepare did not record the hardware its plans were fixed for" >&2; failures=$((failures + 1)); }
+  # A budget the device tool's 600 s limit would cut before the results are packed.
+  expect "one_command BUDGET_S above 570" 2 "at most 570" bash "$o" "$tmp/out" "$tmp/prep" 590
   [ ! -e "$tmp/out" ] || { echo "FAIL: one_command wrote $tmp/out without a GPU" >&2; failures=$((failures + 1)); }
   ;;
 *) echo "gpu_scripts_test: unknown part '$what' (build | deps | fsdp2 | gemms | microbench | plan)" >&2; exit 2 ;;

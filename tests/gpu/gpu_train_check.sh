@@ -18,10 +18,11 @@
 #               for an H200, else H100-80GB-SXM)
 #   --plan-only choose the models and configs and write the plans, train nothing (runs
 #               without a GPU: the choice is the planner's)
-# Models: llama3.2-1b, and the largest Llama shape that fits one GPU under full_shard: the
-# Llama preset with the most parameters whose plan fits; when only llama3.2-1b fits (16 bytes
-# of sharded state per parameter on one rank: no 7-8B preset fits 80 GB), the llama3-8b shape
-# (its width, heads, FFN and vocab) with the most layers whose plan fits. For each model the
+# Models: llama3.2-1b, and the largest 8B shape that fits one GPU under full_shard (issue 55's
+# "largest 8B-shape"): llama3.1-8b or llama3-8b where its plan fits; else (16 bytes of sharded
+# state per parameter on one rank: no 8B preset fits 80 or 141 GB) the llama3-8b shape (its
+# width, heads, FFN and vocab) with the most layers whose plan fits. Another Llama (llama2-7b
+# fits an H200) is not an 8B shape: the H200 got it before. For each model the
 # config is the fitting one (`shardcast plan`, runtime shardcast-train, bf16 params, fp32
 # reduce, grad_accum 1, micro_batch 1..16, activation checkpointing none | full; device total
 # within 90 % of the GPU's memory, the budget of `shardcast search`) with the most predicted
@@ -138,7 +139,8 @@ llamas = sorted((f[:-5] for f in os.listdir(models_dir) if re.match(r"(code)?lla
 if not best("llama3.2-1b"):
     sys.exit(f"gpu_train_check: llama3.2-1b does not fit one {hw} at seq_len {seq} under full_shard by the plan")
 chosen = [("llama3.2-1b", "llama3.2-1b")]
-largest = next((m for m in llamas if best(m)), None)
+eights = [m for m in ("llama3.1-8b", "llama3-8b") if m in llamas]  # issue 55: the 8B shape, not any Llama
+largest = next((m for m in eights if best(m)), None)
 if largest and largest != "llama3.2-1b":
     chosen.append((largest, largest))
 else:  # the llama3-8b shape with the most layers that fit

@@ -23,8 +23,13 @@
 #             the llama3.2-1b run.toml gpu_train_check.sh would emit (data.path relative to
 #             PREP_DIR), the planner binary `shardcast` (no LibTorch; built here, BUILD=DIR) and
 #             `commit` (this checkout's HEAD, "-dirty" when it differs; every record names it)
-#   BUDGET_S  seconds this command may take in all (default 540)
-# Environment: NVIDIA_SMI (default nvidia-smi), SHARDCAST_GPU_STEPS (train steps, default 40),
+#   BUDGET_S  seconds this command may take in all (default 540; at most 570: the device tool
+#             stops a command at 600 s, and results are packed only at the end)
+# Environment: NVIDIA_SMI (default nvidia-smi), SHARDCAST_GPU_STEPS (train steps, default 300,
+#   issue 55's length: gpu_record.py fails a shorter run; 300 steps of both shapes take about
+#   200 s of the plan's steps, so the train check wants a call of its own:
+#   SHARDCAST_GPU_ONLY=train first, then the rest right after on the warm machine, whose build
+#   outputs stay),
 #   SHARDCAST_GPU_ONLY (space-separated check names: only those, in the order above; default
 #   all but fused-adamw, allocator-trace and checkpoint-resume, the first call's set),
 #   SHARDCAST_FSDP2_ROUNDS (2), SHARDCAST_FSDP2_STEPS (20), JOBS (build parallelism, default nproc).
@@ -33,11 +38,16 @@
 # gpu.train_check_plan_only runs --prepare and the refusals.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '2,31p' "$0" >&2; exit 2; }
+usage() { sed -n '2,38p' "$0" >&2; exit 2; }
 
 if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   [ $# -eq 3 ] || usage
   prep="$2" hw="$3" build="${BUILD:-$src/build}"
+  # The GPU machine builds with the Debian packages carried in gpu-deps/ (no package registry
+  # there): without them its build fails after the loan has started.
+  deps="${SHARDCAST_GPU_DEPS:-$src/gpu-deps}"   # where build_on_gpu.sh looks (tests name another)
+  ls "$deps"/*.deb >/dev/null 2>&1 || { echo "one_command: --prepare: no $deps/*.deb: run" \
+    "tests/gpu/fetch_build_deps.sh download first (and carry gpu-deps with PREP_DIR)" >&2; exit 1; }
   mkdir -p "$prep" && prep="$(cd "$prep" && pwd)"
   # Subword tokens (issue 55, "real text"): a SentencePiece model of 4000 pieces trained here on
   # docs/*.md (trainer/data/subword_tokenizer.h), then the docs and headers encoded with it.
@@ -45,7 +55,7 @@ if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   "$build/shardcast-train" tokenize --sentencepiece "$prep/tokenizer.model" --out "$prep/corpus.bin" \
     "$src"/docs/*.md "$src"/shared/*.h "$src"/trainer/*/*.h > "$prep/corpus.txt" || exit 1
   bash "$src/tests/gpu/gpu_train_check.sh" "$build" "$prep/plan" --corpus "$prep/corpus.bin" --hardware "$hw" \
-    --steps "${SHARDCAST_GPU_STEPS:-40}" --plan-only || exit 1
+    --steps "${SHARDCAST_GPU_STEPS:-300}" --plan-only || exit 1
   sed "s|^path = \".*corpus.bin\"|path = \"corpus.bin\"|" "$prep/plan/train-llama3.2-1b/emit/run.toml" > "$prep/run.toml"
   # More shapes of the allocation sequence for allocator-trace: each chosen model with full
   # activation checkpointing at micro-batches 2 and 8, where the plan fits (emit exits 3 where
@@ -68,6 +78,9 @@ if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   # The plans' run.toml files name files under PREP_DIR by this machine's path: the GPU
   # machine replaces it by its own.
   echo "$prep" > "$prep/prepared_at"
+  # The hardware the plans were fixed for: the train check on the GPU machine plans with it, and
+  # says so when the machine's GPU is another.
+  echo "$hw" > "$prep/hardware"
   # The commit the lent machine builds (it gets the tree without .git): every record names it
   # (tests/gpu/gpu_record.py reads SHARDCAST_COMMIT, exported from this file below).
   head="$(git -C "$src" rev-parse HEAD 2>/dev/null)" || { echo "one_command: --prepare needs the git checkout (commit)" >&2; exit 1; }
@@ -79,7 +92,8 @@ fi
 
 [ $# -ge 2 ] && [ $# -le 3 ] || usage
 out="$1" prep="$2" budget="${3:-540}"
-[[ "$budget" =~ ^[1-9][0-9]*$ ]] || { echo "one_command: BUDGET_S '$budget': a whole number of seconds" >&2; exit 2; }
+[[ "$budget" =~ ^[1-9][0-9]*$ ]] && [ "$budget" -le 570 ] \
+  || { echo "one_command: BUDGET_S '$budget': a whole number of seconds, at most 570 (the device tool stops a command at 600 s, before the results are packed)" >&2; exit 2; }
 [ -f "$prep/run.toml" ] && [ -f "$prep/corpus.bin" ] || { echo "one_command: $prep: no run.toml and corpus.bin (--prepare)" >&2; exit 2; }
 command -v "${NVIDIA_SMI:-nvidia-smi}" >/dev/null && "${NVIDIA_SMI:-nvidia-smi}" -L 2>/dev/null | grep -q '^GPU ' \
   || { echo "one_command: refusing: no NVIDIA GPU (nvidia-smi -L lists none); --prepare runs without one" >&2; exit 3; }
@@ -116,7 +130,6 @@ build_rc=$?
 [ -x "$prep/shardcast" ] && [ -d "$src/build-gpu" ] && cp "$prep/shardcast" "$src/build-gpu/shardcast"
 cp "$src/build-gpu/build.log" "$work/make.log" 2>/dev/null
 cp "$src/build-gpu/configure.log" "$work/configure.log" 2>/dev/null
-[ -z "$fsdp2_pid" ] || { wait "$fsdp2_pid"; echo "fsdp2 during build: exit $?" >> "$work/fsdp2-during-build.log"; }
 failed=0
 pack() {
   tar -C "$src" --exclude='*.bin' --exclude='ckpts' --exclude='resumed-ckpts' --exclude='*.safetensors' \
@@ -124,19 +137,24 @@ pack() {
   echo "one_command: $failed failed; results in $out/results.tar.gz ($(($(date +%s) - t0)) s)"
 }
 if [ "$build_rc" -ne 0 ]; then
-  echo "one_command: build failed (exit $build_rc):"; grep -E 'error|Error' "$work/make.log" | head -40
+  # No check will run: FSDP2's timing during the build is not waited for (up to 240 s of the loan).
+  [ -z "$fsdp2_pid" ] || kill -- "$fsdp2_pid" 2>/dev/null
+  echo "one_command: build failed (exit $build_rc):"
+  grep -E 'error|Error' "$work/make.log" 2>/dev/null | head -40 || true
+  tail -n 15 "$work/build.log"   # build_on_gpu.sh's own refusals (no make.log then)
   inc="$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "include"))')"
   tar -C "$(dirname "$inc")" -cf - include | xz -T0 -6 | split -b 15M - "$out/torch-include.tar.xz."
   failed=1; pack; exit 1
 fi
 echo "one_command: built at $(($(date +%s) - t0)) s"
+[ -z "$fsdp2_pid" ] || { wait "$fsdp2_pid"; echo "fsdp2 during build: exit $?" >> "$work/fsdp2-during-build.log"; }
 # The carried packages' libraries (libfmt, libtomlplusplus) for the binaries and scripts below.
 [ -f "$src/gpu-deps/env.sh" ] && . "$src/gpu-deps/env.sh"
 # eu-stack (elfutils, carried in gpu-deps/) after the machine's own tools.
 [ -x "$src/gpu-deps/prefix/usr/bin/eu-stack" ] && export PATH="$PATH:$src/gpu-deps/prefix/usr/bin"
 
 # The checks, each capped by what is left (minus 20 s for packing).
-export SHARDCAST_GPU_STEPS="${SHARDCAST_GPU_STEPS:-40}"
+export SHARDCAST_GPU_STEPS="${SHARDCAST_GPU_STEPS:-300}"
 bin="$src/build-gpu/shardcast-train"
 # Each check's weight: its cap is its weight's share of what is left, among the selected
 # checks not yet run (one check alone gets all of it), and at least 30 s; a selected check
@@ -194,8 +212,23 @@ capped nccl-one-rank python3 "$src/tests/gpu/gpu_record.py" smoke "$src/build-gp
 capped fused-adamw python3 "$src/tests/gpu/gpu_record.py" smoke "$src/build-gpu/gpu_smoke" fused-adamw "$work/fused-adamw"
 export -f allocator_trace; export work prep bin src root_here   # setsid runs programs, not functions
 capped allocator-trace bash -c allocator_trace
-capped train bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
-  --steps "$SHARDCAST_GPU_STEPS"   # the preset: gpu_train_check.sh's, from nvidia-smi's GPU name
+# The train check plans with the hardware PREP_DIR was prepared for: the same planner binary and
+# inputs, so the plans fixed before the loan (PREP_DIR/plan/). On another GPU than that (the
+# device tool may lend an H200 for an H100) it plans for this one and says the plan was not fixed
+# before the run: the check does not pass then.
+prep_hw="$(cat "$prep/hardware" 2>/dev/null)"
+here_hw=H100-80GB-SXM
+"${NVIDIA_SMI:-nvidia-smi}" -L 2>/dev/null | grep -q H200 && here_hw=H200-141GB-SXM
+train_check() {
+  bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
+    --steps "$SHARDCAST_GPU_STEPS" --hardware "$here_hw" || return 1
+  if [ -n "$prep_hw" ] && [ "$prep_hw" != "$here_hw" ]; then
+    echo "train: NOT MET: the plans were fixed for $prep_hw (--prepare), this machine is $here_hw: re-planned here"
+    return 1
+  fi
+}
+export -f train_check; export here_hw prep_hw
+capped train bash -c train_check
 [ -f "$work/train.log" ] && grep -E '^(train-|  )' "$work/train.log"
 capped checkpoint-resume env SHARDCAST_GPU_BUILD=reuse SHARDCAST_GPU_ONLY=checkpoint-resume \
   bash "$src/tests/gpu/run_gpu_checks.sh" "$work/checkpoint-resume"
