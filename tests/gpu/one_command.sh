@@ -32,13 +32,14 @@
 #   outputs stay),
 #   SHARDCAST_GPU_ONLY (space-separated check names: only those, in the order above; default
 #   all but fused-adamw, allocator-trace and checkpoint-resume, the first call's set),
-#   SHARDCAST_FSDP2_ROUNDS (2), SHARDCAST_FSDP2_STEPS (20), JOBS (build parallelism, default nproc).
+#   SHARDCAST_FSDP2_ROUNDS (2), SHARDCAST_FSDP2_STEPS (20), SHARDCAST_FSDP2_COMPILE (1: FSDP2 compiled
+#   per block; 0 eager), JOBS (build parallelism, default nproc).
 # Exit: 0 built and every check that ran passed; 1 otherwise; 2 usage; 3 no GPU.
 # Ran on one H200 on 2026-11-27 (docs/gpu-runs/2026-11-27-h200/ and -h200-b/); ctest
 # gpu.train_check_plan_only runs --prepare and the refusals.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '2,38p' "$0" >&2; exit 2; }
+usage() { sed -n '2,39p' "$0" >&2; exit 2; }
 
 if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   [ $# -eq 3 ] || usage
@@ -234,8 +235,12 @@ capped checkpoint-resume env SHARDCAST_GPU_BUILD=reuse SHARDCAST_GPU_ONLY=checkp
   bash "$src/tests/gpu/run_gpu_checks.sh" "$work/checkpoint-resume"
 capped kernels "$bin" microbench --gpu --out "$work/kernels.csv"
 cfg="$work/train/train-llama3.2-1b/emit/run.toml"; [ -f "$cfg" ] || cfg="$work/run-llama3.2-1b.toml"
+# Issue 55 pairs with compiled FSDP2 (torch.compile per block, as torchtitan); SHARDCAST_FSDP2_COMPILE=0
+# pairs with eager FSDP2, as the records of 2026-11-27 did.
+fsdp2_compile=(--fsdp2-compile); [ "${SHARDCAST_FSDP2_COMPILE:-1}" = 0 ] && fsdp2_compile=()
 capped bench-vs-fsdp2 python3 "$src/trainer/bench/bench_vs_fsdp2.py" --build "$src/build-gpu" --config "$cfg" \
-  --rounds "${SHARDCAST_FSDP2_ROUNDS:-2}" --steps "${SHARDCAST_FSDP2_STEPS:-20}" --out "$work/bench-vs-fsdp2.json"
+  --rounds "${SHARDCAST_FSDP2_ROUNDS:-2}" --steps "${SHARDCAST_FSDP2_STEPS:-20}" "${fsdp2_compile[@]}" \
+  --out "$work/bench-vs-fsdp2.json"
 capped gloo-cuda-two-ranks python3 "$src/tests/gpu/gpu_record.py" smoke "$src/build-gpu/gpu_smoke" gloo-cuda-two-ranks \
   "$work/gloo-cuda-two-ranks"
 pack

@@ -26,6 +26,7 @@ fully_shard and MixedPrecisionPolicy under torch.distributed.fsdp); it refuses o
 (exit 2) and machines without a GPU (exit 3).
 
 Usage: bench_vs_fsdp2.py --build BUILD_DIR --config RUN_TOML [--rounds 3] [--steps 50] [--out FILE]
+                         [--fsdp2-compile]   (FSDP2's blocks compiled first, as torchtitan; issue 55's pairing)
   e.g. the run.toml tests/gpu/gpu_train_check.sh emitted: OUT/train-llama3.2-1b/emit/run.toml
 """
 import argparse
@@ -123,6 +124,10 @@ def fsdp2_main(args):
     init_weights(model, L)  # the trainer's init: normal(0, 0.02), residual outputs /√(2L)
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     for blk in model.layers:
+        # --fsdp2-compile: each block compiled before it is sharded, as torchtitan's apply_compile
+        # (torch.compile per TransformerBlock, then fully_shard), issue 55's "compiled FSDP2".
+        if args.fsdp2_compile:
+            blk.compile()
         fully_shard(blk, mp_policy=mp)
     fully_shard(model, mp_policy=mp)
     lr = opt_cfg.get("lr", 3e-4)
@@ -189,7 +194,8 @@ def run_fsdp2(args, tmp, rnd):
     log = os.path.join(tmp, f"fsdp2-{rnd}.log")
     with open(log, "w") as f:
         rc = subprocess.call([sys.executable, os.path.abspath(__file__), "--mode", "fsdp2", "--config", args.config,
-                              "--steps", str(args.steps), "--result", res, "--port", str(args.port + rnd)],
+                              "--steps", str(args.steps), "--result", res, "--port", str(args.port + rnd)] +
+                             (["--fsdp2-compile"] if args.fsdp2_compile else []),
                              stdout=f, stderr=subprocess.STDOUT)
     if rc != 0:
         sys.exit(print(f"bench_vs_fsdp2: the FSDP2 run failed (exit {rc}); log: {log}", file=sys.stderr) or 1)
@@ -222,7 +228,8 @@ def compare(args):
     med = lambda side, k: statistics.median(r[side][k] for r in rounds)
     t_res, f_res = med("trainer", "max_reserved_bytes"), med("fsdp2", "max_reserved_bytes")
     met = statistics.median(ratios) >= 0.95 and t_res <= f_res
-    print(f"\nconfig {args.config}, {args.steps} steps x {args.rounds} rounds, torch {torch.__version__}, "
+    print(f"\nFSDP2 {'compiled per block' if args.fsdp2_compile else 'eager'}; "
+          f"config {args.config}, {args.steps} steps x {args.rounds} rounds, torch {torch.__version__}, "
           f"{torch.cuda.get_device_name(0)}")
     print(f"| | tokens/s per GPU (median) | max allocated GiB | max reserved GiB |")
     print(f"|---|---|---|---|")
@@ -237,7 +244,8 @@ def compare(args):
                        "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0), "rounds": rounds,
                        "ratio_median": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
                        "target_met": met, "passed": met,
-                       "fsdp2": "eager (no torch.compile): issue 55's pairing with compiled FSDP2 is not run here"},
+                       "fsdp2": "compiled per block (torch.compile, then fully_shard)" if args.fsdp2_compile
+                       else "eager (no torch.compile)"},
                       fo, indent=2)
         print(f"-> {args.out}")
     # A check passes only when its target is met: one_command.sh counts a non-zero exit as failed.
@@ -254,6 +262,8 @@ def main():
     ap.add_argument("--out", help="compare: JSON of the rounds and the target")
     ap.add_argument("--result", help="fsdp2: JSON to write")
     ap.add_argument("--port", type=int, default=29517, help="store port of the FSDP2 runs (+ round index)")
+    ap.add_argument("--fsdp2-compile", action="store_true",
+                    help="compile each block of the FSDP2 side before sharding it (torchtitan's apply_compile)")
     args = ap.parse_args()
     torch_or_exit()  # refuse old torch / no GPU before anything else
     if not args.config:
