@@ -9,7 +9,7 @@ DEBS := build-essential cmake pkg-config ccache git \
         qt6-base-dev qt6-charts-dev libgl-dev xvfb xauth \
         libcli11-dev libfmt-dev libeigen3-dev libgtest-dev \
         libtomlplusplus-dev nlohmann-json3-dev clang \
-        sentencepiece
+        sentencepiece python3-torch
 
 .PHONY: all deps build test gpu-check demo bench clean
 

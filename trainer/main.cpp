@@ -1,6 +1,6 @@
 // shardcast-train: run one rank, launch N local ranks, or tokenize text into a token file.
 //
-//   shardcast-train run run.toml [--data FILE] [--steps N] [--metrics-dir DIR] [--hardware H]
+//   shardcast-train run run.toml [--data FILE] [--steps N] [--metrics-dir DIR] [--hardware H] [--initial-load DIR]
 //                       [--reference] [--allocator-trace FILE]
 //   shardcast-train launch --nproc-per-node N run.toml [run flags...]
 //   shardcast-train profile run.toml [--steps N] [--warmup W] [--out DIR] [--plan PLAN.json]
@@ -42,6 +42,10 @@ void add_run_flags(CLI::App* c, std::string& config, RunOverrides& ov) {
                 "replaces cluster.hardware: MFU's peak, and what the run directory records for `shardcast validate`");
   c->add_option("--allocator-trace", ov.allocator_trace,
                 "write the CUDA caching allocator's trace of the run to this CSV (GPU builds; ranks > 0: FILE.rank<R>)");
+  c->add_option("--initial-load", ov.initial_load,
+                "directory of model.safetensors + config.json (Hugging Face Llama) to start from; replaces "
+                "checkpoint.initial_load_path")
+      ->check(CLI::ExistingDirectory);
 }
 
 std::vector<std::string> run_args(const std::string& config, const RunOverrides& ov) {
@@ -51,6 +55,7 @@ std::vector<std::string> run_args(const std::string& config, const RunOverrides&
   if (!ov.metrics_dir.empty()) a.insert(a.end(), {"--metrics-dir", ov.metrics_dir});
   if (!ov.hardware.empty()) a.insert(a.end(), {"--hardware", ov.hardware});
   if (!ov.allocator_trace.empty()) a.insert(a.end(), {"--allocator-trace", ov.allocator_trace});
+  if (!ov.initial_load.empty()) a.insert(a.end(), {"--initial-load", ov.initial_load});
   return a;
 }
 

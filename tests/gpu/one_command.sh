@@ -33,13 +33,14 @@
 #   SHARDCAST_GPU_ONLY (space-separated check names: only those, in the order above; default
 #   all but fused-adamw, allocator-trace and checkpoint-resume, the first call's set),
 #   SHARDCAST_FSDP2_ROUNDS (2), SHARDCAST_FSDP2_STEPS (20), SHARDCAST_FSDP2_COMPILE (1: FSDP2 compiled
-#   per block; 0 eager), JOBS (build parallelism, default nproc).
+#   per block; 0 eager), SHARDCAST_FSDP2_LOSS_CURVE (50: steps of both from the same weights and
+#   tokens, loss by loss), JOBS (build parallelism, default nproc).
 # Exit: 0 built and every check that ran passed; 1 otherwise; 2 usage; 3 no GPU.
 # Ran on one H200 on 2026-11-27 (docs/gpu-runs/2026-11-27-h200/ and -h200-b/); ctest
 # gpu.train_check_plan_only runs --prepare and the refusals.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '2,39p' "$0" >&2; exit 2; }
+usage() { sed -n '2,40p' "$0" >&2; exit 2; }
 
 if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   [ $# -eq 3 ] || usage
@@ -240,7 +241,7 @@ cfg="$work/train/train-llama3.2-1b/emit/run.toml"; [ -f "$cfg" ] || cfg="$work/r
 fsdp2_compile=(--fsdp2-compile); [ "${SHARDCAST_FSDP2_COMPILE:-1}" = 0 ] && fsdp2_compile=()
 capped bench-vs-fsdp2 python3 "$src/trainer/bench/bench_vs_fsdp2.py" --build "$src/build-gpu" --config "$cfg" \
   --rounds "${SHARDCAST_FSDP2_ROUNDS:-2}" --steps "${SHARDCAST_FSDP2_STEPS:-20}" "${fsdp2_compile[@]}" \
-  --out "$work/bench-vs-fsdp2.json"
+  --loss-curve "${SHARDCAST_FSDP2_LOSS_CURVE:-50}" --out "$work/bench-vs-fsdp2.json"
 capped gloo-cuda-two-ranks python3 "$src/tests/gpu/gpu_record.py" smoke "$src/build-gpu/gpu_smoke" gloo-cuda-two-ranks \
   "$work/gloo-cuda-two-ranks"
 pack

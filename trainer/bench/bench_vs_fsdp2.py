@@ -19,14 +19,18 @@ max_memory_reserved on the FSDP2 side; run_report.json's mem_peak_bytes (active 
 mem_reserved_peak_bytes on the trainer's). Prints each round, the paired ratio trainer / FSDP2
 (median, min, max) and the target of issue 19: the trainer >= 0.95x FSDP2's tokens/s at equal or
 lower max reserved memory, as met / not met; writes the same as JSON (--out).
-What it is not: a correctness comparison (the two start from different random weights; the
-losses are printed, not compared). Ran once: one H200, torch 2.11, 2026-11-27 (docs/gpu-runs/).
+`--loss-curve N` adds issue 55's correctness comparison: N steps of both from the same weights and
+tokens (same_start.py: FSDP2 writes its initial weights, the trainer loads them with
+--initial-load; FSDP2 draws the trainer's sequences), every step's losses within 2 %.
+What it is not, without --loss-curve: a correctness comparison (the rounds start from different
+random weights; their losses are printed, not compared). Ran once: one H200, torch 2.11, 2026-11-27 (docs/gpu-runs/).
 It needs a CUDA GPU and torch >= 2.6 (for
 fully_shard and MixedPrecisionPolicy under torch.distributed.fsdp); it refuses older torch
 (exit 2) and machines without a GPU (exit 3).
 
 Usage: bench_vs_fsdp2.py --build BUILD_DIR --config RUN_TOML [--rounds 3] [--steps 50] [--out FILE]
                          [--fsdp2-compile]   (FSDP2's blocks compiled first, as torchtitan; issue 55's pairing)
+                         [--loss-curve N]    (N steps of both from the same weights and tokens, loss by loss)
   e.g. the run.toml tests/gpu/gpu_train_check.sh emitted: OUT/train-llama3.2-1b/emit/run.toml
 """
 import argparse
@@ -122,6 +126,9 @@ def fsdp2_main(args):
     with torch.device(dev):
         model = Llama(L, d, H, KV, ffn, V, eps, sdpa, cos, sin, tied=tied, checkpoint_blocks=full_ac)
     init_weights(model, L)  # the trainer's init: normal(0, 0.02), residual outputs /√(2L)
+    import same_start  # trainer/bench/same_start.py, beside this file
+    if args.write_init:  # --loss-curve: the trainer starts from these weights (--initial-load)
+        same_start.write_hf(model, args.write_init, m)
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     for blk in model.layers:
         # --fsdp2-compile: each block compiled before it is sharded, as torchtitan's apply_compile
@@ -147,8 +154,11 @@ def fsdp2_main(args):
     for step in range(1, args.steps + 1):
         for g in opt.param_groups:
             g["lr"] = lr * min(1.0, step / warm) if warm else lr
-        starts = rng.integers(0, len(tokens) - s - 1, size=b)
-        batch = torch.from_numpy(np.stack([tokens[i:i + s + 1].astype(np.int64) for i in starts])).to(dev)
+        if args.write_init:  # --loss-curve: the trainer's sequences of this step (its sampler)
+            batch = torch.from_numpy(same_start.batch(tokens, tr.get("seed", 1234), step, 0, b, s)).to(dev)
+        else:
+            starts = rng.integers(0, len(tokens) - s - 1, size=b)
+            batch = torch.from_numpy(np.stack([tokens[i:i + s + 1].astype(np.int64) for i in starts])).to(dev)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         logits = model(batch[:, :-1])
@@ -205,6 +215,45 @@ def run_fsdp2(args, tmp, rnd):
             "loss_last": r["records"][-1]["loss"]}
 
 
+LOSS_CURVE_TOL = 0.02  # max |trainer - FSDP2| / FSDP2 of a step's loss (see loss_curve)
+
+
+def loss_curve(args, tmp):
+    """Issue 55's loss-curve comparison: FSDP2 writes its initialised weights and trains on the
+    trainer's sequences (same_start.py); the trainer starts from those weights
+    (`--initial-load`) on the same run.toml, so both see the same weights and tokens. Tolerance:
+    every step's losses within 2 % relative. Both sides run bf16 with fp32 reduction and fp32
+    AdamW on other kernels (SDPA against the trainer's attention, two fused AdamWs), so they
+    drift by rounding; a wrong step (data, update, clipping, schedule) moves a loss by more.
+    The same pair in fp32 on CPU agrees to 1e-5 on the first step (tests/trainer/same_start_test.py)."""
+    init = os.path.join(tmp, "init")
+    res, log = os.path.join(tmp, "fsdp2-curve.json"), os.path.join(tmp, "fsdp2-curve.log")
+    with open(log, "w") as f:
+        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "--mode", "fsdp2", "--config", args.config,
+                              "--steps", str(args.loss_curve), "--result", res, "--port", str(args.port + 97),
+                              "--write-init", init], stdout=f, stderr=subprocess.STDOUT)
+    if rc != 0:
+        sys.exit(print(f"bench_vs_fsdp2: the FSDP2 loss-curve run failed (exit {rc}); log: {log}", file=sys.stderr) or 1)
+    fsdp2 = [r["loss"] for r in json.load(open(res))["records"]]
+    d, tlog = os.path.join(tmp, "trainer-curve"), os.path.join(tmp, "trainer-curve.log")
+    with open(tlog, "w") as f:
+        rc = subprocess.call([os.path.join(args.build, "shardcast-train"), "run", args.config, "--steps",
+                              str(args.loss_curve), "--metrics-dir", d, "--initial-load", init],
+                             stdout=f, stderr=subprocess.STDOUT)
+    if rc != 0:
+        sys.exit(print(f"bench_vs_fsdp2: shardcast-train's loss-curve run failed (exit {rc}); log: {tlog}",
+                       file=sys.stderr) or 1)
+    trainer = [json.loads(line)["loss"] for line in open(os.path.join(d, "metrics.jsonl")) if line.strip()]
+    rel = [abs(t - f) / f for t, f in zip(trainer, fsdp2)]
+    worst = max(range(len(rel)), key=lambda i: rel[i])
+    met = len(trainer) == len(fsdp2) == args.loss_curve and rel[worst] <= LOSS_CURVE_TOL
+    print(f"loss curve, {args.loss_curve} steps from the same weights and tokens: step 1 trainer {trainer[0]:.4f} / "
+          f"FSDP2 {fsdp2[0]:.4f}; last {trainer[-1]:.4f} / {fsdp2[-1]:.4f}; largest difference {100 * rel[worst]:.2f}% "
+          f"at step {worst + 1}; target (every step within {100 * LOSS_CURVE_TOL:.0f}%): {'MET' if met else 'NOT MET'}")
+    return {"steps": args.loss_curve, "tolerance_rel": LOSS_CURVE_TOL, "trainer": trainer, "fsdp2": fsdp2,
+            "max_rel_diff": rel[worst], "max_rel_diff_step": worst + 1, "met": met}
+
+
 def compare(args):
     torch = torch_or_exit()
     load_run(args.config)
@@ -224,10 +273,12 @@ def compare(args):
             print(f"round {rnd + 1}: trainer {t['tokens_per_s']:.0f} tok/s, FSDP2 {f['tokens_per_s']:.0f} tok/s, "
                   f"ratio {row['ratio']:.3f}x; max reserved GiB trainer {t['max_reserved_bytes'] / gib:.2f} / "
                   f"FSDP2 {f['max_reserved_bytes'] / gib:.2f}", flush=True)
+        curve = loss_curve(args, tmp) if args.loss_curve else None
     ratios = [r["ratio"] for r in rounds]
     med = lambda side, k: statistics.median(r[side][k] for r in rounds)
     t_res, f_res = med("trainer", "max_reserved_bytes"), med("fsdp2", "max_reserved_bytes")
-    met = statistics.median(ratios) >= 0.95 and t_res <= f_res
+    speed_met = statistics.median(ratios) >= 0.95 and t_res <= f_res
+    met = speed_met and (curve is None or curve["met"])
     print(f"\nFSDP2 {'compiled per block' if args.fsdp2_compile else 'eager'}; "
           f"config {args.config}, {args.steps} steps x {args.rounds} rounds, torch {torch.__version__}, "
           f"{torch.cuda.get_device_name(0)}")
@@ -237,13 +288,13 @@ def compare(args):
         print(f"| {label} | {med(side, 'tokens_per_s'):.0f} | {med(side, 'max_allocated_bytes') / gib:.2f} | "
               f"{med(side, 'max_reserved_bytes') / gib:.2f} |")
     print(f"| trainer / FSDP2, paired | {statistics.median(ratios):.3f}x [{min(ratios):.3f} .. {max(ratios):.3f}] | | |")
-    print(f"target (trainer >= 0.95x FSDP2's tokens/s at equal or lower max reserved): {'MET' if met else 'NOT MET'}")
+    print(f"target (trainer >= 0.95x FSDP2's tokens/s at equal or lower max reserved): {'MET' if speed_met else 'NOT MET'}")
     if args.out:
         with open(args.out, "w") as fo:
             json.dump({"schema": 1, "check": "bench-vs-fsdp2", "config": args.config, "steps": args.steps,
                        "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0), "rounds": rounds,
                        "ratio_median": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
-                       "target_met": met, "passed": met,
+                       "target_met": speed_met, "loss_curve": curve, "passed": met,
                        "fsdp2": "compiled per block (torch.compile, then fully_shard)" if args.fsdp2_compile
                        else "eager (no torch.compile)"},
                       fo, indent=2)
@@ -262,6 +313,10 @@ def main():
     ap.add_argument("--out", help="compare: JSON of the rounds and the target")
     ap.add_argument("--result", help="fsdp2: JSON to write")
     ap.add_argument("--port", type=int, default=29517, help="store port of the FSDP2 runs (+ round index)")
+    ap.add_argument("--loss-curve", type=int, default=0, metavar="N",
+                    help="compare: also N steps of both from the same weights and tokens, loss by loss (issue 55)")
+    ap.add_argument("--write-init", help="fsdp2: write the initial weights here (HF safetensors) and draw the "
+                                         "trainer's sequences")
     ap.add_argument("--fsdp2-compile", action="store_true",
                     help="compile each block of the FSDP2 side before sharding it (torchtitan's apply_compile)")
     args = ap.parse_args()

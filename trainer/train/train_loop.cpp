@@ -309,6 +309,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     cfg.cluster.hardware = ov.hardware;
   }
   if (ov.steps) cfg.training.steps = *ov.steps;
+  if (!ov.initial_load.empty()) cfg.checkpoint.initial_load_path = ov.initial_load;
   // The run directory's run.toml is written from cfg at the end: a string it cannot hold is
   // refused now, by key, not after training (shared/emitted_text.h).
   require_emittable_strings(cfg, file);

@@ -31,6 +31,7 @@ struct RunOverrides {
   // `shardcast validate RUN_DIR`. A value that does not load is refused (exit 2).
   std::string hardware;
   std::optional<int> steps;  // given: replaces training.steps
+  std::string initial_load;  // replaces checkpoint.initial_load_path (a directory of HF safetensors)
   bool reference = false;    // plain single-process path (world must be 1)
   std::optional<ProfileRequest> profile;  // given: a profile run instead of training
   // "" = none; else the CUDA caching allocator's trace of the whole run (memory.h
