@@ -189,6 +189,11 @@ def train(name, d):
     for t in targets:
         print(f"  target: {t['target']}: {'MET' if t['met'] else 'NOT MET'}")
     stamped = stamp(out, [os.path.join(d, "run", "run_report.json")])
+    # The trainer's own record of the run (its validation.json beside metrics.jsonl) names the
+    # machine, torch, commit and path too (issue 55: every validation.json).
+    run_record = os.path.join(d, "run", "validation.json")
+    if os.path.isfile(run_record):
+        stamped += stamp(run_record, [os.path.join(d, "run", "run_report.json")])
     ok = ok and stamped == 0
     print(f"train-{name}: {'PASSED' if ok else 'FAILED'} -> {out}")
     return 0 if ok else 1

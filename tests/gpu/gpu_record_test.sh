@@ -53,6 +53,7 @@ if with_path:
     report["path"] = {"world_size": "1", "comm_backend": "gloo", "device": "cuda:0", "libtorch": "2.11.0",
                       "optimizer_kernel": "fused_adamw", "attention_backend": "flash_attention"}
 json.dump(report, open(os.path.join(d, "run", "run_report.json"), "w"))
+json.dump({"schema": 1, "run_dir": os.path.join(d, "run"), "entries": []}, open(os.path.join(d, "run", "validation.json"), "w"))
 PY
 }
 field() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[2].split(".")]; print(v)' "$1" "$2"; }
@@ -68,6 +69,8 @@ v="$tmp/met/validation.json"
 [ "$(field "$v" provenance.trainer_commit)" = "0123abc" ] || fail "no commit in $v"
 [ "$(field "$v" provenance.paths.0.optimizer_kernel)" = fused_adamw ] || fail "no optimizer kernel in $v"
 [ "$(field "$v" provenance.paths.0.attention_backend)" = flash_attention ] || fail "no attention backend in $v"
+# The trainer's own validation.json of the run is stamped too (issue 55: every validation.json).
+[ "$(field "$tmp/met/run/validation.json" provenance.trainer_commit)" = "0123abc" ] || fail "the run's own validation.json has no provenance"
 
 run "$tmp/slow" 4000 40.5   # plan 5000 against 4000 measured: +25 %
 out=$(python3 "$rec" train slow "$tmp/slow"); rc=$?

@@ -7,8 +7,9 @@
 //                            bf16 over that group (reduce-scatter stream, bf16 reduction)
 //                            against the CPU fp32 reference.
 //   gloo-cuda-two-ranks OUT_DIR  two ranks as threads on cuda:0 over Gloo with CUDA tensors:
-//                            each collective alone (exact values), then FSDP full_shard fp32,
-//                            5 steps, against the CPU reference.
+//                            each collective alone (exact values), then FSDP full_shard and
+//                            hybrid_shard (2 replicas x 1) fp32, 5 steps each, against the CPU
+//                            reference.
 //                            Prints each stage with its time on stderr (where a hang is).
 //   fused-adamw OUT_DIR      the device optimizer's fast path (trainer/train/optim.h:
 //                            at::_fused_adamw_ and the _foreach_norm square sum) against its
@@ -64,11 +65,12 @@ struct Check {
 };
 
 // Step-1 gradients and losses of an FSDP run against the CPU reference.
-void compare_runs(Check& c, const RunResult& ref, const RunResult& got) {
+// prefix names the run among several of one check ("" for the first).
+void compare_runs(Check& c, const RunResult& ref, const RunResult& got, const std::string& prefix = "") {
   std::string worst;
-  c.compare("step1_grad_max_rel_error", 0.0, max_rel_error(got.grads1, ref.grads1, &worst));
+  c.compare(prefix + "step1_grad_max_rel_error", 0.0, max_rel_error(got.grads1, ref.grads1, &worst));
   for (size_t i = 0; i < ref.losses.size() && i < got.losses.size(); ++i)
-    c.compare("loss_step_" + std::to_string(i + 1), ref.losses[i], got.losses[i]);
+    c.compare(prefix + "loss_step_" + std::to_string(i + 1), ref.losses[i], got.losses[i]);
   if (got.losses.size() != ref.losses.size()) c.passed = false;
 }
 
@@ -190,8 +192,15 @@ int gloo_cuda_two_ranks(const std::filesystem::path& out) {
   const RunResult ref = train_reference(cfg, 5);
   stage("two Gloo ranks on cuda:0, 5 steps");
   const RunResult got = train_fsdp(cfg, 5, dev);
-  stage("done");
   compare_runs(c, ref, got);
+  // Issue 55's hybrid case: two replicas of a one-rank shard group (hsdp_shard_size 1), so the
+  // gradients go through the replicas' all-reduce; the same global batch, the same reference.
+  TrainConfig hybrid = tiny_config(ShardingStrategy::hybrid_shard, 2);
+  hybrid.parallelism.hsdp_shard_size = 1;
+  stage("two Gloo ranks on cuda:0, hybrid_shard 2 replicas x 1, 5 steps");
+  const RunResult got_hybrid = train_fsdp(hybrid, 5, dev);
+  stage("done");
+  compare_runs(c, ref, got_hybrid, "hybrid_");
   return c.write(out);
 }
 
