@@ -118,7 +118,8 @@ selected() { grep -qw -- "$1" <<<"$only"; }
 # FSDP2 alone during the build (its own NCCL port), when bench-vs-fsdp2 is to run.
 fsdp2_pid=""
 if selected bench-vs-fsdp2; then
-( cd "$src/trainer/bench" && timeout 240 python3 bench_vs_fsdp2.py --mode fsdp2 --config "$work/run-llama3.2-1b.toml" \
+# exec: the background pid is timeout's, which passes a kill on to python (a failed build stops it).
+( cd "$src/trainer/bench" && exec timeout 240 python3 bench_vs_fsdp2.py --mode fsdp2 --config "$work/run-llama3.2-1b.toml" \
     --steps 12 --result "$work/fsdp2-during-build.json" --port 29611 > "$work/fsdp2-during-build.log" 2>&1 ) &
 fsdp2_pid=$!
 fi

@@ -1,6 +1,6 @@
 """The same start for shardcast-train and a PyTorch run: its sequences and its initial weights.
 
-What it is: the trainer's batch sampler in Python (trainer/data/token_file.cpp sequence_start:
+What it is: the trainer's batch sampler and learning-rate schedule in Python (trainer/data/token_file.cpp sequence_start:
 splitmix64 of (seed, step, sequence index) picks each sequence's first token; a world of W ranks
 with micro_batch b reads sequence (m * W + r) * b + i at micro-step m, rank r, item i), and a
 writer of trainer/bench/llama_torch.py's weights as the Hugging Face Llama safetensors the
@@ -12,6 +12,7 @@ What it is not: a safetensors library (only what the trainer reads: one F32 file
 Needs numpy; torch only for write_hf's tensors.
 """
 import json
+import math
 import os
 import struct
 
@@ -51,6 +52,20 @@ def batch(tokens, seed, step, micro_step, micro_batch, seq_len, world=1, rank=0)
     rows = [tokens[s:s + seq_len + 1].astype(np.int64)
             for s in (sequence_start(len(tokens), seed, step, first + i, seq_len) for i in range(micro_batch))]
     return np.stack(rows)
+
+
+def lr_at(step, total_steps, lr, warmup_steps=0, decay="cosine", min_lr_factor=0.1):
+    """The learning rate of optimizer step `step` (1-based) of `total_steps`: trainer/train/optim.h lr_at."""
+    warm = max(0, warmup_steps)
+    if warm > 0 and step <= warm:
+        return lr * step / warm
+    min_lr = lr * min_lr_factor
+    progress = min(1.0, max(0.0, (step - warm) / max(1, total_steps - warm)))
+    if decay == "constant":
+        return lr
+    if decay == "linear":
+        return lr + (min_lr - lr) * progress
+    return min_lr + 0.5 * (lr - min_lr) * (1.0 + math.cos(math.pi * progress))
 
 
 def hf_name(name):
