@@ -186,35 +186,36 @@ def steady_median(records, key):
     return statistics.median(r[key] for r in records[warm:])
 
 
-def run_trainer(args, tmp, rnd):
-    d = os.path.join(tmp, f"trainer-{rnd}")
-    log = os.path.join(tmp, f"trainer-{rnd}.log")
+def run_trainer(args, tmp, tag, steps, extra=()):
+    """`shardcast-train run` of the config for `steps` steps (extra: more of its flags)."""
+    d = os.path.join(tmp, f"trainer-{tag}")
+    log = os.path.join(tmp, f"trainer-{tag}.log")
     with open(log, "w") as f:
-        rc = subprocess.call([os.path.join(args.build, "shardcast-train"), "run", args.config, "--steps", str(args.steps),
-                              "--metrics-dir", d], stdout=f, stderr=subprocess.STDOUT)
+        rc = subprocess.call([os.path.join(args.build, "shardcast-train"), "run", args.config, "--steps", str(steps),
+                              "--metrics-dir", d, *extra], stdout=f, stderr=subprocess.STDOUT)
     if rc != 0:
         sys.exit(print(f"bench_vs_fsdp2: shardcast-train failed (exit {rc}); log: {log}", file=sys.stderr) or 1)
     records = [json.loads(line) for line in open(os.path.join(d, "metrics.jsonl")) if line.strip()]
     return {"tokens_per_s": steady_median(records, "tokens_per_s_per_gpu"),
             "max_allocated_bytes": max(r["mem_peak_bytes"] for r in records),
             "max_reserved_bytes": max(r.get("mem_reserved_peak_bytes", float("nan")) for r in records),
-            "loss_last": records[-1]["loss"]}
+            "loss_last": records[-1]["loss"], "losses": [r["loss"] for r in records]}
 
 
-def run_fsdp2(args, tmp, rnd):
-    res = os.path.join(tmp, f"fsdp2-{rnd}.json")
-    log = os.path.join(tmp, f"fsdp2-{rnd}.log")
+def run_fsdp2(args, tmp, tag, steps, port, extra=()):
+    """This file's --mode fsdp2 in its own process for `steps` steps (extra: more of its flags)."""
+    res = os.path.join(tmp, f"fsdp2-{tag}.json")
+    log = os.path.join(tmp, f"fsdp2-{tag}.log")
     with open(log, "w") as f:
         rc = subprocess.call([sys.executable, os.path.abspath(__file__), "--mode", "fsdp2", "--config", args.config,
-                              "--steps", str(args.steps), "--result", res, "--port", str(args.port + rnd)] +
-                             (["--fsdp2-compile"] if args.fsdp2_compile else []),
+                              "--steps", str(steps), "--result", res, "--port", str(port), *extra],
                              stdout=f, stderr=subprocess.STDOUT)
     if rc != 0:
         sys.exit(print(f"bench_vs_fsdp2: the FSDP2 run failed (exit {rc}); log: {log}", file=sys.stderr) or 1)
     r = json.load(open(res))
     return {"tokens_per_s": steady_median(r["records"], "tokens_per_s_per_gpu"),
             "max_allocated_bytes": r["max_allocated_bytes"], "max_reserved_bytes": r["max_reserved_bytes"],
-            "loss_last": r["records"][-1]["loss"]}
+            "loss_last": r["records"][-1]["loss"], "losses": [x["loss"] for x in r["records"]]}
 
 
 LOSS_CURVE_TOL = 0.02  # max |trainer - FSDP2| / FSDP2 of a step's loss (see loss_curve)
@@ -227,25 +228,10 @@ def loss_curve(args, tmp):
     every step's losses within 2 % relative. Both sides run bf16 with fp32 reduction and fp32
     AdamW on other kernels (SDPA against the trainer's attention, two fused AdamWs), so they
     drift by rounding; a wrong step (data, update, clipping, schedule) moves a loss by more.
-    The same pair in fp32 on CPU agrees to 1e-5 on the first step (tests/trainer/same_start_test.py)."""
+    The same start in fp32 on CPU trains 4 steps within 2e-6 (tests/trainer/same_start_test.py)."""
     init = os.path.join(tmp, "init")
-    res, log = os.path.join(tmp, "fsdp2-curve.json"), os.path.join(tmp, "fsdp2-curve.log")
-    with open(log, "w") as f:
-        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "--mode", "fsdp2", "--config", args.config,
-                              "--steps", str(args.loss_curve), "--result", res, "--port", str(args.port + 97),
-                              "--write-init", init], stdout=f, stderr=subprocess.STDOUT)
-    if rc != 0:
-        sys.exit(print(f"bench_vs_fsdp2: the FSDP2 loss-curve run failed (exit {rc}); log: {log}", file=sys.stderr) or 1)
-    fsdp2 = [r["loss"] for r in json.load(open(res))["records"]]
-    d, tlog = os.path.join(tmp, "trainer-curve"), os.path.join(tmp, "trainer-curve.log")
-    with open(tlog, "w") as f:
-        rc = subprocess.call([os.path.join(args.build, "shardcast-train"), "run", args.config, "--steps",
-                              str(args.loss_curve), "--metrics-dir", d, "--initial-load", init],
-                             stdout=f, stderr=subprocess.STDOUT)
-    if rc != 0:
-        sys.exit(print(f"bench_vs_fsdp2: shardcast-train's loss-curve run failed (exit {rc}); log: {tlog}",
-                       file=sys.stderr) or 1)
-    trainer = [json.loads(line)["loss"] for line in open(os.path.join(d, "metrics.jsonl")) if line.strip()]
+    fsdp2 = run_fsdp2(args, tmp, "curve", args.loss_curve, args.port + 97, ["--write-init", init])["losses"]
+    trainer = run_trainer(args, tmp, "curve", args.loss_curve, ["--initial-load", init])["losses"]
     rel = [abs(t - f) / f for t, f in zip(trainer, fsdp2)]
     worst = max(range(len(rel)), key=lambda i: rel[i])
     met = len(trainer) == len(fsdp2) == args.loss_curve and rel[worst] <= LOSS_CURVE_TOL
@@ -264,12 +250,14 @@ def compare(args):
     rounds = []
     with tempfile.TemporaryDirectory(prefix="bench_vs_fsdp2_") as tmp:
         for rnd in range(args.rounds):
-            order = [("trainer", run_trainer), ("fsdp2", run_fsdp2)]
+            compiled = ["--fsdp2-compile"] if args.fsdp2_compile else []
+            order = [("trainer", lambda: run_trainer(args, tmp, rnd, args.steps)),
+                     ("fsdp2", lambda: run_fsdp2(args, tmp, rnd, args.steps, args.port + rnd, compiled))]
             if rnd % 2:
                 order.reverse()
             row = {}
             for name, fn in order:
-                row[name] = fn(args, tmp, rnd)
+                row[name] = fn()
             row["ratio"] = row["trainer"]["tokens_per_s"] / row["fsdp2"]["tokens_per_s"]
             rounds.append(row)
             t, f = row["trainer"], row["fsdp2"]
