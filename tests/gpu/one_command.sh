@@ -221,7 +221,9 @@ capped allocator-trace bash -c allocator_trace
 # before the run: the check does not pass then.
 prep_hw="$(cat "$prep/hardware" 2>/dev/null)"
 here_hw=H100-80GB-SXM
-"${NVIDIA_SMI:-nvidia-smi}" -L 2>/dev/null | grep -q H200 && here_hw=H200-141GB-SXM
+# The list first: under pipefail, grep -q leaving early could fail the pipe on a match.
+gpu_list="$("${NVIDIA_SMI:-nvidia-smi}" -L 2>/dev/null)"
+grep -q H200 <<<"$gpu_list" && here_hw=H200-141GB-SXM
 train_check() {
   bash "$src/tests/gpu/gpu_train_check.sh" "$src/build-gpu" "$work/train" --corpus "$prep/corpus.bin" \
     --steps "$SHARDCAST_GPU_STEPS" --hardware "$here_hw" || return 1
