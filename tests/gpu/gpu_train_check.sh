@@ -73,13 +73,15 @@ while [ $# -gt 0 ]; do
 done
 for b in shardcast shardcast-train; do [ -x "$build/$b" ] || bad "no $build/$b (tests/gpu/build_on_gpu.sh builds it)"; done
 smi="${NVIDIA_SMI:-nvidia-smi}"
+# The list first: under pipefail, grep -q leaving early could fail the pipe on a match.
+gpu_list="$(command -v "$smi" >/dev/null && "$smi" -L 2>/dev/null || true)"
 if [ "$plan_only" = 0 ]; then
-  command -v "$smi" >/dev/null && "$smi" -L 2>/dev/null | grep -q '^GPU ' \
+  grep -q '^GPU ' <<<"$gpu_list" \
     || { echo "gpu_train_check: refusing: no NVIDIA GPU (nvidia-smi); --plan-only runs without one" >&2; exit 3; }
 fi
 if [ -z "$hw" ]; then
   hw=H100-80GB-SXM
-  if command -v "$smi" >/dev/null && "$smi" -L 2>/dev/null | grep -q 'H200'; then hw=H200-141GB-SXM; fi
+  if grep -q 'H200' <<<"$gpu_list"; then hw=H200-141GB-SXM; fi
 fi
 mkdir -p "$out" && out="$(cd "$out" && pwd)"
 if [ -z "$corpus" ]; then
