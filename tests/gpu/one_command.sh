@@ -34,13 +34,14 @@
 #   all but fused-adamw, allocator-trace and checkpoint-resume, the first call's set),
 #   SHARDCAST_FSDP2_ROUNDS (2), SHARDCAST_FSDP2_STEPS (20), SHARDCAST_FSDP2_COMPILE (1: FSDP2 compiled
 #   per block; 0 eager), SHARDCAST_FSDP2_LOSS_CURVE (50: steps of both from the same weights and
-#   tokens, loss by loss), JOBS (build parallelism, default nproc).
+#   tokens, loss by loss), SHARDCAST_FSDP2_SHAPE (1b; 8b: the prepared 8B shape), JOBS (build
+#   parallelism, default nproc).
 # Exit: 0 built and every check that ran passed; 1 otherwise; 2 usage; 3 no GPU.
 # Ran on one H200 on 2026-11-27 (docs/gpu-runs/2026-11-27-h200/ and -h200-b/); ctest
 # gpu.train_check_plan_only runs --prepare and the refusals.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-usage() { sed -n '2,40p' "$0" >&2; exit 2; }
+usage() { sed -n '2,41p' "$0" >&2; exit 2; }
 
 if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   [ $# -eq 3 ] || usage
@@ -239,6 +240,16 @@ capped checkpoint-resume env SHARDCAST_GPU_BUILD=reuse SHARDCAST_GPU_ONLY=checkp
   bash "$src/tests/gpu/run_gpu_checks.sh" "$work/checkpoint-resume"
 capped kernels "$bin" microbench --gpu --out "$work/kernels.csv"
 cfg="$work/train/train-llama3.2-1b/emit/run.toml"; [ -f "$cfg" ] || cfg="$work/run-llama3.2-1b.toml"
+# SHARDCAST_FSDP2_SHAPE=8b: the pairing and the loss curve on the prepared 8B shape (issue 55's
+# "on the same shape" as the MFU target), from PREP_DIR's plan with this machine's paths.
+if [ "${SHARDCAST_FSDP2_SHAPE:-1b}" = 8b ]; then
+  m8="$(cd "$prep/plan" && ls -d train-llama3*-8b* 2>/dev/null | head -1)"
+  if [ -n "$m8" ] && [ -f "$prep/plan/$m8/emit/run.toml" ]; then
+    sed "s|$root_here|$prep|g" "$prep/plan/$m8/emit/run.toml" > "$work/run-$m8.toml" && cfg="$work/run-$m8.toml"
+  else
+    echo "one_command: SHARDCAST_FSDP2_SHAPE=8b: no 8B plan under $prep/plan (--prepare): pairing llama3.2-1b"
+  fi
+fi
 # Issue 55 pairs with compiled FSDP2 (torch.compile per block, as torchtitan); SHARDCAST_FSDP2_COMPILE=0
 # pairs with eager FSDP2, as the records of 2026-11-27 did.
 fsdp2_compile=(--fsdp2-compile); [ "${SHARDCAST_FSDP2_COMPILE:-1}" = 0 ] && fsdp2_compile=()
