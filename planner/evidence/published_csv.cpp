@@ -374,37 +374,23 @@ void fill_term_columns(const RowReader& r, PublishedRow& row) {
 }
 
 // A mesh dimension's settings (tp_async, the pipeline's schedule, micro-batch and stages, CP's
-// rotation): read where the row's degree uses them; given with the degree 1 they skip the row
-// (run.toml refuses them so too: shared/train_config_mesh.cpp check_dependent_keys).
+// rotation), read as given: one given with its degree 1 is refused by validate_mesh's
+// check_dependent_keys (shared/train_config_mesh.cpp), which validate.cpp runs on every row, as
+// run.toml is refused.
 void fill_mesh_settings(const RowReader& r, ParallelismConfig& p) {
-  auto unused = [&](const char* col, const char* degree) {
-    throw InputError(fmt::format("{} '{}' is given, but {} is 1 (a setting of a dimension the row does not use)", col,
-                                 r.get(col), degree));
-  };
-  if (auto a = r.yes_no("tp_async")) {
-    if (*a && p.tp <= 1) unused("tp_async", "tp");
-    p.tp_async = *a;
-  }
+  if (auto a = r.yes_no("tp_async")) p.tp_async = *a;
   const std::string sched = r.get("pp_schedule");
   if (!sched.empty()) {
     auto v = parse_pp_schedule(sched);
     if (!v) throw InputError(fmt::format("pp_schedule '{}' is unknown (allowed: {})", sched, kPpScheduleNames));
-    if (p.pp <= 1 && *v != ParallelismConfig{}.pp_schedule) unused("pp_schedule", "pp");
     p.pp_schedule = *v;
   }
-  if (auto v = r.optional_int("pp_microbatch")) {
-    if (p.pp <= 1) unused("pp_microbatch", "pp");
-    p.pp_microbatch = *v;
-  }
-  if (auto v = r.optional_int("pp_virtual_stages")) {
-    if (p.pp <= 1) unused("pp_virtual_stages", "pp");
-    p.pp_virtual_stages = *v;
-  }
+  if (auto v = r.optional_int("pp_microbatch")) p.pp_microbatch = *v;
+  if (auto v = r.optional_int("pp_virtual_stages")) p.pp_virtual_stages = *v;
   const std::string rot = lower(r.get("cp_rotate"));
   if (!rot.empty()) {
     auto v = parse_cp_rotate(rot);
     if (!v) throw InputError(fmt::format("cp_rotate '{}' is unknown (allowed: {})", r.get("cp_rotate"), kCpRotateNames));
-    if (p.cp <= 1 && *v != ParallelismConfig{}.cp_rotate) unused("cp_rotate", "cp");
     p.cp_rotate = *v;
   }
 }

@@ -333,17 +333,22 @@ TEST(Checkpoint, OtherModelIsRefused) {
   TrainConfig cfg = tiny_config(ShardingStrategy::full_shard, 2);
   cfg.checkpoint.dir = fresh_dir("othermodel").string();
   train(cfg, 1, 1, {}, 1);
+  // Rank 0's error loading the step-1 checkpoint into a model of `other` ("" = none).
+  auto load_error = [&](const TrainConfig& other) {
+    std::string err;
+    run_ranks(2, 2, [&](int rank, ProcessGroups g) {
+      auto engine = make_fsdp_engine(other, std::move(g));
+      try {
+        load_checkpoint(*fsdp_model_of(*engine), fs::path(cfg.checkpoint.dir) / "step_00000001");
+      } catch (const InputError& e) {
+        if (rank == 0) err = e.what();
+      }
+    });
+    return err;
+  };
   TrainConfig other = cfg;
   other.model.ffn_dim = 128;
-  std::string err;
-  run_ranks(2, 2, [&](int rank, ProcessGroups g) {
-    auto engine = make_fsdp_engine(other, std::move(g));
-    try {
-      load_checkpoint(*fsdp_model_of(*engine), fs::path(cfg.checkpoint.dir) / "step_00000001");
-    } catch (const InputError& e) {
-      if (rank == 0) err = e.what();
-    }
-  });
+  std::string err = load_error(other);
   EXPECT_NE(err.find("another model"), std::string::npos) << err;
   // The same shapes, another function: heads regrouped, RoPE's base, the norms' epsilon.
   for (int k = 0; k < 3; ++k) {
@@ -352,15 +357,7 @@ TEST(Checkpoint, OtherModelIsRefused) {
     if (k == 0) same_shapes.model.n_heads *= 2, same_shapes.model.n_kv_heads *= 2;
     if (k == 1) same_shapes.model.rope_theta = 500000.0;
     if (k == 2) same_shapes.model.norm_eps = 0.1;
-    err.clear();
-    run_ranks(2, 2, [&](int rank, ProcessGroups g) {
-      auto engine = make_fsdp_engine(same_shapes, std::move(g));
-      try {
-        load_checkpoint(*fsdp_model_of(*engine), fs::path(cfg.checkpoint.dir) / "step_00000001");
-      } catch (const InputError& e) {
-        if (rank == 0) err = e.what();
-      }
-    });
+    err = load_error(same_shapes);
     EXPECT_NE(err.find(std::string("model_spec.") + key), std::string::npos) << key << ": " << err;
     EXPECT_NE(err.find("another model"), std::string::npos) << err;
   }
