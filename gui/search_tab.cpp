@@ -186,8 +186,9 @@ void SearchTab::fill() {
                          .arg(r.n_over_memory).arg(r.n_batch_mismatch).arg(r.seconds, 0, 'f', 2)
                          .arg(QString::fromStdString(r.why_winner)));
   const QStringList headers{"#", "tokens/s/GPU", "MFU %", "memory GiB", "step s", "config", "sharding_strategy",
-                            "hsdp_shard_size", "micro_batch", "grad_accum", "activation_checkpointing",
-                            "reduce_dtype", "compile", "fp8"};
+                            "hsdp_shard_size", "dp_replicate", "dp_shard", "tp", "cp", "pp", "pp_schedule",
+                            "micro_batch", "grad_accum", "activation_checkpointing", "reduce_dtype", "compile",
+                            "fp8"};
   QSignalBlocker block(table_);  // filling is not choosing
   table_->clear();
   table_->setColumnCount(headers.size());
@@ -198,6 +199,8 @@ void SearchTab::fill() {
     const auto& c = r.ranked[i];
     const auto& cfg = c.config;
     const auto& p = c.prediction;
+    // The mesh as it runs: degrees left to the strategy (dp_shard = -1, hybrid's group) resolved.
+    const Mesh m = resolve_mesh(cfg.parallelism, cfg.cluster.world_size(), cfg.cluster.gpus_per_node);
     const QStringList cells{QString::number(i + 1),
                             QString::number(p.tokens_per_s_per_gpu, 'f', 0),
                             QString::number(100 * p.mfu, 'f', 1),
@@ -206,6 +209,12 @@ void SearchTab::fill() {
                             QString::fromStdString(planner::describe_config(cfg)),
                             to_string(cfg.parallelism.sharding_strategy),
                             QString::number(cfg.parallelism.hsdp_shard_size),
+                            QString::number(m.dp_replicate),
+                            QString::number(m.dp_shard),
+                            QString::number(m.tp),
+                            QString::number(m.cp),
+                            QString::number(m.pp),
+                            m.pp > 1 ? to_string(cfg.parallelism.pp_schedule) : "-",
                             QString::number(cfg.training.micro_batch),
                             QString::number(cfg.training.grad_accum),
                             ac_text(cfg),

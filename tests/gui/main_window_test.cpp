@@ -371,6 +371,41 @@ class MainWindowTest : public QObject {
     QCOMPARE(w.prediction()->tokens_per_s_per_gpu, r->ranked[1].prediction.tokens_per_s_per_gpu);
   }
 
+  // Each row of the search table shows the mesh it plans, resolved (dp_shard = -1 and a hybrid
+  // group filled in), under run.toml's key names: the degrees multiply to the world size, and the
+  // tp column follows the row's configuration, so a mesh row reads as one.
+  void searchTableShowsEachRowsMesh() {
+    MainWindow w;
+    editor<QComboBox>(w, "model.preset")->setCurrentText("llama3-70b");
+    editor<QComboBox>(w, "cluster.hardware")->setCurrentText("H100-80GB-SXM");
+    typeInto(editor<QSpinBox>(w, "gpus"), "64");
+    editor<QSpinBox>(w, "training.seq_len")->setValue(8192);
+    QCOMPARE(w.form()->config().world_size(), 64);
+    QSignalSpy done(w.searchTab(), &SearchTab::searchFinished);
+    QCOMPARE(w.searchTab()->runSearch(), QString());
+    QVERIFY(done.wait(120000));
+    const auto* r = w.searchTab()->result();
+    QVERIFY(r && !r->ranked.empty());
+    const QTableWidget* t = w.searchTab()->table();
+    auto column = [&](const QString& name) {
+      for (int k = 0; k < t->columnCount(); ++k)
+        if (t->horizontalHeaderItem(k)->text() == name) return k;
+      return -1;
+    };
+    const int c_rep = column("dp_replicate"), c_shard = column("dp_shard"), c_tp = column("tp"),
+              c_cp = column("cp"), c_pp = column("pp"), c_sched = column("pp_schedule");
+    QVERIFY(c_rep >= 0 && c_shard >= 0 && c_tp >= 0 && c_cp >= 0 && c_pp >= 0 && c_sched >= 0);
+    int tp_rows = 0;
+    for (int i = 0; i < t->rowCount(); ++i) {
+      auto cell = [&](int k) { return t->item(i, k)->text().toLongLong(); };
+      QCOMPARE(cell(c_rep) * cell(c_shard) * cell(c_tp) * cell(c_cp) * cell(c_pp), 64LL);
+      QCOMPARE(cell(c_tp), (long long)std::max(1, r->ranked[i].config.parallelism.tp));
+      if (cell(c_pp) == 1) QCOMPARE(t->item(i, c_sched)->text(), QString("-"));
+      tp_rows += cell(c_tp) > 1;
+    }
+    QVERIFY2(tp_rows > 0, "70B on 64 H100 ranks no TP mesh: the test shows nothing");
+  }
+
   // Search never changes the form (issue 52): a second search after the user changed a field
   // (8 -> 16 GPUs) ranks the new form and leaves it as the user set it, however the focus moves
   // when the Search button is disabled while the search runs. Pressed as a person would.
