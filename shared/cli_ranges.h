@@ -10,14 +10,15 @@
 // Header-only; validators are values, built during CLI setup (single-threaded).
 #pragma once
 
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+
+#include "shared/decimal_text.h"
 
 namespace shardcast::cli_range {
 
@@ -29,12 +30,9 @@ inline CLI::Validator interval(double lo, bool lo_open, double hi, bool hi_open)
       fmt::format("{}{},{}{}", lo_open ? "(" : "[", num(lo), num(hi), (hi_open || std::isinf(hi)) ? ")" : "]");
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        const char* s = text.c_str();
-        char* end = nullptr;
-        errno = 0;
-        const double v = std::strtod(s, &end);
-        if (end == s || *end != '\0') return fmt::format("{} is not a number (allowed: {})", text, desc);
-        if (!std::isfinite(v)) return fmt::format("{} is not allowed: must be a finite number in {}", text, desc);
+        const std::optional<double> parsed = parse_decimal(text);
+        if (!parsed) return fmt::format("{} is not a number (allowed: a decimal number in {})", text, desc);
+        const double v = *parsed;
         const bool lo_ok = lo_open ? v > lo : v >= lo;
         const bool hi_ok = std::isinf(hi) || (hi_open ? v < hi : v <= hi);
         if (!lo_ok || !hi_ok) return fmt::format("{} is not allowed: must be in {}", text, desc);

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "shared/errors.h"
+#include "shared/decimal_text.h"
 
 namespace shardcast {
 
@@ -64,9 +65,8 @@ inline void check_csv_field_count(const std::vector<std::string>& f, size_t n, c
 
 // The field of `column` as a finite number > 0.
 inline double positive_csv_number(const std::string& field, const char* column, const std::string& file, int line) {
-  char* end = nullptr;
-  const double x = std::strtod(field.c_str(), &end);
-  if (field.empty() || end != field.c_str() + field.size() || !std::isfinite(x) || x <= 0)
+  const double x = parse_decimal(field).value_or(0);  // 0: not a decimal number
+  if (x <= 0)
     throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a positive number", file, line, column, field));
   return x;
 }

@@ -11,6 +11,7 @@
 
 #include "shared/csv_fields.h"
 #include "shared/errors.h"
+#include "shared/decimal_text.h"
 
 namespace shardcast {
 
@@ -98,9 +99,9 @@ void read_cell(const KernelColumn& c, const std::string& f, KernelRow& r, const 
     }
     case KernelCell::amount:
     case KernelCell::seconds: {
-      char* end = nullptr;
-      const double x = std::strtod(f.c_str(), &end);
-      if (end != f.c_str() + f.size() || !std::isfinite(x) || x < 0)
+      const std::optional<double> parsed = parse_decimal(f);
+      const double x = parsed.value_or(-1);  // -1: not a decimal number
+      if (x < 0)
         throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a number >= 0", file, no, c.name, f));
       r.*c.real = x;
       return;

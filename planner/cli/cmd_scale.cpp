@@ -23,6 +23,7 @@
 #include "planner/model/power_limit.h"
 #include "planner/decide/scale.h"
 #include "shared/errors.h"
+#include "shared/decimal_text.h"
 
 namespace shardcast::cli {
 
@@ -57,14 +58,9 @@ double parse_duration_days(const std::string& text, const std::string& flag) {
     default: throw UsageError(fmt::format("{} '{}' is not {}", flag, text, hint));
   }
   const std::string num = text.substr(0, text.size() - 1);
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(num, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != num.size() || !std::isfinite(v)) throw UsageError(fmt::format("{} '{}' is not {}", flag, text, hint));
+  const std::optional<double> parsed = parse_decimal(num);
+  if (!parsed) throw UsageError(fmt::format("{} '{}' is not {}", flag, text, hint));
+  const double v = *parsed;
   if (!(v > 0)) throw UsageError(fmt::format("{} '{}' must be > 0", flag, text));
   return v / per_day;
 }

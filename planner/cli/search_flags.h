@@ -29,6 +29,7 @@
 #include "planner/decide/search.h"
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/decimal_text.h"
 
 namespace shardcast::cli {
 
@@ -50,14 +51,8 @@ inline double parse_count(const std::string& text, const std::string& flag) {
       mult = m;
       break;
     }
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != s.size() || s.empty() || !(v >= 0) || !std::isfinite(v))
+  const double v = parse_decimal(s).value_or(-1);  // -1: not a decimal number
+  if (!(v >= 0))
     throw UsageError(fmt::format("{} '{}' is not a count (e.g. 4194304, 4M, 4Mi, 2T)", flag, text));
   return v * mult;
 }

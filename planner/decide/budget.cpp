@@ -9,6 +9,7 @@
 
 #include "shared/config_io.h"
 #include "shared/errors.h"
+#include "shared/decimal_text.h"
 
 namespace shardcast::planner {
 
@@ -18,15 +19,10 @@ std::map<std::string, double> parse_prices(const std::vector<std::string>& items
   std::map<std::string, double> out;
   for (const std::string& it : items) {
     const size_t eq = it.find('=');
-    double v = 0;
-    size_t used = 0;
     const std::string num = eq == std::string::npos ? "" : it.substr(eq + 1);
-    try {
-      v = std::stod(num, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (eq == 0 || eq == std::string::npos || used == 0 || used != num.size())
+    const std::optional<double> parsed = parse_decimal(num);
+    const double v = parsed.value_or(0);
+    if (eq == 0 || eq == std::string::npos || !parsed)
       throw UsageError(fmt::format("{} '{}' is not TYPE=PRICE (price per GPU-hour, e.g. H100-80GB-SXM=2.5)", what, it));
     if (!out.emplace(it.substr(0, eq), v).second)
       throw UsageError(fmt::format("{} names {} twice", what, it.substr(0, eq)));

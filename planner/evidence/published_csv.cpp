@@ -15,6 +15,7 @@
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "shared/runtime_spec.h"
+#include "shared/decimal_text.h"
 
 namespace shardcast::planner {
 
@@ -128,14 +129,8 @@ class RowReader {
   std::optional<double> number(const std::string& c) const {
     const std::string v = get(c);
     if (v.empty()) return std::nullopt;
-    size_t used = 0;
-    double d = 0;
-    try {
-      d = std::stod(v, &used);
-    } catch (const std::exception&) {  // std::stod: no number, or out of range
-      used = 0;
-    }
-    if (used != v.size() || !std::isfinite(d)) throw InputError("bad number '" + v + "' in column " + c);
+    const std::optional<double> d = parse_decimal(v);
+    if (!d) throw InputError("bad number '" + v + "' in column " + c + " (a decimal number)");
     return d;
   }
   double required(const std::string& c) const {
@@ -169,15 +164,9 @@ class RowReader {
 std::optional<double> measured_value(const RowReader& r, const std::string& c, const PublishedRow& row) {
   const std::string v = r.get(c);
   if (v.empty()) return std::nullopt;
-  size_t used = 0;
-  double d = 0;
-  try {
-    d = std::stod(v, &used);
-  } catch (const std::exception&) {  // std::stod: no number, or out of range (1e400)
-    used = 0;
-  }
+  const double d = parse_decimal(v).value_or(0);  // 0: not a decimal number, refused below
   const bool fraction = c == "measured_mfu" || c == "measured_hfu";
-  if (used != v.size() || !std::isfinite(d) || d <= 0 || (fraction && d > 1))
+  if (d <= 0 || (fraction && d > 1))
     throw InputError(fmt::format("{}: row_id '{}' (line {}): {} '{}' is not a measurement (allowed: {}; empty = not "
                                  "measured)",
                                  row.file, row.row_id, row.line, c, v,

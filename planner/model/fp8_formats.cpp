@@ -1,4 +1,5 @@
 #include "planner/model/fp8_formats.h"
+#include "shared/decimal_text.h"
 
 #include <cstdlib>
 
@@ -7,10 +8,8 @@
 namespace shardcast::planner {
 
 double compute_capability_number(const std::string& cc) {
-  if (cc.empty()) return 0;
-  char* end = nullptr;
-  const double v = std::strtod(cc.c_str(), &end);
-  return end && *end == '\0' && v > 0 ? v : 0;
+  const double v = parse_decimal(cc).value_or(0);  // 0: empty or not a decimal number
+  return v > 0 ? v : 0;
 }
 
 std::string fp8_format_refusal(const std::string& runtime, Fp8Recipe r, const HardwareSpec& hw) {
