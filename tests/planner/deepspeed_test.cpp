@@ -486,7 +486,9 @@ TEST(StacksRuns, PublishedCurrentStackRunsHoldTheirRegressionBounds) {
       test::validate_published_file(std::string(SHARDCAST_TEST_PUBLISHED_DIR) + "/outside_stacks.csv");
   const ValidationSummary& s = v.overall;
   EXPECT_EQ(s.n, 9);               // the two ZeRO-1 rows skipped (Baichuan2's ALiBi attention)
-  EXPECT_LE(s.mape_tps, 16.2);     // measured 15.9: the seven DeepSpeed rows 4.1, the two MXFP8 rows +54 and +60
+  // measured 16.24: the seven DeepSpeed rows 4.1, the two MXFP8 rows +56 and +61 (15.9 and +54 / +60 before
+  // the MXFP8 casts ran at torchao's stated B200 rates instead of 14 % below them, fp8_recipe.h)
+  EXPECT_LE(s.mape_tps, 16.5);
   EXPECT_GE(s.within_1sigma, 7);   // measured 7 of 9
   EXPECT_LE(s.mape_mem, 21.0);     // measured 20.5 (n = 9)
 }

@@ -164,6 +164,19 @@ TEST(Torchtitan2026, GenerationsByDate) {
   EXPECT_EQ(runtime_for_framework(tt), "torchtitan");
 }
 
+// torchao states its MXFP8 casts' rates on a B200 (fp8_recipe.h): through the planner's own B200
+// effective HBM rate (the preset's hbm_tbps, hbm_ceiling and hbm_eff, as ops.cpp charges casts)
+// a cast of 1 GiB takes 1 GiB / 6.3 TB/s along dim0 and / 3.9 TB/s along dim1, to 1e-9. Before,
+// the scale was 8.0 / rate on top of the effective rate, so the casts ran at 5.43 / 3.36 TB/s.
+TEST(BlockScaledFormats, MxCastsRunAtTheStatedB200Rates) {
+  const HardwareSpec b200 = load_hardware("B200");
+  const double effective =
+      b200.gpu.hbm_bandwidth * b200.efficiency_param("hbm_eff") * b200.efficiency_param("hbm_ceiling");  // bytes/s
+  const double bytes = double(1u << 30);
+  EXPECT_NEAR(fp8_cast_kernels_s({bytes * kMxfp8Dim0CastBytesScale}, effective), bytes / 6.3e12, 1e-9 * bytes / 6.3e12);
+  EXPECT_NEAR(fp8_cast_kernels_s({bytes * kMxfp8Dim1CastBytesScale}, effective), bytes / 3.9e12, 1e-9 * bytes / 3.9e12);
+}
+
 TEST(BlockScaledFormats, GemmsAndCasts) {
   for (LinearGemm g : {LinearGemm::forward, LinearGemm::grad_input, LinearGemm::grad_weight})
     for (Fp8Recipe r : {Fp8Recipe::mxfp8, Fp8Recipe::nvfp4}) {
@@ -174,7 +187,7 @@ TEST(BlockScaledFormats, GemmsAndCasts) {
     }
   const double M = 8192, K = 4096, N = 14336, x = M * K, w = K * N, go = M * N;
   const Fp8CastKernels mx = fp8_cast_kernels(Fp8Recipe::mxfp8, M, K, N, 2, true, false);
-  const double c0 = 3.0 * 8.0 / 6.3, c1 = 3.0 * 8.0 / 3.9;
+  const double c0 = 3.0 * kMxfp8Dim0CastBytesScale, c1 = 3.0 * kMxfp8Dim1CastBytesScale;
   auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-9 * want[i]) << i;
