@@ -176,7 +176,11 @@ void MainWindow::buildMenus() {
   QAction* exp = file->addAction("&Export run.toml and launch scripts…", this, [this] {
     const QString d = QFileDialog::getExistingDirectory(this, "Export into directory");
     if (d.isEmpty()) return;
-    const QString err = exportTo(d);
+    QString err = exportTo(d);
+    // A directory holding emitted files: replace them only when the person says so.
+    if (err.contains("already holds") &&
+        QMessageBox::question(this, "Export", err + "\n\nReplace them?") == QMessageBox::Yes)
+      err = exportTo(d, true);
     if (!err.isEmpty()) QMessageBox::warning(this, "Export", err);
     else statusBar()->showMessage("Exported into " + d, 8000);
   });
@@ -346,7 +350,7 @@ QString MainWindow::saveSession(const QString& path) {
   return {};
 }
 
-QString MainWindow::exportTo(const QString& dir) {
+QString MainWindow::exportTo(const QString& dir, bool overwrite) {
   if (!prediction_) return "The form has errors; there is nothing to export.";
   if (form_->customHardware())
     return "Custom hardware cannot be named in run.toml; pick a hardware preset to export.";
@@ -355,7 +359,8 @@ QString MainWindow::exportTo(const QString& dir) {
     std::optional<planner::ReferenceRun> ref;
     if (!reference_run_.isEmpty()) ref = planner::read_reference_run(reference_run_.toStdString(), *planned_hw_);
     const planner::EmitResult r = planner::emit_files(planned_cfg_, *planned_hw_, dir.toStdString(), false,
-                                                      planner::TorchtitanVersion::v0_2, ref ? &*ref : nullptr);
+                                                      planner::TorchtitanVersion::v0_2, ref ? &*ref : nullptr,
+                                                      overwrite);
     if (!r.skipped.empty()) {
       QString why = "Not written:";
       for (const auto& s : r.skipped) why += "\n" + QString::fromStdString(s);

@@ -50,7 +50,9 @@ class MainWindow : public QMainWindow {
   // the reason for the failure.
   QString openSession(const QString& path);
   QString saveSession(const QString& path);
-  QString exportTo(const QString& dir);
+  // overwrite: replace the emitted files `dir` already holds (planner::emit_files); without it
+  // such a directory is refused with the files named.
+  QString exportTo(const QString& dir, bool overwrite = false);
   // The reference run every prediction carries (planner/evidence/reference_run.h; --reference-run):
   // a run directory of the form's GPU type and runtime, "" = none. Re-plans; a run that
   // cannot serve shows its reason in the form's general error area.

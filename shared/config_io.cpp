@@ -538,7 +538,11 @@ int create_private_temp(const fs::path& dir, const std::string& name, fs::path& 
 
 }  // namespace
 
-void write_file_atomic(const fs::path& path, const std::string& content) {
+namespace {
+
+// The first half of write_file_atomic: `content` in a private temporary beside `path`, synced;
+// returns the temporary's path (the caller renames it over `path` or unlinks it).
+fs::path write_private_temp(const fs::path& path, const std::string& content, bool executable) {
   // An existing directory at `path` is a wrong argument, said as such (rename would fail late).
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
@@ -561,18 +565,49 @@ void write_file_atomic(const fs::path& path, const std::string& content) {
     }
     done += size_t(n);
   }
-  int err = ::fsync(fd) == 0 ? 0 : errno;
+  int err = executable && ::fchmod(fd, 0755) != 0 ? errno : 0;
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err != 0) {
     ::unlink(tmp.c_str());
     throw InputError("cannot sync " + path.string() + " (temporary " + tmp.string() + "): " + std::strerror(err));
   }
-  // rename replaces `path` itself, never what a link at `path` points to.
+  return tmp;
+}
+
+// rename replaces `path` itself, never what a link at `path` points to.
+void rename_into_place(const fs::path& tmp, const fs::path& path) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     throw InputError("cannot rename " + tmp.string() + " to " + path.string() + ": " + std::strerror(err));
   }
+}
+
+}  // namespace
+
+void write_file_atomic(const fs::path& path, const std::string& content) {
+  rename_into_place(write_private_temp(path, content, false), path);
+}
+
+void StagedFiles::add(const fs::path& path, const std::string& content, bool executable) {
+  staged_.push_back({path, write_private_temp(path, content, executable)});
+}
+
+void StagedFiles::commit() {
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    try {
+      rename_into_place(staged_[i].tmp, staged_[i].path);
+    } catch (...) {
+      staged_.erase(staged_.begin(), staged_.begin() + long(i) + 1);  // renamed, or unlinked by the failure
+      throw;
+    }
+  }
+  staged_.clear();
+}
+
+StagedFiles::~StagedFiles() {
+  for (const Staged& f : staged_) ::unlink(f.tmp.c_str());
 }
 
 // ---------------------------------------------------------------------------------------------

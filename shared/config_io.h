@@ -57,6 +57,27 @@ std::string write_train_config(const TrainConfig& cfg);
 // a directory or cannot be created (exit 2); InputError when a write, sync or rename fails.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
+// Several files written as one (emit's set): add() writes each to its private temporary as
+// write_file_atomic does (the same errors; executable: mode 0755), commit() renames them all
+// into place. Until commit() no target has changed, and the destructor removes the temporaries
+// of an uncommitted set, so a failure while staging leaves the directory as it was. Not
+// thread-safe; one owner.
+class StagedFiles {
+ public:
+  StagedFiles() = default;
+  StagedFiles(const StagedFiles&) = delete;
+  StagedFiles& operator=(const StagedFiles&) = delete;
+  ~StagedFiles();
+  void add(const std::filesystem::path& path, const std::string& content, bool executable = false);
+  void commit();
+
+ private:
+  struct Staged {
+    std::filesystem::path path, tmp;
+  };
+  std::vector<Staged> staged_;
+};
+
 // Preset lookup shared by every preset kind ("models", "hardware", "runtimes", "reliability"):
 // a value with a '/' or ending in ".toml" is a path and must name a .toml file (read as given,
 // said to be a path in errors); any other value is a name, [A-Za-z0-9._-]+ without "..", looked

@@ -65,6 +65,15 @@ std::string one_line_problem(const std::string& value) {
     if (n == 0)
       return fmt::format("is not valid UTF-8 at byte {}: a name or path written into emitted files must be UTF-8 text",
                          i);
+    // Line breaks outside ASCII: C1 controls (U+0080..U+009F, NEL U+0085 among them: C2 80..C2 9F) and
+    // the line and paragraph separators U+2028 / U+2029 (E2 80 A8/A9). YAML (accelerate's
+    // fsdp_config.yaml, read by yaml.safe_load) and Python source break a line at NEL, U+2028 and
+    // U+2029, so a comment holding one would end there and its rest become a key or code.
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(value[i + k]); };
+    if ((n == 2 && b(0) == 0xC2 && b(1) <= 0x9F) || (n == 3 && b(0) == 0xE2 && b(1) == 0x80 && (b(2) == 0xA8 || b(2) == 0xA9)))
+      return fmt::format("holds the line-breaking character U+{:04X} at byte {}: a name or path written into emitted "
+                         "files must be one line (YAML and Python end a line at U+0085, U+2028 and U+2029)",
+                         n == 2 ? unsigned(b(1)) : 0x2000u + (b(2) - 0x80u), i);
     i += n;
   }
   return "";

@@ -34,6 +34,7 @@ struct EmitFlags {
   std::string out, data, torchtitan_version = "0.2";
   std::optional<int> steps, from_search;  // absent = not given (ranges: planner/cli/validators.cpp)
   bool force = false;
+  bool overwrite = false;
   ReliabilityFlags reliability;  // --reliability ...: the recommended checkpoint.interval
 };
 
@@ -67,6 +68,9 @@ void register_emit(CLI::App& app) {
   cmd->add_option("--data", a->data, "token file (llm.c .bin) for run.toml's data.path; without it the launchers "
                                       "read SHARDCAST_DATA");
   cmd->add_flag("--force", a->force, "write even if the plan does not fit in memory");
+  cmd->add_flag("--overwrite", a->overwrite,
+                "replace the files this plan writes in --out and remove an earlier emit's other files there "
+                "(without it an --out holding any emitted file is refused; the input config is never replaced)");
   add_reliability_flags(cmd, a->reliability);
   cmd->add_option("--torchtitan-version", a->torchtitan_version,
                   std::string("torchtitan configuration generation to write: ") + planner::kTorchtitanVersionNames +
@@ -159,7 +163,7 @@ void register_emit(CLI::App& app) {
         fmt::print("emit: checkpoint.interval = {} steps (most useful work under failures; --reliability){}\n",
                    cfg.checkpoint.interval, cfg.checkpoint.dir.empty() ? "; set checkpoint.dir to save" : "");
     }
-    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force, tv, ref ? &*ref : nullptr);
+    const planner::EmitResult res = planner::emit_files(cfg, hw, a->out, a->force, tv, ref ? &*ref : nullptr, a->overwrite);
     fmt::print("emit: {} ({}), runtime {}: predicted {:.0f} tokens/s/GPU, MFU {:.1f}%, device total {:.1f} GiB{}\n",
                planner::describe_config(cfg), cfg.model_label(), main.runtime, pred.tokens_per_s_per_gpu,
                100 * pred.mfu, need / gib, pred.fits ? "" : " (DOES NOT FIT; --force)");
@@ -172,6 +176,7 @@ void register_emit(CLI::App& app) {
       fmt::print("  runtime {}'s tokens/s carry reference run {}: x{:.3f} (its measured / predicted), band ±{:.0f}%\n",
                  ref->runtime, ref->dir, ref->level(), 100 * planner::shipped_bands().reference.rel_1sigma);
     for (const auto& p : res.written) fmt::print("  wrote {}\n", p);
+    for (const auto& p : res.removed) fmt::print("  removed {} (an earlier emit's; not part of this plan)\n", p);
     for (const auto& s : res.skipped) fmt::print(stderr, "emit: not written: {}\n", s);
     for (const auto& n : res.notes) fmt::print(stderr, "emit: note: {}\n", n);
     // Every emitter's runtime refusing the configuration (e.g. kempnerforge's pure bf16, which no

@@ -1,6 +1,7 @@
 #include "planner/evidence/predict.h"
 #include "planner/emit/emit.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -189,8 +190,54 @@ std::vector<EmitTarget> emit_targets(const TrainConfig& cfg, const HardwareSpec&
   return out;
 }
 
+namespace {
+
+// Every name emit writes in some plan (emit.h), for what an earlier emit may have left in `dir`.
+const std::vector<std::string>& emitted_names() {
+  static const std::vector<std::string> n{"run.toml",          "launch.sbatch",       "launch_torchrun.sh",
+                                          "torchtitan.toml",   "torchtitan_overrides.txt", "torchtitan_recipe.py",
+                                          "fsdp_config.yaml",  "ds_config.json",      "launch_deepspeed.sh",
+                                          "fms_fsdp_args.txt"};
+  return n;
+}
+
+// Before anything is written: refuses to replace the input config (`source`) ever, and any
+// existing file of `names` unless `overwrite`; returns the files of other emitted names in `dir`
+// (an earlier emit's, not part of this plan), which emit removes after writing under overwrite
+// and refuses otherwise. ConfigError naming the path (exit 2).
+std::vector<fs::path> check_out_dir(const std::string& dir, const std::vector<std::string>& names,
+                                    const std::string& source, bool overwrite) {
+  std::error_code ec;
+  auto is_source = [&](const fs::path& p) { return !source.empty() && fs::equivalent(p, source, ec); };
+  std::vector<std::string> existing;
+  std::vector<fs::path> stale;
+  for (const std::string& n : emitted_names()) {
+    const fs::path p = fs::path(dir) / n;
+    if (!fs::exists(fs::symlink_status(p, ec))) continue;
+    if (is_source(p))
+      throw ConfigError(p.string(), "",
+                        "is the input config: emit never replaces or removes it; give another --out directory");
+    const bool ours = std::find(names.begin(), names.end(), n) != names.end();
+    if (ours) existing.push_back(n);
+    else stale.push_back(p);
+  }
+  if (!overwrite && (!existing.empty() || !stale.empty())) {
+    std::string all;
+    for (const auto& n : existing) all += (all.empty() ? "" : ", ") + n;
+    for (const auto& p : stale) all += (all.empty() ? "" : ", ") + p.filename().string();
+    throw ConfigError(dir, "",
+                      fmt::format("already holds {}: emit never replaces files unasked; give a new --out directory, "
+                                  "or --overwrite to replace what this plan writes and remove the other emitted files "
+                                  "(an earlier plan's)",
+                                  all));
+  }
+  return stale;
+}
+
+}  // namespace
+
 EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force,
-                      TorchtitanVersion tv, const ReferenceRun* reference) {
+                      TorchtitanVersion tv, const ReferenceRun* reference, bool overwrite) {
   validate_or_throw(cfg);
   require_emittable_strings(cfg);
   if (dir.empty()) throw UsageError("emit: --out DIR is required");
@@ -244,21 +291,25 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
     }
   }
   if (files.empty()) return res;  // every target refused: no directory made for nothing
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw UsageError(fmt::format("emit: --out {}: cannot create the directory: {}", dir, ec.message()));
   // Read run.toml back before anything is written: what the trainer parses must be valid.
   for (const File& f : files)
     if (f.name == "run.toml") parse_train_config(f.text, (fs::path(dir) / "run.toml").string());
-  for (const File& f : files) {
-    const fs::path path = fs::path(dir) / f.name;
-    write_file_atomic(path, f.text);
-    if (f.executable) {
-      fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                      fs::perm_options::add, ec);
-      if (ec) throw InputError(fmt::format("emit: cannot make {} executable: {}", path.string(), ec.message()));
-    }
-    res.written.push_back(path.string());
+  std::vector<std::string> names;
+  for (const File& f : files) names.push_back(f.name);
+  const std::vector<fs::path> stale = check_out_dir(dir, names, cfg.source_file, overwrite);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError(fmt::format("emit: --out {}: cannot create the directory: {}", dir, ec.message()));
+  // The set as one: every file staged beside its target, then all renamed; a failure while
+  // staging leaves the directory as it was.
+  StagedFiles staged;
+  for (const File& f : files) staged.add(fs::path(dir) / f.name, f.text, f.executable);
+  staged.commit();
+  for (const File& f : files) res.written.push_back((fs::path(dir) / f.name).string());
+  for (const fs::path& p : stale) {
+    if (fs::remove(p, ec)) res.removed.push_back(p.string());
+    else if (ec) throw InputError(fmt::format("emit: cannot remove {} (from an earlier emit, not part of this plan): {}",
+                                              p.string(), ec.message()));
   }
   return res;
 }

@@ -13,8 +13,8 @@
 // Every file is rendered by a pure function below, so tests can parse what is written.
 // What it is not: the planner (the Prediction comes in) or the trainer's config validation
 // (shared/train_config.h validate(), which emit_files runs before writing anything).
-// Threading: the render functions are pure and thread-safe; emit_files writes files (each
-// atomically, shared/config_io.h write_file_atomic) and must not race another emit to `dir`.
+// Threading: the render functions are pure and thread-safe; emit_files writes files (as one set,
+// shared/config_io.h StagedFiles) and must not race another emit to `dir`.
 #pragma once
 
 #include <string>
@@ -68,6 +68,7 @@ struct EmitResult {
   std::vector<std::string> written;  // paths, run.toml first when written
   std::vector<std::string> skipped;  // "file(s): reason" for targets not written
   std::vector<std::string> notes;    // "file: what it leaves to the tool's defaults" (emit prints them on stderr)
+  std::vector<std::string> removed;  // paths of an earlier emit's files this plan does not write (overwrite)
 };
 
 // Validates cfg (ConfigErrors listing every problem; ConfigError for a string no emitted file
@@ -76,7 +77,12 @@ struct EmitResult {
 // the header then says so). run.toml is read back before anything is written (ConfigError if
 // it does not parse to a valid config). Does not check the first target's fit: the caller
 // decides (`shardcast emit` exits 3 without --force).
+// The files are written as one set (shared/config_io.h StagedFiles): a failure leaves `dir` as it
+// was. An existing file of an emitted name in `dir` is refused (ConfigError naming `dir` and the
+// files) unless `overwrite`, which replaces this plan's files and removes the other emitted names
+// (an earlier plan's: EmitResult::removed); the input config (cfg.source_file) is never replaced.
 EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force,
-                      TorchtitanVersion tv = TorchtitanVersion::v0_2, const ReferenceRun* reference = nullptr);
+                      TorchtitanVersion tv = TorchtitanVersion::v0_2, const ReferenceRun* reference = nullptr,
+                      bool overwrite = false);
 
 }  // namespace shardcast::planner

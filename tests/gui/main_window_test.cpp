@@ -558,6 +558,13 @@ class MainWindowTest : public QObject {
     }
     const TrainConfig back = read_train_config(a.filePath("run.toml").toStdString());
     QCOMPARE(back.training.micro_batch, 2);
+    // A second export into the same directory is refused with the files named, and replaces
+    // them only when asked (the menu asks the person).
+    editor<QSpinBox>(w, "training.micro_batch")->setValue(1);
+    QVERIFY2(w.exportTo(a.path()).contains("already holds run.toml"), qPrintable(w.exportTo(a.path())));
+    QCOMPARE(read_train_config(a.filePath("run.toml").toStdString()).training.micro_batch, 2);
+    QCOMPARE(w.exportTo(a.path(), true), QString());
+    QCOMPARE(read_train_config(a.filePath("run.toml").toStdString()).training.micro_batch, 1);
   }
 };
 

@@ -10,7 +10,8 @@ write), ast.parse for torchtitan_recipe.py (only imports and the one function; t
 constants equal the input), bash -n and a run with stub srun / scontrol / torchrun on PATH in a
 temporary directory that must create no file, shlex.split (and the documented bash `eval
 "args=(...)"`) for the argument files (the values round-trip). A line break, tab, NUL or other
-control character in a name is refused: exit 2 naming the key, nothing written.
+control character in a name, or a line break outside ASCII (U+0085, U+2028, U+2029: YAML and
+Python end lines there), is refused: exit 2 naming the key, nothing written.
 What it is not: a test of the settings' meaning (emit_test.cpp, emit_torchtitan_test.cpp).
 
 Usage: emit_hostile_test.py SHARDCAST [SHARDCAST_TRAIN]
@@ -75,6 +76,10 @@ REFUSED = [
     "a\x00b",
     "a\x1bb",
     "a\x7fb",
+    # Line breaks of YAML (accelerate's fsdp_config.yaml comments) and Python outside ASCII.
+    "m\u2028main_process_ip: 203.0.113.7\u2028#",
+    "m\u2029x",
+    "m\x85main_process_ip: 203.0.113.7",
 ]
 FIELDS = ["model.name", "checkpoint.dir", "data.path"]
 
@@ -397,7 +402,8 @@ def refused_case(work, s, field):
     r = run([SC, "emit", "in.toml", "--out", "out"], cwd=case)
     err = r.stderr.decode()
     check(r.returncode == 2, f"{tag}: emit exit {r.returncode}, want 2: {err}")
-    check(field in err and "control character" in err, f"{tag}: emit's error does not name {field}: {err}")
+    check(field in err and ("control character" in err or "line-breaking character" in err),
+          f"{tag}: emit's error does not name {field}: {err}")
     check(not os.path.exists(os.path.join(case, "out")), f"{tag}: emit wrote {os.path.join(case, 'out')}")
     if SCT:
         r = run([SCT, "slurm", "in.toml", "--out", "job.sbatch", "--time", "01:00:00"], cwd=case)

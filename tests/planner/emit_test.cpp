@@ -473,5 +473,68 @@ TEST(EmitEcosystem, EachFileIsPredictedAsItRuns) {
   std::filesystem::remove_all(dir);
 }
 
+// emit writes its files as one set and replaces nothing unasked: a second emit into the same
+// directory is refused naming the files (none changed); --overwrite (overwrite = true) replaces
+// them and removes an earlier plan's other emitted files (here DeepSpeed's, after a plan of
+// another runtime); the input config in that directory is never replaced; a file that cannot be
+// staged (a directory in its place) leaves every other file as it was.
+TEST(Emit, WritesOneSetAndNeverReplacesUnasked) {
+  TrainConfig ds = read_train_config((fs::path(config_dir()) / "examples/llama3-8b-8xH100.toml").string());
+  ds.activation_checkpointing.mode = AcMode::full;
+  ds.runtime = "deepspeed";
+  TrainConfig st = ds;
+  st.runtime = "shardcast-train";
+  st.training.micro_batch = 2;
+  const HardwareSpec hw = load_hardware(ds.cluster.hardware);
+  const fs::path dir = fresh_dir("one_set");
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  const EmitResult first = emit_files(ds, hw, dir.string(), true);
+  ASSERT_TRUE(fs::exists(dir / "ds_config.json"));
+  const std::string run_toml = read(dir / "run.toml");
+  try {
+    emit_files(st, hw, dir.string(), true);
+    ADD_FAILURE() << "a second emit into the same directory was not refused";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("already holds run.toml"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ds_config.json"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read(dir / "run.toml"), run_toml);
+  const EmitResult second = emit_files(st, hw, dir.string(), true, TorchtitanVersion::v0_2, nullptr, true);
+  std::set<std::string> removed;
+  for (const auto& p : second.removed) removed.insert(fs::path(p).filename().string());
+  EXPECT_EQ(removed, (std::set<std::string>{"ds_config.json", "launch_deepspeed.sh"}));
+  for (const auto& n : removed) EXPECT_FALSE(fs::exists(dir / n)) << n;
+  EXPECT_EQ(read_train_config((dir / "run.toml").string()).training.micro_batch, 2);  // the second plan's
+
+  // The input config is never replaced, --overwrite or not.
+  const fs::path own = fresh_dir("own_input");
+  fs::create_directories(own);
+  fs::copy_file((fs::path(config_dir()) / "examples/llama3-8b-8xH100.toml").string(), own / "run.toml");
+  TrainConfig in = read_train_config((own / "run.toml").string());
+  const std::string before = read(own / "run.toml");
+  for (bool overwrite : {false, true}) {
+    try {
+      emit_files(in, hw, own.string(), true, TorchtitanVersion::v0_2, nullptr, overwrite);
+      ADD_FAILURE() << "the input config was replaced (overwrite " << overwrite << ")";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("is the input config"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(read(own / "run.toml"), before);
+    EXPECT_EQ(std::distance(fs::directory_iterator(own), fs::directory_iterator()), 1);
+  }
+
+  // A target that cannot be staged: nothing of the set lands, no temporary is left.
+  const fs::path half = fresh_dir("half");
+  fs::create_directories(half / "torchtitan.toml");
+  EXPECT_THROW(emit_files(st, hw, half.string(), true, TorchtitanVersion::v0_2, nullptr, true), ConfigError);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(half)) left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"torchtitan.toml"});
+  for (const fs::path& d : {dir, own, half}) fs::remove_all(d);
+}
+
 }  // namespace
 }  // namespace shardcast::planner

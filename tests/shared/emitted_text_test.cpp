@@ -30,6 +30,14 @@ TEST(EmittedText, OneLineRefusesControlCharactersAndBadUtf8ByKey) {
                                 std::string("a\x7f"), std::string("\xC3"), std::string("\xC0\x80"),
                                 std::string("\xED\xA0\x80")})
     EXPECT_NE(one_line_problem(bad), "") << bad;
+  // Line breaks outside ASCII (YAML and Python break at them): NEL, a C1 control, U+2028, U+2029;
+  // their neighbours (U+00A0, U+2027, U+202A) are text.
+  for (const char* bad : {"m\xC2\x85main_process_ip: 1", "m\xC2\x80", "m\xC2\x9F", "m\xE2\x80\xA8main_process_ip: 1",
+                          "m\xE2\x80\xA9"})
+    EXPECT_NE(one_line_problem(bad), "") << bad;
+  EXPECT_NE(one_line_problem("m\xE2\x80\xA8x").find("U+2028"), std::string::npos) << one_line_problem("m\xE2\x80\xA8x");
+  EXPECT_NE(one_line_problem("m\xC2\x85x").find("U+0085"), std::string::npos) << one_line_problem("m\xC2\x85x");
+  for (const char* ok : {"m\xC2\xA0x", "m\xE2\x80\xA7x", "m\xE2\x80\xAAx"}) EXPECT_EQ(one_line_problem(ok), "") << ok;
   try {
     require_one_line("run.toml", "checkpoint.dir", "ck\n[job]");
     ADD_FAILURE() << "a newline accepted";
