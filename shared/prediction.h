@@ -113,6 +113,13 @@ struct Prediction {
   std::vector<TimelineEvent> timeline;  // one step of one rank (may be empty)
 };
 
+// The communication the compute stream waits for in one step: FSDP's (exposed_comm_s) and the
+// mesh's TP and CP collectives and pipeline sends, each of which the step time includes. What
+// "exposed" means in search, scale and the budget question.  // s
+inline double exposed_communication_s(const Prediction& p) {
+  return p.exposed_comm_s + p.tp_exposed_s + p.cp_exposed_s + p.pp_send_s;
+}
+
 void to_json(nlohmann::json& j, const Prediction& p);
 void from_json(const nlohmann::json& j, Prediction& p);
 void to_json(nlohmann::json& j, const TimelineEvent& e);

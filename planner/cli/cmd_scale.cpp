@@ -170,7 +170,8 @@ void print_breaks(const std::vector<planner::BudgetBreaks>& bs, int largest, dou
   };
   const std::string batch = batch_tokens > 0 ? short_count(double(batch_tokens)) + "-token" : "chosen";
   sentence(fmt::format("the {} global batch leaves one sequence per data-parallel rank (mb1)", batch), &planner::BudgetBreaks::mb1_at);
-  sentence("even micro-batch 1 without accumulation exceeds it (batch>target)", &planner::BudgetBreaks::batch_over_at);
+  sentence("no layout meets it within its tolerance, the nearest batch used (batch>target, batch<target)",
+           &planner::BudgetBreaks::batch_over_at);
   sentence(fmt::format("communication stops hiding, > {:.0f}% of the step exposed (comm-exposed)", 100 * exposed_threshold),
            &planner::BudgetBreaks::comm_exposed_at);
   sentence(fmt::format("goodput falls below {:.0f}% (goodput<{:g})", 100 * goodput_threshold, goodput_threshold),
@@ -471,9 +472,9 @@ void register_scale(CLI::App& app) {
     // The summaries speak of the counts that fit; with none there is nothing to summarise.
     const char* counts = all_feasible ? "at every count" : "at every count that fits";
     if (!any_feasible) {
-      fmt::print("nothing fits at any GPU count: every configuration is over {:.0f}% of device memory or, with micro-batch "
-                 "1 and no accumulation, over the global batch (flags no-fit, batch>target); a larger "
-                 "--global-batch-tokens, other counts (--from, --to) or a GPU with more memory may fit\n",
+      fmt::print("nothing fits at any GPU count: every configuration, at any global batch, is over {:.0f}% of device "
+                 "memory (flag no-fit); other counts (--from, --to), another runtime or a GPU with more memory may "
+                 "fit\n",
                  100 * opt.space.max_mem_frac);
     } else {
       if (first_exposed)
@@ -490,10 +491,11 @@ void register_scale(CLI::App& app) {
         fmt::print("goodput stays at or above {:.0f}% {}\n", 100 * opt.goodput_threshold, counts);
     }
     fmt::print("flags: mb1 = the global batch leaves one sequence per data-parallel rank (a GPU on pure FSDP); ga:a->b = grad accumulation changes;\n"
-               "       batch>target = even micro-batch 1 without accumulation exceeds the global batch (smallest used);\n"
-               "       batch-wall:tp2 = pure FSDP cannot meet the global batch here (one sequence per GPU is more): the\n"
-               "       mesh named keeps it; mesh:tp2 = a mesh chosen for speed or memory; goodput<T = goodput under failures\n"
-               "       below --goodput-threshold\n"
+               "       batch>target, batch<target = no layout meets the global batch within its tolerance here (one\n"
+               "       sequence per rank is more, or whole sequences per rank step over it): the plan nearest it is used;\n"
+               "       batch-wall:tp2 = pure FSDP cannot meet the global batch here (no whole number of sequences per GPU\n"
+               "       comes within its tolerance): the mesh named keeps it; mesh:tp2 = a mesh chosen for speed or memory;\n"
+               "       goodput<T = goodput under failures below --goodput-threshold\n"
                "goodput = useful / wall time with failures, checkpoint saves and restarts; tok/s+f = tok/s/GPU x "
                "goodput; ckpt = recommended checkpoint.interval in steps; days+f = days with failures\n"
                "eff = tok/s/GPU here / tok/s/GPU at the smallest count that fits; above 100% when more GPUs shard the "

@@ -47,7 +47,7 @@ void print_row(int rank, const planner::Candidate& c) {
   fmt::print("  {:>3}  {:<17} {:>3} {:>4}  {:<14} {:<6} {:<30} {:>9.0f} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>8}\n", r,
              planner::strategy_label(t), t.training.micro_batch, t.training.grad_accum, ac_cell(t.activation_checkpointing),
              t.precision.reduce_dtype, extra_cell(t), p.tokens_per_s_per_gpu, 100 * p.mfu,
-             100 * p.exposed_comm_s / p.step_time_s, planner::memory_needed_bytes(p) / kGiB,
+             100 * exposed_communication_s(p) / p.step_time_s, planner::memory_needed_bytes(p) / kGiB,
              short_count(double(t.tokens_per_step())));
 }
 

@@ -122,7 +122,12 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   s.power_limit_w = f.power_limit_w.value_or(0);
   s.seq_len = f.seq_len.value_or(0);
   const std::string batch = f.global_batch_tokens.empty() ? batch_default : f.global_batch_tokens;
-  s.global_batch_tokens = int64_t(std::llround(parse_count(batch, "--global-batch-tokens")));
+  const double tokens = parse_count(batch, "--global-batch-tokens");
+  // A batch is whole tokens: a fraction would round, 0.4 to 0 = "any batch", never what was asked.
+  if (tokens != std::floor(tokens) || tokens > 9.2e18)
+    throw UsageError(fmt::format("--global-batch-tokens '{}' is not a whole number of tokens (0 = any global batch)",
+                                 batch));
+  s.global_batch_tokens = int64_t(tokens);
   s.max_mem_frac = f.max_mem_frac;
   s.allow_fp8 = f.allow_fp8;
   s.allow_compile = f.allow_compile;

@@ -52,7 +52,7 @@ struct BudgetRow {
 struct BudgetBreaks {
   std::string gpu_type;
   int mb1_at = 0;              // the global batch leaves one sequence per GPU
-  int batch_over_at = 0;       // even micro-batch 1 without accumulation exceeds the target
+  int batch_over_at = 0;       // no layout meets the target within tolerance (batch>target, batch<target)
   int comm_exposed_at = 0;     // exposed communication > exposed_threshold of the step
   int goodput_low_at = 0;      // goodput < goodput_threshold
 };

@@ -7,24 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "planner/model/runtime.h"
 #include "shared/errors.h"
 
 namespace shardcast::planner {
-
-// The most GPUs one data-parallel rank spans in the space: the largest tp · cp · pp among the
-// mesh layouts the runtime runs on `gpus` GPUs (1 = pure FSDP).
-int max_mesh_ranks(const SearchSpace& space, const HardwareSpec& hw, int gpus) {
-  SearchSpace s = space;
-  s.gpus = gpus;
-  const TrainConfig base = search_base_config(s, hw);
-  std::vector<Layout> layouts;
-  add_mesh_layouts(s, runtime_preset(base.runtime).terms_for(is_gpu(hw)), gpus, base.cluster.gpus_per_node,
-                   base.training.seq_len, &layouts);
-  int most = 1;
-  for (const Layout& l : layouts) most = std::max(most, l.mesh.tp * l.mesh.cp * l.mesh.pp);
-  return most;
-}
 
 std::vector<int> scale_counts(int from, int to, int gpn) {
   if (from < 1 || to < from)
@@ -70,22 +55,36 @@ std::vector<ScalePoint> scale(const ScaleOptions& opt, const HardwareSpec& hw,
     auto sub = [&](double f) {
       if (progress) progress((double(k) + f) / double(K));
     };
-    // The smallest batch this count can run: one sequence per data-parallel rank, no
-    // accumulation. Pure FSDP has a rank per GPU (the batch wall); a mesh the runtime runs
-    // divides the GPUs by tp · cp · pp (the search keeps the layouts that meet the batch).
-    const double min_batch_1d = double(gpus) * seq;
-    const double min_batch = double(gpus) / max_mesh_ranks(opt.space, hw, gpus) * seq;
-    const bool wall_1d = opt.global_batch_tokens > 0 && min_batch_1d > double(opt.global_batch_tokens) * (1 + tol);
-    const bool batch_possible =
-        opt.global_batch_tokens <= 0 || min_batch <= double(opt.global_batch_tokens) * (1 + tol);
-    if (!batch_possible) {
-      space.global_batch_tokens = 0;
-      space.micro_batches = {1};
-      space.grad_accums = {1};
-      pt.batch_met = false;
+    // The batch wall: no pure-FSDP layout (a data-parallel rank per GPU) meets the target within
+    // tolerance for any micro-batch (search's own rule, grad_accum_for_batch): the target is
+    // below one sequence per GPU, or falls between the batches whole sequences per GPU give.
+    bool wall_1d = false;
+    if (opt.global_batch_tokens > 0) {
+      wall_1d = true;
+      for (int mb : space.micro_batches) wall_1d = wall_1d && !grad_accum_for_batch(space, mb, seq, gpus);
     }
     SearchResult r = search(space, hw, sub);
     pt.n_candidates = r.n_candidates;
+    if (r.ranked.empty() && opt.global_batch_tokens > 0) {
+      // No layout the runtime runs meets the batch (or none that does fits): the plans whose
+      // batch is nearest the target, the fastest of them (each layout and micro-batch at its
+      // nearest grad_accum, grad_accum_for_batch with no tolerance), flagged batch>target or
+      // batch<target. Nothing fits at any batch: no-fit.
+      SearchSpace nearest = space;
+      nearest.batch_tolerance = std::numeric_limits<double>::infinity();
+      SearchResult any = search(nearest, hw, sub);
+      const double target = double(opt.global_batch_tokens);
+      auto distance = [&](const Candidate& c) { return std::abs(std::log(double(c.config.tokens_per_step()) / target)); };
+      double best = std::numeric_limits<double>::infinity();
+      for (const Candidate& c : any.ranked) best = std::min(best, distance(c));
+      std::vector<Candidate> kept;
+      for (Candidate& c : any.ranked)
+        if (distance(c) <= best + 1e-12) kept.push_back(std::move(c));
+      any.ranked = std::move(kept);  // still fastest first
+      pt.n_candidates += any.n_candidates;
+      if (!any.ranked.empty()) pt.batch_met = false;
+      r = std::move(any);
+    }
     std::vector<std::string> flags;
     if (r.ranked.empty()) {
       flags.push_back("no-fit");
@@ -97,7 +96,7 @@ std::vector<ScalePoint> scale(const ScaleOptions& opt, const HardwareSpec& hw,
       const double seconds = opt.tokens / pt.total_tokens_per_s;
       pt.days = seconds / 86400.0;
       pt.gpu_hours = seconds / 3600.0 * gpus;
-      pt.exposed_fraction = p.step_time_s > 0 ? p.exposed_comm_s / p.step_time_s : 0;
+      pt.exposed_fraction = p.step_time_s > 0 ? exposed_communication_s(p) / p.step_time_s : 0;
       pt.comm_exposed = pt.exposed_fraction > opt.exposed_threshold;
       pt.global_batch_tokens = pt.best.config.tokens_per_step();
       pt.goodput.effective_tokens_per_s_per_gpu = p.tokens_per_s_per_gpu;
@@ -108,7 +107,7 @@ std::vector<ScalePoint> scale(const ScaleOptions& opt, const HardwareSpec& hw,
       pt.goodput_low = opt.reliability && pt.goodput.goodput < opt.goodput_threshold;
     }
     if (!pt.batch_met) {
-      flags.push_back("batch>target");
+      flags.push_back(pt.global_batch_tokens > opt.global_batch_tokens ? "batch>target" : "batch<target");
     } else if (opt.global_batch_tokens > 0 && pt.feasible) {
       // Sequences per data-parallel rank of the chosen mesh the target leaves: below 2, only
       // micro-batch 1 meets it (on pure FSDP a rank is a GPU).

@@ -59,7 +59,8 @@ struct ScalePoint {
   bool comm_exposed = false;       // exposed_fraction > exposed_threshold
   bool batch_met = true;           // the global batch target is met within tolerance
   int64_t global_batch_tokens = 0; // the winner's tokens per step
-  // Space-separated: mb1, ga:4->2, batch>target, comm-exposed, goodput<0.9, no-fit.
+  // Space-separated: mb1, ga:4->2, batch>target or batch<target, batch-wall:tp2 or mesh:tp2, comm-exposed,
+  // goodput<0.9, no-fit.
   std::string flags;
   int64_t n_candidates = 0;        // configurations searched at this count
 };

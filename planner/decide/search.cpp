@@ -4,6 +4,7 @@
 #include "shared/train_config.h"
 
 #include <algorithm>
+#include <optional>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -94,11 +95,11 @@ std::string why_line(const SearchSpace& space, const HardwareSpec& hw, const Sea
   const Candidate& w = r.ranked.front();
   const Prediction& p = w.prediction;
   const double budget = memory_budget_bytes(space, hw);
-  const double exposed_pct = 100.0 * p.exposed_comm_s / p.step_time_s;
+  const double exposed_pct = 100.0 * exposed_communication_s(p) / p.step_time_s;
   std::string line = fmt::format(
       "{} wins: {:.1f}% of the step is exposed communication ({:.3g} s of {:.3g} s), {:.1f} GiB "
       "headroom under the {:.0f}% memory budget",
-      describe_config(w.config), exposed_pct, p.exposed_comm_s, p.step_time_s,
+      describe_config(w.config), exposed_pct, exposed_communication_s(p), p.step_time_s,
       (budget - memory_needed_bytes(p)) / kGiB, 100 * space.max_mem_frac);
   // The best candidate with another layout: strategy, shard group or mesh (or, failing that, the
   // runner-up).
@@ -116,7 +117,7 @@ std::string why_line(const SearchSpace& space, const HardwareSpec& hw, const Sea
     const double slower = 100.0 * (1.0 - q.tokens_per_s_per_gpu / p.tokens_per_s_per_gpu);
     line += fmt::format("; next best {} is {:.1f}% slower ({:.1f}% exposed, {:.1f} GiB headroom)",
                         describe_config(rival->config), slower,
-                        100.0 * q.exposed_comm_s / q.step_time_s,
+                        100.0 * exposed_communication_s(q) / q.step_time_s,
                         (budget - memory_needed_bytes(q)) / kGiB);
     // The gap against the planner's measured error on such ratios (decision_error.h): the band
     // of the one setting that differs, else the band over every pair. Measured on GPUs' published
@@ -212,6 +213,15 @@ TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw)
   return c;
 }
 
+std::optional<int> grad_accum_for_batch(const SearchSpace& space, int mb, int seq, int64_t dp) {
+  const double per_micro_step = double(mb) * seq * double(dp);  // tokens
+  const double target = double(space.global_batch_tokens);
+  const int64_t ga = std::max<int64_t>(1, std::llround(target / per_micro_step));
+  const double rel = std::abs(per_micro_step * double(ga) - target) / target;
+  if (rel > space.batch_tolerance || ga > (1 << 20)) return std::nullopt;
+  return int(ga);
+}
+
 namespace {
 
 // Batch blocks: lists of (micro_batch, grad_accum), micro-batch ascending. Free batch: one block
@@ -230,15 +240,12 @@ std::vector<std::vector<std::pair<int, int>>> batch_blocks_for(const SearchSpace
   }
   std::vector<std::pair<int, int>> block;
   for (int mb : mbs) {
-    const double per_micro_step = double(mb) * seq * dp;  // tokens
-    const int64_t ga = std::llround(double(space.global_batch_tokens) / per_micro_step);
-    const double got = per_micro_step * double(std::max<int64_t>(ga, 1));
-    const double rel = std::abs(got - double(space.global_batch_tokens)) / double(space.global_batch_tokens);
-    if (ga < 1 || rel > space.batch_tolerance || ga > (1 << 20)) {
+    const std::optional<int> ga = grad_accum_for_batch(space, mb, seq, dp);
+    if (!ga) {
       ++*mismatched;
       continue;
     }
-    block.push_back({mb, int(ga)});
+    block.push_back({mb, *ga});
   }
   if (!block.empty()) batch_blocks.push_back(std::move(block));
   return batch_blocks;

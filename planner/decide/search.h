@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,11 @@ double memory_budget_bytes(const SearchSpace& space, const HardwareSpec& hw);
 // inter-node network (inter_node_gbps = 0, e.g. the single-machine `cpu` profile) and no
 // --inter-node-gbps override: such a plan has no finite step time.
 void require_inter_node_network(const TrainConfig& cfg, const HardwareSpec& hw);
+
+// The one batch rule of search and scale: the grad_accum (>= 1) whose global batch mb · seq · dp
+// · grad_accum is nearest space.global_batch_tokens (> 0), when that batch is within
+// ±space.batch_tolerance of it (and grad_accum <= 2^20); nullopt otherwise.
+std::optional<int> grad_accum_for_batch(const SearchSpace& space, int mb, int seq, int64_t dp);
 
 // The TrainConfig every candidate starts from (cluster and model filled from `space`).
 // Throws UsageError for a GPU count that is not a whole number of nodes.

@@ -37,7 +37,7 @@ check "budget lists the cheapest plans by GPU-hours" "grep -q '^cheapest plans t
 check "budget gives the date with its 1σ band" "grep -qE '^cheapest: .* finishes in [0-9.]+ days, 1σ [0-9.]+–[0-9.]+' '$tmp/b.txt'"
 check "budget gives the cheapest plan per GPU type" "grep -qE '^per GPU type: H100-80GB-SXM x [0-9]+ .* H200-141GB-SXM x [0-9]+ ' '$tmp/b.txt'"
 check "budget names the smallest cluster" "grep -q '^smallest cluster that meets 30 days: ' '$tmp/b.txt'"
-check "budget says where it breaks, one sentence per limit" "[ \$(grep -cE '^  .*\((mb1|batch>target|comm-exposed|goodput<0.9)\): .*(from|not up to) [0-9]+ GPUs on H' '$tmp/b.txt') = 4 ]"
+check "budget says where it breaks, one sentence per limit" "[ \$(grep -cE '^  .*\((mb1|batch>target, batch<target|comm-exposed|goodput<0.9)\): .*(from|not up to) [0-9]+ GPUs on H' '$tmp/b.txt') = 4 ]"
 check "budget --csv: header + 2 types x 8 counts" "[ \$(wc -l < '$tmp/b.csv') = 17 ]"
 "$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu-types $types --to 1024 --price H100-80GB-SXM=2.5,H200-141GB-SXM=3.5 --top 0 --json > "$tmp/b.json"; rc=$?
 check "budget --json with prices exits 0 (got $rc)" "[ $rc = 0 ]"
