@@ -84,6 +84,35 @@ TEST(Scale, FlagsMarkMicroBatchOneGradAccumChangesAndAnUnreachableBatch) {
   }
 }
 
+// A batch no layout meets within ±10% is answered with the plans nearest it, not "no-fit":
+// 4Mi tokens of 8192 = 512 sequences; on 1536 H100 a mesh gives 384 (−25 %) or 576 (+12.5 %)
+// sequences, 576 the nearest (batch>target), on shardcast-train (TP, no PP). A target below the narrowest mesh's one sequence
+// per rank takes that smallest batch (512Ki at 1024: tp 8, 128 ranks, 1Mi), not the fastest
+// mb 1 plan's 8Mi. The exposed share counts TP's collectives the step waits for.
+TEST(Scale, AnUnmeetableBatchTakesTheNearestPlan) {
+  ScaleOptions o = options("llama3-8b", "H100-80GB-SXM", 8192);
+  o.space.base.runtime = "shardcast-train";  // TP, no PP (torchtitan's tp 8 x pp 2 meets 4Mi at 1536: 480)
+  o.counts = {1536};
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  auto pts = scale(o, hw);
+  ASSERT_EQ(pts.size(), 1u);
+  ASSERT_TRUE(pts[0].feasible) << pts[0].flags;
+  EXPECT_FALSE(pts[0].batch_met);
+  EXPECT_TRUE(has_flag(pts[0], "batch>target")) << pts[0].flags;
+  EXPECT_EQ(pts[0].global_batch_tokens, int64_t(576) * 8192);
+
+  o.counts = {1024};
+  o.global_batch_tokens = int64_t(512) << 10;
+  pts = scale(o, hw);
+  ASSERT_TRUE(pts[0].feasible) << pts[0].flags;
+  EXPECT_TRUE(has_flag(pts[0], "batch>target")) << pts[0].flags;
+  EXPECT_EQ(pts[0].global_batch_tokens, int64_t(1) << 20);
+  EXPECT_EQ(pts[0].best.config.parallelism.tp, 8);
+  const Prediction& p = pts[0].best.prediction;
+  ASSERT_GT(p.tp_exposed_s, 0);
+  EXPECT_DOUBLE_EQ(pts[0].exposed_fraction, (p.exposed_comm_s + p.tp_exposed_s + p.cp_exposed_s + p.pp_send_s) / p.step_time_s);
+}
+
 TEST(Scale, TimeToTrainArithmeticAndEfficiency) {
   ScaleOptions o = options("llama2-7b", "A100-80GB-SXM", 4096);
   o.from = 8;
