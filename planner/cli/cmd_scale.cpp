@@ -103,9 +103,20 @@ void print_reliability(const planner::ReliabilitySpec& r) {
              r.failures_per_gpu_hour, r.restart_s, r.storage_write_gbytes_per_s, r.node_write_gbytes_per_s, r.name);
 }
 
+// The mesh of a point's plan as CSV cells, under run.toml's [parallelism] names: the degrees
+// resolved (dp_shard = -1 and a hybrid group filled in, as the GUI's search table shows them);
+// pp_schedule empty without pp.
+constexpr const char* kMeshCsvColumns = "dp_replicate,dp_shard,tp,cp,pp,pp_schedule";
+std::string mesh_csv(const TrainConfig& c) {
+  const Mesh m = resolve_mesh(c.parallelism, c.cluster.world_size(), c.cluster.gpus_per_node);
+  return fmt::format("{},{},{},{},{},{}", m.dp_replicate, m.dp_shard, m.tp, m.cp, m.pp,
+                     m.pp > 1 ? to_string(c.parallelism.pp_schedule) : "");
+}
+
 std::string csv_text(const std::vector<planner::ScalePoint>& pts) {
   std::string o =
-      "gpus,nodes,feasible,config,sharding_strategy,hsdp_shard_size,micro_batch,grad_accum,ac_mode,ac_ratio,"
+      std::string("gpus,nodes,feasible,config,sharding_strategy,hsdp_shard_size,") + kMeshCsvColumns +
+      ",micro_batch,grad_accum,ac_mode,ac_ratio,"
       "reduce_dtype,compile,fp8,global_batch_tokens,tokens_per_s_per_gpu,total_tokens_per_s,mfu,step_time_s,"
       "exposed_fraction,mem_needed_bytes,days,gpu_hours,scaling_efficiency,goodput,checkpoint_interval_steps,"
       "days_with_failures,flags\n";
@@ -113,12 +124,12 @@ std::string csv_text(const std::vector<planner::ScalePoint>& pts) {
     const TrainConfig& c = p.best.config;
     const Prediction& q = p.best.prediction;
     if (!p.feasible) {
-      o += fmt::format("{},{},false,,,,,,,,,,,,,,,,,,,,,,,,{}\n", p.gpus, p.nodes, p.flags);
+      o += fmt::format("{},{},false,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,{}\n", p.gpus, p.nodes, p.flags);
       continue;
     }
-    o += fmt::format("{},{},true,\"{}\",{},{},{},{},{},{:g},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{:.6g},{}\n",
+    o += fmt::format("{},{},true,\"{}\",{},{},{},{},{},{},{:g},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{:.6g},{}\n",
                      p.gpus, p.nodes, planner::describe_config(c), to_string(c.parallelism.sharding_strategy),
-                     c.parallelism.hsdp_shard_size, c.training.micro_batch, c.training.grad_accum,
+                     c.parallelism.hsdp_shard_size, mesh_csv(c), c.training.micro_batch, c.training.grad_accum,
                      to_string(c.activation_checkpointing.mode), c.activation_checkpointing.ratio,
                      c.precision.reduce_dtype, c.precision.compile, to_string(c.precision.fp8), p.global_batch_tokens,
                      q.tokens_per_s_per_gpu, p.total_tokens_per_s, q.mfu, q.step_time_s, p.exposed_fraction,
@@ -130,7 +141,8 @@ std::string csv_text(const std::vector<planner::ScalePoint>& pts) {
 
 std::string budget_csv(const planner::BudgetResult& r) {
   std::string o =
-      "gpu_type,gpus,nodes,feasible,config,global_batch_tokens,tokens_per_s_per_gpu,goodput,"
+      std::string("gpu_type,gpus,nodes,feasible,config,") + kMeshCsvColumns +
+      ",global_batch_tokens,tokens_per_s_per_gpu,goodput,"
       "effective_tokens_per_s_per_gpu,checkpoint_interval_steps,days_ideal,days,days_lo,days_hi,gpu_hours,cost,"
       "meets_deadline,rank,flags\n";
   for (size_t i = 0; i < r.rows.size(); ++i) {
@@ -139,11 +151,12 @@ std::string budget_csv(const planner::BudgetResult& r) {
     const auto it = std::find(r.ranked.begin(), r.ranked.end(), i);
     const std::string rank = it == r.ranked.end() ? "" : std::to_string(it - r.ranked.begin() + 1);
     if (!p.feasible) {
-      o += fmt::format("{},{},{},false,,,,,,,,,,,,,false,,{}\n", w.gpu_type, p.gpus, p.nodes, p.flags);
+      o += fmt::format("{},{},{},false,,,,,,,,,,,,,,,,,,,false,,{}\n", w.gpu_type, p.gpus, p.nodes, p.flags);
       continue;
     }
-    o += fmt::format("{},{},{},true,\"{}\",{},{:.6g},{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{}\n",
-                     w.gpu_type, p.gpus, p.nodes, planner::describe_config(p.best.config), p.global_batch_tokens,
+    o += fmt::format("{},{},{},true,\"{}\",{},{},{:.6g},{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{}\n",
+                     w.gpu_type, p.gpus, p.nodes, planner::describe_config(p.best.config), mesh_csv(p.best.config),
+                     p.global_batch_tokens,
                      p.best.prediction.tokens_per_s_per_gpu, p.goodput.goodput,
                      p.goodput.effective_tokens_per_s_per_gpu, p.goodput.interval_steps, w.days_ideal, w.days,
                      w.days_lo, w.days_hi, w.gpu_hours, w.cost >= 0 ? fmt::format("{:.6g}", w.cost) : "",

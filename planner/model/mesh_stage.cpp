@@ -446,8 +446,13 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
   p.tp_exposed_s = units.tp_exposed_s * micro_steps;
   p.cp_exposed_s = units.cp_exposed_s * micro_steps;
   if (g.tp_crosses_nodes)
-    p.mesh_notes.push_back(fmt::format("tp {} is more than the {} GPUs of a node: its collectives cross the nodes' NICs",
-                                       m.tp, shape.gpus_per_node));
+    p.mesh_notes.push_back(
+        m.tp > shape.gpus_per_node
+            ? fmt::format("tp {} is more than the {} GPUs of a node: its collectives cross the nodes' NICs", m.tp,
+                          shape.gpus_per_node)
+            : fmt::format("tp {} does not divide the {} GPUs of a node: some TP groups span two nodes, and their "
+                          "collectives cross the nodes' NICs",
+                          m.tp, shape.gpus_per_node));
   if (m.pp > 1) {
     const int v = shape.pp_virtual;
     p.pp_bubble_s = pp_bubble_s(shape.pp_schedule, m.pp, v, shape.pp_flushes, units.rank_fwd_s, units.rank_bwd_s,

@@ -47,7 +47,10 @@ MeshGroups mesh_groups(const Mesh& m, int gpn) {
   gpn = std::max(1, gpn);
   auto span = [&](int ranks, int stride) {  // a group of `ranks` ranks `stride` apart
     const int width = ranks * stride;
-    if (width <= gpn) return CommGroup{ranks, 1};
+    // Groups lie at multiples of `width` in rank order: inside a node when width divides it; a
+    // narrower group that does not (tp 4 on 6-GPU nodes: ranks 4-7 on nodes 0 and 1) has groups
+    // across a node boundary, and a collective waits for its slowest group.
+    if (width <= gpn) return CommGroup{ranks, gpn % width == 0 ? 1 : 2};
     const int per_node = std::max(1, gpn / stride);
     return CommGroup{ranks, std::max(1, (ranks + per_node - 1) / per_node)};
   };
@@ -58,7 +61,7 @@ MeshGroups mesh_groups(const Mesh& m, int gpn) {
   g.dp_replicate = span(m.dp_replicate, m.dp_shard * m.tp * m.cp);
   g.fsdp = span(m.dp_shard * m.cp, m.tp);
   g.pp_crosses_nodes = m.pp > 1 && m.dp() * m.tp * m.cp >= gpn;
-  g.tp_crosses_nodes = m.tp > gpn;
+  g.tp_crosses_nodes = g.tp.nodes > 1;
   return g;
 }
 

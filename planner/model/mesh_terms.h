@@ -62,7 +62,7 @@ struct MeshGroups {
   CommGroup tp, cp, dp_shard, dp_replicate;
   CommGroup fsdp;  // what FSDP shards over: dp_shard x cp (torchtitan's fsdp mesh)
   bool pp_crosses_nodes = false;  // neighbouring stages on different nodes
-  bool tp_crosses_nodes = false;  // tp > gpus_per_node: TP's collectives leave the node
+  bool tp_crosses_nodes = false;  // a TP group spans nodes (tp > gpus_per_node, or tp does not divide it)
 };
 MeshGroups mesh_groups(const Mesh& m, int gpus_per_node);
 

@@ -209,6 +209,14 @@ TEST(MeshTerms, GroupsFollowTorchtitansRankOrder) {
   EXPECT_EQ(h.dp_shard.nodes, 16);  // 4 of its ranks per node
   m.tp = 16;
   EXPECT_TRUE(mesh_groups(m, 8).tp_crosses_nodes);
+  // tp 4 on 6-GPU nodes: ranks 4-7 sit on nodes 0 and 1, so some TP groups span two nodes (before,
+  // timed as inside one); on 8- and 4-GPU nodes every group is inside one.
+  m.tp = 4;
+  m.dp_shard = 24;
+  EXPECT_TRUE(mesh_groups(m, 6).tp_crosses_nodes);
+  EXPECT_EQ(mesh_groups(m, 6).tp.nodes, 2);
+  EXPECT_FALSE(mesh_groups(m, 8).tp_crosses_nodes);
+  EXPECT_FALSE(mesh_groups(m, 4).tp_crosses_nodes);
 }
 
 // Closed forms of the schedules (mesh_terms.cpp cites them): 1F1B and GPipe idle (p-1) stage

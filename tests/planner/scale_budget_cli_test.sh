@@ -39,6 +39,14 @@ check "budget gives the cheapest plan per GPU type" "grep -qE '^per GPU type: H1
 check "budget names the smallest cluster" "grep -q '^smallest cluster that meets 30 days: ' '$tmp/b.txt'"
 check "budget says where it breaks, one sentence per limit" "[ \$(grep -cE '^  .*\((mb1|batch>target, batch<target|comm-exposed|goodput<0.9)\): .*(from|not up to) [0-9]+ GPUs on H' '$tmp/b.txt') = 4 ]"
 check "budget --csv: header + 2 types x 8 counts" "[ \$(wc -l < '$tmp/b.csv') = 17 ]"
+# Every CSV row has the header's fields, and the mesh is in its own columns (run.toml's names):
+# the degrees of a feasible row multiply to its GPU count (a tp 2 row read as 1-D HSDP before).
+"$bin" scale --model llama3-8b --gpu H100-80GB-SXM --seq-len 8192 --counts 4,1024 --runtime torchtitan --csv "$tmp/s.csv" > /dev/null
+for f in "$tmp/b.csv" "$tmp/s.csv"; do
+  check "$(basename "$f"): every row has the header's fields and its mesh multiplies to its GPUs" \
+    "python3 -c 'import csv,sys; r=list(csv.DictReader(open(\"$f\"))); h=open(\"$f\").readline().strip().split(\",\"); ok=all(None not in x and all(k in h for k in (\"dp_replicate\",\"dp_shard\",\"tp\",\"cp\",\"pp\",\"pp_schedule\")) for x in r); ok=ok and all(int(x[\"dp_replicate\"])*int(x[\"dp_shard\"])*int(x[\"tp\"])*int(x[\"cp\"])*int(x[\"pp\"])==int(x[\"gpus\"]) for x in r if x[\"feasible\"]==\"true\"); sys.exit(0 if ok and r else 1)'"
+done
+check "scale --csv: the 1024-GPU row names its tp" "python3 -c 'import csv,sys; r=[x for x in csv.DictReader(open(\"$tmp/s.csv\")) if x[\"gpus\"]==\"1024\"]; sys.exit(0 if r and int(r[0][\"tp\"])>1 else 1)'"
 "$bin" scale "${m[@]}" --tokens 1T --deadline 30d --gpu-types $types --to 1024 --price H100-80GB-SXM=2.5,H200-141GB-SXM=3.5 --top 0 --json > "$tmp/b.json"; rc=$?
 check "budget --json with prices exits 0 (got $rc)" "[ $rc = 0 ]"
 check "budget --json: ranked by cost, no row meeting the deadline is cheaper than the first" \
