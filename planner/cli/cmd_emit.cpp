@@ -12,6 +12,7 @@
 #include <optional>
 
 #include <fmt/core.h>
+#include <toml++/toml.h>
 
 #include "planner/cli/commands.h"
 #include "planner/cli/config_flags.h"
@@ -22,6 +23,7 @@
 #include "planner/model/plan.h"
 #include "planner/model/runtime.h"
 #include "planner/decide/search.h"
+#include "shared/config_io.h"
 #include "shared/errors.h"
 
 namespace shardcast::cli {
@@ -37,6 +39,14 @@ struct EmitFlags {
   bool overwrite = false;
   ReliabilityFlags reliability;  // --reliability ...: the recommended checkpoint.interval
 };
+
+// Whether the run.toml at `path` ("" = none) writes [checkpoint] interval itself (read and
+// validated before, so it parses).
+bool config_gives_interval(const std::string& path) {
+  if (path.empty()) return false;
+  const toml::table t = toml::parse(read_config_text(path), path);
+  return bool(t.at_path("checkpoint.interval"));
+}
 
 // The configuration the plan flags describe (the same rules as `shardcast plan`).
 TrainConfig from_plan_flags(const EmitFlags& a, HardwareSpec& hw) {
@@ -155,8 +165,9 @@ void register_emit(CLI::App& app) {
                          "allocator retries\n",
                  need / gib, 100 * a->space.max_mem_frac, pred.mem_capacity_bytes / gib);
     // checkpoint.interval: the one that maximizes goodput under failures (planner/decide/goodput.h),
-    // unless the config gives one.
-    if (cfg.checkpoint.interval == 0 && pred.fits && pred.step_time_s > 0) {
+    // unless the config gives one: a run.toml's interval = 0 ("only at the end") is a given value,
+    // kept (0 is also the default, so the file itself says whether it was written).
+    if (cfg.checkpoint.interval == 0 && !config_gives_interval(a->choice.config) && pred.fits && pred.step_time_s > 0) {
       cfg.checkpoint.interval = int(std::min<int64_t>(
           planner::recommended_checkpoint_interval_steps(cfg, pred, to_reliability(a->reliability)), INT32_MAX));
       if (cfg.checkpoint.interval > 0)

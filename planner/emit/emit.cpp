@@ -56,6 +56,13 @@ const std::vector<RuntimeFiles> kRuntimeFiles = {
 // a Qwen3 attention shape (model.head_dim other than d_model / n_heads, or model.qk_norm) is
 // planned but not written as something else. "" = the emitter can write the model.
 std::string model_shape_refusal(const ModelSpec& m, const std::string& framework, TorchtitanVersion tv) {
+  // torchtitan v0.2's llama3 model has no weight tying (torchtitan/models/llama3 at v0.2.1 81af8833d
+  // and v0.2.2 73a0e6979: no tying in model or args; qwen3 has it): a tied Llama (llama3.2-1b,
+  // 3b) registered as a flavor there would be built untied, another model than the plan's.
+  if (framework == "torchtitan" && tv == TorchtitanVersion::v0_2 && m.tied_embeddings && !m.qk_norm)
+    return "torchtitan v0.2's llama3 model cannot tie the input embedding and the output head (model.tied_embeddings "
+           "= true; no weight tying in torchtitan/models/llama3 at v0.2.1 or v0.2.2): --torchtitan-version current "
+           "writes it (its llama3 model's enable_weight_tying, from @b5bcd76c6)";
   const bool own_head = m.q_dim() != m.d_model;  // heads that are not d_model / n_heads wide
   if (!own_head && !m.qk_norm) return "";
   if (framework == "torchtitan" && tv == TorchtitanVersion::v0_2 && m.qk_norm) return "";  // its qwen3 model
@@ -69,6 +76,20 @@ std::string model_shape_refusal(const ModelSpec& m, const std::string& framework
                      "no file is written (torchtitan's qwen3 model runs this shape: --runtime torchtitan with "
                      "--torchtitan-version 0.2 writes it when model.qk_norm is set)",
                      framework, what);
+}
+
+// torchtitan reads its own datasets and tokenizer, never an llm.c token file: what the files
+// leave to it (torchtitan v0.2.1 job_config.py: training.dataset "c4_test", model.hf_assets_path
+// "./tests/assets/tokenizer"; the current recipes' llama3_8b() keeps its c4 loader).
+std::string torchtitan_data_note(const TrainConfig& c) {
+  const std::string data = c.data.path.empty()
+                               ? "the plan names no data (emit --data / data.path)"
+                               : fmt::format("data.path {} is an llm.c token file, which torchtitan does not read",
+                                             c.data.path);
+  return fmt::format("no dataset or tokenizer is written: {}. torchtitan reads its own (v0.2: training.dataset, "
+                     "training.dataset_path and model.hf_assets_path, defaults c4_test and ./tests/assets/tokenizer; "
+                     "current: the recipe's dataloader); set them to your data",
+                     data);
 }
 
 }  // namespace
@@ -276,9 +297,14 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
       if (n == "run.toml") files.push_back({n, render_run_toml(c, p), false});
       else if (n == "launch.sbatch") files.push_back({n, render_sbatch(c, p), true});
       else if (n == "launch_torchrun.sh") files.push_back({n, render_torchrun(c), true});
-      else if (n == "torchtitan.toml") files.push_back({n, head + render_torchtitan_toml(c), false});
-      else if (n == "torchtitan_overrides.txt") files.push_back({n, head + render_torchtitan_overrides(c), false});
-      else if (n == "torchtitan_recipe.py") files.push_back({n, head + render_torchtitan_recipe(c), false});
+      else if (n == "torchtitan.toml" || n == "torchtitan_overrides.txt" || n == "torchtitan_recipe.py") {
+        const std::string note = torchtitan_data_note(c);
+        const std::string body = n == "torchtitan.toml"            ? render_torchtitan_toml(c)
+                                 : n == "torchtitan_overrides.txt" ? render_torchtitan_overrides(c)
+                                                                   : render_torchtitan_recipe(c);
+        files.push_back({n, head + "# NOTE: " + note + "\n" + body, false});
+        res.notes.push_back(n + ": " + note);
+      }
       else if (n == "fsdp_config.yaml") files.push_back({n, head + render_accelerate_yaml(c), false});
       else if (n == "ds_config.json") files.push_back({n, render_ds_config_json(c, *runtime_preset(t.runtime).zero), false});
       else if (n == "launch_deepspeed.sh") {

@@ -368,7 +368,9 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   if (!ck.dir.empty() || !ck.initial_load_path.empty()) {
     boolean("checkpoint", "enable", true);
     if (!ck.dir.empty()) str("checkpoint", "folder", ck.dir);
-    if (ck.interval > 0) integer("checkpoint", "interval", ck.interval);
+    // run.toml's interval 0 saves only at the end: torchtitan saves at its last step and every
+    // interval (default 500), so the end is interval = steps.
+    integer("checkpoint", "interval", ck.interval > 0 ? ck.interval : c.training.steps);
     integer("checkpoint", "keep_latest_k", ck.keep);
     // Literal["disabled", "async", "async_with_pinned_mem"] (job_config.py Checkpoint @81af8833d).
     str("checkpoint", "async_mode", ck.async_mode);
@@ -601,6 +603,25 @@ std::vector<std::string> fms_fsdp_notes(const TrainConfig& c) {
         "no checkpoint folder is written: the plan has none (checkpoint.dir). fms-fsdp cannot turn saving off: it "
         "saves at its last step and every --checkpoint_interval into --ckpt_save_path, and resumes from there; add "
         "--ckpt_save_path=DIR --ckpt_load_path=DIR, or it uses its default /fsx/output/ckpt for both.");
+  // fms-fsdp fixes its optimizer and schedule in code (main_training_llama.py @5a296af lines
+  // 113-146): AdamW betas (0.9, 0.95), weight_decay 0.1, eps torch's 1e-8; warmup min(2000,
+  // num_steps // 20) steps (quadratic), then cosine to 0.1 of the peak. Each plan setting it cannot
+  // take is named; the run uses fms-fsdp's.
+  const OptimizerConfig& o = c.optimizer;
+  const LrScheduleConfig& l = c.lr_schedule;
+  std::vector<std::string> differ;
+  if (o.beta1 != 0.9 || o.beta2 != 0.95) differ.push_back(fmt::format("optimizer.beta1/beta2 {:g}/{:g} (runs 0.9/0.95)", o.beta1, o.beta2));
+  if (o.eps != 1e-8) differ.push_back(fmt::format("optimizer.eps {:g} (runs 1e-08)", o.eps));
+  if (o.weight_decay != 0.1) differ.push_back(fmt::format("optimizer.weight_decay {:g} (runs 0.1)", o.weight_decay));
+  const int fms_warmup = std::min(2000, c.training.steps / 20);
+  if (l.warmup_steps != fms_warmup)
+    differ.push_back(fmt::format("lr_schedule.warmup_steps {} (runs min(2000, steps / 20) = {})", l.warmup_steps, fms_warmup));
+  if (l.decay != "cosine") differ.push_back(fmt::format("lr_schedule.decay \"{}\" (runs cosine)", l.decay));
+  if (l.min_lr_factor != 0.1) differ.push_back(fmt::format("lr_schedule.min_lr_factor {:g} (runs 0.1)", l.min_lr_factor));
+  if (!differ.empty())
+    notes.push_back(fmt::format("fms-fsdp fixes its optimizer and schedule in main_training_llama.py, so these plan "
+                                "settings are not carried: {}.",
+                                fmt::join(differ, "; ")));
   return notes;
 }
 
@@ -663,7 +684,10 @@ std::string render_fms_fsdp_args(const TrainConfig& c) {
     // load path (checkpointing_utils.py Checkpointer.load): both the plan's folder.
     arg("ckpt_save_path", c.checkpoint.dir);
     arg("ckpt_load_path", c.checkpoint.dir);
-    if (c.checkpoint.interval > 0) arg("checkpoint_interval", std::to_string(c.checkpoint.interval));
+    // interval 0 = only at the end: fms-fsdp saves at its last step and every checkpoint_interval
+    // (default 10000), so the end is checkpoint_interval = num_steps.
+    arg("checkpoint_interval",
+        std::to_string(c.checkpoint.interval > 0 ? c.checkpoint.interval : c.training.steps));
   }
   return o;
 }
@@ -691,6 +715,13 @@ const char* torchtitan_generation(TorchtitanVersion tv) {
 }
 
 std::string torchtitan_version_refusal(const TrainConfig& c, TorchtitanVersion tv) {
+  // The current generation has no rotate-method setting (no rotate_method in pytorch/torchtitan
+  // @b5bcd76c6): a plan for the alltoall rotation cannot be told to it.
+  if (tv == TorchtitanVersion::current && c.parallelism.cp > 1 && c.parallelism.cp_rotate != CpRotate::allgather)
+    return fmt::format("torchtitan's current generation cannot be told parallelism.cp_rotate = \"{}\": it has no "
+                       "rotate-method setting (none at @b5bcd76c6); plan cp_rotate = \"allgather\", or "
+                       "--torchtitan-version 0.2 (experimental.context_parallel_rotate_method)",
+                       to_string(c.parallelism.cp_rotate));
   if (c.precision.fp8 == Fp8Recipe::none) return "";
   const std::vector<Fp8Recipe> ok = torchtitan_fp8_recipes(tv);
   if (std::find(ok.begin(), ok.end(), c.precision.fp8) != ok.end()) return "";
@@ -775,10 +806,6 @@ void recipe_parallelism(const TrainConfig& c, const Mesh& mesh, Set& set, std::s
       if (const int lps = torchtitan_pp_layers_per_stage(c, mesh))
         set("parallelism.pipeline_parallel_layers_per_stage", std::to_string(lps));
     }
-    if (mesh.cp > 1 && par.cp_rotate != CpRotate::allgather)
-      o += fmt::format("    # Not expressed: cp_rotate = \"{}\" (this generation has no rotate-method setting; it runs its "
-                       "own)\n",
-                       to_string(par.cp_rotate));
   }
 }
 
@@ -913,7 +940,7 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   if (!ck.dir.empty() || !ck.initial_load_path.empty()) {
     set("checkpoint.enable", "True");
     if (!ck.dir.empty()) set("checkpoint.folder", python_str(ck.dir));
-    if (ck.interval > 0) set("checkpoint.interval", std::to_string(ck.interval));
+    set("checkpoint.interval", std::to_string(ck.interval > 0 ? ck.interval : c.training.steps));  // 0: at the end
     set("checkpoint.keep_latest_k", std::to_string(ck.keep));
     set("checkpoint.async_mode", python_str(ck.async_mode));  // CheckpointManager.Config (dcp.py)
     if (!ck.initial_load_path.empty()) {

@@ -86,6 +86,16 @@ check "emit --runtime kempnerforge: nothing written -> exit 2" 2 $? "emit: nothi
 check "emit --runtime kempnerforge: names shardcast-train's reason" 0 0 \
   'not written: run.toml, launch.sbatch, launch_torchrun.sh: shardcast-train cannot run precision.master_dtype = "bf16"' "$tmp/out"
 if [ -e "$tmp/ek" ]; then echo "FAIL emit: $tmp/ek was made with nothing to write in it"; fail=$((fail + 1)); fi
+# A run.toml's checkpoint.interval = 0 ("only at the end") is a given value: emit keeps it (no
+# recommended interval replaces it) and tells torchtitan and fms-fsdp to save at their last step
+# (interval = steps; their defaults are 500 and 10000). Without the key, emit recommends one.
+cp "$SHARDCAST_CONFIG_DIR/examples/llama3-8b-8xH100.toml" "$tmp/iv.toml"
+printf '\n[checkpoint]\ndir = "/ck"\ninterval = 0\n' >> "$tmp/iv.toml"
+"$sc" emit "$tmp/iv.toml" --ac full --steps 1000 --out "$tmp/iv" > "$tmp/out" 2>&1
+check "emit: a given checkpoint.interval = 0 is kept in run.toml" 0 $? '^interval = 0' "$tmp/iv/run.toml"
+check "emit: interval 0 saves torchtitan at its last step" 0 0 '^interval = 1000' "$tmp/iv/torchtitan.toml"
+check "emit: interval 0 saves fms-fsdp at its last step" 0 0 "^--checkpoint_interval=1000" "$tmp/iv/fms_fsdp_args.txt"
+if grep -q "emit: checkpoint.interval = " "$tmp/out"; then echo "FAIL emit: a recommended interval replaced the given 0"; fail=$((fail + 1)); fi
 "$sc" search --model llama2-7b --gpu H200-141GB-SXM --gpus 8 --seq-len 4096 --runtime kempnerforge --json > "$tmp/out" 2>&1
 check "search --runtime kempnerforge: its candidates are pure bf16" 0 $? '"master_dtype": "bf16"' "$tmp/out"
 if grep -q '"master_dtype": "fp32"' "$tmp/out"; then echo "FAIL search: an fp32-master candidate for kempnerforge"; fail=$((fail + 1)); fi

@@ -420,6 +420,38 @@ TEST(EmitTorchtitan, CurrentGenerationHasThe1BFlavor) {
   EXPECT_NE(render_torchtitan_toml(c).find("no torchtitan llama3 flavor"), std::string::npos);
 }
 
+// What one generation cannot be told refuses its file (found by an emit audit): v0.2's llama3
+// has no weight tying, so a tied Llama (llama3.2-1b) is written for the current generation
+// only; the current generation has no CP rotate-method setting, so cp_rotate = "alltoall" is
+// written for v0.2 only (before: dropped with a comment while the plan was for alltoall).
+TEST(EmitTorchtitan, EachGenerationRefusesWhatItCannotBeTold) {
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  auto torchtitan_refusal = [&](const TrainConfig& c, TorchtitanVersion v) {
+    for (const EmitTarget& t : emit_targets(c, hw, v))
+      if (t.runtime == torchtitan_generation(v)) return t.refusal;
+    ADD_FAILURE() << "no torchtitan target";
+    return std::string();
+  };
+  TrainConfig tied = test::make_config("llama3.2-1b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::none, 4, 8192);
+  ASSERT_TRUE(tied.model.tied_embeddings);
+  EXPECT_NE(torchtitan_refusal(tied, TorchtitanVersion::v0_2).find("cannot tie"), std::string::npos);
+  EXPECT_EQ(torchtitan_refusal(tied, TorchtitanVersion::current), "");
+  tied.model.tied_embeddings = false;
+  EXPECT_EQ(torchtitan_refusal(tied, TorchtitanVersion::v0_2), "");
+
+  TrainConfig cp = test::make_config("llama3.1-8b", "H100-80GB-SXM", 16, ShardingStrategy::full_shard, AcMode::full, 1,
+                                     131072);
+  cp.runtime = "torchtitan";
+  cp.parallelism.cp = 8;
+  for (CpRotate r : {CpRotate::allgather, CpRotate::alltoall}) {
+    cp.parallelism.cp_rotate = r;
+    const std::string cur = torchtitan_refusal(cp, TorchtitanVersion::current);
+    EXPECT_EQ(cur.empty(), r == CpRotate::allgather) << cur;
+    if (r == CpRotate::alltoall) EXPECT_NE(cur.find("cp_rotate = \"alltoall\""), std::string::npos) << cur;
+    EXPECT_EQ(torchtitan_refusal(cp, TorchtitanVersion::v0_2), "");
+  }
+}
+
 // Settings the plan has that v0.2 and the current generation both take: AdamW's betas (v0.2's
 // default beta2 is 0.95), the training collective timeout (not the start-up's), the
 // checkpoint's async mode and initial weights.
