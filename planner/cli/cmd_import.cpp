@@ -315,7 +315,17 @@ void run_import(const std::string& trainer, const ImportFlags& a) {
     unstated(f.compile, "--compile", "eager");
     unstated(!f.fp8.empty(), "--fp8", "none (bf16 matmuls)");
   }
-  const std::string text = read_text(a.log);
+  std::string text = read_text(a.log);
+  // A UTF-8 byte-order mark (an editor's) is not part of the first line.
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+  // A last line without its line end was cut off while written (a log copied from a running job):
+  // its numbers may be cut too ("tps: 5" of "tps: 5,790"), so it is left out, said.
+  if (!text.empty() && text.back() != '\n') {
+    const size_t end = text.rfind('\n');
+    notes.push_back(fmt::format("the log's last line has no line end (cut off while written): left out ({} bytes)",
+                                text.size() - (end == std::string::npos ? 0 : end + 1)));
+    text.erase(end == std::string::npos ? 0 : end + 1);
+  }
   const planner::TrainLog log = trainer == "torchtitan" ? planner::parse_torchtitan_log(text, a.log)
                                 : trainer == "deepspeed"  ? planner::parse_deepspeed_log(text, a.log)
                                                           : planner::parse_fms_fsdp_log(text, a.log);

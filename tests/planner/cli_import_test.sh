@@ -32,6 +32,15 @@ check "--runtime unknown: exit 2 naming it" \
   "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log $FLAGS --runtime torchtitan-2019 --out $T/x) = 2 ] && grep -q 'torchtitan-2019' $T/err"
 check "--runtime of other software: exit 2 naming the generations" \
   "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log $FLAGS --runtime fms-fsdp --out $T/x) = 2 ] && grep -q 'torchtitan-2024-10' $T/err"
+# A log copied from a running job ends mid-line: the cut line is left out, said (its "tps: 5" of
+# "tps: 5,790" would be read as 5); a byte-order mark is not part of the first line.
+{ cat $D/torchtitan_2026_08.log; printf 'step: 99  loss:  3.2000  memory: 61.37GiB(77.58%%)  tps: 5'; } > $T/cut.log
+check "a log cut mid-line imports with the cut line left out" \
+  "[ \$(rc $B import torchtitan $T/cut.log $FLAGS --out $T/cut) = 0 ] && grep -q 'last line has no line end' $T/out && ! grep -q '\"step\": 99' $T/cut/run_report.json"
+printf '\xEF\xBB\xBF' > $T/bom.log; cat $D/fms_fsdp_2024_04.log >> $T/bom.log
+FMS="--model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 100"
+check "a byte-order mark keeps the first fms-fsdp block" \
+  "[ \$(rc $B import fms-fsdp $T/bom.log $FMS --out $T/bom) = 0 ] && [ \$(grep -c '\"step\":' $T/bom/run_report.json) = \$(grep -c '\"step\":' $T/fms/run_report.json) ]"
 check "validate reads the imported runs" "[ $(rc $B validate $T/tt1 $T/tt2 $T/fms --json) = 0 ] && grep -q '\"mape_step_time_pct\"' $T/out"
 check "calibrate --runs reads the imported runs" \
   "[ $(rc $B calibrate --runs $T/tt1 $T/tt2 $T/fms --gpu H100-80GB-SXM --fit-params matmul_eff --out $T/fit.toml) = 0 ] && [ -s $T/fit.toml ]"

@@ -623,6 +623,47 @@ TEST(ImportHostile, ImplausibleNumbersRefuseTheImport) {
   }
 }
 
+// Ranks and restarts (found by an import audit): two ranks' lines of one step average tps, tflops
+// and mfu alike (before, tflops and mfu were rank 0's beside the mean tps: a false FLOPs warning);
+// the same rank logging a step again is a restart, whose later line is kept; a non-finite number
+// in a warm-up step leaves that step out instead of refusing the import.
+TEST(ImportTorchtitan, RanksAveragedAlikeRestartsKeptLaterWarmupInfSkipped) {
+  const std::string two =
+      "[rank0]:step: 20  loss:  3.1000  memory: 40.00GiB(50.00%)  tps: 5,800  tflops: 336.40  mfu: 34.01%\n"
+      "[rank1]:step: 20  loss:  3.1000  memory: 41.00GiB(51.25%)  tps: 5,000  tflops: 290.00  mfu: 29.32%\n";
+  const TrainLog ranks = parse_torchtitan_log(two, "r.log");
+  ASSERT_EQ(ranks.steps.size(), 1u);
+  EXPECT_EQ(ranks.steps[0].ranks, 2);
+  EXPECT_DOUBLE_EQ(ranks.steps[0].tps, 5400);
+  EXPECT_DOUBLE_EQ(*ranks.steps[0].tflops, (336.40 + 290.00) / 2);
+  EXPECT_DOUBLE_EQ(*ranks.steps[0].mfu_pct, (34.01 + 29.32) / 2);
+  EXPECT_DOUBLE_EQ(*ranks.steps[0].mem_reserved_bytes, 41.0 * (1ull << 30));
+
+  const std::string restart =
+      "[rank0]:step: 30  loss:  3.0000  memory: 40.00GiB(50.00%)  tps: 4,000\n"
+      "[rank0]:step: 30  loss:  2.9000  memory: 40.00GiB(50.00%)  tps: 5,800\n";
+  const TrainLog again = parse_torchtitan_log(restart, "s.log");
+  ASSERT_EQ(again.steps.size(), 1u);
+  EXPECT_EQ(again.steps[0].ranks, 1);
+  EXPECT_DOUBLE_EQ(again.steps[0].tps, 5800);
+  EXPECT_DOUBLE_EQ(again.steps[0].loss, 2.9);
+  bool said = false;
+  for (const auto& n : again.notes) said |= n.find("(a restart): the later line kept") != std::string::npos;
+  EXPECT_TRUE(said);
+
+  const HardwareSpec hw = load_hardware("H100-80GB-SXM");
+  std::string warm = "step:  1  loss: 12.0000  grad_norm:     inf  memory: 40.00GiB(50.00%)  tps: 1,000\n";
+  for (int step = 2; step <= 4; ++step)
+    warm += "step:  " + std::to_string(step) + "  loss:  7.0000  grad_norm:  1.0000  memory: 40.00GiB(50.00%)  tps: 5,800\n";
+  const ImportedRun r = import_run(parse_torchtitan_log(warm, "w.log"), titan_8b(), hw, 1);
+  EXPECT_EQ(r.report.steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.report.tokens_per_s_per_gpu, 5800);
+  said = false;
+  for (const auto& n : r.notes) said |= n.find("1 warm-up steps (step <= 1) with a non-finite number") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_THROW(import_run(parse_torchtitan_log(warm, "w.log"), titan_8b(), hw, 0), InputError);  // counted: refused
+}
+
 // An output that cannot be written exits 2 (UsageError) as emit's does, before writing.
 TEST(ImportHostile, UnwritableOutputIsUsage) {
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");

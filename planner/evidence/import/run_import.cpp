@@ -45,6 +45,14 @@ void check_logged(const TrainLog& log, const LoggedStep& l, double tps, double m
                                *v / double(1ull << 30), hw.name, kPlausibleHbm, hw.gpu.hbm_bytes / double(1ull << 30)));
 }
 
+// Every number the step logged is finite (check_logged's first test).
+bool all_finite(const LoggedStep& l) {
+  for (const std::optional<double>& v : {std::optional<double>(l.loss), l.grad_norm, l.lr, l.tflops, l.mfu_pct,
+                                         std::optional<double>(l.tps), l.samples_per_s, l.step_time_s})
+    if (v && !std::isfinite(*v)) return false;
+  return true;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -153,7 +161,14 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
   int used = 0;
   const double max_tps = max_plausible_tokens_per_s(c.model, s, hw);
   bool from_pct = false;
+  int broken_warmup = 0;
   for (LoggedStep l : log.steps) {
+    // A warm-up step with a non-finite number (an inf grad_norm at step 1) is not summarised
+    // anyway: left out of the steps written, said; a counted one refuses the import (check_logged).
+    if (l.step <= warmup && !all_finite(l)) {
+      ++broken_warmup;
+      continue;
+    }
     // torchtitan of 2024-03 logs the reserved peak in % of the device's memory only.
     if (!l.mem_reserved_bytes && l.mem_reserved_pct) {
       l.mem_reserved_bytes = *l.mem_reserved_pct / 100.0 * hw.gpu.hbm_bytes;
@@ -204,6 +219,9 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
   rep.mem_peak_bytes = any_alloc ? mem_alloc : 0.0;
 
   r.notes = log.notes;
+  if (broken_warmup > 0)
+    r.notes.push_back(fmt::format("{} warm-up steps (step <= {}) with a non-finite number left out of the steps written",
+                                  broken_warmup, warmup));
   r.notes.push_back(fmt::format("{} steps logged, {} after the warm-up (step > {}) summarised", log.steps.size(), used,
                                 warmup));
   if (from_pct)

@@ -8,7 +8,8 @@
 //   4d182a13e (2024-11-23) – 4e3266374^:   wps renamed tps: step loss memory tps mfu
 //   4e3266374 (2025-02-18) adds            tflops: {:,.2f} before mfu
 //   a85e2a536 (2025-06-25) adds            grad_norm: %7.4f after loss
-//   later (components/metrics.py):         loss: %8.5f; since f113706c4 (2026-02-28) "mfu: N/A" under fp8/MX
+//   later (components/metrics.py):         loss: %8.5f since cf86edc97 (2026-02-06); since f113706c4
+//                                          (2026-02-28) "mfu: N/A" under fp8/MX
 // wps and tps are the same number ("tokens per second, abbr. as wps by convention", train.py at
 // e5d1b8915: this rank's tokens / (time · model-parallel size)). Each line is wrapped in ANSI
 // colours (torchtitan/tools/utils.py Color) except in the uncoloured branch of 2024-03, after
@@ -64,8 +65,9 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
   log.file = file;
   log.format = "torchtitan";
   std::map<int, size_t> by_step;
+  std::map<int, std::set<std::string>> step_ranks;  // the "[rankN]:" tags that logged each step
   std::set<std::string> unknown_keys;
-  int validation_lines = 0, merged = 0;
+  int validation_lines = 0, merged = 0, restarted = 0;
   std::istringstream in(text);
   std::string raw;
   int lineno = 0;
@@ -165,10 +167,25 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
     if (it == by_step.end()) {
       by_step[s.step] = log.steps.size();
       log.steps.push_back(s);
+      if (!rank_key.empty()) step_ranks[s.step].insert(rank_key);
       continue;
     }
-    // The same step again: another rank's line (LOG_RANK=0,1,... or every rank printing).
+    // The same step from a rank that already logged it: the run restarted (from a checkpoint)
+    // and logged it again; the later line is the run that went on.
+    if (!rank_key.empty() && !step_ranks[s.step].insert(rank_key).second) {
+      log.steps[it->second] = s;
+      step_ranks[s.step] = {rank_key};
+      ++restarted;
+      continue;
+    }
+    // The same step again: another rank's line (LOG_RANK=0,1,... or every rank printing). Its
+    // rates are averaged over the ranks alike (tokens/s, and the FLOPs and MFU logged from them).
     LoggedStep& m = log.steps[it->second];
+    auto mean = [&](std::optional<double>& a, const std::optional<double>& b) {
+      a = a && b ? std::optional<double>((*a * m.ranks + *b) / (m.ranks + 1)) : std::nullopt;
+    };
+    mean(m.tflops, s.tflops);
+    mean(m.mfu_pct, s.mfu_pct);
     m.tps = (m.tps * m.ranks + s.tps) / (m.ranks + 1);
     if (m.mem_reserved_bytes.has_value() != s.mem_reserved_bytes.has_value())
       throw fail(fmt::format("step {} logged by another rank with the memory in another format", s.step));
@@ -180,9 +197,13 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
   std::sort(log.steps.begin(), log.steps.end(),
             [](const LoggedStep& a, const LoggedStep& b) { return a.step < b.step; });
   if (merged > 0)
-    log.notes.push_back(fmt::format("{} metric lines repeated a step already logged (other ranks): tps averaged, "
-                                    "memory the maximum over them",
+    log.notes.push_back(fmt::format("{} metric lines repeated a step already logged (other ranks): tps, tflops and mfu "
+                                    "averaged, memory the maximum over them",
                                     merged));
+  if (restarted > 0)
+    log.notes.push_back(fmt::format("{} metric lines repeated a step the same rank had logged (a restart): the later "
+                                    "line kept",
+                                    restarted));
   if (validation_lines > 0)
     log.notes.push_back(fmt::format("{} 'validate step:' lines skipped (validation, not training)", validation_lines));
   for (const auto& k : unknown_keys) log.notes.push_back(fmt::format("field '{}:' on metric lines ignored", k));
