@@ -259,7 +259,15 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
   units->rank_fwd_s += u.fwd_s;
   units->rank_bwd_s += u.bwd_s;
   if (units->unit_wgrad_s.size() < size_t(U)) units->unit_wgrad_s.resize(size_t(U), 0.0);
-  units->unit_wgrad_s[size_t(i)] = ts * c.bwd_s / 2;  // the weight-gradient GEMMs: half of backward's
+  // The weight-gradient GEMMs a zero-bubble schedule defers (Qi et al. 2023 §2: W, "the
+  // computation of the weight gradient"): dW = Xᵀ·dY of each Linear, the FLOPs (2·m·n·k) and so
+  // the time of its forward GEMM. Attention's and the elementwise ops' backward compute input
+  // gradients only (until 2026-12-07 this was half of all backward, attention's included).
+  const std::vector<Op>& unit_ops = i == 0 ? costs.embed_ops : (i == U - 1 ? costs.head_ops : costs.block_ops);
+  double wgrad = 0;
+  for (const Op& op : unit_ops)
+    if (op.kind == OpKind::matmul) wgrad += op_forward_time(op, cc);
+  units->unit_wgrad_s[size_t(i)] = ts * std::min(wgrad, c.bwd_s);
   units->rank_wgrad_s += units->unit_wgrad_s[size_t(i)];
 }
 

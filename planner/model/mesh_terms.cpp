@@ -193,9 +193,10 @@ double pp_bubble_s(PpSchedule s, int pp, int v, int grad_accum, double t_fwd, do
     case PpSchedule::one_f_one_b: per_flush = p1 * (t_fwd + t_bwd); break;
     // Interleaved 1F1B: the bubble divided by the stages per rank (ibid. §2.2.2).
     case PpSchedule::interleaved_1f1b: per_flush = p1 * (t_fwd + t_bwd) / v; break;
-    // Zero bubble (Qi et al. 2024, "Zero Bubble Pipeline Parallelism", §3): backward split into
-    // input gradient (B) and weight gradient (W) fills the bubble; ZB-H1 leaves (p-1)(F + B - W)
-    // per chunk, the V schedule (p-1)(F + B - 2W), clipped at 0.
+    // Zero bubble (Qi et al. 2024, "Zero Bubble Pipeline Parallelism"): backward split into input
+    // gradient (B) and weight gradient (W) fills the bubble; ZB-H1 (§2.1) leaves (p-1)(F + B - W),
+    // the V schedule (§6) (p-1)(F + B - 2W), clipped at 0. Divided by v for v stages per rank as
+    // Interleaved1F1B's bubble is (an assumption: no source states the interleaved ZB1P's bubble).
     case PpSchedule::interleaved_zero_bubble:
       per_flush = p1 * std::max(0.0, t_fwd + (t_bwd - t_wgrad) - t_wgrad) / v;
       break;
@@ -211,10 +212,17 @@ double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro, int ra
   switch (s) {
     case PpSchedule::gpipe: return n_micro;
     case PpSchedule::one_f_one_b: return std::min(pp - rank, n_micro);
-    case PpSchedule::zbv_zero_bubble: return std::min(pp, n_micro);  // ZB-V: 1F1B's peak (Qi et al. §4)
+    case PpSchedule::zbv_zero_bubble: return std::min(pp, n_micro);  // ZB-V: 1F1B's peak (Qi et al. §6)
     case PpSchedule::interleaved_1f1b:
     case PpSchedule::interleaved_zero_bubble: {
-      const double chunks = std::min(double(v) * n_micro, double((v - 1) * pp + 2 * (pp - 1 - rank) + 1));
+      // torch.distributed.pipelining _get_warmup_ops: (v − 1)·microbatches_per_round + factor·(pp −
+      // 1 − rank) warm-up forwards, at most v·n, plus the steady phase's first; rounds = max(1,
+      // n // pp), microbatches_per_round = n // rounds; factor 2 for ScheduleInterleaved1F1B, 1 for
+      // ScheduleInterleavedZeroBubble (its multiply_factor=1).
+      const int rounds = std::max(1, n_micro / pp), per_round = n_micro / rounds;
+      const int factor = s == PpSchedule::interleaved_1f1b ? 2 : 1;
+      const double chunks =
+          std::min(double(v) * n_micro, double((v - 1) * per_round + factor * (pp - 1 - rank) + 1));
       return chunks / v;
     }
   }

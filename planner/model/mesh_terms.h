@@ -138,7 +138,7 @@ double pp_bubble_s(PpSchedule s, int pp, int v, int grad_accum, double t_fwd, do
 // (every forward before any backward); interleaved (Interleaved1F1B, InterleavedZeroBubble,
 // get_rank_warmup_ops): min(v·n, (v − 1)·pp + 2·(pp − 1 − rank) + 1) chunks / v; ZBVZeroBubble:
 // min(pp, n) on every rank (the V shape balances them at 1F1B's first rank's peak, Qi et al. 2024
-// "Zero Bubble Pipeline Parallelism" §4).
+// "Zero Bubble Pipeline Parallelism" §6; torch's ScheduleZBVZeroBubble cites Section 6).
 double pp_inflight_microbatches(PpSchedule s, int pp, int v, int n_micro, int rank);
 // The blocks on the simulated pipeline rank: torchtitan splits the model with the embedding and
 // the output counted as one layer each (pipeline_parallel.py generate_llm_fqn_per_model_part,
