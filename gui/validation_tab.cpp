@@ -36,13 +36,8 @@ namespace {
 
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError("cannot read " + p.string());
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+// Bounded as every reader of a file a person names (shared/config_io.h).
+std::string read_text(const fs::path& p) { return shardcast::read_text(p, kMaxInputFileBytes); }
 
 // Display scale and unit of a quantity.
 std::pair<double, QString> display(const std::string& q) {

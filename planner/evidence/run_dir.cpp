@@ -17,12 +17,12 @@ namespace fs = std::filesystem;
 namespace {
 
 nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw ConfigError(p.string(), "", "cannot open file (not a shardcast-train run directory?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    throw ConfigError(p.string(), "", "cannot open file (not a shardcast-train run directory?)");
+  const std::string text = read_text(p);  // bounded (kMaxInputFileBytes)
   try {
-    return nlohmann::json::parse(ss.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: not valid JSON: {}", p.string(), e.what()));
   }

@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include <cstdlib>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -25,6 +27,8 @@
 #include "shared/config_io.h"
 #include "shared/errors.h"
 #include "tests/planner/test_util.h"
+
+extern char** environ;
 
 namespace shardcast::planner {
 namespace {
@@ -57,10 +61,15 @@ TrainConfig config(const std::string& model, const std::string& gpu, int nodes, 
   return c;
 }
 
-// `bash -n FILE` exits 0.
+// `bash -n FILE`'s exit status, run without a shell (the path is an argument, never parsed).
 int bash_syntax_check(const fs::path& p) {
-  const std::string cmd = "bash -n '" + p.string() + "' 2>&1";
-  return std::system(cmd.c_str());
+  std::string bash = "bash", n = "-n", file = p.string();
+  char* argv[] = {bash.data(), n.data(), file.data(), nullptr};
+  pid_t pid = 0;
+  if (::posix_spawnp(&pid, "bash", nullptr, nullptr, argv, environ) != 0) return -1;
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 TEST(Emit, SearchWinnerRoundTripsAndScriptsPassBashN) {

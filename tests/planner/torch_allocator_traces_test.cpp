@@ -17,9 +17,14 @@
 #include <filesystem>
 #include <string>
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include "planner/model/allocator/measured_allocator_trace.h"
+
+extern char** environ;
 
 namespace shardcast::planner {
 namespace {
@@ -27,14 +32,29 @@ namespace {
 const std::filesystem::path kDir =
     std::filesystem::path(SHARDCAST_TEST_SOURCE_DIR) / "docs/gpu-runs/2026-11-27-h200-b/allocator-trace";
 
+// `xz -dc FILE`'s output, run without a shell (the path is an argument, never parsed).
 std::string xz_text(const std::filesystem::path& p) {
-  const std::string cmd = "xz -dc '" + p.string() + "'";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (!f) return {};
+  int fd[2];
+  if (::pipe(fd) != 0) return {};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fd[0]);
+  std::string xz = "xz", dc = "-dc", file = p.string();
+  char* argv[] = {xz.data(), dc.data(), file.data(), nullptr};
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, "xz", &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(fd[1]);
   std::string out;
-  char buf[1 << 16];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-  EXPECT_EQ(::pclose(f), 0) << cmd;
+  if (spawned == 0) {
+    char buf[1 << 16];
+    for (ssize_t n; (n = ::read(fd[0], buf, sizeof buf)) > 0;) out.append(buf, size_t(n));
+  }
+  ::close(fd[0]);
+  int status = 0;
+  EXPECT_TRUE(spawned == 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "xz -dc " << file;
   return out;
 }
 

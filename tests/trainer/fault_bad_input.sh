@@ -40,6 +40,18 @@ cp -r "$C" "$WORK/c2"; truncate -s 100 "$WORK/c2/shard_00000.bin"
 expect_error truncated_shard "truncated" "$TRAIN" export "$WORK/c2" --out "$WORK/o2"
 cp -r "$C" "$WORK/c3"; head -c 200 "$C/manifest.json" > "$WORK/c3/manifest.json"
 expect_error garbage_manifest "manifest.json" "$TRAIN" export "$WORK/c3" --out "$WORK/o3"
+# A fresh run into a folder holding an earlier run's checkpoints would overwrite and prune them:
+# refused before training, the checkpoint left as it was.
+sum_before=$(cat "$C"/* | md5sum)
+expect_error fresh_run_over_checkpoints "holds 1 checkpoint" "$TRAIN" launch --nproc-per-node 2 "$WORK/ck.toml"
+[ "$(cat "$C"/* | md5sum)" = "$sum_before" ] || fail "a refused fresh run changed the earlier checkpoint"
+# A metrics.dir that is the config's own folder would replace the config with the run's run.toml.
+mkdir -p "$WORK/self"
+sed -e "s#^dir = \"$WORK/good.run\"#dir = \"$WORK/self\"#" "$WORK/good.toml" > "$WORK/self/run.toml"
+grep -q "^dir = \"$WORK/self\"" "$WORK/self/run.toml" || fail "setup: metrics.dir not rewritten"
+cp "$WORK/self/run.toml" "$WORK/self.before"
+expect_error metrics_dir_is_config_folder "is the folder of this config" "$TRAIN" run "$WORK/self/run.toml"
+cmp -s "$WORK/self/run.toml" "$WORK/self.before" || fail "the run replaced its own config"
 # Resuming a run from the corrupt checkpoint fails on every rank with the checksum error.
 sed -e "s#^dir = \"$WORK/ckpt\"#dir = \"$WORK/ckpt\"\nresume_from = \"$WORK/c1\"#" "$WORK/ck.toml" > "$WORK/resume_bad.toml"
 expect_error resume_corrupt "checksum mismatch" "$TRAIN" launch --nproc-per-node 2 "$WORK/resume_bad.toml"

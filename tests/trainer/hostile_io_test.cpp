@@ -21,6 +21,7 @@
 
 #include "shared/errors.h"
 #include "trainer/checkpoint/manifest.h"
+#include "trainer/launch/dist_env.h"
 #include "trainer/launch/run_lock.h"
 #include "trainer/launch/store_bind.h"
 #include "trainer/train/metrics_log.h"
@@ -179,6 +180,49 @@ TEST(ManifestChecksum, EditedManifestsAreRefusedByName) {
       EXPECT_NE(std::string(err.what()).find(e.expect), std::string::npos) << e.what << ": " << err.what();
     }
   }
+}
+
+// Files a run reads back are bounded (found by a trust audit): a manifest or metrics.jsonl far
+// over its limit (sparse: no disk) is refused naming the limit before it is read, not read into
+// memory (2.26 GB before) nor, for metrics.jsonl, silently replaced by a new file.
+TEST(BoundedReads, HugeManifestAndMetricsAreRefusedUnread) {
+  const fs::path dir = fs::temp_directory_path() / ("shardcast_bounded_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "ckpt");
+  auto sparse = [](const fs::path& p, uint64_t bytes) {
+    const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, off_t(bytes)), 0);
+    ::close(fd);
+  };
+  sparse(dir / "ckpt" / "manifest.json", uint64_t(16) << 30);
+  try {
+    (void)ckpt::read_manifest(dir / "ckpt");
+    ADD_FAILURE() << "a 16 GiB manifest was read";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("over the limit"), std::string::npos) << e.what();
+  }
+  sparse(dir / "metrics.jsonl", uint64_t(16) << 30);
+  try {
+    MetricsLog log(dir, 1);
+    ADD_FAILURE() << "a 16 GiB metrics.jsonl was read";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("over the limit"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fs::file_size(dir / "metrics.jsonl"), uint64_t(16) << 30);  // left as it was
+  fs::remove_all(dir);
+}
+
+// MASTER_ADDR on loopback binds Gloo to that loopback address, never to what the host name
+// resolves to (found by a trust audit: only "127.0.0.1" and "localhost" counted as loopback).
+TEST(LoopbackBind, EveryLoopbackAddressBindsItself) {
+  EXPECT_EQ(loopback_bind_address("127.0.0.1"), "127.0.0.1");
+  EXPECT_EQ(loopback_bind_address("127.0.0.2"), "127.0.0.2");
+  EXPECT_EQ(loopback_bind_address("127.255.1.9"), "127.255.1.9");
+  EXPECT_EQ(loopback_bind_address("::1"), "::1");
+  EXPECT_EQ(loopback_bind_address("localhost"), "127.0.0.1");
+  for (const char* other : {"10.0.0.1", "128.0.0.1", "127.0.0", "127.0.0.1.5", "127.0.0.256", "node01", "", "127..0.1"})
+    EXPECT_EQ(loopback_bind_address(other), "") << other;
 }
 
 // While armed, a wildcard bind to the store's port becomes MASTER_ADDR's address (as c10d's

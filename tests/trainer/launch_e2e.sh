@@ -97,4 +97,17 @@ grep -q 'pass --time HH:MM:SS' "$work/slurm2.log" || fail "slurm: message"
 [ ! -e "$work/noprediction.sbatch" ] || fail "a refused slurm wrote its script"
 "$bin" slurm "$cfg" --time 00:30:00 --out "$work/given.sbatch" > /dev/null || fail "slurm --time"
 grep -q '^#SBATCH --time=00:30:00$' "$work/given.sbatch" || fail "slurm --time not used"
+# An existing --out is replaced only with --overwrite; the config itself never (it would become a
+# script that runs itself); a name with a leading '-' is submitted as ./-name.
+cp "$work/given.sbatch" "$work/given.before"
+"$bin" slurm "$cfg" --time 01:00:00 --out "$work/given.sbatch" > "$work/slurm3.log" 2>&1 && fail "slurm replaced an existing --out unasked"
+cmp -s "$work/given.sbatch" "$work/given.before" || fail "a refused slurm changed the existing script"
+"$bin" slurm "$cfg" --time 01:00:00 --out "$work/given.sbatch" --overwrite > /dev/null || fail "slurm --overwrite"
+grep -q '^#SBATCH --time=01:00:00$' "$work/given.sbatch" || fail "slurm --overwrite did not replace"
+cp "$cfg" "$work/self.toml"
+"$bin" slurm "$work/self.toml" --time 01:00:00 --out "$work/self.toml" --overwrite > "$work/slurm4.log" 2>&1 && fail "slurm replaced its own config"
+cmp -s "$cfg" "$work/self.toml" || fail "slurm changed its own config"
+(cd "$work" && "$bin" slurm "$cfg" --time 01:00:00 --out=-lead.sbatch > slurm5.log) || fail "slurm --out=-lead.sbatch"
+grep -q 'sbatch ./-lead.sbatch' "$work/slurm5.log" && grep -q 'Submit with: sbatch ./-lead.sbatch' "$work/-lead.sbatch" ||
+  fail "a leading '-' is not submitted as ./-lead.sbatch"
 echo "launch_e2e: OK"

@@ -1,5 +1,6 @@
 // Sharded checkpoint save/load over the FSDP flat units. See checkpoint.h and manifest.h.
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/launch/dist_env.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -505,12 +506,24 @@ CheckpointHook::CheckpointHook(const TrainConfig& cfg, Engine& engine, c10::intr
     co.timeout_seconds = cfg.comm.timeout_seconds;
     const char* addr = std::getenv("MASTER_ADDR");
     const std::string a = addr ? addr : "127.0.0.1";
-    co.hostname = (a == "127.0.0.1" || a == "localhost") ? "127.0.0.1" : "";
+    co.hostname = loopback_bind_address(a);
     auto prefixed = c10::make_intrusive<c10d::PrefixStore>("shardcast/async_checkpoint/", store);
     auto groups = make_process_groups(prefixed, world.rank(), world.size(), world.size(), co);
     async_ = std::make_unique<AsyncCheckpointer>(cfg, groups.world);
   }
-  if (c.resume_from.empty()) return;
+  if (c.resume_from.empty()) {
+    // A fresh run into a folder holding another run's checkpoints would overwrite its steps and
+    // prune the rest (keep), and a later resume_from = "latest" would load that run's weights:
+    // refused before anything is trained, with both ways on.
+    const std::vector<fs::path> earlier = c.dir.empty() ? std::vector<fs::path>{} : ckpt::list_complete(c.dir);
+    if (!earlier.empty())
+      throw ConfigError(cfg.source_file, "checkpoint.resume_from",
+                        fmt::format("is empty (a fresh run), but checkpoint.dir {} holds {} checkpoint(s) of an "
+                                    "earlier run ({}): set resume_from = \"latest\" to go on from them, or give "
+                                    "an empty checkpoint.dir (a fresh run there would overwrite and prune them)",
+                                    c.dir, earlier.size(), earlier.back().filename().string()));
+    return;
+  }
   const bool fallback = c.fallback && c.resume_from == "latest";
   const fs::path dir = fallback ? newest_intact(world, c.dir) : ckpt::resolve_checkpoint(c.resume_from, c.dir);
   if (dir.empty()) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/errors.h"
+#include "shared/config_io.h"
 
 namespace shardcast::trainer::ckpt {
 
@@ -243,11 +244,12 @@ Manifest parse_manifest(const std::string& text, const std::string& label) {
 
 Manifest read_manifest(const fs::path& dir) {
   const fs::path p = dir / kManifestName;
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the checkpoint manifest (not a complete checkpoint?)", p.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_manifest(ss.str(), p.string());
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    throw InputError(fmt::format("{}: cannot read the checkpoint manifest (not a complete checkpoint?)", p.string()));
+  // Bounded: a manifest names a few entries per unit and rank (kilobytes to megabytes); a huge
+  // file is not one, and is refused before it is read into memory.
+  return parse_manifest(read_text(p, kMaxInputFileBytes), p.string());
 }
 
 // ---------------------------------------------------------------- CRC-32

@@ -17,6 +17,7 @@
 
 #include "shared/errors.h"
 #include "shared/json_int.h"
+#include "shared/config_io.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "safetensors data is little-endian; this reader copies it as host floats");
@@ -239,12 +240,14 @@ void SafetensorsReader::read_f32(const std::string& name, const std::vector<int6
 
 void check_hf_llama_config(const fs::path& config_json, const ModelSpec& m) {
   const std::string f = config_json.string();
-  std::ifstream in(config_json);
-  if (!in) throw InputError(fmt::format("{}: cannot open (a Hugging Face config.json is needed next to "
-                                        "model.safetensors)", f));
+  std::error_code ec;
+  if (!fs::is_regular_file(config_json, ec))
+    throw InputError(fmt::format("{}: cannot open (a Hugging Face config.json is needed next to "
+                                 "model.safetensors)", f));
+  const std::string text = read_text(config_json, kMaxConfigFileBytes);  // a config.json is kilobytes
   json c;
   try {
-    c = json::parse(in);
+    c = json::parse(text);
   } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: not valid JSON: {}", f, e.what()));
   }

@@ -70,4 +70,23 @@ DistEnv read_dist_env() {
   return e;
 }
 
+std::string loopback_bind_address(const std::string& a) {
+  if (a == "localhost") return "127.0.0.1";
+  if (a == "::1") return a;
+  // 127.d.d.d: four decimal parts, the first 127, each 0..255.
+  int parts = 0;
+  size_t i = 0;
+  bool ok = true;
+  while (ok && i <= a.size() && parts < 5) {
+    size_t j = i;
+    while (j < a.size() && a[j] >= '0' && a[j] <= '9') ++j;
+    ok = j > i && j - i <= 3 && std::stoi(a.substr(i, j - i)) <= 255 && (parts > 0 || a.substr(i, j - i) == "127");
+    ++parts;
+    if (j == a.size()) break;
+    ok = ok && a[j] == '.';
+    i = j + 1;
+  }
+  return ok && parts == 4 ? a : "";
+}
+
 }  // namespace shardcast::trainer

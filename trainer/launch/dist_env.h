@@ -28,4 +28,9 @@ struct DistEnv {
 
 DistEnv read_dist_env();
 
+// The address the Gloo device binds when MASTER_ADDR is a loopback address: any 127.x.x.x as
+// given, "::1", and "localhost" as 127.0.0.1; "" for another address (Gloo then binds the
+// address the host name resolves to). A run on loopback never listens beyond the machine.
+std::string loopback_bind_address(const std::string& master_addr);
+
 }  // namespace shardcast::trainer

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "shared/config_io.h"
+#include "shared/emitted_text.h"
 #include "shared/errors.h"
 #include "shared/slurm_script.h"
 
@@ -24,7 +25,14 @@ struct SlurmArgs {
   std::string config;
   std::string out = "launch.sbatch";
   std::string time;   // "HH:MM:SS"; "" = from [prediction]
+  bool overwrite = false;  // replace an existing --out (never the config itself)
 };
+
+// The script's path as a shell word for the printed `sbatch` line: quoted, and a leading '-'
+// behind "./" so sbatch does not read it as an option.
+std::string submit_word(const std::string& path) {
+  return shell_quote(!path.empty() && path[0] == '-' ? "./" + path : path);
+}
 
 int write_slurm_script(const SlurmArgs& a) {
   const TrainConfig cfg = read_train_config(a.config);
@@ -49,11 +57,17 @@ int write_slurm_script(const SlurmArgs& a) {
         a.config));
   }
   const std::string script = render_slurm_script(cfg, o);  // UsageError for a bad limit or path
-  write_file_atomic(a.out, script);
-  fs::permissions(a.out, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                  fs::perm_options::add);
+  // Never the config itself; an existing file only with --overwrite (files created exclusively).
+  std::error_code ec;
+  if (fs::equivalent(a.out, a.config, ec))
+    throw UsageError(fmt::format("--out {} is the config itself: give another path for the script", a.out));
+  if (fs::exists(fs::symlink_status(a.out, ec)) && !a.overwrite)
+    throw UsageError(fmt::format("--out {} exists: give a new path, or --overwrite to replace it", a.out));
+  StagedFiles staged;  // written beside it, mode 0755 set on the file itself, then renamed
+  staged.add(a.out, script, /*executable=*/true);
+  staged.commit();
   fmt::print("wrote {}: {} ranks ({} node(s) x {}); submit from {} with: sbatch {}\n", a.out, cfg.world_size(),
-             cfg.cluster.nodes, cfg.cluster.gpus_per_node, o.submit_dir, a.out);
+             cfg.cluster.nodes, cfg.cluster.gpus_per_node, shell_quote(o.submit_dir), submit_word(a.out));
   return kExitOk;
 }
 
@@ -67,6 +81,7 @@ std::function<std::optional<int>()> register_slurm_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out, "script to write")->capture_default_str();
   cmd->add_option("--time", args->time, "Slurm time limit HH:MM:SS (default: from the config's [prediction])");
+  cmd->add_flag("--overwrite", args->overwrite, "replace an existing --out (never the config itself)");
   return [cmd, args]() -> std::optional<int> {
     if (!*cmd) return std::nullopt;
     return write_slurm_script(*args);

@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <fstream>
+#include <filesystem>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "shared/errors.h"
+#include "shared/config_io.h"
 
 namespace shardcast::trainer {
 
@@ -128,11 +130,12 @@ std::string format_op_profile(const OpProfile& p, int top_ops) {
 }
 
 std::array<double, kOpCategories> read_planned_ops(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("--plan {}: cannot read the file", path));
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(fmt::format("--plan {}: cannot read the file", path));
+  const std::string text = read_text(path);  // bounded (kMaxInputFileBytes)
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw InputError(fmt::format("--plan {}: not JSON ({}); write it with `shardcast plan RUN.toml --json > {}`", path,
                                  e.what(), path));

@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <sstream>
+
 #include "shared/config_io.h"
 #include "shared/errors.h"
 
@@ -27,8 +29,9 @@ MetricsLog::MetricsLog(const fs::path& run_dir, int first_step) : path_(run_dir 
   std::map<int, std::string> lines;  // step -> its last record
   int replaced = 0, last_replaced = 0;  // records of steps this run writes again
   if (fs::exists(path_)) {
-    std::ifstream in(path_);
-    if (!in) throw InputError(fmt::format("{}: cannot read", path_.string()));
+    // Bounded (4 x the input limit: a million steps' records are ~300 MB): a larger file is not
+    // this trainer's log, and is refused before it is read, never silently replaced.
+    std::istringstream in(read_text(path_, 4 * kMaxInputFileBytes));
     std::vector<std::string> all;
     for (std::string line; std::getline(in, line);)
       if (!line.empty()) all.push_back(line);

@@ -311,8 +311,19 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   if (ov.steps) cfg.training.steps = *ov.steps;
   if (!ov.initial_load.empty()) cfg.checkpoint.initial_load_path = ov.initial_load;
   // The run directory's run.toml is written from cfg at the end: a string it cannot hold is
-  // refused now, by key, not after training (shared/emitted_text.h).
+  // refused now, by key, not after training (shared/emitted_text.h); and it must not be the
+  // config itself (a metrics.dir of the config's own folder would replace the user's file, its
+  // comments and mode, with the overrides baked in).
   require_emittable_strings(cfg, file);
+  {
+    std::error_code ec;
+    const std::filesystem::path written = std::filesystem::path(cfg.metrics.dir) / "run.toml";
+    if (!file.empty() && std::filesystem::equivalent(written, file, ec))
+      throw ConfigError(file, "metrics.dir",
+                        fmt::format("{} is the folder of this config: the run writes its own run.toml there and would "
+                                    "replace {}; give another metrics.dir (--metrics-dir)",
+                                    cfg.metrics.dir, file));
+  }
   OpProfile profile;
   if (ov.profile) {
     // The same loop, warm-up + profiled steps, from step 1, nothing saved.
@@ -386,8 +397,7 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
     CommOptions co;
     co.backend = backend;
     co.timeout_seconds = cfg.comm.timeout_seconds;
-    const bool loopback = master_addr == "127.0.0.1" || master_addr == "localhost";
-    co.hostname = loopback ? "127.0.0.1" : "";
+    co.hostname = loopback_bind_address(master_addr);
     // The mesh dp_replicate x dp_shard x tp (cp and pp are refused above).
     const Mesh mesh = resolve_mesh(cfg.parallelism, world, local_world);
     // NCCL: cuda:LOCAL_RANK is made current before the process groups and the first CUDA
