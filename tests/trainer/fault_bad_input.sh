@@ -40,6 +40,13 @@ cp -r "$C" "$WORK/c2"; truncate -s 100 "$WORK/c2/shard_00000.bin"
 expect_error truncated_shard "truncated" "$TRAIN" export "$WORK/c2" --out "$WORK/o2"
 cp -r "$C" "$WORK/c3"; head -c 200 "$C/manifest.json" > "$WORK/c3/manifest.json"
 expect_error garbage_manifest "manifest.json" "$TRAIN" export "$WORK/c3" --out "$WORK/o3"
+# export never writes through a link planted at its temporary name: the link is removed and the
+# file created exclusively, so the link's target stays as it was.
+mkdir -p "$WORK/o4"; echo "someone else's" > "$WORK/victim.txt"
+ln -s "$WORK/victim.txt" "$WORK/o4/model.safetensors.tmp"
+"$TRAIN" export "$C" --out "$WORK/o4" > "$WORK/export4.log" 2>&1 || { cat "$WORK/export4.log"; fail "export beside a planted link"; }
+[ "$(cat "$WORK/victim.txt")" = "someone else's" ] || fail "export wrote through a link at model.safetensors.tmp"
+[ -f "$WORK/o4/model.safetensors" ] && [ ! -L "$WORK/o4/model.safetensors" ] || fail "export's file is not its own"
 # A fresh run into a folder holding an earlier run's checkpoints would overwrite and prune them:
 # refused before training, the checkpoint left as it was.
 sum_before=$(cat "$C"/* | md5sum)

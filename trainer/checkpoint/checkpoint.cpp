@@ -3,10 +3,13 @@
 #include "trainer/launch/dist_env.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <map>
@@ -156,8 +159,7 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
   if (world.rank() == 0) {
     try {
       fs::create_directories(root);
-      if (fs::exists(final_dir)) fs::remove_all(final_dir);  // a re-save of the same step
-      fs::remove_all(tmp_dir);
+      fs::remove_all(tmp_dir);  // a killed save's (a link is removed, not followed)
       // Exact for the data: S shard files + the manifest, each rounded up to the file
       // system's blocks, + one block for the directory (ckpt::checkpoint_disk_bytes).
       const uint64_t block = ckpt::block_bytes(root);
@@ -169,7 +171,11 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
                                      "(free space or lower checkpoint.keep)",
                                      root.string(), need, need / 1048576.0, S, m.shard_file_bytes(), block, have,
                                      have / 1048576.0));
-      fs::create_directory(tmp_dir);
+      // Made here, or refused: a directory or link that appeared at the name since the removal
+      // above is never written into.
+      if (::mkdir(tmp_dir.c_str(), 0755) != 0)
+        throw InputError(fmt::format("{}: cannot create the checkpoint's temporary directory: {}", tmp_dir.string(),
+                                     std::strerror(errno)));
     } catch (const std::exception& e) {
       ok = false;
       err = e.what();
@@ -219,8 +225,17 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
       w.write(text.data(), text.size());
       w.close();
       ckpt::fsync_dir(tmp_dir);
+      // A re-save of a step (a run resumed from an earlier one): the checkpoint there stays whole
+      // until the new one is complete; it is moved aside, the new one renamed in, then removed.
+      const fs::path replaced = root / (ckpt::step_dir_name(st.step) + ".replaced");
+      const bool resave = fs::exists(fs::symlink_status(final_dir));
+      if (resave) {
+        fs::remove_all(replaced);
+        fs::rename(final_dir, replaced);
+      }
       fs::rename(tmp_dir, final_dir);
       ckpt::fsync_dir(root);
+      if (resave) fs::remove_all(replaced);
       ckpt::prune(root, cfg.checkpoint.keep);
     } catch (const std::exception& e) {
       ok = false;

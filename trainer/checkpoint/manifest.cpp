@@ -294,7 +294,9 @@ uint32_t crc32_file(const fs::path& file, uint64_t* bytes) {
 // ---------------------------------------------------------------- durable files
 
 DurableWriter::DurableWriter(const fs::path& file) : file_(file) {
-  fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A new file, never one that exists nor a link planted at the name (O_EXCL | O_NOFOLLOW): the
+  // writers' files are inside a directory just made, or a temporary name removed just before.
+  fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0) throw InputError(fmt::format("{}: cannot create: {}", file.string(), std::strerror(errno)));
 }
 

@@ -108,7 +108,8 @@ uint32_t crc32_update(uint32_t crc, const void* data, size_t n);
 // CRC-32 and size of a whole file; throws InputError if it cannot be read.
 uint32_t crc32_file(const std::filesystem::path& file, uint64_t* bytes = nullptr);
 
-// Writes whole buffers to a new file and fsyncs it. Throws InputError with strerror
+// Writes whole buffers to a new file and fsyncs it: created exclusively (an existing file or a
+// link at the name is refused, EEXIST, never written through). Throws InputError with strerror
 // (ENOSPC reads "No space left on device"). The file is removed on failure.
 class DurableWriter {
  public:

@@ -83,6 +83,7 @@ ExportResult export_checkpoint(const fs::path& dir, const fs::path& out_dir, con
   fs::create_directories(out_dir);
   const fs::path final_path = out_dir / "model.safetensors";
   const fs::path tmp_path = out_dir / "model.safetensors.tmp";
+  fs::remove(tmp_path);  // a crashed export's (a link is removed, not followed); created exclusively below
   {
     ckpt::DurableWriter w(tmp_path);
     const uint64_t hlen = h.size();

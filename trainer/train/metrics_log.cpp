@@ -28,6 +28,7 @@ MetricsLog::MetricsLog(const fs::path& run_dir, int first_step) : path_(run_dir 
   fs::create_directories(run_dir);
   std::map<int, std::string> lines;  // step -> its last record
   int replaced = 0, last_replaced = 0;  // records of steps this run writes again
+  std::vector<std::string> dropped;     // their lines, kept beside the log (below)
   if (fs::exists(path_)) {
     // Bounded (4 x the input limit: a million steps' records are ~300 MB): a larger file is not
     // this trainer's log, and is refused before it is read, never silently replaced.
@@ -53,12 +54,21 @@ MetricsLog::MetricsLog(const fs::path& run_dir, int first_step) : path_(run_dir 
       } else {
         ++replaced;
         last_replaced = std::max(last_replaced, m.step);
+        dropped.push_back(all[i]);
       }
     }
   }
-  if (replaced > 0)
-    fmt::print(stderr, "note: {}: {} record(s) of steps {}..{} are dropped: this run writes step {} on again\n",
-               path_.string(), replaced, first_step, last_replaced, first_step);
+  if (replaced > 0) {
+    // The records of the steps this run trains again are kept in a file of their own before the
+    // log is rewritten: a run killed before it logs them again loses none (a resume from an
+    // older checkpoint than the log's last step).
+    const fs::path aside = run_dir / fmt::format("metrics.replaced_from_step_{:08d}.jsonl", first_step);
+    std::string old_text;
+    for (const std::string& line : dropped) old_text += line + '\n';
+    write_file_atomic(aside, old_text);
+    fmt::print(stderr, "note: {}: {} record(s) of steps {}..{} are moved to {}: this run writes step {} on again\n",
+               path_.string(), replaced, first_step, last_replaced, aside.string(), first_step);
+  }
   std::string text;
   for (const auto& [step, line] : lines) {
     text += line + '\n';
