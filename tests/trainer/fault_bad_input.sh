@@ -56,9 +56,16 @@ expect_error fresh_run_over_checkpoints "holds 1 checkpoint" "$TRAIN" launch --n
 mkdir -p "$WORK/self"
 sed -e "s#^dir = \"$WORK/good.run\"#dir = \"$WORK/self\"#" "$WORK/good.toml" > "$WORK/self/run.toml"
 grep -q "^dir = \"$WORK/self\"" "$WORK/self/run.toml" || fail "setup: metrics.dir not rewritten"
+printf '# my notes\n' >> "$WORK/self/run.toml"; chmod 600 "$WORK/self/run.toml"
 cp "$WORK/self/run.toml" "$WORK/self.before"
-expect_error metrics_dir_is_config_folder "is the folder of this config" "$TRAIN" run "$WORK/self/run.toml"
+expect_error metrics_dir_is_config_folder "is the folder of this config" "$TRAIN" run "$WORK/self/run.toml" --steps 1
 cmp -s "$WORK/self/run.toml" "$WORK/self.before" || fail "the run replaced its own config"
+# ... unless the run is exactly the config (the GUI's Run tab writes run.toml there): it runs and
+# the file is left as it is, its comments and mode kept.
+"$TRAIN" launch --nproc-per-node 2 "$WORK/self/run.toml" > "$WORK/self.log" 2>&1 || { cat "$WORK/self.log"; fail "a run in its config's folder"; }
+cmp -s "$WORK/self/run.toml" "$WORK/self.before" && [ "$(stat -c %a "$WORK/self/run.toml")" = 600 ] ||
+  fail "a run that is its config rewrote it"
+[ -f "$WORK/self/validation.json" ] || fail "the run in its config's folder wrote no validation.json"
 # Resuming a run from the corrupt checkpoint fails on every rank with the checksum error.
 sed -e "s#^dir = \"$WORK/ckpt\"#dir = \"$WORK/ckpt\"\nresume_from = \"$WORK/c1\"#" "$WORK/ck.toml" > "$WORK/resume_bad.toml"
 expect_error resume_corrupt "checksum mismatch" "$TRAIN" launch --nproc-per-node 2 "$WORK/resume_bad.toml"

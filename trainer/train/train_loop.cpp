@@ -316,12 +316,16 @@ int run_rank(const std::string& config_path, const RunOverrides& ov) {
   // comments and mode, with the overrides baked in).
   require_emittable_strings(cfg, file);
   {
+    // The run directory's run.toml may be the config itself (the GUI's Run tab writes it there)
+    // only when it already holds exactly what runs: then it is left as it is (its comments and
+    // mode kept); a run that differs from it (--steps, --data, another runtime) would replace it.
     std::error_code ec;
     const std::filesystem::path written = std::filesystem::path(cfg.metrics.dir) / "run.toml";
-    if (!file.empty() && std::filesystem::equivalent(written, file, ec))
+    if (!file.empty() && std::filesystem::equivalent(written, file, ec) && !run_toml_holds(written, cfg))
       throw ConfigError(file, "metrics.dir",
-                        fmt::format("{} is the folder of this config: the run writes its own run.toml there and would "
-                                    "replace {}; give another metrics.dir (--metrics-dir)",
+                        fmt::format("{} is the folder of this config, and the run (with its overrides) differs from "
+                                    "it: the run writes its own run.toml there and would replace {}; give another "
+                                    "metrics.dir (--metrics-dir), or write the overrides into the config",
                                     cfg.metrics.dir, file));
   }
   OpProfile profile;

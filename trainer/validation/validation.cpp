@@ -58,11 +58,23 @@ std::string format_validation(const ValidationReport& v) {
   return o;
 }
 
+bool run_toml_holds(const std::filesystem::path& run_toml, const TrainConfig& cfg) {
+  TrainConfig ran = cfg;
+  ran.runtime = "shardcast-train";
+  try {
+    return write_train_config(read_train_config(run_toml.string())) == write_train_config(ran);
+  } catch (const std::exception&) {
+    return false;  // missing or not a config: it does not hold the run
+  }
+}
+
 void write_validation(const std::filesystem::path& run_dir, const ValidationReport& v, const TrainConfig& cfg) {
   nlohmann::json j = v;
   write_file_atomic(run_dir / "validation.json", j.dump(2) + "\n");
   // The run directory records what ran: this trainer, whatever runtime the input planned for,
-  // so `shardcast validate RUN_DIR` predicts it as shardcast-train's run.
+  // so `shardcast validate RUN_DIR` predicts it as shardcast-train's run. A run.toml there that
+  // already holds exactly that (the config itself, written there by the GUI) is left as it is.
+  if (run_toml_holds(run_dir / "run.toml", cfg)) return;
   TrainConfig ran = cfg;
   ran.runtime = "shardcast-train";
   write_file_atomic(run_dir / "run.toml", write_train_config(ran));

@@ -27,7 +27,12 @@ ValidationReport make_validation(const PredictionTable& predicted, const RunRepo
 // Fixed-width table: quantity, predicted, measured, error %.
 std::string format_validation(const ValidationReport& v);
 
-// Writes run_dir/validation.json and run_dir/run.toml atomically.
+// Whether the run.toml at `run_toml` parses to exactly the config that runs (cfg as
+// shardcast-train runs it): false when it is missing, not a config, or differs.
+bool run_toml_holds(const std::filesystem::path& run_toml, const TrainConfig& cfg);
+
+// Writes run_dir/validation.json and run_dir/run.toml atomically (run.toml left as it is when it
+// already holds what ran: run_toml_holds).
 void write_validation(const std::filesystem::path& run_dir, const ValidationReport& v, const TrainConfig& cfg);
 
 // End of a run (rank 0): make_validation + write_validation + print the table to stdout.
