@@ -17,12 +17,29 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include "gui/charts/chart_view.h"
 #include "gui/metrics_tail.h"
 #include "planner/emit/emit.h"
 #include "shared/config_io.h"
 
 namespace shardcast::gui {
+
+namespace {
+// Whether a shardcast-train run holds the run lock of `dir` (its exclusive flock on
+// .shardcast-train.lock): a shared lock that cannot be taken at once.
+bool run_dir_in_use(const QString& dir) {
+  const std::string lock = QDir(dir).filePath(".shardcast-train.lock").toStdString();
+  const int fd = ::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;  // no lock file: no run has started here
+  const bool busy = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // releases the shared lock if taken
+  return busy;
+}
+}  // namespace
 
 RunTab::RunTab(QWidget* parent) : QWidget(parent) {
   auto* v = new QVBoxLayout(this);
@@ -195,6 +212,12 @@ QString RunTab::launch() {
   if (data_->text().isEmpty())
     return fail("data.path is empty: make a token file with `shardcast-train tokenize --out corpus.bin FILES...`");
   if (!QFileInfo(data_->text()).isFile()) return fail(QString("data.path %1 is not a file").arg(data_->text()));
+  // A run already in this directory (shardcast-train's lock, trainer/launch/run_lock.h) keeps its
+  // files: nothing here is written or removed while it holds the lock.
+  if (run_dir_in_use(dir))
+    return fail(QString("a shardcast-train run is using %1 (it holds %1/.shardcast-train.lock): pick another run "
+                        "directory, or wait for it to finish")
+                    .arg(dir));
   const QString toml = QDir(dir).filePath("run.toml");
   try {
     write_file_atomic(toml.toStdString(), planner::render_run_toml(cfg, *pred_));

@@ -3,6 +3,10 @@
 // trainer): the log streams, the charts fill from metrics.jsonl, Stop ends the run, and a
 // finished run shows up in the Validation tab (run_report.json against run.toml's
 // [prediction]).
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <QComboBox>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
@@ -121,6 +125,37 @@ class RunTabTest : public QObject {
     QVERIFY(r->stepsSeen() < 1000);
     QVERIFY(r->log()->toPlainText().contains("SIGTERM"));
     qunsetenv("FAKE_TRAINER_SLEEP");
+  }
+
+  // A directory a shardcast-train run holds (its flock on .shardcast-train.lock) is refused before
+  // anything in it is written or removed: its metrics.jsonl stays (found by a trust audit: the
+  // Run tab removed it first, and only the trainer's own lock refused the launch after).
+  void refusesADirectoryARunHolds() {
+    QTemporaryDir tmp;
+    MainWindow w;
+    localConfig(w);
+    RunTab* r = w.runTab();
+    r->setTrainerPath(kFake);
+    const QString dir = tmp.filePath("busy");
+    QVERIFY(QDir().mkpath(dir));
+    QFile metrics(QDir(dir).filePath("metrics.jsonl"));
+    QVERIFY(metrics.open(QIODevice::WriteOnly));
+    metrics.write("{\"step\":1}\n");
+    metrics.close();
+    const std::string lock = QDir(dir).filePath(".shardcast-train.lock").toStdString();
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    QVERIFY(fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0);  // as RunDirLock holds it
+    r->setRunDirectory(dir);
+    r->setDataPath(tokenFile(tmp));
+    QVERIFY2(r->launch().contains("is using"), qPrintable(r->launch()));
+    QVERIFY(!r->isRunning());
+    QVERIFY(QFileInfo(QDir(dir).filePath("metrics.jsonl")).size() > 0);
+    QVERIFY(!QFileInfo::exists(QDir(dir).filePath("run.toml")));
+    ::close(fd);  // released: the directory is free again
+    qputenv("FAKE_TRAINER_STEPS", "3");
+    QSignalSpy done(r, &RunTab::finished);
+    QCOMPARE(r->launch(), QString());
+    QVERIFY(done.wait(20000));
   }
 
   void refusesWhatCannotRunLocally() {
