@@ -76,7 +76,8 @@ void SummaryBar::setPrediction(const Prediction& p, double plan_ms, long long to
            .arg(p.tokens_per_s_per_gpu, 0, 'f', 0)
            .arg(100 * p.mfu, 0, 'f', 1)
            .arg(100 * p.hfu, 0, 'f', 1);
-  d << QString("Exposed communication: %1 ms per step").arg(1000 * p.exposed_comm_s, 0, 'f', 1);
+  // FSDP's and the mesh's (TP, CP, pipeline sends): what search and scale call exposed.
+  d << QString("Exposed communication: %1 ms per step").arg(1000 * exposed_communication_s(p), 0, 'f', 1);
   if (!mesh.one_d()) {
     d << QString("Mesh: %1; %2").arg(mesh_name, mesh_seconds(p, mesh));
     for (const std::string& n : p.mesh_notes) d << "Mesh: " + QString::fromStdString(n);

@@ -32,6 +32,10 @@ inline CLI::Validator interval(double lo, bool lo_open, double hi, bool hi_open)
       [=](std::string& text) -> std::string {
         const std::optional<double> parsed = parse_decimal(text);
         if (!parsed) return fmt::format("{} is not a number (allowed: a decimal number in {})", text, desc);
+        // "010": CLI11 reads an integer flag with a leading 0 as octal (8), not as the 10 it shows.
+        const size_t digit = text[0] == '-' ? 1 : 0;
+        if (text.size() > digit + 1 && text[digit] == '0' && text[digit + 1] >= '0' && text[digit + 1] <= '9')
+          return fmt::format("{} is not allowed: a leading zero (write it without; allowed: {})", text, desc);
         const double v = *parsed;
         const bool lo_ok = lo_open ? v > lo : v >= lo;
         const bool hi_ok = std::isinf(hi) || (hi_open ? v < hi : v <= hi);

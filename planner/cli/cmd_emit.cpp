@@ -44,8 +44,12 @@ struct EmitFlags {
 // validated before, so it parses).
 bool config_gives_interval(const std::string& path) {
   if (path.empty()) return false;
-  const toml::table t = toml::parse(read_config_text(path), path);
-  return bool(t.at_path("checkpoint.interval"));
+  try {
+    const toml::table t = toml::parse(read_config_text(path), path);
+    return bool(t.at_path("checkpoint.interval"));
+  } catch (const toml::parse_error&) {
+    return false;  // a GUI session (.json), read by config_from_flags: its interval is recommended as before
+  }
 }
 
 // The configuration the plan flags describe (the same rules as `shardcast plan`).

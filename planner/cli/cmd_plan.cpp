@@ -129,7 +129,7 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
   }
   fmt::print("\n");
   fmt::print("step time        {:.4g} s  (compute {:.4g} s, communication {:.4g} s, exposed {:.4g} s, optimizer {:.3g} s)\n",
-             p.step_time_s, p.compute_s, p.comm_s, p.exposed_comm_s, p.optimizer_s);
+             p.step_time_s, p.compute_s, p.comm_s, exposed_communication_s(p), p.optimizer_s);
   if (!p.mesh.empty())
     fmt::print("                 mesh: tp exposed {:.4g} s, cp exposed {:.4g} s, pp bubble {:.4g} s + sends {:.4g} s\n",
                p.tp_exposed_s, p.cp_exposed_s, p.pp_bubble_s, p.pp_send_s);

@@ -124,10 +124,12 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   const std::string batch = f.global_batch_tokens.empty() ? batch_default : f.global_batch_tokens;
   const double tokens = parse_count(batch, "--global-batch-tokens");
   // A batch is whole tokens: a fraction would round, 0.4 to 0 = "any batch", never what was asked.
-  if (tokens != std::floor(tokens) || tokens > 9.2e18)
+  // "4.1M" is 4.1 x 1e6 in binary floating point (4099999.9999999995): whole within 1e-9.
+  const double whole = std::round(tokens);
+  if (std::abs(tokens - whole) > 1e-9 * std::max(1.0, tokens) || tokens > 9.2e18)
     throw UsageError(fmt::format("--global-batch-tokens '{}' is not a whole number of tokens (0 = any global batch)",
                                  batch));
-  s.global_batch_tokens = int64_t(tokens);
+  s.global_batch_tokens = int64_t(whole);
   s.max_mem_frac = f.max_mem_frac;
   s.allow_fp8 = f.allow_fp8;
   s.allow_compile = f.allow_compile;

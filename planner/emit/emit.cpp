@@ -330,13 +330,16 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
   // staging leaves the directory as it was.
   StagedFiles staged;
   for (const File& f : files) staged.add(fs::path(dir) / f.name, f.text, f.executable);
-  staged.commit();
-  for (const File& f : files) res.written.push_back((fs::path(dir) / f.name).string());
+  // An earlier plan's files go before the new set lands: a file that cannot be removed stops
+  // the emit with nothing of the new set written (the staged files are removed).
   for (const fs::path& p : stale) {
     if (fs::remove(p, ec)) res.removed.push_back(p.string());
-    else if (ec) throw InputError(fmt::format("emit: cannot remove {} (from an earlier emit, not part of this plan): {}",
+    else if (ec) throw InputError(fmt::format("emit: cannot remove {} (from an earlier emit, not part of this plan): {}; "
+                                              "nothing of this plan written",
                                               p.string(), ec.message()));
   }
+  staged.commit();
+  for (const File& f : files) res.written.push_back((fs::path(dir) / f.name).string());
   return res;
 }
 

@@ -60,7 +60,10 @@ MeshGroups mesh_groups(const Mesh& m, int gpn) {
   g.dp_shard = span(m.dp_shard, m.tp * m.cp);
   g.dp_replicate = span(m.dp_replicate, m.dp_shard * m.tp * m.cp);
   g.fsdp = span(m.dp_shard * m.cp, m.tp);
-  g.pp_crosses_nodes = m.pp > 1 && m.dp() * m.tp * m.cp >= gpn;
+  // A stage's ranks send to the next stage's, dp·tp·cp ranks on: off the node when that stride is a
+  // node or more, or does not divide it (some pairs straddle a node boundary).
+  const int64_t stride = m.dp() * m.tp * m.cp;
+  g.pp_crosses_nodes = m.pp > 1 && (stride >= gpn || gpn % stride != 0);
   g.tp_crosses_nodes = g.tp.nodes > 1;
   return g;
 }

@@ -518,6 +518,15 @@ TEST(Emit, WritesOneSetAndNeverReplacesUnasked) {
   for (const auto& n : removed) EXPECT_FALSE(fs::exists(dir / n)) << n;
   EXPECT_EQ(read_train_config((dir / "run.toml").string()).training.micro_batch, 2);  // the second plan's
 
+  // An earlier plan's file that cannot be removed (a non-empty directory at ds_config.json) stops
+  // the overwrite with nothing of the new set written.
+  const EmitResult third_before = emit_files(ds, hw, (dir / "x").string(), true);
+  (void)third_before;
+  fs::remove(dir / "x" / "ds_config.json");
+  fs::create_directories(dir / "x" / "ds_config.json" / "keep");
+  const std::string x_run_toml = read(dir / "x" / "run.toml");
+  EXPECT_THROW(emit_files(st, hw, (dir / "x").string(), true, TorchtitanVersion::v0_2, nullptr, true), InputError);
+  EXPECT_EQ(read(dir / "x" / "run.toml"), x_run_toml);  // micro_batch 1's, not the new plan's
   // The input config is never replaced, --overwrite or not.
   const fs::path own = fresh_dir("own_input");
   fs::create_directories(own);

@@ -217,6 +217,14 @@ TEST(MeshTerms, GroupsFollowTorchtitansRankOrder) {
   EXPECT_EQ(mesh_groups(m, 6).tp.nodes, 2);
   EXPECT_FALSE(mesh_groups(m, 8).tp_crosses_nodes);
   EXPECT_FALSE(mesh_groups(m, 4).tp_crosses_nodes);
+  // Pipeline sends go dp·tp·cp ranks on: with 4 per stage on 6-GPU nodes, stage 1 (ranks 4-7)
+  // sends across a node boundary; on 8-GPU nodes two stages share a node.
+  Mesh q;
+  q.dp_shard = 2;
+  q.tp = 2;
+  q.pp = 3;
+  EXPECT_TRUE(mesh_groups(q, 6).pp_crosses_nodes);
+  EXPECT_FALSE(mesh_groups(q, 8).pp_crosses_nodes);
 }
 
 // Closed forms of the schedules (mesh_terms.cpp cites them): 1F1B and GPipe idle (p-1) stage

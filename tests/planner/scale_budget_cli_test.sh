@@ -38,6 +38,18 @@ check "budget gives the date with its 1σ band" "grep -qE '^cheapest: .* finishe
 check "budget gives the cheapest plan per GPU type" "grep -qE '^per GPU type: H100-80GB-SXM x [0-9]+ .* H200-141GB-SXM x [0-9]+ ' '$tmp/b.txt'"
 check "budget names the smallest cluster" "grep -q '^smallest cluster that meets 30 days: ' '$tmp/b.txt'"
 check "budget says where it breaks, one sentence per limit" "[ \$(grep -cE '^  .*\((mb1|batch>target, batch<target|comm-exposed|goodput<0.9)\): .*(from|not up to) [0-9]+ GPUs on H' '$tmp/b.txt') = 4 ]"
+# Counts are read as written: "4.1M" is whole (4.1 x 1e6 in floating point is not, to the bit);
+# a fraction, hex and a leading zero (CLI11 reads "010" as octal 8) are refused by name.
+rc() { "$@" >"$tmp/o" 2>"$tmp/e"; echo $?; }
+T=$tmp
+check "--global-batch-tokens 4.1M is a whole count" \
+  "[ \$(rc "$bin" search --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --seq-len 8192 --global-batch-tokens 4.1M) = 0 ]"
+for bad in 0.4 0x400000; do
+  check "--global-batch-tokens $bad refused (exit 2)" \
+    "[ \$(rc "$bin" search --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --global-batch-tokens $bad) = 2 ] && grep -q -- '--global-batch-tokens' \$T/e"
+done
+check "--gpus 010 refused (exit 2), not planned as 8" \
+  "[ \$(rc "$bin" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 010) = 2 ] && grep -q 'leading zero' \$T/e"
 check "budget --csv: header + 2 types x 8 counts" "[ \$(wc -l < '$tmp/b.csv') = 17 ]"
 # Every CSV row has the header's fields, and the mesh is in its own columns (run.toml's names):
 # the degrees of a feasible row multiply to its GPU count (a tp 2 row read as 1-D HSDP before).

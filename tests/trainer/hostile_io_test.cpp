@@ -213,6 +213,38 @@ TEST(BoundedReads, HugeManifestAndMetricsAreRefusedUnread) {
   fs::remove_all(dir);
 }
 
+// The records a resumed run trains again are kept beside the log, each time under a name of its
+// own: a second resume from the same step keeps the first's (found by a review: the second wrote
+// over the first's side file).
+TEST(MetricsResume, ReplacedRecordsAreKeptEachTime) {
+  const fs::path dir = fs::temp_directory_path() / ("shardcast_aside_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto log_steps = [&](int from, int to) {
+    std::ofstream out(dir / "metrics.jsonl", std::ios::app);
+    for (int s = from; s <= to; ++s) {
+      StepMetrics m;
+      m.step = s;
+      m.loss = 10.0 - s;
+      out << nlohmann::json(m).dump() << "\n";
+    }
+  };
+  log_steps(1, 6);
+  { MetricsLog first(dir, 3); }  // steps 3..6 moved aside
+  log_steps(3, 4);
+  { MetricsLog second(dir, 3); }  // steps 3..4 of the first resume moved aside too
+  auto lines = [](const fs::path& p) {
+    std::ifstream in(p);
+    int n = 0;
+    for (std::string l; std::getline(in, l);) n += !l.empty();
+    return n;
+  };
+  EXPECT_EQ(lines(dir / "metrics.replaced_from_step_00000003.jsonl"), 4);
+  EXPECT_EQ(lines(dir / "metrics.replaced_from_step_00000003.2.jsonl"), 2);
+  EXPECT_EQ(lines(dir / "metrics.jsonl"), 2);
+  fs::remove_all(dir);
+}
+
 // MASTER_ADDR on loopback binds Gloo to that loopback address, never to what the host name
 // resolves to (found by a trust audit: only "127.0.0.1" and "localhost" counted as loopback).
 TEST(LoopbackBind, EveryLoopbackAddressBindsItself) {

@@ -62,7 +62,11 @@ MetricsLog::MetricsLog(const fs::path& run_dir, int first_step) : path_(run_dir 
     // The records of the steps this run trains again are kept in a file of their own before the
     // log is rewritten: a run killed before it logs them again loses none (a resume from an
     // older checkpoint than the log's last step).
-    const fs::path aside = run_dir / fmt::format("metrics.replaced_from_step_{:08d}.jsonl", first_step);
+    // A name of its own (.2, .3, ... after a first): a second resume from the same step keeps the
+    // first's records too.
+    fs::path aside = run_dir / fmt::format("metrics.replaced_from_step_{:08d}.jsonl", first_step);
+    for (int k = 2; fs::exists(fs::symlink_status(aside)); ++k)
+      aside = run_dir / fmt::format("metrics.replaced_from_step_{:08d}.{}.jsonl", first_step, k);
     std::string old_text;
     for (const std::string& line : dropped) old_text += line + '\n';
     write_file_atomic(aside, old_text);
