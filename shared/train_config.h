@@ -292,6 +292,10 @@ int pp_stages_per_rank(const ParallelismConfig& p);
 int pp_blocks_beside_ends(int n_layers, int pp);
 // Sequences per rank per micro-step divided into pipeline micro-batches of pp_microbatch.
 int pp_microbatches(const ParallelismConfig& p, int micro_batch);
+// Whether `n_micro` pipeline micro-batches run under schedule `s` on `pp` ranks: the interleaved
+// schedules need a multiple of their rounds, max(1, n // pp) (torch.distributed.pipelining
+// ScheduleInterleaved1F1B / ScheduleInterleavedZeroBubble raise otherwise); the others any n.
+bool pp_rounds_divide(PpSchedule s, int pp, int n_micro);
 
 // Every problem with the mesh keys of cfg as "file: key: detail" strings (empty = valid).
 std::vector<std::string> validate_mesh(const TrainConfig& cfg, const std::string& file);

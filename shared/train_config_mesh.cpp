@@ -77,6 +77,12 @@ int pp_microbatches(const ParallelismConfig& p, int micro_batch) {
   return std::max(1, micro_batch / std::max(1, p.pp_microbatch));
 }
 
+bool pp_rounds_divide(PpSchedule s, int pp, int n_micro) {
+  if (s != PpSchedule::interleaved_1f1b && s != PpSchedule::interleaved_zero_bubble) return true;
+  const int rounds = std::max(1, n_micro / std::max(1, pp));
+  return n_micro % rounds == 0;
+}
+
 namespace {
 
 void require(std::vector<std::string>& e, bool ok, const std::string& file, const std::string& key,
@@ -198,6 +204,11 @@ void check_shapes(const TrainConfig& c, const std::string& f, std::vector<std::s
           fmt::format("{} does not divide training.micro_batch {} (the sequences of a micro-step are split into "
                       "pipeline micro-batches)",
                       p.pp_microbatch, c.training.micro_batch));
+  const int n = pp_microbatches(p, c.training.micro_batch);
+  require(e, pp_rounds_divide(p.pp_schedule, p.pp, n), f, "training.micro_batch",
+          fmt::format("{} gives {} pipeline micro-batches, not a multiple of {}'s {} rounds (max(1, {} // pp {})): "
+                      "torch.distributed.pipelining refuses it",
+                      c.training.micro_batch, n, to_string(p.pp_schedule), std::max(1, n / p.pp), n, p.pp));
 }
 
 // Keys that only mean something with their degree above 1 are refused without it, not ignored.

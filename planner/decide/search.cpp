@@ -446,7 +446,13 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
     for (const std::string& rd : reduce_dtypes)
       for (bool compile : compiles)
         for (Fp8Recipe fp8 : fp8s)
-          for (const auto& block : batch_blocks)
+          for (const auto& all_of_block : batch_blocks) {
+            // The micro-batches the layout's pipeline schedule runs (pp_rounds_divide).
+            std::vector<std::pair<int, int>> block;
+            for (const auto& mg : all_of_block)
+              if (mesh.pp <= 1 || pp_rounds_divide(mesh.pp_schedule, mesh.pp, pp_microbatches(base.parallelism, mg.first)))
+                block.push_back(mg);
+            if (block.empty()) continue;
             for (const auto& lattice : lattices) {
               e.blocks.push_back({e.configs.size(), int(lattice.size()), int(block.size())});
               for (const AcChoice& ac : lattice)
@@ -468,6 +474,7 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
                   e.configs.push_back(std::move(c));
                 }
             }
+          }
   }
   return e;
 }

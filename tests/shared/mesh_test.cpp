@@ -140,6 +140,20 @@ TEST(Mesh, EachRefusalNamesItsKey) {
     EXPECT_EQ(got.find("is not the world size"), std::string::npos) << toml << "\ngot: " << got;
     EXPECT_NE(got.find("is not allowed: must be >= 1"), std::string::npos) << toml << "\ngot: " << got;
   }
+  // The interleaved schedules need their micro-batches a multiple of the rounds, max(1, n // pp)
+  // (torch.distributed.pipelining raises otherwise): 9 on pp 4 is 2 rounds; 8 and 3 run.
+  for (const char* sched : {"Interleaved1F1B", "InterleavedZeroBubble"}) {
+    TrainConfig q = mesh_config(std::string("pp = 4\npp_schedule = \"") + sched + "\"\n");
+    for (const auto& [mb, ok] : {std::pair{9, false}, {8, true}, {3, true}}) {
+      q.training.micro_batch = mb;
+      const std::string got = problems(q);
+      EXPECT_EQ(got.find("training.micro_batch: " + std::to_string(mb) + " gives") == std::string::npos, ok)
+          << sched << " mb " << mb << ": " << got;
+    }
+  }
+  TrainConfig one = mesh_config("pp = 4\n");  // 1F1B takes any count
+  one.training.micro_batch = 9;
+  EXPECT_EQ(problems(one).find("rounds"), std::string::npos);
   // cp needs seq_len a multiple of 2·cp.
   TrainConfig c = mesh_config("cp = 4\n");
   c.training.seq_len = 8188;
