@@ -448,12 +448,23 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
         for (Fp8Recipe fp8 : fp8s)
           for (const auto& all_of_block : batch_blocks) {
             // The micro-batches the layout's pipeline schedule runs (pp_rounds_divide).
-            std::vector<std::pair<int, int>> block;
+            std::vector<std::pair<int, int>> runnable;
             for (const auto& mg : all_of_block)
               if (mesh.pp <= 1 || pp_rounds_divide(mesh.pp_schedule, mesh.pp, pp_microbatches(base.parallelism, mg.first)))
-                block.push_back(mg);
-            if (block.empty()) continue;
-            for (const auto& lattice : lattices) {
+                runnable.push_back(mg);
+            // A block is pruned as memory rising with the micro-batch. Under an interleaved
+            // schedule it need not: the warm-up holds (v − 1) rounds of n // max(1, n // pp)
+            // micro-batches (mesh_terms.h pp_inflight_microbatches), so 8 on pp 4 holds fewer than
+            // 6. Each micro-batch is then a block of its own (pruned over checkpointing only).
+            const bool interleaved = mesh.pp > 1 && (mesh.pp_schedule == PpSchedule::interleaved_1f1b ||
+                                                     mesh.pp_schedule == PpSchedule::interleaved_zero_bubble);
+            std::vector<std::vector<std::pair<int, int>>> blocks;
+            if (interleaved)
+              for (const auto& mg : runnable) blocks.push_back({mg});
+            else if (!runnable.empty())
+              blocks.push_back(runnable);
+            for (const auto& block : blocks)
+              for (const auto& lattice : lattices) {
               e.blocks.push_back({e.configs.size(), int(lattice.size()), int(block.size())});
               for (const AcChoice& ac : lattice)
                 for (const auto& [mb, ga] : block) {

@@ -26,7 +26,9 @@ SHARDCAST_FAULT_KILL_IN_SAVE=4 "$TRAIN" launch --nproc-per-node 2 "$WORK/again.t
 [ $rc -ne 0 ] || fail "the re-save with a kill exited 0"
 [ -f "$WORK/ckpt/step_00000004/manifest.json" ] && [ "$(cat "$WORK/ckpt/step_00000004"/* | md5sum)" = "$sum4" ] ||
   fail "a killed re-save of step 4 lost the step-4 checkpoint there"
-aside="$WORK/save.run/metrics.replaced_from_step_00000003.jsonl"
+# (The first resume from step 2, above, kept steps 3..4 under the plain name; this one its own .2.)
+[ -f "$WORK/save.run/metrics.replaced_from_step_00000003.jsonl" ] || fail "the first resume's records are gone"
+aside="$WORK/save.run/metrics.replaced_from_step_00000003.2.jsonl"
 [ -f "$aside" ] && grep -q '"step":6' "$aside" && grep -q '"step":3' "$aside" ||
   fail "the records of steps 3..6 were not kept beside the log"
 echo "ok: a killed re-save of step 4 left the step-4 checkpoint whole; steps 3..6's records kept in $(basename "$aside")"
