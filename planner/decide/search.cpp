@@ -213,6 +213,29 @@ TrainConfig search_base_config(const SearchSpace& space, const HardwareSpec& hw)
   return c;
 }
 
+namespace {
+// The (micro_batch, grad_accum) blocks of one layout from a batch block: only the micro-batches
+// its pipeline schedule runs (pp_rounds_divide). A block is pruned as memory rising with the
+// micro-batch; under an interleaved schedule it need not (the warm-up holds (v − 1) rounds of
+// n // max(1, n // pp) micro-batches, mesh_terms.h pp_inflight_microbatches: 8 on pp 4 holds fewer
+// than 6), so each micro-batch is a block of its own there (pruned over checkpointing only).
+std::vector<std::vector<std::pair<int, int>>> layout_blocks(const std::vector<std::pair<int, int>>& block,
+                                                            const MeshChoice& mesh, const ParallelismConfig& base) {
+  std::vector<std::pair<int, int>> runnable;
+  for (const auto& mg : block)
+    if (mesh.pp <= 1 || pp_rounds_divide(mesh.pp_schedule, mesh.pp, pp_microbatches(base, mg.first)))
+      runnable.push_back(mg);
+  const bool interleaved = mesh.pp > 1 && (mesh.pp_schedule == PpSchedule::interleaved_1f1b ||
+                                           mesh.pp_schedule == PpSchedule::interleaved_zero_bubble);
+  std::vector<std::vector<std::pair<int, int>>> blocks;
+  if (interleaved)
+    for (const auto& mg : runnable) blocks.push_back({mg});
+  else if (!runnable.empty())
+    blocks.push_back(runnable);
+  return blocks;
+}
+}  // namespace
+
 std::optional<int> grad_accum_for_batch(const SearchSpace& space, int mb, int seq, int64_t dp) {
   const double per_micro_step = double(mb) * seq * double(dp);  // tokens
   const double target = double(space.global_batch_tokens);
@@ -447,23 +470,7 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
       for (bool compile : compiles)
         for (Fp8Recipe fp8 : fp8s)
           for (const auto& all_of_block : batch_blocks) {
-            // The micro-batches the layout's pipeline schedule runs (pp_rounds_divide).
-            std::vector<std::pair<int, int>> runnable;
-            for (const auto& mg : all_of_block)
-              if (mesh.pp <= 1 || pp_rounds_divide(mesh.pp_schedule, mesh.pp, pp_microbatches(base.parallelism, mg.first)))
-                runnable.push_back(mg);
-            // A block is pruned as memory rising with the micro-batch. Under an interleaved
-            // schedule it need not: the warm-up holds (v − 1) rounds of n // max(1, n // pp)
-            // micro-batches (mesh_terms.h pp_inflight_microbatches), so 8 on pp 4 holds fewer than
-            // 6. Each micro-batch is then a block of its own (pruned over checkpointing only).
-            const bool interleaved = mesh.pp > 1 && (mesh.pp_schedule == PpSchedule::interleaved_1f1b ||
-                                                     mesh.pp_schedule == PpSchedule::interleaved_zero_bubble);
-            std::vector<std::vector<std::pair<int, int>>> blocks;
-            if (interleaved)
-              for (const auto& mg : runnable) blocks.push_back({mg});
-            else if (!runnable.empty())
-              blocks.push_back(runnable);
-            for (const auto& block : blocks)
+            for (const auto& block : layout_blocks(all_of_block, mesh, base.parallelism))
               for (const auto& lattice : lattices) {
               e.blocks.push_back({e.configs.size(), int(lattice.size()), int(block.size())});
               for (const AcChoice& ac : lattice)
