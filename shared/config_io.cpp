@@ -584,10 +584,22 @@ void rename_into_place(const fs::path& tmp, const fs::path& path) {
   }
 }
 
+// The rename itself made durable: the directory's entry synced (a power loss after a rename
+// without it may bring back the old file). A directory that cannot be opened or synced (some
+// file systems refuse fsync on a directory) leaves the file written, as before.
+void sync_parent(const fs::path& path) {
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
 }  // namespace
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
   rename_into_place(write_private_temp(path, content, false), path);
+  sync_parent(path);
 }
 
 void StagedFiles::add(const fs::path& path, const std::string& content, bool executable) {
@@ -603,6 +615,7 @@ void StagedFiles::commit() {
       throw;
     }
   }
+  for (const Staged& f : staged_) sync_parent(f.path);  // the set's directory, once per file (a set is a few)
   staged_.clear();
 }
 

@@ -53,7 +53,7 @@ std::string write_train_config(const TrainConfig& cfg);
 // Write atomically so a crash never leaves half a file: a temporary in the target's directory
 // under a private, unpredictable name (".NAME.<64 random bits>", created O_CREAT|O_EXCL|
 // O_NOFOLLOW, so a planted file or link at any name is never written through), fsync, rename
-// over `path` (a link at `path` is replaced, not followed). ConfigError naming `path` when it is
+// over `path` (a link at `path` is replaced, not followed), fsync of its directory. ConfigError naming `path` when it is
 // a directory or cannot be created (exit 2); InputError when a write, sync or rename fails.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 

@@ -6,6 +6,8 @@
 // trainer's format string at the commit it names (pytorch/torchtitan@7cd272573, 9f5a56d67,
 // a10262aeb, 4d182a13e, a85e2a536^, a85e2a536, c13b9d66b; foundation-model-stack/fms-fsdp@7c926a1,
 // 9137d48^, 9137d48, 91300d1, d5de8a8, 0e43c6a): one per format since each project's first code.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -647,9 +649,10 @@ TEST(ImportTorchtitan, RanksAveragedAlikeRestartsKeptLaterWarmupInfSkipped) {
   EXPECT_EQ(again.steps[0].ranks, 1);
   EXPECT_DOUBLE_EQ(again.steps[0].tps, 5800);
   EXPECT_DOUBLE_EQ(again.steps[0].loss, 2.9);
-  bool said = false;
-  for (const auto& n : again.notes) said |= n.find("(a restart): the later line kept") != std::string::npos;
-  EXPECT_TRUE(said);
+  auto says = [](const std::vector<std::string>& notes, const std::string& what) {
+    return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(says(again.notes, "(a restart): the later line kept"));
 
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   std::string warm = "step:  1  loss: 12.0000  grad_norm:     inf  memory: 40.00GiB(50.00%)  tps: 1,000\n";
@@ -658,9 +661,7 @@ TEST(ImportTorchtitan, RanksAveragedAlikeRestartsKeptLaterWarmupInfSkipped) {
   const ImportedRun r = import_run(parse_torchtitan_log(warm, "w.log"), titan_8b(), hw, 1);
   EXPECT_EQ(r.report.steps.size(), 3u);
   EXPECT_DOUBLE_EQ(r.report.tokens_per_s_per_gpu, 5800);
-  said = false;
-  for (const auto& n : r.notes) said |= n.find("1 warm-up steps (step <= 1) with a non-finite number") != std::string::npos;
-  EXPECT_TRUE(said);
+  EXPECT_TRUE(says(r.notes, "1 warm-up steps (step <= 1) with a non-finite number"));
   EXPECT_THROW(import_run(parse_torchtitan_log(warm, "w.log"), titan_8b(), hw, 0), InputError);  // counted: refused
 }
 
