@@ -33,3 +33,10 @@ target_link_libraries(bench_block_memory PRIVATE shardcast_trainer)
 target_compile_options(bench_block_memory PRIVATE -Wno-unused-parameter)
 target_precompile_headers(bench_block_memory REUSE_FROM shardcast_trainer)
 add_dependencies(bench bench_block_memory)
+
+# One block's forward + backward on the fused or the reference RMSNorm and rotary (paired timing).
+add_executable(bench_fused_ops microbench/bench_fused_ops.cpp)
+target_link_libraries(bench_fused_ops PRIVATE shardcast_trainer)
+target_compile_options(bench_fused_ops PRIVATE -Wno-unused-parameter)
+target_precompile_headers(bench_fused_ops REUSE_FROM shardcast_trainer)
+add_dependencies(bench bench_fused_ops)

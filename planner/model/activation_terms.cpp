@@ -15,6 +15,14 @@
 
 namespace shardcast::planner {
 
+// The d_model-wide fp32 tensors a token keeps in shardcast-train's block (activation_terms below):
+// two RMSNorms of 3d (eager) or d (fused), q, k, v and the attention output (4d), the mid
+// residual (d), the block's input (d).
+double trainer_block_kept_d(NormImpl norm) { return (norm == NormImpl::fused ? 2.0 : 6.0) + 4.0 + 1.0 + 1.0; }
+
+// What the trainer's final RMSNorm keeps besides its output, per token (fsdp_units.cpp).
+double trainer_final_norm_extra_d(NormImpl norm) { return norm == NormImpl::fused ? 0.0 : 2.0; }
+
 ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
                                  const ComputeContext& cc, const std::vector<Op>& block_ops) {
   const ModelSpec& m = cfg.model;
@@ -50,7 +58,11 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   // shardcast-train's eager SwiGLU block (trainer/model/llama.cpp), counted to the byte by
   // trainer/microbench/bench_block_memory on tiny-2l, small-6l, llama3.2-1b and llama2-7b blocks
   // (with the query-block attention again on tiny-2l, small-6l and llama3.2-1b).
-  // Per token, fp32: each RMSNorm keeps x², x·rsqrt(·) and its output (3d) plus the rsqrt (1);
+  // Per token, fp32: each RMSNorm keeps x², x·rsqrt(·) and its output (3d) plus the rsqrt (1)
+  // with rmsnorm = eager (the trainer before its fused norm, shardcast-train-2026-11), its
+  // output and the rsqrt (d + 1) with rmsnorm = fused (trainer/model/fused_ops.h; counted again
+  // by bench_block_memory on tiny-2l and small-6l, 2026-12-07: 4d per token less, 25.03 and
+  // 22.01 x 4d kept);
   // q's contiguous copy for the bmm, k and v at n_heads width (repeat_interleave or the bmm's
   // copy) and the attention output (4d); the mid residual (d); SwiGLU's gate, silu, up and
   // product (4f). Per block: the causal blocks' softmax outputs (scores_bytes). And the block's
@@ -74,7 +86,7 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   const double fp8_input_saving =
       T * fp8_input_saving_per_token(m, param_bytes, opt.fp8_input_saved && cfg.precision.fp8 == Fp8Recipe::tensorwise);
   const double kept_plain =
-      trainer_block ? T * 4.0 * (12.0 * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
+      trainer_block ? T * 4.0 * (trainer_block_kept_d(opt.rmsnorm) * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
                     : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile, opt.gqa_repeated) +
                           2.0 * norm_extra + qk_norm_extra + qkv_extra + scores_bytes - fp8_input_saving;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
@@ -167,9 +179,12 @@ int block_unit_memory(const TrainConfig& cfg, const PlanOptions& opt, const Step
   }
   if (trainer_block) {
     const double block_scores = 2.0 * b * m.n_heads * double(causal_query_block_rows(s)) * s * 4.0;
+    // Above kept + output: 2d with the eager norm, 1d with the fused one (bench_block_memory,
+    // tiny-2l and small-6l, 2026-12-07); without grad 7d + 4f either way.
+    const double fwd_d = opt.rmsnorm == NormImpl::fused ? 1.0 : 2.0;
     u.fwd_transient_bytes =
         ckpt ? std::max(T * 4.0 * (7.0 * m.d_model + 4.0 * double(m.ffn_dim)), block_scores)
-             : std::max(T * 4.0 * 2.0 * m.d_model, block_scores);
+             : std::max(T * 4.0 * fwd_d * m.d_model, block_scores);
   } else if (opt.attention_materialized) {
     u.fwd_transient_bytes = (ckpt ? 2.0 : 1.0) * scores_bytes;
   }

@@ -213,8 +213,10 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
       if (policy >= 0) block_seq_of[size_t(i)] = policy;
     } else {
       u.saved_bytes = c.saved_bytes;
-      // The trainer's final RMSNorm keeps x² and x·rsqrt(·) besides its output (activation_terms.cpp).
-      if (act.trainer_block && i == U - 1) u.saved_bytes += shape.tokens * 4.0 * 2.0 * m.d_model;
+      // The trainer's final eager RMSNorm keeps x² and x·rsqrt(·) besides its output, the fused
+      // one nothing (activation_terms.cpp).
+      if (act.trainer_block && i == U - 1)
+        u.saved_bytes += shape.tokens * 4.0 * trainer_final_norm_extra_d(opt.rmsnorm) * m.d_model;
       else if (i == U - 1) u.saved_bytes += act.norm_extra;
     }
     if (i == U - 1) {

@@ -137,6 +137,11 @@ struct ActivationTerms {
   SacRecompute sac;            // op-SAC's recompute in a block's backward
   double ckpt_recompute_s = 0; // a checkpointed block's recompute  // s
 };
+// shardcast-train's block: the d_model-wide fp32 tensors a token keeps (12 with the eager
+// RMSNorm, 8 with the fused one), and what its final RMSNorm keeps besides its output (2 or 0).
+double trainer_block_kept_d(NormImpl norm);
+double trainer_final_norm_extra_d(NormImpl norm);
+
 ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
                                  const ComputeContext& cc, const std::vector<Op>& block_ops);
 

@@ -12,6 +12,7 @@
 
 #include "shared/errors.h"
 #include "trainer/fsdp/initial_load.h"
+#include "trainer/model/fused_ops.h"
 #include "trainer/model/tensor_parallel.h"
 #include "trainer/profile/op_classify.h"
 #include "trainer/train/optim.h"
@@ -429,7 +430,7 @@ at::Tensor FsdpModel::forward(const at::Tensor& tokens) {
       } else {
         const at::Tensor& head = spec_.tied_embeddings ? tied_embed : w[1];
         // tp: the norm on the sequence shard, the whole sequence into the vocab-parallel head.
-        y = sp ? at::linear(sp->gather(rms_norm(x, w[0], spec_.norm_eps)), head) : head_forward(spec_, x, w[0], head);
+        y = sp ? at::linear(sp->gather(fused_rms_norm(x, w[0], spec_.norm_eps)), head) : head_forward(spec_, x, w[0], head);
       }
     }
     post_forward(i);

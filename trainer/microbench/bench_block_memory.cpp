@@ -2,7 +2,9 @@
 // its live tensor bytes go, counted by the trainer's counting allocator (trainer/train/memory.h),
 // per token, for the planner's CPU memory terms (planner/model/plan.h attention_materialized,
 // docs/validation.md "CPU runs"). Prints a table; no thresholds.
-//   bench_block_memory [MODEL=tiny-2l] [MICRO_BATCH=8] [SEQ_LEN=128]
+//   bench_block_memory [MODEL=tiny-2l] [MICRO_BATCH=8] [SEQ_LEN=128] [OPS=fused|reference]
+// OPS: the trainer's fused RMSNorm and rotary (model/fused_ops.h), or the reference ops they
+// replaced (the eager block of runtime shardcast-train-2026-11).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -24,6 +26,12 @@ int main(int argc, char** argv) {
   memory::install_counting_allocator();
   const std::string model = argc > 1 ? argv[1] : "tiny-2l";
   const int B = argc > 2 ? std::atoi(argv[2]) : 8, T = argc > 3 ? std::atoi(argv[3]) : 128;
+  const std::string ops_name = argc > 4 ? argv[4] : "fused";
+  if (ops_name != "fused" && ops_name != "reference") {
+    std::fprintf(stderr, "bench_block_memory: OPS must be fused or reference, got '%s'\n", ops_name.c_str());
+    return 2;
+  }
+  const BlockOps ops = ops_name == "fused" ? BlockOps::fused : BlockOps::reference;
   const ModelSpec m = load_model(model);
   at::set_num_threads(1);
   const double tokens = double(B) * T;
@@ -34,7 +42,7 @@ int main(int argc, char** argv) {
   at::Tensor x = at::randn({B, T, m.d_model}).requires_grad_(true);
   const int64_t base = memory::live_bytes();
   memory::reset_peak();
-  at::Tensor y = block_forward(m, rope, x, w);
+  at::Tensor y = block_forward(m, rope, x, w, nullptr, ops);
   const int64_t fwd_peak = memory::peak_bytes() - base;
   const int64_t kept = memory::live_bytes() - base;  // includes the output y
   memory::reset_peak();
@@ -47,12 +55,12 @@ int main(int argc, char** argv) {
     at::NoGradGuard no_grad;
     const int64_t b0 = memory::live_bytes();
     memory::reset_peak();
-    at::Tensor z = block_forward(m, rope, x, w);
+    at::Tensor z = block_forward(m, rope, x, w, nullptr, ops);
     nograd_peak = memory::peak_bytes() - b0 - int64_t(z.numel()) * 4;
   }
   const double out = tokens * m.d_model * 4;
-  fmt::print("{} block, micro_batch {}, seq_len {} ({} tokens), fp32; per token bytes and in units of 4·d_model:\n",
-             model, B, T, tokens);
+  fmt::print("{} block ({} ops), micro_batch {}, seq_len {} ({} tokens), fp32; per token bytes and in units of 4·d_model:\n",
+             model, ops_name, B, T, tokens);
   auto row = [&](const char* what, double bytes) {
     fmt::print("  {:<44} {:>12.0f} B/token {:>8.2f} x 4d   ({:.2f} MiB)\n", what, bytes / tokens,
                bytes / tokens / (4.0 * m.d_model), bytes / 1048576.0);
@@ -72,7 +80,9 @@ int main(int argc, char** argv) {
   at::Tensor targets = at::randint(0, m.vocab, {B, T}, at::kLong);
   const int64_t hb = memory::live_bytes();
   memory::reset_peak();
-  at::Tensor loss = lm_loss(head_forward(m, h, hw[0], hw[1]), targets);
+  const at::Tensor head_in = ops == BlockOps::fused ? head_forward(m, h, hw[0], hw[1])
+                                                    : at::linear(rms_norm(h, hw[0], m.norm_eps), hw[1]);
+  at::Tensor loss = lm_loss(head_in, targets);
   const int64_t head_peak = memory::peak_bytes() - hb, head_kept = memory::live_bytes() - hb;
   memory::reset_peak();
   const int64_t hbb = memory::live_bytes();

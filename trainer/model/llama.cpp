@@ -11,6 +11,7 @@
 #include <torch/version.h>
 
 #include "shared/causal_blocks.h"
+#include "trainer/model/fused_ops.h"
 #include "trainer/profile/op_classify.h"
 
 namespace shardcast::trainer {
@@ -44,15 +45,6 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
   auto y = xf * at::rsqrt(xf.pow(2).mean({-1}, /*keepdim=*/true) + eps);
   return w * y.to(x.scalar_type());
 }
-
-namespace {
-
-at::Tensor rotate_half(const at::Tensor& x) {
-  auto halves = x.chunk(2, -1);
-  return at::cat({-halves[1], halves[0]}, -1);
-}
-
-}  // namespace
 
 // Causal softmax(q·kᵀ/√hd)·v over (B,H,T,hd) inputs -> (B,H,T,hd).
 // Eager (CPU, and CUDA on LibTorch 1.13), in query blocks (shared/causal_blocks.h): block
@@ -183,7 +175,7 @@ at::Tensor embedding_forward(const at::Tensor& tokens, const at::Tensor& embed) 
 }
 
 at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor& x,
-                         const std::vector<at::Tensor>& w, const SeqParallel* sp) {
+                         const std::vector<at::Tensor>& w, const SeqParallel* sp, BlockOps ops) {
   const bool swiglu = m.mlp_type == MlpType::swiglu;
   TORCH_CHECK(w.size() == (swiglu ? 9u : 8u), "block_forward: got ", w.size(), " weights");
   const int64_t tp = sp ? sp->tp : 1;
@@ -191,9 +183,16 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
   // column-parallel q/k/v of this rank's heads.
   auto gather = [&](const at::Tensor& t) { return sp ? sp->gather(t) : t; };
   auto scatter = [&](const at::Tensor& t) { return sp ? sp->scatter(t) : t; };
+  const bool fused = ops == BlockOps::fused;
+  auto norm = [&](const at::Tensor& t, const at::Tensor& nw) {
+    return fused ? fused_rms_norm(t, nw, m.norm_eps) : rms_norm(t, nw, m.norm_eps);
+  };
+  auto rotary = [&](const at::Tensor& t, const at::Tensor& c, const at::Tensor& s) {
+    return fused ? fused_rotary(t, c, s) : rotary_reference(t, c, s);
+  };
   const int64_t H = m.n_heads / tp, KV = m.n_kv_heads / tp, hd = m.head_dim();
   // Attention.
-  auto n = gather(rms_norm(x, w[0], m.norm_eps));                    // (B,T,D)
+  auto n = gather(norm(x, w[0]));                                      // (B,T,D)
   const int64_t B = n.size(0), T = n.size(1);
   auto q = at::linear(n, w[1]).view({B, T, H, hd}).transpose(1, 2);  // (B,H,T,hd)
   auto k = at::linear(n, w[2]).view({B, T, KV, hd}).transpose(1, 2); // (B,KV,T,hd)
@@ -202,8 +201,8 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
     RECORD_USER_SCOPE(op_scope::rope);
     auto cos = rope.cos.narrow(0, 0, T).to(x.scalar_type());         // (T,hd)
     auto sin = rope.sin.narrow(0, 0, T).to(x.scalar_type());
-    q = q * cos + rotate_half(q) * sin;
-    k = k * cos + rotate_half(k) * sin;
+    q = rotary(q, cos, sin);                                          // (B,H,T,hd)
+    k = rotary(k, cos, sin);
   }
   at::Tensor attn;
   {
@@ -221,7 +220,7 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
   // the scatter.
   auto h = x + scatter(at::linear(attn, w[4]));
   // MLP: SwiGLU (gate, up, down), or GELU (up, down) for mlp_type = "gelu".
-  auto n2 = gather(rms_norm(h, w[5], m.norm_eps));
+  auto n2 = gather(norm(h, w[5]));
   // (aten::silu, aten::mul, aten::gelu and the residual adds are `elementwise` by name in the
   // op profile; no scope, so the temporaries live as long as this one expression.)
   auto mlp = swiglu ? at::linear(at::silu(at::linear(n2, w[6])) * at::linear(n2, w[7]), w[8])
@@ -231,7 +230,7 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
 
 at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tensor& norm_w,
                         const at::Tensor& head_w) {
-  return at::linear(rms_norm(x, norm_w, m.norm_eps), head_w);
+  return at::linear(fused_rms_norm(x, norm_w, m.norm_eps), head_w);
 }
 
 at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& targets) {

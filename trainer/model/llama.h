@@ -67,9 +67,13 @@ Rope make_rope(const ModelSpec& m, int seq_len);
 at::Tensor embedding_forward(const at::Tensor& tokens, const at::Tensor& embed);   // (B,T) int64 -> (B,T,D)
 // With `sp` (tensor parallel): x and the result are sequence shards (B,T/tp,D), w this rank's
 // pieces (n_heads/tp query heads, n_kv_heads/tp kv heads, ffn_dim/tp); norms run on the shard.
+// `ops`: the fused RMSNorm and rotary of model/fused_ops.h (the trainer's path), or the
+// reference LibTorch ops (rms_norm, rotary_reference): the oracle and bench_fused_ops' baseline.
+enum class BlockOps { fused, reference };
 at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor& x,
                          const std::vector<at::Tensor>& w,
-                         const SeqParallel* sp = nullptr);                         // (B,T,D) -> (B,T,D)
+                         const SeqParallel* sp = nullptr,
+                         BlockOps ops = BlockOps::fused);                          // (B,T,D) -> (B,T,D)
 at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tensor& norm_w,
                         const at::Tensor& head_w);                                 // (B,T,D) -> (B,T,V)
 // Causal softmax(q·kᵀ/√hd)·v as block_forward computes it (causal query blocks, one baddbmm
@@ -77,7 +81,9 @@ at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tenso
 // masked_fill, softmax in fp32, matmul): the test oracle. q, k, v (B,H,T,hd) -> (B,H,T,hd).
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
-// RMSNorm over the last dimension in fp32, times w, result in x's dtype (HF LlamaRMSNorm).
+// RMSNorm over the last dimension in fp32, times w, result in x's dtype (HF LlamaRMSNorm): the
+// reference. The unit forwards run fused_rms_norm and fused_rotary (model/fused_ops.h), which
+// take this path on every tensor that is not CPU fp32.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);            // (…,D) -> (…,D)
 // Mean token cross-entropy, computed in fp32.  // scalar
 at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& targets);
