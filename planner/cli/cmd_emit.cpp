@@ -79,8 +79,8 @@ void register_emit(CLI::App& app) {
   cmd->add_option("--from-search", a->from_search,
                   "emit the RANK-th (1 = best) result of `shardcast search` with the same flags");
   cmd->add_option("--out", a->out, "directory to write into")->required();
-  cmd->add_option("--data", a->data, "token file (llm.c .bin) for run.toml's data.path; without it the launchers "
-                                      "read SHARDCAST_DATA");
+  cmd->add_option("--data", a->data, "token file (llm.c .bin) for run.toml's data.path, written as an absolute path; "
+                                      "without it the launchers read SHARDCAST_DATA");
   cmd->add_flag("--force", a->force, "write even if the plan does not fit in memory");
   cmd->add_flag("--overwrite", a->overwrite,
                 "replace the files this plan writes in --out and remove an earlier emit's other files there "
@@ -128,7 +128,9 @@ void register_emit(CLI::App& app) {
       cfg = from_plan_flags(*a, hw);
       if (a->steps) cfg.training.steps = *a->steps;
     }
-    if (!a->data.empty()) cfg.data.path = a->data;
+    // --data names a file from where emit runs: written absolute, so the launchers (started from
+    // any directory) read the same file.
+    if (!a->data.empty()) cfg.data.path = std::filesystem::absolute(a->data).lexically_normal().string();
     validate_or_throw(cfg);
     planner::require_inter_node_network(cfg, hw);
     // The plan is made for cfg.runtime (--runtime; default shardcast-train): it must be able to

@@ -46,4 +46,17 @@ run=$(ls -d "$work"/runs/* | head -1)
 [ -s "$run/validation.json" ] || fail "no validation.json in $run"
 [ "$(wc -l < "$run/metrics.jsonl")" -eq 4 ] || fail "metrics.jsonl should have 4 lines"
 "$sc" validate "$run" > "$work/validate.log" 2>&1 || { cat "$work/validate.log"; fail "validate RUN_DIR exited"; }
-echo "ok: emit --data -> check -> launch -> validate"
+
+# A relative --data is written absolute, and the launchers stay in the directory they are started
+# from (relative run.toml paths resolve there, as under sbatch): a stand-in torchrun records the
+# directory it ran in and its arguments.
+mkdir -p "$work/elsewhere" "$work/bin"
+( cd "$work" && "$sc" emit --model tiny-2l --gpu cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 \
+    --ac none --steps 4 --data corpus.bin --out rel > "$work/rel.log" 2>&1 ) || { cat "$work/rel.log"; fail "emit --data corpus.bin exited"; }
+grep -qxF "path = \"$work/corpus.bin\"" "$work/rel/run.toml" || fail "a relative --data is not written as $work/corpus.bin"
+printf '#!/bin/sh\npwd > "%s/torchrun.cwd"\nprintf "%%s\\n" "$@" > "%s/torchrun.args"\n' "$work" "$work" > "$work/bin/torchrun"
+chmod +x "$work/bin/torchrun"
+( cd "$work/elsewhere" && PATH="$work/bin:$PATH" ../rel/launch_torchrun.sh ) || fail "launch_torchrun.sh exited $?"
+[ "$(cat "$work/torchrun.cwd")" = "$work/elsewhere" ] || fail "launch_torchrun.sh changed directory to $(cat "$work/torchrun.cwd")"
+grep -qxF "$work/rel/run.toml" "$work/torchrun.args" || fail "launch_torchrun.sh does not pass its own run.toml: $(cat "$work/torchrun.args")"
+echo "ok: emit --data -> check -> launch -> validate; relative --data written absolute; the launcher keeps the caller's directory"
