@@ -24,6 +24,11 @@ namespace shardcast {
 // quotes with each ' written as '\''. Precondition: no NUL byte (require_one_line refuses it).
 std::string shell_quote(std::string_view s);
 
+// The line an emitted launcher starts with to run in its own folder: CDPATH emptied (an exported
+// CDPATH would make cd search it and print the folder), `--` so a folder starting with '-' is a
+// folder, and cd fails the script under set -e when dirname cannot name the folder.
+inline constexpr const char* kCdToScriptFolder = "folder=\"$(dirname -- \"$0\")\"\nCDPATH= cd -- \"$folder\"\n";
+
 // Why `value` cannot be written into an emitted file ("" = it can): a control character
 // (newline, carriage return, tab, NUL, DEL, ...) or bytes that are not UTF-8.
 std::string one_line_problem(const std::string& value);

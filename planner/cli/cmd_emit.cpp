@@ -79,8 +79,8 @@ void register_emit(CLI::App& app) {
   cmd->add_option("--from-search", a->from_search,
                   "emit the RANK-th (1 = best) result of `shardcast search` with the same flags");
   cmd->add_option("--out", a->out, "directory to write into")->required();
-  cmd->add_option("--data", a->data, "token file (llm.c .bin) for run.toml's data.path, written as an absolute path; "
-                                      "without it the launchers read SHARDCAST_DATA");
+  cmd->add_option("--data", a->data, "token file (llm.c .bin) for run.toml's data.path; without it the launchers "
+                                      "read SHARDCAST_DATA");
   cmd->add_flag("--force", a->force, "write even if the plan does not fit in memory");
   cmd->add_flag("--overwrite", a->overwrite,
                 "replace the files this plan writes in --out and remove an earlier emit's other files there "
@@ -128,9 +128,7 @@ void register_emit(CLI::App& app) {
       cfg = from_plan_flags(*a, hw);
       if (a->steps) cfg.training.steps = *a->steps;
     }
-    // --data names a file from where emit runs: written absolute, so the launchers (started from
-    // any directory) read the same file.
-    if (!a->data.empty()) cfg.data.path = std::filesystem::absolute(a->data).lexically_normal().string();
+    if (!a->data.empty()) cfg.data.path = a->data;
     validate_or_throw(cfg);
     planner::require_inter_node_network(cfg, hw);
     // The plan is made for cfg.runtime (--runtime; default shardcast-train): it must be able to
@@ -208,6 +206,13 @@ void register_emit(CLI::App& app) {
     if (run_toml && cfg.data.path.empty())
       fmt::print(stderr, "emit: run.toml has no data.path: set SHARDCAST_DATA=FILE for launch.sbatch and "
                          "launch_torchrun.sh, or pass --data FILE to shardcast-train (or emit again with --data)\n");
+    // The launchers run in --out (launch.sbatch when submitted from it): a relative token file
+    // there names a file under --out, whatever folder emit ran in. (Relative checkpoint and
+    // metrics folders land under --out too, as the launchers' headers say.)
+    if (run_toml && !cfg.data.path.empty() && std::filesystem::path(cfg.data.path).is_relative())
+      fmt::print(stderr, "emit: note: run.toml's data.path \"{}\" is relative: the launchers run in {}, so it names a "
+                         "file under that folder (give --data an absolute path to name another)\n",
+                 cfg.data.path, a->out);
   });
 }
 

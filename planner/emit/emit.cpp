@@ -137,11 +137,11 @@ std::string render_torchrun(const TrainConfig& c) {
     o += "#   NODE_RANK=<0..nodes-1> MASTER_ADDR=<first node> ./launch_torchrun.sh\n";
   }
   o += "# torchrun sets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT;\n"
-       "# --no-python runs the C++ trainer directly. Relative paths in run.toml (data.path,\n"
-       "# checkpoint.dir, metrics.dir) resolve against the directory this is started from, as in\n"
-       "# launch.sbatch (the directory sbatch ran in).\n";
+       "# --no-python runs the C++ trainer directly. It runs in this script's folder (on every node:\n"
+       "# a shared folder), so relative paths in run.toml (data.path, checkpoint.dir, metrics.dir)\n"
+       "# name files there, as under launch.sbatch submitted from it.\n";
   o += "set -euo pipefail\n";
-  o += "HERE=\"$(cd \"$(dirname \"$0\")\" && pwd)\"\n";
+  o += kCdToScriptFolder;
   o += fmt::format("NNODES={}\n", nodes);
   o += fmt::format("NPROC_PER_NODE={}\n", gpn);
   o += "NODE_RANK=\"${NODE_RANK:-0}\"\n";
@@ -160,7 +160,7 @@ std::string render_torchrun(const TrainConfig& c) {
   }
   o += "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$NPROC_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
        "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n"
-       "  --no-python \"${SHARDCAST_TRAIN:-shardcast-train}\" run \"$HERE/run.toml\"" + data + "\n";
+       "  --no-python \"${SHARDCAST_TRAIN:-shardcast-train}\" run run.toml" + data + "\n";
   return o;
 }
 

@@ -11,10 +11,6 @@ namespace shardcast::planner {
 
 namespace {
 
-// Stands for the launcher's "$HERE/ds_config.json" among the quoted arguments (a value no
-// argument of a plan can take: it holds a control character).
-constexpr const char* kDsConfigBesideScript = "\x01ds_config";
-
 // A float as Python's and JSON's shortest round-trip decimal ("0.0003", "1.0").
 std::string real(double v) {
   std::string s = fmt::format("{}", v);
@@ -112,10 +108,9 @@ std::string render_deepspeed_launch(const TrainConfig& c, const std::string& hea
   for (const std::string& note : deepspeed_notes(c)) o += "# NOTE: " + note + ".\n";
   if (ac.mode == AcMode::full)
     o += "# --gradient_checkpointing: transformers checkpoints every decoder layer (reentrant).\n";
-  o += "# Relative paths (TRAIN_SCRIPT, TRAIN_FILE, the output folder) resolve against the directory this is\n"
-       "# started from; ds_config.json is read from this script's folder.\n";
+  o += "# It runs in this script's folder: relative TRAIN_SCRIPT, TRAIN_FILE and output paths name files there.\n";
   o += "set -euo pipefail\n";
-  o += "HERE=\"$(cd \"$(dirname \"$0\")\" && pwd)\"\n";
+  o += kCdToScriptFolder;
   o += "TRAIN_SCRIPT=\"${TRAIN_SCRIPT:?set TRAIN_SCRIPT to your HF Trainer script, e.g. "
        "examples/pytorch/language-modeling/run_clm.py of transformers}\"\n";
   o += "MODEL_NAME_OR_PATH=\"${MODEL_NAME_OR_PATH:?set MODEL_NAME_OR_PATH to the Hugging Face checkpoint to train}\"\n";
@@ -129,7 +124,7 @@ std::string render_deepspeed_launch(const TrainConfig& c, const std::string& hea
   }
   const HfSchedule sched = hf_schedule(c);
   std::vector<std::string> args = {
-      "--deepspeed", kDsConfigBesideScript,
+      "--deepspeed", "ds_config.json",
       "--per_device_train_batch_size", std::to_string(c.training.micro_batch),
       "--gradient_accumulation_steps", std::to_string(c.training.grad_accum),
       "--block_size", std::to_string(c.training.seq_len),
@@ -156,8 +151,7 @@ std::string render_deepspeed_launch(const TrainConfig& c, const std::string& hea
   }
   std::string words;  // the arguments, a flag and its value per line
   for (size_t i = 0; i < args.size(); ++i)
-    words += (args[i].rfind("--", 0) == 0 && i > 0 ? " \\\n  " : " ") +
-             (args[i] == kDsConfigBesideScript ? std::string("\"$HERE/ds_config.json\"") : shell_quote(args[i]));
+    words += (args[i].rfind("--", 0) == 0 && i > 0 ? " \\\n  " : " ") + shell_quote(args[i]);
   const std::string script_args = " \\\n  --model_name_or_path \"$MODEL_NAME_OR_PATH\" --train_file \"$TRAIN_FILE\" --output_dir " +
                                   out_dir + " \\\n ";
   if (nodes == 1) {

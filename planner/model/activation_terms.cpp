@@ -151,7 +151,8 @@ int block_unit_memory(const TrainConfig& cfg, const PlanOptions& opt, const Step
   u.bwd_transient_bytes = ckpt ? kept_plain + fp8_weights : (op_sac ? std::max(0.0, kept_plain - kept_sac) + fp8_weights : 0);
   // Forward transients beside what the block keeps.
   // - The trainer's block (bench_block_memory, fp32, s = 32..512 on small-6l, tiny-2l and
-  //   llama3.2-1b): 2d per token above kept + output at the forward peak, which falls in
+  //   llama3.2-1b): 2d per token above kept + output at the forward peak (1d with the fused
+  //   RMSNorm, tiny-2l and small-6l, 2026-12-07), which falls in
   //   the MLP (a query block's scores are smaller); without grad (checkpointed) the peak
   //   is 7d + 4f per token above the output. Past that, at long s one query block's
   //   scores and softmax (2·b·heads·rows·s, not measured here) can be larger: the larger

@@ -47,16 +47,17 @@ run=$(ls -d "$work"/runs/* | head -1)
 [ "$(wc -l < "$run/metrics.jsonl")" -eq 4 ] || fail "metrics.jsonl should have 4 lines"
 "$sc" validate "$run" > "$work/validate.log" 2>&1 || { cat "$work/validate.log"; fail "validate RUN_DIR exited"; }
 
-# A relative --data is written absolute, and the launchers stay in the directory they are started
-# from (relative run.toml paths resolve there, as under sbatch): a stand-in torchrun records the
-# directory it ran in and its arguments.
-mkdir -p "$work/elsewhere" "$work/bin"
+# A relative --data is kept as given and emit says where it resolves: the launchers run in their
+# own folder (a stand-in torchrun records the directory it ran in and its arguments), also with an
+# exported CDPATH that holds another folder of the same name (a plain `cd rel` would go there).
+mkdir -p "$work/elsewhere/rel" "$work/bin"
 ( cd "$work" && "$sc" emit --model tiny-2l --gpu cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 \
     --ac none --steps 4 --data corpus.bin --out rel > "$work/rel.log" 2>&1 ) || { cat "$work/rel.log"; fail "emit --data corpus.bin exited"; }
-grep -qxF "path = \"$work/corpus.bin\"" "$work/rel/run.toml" || fail "a relative --data is not written as $work/corpus.bin"
-printf '#!/bin/sh\npwd > "%s/torchrun.cwd"\nprintf "%%s\\n" "$@" > "%s/torchrun.args"\n' "$work" "$work" > "$work/bin/torchrun"
+grep -qxF 'path = "corpus.bin"' "$work/rel/run.toml" || fail "a relative --data is not kept as given"
+grep -q 'data.path "corpus.bin" is relative: the launchers run in rel' "$work/rel.log" || fail "emit does not say where a relative data.path resolves"
+printf '#!/bin/sh\npwd > "%s/torchrun.cwd"\nfor a in "$@"; do echo "$a"; done > "%s/torchrun.args"\n' "$work" "$work" > "$work/bin/torchrun"
 chmod +x "$work/bin/torchrun"
-( cd "$work/elsewhere" && PATH="$work/bin:$PATH" ../rel/launch_torchrun.sh ) || fail "launch_torchrun.sh exited $?"
-[ "$(cat "$work/torchrun.cwd")" = "$work/elsewhere" ] || fail "launch_torchrun.sh changed directory to $(cat "$work/torchrun.cwd")"
-grep -qxF "$work/rel/run.toml" "$work/torchrun.args" || fail "launch_torchrun.sh does not pass its own run.toml: $(cat "$work/torchrun.args")"
-echo "ok: emit --data -> check -> launch -> validate; relative --data written absolute; the launcher keeps the caller's directory"
+( cd "$work" && CDPATH="$work/elsewhere" PATH="$work/bin:$PATH" rel/launch_torchrun.sh ) || fail "launch_torchrun.sh exited $?"
+[ "$(cat "$work/torchrun.cwd")" = "$work/rel" ] || fail "launch_torchrun.sh ran in $(cat "$work/torchrun.cwd"), not its folder"
+[ "$(tail -2 "$work/torchrun.args" | tr '\n' ' ')" = "run run.toml " ] || fail "launch_torchrun.sh arguments: $(cat "$work/torchrun.args")"
+echo "ok: emit --data -> check -> launch -> validate; a relative --data kept and noted; the launcher runs in its folder"

@@ -10,11 +10,12 @@
 // - Rotary: the same fp32 products and sum as the reference in the same order: equal values,
 //   forward; the reference's backward adds its two paths' gradients in another order: 1e-6.
 // - A tiny-2l block in fp32, on the fused path and on the reference one (BlockOps), each
-//   against the fp64 reference: 2e-5 of the largest element, output and every weight and input
-//   gradient. Measured 5.3e-7 fused (printed; 2026-12-07, this VM): fp32's
-//   attention and GEMM sums over 24 keys and 64-256 products; 2e-5 leaves room for another
-//   BLAS's summation order, while a wrong formula (a missing term, a rotation the wrong way)
-//   moves a gradient by a large fraction of its size.
+//   against the fp64 reference, output and every weight and input gradient: the fused path may
+//   be at most twice as far from fp64 as the reference path on the same tensor, plus 1e-6 of
+//   the largest element. Measured (printed; 2026-12-07, this VM): at the init's weights fused
+//   5.7e-7, reference 6.0e-7; at 8x them (near-saturated softmax, as in trainer.same_start)
+//   fused 2.8e-5, reference 5.2e-5, so no fixed bound fits both scales. A wrong formula (a
+//   missing term, a rotation the wrong way) moves a gradient by a large fraction of its size.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -49,8 +50,8 @@ NormResult run_norm(bool fused, const at::Tensor& x0, const at::Tensor& w0, cons
 
 TEST(FusedOps, RmsNormMatchesTheReferenceValueAndGradients) {
   at::manual_seed(5);
-  // D a multiple of 16 and not; rows fewer than one chunk, and rows spanning three chunks with a
-  // partial last one (kNormRowsPerChunk = 256).
+  // D a multiple of 16 and not; rows fewer than one chunk, and rows spanning many chunks with a
+  // partial last one (kNormRowsPerChunk = 64).
   for (const auto& shape : std::vector<std::vector<int64_t>>{{3, 5, 64}, {2, 7, 100}, {1, 600, 48}, {4, 3, 300}}) {
     const at::Tensor x = at::randn(shape) * 3.0 + 0.5, w = at::randn({shape.back()}), g = at::randn(shape);
     const NormResult ref = run_norm(false, x.to(at::kDouble), w.to(at::kDouble), g.to(at::kDouble));
@@ -153,18 +154,26 @@ TEST(FusedOps, BlockOnTheFusedPathMatchesTheReferenceBlock) {
   std::vector<at::Tensor> ws;
   for (const auto& t : w) ws.push_back(t * scale);
   const BlockResult ref = run_block(m, at::kDouble, x, ws, g);
+  std::vector<BlockResult> results;
   for (const BlockOps ops : {BlockOps::fused, BlockOps::reference}) {
     const std::string what = fmt::format("{} x{}", ops == BlockOps::fused ? "fused" : "reference", scale);
-    const BlockResult got = run_block(m, at::kFloat, x, ws, g, ops);
+    results.push_back(run_block(m, at::kFloat, x, ws, g, ops));
+    const BlockResult& got = results.back();
     double worst = std::max(rel_err(got.y, ref.y), rel_err(got.dx, ref.dx));
-    EXPECT_LE(rel_err(got.y, ref.y), 2e-5) << what;
-    EXPECT_LE(rel_err(got.dx, ref.dx), 2e-5) << what;
-    for (size_t i = 0; i < w.size(); ++i) {
-      EXPECT_LE(rel_err(got.dw[i], ref.dw[i]), 2e-5) << what << " " << infos[1][i].name;
-      worst = std::max(worst, rel_err(got.dw[i], ref.dw[i]));
-    }
+    for (size_t i = 0; i < w.size(); ++i) worst = std::max(worst, rel_err(got.dw[i], ref.dw[i]));
     std::printf("[fused_ops] tiny-2l block, fp32 %s vs fp64: worst %.2g of the largest\n", what.c_str(), worst);
   }
+  // The fused path (results[0]) against the reference path (results[1]), tensor by tensor.
+  const BlockResult &fu = results[0], &re = results[1];
+  auto within = [&](const at::Tensor& f, const at::Tensor& r, const at::Tensor& exact) {
+    return rel_err(f, exact) <= 2.0 * rel_err(r, exact) + 1e-6;
+  };
+  EXPECT_TRUE(within(fu.y, re.y, ref.y)) << "output x" << scale;
+  EXPECT_TRUE(within(fu.dx, re.dx, ref.dx)) << "input gradient x" << scale;
+  for (size_t i = 0; i < w.size(); ++i)
+    EXPECT_TRUE(within(fu.dw[i], re.dw[i], ref.dw[i])) << infos[1][i].name << " x" << scale << ": fused "
+                                                       << rel_err(fu.dw[i], ref.dw[i]) << ", reference "
+                                                       << rel_err(re.dw[i], ref.dw[i]);
   }
 }
 

@@ -9,7 +9,6 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "trainer/model/fused_kernels.h"
-#include "trainer/model/llama.h"
 #include "trainer/profile/op_classify.h"
 
 namespace shardcast::trainer {
@@ -117,6 +116,14 @@ struct RotaryFn : torch::autograd::Function<RotaryFn> {
 };
 
 }  // namespace
+
+// RMSNorm in fp32, result in x's dtype (as HF LlamaRMSNorm).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
+  RECORD_USER_SCOPE(op_scope::rms_norm);  // the op profile's `norm` (trainer/profile/)
+  auto xf = x.to(at::kFloat);
+  auto y = xf * at::rsqrt(xf.pow(2).mean({-1}, /*keepdim=*/true) + eps);
+  return w * y.to(x.scalar_type());
+}
 
 at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
   // (rms_norm opens the op profile's `norm` scope itself.)

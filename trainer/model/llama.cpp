@@ -38,14 +38,6 @@ ParamInfo make(std::string name, std::vector<int64_t> shape, double std) {
 
 }  // namespace
 
-// RMSNorm in fp32, result in x's dtype (as HF LlamaRMSNorm).
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
-  RECORD_USER_SCOPE(op_scope::rms_norm);  // the op profile's `norm` (trainer/profile/)
-  auto xf = x.to(at::kFloat);
-  auto y = xf * at::rsqrt(xf.pow(2).mean({-1}, /*keepdim=*/true) + eps);
-  return w * y.to(x.scalar_type());
-}
-
 // Causal softmax(q·kᵀ/√hd)·v over (B,H,T,hd) inputs -> (B,H,T,hd).
 // Eager (CPU, and CUDA on LibTorch 1.13), in query blocks (shared/causal_blocks.h): block
 // [r0, r0+c) scores only keys [0, r0+c), so the B·H·T·T scores shrink to the causal half plus

@@ -21,6 +21,7 @@
 #include <ATen/ATen.h>
 
 #include "shared/model_spec.h"
+#include "trainer/model/fused_ops.h"
 
 namespace shardcast::trainer {
 
@@ -81,10 +82,8 @@ at::Tensor head_forward(const ModelSpec& m, const at::Tensor& x, const at::Tenso
 // masked_fill, softmax in fp32, matmul): the test oracle. q, k, v (B,H,T,hd) -> (B,H,T,hd).
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 at::Tensor causal_attention_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
-// RMSNorm over the last dimension in fp32, times w, result in x's dtype (HF LlamaRMSNorm): the
-// reference. The unit forwards run fused_rms_norm and fused_rotary (model/fused_ops.h), which
-// take this path on every tensor that is not CPU fp32.
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);            // (…,D) -> (…,D)
+// RMSNorm: rms_norm (the reference) and fused_rms_norm, with the rotary embedding, are in
+// model/fused_ops.h; the unit forwards run the fused ones.
 // Mean token cross-entropy, computed in fp32.  // scalar
 at::Tensor lm_loss(const at::Tensor& logits, const at::Tensor& targets);
 
