@@ -245,6 +245,38 @@ TEST(MetricsResume, ReplacedRecordsAreKeptEachTime) {
   fs::remove_all(dir);
 }
 
+// A re-save of step 4 killed between its renames (checkpoint.cpp): without step_4 the aside
+// copy, a complete checkpoint, comes back under its name (the interrupted .tmp is prune's); with
+// step_4 complete the aside copy goes. A stray name or a lone step is left as it is.
+TEST(CheckpointResave, InterruptedResavesAreFinishedAtTheNextStart) {
+  const fs::path root = fresh_dir("resave");
+  auto checkpoint = [&](const std::string& name, const std::string& tag) {
+    fs::create_directories(root / name);
+    std::ofstream(root / name / ckpt::kManifestName) << tag;
+  };
+  checkpoint("step_00000004.replaced", "old 4");  // killed after step_4 was moved aside
+  checkpoint("step_00000004.tmp", "new 4");
+  checkpoint("step_00000006", "new 6");           // killed after the new step_6 was renamed in
+  checkpoint("step_00000006.replaced", "old 6");
+  checkpoint("step_00000002", "2");
+  fs::create_directories(root / "notes.replaced");
+  const auto done = ckpt::finish_interrupted_resaves(root);
+  EXPECT_EQ(done.size(), 2u);
+  EXPECT_EQ(slurp(root / "step_00000004" / ckpt::kManifestName), "old 4");
+  EXPECT_FALSE(fs::exists(root / "step_00000004.replaced"));
+  EXPECT_EQ(slurp(root / "step_00000006" / ckpt::kManifestName), "new 6");
+  EXPECT_FALSE(fs::exists(root / "step_00000006.replaced"));
+  EXPECT_TRUE(fs::exists(root / "notes.replaced"));
+  EXPECT_TRUE(fs::exists(root / "step_00000002"));
+  const auto latest = ckpt::list_complete(root);
+  ASSERT_EQ(latest.size(), 3u);
+  EXPECT_EQ(latest.back().filename(), "step_00000006");
+  ckpt::prune(root, 3);  // the interrupted .tmp goes
+  EXPECT_FALSE(fs::exists(root / "step_00000004.tmp"));
+  EXPECT_TRUE(ckpt::finish_interrupted_resaves(root).empty());
+  fs::remove_all(root);
+}
+
 // MASTER_ADDR on loopback binds Gloo to that loopback address, never to what the host name
 // resolves to (found by a trust audit: only "127.0.0.1" and "localhost" counted as loopback).
 TEST(LoopbackBind, EveryLoopbackAddressBindsItself) {

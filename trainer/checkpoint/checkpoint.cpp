@@ -526,6 +526,13 @@ CheckpointHook::CheckpointHook(const TrainConfig& cfg, Engine& engine, c10::intr
     auto groups = make_process_groups(prefixed, world.rank(), world.size(), world.size(), co);
     async_ = std::make_unique<AsyncCheckpointer>(cfg, groups.world);
   }
+  // A re-save killed between its renames (ckpt::finish_interrupted_resaves): rank 0 puts the
+  // step back before any rank lists the checkpoints.
+  if (!c.dir.empty()) {
+    if (rank0)
+      for (const std::string& line : ckpt::finish_interrupted_resaves(c.dir)) fmt::print(stderr, "checkpoint: {}\n", line);
+    world.barrier();
+  }
   if (c.resume_from.empty()) {
     // A fresh run into a folder holding another run's checkpoints would overwrite its steps and
     // prune the rest (keep), and a later resume_from = "latest" would load that run's weights:

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -414,6 +416,33 @@ fs::path resolve_checkpoint(const std::string& resume_from, const fs::path& root
     throw InputError(fmt::format("checkpoint.resume_from = \"{}\": not a complete checkpoint (no {})", resume_from,
                                  kManifestName));
   return p;
+}
+
+std::vector<std::string> finish_interrupted_resaves(const fs::path& root) {
+  constexpr std::string_view kSuffix = ".replaced";
+  std::vector<fs::path> aside;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return {};
+  for (const auto& e : fs::directory_iterator(root)) {
+    const std::string n = e.path().filename().string();
+    if (n.size() > kSuffix.size() && n.compare(n.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0 &&
+        parse_step_dir(n.substr(0, n.size() - kSuffix.size())) >= 0 && e.is_directory())
+      aside.push_back(e.path());
+  }
+  std::vector<std::string> done;
+  for (const fs::path& a : aside) {
+    const std::string name = a.filename().string();
+    const fs::path step = root / name.substr(0, name.size() - kSuffix.size());
+    if (fs::exists(step / kManifestName)) {
+      fs::remove_all(a);
+      done.push_back(fmt::format("{}: removed (the re-save of {} had completed)", a.string(), step.filename().string()));
+    } else if (!fs::exists(fs::symlink_status(step))) {
+      fs::rename(a, step);
+      fsync_dir(root);
+      done.push_back(fmt::format("{}: renamed back to {} (its re-save was interrupted)", a.string(), step.string()));
+    }
+  }
+  return done;
 }
 
 std::vector<fs::path> prune(const fs::path& root, int keep) {

@@ -147,6 +147,13 @@ std::vector<std::filesystem::path> list_complete(const std::filesystem::path& ro
 // it is not a complete one).
 std::filesystem::path resolve_checkpoint(const std::string& resume_from,
                                          const std::filesystem::path& root);
+// Finishes a re-save of a step that a kill interrupted between its two renames
+// (checkpoint.cpp save: step_N -> step_N.replaced, step_N.tmp -> step_N, then the .replaced
+// removed): with step_N complete the .replaced is removed; without it the .replaced, the
+// complete checkpoint that was there, is renamed back to step_N (the interrupted .tmp is left
+// for prune). Returns one line per directory it acted on. Rank 0 only, before anything lists
+// the checkpoints.
+std::vector<std::string> finish_interrupted_resaves(const std::filesystem::path& root);
 // Removes complete checkpoints beyond the newest `keep`, and stale `.tmp` directories left
 // by a killed save. Returns the removed paths.
 std::vector<std::filesystem::path> prune(const std::filesystem::path& root, int keep);
