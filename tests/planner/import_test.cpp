@@ -654,6 +654,30 @@ TEST(ImportTorchtitan, RanksAveragedAlikeRestartsKeptLaterWarmupInfSkipped) {
   };
   EXPECT_TRUE(says(again.notes, "(a restart): the later line kept"));
 
+  // Unprefixed lines (LOG_RANK=0,1 without torchrun --tee): a repeat within a run is another
+  // rank's line, but after a "Training starts at step N" line that begins the run again (the log
+  // had reached step N + 1 or later) a repeat is the restart. Each rank's own start line, beside
+  // the first steps, is not a restart.
+  const std::string plain =
+      "[titan] 2026-01-01 00:00:00,000 - root - INFO - Training starts at step 1\n"
+      "step: 1  loss:  9.0000  memory: 40.00GiB(50.00%)  tps: 1,000\n"
+      "[titan] 2026-01-01 00:00:00,000 - root - INFO - Training starts at step 1\n"
+      "step: 1  loss:  9.0000  memory: 41.00GiB(51.25%)  tps: 3,000\n"
+      "step: 2  loss:  8.0000  memory: 40.00GiB(50.00%)  tps: 5,000\n"
+      "step: 2  loss:  8.0000  memory: 40.00GiB(50.00%)  tps: 6,000\n"
+      "step: 3  loss:  7.0000  memory: 40.00GiB(50.00%)  tps: 5,000\n"
+      "[titan] 2026-01-01 00:10:00,000 - root - INFO - Training starts at step 2\n"
+      "step: 2  loss:  7.5000  memory: 40.00GiB(50.00%)  tps: 4,000\n"
+      "step: 2  loss:  7.5000  memory: 40.00GiB(50.00%)  tps: 4,400\n";
+  const TrainLog plain_log = parse_torchtitan_log(plain, "p.log");
+  ASSERT_EQ(plain_log.steps.size(), 3u);
+  EXPECT_EQ(plain_log.steps[0].ranks, 2);                 // step 1: both ranks, one run
+  EXPECT_DOUBLE_EQ(plain_log.steps[0].tps, 2000);
+  EXPECT_EQ(plain_log.steps[1].ranks, 2);                 // step 2: the restarted run's two ranks
+  EXPECT_DOUBLE_EQ(plain_log.steps[1].loss, 7.5);
+  EXPECT_DOUBLE_EQ(plain_log.steps[1].tps, 4200);
+  EXPECT_TRUE(says(plain_log.notes, "1 metric lines repeated a step the same rank had logged, or a step logged before"));
+
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   std::string warm = "step:  1  loss: 12.0000  grad_norm:     inf  memory: 40.00GiB(50.00%)  tps: 1,000\n";
   for (int step = 2; step <= 4; ++step)

@@ -60,14 +60,69 @@ std::string shorten(const std::string& s) { return s.size() > 160 ? s.substr(0, 
 
 }  // namespace
 
+namespace {
+
+// The steps of a log as its metric lines come: the first line of a step is kept; a repeat is
+// another rank's line (merged: rates averaged, memory the maximum) unless it is a restart, which
+// replaces the step: the same "[rankN]:" tag logging it again, or a step logged before a
+// "Training starts at step N" line that begins a run again (the log had gone past N + 1 by then:
+// a second rank's own start line, logged beside the first steps, is not taken for one).
+struct StepMerger {
+  explicit StepMerger(TrainLog& l) : log(l) {}
+  TrainLog& log;
+  std::map<int, size_t> by_step;
+  std::map<int, std::set<std::string>> step_ranks;  // the "[rankN]:" tags that logged each step
+  std::map<int, int> step_run;                     // the run (start line count) that logged it
+  int run = 0, max_step = -1, merged = 0, restarted = 0;
+
+  void run_starts(int first_step) {
+    if (max_step >= first_step + 1) ++run;
+  }
+
+  template <typename Fail>
+  void add(const LoggedStep& s, const std::string& rank_key, const Fail& fail) {
+    max_step = std::max(max_step, s.step);
+    auto it = by_step.find(s.step);
+    if (it == by_step.end()) {
+      by_step[s.step] = log.steps.size();
+      log.steps.push_back(s);
+      step_run[s.step] = run;
+      if (!rank_key.empty()) step_ranks[s.step].insert(rank_key);
+      return;
+    }
+    const bool same_rank = !rank_key.empty() && !step_ranks[s.step].insert(rank_key).second;
+    if (same_rank || step_run[s.step] < run) {
+      log.steps[it->second] = s;
+      step_ranks[s.step] = rank_key.empty() ? std::set<std::string>{} : std::set<std::string>{rank_key};
+      step_run[s.step] = run;
+      ++restarted;
+      return;
+    }
+    LoggedStep& m = log.steps[it->second];
+    auto mean = [&](std::optional<double>& a, const std::optional<double>& b) {
+      a = a && b ? std::optional<double>((*a * m.ranks + *b) / (m.ranks + 1)) : std::nullopt;
+    };
+    mean(m.tflops, s.tflops);
+    mean(m.mfu_pct, s.mfu_pct);
+    m.tps = (m.tps * m.ranks + s.tps) / (m.ranks + 1);
+    if (m.mem_reserved_bytes.has_value() != s.mem_reserved_bytes.has_value())
+      throw fail(fmt::format("step {} logged by another rank with the memory in another format", s.step));
+    if (s.mem_reserved_bytes) m.mem_reserved_bytes = std::max(*m.mem_reserved_bytes, *s.mem_reserved_bytes);
+    if (s.mem_reserved_pct) m.mem_reserved_pct = std::max(*m.mem_reserved_pct, *s.mem_reserved_pct);
+    ++m.ranks;
+    ++merged;
+  }
+};
+
+}  // namespace
+
 TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) {
   TrainLog log;
   log.file = file;
   log.format = "torchtitan";
-  std::map<int, size_t> by_step;
-  std::map<int, std::set<std::string>> step_ranks;  // the "[rankN]:" tags that logged each step
+  StepMerger steps(log);
   std::set<std::string> unknown_keys;
-  int validation_lines = 0, merged = 0, restarted = 0;
+  int validation_lines = 0;
   std::istringstream in(text);
   std::string raw;
   int lineno = 0;
@@ -79,6 +134,14 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
     const size_t info = msg.find(" - INFO - ");
     if (info != std::string::npos) msg = msg.substr(info + 10);
     msg = trim_left(msg);
+    // torchtitan's trainer logs "Training starts at step N" as it begins (v0.2.0 train.py:568,
+    // trainer.py at b5bcd76c6).
+    if (starts_with(msg, "Training starts at step ")) {
+      const std::string rest = msg.substr(24);
+      const size_t digits = std::min(rest.find_first_not_of("0123456789"), rest.size());
+      if (digits > 0 && digits <= 9) steps.run_starts(std::stoi(rest.substr(0, digits)));
+      continue;
+    }
     if (starts_with(msg, "validate step:")) {
       ++validation_lines;
       continue;
@@ -163,47 +226,18 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
     if (!has_loss) throw fail("no 'loss:'");
     if (!has_mem) throw fail("no 'memory:' (or 'peak_memory:' of 2024-03)");
     if (!has_tps) throw fail("no 'tps:' (or 'wps:' before 2024-11-23)");
-    auto it = by_step.find(s.step);
-    if (it == by_step.end()) {
-      by_step[s.step] = log.steps.size();
-      log.steps.push_back(s);
-      if (!rank_key.empty()) step_ranks[s.step].insert(rank_key);
-      continue;
-    }
-    // The same step from a rank that already logged it: the run restarted (from a checkpoint)
-    // and logged it again; the later line is the run that went on.
-    if (!rank_key.empty() && !step_ranks[s.step].insert(rank_key).second) {
-      log.steps[it->second] = s;
-      step_ranks[s.step] = {rank_key};
-      ++restarted;
-      continue;
-    }
-    // The same step again: another rank's line (LOG_RANK=0,1,... or every rank printing). Its
-    // rates are averaged over the ranks alike (tokens/s, and the FLOPs and MFU logged from them).
-    LoggedStep& m = log.steps[it->second];
-    auto mean = [&](std::optional<double>& a, const std::optional<double>& b) {
-      a = a && b ? std::optional<double>((*a * m.ranks + *b) / (m.ranks + 1)) : std::nullopt;
-    };
-    mean(m.tflops, s.tflops);
-    mean(m.mfu_pct, s.mfu_pct);
-    m.tps = (m.tps * m.ranks + s.tps) / (m.ranks + 1);
-    if (m.mem_reserved_bytes.has_value() != s.mem_reserved_bytes.has_value())
-      throw fail(fmt::format("step {} logged by another rank with the memory in another format", s.step));
-    if (s.mem_reserved_bytes) m.mem_reserved_bytes = std::max(*m.mem_reserved_bytes, *s.mem_reserved_bytes);
-    if (s.mem_reserved_pct) m.mem_reserved_pct = std::max(*m.mem_reserved_pct, *s.mem_reserved_pct);
-    ++m.ranks;
-    ++merged;
+    steps.add(s, rank_key, fail);
   }
   std::sort(log.steps.begin(), log.steps.end(),
             [](const LoggedStep& a, const LoggedStep& b) { return a.step < b.step; });
-  if (merged > 0)
+  if (steps.merged > 0)
     log.notes.push_back(fmt::format("{} metric lines repeated a step already logged (other ranks): tps, tflops and mfu "
                                     "averaged, memory the maximum over them",
-                                    merged));
-  if (restarted > 0)
-    log.notes.push_back(fmt::format("{} metric lines repeated a step the same rank had logged (a restart): the later "
-                                    "line kept",
-                                    restarted));
+                                    steps.merged));
+  if (steps.restarted > 0)
+    log.notes.push_back(fmt::format("{} metric lines repeated a step the same rank had logged, or a step logged before a "
+                                    "later 'Training starts at step' line (a restart): the later line kept",
+                                    steps.restarted));
   if (validation_lines > 0)
     log.notes.push_back(fmt::format("{} 'validate step:' lines skipped (validation, not training)", validation_lines));
   for (const auto& k : unknown_keys) log.notes.push_back(fmt::format("field '{}:' on metric lines ignored", k));
