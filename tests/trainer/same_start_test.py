@@ -10,17 +10,19 @@ in fp64 (the exact-arithmetic oracle). Step 1's loss is one function of the same
 tokens: the trainer's fp32 within 1e-5 relative of PyTorch's fp32 (measured 6e-8). Later steps:
 the weights are 8x the init's, so that the loss depends on the batch and on every weight (at
 init every loss is near ln 256), and AdamW's first steps move each weight by about lr times the
-sign of its gradient, so fp32 rounding in a gradient near zero changes a step, and another fp32
-order (the trainer's fused RMSNorm, its AdamW kernel) lands at other numbers than PyTorch's fp32
-run, about as far from fp64. So from step 2 the trainer must be as close to fp64 as PyTorch's
-fp32 is: within twice PyTorch fp32's distance plus 1e-5. The batches come from docs/trainer.md
-and docs/import.md, so the distances move when those files do; measured 2026-12-07 on two
-versions of them: PyTorch fp32 8.5e-5 / 4.4e-7 (step 2), 1.6e-3 / 1.7e-3 (step 4) from fp64, the
-trainer 2.2e-5 / 7.3e-6 and 1.2e-3 / 1.7e-3, at most 73 % of the bound. Faults inside one op
-(a norm's gradient) are FusedOps.*'s to find; this test finds the sampler, the schedule, the
-initial load and the optimizer. The check fails unless that
-bound is tighter than what a wrong sampler (step 2's batch through the start weights) and a
-schedule without the decay (fp64, constant lr) give, so it cannot pass while blind to them. This
+sign of its gradient, so fp32 rounding in a gradient near zero changes a step: another fp32 order
+(the trainer's fused RMSNorm, its AdamW kernel) lands at other numbers than PyTorch's fp32 run,
+by an amount that changes from batch to batch. Measured 2026-12-07 on three versions of the
+corpus (docs/trainer.md and docs/import.md, which this change edited), trainer / PyTorch fp32
+distance from fp64: step 2 2.2e-5 / 8.5e-5, 7.3e-6 / 4.4e-7, 4.6e-5 / 3.1e-6; step 3 1.7e-3 /
+1.6e-3, 5.4e-5 / 6.5e-5, 2.6e-4 / 7.4e-5; step 4 1.2e-3 / 1.6e-3, 1.7e-3 / 1.7e-3, 1.0e-3 / 1.5e-5.
+So no multiple of PyTorch's own distance bounds the trainer's. The bound of each step k >= 2 is
+instead a quarter of what the faults this test is for move that step's loss by, or twice PyTorch
+fp32's distance where that is larger, plus 1e-5: a wrong sampler (step 2's batch through the start
+weights: 1.4e-2 .. 3.4e-2 from fp64's step 2) and a schedule without its decay (fp64, constant
+lr: 4.0e-3 .. 8.7e-3 at step 3, 3.0e-2 .. 3.4e-2 at step 4); the trainer was at 0.006 .. 0.56 of
+those bounds on all three. A fault that moves a loss by less than a quarter of those passes;
+faults inside one op (a norm's gradient) are FusedOps.*'s to find. This
 is the same start bench_vs_fsdp2.py --loss-curve gives FSDP2 on a GPU (issue 55).
 Usage: same_start_test.py SOURCE_DIR SHARDCAST_TRAIN. Exit 0 pass, 1 fail, 77 skip (no torch).
 """
@@ -152,20 +154,21 @@ min_lr_factor = 0.1
     ok = len(trainer_losses) == steps and rel(trainer_losses[0], l32[0]) <= 1e-5
     print(f"same_start_test: step 1 loss: trainer {trainer_losses[0]:.7f}, PyTorch fp32 {l32[0]:.7f}, "
           f"relative difference {rel(trainer_losses[0], l32[0]):.2e} (bound 1e-5)")
-    blind = []
+    print(f"same_start_test: (step 2's batch through the start weights: {other:.7f}, "
+          f"{rel(other, l64[1]):.2e} from fp64's step 2)")
+    sees_sampler = sees_schedule = False
     for i in range(1, min(steps, len(trainer_losses))):
-        bound = 2 * rel(l32[i], l64[i]) + 1e-5
+        fault = max(rel(flat[i], l64[i]), rel(other, l64[1]) if i == 1 else 0.0)
+        bound = max(2 * rel(l32[i], l64[i]), fault / 4) + 1e-5
         err = rel(trainer_losses[i], l64[i])
         ok = ok and err <= bound
         print(f"same_start_test: step {i + 1} loss: trainer {trainer_losses[i]:.7f}, PyTorch fp32 {l32[i]:.7f}, "
               f"fp64 {l64[i]:.7f}; from fp64: trainer {err:.2e}, PyTorch fp32 {rel(l32[i], l64[i]):.2e}, "
-              f"bound {bound:.2e}; no decay {rel(flat[i], l64[i]):.2e}")
-        blind.append(rel(flat[i], l64[i]) <= bound)
-    step2_bound = 2 * rel(l32[1], l64[1]) + 1e-5
-    print(f"same_start_test: (step 2's batch through the start weights: {other:.7f}, "
-          f"{rel(other, l64[1]):.2e} from fp64's step 2)")
-    if rel(other, l64[1]) <= step2_bound or all(blind):
-        print("same_start_test: FAIL: the bound does not tell a wrong sampler or schedule from the right one")
+              f"no decay {rel(flat[i], l64[i]):.2e}; bound {bound:.2e}")
+        sees_sampler = sees_sampler or (i == 1 and rel(other, l64[1]) > bound)
+        sees_schedule = sees_schedule or rel(flat[i], l64[i]) > bound
+    if not (sees_sampler and sees_schedule):
+        print("same_start_test: FAIL: the bounds do not tell a wrong sampler or schedule from the right one")
         sys.exit(1)
     if not ok:
         print("same_start_test: FAIL: the trainer's losses are further from fp64 than the bounds")
