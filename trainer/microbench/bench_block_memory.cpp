@@ -22,7 +22,7 @@
 using namespace shardcast;
 using namespace shardcast::trainer;
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   memory::install_counting_allocator();
   const std::string model = argc > 1 ? argv[1] : "tiny-2l";
   const int B = argc > 2 ? std::atoi(argv[2]) : 8, T = argc > 3 ? std::atoi(argv[3]) : 128;
@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const BlockOps ops = ops_name == "fused" ? BlockOps::fused : BlockOps::reference;
+  if (B < 1 || T < 1) {
+    std::fprintf(stderr, "bench_block_memory: MICRO_BATCH and SEQ_LEN must be positive integers\n");
+    return 2;
+  }
   const ModelSpec m = load_model(model);
   at::set_num_threads(1);
   const double tokens = double(B) * T;
@@ -98,4 +102,8 @@ int main(int argc, char** argv) {
   lrow("forward peak", head_peak);
   lrow("backward peak above the kept state", head_bwd);
   return 0;
+}
+catch (const std::exception& e) {
+  std::fprintf(stderr, "bench_block_memory: %s\n", e.what());
+  return 2;
 }
