@@ -125,6 +125,11 @@ fs::path resolve_preset(const std::string& name_or_file, const std::string& kind
   const fs::path p = dir / (name_or_file + ".toml");
   if (fs::exists(p, ec)) return p;
   auto names = list_presets(dir);
+  if (names.empty())  // no preset folder: the configs directory is wrong, not the name
+    throw ConfigError(dir.string(), "",
+                      fmt::format("no {} presets here, so '{}' cannot be looked up: the configs directory {} has no "
+                                  "{}/*.toml (set SHARDCAST_CONFIG_DIR to the project's configs/ folder)",
+                                  what, name_or_file, config_dir().string(), kind));
   std::string detail = fmt::format("unknown {} preset '{}'", what, name_or_file);
   const std::string best = closest_match(name_or_file, names);
   if (!best.empty()) detail += fmt::format("; did you mean '{}'?", best);

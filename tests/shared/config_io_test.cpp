@@ -288,6 +288,24 @@ TEST(ConfigIo, MissingFileIsAConfigErrorNamingIt) {
   }
 }
 
+// A configs directory without presets (SHARDCAST_CONFIG_DIR pointing elsewhere) is named as the
+// problem, not the preset (found by a docs audit: "unknown model preset 'tiny-2l' (allowed:)").
+TEST(ConfigIo, PresetLookupInAnEmptyConfigDirNamesTheDirectory) {
+  const char* old = std::getenv("SHARDCAST_CONFIG_DIR");
+  const std::string kept = old ? old : "";
+  ::setenv("SHARDCAST_CONFIG_DIR", "/nonexistent/configs", 1);
+  std::string m = "<no error>";
+  try {
+    load_model("tiny-2l");
+  } catch (const ConfigError& e) {
+    m = e.what();
+  }
+  if (old) ::setenv("SHARDCAST_CONFIG_DIR", kept.c_str(), 1); else ::unsetenv("SHARDCAST_CONFIG_DIR");
+  EXPECT_NE(m.find("the configs directory /nonexistent/configs has no models/*.toml"), std::string::npos) << m;
+  EXPECT_NE(m.find("SHARDCAST_CONFIG_DIR"), std::string::npos) << m;
+  EXPECT_NO_THROW(load_model("tiny-2l"));  // restored
+}
+
 // One bad config: the text, then fragments the message must contain.
 struct BadCase {
   const char* what;
