@@ -227,7 +227,7 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
       ckpt::fsync_dir(tmp_dir);
       // A re-save of a step (a run resumed from an earlier one): the checkpoint there stays whole
       // until the new one is complete; it is moved aside, the new one renamed in, then removed.
-      const fs::path replaced = root / (ckpt::step_dir_name(st.step) + ".replaced");
+      const fs::path replaced = root / (ckpt::step_dir_name(st.step) + ckpt::kReplacedSuffix);
       const bool resave = fs::exists(fs::symlink_status(final_dir));
       if (resave) {
         fs::remove_all(replaced);

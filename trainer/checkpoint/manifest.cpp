@@ -419,7 +419,7 @@ fs::path resolve_checkpoint(const std::string& resume_from, const fs::path& root
 }
 
 std::vector<std::string> finish_interrupted_resaves(const fs::path& root) {
-  constexpr std::string_view kSuffix = ".replaced";
+  constexpr std::string_view kSuffix = kReplacedSuffix;
   std::vector<fs::path> aside;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return {};

@@ -154,6 +154,8 @@ std::filesystem::path resolve_checkpoint(const std::string& resume_from,
 // for prune). Returns one line per directory it acted on. Rank 0 only, before anything lists
 // the checkpoints.
 std::vector<std::string> finish_interrupted_resaves(const std::filesystem::path& root);
+// The suffix of a checkpoint moved aside while its step is saved again (step_N + this).
+inline constexpr const char* kReplacedSuffix = ".replaced";
 // Removes complete checkpoints beyond the newest `keep`, and stale `.tmp` directories left
 // by a killed save. Returns the removed paths.
 std::vector<std::filesystem::path> prune(const std::filesystem::path& root, int keep);
