@@ -19,12 +19,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "shared/config_io.h"
 #include "shared/errors.h"
 #include "trainer/checkpoint/manifest.h"
 #include "trainer/launch/dist_env.h"
 #include "trainer/launch/run_lock.h"
 #include "trainer/launch/store_bind.h"
 #include "trainer/train/metrics_log.h"
+#include "trainer/validation/validation.h"
 
 namespace shardcast::trainer {
 namespace {
@@ -275,6 +277,30 @@ TEST(CheckpointResave, InterruptedResavesAreFinishedAtTheNextStart) {
   EXPECT_FALSE(fs::exists(root / "step_00000004.tmp"));
   EXPECT_TRUE(ckpt::finish_interrupted_resaves(root).empty());
   fs::remove_all(root);
+}
+
+// A run directory records a hardware file given relative to where the run started as an absolute
+// path, so `shardcast validate RUN_DIR` finds it from any directory (found by a docs audit:
+// `--hardware build/local.toml`, then validate from elsewhere, "no such file"); a user's own
+// run.toml there with the relative path still holds the run (train_loop.cpp's check).
+TEST(RunDirRecord, RelativeHardwareFileIsRecordedAbsolute) {
+  const fs::path dir = fresh_dir("record");
+  fs::create_directories(dir / "hw");
+  fs::copy_file(config_dir() / "hardware" / "cpu.toml", dir / "hw" / "local.toml");
+  TrainConfig cfg = read_train_config((config_dir() / "train" / "tiny-2rank.toml").string());
+  cfg.cluster.hardware = fs::relative(dir / "hw" / "local.toml").string();
+  ASSERT_TRUE(fs::path(cfg.cluster.hardware).is_relative());
+  write_validation(dir, ValidationReport{}, cfg);
+  const std::string text = slurp(dir / "run.toml");
+  EXPECT_NE(text.find("hardware = \"" + fs::absolute(cfg.cluster.hardware).string() + "\""), std::string::npos) << text;
+  EXPECT_TRUE(run_toml_holds(dir / "run.toml", cfg));  // the recorded form
+  TrainConfig as_given = cfg;
+  as_given.runtime = "shardcast-train";
+  write_file_atomic(dir / "given.toml", write_train_config(as_given));
+  EXPECT_TRUE(run_toml_holds(dir / "given.toml", cfg));  // the relative form, as a user wrote it
+  cfg.training.steps += 1;
+  EXPECT_FALSE(run_toml_holds(dir / "run.toml", cfg));
+  fs::remove_all(dir);
 }
 
 // MASTER_ADDR on loopback binds Gloo to that loopback address, never to what the host name

@@ -2,6 +2,7 @@
 #include "trainer/validation/validation.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -58,11 +59,36 @@ std::string format_validation(const ValidationReport& v) {
   return o;
 }
 
-bool run_toml_holds(const std::filesystem::path& run_toml, const TrainConfig& cfg) {
+namespace {
+
+// The config as this trainer runs it, whatever runtime the input planned for.
+TrainConfig as_run(const TrainConfig& cfg) {
   TrainConfig ran = cfg;
   ran.runtime = "shardcast-train";
+  return ran;
+}
+
+// What the run directory records: as_run, with a hardware or model preset given as a relative
+// file (a '/' in it or a .toml ending, the rule of shared/config_io.cpp resolve_preset) made
+// absolute, so `shardcast validate RUN_DIR` finds it from any directory.
+TrainConfig recorded_config(const TrainConfig& cfg) {
+  TrainConfig ran = as_run(cfg);
+  auto absolute_file = [](std::string& ref) {
+    const bool file = ref.find('/') != std::string::npos || (ref.size() > 5 && ref.substr(ref.size() - 5) == ".toml");
+    if (file && std::filesystem::path(ref).is_relative()) ref = std::filesystem::absolute(ref).string();
+  };
+  absolute_file(ran.cluster.hardware);
+  absolute_file(ran.model_preset);
+  return ran;
+}
+
+}  // namespace
+
+bool run_toml_holds(const std::filesystem::path& run_toml, const TrainConfig& cfg) {
   try {
-    return write_train_config(read_train_config(run_toml.string())) == write_train_config(ran);
+    // The config as it runs (a user's file there, relative presets and all) or as recorded.
+    const std::string there = write_train_config(read_train_config(run_toml.string()));
+    return there == write_train_config(as_run(cfg)) || there == write_train_config(recorded_config(cfg));
   } catch (const std::exception&) {
     return false;  // missing or not a config: it does not hold the run
   }
@@ -75,9 +101,7 @@ void write_validation(const std::filesystem::path& run_dir, const ValidationRepo
   // so `shardcast validate RUN_DIR` predicts it as shardcast-train's run. A run.toml there that
   // already holds exactly that (the config itself, written there by the GUI) is left as it is.
   if (run_toml_holds(run_dir / "run.toml", cfg)) return;
-  TrainConfig ran = cfg;
-  ran.runtime = "shardcast-train";
-  write_file_atomic(run_dir / "run.toml", write_train_config(ran));
+  write_file_atomic(run_dir / "run.toml", write_train_config(recorded_config(cfg)));
 }
 
 void finish_run_validation(const TrainConfig& cfg, const RunReport& measured, const std::filesystem::path& run_dir) {
