@@ -56,7 +56,8 @@ grep -q 'e-[0-9][0-9]' calibrate.log && bad "calibrate printed a value like 1e-3
 run launch.log "$tr" launch --nproc-per-node 2 configs/train/tiny-2rank.toml --data build/corpus.bin \
   --hardware build/local.toml --steps 30
 check_mfu launch.log
-grep -q 'hardware = "build/local.toml"' runs/tiny-2rank/run.toml || bad "the run directory does not record --hardware"
+# (recorded absolute, so `shardcast validate RUN_DIR` finds it from any directory)
+grep -qF "hardware = \"$(pwd -P)/build/local.toml\"" runs/tiny-2rank/run.toml || bad "the run directory does not record --hardware"
 run validate.log "$sc" validate runs/tiny-2rank
 grep -q 'profile build/local.toml' validate.log || bad "validate did not predict on the run's profile: $(head -1 validate.log)"
 grep -q 'no \[prediction\] table in runs/tiny-2rank/run.toml' validate.log || bad "validate: the empty predicted table is not explained"
