@@ -19,6 +19,7 @@ namespace shardcast::planner {
 // two RMSNorms of 3d (eager) or d (fused), q, k, v and the attention output (4d), the mid
 // residual (d), the block's input (d).
 double trainer_block_kept_d(NormImpl norm) { return (norm == NormImpl::fused ? 2.0 : 6.0) + 4.0 + 1.0 + 1.0; }
+double trainer_block_kept_f(bool swiglu_fused) { return swiglu_fused ? 3.0 : 4.0; }
 
 // What the trainer's final RMSNorm keeps besides its output, per token (fsdp_units.cpp).
 double trainer_final_norm_extra_d(NormImpl norm) { return norm == NormImpl::fused ? 0.0 : 2.0; }
@@ -65,7 +66,9 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   // 22.01 x 4d kept);
   // q's contiguous copy for the bmm, k and v at n_heads width (repeat_interleave or the bmm's
   // copy) and the attention output (4d); the mid residual (d); SwiGLU's gate, silu, up and
-  // product (4f). Per block: the causal blocks' softmax outputs (scores_bytes). And the block's
+  // product (4f) with swiglu = eager, its gate, up and product (3f) with swiglu = fused
+  // (trainer/model/fused_ops.h fused_swiglu recomputes σ in backward; bench_block_memory,
+  // 2026-12-07: tiny-2l 25.03 -> 22.03 and small-6l 22.01 -> 19.01 x 4d, f = 3d). Per block: the causal blocks' softmax outputs (scores_bytes). And the block's
   // input (d), which the first norm's multiply saves: bench_block_memory allocates it before its
   // count starts, so its 11d + 4f + 2 leave it out, but in the model it is the previous unit's
   // output, kept alive by that save (measured on the whole trainer, tiny-2l on 2 ranks at 1024
@@ -86,7 +89,9 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   const double fp8_input_saving =
       T * fp8_input_saving_per_token(m, param_bytes, opt.fp8_input_saved && cfg.precision.fp8 == Fp8Recipe::tensorwise);
   const double kept_plain =
-      trainer_block ? T * 4.0 * (trainer_block_kept_d(opt.rmsnorm) * m.d_model + 4.0 * double(m.ffn_dim) + 2.0) + scores_bytes
+      trainer_block ? T * 4.0 * (trainer_block_kept_d(opt.rmsnorm) * m.d_model +
+                                 trainer_block_kept_f(opt.swiglu_fused) * double(m.ffn_dim) + 2.0) +
+                          scores_bytes
                     : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile, opt.gqa_repeated) +
                           2.0 * norm_extra + qk_norm_extra + qkv_extra + scores_bytes - fp8_input_saving;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
@@ -181,10 +186,13 @@ int block_unit_memory(const TrainConfig& cfg, const PlanOptions& opt, const Step
   if (trainer_block) {
     const double block_scores = 2.0 * b * m.n_heads * double(causal_query_block_rows(s)) * s * 4.0;
     // Above kept + output: 2d with the eager norm, 1d with the fused one (bench_block_memory,
-    // tiny-2l and small-6l, 2026-12-07); without grad 7d + 4f either way.
+    // tiny-2l and small-6l, 2026-12-07; unchanged by the fused SwiGLU, 2026-12-07); without
+    // grad 7d + 4f with the eager SwiGLU, 7d + 3f with the fused one (its product is the one
+    // (…,F) tensor it makes; tiny-2l and small-6l, 2026-12-07: 16.00 x 4d, f = 3d).
     const double fwd_d = opt.rmsnorm == NormImpl::fused ? 1.0 : 2.0;
+    const double nograd_f = opt.swiglu_fused ? 3.0 : 4.0;
     u.fwd_transient_bytes =
-        ckpt ? std::max(T * 4.0 * (7.0 * m.d_model + 4.0 * double(m.ffn_dim)), block_scores)
+        ckpt ? std::max(T * 4.0 * (7.0 * m.d_model + nograd_f * double(m.ffn_dim)), block_scores)
              : std::max(T * 4.0 * fwd_d * m.d_model, block_scores);
   } else if (opt.attention_materialized) {
     u.fwd_transient_bytes = (ckpt ? 2.0 : 1.0) * scores_bytes;

@@ -141,6 +141,8 @@ struct ActivationTerms {
 // RMSNorm, 8 with the fused one), and what its final RMSNorm keeps besides its output (2 or 0).
 double trainer_block_kept_d(NormImpl norm);
 double trainer_final_norm_extra_d(NormImpl norm);
+// ... and the ffn_dim-wide ones (4 with the eager SwiGLU, 3 with the fused one).
+double trainer_block_kept_f(bool swiglu_fused);
 
 ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
                                  const ComputeContext& cc, const std::vector<Op>& block_ops);

@@ -1,7 +1,7 @@
-// The fused RMSNorm and rotary embedding (model/fused_ops.h) against their oracles: llama.h's
-// rms_norm and the rotate_half rotary in LibTorch ops, value and every gradient, and a whole
-// block run on the fused path (fp32) against the same block on the reference path (fp64 tensors
-// take it).
+// The fused RMSNorm, rotary embedding and SwiGLU (model/fused_ops.h) against their oracles:
+// rms_norm, the rotate_half rotary and silu(gate)·up in LibTorch ops, value and every
+// gradient, and a whole block run on the fused path (fp32) against the same block on the
+// reference path (fp64 tensors take it).
 // Tolerances, as fractions of the largest element of the compared tensor:
 // - RMSNorm, fp32 against the fp64 reference: 1e-6 forward and 4e-6 backward. One fp32 rounding
 //   is 6e-8; a row statistic sums at most 300 squares here in 16 interleaved partial sums
@@ -113,12 +113,37 @@ TEST(FusedOps, RotaryMatchesTheReferenceAndKeepsTheLayouts) {
   EXPECT_LE(rel_err(dx, xr.grad().view({B, T, H, hd}).transpose(1, 2)), 1e-6);
 }
 
+TEST(FusedOps, SwigluMatchesTheReferenceValueAndGradients) {
+  at::manual_seed(10);
+  // Sizes below, at and above one parallel grain (16384 elements), gates over the range where
+  // σ saturates (|g| up to ~20) and through silu's minimum (g ≈ −1.28, where dg changes sign).
+  for (const auto& shape : std::vector<std::vector<int64_t>>{{3, 5, 64}, {2, 128, 64}, {1, 700, 96}}) {
+    const at::Tensor g0 = at::randn(shape) * 5.0, u0 = at::randn(shape), dh = at::randn(shape);
+    auto run = [&](bool fused, at::ScalarType dt) {
+      at::Tensor g = g0.to(dt).clone().requires_grad_(true), u = u0.to(dt).clone().requires_grad_(true);
+      at::Tensor h = fused ? fused_swiglu(g, u) : swiglu_reference(g, u);
+      h.backward(dh.to(dt));
+      return std::vector<at::Tensor>{h.detach(), g.grad(), u.grad()};
+    };
+    const auto ref = run(false, at::kDouble), got = run(true, at::kFloat);
+    const std::string what = fmt::format("shape ({})", fmt::join(shape, ","));
+    // fp32 against fp64: the product is 3 roundings and an exp (1 ulp each), the gradients at
+    // most 7 and an exp: under 1e-6 and 2e-6 of the largest element.
+    EXPECT_LE(rel_err(got[0], ref[0]), 1e-6) << what;
+    EXPECT_LE(rel_err(got[1], ref[1]), 2e-6) << what << " dgate";
+    EXPECT_LE(rel_err(got[2], ref[2]), 2e-6) << what << " dup";
+    std::printf("[fused_ops] swiglu %s: h %.2g, dgate %.2g, dup %.2g of the largest\n", what.c_str(),
+                rel_err(got[0], ref[0]), rel_err(got[1], ref[1]), rel_err(got[2], ref[2]));
+  }
+}
+
 TEST(FusedOps, OtherDtypesTakeTheReferencePath) {
   at::manual_seed(8);
   const at::Tensor x = at::randn({2, 4, 32}, at::kDouble), w = at::randn({32}, at::kDouble);
   EXPECT_TRUE(at::equal(fused_rms_norm(x, w, 1e-6), rms_norm(x, w, 1e-6)));
   const at::Tensor q = at::randn({1, 2, 4, 8}).to(at::kBFloat16), c = at::randn({4, 8}).to(at::kBFloat16);
   EXPECT_TRUE(at::equal(fused_rotary(q, c, c), rotary_reference(q, c, c)));
+  EXPECT_TRUE(at::equal(fused_swiglu(q, q), swiglu_reference(q, q)));
 }
 
 struct BlockResult {

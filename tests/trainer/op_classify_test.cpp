@@ -39,6 +39,7 @@ TEST(OpClassify, RealNamesGetTheirCategory) {
       {"aten::native_layer_norm", OpCategory::norm},
       {"NativeLayerNormBackward0", OpCategory::norm},
       {"shardcast::rope", OpCategory::elementwise},
+      {"shardcast::swiglu", OpCategory::elementwise},
       {"aten::silu", OpCategory::elementwise},
       {"SiluBackward0", OpCategory::elementwise},
       {"aten::add", OpCategory::elementwise},

@@ -58,7 +58,8 @@ TrainConfig small_config(int world, int grad_accum) {
 // (untied LM head): 7·L + 1 forward GEMMs; each Linear on a (B,T,D) input folds to one
 // aten::mm, so backward has one MmBackward0 per Linear. RMSNorm (model/fused_ops.h): 2 per block
 // + the final one, each a scope in forward and one in backward; one attention per block; RoPE:
-// one scope per block in forward, and one backward scope each for q and k; one embedding lookup
+// one scope per block in forward, and one backward scope each for q and k; SwiGLU
+// (model/fused_ops.h) one scope per block in forward and one in backward; one embedding lookup
 // and its backward; one loss forward and its backward.
 // Per optimizer step: one AdamW scope and two clip scopes (before and after its all-reduce).
 TEST(OpProfile, CountsMatchTheModelCode) {
@@ -80,10 +81,13 @@ TEST(OpProfile, CountsMatchTheModelCode) {
       EXPECT_EQ(count_of(st, OpCategory::loss, op_scope::lm_loss), 2 * ga);
       EXPECT_EQ(count_of(st, OpCategory::optimizer, op_scope::adamw), 1);
       EXPECT_EQ(count_of(st, OpCategory::optimizer, op_scope::clip_grad_norm), 2);
-      // Backward nodes take their forward op's category: SwiGLU's product is `elementwise`. The
-      // fused RMSNorm's backward is its own scope, with no product nodes.
+      // The fused SwiGLU (model/fused_ops.h): a scope in forward and one in backward per block,
+      // with no silu or product nodes; the fused RMSNorm's backward is its own scope too, so
+      // no product node is left in any category.
+      EXPECT_EQ(count_of(st, OpCategory::elementwise, op_scope::swiglu), 2 * ga * L);
+      EXPECT_EQ(count_of(st, OpCategory::elementwise, "SiluBackward0"), 0);
       EXPECT_EQ(count_of(st, OpCategory::norm, "MulBackward0"), 0);
-      EXPECT_EQ(count_of(st, OpCategory::elementwise, "SiluBackward0"), ga * L);
+      EXPECT_EQ(count_of(st, OpCategory::elementwise, "MulBackward0"), 0);
       EXPECT_EQ(count_of(st, OpCategory::matmul, "MulBackward0"), 0);
     }
   }

@@ -1,4 +1,4 @@
-// One-pass RMSNorm and rotary loops. See fused_kernels.h.
+// One-pass RMSNorm, rotary and SwiGLU loops. See fused_kernels.h.
 #include "trainer/model/fused_kernels.h"
 
 #include <cmath>
@@ -70,6 +70,24 @@ void rotary_backward_row(const float* g, const float* cos, const float* sin, flo
   const int64_t h = hd / 2;
   for (int64_t i = 0; i < h; ++i) dx[i] = g[i] * cos[i] + g[i + h] * sin[i + h];
   for (int64_t i = h; i < hd; ++i) dx[i] = g[i] * cos[i] - g[i - h] * sin[i - h];
+}
+
+// σ as LibTorch's CPU silu computes it (x / (1 + e^−x)), so that h has the reference's bits
+// wherever the product does.
+void swiglu_forward(const float* gate, const float* up, float* h, int64_t i0, int64_t i1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const float g = gate[i];
+    h[i] = (g / (1.0f + std::exp(-g))) * up[i];
+  }
+}
+
+void swiglu_backward(const float* dh, const float* gate, const float* up, float* dgate, float* dup, int64_t i0,
+                     int64_t i1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const float g = gate[i], s = 1.0f / (1.0f + std::exp(-g));
+    dup[i] = dh[i] * (g * s);
+    dgate[i] = (dh[i] * up[i]) * (s * (1.0f + g * (1.0f - s)));
+  }
 }
 
 }  // namespace shardcast::trainer

@@ -1,8 +1,8 @@
-// One-pass RMSNorm and rotary embedding over fp32 host arrays: the CPU fast paths of
+// One-pass RMSNorm, rotary embedding and SwiGLU over fp32 host arrays: the CPU fast paths of
 // trainer/model/fused_ops.h.
 //
-// What it is: the arithmetic of llama.h's reference ops (rms_norm; the rotate_half rotary of
-// block_forward), each as one loop over a row that reads its inputs once and writes its
+// What it is: the arithmetic of the reference ops of fused_ops.h (rms_norm; the rotate_half
+// rotary; silu(gate) · up), each as one loop over a row that reads its inputs once and writes its
 // output once, forward and backward, in fp32 with the reference's order of multiplications.
 // RMSNorm's row statistic is summed over sixteen interleaved fp32 partial sums (fixed order:
 // every call on the same data gives the same bits); the weight gradient is accumulated per
@@ -46,5 +46,15 @@ void rotary_forward_row(const float* x, const float* cos, const float* sin, floa
 // Its backward (the transpose of the rotation): with gc = g ⊙ cos, gs = g ⊙ sin,
 //   dx[i] = gc[i] + (i < h ? gs[i + h] : −gs[i − h])
 void rotary_backward_row(const float* g, const float* cos, const float* sin, float* dx, int64_t hd);
+
+// SwiGLU's product of elements [i0, i1): with σ(g) = 1 / (1 + e^−g),
+//   h[i] = (g[i] · σ(g[i])) · u[i]                                     fp32
+void swiglu_forward(const float* gate, const float* up, float* h, int64_t i0, int64_t i1);
+
+// Its backward over [i0, i1), σ recomputed from g:
+//   du[i] = dh[i] · g[i]·σ(g[i])
+//   dg[i] = dh[i] · u[i] · σ(g[i]) · (1 + g[i] · (1 − σ(g[i])))
+void swiglu_backward(const float* dh, const float* gate, const float* up, float* dgate, float* dup, int64_t i0,
+                     int64_t i1);
 
 }  // namespace shardcast::trainer

@@ -1,4 +1,4 @@
-// Fused RMSNorm and rotary embedding (see fused_ops.h).
+// Fused RMSNorm, rotary embedding and SwiGLU (see fused_ops.h).
 #include "trainer/model/fused_ops.h"
 
 #include <algorithm>
@@ -115,6 +115,37 @@ struct RotaryFn : torch::autograd::Function<RotaryFn> {
   }
 };
 
+// Elements per parallel_for grain of the SwiGLU loops.
+constexpr int64_t kSwigluGrain = 16384;
+
+struct SwigluFn : torch::autograd::Function<SwigluFn> {
+  // gate, up (…,F) fp32 CPU, one shape -> (…,F). Saves gate and up (contiguous: the GEMMs'
+  // outputs themselves).
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& gate, const at::Tensor& up) {
+    const at::Tensor g = gate.contiguous(), u = up.contiguous();
+    at::Tensor h = at::empty_like(g);                                   // (…,F)
+    const float *gp = g.data_ptr<float>(), *up_ = u.data_ptr<float>();
+    float* hp = h.data_ptr<float>();
+    at::parallel_for(0, g.numel(), kSwigluGrain, [&](int64_t i0, int64_t i1) { swiglu_forward(gp, up_, hp, i0, i1); });
+    ctx->save_for_backward({g, u});
+    return h;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    RECORD_USER_SCOPE(op_scope::swiglu);
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& g = saved[0];
+    const at::Tensor& u = saved[1];
+    const at::Tensor dh = grads[0].contiguous();
+    at::Tensor dg = at::empty_like(g), du = at::empty_like(u);          // (…,F) fp32
+    const float *dhp = dh.data_ptr<float>(), *gp = g.data_ptr<float>(), *up_ = u.data_ptr<float>();
+    float *dgp = dg.data_ptr<float>(), *dup = du.data_ptr<float>();
+    at::parallel_for(0, g.numel(), kSwigluGrain,
+                     [&](int64_t i0, int64_t i1) { swiglu_backward(dhp, gp, up_, dgp, dup, i0, i1); });
+    return {dg, du};
+  }
+};
+
 }  // namespace
 
 // RMSNorm in fp32, result in x's dtype (as HF LlamaRMSNorm).
@@ -143,6 +174,15 @@ at::Tensor fused_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Te
                     cos.size(0) == x.size(2) && cos.size(1) == x.size(3) && !cos.requires_grad() &&
                     !sin.requires_grad();
   return fast ? RotaryFn::apply(x, cos, sin) : rotary_reference(x, cos, sin);
+}
+
+at::Tensor swiglu_reference(const at::Tensor& gate, const at::Tensor& up) { return at::silu(gate) * up; }
+
+at::Tensor fused_swiglu(const at::Tensor& gate, const at::Tensor& up) {
+  if (!cpu_fp32(gate) || !cpu_fp32(up) || gate.sizes() != up.sizes() || gate.numel() == 0)
+    return swiglu_reference(gate, up);
+  RECORD_USER_SCOPE(op_scope::swiglu);  // the op profile's `elementwise` (trainer/profile/)
+  return SwigluFn::apply(gate, up);
 }
 
 }  // namespace shardcast::trainer

@@ -213,9 +213,12 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
   auto h = x + scatter(at::linear(attn, w[4]));
   // MLP: SwiGLU (gate, up, down), or GELU (up, down) for mlp_type = "gelu".
   auto n2 = gather(norm(h, w[5]));
-  // (aten::silu, aten::mul, aten::gelu and the residual adds are `elementwise` by name in the
-  // op profile; no scope, so the temporaries live as long as this one expression.)
-  auto mlp = swiglu ? at::linear(at::silu(at::linear(n2, w[6])) * at::linear(n2, w[7]), w[8])
+  // (The fused SwiGLU is the op profile's shardcast::swiglu scope; aten::silu, aten::mul,
+  // aten::gelu and the residual adds are `elementwise` by name; no scope, so the temporaries
+  // live as long as this one expression.)
+  auto mlp = swiglu ? at::linear(fused ? fused_swiglu(at::linear(n2, w[6]), at::linear(n2, w[7]))
+                                       : swiglu_reference(at::linear(n2, w[6]), at::linear(n2, w[7])),
+                                 w[8])
                     : at::linear(at::gelu(at::linear(n2, w[6])), w[7]);
   return h + scatter(mlp);
 }

@@ -68,8 +68,9 @@ Rope make_rope(const ModelSpec& m, int seq_len);
 at::Tensor embedding_forward(const at::Tensor& tokens, const at::Tensor& embed);   // (B,T) int64 -> (B,T,D)
 // With `sp` (tensor parallel): x and the result are sequence shards (B,T/tp,D), w this rank's
 // pieces (n_heads/tp query heads, n_kv_heads/tp kv heads, ffn_dim/tp); norms run on the shard.
-// `ops`: the fused RMSNorm and rotary of model/fused_ops.h (the trainer's path), or the
-// reference LibTorch ops (rms_norm, rotary_reference): the oracle and bench_fused_ops' baseline.
+// `ops`: the fused RMSNorm, rotary and SwiGLU of model/fused_ops.h (the trainer's path), or the
+// reference LibTorch ops (rms_norm, rotary_reference, swiglu_reference): the oracle and
+// bench_fused_ops' baseline.
 enum class BlockOps { fused, reference };
 at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor& x,
                          const std::vector<at::Tensor>& w,

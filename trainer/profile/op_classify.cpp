@@ -38,7 +38,7 @@ constexpr std::array kRules{
     Rule{"aten::layer_norm", C::norm}, Rule{"aten::native_layer_norm", C::norm},
     Rule{"NativeLayerNormBackward0", C::norm}, Rule{"FusedRmsNormBackward*", C::norm},
     // elementwise: activations, residual adds, RoPE, casts and layout ops inside the model
-    Rule{op_scope::rope, C::elementwise},
+    Rule{op_scope::rope, C::elementwise}, Rule{op_scope::swiglu, C::elementwise},
     Rule{"aten::add", C::elementwise}, Rule{"aten::add_", C::elementwise}, Rule{"aten::sub", C::elementwise},
     Rule{"aten::mul", C::elementwise}, Rule{"aten::div", C::elementwise}, Rule{"aten::neg", C::elementwise},
     Rule{"aten::silu", C::elementwise}, Rule{"aten::gelu", C::elementwise}, Rule{"aten::cat", C::elementwise},

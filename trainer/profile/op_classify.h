@@ -22,6 +22,7 @@ namespace shardcast::trainer {
 namespace op_scope {
 inline constexpr const char* rms_norm = "shardcast::rms_norm";              // norm
 inline constexpr const char* rope = "shardcast::rope";                      // elementwise
+inline constexpr const char* swiglu = "shardcast::swiglu";                  // elementwise
 inline constexpr const char* attention = "shardcast::attention";            // attention
 inline constexpr const char* lm_loss = "shardcast::lm_loss";                // loss
 inline constexpr const char* adamw = "shardcast::adamw";                    // optimizer
