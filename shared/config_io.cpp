@@ -42,11 +42,11 @@ std::vector<std::string> list_presets(const fs::path& dir) {
   return names;
 }
 
-bool looks_like_path(const std::string& s) {
+}  // namespace
+
+bool preset_ref_is_file(const std::string& s) {
   return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".toml");
 }
-
-}  // namespace
 
 std::string read_text(const fs::path& p, uint64_t max_bytes) {
   // Opened first and checked on the descriptor (no window between the check and the read);
@@ -92,7 +92,7 @@ std::string read_config_text(const fs::path& p) { return read_text(p, kMaxConfig
 std::vector<std::string> list_presets_in(const std::string& kind) { return list_presets(config_dir() / kind); }
 
 std::optional<std::string> preset_ref_problem(const std::string& value) {
-  if (looks_like_path(value)) {
+  if (preset_ref_is_file(value)) {
     if (value.size() <= 5 || value.substr(value.size() - 5) != ".toml")
       return fmt::format("'{}' is read as a path (it contains '/'), and a path must name a .toml file; a preset "
                          "is named by [A-Za-z0-9._-]+ without '/'", value);
@@ -113,7 +113,7 @@ fs::path resolve_preset(const std::string& name_or_file, const std::string& kind
   // The error_code overloads: a name the file system refuses (too long) is a preset that does
   // not exist, reported as such, not a std::filesystem_error.
   std::error_code ec;
-  if (looks_like_path(name_or_file)) {
+  if (preset_ref_is_file(name_or_file)) {
     if (!fs::exists(name_or_file, ec))
       throw ConfigError(name_or_file, "", fmt::format("{} file (read as a path): {}", what,
                                                       ec ? ec.message() : "no such file"));

@@ -89,6 +89,8 @@ std::filesystem::path resolve_preset(const std::string& name_or_file, const std:
 // Why `value` is neither a preset name nor a path to a .toml file (the rule above), or nullopt
 // when it is one of them. parse_train_config checks `runtime` and `cluster.hardware` with it.
 std::optional<std::string> preset_ref_problem(const std::string& value);
+// Whether a preset reference is a path (a '/' in it or a ".toml" ending), by the rule above.
+bool preset_ref_is_file(const std::string& value);
 std::vector<std::string> list_presets_in(const std::string& kind);  // sorted names
 // Inputs are bounded: every reader below refuses, by name and before reading, a path that is
 // not a regular file (a directory, /dev/zero, a FIFO) and a file over its limit (bytes).

@@ -69,13 +69,13 @@ TrainConfig as_run(const TrainConfig& cfg) {
 }
 
 // What the run directory records: as_run, with a hardware or model preset given as a relative
-// file (a '/' in it or a .toml ending, the rule of shared/config_io.cpp resolve_preset) made
-// absolute, so `shardcast validate RUN_DIR` finds it from any directory.
+// file (shared/config_io.h preset_ref_is_file, the rule of resolve_preset) made absolute, so
+// `shardcast validate RUN_DIR` finds it from any directory.
 TrainConfig recorded_config(const TrainConfig& cfg) {
   TrainConfig ran = as_run(cfg);
   auto absolute_file = [](std::string& ref) {
-    const bool file = ref.find('/') != std::string::npos || (ref.size() > 5 && ref.substr(ref.size() - 5) == ".toml");
-    if (file && std::filesystem::path(ref).is_relative()) ref = std::filesystem::absolute(ref).string();
+    if (preset_ref_is_file(ref) && std::filesystem::path(ref).is_relative())
+      ref = std::filesystem::absolute(ref).string();
   };
   absolute_file(ran.cluster.hardware);
   absolute_file(ran.model_preset);
