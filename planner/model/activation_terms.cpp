@@ -68,9 +68,10 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   // copy) and the attention output (4d); the mid residual (d); SwiGLU's gate, silu, up and
   // product (4f) with swiglu = eager, its gate, up and product (3f) with swiglu = fused
   // (trainer/model/fused_ops.h fused_swiglu recomputes σ in backward; bench_block_memory,
-  // 2026-12-07: tiny-2l 25.03 -> 22.03 and small-6l 22.01 -> 19.01 x 4d, f = 3d). Per block: the causal blocks' softmax outputs (scores_bytes). And the block's
-  // input (d), which the first norm's multiply saves: bench_block_memory allocates it before its
-  // count starts, so its 11d + 4f + 2 leave it out, but in the model it is the previous unit's
+  // 2026-12-07: tiny-2l 25.03 -> 22.03 and small-6l 22.01 -> 19.01 x 4d, f = 3d). Per block:
+  // the causal blocks' softmax outputs (scores_bytes). And the block's input (d), which the
+  // first norm's multiply saves: bench_block_memory allocates it before its count starts, so
+  // its counts (7d + 3f + 2 on the fused path, 11d + 4f + 2 on the eager one) leave it out, but in the model it is the previous unit's
   // output, kept alive by that save (measured on the whole trainer, tiny-2l on 2 ranks at 1024
   // tokens: the peak grew by T·d·4 per block, 0.25 MiB, with 2, 4 and 6 blocks; docs/validation-cpu.md "Peak memory since 4a4bb65").
   const bool trainer_block = opt.attention_causal_blocks && m.mlp_type == MlpType::swiglu && !compile &&
@@ -159,7 +160,7 @@ int block_unit_memory(const TrainConfig& cfg, const PlanOptions& opt, const Step
   //   llama3.2-1b): 2d per token above kept + output at the forward peak (1d with the fused
   //   RMSNorm, tiny-2l and small-6l, 2026-12-07), which falls in
   //   the MLP (a query block's scores are smaller); without grad (checkpointed) the peak
-  //   is 7d + 4f per token above the output. Past that, at long s one query block's
+  //   is 7d + 4f per token above the output with the eager SwiGLU, 7d + 3f with the fused one. Past that, at long s one query block's
   //   scores and softmax (2·b·heads·rows·s, not measured here) can be larger: the larger
   //   of the two is taken.
   // - Other eager attention: one more (b, heads, s, s) tensor (the masked scores) beside

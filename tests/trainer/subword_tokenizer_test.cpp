@@ -111,6 +111,19 @@ TEST_F(SubwordTokenizer, TheSameFilesGiveTheSameModel) {
 TEST_F(SubwordTokenizer, RefusalsNameWhatIsWrong) {
   EXPECT_THROW(train_sentencepiece(docs(), 100, (dir_ / "x.model").string()), UsageError);
   EXPECT_THROW(train_sentencepiece(docs(), 70000, (dir_ / "x.model").string()), UsageError);
+  // In range, but more pieces than a two-line text gives: the flag's error, with spm_train's bound.
+  const fs::path small = dir_ / "small.txt";
+  std::ofstream(small) << "hello world\nthis is a test\n";
+  try {
+    train_sentencepiece({small.string()}, 5000, (dir_ / "y.model").string());
+    ADD_FAILURE() << "a 5000-piece model of two lines was trained";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--vocab 5000"), std::string::npos) << what;
+    EXPECT_NE(what.find("Please set it to a value <="), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "y.model"));
   const fs::path junk = dir_ / "junk.model";
   std::ofstream(junk) << "not a model";
   try {

@@ -146,15 +146,26 @@ void train_sentencepiece(const std::vector<std::string>& files, int vocab, const
                                  d.path().string()));
   size_t n_lines = 0;
   write_file_atomic(d.path() / "input.txt", lines_of(files, n_lines));
-  run({"spm_train", "--input=" + (d.path() / "input.txt").string(), "--model_prefix=" + (d.path() / "m").string(),
-       "--model_type=unigram", "--vocab_size=" + std::to_string(vocab),
-       "--normalization_rule_name=identity",  // the text as it is: decoding gives it back
-       "--remove_extra_whitespaces=false",
-       "--byte_fallback=true",  // a character outside the pieces is its bytes, never <unk>
-       "--character_coverage=1.0", "--split_digits=true",
-       "--num_threads=1",  // one thread, every sentence, no shuffle: deterministic
-       "--input_sentence_size=0", "--shuffle_input_sentence=false", "--max_sentence_length=16384"},
-      d.path() / "train.log");
+  const std::vector<std::string> argv = {
+      "spm_train", "--input=" + (d.path() / "input.txt").string(), "--model_prefix=" + (d.path() / "m").string(),
+      "--model_type=unigram", "--vocab_size=" + std::to_string(vocab),
+      "--normalization_rule_name=identity",  // the text as it is: decoding gives it back
+      "--remove_extra_whitespaces=false",
+      "--byte_fallback=true",  // a character outside the pieces is its bytes, never <unk>
+      "--character_coverage=1.0", "--split_digits=true",
+      "--num_threads=1",  // one thread, every sentence, no shuffle: deterministic
+      "--input_sentence_size=0", "--shuffle_input_sentence=false", "--max_sentence_length=16384"};
+  try {
+    run(argv, d.path() / "train.log");
+  } catch (const InputError& e) {
+    // spm_train's "Vocabulary size too high (N). Please set it to a value <= M." is the flag's
+    // value against this text: said as the flag's error, with spm_train's bound.
+    const std::string what = e.what();
+    const size_t at = what.find("Vocabulary size too high");
+    if (at == std::string::npos) throw;
+    throw UsageError(fmt::format("--vocab {}: more pieces than these files can give (spm_train: {})", vocab,
+                                 what.substr(at, what.find('\n', at) - at)));
+  }
   write_file_atomic(out, read_text(d.path() / "m.model", kMaxTokenizeInputBytes));
 }
 

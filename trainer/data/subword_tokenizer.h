@@ -30,8 +30,9 @@ bool sentencepiece_available();
 // A unigram SentencePiece model of `vocab` pieces (256 ≤ vocab ≤ 65536: a token file holds
 // uint16 ids) trained on the lines of `files` (each a regular file ≤ kMaxTokenizeInputBytes),
 // written to `out`. One thread, the whole input, no sampling: the same files give the same
-// model. UsageError for a vocab out of range, ConfigError naming a file that cannot be read,
-// InputError when SentencePiece refuses the input (its message).
+// model. UsageError for a vocab out of range or above what the text gives (spm_train's bound
+// in the message), ConfigError naming a file that cannot be read, InputError when SentencePiece
+// refuses the input otherwise (its message).
 void train_sentencepiece(const std::vector<std::string>& files, int vocab, const std::string& out);
 
 struct SubwordTokens {

@@ -3,8 +3,8 @@
 // per token, for the planner's CPU memory terms (planner/model/plan.h attention_materialized,
 // docs/validation.md "CPU runs"). Prints a table; no thresholds.
 //   bench_block_memory [MODEL=tiny-2l] [MICRO_BATCH=8] [SEQ_LEN=128] [OPS=fused|reference]
-// OPS: the trainer's fused RMSNorm and rotary (model/fused_ops.h), or the reference ops they
-// replaced (the eager block of runtime shardcast-train-2026-11).
+// OPS: the trainer's fused RMSNorm, rotary and SwiGLU (model/fused_ops.h), or the reference ops
+// they replaced (the eager block of runtime shardcast-train-2026-11).
 #include <cstdio>
 #include <string>
 #include <vector>

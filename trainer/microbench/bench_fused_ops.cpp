@@ -1,7 +1,7 @@
-// bench_fused_ops: one block's forward + backward of the CPU trainer on its fused RMSNorm and
-// rotary (model/fused_ops.h) or on the reference ops (BlockOps::reference), one intra-op thread.
-// With a path named: that path's mean time per iteration, for paired whole-process timing
-// (docs/trainer.md "Fused RMSNorm and rotary"). Without arguments (as `make bench` runs it):
+// bench_fused_ops: one block's forward + backward of the CPU trainer on its fused RMSNorm,
+// rotary and SwiGLU (model/fused_ops.h) or on the reference ops (BlockOps::reference), one
+// intra-op thread. With a path named: that path's mean time per iteration, for paired
+// whole-process timing (docs/trainer.md "Fused RMSNorm, rotary and SwiGLU"). Without arguments (as `make bench` runs it):
 // both paths in turn, three rounds, with their ratio. No thresholds.
 //   bench_fused_ops [fused|reference [MODEL=small-6l] [MICRO_BATCH=4] [SEQ_LEN=256] [ITERS=20]]
 #include <chrono>

@@ -14,8 +14,8 @@
 // Each opens the op profile's scope (shardcast::rms_norm, shardcast::rope, shardcast::swiglu)
 // in forward and in backward. The weight gradient of RMSNorm is summed in a fixed order (fused_kernels.h), so it
 // has the same bits on any number of intra-op threads.
-// What it is not: a GPU kernel. On any tensor that is not a CPU fp32 one (CUDA, bf16) both
-// return the reference ops' result through plain autograd, so the GPU path is unchanged
+// What it is not: a GPU kernel. On any tensor that is not a CPU fp32 one (CUDA, bf16) each
+// returns the reference ops' result through plain autograd, so the GPU path is unchanged
 // (runtime profile shardcast-train: [terms] rmsnorm = rope = swiglu = "fused", [gpu] "eager").
 // The reference ops are declared beside them as the oracle (tests/trainer/fused_ops_test.cpp).
 // Threading: rows are spread over LibTorch's intra-op threads (at::parallel_for); no state.

@@ -215,9 +215,11 @@ at::Tensor block_forward(const ModelSpec& m, const Rope& rope, const at::Tensor&
   auto n2 = gather(norm(h, w[5]));
   // (The fused SwiGLU is the op profile's shardcast::swiglu scope; aten::silu, aten::mul,
   // aten::gelu and the residual adds are `elementwise` by name; no scope, so the temporaries
-  // live as long as this one expression.)
+  // live as long as this one expression. The reference path writes swiglu_reference's ops
+  // inline so that, as in the eager block of shardcast-train-2026-11, silu(gate) lives through
+  // the down projection: bench_block_memory's reference no-grad peak is that block's 7d + 4f.)
   auto mlp = swiglu ? at::linear(fused ? fused_swiglu(at::linear(n2, w[6]), at::linear(n2, w[7]))
-                                       : swiglu_reference(at::linear(n2, w[6]), at::linear(n2, w[7])),
+                                       : at::silu(at::linear(n2, w[6])) * at::linear(n2, w[7]),
                                  w[8])
                     : at::linear(at::gelu(at::linear(n2, w[6])), w[7]);
   return h + scatter(mlp);
