@@ -17,6 +17,17 @@ std::string slurm_time_limit(int steps, double step_s) {
   return fmt::format("{:02d}:{:02d}:00", minutes / 60, minutes % 60);
 }
 
+std::string posix_cksum(const std::string& bytes) {
+  uint32_t crc = 0;
+  auto add = [&crc](uint8_t byte) {
+    crc ^= uint32_t(byte) << 24;
+    for (int k = 0; k < 8; ++k) crc = (crc & 0x80000000u) ? (crc << 1) ^ 0x04C11DB7u : crc << 1;
+  };
+  for (char ch : bytes) add(uint8_t(ch));
+  for (uint64_t n = bytes.size(); n > 0; n >>= 8) add(uint8_t(n & 0xFF));  // the count, low byte first
+  return fmt::format("{} {}", uint32_t(~crc), bytes.size());
+}
+
 std::string slurm_job_name(const std::string& model_label) {
   std::string name = "shardcast-";
   for (char ch : model_label) {
@@ -107,6 +118,18 @@ std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& 
       world,
       shell_quote(fmt::format("{}: {} plans {} ranks ({} x {}) but Slurm gave ", sbatch_file, o.run_toml, world, nodes,
                               gpn)));
+  if (!o.run_toml_text.empty())
+    s += fmt::format(
+        "# The {} this script was written for (POSIX cksum: CRC and bytes); another file is refused.\n"
+        "if [ \"$(cksum < {})\" != \"{}\" ]; then\n"
+        "  echo {}\"$PWD\"{} >&2\n"
+        "  exit 2\n"
+        "fi\n",
+        o.run_toml, o.run_toml, posix_cksum(o.run_toml_text),
+        shell_quote(fmt::format("{}: {} in ", sbatch_file, o.run_toml)),
+        shell_quote(fmt::format(" is not the file this script was written for (cksum {}): submit from the folder "
+                                "holding it, or write a script for the file there (shardcast-train slurm {})",
+                                posix_cksum(o.run_toml_text), o.run_toml)));
   s += "export PYTORCH_ALLOC_CONF=expandable_segments:True PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
   std::string data;
   if (c.data.path.empty()) {

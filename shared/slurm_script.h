@@ -3,7 +3,8 @@
 // What it is: render_slurm_script() turns a TrainConfig into an sbatch script — #SBATCH lines
 // for nodes, tasks and GPUs per node and a --time limit, rendezvous on the allocation's first
 // node (MASTER_ADDR / MASTER_PORT), WORLD_SIZE and LOCAL_WORLD_SIZE exported, a check that
-// Slurm gave the planned number of ranks, then `srun` starting `shardcast-train run RUN_TOML`
+// Slurm gave the planned number of ranks and, where the config's bytes are given, that RUN_TOML
+// in the submit directory is that file (POSIX cksum), then `srun` starting `shardcast-train run RUN_TOML`
 // with RANK = SLURM_PROCID and LOCAL_RANK = SLURM_LOCALID in each task. One writer for both
 // `shardcast emit` (launch.sbatch beside run.toml, with the plan as header) and
 // `shardcast-train slurm RUN.toml` (the time limit from run.toml's [prediction] or given).
@@ -25,7 +26,15 @@ struct SlurmScriptOptions {
   std::string submit_dir = "this directory";   // where to run sbatch from (run_toml is relative to it)
   double predicted_step_s = 0;  // > 0: the --time limit is derived from it  // s
   std::string time_limit;       // "HH:MM:SS", used as given when non-empty
+  // The bytes of run_toml as written (emit) or read (shardcast-train slurm): the script refuses
+  // to start when the submit directory's run_toml has another cksum (a run.toml edited after,
+  // or the script submitted from a folder holding another one). Empty: no such check.
+  std::string run_toml_text;
 };
+
+// POSIX cksum of `bytes` as `cksum < FILE` prints it: "CRC SIZE" (the CRC-32 of polynomial
+// 0x04C11DB7 over the bytes and then their count, complemented; POSIX.1-2017 cksum).
+std::string posix_cksum(const std::string& bytes);
 
 // Slurm --time for `steps` steps of `step_s` seconds: +50% and 15 minutes of start-up,
 // rounded up to whole minutes, as "HH:MM:SS" (hours may exceed 24).

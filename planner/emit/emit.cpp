@@ -123,6 +123,7 @@ std::string render_sbatch(const TrainConfig& c, const Prediction& p) {
   o.generator = "`shardcast emit`";
   o.header = plan_comment(c, p);
   o.predicted_step_s = p.step_time_s;
+  o.run_toml_text = render_run_toml(c, p);  // the run.toml written beside it
   return render_slurm_script(c, o);
 }
 

@@ -70,6 +70,27 @@ TEST(SlurmScript, RefusesNoTimeLimitAndPathsThatNeedQuoting) {
 
 // The model name reaches #SBATCH --job-name only as letters, digits and . _ + -; a line break
 // in it is refused by key; the rank check's message is one quoted word.
+// POSIX cksum's CRC: the check value of "123456789" (POSIX.1-2017 cksum, CRC-32/CKSUM), the
+// empty input, and a 400-byte one whose count takes two bytes (the values `cksum` of GNU
+// coreutils 9.1 prints for them). Exact.
+TEST(SlurmScript, CksumIsPosixCksum) {
+  EXPECT_EQ(posix_cksum("123456789"), "930766865 9");
+  EXPECT_EQ(posix_cksum(""), "4294967295 0");
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "shardcast ";
+  EXPECT_EQ(posix_cksum(text), "2943631635 400");
+}
+
+TEST(SlurmScript, RefusesAnotherRunTomlByItsCksum) {
+  SlurmScriptOptions o;
+  o.predicted_step_s = 1.0;
+  EXPECT_EQ(render_slurm_script(two_nodes(), o).find("cksum"), std::string::npos);  // no bytes, no check
+  o.run_toml_text = "123456789";
+  const std::string s = render_slurm_script(two_nodes(), o);
+  EXPECT_NE(s.find("if [ \"$(cksum < run.toml)\" != \"930766865 9\" ]; then"), std::string::npos) << s;
+  EXPECT_LT(s.find("cksum < run.toml"), s.find("srun --wait"));
+}
+
 TEST(SlurmScript, JobNameIsSanitizedAndNewlinesAreRefused) {
   SlurmScriptOptions o;
   o.generator = "test";

@@ -25,6 +25,20 @@ grep -q 'SHARDCAST_DATA:?' "$work/nodata/launch_torchrun.sh" || fail "launch_tor
 grep -q 'SHARDCAST_DATA:?' "$work/nodata/launch.sbatch" || fail "launch.sbatch does not require SHARDCAST_DATA"
 bash -n "$work/nodata/launch_torchrun.sh" || fail "launch_torchrun.sh: bash -n"
 bash -n "$work/nodata/launch.sbatch" || fail "launch.sbatch: bash -n"
+# launch.sbatch's guard (its cksum of run.toml, computed by shared/slurm_script.cpp posix_cksum)
+# run as written: it passes on the emitted run.toml (so the CRC is the system cksum's) and
+# refuses it once edited, naming the file and the fix.
+sed -n '/^if \[ "$(cksum < run.toml)"/,/^fi$/p' "$work/nodata/launch.sbatch" > "$work/guard.sh"
+[ "$(wc -l < "$work/guard.sh")" -eq 4 ] || fail "launch.sbatch has no run.toml cksum guard"
+(cd "$work/nodata" && bash "$work/guard.sh") || fail "the guard refused the emitted run.toml"
+cp "$work/nodata/run.toml" "$work/run.toml.emitted"
+echo "# edited after emit" >> "$work/nodata/run.toml"
+set +e
+(cd "$work/nodata" && bash "$work/guard.sh") 2> "$work/guard.err"; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "the guard let an edited run.toml through (exit $rc)"
+grep -q 'run.toml in .* is not the file this script was written for' "$work/guard.err" || fail "guard message: $(cat "$work/guard.err")"
+cp "$work/run.toml.emitted" "$work/nodata/run.toml"
 set +e
 "$sc" check "$work/nodata/run.toml" > /dev/null 2> "$work/check.err"; rc=$?
 set -e

@@ -39,6 +39,7 @@ int write_slurm_script(const SlurmArgs& a) {
   SlurmScriptOptions o;
   o.generator = "`shardcast-train slurm " + a.config + "`";
   o.run_toml = a.config;
+  o.run_toml_text = read_config_text(a.config);  // the bytes just parsed: the script checks them
   o.script_name = a.out;
   o.submit_dir = fs::current_path().string();
   if (!a.time.empty()) {
