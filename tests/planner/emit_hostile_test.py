@@ -193,15 +193,16 @@ def make_stubs(root):
     return stubs
 
 
-def run_script_with_stubs(script, stubs, tag, expect_args):
-    """bash -n, then a run in a fresh directory with the stubs on PATH: exit 0, the launcher
+def run_script_with_stubs(script, stubs, tag, expect_args, config):
+    """bash -n, then a run in a fresh directory holding the script and `config` (the file it
+    was written for: its cksum guard checks it) with the stubs on PATH: exit 0, the launcher
     reached with `expect_args`, no file created anywhere under the directory."""
     r = run(["bash", "-n", script], cwd=os.path.dirname(script))
     if not check(r.returncode == 0, f"{tag}: bash -n failed: {r.stderr.decode()}"):
         return
     with tempfile.TemporaryDirectory() as rd:
         shutil.copy(script, rd)
-        open(os.path.join(rd, "run.toml"), "w").close()
+        shutil.copy(config, rd)
         before = listing(rd)
         env = {
             "PATH": stubs + ":/usr/bin:/bin",
@@ -243,7 +244,7 @@ def check_sbatch(path, tag, stubs):
         if line.startswith("#SBATCH --job-name="):
             job = line.split("=", 1)[1]
             check(all(c.isascii() and (c.isalnum() or c in "._+-") for c in job), f"{tag}: job name {job!r}")
-    run_script_with_stubs(path, stubs, tag, "TRAIN\nrun\nrun.toml")
+    run_script_with_stubs(path, stubs, tag, "TRAIN\nrun\nrun.toml", os.path.join(os.path.dirname(path), "run.toml"))
 
 
 def word_file(path, tag):
@@ -354,7 +355,7 @@ def emit_case(work, stubs, s, reference_yaml):
         p = lambda n: os.path.join(out, n)  # noqa: E731
         check_toml_file(p("run.toml"), tag + " run.toml", v, RUN_TABLES)
         check_sbatch(p("launch.sbatch"), tag + " launch.sbatch", stubs)
-        run_script_with_stubs(p("launch_torchrun.sh"), stubs, tag + " launch_torchrun.sh", "run\nrun.toml")
+        run_script_with_stubs(p("launch_torchrun.sh"), stubs, tag + " launch_torchrun.sh", "run\nrun.toml", p("run.toml"))
         fms = word_file(p("fms_fsdp_args.txt"), tag + " fms_fsdp_args.txt")
         for arg in ["--model_variant=" + v["model.name"], "--ckpt_save_path=" + v["checkpoint.dir"],
                     "--ckpt_load_path=" + v["checkpoint.dir"]]:
@@ -389,7 +390,8 @@ def slurm_case(case, out, input_name, stubs, tag):
             check(sbatch_options(text)[0] == "--job-name", f"{t}: #SBATCH lines broken")
             with tempfile.TemporaryDirectory() as rd:
                 shutil.copy(os.path.join(d, "job.sbatch"), rd)
-                run_script_with_stubs(os.path.join(rd, "job.sbatch"), stubs, t, f"TRAIN\nrun\n{cfg}")
+                run_script_with_stubs(os.path.join(rd, "job.sbatch"), stubs, t, f"TRAIN\nrun\n{cfg}",
+                                      os.path.join(d, cfg))
 
 
 def refused_case(work, s, field):
