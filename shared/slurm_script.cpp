@@ -118,18 +118,19 @@ std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& 
       world,
       shell_quote(fmt::format("{}: {} plans {} ranks ({} x {}) but Slurm gave ", sbatch_file, o.run_toml, world, nodes,
                               gpn)));
-  if (!o.run_toml_text.empty())
+  if (!o.run_toml_text.empty()) {
+    const std::string sum = posix_cksum(o.run_toml_text);
     s += fmt::format(
         "# The {} this script was written for (POSIX cksum: CRC and bytes); another file is refused.\n"
         "if [ \"$(cksum < {})\" != \"{}\" ]; then\n"
         "  echo {}\"$PWD\"{} >&2\n"
         "  exit 2\n"
         "fi\n",
-        o.run_toml, o.run_toml, posix_cksum(o.run_toml_text),
-        shell_quote(fmt::format("{}: {} in ", sbatch_file, o.run_toml)),
+        o.run_toml, o.run_toml, sum, shell_quote(fmt::format("{}: {} in ", sbatch_file, o.run_toml)),
         shell_quote(fmt::format(" is not the file this script was written for (cksum {}): submit from the folder "
                                 "holding it, or write a script for the file there (shardcast-train slurm {})",
-                                posix_cksum(o.run_toml_text), o.run_toml)));
+                                sum, o.run_toml)));
+  }
   s += "export PYTORCH_ALLOC_CONF=expandable_segments:True PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
   std::string data;
   if (c.data.path.empty()) {
