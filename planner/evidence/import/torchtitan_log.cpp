@@ -58,10 +58,6 @@ std::string strip_rank_prefix(const std::string& s, std::string& rank_key) {
 
 std::string shorten(const std::string& s) { return s.size() > 160 ? s.substr(0, 157) + "..." : s; }
 
-}  // namespace
-
-namespace {
-
 // The steps of a log as its metric lines come: the first line of a step is kept; a repeat is
 // another rank's line (merged: rates averaged, memory the maximum) unless it is a restart, which
 // replaces the step: the same "[rankN]:" tag logging it again, or a step logged before a
