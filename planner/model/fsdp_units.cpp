@@ -191,6 +191,7 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   collectives.fsdp2_copies = fsdp2_copies;
   collectives.unsynced_bytes = unsynced_bytes;
   collectives.copy_bw = copy_bw;
+  const MeshBlockTerms mesh_block = shape.one_d() ? MeshBlockTerms{} : mesh_block_terms(cfg, shape, comm, costs, cc, act);
   for (int i = 0; i < U; ++i) {
     SimUnit& u = in.units[i];
     const double P = double(unit_params[i]);
@@ -224,7 +225,7 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
       u.bwd_transient_bytes = act.loss.bwd_transient;
       u.output_bytes = act.output_bytes;
     }
-    if (!shape.one_d()) mesh_unit_terms(cfg, shape, comm, costs, cc, act, i, U, ckpt, &u, &out);
+    if (!shape.one_d()) mesh_unit_terms(cfg, shape, comm, costs, cc, act, mesh_block, i, U, ckpt, &u, &out);
     out.held_gathered_bytes.push_back(unit_collectives(cfg, opt, shape, comm, collectives, in, i, U, P, &u));
   }
   // ZeRO stages 1 and 2: each rank steps its 1/W of the fp32 master, then one

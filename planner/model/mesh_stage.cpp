@@ -159,9 +159,56 @@ void end_unit_tp_terms(const TrainConfig& cfg, const StepShape& shape, const Com
 
 }  // namespace
 
+namespace {
+// The weight-gradient GEMMs a zero-bubble schedule defers (Qi et al. 2023 §2: W, "the
+// computation of the weight gradient"): dW = Xᵀ·dY of each Linear, the FLOPs (2·m·n·k) and so
+// the time of its forward GEMM. Attention's and the elementwise ops' backward compute input
+// gradients only (until 2026-12-07 this was half of all backward, attention's included).  // s
+double weight_gradient_s(const std::vector<Op>& unit_ops, const ComputeContext& cc) {
+  double wgrad = 0;
+  for (const Op& op : unit_ops)
+    if (op.kind == OpKind::matmul) wgrad += op_forward_time(op, cc);
+  return wgrad;
+}
+
+BlockMeshComm block_collectives(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
+                                const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act) {
+  const Mesh& m = shape.mesh;
+  const double tp = m.tp;
+  const double qk_width = double(cfg.model.q_dim() + cfg.model.kv_dim());  // q and k (or v) per token
+  BlockMeshInputs in;
+  in.tokens = shape.tokens;
+  in.d_model = cfg.model.d_model;
+  in.kv_width = cp_attention_width(cfg.model, int(tp), act.kv_repeated);
+  in.act_bytes = shape.param_bytes;
+  in.tp_async = cfg.parallelism.tp_async;
+  in.overlap_compute_slowdown = cc.eff.overlap_compute_slowdown;
+  in.sequence_parallel = shape.sequence_parallel;
+  in.column_inputs[0] = shape.column_inputs[0];
+  in.column_inputs[1] = shape.column_inputs[1];
+  in.cp_rotate = cfg.parallelism.cp_rotate;
+  in.qk_gather_bytes = shape.qk_gathered ? shape.param_bytes * shape.tokens * qk_width : 0.0;
+  const std::vector<Op>& ops = costs.block_ops;
+  in.gemm_fwd_s[0] = op_fwd(ops, "wqkv", "wqkv", cc);
+  in.gemm_fwd_s[1] = op_fwd(ops, "wo", "wo", cc);
+  in.gemm_fwd_s[2] = op_fwd(ops, "w1_w3", "fc1", cc);
+  in.gemm_fwd_s[3] = op_fwd(ops, "w2", "fc2", cc);
+  in.attention_fwd_s = op_fwd(ops, "attention", "attention", cc);
+  return block_mesh_comm(m, shape.groups, comm.comm, in);
+}
+}  // namespace
+
+MeshBlockTerms mesh_block_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
+                                const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act) {
+  MeshBlockTerms t;
+  t.comm = block_collectives(cfg, shape, comm, costs, cc, act);
+  t.wgrad_s = weight_gradient_s(costs.block_ops, cc);
+  return t;
+}
+
 void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
-                     const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act, int i, int U,
-                     bool ckpt, SimUnit* unit, FsdpUnits* units) {
+                     const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act,
+                     const MeshBlockTerms& block, int i, int U, bool ckpt, SimUnit* unit, FsdpUnits* units) {
   SimUnit& u = *unit;
   const Mesh& m = shape.mesh;
   const double tp = m.tp, ts = shape.time_share;
@@ -223,25 +270,7 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
         u.saved_bytes += outside;
       }
     }
-    BlockMeshInputs in;
-    in.tokens = shape.tokens;
-    in.d_model = cfg.model.d_model;
-    in.kv_width = cp_attention_width(cfg.model, int(tp), act.kv_repeated);
-    in.act_bytes = shape.param_bytes;
-    in.tp_async = cfg.parallelism.tp_async;
-    in.overlap_compute_slowdown = cc.eff.overlap_compute_slowdown;
-    in.sequence_parallel = shape.sequence_parallel;
-    in.column_inputs[0] = shape.column_inputs[0];
-    in.column_inputs[1] = shape.column_inputs[1];
-    in.cp_rotate = cfg.parallelism.cp_rotate;
-    in.qk_gather_bytes = shape.qk_gathered ? shape.param_bytes * shape.tokens * qk_width : 0.0;
-    const std::vector<Op>& ops = costs.block_ops;
-    in.gemm_fwd_s[0] = op_fwd(ops, "wqkv", "wqkv", cc);
-    in.gemm_fwd_s[1] = op_fwd(ops, "wo", "wo", cc);
-    in.gemm_fwd_s[2] = op_fwd(ops, "w1_w3", "fc1", cc);
-    in.gemm_fwd_s[3] = op_fwd(ops, "w2", "fc2", cc);
-    in.attention_fwd_s = op_fwd(ops, "attention", "attention", cc);
-    const BlockMeshComm r = block_mesh_comm(m, shape.groups, comm.comm, in);
+    const BlockMeshComm& r = block.comm;
     fwd = r.tp_fwd_s + r.cp_fwd_s;
     bwd = r.tp_bwd_s + r.cp_bwd_s + (ckpt ? fwd : 0.0);  // a checkpointed block gathers again
     units->tp_exposed_s += r.tp_fwd_s + r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0);
@@ -259,14 +288,8 @@ void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommS
   units->rank_fwd_s += u.fwd_s;
   units->rank_bwd_s += u.bwd_s;
   if (units->unit_wgrad_s.size() < size_t(U)) units->unit_wgrad_s.resize(size_t(U), 0.0);
-  // The weight-gradient GEMMs a zero-bubble schedule defers (Qi et al. 2023 §2: W, "the
-  // computation of the weight gradient"): dW = Xᵀ·dY of each Linear, the FLOPs (2·m·n·k) and so
-  // the time of its forward GEMM. Attention's and the elementwise ops' backward compute input
-  // gradients only (until 2026-12-07 this was half of all backward, attention's included).
-  const std::vector<Op>& unit_ops = i == 0 ? costs.embed_ops : (i == U - 1 ? costs.head_ops : costs.block_ops);
-  double wgrad = 0;
-  for (const Op& op : unit_ops)
-    if (op.kind == OpKind::matmul) wgrad += op_forward_time(op, cc);
+  // The weight-gradient GEMMs a zero-bubble schedule defers (weight_gradient_s).
+  const double wgrad = is_block ? block.wgrad_s : weight_gradient_s(i == 0 ? costs.embed_ops : costs.head_ops, cc);
   units->unit_wgrad_s[size_t(i)] = ts * std::min(wgrad, c.bwd_s);
   units->rank_wgrad_s += units->unit_wgrad_s[size_t(i)];
 }
@@ -477,7 +500,7 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
     auto blocks = [](int n) { return fmt::format("{} block{}", n, n == 1 ? "" : "s"); };
     const std::string flush = fmt::format("{} micro-batch{} of {}", shape.pp_micro, shape.pp_micro == 1 ? "" : "es",
                                           shape.micro_batch);  // micro_batch: one pipeline micro-batch's sequences
-    // The timed rank (read_step_time: the slowest) and the two whose memory is read, with the
+    // The timed rank (read_pipeline: the slowest) and the two whose memory is read, with the
     // blocks the runtime's split gives them.
     const PpRankBlocks& pb = shape.pp_blocks;
     const std::string n = blocks(shape.rank_blocks);

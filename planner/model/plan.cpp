@@ -7,6 +7,7 @@
 #include <array>
 #include <cassert>
 #include <cmath>
+#include <deque>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -51,39 +52,54 @@ Prediction plan(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOption
   const CommSetup comm = comm_setup(cfg, hw, opt, eff, shape);
   FsdpUnits units = fsdp_units(cfg, hw, opt, shape, eff, compute.cc, costs, act, comm);
   add_optimizer_step(cfg, opt, shape, hw, compute.cc, units.device_timed, &units.in);
-  // 5. The step simulated (simulator.h).
-  SimResult sim = simulate_fast(units.in);
-  // 6. Memory off the timeline and the allocator replay; 7. time, tokens/s, MFU and HFU (with pp,
-  // of the pipeline's slowest rank).
+  // 5. The step simulated (simulator.h), 6. memory off its timeline and the allocator replay,
+  // 7. time, tokens/s, MFU and HFU. With pp, each pipeline rank the plan reads is its own view of
+  // the units, simulated once: memory of the first, the last and a middle rank, time of the slowest.
   Prediction p;
+  if (shape.mesh.pp > 1 && read_pipeline(cfg, hw, opt, shape, eff, compute, costs, comm, act, units, &p)) return p;
+  SimResult sim = simulate_fast(units.in);
   read_memory(cfg, hw, opt, shape, eff, act, units, sim, &p);
   read_step_time(cfg, hw, opt, shape, eff, compute, costs, comm, units, std::move(sim), &p);
-  // 8. With pp: the memory of the first and the last stage, the larger as the plan's.
-  if (shape.mesh.pp > 1) pipeline_stage_memory(cfg, hw, opt, shape, eff, act, units, &p);
   return p;
 }
 
-void pipeline_stage_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
-                           const StepShape& shape, const EfficiencyParams& eff, const ActivationTerms& act,
-                           const FsdpUnits& units, Prediction* out) {
+bool read_pipeline(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                   const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
+                   const CommSetup& comm, const ActivationTerms& act, const FsdpUnits& units, Prediction* out) {
   Prediction& p = *out;
-  Prediction larger;
-  // The first and the last pipeline rank, and the split's busiest rank of neither end (one more
-  // block than the first where the split puts its extras on the first stages, nearly as many
-  // micro-batches in flight). ZBVZeroBubble's V places stages i and 2·pp − 1 − i on rank i
-  // (torchtitan stage_ids_this_rank, style "v"): its first rank holds both ends, the others
-  // neither.
+  // One pipeline rank's view and its simulated step, made on first use: the slowest rank is
+  // also one whose memory is read.
+  struct View {
+    PpStage stage;
+    StepShape shape;
+    FsdpUnits units;
+    SimResult sim;
+  };
+  std::deque<View> views;  // stable addresses
+  auto view_of = [&](PpStage stage) -> View* {
+    for (View& v : views)
+      if (v.stage == stage) return &v;
+    View v{stage, shape, units, {}};
+    if (!pipeline_stage_view(stage, &v.shape, &v.units)) return nullptr;  // no block to stand in for an end
+    v.sim = simulate_fast(v.units.in);
+    views.push_back(std::move(v));
+    return &views.back();
+  };
+  // Memory: the first and the last pipeline rank, and the split's busiest rank of neither end
+  // (one more block than the first where the split puts its extras on the first stages, nearly
+  // as many micro-batches in flight); the largest is the plan's. ZBVZeroBubble's V places stages
+  // i and 2·pp − 1 − i on rank i (torchtitan stage_ids_this_rank, style "v"): its first rank
+  // holds both ends, the others neither.
   const bool v_shape = shape.pp_schedule == PpSchedule::zbv_zero_bubble;
   std::vector<std::pair<PpStage, const char*>> ranks = {{v_shape ? PpStage::both_ends : PpStage::first, "first"}};
   if (!v_shape) ranks.push_back({PpStage::last, "last"});
   if (shape.pp_blocks.middle_rank >= 0) ranks.push_back({PpStage::neither, "middle"});
+  Prediction larger;
   for (size_t k = 0; k < ranks.size(); ++k) {
-    StepShape s = shape;
-    FsdpUnits u = units;
-    if (!pipeline_stage_view(ranks[k].first, &s, &u)) return;  // no block to stand in: both ends, as timed
-    const SimResult sim = simulate_fast(u.in);
+    View* v = view_of(ranks[k].first);
+    if (!v) return false;  // every view or none (pipeline_stage_view): p untouched
     Prediction q;
-    read_memory(cfg, hw, opt, s, eff, act, u, sim, &q);
+    read_memory(cfg, hw, opt, v->shape, eff, act, v->units, v->sim, &q);
     p.pp_stages.push_back({ranks[k].second, q.mem_peak_bytes, q.mem_reserved_bytes, q.mem_device_total_bytes,
                            q.mem_reserved_range_bytes});
     if (k == 0 || q.mem_device_total_bytes > larger.mem_device_total_bytes) larger = std::move(q);
@@ -93,8 +109,17 @@ void pipeline_stage_memory(const TrainConfig& cfg, const HardwareSpec& hw, const
   p.mem_reserved_bytes = larger.mem_reserved_bytes;
   p.mem_reserved_range_bytes = larger.mem_reserved_range_bytes;
   p.mem_device_total_bytes = larger.mem_device_total_bytes;
+  p.mem_capacity_bytes = larger.mem_capacity_bytes;
   p.fits = larger.fits;
   p.overflow_component = larger.overflow_component;
+  // Time: the pipeline runs at its slowest rank's pace (ZBVZeroBubble's may be its rank of both
+  // ends, with its split's blocks).
+  View* t = view_of(pipeline_slowest_rank(shape, units));
+  if (!t) return false;
+  read_time(cfg, hw, opt, t->shape, eff, compute, costs, comm, t->units, t->sim, &p);
+  p.timeline = std::move(t->sim.timeline);
+  add_mesh_lanes(t->units, &p);
+  return true;
 }
 
 EfficiencyParams runtime_efficiency(const HardwareSpec& hw, const RuntimeLoop& opt) {
@@ -417,20 +442,6 @@ void read_step_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOp
                     const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
                     const CommSetup& comm, const FsdpUnits& units, SimResult sim, Prediction* out) {
   Prediction& p = *out;
-  // A pipeline runs at its slowest rank's pace: time that rank (pipeline_stage_view), the same
-  // simulation of its units.
-  const PpStage slowest = pipeline_slowest_rank(shape, units);
-  if (shape.mesh.pp > 1) {  // ZBVZeroBubble's slowest may be its rank of both ends, with its split's blocks
-    StepShape s = shape;
-    FsdpUnits u = units;
-    if (pipeline_stage_view(slowest, &s, &u)) {
-      SimResult ssim = simulate_fast(u.in);
-      read_time(cfg, hw, opt, s, eff, compute, costs, comm, u, ssim, &p);
-      p.timeline = std::move(ssim.timeline);
-      add_mesh_lanes(u, &p);
-      return;
-    }
-  }
   read_time(cfg, hw, opt, shape, eff, compute, costs, comm, units, sim, &p);
   p.timeline = std::move(sim.timeline);
   if (!shape.one_d()) add_mesh_lanes(units, &p);

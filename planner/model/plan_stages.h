@@ -198,11 +198,21 @@ void mesh_step_shape(const TrainConfig& cfg, const RuntimeMesh& opt, StepShape* 
 void mesh_split_unit_ops(const StepShape& shape, UnitCosts* u);
 void mesh_comm_groups(const StepShape& shape, CommSetup* c);
 std::vector<int64_t> mesh_unit_params(const ModelSpec& m, const StepShape& shape);
+// What every block of a mesh shares, computed once per plan: its TP and CP collectives
+// (mesh_terms.h block_mesh_comm) and the forward time of its Linears (the weight gradient a
+// zero-bubble schedule defers).
+struct MeshBlockTerms {
+  BlockMeshComm comm;
+  double wgrad_s = 0;  // s
+};
+MeshBlockTerms mesh_block_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
+                                const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act);
 // A unit's TP and CP collectives into its compute (forward, backward, a checkpointed block's
-// recompute) and the activation bytes of a unit divided over tp; totals into `units`.
+// recompute; a block's from `block`) and the activation bytes of a unit divided over tp;
+// totals into `units`.
 void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
-                     const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act, int i, int U,
-                     bool ckpt, SimUnit* u, FsdpUnits* units);
+                     const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act,
+                     const MeshBlockTerms& block, int i, int U, bool ckpt, SimUnit* u, FsdpUnits* units);
 // The pipeline's bubble and sends and its in-flight activations, and the mesh's read-outs, into p.
 // In-flight: the activations of shape.pp_stage's other micro-batches in flight.  // bytes
 double mesh_inflight_bytes(const StepShape& shape, const SimInput& in);
@@ -228,16 +238,19 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
 void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                  const EfficiencyParams& eff, const ActivationTerms& act, const FsdpUnits& units,
                  const SimResult& sim, Prediction* p);
-// With pp > 1: the memory of the first and the last stage and of the busiest middle rank
-// (pipeline_stage_view) into p->pp_stages, and p's memory set to the largest one's.
-void pipeline_stage_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
-                           const StepShape& shape, const EfficiencyParams& eff, const ActivationTerms& act,
-                           const FsdpUnits& units, Prediction* p);
+// With pp > 1, the read-outs of the pipeline's ranks, each its own view of the units
+// (pipeline_stage_view) simulated once: the memory of the first and the last stage and of the
+// busiest middle rank into p->pp_stages, p's memory the largest one's; p's time, timeline and
+// mesh lanes those of the slowest rank (pipeline_slowest_rank). False, p untouched, where the
+// units give no view (fewer than three): the caller reads the simulated rank's step instead.
+bool read_pipeline(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                   const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
+                   const CommSetup& comm, const ActivationTerms& act, const FsdpUnits& units, Prediction* p);
 void read_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
                const CommSetup& comm, const FsdpUnits& units, const SimResult& sim, Prediction* p);
-// read_time of the rank that sets the step's pace: the simulated one, or with pp the pipeline's
-// slowest rank (pipeline_slowest_rank, simulated again); its timeline and mesh lanes into p too.
+// read_time of the simulated rank, its timeline and mesh lanes into p too (with pp, read_pipeline
+// times the slowest rank instead).
 void read_step_time(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
                     const EfficiencyParams& eff, const ComputeSetup& compute, const UnitCosts& costs,
                     const CommSetup& comm, const FsdpUnits& units, SimResult sim, Prediction* p);

@@ -66,10 +66,18 @@ TEST(MeshTerms, GemmsSplitByColumnsOrRows) {
   split_ops(ops, 4, 1);
   for (const Op& op : ops) {
     const std::string n = op.name;
-    if (n == "wqkv") EXPECT_DOUBLE_EQ(op.n, (m.d_model + 2.0 * m.kv_dim()) / 4);
-    if (n == "w1_w3") EXPECT_DOUBLE_EQ(op.n, 2.0 * m.ffn_dim / 4);
-    if (n == "wo") EXPECT_DOUBLE_EQ(op.k, m.d_model / 4.0);
-    if (n == "w2") EXPECT_DOUBLE_EQ(op.k, m.ffn_dim / 4.0);
+    if (n == "wqkv") {
+      EXPECT_DOUBLE_EQ(op.n, (m.d_model + 2.0 * m.kv_dim()) / 4);
+    }
+    if (n == "w1_w3") {
+      EXPECT_DOUBLE_EQ(op.n, 2.0 * m.ffn_dim / 4);
+    }
+    if (n == "wo") {
+      EXPECT_DOUBLE_EQ(op.k, m.d_model / 4.0);
+    }
+    if (n == "w2") {
+      EXPECT_DOUBLE_EQ(op.k, m.ffn_dim / 4.0);
+    }
   }
 }
 
@@ -159,8 +167,9 @@ TEST(MeshTerms, GatheredQkNormsAllGatherQAndKEachWay) {
   EXPECT_NEAR(gathered.tp_busy_s - sharded.tp_busy_s, 2 * ag, 1e-12 * gathered.tp_busy_s);
   for (const std::string& rt : list_runtime_presets()) {
     const RuntimeTerms t = load_runtime(rt).terms;
-    if (std::find(t.mesh.begin(), t.mesh.end(), "tp") != t.mesh.end())
+    if (std::find(t.mesh.begin(), t.mesh.end(), "tp") != t.mesh.end()) {
       EXPECT_EQ(t.tp_qk_norm, rt == "torchtitan-2025-07" ? "gathered" : "sharded") << rt;
+    }
   }
 }
 
@@ -815,7 +824,9 @@ TEST(MeshTerms, PipelineSplitsAsTheRuntimesDo) {
           // first + last + the middle ranks (each at most `middle`) hold the L blocks.
           EXPECT_LE(b.first + b.last + (pp - 2) * b.middle - L, pp > 2 ? (pp - 2) : 0) << L << " " << pp;
           EXPECT_GE(b.first + b.last + (pp - 2) * b.middle, L) << L << " " << pp;
-          if (pp == 2) EXPECT_EQ(b.first + b.last, L) << L;
+          if (pp == 2) {
+            EXPECT_EQ(b.first + b.last, L) << L;
+          }
         }
 }
 
@@ -979,7 +990,7 @@ TEST(MeshRuns, PublishedMeshRunsHoldTheirRegressionBounds) {
   // SDPA takes them on the rank (repeated to the query heads in torchtitan of 2024-12), the fp32
   // gradient ring, and the buffers: the CP rows 1-8 points slower (median 8.5 -> 9.2), the 405B
   // CP rows' memory 4-8 points closer (memory MAPE 8.9 -> 8.2).
-  // Then the step timed on the pipeline's slowest rank (read_step_time): torchtitan's 405B PP rows
+  // Then the step timed on the pipeline's slowest rank (read_pipeline): torchtitan's 405B PP rows
   // ~9 points slower (a middle stage's 16 blocks, not 14 beside both ends: +18.3 / +20.1 -> +9.6 /
   // +11.3 %, the CP rows -9.8 .. -20.1 %, as slow as the 8B CP rows' attention), KempnerForge's
   // within 3 points: MAPE 13.0 -> 13.5, median 9.2 -> 9.7, bias +7.9 -> +6.5.
