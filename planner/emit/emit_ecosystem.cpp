@@ -763,9 +763,9 @@ std::string torchtitan_converters(const TrainConfig& c) {
 
 // The recipe's parallelism: the 1-D strategies' data-parallel degrees and resharding, or the mesh
 // (configs.py Parallelism at b5bcd76c6; tests/planner/data/torchtitan_keys_current.txt). `set`
-// writes one attribute; what the generation cannot express is said in `o`.
+// writes one attribute.
 template <class Set>
-void recipe_parallelism(const TrainConfig& c, const Mesh& mesh, Set& set, std::string& o) {
+void recipe_parallelism(const TrainConfig& c, const Mesh& mesh, Set& set) {
   const int W = c.world_size();
   const int Ns = shard_size(c);
   const auto s = c.parallelism.sharding_strategy;
@@ -903,7 +903,7 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   set("training.steps", std::to_string(c.training.steps));
   set("training.mixed_precision_param", python_str(torch_dtype(c.precision.param_dtype)));
   set("training.mixed_precision_reduce", python_str("float32"));
-  recipe_parallelism(c, mesh, set, o);
+  recipe_parallelism(c, mesh, set);
   set("parallelism.expert_parallel_degree", "1");
   if (ac.mode == AcMode::none)
     set("activation_checkpoint", "None", "activation-checkpoint:none");

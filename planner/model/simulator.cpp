@@ -266,11 +266,13 @@ SimResult simulate(const SimInput& in) {
     int task;
     int unit;  // MemDelta::unit
   };
+  const bool record_memory = in.record_memory;
   std::vector<MemEvent> mem;
-  mem.reserve(tasks.size() * 3);
+  if (record_memory) mem.reserve(tasks.size() * 3);
   // Written field by field in place: a braced temporary copied into the vector stalls on
   // store forwarding (it was half of simulate()'s time).
-  auto add_mem = [&mem](double t, const MemDelta& d, int task) {
+  auto add_mem = [&mem, record_memory](double t, const MemDelta& d, int task) {
+    if (!record_memory) return;
     MemEvent& e = mem.emplace_back();
     e.t = t;
     e.cat = d.cat;
@@ -330,7 +332,7 @@ SimResult simulate(const SimInput& in) {
     if (task.lane == kCompute) compute_busy += dur;
     else comm_busy += dur;
     if (task.kind == kOptimizer) r.optimizer_s = dur;
-    if (in.record_allocations && task.lane == kCompute) r.compute_ends.push_back(task.end);
+    if (in.record_allocations && record_memory && task.lane == kCompute) r.compute_ends.push_back(task.end);
     if (in.record_timeline) {
       TimelineEvent e;
       e.name = task_name(task, in);
@@ -380,7 +382,7 @@ SimResult simulate(const SimInput& in) {
       r.mem_at_peak = cur;
     }
   }
-  if (in.record_allocations) {
+  if (in.record_allocations && record_memory) {
     r.allocations.reserve(mem.size());
     for (const MemEvent& e : mem) {
       const Task& task = tasks[size_t(e.task)];
@@ -402,7 +404,7 @@ SimResult simulate_fast(const SimInput& in) {
   if (in.grad_accum <= 3 || in.record_timeline) return simulate(in);
   SimInput two = in, three = in;
   two.grad_accum = 2;
-  two.record_allocations = false;  // memory is read off the three-micro-step run
+  two.record_memory = false;  // memory is read off the three-micro-step run
   three.grad_accum = 3;
   const SimResult a = simulate(two);
   SimResult r = simulate(three);

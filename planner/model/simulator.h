@@ -97,6 +97,9 @@ struct SimInput {
   // Fill SimResult::allocations and compute_ends (the allocation sequence the caching
   // allocator model replays: allocation_trace.h).
   bool record_allocations = false;
+  // false: the times only, SimResult's memory read-outs left 0 (simulate_fast's extrapolating
+  // run, whose memory is not read). Overrides record_allocations.
+  bool record_memory = true;
 };
 
 // One memory delta of the timeline: `bytes` > 0 allocates, < 0 frees, at time `t` by a task

@@ -447,7 +447,9 @@ TEST(EmitTorchtitan, EachGenerationRefusesWhatItCannotBeTold) {
     cp.parallelism.cp_rotate = r;
     const std::string cur = torchtitan_refusal(cp, TorchtitanVersion::current);
     EXPECT_EQ(cur.empty(), r == CpRotate::allgather) << cur;
-    if (r == CpRotate::alltoall) EXPECT_NE(cur.find("cp_rotate = \"alltoall\""), std::string::npos) << cur;
+    if (r == CpRotate::alltoall) {
+      EXPECT_NE(cur.find("cp_rotate = \"alltoall\""), std::string::npos) << cur;
+    }
     EXPECT_EQ(torchtitan_refusal(cp, TorchtitanVersion::v0_2), "");
   }
 }

@@ -107,8 +107,9 @@ TEST(ModelShape, OnlyTorchtitanV02WritesAQwen3Shape) {
   c.model.qk_norm = true;
   EXPECT_EQ(torchtitan_flavor(c.model, TorchtitanVersion::v0_2), "");
   for (const EmitTarget& t : emit_targets(c, hw, TorchtitanVersion::v0_2))
-    if (runtime_preset(t.runtime).framework != "torchtitan" && runtime_refusal(runtime_preset(t.runtime), t.ran, hw).empty())
+    if (runtime_preset(t.runtime).framework != "torchtitan" && runtime_refusal(runtime_preset(t.runtime), t.ran, hw).empty()) {
       EXPECT_NE(t.refusal.find("model.qk_norm = true"), std::string::npos) << t.runtime << ": " << t.refusal;
+    }
 }
 
 }  // namespace

@@ -98,7 +98,9 @@ TEST(Search, EveryRankedCandidateIsPlansOwnPrediction) {
       EXPECT_DOUBLE_EQ(p.tokens_per_s_per_gpu, c.prediction.tokens_per_s_per_gpu);
       EXPECT_DOUBLE_EQ(p.mem_peak_bytes, c.prediction.mem_peak_bytes);
     }
-    if (space.base.runtime == "torchtitan") EXPECT_GT(pipelines, 0);
+    if (space.base.runtime == "torchtitan") {
+      EXPECT_GT(pipelines, 0);
+    }
   }
 }
 
