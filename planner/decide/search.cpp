@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -460,52 +461,65 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
   const size_t n_ac_total = acs.size() + (selective_op ? 1 : 0);
 
   Enumeration e;
-  for (const auto& [strategy, hsdp, mesh] : shardings) {
+  e.base = base;
+  e.reduce_dtypes = reduce_dtypes;
+  for (const Layout& layout : shardings) {
+    const MeshChoice& mesh = layout.mesh;
     int64_t mismatched = 0;
     const std::vector<std::vector<std::pair<int, int>>> batch_blocks =
         batch_blocks_for(space, mbs, seq, W / (mesh.tp * mesh.cp * mesh.pp), &mismatched);
     e.n_batch_mismatch +=
         mismatched * int64_t(n_ac_total * reduce_dtypes.size() * compiles.size() * fp8s.size());
-    for (const std::string& rd : reduce_dtypes)
+    for (int rd = 0; rd < int(reduce_dtypes.size()); ++rd)
       for (bool compile : compiles)
         for (Fp8Recipe fp8 : fp8s)
           for (const auto& all_of_block : batch_blocks) {
             for (const auto& block : layout_blocks(all_of_block, mesh, base.parallelism))
               for (const auto& lattice : lattices) {
-              e.blocks.push_back({e.configs.size(), int(lattice.size()), int(block.size())});
-              for (const AcChoice& ac : lattice)
-                for (const auto& [mb, ga] : block) {
-                  TrainConfig c = base;
-                  c.parallelism.sharding_strategy = strategy;
-                  c.parallelism.hsdp_shard_size = hsdp;
-                  c.training.micro_batch = mb;
-                  c.training.grad_accum = ga;
-                  c.activation_checkpointing.mode = ac.mode;
-                  c.activation_checkpointing.ratio = ac.ratio;
-                  c.precision.reduce_dtype = rd;
-                  c.precision.compile = compile;
-                  c.precision.fp8 = fp8;
-                  c.parallelism.tp = mesh.tp;
-                  c.parallelism.cp = mesh.cp;
-                  c.parallelism.pp = mesh.pp;
-                  c.parallelism.pp_schedule = mesh.pp_schedule;
-                  e.configs.push_back(std::move(c));
-                }
-            }
+                e.blocks.push_back({e.candidates.size(), int(lattice.size()), int(block.size())});
+                for (const AcChoice& ac : lattice)
+                  for (const auto& [mb, ga] : block)
+                    e.candidates.push_back({layout, mb, ga, ac.mode, ac.ratio, rd, compile, fp8});
+              }
           }
   }
   return e;
+}
+
+TrainConfig Enumeration::config(size_t i) const {
+  const CandidateSettings& s = candidates.at(i);
+  TrainConfig c = base;
+  c.parallelism.sharding_strategy = s.layout.strategy;
+  c.parallelism.hsdp_shard_size = s.layout.hsdp_shard_size;
+  c.training.micro_batch = s.micro_batch;
+  c.training.grad_accum = s.grad_accum;
+  c.activation_checkpointing.mode = s.ac_mode;
+  c.activation_checkpointing.ratio = s.ac_ratio;
+  c.precision.reduce_dtype = reduce_dtypes.at(size_t(s.reduce_dtype));
+  c.precision.compile = s.compile;
+  c.precision.fp8 = s.fp8;
+  c.parallelism.tp = s.layout.mesh.tp;
+  c.parallelism.cp = s.layout.mesh.cp;
+  c.parallelism.pp = s.layout.mesh.pp;
+  c.parallelism.pp_schedule = s.layout.mesh.pp_schedule;
+  return c;
+}
+
+std::vector<TrainConfig> Enumeration::configs() const {
+  std::vector<TrainConfig> out;
+  out.reserve(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) out.push_back(config(i));
+  return out;
 }
 
 SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
                     const std::function<void(double)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   SearchResult r;
-  Enumeration e = enumerate_candidates(space, hw);
-  std::vector<TrainConfig>& cands = e.configs;
+  const Enumeration e = enumerate_candidates(space, hw);
   r.n_batch_mismatch = e.n_batch_mismatch;
-  r.n_candidates = int64_t(cands.size());
-  const size_t n = cands.size();
+  r.n_candidates = int64_t(e.size());
+  const size_t n = e.size();
   const double budget = memory_budget_bytes(space, hw);
   auto memory_ok = [&](const Prediction& p) { return p.fits && memory_needed_bytes(p) <= budget; };
   // One runtime for every candidate (the enumeration kept only what it can run), its options
@@ -520,25 +534,25 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
     return o;
   };
 
-  // Verdicts per candidate: predicted, or pruned (over budget by monotonicity).
-  std::vector<Prediction> preds(n);
-  std::vector<char> predicted(n, 0);
+  // Verdicts per candidate: predicted (its prediction), or pruned (over budget by monotonicity:
+  // null). Each prediction is allocated when made, the pruned cost a pointer.
+  std::vector<std::unique_ptr<Prediction>> preds(n);
   // Memory grows with the micro-batch only while grad_accum stays fixed along a block. With a
   // fixed global batch, grad_accum falls as the micro-batch grows, and a runtime that keeps
   // unsharded gradients across non-final micro-steps (sync_every_micro_step = false) needs
   // less memory at grad_accum 1: no monotonicity to prune by.
   auto run_block = [&](const CandidateBlock& b) {
     const bool prune =
-        space.prune && (options_for(cands[b.begin]).sync_every_micro_step || space.global_batch_tokens <= 0);
+        space.prune && (options_for(e.config(b.begin)).sync_every_micro_step || space.global_batch_tokens <= 0);
     int limit = b.n_mb;  // columns >= limit are known to be over budget
     for (int a = 0; a < b.n_ac; ++a) {
       for (int m = 0; m < limit; ++m) {
         const size_t i = b.begin + size_t(a) * b.n_mb + m;
-        preds[i] = predict(cands[i], hw, options_for(cands[i]));
-        predicted[i] = 1;
+        const TrainConfig c = e.config(i);
+        preds[i] = std::make_unique<Prediction>(predict(c, hw, options_for(c)));
         // Prune on the allocated peak, which grows with the micro-batch; reserved need not
         // (the caching allocator's rounding and splitting can favour a larger request).
-        if (prune && preds[i].mem_peak_bytes + runtime_overhead_bytes(preds[i]) > budget) {
+        if (prune && preds[i]->mem_peak_bytes + runtime_overhead_bytes(*preds[i]) > budget) {
           limit = m;
           break;
         }
@@ -581,13 +595,13 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
   // Filter.
   std::vector<size_t> feasible;
   for (size_t i = 0; i < n; ++i) {
-    if (!predicted[i]) {
+    if (!preds[i]) {
       ++r.n_pruned;
       ++r.n_over_memory;
       continue;
     }
     ++r.n_evaluated;
-    const Prediction& p = preds[i];
+    const Prediction& p = *preds[i];
     if (!memory_ok(p) || !(p.tokens_per_s_per_gpu > 0)) {
       ++r.n_over_memory;
       continue;
@@ -598,20 +612,20 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
 
   // Rank: tokens/s/GPU, then less memory, then enumeration order.
   std::stable_sort(feasible.begin(), feasible.end(), [&](size_t a, size_t b) {
-    if (preds[a].tokens_per_s_per_gpu != preds[b].tokens_per_s_per_gpu)
-      return preds[a].tokens_per_s_per_gpu > preds[b].tokens_per_s_per_gpu;
-    return memory_needed_bytes(preds[a]) < memory_needed_bytes(preds[b]);
+    if (preds[a]->tokens_per_s_per_gpu != preds[b]->tokens_per_s_per_gpu)
+      return preds[a]->tokens_per_s_per_gpu > preds[b]->tokens_per_s_per_gpu;
+    return memory_needed_bytes(*preds[a]) < memory_needed_bytes(*preds[b]);
   });
   std::vector<double> mem, tput;
   mem.reserve(feasible.size());
   tput.reserve(feasible.size());
   for (size_t i : feasible) {
-    mem.push_back(memory_needed_bytes(preds[i]));
-    tput.push_back(preds[i].tokens_per_s_per_gpu);
+    mem.push_back(memory_needed_bytes(*preds[i]));
+    tput.push_back(preds[i]->tokens_per_s_per_gpu);
   }
-  for (size_t k : pareto_front(mem, tput)) r.pareto.push_back({cands[feasible[k]], preds[feasible[k]]});
+  for (size_t k : pareto_front(mem, tput)) r.pareto.push_back({e.config(feasible[k]), *preds[feasible[k]]});
   r.ranked.reserve(feasible.size());
-  for (size_t i : feasible) r.ranked.push_back({std::move(cands[i]), std::move(preds[i])});
+  for (size_t i : feasible) r.ranked.push_back({e.config(i), std::move(*preds[i])});
   r.why_winner = why_line(space, hw, r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -143,10 +143,28 @@ struct Layout {
 // The mesh layouts the space and the runtime's terms allow (SearchSpace::tps, cps, pps), appended.
 void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W, int gpn, int seq,
                       std::vector<Layout>* layouts);
+// What one candidate sets on the space's base config (search_base_config); a TrainConfig is made
+// only for a candidate that is predicted or reported (Enumeration::config).
+struct CandidateSettings {
+  Layout layout;
+  int micro_batch = 1, grad_accum = 1;
+  AcMode ac_mode = AcMode::none;
+  double ac_ratio = 1.0;
+  int reduce_dtype = 0;  // index into Enumeration::reduce_dtypes
+  bool compile = false;
+  Fp8Recipe fp8 = Fp8Recipe::none;
+};
 struct Enumeration {
-  std::vector<TrainConfig> configs;
+  TrainConfig base;
+  std::vector<std::string> reduce_dtypes;
+  std::vector<CandidateSettings> candidates;
   std::vector<CandidateBlock> blocks;
   int64_t n_batch_mismatch = 0;
+  size_t size() const { return candidates.size(); }
+  // Candidate i as a config: the base with its settings.
+  TrainConfig config(size_t i) const;
+  // Every candidate's config, in order (for small spaces: each is a whole TrainConfig).
+  std::vector<TrainConfig> configs() const;
 };
 Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& hw);
 

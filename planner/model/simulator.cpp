@@ -245,6 +245,71 @@ std::string task_name(const Task& t, const SimInput& in) {
   return "?";
 }
 
+// A memory event of the timeline: a task's delta (MemDelta) at time t.
+struct MemEvent {
+  double t;
+  int cat;
+  double bytes;
+  int task;
+  int unit;  // MemDelta::unit
+};
+
+// The step's memory off its events (in time order as the run added them): the peak, each
+// category's own maximum and, with record_allocations, the allocation sequence.
+void read_memory_events(const SimInput& in, const std::vector<Task>& tasks, std::vector<MemEvent>& mem,
+                        SimResult* out) {
+  SimResult& r = *out;
+  // Memory: frees before allocations at equal times (a free is what lets the next start).
+  // The events were added as simulated time advanced, so they are already in time order: only
+  // each run of equal times is sorted, by bytes (stable: the order a full stable sort by
+  // (t, bytes) gives, without sorting the whole step).
+  // (A run holds one task end's and the next starts' deltas, a few as a rule: insertion sort,
+  // stable and without the buffer std::stable_sort allocates; a long run takes stable_sort.)
+  for (size_t i = 0; i < mem.size();) {
+    size_t j = i + 1;
+    while (j < mem.size() && mem[j].t == mem[i].t) ++j;
+    assert(j == mem.size() || mem[j].t > mem[i].t);
+    if (j - i > 32) {
+      std::stable_sort(mem.begin() + std::ptrdiff_t(i), mem.begin() + std::ptrdiff_t(j),
+                       [](const MemEvent& a, const MemEvent& b) { return a.bytes < b.bytes; });
+    } else {
+      for (size_t k = i + 1; k < j; ++k) {
+        const MemEvent e = mem[k];
+        size_t m = k;
+        for (; m > i && e.bytes < mem[m - 1].bytes; --m) mem[m] = mem[m - 1];
+        mem[m] = e;
+      }
+    }
+    i = j;
+  }
+  std::array<double, kMemCategories> cur{};
+  double total = 0;
+  for (const MemEvent& e : mem) {
+    cur[e.cat] += e.bytes;
+    total += e.bytes;
+    r.mem_max_by_category[e.cat] = std::max(r.mem_max_by_category[e.cat], cur[e.cat]);
+    if (total > r.mem_peak_bytes) {
+      r.mem_peak_bytes = total;
+      r.mem_at_peak = cur;
+    }
+  }
+  if (in.record_allocations && in.record_memory) {
+    r.allocations.reserve(mem.size());
+    for (const MemEvent& e : mem) {
+      const Task& task = tasks[size_t(e.task)];
+      SimAlloc& a = r.allocations.emplace_back();  // in place, as add_mem
+      a.t = e.t;
+      a.unit = e.unit == kTaskUnit ? task.unit : e.unit;
+      a.cat = e.cat;
+      a.lane = task.lane;
+      a.reduce = task.kind == kReduce;
+      a.backward = task.kind == kBwd;
+      a.bytes = e.bytes;
+    }
+    std::sort(r.compute_ends.begin(), r.compute_ends.end());
+  }
+}
+
 }  // namespace
 
 SimResult simulate(const SimInput& in) {
@@ -259,13 +324,6 @@ SimResult simulate(const SimInput& in) {
   std::array<double, kLanes> remaining{};
 
   // Memory events (time, category, delta), applied in time order after the run.
-  struct MemEvent {
-    double t;
-    int cat;
-    double bytes;
-    int task;
-    int unit;  // MemDelta::unit
-  };
   const bool record_memory = in.record_memory;
   std::vector<MemEvent> mem;
   if (record_memory) mem.reserve(tasks.size() * 3);
@@ -348,55 +406,7 @@ SimResult simulate(const SimInput& in) {
   r.exposed_comm_s = std::max(0.0, t - compute_busy);
   r.step_time_s = t + in.step_overhead_s;
 
-  // Memory: frees before allocations at equal times (a free is what lets the next start).
-  // The events were added as simulated time advanced, so they are already in time order: only
-  // each run of equal times is sorted, by bytes (stable: the order a full stable sort by
-  // (t, bytes) gives, without sorting the whole step).
-  // (A run holds one task end's and the next starts' deltas, a few as a rule: insertion sort,
-  // stable and without the buffer std::stable_sort allocates; a long run takes stable_sort.)
-  for (size_t i = 0; i < mem.size();) {
-    size_t j = i + 1;
-    while (j < mem.size() && mem[j].t == mem[i].t) ++j;
-    assert(j == mem.size() || mem[j].t > mem[i].t);
-    if (j - i > 32) {
-      std::stable_sort(mem.begin() + std::ptrdiff_t(i), mem.begin() + std::ptrdiff_t(j),
-                       [](const MemEvent& a, const MemEvent& b) { return a.bytes < b.bytes; });
-    } else {
-      for (size_t k = i + 1; k < j; ++k) {
-        const MemEvent e = mem[k];
-        size_t m = k;
-        for (; m > i && e.bytes < mem[m - 1].bytes; --m) mem[m] = mem[m - 1];
-        mem[m] = e;
-      }
-    }
-    i = j;
-  }
-  std::array<double, kMemCategories> cur{};
-  double total = 0;
-  for (const MemEvent& e : mem) {
-    cur[e.cat] += e.bytes;
-    total += e.bytes;
-    r.mem_max_by_category[e.cat] = std::max(r.mem_max_by_category[e.cat], cur[e.cat]);
-    if (total > r.mem_peak_bytes) {
-      r.mem_peak_bytes = total;
-      r.mem_at_peak = cur;
-    }
-  }
-  if (in.record_allocations && record_memory) {
-    r.allocations.reserve(mem.size());
-    for (const MemEvent& e : mem) {
-      const Task& task = tasks[size_t(e.task)];
-      SimAlloc& a = r.allocations.emplace_back();  // in place, as add_mem
-      a.t = e.t;
-      a.unit = e.unit == kTaskUnit ? task.unit : e.unit;
-      a.cat = e.cat;
-      a.lane = task.lane;
-      a.reduce = task.kind == kReduce;
-      a.backward = task.kind == kBwd;
-      a.bytes = e.bytes;
-    }
-    std::sort(r.compute_ends.begin(), r.compute_ends.end());
-  }
+  read_memory_events(in, tasks, mem, &r);
   return r;
 }
 

@@ -313,9 +313,9 @@ TEST(DeepspeedRuntime, SearchTriesOnlyTheStagesItRuns) {
   sp.grad_accums = {1};
   sp.base.runtime = "deepspeed";
   const Enumeration e = enumerate_candidates(sp, hw);
-  ASSERT_FALSE(e.configs.empty());
+  ASSERT_FALSE(e.candidates.empty());
   std::set<ShardingStrategy> seen;
-  for (const TrainConfig& c : e.configs) seen.insert(c.parallelism.sharding_strategy);
+  for (const TrainConfig& c : e.configs()) seen.insert(c.parallelism.sharding_strategy);
   EXPECT_EQ(seen, (std::set<ShardingStrategy>{ShardingStrategy::full_shard, ShardingStrategy::shard_grad_op,
                                                ShardingStrategy::shard_optimizer}));
   sp.strategies = {ShardingStrategy::hybrid_shard};
@@ -324,7 +324,7 @@ TEST(DeepspeedRuntime, SearchTriesOnlyTheStagesItRuns) {
   sp.base.runtime = "accelerate";
   sp.strategies = {};
   seen.clear();
-  for (const TrainConfig& c : enumerate_candidates(sp, hw).configs) seen.insert(c.parallelism.sharding_strategy);
+  for (const TrainConfig& c : enumerate_candidates(sp, hw).configs()) seen.insert(c.parallelism.sharding_strategy);
   EXPECT_FALSE(seen.count(ShardingStrategy::shard_optimizer));
   sp.strategies = {ShardingStrategy::shard_optimizer};
   EXPECT_THROW(enumerate_candidates(sp, hw), UsageError);

@@ -150,11 +150,11 @@ TEST(Search, EveryCandidateIsAValidConfig) {
   s.allow_compile = true;
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   const Enumeration e = enumerate_candidates(s, hw);
-  ASSERT_FALSE(e.configs.empty());
+  ASSERT_FALSE(e.candidates.empty());
   std::set<std::string> labels;
   bool saw_fp8 = false, saw_compile = false, saw_hybrid = false, saw_hybrid_mesh = false;
   std::set<Fp8Recipe> recipes;
-  for (const TrainConfig& c : e.configs) {
+  for (const TrainConfig& c : e.configs()) {
     // HSDP beside a mesh: at least two replicas of a shard group holding a node's dp ranks.
     const Mesh m = resolve_mesh(c.parallelism, c.world_size(), c.cluster.gpus_per_node);
     if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard && !m.one_d()) {
@@ -182,7 +182,7 @@ TEST(Search, EveryCandidateIsAValidConfig) {
     EXPECT_EQ(b.begin, covered);
     covered += size_t(b.n_ac) * b.n_mb;
   }
-  EXPECT_EQ(covered, e.configs.size());
+  EXPECT_EQ(covered, e.size());
 }
 
 // HSDP beside a mesh only where the runtime's mesh lists dp_replicate (torchtitan from 'Enable
@@ -194,7 +194,7 @@ TEST(Search, HsdpBesideAMeshOnlyWhereTheRuntimeRunsIt) {
     SearchSpace s = space_for("llama3-8b", "H100-80GB-SXM", 32, 8192);
     s.base.runtime = rt;
     bool hybrid_mesh = false;
-    for (const TrainConfig& c : enumerate_candidates(s, hw).configs)
+    for (const TrainConfig& c : enumerate_candidates(s, hw).configs())
       if (c.parallelism.sharding_strategy == ShardingStrategy::hybrid_shard && c.parallelism.tp > 1) {
         hybrid_mesh = true;
         const std::string label = describe_config(c);
@@ -219,7 +219,7 @@ TEST(Search, SelectiveOpOnlyWhenAllowed) {
   const HardwareSpec hw = load_hardware("H100-80GB-SXM");
   auto count_op = [&] {
     int n = 0;
-    for (const TrainConfig& c : enumerate_candidates(s, hw).configs)
+    for (const TrainConfig& c : enumerate_candidates(s, hw).configs())
       n += c.activation_checkpointing.mode == AcMode::selective_op;
     return n;
   };
@@ -237,7 +237,7 @@ TEST(Search, Fp8OnlyWhereTheGpuHasIt) {
   s.allow_fp8 = true;
   const HardwareSpec a100 = load_hardware("A100-80GB-SXM");
   ASSERT_LE(a100.gpu.fp8_flops, 0);
-  for (const TrainConfig& c : enumerate_candidates(s, a100).configs) EXPECT_FALSE(c.precision.fp8_on());
+  for (const TrainConfig& c : enumerate_candidates(s, a100).configs()) EXPECT_FALSE(c.precision.fp8_on());
 }
 
 // With --allow-fp8 the search tries every recipe the runtime runs, or only those of them a
@@ -249,7 +249,7 @@ TEST(Search, Fp8RecipesAreTheRuntimesOrTheListedOnes) {
   s.allow_fp8 = true;
   auto recipes = [&] {
     std::set<Fp8Recipe> seen;
-    for (const TrainConfig& c : enumerate_candidates(s, hw).configs) seen.insert(c.precision.fp8);
+    for (const TrainConfig& c : enumerate_candidates(s, hw).configs()) seen.insert(c.precision.fp8);
     return seen;
   };
   EXPECT_EQ(recipes(), (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::rowwise,
@@ -262,7 +262,7 @@ TEST(Search, Fp8RecipesAreTheRuntimesOrTheListedOnes) {
     b.base.runtime = "torchtitan";
     b.allow_fp8 = true;
     std::set<Fp8Recipe> seen;
-    for (const TrainConfig& c : enumerate_candidates(b, load_hardware("B200")).configs) seen.insert(c.precision.fp8);
+    for (const TrainConfig& c : enumerate_candidates(b, load_hardware("B200")).configs()) seen.insert(c.precision.fp8);
     EXPECT_EQ(seen, (std::set<Fp8Recipe>{Fp8Recipe::none, Fp8Recipe::rowwise, Fp8Recipe::rowwise_with_gw_hp,
                                          Fp8Recipe::mxfp8, Fp8Recipe::nvfp4}));
   }
@@ -360,10 +360,10 @@ TEST(Search, BadSpacesAreUsageErrors) {
 TEST(Search, Fp32ParametersAndOneRankTryOnlyFp32Reduction) {
   const HardwareSpec cpu = load_hardware("cpu");
   ASSERT_LE(cpu.gpu.bf16_flops, 0);
-  for (const TrainConfig& c : enumerate_candidates(space_for("tiny-2l", "cpu", 2, 128), cpu).configs)
+  for (const TrainConfig& c : enumerate_candidates(space_for("tiny-2l", "cpu", 2, 128), cpu).configs())
     EXPECT_EQ(c.precision.reduce_dtype, "fp32");
   const HardwareSpec h100 = load_hardware("H100-80GB-SXM");
-  for (const TrainConfig& c : enumerate_candidates(space_for("tiny-2l", "H100-80GB-SXM", 1, 128), h100).configs)
+  for (const TrainConfig& c : enumerate_candidates(space_for("tiny-2l", "H100-80GB-SXM", 1, 128), h100).configs())
     EXPECT_EQ(c.precision.reduce_dtype, "fp32");
 }
 
