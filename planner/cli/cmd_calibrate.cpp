@@ -4,9 +4,9 @@
 //       runs `shardcast-train microbench --json` (a subprocess: the planner never links LibTorch;
 //       started by posix_spawn with an argument vector, no shell) and writes a hardware profile
 //       with the measured numbers.
-//   shardcast calibrate --runs RUN_DIR... --gpu H --out NEW.toml [--fit-params k,...] [--prior w]
+//   shardcast calibrate --runs RUN_DIR... --hardware H --out NEW.toml [--fit-params k,...] [--prior w]
 //       fits [efficiency] keys of H to the trainer runs' step times; before/after per run.
-//   shardcast calibrate --published FILE.csv --gpu H --out NEW.toml [--fit-params k,...]
+//   shardcast calibrate --published FILE.csv --hardware H --out NEW.toml [--fit-params k,...]
 //       the same on a published-runs CSV (tokens/s/GPU).
 #include <fcntl.h>
 #include <spawn.h>
@@ -26,6 +26,7 @@
 
 #include "planner/evidence/calibrate.h"
 #include "planner/cli/commands.h"
+#include "planner/cli/config_flags.h"
 #include "planner/evidence/fit.h"
 #include "planner/evidence/published_csv.h"
 #include "planner/evidence/run_validation.h"
@@ -223,7 +224,7 @@ void register_calibrate(CLI::App& app) {
   cmd->add_flag("--quick", a->quick, "fewer shapes and sizes");
   auto* fit = cmd->add_option("--runs", a->fit_dirs, "trainer run directories to fit to");
   auto* pub = cmd->add_option("--published", a->published, "published-runs CSV to fit to");
-  cmd->add_option("--gpu", a->hardware, "hardware preset (name or .toml) whose [efficiency] is fitted");
+  add_hardware_flag(cmd, a->hardware, "hardware preset (name or .toml) whose [efficiency] is fitted");
   cmd->add_option("--out", a->out, "where to write the fitted profile");
   cmd->add_option("--fit-params", a->params,
                   "efficiency keys to fit (--runs default: attention_eff, unit_overhead_s, step_overhead_s, "
@@ -235,7 +236,7 @@ void register_calibrate(CLI::App& app) {
     if (!a->hardware_out.empty()) return hardware_out(*a);
     if (a->fit_dirs.empty() && a->published.empty())
       throw UsageError("calibrate: give --hardware-out FILE, --runs RUN_DIR..., or --published FILE.csv");
-    if (a->hardware.empty() || a->out.empty()) throw UsageError("calibrate: --runs/--published need --gpu and --out");
+    if (a->hardware.empty() || a->out.empty()) throw UsageError("calibrate: --runs/--published need --hardware and --out");
     for (size_t i = 0; i < a->params.size(); ++i)
       if (std::find(a->params.begin(), a->params.begin() + std::ptrdiff_t(i), a->params[i]) !=
           a->params.begin() + std::ptrdiff_t(i))

@@ -31,7 +31,7 @@ namespace shardcast::cli {
 namespace {
 
 struct EmitFlags {
-  SpaceFlags space;     // --model --gpu --gpus ... (and the search-only flags)
+  SpaceFlags space;     // --model --hardware --gpus ... (and the search-only flags)
   ConfigFlags choice;   // config, --strategy --micro-batch ... (add_choice_flags)
   std::string out, data, torchtitan_version = "0.2";
   std::optional<int> steps, from_search;  // absent = not given (ranges: planner/cli/validators.cpp)

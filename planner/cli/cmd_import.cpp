@@ -1,7 +1,7 @@
 // `shardcast import torchtitan|fms-fsdp|deepspeed LOG --out RUN_DIR`: a run of another trainer as a run
 // directory that `shardcast validate RUN_DIR` and `shardcast calibrate --runs RUN_DIR...` read
 // (planner/evidence/import/run_import.h). The log does not carry the configuration: it comes from the
-// plan flags (--model --gpu --gpus --micro-batch --seq-len ...), and for torchtitan optionally
+// plan flags (--model --hardware --gpus --micro-batch --seq-len ...), and for torchtitan optionally
 // from its v0.2.x TOML job config (--config; flags override its values).
 #include <algorithm>
 #include <cmath>
@@ -26,7 +26,7 @@ namespace shardcast::cli {
 namespace {
 
 struct ImportFlags {
-  ConfigFlags plan;  // --model --gpu --gpus ... (plan.config stays "": not a run.toml)
+  ConfigFlags plan;  // --model --hardware --gpus ... (plan.config stays "": not a run.toml)
   std::string log, titan_config, out;
   int warmup = 10;
 };
@@ -158,7 +158,7 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
                                     j.flavor));
     f.model = j.model_preset;
   }
-  if (f.gpu.empty()) throw UsageError("import: --gpu is required (the torchtitan TOML does not name the hardware)");
+  if (f.gpu.empty()) throw UsageError("import: --hardware is required (the torchtitan TOML does not name the hardware)");
   if (f.gpus <= 0) throw UsageError("import: --gpus is required (the torchtitan TOML does not hold the world size)");
   // torchtitan's defaults for absent keys (torchtitan/config/job_config.py, v0.2.x).
   auto dflt = [&](const char* key, const std::string& v) {
@@ -372,7 +372,7 @@ void add_trainer(CLI::App* import, const std::string& trainer, const std::string
   cmd->add_option("log", a->log, "the training log (stdout of rank 0, or torchrun --tee output)")->required();
   // Ranges of the numeric flags: planner/cli/validators.cpp (one range per flag name).
   cmd->add_option("--model", a->plan.model, "model preset name or .toml");
-  cmd->add_option("--gpu", a->plan.gpu, "hardware preset the run used (e.g. H100-80GB-SXM)");
+  add_hardware_flag(cmd, a->plan.gpu, "hardware preset the run used (e.g. H100-80GB-SXM)");
   cmd->add_option("--gpus", a->plan.gpus, "total GPUs (ranks) of the run");
   cmd->add_option("--gpus-per-node", a->plan.gpus_per_node, "GPUs per node (default: the preset's)");
   cmd->add_option("--inter-node-gbps", a->plan.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's per GPU times --gpus-per-node)");

@@ -163,7 +163,7 @@ void register_plan(CLI::App& app) {
   auto* cmd = app.add_subcommand("plan", "Predict memory, step time, tokens/s/GPU, MFU and HFU of one configuration");
   cmd->add_option("config", a->config, "run.toml (TrainConfig) or a shardcast-gui session (.json); flags override its values");
   cmd->add_option("--model", a->model, "model preset name or .toml");
-  cmd->add_option("--gpu", a->gpu, "hardware preset (e.g. A100-80GB-SXM)");
+  add_hardware_flag(cmd, a->gpu, "hardware preset (e.g. A100-80GB-SXM)");
   cmd->add_option("--gpus", a->gpus, "total GPUs (ranks)");
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (default: the preset's)");
   cmd->add_option("--inter-node-gbps", a->inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's per GPU times --gpus-per-node)");

@@ -388,7 +388,7 @@ void register_scale(CLI::App& app) {
       "--deadline", f->deadline, "train --tokens within this wall-clock time, e.g. 30d or 12h: the budget question");
   cmd->add_option("--gpu-types", f->gpu_types,
                   "with --deadline: hardware presets to compare, e.g. H100-80GB-SXM,H200-141GB-SXM,B200,MI300X "
-                  "(default: --gpu)")
+                  "(default: --hardware)")
       ->delimiter(',')
       ->needs(deadline);
   // --price without --deadline is refused in the callback, saying what cost needs.
@@ -414,9 +414,9 @@ void register_scale(CLI::App& app) {
     SpaceFlags sf = f->space;
     if (budget_mode) {
       if (!f->gpu_types.empty() && !sf.gpu.empty())
-        throw UsageError("scale: give --gpu or --gpu-types, not both");
+        throw UsageError("scale: give --hardware or --gpu-types, not both");
       if (f->gpu_types.empty()) {
-        if (sf.gpu.empty()) throw UsageError("scale --deadline: --gpu-types (or --gpu) is required");
+        if (sf.gpu.empty()) throw UsageError("scale --deadline: --gpu-types (or --hardware) is required");
         f->gpu_types = {sf.gpu};
       }
       if (!sf.reference_run.empty() && f->gpu_types.size() > 1)

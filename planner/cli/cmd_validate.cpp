@@ -435,7 +435,7 @@ void register_validate(CLI::App& app) {
   auto* cmd = app.add_subcommand("validate", "Predict published runs and compare with what they measured");
   cmd->add_option("--published", a->published, "CSV of published runs (configs/published/README.md columns)");
   cmd->add_option("run_dirs", a->run_dirs, "trainer run directories (validation.json, run_report.json, run.toml)");
-  auto* gpu = cmd->add_option("--gpu", a->hardware, "run dirs: re-predict with this hardware preset (name or .toml) instead of each run's");
+  auto* gpu = add_hardware_flag(cmd, a->hardware, "run dirs: re-predict with this hardware preset (name or .toml) instead of each run's");
   add_reference_run_flag(cmd, a->reference_run);
   cmd->add_option("--annotations", a->annotations,
                   "CSV of row_id,column,value,source: facts the published CSV leaves empty, each with its source");

@@ -73,7 +73,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     c = parse_train_config(file_text, a.config);
   } else {
     if (a.model.empty()) throw UsageError(cmd + ": --model is required without a run.toml");
-    if (a.gpu.empty()) throw UsageError(cmd + ": --gpu is required without a run.toml");
+    if (a.gpu.empty()) throw UsageError(cmd + ": --hardware is required without a run.toml");
     if (!a.gpus) throw UsageError(cmd + ": --gpus is required without a run.toml");
   }
   if (!a.model.empty()) {
@@ -186,6 +186,18 @@ void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w) {
   cmd->add_option("--power-limit-w", power_limit_w,
                   std::string("GPU board power limit in W, as nvidia-smi -pl sets it (default: the preset's; ") +
                       planner::kPowerLimitEffect + ")");
+}
+
+CLI::Option* add_hardware_flag(CLI::App* cmd, std::string& hardware, const std::string& help) {
+  CLI::Option* flag = cmd->add_option("--hardware", hardware, help);
+  cmd->add_option("--gpu", hardware, "the name --hardware had before 2026-12-07")
+      ->group("")  // hidden
+      ->each([flag](const std::string&) {
+        if (flag->count() > 0) throw UsageError("--gpu is the old name of --hardware: give one of them");
+        fmt::print(stderr, "shardcast: --gpu is now --hardware (cluster.hardware, as shardcast-train names it); "
+                           "--gpu still works\n");
+      });
+  return flag;
 }
 
 void add_reference_run_flag(CLI::App* cmd, std::string& dir) {

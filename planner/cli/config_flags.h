@@ -1,11 +1,11 @@
 // The flags that describe one configuration, shared by `shardcast plan` and `shardcast emit`.
 //
-// What it is: the values of --model, --gpu, --gpus, --strategy, --micro-batch, ... (each named
+// What it is: the values of --model, --hardware, --gpus, --strategy, --micro-batch, ... (each named
 // after its run.toml key, docs/configuration.md) and the one function that turns them, on top
 // of an optional run.toml or shardcast-gui session (.json), into a validated TrainConfig.
 // add_choice_flags() registers the flags that choose the configuration on a given cluster
 // (strategy, batch, checkpointing, precision) once for both commands; each command registers
-// the cluster flags (--model, --gpu, --gpus, ...) itself, because emit shares them with search.
+// the cluster flags (--model, --hardware, --gpus, ...) itself, because emit shares them with search.
 // What it is not: planning. Plain data and reentrant functions.
 #pragma once
 
@@ -19,6 +19,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace shardcast::cli {
@@ -62,5 +63,10 @@ void add_runtime_flag(CLI::App* cmd, std::string& runtime);
 void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w);
 // --reference-run DIR (planner/evidence/reference_run.h): plan, search, scale, emit (through the space flags).
 void add_reference_run_flag(CLI::App* cmd, std::string& dir);
+// --hardware (cluster.hardware, as shardcast-train names it too): a hardware preset's name or a
+// .toml. The name it replaced, --gpu, is still read for scripts written before 2026-12-07:
+// hidden from --help, a note on stderr when given, refused beside --hardware. Every command
+// that takes a preset: plan, search, scale, emit, import, calibrate, validate.
+CLI::Option* add_hardware_flag(CLI::App* cmd, std::string& hardware, const std::string& help);
 
 }  // namespace shardcast::cli

@@ -10,7 +10,7 @@
 
 namespace shardcast::cli {
 
-// `shardcast validate RUN_DIR... [--json] [--markdown] [--gpu H] [--reference-run DIR]`: each
+// `shardcast validate RUN_DIR... [--json] [--markdown] [--hardware H] [--reference-run DIR]`: each
 // run's validation.json table, then the planner-vs-measured table of all runs and the summary.
 // hardware "" = each run's own cluster.hardware; reference "" = the model alone.
 void print_run_dirs(const std::vector<std::string>& dirs, bool json, bool markdown, const std::string& hardware,

@@ -1,7 +1,7 @@
 // Flags shared by `shardcast search`, `scale` and `emit --from-search`, and their helpers.
 //
 // What it is: the flags that describe a search space (the same names as `shardcast plan` and
-// the TOML keys: --model, --gpu, --gpus, --gpus-per-node, --inter-node-gbps, --seq-len, plus
+// the TOML keys: --model, --hardware, --gpus, --gpus-per-node, --inter-node-gbps, --seq-len, plus
 // --global-batch-tokens, --max-mem-frac, --allow-fp8, --allow-compile, --threads), the parser
 // of token counts with suffixes ("4M", "2T", "4Mi"), and a progress bar drawn on stderr only
 // when stderr is a terminal. What it is not: the search (planner/decide/search.h).
@@ -80,7 +80,7 @@ struct SpaceFlags {
 // Adds the space flags to `cmd`. with_gpus=false for `scale` (it has --from/--to instead).
 inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const std::string& batch_default) {
   cmd->add_option("--model", f.model, "model preset name or .toml");
-  cmd->add_option("--gpu", f.gpu, "hardware preset (e.g. H100-80GB-SXM)");
+  add_hardware_flag(cmd, f.gpu, "hardware preset (e.g. H100-80GB-SXM)");
   if (with_gpus) cmd->add_option("--gpus", f.gpus, "total GPUs (ranks)");
   cmd->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node (default: the preset's)");
   cmd->add_option("--inter-node-gbps", f.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
@@ -104,7 +104,7 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
 inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd, HardwareSpec& hw,
                                      const std::string& batch_default) {
   if (f.model.empty()) throw UsageError(cmd + ": --model is required");
-  if (f.gpu.empty()) throw UsageError(cmd + ": --gpu is required");
+  if (f.gpu.empty()) throw UsageError(cmd + ": --hardware is required");
   planner::SearchSpace s;
   s.model = load_model(f.model);
   s.model_preset = f.model;

@@ -18,10 +18,10 @@ section "Plan: fms-fsdp's headline run, Llama-2-7B on 128 A100-80GB (configs/exa
 echo "published: 4550 tokens/s/GPU (foundation-model-stack/fms-fsdp README @ed74fd5, 128 A100, 400 Gb/s)"
 
 section "Search: Llama-3-8B on 64 H100-80GB"
-"$sc" search --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --top 5
+"$sc" search --model llama3-8b --hardware H100-80GB-SXM --gpus 64 --top 5
 
 section "Scale: Llama-3-8B on H100-80GB, 8 to 1024 GPUs"
-"$sc" scale --model llama3-8b --gpu H100-80GB-SXM --from 8 --to 1024
+"$sc" scale --model llama3-8b --hardware H100-80GB-SXM --from 8 --to 1024
 
 # The closed loop on this machine: calibrate (cached), plan + emit tiny-2l, train it on
 # 2 local ranks, predicted vs measured. Needs the trainer (LibTorch).

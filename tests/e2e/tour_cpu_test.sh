@@ -63,7 +63,7 @@ grep -q 'profile build/local.toml' validate.log || bad "validate did not predict
 grep -q 'no \[prediction\] table in runs/tiny-2rank/run.toml' validate.log || bad "validate: the empty predicted table is not explained"
 if grep -A1 '^  quantity' validate.log | tail -1 | grep -q '^$'; then bad "validate printed an empty predicted table"; fi
 check_verdicts validate.log 1
-run plan.log "$sc" plan configs/train/tiny-2rank.toml --gpu build/local.toml --json
+run plan.log "$sc" plan configs/train/tiny-2rank.toml --hardware build/local.toml --json
 cp plan.log build/plan.json
 run profile.log "$tr" profile configs/train/tiny-2rank.toml --nproc-per-node 2 --data build/corpus.bin \
   --hardware build/local.toml --plan build/plan.json --steps 2 --warmup 1

@@ -70,7 +70,7 @@ for i in $(seq 0 719); do
   mx=$(maxseq "$md"); [ "$sl" -gt "$mx" ] && sl=$mx
   [ "$hw" = cpu ] && { md=${models[$((3 + i % 2 * 5))]}; n=$((1 + i % 4)); sl=256; }
   mb=$((1 + i % 3))
-  args=(plan --model "$md" --gpu "$hw" --gpus "$n" --strategy "$st" --ac "$ac" --micro-batch "$mb"
+  args=(plan --model "$md" --hardware "$hw" --gpus "$n" --strategy "$st" --ac "$ac" --micro-batch "$mb"
         --seq-len "$sl" --runtime "$rt" --json)
   [ "$n" -lt 8 ] && args+=(--gpus-per-node "$n")
   if [ "$fp" != none ] && { fp8_runtime "$rt" || [ $((i % 29)) = 0 ]; }; then args+=(--fp8 "$fp"); fi
@@ -85,31 +85,31 @@ done
 for rt in torchtitan-2025-10 torchtitan-2026-06 torchtitan; do
   for extra in "" "--mean-doc-len 1024" "--fp8 mxfp8" "--fp8 nvfp4" "--fp8 tensorwise"; do
     # shellcheck disable=SC2086
-    run plan_generations plan --model llama3-8b --gpu GB200 --gpus 4 --micro-batch 2 --seq-len 8192 \
+    run plan_generations plan --model llama3-8b --hardware GB200 --gpus 4 --micro-batch 2 --seq-len 8192 \
       --ac selective_op --compile --runtime "$rt" --json $extra
   done
-  run plan_generations plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 \
+  run plan_generations plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 \
     --ac selective_op --compile --runtime "$rt" --fp8 mxfp8 --json
 done
 
 # plan's human page, the timeline and the runtime's options as printed.
-run plan_human plan --model llama2-7b --gpu A100-80GB-SXM --gpus 128 --strategy hybrid_shard --micro-batch 2 \
+run plan_human plan --model llama2-7b --hardware A100-80GB-SXM --gpus 128 --strategy hybrid_shard --micro-batch 2 \
   --seq-len 4096 --ac none --runtime fms-fsdp
-run plan_human plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full \
+run plan_human plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full \
   --runtime torchtitan --compile --fp8 rowwise
-run plan_human plan --model llama3-70b --gpu H100-80GB-SXM --gpus 128 --micro-batch 1 --seq-len 8192 \
+run plan_human plan --model llama3-70b --hardware H100-80GB-SXM --gpus 128 --micro-batch 1 --seq-len 8192 \
   --grad-accum 8 --ac full --sync-every-micro-step false
-run plan_human plan --model llama3-8b --gpu B200 --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --power-limit-w 700
+run plan_human plan --model llama3-8b --hardware B200 --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --power-limit-w 700
 run plan_human plan "$root/configs/examples/fms-llama2-7b-128xA100.toml"
 run plan_human plan "$root/configs/train/tiny-2rank.toml"
-run plan_timeline plan --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --micro-batch 1 --seq-len 8192 --ac full \
+run plan_timeline plan --model llama3-8b --hardware H100-80GB-SXM --gpus 16 --micro-batch 1 --seq-len 8192 --ac full \
   --runtime torchtitan --timeline "$work/trace.json"
 cat "$work/trace.json" >> "$out/plan_timeline.txt"
 
-run search search --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --top 5
-run search search --model llama3-70b --gpu H100-80GB-SXM --gpus 256 --runtime torchtitan --top 10
-run scale scale --model llama3-8b --gpu H100-80GB-SXM --from 8 --to 1024
-run scale scale --model llama3-70b --gpu H100-80GB-SXM --from 64 --to 16384 --runtime torchtitan
+run search search --model llama3-8b --hardware H100-80GB-SXM --gpus 64 --top 5
+run search search --model llama3-70b --hardware H100-80GB-SXM --gpus 256 --runtime torchtitan --top 10
+run scale scale --model llama3-8b --hardware H100-80GB-SXM --from 8 --to 1024
+run scale scale --model llama3-70b --hardware H100-80GB-SXM --from 64 --to 16384 --runtime torchtitan
 run budget scale --model llama3-70b --seq-len 4096 --tokens 2T --deadline 30d --runtime torchtitan \
   --gpu-types H100-80GB-SXM,H200-141GB-SXM,B200,MI300X
 
@@ -121,11 +121,11 @@ emit_one() {  # NAME ARGS...
   ( cd "$work/emit_$name" 2>/dev/null && for f in $(find . -type f | sort); do
       mkdir -p "$out/emit/$name/$(dirname "$f")"; cp "$f" "$out/emit/$name/$f"; done )
 }
-emit_one 8b_64 --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --strategy full_shard --micro-batch 1 \
+emit_one 8b_64 --model llama3-8b --hardware H100-80GB-SXM --gpus 64 --strategy full_shard --micro-batch 1 \
   --seq-len 8192 --ac full --data /data/corpus.bin
-emit_one 70b_torchtitan --model llama3-70b --gpu H100-80GB-SXM --gpus 256 --micro-batch 1 --seq-len 8192 \
+emit_one 70b_torchtitan --model llama3-70b --hardware H100-80GB-SXM --gpus 256 --micro-batch 1 --seq-len 8192 \
   --ac full --runtime torchtitan --compile --fp8 rowwise --data /data/corpus.bin
-emit_one 7b_fms --model llama2-7b --gpu A100-80GB-SXM --gpus 128 --strategy hybrid_shard --micro-batch 2 \
+emit_one 7b_fms --model llama2-7b --hardware A100-80GB-SXM --gpus 128 --strategy hybrid_shard --micro-batch 2 \
   --seq-len 4096 --ac none --runtime fms-fsdp --data /data/corpus.bin
 # emit's files name the folder they were written to: the temporary one is written as OUT.
 grep -rl "$work" "$out" 2>/dev/null | while read -r f; do sed -i "s#$work#OUT#g" "$f"; done

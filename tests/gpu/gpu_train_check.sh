@@ -110,7 +110,7 @@ import json, os, re, subprocess, sys
 shardcast, models_dir, out, hw, seq, steps, corpus = sys.argv[1:]
 
 def plan(model, mb, ac):
-    cmd = [shardcast, "plan", "--model", model, "--gpu", hw, "--gpus", "1", "--seq-len", seq,
+    cmd = [shardcast, "plan", "--model", model, "--hardware", hw, "--gpus", "1", "--seq-len", seq,
            "--strategy", "full_shard", "--micro-batch", str(mb), "--grad-accum", "1", "--ac", ac,
            "--param-dtype", "bf16", "--reduce-dtype", "fp32", "--runtime", "shardcast-train", "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -166,7 +166,7 @@ with open(os.path.join(out, "models.txt"), "w") as f:
         mb, ac, p = best(model)
         d = os.path.join(out, "train-" + name)
         os.makedirs(d, exist_ok=True)
-        cmd = [shardcast, "emit", "--model", model, "--gpu", hw, "--gpus", "1", "--seq-len", seq,
+        cmd = [shardcast, "emit", "--model", model, "--hardware", hw, "--gpus", "1", "--seq-len", seq,
                "--strategy", "full_shard", "--micro-batch", str(mb), "--grad-accum", "1", "--ac", ac,
                "--param-dtype", "bf16", "--reduce-dtype", "fp32", "--runtime", "shardcast-train",
                "--steps", steps, "--data", corpus, "--out", os.path.join(d, "emit")]

@@ -66,7 +66,7 @@ if [ "${1:-}" = --prepare ]; then   # here, without a GPU: the carried inputs
   while IFS=$'\t' read -r name _; do
     model="$name"; [ -f "$prep/plan/$name.toml" ] && model="$prep/plan/$name.toml"
     for mb in 2 8; do
-      "$build/shardcast" emit --model "$model" --gpu "$hw" --gpus 1 --seq-len 2048 --strategy full_shard \
+      "$build/shardcast" emit --model "$model" --hardware "$hw" --gpus 1 --seq-len 2048 --strategy full_shard \
         --micro-batch "$mb" --grad-accum 1 --ac full --param-dtype bf16 --reduce-dtype fp32 --runtime shardcast-train \
         --steps 6 --data "$prep/corpus.bin" --out "$prep/plan/alloc-$name-mb$mb-acfull/emit" > /dev/null 2>&1
       case $? in

@@ -55,7 +55,7 @@ for path in probes:
                 'rope_theta = 500000.0\ntied_embeddings = %s\nmlp_type = "swiglu"\n'
                 % (name, name, c["layers"], c["d_model"], c["heads"], c["kv_heads"], c["ffn"], c["vocab"],
                    c["seq_len"], "true" if c.get("tied") else "false"))
-    args = [os.environ["SHARDCAST"], "plan", "--model", model, "--gpu", os.environ["GPU"], "--gpus", "1",
+    args = [os.environ["SHARDCAST"], "plan", "--model", model, "--hardware", os.environ["GPU"], "--gpus", "1",
             "--seq-len", str(c["seq_len"]), "--micro-batch", str(c["micro_batch"]), "--grad-accum", "1",
             "--ac", c["ac"], "--master-dtype", "bf16", "--runtime", "kempnerforge", "--json"]
     if c["compile"]:

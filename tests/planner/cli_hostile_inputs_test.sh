@@ -8,8 +8,8 @@ B=${1:?shardcast binary}; R=${2:?repository root}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fail=0
 D=$R/tests/planner/data
-PLAN="--model llama3.1-8b --gpu H100-80GB-SXM --gpus 16 --micro-batch 1 --seq-len 8192 --ac full"
-IMPORT="--model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op"
+PLAN="--model llama3.1-8b --hardware H100-80GB-SXM --gpus 16 --micro-batch 1 --seq-len 8192 --ac full"
+IMPORT="--model llama3.1-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op"
 
 # A published CSV from the columns of configs/published/README.md: HEADER then rows (row_id, tps, mfu).
 HEADER="row_id,model,n_layers,d_model,n_heads,n_kv_heads,ffn_dim,vocab,seq_len,gpu_type,n_gpus,sharding_key,ac_key,micro_batch_per_gpu,measured_tokens_per_sec_per_gpu,measured_mfu,framework"
@@ -51,14 +51,14 @@ cases=(
   "check: a directory as data.path|2|is not a readable file|check $R/configs/train/tiny-2rank.toml --data $T/model_dir"
   "plan: --inter-node-gbps 1e-30|2|--inter-node-gbps: 1e-30 is not allowed: must be in \[0.1,inf\)|plan $PLAN --inter-node-gbps 1e-30"
   "plan: --inter-node-gbps 0.1 (the bound) plans|0|compute 1.5|plan $PLAN --inter-node-gbps 0.1"
-  "plan: a directory as the model file|2|model_dir/' is read as a path|plan --model $T/model_dir/ --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 2048"
+  "plan: a directory as the model file|2|model_dir/' is read as a path|plan --model $T/model_dir/ --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 2048"
   "import: a directory as the log|2|is a directory|import torchtitan $T/model_dir $IMPORT --out $T/x1"
   "import: --out under a file|2|import: --out $T/a_file/run: cannot create the directory|import torchtitan $D/torchtitan_2024.log $IMPORT --out $T/a_file/run"
   "import: --out whose run.toml is a directory|2|run.toml is a directory|import torchtitan $D/torchtitan_2024.log $IMPORT --out $T/out_has_dir"
   "emit: --out under a file (the same exit as import's)|2|cannot create the directory|emit $PLAN --out $T/a_file/emit"
   "import: torchtitan log of 2024-03-12 (wps, peak_memory %)|0|in % of the device's memory only|import torchtitan $D/torchtitan_2024_03_12.log $IMPORT --out $T/tt0312"
   "import: torchtitan log of 2024-04 (wps, the first release)|0|steps logged|import torchtitan $D/torchtitan_2024_04.log $IMPORT --out $T/tt04"
-  "import: fms-fsdp log of 2024-02 (LR a list)|0|steps logged|import fms-fsdp $D/fms_fsdp_2024_02.log --model llama3.1-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 100 --out $T/fms02"
+  "import: fms-fsdp log of 2024-02 (LR a list)|0|steps logged|import fms-fsdp $D/fms_fsdp_2024_02.log --model llama3.1-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 100 --out $T/fms02"
 )
 printf '%s\n' "step: 1  loss: 7.5  memory: 40.00GiB(50.00%)  tps: 1e308" "step: 2  loss: 7.4  memory: 40.00GiB(50.00%)  tps: 1e308" > "$T/tps_1e308.log"
 cases+=("import: a log with tokens/s 1e308|1|tps_1e308.log:1: step 1: tokens/s per GPU 1e\+308 is not plausible|import torchtitan $T/tps_1e308.log $IMPORT --warmup 0 --out $T/x2")

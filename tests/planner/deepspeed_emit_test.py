@@ -156,12 +156,12 @@ CASES = [
 def run_case(tmp, name, flags, stage, ckpt):
     out = os.path.join(tmp, name)
     if ckpt is None:
-        cmd = [SC, "emit", "--model", "llama2-7b", "--gpu", "A100-80GB-SXM", "--micro-batch", "2", "--seq-len", "4096",
+        cmd = [SC, "emit", "--model", "llama2-7b", "--hardware", "A100-80GB-SXM", "--micro-batch", "2", "--seq-len", "4096",
                "--ac", "full", "--runtime", "deepspeed", "--out", out] + flags
     else:
         # A run.toml with the folder (emit's own run.toml, with checkpoint.dir set by a JSON string: TOML reads it).
         base = os.path.join(tmp, name + "-base")
-        subprocess.run([SC, "emit", "--model", "llama2-7b", "--gpu", "A100-80GB-SXM", "--gpus", "8", "--micro-batch", "2",
+        subprocess.run([SC, "emit", "--model", "llama2-7b", "--hardware", "A100-80GB-SXM", "--gpus", "8", "--micro-batch", "2",
                         "--seq-len", "4096", "--ac", "full", "--runtime", "deepspeed", "--out", base],
                        check=True, capture_output=True)
         text = open(os.path.join(base, "run.toml")).read()
@@ -203,7 +203,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for case in CASES:
         run_case(tmp, *case)
     # A strategy DeepSpeed does not run: refused by name, nothing written for it.
-    r = subprocess.run([SC, "emit", "--model", "llama2-7b", "--gpu", "A100-80GB-SXM", "--gpus", "16", "--gpus-per-node", "8",
+    r = subprocess.run([SC, "emit", "--model", "llama2-7b", "--hardware", "A100-80GB-SXM", "--gpus", "16", "--gpus-per-node", "8",
                         "--strategy", "hybrid_shard", "--micro-batch", "1", "--seq-len", "4096", "--ac", "full",
                         "--runtime", "deepspeed", "--out", os.path.join(tmp, "hsdp")], capture_output=True, text=True)
     check(r.returncode != 0 and "hybrid_shard" in r.stderr, f"hybrid_shard: exit {r.returncode}: {r.stderr[-400:]}")
@@ -211,7 +211,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # ZeRO stage 1 under an FSDP runtime: refused by name, exit 2, nothing written.
     for rt in ["accelerate", "torchtitan"]:
         out = os.path.join(tmp, "zero1-" + rt)
-        r = subprocess.run([SC, "emit", "--model", "llama2-7b", "--gpu", "A100-80GB-SXM", "--gpus", "8",
+        r = subprocess.run([SC, "emit", "--model", "llama2-7b", "--hardware", "A100-80GB-SXM", "--gpus", "8",
                             "--strategy", "shard_optimizer", "--micro-batch", "1", "--seq-len", "4096", "--ac", "full",
                             "--runtime", rt, "--out", out], capture_output=True, text=True)
         check(r.returncode == 2 and "shard_optimizer" in r.stderr and "deepspeed" in r.stderr,

@@ -8,7 +8,7 @@ set -uo pipefail
 B=${1:?shardcast binary}; D=${2:?data dir}
 . "$(dirname "${BASH_SOURCE[0]}")/cli_check_lib.sh"  # T, check, rc
 
-PLAN="--model llama2-7b --gpu A100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full"
+PLAN="--model llama2-7b --hardware A100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full"
 check "plan --runtime deepspeed --strategy shard_optimizer: exit 0" \
   "[ \$(rc $B plan $PLAN --runtime deepspeed --strategy shard_optimizer --json) = 0 ]"
 check "its JSON: the whole 16-bit parameters (2 B x 6738415616), fp32 master and AdamW states over 8 ranks" \
@@ -19,7 +19,7 @@ for rt in accelerate torchtitan fms-fsdp; do
   check "plan --runtime $rt --strategy shard_optimizer: exit 2 naming it" \
     "[ \$(rc $B plan $PLAN --runtime $rt --strategy shard_optimizer) = 2 ] && grep -q 'shard_optimizer' $T/err && grep -q 'deepspeed' $T/err"
 done
-SEARCH="--model llama2-7b --gpu A100-80GB-SXM --gpus 8 --seq-len 4096 --threads 1 --top 400"
+SEARCH="--model llama2-7b --hardware A100-80GB-SXM --gpus 8 --seq-len 4096 --threads 1 --top 400"
 check "search --runtime deepspeed tries shard_optimizer" \
   "[ \$(rc $B search $SEARCH --runtime deepspeed) = 0 ] && grep -q ' shard_optimizer ' $T/out"
 check "search --runtime accelerate does not" \
@@ -28,7 +28,7 @@ check "search --runtime accelerate does not" \
 # Import: the stage the engine states at initialisation (engine.py _configure_zero_optimizer).
 { echo "[2025-03-01 10:00:00,000] [INFO] [logging.py:128:log_dist] [Rank 0] Creating torch.bfloat16 ZeRO stage 1 optimizer"
   cat "$D/deepspeed_zero3_hf.log"; } > $T/zero1.log
-IMP="--model llama2-7b --gpu A100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 10"
+IMP="--model llama2-7b --hardware A100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 10"
 check "import deepspeed of a stage-1 log without --strategy: exit 0, shard_optimizer taken from the log" \
   "[ \$(rc $B import deepspeed $T/zero1.log $IMP --out $T/r1) = 0 ] && grep -q '^sharding_strategy = \"shard_optimizer\"$' $T/r1/run.toml && grep -q 'ZeRO stage 1, stated at' $T/out"
 check "validate predicts the imported stage-1 run" \

@@ -8,34 +8,34 @@ fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-"$bin" search --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --top 5 > "$tmp/search.txt"; rc=$?
+"$bin" search --model llama3-8b --hardware H100-80GB-SXM --gpus 64 --top 5 > "$tmp/search.txt"; rc=$?
 check "demo search exits 0 (got $rc)" "[ $rc = 0 ]"
 check "search prints 5 ranked rows" "[ \$(grep -cE '^ +[1-5] +(full_shard|shard_grad_op|hybrid_shard|no_shard)' '$tmp/search.txt') = 5 ]"
 check "search prints the Pareto front" "grep -q '^Pareto front' '$tmp/search.txt'"
 check "search says why the winner wins" "grep -q '^why: .* wins: .*exposed communication' '$tmp/search.txt'"
 
-"$bin" scale --model llama3-8b --gpu H100-80GB-SXM --from 8 --to 1024 > "$tmp/scale.txt"; rc=$?
+"$bin" scale --model llama3-8b --hardware H100-80GB-SXM --from 8 --to 1024 > "$tmp/scale.txt"; rc=$?
 check "demo scale exits 0 (got $rc)" "[ $rc = 0 ]"
 check "scale prints 8 counts (8..1024)" "[ \$(grep -cE '^ +(8|16|32|64|128|256|512|1024) +[0-9]+ ' '$tmp/scale.txt') = 8 ]"
 check "scale says where communication stops hiding" "grep -qE '^communication (stops|stays)' '$tmp/scale.txt'"
-"$bin" scale --model llama3-8b --gpu H100-80GB-SXM --to 64 --csv "$tmp/scale.csv" > /dev/null
+"$bin" scale --model llama3-8b --hardware H100-80GB-SXM --to 64 --csv "$tmp/scale.csv" > /dev/null
 check "scale --csv writes a header and 4 rows" "[ \$(wc -l < '$tmp/scale.csv') = 5 ]"
 
-"$bin" search --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --json --top 2 > "$tmp/search.json"; rc=$?
+"$bin" search --model llama3-8b --hardware H100-80GB-SXM --gpus 16 --json --top 2 > "$tmp/search.json"; rc=$?
 check "search --json exits 0" "[ $rc = 0 ]"
 check "search --json has 2 ranked entries" "[ \$(grep -c '\"label\"' '$tmp/search.json') -ge 2 ]"
 
-"$bin" search --model llama3.1-405b --gpu A100-40GB-SXM --gpus 8 > /dev/null; rc=$?
+"$bin" search --model llama3.1-405b --hardware A100-40GB-SXM --gpus 8 > /dev/null; rc=$?
 check "nothing fits exits 3 (got $rc)" "[ $rc = 3 ]"
-"$bin" search --model llama3-8b --gpu H100-80GB-SXM --gpus 12 > /dev/null 2>&1; rc=$?
+"$bin" search --model llama3-8b --hardware H100-80GB-SXM --gpus 12 > /dev/null 2>&1; rc=$?
 check "12 GPUs on 8-GPU nodes exits 2 (got $rc)" "[ $rc = 2 ]"
-"$bin" scale --model llama3-8b --gpu H100-80GB-SXM --tokens 2X > /dev/null 2>&1; rc=$?
+"$bin" scale --model llama3-8b --hardware H100-80GB-SXM --tokens 2X > /dev/null 2>&1; rc=$?
 check "bad --tokens exits 2 (got $rc)" "[ $rc = 2 ]"
 
 # A token file in the trainer's layout (trainer/data/token_file.h): 256 int32 header words
 # (magic 20240520, version 1, token count), then uint16 tokens; `check` reads its header.
 python3 -c 'import struct,sys; h=[20240520,1,300]+[0]*253; open(sys.argv[1],"wb").write(struct.pack("<256i",*h)+struct.pack("<300H",*range(300)))' "$tmp/corpus.bin"
-"$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --seq-len 4096 --from-search 1 --reduce-dtype fp32 \
+"$bin" emit --model llama3-8b --hardware H100-80GB-SXM --gpus 16 --seq-len 4096 --from-search 1 --reduce-dtype fp32 \
   --data "$tmp/corpus.bin" --out "$tmp/out" > /dev/null 2> "$tmp/emit.err"; rc=$?
 check "emit --from-search 1 exits 0 (got $rc)" "[ $rc = 0 ]"
 for f in run.toml launch.sbatch launch_torchrun.sh torchtitan.toml torchtitan_overrides.txt fms_fsdp_args.txt; do
@@ -47,18 +47,18 @@ check "emit skips fsdp_config.yaml and says why" "[ ! -e '$tmp/out/fsdp_config.y
 check "emitted run.toml passes shardcast check (got $rc)" "[ $rc = 0 ]"
 check "launch.sbatch passes bash -n" "bash -n '$tmp/out/launch.sbatch'"
 check "launch_torchrun.sh passes bash -n" "bash -n '$tmp/out/launch_torchrun.sh'"
-"$bin" emit --model llama3-70b --gpu H100-80GB-SXM --gpus 8 --out "$tmp/nofit" > /dev/null 2>&1; rc=$?
+"$bin" emit --model llama3-70b --hardware H100-80GB-SXM --gpus 8 --out "$tmp/nofit" > /dev/null 2>&1; rc=$?
 check "emit of a plan that does not fit exits 3 (got $rc)" "[ $rc = 3 ]"
 check "and writes nothing" "[ ! -e '$tmp/nofit/run.toml' ]"
 # torchtitan's current generation has no tensorwise float8: --from-search picks among the recipes it runs.
-"$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 64 --runtime torchtitan --torchtitan-version current \
+"$bin" emit --model llama3-8b --hardware H100-80GB-SXM --gpus 64 --runtime torchtitan --torchtitan-version current \
   --from-search 1 --allow-fp8 --allow-compile --allow-selective-op --out "$tmp/tt" > /dev/null 2>&1; rc=$?
 check "emit --from-search --allow-fp8 for torchtitan current exits 0 (got $rc)" "[ $rc = 0 ]"
 check "and writes a rowwise recipe" "grep -q 'Float8LinearConverter.Config(recipe_name=\"rowwise' '$tmp/tt/torchtitan_recipe.py'"
-"$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --runtime torchtitan --torchtitan-version current \
+"$bin" emit --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --runtime torchtitan --torchtitan-version current \
   --compile --fp8 tensorwise --ac selective_op --out "$tmp/tw" > /dev/null 2> "$tmp/tw.err"; rc=$?
 check "emit --fp8 tensorwise for torchtitan current exits 2 (got $rc)" "[ $rc = 2 ] && grep -q 'torchtitan cannot run precision.fp8 = \"tensorwise\"' '$tmp/tw.err'"
 check "and writes nothing" "[ ! -e '$tmp/tw' ]"
-"$bin" emit --model llama3-8b --gpu H100-80GB-SXM --gpus 16 --from-search 1 --strategy full_shard --out "$tmp/x" > /dev/null 2>&1; rc=$?
+"$bin" emit --model llama3-8b --hardware H100-80GB-SXM --gpus 16 --from-search 1 --strategy full_shard --out "$tmp/x" > /dev/null 2>&1; rc=$?
 check "--from-search with --strategy exits 2 (got $rc)" "[ $rc = 2 ]"
 exit $fail

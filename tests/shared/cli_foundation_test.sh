@@ -67,7 +67,7 @@ done
 
 # A typo in a hardware preset's [efficiency] table is rejected like any unknown key.
 sed 's/^matmul_eff =/matmul_efff =/' "$src/configs/hardware/cpu.toml" > "$tmp/typo.toml"
-"$bin" plan --model tiny-2l --gpu "$tmp/typo.toml" --gpus 2 --seq-len 128 2> "$tmp/err5.txt" > /dev/null; rc=$?
+"$bin" plan --model tiny-2l --hardware "$tmp/typo.toml" --gpus 2 --seq-len 128 2> "$tmp/err5.txt" > /dev/null; rc=$?
 check "efficiency typo exits 2 (got $rc)" "[ $rc = 2 ]"
 check "efficiency typo names key and closest" "grep -q \"efficiency.matmul_efff.*did you mean 'efficiency.matmul_eff'\" '$tmp/err5.txt'"
 exit $fail

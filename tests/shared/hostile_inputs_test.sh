@@ -28,7 +28,7 @@ row() {
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 
 echo "victim: unchanged" > "$T/victim"
-PLAN=(plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --ac full)
+PLAN=(plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --ac full)
 
 # --- write_file_atomic: links planted at the old temporary names (<out>.tmp.<pid>, the next
 # PIDs) and at the output itself never redirect the write.
@@ -60,21 +60,21 @@ row "run.toml cluster.hardware = ../../../../etc/passwd" 2 "cluster.hardware: '.
 row "run.toml runtime = ../../../../etc/passwd" 2 "runtime: '../../../../etc/passwd' is read as a path" "$SC" check "$T/rt.toml"
 sed 's|^hardware = .*|hardware = "..H100"|' "$SRC/configs/examples/llama3-8b-8xH100.toml" > "$T/dots.toml"
 row "run.toml cluster.hardware = ..H100 (a name with ..)" 2 "cluster.hardware: '..H100' is not a preset name" "$SC" check "$T/dots.toml"
-row "--gpu /dev/zero" 2 "is read as a path (it contains '/'), and a path must name a .toml file" "$SC" plan --model llama3-8b --gpu /dev/zero --gpus 8
+row "--hardware /dev/zero" 2 "is read as a path (it contains '/'), and a path must name a .toml file" "$SC" plan --model llama3-8b --hardware /dev/zero --gpus 8
 
 # --- inputs are bounded: devices, directories and oversized files refused before reading.
 ln -s /dev/zero "$T/zero.toml"
-row "--gpu a .toml link to /dev/zero" 2 "zero.toml: is not a regular file" timeout 20 "$SC" plan --model llama3-8b --gpu "$T/zero.toml" --gpus 8
+row "--hardware a .toml link to /dev/zero" 2 "zero.toml: is not a regular file" timeout 20 "$SC" plan --model llama3-8b --hardware "$T/zero.toml" --gpus 8
 row "--model a .toml link to /dev/zero" 2 "zero.toml: is not a regular file" timeout 20 "$SC" show-model "$T/zero.toml"
 mkdir "$T/model_dir.toml"
 row "--model a directory" 2 "model_dir.toml: is a directory, not a model file" "$SC" show-model "$T/model_dir.toml"
 truncate -s $((16 * 1024 * 1024 + 1)) "$T/big.toml"
-row "--gpu a .toml over 16 MiB" 2 "big.toml: is 16777217 bytes, over the limit of 16777216 bytes" "$SC" plan --model llama3-8b --gpu "$T/big.toml" --gpus 8
+row "--hardware a .toml over 16 MiB" 2 "big.toml: is 16777217 bytes, over the limit of 16777216 bytes" "$SC" plan --model llama3-8b --hardware "$T/big.toml" --gpus 8
 row "import log /dev/zero" 2 "/dev/zero: is not a regular file" timeout 20 "$SC" import torchtitan /dev/zero \
-  --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --out "$T/imp"
+  --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --out "$T/imp"
 truncate -s $((256 * 1024 * 1024 + 1)) "$T/big.log"
 row "import log over 256 MiB" 2 "big.log: is 268435457 bytes, over the limit of 268435456 bytes" "$SC" import torchtitan "$T/big.log" \
-  --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --out "$T/imp"
+  --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --out "$T/imp"
 
 # --- calibrate --trainer: an argument vector, no shell.
 row "calibrate --trainer with a quote and a command" 2 "cannot run it" "$SC" calibrate --hardware-out "$T/hw_out.toml" \

@@ -18,7 +18,7 @@ cd "$work"
 "$tr" tokenize --out "$work/corpus.bin" "$src"/docs/*.md > /dev/null
 
 # Without --data: written, but check refuses it the way shardcast-train run would.
-"$sc" emit --model tiny-2l --gpu cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 --ac none \
+"$sc" emit --model tiny-2l --hardware cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 --ac none \
   --steps 4 --out "$work/nodata" > /dev/null 2> "$work/nodata.err" || fail "emit without --data exited $?"
 grep -q 'SHARDCAST_DATA' "$work/nodata.err" || fail "emit does not say what must be set"
 grep -q 'SHARDCAST_DATA:?' "$work/nodata/launch_torchrun.sh" || fail "launch_torchrun.sh does not require SHARDCAST_DATA"
@@ -51,7 +51,7 @@ set -e
 "$sc" check "$work/nodata/run.toml" --data "$work/corpus.bin" > /dev/null || fail "check --data refused"
 
 # With --data: check says OK and the trainer runs the file as written.
-"$sc" emit --model tiny-2l --gpu cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 --ac none \
+"$sc" emit --model tiny-2l --hardware cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 --ac none \
   --steps 4 --data "$work/corpus.bin" --out "$work/out" > "$work/emit.log" 2>&1 || { cat "$work/emit.log"; fail "emit exited"; }
 grep -q '^runtime = "shardcast-train"' "$work/out/run.toml" || fail "run.toml does not name its runtime"
 "$sc" check "$work/out/run.toml" > /dev/null || fail "check refused the emitted run.toml"
@@ -65,7 +65,7 @@ run=$(ls -d "$work"/runs/* | head -1)
 # own folder (a stand-in torchrun records the directory it ran in and its arguments), also with an
 # exported CDPATH that holds another folder of the same name (a plain `cd rel` would go there).
 mkdir -p "$work/elsewhere/rel" "$work/bin"
-( cd "$work" && "$sc" emit --model tiny-2l --gpu cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 \
+( cd "$work" && "$sc" emit --model tiny-2l --hardware cpu --gpus 2 --seq-len 128 --strategy full_shard --micro-batch 2 \
     --ac none --steps 4 --data corpus.bin --out rel > "$work/rel.log" 2>&1 ) || { cat "$work/rel.log"; fail "emit --data corpus.bin exited"; }
 grep -qxF 'path = "corpus.bin"' "$work/rel/run.toml" || fail "a relative --data is not kept as given"
 grep -q 'data.path "corpus.bin" is relative: the launchers run in rel' "$work/rel.log" || fail "emit does not say where a relative data.path resolves"
