@@ -32,6 +32,19 @@ check "plan: fms-fsdp's optimizer step" 0 0 "optimizer foreach AdamW, clipping (
 "$sc" plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac full --runtime torchtitan > "$tmp/out" 2>&1
 check "plan: torchtitan's fused optimizer step" 0 $? "optimizer fused AdamW, clipping (norm, then scale): 10 accesses an element of the shard" "$tmp/out"
 
+# --hardware is cluster.hardware's flag (shardcast-train's too). --gpu, its name before 2026-12-07,
+# is still read with a note on stderr, is not listed by --help, and is refused beside --hardware.
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 > "$tmp/out" 2>&1
+check "plan --gpu (the old name): read, with a note" 0 $? "--gpu is now --hardware" "$tmp/out"
+grep -q "tokens/s/GPU" "$tmp/out" || { echo "FAIL plan --gpu: no plan"; fail=$((fail + 1)); }
+"$sc" plan --model llama3-8b --gpu H100-80GB-SXM --hardware H100-80GB-SXM --gpus 8 > "$tmp/out" 2>&1
+check "plan --gpu beside --hardware -> exit 2" 2 $? "--gpu is the old name of --hardware: give one of them" "$tmp/out"
+"$sc" search --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --top 1 > "$tmp/out" 2>&1
+check "search --gpu (the old name): read, with a note" 0 $? "--gpu is now --hardware" "$tmp/out"
+"$sc" plan --help > "$tmp/out" 2>&1
+check "plan --help lists --hardware" 0 $? "--hardware TEXT" "$tmp/out"
+if grep -q -- "--gpu " "$tmp/out"; then echo "FAIL plan --help lists --gpu"; fail=$((fail + 1)); fi
+
 # Board power limit (planner/model/power_limit.h): the H100-96GB preset's default 500 W is stated; a
 # limit on a preset without a board power, or above it, is refused by name.
 "$sc" plan --model llama3-8b --hardware H100-96GB-HBM2e --gpus 8 --micro-batch 1 --seq-len 8192 --ac full > "$tmp/out" 2>&1
