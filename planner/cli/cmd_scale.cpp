@@ -372,6 +372,151 @@ void print_scale_json(const planner::ScaleOptions& opt, const HardwareSpec& hw, 
   fmt::print("{}\n", j.dump(2));
 }
 
+namespace {
+
+// The flags as scale's options (and the hardware preset they name); in the budget question, the
+// first of --gpu-types (or --hardware) and --to's larger default.
+planner::ScaleOptions scale_options(ScaleFlags& f, bool to_given, SpaceFlags* space, HardwareSpec* hw) {
+  const bool budget_mode = !f.deadline.empty();
+  if (!f.prices.empty() && !budget_mode)
+    throw UsageError("scale --price: cost is the budget question's ranking: add --deadline TIME (e.g. --deadline "
+                     "30d) with --tokens; without one, scale prints GPU-hours per count (GPU-h column), which "
+                     "times the price per GPU-hour is the cost");
+  SpaceFlags& sf = *space;
+  sf = f.space;
+  if (budget_mode) {
+    if (!f.gpu_types.empty() && !sf.gpu.empty()) throw UsageError("scale: give --hardware or --gpu-types, not both");
+    if (f.gpu_types.empty()) {
+      if (sf.gpu.empty()) throw UsageError("scale --deadline: --gpu-types (or --hardware) is required");
+      f.gpu_types = {sf.gpu};
+    }
+    if (!sf.reference_run.empty() && f.gpu_types.size() > 1)
+      throw UsageError("scale --deadline: --reference-run carries the level of one GPU type; give --gpu-types with "
+                       "that type alone");
+    sf.gpu = f.gpu_types.front();
+    if (!to_given) f.to = 16384;
+  }
+  planner::ScaleOptions opt;
+  opt.space = to_space(sf, "scale", *hw, "4Mi");
+  opt.global_batch_tokens = opt.space.global_batch_tokens;
+  opt.from = f.from;
+  opt.to = f.to;
+  opt.counts = f.counts;
+  opt.tokens = parse_count(f.tokens, "--tokens");
+  if (!(opt.tokens > 0)) throw UsageError(fmt::format("--tokens '{}' must be > 0", f.tokens));
+  opt.reliability = to_reliability(f.reliability);
+  opt.goodput_threshold = f.goodput_threshold;
+  return opt;
+}
+
+// The headline, the reliability and reference-run lines, and one row per GPU count.
+void print_scale_table(const planner::ScaleOptions& opt, const HardwareSpec& hw, const SpaceFlags& sf, int seq,
+                       const std::vector<planner::ScalePoint>& pts) {
+  TrainConfig power_cfg;
+  power_cfg.cluster.power_limit_w = opt.space.power_limit_w;
+  fmt::print("scale: {} ({} parameters) on {}{} for {}, seq_len {}, global batch {} tokens, budget {} tokens\n",
+             opt.space.model_preset, human_count(double(opt.space.model.total_params())), hw.name,
+             planner::power_limit_note(planner::resolve_power_limit(power_cfg, hw)), runtime_headline(sf, opt.space),
+             seq,
+             opt.global_batch_tokens > 0 ? short_count(double(opt.global_batch_tokens)) : "any",
+             short_count(opt.tokens));
+  print_reliability(*opt.reliability);
+  print_reference_run(opt.space);
+  size_t w = 12;  // width of the config column
+  for (const auto& p : pts)
+    if (p.feasible) w = std::max(w, planner::describe_config(p.best.config).size());
+  fmt::print("\n{:>6} {:>5}  {:<{}} {:>9} {:>9} {:>6} {:>8} {:>8} {:>9} {:>5} {:>8} {:>8} {:>8} {:>6} {:>8}  {}\n",
+             "GPUs", "nodes", "best config", w, "tok/s/GPU", "total", "MFU", "exposed", "days", "GPU-h", "eff",
+             "batch", "goodput", "tok/s+f", "ckpt", "days+f", "flags");
+  for (const auto& p : pts) {
+    if (!p.feasible) {
+      fmt::print("{:>6} {:>5}  {:<{}} {}\n", p.gpus, p.nodes, "nothing fits", w, p.flags);
+      continue;
+    }
+    const Prediction& q = p.best.prediction;
+    fmt::print("{:>6} {:>5}  {:<{}} {:>9.0f} {:>9} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>9} {:>4.0f}% {:>8} {:>7.1f}% "
+               "{:>8.0f} {:>6} {:>8.1f}  {}\n",
+               p.gpus, p.nodes, planner::describe_config(p.best.config), w, q.tokens_per_s_per_gpu,
+               short_count(p.total_tokens_per_s), 100 * q.mfu, 100 * p.exposed_fraction, p.days,
+               short_count(p.gpu_hours), 100 * p.scaling_efficiency, short_count(double(p.global_batch_tokens)),
+               100 * p.goodput.goodput, p.goodput.effective_tokens_per_s_per_gpu, interval_text(p.goodput),
+               p.days_with_failures, p.flags);
+  }
+}
+
+// What the counts that fit say together: where communication stops hiding, where goodput falls.
+void print_scale_summary(const planner::ScaleOptions& opt, const std::vector<planner::ScalePoint>& pts) {
+  const bool any_feasible = std::any_of(pts.begin(), pts.end(), [](const planner::ScalePoint& p) { return p.feasible; });
+  const bool all_feasible = std::all_of(pts.begin(), pts.end(), [](const planner::ScalePoint& p) { return p.feasible; });
+  const planner::ScalePoint *first_exposed = nullptr, *first_low = nullptr;
+  for (const auto& p : pts) {
+    if (!p.feasible) continue;
+    if (p.comm_exposed && !first_exposed) first_exposed = &p;
+    if (p.goodput_low && !first_low) first_low = &p;
+  }
+  // The summaries speak of the counts that fit; with none there is nothing to summarise.
+  const char* counts = all_feasible ? "at every count" : "at every count that fits";
+  if (!any_feasible) {
+    fmt::print("nothing fits at any GPU count: every configuration, at any global batch, is over {:.0f}% of device "
+               "memory (flag no-fit); other counts (--from, --to), another runtime or a GPU with more memory may "
+               "fit\n",
+               100 * opt.space.max_mem_frac);
+  } else {
+    if (first_exposed)
+      fmt::print("communication stops hiding behind compute at {} GPUs ({:.1f}% of the step exposed > {:.0f}%)\n",
+                 first_exposed->gpus, 100 * first_exposed->exposed_fraction, 100 * opt.exposed_threshold);
+    else
+      fmt::print("communication stays hidden behind compute (exposed <= {:.0f}% of the step) {}\n",
+                 100 * opt.exposed_threshold, counts);
+    if (first_low)
+      fmt::print("goodput falls below {:.0f}% at {} GPUs ({:.1f}%: an interruption every {:.1f} h)\n",
+                 100 * opt.goodput_threshold, first_low->gpus, 100 * first_low->goodput.goodput,
+                 first_low->goodput.mtbf_s / 3600);
+    else
+      fmt::print("goodput stays at or above {:.0f}% {}\n", 100 * opt.goodput_threshold, counts);
+  }
+}
+
+// The flags and columns the table uses, said once under it.
+void print_scale_legend() {
+  fmt::print("flags: mb1 = the global batch leaves one sequence per data-parallel rank (a GPU on pure FSDP); ga:a->b = grad accumulation changes;\n"
+             "       batch>target, batch<target = no layout meets the global batch within its tolerance here (one\n"
+             "       sequence per rank is more, or whole sequences per rank step over it): the plan nearest it is used;\n"
+             "       batch-wall:tp2 = pure FSDP cannot meet the global batch here (no whole number of sequences per GPU\n"
+             "       comes within its tolerance): the mesh named keeps it; mesh:tp2 = a mesh chosen for speed or memory;\n"
+             "       goodput<T = goodput under failures below --goodput-threshold\n"
+             "goodput = useful / wall time with failures, checkpoint saves and restarts; tok/s+f = tok/s/GPU x "
+             "goodput; ckpt = recommended checkpoint.interval in steps; days+f = days with failures\n"
+             "eff = tok/s/GPU here / tok/s/GPU at the smallest count that fits; above 100% when more GPUs shard the "
+             "state thinner and the freed memory buys a faster configuration (less recomputation, a larger "
+             "micro-batch)\n");
+}
+
+void run_scale(ScaleFlags& f, bool to_given) {
+  SpaceFlags sf;
+  HardwareSpec hw;
+  const planner::ScaleOptions opt = scale_options(f, to_given, &sf, &hw);
+  if (!f.deadline.empty()) return run_budget(f, opt);
+  const auto pts = planner::scale(opt, hw, progress_bar("scale"));
+  if (!f.csv.empty()) write_file_atomic(f.csv, csv_text(pts));
+  const int seq = opt.space.seq_len > 0 ? opt.space.seq_len : opt.space.model.max_seq_len;
+  // As search: no GPU count with a configuration that fits ends in exit 3.
+  const bool any_feasible = std::any_of(pts.begin(), pts.end(), [](const planner::ScalePoint& p) { return p.feasible; });
+  if (f.json) {
+    print_scale_json(opt, hw, seq, pts);
+    if (!any_feasible) throw ExitCode{kExitNoFit};
+    return;
+  }
+  print_scale_table(opt, hw, sf, seq, pts);
+  fmt::print("\n");
+  print_scale_summary(opt, pts);
+  print_scale_legend();
+  if (!f.csv.empty()) fmt::print("csv: {}\n", f.csv);
+  if (!any_feasible) throw ExitCode{kExitNoFit};
+}
+
+}  // namespace
+
 void register_scale(CLI::App& app) {
   auto f = std::make_shared<ScaleFlags>();
   auto* cmd = app.add_subcommand(
@@ -405,118 +550,7 @@ void register_scale(CLI::App& app) {
   // Ranges of the numeric flags: planner/cli/validators.cpp (one range per flag name).
   cmd->add_option("--csv", f->csv, "also write the table as CSV to FILE");
   cmd->add_flag("--json", f->json, "print the table as JSON");
-  cmd->callback([f, to] {
-    const bool budget_mode = !f->deadline.empty();
-    if (!f->prices.empty() && !budget_mode)
-      throw UsageError("scale --price: cost is the budget question's ranking: add --deadline TIME (e.g. --deadline "
-                       "30d) with --tokens; without one, scale prints GPU-hours per count (GPU-h column), which "
-                       "times the price per GPU-hour is the cost");
-    SpaceFlags sf = f->space;
-    if (budget_mode) {
-      if (!f->gpu_types.empty() && !sf.gpu.empty())
-        throw UsageError("scale: give --hardware or --gpu-types, not both");
-      if (f->gpu_types.empty()) {
-        if (sf.gpu.empty()) throw UsageError("scale --deadline: --gpu-types (or --hardware) is required");
-        f->gpu_types = {sf.gpu};
-      }
-      if (!sf.reference_run.empty() && f->gpu_types.size() > 1)
-        throw UsageError("scale --deadline: --reference-run carries the level of one GPU type; give --gpu-types with "
-                         "that type alone");
-      sf.gpu = f->gpu_types.front();
-      if (to->count() == 0) f->to = 16384;
-    }
-    HardwareSpec hw;
-    planner::ScaleOptions opt;
-    opt.space = to_space(sf, "scale", hw, "4Mi");
-    opt.global_batch_tokens = opt.space.global_batch_tokens;
-    opt.from = f->from;
-    opt.to = f->to;
-    opt.counts = f->counts;
-    opt.tokens = parse_count(f->tokens, "--tokens");
-    if (!(opt.tokens > 0)) throw UsageError(fmt::format("--tokens '{}' must be > 0", f->tokens));
-    opt.reliability = to_reliability(f->reliability);
-    opt.goodput_threshold = f->goodput_threshold;
-    if (budget_mode) return run_budget(*f, opt);
-    const auto pts = planner::scale(opt, hw, progress_bar("scale"));
-    if (!f->csv.empty()) write_file_atomic(f->csv, csv_text(pts));
-    const int seq = opt.space.seq_len > 0 ? opt.space.seq_len : opt.space.model.max_seq_len;
-    // As search: no GPU count with a configuration that fits ends in exit 3.
-    const bool any_feasible = std::any_of(pts.begin(), pts.end(), [](const planner::ScalePoint& p) { return p.feasible; });
-    const bool all_feasible = std::all_of(pts.begin(), pts.end(), [](const planner::ScalePoint& p) { return p.feasible; });
-    if (f->json) {
-      print_scale_json(opt, hw, seq, pts);
-      if (!any_feasible) throw ExitCode{kExitNoFit};
-      return;
-    }
-    TrainConfig power_cfg;
-    power_cfg.cluster.power_limit_w = opt.space.power_limit_w;
-    fmt::print("scale: {} ({} parameters) on {}{} for {}, seq_len {}, global batch {} tokens, budget {} tokens\n",
-               opt.space.model_preset, human_count(double(opt.space.model.total_params())), hw.name,
-               planner::power_limit_note(planner::resolve_power_limit(power_cfg, hw)), runtime_headline(sf, opt.space),
-               seq,
-               opt.global_batch_tokens > 0 ? short_count(double(opt.global_batch_tokens)) : "any",
-               short_count(opt.tokens));
-    print_reliability(*opt.reliability);
-    print_reference_run(opt.space);
-    size_t w = 12;  // width of the config column
-    for (const auto& p : pts)
-      if (p.feasible) w = std::max(w, planner::describe_config(p.best.config).size());
-    fmt::print("\n{:>6} {:>5}  {:<{}} {:>9} {:>9} {:>6} {:>8} {:>8} {:>9} {:>5} {:>8} {:>8} {:>8} {:>6} {:>8}  {}\n",
-               "GPUs", "nodes", "best config", w, "tok/s/GPU", "total", "MFU", "exposed", "days", "GPU-h", "eff",
-               "batch", "goodput", "tok/s+f", "ckpt", "days+f", "flags");
-    const planner::ScalePoint *first_exposed = nullptr, *first_low = nullptr;
-    for (const auto& p : pts) {
-      if (!p.feasible) {
-        fmt::print("{:>6} {:>5}  {:<{}} {}\n", p.gpus, p.nodes, "nothing fits", w, p.flags);
-        continue;
-      }
-      const Prediction& q = p.best.prediction;
-      fmt::print("{:>6} {:>5}  {:<{}} {:>9.0f} {:>9} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>9} {:>4.0f}% {:>8} {:>7.1f}% "
-                 "{:>8.0f} {:>6} {:>8.1f}  {}\n",
-                 p.gpus, p.nodes, planner::describe_config(p.best.config), w, q.tokens_per_s_per_gpu,
-                 short_count(p.total_tokens_per_s), 100 * q.mfu, 100 * p.exposed_fraction, p.days,
-                 short_count(p.gpu_hours), 100 * p.scaling_efficiency, short_count(double(p.global_batch_tokens)),
-                 100 * p.goodput.goodput, p.goodput.effective_tokens_per_s_per_gpu, interval_text(p.goodput),
-                 p.days_with_failures, p.flags);
-      if (p.comm_exposed && !first_exposed) first_exposed = &p;
-      if (p.goodput_low && !first_low) first_low = &p;
-    }
-    fmt::print("\n");
-    // The summaries speak of the counts that fit; with none there is nothing to summarise.
-    const char* counts = all_feasible ? "at every count" : "at every count that fits";
-    if (!any_feasible) {
-      fmt::print("nothing fits at any GPU count: every configuration, at any global batch, is over {:.0f}% of device "
-                 "memory (flag no-fit); other counts (--from, --to), another runtime or a GPU with more memory may "
-                 "fit\n",
-                 100 * opt.space.max_mem_frac);
-    } else {
-      if (first_exposed)
-        fmt::print("communication stops hiding behind compute at {} GPUs ({:.1f}% of the step exposed > {:.0f}%)\n",
-                   first_exposed->gpus, 100 * first_exposed->exposed_fraction, 100 * opt.exposed_threshold);
-      else
-        fmt::print("communication stays hidden behind compute (exposed <= {:.0f}% of the step) {}\n",
-                   100 * opt.exposed_threshold, counts);
-      if (first_low)
-        fmt::print("goodput falls below {:.0f}% at {} GPUs ({:.1f}%: an interruption every {:.1f} h)\n",
-                   100 * opt.goodput_threshold, first_low->gpus, 100 * first_low->goodput.goodput,
-                   first_low->goodput.mtbf_s / 3600);
-      else
-        fmt::print("goodput stays at or above {:.0f}% {}\n", 100 * opt.goodput_threshold, counts);
-    }
-    fmt::print("flags: mb1 = the global batch leaves one sequence per data-parallel rank (a GPU on pure FSDP); ga:a->b = grad accumulation changes;\n"
-               "       batch>target, batch<target = no layout meets the global batch within its tolerance here (one\n"
-               "       sequence per rank is more, or whole sequences per rank step over it): the plan nearest it is used;\n"
-               "       batch-wall:tp2 = pure FSDP cannot meet the global batch here (no whole number of sequences per GPU\n"
-               "       comes within its tolerance): the mesh named keeps it; mesh:tp2 = a mesh chosen for speed or memory;\n"
-               "       goodput<T = goodput under failures below --goodput-threshold\n"
-               "goodput = useful / wall time with failures, checkpoint saves and restarts; tok/s+f = tok/s/GPU x "
-               "goodput; ckpt = recommended checkpoint.interval in steps; days+f = days with failures\n"
-               "eff = tok/s/GPU here / tok/s/GPU at the smallest count that fits; above 100% when more GPUs shard the "
-               "state thinner and the freed memory buys a faster configuration (less recomputation, a larger "
-               "micro-batch)\n");
-    if (!f->csv.empty()) fmt::print("csv: {}\n", f->csv);
-    if (!any_feasible) throw ExitCode{kExitNoFit};
-  });
+  cmd->callback([f, to] { run_scale(*f, to->count() > 0); });
 }
 
 }  // namespace shardcast::cli
