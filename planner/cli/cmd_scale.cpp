@@ -191,7 +191,9 @@ void print_breaks(const std::vector<planner::BudgetBreaks>& bs, int largest, dou
            &planner::BudgetBreaks::goodput_low_at);
 }
 
-void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
+// The budget question's options: the scale options, the GPU types, their prices (a bare number
+// prices the one type compared; with several, each price names its type), the deadline.
+planner::BudgetOptions budget_options(const ScaleFlags& f, const planner::ScaleOptions& base) {
   planner::BudgetOptions opt;
   opt.scale = base;
   opt.gpu_types = f.gpu_types;
@@ -208,59 +210,129 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
   opt.price_per_gpu_hour = planner::parse_prices(prices, "--price");
   opt.deadline_days = parse_duration_days(f.deadline, "--deadline");
   opt.top = f.top;
+  return opt;
+}
+
+nlohmann::json budget_json(const planner::BudgetOptions& opt, const planner::BudgetResult& r, int seq) {
+  const planner::ScaleOptions& base = opt.scale;
+  const auto& sp = base.space;
+  const double deadline = opt.deadline_days;
+  nlohmann::json j = {{"schema", 1},
+                      {"model", sp.model_preset},
+                      {"seq_len", seq},
+                      {"tokens", base.tokens},
+                      {"global_batch_tokens", base.global_batch_tokens},
+                      {"deadline_days", deadline},
+                      {"gpu_types", opt.gpu_types},
+                      {"price_per_gpu_hour", opt.price_per_gpu_hour},
+                      {"ranked_by", r.by_cost ? "cost" : "gpu_hours"},
+                      {"reliability", reliability_json(*base.reliability, base.goodput_threshold)},
+                      {"exposed_threshold", base.exposed_threshold},
+                      {"ranked", r.ranked},
+                      {"smallest", r.smallest >= 0 ? nlohmann::json(r.smallest) : nlohmann::json(nullptr)},
+                      {"cheapest_per_type", r.cheapest_per_type},
+                      {"fastest", r.fastest >= 0 ? nlohmann::json(r.fastest) : nlohmann::json(nullptr)},
+                      {"deadline_met", !r.ranked.empty()},
+                      {"shortfall_days", r.shortfall_days},
+                      {"n_candidates", r.n_candidates},
+                      {"seconds", r.seconds}};
+  j["rows"] = nlohmann::json::array();
+  for (const auto& w : r.rows) {
+    const auto& p = w.point;
+    nlohmann::json q = {{"gpu_type", w.gpu_type}, {"gpus", p.gpus},   {"nodes", p.nodes},
+                        {"feasible", p.feasible}, {"flags", p.flags}, {"n_candidates", p.n_candidates}};
+    if (p.feasible) {
+      q.update({{"days_ideal", w.days_ideal},
+                {"days", w.days},
+                {"days_1sigma", {w.days_lo, w.days_hi}},
+                {"gpu_hours", w.gpu_hours},
+                {"cost", w.cost >= 0 ? nlohmann::json(w.cost) : nlohmann::json(nullptr)},
+                {"meets_deadline", w.meets_deadline},
+                {"meets_deadline_at_1sigma", w.meets_at_1sigma},
+                {"total_tokens_per_s", p.total_tokens_per_s},
+                {"global_batch_tokens", p.global_batch_tokens},
+                {"goodput", goodput_json(p.goodput)},
+                {"best", candidate_json(p.best)}});
+    }
+    j["rows"].push_back(q);
+  }
+  j["breaks"] = nlohmann::json::array();
+  for (const auto& b : r.breaks)
+    j["breaks"].push_back({{"gpu_type", b.gpu_type},
+                           {"mb1_at", b.mb1_at},
+                           {"batch_over_at", b.batch_over_at},
+                           {"comm_exposed_at", b.comm_exposed_at},
+                           {"goodput_low_at", b.goodput_low_at}});
+  return j;
+}
+
+std::string budget_label(const planner::BudgetRow& w) { return fmt::format("{} x {}", w.gpu_type, w.point.gpus); }
+
+// No plan meets the deadline: how late the fastest one is (or that nothing fits).
+void print_budget_missed(const planner::BudgetResult& r, double deadline) {
+  if (r.fastest < 0) {
+    fmt::print("no plan meets {:g} days: no configuration fits at any count\n", deadline);
+  } else {
+    const auto& w = r.rows[size_t(r.fastest)];
+    fmt::print("no plan meets {:g} days: the fastest, {} ({}), finishes in {:.1f} days (1σ {:.1f}–{:.1f}), "
+               "{:.1f} days ({:.0f}%) late\n",
+               deadline, budget_label(w), planner::describe_config(w.point.best.config), w.days, w.days_lo, w.days_hi,
+               r.shortfall_days, 100 * r.shortfall_days / deadline);
+  }
+}
+
+// The plans that meet the deadline, cheapest first, then the cheapest per GPU type and the
+// smallest cluster.
+void print_budget_ranked(const planner::BudgetOptions& opt, const planner::BudgetResult& r) {
+  const double deadline = opt.deadline_days;
+  size_t wcfg = 11;
+  for (size_t i : r.ranked) wcfg = std::max(wcfg, planner::describe_config(r.rows[i].point.best.config).size());
+  fmt::print("cheapest plans that meet {:g} days (by {}):\n", deadline, r.by_cost ? "cost" : "GPU-hours");
+  fmt::print("{:>3}  {:<15} {:>6}  {:<{}} {:>9} {:>8} {:>8} {:>6} {:>6}  {:<22} {:>9} {:>10}  {}\n", "#",
+             "GPU type", "GPUs", "best config", wcfg, "tok/s/GPU", "goodput", "tok/s+f", "ckpt", "ideal",
+             "days with failures", "GPU-h", "cost", "flags");
+  for (size_t k = 0; k < r.ranked.size(); ++k) {
+    const auto& w = r.rows[r.ranked[k]];
+    const auto& p = w.point;
+    fmt::print("{:>3}  {:<15} {:>6}  {:<{}} {:>9.0f} {:>7.1f}% {:>8.0f} {:>6} {:>6.1f}  {:<22} {:>9} {:>10}  {}{}\n",
+               k + 1, w.gpu_type, p.gpus, planner::describe_config(p.best.config), wcfg,
+               p.best.prediction.tokens_per_s_per_gpu, 100 * p.goodput.goodput,
+               p.goodput.effective_tokens_per_s_per_gpu, interval_text(p.goodput),
+               w.days_ideal, days_band(w.days, w.days_lo, w.days_hi), short_count(w.gpu_hours),
+               w.cost >= 0 ? short_count(w.cost) : "-", p.flags, w.meets_at_1sigma ? "" : " late-at-1σ");
+  }
+  const auto& best = r.rows[r.ranked.front()];
+  fmt::print("\ncheapest: {} finishes in {:.1f} days, 1σ {:.1f}–{:.1f} ({:.1f} days without failures), {} GPU-hours{}\n"
+             "          band: tokens/s {}\n",
+             budget_label(best), best.days, best.days_lo, best.days_hi, best.days_ideal, short_count(best.gpu_hours),
+             best.cost >= 0 ? fmt::format(", cost {}", short_count(best.cost)) : "",
+             best.point.best.prediction.error_band_note);
+  fmt::print("per GPU type:");
+  for (size_t k = 0; k < opt.gpu_types.size(); ++k) {
+    const long i = r.cheapest_per_type[k];
+    if (i < 0) {
+      fmt::print(" {} misses it;", opt.gpu_types[k]);
+      continue;
+    }
+    const auto& w = r.rows[size_t(i)];
+    fmt::print(" {} x {} {:.1f} days {} GPU-h{};", w.gpu_type, w.point.gpus, w.days, short_count(w.gpu_hours),
+               w.cost >= 0 ? " cost " + short_count(w.cost) : "");
+  }
+  fmt::print("\n");
+  const auto& sm = r.rows[size_t(r.smallest)];
+  fmt::print("smallest cluster that meets {:g} days: {} ({}), {:.1f} days, 1σ {:.1f}–{:.1f}\n", deadline, budget_label(sm),
+             planner::describe_config(sm.point.best.config), sm.days, sm.days_lo, sm.days_hi);
+}
+
+void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
+  const planner::BudgetOptions opt = budget_options(f, base);
   const planner::BudgetResult r = planner::budget(opt, progress_bar("scale"));
   if (!f.csv.empty()) write_file_atomic(f.csv, budget_csv(r));
   const auto& sp = base.space;
   const int seq = sp.seq_len > 0 ? sp.seq_len : sp.model.max_seq_len;
   const double deadline = opt.deadline_days;
   if (f.json) {
-    nlohmann::json j = {{"schema", 1},
-                        {"model", sp.model_preset},
-                        {"seq_len", seq},
-                        {"tokens", base.tokens},
-                        {"global_batch_tokens", base.global_batch_tokens},
-                        {"deadline_days", deadline},
-                        {"gpu_types", opt.gpu_types},
-                        {"price_per_gpu_hour", opt.price_per_gpu_hour},
-                        {"ranked_by", r.by_cost ? "cost" : "gpu_hours"},
-                        {"reliability", reliability_json(*base.reliability, base.goodput_threshold)},
-                        {"exposed_threshold", base.exposed_threshold},
-                        {"ranked", r.ranked},
-                        {"smallest", r.smallest >= 0 ? nlohmann::json(r.smallest) : nlohmann::json(nullptr)},
-                        {"cheapest_per_type", r.cheapest_per_type},
-                        {"fastest", r.fastest >= 0 ? nlohmann::json(r.fastest) : nlohmann::json(nullptr)},
-                        {"deadline_met", !r.ranked.empty()},
-                        {"shortfall_days", r.shortfall_days},
-                        {"n_candidates", r.n_candidates},
-                        {"seconds", r.seconds}};
-    j["rows"] = nlohmann::json::array();
-    for (const auto& w : r.rows) {
-      const auto& p = w.point;
-      nlohmann::json q = {{"gpu_type", w.gpu_type}, {"gpus", p.gpus},   {"nodes", p.nodes},
-                          {"feasible", p.feasible}, {"flags", p.flags}, {"n_candidates", p.n_candidates}};
-      if (p.feasible) {
-        q.update({{"days_ideal", w.days_ideal},
-                  {"days", w.days},
-                  {"days_1sigma", {w.days_lo, w.days_hi}},
-                  {"gpu_hours", w.gpu_hours},
-                  {"cost", w.cost >= 0 ? nlohmann::json(w.cost) : nlohmann::json(nullptr)},
-                  {"meets_deadline", w.meets_deadline},
-                  {"meets_deadline_at_1sigma", w.meets_at_1sigma},
-                  {"total_tokens_per_s", p.total_tokens_per_s},
-                  {"global_batch_tokens", p.global_batch_tokens},
-                  {"goodput", goodput_json(p.goodput)},
-                  {"best", candidate_json(p.best)}});
-      }
-      j["rows"].push_back(q);
-    }
-    j["breaks"] = nlohmann::json::array();
-    for (const auto& b : r.breaks)
-      j["breaks"].push_back({{"gpu_type", b.gpu_type},
-                             {"mb1_at", b.mb1_at},
-                             {"batch_over_at", b.batch_over_at},
-                             {"comm_exposed_at", b.comm_exposed_at},
-                             {"goodput_low_at", b.goodput_low_at}});
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", budget_json(opt, r, seq).dump(2));
     if (r.ranked.empty()) throw ExitCode{kExitNoFit};
     return;
   }
@@ -272,56 +344,10 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
   print_reliability(*base.reliability);
   print_reference_run(sp);
   fmt::print("searched {} configurations in {:.2f} s\n\n", r.n_candidates, r.seconds);
-  auto label = [](const planner::BudgetRow& w) { return fmt::format("{} x {}", w.gpu_type, w.point.gpus); };
-  if (r.ranked.empty()) {
-    if (r.fastest < 0) {
-      fmt::print("no plan meets {:g} days: no configuration fits at any count\n", deadline);
-    } else {
-      const auto& w = r.rows[size_t(r.fastest)];
-      fmt::print("no plan meets {:g} days: the fastest, {} ({}), finishes in {:.1f} days (1σ {:.1f}–{:.1f}), "
-                 "{:.1f} days ({:.0f}%) late\n",
-                 deadline, label(w), planner::describe_config(w.point.best.config), w.days, w.days_lo, w.days_hi,
-                 r.shortfall_days, 100 * r.shortfall_days / deadline);
-    }
-  } else {
-    size_t wcfg = 11;
-    for (size_t i : r.ranked) wcfg = std::max(wcfg, planner::describe_config(r.rows[i].point.best.config).size());
-    fmt::print("cheapest plans that meet {:g} days (by {}):\n", deadline, r.by_cost ? "cost" : "GPU-hours");
-    fmt::print("{:>3}  {:<15} {:>6}  {:<{}} {:>9} {:>8} {:>8} {:>6} {:>6}  {:<22} {:>9} {:>10}  {}\n", "#",
-               "GPU type", "GPUs", "best config", wcfg, "tok/s/GPU", "goodput", "tok/s+f", "ckpt", "ideal",
-               "days with failures", "GPU-h", "cost", "flags");
-    for (size_t k = 0; k < r.ranked.size(); ++k) {
-      const auto& w = r.rows[r.ranked[k]];
-      const auto& p = w.point;
-      fmt::print("{:>3}  {:<15} {:>6}  {:<{}} {:>9.0f} {:>7.1f}% {:>8.0f} {:>6} {:>6.1f}  {:<22} {:>9} {:>10}  {}{}\n",
-                 k + 1, w.gpu_type, p.gpus, planner::describe_config(p.best.config), wcfg,
-                 p.best.prediction.tokens_per_s_per_gpu, 100 * p.goodput.goodput,
-                 p.goodput.effective_tokens_per_s_per_gpu, interval_text(p.goodput),
-                 w.days_ideal, days_band(w.days, w.days_lo, w.days_hi), short_count(w.gpu_hours),
-                 w.cost >= 0 ? short_count(w.cost) : "-", p.flags, w.meets_at_1sigma ? "" : " late-at-1σ");
-    }
-    const auto& best = r.rows[r.ranked.front()];
-    fmt::print("\ncheapest: {} finishes in {:.1f} days, 1σ {:.1f}–{:.1f} ({:.1f} days without failures), {} GPU-hours{}\n"
-               "          band: tokens/s {}\n",
-               label(best), best.days, best.days_lo, best.days_hi, best.days_ideal, short_count(best.gpu_hours),
-               best.cost >= 0 ? fmt::format(", cost {}", short_count(best.cost)) : "",
-               best.point.best.prediction.error_band_note);
-    fmt::print("per GPU type:");
-    for (size_t k = 0; k < opt.gpu_types.size(); ++k) {
-      const long i = r.cheapest_per_type[k];
-      if (i < 0) {
-        fmt::print(" {} misses it;", opt.gpu_types[k]);
-        continue;
-      }
-      const auto& w = r.rows[size_t(i)];
-      fmt::print(" {} x {} {:.1f} days {} GPU-h{};", w.gpu_type, w.point.gpus, w.days, short_count(w.gpu_hours),
-                 w.cost >= 0 ? " cost " + short_count(w.cost) : "");
-    }
-    fmt::print("\n");
-    const auto& sm = r.rows[size_t(r.smallest)];
-    fmt::print("smallest cluster that meets {:g} days: {} ({}), {:.1f} days, 1σ {:.1f}–{:.1f}\n", deadline, label(sm),
-               planner::describe_config(sm.point.best.config), sm.days, sm.days_lo, sm.days_hi);
-  }
+  if (r.ranked.empty())
+    print_budget_missed(r, deadline);
+  else
+    print_budget_ranked(opt, r);
   fmt::print("\nwhere it breaks:\n");
   int largest = 0;
   for (const auto& w : r.rows) largest = std::max(largest, w.point.gpus);
