@@ -213,6 +213,7 @@ planner::BudgetOptions budget_options(const ScaleFlags& f, const planner::ScaleO
   return opt;
 }
 
+// `scale --deadline --json`: the ranked plans, every (GPU type, count) row and where each type breaks.
 nlohmann::json budget_json(const planner::BudgetOptions& opt, const planner::BudgetResult& r, int seq) {
   const planner::ScaleOptions& base = opt.scale;
   const auto& sp = base.space;

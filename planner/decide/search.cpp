@@ -355,12 +355,14 @@ void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W
   }
 }
 
-Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& hw) {
-  const TrainConfig base = search_base_config(space, hw);
+namespace {
+
+// The 1-D layouts of the space: each strategy (the space's, or every one the runtime may run:
+// shard_optimizer only under a ZeRO runtime, refused by name elsewhere), hybrid_shard once per
+// shard group size.
+std::vector<Layout> strategy_layouts(const SearchSpace& space, const TrainConfig& base) {
   const int W = base.world_size();
   const int gpn = base.cluster.gpus_per_node;
-  const int seq = base.training.seq_len;
-
   std::vector<ShardingStrategy> strategies = space.strategies;
   // shard_optimizer (ZeRO stage 1) only under a ZeRO runtime (zero_memory.h): tried there by
   // default, refused by name elsewhere.
@@ -391,6 +393,11 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
     }
   }
 
+  return shardings;
+}
+
+// The space's micro-batches, ascending and each once; its grad_accums checked.
+std::vector<int> micro_batch_choices(const SearchSpace& space) {
   std::vector<int> mbs = space.micro_batches;
   std::sort(mbs.begin(), mbs.end());
   mbs.erase(std::unique(mbs.begin(), mbs.end()), mbs.end());
@@ -398,13 +405,35 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
     if (mb < 1) throw UsageError(fmt::format("search: micro-batch {} must be >= 1", mb));
   for (int ga : space.grad_accums)
     if (ga < 1) throw UsageError(fmt::format("search: grad-accum {} must be >= 1", ga));
-  // AC levels, most checkpointed first (full, selective by falling ratio, none).
+  return mbs;
+}
+
+// Block-level AC levels, most checkpointed first (full, selective by falling ratio, none).
+std::vector<AcChoice> ac_levels(const SearchSpace& space) {
   std::vector<AcChoice> acs = ac_choices(space, space.model.n_layers);
   std::reverse(acs.begin(), acs.end());
   std::stable_sort(acs.begin(), acs.end(), [&](const AcChoice& a, const AcChoice& b) {
     ActivationCheckpointingConfig x{a.mode, a.ratio}, y{b.mode, b.ratio};
     return x.recompute_fraction(space.model.n_layers) > y.recompute_fraction(space.model.n_layers);
   });
+  return acs;
+}
+
+// What the runtime runs of the space's choices (planner/model/runtime.h runtime_refusal names the
+// same rules): compile, the fp8 recipes this GPU has the format of, the reduce dtypes; the
+// strategies ZeRO runs; block-level selective checkpointing and op-level SAC where it runs them.
+struct RuntimeChoices {
+  std::vector<bool> compiles;
+  std::vector<Fp8Recipe> fp8s;
+  std::vector<std::string> reduce_dtypes;
+  bool selective_op = false;
+  const RuntimeTerms* terms = nullptr;
+};
+RuntimeChoices runtime_choices(const SearchSpace& space, const HardwareSpec& hw, const TrainConfig& base,
+                               std::vector<Layout>* layouts, std::vector<AcChoice>* ac_levels) {
+  const int W = base.world_size();
+  std::vector<Layout>& shardings = *layouts;
+  std::vector<AcChoice>& acs = *ac_levels;
   const bool has_fp8 = hw.gpu.fp8_flops > 0 && base.precision.param_dtype != "fp32";
   std::vector<bool> compiles{false};
   if (space.allow_compile) compiles.push_back(true);
@@ -451,7 +480,25 @@ Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& h
               acs.end());
   const bool selective_op = space.allow_selective_op && terms.selective_op;
 
-  add_mesh_layouts(space, terms, W, gpn, seq, &shardings);
+  return {compiles, fp8s, reduce_dtypes, selective_op, &terms};
+}
+
+}  // namespace
+
+Enumeration enumerate_candidates(const SearchSpace& space, const HardwareSpec& hw) {
+  const TrainConfig base = search_base_config(space, hw);
+  const int W = base.world_size();
+  const int gpn = base.cluster.gpus_per_node;
+  const int seq = base.training.seq_len;
+  std::vector<Layout> shardings = strategy_layouts(space, base);
+  const std::vector<int> mbs = micro_batch_choices(space);
+  std::vector<AcChoice> acs = ac_levels(space);
+  const RuntimeChoices rc = runtime_choices(space, hw, base, &shardings, &acs);
+  const std::vector<bool>& compiles = rc.compiles;
+  const std::vector<Fp8Recipe>& fp8s = rc.fp8s;
+  const std::vector<std::string>& reduce_dtypes = rc.reduce_dtypes;
+  const bool selective_op = rc.selective_op;
+  add_mesh_layouts(space, *rc.terms, W, gpn, seq, &shardings);
 
   // AC lattices: the block-level levels (ordered, prunable together) and, when allowed,
   // torchtitan's op-level selective checkpointing as a lattice of its own (its memory is not
