@@ -809,27 +809,12 @@ void recipe_parallelism(const TrainConfig& c, const Mesh& mesh, Set& set) {
   }
 }
 
-// torchtitan's current generation (pytorch/torchtitan@b5bcd76c6): the plan as a function that
-// derives a Trainer.Config from the flavor's registered one (torchtitan/models/llama3/
-// config_registry.py), setting each attribute the plan decides. Attribute names are those of
-// torchtitan/config/configs.py (training, parallelism, compile, comm, debug), the optimizer's
-// param_groups (components/optimizer/optimizer.py, #3269), lr_scheduler, metrics, checkpoint,
-// and the activation-checkpointing policy (distributed/activation_checkpoint.py, a subcommand
-// on the command line: selective = op-level SAC, full, none).
-std::string render_torchtitan_recipe(const TrainConfig& c) {
-  require_fp32_reduce(c);
-  if (const std::string why = torchtitan_version_refusal(c, TorchtitanVersion::current); !why.empty())
-    throw ConfigError("torchtitan", "precision.fp8", why);
-  const int W = c.world_size();
+namespace {
+
+// The recipe's head: the file header, how to run it, what the plan charged that a recipe cannot
+// set, and the imports the settings below use, down to the function's first line.
+std::string recipe_preamble(const TrainConfig& c, const std::string& base) {
   const auto& ac = c.activation_checkpointing;
-  const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::current);
-  // The registered config the recipe starts from (its data loader, tokenizer and loss); every
-  // setting of it the plan does not share is set below (config_registry.py @b5bcd76c6:
-  // llama3_70b and llama3_405b set tensor_parallel_degree 8, llama3_405b adds a rowwise
-  // Float8LinearConverter and compile with async TP, each profiles every 100 steps).
-  std::string base = "llama3_8b";
-  if (flavor == "70B") base = "llama3_70b";
-  if (flavor == "405B") base = "llama3_405b";
   std::string o = header(c, "torchtitan");  // refuses strings that cannot be written first
   o += "# torchtitan's current configuration (a Trainer.Config function, --module/--config; read at\n"
        "# pytorch/torchtitan@b5bcd76c6). Put this file where Python finds it (PYTHONPATH=/path/to/this/dir).\n";
@@ -860,9 +845,13 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   o += "from torchtitan.trainer import Trainer\n\n\n";
   o += "def shardcast_plan() -> Trainer.Config:\n";
   o += fmt::format("    config = {}()\n", base);
-  auto set = [&](const std::string& key, const std::string& value, const std::string& note = "") {
-    o += fmt::format("    config.{} = {}{}\n", key, value, note.empty() ? "" : "  # " + note);
-  };
+  return o;
+}
+
+// The model: the flavor with the plan's converters and no others (a comment asks for a flavor
+// where none has these dimensions).
+template <class Set>
+void recipe_model(const TrainConfig& c, const std::string& flavor, std::string& o, Set& set) {
   const std::string model_name = flavor.empty() ? c.model_label() : flavor;
   if (flavor.empty())
     o += fmt::format("    # no torchtitan llama3 flavor has these dimensions (L={} d={} heads={} kv={} ffn={} tied={}):\n"
@@ -881,8 +870,12 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   // llama3_8b_first_85_pct_layers_nvfp4: config.parallelism.spmd_backend = "spmd_types").
   if (c.precision.fp8 == Fp8Recipe::nvfp4)
     set("parallelism.spmd_backend", python_str("spmd_types"), "as torchtitan's NVFP4 config");
+}
+
+// Tokens per micro-batch and step, context length, clipping, steps and the mixed precision.
+template <class Set>
+void recipe_training(const TrainConfig& c, const Mesh& mesh, Set& set) {
   const int64_t micro_tokens = int64_t(c.training.micro_batch) * c.training.seq_len;
-  const Mesh mesh = resolve_mesh(c.parallelism, W, c.cluster.gpus_per_node);
   const int dp = int(mesh.dp());  // data-parallel ranks (replicate x shard), <= W
   // With pp the data loader's micro-batch is one pipeline micro-batch, num_pp_microbatches of
   // which make the rank's micro-step (trainer.py @b5bcd76c6: tokens per dp rank =
@@ -903,8 +896,11 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   set("training.steps", std::to_string(c.training.steps));
   set("training.mixed_precision_param", python_str(torch_dtype(c.precision.param_dtype)));
   set("training.mixed_precision_reduce", python_str("float32"));
-  recipe_parallelism(c, mesh, set);
-  set("parallelism.expert_parallel_degree", "1");
+}
+
+// The activation-checkpointing policy (a subcommand on the command line).
+template <class Set>
+void recipe_activation_checkpoint(const ActivationCheckpointingConfig& ac, Set& set) {
   if (ac.mode == AcMode::none)
     set("activation_checkpoint", "None", "activation-checkpoint:none");
   else if (ac.mode == AcMode::selective_op)
@@ -916,6 +912,11 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
         fmt::format("selective ratio {:g}: this torchtitan has no block-level selective option (#2357); every block "
                     "is checkpointed (less memory than planned, slower)",
                     ac.ratio));
+}
+
+// compile (with async TP beside a TP mesh), the AdamW parameter group and the lr schedule.
+template <class Set>
+void recipe_optimizer(const TrainConfig& c, const Mesh& mesh, Set& set) {
   // A new CompileConfig: the base's async tensor parallelism (405B) goes with its TP; the plan's
   // (a CompileConfig field, configs.py @b5bcd76c6) is written into it.
   set("compile", fmt::format("CompileConfig(enable={}, components=[\"model\", \"loss\"]{})",
@@ -936,6 +937,11 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
     set("lr_scheduler.decay_type", python_str(c.lr_schedule.decay));
     set("lr_scheduler.min_lr_factor", real(c.lr_schedule.min_lr_factor));
   }
+}
+
+// Checkpointing, where the plan saves or loads.
+template <class Set>
+void recipe_checkpoint(const TrainConfig& c, Set& set) {
   const CheckpointConfig& ck = c.checkpoint;
   if (!ck.dir.empty() || !ck.initial_load_path.empty()) {
     set("checkpoint.enable", "True");
@@ -950,6 +956,11 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
       set("checkpoint.initial_load_in_hf", "True");
     }
   }
+}
+
+// The loss chunks, CUDA graphs (off with pp), profiling off, logging, timeout and seed.
+template <class Set>
+void recipe_runtime(const TrainConfig& c, Set& set) {
   set("loss.num_chunks", "8", "ChunkedLossWrapper, as the registered config and the plan");
   // torchtitan refuses CUDA graphs with pipeline parallelism (trainer.py _validate_cuda_graphs),
   // and the plan is then its run without them (planner/model/runtime.cpp).
@@ -963,6 +974,42 @@ std::string render_torchtitan_recipe(const TrainConfig& c) {
   set("comm.train_timeout_seconds", std::to_string(std::llround(c.comm.timeout_seconds)),
       "collective timeout after the first step (comm.timeout_seconds)");
   set("debug.seed", std::to_string(c.training.seed));
+}
+
+}  // namespace
+
+// torchtitan's current generation (pytorch/torchtitan@b5bcd76c6): the plan as a function that
+// derives a Trainer.Config from the flavor's registered one (torchtitan/models/llama3/
+// config_registry.py), setting each attribute the plan decides. Attribute names are those of
+// torchtitan/config/configs.py (training, parallelism, compile, comm, debug), the optimizer's
+// param_groups (components/optimizer/optimizer.py, #3269), lr_scheduler, metrics, checkpoint,
+// and the activation-checkpointing policy (distributed/activation_checkpoint.py, a subcommand
+// on the command line: selective = op-level SAC, full, none).
+std::string render_torchtitan_recipe(const TrainConfig& c) {
+  require_fp32_reduce(c);
+  if (const std::string why = torchtitan_version_refusal(c, TorchtitanVersion::current); !why.empty())
+    throw ConfigError("torchtitan", "precision.fp8", why);
+  const std::string flavor = torchtitan_flavor(c.model, TorchtitanVersion::current);
+  // The registered config the recipe starts from (its data loader, tokenizer and loss); every
+  // setting of it the plan does not share is set below (config_registry.py @b5bcd76c6:
+  // llama3_70b and llama3_405b set tensor_parallel_degree 8, llama3_405b adds a rowwise
+  // Float8LinearConverter and compile with async TP, each profiles every 100 steps).
+  std::string base = "llama3_8b";
+  if (flavor == "70B") base = "llama3_70b";
+  if (flavor == "405B") base = "llama3_405b";
+  std::string o = recipe_preamble(c, base);
+  auto set = [&](const std::string& key, const std::string& value, const std::string& note = "") {
+    o += fmt::format("    config.{} = {}{}\n", key, value, note.empty() ? "" : "  # " + note);
+  };
+  const Mesh mesh = resolve_mesh(c.parallelism, c.world_size(), c.cluster.gpus_per_node);
+  recipe_model(c, flavor, o, set);
+  recipe_training(c, mesh, set);
+  recipe_parallelism(c, mesh, set);
+  set("parallelism.expert_parallel_degree", "1");
+  recipe_activation_checkpoint(c.activation_checkpointing, set);
+  recipe_optimizer(c, mesh, set);
+  recipe_checkpoint(c, set);
+  recipe_runtime(c, set);
   o += "    return config\n";
   return o;
 }
