@@ -245,39 +245,47 @@ std::pair<std::string, std::string> v02_flavor(const TrainConfig& c) {
                                        m.ffn_dim)};
 }
 
-std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
-  require_v02_expressible(c);
-  std::vector<TitanEntry> e;
-  auto add = [&](const std::string& sec, const std::string& key, auto value, const std::string& cli,
-                 const std::string& note = "") {
-    toml::table one;
-    one.insert(key, std::move(value));
-    e.push_back({sec, key, std::move(one), cli, note});
-  };
-  auto integer = [&](const std::string& sec, const std::string& key, int64_t v, const std::string& note = "") {
+// torchtitan.toml's entries as they are added: each a one-key TOML table, its command-line
+// override and a note.
+class TitanEntries {
+ public:
+  void integer(const std::string& sec, const std::string& key, int64_t v, const std::string& note = "") {
     add(sec, key, v, sec + "." + key + "=" + std::to_string(v), note);
-  };
-  auto number = [&](const std::string& sec, const std::string& key, double v, const std::string& note = "") {
+  }
+  void number(const std::string& sec, const std::string& key, double v, const std::string& note = "") {
     add(sec, key, v, sec + "." + key + "=" + real(v), note);
-  };
-  auto str = [&](const std::string& sec, const std::string& key, const std::string& v, const std::string& note = "") {
+  }
+  void str(const std::string& sec, const std::string& key, const std::string& v, const std::string& note = "") {
     add(sec, key, v, sec + "." + key + "=" + v, note);
-  };
-  auto boolean = [&](const std::string& sec, const std::string& key, bool v) {
+  }
+  void boolean(const std::string& sec, const std::string& key, bool v) {
     add(sec, key, v, sec + "." + (v ? key : tyro_negated(key)));
-  };
+  }
   // A list[str]: a TOML array, one comma-separated override value (manager.py list_str_rule).
-  auto list = [&](const std::string& sec, const std::string& key, const std::vector<std::string>& v,
-                  const std::string& note = "") {
+  void list(const std::string& sec, const std::string& key, const std::vector<std::string>& v,
+            const std::string& note = "") {
     toml::array a;
     for (const auto& x : v) a.push_back(x);
     add(sec, key, std::move(a), sec + "." + key + "=" + fmt::format("{}", fmt::join(v, ",")), note);
-  };
-  const int W = c.world_size();
+  }
+  std::vector<TitanEntry> take() { return std::move(e_); }
 
-  str("model", "name", torchtitan_model_name(c.model));
+ private:
+  template <class V>
+  void add(const std::string& sec, const std::string& key, V value, const std::string& cli,
+           const std::string& note = "") {
+    toml::table one;
+    one.insert(key, std::move(value));
+    e_.push_back({sec, key, std::move(one), cli, note});
+  }
+  std::vector<TitanEntry> e_;
+};
+
+// [model] name and flavor, and the float8 / MX converter the plan has.
+void v02_model_entries(const TrainConfig& c, TitanEntries& w) {
+  w.str("model", "name", torchtitan_model_name(c.model));
   const auto [flavor, flavor_note] = v02_flavor(c);
-  str("model", "flavor", flavor, flavor_note);
+  w.str("model", "flavor", flavor, flavor_note);
   // The float8 converter's registered name (torchtitan/components/quantization/float8.py,
   // register_model_converter(Float8LinearConverter, "quantize.linear.float8") at
   // pytorch/torchtitan@e61f2cce4). FSDP's float8
@@ -289,109 +297,140 @@ std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
   // MXFP8: the MX converter (mx.py line 171 @e61f2cce4, "quantize.linear.mx"), recipe_name mxfp8_cublas
   // and filter_fqns ["output"] (job_config.py MXLinear's defaults, written out): the LM head bf16.
   if (c.precision.fp8 == Fp8Recipe::mxfp8) {
-    list("model", "converters", {"quantize.linear.mx"}, "MXFP8 matmuls (torchao MXLinear, mxfp8_cublas)");
-    str("quantize.linear.mx", "recipe_name", "mxfp8_cublas", "torchao MXLinearConfig recipe");
-    list("quantize.linear.mx", "filter_fqns", {"output"}, "the LM head stays bf16, as planned");
+    w.list("model", "converters", {"quantize.linear.mx"}, "MXFP8 matmuls (torchao MXLinear, mxfp8_cublas)");
+    w.str("quantize.linear.mx", "recipe_name", "mxfp8_cublas", "torchao MXLinearConfig recipe");
+    w.list("quantize.linear.mx", "filter_fqns", {"output"}, "the LM head stays bf16, as planned");
   } else if (c.precision.fp8_on()) {
-    list("model", "converters", {"quantize.linear.float8"},
+    w.list("model", "converters", {"quantize.linear.float8"},
          fmt::format("fp8 matmuls (float8 linear, {})", to_string(c.precision.fp8)));
     if (c.precision.fp8 != Fp8Recipe::tensorwise)
-      str("quantize.linear.float8", "recipe_name", to_string(c.precision.fp8), "torchao Float8LinearRecipeName");
+      w.str("quantize.linear.float8", "recipe_name", to_string(c.precision.fp8), "torchao Float8LinearRecipeName");
     // filter_fqns defaults to [] (job_config.py Float8Linear @81af8833d): every Linear whose dims
     // divide by 16, the LM head too, would run in float8; the plan keeps the head bf16.
-    list("quantize.linear.float8", "filter_fqns", {"output"}, "the LM head stays bf16, as planned");
+    w.list("quantize.linear.float8", "filter_fqns", {"output"}, "the LM head stays bf16, as planned");
   }
+}
 
-  str("optimizer", "name", "AdamW");
+// [optimizer] (the AdamW the plan charged) and [lr_scheduler].
+void v02_optimizer_entries(const TrainConfig& c, TitanEntries& w) {
+  w.str("optimizer", "name", "AdamW");
   // The AdamW the plan charged (runtime term adamw_update of c.runtime, torchtitan's spelling:
   // job_config.py Optimizer.implementation, Literal["for-loop", "foreach", "fused"]).
   AdamwUpdate update{};
   const bool known = parse_adamw_update(runtime_preset(c.runtime).terms.adamw_update, update);
   assert(known && "the runtime schema allows fused | foreach | for_loop");
   (void)known;
-  str("optimizer", "implementation", torchtitan_name(update),
+  w.str("optimizer", "implementation", torchtitan_name(update),
       fmt::format("the AdamW the plan charged (runtime {}'s adamw_update)", c.runtime));
-  number("optimizer", "lr", c.optimizer.lr);
-  number("optimizer", "beta1", c.optimizer.beta1);
-  number("optimizer", "beta2", c.optimizer.beta2);
-  number("optimizer", "eps", c.optimizer.eps);
-  number("optimizer", "weight_decay", c.optimizer.weight_decay);
+  w.number("optimizer", "lr", c.optimizer.lr);
+  w.number("optimizer", "beta1", c.optimizer.beta1);
+  w.number("optimizer", "beta2", c.optimizer.beta2);
+  w.number("optimizer", "eps", c.optimizer.eps);
+  w.number("optimizer", "weight_decay", c.optimizer.weight_decay);
 
-  integer("lr_scheduler", "warmup_steps", c.lr_schedule.warmup_steps);
+  w.integer("lr_scheduler", "warmup_steps", c.lr_schedule.warmup_steps);
   if (c.lr_schedule.decay == "constant") {
-    number("lr_scheduler", "decay_ratio", 0.0, "constant lr: no decay phase");
+    w.number("lr_scheduler", "decay_ratio", 0.0, "constant lr: no decay phase");
   } else {
-    str("lr_scheduler", "decay_type", c.lr_schedule.decay);
-    number("lr_scheduler", "min_lr_factor", c.lr_schedule.min_lr_factor);
+    w.str("lr_scheduler", "decay_type", c.lr_schedule.decay);
+    w.number("lr_scheduler", "min_lr_factor", c.lr_schedule.min_lr_factor);
   }
+}
 
-  const Mesh mesh = resolve_mesh(c.parallelism, W, c.cluster.gpus_per_node);
+// [training]: batch sizes (per data-parallel rank beside a mesh), sequence, clipping, steps, dtypes.
+void v02_training_entries(const TrainConfig& c, const Mesh& mesh, TitanEntries& w) {
+  const int W = c.world_size();
   if (mesh.one_d()) {
-    integer("training", "local_batch_size", c.training.micro_batch, "micro_batch per GPU");
-    integer("training", "global_batch_size", int64_t(c.training.micro_batch) * c.training.grad_accum * W,
+    w.integer("training", "local_batch_size", c.training.micro_batch, "micro_batch per GPU");
+    w.integer("training", "global_batch_size", int64_t(c.training.micro_batch) * c.training.grad_accum * W,
             fmt::format("sequences per step: micro_batch x grad_accum {} x {} ranks", c.training.grad_accum, W));
   } else {
-    integer("training", "local_batch_size", c.training.micro_batch, "micro_batch per data-parallel rank");
-    integer("training", "global_batch_size", int64_t(c.training.micro_batch) * c.training.grad_accum * mesh.dp(),
+    w.integer("training", "local_batch_size", c.training.micro_batch, "micro_batch per data-parallel rank");
+    w.integer("training", "global_batch_size", int64_t(c.training.micro_batch) * c.training.grad_accum * mesh.dp(),
             fmt::format("sequences per step: micro_batch x grad_accum {} x {} data-parallel ranks",
                         c.training.grad_accum, mesh.dp()));
   }
-  integer("training", "seq_len", c.training.seq_len);
-  number("training", "max_norm", c.training.max_grad_norm);
-  integer("training", "steps", c.training.steps);
-  str("training", "mixed_precision_param", torch_dtype(c.precision.param_dtype));
-  str("training", "mixed_precision_reduce", "float32");  // the only value torchtitan accepts
+  w.integer("training", "seq_len", c.training.seq_len);
+  w.number("training", "max_norm", c.training.max_grad_norm);
+  w.integer("training", "steps", c.training.steps);
+  w.str("training", "mixed_precision_param", torch_dtype(c.precision.param_dtype));
+  w.str("training", "mixed_precision_reduce", "float32");  // the only value torchtitan accepts
+}
 
-  add_parallelism_entries(c, mesh, integer, str, boolean);
-
+// [activation_checkpoint] and [compile].
+void v02_checkpointing_entries(const TrainConfig& c, TitanEntries& w) {
   const auto& ac = c.activation_checkpointing;
   if (ac.mode == AcMode::selective_op) {
-    str("activation_checkpoint", "mode", "selective", "op-level selective checkpointing");
-    str("activation_checkpoint", "selective_ac_option", "op");
+    w.str("activation_checkpoint", "mode", "selective", "op-level selective checkpointing");
+    w.str("activation_checkpoint", "selective_ac_option", "op");
   } else {
-    str("activation_checkpoint", "mode", to_string(ac.mode));
+    w.str("activation_checkpoint", "mode", to_string(ac.mode));
   }
   if (ac.mode == AcMode::selective) {
     const int k = every_kth_block(ac.ratio);
     const double got = 1.0 / k;
-    str("activation_checkpoint", "selective_ac_option", std::to_string(k),
+    w.str("activation_checkpoint", "selective_ac_option", std::to_string(k),
         std::abs(got - ac.ratio) < 1e-9
             ? fmt::format("every {}-th block = ratio {:g}", k, ac.ratio)
             : fmt::format("ratio {:g} is not 1/k: every {}-th block checkpoints {:g} of them (more, so "
                           "memory stays within the plan; slower)",
                           ac.ratio, k, got));
   }
-  boolean("compile", "enable", c.precision.compile);
-  if (c.precision.compile) list("compile", "components", {"model", "loss"});
+  w.boolean("compile", "enable", c.precision.compile);
+  if (c.precision.compile) w.list("compile", "components", {"model", "loss"});
 
+}
+
+// [checkpoint], where the plan saves or loads.
+void v02_checkpoint_entries(const TrainConfig& c, TitanEntries& w) {
   const CheckpointConfig& ck = c.checkpoint;
   if (!ck.dir.empty() || !ck.initial_load_path.empty()) {
-    boolean("checkpoint", "enable", true);
-    if (!ck.dir.empty()) str("checkpoint", "folder", ck.dir);
+    w.boolean("checkpoint", "enable", true);
+    if (!ck.dir.empty()) w.str("checkpoint", "folder", ck.dir);
     // run.toml's interval 0 saves only at the end: torchtitan saves at its last step and every
     // interval (default 500), so the end is interval = steps.
-    integer("checkpoint", "interval", ck.interval > 0 ? ck.interval : c.training.steps);
-    integer("checkpoint", "keep_latest_k", ck.keep);
+    w.integer("checkpoint", "interval", ck.interval > 0 ? ck.interval : c.training.steps);
+    w.integer("checkpoint", "keep_latest_k", ck.keep);
     // Literal["disabled", "async", "async_with_pinned_mem"] (job_config.py Checkpoint @81af8833d).
-    str("checkpoint", "async_mode", ck.async_mode);
+    w.str("checkpoint", "async_mode", ck.async_mode);
     if (!ck.initial_load_path.empty()) {
-      str("checkpoint", "initial_load_path", ck.initial_load_path,
+      w.str("checkpoint", "initial_load_path", ck.initial_load_path,
           ck.dir.empty() ? "Hugging Face weights; enabled for them, torchtitan also saves to its default folder "
                            "every interval"
                          : "Hugging Face weights (model.safetensors + config.json)");
-      boolean("checkpoint", "initial_load_in_hf", true);
+      w.boolean("checkpoint", "initial_load_in_hf", true);
     }
   }
-  integer("metrics", "log_freq", c.metrics.log_freq);
+}
+
+// [metrics], [comm] and [debug].
+void v02_run_entries(const TrainConfig& c, TitanEntries& w) {
+  w.integer("metrics", "log_freq", c.metrics.log_freq);
   // comm.timeout_seconds is the collective timeout of training (after the first step); the
   // start-up's own, init_timeout_seconds, keeps torchtitan's default (job_config.py Comm).
-  integer("comm", "train_timeout_seconds", std::llround(c.comm.timeout_seconds));
+  w.integer("comm", "train_timeout_seconds", std::llround(c.comm.timeout_seconds));
   // TOML integers are 64-bit signed (toml.io v1.0.0, Integer).
   if (c.training.seed > uint64_t(INT64_MAX))
     throw ConfigError("torchtitan.toml", "training.seed",
                       fmt::format("{} is above 9223372036854775807, the largest TOML integer", c.training.seed));
-  integer("debug", "seed", int64_t(c.training.seed));
-  return e;
+  w.integer("debug", "seed", int64_t(c.training.seed));
+}
+
+std::vector<TitanEntry> torchtitan_entries(const TrainConfig& c) {
+  require_v02_expressible(c);
+  TitanEntries w;
+  v02_model_entries(c, w);
+  v02_optimizer_entries(c, w);
+  const Mesh mesh = resolve_mesh(c.parallelism, c.world_size(), c.cluster.gpus_per_node);
+  v02_training_entries(c, mesh, w);
+  auto integer = [&w](auto&&... a) { w.integer(a...); };
+  auto str = [&w](auto&&... a) { w.str(a...); };
+  auto boolean = [&w](auto&&... a) { w.boolean(a...); };
+  add_parallelism_entries(c, mesh, integer, str, boolean);
+  v02_checkpointing_entries(c, w);
+  v02_checkpoint_entries(c, w);
+  v02_run_entries(c, w);
+  return w.take();
 }
 
 // The first comment lines of every file here. Refuses (ConfigError) a config whose strings
