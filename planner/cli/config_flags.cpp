@@ -189,15 +189,22 @@ void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w) {
 }
 
 CLI::Option* add_hardware_flag(CLI::App* cmd, std::string& hardware, const std::string& help) {
-  CLI::Option* flag = cmd->add_option("--hardware", hardware, help);
-  cmd->add_option("--gpu", hardware, "the name --hardware had before 2026-12-07")
-      ->group("")  // hidden
-      ->each([flag](const std::string&) {
-        if (flag->count() > 0) throw UsageError("--gpu is the old name of --hardware: give one of them");
-        fmt::print(stderr, "shardcast: --gpu is now --hardware (cluster.hardware, as shardcast-train names it); "
-                           "--gpu still works\n");
-      });
-  return flag;
+  return cmd->add_option("--hardware", hardware, help);
+}
+
+std::vector<std::string> with_current_flag_names(std::vector<std::string> args) {
+  bool old_name = false, new_name = false;
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    std::string& a = args[i];
+    new_name |= a == "--hardware" || a.rfind("--hardware=", 0) == 0;
+    if (a != "--gpu" && a.rfind("--gpu=", 0) != 0) continue;
+    a = "--hardware" + a.substr(5);
+    old_name = true;
+    fmt::print(stderr, "shardcast: --gpu is now --hardware (cluster.hardware, as shardcast-train names it); "
+                       "--gpu still works\n");
+  }
+  if (old_name && new_name) throw UsageError("--gpu is the old name of --hardware: give one of them");
+  return args;
 }
 
 void add_reference_run_flag(CLI::App* cmd, std::string& dir) {

@@ -64,9 +64,12 @@ void add_power_limit_flag(CLI::App* cmd, std::optional<double>& power_limit_w);
 // --reference-run DIR (planner/evidence/reference_run.h): plan, search, scale, emit (through the space flags).
 void add_reference_run_flag(CLI::App* cmd, std::string& dir);
 // --hardware (cluster.hardware, as shardcast-train names it too): a hardware preset's name or a
-// .toml. The name it replaced, --gpu, is still read for scripts written before 2026-12-07:
-// hidden from --help, a note on stderr when given, refused beside --hardware. Every command
-// that takes a preset: plan, search, scale, emit, import, calibrate, validate.
+// .toml. Every command that takes a preset: plan, search, scale, emit, import, calibrate,
+// validate.
 CLI::Option* add_hardware_flag(CLI::App* cmd, std::string& hardware, const std::string& help);
+// The command line with the flag names of before 2026-12-07 read as today's, for scripts written
+// then: `--gpu X` and `--gpu=X` are `--hardware X`, with a note on stderr (one per use), up to a
+// `--`. UsageError when both names are given. args[0] is the program.
+std::vector<std::string> with_current_flag_names(std::vector<std::string> args);
 
 }  // namespace shardcast::cli

@@ -1,10 +1,14 @@
 // `shardcast`: the planner CLI. Each subcommand lives in its own cmd_*.cpp (commands.h).
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include "planner/cli/commands.h"
+#include "planner/cli/config_flags.h"
 #include "planner/cli/validators.h"
 #include "shared/errors.h"
 
@@ -27,7 +31,11 @@ int main(int argc, char** argv) {
   cli::check_numeric_ranges(app);  // after every register_*: ranges of all numeric flags
   cli::check_non_empty_text(app);   // and no empty text values
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = cli::with_current_flag_names(std::vector<std::string>(argv, argv + argc));
+    app.name(args.front());                  // as parse(argc, argv) names it (the usage lines)
+    args.erase(args.begin());                // CLI11 takes the arguments without the program,
+    std::reverse(args.begin(), args.end());  // last first
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;

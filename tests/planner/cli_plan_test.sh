@@ -33,7 +33,7 @@ check "plan: fms-fsdp's optimizer step" 0 0 "optimizer foreach AdamW, clipping (
 check "plan: torchtitan's fused optimizer step" 0 $? "optimizer fused AdamW, clipping (norm, then scale): 10 accesses an element of the shard" "$tmp/out"
 
 # --hardware is cluster.hardware's flag (shardcast-train's too). --gpu, its name before 2026-12-07,
-# is still read with a note on stderr, is not listed by --help, and is refused beside --hardware.
+# is read as --hardware (with a note on stderr), is not listed by --help, and is refused beside it.
 "$sc" plan --model llama3-8b --gpu H100-80GB-SXM --gpus 8 > "$tmp/out" 2>&1
 check "plan --gpu (the old name): read, with a note" 0 $? "--gpu is now --hardware" "$tmp/out"
 grep -q "tokens/s/GPU" "$tmp/out" || { echo "FAIL plan --gpu: no plan"; fail=$((fail + 1)); }
@@ -41,6 +41,13 @@ grep -q "tokens/s/GPU" "$tmp/out" || { echo "FAIL plan --gpu: no plan"; fail=$((
 check "plan --gpu beside --hardware -> exit 2" 2 $? "--gpu is the old name of --hardware: give one of them" "$tmp/out"
 "$sc" search --model llama3-8b --gpu H100-80GB-SXM --gpus 8 --top 1 > "$tmp/out" 2>&1
 check "search --gpu (the old name): read, with a note" 0 $? "--gpu is now --hardware" "$tmp/out"
+# Read as --hardware, so --hardware's rules hold for it, naming --hardware.
+"$sc" validate --published "$csv" --gpu H100-80GB-SXM > "$tmp/out" 2>&1
+check "validate --published --gpu -> exit 2, as --hardware" 2 $? "validate: --hardware applies to run directories" "$tmp/out"
+"$sc" plan --model llama3-8b --gpus 8 --gpu "" > "$tmp/out" 2>&1
+check "plan --gpu '' -> exit 2, naming --hardware" 2 $? "--hardware: an empty value is not allowed" "$tmp/out"
+"$sc" plan --model llama3-8b --gpus 8 --gpu=H100-80GB-SXM > "$tmp/out" 2>&1
+check "plan --gpu=H (the old name, one word)" 0 $? "--gpu is now --hardware" "$tmp/out"
 "$sc" plan --help > "$tmp/out" 2>&1
 check "plan --help lists --hardware" 0 $? "--hardware TEXT" "$tmp/out"
 if grep -q -- "--gpu " "$tmp/out"; then echo "FAIL plan --help lists --gpu"; fail=$((fail + 1)); fi
