@@ -32,8 +32,10 @@ int main(int argc, char** argv) {
   cli::check_non_empty_text(app);   // and no empty text values
   try {
     std::vector<std::string> args = cli::with_current_flag_names(std::vector<std::string>(argv, argv + argc));
-    app.name(args.front());                  // as parse(argc, argv) names it (the usage lines)
-    args.erase(args.begin());                // CLI11 takes the arguments without the program,
+    if (!args.empty()) {
+      app.name(args.front());    // as parse(argc, argv) names it (the usage lines)
+      args.erase(args.begin());  // CLI11 takes the arguments without the program,
+    }
     std::reverse(args.begin(), args.end());  // last first
     app.parse(args);
   } catch (const CLI::ParseError& e) {
