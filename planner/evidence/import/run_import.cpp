@@ -119,7 +119,8 @@ static nlohmann::json import_info(const TrainLog& log, const TrainConfig& c, con
   return info;
 }
 
-ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const HardwareSpec& hw, int warmup) {
+// A log with steps, and a warm-up that leaves some of them; else the import is refused.
+static void require_steps(const TrainLog& log, int warmup) {
   if (warmup < 0) throw UsageError(fmt::format("import: --warmup {} (allowed: 0 or more logged steps)", warmup));
   if (log.steps.empty())
     throw InputError(fmt::format(
@@ -134,122 +135,174 @@ ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const Har
     throw UsageError(fmt::format("import: --warmup {} leaves no step: the last step logged in {} is {} (use a warm-up "
                                  "below {})",
                                  warmup, log.file, last, last));
-  ImportedRun r;
-  r.cfg = imported_config(log, cfg_in, hw);
-  const TrainConfig& c = r.cfg;
-  const int s = c.training.seq_len;
+}
+
+namespace {
+
+// What a logged step's numbers are converted with: the run's tokens per GPU, the peak and the
+// FLOPs per token of each convention.
+struct StepScale {
+  int seq_len = 0;
+  int world = 1;
+  double step_tokens = 0;   // per GPU per step
+  double micro_tokens = 0;  // per GPU per micro-step
+  double peak = 0;          // FLOP/s
+  double fpt = 0, fpt_titan = 0;
+  double hfpt = 0;     // hardware FLOPs per token as the planner counts them for HFU
+  double max_tps = 0;  // the plausible bound (published_csv.h)
+};
+
+StepScale step_scale(const TrainConfig& c, const HardwareSpec& hw) {
+  StepScale k;
+  k.seq_len = c.training.seq_len;
+  k.world = c.world_size();
   // Per GPU: a mesh's tp x cp x pp ranks share each data-parallel rank's sequences.
-  const double step_tokens = double(c.tokens_per_step()) / c.world_size();  // per GPU per step
-  const double micro_tokens = step_tokens / c.training.grad_accum;          // per GPU per micro-step
-  const double peak = hw.peak_flops(c.precision.param_dtype);               // FLOP/s
-  const double fpt = c.model.flops_per_token(s);
-  const double fpt_titan = c.model.flops_per_token_torchtitan(s);
+  k.step_tokens = double(c.tokens_per_step()) / c.world_size();
+  k.micro_tokens = k.step_tokens / c.training.grad_accum;
+  k.peak = hw.peak_flops(c.precision.param_dtype);
+  k.fpt = c.model.flops_per_token(k.seq_len);
+  k.fpt_titan = c.model.flops_per_token_torchtitan(k.seq_len);
   // Hardware FLOPs per token as the planner counts them for HFU (recomputed blocks, and the
   // GEMMs op-level selective checkpointing recomputes): its prediction's HFU over its rate.
   const Prediction pred = predict(c, hw, resolve_plan_options(c, hw));
-  const double hfpt = pred.hfu * peak / pred.tokens_per_s_per_gpu;
+  k.hfpt = pred.hfu * k.peak / pred.tokens_per_s_per_gpu;
+  k.max_tps = max_plausible_tokens_per_s(c.model, k.seq_len, hw);
+  return k;
+}
+
+// One logged step as the trainer's StepMetrics: its throughput (tokens/s logged, or derived
+// from the step time or the samples per second), checked, and its rates.
+StepMetrics step_metrics(const TrainLog& log, const LoggedStep& l, const StepScale& k, const HardwareSpec& hw) {
+  StepMetrics m;
+  m.step = l.step;
+  m.loss = l.loss;
+  m.lr = l.lr.value_or(0.0);
+  m.grad_norm = l.grad_norm.value_or(0.0);
+  m.tokens_per_s_per_gpu = l.tps;
+  if (!(m.tokens_per_s_per_gpu > 0) && l.step_time_s && *l.step_time_s > 0) m.tokens_per_s_per_gpu = k.micro_tokens / *l.step_time_s;  // fms-fsdp < ffbe07a
+  // DeepSpeed / the HF Trainer: sequences of all ranks per second.
+  if (!(m.tokens_per_s_per_gpu > 0) && l.samples_per_s) m.tokens_per_s_per_gpu = *l.samples_per_s * k.seq_len / k.world;
+  if (!(m.tokens_per_s_per_gpu > 0))
+    throw InputError(fmt::format("{}:{}: step {} logged no throughput (tokens/s 0)", log.file, l.line, l.step));
+  check_logged(log, l, m.tokens_per_s_per_gpu, k.max_tps, hw);
+  m.step_time_s = l.step_time_s && *l.step_time_s > 0 ? *l.step_time_s : k.step_tokens / m.tokens_per_s_per_gpu;
+  m.mfu = m.tokens_per_s_per_gpu * k.fpt / k.peak;
+  m.hfu = m.tokens_per_s_per_gpu * k.hfpt / k.peak;
+  m.mem_reserved_peak_bytes = l.mem_reserved_bytes;  // absent when not logged
+  m.mem_peak_bytes = l.mem_allocated_bytes.value_or(0.0);
+  return m;
+}
+
+// The steps read: every one written (with where it came from), the ones after the warm-up
+// summarised.
+struct ReadSteps {
+  nlohmann::json info = nlohmann::json::array();  // per step written: step, line, ranks, logged MFU / TFLOPS
+  std::vector<double> tps, time, logged_mfu, fpt_logged;  // of the summarised steps
+  double mem_reserved = 0, mem_allocated = 0;             // their largest  // bytes
+  bool any_reserved = false, any_allocated = false;
+  int used = 0;             // steps summarised
+  int broken_warmup = 0;    // warm-up steps left out (a non-finite number)
+  bool from_pct = false;    // a reserved peak converted from % of the device's memory
+};
+
+ReadSteps read_steps(const TrainLog& log, const StepScale& k, const HardwareSpec& hw, int warmup, RunReport* rep) {
+  ReadSteps r;
+  for (LoggedStep l : log.steps) {
+    // A warm-up step with a non-finite number (an inf grad_norm at step 1) is not summarised
+    // anyway: left out of the steps written, said; a counted one refuses the import (check_logged).
+    if (l.step <= warmup && !all_finite(l)) {
+      ++r.broken_warmup;
+      continue;
+    }
+    // torchtitan of 2024-03 logs the reserved peak in % of the device's memory only.
+    if (!l.mem_reserved_bytes && l.mem_reserved_pct) {
+      l.mem_reserved_bytes = *l.mem_reserved_pct / 100.0 * hw.gpu.hbm_bytes;
+      r.from_pct = true;
+    }
+    const StepMetrics m = step_metrics(log, l, k, hw);
+    rep->steps.push_back(m);
+    nlohmann::json si = {{"step", l.step}, {"line", l.line}, {"ranks", l.ranks}};
+    if (l.mfu_pct) si["mfu_logged_pct"] = *l.mfu_pct;
+    if (l.tflops) si["tflops_logged"] = *l.tflops;
+    r.info.push_back(si);
+    if (l.step <= warmup) continue;
+    ++r.used;
+    r.tps.push_back(m.tokens_per_s_per_gpu);
+    r.time.push_back(m.step_time_s);
+    if (l.mfu_pct) r.logged_mfu.push_back(*l.mfu_pct);
+    if (l.tflops && l.tps > 0) r.fpt_logged.push_back(*l.tflops * 1e12 / l.tps);
+    if (l.mem_reserved_bytes) {
+      r.any_reserved = true;
+      r.mem_reserved = std::max(r.mem_reserved, *l.mem_reserved_bytes);
+    }
+    if (l.mem_allocated_bytes) {
+      r.any_allocated = true;
+      r.mem_allocated = std::max(r.mem_allocated, *l.mem_allocated_bytes);
+    }
+  }
+  return r;
+}
+
+// The notes import.json carries: the log's own, what was left out and summarised, and how
+// each derived number was derived. Returns torchtitan's logged FLOPs per token (0 = none logged).
+double import_notes(const TrainLog& log, const TrainConfig& c, const HardwareSpec& hw, const StepScale& k,
+                    const ReadSteps& rs, int warmup, std::vector<std::string>* notes_out) {
+  std::vector<std::string>& notes = *notes_out;
+  notes = log.notes;
+  if (rs.broken_warmup > 0)
+    notes.push_back(fmt::format("{} warm-up steps (step <= {}) with a non-finite number left out of the steps written",
+                                rs.broken_warmup, warmup));
+  notes.push_back(fmt::format("{} steps logged, {} after the warm-up (step > {}) summarised", log.steps.size(), rs.used,
+                              warmup));
+  if (rs.from_pct)
+    notes.push_back(fmt::format("the log gives the reserved peak in % of the device's memory only (torchtitan of "
+                                "2024-03): bytes = % x {}'s {:.4g} GiB",
+                                hw.name, hw.gpu.hbm_bytes / double(1ull << 30)));
+  if (!rs.any_allocated)
+    notes.push_back("the log has no allocated peak: mem_peak_bytes = 0 (not measured); validate compares the "
+                    "reserved peak (mem_reserved_peak_bytes) with the planner's reserved estimate");
+  if (log.format == "torchtitan")
+    notes.push_back(fmt::format("step time derived: micro_batch {} x seq_len {} x grad_accum {}{} tokens / tps",
+                                c.training.micro_batch, k.seq_len, c.training.grad_accum,
+                                c.dp_size() == c.world_size()
+                                    ? std::string()
+                                    : fmt::format(" x {} data-parallel ranks / {} GPUs", c.dp_size(), c.world_size())));
+  // torchtitan's tflops / tps is its FLOPs per token: a check of --model and --seq-len.
+  if (rs.fpt_logged.empty()) return 0;
+  const double fpt_log = median(rs.fpt_logged);
+  const double rel = fpt_log / k.fpt_titan - 1;
+  if (std::abs(rel) > 0.03)
+    notes.push_back(fmt::format(
+        "warning: the log's FLOPs per token (tflops / tps = {:.4g}) differ by {:+.1f}% from torchtitan's count for "
+        "this configuration ({:.4g} for {} at seq_len {}): is --model or --seq-len right?",
+        fpt_log, 100 * rel, k.fpt_titan, c.model_label(), k.seq_len));
+  return fpt_log;
+}
+
+}  // namespace
+
+ImportedRun import_run(const TrainLog& log, const TrainConfig& cfg_in, const HardwareSpec& hw, int warmup) {
+  require_steps(log, warmup);
+  ImportedRun r;
+  r.cfg = imported_config(log, cfg_in, hw);
+  const TrainConfig& c = r.cfg;
+  const StepScale k = step_scale(c, hw);
 
   RunReport& rep = r.report;
   rep.config_file = "run.toml";
   rep.hardware = c.cluster.hardware;
   rep.world_size = c.world_size();
   rep.sharding_strategy = to_string(c.parallelism.sharding_strategy);
-  nlohmann::json steps_info = nlohmann::json::array();
-  std::vector<double> tps_steady, time_steady, logged_mfu_steady, fpt_logged;
-  double mem_res = 0, mem_alloc = 0;
-  bool any_alloc = false, any_reserved = false;
-  int used = 0;
-  const double max_tps = max_plausible_tokens_per_s(c.model, s, hw);
-  bool from_pct = false;
-  int broken_warmup = 0;
-  for (LoggedStep l : log.steps) {
-    // A warm-up step with a non-finite number (an inf grad_norm at step 1) is not summarised
-    // anyway: left out of the steps written, said; a counted one refuses the import (check_logged).
-    if (l.step <= warmup && !all_finite(l)) {
-      ++broken_warmup;
-      continue;
-    }
-    // torchtitan of 2024-03 logs the reserved peak in % of the device's memory only.
-    if (!l.mem_reserved_bytes && l.mem_reserved_pct) {
-      l.mem_reserved_bytes = *l.mem_reserved_pct / 100.0 * hw.gpu.hbm_bytes;
-      from_pct = true;
-    }
-    StepMetrics m;
-    m.step = l.step;
-    m.loss = l.loss;
-    m.lr = l.lr.value_or(0.0);
-    m.grad_norm = l.grad_norm.value_or(0.0);
-    m.tokens_per_s_per_gpu = l.tps;
-    if (!(m.tokens_per_s_per_gpu > 0) && l.step_time_s && *l.step_time_s > 0) m.tokens_per_s_per_gpu = micro_tokens / *l.step_time_s;  // fms-fsdp < ffbe07a
-    // DeepSpeed / the HF Trainer: sequences of all ranks per second.
-    if (!(m.tokens_per_s_per_gpu > 0) && l.samples_per_s) m.tokens_per_s_per_gpu = *l.samples_per_s * s / c.world_size();
-    if (!(m.tokens_per_s_per_gpu > 0))
-      throw InputError(fmt::format("{}:{}: step {} logged no throughput (tokens/s 0)", log.file, l.line, l.step));
-    check_logged(log, l, m.tokens_per_s_per_gpu, max_tps, hw);
-    m.step_time_s = l.step_time_s && *l.step_time_s > 0 ? *l.step_time_s : step_tokens / m.tokens_per_s_per_gpu;
-    m.mfu = m.tokens_per_s_per_gpu * fpt / peak;
-    m.hfu = m.tokens_per_s_per_gpu * hfpt / peak;
-    m.mem_reserved_peak_bytes = l.mem_reserved_bytes;  // absent when not logged
-    m.mem_peak_bytes = l.mem_allocated_bytes.value_or(0.0);
-    rep.steps.push_back(m);
-    nlohmann::json si = {{"step", l.step}, {"line", l.line}, {"ranks", l.ranks}};
-    if (l.mfu_pct) si["mfu_logged_pct"] = *l.mfu_pct;
-    if (l.tflops) si["tflops_logged"] = *l.tflops;
-    steps_info.push_back(si);
-    if (l.step <= warmup) continue;
-    ++used;
-    tps_steady.push_back(m.tokens_per_s_per_gpu);
-    time_steady.push_back(m.step_time_s);
-    if (l.mfu_pct) logged_mfu_steady.push_back(*l.mfu_pct);
-    if (l.tflops && l.tps > 0) fpt_logged.push_back(*l.tflops * 1e12 / l.tps);
-    if (l.mem_reserved_bytes) {
-      any_reserved = true;
-      mem_res = std::max(mem_res, *l.mem_reserved_bytes);
-    }
-    if (l.mem_allocated_bytes) {
-      any_alloc = true;
-      mem_alloc = std::max(mem_alloc, *l.mem_allocated_bytes);
-    }
-  }
-  rep.tokens_per_s_per_gpu = median(tps_steady);
-  rep.median_step_time_s = median(time_steady);
-  rep.mfu = rep.tokens_per_s_per_gpu * fpt / peak;
-  rep.hfu = rep.tokens_per_s_per_gpu * hfpt / peak;
-  if (any_reserved) rep.mem_reserved_peak_bytes = mem_res;
-  rep.mem_peak_bytes = any_alloc ? mem_alloc : 0.0;
+  const ReadSteps rs = read_steps(log, k, hw, warmup, &rep);
+  rep.tokens_per_s_per_gpu = median(rs.tps);
+  rep.median_step_time_s = median(rs.time);
+  rep.mfu = rep.tokens_per_s_per_gpu * k.fpt / k.peak;
+  rep.hfu = rep.tokens_per_s_per_gpu * k.hfpt / k.peak;
+  if (rs.any_reserved) rep.mem_reserved_peak_bytes = rs.mem_reserved;
+  rep.mem_peak_bytes = rs.any_allocated ? rs.mem_allocated : 0.0;
 
-  r.notes = log.notes;
-  if (broken_warmup > 0)
-    r.notes.push_back(fmt::format("{} warm-up steps (step <= {}) with a non-finite number left out of the steps written",
-                                  broken_warmup, warmup));
-  r.notes.push_back(fmt::format("{} steps logged, {} after the warm-up (step > {}) summarised", log.steps.size(), used,
-                                warmup));
-  if (from_pct)
-    r.notes.push_back(fmt::format("the log gives the reserved peak in % of the device's memory only (torchtitan of "
-                                  "2024-03): bytes = % x {}'s {:.4g} GiB",
-                                  hw.name, hw.gpu.hbm_bytes / double(1ull << 30)));
-  if (!any_alloc)
-    r.notes.push_back("the log has no allocated peak: mem_peak_bytes = 0 (not measured); validate compares the "
-                      "reserved peak (mem_reserved_peak_bytes) with the planner's reserved estimate");
-  if (log.format == "torchtitan")
-    r.notes.push_back(fmt::format("step time derived: micro_batch {} x seq_len {} x grad_accum {}{} tokens / tps",
-                                  c.training.micro_batch, s, c.training.grad_accum,
-                                  c.dp_size() == c.world_size()
-                                      ? std::string()
-                                      : fmt::format(" x {} data-parallel ranks / {} GPUs", c.dp_size(), c.world_size())));
-  // torchtitan's tflops / tps is its FLOPs per token: a check of --model and --seq-len.
-  double fpt_log = 0;
-  if (!fpt_logged.empty()) {
-    fpt_log = median(fpt_logged);
-    const double rel = fpt_log / fpt_titan - 1;
-    if (std::abs(rel) > 0.03)
-      r.notes.push_back(fmt::format(
-          "warning: the log's FLOPs per token (tflops / tps = {:.4g}) differ by {:+.1f}% from torchtitan's count for "
-          "this configuration ({:.4g} for {} at seq_len {}): is --model or --seq-len right?",
-          fpt_log, 100 * rel, fpt_titan, c.model_label(), s));
-  }
-
-  r.info = import_info(log, c, r, warmup, used, peak, fpt, fpt_titan, fpt_log, logged_mfu_steady, steps_info);
+  const double fpt_log = import_notes(log, c, hw, k, rs, warmup, &r.notes);
+  r.info = import_info(log, c, r, warmup, rs.used, k.peak, k.fpt, k.fpt_titan, fpt_log, rs.logged_mfu, rs.info);
   return r;
 }
 

@@ -110,6 +110,124 @@ struct StepMerger {
   }
 };
 
+// Which "key:" fields a metric line has given so far.
+struct MetricFields {
+  bool step = false, loss = false, tps = false, mem = false;
+};
+
+// One "key: value" field of a metric line into *s (a key the parser does not read goes into
+// *unknown). `fail` makes the error that names the line.
+template <typename Fail>
+void read_metric_field(const std::string& key, const std::string& v, LoggedStep* s, MetricFields* seen,
+                       std::set<std::string>* unknown, const Fail& fail) {
+  auto number = [&](const std::string& x) {
+    const auto n = parse_logged_number(x);
+    if (!n) throw fail(fmt::format("{} '{}' is not a number", key, x));
+    return *n;
+  };
+  if (key == "step") {
+    const auto n = parse_logged_number(v);
+    if (!n || !(*n >= 0 && *n <= 2e9) || *n != std::floor(*n) || v.find_first_of(".eE,") != std::string::npos)
+      throw fail(fmt::format("step '{}' is not a step number", v));
+    s->step = int(*n);
+    seen->step = true;
+  } else if (key == "loss") {
+    s->loss = number(v);
+    seen->loss = true;
+  } else if (key == "grad_norm") {
+    s->grad_norm = number(v);
+  } else if (key == "memory") {
+    // "61.37GiB(77.58%)"
+    const size_t g = v.find("GiB");
+    if (g == std::string::npos) throw fail(fmt::format("memory '{}' is not NN.NNGiB(PP.PP%)", v));
+    const double gib = number(v.substr(0, g));
+    const std::string rest = v.substr(g + 3);
+    if (!rest.empty()) {
+      if (rest.size() < 3 || rest.front() != '(' || rest.compare(rest.size() - 2, 2, "%)") != 0 ||
+          !parse_logged_number(rest.substr(1, rest.size() - 3)))
+        throw fail(fmt::format("memory '{}' is not NN.NNGiB(PP.PP%)", v));
+    }
+    if (!(gib >= 0) || !std::isfinite(gib)) throw fail(fmt::format("memory '{}' is not a size", v));
+    s->mem_reserved_bytes = gib * double(1ull << 30);
+    seen->mem = true;
+  } else if (key == "peak_memory") {
+    // 7cd272573 (2024-03-12): "peak_memory: 77.58%", the reserved peak in % of the device.
+    const double pct = v.back() == '%' ? number(v.substr(0, v.size() - 1)) : -1;
+    if (!(pct >= 0 && pct <= 100)) throw fail(fmt::format("peak_memory '{}' is not PP.PP% (0 to 100)", v));
+    s->mem_reserved_pct = pct;
+    seen->mem = true;
+  } else if (key == "tps" || key == "wps") {  // "wps" until 4d182a13e (2024-11-23)
+    if (seen->tps) throw fail("both 'tps:' and 'wps:'");
+    s->tps = number(v);
+    if (!(s->tps >= 0) || !std::isfinite(s->tps)) throw fail(fmt::format("{} '{}' is not a rate", key, v));
+    seen->tps = true;
+  } else if (key == "tflops") {
+    s->tflops = number(v);
+  } else if (key == "mfu") {
+    if (v != "N/A") {
+      if (v.back() != '%') throw fail(fmt::format("mfu '{}' is not PP.PP% or N/A", v));
+      s->mfu_pct = number(v.substr(0, v.size() - 1));
+    }
+  } else {
+    unknown->insert(key);
+  }
+}
+
+// A metric line's message from "step:" on, as "key: value" pairs ("|" separators dropped): the
+// step it logs. Every pair must be whole and the step, loss, memory and throughput present.
+template <typename Fail>
+LoggedStep parse_metric_message(const std::string& msg, int lineno, std::set<std::string>* unknown, const Fail& fail) {
+  std::istringstream toks(msg);
+  std::vector<std::string> t;
+  for (std::string w; toks >> w;)
+    if (w != "|") t.push_back(w);
+  LoggedStep s;
+  s.line = lineno;
+  MetricFields seen;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::string& k = t[i];
+    if (k.size() < 2 || k.back() != ':') throw fail(fmt::format("expected 'key:' but found '{}'", k));
+    const std::string key = k.substr(0, k.size() - 1);
+    if (i + 1 >= t.size() || t[i + 1].back() == ':') throw fail(fmt::format("'{}' has no value", k));
+    read_metric_field(key, t[++i], &s, &seen, unknown, fail);
+  }
+  if (!seen.step) throw fail("no step number");
+  if (!seen.loss) throw fail("no 'loss:'");
+  if (!seen.mem) throw fail("no 'memory:' (or 'peak_memory:' of 2024-03)");
+  if (!seen.tps) throw fail("no 'tps:' (or 'wps:' before 2024-11-23)");
+  return s;
+}
+
+// What one line of the log is, its rank prefix and logger prefix taken off: a metric line
+// (*msg set to its message from "step:" on), the trainer's "Training starts at step N"
+// (*start_step set; torchtitan v0.2.0 train.py:568, trainer.py at b5bcd76c6), a validation
+// line, or anything else.
+enum class LineKind { other, metric, run_start, validation };
+LineKind classify_line(const std::string& line, std::string* rank_key, std::string* msg_out, int* start_step) {
+  std::string msg = strip_rank_prefix(line, *rank_key);
+  const size_t info = msg.find(" - INFO - ");
+  if (info != std::string::npos) msg = msg.substr(info + 10);
+  msg = trim_left(msg);
+  if (starts_with(msg, "Training starts at step ")) {
+    const std::string rest = msg.substr(24);
+    const size_t digits = std::min(rest.find_first_not_of("0123456789"), rest.size());
+    if (digits == 0 || digits > 9) return LineKind::other;
+    *start_step = std::stoi(rest.substr(0, digits));
+    return LineKind::run_start;
+  }
+  if (starts_with(msg, "validate step:")) return LineKind::validation;
+  if (!starts_with(msg, "step:")) {
+    // A metric line under a logger format of its own: " step: N ... loss: ..." inside the line.
+    const size_t at = msg.find(" step:");
+    if (at == std::string::npos || msg.find(" loss:", at) == std::string::npos ||
+        (at >= 8 && msg.compare(at - 8, 8, "validate") == 0))
+      return LineKind::other;
+    msg = msg.substr(at + 1);
+  }
+  *msg_out = msg;
+  return LineKind::metric;
+}
+
 }  // namespace
 
 TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) {
@@ -125,104 +243,18 @@ TrainLog parse_torchtitan_log(const std::string& text, const std::string& file) 
   while (std::getline(in, raw)) {
     ++lineno;
     const std::string line = strip_ansi(raw);
-    std::string rank_key;
-    std::string msg = strip_rank_prefix(line, rank_key);
-    const size_t info = msg.find(" - INFO - ");
-    if (info != std::string::npos) msg = msg.substr(info + 10);
-    msg = trim_left(msg);
-    // torchtitan's trainer logs "Training starts at step N" as it begins (v0.2.0 train.py:568,
-    // trainer.py at b5bcd76c6).
-    if (starts_with(msg, "Training starts at step ")) {
-      const std::string rest = msg.substr(24);
-      const size_t digits = std::min(rest.find_first_not_of("0123456789"), rest.size());
-      if (digits > 0 && digits <= 9) steps.run_starts(std::stoi(rest.substr(0, digits)));
-      continue;
-    }
-    if (starts_with(msg, "validate step:")) {
-      ++validation_lines;
-      continue;
-    }
-    if (!starts_with(msg, "step:")) {
-      // A metric line under a logger format of its own: " step: N ... loss: ..." inside the line.
-      const size_t at = msg.find(" step:");
-      if (at == std::string::npos || msg.find(" loss:", at) == std::string::npos ||
-          (at >= 8 && msg.compare(at - 8, 8, "validate") == 0))
-        continue;
-      msg = msg.substr(at + 1);
+    std::string rank_key, msg;
+    int start_step = 0;
+    switch (classify_line(line, &rank_key, &msg, &start_step)) {
+      case LineKind::other: continue;
+      case LineKind::run_start: steps.run_starts(start_step); continue;
+      case LineKind::validation: ++validation_lines; continue;
+      case LineKind::metric: break;
     }
     auto fail = [&](const std::string& what) -> InputError {
       return InputError(fmt::format("{}:{}: {} in torchtitan metric line: {}", file, lineno, what, shorten(line)));
     };
-    std::istringstream toks(msg);
-    std::vector<std::string> t;
-    for (std::string w; toks >> w;)
-      if (w != "|") t.push_back(w);
-    LoggedStep s;
-    s.line = lineno;
-    bool has_step = false, has_loss = false, has_tps = false, has_mem = false;
-    for (size_t i = 0; i < t.size(); ++i) {
-      const std::string& k = t[i];
-      if (k.size() < 2 || k.back() != ':') throw fail(fmt::format("expected 'key:' but found '{}'", k));
-      const std::string key = k.substr(0, k.size() - 1);
-      if (i + 1 >= t.size() || t[i + 1].back() == ':') throw fail(fmt::format("'{}' has no value", k));
-      const std::string v = t[++i];
-      auto number = [&](const std::string& x) {
-        const auto n = parse_logged_number(x);
-        if (!n) throw fail(fmt::format("{} '{}' is not a number", key, x));
-        return *n;
-      };
-      if (key == "step") {
-        const auto n = parse_logged_number(v);
-        if (!n || !(*n >= 0 && *n <= 2e9) || *n != std::floor(*n) || v.find_first_of(".eE,") != std::string::npos)
-          throw fail(fmt::format("step '{}' is not a step number", v));
-        s.step = int(*n);
-        has_step = true;
-      } else if (key == "loss") {
-        s.loss = number(v);
-        has_loss = true;
-      } else if (key == "grad_norm") {
-        s.grad_norm = number(v);
-      } else if (key == "memory") {
-        // "61.37GiB(77.58%)"
-        const size_t g = v.find("GiB");
-        if (g == std::string::npos) throw fail(fmt::format("memory '{}' is not NN.NNGiB(PP.PP%)", v));
-        const double gib = number(v.substr(0, g));
-        const std::string rest = v.substr(g + 3);
-        if (!rest.empty()) {
-          if (rest.size() < 3 || rest.front() != '(' || rest.compare(rest.size() - 2, 2, "%)") != 0 ||
-              !parse_logged_number(rest.substr(1, rest.size() - 3)))
-            throw fail(fmt::format("memory '{}' is not NN.NNGiB(PP.PP%)", v));
-        }
-        if (!(gib >= 0) || !std::isfinite(gib)) throw fail(fmt::format("memory '{}' is not a size", v));
-        s.mem_reserved_bytes = gib * double(1ull << 30);
-        has_mem = true;
-      } else if (key == "peak_memory") {
-        // 7cd272573 (2024-03-12): "peak_memory: 77.58%", the reserved peak in % of the device.
-        const double pct = v.back() == '%' ? number(v.substr(0, v.size() - 1)) : -1;
-        if (!(pct >= 0 && pct <= 100)) throw fail(fmt::format("peak_memory '{}' is not PP.PP% (0 to 100)", v));
-        s.mem_reserved_pct = pct;
-        has_mem = true;
-      } else if (key == "tps" || key == "wps") {  // "wps" until 4d182a13e (2024-11-23)
-        if (has_tps) throw fail("both 'tps:' and 'wps:'");
-        s.tps = number(v);
-        if (!(s.tps >= 0) || !std::isfinite(s.tps)) throw fail(fmt::format("{} '{}' is not a rate", key, v));
-        has_tps = true;
-      } else if (key == "tflops") {
-        s.tflops = number(v);
-      } else if (key == "mfu") {
-        if (v != "N/A") {
-          if (v.back() != '%') throw fail(fmt::format("mfu '{}' is not PP.PP% or N/A", v));
-          s.mfu_pct = number(v.substr(0, v.size() - 1));
-        }
-      } else {
-        unknown_keys.insert(key);
-      }
-    }
-    if (!has_step) throw fail("no step number");
-    if (!has_loss) throw fail("no 'loss:'");
-    if (!has_mem) throw fail("no 'memory:' (or 'peak_memory:' of 2024-03)");
-    if (!has_tps) throw fail("no 'tps:' (or 'wps:' before 2024-11-23)");
-    steps.add(s, rank_key, fail);
+    steps.add(parse_metric_message(msg, lineno, &unknown_keys, fail), rank_key, fail);
   }
   std::sort(log.steps.begin(), log.steps.end(),
             [](const LoggedStep& a, const LoggedStep& b) { return a.step < b.step; });
