@@ -118,35 +118,21 @@ double unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const St
   return held;
 }
 
-}  // namespace
-
-FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
-                     const EfficiencyParams& eff, const ComputeContext& cc, const UnitCosts& costs,
-                     const ActivationTerms& act, const CommSetup& comm) {
-  const ModelSpec& m = cfg.model;
-  const int GA = shape.grad_accum, param_bytes = shape.param_bytes, reduce_bytes = shape.reduce_bytes;
-  const double time_share = shape.time_share;
-  const bool no_shard = shape.no_shard;
-  const ShardingStrategy strategy = shape.strategy;
-  const UnitCost &embed = costs.embed, &block = costs.block, &head = costs.head;
-  const double ckpt_recompute_s = act.ckpt_recompute_s;
-  const SacRecompute& sac = act.sac;
-  FsdpUnits out;
-  // Units: [embedding, blocks..., head].
-  const std::vector<int64_t> unit_params = shape.one_d() ? m.fsdp_unit_params() : mesh_unit_params(m, shape);
-  const int U = int(unit_params.size());
+// The simulator's step-wide inputs: micro-steps, when gradients are reduced, host time,
+// what the loop keeps and what is recorded. `device_timed`: a measured kernel table times the
+// plan; `caching_allocator`: the device runs PyTorch's caching allocator.
+SimInput step_sim_input(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
+                        const EfficiencyParams& eff, bool device_timed, bool caching_allocator) {
   SimInput in;
-  in.units.resize(U);
-  in.grad_accum = GA;
+  in.grad_accum = shape.grad_accum;
   // no_shard as well: a runtime that syncs every micro-step all-reduces every micro-step
   // (DDP without no_sync(); shardcast-train's post_backward), one that does not, once.
   // A pipeline stage never does: torch.distributed.pipelining runs every backward but the last
   // of a step with set_requires_gradient_sync(False) and set_reshard_after_backward(False) on an
   // FSDP2 stage (stage.py backward_maybe_with_nosync), whatever the runtime's own loop does
   // without pp; every runtime whose mesh lists pp (torchtitan, KempnerForge) pipelines with it.
-  const bool pipelined = shape.mesh.pp > 1;
-  in.sync_every_micro_step = opt.sync_every_micro_step && !pipelined;
-  in.all_reduce_grads = no_shard;
+  in.sync_every_micro_step = opt.sync_every_micro_step && shape.mesh.pp <= 1;
+  in.all_reduce_grads = shape.no_shard;
   in.max_inflight_all_gathers = std::max(1, cfg.parallelism.max_inflight_all_gathers);
   in.overlap_compute_slowdown = eff.overlap_compute_slowdown;
   // Host time. With the fitted fractions it is in series, as it was fitted: unit_overhead_s per
@@ -154,77 +140,107 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   // measured kernel table times is the device's work alone, and the host, issuing ahead of the
   // device, shows only where its own time for the step is longer: the step is the longer of the
   // two (docs/cost-model.md §2.2).
-  const bool device_timed = cc.kernels != nullptr;
-  const double unit_host_s = device_timed ? 0.0 : eff.unit_overhead_s;
-  in.step_overhead_s = device_timed ? 0.0 : time_share * eff.step_overhead_s;
+  in.step_overhead_s = device_timed ? 0.0 : shape.time_share * eff.step_overhead_s;
   in.outputs_kept = opt.outputs_kept;
   in.loss_in_model = opt.loss_in_model;
   in.record_timeline = opt.timeline;
-  // GPUs run PyTorch's caching allocator: its reserved memory is replayed from the step's
-  // allocation sequence (allocation_trace.h). CPU runs use a counting allocator.
-  const bool caching_allocator = hw.gpu.bf16_flops > 0 || hw.gpu.fp16_flops > 0;
+  // Its reserved memory is replayed from the step's allocation sequence (allocation_trace.h).
+  // CPU runs use a counting allocator.
   in.record_allocations = caching_allocator;
-  const AcMode ac = cfg.activation_checkpointing.mode;
-  const bool fp8_gather = cc.fp8_weights_precast;
-  int checkpointed_blocks = 0;
-  double sac_recompute_flops = 0;  // op-SAC GEMMs recomputed per micro-step  // FLOP
+  return in;
+}
+
+// What every unit's collectives share (unit_collectives).
+UnitCollectiveInputs collective_inputs(const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                                       const ComputeContext& cc, bool device_timed, bool caching_allocator) {
+  UnitCollectiveInputs ci;
+  ci.no_shard = shape.no_shard;
+  ci.fp8_gather = cc.fp8_weights_precast;
+  ci.caching_allocator = caching_allocator;
+  // FSDP2's copies charged as device work (unit_collectives): where a measured kernel table
+  // times the plan.
+  ci.fsdp2_copies = device_timed && opt.per_parameter_copies && shape.strategy != ShardingStrategy::no_shard &&
+                    !shape.zero_whole_params;
   // Autograd's unsharded gradient (param_dtype); without sync on every micro-step each unit
   // keeps its sum from the first micro-step to the last one's reduction, in the runtime's
   // dtype for it (docs/cost-model.md §3).
   // FSDP2 keeps a gradient it does not reduce in its reduce dtype (_fsdp_param.py
   // to_accumulated_grad_if_needed): a pipeline stage's sum is in that.
-  const double unsynced_bytes = opt.unsynced_gradient_dtype == UnsyncedGradDtype::fp32           ? 4.0
-                                : opt.unsynced_gradient_dtype == UnsyncedGradDtype::reduce_dtype || pipelined
-                                    ? reduce_bytes
-                                    : param_bytes;
+  ci.unsynced_bytes = opt.unsynced_gradient_dtype == UnsyncedGradDtype::fp32 ? 4.0
+                      : opt.unsynced_gradient_dtype == UnsyncedGradDtype::reduce_dtype || shape.mesh.pp > 1
+                          ? shape.reduce_bytes
+                          : shape.param_bytes;
+  // Device memory traffic runs at this rate: the preset's, or the measured table's copy rate.  // B/s
+  ci.copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;
+  return ci;
+}
+
+// Unit i's compute (its forward and backward with recompute and host time) and its memory:
+// a block's from its checkpointing policy (block_unit_memory; *policy its tensor sequence, or
+// -1), the embedding's and head's from their costs, the head's with the loss and the output.
+void unit_compute_memory(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
+                         const ActivationTerms& act, const UnitCost& c, int i, int U, double P, double unit_host_s,
+                         bool ckpt, bool op_sac, std::array<BlockTensorSequence, 3>* block_seq, int* policy,
+                         SimUnit* unit) {
+  SimUnit& u = *unit;
+  const double time_share = shape.time_share;
+  const bool is_block = i > 0 && i < U - 1;
+  u.name = i == 0 ? "embedding" : (i == U - 1 ? "head" : "block " + std::to_string(i - 1));
+  u.fwd_s = time_share * (c.fwd_s + unit_host_s);
+  u.bwd_s = time_share * (c.bwd_s + (ckpt ? act.ckpt_recompute_s : 0) + (op_sac ? act.sac.time_s : 0) + unit_host_s);
+  *policy = -1;
+  if (is_block) {
+    // (With a mesh, the whole-width block's memory, divided over tp in mesh_unit_terms.)
+    *policy = block_unit_memory(cfg, opt, shape, act, shape.one_d() ? P : P * shape.mesh.tp, ckpt, op_sac, block_seq, &u);
+  } else {
+    u.saved_bytes = c.saved_bytes;
+    // The trainer's final eager RMSNorm keeps x² and x·rsqrt(·) besides its output, the fused
+    // one nothing (activation_terms.cpp).
+    if (act.trainer_block && i == U - 1)
+      u.saved_bytes += shape.tokens * 4.0 * trainer_final_norm_extra_d(opt.rmsnorm) * cfg.model.d_model;
+    else if (i == U - 1) u.saved_bytes += act.norm_extra;
+  }
+  if (i == U - 1) {
+    u.fwd_transient_bytes = act.loss.fwd_transient;
+    u.bwd_transient_bytes = act.loss.bwd_transient;
+    u.output_bytes = act.output_bytes;
+  }
+}
+
+}  // namespace
+
+FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt, const StepShape& shape,
+                     const EfficiencyParams& eff, const ComputeContext& cc, const UnitCosts& costs,
+                     const ActivationTerms& act, const CommSetup& comm) {
+  const ModelSpec& m = cfg.model;
+  FsdpUnits out;
+  // Units: [embedding, blocks..., head].
+  const std::vector<int64_t> unit_params = shape.one_d() ? m.fsdp_unit_params() : mesh_unit_params(m, shape);
+  const int U = int(unit_params.size());
+  const bool device_timed = cc.kernels != nullptr;
+  const double unit_host_s = device_timed ? 0.0 : eff.unit_overhead_s;
+  // GPUs run PyTorch's caching allocator.
+  const bool caching_allocator = hw.gpu.bf16_flops > 0 || hw.gpu.fp16_flops > 0;
+  SimInput in = step_sim_input(cfg, opt, shape, eff, device_timed, caching_allocator);
+  in.units.resize(U);
+  const UnitCollectiveInputs collectives = collective_inputs(hw, opt, shape, cc, device_timed, caching_allocator);
+  const AcMode ac = cfg.activation_checkpointing.mode;
+  int checkpointed_blocks = 0;
+  double sac_recompute_flops = 0;  // op-SAC GEMMs recomputed per micro-step  // FLOP
   std::array<BlockTensorSequence, 3> block_seq;  // by BlockAc
   std::vector<int> block_seq_of(size_t(U), -1);
-  // Device memory traffic runs at this rate: the preset's, or the measured table's copy rate.  // B/s
-  const double copy_bw = hw.gpu.hbm_bandwidth * cc.eff.hbm_eff;
-  // FSDP2's copies charged as device work (below): where a measured kernel table times the plan.
-  const bool fsdp2_copies = device_timed && opt.per_parameter_copies && strategy != ShardingStrategy::no_shard &&
-                            !shape.zero_whole_params;
-  UnitCollectiveInputs collectives;
-  collectives.no_shard = no_shard;
-  collectives.fp8_gather = fp8_gather;
-  collectives.caching_allocator = caching_allocator;
-  collectives.fsdp2_copies = fsdp2_copies;
-  collectives.unsynced_bytes = unsynced_bytes;
-  collectives.copy_bw = copy_bw;
   const MeshBlockTerms mesh_block = shape.one_d() ? MeshBlockTerms{} : mesh_block_terms(cfg, shape, comm, costs, cc, act);
   for (int i = 0; i < U; ++i) {
     SimUnit& u = in.units[i];
     const double P = double(unit_params[i]);
-    const UnitCost& c = i == 0 ? embed : (i == U - 1 ? head : block);
-    const int blk = i - 1;
+    const UnitCost& c = i == 0 ? costs.embed : (i == U - 1 ? costs.head : costs.block);
     const bool is_block = i > 0 && i < U - 1;
-    u.name = i == 0 ? "embedding" : (i == U - 1 ? "head" : "block " + std::to_string(blk));
     const bool ckpt = is_block && (ac == AcMode::full ||
-                                   (ac == AcMode::selective &&
-                                    cfg.activation_checkpointing.block_checkpointed(blk)));
+                                   (ac == AcMode::selective && cfg.activation_checkpointing.block_checkpointed(i - 1)));
     const bool op_sac = is_block && ac == AcMode::selective_op;
-    u.fwd_s = time_share * (c.fwd_s + unit_host_s);
-    u.bwd_s = time_share * (c.bwd_s + (ckpt ? ckpt_recompute_s : 0) + (op_sac ? sac.time_s : 0) + unit_host_s);
     checkpointed_blocks += ckpt;
-    sac_recompute_flops += op_sac ? sac.flops : 0;
-    if (is_block) {
-      // (With a mesh, the whole-width block's memory, divided over tp in mesh_unit_terms.)
-      const int policy =
-          block_unit_memory(cfg, opt, shape, act, shape.one_d() ? P : P * shape.mesh.tp, ckpt, op_sac, &block_seq, &u);
-      if (policy >= 0) block_seq_of[size_t(i)] = policy;
-    } else {
-      u.saved_bytes = c.saved_bytes;
-      // The trainer's final eager RMSNorm keeps x² and x·rsqrt(·) besides its output, the fused
-      // one nothing (activation_terms.cpp).
-      if (act.trainer_block && i == U - 1)
-        u.saved_bytes += shape.tokens * 4.0 * trainer_final_norm_extra_d(opt.rmsnorm) * m.d_model;
-      else if (i == U - 1) u.saved_bytes += act.norm_extra;
-    }
-    if (i == U - 1) {
-      u.fwd_transient_bytes = act.loss.fwd_transient;
-      u.bwd_transient_bytes = act.loss.bwd_transient;
-      u.output_bytes = act.output_bytes;
-    }
+    sac_recompute_flops += op_sac ? act.sac.flops : 0;
+    unit_compute_memory(cfg, opt, shape, act, c, i, U, P, unit_host_s, ckpt, op_sac, &block_seq, &block_seq_of[size_t(i)], &u);
     if (!shape.one_d()) mesh_unit_terms(cfg, shape, comm, costs, cc, act, mesh_block, i, U, ckpt, &u, &out);
     out.held_gathered_bytes.push_back(unit_collectives(cfg, opt, shape, comm, collectives, in, i, U, P, &u));
   }
@@ -233,8 +249,8 @@ FsdpUnits fsdp_units(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   // after the step (stage_1_and_2.py step -> runtime/utils.py all_gather_dp_groups @38327e07f;
   // docs/cost-model.md §10.1).
   if (shape.zero_whole_params && shape.state_group > 1)
-    in.post_step_all_gather_s =
-        collective_time(Collective::all_gather, double(m.total_params()) * param_bytes, comm.reduce_group, comm.comm);
+    in.post_step_all_gather_s = collective_time(Collective::all_gather, double(m.total_params()) * shape.param_bytes,
+                                                comm.reduce_group, comm.comm);
   out.in = std::move(in);
   out.unit_params = unit_params;
   out.block_seq = std::move(block_seq);

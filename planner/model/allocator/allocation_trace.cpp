@@ -129,15 +129,15 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
   return out;
 }
 
-void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::vector<AllocEvent>* trace) {
-  assert(in.steps >= 1);
-  std::vector<AllocEvent>& out = *trace;
-  out.clear();
-  out.reserve(sim.allocations.size() * size_t(in.steps) + 8 * in.param_shard_bytes.size());
+namespace {
+
+// Appends events to a trace, numbering its tensors from 0. Events are written field by field in
+// place (a temporary built on the stack and copied stalls on store forwarding: it was a fifth
+// of the trace's time).
+struct TraceWriter {
+  std::vector<AllocEvent>& out;
   int next_tensor = 0;
-  // Events are written field by field in place (a temporary built on the stack and copied
-  // stalls on store forwarding: it was a fifth of the trace's time).
-  auto alloc = [&](double t, double bytes, int stream) {
+  int alloc(double t, double bytes, int stream) {
     const int id = next_tensor++;
     AllocEvent& e = out.emplace_back();
     e.t = t;
@@ -146,27 +146,96 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
     e.stream = stream;
     e.ready = 0;
     return id;
-  };
-  auto release = [&](double t, int id, int stream, double ready) {
+  }
+  void release(double t, int id, int stream, double ready) {
     AllocEvent& e = out.emplace_back();
     e.t = t;
     e.tensor = id;
     e.bytes = 0;
     e.stream = stream;
     e.ready = ready > t ? ready : t;
-  };
+  }
+};
+
+// The units given tensor by tensor (TraceInputs::sequences): their tensors replace the unit's
+// activation and transient blocks, the forward's at its saved-bytes allocation, the backward's
+// at its first delta; what is still live is freed with the saved bytes.
+class SequencedUnits {
+ public:
+  explicit SequencedUnits(const std::vector<UnitTensorSequence>& sequences)
+      : seq_(sequences), live_(sequences.size()), backward_done_(sequences.size(), 0) {
+    for (size_t u = 0; u < seq_.size(); ++u) {
+      int ids = 0;
+      for (const auto* steps : {&seq_[u].forward, &seq_[u].backward})
+        for (const TensorStep& st : *steps) ids = std::max(ids, st.id + 1);
+      live_[u].assign(size_t(ids), -1);
+    }
+  }
+  bool has(int unit) const { return unit >= 0 && size_t(unit) < seq_.size() && !seq_[size_t(unit)].empty(); }
+  // A delta of a sequenced unit's activation or transient block, at time t.
+  void replace(const SimAlloc& a, double t, TraceWriter& w) {
+    const UnitTensorSequence& q = seq_[size_t(a.unit)];
+    if (!a.backward) {
+      if (a.cat == kMemActivations && a.bytes > 0) {
+        run_steps(t, a.unit, q.forward, w);
+        backward_done_[size_t(a.unit)] = 0;
+      }
+      return;
+    }
+    if (!backward_done_[size_t(a.unit)]) {
+      run_steps(t, a.unit, q.backward, w);
+      backward_done_[size_t(a.unit)] = 1;
+    }
+    if (a.cat == kMemActivations && a.bytes < 0) release_live(t, a.unit, w);
+  }
+
+ private:
+  void run_steps(double t, int unit, const std::vector<TensorStep>& steps, TraceWriter& w) {
+    std::vector<int>& ids = live_[size_t(unit)];
+    for (const TensorStep& st : steps) {
+      int& id = ids[size_t(st.id)];
+      if (st.bytes > 0) {
+        assert(id < 0 && "sequence allocates a live tensor");
+        id = w.alloc(t, st.bytes, kStreamCompute);
+      } else {
+        assert(id >= 0 && "sequence frees a tensor that is not live");
+        w.release(t, id, kStreamCompute, t);
+        id = -1;
+      }
+    }
+  }
+  void release_live(double t, int unit, TraceWriter& w) {
+    for (int& id : live_[size_t(unit)])
+      if (id >= 0) {
+        w.release(t, id, kStreamCompute, t);
+        id = -1;
+      }
+  }
+  const std::vector<UnitTensorSequence>& seq_;
+  std::vector<std::vector<int>> live_;  // per unit: local id → trace tensor, -1 = none
+  std::vector<char> backward_done_;     // per unit: the current micro-step's backward sequence ran
+};
+
+}  // namespace
+
+void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::vector<AllocEvent>* trace) {
+  assert(in.steps >= 1);
+  std::vector<AllocEvent>& out = *trace;
+  out.clear();
+  out.reserve(sim.allocations.size() * size_t(in.steps) + 8 * in.param_shard_bytes.size());
+  TraceWriter w{out};
 
   // Static state before the first step (model construction, fully_shard).
   for (double b : in.param_shard_bytes)
-    if (b > 0) alloc(0, b, kStreamCompute);
+    if (b > 0) w.alloc(0, b, kStreamCompute);
   for (double b : in.static_grad_bytes)
-    if (b > 0) alloc(0, b, kStreamCompute);
+    if (b > 0) w.alloc(0, b, kStreamCompute);
   bool optimizer_state = false;
   auto allocate_optimizer_state = [&](double t) {
     for (double b : in.optimizer_bytes)
       if (b > 0) {
-        alloc(t, b, kStreamCompute);
-        alloc(t, b, kStreamCompute);
+        w.alloc(t, b, kStreamCompute);
+        w.alloc(t, b, kStreamCompute);
       }
     optimizer_state = true;
   };
@@ -186,67 +255,19 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
   const size_t n = sim.allocations.size();
   thread_local std::vector<int> alloc_of, tensor;  // scratch reused across calls on this thread
   pair_frees_with_allocations(sim, &alloc_of);
-
-  // Units given tensor by tensor: their live tensors (local id → trace tensor, -1 = none) and
-  // whether the current micro-step's backward sequence has run.
-  auto sequenced = [&](int unit) {
-    return unit >= 0 && size_t(unit) < in.sequences.size() && !in.sequences[size_t(unit)].empty();
-  };
-  std::vector<std::vector<int>> live(in.sequences.size());
-  std::vector<char> backward_done(in.sequences.size(), 0);
-  for (size_t u = 0; u < in.sequences.size(); ++u) {
-    int ids = 0;
-    for (const auto* steps : {&in.sequences[u].forward, &in.sequences[u].backward})
-      for (const TensorStep& st : *steps) ids = std::max(ids, st.id + 1);
-    live[u].assign(size_t(ids), -1);
-  }
-  auto run_steps = [&](double t, int unit, const std::vector<TensorStep>& steps) {
-    std::vector<int>& ids = live[size_t(unit)];
-    for (const TensorStep& st : steps) {
-      int& id = ids[size_t(st.id)];
-      if (st.bytes > 0) {
-        assert(id < 0 && "sequence allocates a live tensor");
-        id = alloc(t, st.bytes, kStreamCompute);
-      } else {
-        assert(id >= 0 && "sequence frees a tensor that is not live");
-        release(t, id, kStreamCompute, t);
-        id = -1;
-      }
-    }
-  };
-  auto release_live = [&](double t, int unit) {
-    for (int& id : live[size_t(unit)])
-      if (id >= 0) {
-        release(t, id, kStreamCompute, t);
-        id = -1;
-      }
-  };
+  SequencedUnits sequenced(in.sequences);
 
   std::vector<int> sharded_grads;  // freed at the next step's zero_grad
   for (int step = 0; step < in.steps; ++step) {
     const double t0 = span * step;
-    for (int id : sharded_grads) release(t0, id, kStreamReduce, t0);
+    for (int id : sharded_grads) w.release(t0, id, kStreamReduce, t0);
     sharded_grads.clear();
     tensor.assign(n, -1);
     for (size_t j = 0; j < n; ++j) {
       const SimAlloc& a = sim.allocations[j];
       const double t = t0 + a.t;
-      if (sequenced(a.unit) && (a.cat == kMemActivations || a.cat == kMemTransient)) {
-        // The unit's tensors one by one replace its activation and transient blocks: the
-        // forward's at its saved-bytes allocation, the backward's at its first delta.
-        const UnitTensorSequence& q = in.sequences[size_t(a.unit)];
-        if (!a.backward) {
-          if (a.cat == kMemActivations && a.bytes > 0) {
-            run_steps(t, a.unit, q.forward);
-            backward_done[size_t(a.unit)] = 0;
-          }
-        } else {
-          if (!backward_done[size_t(a.unit)]) {
-            run_steps(t, a.unit, q.backward);
-            backward_done[size_t(a.unit)] = 1;
-          }
-          if (a.cat == kMemActivations && a.bytes < 0) release_live(t, a.unit);
-        }
+      if (sequenced.has(a.unit) && (a.cat == kMemActivations || a.cat == kMemTransient)) {
+        sequenced.replace(a, t, w);
         continue;
       }
       if (a.unit < 0 && !optimizer_state && a.bytes > 0) {
@@ -255,14 +276,14 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
         allocate_optimizer_state(t);
       }
       if (a.bytes > 0) {
-        tensor[j] = alloc(t, a.bytes, stream_of(a));
+        tensor[j] = w.alloc(t, a.bytes, stream_of(a));
         if (a.cat == kMemShardedGrads) sharded_grads.push_back(tensor[j]);
       } else if (alloc_of[j] >= 0) {
         const SimAlloc& made = sim.allocations[size_t(alloc_of[j])];
         const int s = stream_of(made);
         // Used by a stream other than the one that allocated it: freed with recordStream.
         const bool cross = stream_of(a) != s;
-        release(t, tensor[size_t(alloc_of[j])], s, cross ? t0 + lagged(a.t) : t);
+        w.release(t, tensor[size_t(alloc_of[j])], s, cross ? t0 + lagged(a.t) : t);
       }
     }
   }
