@@ -64,8 +64,23 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
 
   buildModel(group("Model"));
   buildHardware(group("Hardware"));
+  buildCluster(group("Cluster"));
+  buildParallelism(group("Parallelism"));
+  QFormLayout* mesh = group("Mesh");
+  mesh_.build(this, [&](const std::string& key, const QString& label, QWidget* editor, const QString& tip) {
+    return addField(mesh, key, label, editor, tip);
+  });
+  buildTraining(group("Training"));
+  buildCheckpointing(group("Activation checkpointing"));
+  buildPrecision(group("Precision"));
 
-  QFormLayout* cl = group("Cluster");
+  outer->addWidget(general_error_);
+  outer->addStretch(1);
+  connectEdits();
+}
+
+// cluster.*: the world size, its nodes and their network and power.
+void ConfigForm::buildCluster(QFormLayout* cl) {
   gpus_ = intSpin(1, 1 << 20);
   addField(cl, "gpus", "GPUs", gpus_,
            "gpus (shardcast --gpus): world size = cluster.nodes × cluster.gpus_per_node (ranks). Must be a multiple of GPUs per node.");
@@ -89,8 +104,10 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   addField(cl, "cluster.power_limit_w", "Power limit", power_limit_,
            QString("cluster.power_limit_w: the GPUs' board power limit (nvidia-smi -pl) in W: %1. 0 = the hardware "
                    "preset's limit.").arg(planner::kPowerLimitEffect));
+}
 
-  QFormLayout* par = group("Parallelism");
+// runtime and parallelism.sharding_strategy / hsdp_shard_size (the mesh is MeshFields').
+void ConfigForm::buildParallelism(QFormLayout* par) {
   runtime_ = new QComboBox(this);
   for (const auto& n : list_runtime_presets()) runtime_->addItem(q(n));
   runtime_->setCurrentText(kBuiltinRuntime);  // until setConfig: MainWindow gives default_config()
@@ -107,12 +124,10 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   addField(par, "parallelism.hsdp_shard_size", "HSDP shard size", hsdp_,
            "parallelism.hsdp_shard_size: ranks per shard group with hybrid_shard; 0 = GPUs per node. "
            "Must divide the world size. Only allowed with hybrid_shard.");
-  QFormLayout* mesh = group("Mesh");
-  mesh_.build(this, [&](const std::string& key, const QString& label, QWidget* editor, const QString& tip) {
-    return addField(mesh, key, label, editor, tip);
-  });
+}
 
-  QFormLayout* tr = group("Training");
+// training.* and data.mean_doc_len.
+void ConfigForm::buildTraining(QFormLayout* tr) {
   micro_batch_ = intSpin(0, 1 << 16);
   addField(tr, "training.micro_batch", "Micro-batch", micro_batch_,
            "training.micro_batch: sequences per rank per micro-step.");
@@ -131,8 +146,10 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
            "data.mean_doc_len: mean tokens per document packed into a sequence; a runtime whose attention masks "
            "at document boundaries (torchtitan of 2026) does the sum over documents of their causal work. "
            "0 = dense causal over the whole sequence.");
+}
 
-  QFormLayout* ac = group("Activation checkpointing");
+// activation_checkpointing.*.
+void ConfigForm::buildCheckpointing(QFormLayout* ac) {
   ac_mode_ = new QComboBox(this);
   for (AcMode m : all_ac_modes()) ac_mode_->addItem(to_string(m));
   addField(ac, "activation_checkpointing.mode", "Mode", ac_mode_,
@@ -144,8 +161,10 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   addField(ac, "activation_checkpointing.ratio", "Ratio", ac_ratio_,
            "activation_checkpointing.ratio: fraction of blocks checkpointed with selective, in (0, 1]; "
            "0.5 = every other block.");
+}
 
-  QFormLayout* pr = group("Precision");
+// precision.*.
+void ConfigForm::buildPrecision(QFormLayout* pr) {
   param_dtype_ = new QComboBox(this);
   for (const std::string& d : float_dtype_names()) param_dtype_->addItem(q(d));
   addField(pr, "precision.param_dtype", "Param dtype", param_dtype_,
@@ -168,10 +187,11 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
            "precision.fp8: torchao's float8 training recipe of the Linear layers inside a bf16/fp16 model: "
            "none | tensorwise (fastest) | rowwise | rowwise_with_gw_hp (grad-weight GEMM in bf16); needs a GPU "
            "with an fp8 peak and a runtime that runs the recipe; docs/cost-model.md §2.3.");
+}
 
-  outer->addWidget(general_error_);
-  outer->addStretch(1);
-
+// Every edit re-plans (emitChanged); the model, hardware and runtime presets first fill the
+// fields they bring.
+void ConfigForm::connectEdits() {
   for (auto* s : findChildren<QSpinBox*>()) connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ConfigForm::emitChanged);
   for (auto* s : findChildren<QDoubleSpinBox*>())
     connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ConfigForm::emitChanged);

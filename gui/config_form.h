@@ -81,6 +81,12 @@ class ConfigForm : public QWidget {
   QDoubleSpinBox* doubleSpin(double min, double max, int decimals, double step);
   void buildModel(QFormLayout* f);
   void buildHardware(QFormLayout* f);
+  void buildCluster(QFormLayout* f);
+  void buildParallelism(QFormLayout* f);
+  void buildTraining(QFormLayout* f);
+  void buildCheckpointing(QFormLayout* f);
+  void buildPrecision(QFormLayout* f);
+  void connectEdits();
   void onModelPresetChanged();
   void onHardwarePresetChanged();
   // A runtime chosen in the form brings its own reduce and master dtypes (the values it runs

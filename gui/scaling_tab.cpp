@@ -47,6 +47,24 @@ std::vector<std::string> split_list(const QString& text) {
 
 ScalingTab::ScalingTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureWatcher<ScaleOutcome>(this)) {
   auto* v = new QVBoxLayout(this);
+  v->addLayout(makeRunBar());
+  v->addLayout(makeFleetBar());
+  status_ = new QLabel("Press Run scaling: one search per GPU type and count for the form's model.", this);
+  status_->setObjectName("scale_status");
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(status_);
+  v->addWidget(makeResults(), 1);
+  connect(run_, &QPushButton::clicked, this, [this] {
+    const QString why = runScaling();
+    if (!why.isEmpty()) status_->setText("Cannot run: " + why);
+  });
+  connect(watcher_, &QFutureWatcher<ScaleOutcome>::finished, this, &ScalingTab::onFinished);
+}
+
+
+// The first row: the GPU counts, the budget, the batch, the deadline, Run and its progress.
+QHBoxLayout* ScalingTab::makeRunBar() {
   auto* bar = new QHBoxLayout;
   from_ = new QSpinBox(this);
   from_->setRange(1, 1 << 20);
@@ -94,8 +112,12 @@ ScalingTab::ScalingTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureW
   bar->addWidget(deadline_);
   bar->addWidget(run_);
   bar->addWidget(progress_, 1);
-  v->addLayout(bar);
+  return bar;
 
+}
+
+// The second row: the GPU types and their prices, and the failure model.
+QHBoxLayout* ScalingTab::makeFleetBar() {
   auto* bar2 = new QHBoxLayout;
   types_ = new QLineEdit(this);
   types_->setObjectName("scale_gpu_types");
@@ -142,13 +164,12 @@ ScalingTab::ScalingTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureW
   bar2->addWidget(failures_);
   bar2->addWidget(new QLabel("Restart", this));
   bar2->addWidget(restart_s_);
-  v->addLayout(bar2);
+  return bar2;
 
-  status_ = new QLabel("Press Run scaling: one search per GPU type and count for the form's model.", this);
-  status_->setObjectName("scale_status");
-  status_->setWordWrap(true);
-  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  v->addWidget(status_);
+}
+
+// The charts above the table, in a splitter.
+QSplitter* ScalingTab::makeResults() {
   auto* split = new QSplitter(Qt::Vertical, this);
   auto* charts = new QWidget(split);
   auto* g = new QGridLayout(charts);
@@ -179,12 +200,7 @@ ScalingTab::ScalingTab(QWidget* parent) : QWidget(parent), watcher_(new QFutureW
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   split->setSizes({520, 280});
-  v->addWidget(split, 1);
-  connect(run_, &QPushButton::clicked, this, [this] {
-    const QString why = runScaling();
-    if (!why.isEmpty()) status_->setText("Cannot run: " + why);
-  });
-  connect(watcher_, &QFutureWatcher<ScaleOutcome>::finished, this, &ScalingTab::onFinished);
+  return split;
 }
 
 ScalingTab::~ScalingTab() { watcher_->waitForFinished(); }
@@ -291,6 +307,14 @@ void ScalingTab::onFinished() {
 }
 
 void ScalingTab::fill() {
+  fillCharts();
+  fillTable();
+  fillStatus();
+}
+
+// The three charts: a series per GPU type, in the order given (tokens/s/GPU with failures and
+// ideal, total tokens/s, days with failures, ideal and their 1σ band, and the deadline).
+void ScalingTab::fillCharts() {
   // Series per GPU type, in the order given.
   std::vector<std::string> types;
   for (const auto& row : result_.rows)
@@ -350,7 +374,10 @@ void ScalingTab::fill() {
                       {QPointF(xmin, deadline_days_), QPointF(xmax, deadline_days_)}, QColor("#222222"), true};
     days_->setSeries(all, gx, AxisSpec{"days (log)", true, 0, 0, "%g"});
   }
+}
 
+// A row per GPU type and count, its rank among the plans that meet the deadline first.
+void ScalingTab::fillTable() {
   const QStringList headers{"rank", "GPU type", "GPUs", "best config", "tokens/s/GPU", "goodput", "effective tok/s/GPU",
                             "checkpoint.interval", "days ideal", "days with failures", "1σ", "GPU-hours", "cost",
                             "meets deadline", "flags"};
@@ -380,7 +407,11 @@ void ScalingTab::fill() {
     for (int k = 0; k < cells.size(); ++k) table_->setItem(i, k, new QTableWidgetItem(cells[k]));
   }
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+}
 
+// The answer in words: the cheapest plan that meets the deadline and the smallest cluster that
+// does (or the fastest, and how late), then where each type stops scaling.
+void ScalingTab::fillStatus() {
   if (!error_.isEmpty()) {
     status_->setText("Scaling failed: " + error_);
     return;

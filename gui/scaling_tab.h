@@ -24,11 +24,13 @@
 #include "planner/decide/budget.h"
 
 class QDoubleSpinBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
 class QTableWidget;
 template <typename T>
 class QFutureWatcher;
@@ -77,8 +79,14 @@ class ScalingTab : public QWidget {
   void scalingFinished();
 
  private:
+  QHBoxLayout* makeRunBar();
+  QHBoxLayout* makeFleetBar();
+  QSplitter* makeResults();
   void onFinished();
   void fill();
+  void fillCharts();
+  void fillTable();
+  void fillStatus();
 
   TrainConfig base_;
   double reference_level_ = 0;
