@@ -35,12 +35,11 @@ struct PlanArgs : ConfigFlags {
 };
 
 
+// The plan's head: what is planned, on what, for which runtime, and how the runtime runs it.
 // o: the options the prediction was made with (resolved once, by the caller).
-void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::PlanOptions& o, const Prediction& p,
-                 const planner::ReliabilitySpec& reliability, const std::vector<std::string>& from_runtime,
-                 const std::string& runtime_from) {
+void print_plan_head(const TrainConfig& c, const HardwareSpec& hw, const planner::PlanOptions& o, const Prediction& p,
+                     const std::vector<std::string>& from_runtime, const std::string& runtime_from) {
   const int world = c.world_size();
-  const double gib = double(1ull << 30);
   const double nic = planner::effective_inter_node_bandwidth(c, hw) * 8 / 1e9;
   const std::string& model = c.model_label();
   fmt::print("plan: {} ({} parameters) on {} x {} ({} node{} x {}, {:.0f} Gb/s per node) for runtime {} ({})\n",
@@ -88,6 +87,12 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
                    ? fmt::format("clock ~ power^{:.3f}, through the preset's {:.0f} W rating",
                                  planner::power_clock_exponent(hw.gpu), hw.gpu.lower_power_rating_w)
                    : std::string("clock ~ cube root of power"));
+}
+
+// The memory table per GPU: each component, allocated, reserved and the device total against
+// the capacity, each pipeline stage's totals, and what model_outputs holds.
+void print_plan_memory(const TrainConfig& c, const HardwareSpec& hw, const Prediction& p) {
+  const double gib = double(1ull << 30);
   fmt::print("\n");
   if (p.pp_stages.empty())
     fmt::print("memory per GPU (at the allocated peak)      GiB\n");
@@ -127,6 +132,11 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
                                                 : "the micro-step's backward has run",
                t.outputs_kept);
   }
+}
+
+// Step time and its parts, throughput, MFU and HFU, and the goodput under failures.
+void print_plan_time(const TrainConfig& c, const Prediction& p, const planner::ReliabilitySpec& reliability) {
+  const double gib = double(1ull << 30);
   fmt::print("\n");
   fmt::print("step time        {:.4g} s  (compute {:.4g} s, communication {:.4g} s, exposed {:.4g} s, optimizer {:.3g} s)\n",
              p.step_time_s, p.compute_s, p.comm_s, exposed_communication_s(p), p.optimizer_s);
@@ -154,6 +164,14 @@ void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::Pl
                100 * g.goodput, g.interruptions_per_day, g.save_s, g.effective_tokens_per_s_per_gpu,
                g.interval_steps > 0 ? std::to_string(g.interval_steps) + " steps" : "0 (no failures)");
   }
+}
+
+void print_human(const TrainConfig& c, const HardwareSpec& hw, const planner::PlanOptions& o, const Prediction& p,
+                 const planner::ReliabilitySpec& reliability, const std::vector<std::string>& from_runtime,
+                 const std::string& runtime_from) {
+  print_plan_head(c, hw, o, p, from_runtime, runtime_from);
+  print_plan_memory(c, hw, p);
+  print_plan_time(c, p, reliability);
 }
 
 }  // namespace
