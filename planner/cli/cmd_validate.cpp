@@ -430,12 +430,16 @@ void print_published(const ValidateArgs& args, const std::vector<planner::Publis
   }
 }
 
-void register_validate(CLI::App& app) {
-  auto a = std::make_shared<ValidateArgs>();
-  auto* cmd = app.add_subcommand("validate", "Predict published runs and compare with what they measured");
+// The options whose presence (not value) validate checks (check_validate_flags).
+struct ValidateOptions {
+  CLI::Option *min_pairs, *hardware, *fit_params, *fit_on, *baseline_fit_on, *prior, *min_rows;
+};
+
+ValidateOptions add_validate_flags(CLI::App* cmd, ValidateArgs* a) {
+  ValidateOptions o;
   cmd->add_option("--published", a->published, "CSV of published runs (configs/published/README.md columns)");
   cmd->add_option("run_dirs", a->run_dirs, "trainer run directories (validation.json, run_report.json, run.toml)");
-  auto* gpu = add_hardware_flag(cmd, a->hardware, "run dirs: re-predict with this hardware preset (name or .toml) instead of each run's");
+  o.hardware = add_hardware_flag(cmd, a->hardware, "run dirs: re-predict with this hardware preset (name or .toml) instead of each run's");
   add_reference_run_flag(cmd, a->reference_run);
   cmd->add_option("--annotations", a->annotations,
                   "CSV of row_id,column,value,source: facts the published CSV leaves empty, each with its source");
@@ -447,15 +451,15 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--write-decisions", a->write_decisions,
                   "with --pairs: write the decision error per setting to this TOML (configs/decisions.toml, "
                   "planner/evidence/decision_error.h)");
-  auto* min_pairs = cmd->add_option("--min-pairs", a->min_pairs, "with --write-decisions: fewest pairs a setting's band needs");
+  o.min_pairs = cmd->add_option("--min-pairs", a->min_pairs, "with --write-decisions: fewest pairs a setting's band needs");
   cmd->add_option("--fit", a->fit_hardware, "fit efficiency keys of these presets first (values shared)")->delimiter(',');
-  auto* fit_params = cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
-  auto* fit_on = cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
+  o.fit_params = cmd->add_option("--fit-params", a->fit_params, "efficiency keys to fit (with --fit)")->delimiter(',');
+  o.fit_on = cmd->add_option("--fit-on", a->fit_on, "fit on this CSV's rows instead (hold-out checks: fit on one source, validate another)");
   cmd->add_flag("--baseline", a->baseline,
                 "also score the rule of thumb: one fitted MFU per GPU type (planner/evidence/baseline.h)");
-  auto* baseline_fit_on = cmd->add_option("--baseline-fit-on", a->baseline_fit_on,
+  o.baseline_fit_on = cmd->add_option("--baseline-fit-on", a->baseline_fit_on,
                   "fit the rule of thumb on this CSV instead of the validated one (hold-out)");
-  auto* prior = cmd->add_option("--prior", a->prior, "weight w of the pull towards the preset's values: w·log(value/start) per key");
+  o.prior = cmd->add_option("--prior", a->prior, "weight w of the pull towards the preset's values: w·log(value/start) per key");
   cmd->add_flag("--crossval", a->crossval,
                 "leave one source out: refit the shipped keys without each source, predict it, print the bands "
                 "per GPU family and regime and their coverage, and each family's fit carried to the other "
@@ -464,89 +468,114 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--write-bands", a->write_bands, "with --crossval: write the bands to this TOML (configs/bands.toml)");
   cmd->add_option("--out-of-sample", a->out_of_sample,
                   "with --crossval: write every row's prediction by the fit without its source to this CSV");
-  auto* min_rows = cmd->add_option("--min-rows", a->min_rows, "with --crossval: fewest rows a regime band needs");
-  cmd->callback([a, min_pairs, gpu, fit_params, fit_on, baseline_fit_on, prior, min_rows] {
-    // A flag given where it does nothing is refused by name (it would be read as done).
-    auto needs = [](const CLI::Option* opt, bool ok, const char* what) {
-      if (opt->count() > 0 && !ok) throw UsageError(fmt::format("validate: {} {}", opt->get_name(), what));
-    };
-    if (!a->run_dirs.empty() && !a->published.empty())
-      throw UsageError("validate: give RUN_DIR... or --published FILE.csv, not both (the CSV would not be read)");
-    needs(gpu, a->published.empty(), "applies to run directories (RUN_DIR...); a published row names its own GPU");
-    needs(fit_params, !a->fit_hardware.empty(), "needs --fit PRESETS");
-    needs(fit_on, !a->fit_hardware.empty(), "needs --fit PRESETS");
-    needs(prior, !a->fit_hardware.empty() || a->crossval, "needs --fit PRESETS or --crossval");
-    needs(min_rows, a->crossval, "needs --crossval");
-    needs(baseline_fit_on, a->baseline, "needs --baseline");
+  o.min_rows = cmd->add_option("--min-rows", a->min_rows, "with --crossval: fewest rows a regime band needs");
+  return o;
+}
+
+// A flag given where it does nothing is refused by name (it would be read as done).
+void check_validate_flags(const ValidateArgs& args, const ValidateOptions& o) {
+  const ValidateArgs* a = &args;
+  auto needs = [](const CLI::Option* opt, bool ok, const char* what) {
+    if (opt->count() > 0 && !ok) throw UsageError(fmt::format("validate: {} {}", opt->get_name(), what));
+  };
+  if (!a->run_dirs.empty() && !a->published.empty())
+    throw UsageError("validate: give RUN_DIR... or --published FILE.csv, not both (the CSV would not be read)");
+  needs(o.hardware, a->published.empty(), "applies to run directories (RUN_DIR...); a published row names its own GPU");
+  needs(o.fit_params, !a->fit_hardware.empty(), "needs --fit PRESETS");
+  needs(o.fit_on, !a->fit_hardware.empty(), "needs --fit PRESETS");
+  needs(o.prior, !a->fit_hardware.empty() || a->crossval, "needs --fit PRESETS or --crossval");
+  needs(o.min_rows, a->crossval, "needs --crossval");
+  needs(o.baseline_fit_on, a->baseline, "needs --baseline");
+}
+
+// The rule of thumb (--baseline), fitted in-sample or on another CSV, scored on the same rows;
+// *unscored: rows on GPU types its fit never saw.
+planner::ValidationSummary score_baseline(const ValidateArgs& args, const std::vector<planner::PublishedRow>& rows,
+                                          const std::vector<planner::ValidationCase>& cases,
+                                          planner::HardwareSet& hardware,
+                                          const std::vector<planner::Annotation>& annotations, int* unscored) {
+  const ValidateArgs* a = &args;
+  planner::RuleOfThumb rule;
+  if (a->baseline_fit_on.empty()) {
+    rule = planner::fit_rule_of_thumb(rows, cases, hardware);
+  } else {
+    std::vector<planner::PublishedRow> fit_rows = planner::read_published_csv(a->baseline_fit_on, annotations);
+    const auto fit_cases = planner::resolve_cases(fit_rows, hardware);
+    rule = planner::fit_rule_of_thumb(fit_rows, fit_cases, hardware);
+  }
+  return planner::score_rule_of_thumb(
+      rule, rows, cases, hardware,
+      "rule of thumb (one MFU per GPU type, fitted on " +
+          (a->baseline_fit_on.empty() ? std::string("these rows") : a->baseline_fit_on) + ")",
+      *unscored);
+}
+
+// validate --published: the rows predicted (after --fit, or as --crossval), scored, compared in
+// pairs, and printed; every row skipped is a failed check.
+void run_published(ValidateArgs* a, const CLI::Option* min_pairs) {
+  if (!a->reference_run.empty())
+    throw UsageError("validate: --reference-run applies to run directories (RUN_DIR...); a published CSV is "
+                     "scored from every row's own source as reference (its last line)");
+  if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
+  if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty() || !a->out_of_sample.empty()))
+    throw UsageError("validate: --holdout, --write-bands and --out-of-sample need --crossval");
+  if (!a->pairs && !a->write_decisions.empty()) throw UsageError("validate: --write-decisions needs --pairs");
+  if (min_pairs->count() > 0 && a->write_decisions.empty())
+    throw UsageError("validate: --min-pairs applies to --write-decisions FILE");
+  std::vector<planner::Annotation> annotations;
+  if (!a->annotations.empty()) annotations = planner::read_annotations(a->annotations);
+  std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published, annotations);
+  planner::HardwareSet hardware;
+  const auto cases = planner::resolve_cases(rows, hardware);
+  if (a->crossval) {
+    if (!a->fit_hardware.empty() || a->json || a->baseline || a->pairs)
+      throw UsageError(
+          "validate --crossval: refits the shipped keys itself; --fit, --json, --baseline and --pairs do not apply");
+    std::string command = "shardcast validate --crossval --published " + a->published;
+    if (!a->annotations.empty()) command += " --annotations " + a->annotations;
+    if (!a->holdout.empty()) command += " --holdout " + a->holdout;
+    if (a->prior > 0) command += fmt::format(" --prior {}", a->prior);
+    command += fmt::format(" --min-rows {} --write-bands {}", a->min_rows, a->write_bands);
+    return run_crossval(*a, rows, cases, hardware, annotations, command);
+  }
+  if (!a->fit_hardware.empty()) fit_first(*a, rows, cases, annotations, hardware);
+  const planner::ValidationResult v = planner::validate_cases(rows, cases, hardware);
+  planner::ValidationSummary rule_summary;
+  int rule_unscored = 0;
+  if (a->baseline) rule_summary = score_baseline(*a, rows, cases, hardware, annotations, &rule_unscored);
+  std::vector<planner::ConfigPair> pairs;
+  if (a->pairs) pairs = planner::find_pairs(rows, cases, v);
+  if (!a->write_decisions.empty()) {
+    planner::DecisionTable t = planner::build_decision_table(pairs, a->min_pairs);
+    t.command = "shardcast validate --published " + a->published;
+    if (!a->annotations.empty()) t.command += " --annotations " + a->annotations;
+    t.command += fmt::format(" --pairs --min-pairs {} --write-decisions {}", a->min_pairs, a->write_decisions);
+    if (t.bands.empty())
+      throw InputError(fmt::format("{}: no pairs of runs one setting apart: nothing to write to {}", a->published,
+                                   a->write_decisions));
+    write_file_atomic(a->write_decisions, planner::write_decisions_toml(t));
+    fmt::print(stderr, "wrote {} ({} bands)\n", a->write_decisions, t.bands.size());
+  }
+  print_published(*a, rows, v, pairs, rule_summary, rule_unscored);
+  // Every row skipped: nothing was compared, which is a failed check, not an empty success.
+  if (!rows.empty() && v.n_skipped == int(rows.size()))
+    throw InputError(fmt::format("{}: no row could be predicted ({} skipped, each with its reason above)",
+                                 a->published, v.n_skipped));
+}
+
+void register_validate(CLI::App& app) {
+  auto a = std::make_shared<ValidateArgs>();
+  auto* cmd = app.add_subcommand("validate", "Predict published runs and compare with what they measured");
+  const ValidateOptions o = add_validate_flags(cmd, a.get());
+  cmd->callback([a, o] {
+    check_validate_flags(*a, o);
     if (!a->run_dirs.empty()) {
       if (a->pairs) throw UsageError("validate: --pairs compares rows of --published FILE.csv, not run directories");
       if (!a->fit_hardware.empty() || a->baseline || a->crossval || !a->annotations.empty())
         throw UsageError("validate RUN_DIR...: --fit, --baseline, --crossval and --annotations apply to --published FILE.csv");
       return print_run_dirs(a->run_dirs, a->json, a->markdown, a->hardware, a->reference_run);
     }
-    if (!a->reference_run.empty())
-      throw UsageError("validate: --reference-run applies to run directories (RUN_DIR...); a published CSV is "
-                       "scored from every row's own source as reference (its last line)");
-    if (a->published.empty()) throw UsageError("validate: give RUN_DIR... or --published FILE.csv");
-    if (!a->crossval && (!a->holdout.empty() || !a->write_bands.empty() || !a->out_of_sample.empty()))
-      throw UsageError("validate: --holdout, --write-bands and --out-of-sample need --crossval");
-    if (!a->pairs && !a->write_decisions.empty()) throw UsageError("validate: --write-decisions needs --pairs");
-    if (min_pairs->count() > 0 && a->write_decisions.empty())
-      throw UsageError("validate: --min-pairs applies to --write-decisions FILE");
-    std::vector<planner::Annotation> annotations;
-    if (!a->annotations.empty()) annotations = planner::read_annotations(a->annotations);
-    std::vector<planner::PublishedRow> rows = planner::read_published_csv(a->published, annotations);
-    planner::HardwareSet hardware;
-    const auto cases = planner::resolve_cases(rows, hardware);
-    if (a->crossval) {
-      if (!a->fit_hardware.empty() || a->json || a->baseline || a->pairs)
-        throw UsageError(
-            "validate --crossval: refits the shipped keys itself; --fit, --json, --baseline and --pairs do not apply");
-      std::string command = "shardcast validate --crossval --published " + a->published;
-      if (!a->annotations.empty()) command += " --annotations " + a->annotations;
-      if (!a->holdout.empty()) command += " --holdout " + a->holdout;
-      if (a->prior > 0) command += fmt::format(" --prior {}", a->prior);
-      command += fmt::format(" --min-rows {} --write-bands {}", a->min_rows, a->write_bands);
-      return run_crossval(*a, rows, cases, hardware, annotations, command);
-    }
-    if (!a->fit_hardware.empty()) fit_first(*a, rows, cases, annotations, hardware);
-    const planner::ValidationResult v = planner::validate_cases(rows, cases, hardware);
-    // The rule of thumb, fitted in-sample or on another CSV, scored on the same rows.
-    planner::ValidationSummary rule_summary;
-    int rule_unscored = 0;
-    if (a->baseline) {
-      planner::RuleOfThumb rule;
-      if (a->baseline_fit_on.empty()) {
-        rule = planner::fit_rule_of_thumb(rows, cases, hardware);
-      } else {
-        std::vector<planner::PublishedRow> fit_rows = planner::read_published_csv(a->baseline_fit_on, annotations);
-        const auto fit_cases = planner::resolve_cases(fit_rows, hardware);
-        rule = planner::fit_rule_of_thumb(fit_rows, fit_cases, hardware);
-      }
-      rule_summary = planner::score_rule_of_thumb(
-          rule, rows, cases, hardware,
-          "rule of thumb (one MFU per GPU type, fitted on " +
-              (a->baseline_fit_on.empty() ? std::string("these rows") : a->baseline_fit_on) + ")",
-          rule_unscored);
-    }
-    std::vector<planner::ConfigPair> pairs;
-    if (a->pairs) pairs = planner::find_pairs(rows, cases, v);
-    if (!a->write_decisions.empty()) {
-      planner::DecisionTable t = planner::build_decision_table(pairs, a->min_pairs);
-      t.command = "shardcast validate --published " + a->published;
-      if (!a->annotations.empty()) t.command += " --annotations " + a->annotations;
-      t.command += fmt::format(" --pairs --min-pairs {} --write-decisions {}", a->min_pairs, a->write_decisions);
-      if (t.bands.empty())
-        throw InputError(fmt::format("{}: no pairs of runs one setting apart: nothing to write to {}", a->published,
-                                     a->write_decisions));
-      write_file_atomic(a->write_decisions, planner::write_decisions_toml(t));
-      fmt::print(stderr, "wrote {} ({} bands)\n", a->write_decisions, t.bands.size());
-    }
-    print_published(*a, rows, v, pairs, rule_summary, rule_unscored);
-    // Every row skipped: nothing was compared, which is a failed check, not an empty success.
-    if (!rows.empty() && v.n_skipped == int(rows.size()))
-      throw InputError(fmt::format("{}: no row could be predicted ({} skipped, each with its reason above)",
-                                   a->published, v.n_skipped));
+    run_published(a.get(), o.min_pairs);
   });
 }
 
