@@ -559,16 +559,16 @@ std::vector<TrainConfig> Enumeration::configs() const {
   return out;
 }
 
-SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
-                    const std::function<void(double)>& progress) {
-  const auto t0 = std::chrono::steady_clock::now();
-  SearchResult r;
-  const Enumeration e = enumerate_candidates(space, hw);
-  r.n_batch_mismatch = e.n_batch_mismatch;
-  r.n_candidates = int64_t(e.size());
+namespace {
+
+using Predictions = std::vector<std::unique_ptr<Prediction>>;
+
+// Every candidate's verdict: predicted (its prediction), or pruned (over the memory budget by
+// monotonicity: null). Blocks are taken from an atomic counter by space.threads workers; the
+// calling thread works too and reports progress between its blocks.
+Predictions predict_candidates(const Enumeration& e, const SearchSpace& space, const HardwareSpec& hw, double budget,
+                               const std::function<void(double)>& progress) {
   const size_t n = e.size();
-  const double budget = memory_budget_bytes(space, hw);
-  auto memory_ok = [&](const Prediction& p) { return p.fits && memory_needed_bytes(p) <= budget; };
   // One runtime for every candidate (the enumeration kept only what it can run), its options
   // resolved for each candidate as plan() resolves them: terms follow the config's layout and
   // strategy (CUDA graphs off with pp, ZeRO stage 1's reductions, a TP loss).
@@ -580,10 +580,8 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
     o.reference_run = space.reference_run;
     return o;
   };
-
-  // Verdicts per candidate: predicted (its prediction), or pruned (over budget by monotonicity:
-  // null). Each prediction is allocated when made, the pruned cost a pointer.
-  std::vector<std::unique_ptr<Prediction>> preds(n);
+  // Each prediction is allocated when made, the pruned cost a pointer.
+  Predictions preds(n);
   // Memory grows with the micro-batch only while grad_accum stays fixed along a block. With a
   // fixed global batch, grad_accum falls as the micro-batch grows, and a runtime that keeps
   // unsharded gradients across non-final micro-steps (sync_every_micro_step = false) needs
@@ -606,9 +604,6 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
       }
     }
   };
-
-  // Work distribution: blocks taken from an atomic counter; the calling thread works too and
-  // reports progress between its blocks.
   const size_t nb = e.blocks.size();
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
@@ -637,32 +632,51 @@ SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
   work(true);
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
-  if (progress) progress(1.0);
+  return preds;
+}
 
-  // Filter.
+// The candidates that fit the budget with a throughput, counted into r (pruned, evaluated,
+// over memory, feasible), ranked: tokens/s/GPU, then less memory, then enumeration order.
+std::vector<size_t> ranked_feasible(const Predictions& preds, double budget, SearchResult* r) {
+  auto memory_ok = [&](const Prediction& p) { return p.fits && memory_needed_bytes(p) <= budget; };
   std::vector<size_t> feasible;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < preds.size(); ++i) {
     if (!preds[i]) {
-      ++r.n_pruned;
-      ++r.n_over_memory;
+      ++r->n_pruned;
+      ++r->n_over_memory;
       continue;
     }
-    ++r.n_evaluated;
+    ++r->n_evaluated;
     const Prediction& p = *preds[i];
     if (!memory_ok(p) || !(p.tokens_per_s_per_gpu > 0)) {
-      ++r.n_over_memory;
+      ++r->n_over_memory;
       continue;
     }
     feasible.push_back(i);
   }
-  r.n_feasible = int64_t(feasible.size());
-
-  // Rank: tokens/s/GPU, then less memory, then enumeration order.
+  r->n_feasible = int64_t(feasible.size());
   std::stable_sort(feasible.begin(), feasible.end(), [&](size_t a, size_t b) {
     if (preds[a]->tokens_per_s_per_gpu != preds[b]->tokens_per_s_per_gpu)
       return preds[a]->tokens_per_s_per_gpu > preds[b]->tokens_per_s_per_gpu;
     return memory_needed_bytes(*preds[a]) < memory_needed_bytes(*preds[b]);
   });
+  return feasible;
+}
+
+}  // namespace
+
+SearchResult search(const SearchSpace& space, const HardwareSpec& hw,
+                    const std::function<void(double)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SearchResult r;
+  const Enumeration e = enumerate_candidates(space, hw);
+  r.n_batch_mismatch = e.n_batch_mismatch;
+  r.n_candidates = int64_t(e.size());
+  const double budget = memory_budget_bytes(space, hw);
+  Predictions preds = predict_candidates(e, space, hw, budget, progress);
+  if (progress) progress(1.0);
+  const std::vector<size_t> feasible = ranked_feasible(preds, budget, &r);
+  // The Pareto front of memory against throughput, then every feasible candidate in rank order.
   std::vector<double> mem, tput;
   mem.reserve(feasible.size());
   tput.reserve(feasible.size());
