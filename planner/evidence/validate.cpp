@@ -126,22 +126,124 @@ ValidationSummary summarize(const std::string& name, const std::vector<const Val
   return s;
 }
 
+namespace {
+
+// The row's identity and, until it is predicted, why it is not.
+ValidationRowResult row_header(const PublishedRow& row) {
+  ValidationRowResult r;
+  r.line = row.line;
+  r.row_id = row.row_id;
+  r.source = row.source;
+  r.hardware = row.cfg.cluster.hardware;
+  r.runtime = row.cfg.runtime;
+  r.fp8 = to_string(row.cfg.precision.fp8);
+  r.skip_reason = row.skipped() ? row.skip_reason : "not resolved";
+  r.config_notes = row.framework_notes;
+  return r;
+}
+
+// The prediction's numbers into r, and the throughput and MFU against what the row measured.
+// A pipeline's stages hold different memory: a figure of rank 0 is the first stage's (pp is the
+// outermost mesh dimension in torchtitan and KempnerForge, so rank 0 is in stage 0), one of every
+// rank the plan's peak.
+void read_prediction(const PublishedRow& row, const Prediction& p, ValidationRowResult* out) {
+  ValidationRowResult& r = *out;
+  r.fits = p.fits;
+  const bool stages_differ = !p.pp_stages.empty();
+  const StageMemory mem = stages_differ && row.mem_rank == "0"
+                              ? p.pp_stages.front()
+                              : StageMemory{"", p.mem_peak_bytes, p.mem_reserved_bytes, p.mem_device_total_bytes,
+                                            p.mem_reserved_range_bytes};
+  const double gib = double(1ull << 30);
+  r.predicted_alloc_gib = mem.peak_bytes / gib;
+  r.predicted_reserved_gib = mem.reserved_bytes / gib;
+  r.predicted_reserved_lo_gib = mem.reserved_range_bytes.first / gib;
+  r.predicted_reserved_hi_gib = mem.reserved_range_bytes.second / gib;
+  r.predicted_device_total_gib = mem.device_total_bytes / gib;
+  r.predicted_tps = p.tokens_per_s_per_gpu;
+  r.predicted_mfu = p.mfu;
+  r.band_rel_1sigma = p.error_band_rel;
+  r.band_note = p.error_band_note;
+  if (row.tokens_per_s_per_gpu && *row.tokens_per_s_per_gpu > 0) {
+    r.has_tps = true;
+    r.measured_tps = *row.tokens_per_s_per_gpu;
+    r.err_tps_pct = pct(r.predicted_tps, r.measured_tps);
+  }
+  if (row.mfu && *row.mfu > 0) {
+    r.has_mfu = true;
+    r.measured_mfu = *row.mfu;
+    r.err_mfu_pct = pct(r.predicted_mfu, r.measured_mfu);
+  }
+}
+
+// The row's memory figure against the prediction, like with like: allocated/active peaks against
+// the allocated peak, a device total (nvidia-smi) against the device total, anything else
+// (reserved) against the reserved estimate and, where the row leaves the allocator's setting
+// open, the range over both. A figure that does not say whose (a pipeline's stages differ) or
+// what kind it is is not compared, with a note.
+void compare_memory(const PublishedRow& row, bool stages_differ, ValidationRowResult* out) {
+  ValidationRowResult& r = *out;
+  if (stages_differ && row.mem_rank.empty() && row.peak_mem_gib) {
+    r.config_notes += "memory not compared: a pipeline's stages differ and mem_rank does not say whose figure it is; ";
+    return;
+  }
+  if (!row.peak_mem_gib || !(*row.peak_mem_gib > 0)) return;
+  const std::string& metric = row.mem_metric;
+  std::string m = metric;
+  for (char& ch : m) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  const bool allocated = m.find("alloc") != std::string::npos || m.find("active") != std::string::npos;
+  const bool device = m.find("smi") != std::string::npos || m.find("device") != std::string::npos;
+  const bool reserved_named = m.find("reserved") != std::string::npos;
+  if (!allocated && !device && !reserved_named) {
+    r.config_notes += "memory not compared: mem_metric '" + metric +
+                      "' says neither reserved, allocated (or active) nor nvidia-smi/device; ";
+    return;
+  }
+  r.has_mem = true;
+  r.mem_metric = metric;
+  r.predicted_mem_gib = allocated ? r.predicted_alloc_gib : (device ? r.predicted_device_total_gib : r.predicted_reserved_gib);
+  r.measured_mem_gib = *row.peak_mem_gib;
+  r.err_mem_pct = pct(r.predicted_mem_gib, r.measured_mem_gib);
+  r.allocator_setting_stated = row.expandable_segments.has_value();
+  r.err_mem_band_pct = r.err_mem_pct;
+  const bool reserved = !allocated && !device;
+  if (reserved && !r.allocator_setting_stated && r.predicted_reserved_hi_gib > 0) {
+    const double lo = r.predicted_reserved_lo_gib, hi = r.predicted_reserved_hi_gib;
+    r.err_mem_band_pct = r.measured_mem_gib < lo   ? pct(lo, r.measured_mem_gib)
+                         : r.measured_mem_gib > hi ? pct(hi, r.measured_mem_gib)
+                                                   : 0.0;
+  }
+}
+
+// The summaries over every predicted row, per source and per hardware (in first-seen order).
+void summarize_rows(ValidationResult* v) {
+  std::vector<const ValidationRowResult*> all;
+  std::map<std::string, std::vector<const ValidationRowResult*>> by_source, by_hw;
+  std::vector<std::string> source_order, hw_order;
+  for (const auto& r : v->rows) {
+    if (!r.skip_reason.empty()) {
+      ++v->n_skipped;
+      continue;
+    }
+    all.push_back(&r);
+    if (!by_source.count(r.source)) source_order.push_back(r.source);
+    by_source[r.source].push_back(&r);
+    if (!by_hw.count(r.hardware)) hw_order.push_back(r.hardware);
+    by_hw[r.hardware].push_back(&r);
+  }
+  v->overall = summarize("overall", all);
+  for (const auto& s : source_order) v->per_source.push_back(summarize(s, by_source[s]));
+  for (const auto& h : hw_order) v->per_hardware.push_back(summarize(h, by_hw[h]));
+}
+
+}  // namespace
+
 ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
                                 const std::vector<ValidationCase>& cases,
                                 const HardwareSet& hardware) {
   ValidationResult v;
-  v.rows.resize(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    ValidationRowResult& r = v.rows[i];
-    r.line = rows[i].line;
-    r.row_id = rows[i].row_id;
-    r.source = rows[i].source;
-    r.hardware = rows[i].cfg.cluster.hardware;
-    r.runtime = rows[i].cfg.runtime;
-    r.fp8 = to_string(rows[i].cfg.precision.fp8);
-    r.skip_reason = rows[i].skipped() ? rows[i].skip_reason : "not resolved";
-    r.config_notes = rows[i].framework_notes;
-  }
+  v.rows.reserve(rows.size());
+  for (const PublishedRow& row : rows) v.rows.push_back(row_header(row));
   for (const ValidationCase& c : cases) {
     const PublishedRow& row = rows[c.row];
     ValidationRowResult& r = v.rows[c.row];
@@ -156,87 +258,10 @@ ValidationResult validate_cases(const std::vector<PublishedRow>& rows,
       r.skip_reason = std::string("cannot predict: ") + e.what();
       continue;
     }
-    r.fits = p.fits;
-    // A pipeline's stages hold different memory: a figure of rank 0 is the first stage's (pp is
-    // the outermost mesh dimension in torchtitan and KempnerForge, so rank 0 is in stage 0), one of
-    // every rank the plan's peak; a figure that does not say whose is not compared (below).
-    const bool stages_differ = !p.pp_stages.empty();
-    const StageMemory mem = stages_differ && row.mem_rank == "0"
-                                ? p.pp_stages.front()
-                                : StageMemory{"", p.mem_peak_bytes, p.mem_reserved_bytes, p.mem_device_total_bytes,
-                                              p.mem_reserved_range_bytes};
-    const double gib = double(1ull << 30);
-    r.predicted_alloc_gib = mem.peak_bytes / gib;
-    r.predicted_reserved_gib = mem.reserved_bytes / gib;
-    r.predicted_reserved_lo_gib = mem.reserved_range_bytes.first / gib;
-    r.predicted_reserved_hi_gib = mem.reserved_range_bytes.second / gib;
-    r.predicted_device_total_gib = mem.device_total_bytes / gib;
-    r.predicted_tps = p.tokens_per_s_per_gpu;
-    r.predicted_mfu = p.mfu;
-    r.band_rel_1sigma = p.error_band_rel;
-    r.band_note = p.error_band_note;
-    if (row.tokens_per_s_per_gpu && *row.tokens_per_s_per_gpu > 0) {
-      r.has_tps = true;
-      r.measured_tps = *row.tokens_per_s_per_gpu;
-      r.err_tps_pct = pct(r.predicted_tps, r.measured_tps);
-    }
-    if (row.mfu && *row.mfu > 0) {
-      r.has_mfu = true;
-      r.measured_mfu = *row.mfu;
-      r.err_mfu_pct = pct(r.predicted_mfu, r.measured_mfu);
-    }
-    if (stages_differ && row.mem_rank.empty() && row.peak_mem_gib)
-      r.config_notes += "memory not compared: a pipeline's stages differ and mem_rank does not say whose figure it is; ";
-    else if (row.peak_mem_gib && *row.peak_mem_gib > 0) {
-      // Compare like with like: allocated/active peaks against the allocated peak, a device
-      // total (nvidia-smi) against the device total, anything else (reserved) against the
-      // reserved estimate.
-      const std::string& metric = row.mem_metric;
-      std::string m = metric;
-      for (char& ch : m) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-      const bool allocated = m.find("alloc") != std::string::npos || m.find("active") != std::string::npos;
-      const bool device = m.find("smi") != std::string::npos || m.find("device") != std::string::npos;
-      const bool reserved_named = m.find("reserved") != std::string::npos;
-      if (!allocated && !device && !reserved_named) {
-        // A figure whose kind the row does not say is not compared as any of them.
-        r.config_notes += "memory not compared: mem_metric '" + metric +
-                          "' says neither reserved, allocated (or active) nor nvidia-smi/device; ";
-        continue;  // the memory comparison is the loop's last step
-      }
-      r.has_mem = true;
-      r.mem_metric = metric;
-      r.predicted_mem_gib = allocated ? r.predicted_alloc_gib
-                                      : (device ? r.predicted_device_total_gib : r.predicted_reserved_gib);
-      r.measured_mem_gib = *row.peak_mem_gib;
-      r.err_mem_pct = pct(r.predicted_mem_gib, r.measured_mem_gib);
-      r.allocator_setting_stated = row.expandable_segments.has_value();
-      r.err_mem_band_pct = r.err_mem_pct;
-      const bool reserved = !allocated && !device;
-      if (reserved && !r.allocator_setting_stated && r.predicted_reserved_hi_gib > 0) {
-        const double lo = r.predicted_reserved_lo_gib, hi = r.predicted_reserved_hi_gib;
-        r.err_mem_band_pct = r.measured_mem_gib < lo   ? pct(lo, r.measured_mem_gib)
-                             : r.measured_mem_gib > hi ? pct(hi, r.measured_mem_gib)
-                                                       : 0.0;
-      }
-    }
+    read_prediction(row, p, &r);
+    compare_memory(row, !p.pp_stages.empty(), &r);
   }
-  std::vector<const ValidationRowResult*> all;
-  std::map<std::string, std::vector<const ValidationRowResult*>> by_source, by_hw;
-  std::vector<std::string> source_order, hw_order;
-  for (const auto& r : v.rows) {
-    if (!r.skip_reason.empty()) {
-      ++v.n_skipped;
-      continue;
-    }
-    all.push_back(&r);
-    if (!by_source.count(r.source)) source_order.push_back(r.source);
-    by_source[r.source].push_back(&r);
-    if (!by_hw.count(r.hardware)) hw_order.push_back(r.hardware);
-    by_hw[r.hardware].push_back(&r);
-  }
-  v.overall = summarize("overall", all);
-  for (const auto& s : source_order) v.per_source.push_back(summarize(s, by_source[s]));
-  for (const auto& h : hw_order) v.per_hardware.push_back(summarize(h, by_hw[h]));
+  summarize_rows(&v);
   return v;
 }
 
