@@ -56,35 +56,48 @@ std::vector<std::string> names_of(const char* list) {  // "a | b | c" -> {a, b, 
 
 }  // namespace
 
-TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, HardwareSpec& hw,
-                              std::vector<std::string>* from_runtime, std::string* runtime_from) {
-  TrainConfig c;
-  const bool from_file = !a.config.empty();
-  // A session file of shardcast-gui (.json) carries a TrainConfig and maybe a custom hardware.
-  const bool from_session = from_file && a.config.size() > 5 && a.config.substr(a.config.size() - 5) == ".json";
-  std::optional<HardwareSpec> session_hw;
+namespace {
+
+// Where the configuration starts: a run.toml, a shardcast-gui session (.json: a TrainConfig and
+// maybe a custom hardware), or nothing (then --model, --hardware and --gpus are required).
+struct ConfigSource {
+  bool from_file = false, from_session = false;
   std::string file_text;  // a run.toml's text (not a session's)
-  if (from_session) {
+  std::optional<HardwareSpec> session_hw;
+};
+
+TrainConfig read_base_config(const std::string& cmd, const ConfigFlags& a, ConfigSource* src) {
+  TrainConfig c;
+  src->from_file = !a.config.empty();
+  src->from_session = src->from_file && a.config.size() > 5 && a.config.substr(a.config.size() - 5) == ".json";
+  if (src->from_session) {
     session::Session s = session::read_session(a.config);
     c = s.config;
-    session_hw = s.custom_hardware;
-  } else if (from_file) {
-    file_text = read_config_text(a.config);
-    c = parse_train_config(file_text, a.config);
+    src->session_hw = s.custom_hardware;
+  } else if (src->from_file) {
+    src->file_text = read_config_text(a.config);
+    c = parse_train_config(src->file_text, a.config);
   } else {
     if (a.model.empty()) throw UsageError(cmd + ": --model is required without a run.toml");
     if (a.gpu.empty()) throw UsageError(cmd + ": --hardware is required without a run.toml");
     if (!a.gpus) throw UsageError(cmd + ": --gpus is required without a run.toml");
   }
+  return c;
+}
+
+// The model, the hardware (loaded into *hw) and the cluster's flags; a preset a run.toml names
+// that does not exist is refused with the file and the key, then what exists.
+void apply_model_and_cluster(const std::string& cmd, const ConfigFlags& a, const ConfigSource& src, TrainConfig* cfg,
+                             HardwareSpec* hw) {
+  TrainConfig& c = *cfg;
   if (!a.model.empty()) {
     c.model = load_model(a.model);
     c.model_preset = a.model;
-    if (!a.seq_len && !from_file) c.training.seq_len = c.model.max_seq_len;
+    if (!a.seq_len && !src.from_file) c.training.seq_len = c.model.max_seq_len;
   }
   if (!a.gpu.empty()) c.cluster.hardware = a.gpu;
-  // A preset a run.toml names that does not exist: the file and the key, then what exists.
   auto preset_of_file = [&](const std::string& name, const char* kind, const char* what, const char* key) {
-    if (!from_file || from_session) return;
+    if (!src.from_file || src.from_session) return;
     try {
       resolve_preset(name, kind, what);
     } catch (const ConfigError& e) {
@@ -93,18 +106,24 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   };
   if (a.gpu.empty()) preset_of_file(c.cluster.hardware, "hardware", "hardware", "cluster.hardware");
   if (a.runtime.empty()) preset_of_file(c.runtime, "runtimes", "runtime", "runtime");
-  hw = session_hw && a.gpu.empty() ? *session_hw : load_hardware(c.cluster.hardware);
+  *hw = src.session_hw && a.gpu.empty() ? *src.session_hw : load_hardware(c.cluster.hardware);
   if (a.gpus || a.gpus_per_node) {
     const int gpus = a.gpus ? *a.gpus : c.world_size();
     // 2 GPUs of the preset's 8-GPU node: one node of 2 ranks (as search); a --gpus-per-node
     // above --gpus is refused, not lowered.
     int gpn = 0;
-    if (!planner::place_on_nodes(gpus, a.gpus_per_node ? *a.gpus_per_node : hw.node.gpus_per_node, !a.gpus_per_node,
-                        c.cluster, &gpn))
+    if (!planner::place_on_nodes(gpus, a.gpus_per_node ? *a.gpus_per_node : hw->node.gpus_per_node, !a.gpus_per_node,
+                                 c.cluster, &gpn))
       throw UsageError(cmd + fmt::format(": --gpus {} is not a multiple of gpus per node {}", gpus, gpn));
   }
   if (a.inter_node_gbps) c.cluster.inter_node_gbps = *a.inter_node_gbps;
   if (a.power_limit_w) c.cluster.power_limit_w = *a.power_limit_w;
+}
+
+// Sharding, the mesh, the batch, checkpointing, compile and fp8 from their flags; a name no
+// table holds is refused with what is allowed.
+void apply_training_flags(const std::string& cmd, const ConfigFlags& a, TrainConfig* cfg) {
+  TrainConfig& c = *cfg;
   if (!a.strategy.empty()) {
     auto s = parse_sharding_strategy(a.strategy);
     if (!s) throw UsageError(cmd + fmt::format(": --strategy '{}' (allowed: {})", a.strategy, kShardingStrategyNames));
@@ -135,17 +154,24 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     if (!r) throw UsageError(cmd + fmt::format(": --fp8 '{}' (allowed: {})", a.fp8, kFp8RecipeNames));
     c.precision.fp8 = *r;
   }
+}
+
+// The dtypes and the runtime: the flags, the file's keys, the runtime's own for what neither
+// gives (take_runtime_precision; named in *from_runtime), and the runtime's origin.
+void apply_precision_and_runtime(const ConfigFlags& a, const ConfigSource& src, const HardwareSpec& hw,
+                                 TrainConfig* cfg, std::vector<std::string>* from_runtime, std::string* runtime_from) {
+  TrainConfig& c = *cfg;
   // Which precision keys the user gave: a flag, a key of the run.toml, or the GUI session's form
   // (which always holds both). The others are the runtime's own (take_runtime_precision).
   planner::PrecisionKeysGiven given;
-  if (from_session) {
+  if (src.from_session) {
     given = {true, true};
-  } else if (from_file) {
+  } else if (src.from_file) {
     const std::vector<bool> set =
-        train_config_text_sets(file_text, a.config, {"precision.reduce_dtype", "precision.master_dtype"});
+        train_config_text_sets(src.file_text, a.config, {"precision.reduce_dtype", "precision.master_dtype"});
     given = {set[0], set[1]};
   }
-  if (!from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {
+  if (!src.from_file && hw.gpu.bf16_flops <= 0 && a.param_dtype.empty()) {
     // A preset without bf16 (the CPU profile) computes and reduces in fp32; printed in the header.
     c.precision.param_dtype = "fp32";
     c.precision.reduce_dtype = "fp32";
@@ -159,7 +185,7 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   // The runtime: --runtime, the file's `runtime` key (a session always holds one), then the
   // user's default (SHARDCAST_RUNTIME).
   const bool file_runtime =
-      from_session || (from_file && train_config_text_sets(file_text, a.config, {"runtime"})[0]);
+      src.from_session || (src.from_file && train_config_text_sets(src.file_text, a.config, {"runtime"})[0]);
   if (!a.runtime.empty()) c.runtime = a.runtime;
   else if (!file_runtime) c.runtime = default_runtime();
   if (runtime_from) *runtime_from = runtime_origin(!a.runtime.empty(), file_runtime);
@@ -170,6 +196,17 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
     if (!given.master_dtype && c.precision.master_dtype != "fp32")
       from_runtime->push_back("precision.master_dtype " + c.precision.master_dtype);
   }
+}
+
+}  // namespace
+
+TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, HardwareSpec& hw,
+                              std::vector<std::string>* from_runtime, std::string* runtime_from) {
+  ConfigSource src;
+  TrainConfig c = read_base_config(cmd, a, &src);
+  apply_model_and_cluster(cmd, a, src, &c, &hw);
+  apply_training_flags(cmd, a, &c);
+  apply_precision_and_runtime(a, src, hw, &c, from_runtime, runtime_from);
   validate_or_throw(c);
   return c;
 }
