@@ -5,6 +5,7 @@
 // from its v0.2.x TOML job config (--config; flags override its values).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -148,6 +149,15 @@ TrainConfig validated_config(const ConfigFlags& f, HardwareSpec& hw, const std::
 
 // The TrainConfig of a torchtitan TOML job config with the flags on top.
 TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::vector<std::string>& notes) {
+  // The current torchtitan's configuration is Python (a Trainer.Config function, as emit's
+  // torchtitan_recipe.py): code, which import never runs; read as TOML it would be a syntax error.
+  if (std::filesystem::path(a.titan_config).extension() == ".py")
+    throw UsageError(fmt::format(
+        "import: --config {}: a Python config (the current torchtitan's Trainer.Config, as emit's "
+        "torchtitan_recipe.py) is code, and import does not run it; --config reads torchtitan v0.2's TOML job config. "
+        "For a run of the current torchtitan give its settings as plan flags (--model, --tp, --micro-batch, ...; "
+        "docs/import.md)",
+        a.titan_config));
   const planner::TorchtitanJob j = planner::read_torchtitan_job_toml(a.titan_config);
   ConfigFlags f = a.plan;
   if (f.runtime.empty()) f.runtime = "torchtitan";  // the newest generation unless --runtime names one

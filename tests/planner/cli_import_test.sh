@@ -103,6 +103,12 @@ if command -v python3 >/dev/null; then
 fi
 check "emit --torchtitan-version 0.2" "[ $(rc $B emit $EMIT --torchtitan-version 0.2 --out $T/e2) = 0 ] && grep -q 'mixed_precision_reduce = \"float32\"' $T/e2/torchtitan.toml"
 check "accelerate refused for an fp32 reduction under bf16" "[ ! -e $T/e2/fsdp_config.yaml ] && grep -q 'not written: fsdp_config.yaml: accelerate' $T/err"
+check "emit --runtime torchtitan names the generation it plans (torchtitan-2025-10 for 0.2)" \
+  "[ \$(rc $B emit --model llama3-8b --hardware B200 --gpus 8 --runtime torchtitan --out $T/eg) = 0 ] && grep -q 'note: --runtime torchtitan is planned as torchtitan-2025-10, the generation --torchtitan-version 0.2 writes' $T/err"
+check "emit --runtime torchtitan --fp8 nvfp4 at 0.2: exit 2, the refusal says which generation and how to get the current one" \
+  "[ \$(rc $B emit --model llama3-8b --hardware B200 --gpus 8 --runtime torchtitan --fp8 nvfp4 --out $T/eh) = 2 ] && grep -q 'torchtitan-2025-10 cannot run precision.fp8 = .nvfp4.*current: torchtitan_recipe.py, runtime torchtitan' $T/err && [ ! -e $T/eh ]"
+check "import --config of a Python recipe: exit 2, not read as TOML" \
+  "[ \$(rc $B emit --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --runtime torchtitan --torchtitan-version current --out $T/ei) = 0 ] && [ \$(rc $B import torchtitan $D/torchtitan_2026_08.log --config $T/ei/torchtitan_recipe.py --hardware H100-80GB-SXM --gpus 8 --out $T/x) = 2 ] && grep -q 'is code, and import does not run it' $T/err && ! grep -q 'TOML syntax' $T/err"
 check "emit --torchtitan-version 1.0: exit 2" "[ $(rc $B emit $EMIT --torchtitan-version 1.0 --out $T/e3) = 2 ]"
 check "launch scripts set both allocator variables" \
   "grep -q PYTORCH_CUDA_ALLOC_CONF $T/e2/launch_torchrun.sh && grep -q PYTORCH_CUDA_ALLOC_CONF $T/e2/launch.sbatch"
