@@ -339,9 +339,9 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
   }
   std::string types;
   for (const auto& t : opt.gpu_types) types += (types.empty() ? "" : ", ") + t;
-  fmt::print("scale: {} ({} parameters), {} tokens in {:g} days on {} for {}; seq_len {}, global batch {} tokens\n",
+  fmt::print("scale: {} ({} parameters), {} tokens in {:g} days on {} for {}; {}, global batch {} tokens\n",
              sp.model_preset, human_count(double(sp.model.total_params())), short_count(base.tokens), deadline, types,
-             runtime_headline(f.space, sp), seq, base.global_batch_tokens > 0 ? short_count(double(base.global_batch_tokens)) : "any");
+             runtime_headline(f.space, sp), seq_len_text(seq, sp), base.global_batch_tokens > 0 ? short_count(double(base.global_batch_tokens)) : "any");
   print_reliability(*base.reliability);
   print_reference_run(sp);
   fmt::print("searched {} configurations in {:.2f} s\n\n", r.n_candidates, r.seconds);
@@ -441,10 +441,10 @@ void print_scale_table(const planner::ScaleOptions& opt, const HardwareSpec& hw,
                        const std::vector<planner::ScalePoint>& pts) {
   TrainConfig power_cfg;
   power_cfg.cluster.power_limit_w = opt.space.power_limit_w;
-  fmt::print("scale: {} ({} parameters) on {}{} for {}, seq_len {}, global batch {} tokens, budget {} tokens\n",
+  fmt::print("scale: {} ({} parameters) on {}{} for {}, {}, global batch {} tokens, budget {} tokens\n",
              opt.space.model_preset, human_count(double(opt.space.model.total_params())), hw.name,
              planner::power_limit_note(planner::resolve_power_limit(power_cfg, hw)), runtime_headline(sf, opt.space),
-             seq,
+             seq_len_text(seq, opt.space),
              opt.global_batch_tokens > 0 ? short_count(double(opt.global_batch_tokens)) : "any",
              short_count(opt.tokens));
   print_reliability(*opt.reliability);

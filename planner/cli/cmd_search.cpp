@@ -95,12 +95,12 @@ void register_search(CLI::App& app) {
       fmt::print("{}\n", j.dump(2));
     } else {
       const double nic = planner::effective_inter_node_bandwidth(base, hw) * 8 / 1e9;
-      fmt::print("search: {} ({} parameters) on {} x {} ({} node{} x {}, {:.0f} Gb/s per node{}) for {}, seq_len {}, "
+      fmt::print("search: {} ({} parameters) on {} x {} ({} node{} x {}, {:.0f} Gb/s per node{}) for {}, {}, "
                  "{}\n",
                  space.model_preset, human_count(double(space.model.total_params())), base.world_size(), hw.name,
                  base.cluster.nodes, base.cluster.nodes == 1 ? "" : "s", base.cluster.gpus_per_node, nic,
                  planner::power_limit_note(planner::resolve_power_limit(base, hw)), runtime_headline(*f, space),
-                 base.training.seq_len,
+                 seq_len_text(base.training.seq_len, space),
                  space.global_batch_tokens > 0
                      ? fmt::format("global batch {} tokens (±{:.0f}%)", short_count(double(space.global_batch_tokens)),
                                    100 * space.batch_tolerance)

@@ -71,14 +71,17 @@ struct SpaceFlags {
   // Absent = not given: the preset's or the model's value (ranges: planner/cli/validators.cpp).
   std::optional<int> gpus, gpus_per_node, seq_len, threads;
   std::optional<double> inter_node_gbps, power_limit_w;
+  std::optional<double> mean_doc_len;  // data.mean_doc_len (tokens); absent = 0, dense causal
   std::string global_batch_tokens;  // "" = the command's default
   double max_mem_frac = 0.9;
   bool allow_fp8 = false, allow_compile = false, allow_selective_op = false;
   std::string reference_run;  // --reference-run DIR: "" = none
 };
 
-// Adds the space flags to `cmd`. with_gpus=false for `scale` (it has --from/--to instead).
-inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const std::string& batch_default) {
+// Adds the space flags to `cmd`. with_gpus=false for `scale` (it has --from/--to instead);
+// with_doc_len=false for `emit`, whose plan flags already hold --mean-doc-len (one flag, one key).
+inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const std::string& batch_default,
+                            bool with_doc_len = true) {
   cmd->add_option("--model", f.model, "model preset name or .toml");
   add_hardware_flag(cmd, f.gpu, "hardware preset (e.g. H100-80GB-SXM)");
   if (with_gpus) cmd->add_option("--gpus", f.gpus, "total GPUs (ranks)");
@@ -86,6 +89,11 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
   cmd->add_option("--inter-node-gbps", f.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
   add_power_limit_flag(cmd, f.power_limit_w);
   cmd->add_option("--seq-len", f.seq_len, "tokens per sequence (default: the model's max_seq_len)");
+  if (with_doc_len)
+    cmd->add_option("--mean-doc-len", f.mean_doc_len,
+                    "data.mean_doc_len: mean tokens per document packed into a sequence, for a runtime whose "
+                    "attention masks at document boundaries (runtime term attention = flex_document); 0 = dense "
+                    "causal (default)");
   cmd->add_option("--global-batch-tokens", f.global_batch_tokens,
                   "tokens per optimizer step, e.g. 4M (decimal) or 4Mi; 0 = any (default: " + batch_default + ")");
   cmd->add_option("--max-mem-frac", f.max_mem_frac,
@@ -121,6 +129,7 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   s.inter_node_gbps = f.inter_node_gbps.value_or(0);
   s.power_limit_w = f.power_limit_w.value_or(0);
   s.seq_len = f.seq_len.value_or(0);
+  if (f.mean_doc_len) s.base.data.mean_doc_len = *f.mean_doc_len;
   const std::string batch = f.global_batch_tokens.empty() ? batch_default : f.global_batch_tokens;
   const double tokens = parse_count(batch, "--global-batch-tokens");
   // A batch is whole tokens: a fraction would round, 0.4 to 0 = "any batch", never what was asked.
@@ -144,6 +153,13 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
     s.reference_run = ref.dir;
   }
   return s;
+}
+
+// "seq_len 8192", and the packed documents' mean length where the space gives one.
+inline std::string seq_len_text(int seq_len, const planner::SearchSpace& s) {
+  if (s.base.data.mean_doc_len > 0)
+    return fmt::format("seq_len {} (documents of {:g} tokens: data.mean_doc_len)", seq_len, s.base.data.mean_doc_len);
+  return fmt::format("seq_len {}", seq_len);
 }
 
 // A global batch no micro-batch and grad-accum reach is the flag's fault, not memory's: exit 2

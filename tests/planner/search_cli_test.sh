@@ -61,4 +61,20 @@ check "emit --fp8 tensorwise for torchtitan current exits 2 (got $rc)" "[ $rc = 
 check "and writes nothing" "[ ! -e '$tmp/tw' ]"
 "$bin" emit --model llama3-8b --hardware H100-80GB-SXM --gpus 16 --from-search 1 --strategy full_shard --out "$tmp/x" > /dev/null 2>&1; rc=$?
 check "--from-search with --strategy exits 2 (got $rc)" "[ $rc = 2 ]"
+# data.mean_doc_len reaches search, scale and emit --from-search (a runtime with document masks
+# does less attention work: faster), and a runtime without masks is told it is not used.
+top_tps() { awk '/^ +1 +(full_shard|shard_grad_op|hybrid_shard|no_shard)/ {print $(NF-4); exit}' "$1"; }
+"$bin" search --model llama3.1-8b --hardware H100-80GB-SXM --gpus 8 --runtime torchtitan --seq-len 32768 --top 1 > "$tmp/dense.txt"
+"$bin" search --model llama3.1-8b --hardware H100-80GB-SXM --gpus 8 --runtime torchtitan --seq-len 32768 --mean-doc-len 512 --top 1 > "$tmp/docs.txt"; rc=$?
+check "search --mean-doc-len exits 0 and says the length (got $rc)" "[ $rc = 0 ] && grep -q 'seq_len 32768 (documents of 512 tokens: data.mean_doc_len)' '$tmp/docs.txt'"
+check "search with documents of 512 tokens: the best plan is faster than dense causal" "[ \$(top_tps '$tmp/docs.txt') -gt \$(top_tps '$tmp/dense.txt') ]"
+"$bin" scale --model llama3.1-8b --hardware H100-80GB-SXM --to 16 --runtime torchtitan --mean-doc-len 512 > "$tmp/sdocs.txt"; rc=$?
+check "scale --mean-doc-len exits 0 and says the length (got $rc)" "[ $rc = 0 ] && grep -q 'documents of 512 tokens: data.mean_doc_len' '$tmp/sdocs.txt'"
+"$bin" emit --model llama3.1-8b --hardware H100-80GB-SXM --gpus 8 --runtime torchtitan --torchtitan-version current --seq-len 32768 \
+  --mean-doc-len 512 --from-search 1 --out "$tmp/edocs" > /dev/null 2>&1; rc=$?
+check "emit --from-search --mean-doc-len: the recipe is planned with it (got $rc)" "[ $rc = 0 ] && grep -q \"the plan's data.mean_doc_len: 512 tokens\" '$tmp/edocs/torchtitan_recipe.py'"
+"$bin" plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --mean-doc-len 1000 > "$tmp/pdocs.txt"
+check "plan: a document length for a runtime without document masks is said not to be used" "grep -q 'data.mean_doc_len 1000 not used: runtime shardcast-train' '$tmp/pdocs.txt'"
+"$bin" search --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --mean-doc-len -1 > /dev/null 2>&1; rc=$?
+check "search --mean-doc-len -1 exits 2 (got $rc)" "[ $rc = 2 ]"
 exit $fail
