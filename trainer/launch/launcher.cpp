@@ -94,6 +94,119 @@ int pick_free_port() {
   return ntohs(a.sin_port);
 }
 
+namespace {
+
+// Rank r of n, forked and exec'd with torchrun's environment; its stdout and stderr are pipes
+// read without blocking.
+Child spawn_rank(int r, int n, int port, const LaunchOptions& o, const std::string& exe, const std::string& omp,
+                 const std::string& launcher_pid) {
+  int p[2], q[2];  // the rank's stdout, its stderr
+  if (::pipe(p) != 0 || ::pipe(q) != 0) throw std::runtime_error("pipe() failed");
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork() failed");
+  if (pid == 0) {
+    ::dup2(p[1], STDOUT_FILENO);
+    ::dup2(q[1], STDERR_FILENO);
+    for (int fd : {p[0], p[1], q[0], q[1]}) ::close(fd);
+    ::setenv("RANK", std::to_string(r).c_str(), 1);
+    ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+    ::setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
+    ::setenv("LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
+    ::setenv("GROUP_RANK", "0", 1);
+    ::setenv("MASTER_ADDR", o.master_addr.c_str(), 1);
+    ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    ::setenv("OMP_NUM_THREADS", omp.c_str(), 0);  // keep the user's value if set
+    ::setenv("SHARDCAST_LAUNCHER_PID", launcher_pid.c_str(), 1);
+    std::vector<std::string> args{"shardcast-train"};
+    args.insert(args.end(), o.rank_args.begin(), o.rank_args.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(exe.c_str(), argv.data());
+    fmt::print(stderr, "exec {} failed: {}\n", exe, std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(p[1]);
+  ::close(q[1]);
+  ::fcntl(p[0], F_SETFL, ::fcntl(p[0], F_GETFL) | O_NONBLOCK);
+  ::fcntl(q[0], F_SETFL, ::fcntl(q[0], F_GETFL) | O_NONBLOCK);
+  Child k;
+  k.pid = pid;
+  k.out = Stream{p[0], STDOUT_FILENO, {}};
+  k.err = Stream{q[0], STDERR_FILENO, {}};
+  return k;
+}
+
+// Copies what the ranks wrote since the last call, each line prefixed by its rank (200 ms at most).
+void relay_output(std::vector<Child>& kids) {
+  std::vector<pollfd> fds;
+  std::vector<std::pair<Stream*, int>> who;  // stream, rank
+  for (int r = 0; r < int(kids.size()); ++r)
+    for (Stream* st : {&kids[size_t(r)].out, &kids[size_t(r)].err})
+      if (st->fd >= 0) {
+        fds.push_back({st->fd, POLLIN, 0});
+        who.emplace_back(st, r);
+      }
+  if (fds.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return;
+  }
+  const int rc = ::poll(fds.data(), fds.size(), 200);
+  if (rc > 0)
+    for (size_t i = 0; i < fds.size(); ++i)
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(*who[i].first, who[i].second);
+}
+
+// Relays the ranks' output until every rank has exited and said all it had to say. The first
+// rank to fail (or an interrupt: 130) stops the others, SIGTERM then SIGKILL after 5 s; returns
+// that exit code, or 0.
+int supervise(std::vector<Child>& kids) {
+  int result = 0;
+  bool stopping = false;
+  auto stop_all = [&](int sig) {
+    for (auto& k : kids)
+      if (k.running) ::kill(k.pid, sig);
+  };
+  auto stop_deadline = std::chrono::steady_clock::time_point::max();
+  auto stop = [&](int code) {
+    result = code;
+    stopping = true;
+    stop_all(SIGTERM);
+    stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  };
+  while (true) {
+    relay_output(kids);
+    bool any_running = false;
+    for (int r = 0; r < int(kids.size()); ++r) {
+      Child& k = kids[size_t(r)];
+      if (!k.running) continue;
+      int status = 0;
+      const pid_t w = ::waitpid(k.pid, &status, WNOHANG);
+      if (w != k.pid) {
+        any_running = true;
+        continue;
+      }
+      k.running = false;
+      k.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      if (k.exit_code != 0 && !stopping) {
+        emit(r, fmt::format("exited with code {}; stopping the other ranks", k.exit_code), STDERR_FILENO);
+        stop(k.exit_code);
+      }
+    }
+    if (g_interrupted && !stopping) stop(130);
+    if (stopping && std::chrono::steady_clock::now() > stop_deadline) {
+      stop_all(SIGKILL);
+      stop_deadline = std::chrono::steady_clock::time_point::max();
+    }
+    bool any_output = false;
+    for (auto& k : kids) any_output |= k.out.fd >= 0 || k.err.fd >= 0;
+    if (!any_running && !any_output) break;
+  }
+  return result;
+}
+
+}  // namespace
+
 int launch_local(const LaunchOptions& o) {
   if (o.nproc_per_node < 1 || o.nproc_per_node > kMaxProcPerNode)
     throw UsageError(fmt::format("--nproc-per-node {} is not allowed: must be in [1, {}]", o.nproc_per_node,
@@ -110,102 +223,10 @@ int launch_local(const LaunchOptions& o) {
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 
-  std::vector<Child> kids(n);
-  for (int r = 0; r < n; ++r) {
-    int p[2], q[2];  // the rank's stdout, its stderr
-    if (::pipe(p) != 0 || ::pipe(q) != 0) throw std::runtime_error("pipe() failed");
-    pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("fork() failed");
-    if (pid == 0) {
-      ::dup2(p[1], STDOUT_FILENO);
-      ::dup2(q[1], STDERR_FILENO);
-      for (int fd : {p[0], p[1], q[0], q[1]}) ::close(fd);
-      ::setenv("RANK", std::to_string(r).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
-      ::setenv("LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
-      ::setenv("GROUP_RANK", "0", 1);
-      ::setenv("MASTER_ADDR", o.master_addr.c_str(), 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      ::setenv("OMP_NUM_THREADS", omp.c_str(), 0);  // keep the user's value if set
-      ::setenv("SHARDCAST_LAUNCHER_PID", launcher_pid.c_str(), 1);
-      std::vector<std::string> args{"shardcast-train"};
-      args.insert(args.end(), o.rank_args.begin(), o.rank_args.end());
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(exe.c_str(), argv.data());
-      fmt::print(stderr, "exec {} failed: {}\n", exe, std::strerror(errno));
-      ::_exit(127);
-    }
-    ::close(p[1]);
-    ::close(q[1]);
-    ::fcntl(p[0], F_SETFL, ::fcntl(p[0], F_GETFL) | O_NONBLOCK);
-    ::fcntl(q[0], F_SETFL, ::fcntl(q[0], F_GETFL) | O_NONBLOCK);
-    kids[r].pid = pid;
-    kids[r].out = Stream{p[0], STDOUT_FILENO, {}};
-    kids[r].err = Stream{q[0], STDERR_FILENO, {}};
-  }
-
-  int result = 0;
-  bool stopping = false;
-  auto stop_all = [&](int sig) {
-    for (auto& k : kids)
-      if (k.running) ::kill(k.pid, sig);
-  };
-  auto stop_deadline = std::chrono::steady_clock::time_point::max();
-  while (true) {
-    std::vector<pollfd> fds;
-    std::vector<std::pair<Stream*, int>> who;  // stream, rank
-    for (int r = 0; r < n; ++r)
-      for (Stream* st : {&kids[r].out, &kids[r].err})
-        if (st->fd >= 0) {
-          fds.push_back({st->fd, POLLIN, 0});
-          who.emplace_back(st, r);
-        }
-    if (!fds.empty()) {
-      int rc = ::poll(fds.data(), fds.size(), 200);
-      if (rc > 0)
-        for (size_t i = 0; i < fds.size(); ++i)
-          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(*who[i].first, who[i].second);
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    bool any_running = false;
-    for (int r = 0; r < n; ++r) {
-      Child& k = kids[r];
-      if (!k.running) continue;
-      int status = 0;
-      pid_t w = ::waitpid(k.pid, &status, WNOHANG);
-      if (w == k.pid) {
-        k.running = false;
-        k.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (k.exit_code != 0 && !stopping) {
-          emit(r, fmt::format("exited with code {}; stopping the other ranks", k.exit_code), STDERR_FILENO);
-          result = k.exit_code;
-          stopping = true;
-          stop_all(SIGTERM);
-          stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-        }
-      } else {
-        any_running = true;
-      }
-    }
-    if (g_interrupted && !stopping) {
-      stopping = true;
-      result = 130;
-      stop_all(SIGTERM);
-      stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    }
-    if (stopping && std::chrono::steady_clock::now() > stop_deadline) {
-      stop_all(SIGKILL);
-      stop_deadline = std::chrono::steady_clock::time_point::max();
-    }
-    bool any_output = false;
-    for (auto& k : kids) any_output |= k.out.fd >= 0 || k.err.fd >= 0;
-    if (!any_running && !any_output) break;
-  }
-  return result;
+  std::vector<Child> kids;
+  kids.reserve(size_t(n));
+  for (int r = 0; r < n; ++r) kids.push_back(spawn_rank(r, n, port, o, exe, omp, launcher_pid));
+  return supervise(kids);
 }
 
 }  // namespace shardcast::trainer
