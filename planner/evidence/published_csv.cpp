@@ -352,6 +352,17 @@ void fill_term_columns(const RowReader& r, PublishedRow& row) {
   row.fp8_weight_saved = r.yes_no("fp8_weight_saved");
   row.expandable_segments = r.yes_no("expandable_segments");
   row.cudnn_attention = r.yes_no("cudnn_attention");
+  row.loss_chunks = r.optional_int("loss_chunks");
+  row.doc_masking = r.yes_no("doc_masking");
+  row.cuda_graphs = r.yes_no("cuda_graphs");
+  if (auto d = r.number("mean_doc_len")) {
+    if (!(*d > 0) || !std::isfinite(*d))
+      throw InputError("bad mean_doc_len '" + r.get("mean_doc_len") + "': tokens per document, > 0 (empty = not stated)");
+    if (row.doc_masking != true)
+      throw InputError("mean_doc_len '" + r.get("mean_doc_len") + "' is read with doc_masking 'yes' only (a run "
+                       "without document masks attends causally over the whole packed sequence)");
+    row.cfg.data.mean_doc_len = *d;
+  }
   const std::string update = lower(r.get("adamw_update"));
   if (!update.empty()) {
     AdamwUpdate u;
@@ -384,16 +395,10 @@ void fill_mesh_settings(const RowReader& r, ParallelismConfig& p) {
   }
 }
 
-// Columns of the README this reader does not plan (loss_chunks, doc_masking, cuda_graphs): a
-// row that fills one would be planned without it, so it is skipped naming the column. zero_stage
-// must say what sharding_key says (1 shard_optimizer, 2 shard_grad_op, 3 full_shard), and
+// zero_stage must say what sharding_key says (1 shard_optimizer, 2 shard_grad_op, 3 full_shard), and
 // global_batch_tokens what the row's batch makes: micro_batch_per_gpu x seq_len x grad_accum x
 // the data-parallel ranks (n_gpus / (tp x cp x pp)).
 void check_stated_facts(const RowReader& r, const PublishedRow& row) {
-  for (const char* col : {"loss_chunks", "doc_masking", "cuda_graphs"})
-    if (!r.get(col).empty())
-      throw InputError(fmt::format("{} '{}' is not read by validate (the row would be planned without it)", col,
-                                   r.get(col)));
   const ParallelismConfig& p = row.cfg.parallelism;
   if (auto z = r.optional_int("zero_stage")) {
     const ShardingStrategy want = *z == 1   ? ShardingStrategy::shard_optimizer

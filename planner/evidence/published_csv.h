@@ -46,6 +46,14 @@ struct PublishedRow {
   // Column `adamw_update` (fused | foreach | for_loop): the AdamW implementation the run's source
   // states (a flag or its config); empty = the runtime term adamw_update decides.
   std::optional<AdamwUpdate> adamw_update;
+  // Columns of a current runtime's facts, as the run's source states them; empty = the runtime
+  // profile's own. validate plans a row only where its runtime runs what the row states
+  // (validate.cpp resolve_cases): `loss_chunks` the chunk count of a chunked lm_head + loss,
+  // `doc_masking` (yes | no) attention masked at document boundaries (its documents' mean length
+  // in column `mean_doc_len`, tokens, read into cfg.data.mean_doc_len), `cuda_graphs` (yes | no)
+  // the step captured in CUDA graphs.
+  std::optional<int> loss_chunks;
+  std::optional<bool> doc_masking, cuda_graphs;
   std::string framework_notes;  // how reduce_dtype was set when not in a column
   int n_gpus = 0;               // cluster size (cfg.cluster is completed by validate)
   bool gpus_per_node_given = false;  // else the hardware preset's value is used

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/model/chunked_loss.h"
 #include "planner/model/node_placement.h"
 #include "planner/model/runtime.h"
 #include "shared/config_io.h"
@@ -13,6 +15,41 @@
 #include "shared/train_config.h"
 
 namespace shardcast::planner {
+
+namespace {
+
+// The row's loss_chunks, doc_masking and cuda_graphs against what its runtime runs
+// (c.options, resolved): "" where they agree (or the row does not say), else why the row is not
+// planned. A row with document masks and no mean_doc_len cannot say how much attention work
+// its documents made.
+std::string current_runtime_facts(const PublishedRow& row, const ValidationCase& c) {
+  const PlanOptions& o = c.options;
+  const std::string& rt = c.cfg.runtime;
+  if (row.loss_chunks) {
+    if (o.cross_entropy != CrossEntropyImpl::chunked_lm_head)
+      return fmt::format("loss_chunks {}: runtime {} computes the loss as {}, not in chunks of the lm_head (runtime "
+                         "term cross_entropy)",
+                         *row.loss_chunks, rt, to_string(o.cross_entropy));
+    if (*row.loss_chunks != kChunkedLossChunks)
+      return fmt::format("loss_chunks {}: runtime {}'s chunked loss runs {} chunks (planner/model/chunked_loss.h)",
+                         *row.loss_chunks, rt, kChunkedLossChunks);
+  }
+  if (row.doc_masking) {
+    if (*row.doc_masking && !o.attention_document_mask)
+      return fmt::format("doc_masking yes: runtime {} attends causally over the whole packed sequence (runtime term "
+                         "attention, not flex_document)",
+                         rt);
+    if (*row.doc_masking && !(c.cfg.data.mean_doc_len > 0))
+      return "doc_masking yes needs mean_doc_len (the packed documents' mean length in tokens): the attention work "
+             "depends on it";
+  }
+  if (row.cuda_graphs && *row.cuda_graphs != o.host_units_graphed)
+    return fmt::format("cuda_graphs {}: runtime {} {} the step in CUDA graphs (runtime term host_time)",
+                       *row.cuda_graphs ? "yes" : "no", rt, o.host_units_graphed ? "captures" : "does not capture");
+  return "";
+}
+
+}  // namespace
 
 std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, HardwareSet& hardware) {
   std::vector<ValidationCase> cases;
@@ -45,6 +82,10 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
       c.options = resolve_plan_options(c.cfg, hw);
     } catch (const ConfigError& e) {  // the row's runtime cannot run its config
       row.skip_reason = e.detail();
+      continue;
+    }
+    if (const std::string why = current_runtime_facts(row, c); !why.empty()) {
+      row.skip_reason = why;
       continue;
     }
     if (row.cross_entropy) c.options.cross_entropy = *row.cross_entropy;

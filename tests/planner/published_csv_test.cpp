@@ -262,9 +262,11 @@ TEST(Csv, StatedFactsTheRowCannotHaveAreSkipped) {
       {"pp_microbatch", "2", "parallelism.pp_microbatch: 2 is only allowed with pp > 1"},
       {"pp_virtual_stages", "2", "parallelism.pp_virtual_stages: 2 is only allowed with pp > 1"},
       {"cp_rotate", "alltoall", "parallelism.cp_rotate: \"alltoall\" is only allowed with cp > 1"},
-      {"cuda_graphs", "yes", "cuda_graphs 'yes' is not read by validate"},
-      {"doc_masking", "yes", "doc_masking 'yes' is not read by validate"},
-      {"loss_chunks", "8", "loss_chunks '8' is not read by validate"},
+      // fms-fsdp runs none of these: the row is not planned as if it had (CurrentRuntimeFacts below).
+      {"cuda_graphs", "yes", "does not capture the step in CUDA graphs (runtime term host_time)"},
+      {"doc_masking", "yes", "attends causally over the whole packed sequence (runtime term attention"},
+      {"loss_chunks", "8", "computes the loss as native, not in chunks of the lm_head"},
+      {"mean_doc_len", "512", "mean_doc_len '512' is read with doc_masking 'yes' only"},
       {"zero_stage", "1", "zero_stage 1 is not sharding_key 'FULL_SHARD'"},
       {"global_batch_tokens", "999", "global_batch_tokens 999 is not micro_batch_per_gpu 2 x seq_len 4096"},
   };
@@ -282,11 +284,47 @@ TEST(Csv, StatedFactsTheRowCannotHaveAreSkipped) {
   }
   // What the row does have is read: the default schedule, a ZeRO stage its key says, its batch.
   for (const auto& [col, value] : std::vector<std::pair<std::string, std::string>>{
-           {"pp_schedule", "1F1B"}, {"zero_stage", "3"}, {"global_batch_tokens", "131072"}, {"tp_async", "no"}}) {
+           {"pp_schedule", "1F1B"}, {"zero_stage", "3"}, {"global_batch_tokens", "131072"}, {"tp_async", "no"},
+           {"cuda_graphs", "no"}, {"doc_masking", "no"}}) {
     auto rows = parse_published_csv(header_with(col) + row_with("a", value), "t.csv");
     EXPECT_EQ(resolve_cases(rows, hw).size(), 1u) << col;
     EXPECT_TRUE(rows[0].skip_reason.empty()) << col << ": " << rows[0].skip_reason;
   }
+}
+
+// loss_chunks, doc_masking (+ mean_doc_len) and cuda_graphs, the facts of the current torchtitan:
+// a row is planned where its runtime runs what it states, with its documents' attention work,
+// and skipped naming the fact where it does not. A torchtitan row of 2026-09 (runtime torchtitan:
+// 8 loss chunks, FlexAttention with document masks, CUDA graphs).
+TEST(Csv, CurrentRuntimeFactsArePlannedWhereTheRuntimeRunsThem) {
+  auto titan = [](const std::string& id, const std::string& facts) {
+    std::string r = row_with(id, "2026-09-01," + facts);
+    r.replace(r.find("fms-fsdp (FSDP1)"), 16, "torchtitan");
+    return r;
+  };
+  auto rows = parse_published_csv(header_with("framework_date,loss_chunks,doc_masking,mean_doc_len,cuda_graphs") +
+                                      titan("all", "8,yes,512,yes") + titan("dense", "8,no,,yes") +
+                                      titan("unstated", ",,,") + titan("chunks4", "4,,,") + titan("nolen", ",yes,,") +
+                                      titan("nographs", ",,,no"),
+                                  "t.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].cfg.runtime, "torchtitan");
+  EXPECT_EQ(cases[0].cfg.data.mean_doc_len, 512);
+  EXPECT_EQ(cases[1].cfg.data.mean_doc_len, 0);
+  const ValidationResult v = validate_cases(rows, cases, hw);
+  // Documents of 512 tokens in 4096: less attention work than dense causal, so faster; a row that
+  // states nothing is planned as the dense one (the runtime's mask over one document).
+  EXPECT_GT(v.rows[0].predicted_tps, v.rows[1].predicted_tps);
+  EXPECT_EQ(v.rows[1].predicted_tps, v.rows[2].predicted_tps);
+  EXPECT_NE(rows[3].skip_reason.find("loss_chunks 4: runtime torchtitan's chunked loss runs 8 chunks"), std::string::npos)
+      << rows[3].skip_reason;
+  EXPECT_NE(rows[4].skip_reason.find("doc_masking yes needs mean_doc_len"), std::string::npos) << rows[4].skip_reason;
+  EXPECT_NE(rows[5].skip_reason.find("cuda_graphs no: runtime torchtitan captures the step in CUDA graphs"),
+            std::string::npos)
+      << rows[5].skip_reason;
 }
 
 // mem_metric says what the figure is, in any case; a figure whose kind it does not say is not
