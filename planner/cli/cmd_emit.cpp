@@ -214,13 +214,13 @@ void run_emit(const EmitFlags& a) {
   const std::vector<planner::EmitTarget> targets = planner::emit_targets(cfg, hw, tv, ref ? &*ref : nullptr);
   if (ref) require_reference_target(*ref, targets);
   const planner::EmitTarget& main = targets.front();
-  // --runtime torchtitan names the framework: the plan is made for the generation whose files
-  // --torchtitan-version writes (`shardcast plan --runtime torchtitan` plans the current one).
+  // Runtime "torchtitan" (--runtime, run.toml or SHARDCAST_RUNTIME) names the framework: the plan
+  // is made for the generation whose files --torchtitan-version writes (`shardcast plan --runtime torchtitan` plans the current one).
   const bool generation_of_framework = cfg.runtime == "torchtitan" && main.runtime != cfg.runtime;
   const std::string which_generation =
       generation_of_framework
-          ? fmt::format("--runtime torchtitan is planned as {}, the generation --torchtitan-version {} writes "
-                        "(0.2: torchtitan.toml of v0.2.1 and v0.2.2; current: torchtitan_recipe.py, runtime torchtitan, "
+          ? fmt::format("runtime torchtitan (the framework) is planned as {}, the generation --torchtitan-version {} "
+                        "writes (0.2: torchtitan.toml of v0.2.1 and v0.2.2; current: torchtitan_recipe.py, runtime torchtitan, "
                         "which `shardcast plan --runtime torchtitan` plans)",
                         main.runtime, a.torchtitan_version)
           : std::string();

@@ -4,6 +4,7 @@
 // plan flags (--model --hardware --gpus --micro-batch --seq-len ...), and for torchtitan optionally
 // from its v0.2.x TOML job config (--config; flags override its values).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -151,7 +152,9 @@ TrainConfig validated_config(const ConfigFlags& f, HardwareSpec& hw, const std::
 TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::vector<std::string>& notes) {
   // The current torchtitan's configuration is Python (a Trainer.Config function, as emit's
   // torchtitan_recipe.py): code, which import never runs; read as TOML it would be a syntax error.
-  if (std::filesystem::path(a.titan_config).extension() == ".py")
+  std::string ext = std::filesystem::path(a.titan_config).extension().string();
+  for (char& ch : ext) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (ext == ".py")
     throw UsageError(fmt::format(
         "import: --config {}: a Python config (the current torchtitan's Trainer.Config, as emit's "
         "torchtitan_recipe.py) is code, and import does not run it; --config reads torchtitan v0.2's TOML job config. "

@@ -221,6 +221,7 @@ nlohmann::json budget_json(const planner::BudgetOptions& opt, const planner::Bud
   nlohmann::json j = {{"schema", 1},
                       {"model", sp.model_preset},
                       {"seq_len", seq},
+                      {"mean_doc_len", sp.base.data.mean_doc_len},
                       {"tokens", base.tokens},
                       {"global_batch_tokens", base.global_batch_tokens},
                       {"deadline_days", deadline},
@@ -341,7 +342,7 @@ void run_budget(const ScaleFlags& f, const planner::ScaleOptions& base) {
   for (const auto& t : opt.gpu_types) types += (types.empty() ? "" : ", ") + t;
   fmt::print("scale: {} ({} parameters), {} tokens in {:g} days on {} for {}; {}, global batch {} tokens\n",
              sp.model_preset, human_count(double(sp.model.total_params())), short_count(base.tokens), deadline, types,
-             runtime_headline(f.space, sp), seq_len_text(seq, sp), base.global_batch_tokens > 0 ? short_count(double(base.global_batch_tokens)) : "any");
+             runtime_headline(f.space, sp), seq_len_text(seq, sp, /*on_gpu=*/true), base.global_batch_tokens > 0 ? short_count(double(base.global_batch_tokens)) : "any");
   print_reliability(*base.reliability);
   print_reference_run(sp);
   fmt::print("searched {} configurations in {:.2f} s\n\n", r.n_candidates, r.seconds);
@@ -369,6 +370,7 @@ void print_scale_json(const planner::ScaleOptions& opt, const HardwareSpec& hw, 
                       {"model", opt.space.model_preset},
                       {"hardware", hw.name},
                       {"seq_len", seq},
+                      {"mean_doc_len", opt.space.base.data.mean_doc_len},
                       {"tokens", opt.tokens},
                       {"global_batch_tokens", opt.global_batch_tokens},
                       {"exposed_threshold", opt.exposed_threshold},
@@ -444,7 +446,7 @@ void print_scale_table(const planner::ScaleOptions& opt, const HardwareSpec& hw,
   fmt::print("scale: {} ({} parameters) on {}{} for {}, {}, global batch {} tokens, budget {} tokens\n",
              opt.space.model_preset, human_count(double(opt.space.model.total_params())), hw.name,
              planner::power_limit_note(planner::resolve_power_limit(power_cfg, hw)), runtime_headline(sf, opt.space),
-             seq_len_text(seq, opt.space),
+             seq_len_text(seq, opt.space, planner::is_gpu(hw)),
              opt.global_batch_tokens > 0 ? short_count(double(opt.global_batch_tokens)) : "any",
              short_count(opt.tokens));
   print_reliability(*opt.reliability);

@@ -77,6 +77,7 @@ void register_search(CLI::App& app) {
                           {"gpus", base.world_size()},
                           {"gpus_per_node", base.cluster.gpus_per_node},
                           {"seq_len", base.training.seq_len},
+                          {"mean_doc_len", space.base.data.mean_doc_len},
                           {"global_batch_tokens", space.global_batch_tokens},
                           {"max_mem_frac", space.max_mem_frac},
                           {"memory_budget_bytes", planner::memory_budget_bytes(space, hw)},
@@ -100,7 +101,7 @@ void register_search(CLI::App& app) {
                  space.model_preset, human_count(double(space.model.total_params())), base.world_size(), hw.name,
                  base.cluster.nodes, base.cluster.nodes == 1 ? "" : "s", base.cluster.gpus_per_node, nic,
                  planner::power_limit_note(planner::resolve_power_limit(base, hw)), runtime_headline(*f, space),
-                 seq_len_text(base.training.seq_len, space),
+                 seq_len_text(base.training.seq_len, space, planner::is_gpu(hw)),
                  space.global_batch_tokens > 0
                      ? fmt::format("global batch {} tokens (±{:.0f}%)", short_count(double(space.global_batch_tokens)),
                                    100 * space.batch_tolerance)

@@ -155,11 +155,17 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   return s;
 }
 
-// "seq_len 8192", and the packed documents' mean length where the space gives one.
-inline std::string seq_len_text(int seq_len, const planner::SearchSpace& s) {
-  if (s.base.data.mean_doc_len > 0)
-    return fmt::format("seq_len {} (documents of {:g} tokens: data.mean_doc_len)", seq_len, s.base.data.mean_doc_len);
-  return fmt::format("seq_len {}", seq_len);
+// "seq_len 8192", and the packed documents' mean length where the space gives one: used by a
+// runtime whose attention masks at document boundaries, said to be unused by any other.
+// on_gpu: the runtime's GPU terms (planner::is_gpu), else its CPU ones.
+inline std::string seq_len_text(int seq_len, const planner::SearchSpace& s, bool on_gpu) {
+  const double doc = s.base.data.mean_doc_len;
+  if (!(doc > 0)) return fmt::format("seq_len {}", seq_len);
+  if (planner::runtime_preset(s.base.runtime).terms_for(on_gpu).attention == "flex_document")
+    return fmt::format("seq_len {} (documents of {:g} tokens: data.mean_doc_len)", seq_len, doc);
+  return fmt::format("seq_len {} (data.mean_doc_len {:g} not used: runtime {}'s attention is causal over the whole "
+                     "packed sequence)",
+                     seq_len, doc, s.base.runtime);
 }
 
 // A global batch no micro-batch and grad-accum reach is the flag's fault, not memory's: exit 2

@@ -18,18 +18,20 @@ namespace shardcast::planner {
 
 namespace {
 
-// The row's loss_chunks, doc_masking and cuda_graphs against what its runtime runs
-// (c.options, resolved): "" where they agree (or the row does not say), else why the row is not
-// planned. A row with document masks and no mean_doc_len cannot say how much attention work
-// its documents made.
-std::string current_runtime_facts(const PublishedRow& row, const ValidationCase& c) {
+// The row's loss_chunks, doc_masking and cuda_graphs against what its runtime runs (c.options,
+// resolved, with the row's own cross_entropy column): "" where they agree (or the row does not
+// say), else why the row is not planned. A row with document masks and no mean_doc_len cannot
+// say how much attention work its documents made; doc_masking no on a runtime with document
+// masks is one document per sequence, its dense causal work.
+std::string current_runtime_facts(const PublishedRow& row, const ValidationCase& c, const HardwareSpec& hw) {
   const PlanOptions& o = c.options;
   const std::string& rt = c.cfg.runtime;
   if (row.loss_chunks) {
     if (o.cross_entropy != CrossEntropyImpl::chunked_lm_head)
-      return fmt::format("loss_chunks {}: runtime {} computes the loss as {}, not in chunks of the lm_head (runtime "
-                         "term cross_entropy)",
-                         *row.loss_chunks, rt, to_string(o.cross_entropy));
+      return fmt::format("loss_chunks {}: the loss is {}, not in chunks of the lm_head ({})", *row.loss_chunks,
+                         to_string(o.cross_entropy),
+                         row.cross_entropy ? std::string("the row's column cross_entropy")
+                                           : "runtime " + rt + "'s term cross_entropy");
     if (*row.loss_chunks != kChunkedLossChunks)
       return fmt::format("loss_chunks {}: runtime {}'s chunked loss runs {} chunks (planner/model/chunked_loss.h)",
                          *row.loss_chunks, rt, kChunkedLossChunks);
@@ -43,9 +45,16 @@ std::string current_runtime_facts(const PublishedRow& row, const ValidationCase&
       return "doc_masking yes needs mean_doc_len (the packed documents' mean length in tokens): the attention work "
              "depends on it";
   }
-  if (row.cuda_graphs && *row.cuda_graphs != o.host_units_graphed)
-    return fmt::format("cuda_graphs {}: runtime {} {} the step in CUDA graphs (runtime term host_time)",
-                       *row.cuda_graphs ? "yes" : "no", rt, o.host_units_graphed ? "captures" : "does not capture");
+  if (row.cuda_graphs && *row.cuda_graphs != o.host_units_graphed) {
+    // The term captures graphs, but not on this row: pipeline parallelism, or a GPU without CUDA
+    // (runtime.cpp resolve_plan_options).
+    const bool term = runtime_preset(rt).terms_for(is_gpu(hw)).host_time == "cuda_graphs";
+    const std::string why = !term                          ? "runtime term host_time"
+                            : c.cfg.parallelism.pp > 1     ? "it turns them off with pipeline parallelism"
+                                                           : "not on a GPU without CUDA (no compute capability)";
+    return fmt::format("cuda_graphs {}: runtime {} {} the step in CUDA graphs here ({})", *row.cuda_graphs ? "yes" : "no",
+                       rt, o.host_units_graphed ? "captures" : "does not capture", why);
+  }
   return "";
 }
 
@@ -84,11 +93,11 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
       row.skip_reason = e.detail();
       continue;
     }
-    if (const std::string why = current_runtime_facts(row, c); !why.empty()) {
+    if (row.cross_entropy) c.options.cross_entropy = *row.cross_entropy;
+    if (const std::string why = current_runtime_facts(row, c, hw); !why.empty()) {
       row.skip_reason = why;
       continue;
     }
-    if (row.cross_entropy) c.options.cross_entropy = *row.cross_entropy;
     if (row.rmsnorm) c.options.rmsnorm = *row.rmsnorm;
     if (row.fp8_all_gather) c.options.fp8_all_gather = *row.fp8_all_gather;
     if (row.fp8_weight_saved) c.options.fp8_weight_saved = *row.fp8_weight_saved;

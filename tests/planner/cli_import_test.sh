@@ -104,7 +104,7 @@ fi
 check "emit --torchtitan-version 0.2" "[ $(rc $B emit $EMIT --torchtitan-version 0.2 --out $T/e2) = 0 ] && grep -q 'mixed_precision_reduce = \"float32\"' $T/e2/torchtitan.toml"
 check "accelerate refused for an fp32 reduction under bf16" "[ ! -e $T/e2/fsdp_config.yaml ] && grep -q 'not written: fsdp_config.yaml: accelerate' $T/err"
 check "emit --runtime torchtitan names the generation it plans (torchtitan-2025-10 for 0.2)" \
-  "[ \$(rc $B emit --model llama3-8b --hardware B200 --gpus 8 --runtime torchtitan --out $T/eg) = 0 ] && grep -q 'note: --runtime torchtitan is planned as torchtitan-2025-10, the generation --torchtitan-version 0.2 writes' $T/err"
+  "[ \$(rc $B emit --model llama3-8b --hardware B200 --gpus 8 --runtime torchtitan --out $T/eg) = 0 ] && grep -q 'note: runtime torchtitan (the framework) is planned as torchtitan-2025-10, the generation --torchtitan-version 0.2 writes' $T/err"
 check "emit --runtime torchtitan --fp8 nvfp4 at 0.2: exit 2, the refusal says which generation and how to get the current one" \
   "[ \$(rc $B emit --model llama3-8b --hardware B200 --gpus 8 --runtime torchtitan --fp8 nvfp4 --out $T/eh) = 2 ] && grep -q 'torchtitan-2025-10 cannot run precision.fp8 = .nvfp4.*current: torchtitan_recipe.py, runtime torchtitan' $T/err && [ ! -e $T/eh ]"
 check "import --config of a Python recipe: exit 2, not read as TOML" \

@@ -263,9 +263,9 @@ TEST(Csv, StatedFactsTheRowCannotHaveAreSkipped) {
       {"pp_virtual_stages", "2", "parallelism.pp_virtual_stages: 2 is only allowed with pp > 1"},
       {"cp_rotate", "alltoall", "parallelism.cp_rotate: \"alltoall\" is only allowed with cp > 1"},
       // fms-fsdp runs none of these: the row is not planned as if it had (CurrentRuntimeFacts below).
-      {"cuda_graphs", "yes", "does not capture the step in CUDA graphs (runtime term host_time)"},
+      {"cuda_graphs", "yes", "does not capture the step in CUDA graphs here (runtime term host_time)"},
       {"doc_masking", "yes", "attends causally over the whole packed sequence (runtime term attention"},
-      {"loss_chunks", "8", "computes the loss as native, not in chunks of the lm_head"},
+      {"loss_chunks", "8", "the loss is native, not in chunks of the lm_head (runtime fms-fsdp's term cross_entropy)"},
       {"mean_doc_len", "512", "mean_doc_len '512' is read with doc_masking 'yes' only"},
       {"zero_stage", "1", "zero_stage 1 is not sharding_key 'FULL_SHARD'"},
       {"global_batch_tokens", "999", "global_batch_tokens 999 is not micro_batch_per_gpu 2 x seq_len 4096"},
@@ -325,6 +325,19 @@ TEST(Csv, CurrentRuntimeFactsArePlannedWhereTheRuntimeRunsThem) {
   EXPECT_NE(rows[5].skip_reason.find("cuda_graphs no: runtime torchtitan captures the step in CUDA graphs"),
             std::string::npos)
       << rows[5].skip_reason;
+  // The row's own cross_entropy column is what its loss_chunks is checked against.
+  auto fused = parse_published_csv(header_with("framework_date,loss_chunks,cross_entropy") +
+                                       [&] {
+                                         std::string r = row_with("f", "2026-09-01,8,fused");
+                                         r.replace(r.find("fms-fsdp (FSDP1)"), 16, "torchtitan");
+                                         return r;
+                                       }(),
+                                   "t.csv");
+  EXPECT_TRUE(resolve_cases(fused, hw).empty());
+  EXPECT_NE(fused[0].skip_reason.find("loss_chunks 8: the loss is fused, not in chunks of the lm_head (the row's column "
+                                      "cross_entropy)"),
+            std::string::npos)
+      << fused[0].skip_reason;
 }
 
 // mem_metric says what the figure is, in any case; a figure whose kind it does not say is not

@@ -75,6 +75,10 @@ check "scale --mean-doc-len exits 0 and says the length (got $rc)" "[ $rc = 0 ] 
 check "emit --from-search --mean-doc-len: the recipe is planned with it (got $rc)" "[ $rc = 0 ] && grep -q \"the plan's data.mean_doc_len: 512 tokens\" '$tmp/edocs/torchtitan_recipe.py'"
 "$bin" plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --mean-doc-len 1000 > "$tmp/pdocs.txt"
 check "plan: a document length for a runtime without document masks is said not to be used" "grep -q 'data.mean_doc_len 1000 not used: runtime shardcast-train' '$tmp/pdocs.txt'"
+"$bin" search --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --mean-doc-len 512 --top 1 > "$tmp/nodocs.txt"
+check "search: a document length the runtime does not read is said not to be used" "grep -q 'data.mean_doc_len 512 not used: runtime shardcast-train' '$tmp/nodocs.txt'"
+"$bin" search --model llama3.1-8b --hardware H100-80GB-SXM --gpus 8 --runtime torchtitan --mean-doc-len 512 --top 1 --json > "$tmp/docs.json"
+check "search --json records mean_doc_len" "python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))[\"mean_doc_len\"] == 512' '$tmp/docs.json'"
 "$bin" search --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --mean-doc-len -1 > /dev/null 2>&1; rc=$?
 check "search --mean-doc-len -1 exits 2 (got $rc)" "[ $rc = 2 ]"
 exit $fail
