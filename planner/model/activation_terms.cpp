@@ -24,10 +24,13 @@ double trainer_block_kept_f(bool swiglu_fused) { return swiglu_fused ? 3.0 : 4.0
 // What the trainer's final RMSNorm keeps besides its output, per token (fsdp_units.cpp).
 double trainer_final_norm_extra_d(NormImpl norm) { return norm == NormImpl::fused ? 0.0 : 2.0; }
 
-ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
-                                 const ComputeContext& cc, const std::vector<Op>& block_ops) {
+namespace {
+
+// The head's terms: the loss's transients (chunked or up-cast), the fp32 logits and the KV cache
+// the loop keeps (runtime terms fp32_logits_held, use_cache), into a.
+void head_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, ActivationTerms* out) {
   const ModelSpec& m = cfg.model;
-  const int b = shape.micro_batch, s = shape.seq_len, param_bytes = shape.param_bytes;
+  const int param_bytes = shape.param_bytes;
   const double T = shape.tokens;
   LossMemory loss = loss_memory(opt.cross_entropy, T, double(m.vocab), param_bytes);
   // torchtitan's ChunkedLossWrapper: its hidden-state chunks, fp32 gradient buffer and the LM
@@ -50,6 +53,21 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
   const double kv_layer = opt.use_cache ? T * 2.0 * param_bytes * double(m.kv_dim()) : 0.0;
   // The model's output the loop keeps (SimInput::outputs_kept says how long), one block.
   const double output_bytes = held_logits + double(m.n_layers) * kv_layer;
+  ActivationTerms& a = *out;
+  a.loss = loss;
+  a.upcast_loss = upcast_loss;
+  a.logits_held = logits_held;
+  a.kv_layer = kv_layer;
+  a.output_bytes = output_bytes;
+  a.loss_per_vocab_shard = chunked && vocab_shards > 1;
+}
+
+// What a block keeps without checkpointing, into a (kept_plain, and the scores, norms and
+// trainer_block it is made of).
+void plain_block_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, ActivationTerms* out) {
+  const ModelSpec& m = cfg.model;
+  const int b = shape.micro_batch, s = shape.seq_len, param_bytes = shape.param_bytes;
+  const double T = shape.tokens;
   // Activations a block keeps (ac_policy.h): eager or compiled, plain, checkpointed or op-SAC.
   const bool compile = cfg.precision.compile;
   // The fp32 scores of eager attention (PlanOptions::attention_materialized): b·heads·s·s, or
@@ -95,34 +113,42 @@ ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt,
                           scores_bytes
                     : block_kept_bytes(m, T, param_bytes, BlockAc::none, compile, opt.gqa_repeated) +
                           2.0 * norm_extra + qk_norm_extra + qkv_extra + scores_bytes - fp8_input_saving;
+  ActivationTerms& a = *out;
+  a.scores_bytes = scores_bytes;
+  a.norm_extra = norm_extra;
+  a.trainer_block = trainer_block;
+  a.kept_plain = kept_plain;
+}
+
+}  // namespace
+
+ActivationTerms activation_terms(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape,
+                                 const ComputeContext& cc, const std::vector<Op>& block_ops) {
+  const ModelSpec& m = cfg.model;
+  const int param_bytes = shape.param_bytes;
+  const double T = shape.tokens;
+  const bool compile = cfg.precision.compile;
+  ActivationTerms a;
+  head_terms(cfg, opt, shape, &a);
+  plain_block_terms(cfg, opt, shape, &a);
+  a.kv_repeated = opt.gqa_repeated;
   const double kept_ckpt = block_kept_bytes(m, T, param_bytes, BlockAc::checkpointed, compile);
   const double kept_sac =
       block_kept_bytes(m, T, param_bytes, BlockAc::selective_op, compile, false, opt.sac_attention_saved());
   const SacRecompute sac = selective_op_recompute(m, block_ops, cc, opt.sac_attention_saved());
   const double ckpt_recompute_s = checkpointed_recompute_time(block_ops, cc, opt.recompute_early_stop);
 
+
   // An eager Llama block tensor by tensor (block_tensor_sequence.h), per policy, where the
   // runtime runs torchtitan's block program eagerly with the ops it lists (eager norm and RoPE,
   // no fp8): its peaks are the unit's transients and the replay sees its holes. Other blocks
   // keep their lumps.
-  const bool eager_program = opt.torchtitan_block_program && !compile && m.mlp_type == MlpType::swiglu && !trainer_block &&
+  const bool eager_program = opt.torchtitan_block_program && !compile && m.mlp_type == MlpType::swiglu && !a.trainer_block &&
                              opt.rmsnorm == NormImpl::eager && !opt.rope_fused && !opt.swiglu_fused &&
                              !opt.attention_materialized && !opt.qkv_output_kept && !cfg.precision.fp8_on() &&
                              !m.qk_norm &&  // the program lists a Llama block's tensors
                              shape.one_d();  // a mesh's blocks replay as lumps
-  ActivationTerms a;
-  a.loss = loss;
-  a.upcast_loss = upcast_loss;
-  a.logits_held = logits_held;
-  a.kv_layer = kv_layer;
-  a.output_bytes = output_bytes;
-  a.scores_bytes = scores_bytes;
-  a.norm_extra = norm_extra;
-  a.kv_repeated = opt.gqa_repeated;
-  a.loss_per_vocab_shard = chunked && vocab_shards > 1;
-  a.trainer_block = trainer_block;
   a.eager_program = eager_program;
-  a.kept_plain = kept_plain;
   a.kept_ckpt = kept_ckpt;
   a.kept_sac = kept_sac;
   a.sac = sac;
