@@ -626,6 +626,9 @@ std::string render_accelerate_yaml(const TrainConfig& c) {
 // tokenizer_path "/fsx/tokenizer", ckpt_save_path and ckpt_load_path "/fsx/output/ckpt":
 // fms_fsdp/config/training.py @5a296af); fms-fsdp saves at its last step whatever
 // checkpoint_interval is (fms_fsdp/utils/train_utils.py, `batch_idx == cfg.num_steps`).
+// Where fms-fsdp saves without a checkpoint folder in the plan (render_fms_fsdp_args).
+constexpr const char* kFmsFsdpCheckpointFolder = "fms_ckpt";
+
 std::vector<std::string> fms_fsdp_notes(const TrainConfig& c) {
   std::vector<std::string> notes;
   const std::string data =
@@ -638,10 +641,12 @@ std::vector<std::string> fms_fsdp_notes(const TrainConfig& c) {
       "generated tokens. Without them it reads its defaults /fsx/data and /fsx/tokenizer.",
       data));
   if (c.checkpoint.dir.empty())
-    notes.push_back(
-        "no checkpoint folder is written: the plan has none (checkpoint.dir). fms-fsdp cannot turn saving off: it "
-        "saves at its last step and every --checkpoint_interval into --ckpt_save_path, and resumes from there; add "
-        "--ckpt_save_path=DIR --ckpt_load_path=DIR, or it uses its default /fsx/output/ckpt for both.");
+    notes.push_back(fmt::format(
+        "the plan has no checkpoint folder (checkpoint.dir), but fms-fsdp cannot turn saving off: it saves at its last "
+        "step and every --checkpoint_interval into --ckpt_save_path and resumes from there (default /fsx/output/ckpt). "
+        "Written instead: --ckpt_save_path and --ckpt_load_path {0}, a folder relative to where torchrun runs, saved "
+        "at the end only (--checkpoint_interval = num_steps); set checkpoint.dir to choose the folder.",
+        kFmsFsdpCheckpointFolder));
   // fms-fsdp fixes its optimizer and schedule in code (main_training_llama.py @5a296af lines
   // 113-146): AdamW betas (0.9, 0.95), weight_decay 0.1, eps torch's 1e-8; warmup min(2000,
   // num_steps // 20) steps (quadratic), then cosine to 0.1 of the peak. Each plan setting it cannot
@@ -718,16 +723,17 @@ std::string render_fms_fsdp_args(const TrainConfig& c) {
   arg("seed", fmt::format("{}", c.training.seed));
   arg("use_torch_compile", c.precision.compile ? "True" : "False");
   arg("report_interval", fmt::format("{}", c.metrics.log_freq));
-  if (!c.checkpoint.dir.empty()) {
-    // fms-fsdp resumes from the save folder when it holds a checkpoint, else starts from the
-    // load path (checkpointing_utils.py Checkpointer.load): both the plan's folder.
-    arg("ckpt_save_path", c.checkpoint.dir);
-    arg("ckpt_load_path", c.checkpoint.dir);
-    // interval 0 = only at the end: fms-fsdp saves at its last step and every checkpoint_interval
-    // (default 10000), so the end is checkpoint_interval = num_steps.
-    arg("checkpoint_interval",
-        std::to_string(c.checkpoint.interval > 0 ? c.checkpoint.interval : c.training.steps));
-  }
+  // fms-fsdp resumes from the save folder when it holds a checkpoint, else starts from the load
+  // path (checkpointing_utils.py Checkpointer.load): both the plan's folder, or, without one, a
+  // folder of the run's own (fms_fsdp_notes) rather than fms-fsdp's default on its authors' cluster.
+  const std::string folder = c.checkpoint.dir.empty() ? std::string(kFmsFsdpCheckpointFolder) : c.checkpoint.dir;
+  arg("ckpt_save_path", folder);
+  arg("ckpt_load_path", folder);
+  // interval 0 (or no checkpointing) = only at the end: fms-fsdp saves at its last step and every
+  // checkpoint_interval (default 10000), so the end is checkpoint_interval = num_steps.
+  arg("checkpoint_interval", std::to_string(c.checkpoint.interval > 0 && !c.checkpoint.dir.empty()
+                                                ? c.checkpoint.interval
+                                                : c.training.steps));
   return o;
 }
 

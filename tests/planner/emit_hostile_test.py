@@ -428,8 +428,9 @@ def data_flag_case(work):
 
 
 def fms_defaults_case(work):
-    """No data and no checkpoint folder: fms_fsdp_args.txt writes no /fsx path, says so in the
-    file and emit says so on stderr."""
+    """No data and no checkpoint folder: fms_fsdp_args.txt writes no /fsx path (no data arguments;
+    its save and load folder the run's own fms_ckpt, as fms-fsdp cannot turn saving off), says so
+    in the file and emit says so on stderr."""
     case = tempfile.mkdtemp(dir=work)
     with open(os.path.join(case, "in.toml"), "w") as f:
         f.write(input_toml({"model.name": "m", "checkpoint.dir": None, "data.path": None}))
@@ -438,9 +439,11 @@ def fms_defaults_case(work):
     if not check(r.returncode == 0, f"fms defaults: exit {r.returncode}: {err}"):
         return
     words = word_file(os.path.join(case, "out", "fms_fsdp_args.txt"), "fms defaults")
-    check(not any("/fsx" in w or "ckpt_" in w or "data_path" in w for w in words), f"fms defaults: {words}")
+    check(not any("/fsx" in w or "data_path" in w for w in words), f"fms defaults: {words}")
+    check("--ckpt_save_path=fms_ckpt" in words and "--ckpt_load_path=fms_ckpt" in words,
+          f"fms defaults: the save and load folder is not fms_ckpt: {words}")
     text = open(os.path.join(case, "out", "fms_fsdp_args.txt")).read()
-    for what in ["no data arguments", "no checkpoint folder"]:
+    for what in ["no data arguments", "the plan has no checkpoint folder"]:
         check(f"# NOTE: {what}" in text, f"fms defaults: file does not say {what!r}")
         check(f"emit: note: fms_fsdp_args.txt: {what}" in err, f"fms defaults: stderr does not say {what!r}: {err}")
 

@@ -349,6 +349,11 @@ TEST(EmitEcosystem, FilesParseBackUseKnownNamesAndAgree) {
         EXPECT_EQ(fms.at("batch_size"), "2");
         EXPECT_EQ(fms.at("seq_length"), "4096");
         EXPECT_EQ(fms.at("use_torch_compile"), extras ? "True" : "False");
+        // Saving cannot be turned off in fms-fsdp: the plan's folder and interval, or, without a
+        // folder, one of the run's own saved at the end, never fms-fsdp's default /fsx/output/ckpt.
+        EXPECT_EQ(fms.at("ckpt_save_path"), extras ? "ckpt" : "fms_ckpt");
+        EXPECT_EQ(fms.at("ckpt_load_path"), fms.at("ckpt_save_path"));
+        EXPECT_EQ(fms.at("checkpoint_interval"), extras ? "50" : std::to_string(c.training.steps));
         ++checked;
       }
   EXPECT_EQ(checked, 32);
