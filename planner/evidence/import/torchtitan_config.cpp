@@ -194,74 +194,92 @@ void refuse_older_layout(const toml::table& root, const std::string& file) {
 
 }  // namespace
 
-TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::string& file) {
-  const toml::table root = parse_toml(text, file);
-  TorchtitanJob j;
-  j.file = file;
-  std::set<std::string> used;
-  auto node = [&](const std::string& sec, const std::string& key) -> const toml::node* {
-    const toml::table* t = root[sec].as_table();
+namespace {
+
+// The job config's keys, read by type and range; every key read is remembered (the rest are
+// the import's note of ignored keys). Errors name the file and the torchtitan key.
+class JobKeys {
+ public:
+  JobKeys(const toml::table& root, const std::string& file) : root_(root), file_(file) {}
+  const toml::node* node(const std::string& sec, const std::string& key) {
+    const toml::table* t = root_[sec].as_table();
     if (!t) return nullptr;
     const toml::node* n = t->get(key);
-    if (n) used.insert(sec + "." + key);
+    if (n) used_.insert(sec + "." + key);
     return n;
-  };
+  }
   // An integer key in [lo, 2^30], or -1 where torchtitan gives -1 a meaning (minus_one).
-  auto get_int = [&](const std::string& sec, const std::string& key, std::optional<int>& out, int lo,
-                     const char* minus_one = nullptr) {
+  void get_int(const std::string& sec, const std::string& key, std::optional<int>& out, int lo,
+               const char* minus_one = nullptr) {
     if (const auto* n = node(sec, key)) {
       // value_exact: value<int64_t>() would convert a float node, out of int64's range undefined.
       const auto v = n->value_exact<int64_t>();
       const std::string allowed = fmt::format("an integer >= {} and <= 2^30{}", lo,
                                               minus_one ? fmt::format(", or -1 ({})", minus_one) : "");
-      if (!v) throw ConfigError(file, sec + "." + key, "expected " + allowed);
+      if (!v) throw ConfigError(file_, sec + "." + key, "expected " + allowed);
       if ((*v < lo && !(minus_one && *v == -1)) || *v > (1 << 30))
-        throw ConfigError(file, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
+        throw ConfigError(file_, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
       out = int(*v);
     }
-  };
+  }
   // A finite number > 0 (positive) or >= 0.
-  auto get_real = [&](const std::string& sec, const std::string& key, std::optional<double>& out, bool positive) {
+  void get_real(const std::string& sec, const std::string& key, std::optional<double>& out, bool positive) {
     if (const auto* n = node(sec, key)) {
       const auto v = n->value<double>();
       const char* allowed = positive ? "a finite number > 0" : "a finite number >= 0";
-      if (!(n->is_floating_point() || n->is_integer()) || !v) throw ConfigError(file, sec + "." + key, std::string("expected ") + allowed);
+      if (!(n->is_floating_point() || n->is_integer()) || !v)
+        throw ConfigError(file_, sec + "." + key, std::string("expected ") + allowed);
       if (!std::isfinite(*v) || *v < 0 || (positive && *v == 0))
-        throw ConfigError(file, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
+        throw ConfigError(file_, sec + "." + key, fmt::format("{} is not allowed: expected {}", *v, allowed));
       out = *v;
     }
-  };
-  auto get_str = [&](const std::string& sec, const std::string& key, std::optional<std::string>& out) {
+  }
+  void get_str(const std::string& sec, const std::string& key, std::optional<std::string>& out) {
     if (const auto* n = node(sec, key)) {
-      if (!n->is_string()) throw ConfigError(file, sec + "." + key, "expected a string");
+      if (!n->is_string()) throw ConfigError(file_, sec + "." + key, "expected a string");
       out = **n->as_string();
     }
-  };
-  auto get_bool = [&](const std::string& sec, const std::string& key, std::optional<bool>& out) {
+  }
+  void get_bool(const std::string& sec, const std::string& key, std::optional<bool>& out) {
     if (const auto* n = node(sec, key)) {
-      if (!n->is_boolean()) throw ConfigError(file, sec + "." + key, "expected true or false");
+      if (!n->is_boolean()) throw ConfigError(file_, sec + "." + key, "expected true or false");
       out = **n->as_boolean();
     }
-  };
-  auto present = [&](const std::string& sec, const std::string& key) { return node(sec, key) != nullptr; };
-  refuse_older_layout(root, file);
-  std::optional<std::string> name, flavor;
-  get_str("model", "name", name);
-  get_str("model", "flavor", flavor);
-  if (!name || !flavor)
-    throw ConfigError(file, !name ? "model.name" : "model.flavor", "required (e.g. name = \"llama3\", flavor = \"8B\")");
-  j.model_name = *name;
-  j.flavor = *flavor;
-  j.model_preset = preset_for(j.model_name, j.flavor);
-  j.fp8 = read_fp8(root, file, &used);
-  get_int("training", "local_batch_size", j.local_batch_size, 1);
-  get_int("training", "global_batch_size", j.global_batch_size, 1, "local_batch_size x data-parallel ranks");
-  get_int("training", "seq_len", j.seq_len, 1);
-  get_int("training", "steps", j.steps, 1);
-  get_real("training", "max_norm", j.max_norm, true);
+  }
+  bool present(const std::string& sec, const std::string& key) { return node(sec, key) != nullptr; }
+  std::set<std::string>& used() { return used_; }
+  // Every key not read, for the note.
+  std::vector<std::string> ignored() const {
+    std::vector<std::string> out;
+    std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& pre) {
+      for (const auto& [k, v] : t) {
+        const std::string key = pre + std::string(k.str());
+        if (const auto* sub = v.as_table())
+          walk(*sub, key + ".");
+        else if (!used_.count(key))
+          out.push_back(key);
+      }
+    };
+    walk(root_, "");
+    return out;
+  }
+
+ private:
+  const toml::table& root_;
+  const std::string& file_;
+  std::set<std::string> used_;
+};
+
+// [training]: the batch, length, steps, clipping and mixed precision.
+void read_training_keys(JobKeys& k, const std::string& file, TorchtitanJob& j) {
+  k.get_int("training", "local_batch_size", j.local_batch_size, 1);
+  k.get_int("training", "global_batch_size", j.global_batch_size, 1, "local_batch_size x data-parallel ranks");
+  k.get_int("training", "seq_len", j.seq_len, 1);
+  k.get_int("training", "steps", j.steps, 1);
+  k.get_real("training", "max_norm", j.max_norm, true);
   std::optional<std::string> p, r;
-  get_str("training", "mixed_precision_param", p);
-  get_str("training", "mixed_precision_reduce", r);
+  k.get_str("training", "mixed_precision_param", p);
+  k.get_str("training", "mixed_precision_reduce", r);
   if (p) j.param_dtype = dtype(file, "training.mixed_precision_param", *p);
   if (r) {
     if (*r != "float32")
@@ -269,30 +287,52 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
                         fmt::format("'{}': torchtitan accepts only \"float32\" (job_config.py Literal[\"float32\"])", *r));
     j.reduce_dtype = "fp32";
   }
-  get_int("parallelism", "data_parallel_shard_degree", j.dp_shard, 1, "the ranks left over");
-  get_int("parallelism", "data_parallel_replicate_degree", j.dp_replicate, 1);
-  get_str("parallelism", "fsdp_reshard_after_forward", j.reshard_after_forward);
+}
+
+// [parallelism]: the data-parallel degrees, resharding and the mesh.
+void read_parallelism_keys(JobKeys& k, const std::string& file, TorchtitanJob& j) {
+  k.get_int("parallelism", "data_parallel_shard_degree", j.dp_shard, 1, "the ranks left over");
+  k.get_int("parallelism", "data_parallel_replicate_degree", j.dp_replicate, 1);
+  k.get_str("parallelism", "fsdp_reshard_after_forward", j.reshard_after_forward);
   if (j.reshard_after_forward && *j.reshard_after_forward != "default" && *j.reshard_after_forward != "always" &&
       *j.reshard_after_forward != "never")
     throw ConfigError(file, "parallelism.fsdp_reshard_after_forward",
                       fmt::format("'{}' (allowed: default | always | never)", *j.reshard_after_forward));
+  auto get_int = [&](const std::string& sec, const std::string& key, std::optional<int>& out, int lo) {
+    k.get_int(sec, key, out, lo);
+  };
+  auto get_str = [&](const std::string& sec, const std::string& key, std::optional<std::string>& out) {
+    k.get_str(sec, key, out);
+  };
+  auto get_bool = [&](const std::string& sec, const std::string& key, std::optional<bool>& out) {
+    k.get_bool(sec, key, out);
+  };
+  auto present = [&](const std::string& sec, const std::string& key) { return k.present(sec, key); };
   read_mesh_keys(j, get_int, get_str, get_bool, present);
-  get_str("activation_checkpoint", "mode", j.ac_mode);
-  get_str("activation_checkpoint", "selective_ac_option", j.selective_ac_option);
+}
+
+// [activation_checkpoint] and [compile].
+void read_ac_and_compile_keys(JobKeys& k, const std::string& file, TorchtitanJob& j) {
+  k.get_str("activation_checkpoint", "mode", j.ac_mode);
+  k.get_str("activation_checkpoint", "selective_ac_option", j.selective_ac_option);
   if (j.ac_mode && *j.ac_mode != "none" && *j.ac_mode != "full" && *j.ac_mode != "selective")
     throw ConfigError(file, "activation_checkpoint.mode",
                       fmt::format("'{}' is not modelled (allowed: none | full | selective)", *j.ac_mode));
-  if (const auto* n = node("compile", "enable")) {
+  if (const auto* n = k.node("compile", "enable")) {
     if (!n->is_boolean()) throw ConfigError(file, "compile.enable", "expected true or false");
     j.compile = **n->as_boolean();
   }
-  read_compile_components(j, node("compile", "components"));
-  get_real("optimizer", "lr", j.lr, true);
-  get_real("optimizer", "eps", j.eps, true);
-  get_real("optimizer", "weight_decay", j.weight_decay, false);
+  read_compile_components(j, k.node("compile", "components"));
+}
+
+// [optimizer] and [lr_scheduler].
+void read_optimizer_keys(JobKeys& k, const std::string& file, TorchtitanJob& j) {
+  k.get_real("optimizer", "lr", j.lr, true);
+  k.get_real("optimizer", "eps", j.eps, true);
+  k.get_real("optimizer", "weight_decay", j.weight_decay, false);
   // torchtitan/config/job_config.py Optimizer.implementation: Literal["for-loop", "foreach", "fused"].
   std::optional<std::string> impl;
-  get_str("optimizer", "implementation", impl);
+  k.get_str("optimizer", "implementation", impl);
   if (impl) {
     AdamwUpdate u{};
     if (!parse_torchtitan_implementation(*impl, u))
@@ -300,18 +340,31 @@ TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::stri
                         fmt::format("'{}' (expected one of \"for-loop\" | \"foreach\" | \"fused\")", *impl));
     j.adamw_update = u;
   }
-  get_int("lr_scheduler", "warmup_steps", j.warmup_steps, 0);
-  // Every other key, for the note.
-  std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& pre) {
-    for (const auto& [k, v] : t) {
-      const std::string key = pre + std::string(k.str());
-      if (const auto* sub = v.as_table())
-        walk(*sub, key + ".");
-      else if (!used.count(key))
-        j.ignored.push_back(key);
-    }
-  };
-  walk(root, "");
+  k.get_int("lr_scheduler", "warmup_steps", j.warmup_steps, 0);
+}
+
+}  // namespace
+
+TorchtitanJob parse_torchtitan_job_toml(const std::string& text, const std::string& file) {
+  const toml::table root = parse_toml(text, file);
+  TorchtitanJob j;
+  j.file = file;
+  JobKeys k(root, file);
+  refuse_older_layout(root, file);
+  std::optional<std::string> name, flavor;
+  k.get_str("model", "name", name);
+  k.get_str("model", "flavor", flavor);
+  if (!name || !flavor)
+    throw ConfigError(file, !name ? "model.name" : "model.flavor", "required (e.g. name = \"llama3\", flavor = \"8B\")");
+  j.model_name = *name;
+  j.flavor = *flavor;
+  j.model_preset = preset_for(j.model_name, j.flavor);
+  j.fp8 = read_fp8(root, file, &k.used());
+  read_training_keys(k, file, j);
+  read_parallelism_keys(k, file, j);
+  read_ac_and_compile_keys(k, file, j);
+  read_optimizer_keys(k, file, j);
+  j.ignored = k.ignored();
   return j;
 }
 
