@@ -149,10 +149,10 @@ TrainConfig validated_config(const ConfigFlags& f, HardwareSpec& hw, const std::
 }
 
 // The TrainConfig of a torchtitan TOML job config with the flags on top.
-TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::vector<std::string>& notes) {
-  // The current torchtitan's configuration is Python (a Trainer.Config function, as emit's
-  // torchtitan_recipe.py): code, which import never runs; read as TOML it would be a syntax error.
-  std::string ext = std::filesystem::path(a.titan_config).extension().string();
+// The current torchtitan's configuration is Python (a Trainer.Config function, as emit's
+// torchtitan_recipe.py): code, which import never runs; read as TOML it would be a syntax error.
+void refuse_python_config(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
   for (char& ch : ext) ch = char(std::tolower(static_cast<unsigned char>(ch)));
   if (ext == ".py")
     throw UsageError(fmt::format(
@@ -160,7 +160,70 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
         "torchtitan_recipe.py) is code, and import does not run it; --config reads torchtitan v0.2's TOML job config. "
         "For a run of the current torchtitan give its settings as plan flags (--model, --tp, --micro-batch, ...; "
         "docs/import.md)",
-        a.titan_config));
+        path));
+}
+
+// torchtitan's activation checkpointing (mode, selective_ac_option) as the plan's --ac and
+// --ac-ratio, where the flags do not give it; `dflt` notes a default taken for an absent key.
+template <typename Default>
+void ac_from_job(const planner::TorchtitanJob& j, ConfigFlags& f, const Default& dflt) {
+  if (!f.ac.empty()) return;
+  const std::string mode = j.ac_mode.value_or("selective");
+  const std::string option = j.selective_ac_option.value_or("2");
+  if (!j.ac_mode) dflt("activation_checkpoint.mode", "\"selective\"");
+  if (mode == "selective") {
+    if (!j.selective_ac_option) dflt("activation_checkpoint.selective_ac_option", "\"2\"");
+    if (option == "op") {
+      f.ac = "selective_op";
+    } else {
+      const int k = std::atoi(option.c_str());
+      if (k < 1 || std::to_string(k) != option)
+        throw ConfigError(j.file, "activation_checkpoint.selective_ac_option",
+                          fmt::format("'{}' (allowed: \"op\" or a positive integer N: every N-th block)", option));
+      f.ac = k == 1 ? "full" : "selective";
+      if (k > 1 && f.ac_ratio < 0) f.ac_ratio = 1.0 / k;
+    }
+  } else {
+    f.ac = mode;
+  }
+}
+
+// The job's optimizer, schedule and step keys onto the validated config, and the notes of what
+// run.toml has no key for (loss parallel off, another AdamW implementation than the runtime's).
+void job_settings_onto(const planner::TorchtitanJob& j, const HardwareSpec& hw, TrainConfig& c,
+                       std::vector<std::string>& notes) {
+  if (j.disable_loss_parallel && *j.disable_loss_parallel && c.parallelism.tp > 1)
+    notes.push_back(fmt::format("{}: parallelism.disable_loss_parallel = true: predicted with runtime {}'s loss (the "
+                                "plan has no key for it)",
+                                j.file, c.runtime));
+  if (j.steps) c.training.steps = *j.steps;
+  if (j.max_norm) c.training.max_grad_norm = *j.max_norm;
+  if (j.lr) c.optimizer.lr = *j.lr;
+  if (j.eps) c.optimizer.eps = *j.eps;
+  if (j.weight_decay) c.optimizer.weight_decay = *j.weight_decay;
+  if (j.warmup_steps) c.lr_schedule.warmup_steps = *j.warmup_steps;
+  // The AdamW implementation is a runtime term (adamw_update), not a run.toml key: a run on
+  // another one than its runtime's is predicted with the runtime's, and says so.
+  if (j.adamw_update) {
+    const planner::PlanOptions o = planner::resolve_plan_options(c, hw);
+    const planner::AdamwUpdate u = *j.adamw_update;
+    if (u != o.adamw_update)
+      notes.push_back(fmt::format(
+          "{}: optimizer.implementation is {}, runtime {} runs {}: predicted with {} ({} accesses an element of "
+          "the shard where {} makes {}, planner/model/optimizer_step.h); run.toml has no key for it",
+          j.file, planner::to_string(u), c.runtime, planner::to_string(o.adamw_update),
+          planner::to_string(o.adamw_update), planner::optimizer_accesses(o.adamw_update, o.grad_clip),
+          planner::to_string(u), planner::optimizer_accesses(u, o.grad_clip)));
+  }
+  if (!j.ignored.empty()) {
+    std::string keys;
+    for (const auto& k : j.ignored) keys += (keys.empty() ? "" : ", ") + k;
+    notes.push_back(fmt::format("{}: keys that do not change the plan, ignored: {}", j.file, keys));
+  }
+}
+
+TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::vector<std::string>& notes) {
+  refuse_python_config(a.titan_config);
   const planner::TorchtitanJob j = planner::read_torchtitan_job_toml(a.titan_config);
   ConfigFlags f = a.plan;
   if (f.runtime.empty()) f.runtime = "torchtitan";  // the newest generation unless --runtime names one
@@ -199,26 +262,7 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
                                     *j.global_batch_size, *f.micro_batch, replicate * shard));
     f.grad_accum = int(*j.global_batch_size / per_step);
   }
-  if (f.ac.empty()) {
-    const std::string mode = j.ac_mode.value_or("selective");
-    const std::string option = j.selective_ac_option.value_or("2");
-    if (!j.ac_mode) dflt("activation_checkpoint.mode", "\"selective\"");
-    if (mode == "selective") {
-      if (!j.selective_ac_option) dflt("activation_checkpoint.selective_ac_option", "\"2\"");
-      if (option == "op") {
-        f.ac = "selective_op";
-      } else {
-        const int k = std::atoi(option.c_str());
-        if (k < 1 || std::to_string(k) != option)
-          throw ConfigError(j.file, "activation_checkpoint.selective_ac_option",
-                            fmt::format("'{}' (allowed: \"op\" or a positive integer N: every N-th block)", option));
-        f.ac = k == 1 ? "full" : "selective";
-        if (k > 1 && f.ac_ratio < 0) f.ac_ratio = 1.0 / k;
-      }
-    } else {
-      f.ac = mode;
-    }
-  }
+  ac_from_job(j, f, dflt);
   if (j.compile && j.compile_model_listed) f.compile = true;
   if (j.compile && !j.compile_model_listed)
     notes.push_back(fmt::format("{}: compile.components has no \"model\": torchtitan compiles the loss only; planned "
@@ -239,34 +283,7 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
                                     c.model.n_layers, *j.pp_layers_per_stage, mesh.pp));
     c.parallelism.pp_virtual_stages = stages / mesh.pp;
   }
-  if (j.disable_loss_parallel && *j.disable_loss_parallel && c.parallelism.tp > 1)
-    notes.push_back(fmt::format("{}: parallelism.disable_loss_parallel = true: predicted with runtime {}'s loss (the "
-                                "plan has no key for it)",
-                                j.file, c.runtime));
-  if (j.steps) c.training.steps = *j.steps;
-  if (j.max_norm) c.training.max_grad_norm = *j.max_norm;
-  if (j.lr) c.optimizer.lr = *j.lr;
-  if (j.eps) c.optimizer.eps = *j.eps;
-  if (j.weight_decay) c.optimizer.weight_decay = *j.weight_decay;
-  if (j.warmup_steps) c.lr_schedule.warmup_steps = *j.warmup_steps;
-  // The AdamW implementation is a runtime term (adamw_update), not a run.toml key: a run on
-  // another one than its runtime's is predicted with the runtime's, and says so.
-  if (j.adamw_update) {
-    const planner::PlanOptions o = planner::resolve_plan_options(c, hw);
-    const planner::AdamwUpdate u = *j.adamw_update;
-    if (u != o.adamw_update)
-      notes.push_back(fmt::format(
-          "{}: optimizer.implementation is {}, runtime {} runs {}: predicted with {} ({} accesses an element of "
-          "the shard where {} makes {}, planner/model/optimizer_step.h); run.toml has no key for it",
-          j.file, planner::to_string(u), c.runtime, planner::to_string(o.adamw_update),
-          planner::to_string(o.adamw_update), planner::optimizer_accesses(o.adamw_update, o.grad_clip),
-          planner::to_string(u), planner::optimizer_accesses(u, o.grad_clip)));
-  }
-  if (!j.ignored.empty()) {
-    std::string keys;
-    for (const auto& k : j.ignored) keys += (keys.empty() ? "" : ", ") + k;
-    notes.push_back(fmt::format("{}: keys that do not change the plan, ignored: {}", j.file, keys));
-  }
+  job_settings_onto(j, hw, c, notes);
   return c;
 }
 
