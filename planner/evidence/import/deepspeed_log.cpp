@@ -52,114 +52,156 @@ std::map<std::string, double> numeric_dict(const std::string& body) {
   return out;
 }
 
+// The lines of one DeepSpeed (and HF Trainer) log as they are read: the ZeRO stage, each global
+// step's throughput and memory (several ranks' lines merged), the HF Trainer's loss dicts and its
+// summary. Errors name the file and line.
+class DeepspeedLogReader {
+ public:
+  explicit DeepspeedLogReader(TrainLog* log) : log_(*log) {}
+
+  void read_line(const std::string& line, int lineno) {
+    lineno_ = lineno;
+    static const std::regex stage(R"(Creating .*ZeRO stage ([0-9]) optimizer)");
+    static const std::regex memory(R"(MA ([0-9.]+) GB\s+Max_MA ([0-9.]+) GB\s+CA ([0-9.]+) GB\s+Max_CA ([0-9.]+) GB)");
+    std::smatch m;
+    if (line.find("ZeRO stage") != std::string::npos && std::regex_search(line, m, stage)) {
+      read_stage(line, m[1].str()[0] - '0');
+    } else if (line.find("RunningAvgSamplesPerSec=") != std::string::npos) {
+      read_throughput(line);
+    } else if (line.find("Max_CA ") != std::string::npos && std::regex_search(line, m, memory)) {
+      read_memory(line, m);
+    } else if (const auto open = line.find("{'"); open != std::string::npos && line.rfind('}') > open) {
+      read_dict(line.substr(open, line.rfind('}') - open + 1));
+    }
+  }
+
+  // After the last line: the HF Trainer's summary as the one step where no throughput line was
+  // logged, and the notes.
+  void finish() {
+    if (init_memory_ > 0)
+      log_.notes.push_back(fmt::format("{} see_memory_usage report(s) before the first step (initialisation) not used",
+                                       init_memory_));
+    if (log_.steps.empty() && !summary_.empty()) {
+      summary_step();
+    } else if (!summary_.empty()) {
+      log_.notes.push_back(fmt::format("HF Trainer summary (line {}): train_samples_per_second {:g} over the whole "
+                                       "run, not used beside the per-step DeepSpeed lines",
+                                       summary_line_, summary_.at("train_samples_per_second")));
+    }
+    if (!log_.steps.empty() && hf_losses_ == 0)
+      log_.notes.push_back("no HF Trainer loss line after a DeepSpeed step: losses are not in the log (logged as 0)");
+  }
+
+ private:
+  InputError refuse(const std::string& what, const std::string& line) const {
+    return InputError(fmt::format("{}:{}: {} ({})", log_.file, lineno_, what, shorten(line)));
+  }
+  void read_stage(const std::string& line, int z) {
+    if (log_.zero_stage && *log_.zero_stage != z)
+      throw refuse(fmt::format("ZeRO stage {} after stage {} on line {}: one run per log", z, *log_.zero_stage,
+                               log_.zero_stage_line),
+                   line);
+    log_.zero_stage = z;
+    log_.zero_stage_line = lineno_;
+  }
+  // DeepSpeed's timer line of a global step; another rank's line of the same step is merged.
+  void read_throughput(const std::string& line) {
+    static const std::regex timer(
+        R"(epoch=(\d+)/micro_step=(\d+)/global_step=(\d+), RunningAvgSamplesPerSec=([^,]+), CurrSamplesPerSec=([^,]+), )"
+        R"(MemAllocated=([^G,]+)GB, MaxMemAllocated=([^G,]+)GB)");
+    std::smatch m;
+    if (!std::regex_search(line, m, timer)) throw refuse("a DeepSpeed throughput line that cannot be read", line);
+    const auto curr = parse_logged_number(m[5].str()), alloc = parse_logged_number(m[7].str());
+    if (!curr || !alloc) throw refuse("CurrSamplesPerSec or MaxMemAllocated is not a number", line);
+    const auto step_logged = parse_logged_number(m[3].str());
+    if (!step_logged || *step_logged > 2e9) throw refuse("global_step is not a step number", line);
+    const int step = int(*step_logged);
+    if (!log_.steps.empty() && log_.steps.back().step == step) {  // another rank's line of the same step
+      LoggedStep& s = log_.steps.back();
+      s.samples_per_s = (*s.samples_per_s * s.ranks + *curr) / (s.ranks + 1);
+      s.mem_allocated_bytes = std::max(*s.mem_allocated_bytes, *alloc * kGiB);
+      ++s.ranks;
+      return;
+    }
+    if (!log_.steps.empty() && step < log_.steps.back().step)
+      throw refuse(fmt::format("global_step {} after step {}: one run per log", step, log_.steps.back().step), line);
+    LoggedStep s;
+    s.step = step;
+    s.line = lineno_;
+    s.samples_per_s = *curr;
+    s.mem_allocated_bytes = *alloc * kGiB;
+    log_.steps.push_back(s);
+  }
+  // see_memory_usage's report: the step's reserved and allocated peaks (before the first step:
+  // initialisation, counted for the note).
+  void read_memory(const std::string& line, const std::smatch& m) {
+    if (log_.steps.empty()) {
+      ++init_memory_;
+      return;
+    }
+    LoggedStep& s = log_.steps.back();
+    const auto max_ca = parse_logged_number(m[4].str()), max_ma = parse_logged_number(m[2].str());
+    if (!max_ca || !max_ma) throw refuse("Max_MA or Max_CA is not a number", line);
+    const double reserved = *max_ca * kGiB, peak = *max_ma * kGiB;
+    s.mem_reserved_bytes = std::max(s.mem_reserved_bytes.value_or(0.0), reserved);
+    s.mem_allocated_bytes = std::max(s.mem_allocated_bytes.value_or(0.0), peak);
+  }
+  // A Python dict the HF Trainer printed: its summary, or a step's loss (given to the last step).
+  void read_dict(const std::string& body) {
+    const auto d = numeric_dict(body);
+    if (d.count("train_samples_per_second")) {
+      summary_ = d;
+      summary_line_ = lineno_;
+    } else if (d.count("loss") && !log_.steps.empty()) {
+      LoggedStep& s = log_.steps.back();
+      s.loss = d.at("loss");
+      if (d.count("grad_norm")) s.grad_norm = d.at("grad_norm");
+      if (d.count("learning_rate")) s.lr = d.at("learning_rate");
+      ++hf_losses_;
+    } else if (d.count("loss")) {
+      ++hf_losses_;  // before the first throughput line: no step to give it to
+    }
+  }
+  void summary_step() {
+    const std::string& file = log_.file;
+    for (const char* k : {"train_runtime", "train_steps_per_second"})
+      if (!summary_.count(k))
+        throw InputError(fmt::format("{}:{}: the HF Trainer's summary has no '{}'", file, summary_line_, k));
+    const double steps = summary_.at("train_runtime") * summary_.at("train_steps_per_second");
+    if (!std::isfinite(steps) || steps < 0.5 || steps > 2e9)
+      throw InputError(fmt::format("{}:{}: the HF Trainer's summary gives {:g} steps (train_runtime x "
+                                   "train_steps_per_second): not a run",
+                                   file, summary_line_, steps));
+    LoggedStep s;
+    s.step = int(std::lround(steps));
+    s.line = summary_line_;
+    s.samples_per_s = summary_.at("train_samples_per_second");
+    s.loss = summary_.count("train_loss") ? summary_.at("train_loss") : 0.0;
+    log_.steps.push_back(s);
+    log_.notes.push_back(fmt::format(
+        "no DeepSpeed throughput line (steps_per_print / timers.throughput): the rate is the HF Trainer's "
+        "train_samples_per_second, a mean over all {} steps including the first ones (warm-up, allocation)",
+        s.step));
+  }
+
+  TrainLog& log_;
+  int lineno_ = 0, hf_losses_ = 0, init_memory_ = 0;
+  std::map<std::string, double> summary_;
+  int summary_line_ = 0;
+};
+
 }  // namespace
 
 TrainLog parse_deepspeed_log(const std::string& text, const std::string& file) {
   TrainLog log;
   log.file = file;
   log.format = "deepspeed";
-  static const std::regex timer(
-      R"(epoch=(\d+)/micro_step=(\d+)/global_step=(\d+), RunningAvgSamplesPerSec=([^,]+), CurrSamplesPerSec=([^,]+), )"
-      R"(MemAllocated=([^G,]+)GB, MaxMemAllocated=([^G,]+)GB)");
-  static const std::regex memory(R"(MA ([0-9.]+) GB\s+Max_MA ([0-9.]+) GB\s+CA ([0-9.]+) GB\s+Max_CA ([0-9.]+) GB)");
-  static const std::regex stage(R"(Creating .*ZeRO stage ([0-9]) optimizer)");
+  DeepspeedLogReader reader(&log);
   std::istringstream in(text);
   std::string raw;
-  int lineno = 0, hf_losses = 0, init_memory = 0;
-  std::map<std::string, double> summary;
-  int summary_line = 0;
-  auto refuse = [&](const std::string& what, const std::string& line) {
-    return InputError(fmt::format("{}:{}: {} ({})", file, lineno, what, shorten(line)));
-  };
-  while (std::getline(in, raw)) {
-    ++lineno;
-    const std::string line = strip_ansi(raw);
-    std::smatch m;
-    if (line.find("ZeRO stage") != std::string::npos && std::regex_search(line, m, stage)) {
-      const int z = m[1].str()[0] - '0';
-      if (log.zero_stage && *log.zero_stage != z)
-        throw refuse(fmt::format("ZeRO stage {} after stage {} on line {}: one run per log", z, *log.zero_stage,
-                                 log.zero_stage_line),
-                     line);
-      log.zero_stage = z;
-      log.zero_stage_line = lineno;
-    } else if (line.find("RunningAvgSamplesPerSec=") != std::string::npos) {
-      if (!std::regex_search(line, m, timer)) throw refuse("a DeepSpeed throughput line that cannot be read", line);
-      const auto curr = parse_logged_number(m[5].str()), alloc = parse_logged_number(m[7].str());
-      if (!curr || !alloc) throw refuse("CurrSamplesPerSec or MaxMemAllocated is not a number", line);
-      const auto step_logged = parse_logged_number(m[3].str());
-      if (!step_logged || *step_logged > 2e9) throw refuse("global_step is not a step number", line);
-      const int step = int(*step_logged);
-      if (!log.steps.empty() && log.steps.back().step == step) {  // another rank's line of the same step
-        LoggedStep& s = log.steps.back();
-        s.samples_per_s = (*s.samples_per_s * s.ranks + *curr) / (s.ranks + 1);
-        s.mem_allocated_bytes = std::max(*s.mem_allocated_bytes, *alloc * kGiB);
-        ++s.ranks;
-        continue;
-      }
-      if (!log.steps.empty() && step < log.steps.back().step)
-        throw refuse(fmt::format("global_step {} after step {}: one run per log", step, log.steps.back().step), line);
-      LoggedStep s;
-      s.step = step;
-      s.line = lineno;
-      s.samples_per_s = *curr;
-      s.mem_allocated_bytes = *alloc * kGiB;
-      log.steps.push_back(s);
-    } else if (line.find("Max_CA ") != std::string::npos && std::regex_search(line, m, memory)) {
-      if (log.steps.empty()) {
-        ++init_memory;
-        continue;
-      }
-      LoggedStep& s = log.steps.back();
-      const auto max_ca = parse_logged_number(m[4].str()), max_ma = parse_logged_number(m[2].str());
-      if (!max_ca || !max_ma) throw refuse("Max_MA or Max_CA is not a number", line);
-      const double reserved = *max_ca * kGiB, peak = *max_ma * kGiB;
-      s.mem_reserved_bytes = std::max(s.mem_reserved_bytes.value_or(0.0), reserved);
-      s.mem_allocated_bytes = std::max(s.mem_allocated_bytes.value_or(0.0), peak);
-    } else if (const auto open = line.find("{'"); open != std::string::npos && line.rfind('}') > open) {
-      const auto d = numeric_dict(line.substr(open, line.rfind('}') - open + 1));
-      if (d.count("train_samples_per_second")) {
-        summary = d;
-        summary_line = lineno;
-      } else if (d.count("loss") && !log.steps.empty()) {
-        LoggedStep& s = log.steps.back();
-        s.loss = d.at("loss");
-        if (d.count("grad_norm")) s.grad_norm = d.at("grad_norm");
-        if (d.count("learning_rate")) s.lr = d.at("learning_rate");
-        ++hf_losses;
-      } else if (d.count("loss")) {
-        ++hf_losses;  // before the first throughput line: no step to give it to
-      }
-    }
-  }
-  if (init_memory > 0)
-    log.notes.push_back(fmt::format("{} see_memory_usage report(s) before the first step (initialisation) not used",
-                                    init_memory));
-  if (log.steps.empty() && !summary.empty()) {
-    for (const char* k : {"train_runtime", "train_steps_per_second"})
-      if (!summary.count(k)) throw InputError(fmt::format("{}:{}: the HF Trainer's summary has no '{}'", file, summary_line, k));
-    const double steps = summary.at("train_runtime") * summary.at("train_steps_per_second");
-    if (!std::isfinite(steps) || steps < 0.5 || steps > 2e9)
-      throw InputError(fmt::format("{}:{}: the HF Trainer's summary gives {:g} steps (train_runtime x "
-                                   "train_steps_per_second): not a run",
-                                   file, summary_line, steps));
-    LoggedStep s;
-    s.step = int(std::lround(steps));
-    s.line = summary_line;
-    s.samples_per_s = summary.at("train_samples_per_second");
-    s.loss = summary.count("train_loss") ? summary.at("train_loss") : 0.0;
-    log.steps.push_back(s);
-    log.notes.push_back(fmt::format(
-        "no DeepSpeed throughput line (steps_per_print / timers.throughput): the rate is the HF Trainer's "
-        "train_samples_per_second, a mean over all {} steps including the first ones (warm-up, allocation)",
-        s.step));
-  } else if (!summary.empty()) {
-    log.notes.push_back(fmt::format("HF Trainer summary (line {}): train_samples_per_second {:g} over the whole run, "
-                                    "not used beside the per-step DeepSpeed lines",
-                                    summary_line, summary.at("train_samples_per_second")));
-  }
-  if (!log.steps.empty() && hf_losses == 0)
-    log.notes.push_back("no HF Trainer loss line after a DeepSpeed step: losses are not in the log (logged as 0)");
+  int lineno = 0;
+  while (std::getline(in, raw)) reader.read_line(strip_ansi(raw), ++lineno);
+  reader.finish();
   return log;
 }
 
