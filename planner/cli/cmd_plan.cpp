@@ -63,9 +63,7 @@ void print_plan_head(const TrainConfig& c, const HardwareSpec& hw, const planner
     fmt::print("      {}: runtime {}'s own (not given)\n", fmt::join(from_runtime, ", "), c.runtime);
   // A document length given for a runtime that attends across documents changes nothing: said.
   if (c.data.mean_doc_len > 0 && p.attention != "flex_document")
-    fmt::print("      data.mean_doc_len {:g} not used: runtime {}'s attention is causal over the whole packed sequence "
-               "(no document mask)\n",
-               c.data.mean_doc_len, c.runtime);
+    fmt::print("      {} (no document mask)\n", mean_doc_len_unused(c.data.mean_doc_len, c.runtime));
   fmt::print("      runtime {}, attention {}{}\n", c.runtime, p.attention,
              p.attention == "cudnn" ? fmt::format(" (its SDPA runs cuDNN attention on compute capability {}{})",
                                                   hw.gpu.compute_capability,

@@ -211,6 +211,11 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
   return c;
 }
 
+std::string mean_doc_len_unused(double mean_doc_len, const std::string& runtime) {
+  return fmt::format("data.mean_doc_len {:g} not used: runtime {}'s attention is causal over the whole packed sequence",
+                     mean_doc_len, runtime);
+}
+
 void add_runtime_flag(CLI::App* cmd, std::string& runtime) {
   std::string names;
   for (const std::string& n : list_runtime_presets()) names += (names.empty() ? "" : ", ") + n;

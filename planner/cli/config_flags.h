@@ -56,6 +56,9 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, 
 // --pp-microbatch --pp-virtual-stages --cp-rotate --micro-batch --grad-accum --sync-every-micro-step --ac
 // --ac-ratio --compile --fp8 --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f);
+// "data.mean_doc_len 512 not used: runtime R's attention is causal over the whole packed
+// sequence": what plan, search and scale say of a document length a runtime does not read.
+std::string mean_doc_len_unused(double mean_doc_len, const std::string& runtime);
 // --runtime (TrainConfig::runtime), registered once per command: plan, search, scale, emit.
 void add_runtime_flag(CLI::App* cmd, std::string& runtime);
 // --power-limit-w (cluster.power_limit_w), with the one description of what a limit does

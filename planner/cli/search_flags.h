@@ -163,9 +163,7 @@ inline std::string seq_len_text(int seq_len, const planner::SearchSpace& s, bool
   if (!(doc > 0)) return fmt::format("seq_len {}", seq_len);
   if (planner::runtime_preset(s.base.runtime).terms_for(on_gpu).attention == "flex_document")
     return fmt::format("seq_len {} (documents of {:g} tokens: data.mean_doc_len)", seq_len, doc);
-  return fmt::format("seq_len {} (data.mean_doc_len {:g} not used: runtime {}'s attention is causal over the whole "
-                     "packed sequence)",
-                     seq_len, doc, s.base.runtime);
+  return fmt::format("seq_len {} ({})", seq_len, mean_doc_len_unused(doc, s.base.runtime));
 }
 
 // A global batch no micro-batch and grad-accum reach is the flag's fault, not memory's: exit 2
