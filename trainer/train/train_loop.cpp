@@ -1,6 +1,5 @@
 // Engines and the step loop. See engine.h; one rank's run is run_rank.cpp.
 #include "trainer/train/engine.h"
-#include "trainer/train/train_loop.h"
 
 #include <algorithm>
 #include <chrono>
