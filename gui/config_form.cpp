@@ -178,6 +178,12 @@ void ConfigForm::buildPrecision(QFormLayout* pr) {
   addField(pr, "precision.master_dtype", "Master dtype", master_dtype_,
            "precision.master_dtype: dtype of the sharded parameters, their gradients and AdamW's moments: "
            "fp32 (fp32 master weights) or bf16 (pure bf16: the model itself in bf16; needs param dtype bf16).");
+  state_dtype_ = new QComboBox(this);
+  for (const std::string& d : optimizer_state_dtype_names()) state_dtype_->addItem(q(d));
+  addField(pr, "optimizer.state_dtype", "State dtype", state_dtype_,
+           "optimizer.state_dtype: AdamW's two moments in the master dtype (master) or in bf16 beside fp32 master "
+           "weights (bf16: torchtitan's optimizer.implementation \"fused_opt_states_bf16\"; a runtime that does "
+           "not run it refuses).");
   compile_ = new QCheckBox(this);
   addField(pr, "precision.compile", "Compile", compile_,
            "precision.compile: torch.compile-style fusion (fewer memory passes); docs/cost-model.md.");
@@ -473,6 +479,7 @@ TrainConfig ConfigForm::config() const {
   c.precision.param_dtype = param_dtype_->currentText().toStdString();
   c.precision.reduce_dtype = reduce_dtype_->currentText().toStdString();
   c.precision.master_dtype = master_dtype_->currentText().toStdString();
+  c.optimizer.state_dtype = state_dtype_->currentText().toStdString();
   c.precision.compile = compile_->isChecked();
   c.precision.fp8 = *parse_fp8_recipe(fp8_->currentText().toStdString());  // items are the recipe names
   return c;
@@ -570,6 +577,7 @@ void ConfigForm::setConfig(const TrainConfig& cfg, const std::optional<HardwareS
   setCombo(param_dtype_, q(cfg.precision.param_dtype));
   setCombo(reduce_dtype_, q(cfg.precision.reduce_dtype));
   setCombo(master_dtype_, q(cfg.precision.master_dtype));
+  setCombo(state_dtype_, q(cfg.optimizer.state_dtype));
   compile_->setChecked(cfg.precision.compile);
   setCombo(fp8_, to_string(cfg.precision.fp8));
   updating_ = false;

@@ -4,8 +4,8 @@
 // What it is: editors labelled with the run.toml key words (micro_batch -> "Micro-batch"),
 // tooltips with units and sources, an error label under every field that shows the shared
 // validate() message whose key path the field owns, and a general error area for keys the
-// form has no field for. Fields the form does not show (optimizer, steps, data, metrics, ...)
-// are carried over unchanged from the last config given to setConfig().
+// form has no field for. Fields the form does not show (the optimizer but its state_dtype, steps,
+// metrics, ...) are carried over unchanged from the last config given to setConfig().
 // What it is not: planning (MainWindow re-plans on changed()) nor validation rules (shared/).
 // Ownership: a QWidget owned by its Qt parent; its editors are its children. GUI thread only.
 #pragma once
@@ -134,7 +134,7 @@ class ConfigForm : public QWidget {
   QDoubleSpinBox* mean_doc_len_ = nullptr;  // data.mean_doc_len (tokens; 0 = dense causal)
   QComboBox* ac_mode_ = nullptr;
   QDoubleSpinBox* ac_ratio_ = nullptr;
-  QComboBox *param_dtype_ = nullptr, *reduce_dtype_ = nullptr, *master_dtype_ = nullptr;
+  QComboBox *param_dtype_ = nullptr, *reduce_dtype_ = nullptr, *master_dtype_ = nullptr, *state_dtype_ = nullptr;
   QCheckBox* compile_ = nullptr;
   QComboBox* fp8_ = nullptr;  // precision.fp8: the recipe names (kFp8RecipeNames)
 };

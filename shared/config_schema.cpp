@@ -125,6 +125,7 @@ const std::vector<TrainConfigKey>& train_config_schema() {
                      TrainEnumAccess{[](const TrainConfig& c) -> std::string { return to_string(c.precision.fp8); },
                                      set_fp8_recipe, kFp8RecipeNames}},
       SC_KEY("optimizer.name", optimizer.name),
+      SC_KEY("optimizer.state_dtype", optimizer.state_dtype),
       SC_KEY("optimizer.lr", optimizer.lr),
       SC_KEY("optimizer.beta1", optimizer.beta1),
       SC_KEY("optimizer.beta2", optimizer.beta2),

@@ -107,6 +107,10 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "m, v and writing p, m, v: 7 accesses per element; foreach — torch's multi-tensor _foreach_* ops, eight "
      "passes over the shard: 20; for_loop — the same ops one parameter at a time: 20 (planner/model/optimizer_step.h "
      "lists the calls)"},
+    {"optimizer_state_dtypes", "string list", "master | bf16",
+     "optimizer.state_dtype values the software can run: master (AdamW's exp_avg and exp_avg_sq in the master "
+     "dtype, as torch.optim makes them) | bf16 (bf16 moments beside fp32 master weights, updated by a "
+     "mixed-precision fused kernel: 2 bytes per moment element in memory and in the update's accesses)"},
     {"grad_clip", "string", "none | norm_and_scale | norm_in_update",
      "gradient clipping each step: none; norm_and_scale — a norm pass over the gradients, then every gradient "
      "multiplied by min(1, max_norm / norm) whether or not it exceeds max_norm (torch.nn.utils.clip_grad_norm_, "
@@ -412,13 +416,14 @@ std::vector<std::string> read_terms(const toml::table& table, const std::string&
       } else {
         check_allowed(*it, *s, file, path);
       }
-    } else {  // string lists: reduce_dtypes, master_dtypes, pp_schedules (non-empty), fp8_recipes, cudnn_attention (may be empty)
+    } else {  // string lists: reduce_dtypes, master_dtypes, optimizer_state_dtypes, pp_schedules (non-empty), fp8_recipes, cudnn_attention (may be empty)
       const bool may_be_empty = key == "fp8_recipes" || key == "cudnn_attention" || key == "mesh";
       std::vector<std::string>& list = key == "fp8_recipes"       ? t.fp8_recipes
                                        : key == "mesh"            ? t.mesh
                                        : key == "pp_schedules"    ? t.pp_schedules
                                        : key == "cudnn_attention" ? t.cudnn_attention
                                        : key == "master_dtypes"   ? t.master_dtypes
+                                       : key == "optimizer_state_dtypes" ? t.optimizer_state_dtypes
                                                                   : t.reduce_dtypes;
       const toml::array* a = node.as_array();
       if (!a || (a->empty() && !may_be_empty))

@@ -71,6 +71,8 @@ struct RuntimeTerms {
   // precision.master_dtype values it can run (fp32: fp32 master weights | bf16: pure bf16) and
   // the one it runs when its config does not say (a published row).
   std::vector<std::string> master_dtypes{"fp32"};
+  // optimizer.state_dtype values it can run: master (AdamW's moments in the master dtype) | bf16.
+  std::vector<std::string> optimizer_state_dtypes{"master"};
   std::string master_dtype_default = "fp32";
   bool root_unit = true;                      // embedding/norm/head form an un-resharded root
   bool grads_freed_between_steps = true;      // zero_grad(set_to_none=True)

@@ -68,6 +68,10 @@ const std::vector<std::string>& master_dtype_names() {
   static const std::vector<std::string> names{"fp32", "bf16"};
   return names;
 }
+const std::vector<std::string>& optimizer_state_dtype_names() {
+  static const std::vector<std::string> names{"master", "bf16"};
+  return names;
+}
 
 int TrainConfig::dp_size() const {
   return int(resolve_mesh(parallelism, world_size(), cluster.gpus_per_node).dp());  // <= world_size
@@ -163,11 +167,10 @@ std::vector<std::string> validate_model(const ModelSpec& m, const std::string& f
   return e;
 }
 
-std::vector<std::string> validate(const TrainConfig& c) {
-  const std::string& f = c.source_file;
-  std::vector<std::string> e = validate_model(c.model, f, "model.");
-  require(e, !c.runtime.empty(), f, "runtime",
-          "\"\" is not allowed: name a runtime preset of configs/runtimes/ (e.g. \"shardcast-train\", \"torchtitan\")");
+namespace {
+
+// [cluster]: node and GPU counts, the network and the power limit.
+void check_cluster(const TrainConfig& c, const std::string& f, std::vector<std::string>& e) {
   const auto& cl = c.cluster;
   require(e, cl.nodes >= 1, f, "cluster.nodes", fmt::format("{} is not allowed: must be >= 1", cl.nodes));
   require(e, cl.gpus_per_node >= 1, f, "cluster.gpus_per_node",
@@ -185,6 +188,11 @@ std::vector<std::string> validate(const TrainConfig& c) {
   require(e, std::isfinite(cl.power_limit_w) && cl.power_limit_w >= 0, f, "cluster.power_limit_w",
           fmt::format("{} is not allowed: must be finite and >= 0 (0 = the hardware preset's power limit)",
                       cl.power_limit_w));
+}
+
+// [parallelism]: the HSDP group, the device mesh (validate_mesh) and the all-gather window.
+void check_parallelism(const TrainConfig& c, const std::string& f, std::vector<std::string>& e) {
+  const auto& cl = c.cluster;
   const int world = c.world_size();
   const auto& par = c.parallelism;
   const bool one_d = par.tp == 1 && par.cp == 1 && par.pp == 1;
@@ -203,6 +211,10 @@ std::vector<std::string> validate(const TrainConfig& c) {
   for (std::string& m : validate_mesh(c, f)) e.push_back(std::move(m));
   require(e, par.max_inflight_all_gathers >= 1, f, "parallelism.max_inflight_all_gathers",
           fmt::format("{} is not allowed: must be >= 1", par.max_inflight_all_gathers));
+}
+
+// [training] and [activation_checkpointing].
+void check_training(const TrainConfig& c, const std::string& f, std::vector<std::string>& e) {
   const auto& t = c.training;
   require(e, t.micro_batch >= 1, f, "training.micro_batch",
           fmt::format("{} is not allowed: must be >= 1", t.micro_batch));
@@ -218,6 +230,10 @@ std::vector<std::string> validate(const TrainConfig& c) {
   const auto& ac = c.activation_checkpointing;
   require(e, ac.ratio > 0 && ac.ratio <= 1, f, "activation_checkpointing.ratio",
           fmt::format("{} is not allowed: must be in (0, 1]", ac.ratio));
+}
+
+// [precision]: the dtypes each allows and what each needs of the others.
+void check_precision(const TrainConfig& c, const std::string& f, std::vector<std::string>& e) {
   const auto& pr = c.precision;
   require(e, is_one_of(float_dtype_names(), pr.param_dtype), f, "precision.param_dtype",
           fmt::format("\"{}\" is not allowed (allowed: {})", pr.param_dtype, choices(float_dtype_names())));
@@ -231,9 +247,19 @@ std::vector<std::string> validate(const TrainConfig& c) {
   if (pr.fp8_on())
     require(e, pr.param_dtype != "fp32", f, "precision.fp8",
             fmt::format("\"{}\" needs param_dtype = \"bf16\" or \"fp16\" (fp8 matmuls run inside a 16-bit model)", to_string(pr.fp8)));
+}
+
+// [optimizer] (AdamW and its moments' dtype beside the master dtype) and [lr_schedule].
+void check_optimizer(const TrainConfig& c, const std::string& f, std::vector<std::string>& e) {
   const auto& o = c.optimizer;
   require(e, o.name == "adamw", f, "optimizer.name",
           fmt::format("\"{}\" is not allowed (allowed: adamw)", o.name));
+  require(e, is_one_of(optimizer_state_dtype_names(), o.state_dtype), f, "optimizer.state_dtype",
+          fmt::format("\"{}\" is not allowed (allowed: {})", o.state_dtype, choices(optimizer_state_dtype_names())));
+  if (o.state_dtype == "bf16")
+    require(e, c.precision.master_dtype == "fp32", f, "optimizer.state_dtype",
+            "\"bf16\" keeps the moments in bf16 beside fp32 master weights; with precision.master_dtype = \"bf16\" "
+            "they are bf16 already (set \"master\")");
   require(e, o.lr > 0 && o.lr < 1, f, "optimizer.lr", fmt::format("{} is not allowed: must be in (0, 1)", o.lr));
   require(e, o.beta1 >= 0 && o.beta1 < 1, f, "optimizer.beta1",
           fmt::format("{} is not allowed: must be in [0, 1)", o.beta1));
@@ -250,6 +276,10 @@ std::vector<std::string> validate(const TrainConfig& c) {
           fmt::format("\"{}\" is not allowed (allowed: cosine | linear | constant)", ls.decay));
   require(e, ls.min_lr_factor >= 0 && ls.min_lr_factor <= 1, f, "lr_schedule.min_lr_factor",
           fmt::format("{} is not allowed: must be in [0, 1]", ls.min_lr_factor));
+}
+
+// [data] and [checkpoint].
+void check_data_and_checkpoint(const TrainConfig& c, const std::string& f, std::vector<std::string>& e) {
   require(e, c.data.format == "llmc_bin", f, "data.format",
           fmt::format("\"{}\" is not allowed (allowed: llmc_bin)", c.data.format));
   require(e, std::isfinite(c.data.mean_doc_len) && c.data.mean_doc_len >= 0, f, "data.mean_doc_len",
@@ -267,6 +297,10 @@ std::vector<std::string> validate(const TrainConfig& c) {
   require(e, c.checkpoint.async_mode == "disabled" || c.checkpoint.async_mode == "async", f,
           "checkpoint.async_mode",
           fmt::format("\"{}\" is not allowed (allowed: disabled | async)", c.checkpoint.async_mode));
+}
+
+// [prediction], written by the planner: a hand edit may break it.
+void check_prediction(const TrainConfig& c, const std::string& f, std::vector<std::string>& e) {
   if (const auto& p = c.prediction; p.present) {  // written by the planner; a hand edit may break them
     const std::pair<const char*, double> fields[] = {{"prediction.step_time_s", p.step_time_s},
                                                      {"prediction.tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
@@ -279,12 +313,33 @@ std::vector<std::string> validate(const TrainConfig& c) {
       require(e, std::isfinite(v) && v >= 0, f, "prediction.mem_components." + name,
               fmt::format("{} is not allowed: must be finite and >= 0", v));
   }
+}
+
+// [metrics] and [comm].
+void check_metrics_and_comm(const TrainConfig& c, const std::string& f, std::vector<std::string>& e) {
   require(e, c.metrics.log_freq >= 1, f, "metrics.log_freq",
           fmt::format("{} is not allowed: must be >= 1", c.metrics.log_freq));
   require(e, std::isfinite(c.comm.timeout_seconds) && c.comm.timeout_seconds > 0, f, "comm.timeout_seconds",
           fmt::format("{} is not allowed: must be finite and > 0", c.comm.timeout_seconds));
   require(e, c.comm.backend == "auto" || c.comm.backend == "gloo" || c.comm.backend == "nccl", f,
           "comm.backend", fmt::format("\"{}\" is not allowed (allowed: auto | gloo | nccl)", c.comm.backend));
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const TrainConfig& c) {
+  const std::string& f = c.source_file;
+  std::vector<std::string> e = validate_model(c.model, f, "model.");
+  require(e, !c.runtime.empty(), f, "runtime",
+          "\"\" is not allowed: name a runtime preset of configs/runtimes/ (e.g. \"shardcast-train\", \"torchtitan\")");
+  check_cluster(c, f, e);
+  check_parallelism(c, f, e);
+  check_training(c, f, e);
+  check_precision(c, f, e);
+  check_optimizer(c, f, e);
+  check_data_and_checkpoint(c, f, e);
+  check_prediction(c, f, e);
+  check_metrics_and_comm(c, f, e);
   return e;
 }
 

@@ -73,6 +73,8 @@ std::vector<Fp8Recipe> all_fp8_recipes();
 // those precision.master_dtype allows (fp32, bf16); validate() reads the same lists.
 const std::vector<std::string>& float_dtype_names();
 const std::vector<std::string>& master_dtype_names();
+// The values optimizer.state_dtype allows (master, bf16); validate() reads the same list.
+const std::vector<std::string>& optimizer_state_dtype_names();
 
 struct ClusterConfig {
   std::string hardware = "cpu";   // preset key in configs/hardware/
@@ -151,6 +153,10 @@ struct PrecisionConfig {
 
 struct OptimizerConfig {
   std::string name = "adamw";
+  // AdamW's two moments (exp_avg, exp_avg_sq): master — in precision.master_dtype, as torch.optim
+  // makes them (zeros_like the parameter) | bf16 — bf16 beside fp32 master weights (torchtitan's
+  // optimizer.implementation = "fused_opt_states_bf16"; runtime term optimizer_state_dtypes).
+  std::string state_dtype = "master";
   double lr = 3e-4;
   double beta1 = 0.9;
   double beta2 = 0.95;

@@ -64,6 +64,11 @@ std::vector<TrainerRefusal> trainer_refusals(const TrainConfig& cfg, bool nccl_c
     out.push_back({"precision.master_dtype",
                    fmt::format("\"{}\" is modeled by the planner; shardcast-train keeps fp32 shards, gradients and "
                                "AdamW states (set \"fp32\")", cfg.precision.master_dtype)});
+  if (cfg.optimizer.state_dtype != "master")
+    out.push_back({"optimizer.state_dtype",
+                   fmt::format("\"{}\" is planned for torchtitan (optimizer.implementation = \"fused_opt_states_bf16\"); "
+                               "shardcast-train keeps AdamW's moments in fp32 beside its fp32 shards (set \"master\")",
+                               cfg.optimizer.state_dtype)});
   if (cfg.parallelism.sharding_strategy == ShardingStrategy::shard_optimizer)
     out.push_back({"parallelism.sharding_strategy",
                    "\"shard_optimizer\" (DeepSpeed ZeRO stage 1) is planned and emitted for the deepspeed runtime "

@@ -60,9 +60,10 @@ void register_check(CLI::App& app) {
         ac.mode == AcMode::selective ? fmt::format(" (ratio {})", ac.ratio)
         : ac.ratio != 1.0            ? fmt::format(" (ratio {} unused: it applies to selective only)", ac.ratio)
                                      : std::string();
-    fmt::print("  act. ckpt    {}{}, precision {}/{}{}{}{}\n", to_string(ac.mode), ratio,
+    fmt::print("  act. ckpt    {}{}, precision {}/{}{}{}{}{}\n", to_string(ac.mode), ratio,
                c.precision.param_dtype, c.precision.reduce_dtype,
                c.precision.master_dtype == "fp32" ? "" : ", master " + c.precision.master_dtype,
+               c.optimizer.state_dtype == "master" ? "" : ", moments " + c.optimizer.state_dtype,
                c.precision.compile ? ", compile" : "",
                c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
     fmt::print("  steps        {} (seed {}), lr {} ({} warmup, {} decay)\n", c.training.steps, c.training.seed,

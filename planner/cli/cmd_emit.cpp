@@ -87,6 +87,7 @@ TrainConfig emit_config(const EmitFlags& a, planner::TorchtitanVersion tv, Hardw
     if (!c.reduce_dtype.empty()) space.reduce_dtypes = {c.reduce_dtype};
     if (c.sync_every_micro_step) space.base.parallelism.sync_every_micro_step = c.sync_every_micro_step;
     if (c.mean_doc_len) space.base.data.mean_doc_len = *c.mean_doc_len;
+    if (!c.state_dtype.empty()) space.base.optimizer.state_dtype = c.state_dtype;
     // A torchtitan plan is searched among the float8 recipes the generation written can express.
     if (planner::runtime_preset(space.base.runtime).framework == "torchtitan")
       space.fp8_recipes = planner::torchtitan_fp8_recipes(tv);
@@ -242,7 +243,7 @@ void register_emit(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "emit", "Write run.toml, Slurm/torchrun launchers and torchtitan/accelerate/fms-fsdp configs for a plan");
   cmd->add_option("config", a->choice.config, "run.toml to start from; flags override its values");
-  add_space_flags(cmd, a->space, true, "0", false);  // --mean-doc-len is a plan flag (add_choice_flags)
+  add_space_flags(cmd, a->space, true, "0", false);  // --mean-doc-len, --state-dtype: plan flags (add_choice_flags)
   add_choice_flags(cmd, a->choice);
   cmd->add_option("--steps", a->steps, "optimizer steps (training.steps)");
   cmd->add_option("--from-search", a->from_search,

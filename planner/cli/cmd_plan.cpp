@@ -49,10 +49,11 @@ void print_plan_head(const TrainConfig& c, const HardwareSpec& hw, const planner
   std::string ac = to_string(c.activation_checkpointing.mode);
   if (c.activation_checkpointing.mode == AcMode::selective)
     ac += fmt::format(" (ratio {})", c.activation_checkpointing.ratio);
-  fmt::print("      {}; micro_batch {} x seq_len {} x grad_accum {}; ac {}; {}/{}{}{}{}\n", strategy,
+  fmt::print("      {}; micro_batch {} x seq_len {} x grad_accum {}; ac {}; {}/{}{}{}{}{}\n", strategy,
              c.training.micro_batch, c.training.seq_len, c.training.grad_accum, ac,
              c.precision.param_dtype, c.precision.reduce_dtype,
              c.precision.master_dtype == "fp32" ? "" : ", master " + c.precision.master_dtype,
+             c.optimizer.state_dtype == "master" ? "" : ", moments " + c.optimizer.state_dtype,
              c.precision.compile ? ", compile" : "",
              c.precision.fp8_on() ? std::string(", fp8 ") + to_string(c.precision.fp8) : std::string());
   if (!p.mesh.empty()) {  // a device mesh (planner/model/mesh_stage.cpp): its degrees and what the planner says of it

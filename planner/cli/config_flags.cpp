@@ -180,6 +180,7 @@ void apply_precision_and_runtime(const ConfigFlags& a, const ConfigSource& src, 
   if (!a.param_dtype.empty()) c.precision.param_dtype = a.param_dtype;
   if (!a.reduce_dtype.empty()) c.precision.reduce_dtype = a.reduce_dtype;
   if (!a.master_dtype.empty()) c.precision.master_dtype = a.master_dtype;
+  if (!a.state_dtype.empty()) c.optimizer.state_dtype = a.state_dtype;
   given.reduce_dtype = given.reduce_dtype || !a.reduce_dtype.empty();
   given.master_dtype = given.master_dtype || !a.master_dtype.empty();
   // The runtime: --runtime, the file's `runtime` key (a session always holds one), then the
@@ -214,6 +215,14 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& a, Hard
 std::string mean_doc_len_unused(double mean_doc_len, const std::string& runtime) {
   return fmt::format("data.mean_doc_len {:g} not used: runtime {}'s attention is causal over the whole packed sequence",
                      mean_doc_len, runtime);
+}
+
+void add_state_dtype_flag(CLI::App* cmd, std::string& state_dtype) {
+  cmd->add_option("--state-dtype", state_dtype,
+                  "optimizer.state_dtype: AdamW's two moments in the master dtype (master, default) or in bf16 "
+                  "beside fp32 master weights (bf16: torchtitan's optimizer.implementation = "
+                  "\"fused_opt_states_bf16\")")
+      ->check(CLI::IsMember(optimizer_state_dtype_names()));
 }
 
 void add_runtime_flag(CLI::App* cmd, std::string& runtime) {
@@ -306,6 +315,7 @@ void add_choice_flags(CLI::App* cmd, ConfigFlags& f) {
                   "sharded parameters, gradients and AdamW moments: fp32 (fp32 master weights) | bf16 (pure bf16; "
                   "needs --param-dtype bf16) (default: the runtime's own, its profile's master_dtype_default)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
+  add_state_dtype_flag(cmd, f.state_dtype);
 }
 
 }  // namespace shardcast::cli

@@ -27,6 +27,7 @@ namespace shardcast::cli {
 struct ConfigFlags {
   std::string config;  // run.toml or session .json; "" = flags only
   std::string model, gpu, strategy, ac, param_dtype, reduce_dtype, master_dtype, runtime;
+  std::string state_dtype;  // optimizer.state_dtype; "" = not given
   // Absent = not given on the command line: the config file's value (or, without one, the
   // documented default) stands. Ranges are checked by CLI11 (planner/cli/validators.cpp).
   std::optional<int> gpus, gpus_per_node, hsdp_shard_size, micro_batch, seq_len, grad_accum;
@@ -54,11 +55,15 @@ TrainConfig config_from_flags(const std::string& cmd, const ConfigFlags& flags, 
 
 // --strategy --hsdp-shard-size --tp --cp --pp --dp-replicate --dp-shard --tp-async --pp-schedule
 // --pp-microbatch --pp-virtual-stages --cp-rotate --micro-batch --grad-accum --sync-every-micro-step --ac
-// --ac-ratio --compile --fp8 --param-dtype --reduce-dtype, bound to f's fields (f must outlive the parse).
+// --ac-ratio --compile --fp8 --param-dtype --reduce-dtype --master-dtype --state-dtype, bound to f's
+// fields (f must outlive the parse).
 void add_choice_flags(CLI::App* cmd, ConfigFlags& f);
 // "data.mean_doc_len 512 not used: runtime R's attention is causal over the whole packed
 // sequence": what plan, search and scale say of a document length a runtime does not read.
 std::string mean_doc_len_unused(double mean_doc_len, const std::string& runtime);
+// --state-dtype (optimizer.state_dtype), with its one description: plan, emit, import (through
+// the choice flags), search and scale (through the space flags).
+void add_state_dtype_flag(CLI::App* cmd, std::string& state_dtype);
 // --runtime (TrainConfig::runtime), registered once per command: plan, search, scale, emit.
 void add_runtime_flag(CLI::App* cmd, std::string& runtime);
 // --power-limit-w (cluster.power_limit_w), with the one description of what a limit does

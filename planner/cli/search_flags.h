@@ -72,6 +72,7 @@ struct SpaceFlags {
   std::optional<int> gpus, gpus_per_node, seq_len, threads;
   std::optional<double> inter_node_gbps, power_limit_w;
   std::optional<double> mean_doc_len;  // data.mean_doc_len (tokens); absent = 0, dense causal
+  std::string state_dtype;             // optimizer.state_dtype; "" = not given: "master"
   std::string global_batch_tokens;  // "" = the command's default
   double max_mem_frac = 0.9;
   bool allow_fp8 = false, allow_compile = false, allow_selective_op = false;
@@ -79,9 +80,10 @@ struct SpaceFlags {
 };
 
 // Adds the space flags to `cmd`. with_gpus=false for `scale` (it has --from/--to instead);
-// with_doc_len=false for `emit`, whose plan flags already hold --mean-doc-len (one flag, one key).
+// with_plan_keys=false for `emit`, whose plan flags already hold --mean-doc-len and --state-dtype
+// (one flag, one key).
 inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const std::string& batch_default,
-                            bool with_doc_len = true) {
+                            bool with_plan_keys = true) {
   cmd->add_option("--model", f.model, "model preset name or .toml");
   add_hardware_flag(cmd, f.gpu, "hardware preset (e.g. H100-80GB-SXM)");
   if (with_gpus) cmd->add_option("--gpus", f.gpus, "total GPUs (ranks)");
@@ -89,11 +91,13 @@ inline void add_space_flags(CLI::App* cmd, SpaceFlags& f, bool with_gpus, const 
   cmd->add_option("--inter-node-gbps", f.inter_node_gbps, "NIC bandwidth per node in Gb/s (default: the preset's)");
   add_power_limit_flag(cmd, f.power_limit_w);
   cmd->add_option("--seq-len", f.seq_len, "tokens per sequence (default: the model's max_seq_len)");
-  if (with_doc_len)
+  if (with_plan_keys) {
     cmd->add_option("--mean-doc-len", f.mean_doc_len,
                     "data.mean_doc_len: mean tokens per document packed into a sequence, for a runtime whose "
                     "attention masks at document boundaries (runtime term attention = flex_document); 0 = dense "
                     "causal (default)");
+    add_state_dtype_flag(cmd, f.state_dtype);
+  }
   cmd->add_option("--global-batch-tokens", f.global_batch_tokens,
                   "tokens per optimizer step, e.g. 4M (decimal) or 4Mi; 0 = any (default: " + batch_default + ")");
   cmd->add_option("--max-mem-frac", f.max_mem_frac,
@@ -130,6 +134,7 @@ inline planner::SearchSpace to_space(const SpaceFlags& f, const std::string& cmd
   s.power_limit_w = f.power_limit_w.value_or(0);
   s.seq_len = f.seq_len.value_or(0);
   if (f.mean_doc_len) s.base.data.mean_doc_len = *f.mean_doc_len;
+  if (!f.state_dtype.empty()) s.base.optimizer.state_dtype = f.state_dtype;
   const std::string batch = f.global_batch_tokens.empty() ? batch_default : f.global_batch_tokens;
   const double tokens = parse_count(batch, "--global-batch-tokens");
   // A batch is whole tokens: a fraction would round, 0.4 to 0 = "any batch", never what was asked.
@@ -244,6 +249,7 @@ inline nlohmann::json candidate_json(const planner::Candidate& c) {
       {"reduce_dtype", t.precision.reduce_dtype},
       {"param_dtype", t.precision.param_dtype},
       {"master_dtype", t.precision.master_dtype},
+      {"state_dtype", t.optimizer.state_dtype},
       {"compile", t.precision.compile},
       {"fp8", to_string(t.precision.fp8)},
       {"label", planner::describe_config(t)}};

@@ -69,9 +69,10 @@ CheckpointSize checkpoint_size(const TrainConfig& cfg) {
   // by its rank.
   const Mesh m = resolve_mesh(cfg.parallelism, W, gpn);
   ns *= m.tp * m.cp * m.pp;
-  // The same accounting as plan(): master parameters and AdamW's two moments in
-  // precision.master_dtype, ÷ the ranks holding distinct shards.
-  const StateMemory s = state_memory(cfg.model.total_params(), ns, dtype_bytes(cfg.precision.master_dtype));
+  // The same accounting as plan(): master parameters in precision.master_dtype and AdamW's two
+  // moments in theirs (optimizer.state_dtype), ÷ the ranks holding distinct shards.
+  const StateMemory s =
+      state_memory(cfg.model.total_params(), ns, dtype_bytes(cfg.precision.master_dtype), adamw_moment_bytes(cfg));
   CheckpointSize c;
   c.per_rank_bytes = s.parameters + s.optimizer_states;
   c.total_bytes = c.per_rank_bytes * ns;

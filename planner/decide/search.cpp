@@ -153,6 +153,7 @@ std::string describe_config(const TrainConfig& c) {
                               c.training.grad_accum, ac_label(c.activation_checkpointing));
   if (c.precision.reduce_dtype != "fp32") s += " reduce " + c.precision.reduce_dtype;
   if (c.precision.master_dtype != "fp32") s += " master " + c.precision.master_dtype;
+  if (c.optimizer.state_dtype != "master") s += " moments " + c.optimizer.state_dtype;
   if (c.precision.compile) s += " compile";
   if (c.precision.fp8_on()) s += std::string(" fp8 ") + to_string(c.precision.fp8);
   const std::string mesh = mesh_words(c);
@@ -472,6 +473,8 @@ RuntimeChoices runtime_choices(const SearchSpace& space, const HardwareSpec& hw,
     reduce_dtypes = ok;
   }
   if (std::string why = master_dtype_refusal(runtime, terms, base); !why.empty()) throw UsageError("search: " + why);
+  if (std::string why = optimizer_state_dtype_refusal(runtime, terms, base); !why.empty())
+    throw UsageError("search: " + why);
   if (runtime.zero) keep_zero_strategies(base, shardings);
   const std::string sync_refused = sync_every_micro_step_refusal(runtime, terms, base);
   if (!sync_refused.empty()) throw UsageError("search: " + sync_refused);

@@ -316,6 +316,9 @@ void v02_optimizer_entries(const TrainConfig& c, TitanEntries& w) {
   w.str("optimizer", "name", "AdamW");
   // The AdamW the plan charged (runtime term adamw_update of c.runtime, torchtitan's spelling:
   // job_config.py Optimizer.implementation, Literal["for-loop", "foreach", "fused"]).
+  // bf16 moments are refused for the generations this file is written for (runtime term
+  // optimizer_state_dtypes: torchtitan 0610235bb is of 2026-04-15).
+  assert(c.optimizer.state_dtype == "master");
   AdamwUpdate update{};
   const bool known = parse_adamw_update(runtime_preset(c.runtime).terms.adamw_update, update);
   assert(known && "the runtime schema allows fused | foreach | for_loop");
@@ -975,6 +978,11 @@ void recipe_optimizer(const TrainConfig& c, const Mesh& mesh, Set& set) {
                   "        )\n    ]",
                   real(c.optimizer.lr), real(c.optimizer.beta1), real(c.optimizer.beta2), real(c.optimizer.eps),
                   real(c.optimizer.weight_decay)));
+  // bf16 moments beside the fp32 shards (optimizer.py @b5bcd76c6 Config.implementation, since
+  // 0610235bb): the fused kernel's mixed-precision path, as the plan charged it.
+  if (c.optimizer.state_dtype == "bf16")
+    set("optimizer.implementation", python_str("fused_opt_states_bf16"),
+        "AdamW's moments in bf16 (optimizer.state_dtype), updated by the fused kernel");
   set("lr_scheduler.warmup_steps", std::to_string(c.lr_schedule.warmup_steps));
   if (c.lr_schedule.decay == "constant") {
     set("lr_scheduler.decay_ratio", "0.0", "constant lr: no decay phase");

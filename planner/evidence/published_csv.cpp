@@ -329,6 +329,15 @@ void fill_precision(const RowReader& r, PublishedRow& row) {
     row.framework_notes += "reduce_dtype " + cfg.precision.reduce_dtype + " (runtime " + cfg.runtime + "); ";
   if (master.empty() && cfg.precision.master_dtype != "fp32")
     row.framework_notes += "master_dtype " + cfg.precision.master_dtype + " (runtime " + cfg.runtime + "); ";
+  // AdamW's moments: empty = the master dtype's, as torch.optim makes them; bf16 is planned where
+  // the row's runtime runs it (term optimizer_state_dtypes), else the row is skipped naming it.
+  const std::string states = lower(r.get("optimizer_state_dtype"));
+  if (!states.empty()) {
+    const std::vector<std::string>& allowed = optimizer_state_dtype_names();
+    if (std::find(allowed.begin(), allowed.end(), states) == allowed.end())
+      throw InputError("optimizer_state_dtype '" + r.get("optimizer_state_dtype") + "' (allowed: master | bf16 | empty)");
+    cfg.optimizer.state_dtype = states;
+  }
 }
 
 // Runtime terms a row states for itself (cross_entropy, rmsnorm, fp8, allocator, AdamW).

@@ -52,6 +52,8 @@ struct PublishedRow {
   // `doc_masking` (yes | no) attention masked at document boundaries (its documents' mean length
   // in column `mean_doc_len`, tokens, read into cfg.data.mean_doc_len), `cuda_graphs` (yes | no)
   // the step captured in CUDA graphs.
+  // Column `optimizer_state_dtype` (master | bf16; empty = master) is read into
+  // cfg.optimizer.state_dtype: a runtime that does not run it skips the row naming it.
   std::optional<int> loss_chunks;
   std::optional<bool> doc_masking, cuda_graphs;
   std::string framework_notes;  // how reduce_dtype was set when not in a column

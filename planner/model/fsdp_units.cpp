@@ -273,12 +273,17 @@ void add_optimizer_step(const TrainConfig& cfg, const RuntimeLoop& opt, const St
   SimInput& in = *sim_in;
   const double shard_elems = double(shape.one_d() ? m.total_params() : shape.rank_params) / shape.state_group;
   // Clipping and the AdamW update over the local shard as the runtime runs them
-  // (optimizer_step.h): accesses of master_bytes per element at the copy bandwidth; where a
-  // measured kernel table times this runtime and the step is clip_grad_norm_ then the fused
-  // AdamW, the table's measured step of that dtype at the shard's mean tensor size (one tensor
-  // per parameter under FSDP2, one flat parameter per unit under FSDP1) instead.
-  in.optimizer_s = time_share * optimizer_accesses(opt.adamw_update, opt.grad_clip) * master_bytes * shard_elems / copy_bw;
-  if (device_timed && opt.adamw_update == AdamwUpdate::fused && opt.grad_clip == GradClip::norm_and_scale) {
+  // (optimizer_step.h): its accesses per element at the copy bandwidth, the moments' at their
+  // bytes (optimizer.state_dtype), the others' at master_bytes; where a measured kernel table
+  // times this runtime, the step is clip_grad_norm_ then the fused AdamW and the moments are in
+  // the master dtype (the tables time no other), the table's measured step of that dtype at the
+  // shard's mean tensor size (one tensor per parameter under FSDP2, one flat parameter per unit
+  // under FSDP1) instead.
+  in.optimizer_s = time_share *
+                   optimizer_bytes_per_element(opt.adamw_update, opt.grad_clip, master_bytes, shape.moment_bytes) *
+                   shard_elems / copy_bw;
+  if (device_timed && opt.adamw_update == AdamwUpdate::fused && opt.grad_clip == GradClip::norm_and_scale &&
+      shape.moment_bytes == master_bytes) {
     const double tensors = opt.per_parameter_copies ? double(m.parameter_tensors()) : double(m.n_fsdp_units());
     if (const double t = cc.kernels->adamw_fused_clip_seconds(cfg.precision.master_dtype, shard_elems, tensors); t > 0)
       in.optimizer_s = time_share * t;

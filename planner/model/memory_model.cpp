@@ -14,13 +14,18 @@ int dtype_bytes(const std::string& dtype) {
   throw ConfigError("", "precision", "unknown dtype '" + dtype + "' (allowed: fp32, bf16, fp16, fp8)");
 }
 
-StateMemory state_memory(int64_t params, int shard_group, int master_bytes) {
+StateMemory state_memory(int64_t params, int shard_group, int master_bytes, int moment_bytes) {
   const double per_rank = double(params) / double(shard_group);
   StateMemory s;
   s.parameters = master_bytes * per_rank;
   s.gradients = master_bytes * per_rank;
-  s.optimizer_states = 2.0 * master_bytes * per_rank;
+  s.optimizer_states = 2.0 * moment_bytes * per_rank;
   return s;
+}
+
+int adamw_moment_bytes(const TrainConfig& cfg) {
+  const std::string& s = cfg.optimizer.state_dtype;
+  return dtype_bytes(s == "master" ? cfg.precision.master_dtype : s);
 }
 
 DeviceMemory device_memory(const AllocatorInputs& in) {

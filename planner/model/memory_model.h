@@ -29,9 +29,13 @@ struct StateMemory {
   double optimizer_states = 0;  // AdamW exp_avg + exp_avg_sq  // bytes
   double total() const { return parameters + gradients + optimizer_states; }
 };
-// State of `params` elements sharded over `shard_group` ranks (1 = unsharded), each of the four
-// tensors in master_bytes per element (precision.master_dtype: 4 fp32, 2 pure bf16).
-StateMemory state_memory(int64_t params, int shard_group, int master_bytes);
+// State of `params` elements sharded over `shard_group` ranks (1 = unsharded): parameters and
+// gradients in master_bytes per element (precision.master_dtype: 4 fp32, 2 pure bf16), each of
+// AdamW's two moments in moment_bytes (optimizer.state_dtype: master_bytes, or 2 for bf16).
+StateMemory state_memory(int64_t params, int shard_group, int master_bytes, int moment_bytes);
+// Bytes per element of one AdamW moment under cfg: precision.master_dtype's, or
+// optimizer.state_dtype's where it names a dtype (bf16: 2).
+int adamw_moment_bytes(const TrainConfig& cfg);
 
 // What the allocator reserves beyond the allocated peak, and what lies outside it.
 struct AllocatorInputs {

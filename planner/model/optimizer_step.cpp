@@ -53,20 +53,20 @@ const std::vector<OptimizerKernel> kClipScale = {
 // at::_fused_adamw_ (torch.optim.AdamW(fused=True); shardcast-train's FsdpModel::optimizer_step):
 // one kernel reads p, g, m, v and writes p, m, v; a clip coefficient can ride in as grad_scale.
 const std::vector<OptimizerKernel> kFused = {
-    {"torch._fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, ...)", 4, 3},
+    {"torch._fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, ...)", 4, 3, 4},
 };
 
 // torch/optim/adamw.py _multi_tensor_adamw (torch 2.1 … 2.5; torch/optim/adam.py _multi_tensor_adam
 // with decoupled_weight_decay from 2.6), capturable off: each line one pass over the shard.
 const std::vector<OptimizerKernel> kForeach = {
     {"torch._foreach_mul_(params, 1 - lr * weight_decay)", 1, 1},
-    {"torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)", 2, 1},
-    {"torch._foreach_mul_(exp_avg_sqs, beta2)", 1, 1},
-    {"torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)", 2, 1},
-    {"exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs)", 1, 1},
+    {"torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)", 2, 1, 2},
+    {"torch._foreach_mul_(exp_avg_sqs, beta2)", 1, 1, 2},
+    {"torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)", 2, 1, 2},
+    {"exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs)", 1, 1, 1},
     {"torch._foreach_div_(exp_avg_sq_sqrt, bias_correction2_sqrt)", 1, 1},
     {"torch._foreach_add_(exp_avg_sq_sqrt, eps)", 1, 1},
-    {"torch._foreach_addcdiv_(params, exp_avgs, exp_avg_sq_sqrt, step_size)", 3, 1},
+    {"torch._foreach_addcdiv_(params, exp_avgs, exp_avg_sq_sqrt, step_size)", 3, 1, 1},
 };
 
 // torch/optim/adamw.py _single_tensor_adamw (foreach=False), per parameter: the same arithmetic
@@ -74,13 +74,13 @@ const std::vector<OptimizerKernel> kForeach = {
 // parameter's size alive at once) before the in-place add of eps.
 const std::vector<OptimizerKernel> kForLoop = {
     {"param.mul_(1 - lr * weight_decay)", 1, 1},
-    {"exp_avg.lerp_(grad, 1 - beta1)", 2, 1},
-    {"exp_avg_sq.mul_(beta2)", 1, 1},
-    {"exp_avg_sq.addcmul_(grad, grad, value=1 - beta2)", 2, 1},
-    {"exp_avg_sq.sqrt()", 1, 1},
+    {"exp_avg.lerp_(grad, 1 - beta1)", 2, 1, 2},
+    {"exp_avg_sq.mul_(beta2)", 1, 1, 2},
+    {"exp_avg_sq.addcmul_(grad, grad, value=1 - beta2)", 2, 1, 2},
+    {"exp_avg_sq.sqrt()", 1, 1, 1},
     {"(...) / bias_correction2_sqrt", 1, 1},
     {"denom.add_(eps)", 1, 1},
-    {"param.addcdiv_(exp_avg, denom, value=-step_size)", 3, 1},
+    {"param.addcdiv_(exp_avg, denom, value=-step_size)", 3, 1, 1},
 };
 
 const std::vector<OptimizerKernel>& update_kernels(AdamwUpdate u) {
@@ -113,6 +113,13 @@ int optimizer_accesses(AdamwUpdate update, GradClip clip) {
   };
   return (clip != GradClip::none ? sum(kClipNorm) : 0) + (clip == GradClip::norm_and_scale ? sum(kClipScale) : 0) +
          sum(update_kernels(update));
+}
+
+double optimizer_bytes_per_element(AdamwUpdate update, GradClip clip, int master_bytes, int moment_bytes) {
+  double bytes = 0;
+  for (const OptimizerKernel& k : optimizer_kernels(update, clip))
+    bytes += double(k.reads + k.writes - k.moment_accesses) * master_bytes + double(k.moment_accesses) * moment_bytes;
+  return bytes;
 }
 
 }  // namespace shardcast::planner

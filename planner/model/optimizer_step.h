@@ -41,6 +41,7 @@ struct OptimizerKernel {
   const char* call;    // the torch call, as its source writes it
   int reads = 0;       // shard-sized tensors read (a tensor passed twice is read once)
   int writes = 0;      // shard-sized tensors written
+  int moment_accesses = 0;  // of reads + writes, those of exp_avg / exp_avg_sq (m, v)
 };
 
 // The calls of one step: clipping's first (the norm, then the scale), then the update.
@@ -48,5 +49,10 @@ std::vector<OptimizerKernel> optimizer_kernels(AdamwUpdate update, GradClip clip
 
 // Reads plus writes of the list: device memory accesses per element of the shard.
 int optimizer_accesses(AdamwUpdate update, GradClip clip);
+
+// Bytes the list moves per element of the shard: the moments' accesses at moment_bytes
+// (optimizer.state_dtype), the others at master_bytes (precision.master_dtype). Equal bytes give
+// optimizer_accesses · master_bytes.
+double optimizer_bytes_per_element(AdamwUpdate update, GradClip clip, int master_bytes, int moment_bytes);
 
 }  // namespace shardcast::planner

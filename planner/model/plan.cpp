@@ -164,6 +164,7 @@ StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
     sh.reduce_bytes = dtype_bytes(cfg.precision.reduce_dtype);
     // Sharded parameter, its gradient and each AdamW moment (docs/cost-model.md §3).
     sh.master_bytes = dtype_bytes(cfg.precision.master_dtype);
+    sh.moment_bytes = adamw_moment_bytes(cfg);
   } catch (const ConfigError& e) {
     throw ConfigError(cfg.source_file, "precision", e.detail());
   }
@@ -331,7 +332,7 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   TraceInputs ti;
   for (int64_t P : unit_params) {
     ti.param_shard_bytes.push_back(master_bytes * double(P) * shard);
-    ti.optimizer_bytes.push_back(master_bytes * double(P) * shard);
+    ti.optimizer_bytes.push_back(shape.moment_bytes * double(P) * shard);
     ti.static_grad_bytes.push_back(grads_static ? master_bytes * double(P) * shard : 0.0);
   }
   ti.record_stream = opt.record_stream_buffers;
@@ -384,7 +385,7 @@ void read_memory(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptio
                  const SimResult& sim, Prediction* out) {
   Prediction& p = *out;
   const StateMemory state = state_memory(shape.one_d() ? cfg.model.total_params() : shape.rank_params,
-                                         shape.state_group, shape.master_bytes);
+                                         shape.state_group, shape.master_bytes, shape.moment_bytes);
   // The pipeline's other in-flight micro-batches: their activations held beside the simulated
   // one; and the parameters a stage keeps gathered all step.  // bytes
   const double inflight = shape.one_d() ? 0.0 : mesh_inflight_bytes(shape, units.in);

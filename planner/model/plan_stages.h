@@ -57,7 +57,8 @@ struct StepShape {
   int state_group = 1;
   int param_bytes = 2;         // precision.param_dtype  // bytes per element
   int reduce_bytes = 4;        // precision.reduce_dtype  // bytes per element
-  int master_bytes = 4;        // precision.master_dtype: shards, their gradients, AdamW moments
+  int master_bytes = 4;        // precision.master_dtype: shards and their gradients
+  int moment_bytes = 4;        // each AdamW moment: master_bytes, or 2 under optimizer.state_dtype bf16
   // DeepSpeed ZeRO stage 1 or 2 (shard_optimizer or shard_grad_op under a ZeRO runtime): the whole
   // 16-bit model on every rank in one flat buffer (no unit gathers it), every reduction over all
   // W ranks (shard_group 1, replicas W), the master, its gradients and AdamW's moments partitioned

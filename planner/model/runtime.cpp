@@ -62,6 +62,15 @@ std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, c
                      fmt::join(t.master_dtypes, " | "));
 }
 
+std::string optimizer_state_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg) {
+  const std::vector<std::string>& runs = t.optimizer_state_dtypes;
+  const std::string& s = cfg.optimizer.state_dtype;
+  if (std::find(runs.begin(), runs.end(), s) != runs.end()) return "";
+  return fmt::format("{} cannot run optimizer.state_dtype = \"{}\" (it runs {}; bf16 moments: runtime torchtitan, "
+                     "optimizer.implementation = \"fused_opt_states_bf16\")",
+                     rt.name, s, fmt::join(runs, " | "));
+}
+
 // A mesh dimension above 1 the runtime does not run (its term mesh), and async TP outside the
 // compiled graph: torchtitan applies it through torch.compile's micro-pipeline TP pass
 // (torchtitan/models/llama3/infra/parallelize.py at b5bcd76: "Async TP requires torch.compile").
@@ -117,6 +126,7 @@ std::string runtime_refusal(const RuntimeSpec& rt, const TrainConfig& cfg, const
     return fmt::format("{} accepts precision.reduce_dtype {} only, not \"{}\"", rt.name, allowed, pr.reduce_dtype);
   }
   if (std::string why = master_dtype_refusal(rt, t, cfg); !why.empty()) return why;
+  if (std::string why = optimizer_state_dtype_refusal(rt, t, cfg); !why.empty()) return why;
   if (pr.compile && !t.compile) return fmt::format("{} cannot run precision.compile = true", rt.name);
   if (std::string why = fp8_format_refusal(rt.name, pr.fp8, hw); !why.empty()) return why;
   if (pr.fp8_on() &&

@@ -63,6 +63,10 @@ std::string devices_refusal(const RuntimeSpec& rt, const HardwareSpec& hw);
 // runtime_refusal; search asks it of its base config.
 std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg);
 
+// Why rt (terms t) cannot run cfg's optimizer.state_dtype (term optimizer_state_dtypes; "" = it
+// can). Part of runtime_refusal; search asks it of its base config.
+std::string optimizer_state_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg);
+
 // Why rt (terms t) cannot run cfg's parallelism.sync_every_micro_step ("" = it can: the key
 // is unset, the runtime follows the config, or the value is the runtime's fixed one). Part of
 // runtime_refusal; search asks it of its base config.

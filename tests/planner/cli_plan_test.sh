@@ -76,6 +76,25 @@ check "plan: --master-dtype bf16 on torchtitan -> exit 2" 2 $? 'torchtitan canno
 "$sc" plan --model llama2-7b --hardware H100-80GB-SXM --gpus 8 --strategy shard_grad_op --micro-batch 1 --seq-len 4096 \
   --ac none --runtime lightning-thunder --reduce-dtype bf16 --master-dtype bf16 > "$tmp/out" 2>&1
 check "plan: pure bf16 on lightning-thunder" 0 $? "tokens/s/GPU" "$tmp/out"
+# bf16 AdamW moments (optimizer.state_dtype): the current torchtitan plans them and says so; a
+# runtime that keeps fp32 moments refuses them by key; a dtype outside the list is a flag error.
+"$sc" plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 8192 --ac selective_op \
+  --runtime torchtitan --state-dtype bf16 > "$tmp/out" 2>&1
+check "plan: --state-dtype bf16 on torchtitan" 0 $? "moments bf16" "$tmp/out"
+"$sc" plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 8192 --ac selective_op \
+  --runtime torchtitan-2025-10 --state-dtype bf16 > "$tmp/out" 2>&1
+check "plan: --state-dtype bf16 on torchtitan-2025-10 -> exit 2" 2 $? 'cannot run optimizer.state_dtype = "bf16"' "$tmp/out"
+"$sc" plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --state-dtype fp16 > "$tmp/out" 2>&1
+rc=$?
+check "plan: --state-dtype fp16 is refused" 1 $((rc != 0)) "state-dtype" "$tmp/out"
+"$sc" emit --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 8192 --ac selective_op \
+  --runtime torchtitan --state-dtype bf16 --torchtitan-version current --out "$tmp/emit_bf16" > "$tmp/out" 2>&1
+check "emit: bf16 moments -> optimizer.implementation" 0 $? 'config.optimizer.implementation = "fused_opt_states_bf16"' \
+  "$tmp/emit_bf16/torchtitan_recipe.py"
+"$sc" emit --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 8192 --ac selective_op \
+  --runtime torchtitan --state-dtype bf16 --torchtitan-version 0.2 --out "$tmp/emit_v02" > "$tmp/out" 2>&1
+rc=$?
+check "emit: bf16 moments with --torchtitan-version 0.2 are refused" 1 $((rc != 0)) "optimizer.state_dtype" "$tmp/out"
 # --ac-ratio means something for --ac selective only: with another mode it is refused, not dropped.
 "$sc" plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --ac full --ac-ratio 0.3 > "$tmp/out" 2>&1
 check "plan --ac full --ac-ratio -> exit 2" 2 $? "ac-ratio 0.3 applies to --ac selective only (the mode is full)" "$tmp/out"

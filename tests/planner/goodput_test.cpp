@@ -124,7 +124,7 @@ TEST(Goodput, CheckpointIsTheShardOfParametersAndAdamStates) {
   const int64_t P = load_model("llama3-70b").total_params();
   auto expect = [&](const TrainConfig& c, int ns, int writers) {
     const CheckpointSize s = checkpoint_size(c);
-    const StateMemory m = state_memory(P, ns, 4);
+    const StateMemory m = state_memory(P, ns, 4, 4);
     EXPECT_DOUBLE_EQ(s.per_rank_bytes, m.parameters + m.optimizer_states);
     EXPECT_DOUBLE_EQ(s.per_rank_bytes, 12.0 * double(P) / ns);
     EXPECT_DOUBLE_EQ(s.total_bytes, 12.0 * double(P));

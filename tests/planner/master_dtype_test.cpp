@@ -67,7 +67,7 @@ TEST(MasterDtype, PureBf16HalvesTheShardedStateAndTheOptimizerTraffic) {
     EXPECT_DOUBLE_EQ(component(b, k), 0.5 * component(a, k)) << k;
   EXPECT_DOUBLE_EQ(component(b, "sharded_parameters"), 2 * P);
   EXPECT_DOUBLE_EQ(component(b, "optimizer_states"), 4 * P);
-  EXPECT_DOUBLE_EQ(state_memory(bf.model.total_params(), 8, 2).total(), 8 * P);
+  EXPECT_DOUBLE_EQ(state_memory(bf.model.total_params(), 8, 2, 2).total(), 8 * P);
   // AdamW reads and writes every state once per step: its time halves with its bytes.
   EXPECT_NEAR(b.optimizer_s, 0.5 * a.optimizer_s, 1e-12 * a.optimizer_s);
   EXPECT_LT(b.mem_peak_bytes, a.mem_peak_bytes);

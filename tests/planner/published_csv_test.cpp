@@ -340,6 +340,38 @@ TEST(Csv, CurrentRuntimeFactsArePlannedWhereTheRuntimeRunsThem) {
       << fused[0].skip_reason;
 }
 
+// optimizer_state_dtype: bf16 moments are planned where the row's runtime runs them (less
+// memory than the same row with the master dtype's), skipped naming the key where it does not
+// or where the value is outside master | bf16.
+TEST(Csv, Bf16MomentsArePlannedWhereTheRuntimeRunsThem) {
+  auto on = [](const std::string& id, const std::string& framework, const std::string& facts) {
+    std::string r = row_with(id, "2026-09-01," + facts);
+    r.replace(r.find("fms-fsdp (FSDP1)"), 16, framework);
+    return r;
+  };
+  auto rows = parse_published_csv(header_with("framework_date,optimizer_state_dtype") +
+                                      on("bf16", "torchtitan", "bf16") + on("master", "torchtitan", "master") +
+                                      on("empty", "torchtitan", "") + on("fms", "fms-fsdp (FSDP1)", "bf16"),
+                                  "t.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  HardwareSet hw;
+  const auto cases = resolve_cases(rows, hw);
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].cfg.optimizer.state_dtype, "bf16");
+  EXPECT_EQ(cases[2].cfg.optimizer.state_dtype, "master");
+  const ValidationResult v = validate_cases(rows, cases, hw);
+  EXPECT_LT(v.rows[0].predicted_reserved_gib, v.rows[1].predicted_reserved_gib);
+  EXPECT_EQ(v.rows[1].predicted_reserved_gib, v.rows[2].predicted_reserved_gib);
+  EXPECT_NE(rows[3].skip_reason.find("cannot run optimizer.state_dtype = \"bf16\""), std::string::npos)
+      << rows[3].skip_reason;
+  // A value outside master | bf16: the row is not planned, the column and the allowed values named.
+  auto bad = parse_published_csv(header_with("framework_date,optimizer_state_dtype") + on("fp8", "torchtitan", "fp8"),
+                                 "t.csv");
+  EXPECT_TRUE(resolve_cases(bad, hw).empty());
+  EXPECT_NE(bad[0].skip_reason.find("optimizer_state_dtype 'fp8' (allowed: master | bf16 | empty)"), std::string::npos)
+      << bad[0].skip_reason;
+}
+
 // mem_metric says what the figure is, in any case; a figure whose kind it does not say is not
 // compared (before, it was compared as max reserved).
 TEST(Csv, MemoryOfAnUnnamedKindIsNotCompared) {

@@ -73,6 +73,14 @@ check "scale --mean-doc-len exits 0 and says the length (got $rc)" "[ $rc = 0 ] 
 "$bin" emit --model llama3.1-8b --hardware H100-80GB-SXM --gpus 8 --runtime torchtitan --torchtitan-version current --seq-len 32768 \
   --mean-doc-len 512 --from-search 1 --out "$tmp/edocs" > /dev/null 2>&1; rc=$?
 check "emit --from-search --mean-doc-len: the recipe is planned with it (got $rc)" "[ $rc = 0 ] && grep -q \"the plan's data.mean_doc_len: 512 tokens\" '$tmp/edocs/torchtitan_recipe.py'"
+# optimizer.state_dtype reaches search: 70B on 16 H100 under the current torchtitan fits with bf16
+# moments (2 bytes each, not 4) and not without; a runtime that keeps fp32 moments refuses by key.
+"$bin" search --model llama3-70b --hardware H100-80GB-SXM --gpus 16 --runtime torchtitan --top 1 > "$tmp/m70.txt" 2>&1; rc=$?
+check "search 70B on 16 H100 with fp32 moments: nothing fits (exit 3, got $rc)" "[ $rc = 3 ]"
+"$bin" search --model llama3-70b --hardware H100-80GB-SXM --gpus 16 --runtime torchtitan --state-dtype bf16 --top 1 --json > "$tmp/b70.json"; rc=$?
+check "search 70B on 16 H100 with --state-dtype bf16 fits (got $rc)" "[ $rc = 0 ] && python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))[\"ranked\"][0][\"config\"]; sys.exit(not (c[\"state_dtype\"] == \"bf16\" and \"moments bf16\" in c[\"label\"]))' '$tmp/b70.json'"
+"$bin" search --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --runtime shardcast-train --state-dtype bf16 > "$tmp/st.txt" 2>&1; rc=$?
+check "search --state-dtype bf16 on shardcast-train is refused by key (exit 2, got $rc)" "[ $rc = 2 ] && grep -q 'cannot run optimizer.state_dtype' '$tmp/st.txt'"
 "$bin" plan --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --mean-doc-len 1000 > "$tmp/pdocs.txt"
 check "plan: a document length for a runtime without document masks is said not to be used" "grep -q 'data.mean_doc_len 1000 not used: runtime shardcast-train' '$tmp/pdocs.txt'"
 "$bin" search --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --mean-doc-len 512 --top 1 > "$tmp/nodocs.txt"

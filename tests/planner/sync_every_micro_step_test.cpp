@@ -100,7 +100,7 @@ TEST(SyncEveryMicroStep, Llama70bOn128H100WithGradAccum8FitsOnlyWithSync) {
   // first micro-step's reductions, so at the peak (a later micro-step) all of them; without sync
   // they come back at the final micro-step's reductions, after its peak (every unit's fp32 sum
   // held, the head's backward), so none at the peak.
-  EXPECT_DOUBLE_EQ(component(p_on, "sharded_gradients"), state_memory(N, 128, 4).gradients);
+  EXPECT_DOUBLE_EQ(component(p_on, "sharded_gradients"), state_memory(N, 128, 4, 4).gradients);
   EXPECT_DOUBLE_EQ(component(p_on, "sharded_gradients"), 4.0 * double(N) / 128);
   EXPECT_DOUBLE_EQ(component(p_off, "sharded_gradients"), 0.0);
 

@@ -127,6 +127,7 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"rope", "\"eager\""},       {"swiglu", "\"eager\""},
                              {"reduce_dtypes", "[\"fp32\"]"}, {"reduce_dtype_default", "\"fp32\""},
                              {"master_dtypes", "[\"fp32\"]"}, {"master_dtype_default", "\"fp32\""},
+                             {"optimizer_state_dtypes", "[\"master\"]"},
                              {"gqa", "\"repeated\""},
                              {"collective_buffers", "\"rate_limited\""}, {"fp8_recipes", "[]"}, {"mesh", "[]"},
                              {"unsynced_gradient_dtype", "\"param_dtype\""}, {"outputs_kept", "\"backward\""},

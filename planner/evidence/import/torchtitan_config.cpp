@@ -330,14 +330,18 @@ void read_optimizer_keys(JobKeys& k, const std::string& file, TorchtitanJob& j) 
   k.get_real("optimizer", "lr", j.lr, true);
   k.get_real("optimizer", "eps", j.eps, true);
   k.get_real("optimizer", "weight_decay", j.weight_decay, false);
-  // torchtitan/config/job_config.py Optimizer.implementation: Literal["for-loop", "foreach", "fused"].
+  // torchtitan/config/job_config.py Optimizer.implementation: Literal["for-loop", "foreach", "fused"],
+  // and "fused_opt_states_bf16" since 0610235bb (components/optimizer/optimizer.py @b5bcd76c6).
   std::optional<std::string> impl;
   k.get_str("optimizer", "implementation", impl);
   if (impl) {
     AdamwUpdate u{};
-    if (!parse_torchtitan_implementation(*impl, u))
+    j.bf16_optimizer_states = *impl == "fused_opt_states_bf16";
+    if (!parse_torchtitan_implementation(j.bf16_optimizer_states ? "fused" : *impl, u))
       throw ConfigError(file, "optimizer.implementation",
-                        fmt::format("'{}' (expected one of \"for-loop\" | \"foreach\" | \"fused\")", *impl));
+                        fmt::format("'{}' (expected one of \"for-loop\" | \"foreach\" | \"fused\" | "
+                                    "\"fused_opt_states_bf16\")",
+                                    *impl));
     j.adamw_update = u;
   }
   k.get_int("lr_scheduler", "warmup_steps", j.warmup_steps, 0);
