@@ -84,110 +84,135 @@ class Builder {
  public:
   explicit Builder(const SimInput& in) : in_(in) {}
 
+  // The step's tasks: each micro-step's forward and backward (with its reductions where it
+  // synchronises), then the optimizer.
   std::vector<Task> build() {
     const int U = int(in_.units.size());
     tasks_.reserve(size_t(in_.grad_accum) * U * 6 + 4);
-    // The loop's kept output: one block, of the unit that has output_bytes (the head), or none.
-    const bool until_next_forward = in_.outputs_kept != OutputsKept::backward;
-    int out_unit = -1;
-    for (int i = 0; i < U; ++i)
-      if (in_.units[i].output_bytes > 0) {
-        assert(out_unit < 0 && "the model's output is one unit's block");
-        out_unit = i;
-      }
-    const double out_bytes = out_unit >= 0 ? in_.units[size_t(out_unit)].output_bytes : 0.0;
-    // next_forward: the previous step's output is live when the step starts; prev_live: an
-    // output of an earlier micro-step (or step) is live.
-    bool carry = in_.outputs_kept == OutputsKept::next_forward && out_unit >= 0;
-    bool prev_live = false;
+    find_kept_output();
     for (int k = 0; k < in_.grad_accum; ++k) {
       const bool last = k == in_.grad_accum - 1;
       const bool sync = last || in_.sync_every_micro_step;
       const bool first_grads = k == 0 || in_.sync_every_micro_step;
-      std::vector<int> fwd(U, -1), bwd(U, -1), ag_b(U, -1);
-      // Forward: all_gathers rate-limited to max_inflight units resident.
-      std::vector<int> ag_f(U, -1);
-      for (int i = 0; i < U; ++i) {
-        const SimUnit& u = in_.units[i];
-        if (u.all_gather_s > 0) {
-          int dep = -1;
-          const int j = i - in_.max_inflight_all_gathers;
-          if (j >= 0 && in_.units[j].reshard_after_forward) dep = fwd_index(j);
-          Task& t = add(kAllGather, i, kComm, u.all_gather_s, dep);
-          t.alloc(kMemGatheredParams, u.gathered_bytes);
-          ag_f[i] = last_;
-        }
-        Task& f = add(kFwd, i, kCompute, u.fwd_s, ag_f[i]);
-        if (carry) {
-          // The previous step's output, live when the step starts (the first compute task).
-          f.alloc(kMemOutputs, out_bytes, out_unit);
-          carry = false;
-          prev_live = true;
-        }
-        f.alloc(kMemOutputs, u.output_bytes);
-        f.alloc(kMemActivations, u.saved_bytes);
-        f.alloc(kMemTransient, u.fwd_transient_bytes);
-        f.release(kMemTransient, u.fwd_transient_bytes);
-        // The last forward of a micro-step returns the model's output: the loop variable that
-        // held the previous micro-step's (or step's) output lets it go — after the loss when the
-        // model computes it (loss_in_model), else as the head's forward starts (its logits and
-        // the new output are made while the old one is live, which the head's lumps, allocated
-        // at its start with the loss's, already count: the loss's tensors come after the release).
-        if (i == U - 1 && until_next_forward) {
-          if (prev_live) {
-            if (in_.loss_in_model) f.release(kMemOutputs, out_bytes, out_unit);
-            else f.release_at_start(kMemOutputs, out_bytes, out_unit);
-          }
-          prev_live = out_unit >= 0;
-        }
-        // Units without an all_gather (no_shard) hold their working copy from here.
-        if (u.all_gather_s <= 0) f.alloc(kMemGatheredParams, u.gathered_bytes);
-        if (u.reshard_after_forward && u.all_gather_s > 0) f.release(kMemGatheredParams, u.gathered_bytes);
-        fwd[i] = last_;
-        fwd_idx_.push_back(last_);
-      }
-      // Backward, FSDP BACKWARD_PRE order on the comm lane: all_gather(i−1) is issued before
-      // unit i computes, reduce(i) after it.
-      auto needs_ag_b = [&](int i) {
-        return in_.units[i].all_gather_s > 0 && in_.units[i].reshard_after_forward;
-      };
-      auto issue_ag_b = [&](int i, int dep) {
-        Task& t = add(kAllGather, i, kComm, in_.units[i].all_gather_s, dep);
-        t.alloc(kMemGatheredParams, in_.units[i].gathered_bytes);
-        ag_b[i] = last_;
-      };
-      int prev_bwd = fwd[U - 1];
-      if (needs_ag_b(U - 1)) issue_ag_b(U - 1, fwd[U - 1]);
-      for (int i = U - 1; i >= 0; --i) {
-        const SimUnit& u = in_.units[i];
-        if (i > 0 && needs_ag_b(i - 1)) issue_ag_b(i - 1, prev_bwd);
-        Task& b = add(kBwd, i, kCompute, u.bwd_s, ag_b[i]);
-        b.alloc(kMemTransient, u.bwd_transient_bytes);
-        if (first_grads) b.alloc(kMemUnshardedGrads, u.grad_bytes);
-        b.release(kMemTransient, u.bwd_transient_bytes);
-        b.release(kMemActivations, u.saved_bytes);
-        b.release(kMemGatheredParams, u.gathered_bytes);
-        if (i == 0 && !until_next_forward) b.release(kMemOutputs, out_bytes, out_unit);
-        bwd[i] = last_;
-        prev_bwd = last_;
-        // The sharded gradient appears at the first synchronised reduction of the step.
-        const bool first_sync = sync && !synced_;
-        if (sync && u.reduce_s > 0) {
-          Task& r = add(kReduce, i, kComm, u.reduce_s, bwd[i]);
-          r.alloc(kMemReduceBuffers, u.reduce_buffer_bytes);
-          r.release(kMemReduceBuffers, u.reduce_buffer_bytes);
-          r.release(kMemUnshardedGrads, u.grad_bytes);
-          if (first_sync) r.alloc_at_end(kMemShardedGrads, u.shard_grad_bytes);
-          if (u.replica_all_reduce_s > 0) add(kReplicaAllReduce, i, kCommInter, u.replica_all_reduce_s, last_);
-        } else if (sync) {
-          // Nothing to reduce (one rank): the gradient goes straight to the shard.
-          tasks_[bwd[i]].release(kMemUnshardedGrads, u.grad_bytes);
-          if (first_sync) tasks_[bwd[i]].alloc_at_end(kMemShardedGrads, u.shard_grad_bytes);
-        }
-      }
+      const std::vector<int> fwd = forward();
+      backward(fwd, sync, first_grads);
       if (sync) synced_ = true;
     }
-    // Optimizer after every reduction of the last micro-step.
+    optimizer_step();
+    return std::move(tasks_);
+  }
+
+ private:
+  // The loop's kept output: one block, of the unit that has output_bytes (the head), or none.
+  void find_kept_output() {
+    const int U = int(in_.units.size());
+    until_next_forward_ = in_.outputs_kept != OutputsKept::backward;
+    for (int i = 0; i < U; ++i)
+      if (in_.units[i].output_bytes > 0) {
+        assert(out_unit_ < 0 && "the model's output is one unit's block");
+        out_unit_ = i;
+      }
+    out_bytes_ = out_unit_ >= 0 ? in_.units[size_t(out_unit_)].output_bytes : 0.0;
+    carry_ = in_.outputs_kept == OutputsKept::next_forward && out_unit_ >= 0;
+  }
+
+  // One micro-step's forward: all_gathers rate-limited to max_inflight units resident. Returns
+  // each unit's forward task.
+  std::vector<int> forward() {
+    const int U = int(in_.units.size());
+    std::vector<int> fwd(U, -1), ag_f(U, -1);
+    for (int i = 0; i < U; ++i) {
+      const SimUnit& u = in_.units[i];
+      if (u.all_gather_s > 0) {
+        int dep = -1;
+        const int j = i - in_.max_inflight_all_gathers;
+        if (j >= 0 && in_.units[j].reshard_after_forward) dep = fwd_index(j);
+        Task& t = add(kAllGather, i, kComm, u.all_gather_s, dep);
+        t.alloc(kMemGatheredParams, u.gathered_bytes);
+        ag_f[i] = last_;
+      }
+      Task& f = add(kFwd, i, kCompute, u.fwd_s, ag_f[i]);
+      if (carry_) {
+        // The previous step's output, live when the step starts (the first compute task).
+        f.alloc(kMemOutputs, out_bytes_, out_unit_);
+        carry_ = false;
+        prev_live_ = true;
+      }
+      f.alloc(kMemOutputs, u.output_bytes);
+      f.alloc(kMemActivations, u.saved_bytes);
+      f.alloc(kMemTransient, u.fwd_transient_bytes);
+      f.release(kMemTransient, u.fwd_transient_bytes);
+      // The last forward of a micro-step returns the model's output: the loop variable that
+      // held the previous micro-step's (or step's) output lets it go — after the loss when the
+      // model computes it (loss_in_model), else as the head's forward starts (its logits and
+      // the new output are made while the old one is live, which the head's lumps, allocated
+      // at its start with the loss's, already count: the loss's tensors come after the release).
+      if (i == U - 1 && until_next_forward_) {
+        if (prev_live_) {
+          if (in_.loss_in_model) f.release(kMemOutputs, out_bytes_, out_unit_);
+          else f.release_at_start(kMemOutputs, out_bytes_, out_unit_);
+        }
+        prev_live_ = out_unit_ >= 0;
+      }
+      // Units without an all_gather (no_shard) hold their working copy from here.
+      if (u.all_gather_s <= 0) f.alloc(kMemGatheredParams, u.gathered_bytes);
+      if (u.reshard_after_forward && u.all_gather_s > 0) f.release(kMemGatheredParams, u.gathered_bytes);
+      fwd[i] = last_;
+      fwd_idx_.push_back(last_);
+    }
+    return fwd;
+  }
+
+  // One micro-step's backward, FSDP BACKWARD_PRE order on the comm lane: all_gather(i−1) is
+  // issued before unit i computes, reduce(i) after it (when the micro-step synchronises).
+  void backward(const std::vector<int>& fwd, bool sync, bool first_grads) {
+    const int U = int(in_.units.size());
+    std::vector<int> bwd(U, -1), ag_b(U, -1);
+    auto needs_ag_b = [&](int i) { return in_.units[i].all_gather_s > 0 && in_.units[i].reshard_after_forward; };
+    auto issue_ag_b = [&](int i, int dep) {
+      Task& t = add(kAllGather, i, kComm, in_.units[i].all_gather_s, dep);
+      t.alloc(kMemGatheredParams, in_.units[i].gathered_bytes);
+      ag_b[i] = last_;
+    };
+    int prev_bwd = fwd[U - 1];
+    if (needs_ag_b(U - 1)) issue_ag_b(U - 1, fwd[U - 1]);
+    for (int i = U - 1; i >= 0; --i) {
+      const SimUnit& u = in_.units[i];
+      if (i > 0 && needs_ag_b(i - 1)) issue_ag_b(i - 1, prev_bwd);
+      Task& b = add(kBwd, i, kCompute, u.bwd_s, ag_b[i]);
+      b.alloc(kMemTransient, u.bwd_transient_bytes);
+      if (first_grads) b.alloc(kMemUnshardedGrads, u.grad_bytes);
+      b.release(kMemTransient, u.bwd_transient_bytes);
+      b.release(kMemActivations, u.saved_bytes);
+      b.release(kMemGatheredParams, u.gathered_bytes);
+      if (i == 0 && !until_next_forward_) b.release(kMemOutputs, out_bytes_, out_unit_);
+      bwd[i] = last_;
+      prev_bwd = last_;
+      if (sync) reduce(i, bwd[i]);
+    }
+  }
+
+  // Unit i's gradient reduction after its backward task: the sharded gradient appears at the
+  // first synchronised reduction of the step.
+  void reduce(int i, int bwd_task) {
+    const SimUnit& u = in_.units[i];
+    const bool first_sync = !synced_;
+    if (u.reduce_s > 0) {
+      Task& r = add(kReduce, i, kComm, u.reduce_s, bwd_task);
+      r.alloc(kMemReduceBuffers, u.reduce_buffer_bytes);
+      r.release(kMemReduceBuffers, u.reduce_buffer_bytes);
+      r.release(kMemUnshardedGrads, u.grad_bytes);
+      if (first_sync) r.alloc_at_end(kMemShardedGrads, u.shard_grad_bytes);
+      if (u.replica_all_reduce_s > 0) add(kReplicaAllReduce, i, kCommInter, u.replica_all_reduce_s, last_);
+    } else {
+      // Nothing to reduce (one rank): the gradient goes straight to the shard.
+      tasks_[bwd_task].release(kMemUnshardedGrads, u.grad_bytes);
+      if (first_sync) tasks_[bwd_task].alloc_at_end(kMemShardedGrads, u.shard_grad_bytes);
+    }
+  }
+
+  // The optimizer after every reduction of the last micro-step.
+  void optimizer_step() {
     int dep_comm = last_on_lane(kComm), dep_inter = last_on_lane(kCommInter);
     Task& o = add(kOptimizer, -1, kCompute, in_.optimizer_s, dep_comm, dep_inter);
     o.alloc(kMemTransient, in_.optimizer_transient_bytes);
@@ -197,11 +222,9 @@ class Builder {
     // The last micro-step's output lives through the optimizer step: freed as the step's
     // function returns (step_end), or — next_forward — carried into the next step, where the
     // first forward task allocates it again (the two are one block in the real loop).
-    if (until_next_forward) o.release(kMemOutputs, out_bytes, out_unit);
-    return std::move(tasks_);
+    if (until_next_forward_) o.release(kMemOutputs, out_bytes_, out_unit_);
   }
 
- private:
   Task& add(TaskKind kind, int unit, int lane, double work, int dep0 = -1, int dep1 = -1) {
     Task t;
     t.kind = kind;
@@ -230,6 +253,12 @@ class Builder {
   std::vector<int> fwd_idx_;
   int last_ = -1;
   bool synced_ = false;  // a synchronised micro-step has been built
+  // The kept output (find_kept_output): its unit (-1 = none) and bytes; it is freed at the
+  // next micro-step's (or step's) forward rather than in backward; carried in from the last step;
+  // an earlier micro-step's (or step's) output is live.
+  int out_unit_ = -1;
+  double out_bytes_ = 0;
+  bool until_next_forward_ = false, carry_ = false, prev_live_ = false;
 };
 
 std::string task_name(const Task& t, const SimInput& in) {
@@ -310,12 +339,11 @@ void read_memory_events(const SimInput& in, const std::vector<Task>& tasks, std:
   }
 }
 
-}  // namespace
-
-SimResult simulate(const SimInput& in) {
-  assert(!in.units.empty() && in.grad_accum >= 1 && in.max_inflight_all_gathers >= 1);
-  std::vector<Task> tasks = Builder(in).build();
-
+// Runs the tasks on their lanes, each lane's in program order, a task starting once its lane is
+// free and its dependencies are done; compute runs slower while communication is in flight
+// (overlap_compute_slowdown). Records each task's start and end and, with record_memory, the
+// memory events in `mem`. Returns the time the last task ends.  // s
+double run_lanes(const SimInput& in, std::vector<Task>& tasks, std::vector<MemEvent>& mem) {
   // Per-lane queues in program order.
   std::array<std::vector<int>, kLanes> queue;
   for (int i = 0; i < int(tasks.size()); ++i) queue[tasks[i].lane].push_back(i);
@@ -325,7 +353,6 @@ SimResult simulate(const SimInput& in) {
 
   // Memory events (time, category, delta), applied in time order after the run.
   const bool record_memory = in.record_memory;
-  std::vector<MemEvent> mem;
   if (record_memory) mem.reserve(tasks.size() * 3);
   // Written field by field in place: a braced temporary copied into the vector stalls on
   // store forwarding (it was half of simulate()'s time).
@@ -341,7 +368,6 @@ SimResult simulate(const SimInput& in) {
 
   const double slow = 1.0 / (1.0 + in.overlap_compute_slowdown);
   double t = 0;
-  SimResult r;
   for (;;) {
     bool any = false;
     for (int l = 0; l < kLanes; ++l) {
@@ -382,15 +408,19 @@ SimResult simulate(const SimInput& in) {
       }
     }
   }
+  return t;
+}
 
-  // Read the step off the timeline.
+// Busy time per lane, the optimizer's time, the exposed communication and the step time off the
+// run tasks (end: the last task's end), and the timeline when asked.
+void read_timeline(const SimInput& in, const std::vector<Task>& tasks, double end, SimResult* r) {
   double compute_busy = 0, comm_busy = 0;
   for (const Task& task : tasks) {
     const double dur = task.end - task.start;
     if (task.lane == kCompute) compute_busy += dur;
     else comm_busy += dur;
-    if (task.kind == kOptimizer) r.optimizer_s = dur;
-    if (in.record_allocations && record_memory && task.lane == kCompute) r.compute_ends.push_back(task.end);
+    if (task.kind == kOptimizer) r->optimizer_s = dur;
+    if (in.record_allocations && in.record_memory && task.lane == kCompute) r->compute_ends.push_back(task.end);
     if (in.record_timeline) {
       TimelineEvent e;
       e.name = task_name(task, in);
@@ -398,14 +428,24 @@ SimResult simulate(const SimInput& in) {
       e.start_s = task.start;
       e.duration_s = dur;
       e.unit = task.unit;
-      r.timeline.push_back(std::move(e));
+      r->timeline.push_back(std::move(e));
     }
   }
-  r.compute_s = compute_busy;
-  r.comm_s = comm_busy;
-  r.exposed_comm_s = std::max(0.0, t - compute_busy);
-  r.step_time_s = t + in.step_overhead_s;
+  r->compute_s = compute_busy;
+  r->comm_s = comm_busy;
+  r->exposed_comm_s = std::max(0.0, end - compute_busy);
+  r->step_time_s = end + in.step_overhead_s;
+}
 
+}  // namespace
+
+SimResult simulate(const SimInput& in) {
+  assert(!in.units.empty() && in.grad_accum >= 1 && in.max_inflight_all_gathers >= 1);
+  std::vector<Task> tasks = Builder(in).build();
+  std::vector<MemEvent> mem;
+  const double end = run_lanes(in, tasks, mem);
+  SimResult r;
+  read_timeline(in, tasks, end, &r);
   read_memory_events(in, tasks, mem, &r);
   return r;
 }
