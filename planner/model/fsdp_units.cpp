@@ -20,19 +20,93 @@ struct UnitCollectiveInputs {
   double copy_bw = 0;         // B/s
 };
 
-// Returns the unsharded bytes a pipeline stage keeps gathered for the whole step (below); 0 without pp.
+// A unit's buffers: its working copy (gathered_bytes), unsharded and sharded gradients and
+// the reduction's buffers.  // bytes
+void unit_buffers(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, const UnitCollectiveInputs& ci,
+                  const SimInput& in, bool is_block, double P, SimUnit& u) {
+  const ModelSpec& m = cfg.model;
+  const int Ns = shape.shard_group, GA = shape.grad_accum;
+  const int param_bytes = shape.param_bytes, reduce_bytes = shape.reduce_bytes;
+  // fp8 all-gather: a block's Linear weights (all but its norm vectors) at 1 byte.
+  const double norm_params = is_block ? double(m.block_norm_params()) : 0.0;
+  u.gathered_bytes = ci.fp8_gather && is_block ? (P - norm_params) * 1.0 + norm_params * param_bytes
+                                               : P * param_bytes;
+  // Unsharded fp32 parameters computed in fp32 (no_shard, no mixed precision): the unit's
+  // "gathered" parameters are the fp32 master itself, no copy (FSDP's NO_SHARD uses the flat
+  // parameter directly; shardcast-train aliases it, trainer/fsdp/fsdp.cpp issue_gather).
+  if (ci.no_shard && param_bytes == 4) u.gathered_bytes = 0;
+  // ZeRO stages 1 and 2: the whole 16-bit parameters are DeepSpeed's flat buffer, static over the
+  // step (zero_memory.h zero_bit16_parameters), not a working copy per unit.
+  if (shape.zero_whole_params) u.gathered_bytes = 0;
+  u.grad_bytes = P * (!in.sync_every_micro_step && GA > 1 ? ci.unsynced_bytes : param_bytes);
+  // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
+  if (opt.grads_freed_between_steps) u.shard_grad_bytes = shape.master_bytes * P / shape.state_group;
+  u.reduce_buffer_bytes = reduce_bytes != param_bytes || opt.reduce_copies_gradient ? P * reduce_bytes : 0;
+  // The reduce-scatter's own output buffer (runtime term reduce_output = "buffer").
+  if (opt.reduce_output_buffer) u.reduce_buffer_bytes += P * reduce_bytes / (ci.no_shard ? 1 : Ns);
+}
+
+// A unit's collectives: the all-gather of its working copy, its gradient's reduction (and the
+// replicas' all-reduce), and whether it is gathered again in backward (reshards).
+void unit_collective_times(const StepShape& shape, const CommSetup& cs, const UnitCollectiveInputs& ci, double P,
+                           bool reshards, SimUnit& u) {
+  const int W = shape.world, Ns = shape.shard_group, R = shape.replicas;
+  const int param_bytes = shape.param_bytes, reduce_bytes = shape.reduce_bytes;
+  const CommContext& comm = cs.comm;
+  if (!ci.no_shard) {
+    u.all_gather_s = collective_time(Collective::all_gather, u.gathered_bytes, cs.shard_group, comm);
+    u.reduce_s = collective_time(Collective::reduce_scatter, P * reduce_bytes, cs.shard_group, comm);
+    if (R > 1)
+      u.replica_all_reduce_s =
+          collective_time(Collective::all_reduce, P * reduce_bytes / Ns, cs.replica_group, comm);
+    u.reshard_after_forward = reshards;
+  } else {
+    u.reduce_s = collective_time(Collective::all_reduce, P * reduce_bytes, cs.reduce_group, comm);
+    u.reshard_after_forward = false;
+  }
+  // On a GPU a world of one still reduces when the reduction has buffers: the gradient is cast
+  // into reduce_dtype and the reduce-scatter over a group of one is a device copy into its
+  // output (NCCL on one rank; shardcast-train's SelfCollectives), on the reduce stream: device
+  // memory traffic, read and written once each (docs/cost-model.md §5.4). shardcast-train's CPU
+  // path takes a group of one as the identity (trainer/fsdp/fsdp.cpp post_backward: out = red).
+  // Where FSDP2's copies are charged (add_fsdp2_copies), the cast is their reduce-scatter copy-in.
+  if (W == 1 && ci.caching_allocator && shape.strategy != ShardingStrategy::no_shard && u.reduce_buffer_bytes > 0) {
+    const double cast = reduce_bytes != param_bytes && !ci.fsdp2_copies ? P * (param_bytes + reduce_bytes) : 0.0;
+    u.reduce_s = shape.time_share * (cast + 2.0 * P * reduce_bytes) / ci.copy_bw;
+  }
+}
+
+// FSDP2's copy-in and copy-out around each collective (fsdp_copies.h), charged where a
+// measured kernel table times the plan (the fitted fractions carry them), at the table's copy
+// rate. They are memory-bound kernels that take the SMs compute would run on, so they are in
+// series with compute whichever stream issues them (the stack probes' kernel times add up to
+// their wall time: no two kernels ran at once; docs/validation.md). A unit that reshards
+// after forward gathers again in backward, in a group of one as well. A group of one's
+// reduction (unit_collective_times) keeps only its device copy on the reduce stream, where the
+// timeline takes its buffers' lifetimes.
+void add_fsdp2_copies(const StepShape& shape, const UnitCollectiveInputs& ci, const SimInput& in, double P,
+                      bool reshards, double gathers_per_micro_step, SimUnit& u) {
+  const int Ns = shape.shard_group, GA = shape.grad_accum;
+  const int param_bytes = shape.param_bytes, reduce_bytes = shape.reduce_bytes;
+  const FsdpCopyBytes cp = per_parameter_copy_bytes(P, u.gathered_bytes, Ns, param_bytes, reduce_bytes);
+  const double gather = (cp.gather_compute + cp.gather_stream) * gathers_per_micro_step;  // bytes
+  // The reduce side per micro-step: a copy-in and copy-out on each when every micro-step
+  // reduces; where only the last does, the step's unsharded gradient sum and its one
+  // reduction (fsdp_copies.h), spread over the micro-steps the simulator runs alike.
+  const double reduce = !in.sync_every_micro_step && GA > 1
+                            ? unsynced_step_reduce_bytes(P, GA, Ns, param_bytes, reduce_bytes, int(ci.unsynced_bytes)) / GA
+                            : cp.reduce_compute + cp.reduce_stream;  // bytes
+  const double fwd_copy = gather / ci.copy_bw;                                 // s
+  const double bwd_copy = ((reshards ? gather : 0.0) + reduce) / ci.copy_bw;  // s
+  u.fwd_s += shape.time_share * fwd_copy;
+  u.bwd_s += shape.time_share * bwd_copy;
+  u.copy_s = fwd_copy + bwd_copy;
+}
+
+// Unit i of U (P parameters): its buffers, collectives and FSDP2's copies around them. Returns
+// the unsharded bytes a pipeline stage keeps gathered for the whole step (below); 0 without pp.
 double unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const StepShape& shape, const CommSetup& cs,
                         const UnitCollectiveInputs& ci, const SimInput& in, int i, int U, double P, SimUnit* unit) {
-  const ModelSpec& m = cfg.model;
-  const int W = shape.world, Ns = shape.shard_group, R = shape.replicas, GA = shape.grad_accum;
-  const int state_group = shape.state_group;
-  const int param_bytes = shape.param_bytes, reduce_bytes = shape.reduce_bytes, master_bytes = shape.master_bytes;
-  const double time_share = shape.time_share, copy_bw = ci.copy_bw, unsynced_bytes = ci.unsynced_bytes;
-  const bool no_shard = ci.no_shard, fp8_gather = ci.fp8_gather, caching_allocator = ci.caching_allocator;
-  const bool fsdp2_copies = ci.fsdp2_copies;
-  const ShardingStrategy strategy = shape.strategy;
-  const CommContext& comm = cs.comm;
-  const CommGroup &shard_group = cs.shard_group, &replica_group = cs.replica_group, &reduce_group = cs.reduce_group;
   const bool is_block = i > 0 && i < U - 1;
   // A pipeline stage: torch.distributed.pipelining runs every backward but the step's last with
   // set_reshard_after_backward(False) (stage.py backward_maybe_with_nosync), so each unit stays
@@ -44,70 +118,12 @@ double unit_collectives(const TrainConfig& cfg, const PlanOptions& opt, const St
   // starts with it: FSDP1 root, FSDP2 last module), nor the embedding of a root unit (kept
   // gathered likewise), nor on a pipeline stage (above).
   const bool reshards =
-      !pipelined && strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
-  const double gathers_per_micro_step = pipelined && !opt.pp_reshard_after_forward ? 1.0 / GA : 1.0;
+      !pipelined && shape.strategy != ShardingStrategy::shard_grad_op && i != U - 1 && !(i == 0 && opt.root_unit);
+  const double gathers_per_micro_step = pipelined && !opt.pp_reshard_after_forward ? 1.0 / shape.grad_accum : 1.0;
   SimUnit& u = *unit;
-  // fp8 all-gather: a block's Linear weights (all but its norm vectors) at 1 byte.
-  const double norm_params = is_block ? double(m.block_norm_params()) : 0.0;
-  u.gathered_bytes = fp8_gather && is_block ? (P - norm_params) * 1.0 + norm_params * param_bytes
-                                            : P * param_bytes;
-  // Unsharded fp32 parameters computed in fp32 (no_shard, no mixed precision): the unit's
-  // "gathered" parameters are the fp32 master itself, no copy (FSDP's NO_SHARD uses the flat
-  // parameter directly; shardcast-train aliases it, trainer/fsdp/fsdp.cpp issue_gather).
-  if (no_shard && param_bytes == 4) u.gathered_bytes = 0;
-  // ZeRO stages 1 and 2: the whole 16-bit parameters are DeepSpeed's flat buffer, static over the
-  // step (zero_memory.h zero_bit16_parameters), not a working copy per unit.
-  if (shape.zero_whole_params) u.gathered_bytes = 0;
-  u.grad_bytes = P * (!in.sync_every_micro_step && GA > 1 ? unsynced_bytes : param_bytes);
-  // Sharded fp32 gradient (the param's dtype; FSDP casts the reduced gradient back).
-  if (opt.grads_freed_between_steps) u.shard_grad_bytes = master_bytes * P / state_group;
-  u.reduce_buffer_bytes = reduce_bytes != param_bytes || opt.reduce_copies_gradient ? P * reduce_bytes : 0;
-  // The reduce-scatter's own output buffer (runtime term reduce_output = "buffer").
-  if (opt.reduce_output_buffer) u.reduce_buffer_bytes += P * reduce_bytes / (no_shard ? 1 : Ns);
-  if (!no_shard) {
-    u.all_gather_s = collective_time(Collective::all_gather, u.gathered_bytes, shard_group, comm);
-    u.reduce_s = collective_time(Collective::reduce_scatter, P * reduce_bytes, shard_group, comm);
-    if (R > 1)
-      u.replica_all_reduce_s =
-          collective_time(Collective::all_reduce, P * reduce_bytes / Ns, replica_group, comm);
-    u.reshard_after_forward = reshards;
-  } else {
-    u.reduce_s = collective_time(Collective::all_reduce, P * reduce_bytes, reduce_group, comm);
-    u.reshard_after_forward = false;
-  }
-  // On a GPU a world of one still reduces when the reduction has buffers: the gradient is cast
-  // into reduce_dtype and the reduce-scatter over a group of one is a device copy into its
-  // output (NCCL on one rank; shardcast-train's SelfCollectives), on the reduce stream: device
-  // memory traffic, read and written once each (docs/cost-model.md §5.4). shardcast-train's CPU
-  // path takes a group of one as the identity (trainer/fsdp/fsdp.cpp post_backward: out = red).
-  // Where FSDP2's copies are charged (below), the cast is their reduce-scatter copy-in.
-  if (W == 1 && caching_allocator && strategy != ShardingStrategy::no_shard && u.reduce_buffer_bytes > 0) {
-    const double cast = reduce_bytes != param_bytes && !fsdp2_copies ? P * (param_bytes + reduce_bytes) : 0.0;
-    u.reduce_s = time_share * (cast + 2.0 * P * reduce_bytes) / copy_bw;
-  }
-  // FSDP2's copy-in and copy-out around each collective (fsdp_copies.h), charged where a
-  // measured kernel table times the plan (the fitted fractions carry them), at the table's copy
-  // rate. They are memory-bound kernels that take the SMs compute would run on, so they are in
-  // series with compute whichever stream issues them (the stack probes' kernel times add up to
-  // their wall time: no two kernels ran at once; docs/validation.md). A unit that reshards
-  // after forward gathers again in backward, in a group of one as well. A group of one's
-  // reduction (above) keeps only its device copy on the reduce stream, where the timeline
-  // takes its buffers' lifetimes.
-  if (fsdp2_copies) {
-    const FsdpCopyBytes cp = per_parameter_copy_bytes(P, u.gathered_bytes, Ns, param_bytes, reduce_bytes);
-    const double gather = (cp.gather_compute + cp.gather_stream) * gathers_per_micro_step;  // bytes
-    // The reduce side per micro-step: a copy-in and copy-out on each when every micro-step
-    // reduces; where only the last does, the step's unsharded gradient sum and its one
-    // reduction (fsdp_copies.h), spread over the micro-steps the simulator runs alike.
-    const double reduce = !in.sync_every_micro_step && GA > 1
-                              ? unsynced_step_reduce_bytes(P, GA, Ns, param_bytes, reduce_bytes, int(unsynced_bytes)) / GA
-                              : cp.reduce_compute + cp.reduce_stream;  // bytes
-    const double fwd_copy = gather / copy_bw;                                 // s
-    const double bwd_copy = ((reshards ? gather : 0.0) + reduce) / copy_bw;  // s
-    u.fwd_s += time_share * fwd_copy;
-    u.bwd_s += time_share * bwd_copy;
-    u.copy_s = fwd_copy + bwd_copy;
-  }
+  unit_buffers(cfg, opt, shape, ci, in, is_block, P, u);
+  unit_collective_times(shape, cs, ci, P, reshards, u);
+  if (ci.fsdp2_copies) add_fsdp2_copies(shape, ci, in, P, reshards, gathers_per_micro_step, u);
   if (!pipelined || u.all_gather_s <= 0) return 0.0;
   // Once a step: its time spread over the micro-steps the simulator runs alike. Its bytes are
   // held beside the timeline (read_memory): at the end of each backward the stage holds every unit
