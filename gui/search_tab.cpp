@@ -30,7 +30,8 @@ std::string base_key(const TrainConfig& c, const HardwareSpec& hw) {
   return (c.model_preset.empty() ? c.model.name + "/" + std::to_string(c.model.total_params()) : c.model_preset) + "|" +
          hw.name + "|" + std::to_string(c.world_size()) + "|" + std::to_string(c.cluster.gpus_per_node) + "|" +
          std::to_string(c.cluster.inter_node_gbps) + "|" + std::to_string(c.cluster.power_limit_w) + "|" +
-         std::to_string(c.training.seq_len);
+         std::to_string(c.training.seq_len) + "|" + c.runtime + "|" + std::to_string(c.data.mean_doc_len) + "|" +
+         c.optimizer.state_dtype;
 }
 
 QString ac_text(const TrainConfig& c) {

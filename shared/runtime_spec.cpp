@@ -562,6 +562,12 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
     if (std::find(t->master_dtypes.begin(), t->master_dtypes.end(), t->master_dtype_default) == t->master_dtypes.end())
       throw ConfigError(file, "terms.master_dtype_default",
                         fmt::format("\"{}\" is not in master_dtypes", t->master_dtype_default));
+    const auto& states = t->optimizer_state_dtypes;
+    if (std::find(states.begin(), states.end(), "bf16") != states.end() && t->adamw_update != "fused")
+      throw ConfigError(file, "terms.optimizer_state_dtypes",
+                        fmt::format("lists \"bf16\" but adamw_update is \"{}\": bf16 moments run only in the fused "
+                                    "update (torch's mixed-precision _fused_adamw_)",
+                                    t->adamw_update));
     if (!t->cudnn_attention.empty() && t->attention != "flash" && t->attention != "flex_document")
       throw ConfigError(file, "terms.cudnn_attention",
                         fmt::format("lists compute capabilities but attention is \"{}\": cuDNN attention is an "

@@ -271,7 +271,6 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
   if (!j.fp8.empty()) f.fp8 = j.fp8;
   if (f.param_dtype.empty()) f.param_dtype = j.param_dtype.value_or("bf16");
   if (f.reduce_dtype.empty()) f.reduce_dtype = j.reduce_dtype.value_or("fp32");
-  if (f.state_dtype.empty() && j.bf16_optimizer_states) f.state_dtype = "bf16";  // optimizer.implementation
   TrainConfig c = validated_config(f, hw, j.file);
   c.source_file = j.file;
   if (j.pp_layers_per_stage && mesh.pp > 1 && !a.plan.pp_virtual_stages) {

@@ -185,8 +185,11 @@ inline void require_reachable_batch(const planner::SearchSpace& space, const Har
 }
 
 // "runtime X (where it came from)" for the headline of search and scale.
+// "runtime torchtitan (--runtime)", and the moments' dtype where it is not the master dtype's.
 inline std::string runtime_headline(const SpaceFlags& f, const planner::SearchSpace& s) {
-  return fmt::format("runtime {} ({})", s.base.runtime, runtime_origin(!f.runtime.empty(), false));
+  const std::string& states = s.base.optimizer.state_dtype;
+  return fmt::format("runtime {} ({}){}", s.base.runtime, runtime_origin(!f.runtime.empty(), false),
+                     states == "master" ? std::string() : ", AdamW moments " + states + " (optimizer.state_dtype)");
 }
 
 // The header line of a search or scale with --reference-run: what every prediction carries.

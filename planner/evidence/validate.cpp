@@ -102,6 +102,12 @@ std::vector<ValidationCase> resolve_cases(std::vector<PublishedRow>& rows, Hardw
     if (row.fp8_all_gather) c.options.fp8_all_gather = *row.fp8_all_gather;
     if (row.fp8_weight_saved) c.options.fp8_weight_saved = *row.fp8_weight_saved;
     if (row.adamw_update) c.options.adamw_update = *row.adamw_update;
+    if (const std::string why = bf16_moments_update_refusal(c.cfg.runtime + " (the row's column adamw_update)", c.cfg,
+                                                            to_string(c.options.adamw_update));
+        !why.empty()) {
+      row.skip_reason = why;
+      continue;
+    }
     const bool sdpa = runs_sdpa(runtime_preset(c.cfg.runtime).terms_for(is_gpu(hw)));
     if (row.cudnn_attention) {
       if (*row.cudnn_attention && !sdpa) {

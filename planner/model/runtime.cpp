@@ -65,10 +65,23 @@ std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, c
 std::string optimizer_state_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg) {
   const std::vector<std::string>& runs = t.optimizer_state_dtypes;
   const std::string& s = cfg.optimizer.state_dtype;
-  if (std::find(runs.begin(), runs.end(), s) != runs.end()) return "";
-  return fmt::format("{} cannot run optimizer.state_dtype = \"{}\" (it runs {}; bf16 moments: runtime torchtitan, "
-                     "optimizer.implementation = \"fused_opt_states_bf16\")",
-                     rt.name, s, fmt::join(runs, " | "));
+  if (std::find(runs.begin(), runs.end(), s) != runs.end()) return bf16_moments_update_refusal(rt.name, cfg, t.adamw_update);
+  std::vector<std::string> others;  // the runtime presets that run it
+  for (const std::string& name : list_runtime_presets()) {
+    const std::vector<std::string>& o = runtime_preset(name).terms.optimizer_state_dtypes;
+    if (std::find(o.begin(), o.end(), s) != o.end()) others.push_back(name);
+  }
+  return fmt::format("{} cannot run optimizer.state_dtype = \"{}\" (it runs {}; {}: {})", rt.name, s,
+                     fmt::join(runs, " | "), others.empty() ? "no runtime preset runs it" : "runtimes that run it",
+                     fmt::join(others, ", "));
+}
+
+std::string bf16_moments_update_refusal(const std::string& runtime, const TrainConfig& cfg, const std::string& update) {
+  if (cfg.optimizer.state_dtype != "bf16" || update == "fused") return "";
+  return fmt::format("{} runs AdamW as {}: optimizer.state_dtype = \"bf16\" runs only in the fused update (torch's "
+                     "mixed-precision _fused_adamw_; torchtitan's \"fused_opt_states_bf16\" is fused: "
+                     "docs/bf16_optimizer_states.md)",
+                     runtime, update);
 }
 
 // A mesh dimension above 1 the runtime does not run (its term mesh), and async TP outside the

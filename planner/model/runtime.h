@@ -66,6 +66,10 @@ std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, c
 // Why rt (terms t) cannot run cfg's optimizer.state_dtype (term optimizer_state_dtypes; "" = it
 // can). Part of runtime_refusal; search asks it of its base config.
 std::string optimizer_state_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg);
+// Why bf16 moments cannot run beside an AdamW update `update` (adamw_update's value: only
+// "fused" runs them); "" where cfg keeps the master dtype's moments or the update is fused. The
+// runtime's term (optimizer_state_dtype_refusal) and a published row's adamw_update column.
+std::string bf16_moments_update_refusal(const std::string& runtime, const TrainConfig& cfg, const std::string& update);
 
 // Why rt (terms t) cannot run cfg's parallelism.sync_every_micro_step ("" = it can: the key
 // is unset, the runtime follows the config, or the value is the runtime's fixed one). Part of

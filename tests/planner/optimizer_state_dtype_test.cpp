@@ -163,23 +163,41 @@ TEST(OptimizerStateDtype, EmitWritesTheImplementationImportReadsIt) {
   EXPECT_NE(render_torchtitan_recipe(bf).find("config.optimizer.implementation = \"fused_opt_states_bf16\""),
             std::string::npos);
   EXPECT_EQ(render_torchtitan_recipe(fp).find("fused_opt_states_bf16"), std::string::npos);
-  // A job TOML naming it reads as the fused update with bf16 moments.
+  // A job TOML naming it is refused: torchtitan's TOML configs (v0.2.x) never held the value
+  // (it came after they were removed); the error says how to import such a run.
+  try {
+    parse_torchtitan_job_toml(
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[optimizer]\nimplementation = \"fused_opt_states_bf16\"\n",
+        "job.toml");
+    FAIL() << "fused_opt_states_bf16 accepted in a TOML";
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what()).find("--state-dtype bf16"), std::string::npos) << err.what();
+  }
   const TorchtitanJob j = parse_torchtitan_job_toml(
-      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[optimizer]\nimplementation = \"fused_opt_states_bf16\"\n", "job.toml");
-  EXPECT_TRUE(j.bf16_optimizer_states);
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[optimizer]\nimplementation = \"fused\"\n", "job.toml");
   ASSERT_TRUE(j.adamw_update.has_value());
   EXPECT_EQ(*j.adamw_update, AdamwUpdate::fused);
-  EXPECT_FALSE(parse_torchtitan_job_toml("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[optimizer]\nimplementation = "
-                                         "\"fused\"\n",
-                                         "job.toml")
-                   .bf16_optimizer_states);
+}
+
+// bf16 moments run only in the fused update: a runtime listing them beside another update is
+// refused when its profile is read, and a published row whose adamw_update column names another
+// update is skipped naming both.
+TEST(OptimizerStateDtype, Bf16MomentsNeedTheFusedUpdate) {
+  std::string text = read_text(config_dir() / "runtimes" / "torchtitan.toml");
+  const size_t at = text.find("adamw_update = \"fused\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("adamw_update = \"fused\"").size(), "adamw_update = \"foreach\"");
   try {
-    parse_torchtitan_job_toml("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[optimizer]\nimplementation = \"bf16\"\n",
-                              "job.toml");
-    FAIL() << "an unknown implementation accepted";
+    parse_runtime_toml(text, "tt.toml");
+    FAIL() << "bf16 moments beside foreach accepted";
   } catch (const ConfigError& err) {
-    EXPECT_NE(std::string(err.what()).find("fused_opt_states_bf16"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("terms.optimizer_state_dtypes"), std::string::npos) << err.what();
   }
+  TrainConfig c = titan_8b("bf16");
+  EXPECT_EQ(bf16_moments_update_refusal("torchtitan", c, "fused"), "");
+  EXPECT_NE(bf16_moments_update_refusal("torchtitan", c, "foreach").find("only in the fused update"), std::string::npos);
+  c.optimizer.state_dtype = "master";
+  EXPECT_EQ(bf16_moments_update_refusal("torchtitan", c, "foreach"), "");
 }
 
 }  // namespace

@@ -364,6 +364,12 @@ TEST(Csv, Bf16MomentsArePlannedWhereTheRuntimeRunsThem) {
   EXPECT_EQ(v.rows[1].predicted_reserved_gib, v.rows[2].predicted_reserved_gib);
   EXPECT_NE(rows[3].skip_reason.find("cannot run optimizer.state_dtype = \"bf16\""), std::string::npos)
       << rows[3].skip_reason;
+  // bf16 moments beside the row's own foreach update: skipped, the fused update named.
+  auto foreach = parse_published_csv(header_with("framework_date,optimizer_state_dtype,adamw_update") +
+                                         on("fe", "torchtitan", "bf16,foreach"),
+                                     "t.csv");
+  EXPECT_TRUE(resolve_cases(foreach, hw).empty());
+  EXPECT_NE(foreach[0].skip_reason.find("only in the fused update"), std::string::npos) << foreach[0].skip_reason;
   // A value outside master | bf16: the row is not planned, the column and the allowed values named.
   auto bad = parse_published_csv(header_with("framework_date,optimizer_state_dtype") + on("fp8", "torchtitan", "fp8"),
                                  "t.csv");

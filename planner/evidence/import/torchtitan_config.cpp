@@ -330,18 +330,21 @@ void read_optimizer_keys(JobKeys& k, const std::string& file, TorchtitanJob& j) 
   k.get_real("optimizer", "lr", j.lr, true);
   k.get_real("optimizer", "eps", j.eps, true);
   k.get_real("optimizer", "weight_decay", j.weight_decay, false);
-  // torchtitan/config/job_config.py Optimizer.implementation: Literal["for-loop", "foreach", "fused"],
-  // and "fused_opt_states_bf16" since 0610235bb (components/optimizer/optimizer.py @b5bcd76c6).
+  // torchtitan/config/job_config.py Optimizer.implementation: Literal["for-loop", "foreach", "fused"].
+  // "fused_opt_states_bf16" (bf16 moments, 0610235bb, 2026-04-15) came after torchtitan dropped its
+  // TOML configs (9810191bb, 2026-02-23): no TOML torchtitan reads holds it.
   std::optional<std::string> impl;
   k.get_str("optimizer", "implementation", impl);
   if (impl) {
     AdamwUpdate u{};
-    j.bf16_optimizer_states = *impl == "fused_opt_states_bf16";
-    if (!parse_torchtitan_implementation(j.bf16_optimizer_states ? "fused" : *impl, u))
+    if (*impl == "fused_opt_states_bf16")
       throw ConfigError(file, "optimizer.implementation",
-                        fmt::format("'{}' (expected one of \"for-loop\" | \"foreach\" | \"fused\" | "
-                                    "\"fused_opt_states_bf16\")",
-                                    *impl));
+                        "'fused_opt_states_bf16' is not a value of a TOML job config (v0.2.x allows \"for-loop\" | "
+                        "\"foreach\" | \"fused\"; bf16 moments came in 0610235bb, after torchtitan's TOML configs "
+                        "were removed in 9810191bb): import the run without --config, with --state-dtype bf16");
+    if (!parse_torchtitan_implementation(*impl, u))
+      throw ConfigError(file, "optimizer.implementation",
+                        fmt::format("'{}' (expected one of \"for-loop\" | \"foreach\" | \"fused\")", *impl));
     j.adamw_update = u;
   }
   k.get_int("lr_scheduler", "warmup_steps", j.warmup_steps, 0);

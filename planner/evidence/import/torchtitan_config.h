@@ -45,9 +45,6 @@ struct TorchtitanJob {
   std::optional<double> max_norm, lr, eps, weight_decay;
   // [optimizer] implementation (torchtitan's "for-loop" | "foreach" | "fused").
   std::optional<AdamwUpdate> adamw_update;
-  // "fused_opt_states_bf16" (torchtitan 0610235bb, 2026-04-15): the fused update with bf16
-  // moments, read as adamw_update fused and optimizer.state_dtype = "bf16".
-  bool bf16_optimizer_states = false;
   std::optional<int> warmup_steps;
   bool compile = false;              // [compile] enable
   // [compile] components lists "model" (absent: torchtitan's default ["model", "loss"]).
