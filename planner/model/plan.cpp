@@ -180,32 +180,13 @@ StepShape step_shape(const TrainConfig& cfg, const HardwareSpec& hw, const PlanO
   return sh;
 }
 
-ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
-                           const EfficiencyParams& eff, const StepShape& shape) {
-  const ModelSpec& m = cfg.model;
-  const int s = shape.seq_len;
-  const int param_bytes = shape.param_bytes;
-  const EfficiencyParams rate = of_datasheet(eff);  // compute and HBM rates / datasheet
-  // Compute. A board power limit lowers the SM clock and with it every compute rate (tensor
-  // cores, attention); HBM and links keep theirs (power_limit.h). MFU stays against the rated peak.
-  const PowerLimit power = resolve_power_limit(cfg, hw);
-  const double rated_peak = hw.peak_flops(cfg.precision.param_dtype);
-  ComputeContext cc;
-  cc.peak_flops = rated_peak * power.clock_scale;
-  cc.fp8 = cfg.precision.fp8;
-  cc.fp8_peak_flops = cfg.precision.fp8_on() ? hw.peak_flops("fp8") * power.clock_scale : 0;
-  // nvfp4's GEMMs at the fp4 tensor-core peak (fp8_formats.h).
-  if (cfg.precision.fp8 == Fp8Recipe::nvfp4) cc.fp8_peak_flops *= fp4_over_fp8_peak(hw.gpu.compute_capability);
-  // FSDP's float8 all-gather exists for tensorwise scaling only (torchtitan e61f2cce4
-  // components/quantization/float8.py: recipe_name with enable_fsdp_float8_all_gather is refused).
-  cc.fp8_weights_precast = cfg.precision.fp8 == Fp8Recipe::tensorwise && opt.fp8_all_gather;
-  // nvfp4's bf16 tail of blocks (fp8_recipe.h); per-document masks (document_mask.h).
-  if (cfg.precision.fp8 == Fp8Recipe::nvfp4) cc.fp8_block_share = nvfp4_block_fraction(m.n_layers);
-  if (opt.attention_document_mask) cc.attention_work = document_attention_work(s, cfg.data.mean_doc_len);
-  cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
-  cc.act_bytes = param_bytes;
-  cc.compile = cfg.precision.compile;
-  cc.eff = rate;
+namespace {
+
+// The attention rate: SDPA on cuDNN attention at its fitted fraction of cuDNN's published rate,
+// torch < 2.2's FlashAttention-1 at its published share, or a benchmark GPU's published
+// flash-attention rates; else the fitted attention_eff.
+void set_attention_rate(const ModelSpec& m, const HardwareSpec& hw, const PlanOptions& opt,
+                        const EfficiencyParams& eff, const PowerLimit& power, int s, ComputeContext& cc) {
   if (opt.attention_cudnn) {
     // SDPA on cuDNN attention: the fitted fraction of cuDNN's published rate on this GPU.
     if (eff.cudnn_attention_ceiling <= 0)
@@ -239,12 +220,12 @@ ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const
                                         double(m.head_dim()), /*causal=*/true, s,
                                         hw.peak_flops("bf16") * power.clock_scale * eff.matmul_ceiling);
   }
-  // Measured float8 Linear speed-ups by shape (configs/kernels/float8_linear.csv, torch.compile)
-  // for a recipe the table has, this GPU's grid where it has one, else another GPU's as the prior;
-  // eager runs and recipes without a grid keep the recipe's roofline (fp8_linear_table.h).
-  // torchao's eager Float8Linear takes the compiled grid too (ops.cpp fp8_time adds the casts
-  // compile would fuse), so eager is never predicted faster than compiled.
-  cc.fp8_linear = fp8_linear_grid_for(cc.fp8, cc.compile || opt.fp8_library == Fp8Library::torchao, hw.gpu.sm_count, hw.name);
+}
+
+// The measured kernel table of the preset, where the runtime's torch release is the table's.
+void take_kernel_table(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
+                       const PowerLimit& power, int s, ComputeContext& cc) {
+  const ModelSpec& m = cfg.model;
   // Measured kernel rates replace the anchored ones (planner/kernel_table.h) for a runtime of
   // the torch release the table was measured with (runtime term torch): the best GEMM rate per
   // dtype anchors the grid model (no fitted factor), measured shapes take their measured time,
@@ -270,6 +251,44 @@ ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const
     if (const double r = kt.sdpa_rate(double(m.head_dim()), s); r > 0 && opt.attention_cudnn)
       cc.attention_flops = r * power.clock_scale;
   }
+}
+
+}  // namespace
+
+ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const PlanOptions& opt,
+                           const EfficiencyParams& eff, const StepShape& shape) {
+  const ModelSpec& m = cfg.model;
+  const int s = shape.seq_len;
+  const int param_bytes = shape.param_bytes;
+  const EfficiencyParams rate = of_datasheet(eff);  // compute and HBM rates / datasheet
+  // Compute. A board power limit lowers the SM clock and with it every compute rate (tensor
+  // cores, attention); HBM and links keep theirs (power_limit.h). MFU stays against the rated peak.
+  const PowerLimit power = resolve_power_limit(cfg, hw);
+  const double rated_peak = hw.peak_flops(cfg.precision.param_dtype);
+  ComputeContext cc;
+  cc.peak_flops = rated_peak * power.clock_scale;
+  cc.fp8 = cfg.precision.fp8;
+  cc.fp8_peak_flops = cfg.precision.fp8_on() ? hw.peak_flops("fp8") * power.clock_scale : 0;
+  // nvfp4's GEMMs at the fp4 tensor-core peak (fp8_formats.h).
+  if (cfg.precision.fp8 == Fp8Recipe::nvfp4) cc.fp8_peak_flops *= fp4_over_fp8_peak(hw.gpu.compute_capability);
+  // FSDP's float8 all-gather exists for tensorwise scaling only (torchtitan e61f2cce4
+  // components/quantization/float8.py: recipe_name with enable_fsdp_float8_all_gather is refused).
+  cc.fp8_weights_precast = cfg.precision.fp8 == Fp8Recipe::tensorwise && opt.fp8_all_gather;
+  // nvfp4's bf16 tail of blocks (fp8_recipe.h); per-document masks (document_mask.h).
+  if (cfg.precision.fp8 == Fp8Recipe::nvfp4) cc.fp8_block_share = nvfp4_block_fraction(m.n_layers);
+  if (opt.attention_document_mask) cc.attention_work = document_attention_work(s, cfg.data.mean_doc_len);
+  cc.hbm_bandwidth = hw.gpu.hbm_bandwidth;
+  cc.act_bytes = param_bytes;
+  cc.compile = cfg.precision.compile;
+  cc.eff = rate;
+  set_attention_rate(m, hw, opt, eff, power, s, cc);
+  // Measured float8 Linear speed-ups by shape (configs/kernels/float8_linear.csv, torch.compile)
+  // for a recipe the table has, this GPU's grid where it has one, else another GPU's as the prior;
+  // eager runs and recipes without a grid keep the recipe's roofline (fp8_linear_table.h).
+  // torchao's eager Float8Linear takes the compiled grid too (ops.cpp fp8_time adds the casts
+  // compile would fuse), so eager is never predicted faster than compiled.
+  cc.fp8_linear = fp8_linear_grid_for(cc.fp8, cc.compile || opt.fp8_library == Fp8Library::torchao, hw.gpu.sm_count, hw.name);
+  take_kernel_table(cfg, hw, opt, power, s, cc);
   return ComputeSetup{cc, power, rated_peak};
 }
 
