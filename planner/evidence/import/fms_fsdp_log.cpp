@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -60,101 +61,137 @@ const std::map<std::string, Field>& fields() {
 
 std::string shorten(const std::string& s) { return s.size() > 160 ? s.substr(0, 157) + "..." : s; }
 
-}  // namespace
+// One "key: value" report line: its field and number (an LR list read as its first group's);
+// nullopt for a line of no known key. Throws InputError on a known key whose value is no number.
+struct ReportLine {
+  Field field;
+  double number = 0;
+  std::string key, value;
+};
+std::optional<ReportLine> read_report_line(const std::string& raw, int lineno, const std::string& file) {
+  std::string line = strip_ansi(raw);
+  // torchrun --tee prefix "[rank0]:" / "[default0]:".
+  if (!line.empty() && line[0] == '[') {
+    const size_t c = line.find("]:");
+    if (c != std::string::npos && c < 40) line = line.substr(c + 2);
+  }
+  const size_t colon = line.find(": ");
+  if (colon == std::string::npos) return std::nullopt;
+  ReportLine r;
+  r.key = line.substr(0, colon);
+  r.value = line.substr(colon + 2);
+  while (!r.value.empty() && (r.value.back() == ' ' || r.value.back() == '\t')) r.value.pop_back();
+  if (const auto it = fields().find(r.key); it != fields().end()) {
+    r.field = it->second;
+  } else if (r.key.rfind("speed for these ", 0) == 0) {
+    r.field = Field::step_time;  // "speed for these N steps": seconds per batch over the interval
+  } else {
+    return std::nullopt;
+  }
+  // "LR: [6e-05]" / "LR: [6e-05, 6e-05]" (a list until 9137d48): its first group's rate.
+  std::string value = r.value;
+  if (r.field == Field::lr && value.size() >= 2 && value.front() == '[' && value.back() == ']') {
+    value = value.substr(1, value.size() - 2);
+    value = value.substr(0, value.find(','));
+  }
+  const auto n = parse_logged_number(value);
+  if (!n)
+    throw InputError(fmt::format("{}:{}: '{}:' value '{}' is not a number in fms-fsdp report line: {}", file, lineno,
+                                 r.key, shorten(value), shorten(line)));
+  r.number = *n;
+  r.value = value;
+  return r;
+}
 
-TrainLog parse_fms_fsdp_log(const std::string& text, const std::string& file) {
-  TrainLog log;
-  log.file = file;
-  log.format = "fms-fsdp";
-  std::istringstream in(text);
-  std::string raw;
-  int lineno = 0;
-  bool open = false;
-  LoggedStep cur;
-  bool has_loss = false, has_rate = false;
-  auto close = [&](bool last) {
-    if (!open) return;
-    open = false;
-    const bool complete = has_loss && (has_rate || cur.step_time_s) && cur.mem_reserved_bytes;
-    if (!complete) {
-      const std::string missing = !has_loss                ? "loss"
-                                  : !cur.mem_reserved_bytes ? "reserved memory"
-                                                            : "current token per gpu per sec' or 'current step time";
-      if (last) {
-        log.notes.push_back(fmt::format("{}:{}: last report block (step {}) incomplete (no '{}:'), skipped", file,
-                                        cur.line, cur.step, missing));
-        return;
-      }
-      throw InputError(fmt::format("{}:{}: fms-fsdp report block of step {} has no '{}:' line", file, cur.line,
-                                   cur.step, missing));
-    }
-    if (!log.steps.empty() && cur.step <= log.steps.back().step)
-      throw InputError(fmt::format("{}:{}: step {} after step {} (several runs in one log? import each run's log "
-                                   "separately)",
-                                   file, cur.line, cur.step, log.steps.back().step));
-    log.steps.push_back(cur);
-  };
-  while (std::getline(in, raw)) {
-    ++lineno;
-    std::string line = strip_ansi(raw);
-    // torchrun --tee prefix "[rank0]:" / "[default0]:".
-    if (!line.empty() && line[0] == '[') {
-      const size_t c = line.find("]:");
-      if (c != std::string::npos && c < 40) line = line.substr(c + 2);
-    }
-    const size_t colon = line.find(": ");
-    if (colon == std::string::npos) continue;
-    const std::string key = line.substr(0, colon);
-    std::string value = line.substr(colon + 2);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.pop_back();
-    Field f;
-    if (const auto it = fields().find(key); it != fields().end()) {
-      f = it->second;
-    } else if (key.rfind("speed for these ", 0) == 0) {
-      f = Field::step_time;  // "speed for these N steps": seconds per batch over the interval
-    } else {
-      continue;
-    }
-    // "LR: [6e-05]" / "LR: [6e-05, 6e-05]" (a list until 9137d48): its first group's rate.
-    if (f == Field::lr && value.size() >= 2 && value.front() == '[' && value.back() == ']') {
-      value = value.substr(1, value.size() - 2);
-      value = value.substr(0, value.find(','));
-    }
-    const auto n = parse_logged_number(value);
-    if (!n)
-      throw InputError(fmt::format("{}:{}: '{}:' value '{}' is not a number in fms-fsdp report line: {}", file,
-                                   lineno, key, shorten(value), shorten(line)));
-    if (f == Field::step) {
-      close(false);
-      if (*n != std::floor(*n) || *n < 0 || *n > 2e9 || value.find_first_of(".eE,") != std::string::npos)
-        throw InputError(fmt::format("{}:{}: step '{}' is not a step number", file, lineno, value));
-      cur = LoggedStep{};
-      cur.step = int(*n);
-      cur.line = lineno;
-      has_loss = has_rate = false;
-      open = true;
-      continue;
-    }
-    if (!open) continue;  // a report line before the first step: not part of a block
+// The report blocks, one LoggedStep each: a block opens at "step:" and closes at the next one
+// (or the end of the log, where an incomplete last block is noted and skipped).
+class ReportReader {
+ public:
+  explicit ReportReader(const std::string& file) {
+    log_.file = file;
+    log_.format = "fms-fsdp";
+  }
+
+  void read(const ReportLine& r, int lineno) {
+    if (r.field == Field::step) return open_block(r, lineno);
+    if (!open_) return;  // a report line before the first step: not part of a block
     auto nonneg = [&](double x) {
       if (!(x >= 0) || !std::isfinite(x))
-        throw InputError(fmt::format("{}:{}: '{}:' {} is not a non-negative finite number", file, lineno, key, value));
+        throw InputError(fmt::format("{}:{}: '{}:' {} is not a non-negative finite number", log_.file, lineno, r.key,
+                                     r.value));
       return x;
     };
-    switch (f) {
-      case Field::loss: cur.loss = *n; has_loss = true; break;
-      case Field::lr: cur.lr = *n; break;
-      case Field::grad_norm: cur.grad_norm = *n; break;
-      case Field::reserved: cur.mem_reserved_bytes = nonneg(*n); break;
-      case Field::allocated: cur.mem_allocated_bytes = nonneg(*n); break;
-      case Field::step_time: cur.step_time_s = nonneg(*n); break;
-      case Field::tps: cur.tps = nonneg(*n); has_rate = true; break;
+    switch (r.field) {
+      case Field::loss: cur_.loss = r.number; has_loss_ = true; break;
+      case Field::lr: cur_.lr = r.number; break;
+      case Field::grad_norm: cur_.grad_norm = r.number; break;
+      case Field::reserved: cur_.mem_reserved_bytes = nonneg(r.number); break;
+      case Field::allocated: cur_.mem_allocated_bytes = nonneg(r.number); break;
+      case Field::step_time: cur_.step_time_s = nonneg(r.number); break;
+      case Field::tps: cur_.tps = nonneg(r.number); has_rate_ = true; break;
       default: break;  // overall (since start) and cumulative counts are not per-step numbers
     }
   }
-  close(true);
+
+  TrainLog finish() {
+    close(true);
+    return std::move(log_);
+  }
+
+ private:
+  void open_block(const ReportLine& r, int lineno) {
+    close(false);
+    const double n = r.number;
+    if (n != std::floor(n) || n < 0 || n > 2e9 || r.value.find_first_of(".eE,") != std::string::npos)
+      throw InputError(fmt::format("{}:{}: step '{}' is not a step number", log_.file, lineno, r.value));
+    cur_ = LoggedStep{};
+    cur_.step = int(n);
+    cur_.line = lineno;
+    has_loss_ = has_rate_ = false;
+    open_ = true;
+  }
+
+  void close(bool last) {
+    if (!open_) return;
+    open_ = false;
+    const bool complete = has_loss_ && (has_rate_ || cur_.step_time_s) && cur_.mem_reserved_bytes;
+    if (!complete) {
+      const std::string missing = !has_loss_                ? "loss"
+                                  : !cur_.mem_reserved_bytes ? "reserved memory"
+                                                             : "current token per gpu per sec' or 'current step time";
+      if (last) {
+        log_.notes.push_back(fmt::format("{}:{}: last report block (step {}) incomplete (no '{}:'), skipped", log_.file,
+                                         cur_.line, cur_.step, missing));
+        return;
+      }
+      throw InputError(fmt::format("{}:{}: fms-fsdp report block of step {} has no '{}:' line", log_.file, cur_.line,
+                                   cur_.step, missing));
+    }
+    if (!log_.steps.empty() && cur_.step <= log_.steps.back().step)
+      throw InputError(fmt::format("{}:{}: step {} after step {} (several runs in one log? import each run's log "
+                                   "separately)",
+                                   log_.file, cur_.line, cur_.step, log_.steps.back().step));
+    log_.steps.push_back(cur_);
+  }
+
+  TrainLog log_;
+  LoggedStep cur_;
+  bool open_ = false, has_loss_ = false, has_rate_ = false;
+};
+
+}  // namespace
+
+TrainLog parse_fms_fsdp_log(const std::string& text, const std::string& file) {
+  ReportReader reader(file);
+  std::istringstream in(text);
+  std::string raw;
+  int lineno = 0;
+  while (std::getline(in, raw)) {
+    ++lineno;
+    if (const auto r = read_report_line(raw, lineno, file)) reader.read(*r, lineno);
+  }
   // Before ffbe07a there is no per-interval rate: the caller derives it from the step time.
-  return log;
+  return reader.finish();
 }
 
 }  // namespace shardcast::planner
