@@ -467,11 +467,10 @@ bool is_iso_date(const std::string& s) {
   return day >= 1 && day <= 31;
 }
 
-RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file) {
-  toml::table root = parse_toml(text, file);
-  RuntimeSpec rt;
-  rt.file = file;
-  TableReader r(root, file, "");
+namespace {
+
+// name, description, framework, the dates of its generation and the devices it runs on.
+void read_runtime_header(TableReader& r, const std::string& file, RuntimeSpec& rt) {
   r.get("name", rt.name);
   r.get("description", rt.description);
   r.get("framework", rt.framework);
@@ -493,9 +492,11 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
   if (!rt.from_date.empty() && !rt.until_date.empty() && rt.from_date >= rt.until_date)
     throw ConfigError(file, "until_date",
                       fmt::format("\"{}\" is not after from_date \"{}\"", rt.until_date, rt.from_date));
-  const toml::table* terms = r.table("terms");
-  if (!terms) throw ConfigError(file, "terms", "missing table [terms] (every runtime term with its value)");
-  std::vector<std::string> given = read_terms(*terms, file, "terms.", rt.terms);
+}
+
+// Every term of kRuntimeTerms that applies to rt (its mesh, its devices) is stated, and none
+// that does not.
+void check_terms_stated(const RuntimeSpec& rt, const std::vector<std::string>& given, const std::string& file) {
   for (const auto& s : kRuntimeTerms) {
     const bool stated = std::find(given.begin(), given.end(), s.key) != given.end();
     const std::vector<std::string>& mesh = rt.terms.mesh;
@@ -522,15 +523,11 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
                                     "only by a runtime that runs there)",
                                     s.needs_device, s.needs_device));
   }
-  if (const toml::table* gpu = r.table("gpu")) {
-    RuntimeTerms g = rt.terms;
-    for (const auto& k : read_terms(*gpu, file, "gpu.", g)) given.push_back("gpu." + k);
-    rt.gpu_terms = g;
-  }
-  if (const toml::table* zero = r.table("zero")) {
-    rt.zero.emplace();
-    for (const auto& k : read_zero_terms(*zero, file, *rt.zero)) given.push_back(k);
-  }
+}
+
+// [sources]: a public source for every term given (and for no other), [sources.gpu] and
+// [sources.zero] for the tables of those names.
+void read_sources(TableReader& r, const std::string& file, const std::vector<std::string>& given, RuntimeSpec& rt) {
   const toml::table* sources = r.table("sources");
   if (!sources) throw ConfigError(file, "sources", "missing table [sources] (a public source for every term)");
   for (auto&& [k, node] : *sources) {
@@ -552,7 +549,10 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
   for (const auto& [k, v] : rt.sources)
     if (std::find(given.begin(), given.end(), k) == given.end())
       throw ConfigError(file, "sources." + k, "a source for a term that is not given");
-  r.finish();
+}
+
+// What each set of terms (the CPU path's and the GPU's) must hold together.
+void check_terms_agree(const RuntimeSpec& rt, const std::string& file) {
   for (const RuntimeTerms* t : {&rt.terms, rt.gpu_terms ? &*rt.gpu_terms : nullptr}) {
     if (!t) continue;
     if (std::find(t->reduce_dtypes.begin(), t->reduce_dtypes.end(), t->reduce_dtype_default) == t->reduce_dtypes.end() &&
@@ -574,6 +574,32 @@ RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file)
                                     "SDPA backend (attention = \"flash\"; flex_document is timed at its rate)",
                                     t->attention));
   }
+}
+
+}  // namespace
+
+RuntimeSpec parse_runtime_toml(const std::string& text, const std::string& file) {
+  toml::table root = parse_toml(text, file);
+  RuntimeSpec rt;
+  rt.file = file;
+  TableReader r(root, file, "");
+  read_runtime_header(r, file, rt);
+  const toml::table* terms = r.table("terms");
+  if (!terms) throw ConfigError(file, "terms", "missing table [terms] (every runtime term with its value)");
+  std::vector<std::string> given = read_terms(*terms, file, "terms.", rt.terms);
+  check_terms_stated(rt, given, file);
+  if (const toml::table* gpu = r.table("gpu")) {
+    RuntimeTerms g = rt.terms;
+    for (const auto& k : read_terms(*gpu, file, "gpu.", g)) given.push_back("gpu." + k);
+    rt.gpu_terms = g;
+  }
+  if (const toml::table* zero = r.table("zero")) {
+    rt.zero.emplace();
+    for (const auto& k : read_zero_terms(*zero, file, *rt.zero)) given.push_back(k);
+  }
+  read_sources(r, file, given, rt);
+  r.finish();
+  check_terms_agree(rt, file);
   return rt;
 }
 
