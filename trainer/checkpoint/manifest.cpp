@@ -121,49 +121,33 @@ struct Reader {
 
 constexpr int64_t kMaxElems = int64_t(1) << 50;  // far beyond any model; guards overflow
 
-}  // namespace
+// "model_spec": the model's shape (the trainer rebuilds it from these).
+void read_model_spec(const Reader& r, const json& j, Manifest& m) {
+  const json& ms = r.get(j, "", "model_spec");
+  const std::string k = "model_spec";
+  m.spec.name = m.model;
+  m.spec.n_layers = int(r.integer(ms, k, "n_layers", 1, 1 << 20));
+  m.spec.d_model = int(r.integer(ms, k, "d_model", 1, 1 << 24));
+  m.spec.n_heads = int(r.integer(ms, k, "n_heads", 1, 1 << 20));
+  m.spec.n_kv_heads = int(r.integer(ms, k, "n_kv_heads", 1, 1 << 20));
+  m.spec.ffn_dim = r.integer(ms, k, "ffn_dim", 1, int64_t(1) << 32);
+  m.spec.vocab = r.integer(ms, k, "vocab", 1, int64_t(1) << 32);
+  m.spec.max_seq_len = int(r.integer(ms, k, "max_seq_len", 1, INT32_MAX));
+  m.spec.norm_eps = r.number(ms, k, "norm_eps");
+  m.spec.rope_theta = r.number(ms, k, "rope_theta");
+  const json& tied = r.get(ms, k, "tied_embeddings");
+  if (!tied.is_boolean()) r.fail(k + ".tied_embeddings", "expected true or false");
+  m.spec.tied_embeddings = tied.get<bool>();
+  const std::string mlp = r.string(ms, k, "mlp_type");
+  if (mlp == "swiglu") m.spec.mlp_type = MlpType::swiglu;
+  else if (mlp == "gelu") m.spec.mlp_type = MlpType::gelu;
+  else r.fail(k + ".mlp_type", "expected \"swiglu\" or \"gelu\"");
+  if (m.spec.d_model % m.spec.n_heads != 0 || m.spec.n_heads % m.spec.n_kv_heads != 0)
+    r.fail(k, "d_model must divide by n_heads and n_heads by n_kv_heads");
+}
 
-Manifest parse_manifest(const std::string& text, const std::string& label) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", label, e.what()));
-  }
-  Reader r{label};
-  if (!j.is_object()) r.fail("(top level)", "expected an object");
-  Manifest m;
-  m.format = int(r.integer(j, "", "format", 0, 1000));
-  if (m.format == 1)
-    r.fail("format", fmt::format("version 1 (written before a manifest carried its own checksum) is not read any "
-                                 "more: this build reads version {} only; start the run afresh or resume it with "
-                                 "the build that saved it", kFormatVersion));
-  if (m.format != kFormatVersion)
-    r.fail("format", fmt::format("version {} is not supported (this build reads {})", m.format, kFormatVersion));
-  m.model = r.string(j, "", "model");
-  {
-    const json& ms = r.get(j, "", "model_spec");
-    const std::string k = "model_spec";
-    m.spec.name = m.model;
-    m.spec.n_layers = int(r.integer(ms, k, "n_layers", 1, 1 << 20));
-    m.spec.d_model = int(r.integer(ms, k, "d_model", 1, 1 << 24));
-    m.spec.n_heads = int(r.integer(ms, k, "n_heads", 1, 1 << 20));
-    m.spec.n_kv_heads = int(r.integer(ms, k, "n_kv_heads", 1, 1 << 20));
-    m.spec.ffn_dim = r.integer(ms, k, "ffn_dim", 1, int64_t(1) << 32);
-    m.spec.vocab = r.integer(ms, k, "vocab", 1, int64_t(1) << 32);
-    m.spec.max_seq_len = int(r.integer(ms, k, "max_seq_len", 1, INT32_MAX));
-    m.spec.norm_eps = r.number(ms, k, "norm_eps");
-    m.spec.rope_theta = r.number(ms, k, "rope_theta");
-    const json& tied = r.get(ms, k, "tied_embeddings");
-    if (!tied.is_boolean()) r.fail(k + ".tied_embeddings", "expected true or false");
-    m.spec.tied_embeddings = tied.get<bool>();
-    const std::string mlp = r.string(ms, k, "mlp_type");
-    if (mlp == "swiglu") m.spec.mlp_type = MlpType::swiglu;
-    else if (mlp == "gelu") m.spec.mlp_type = MlpType::gelu;
-    else r.fail(k + ".mlp_type", "expected \"swiglu\" or \"gelu\"");
-    if (m.spec.d_model % m.spec.n_heads != 0 || m.spec.n_heads % m.spec.n_kv_heads != 0)
-      r.fail(k, "d_model must divide by n_heads and n_heads by n_kv_heads");
-  }
+// The sharding, the steps taken and the data loader's position.
+void read_layout_and_data(const Reader& r, const json& j, Manifest& m) {
   m.sharding_strategy = r.string(j, "", "sharding_strategy");
   m.shard_size = int(r.integer(j, "", "shard_size", 1, 1 << 20));
   if (j.contains("tp")) m.tp = int(r.integer(j, "", "tp", 2, 1 << 20));  // written only when > 1
@@ -177,42 +161,46 @@ Manifest parse_manifest(const std::string& text, const std::string& label) {
   m.data.seq_len = int(r.integer(d, "data", "seq_len", 1, INT32_MAX));
   m.data.grad_accum = int(r.integer(d, "data", "grad_accum", 1, INT32_MAX));
   m.rng_state_hex = r.string(j, "", "rng_state_hex");
-  const json& units = r.array(j, "", "units");
-  if (units.empty()) r.fail("units", "is empty");
-  for (size_t i = 0; i < units.size(); ++i) {
-    const std::string k = fmt::format("units[{}]", i);
-    UnitLayout u;
-    u.numel = r.integer(units[i], k, "numel", 1, kMaxElems);
-    u.padded_numel = r.integer(units[i], k, "padded_numel", 1, kMaxElems);
-    if (u.padded_numel < u.numel || u.padded_numel % m.shard_size != 0 ||
-        u.padded_numel - u.numel >= m.shard_size)
-      r.fail(k + ".padded_numel",
-             fmt::format("{} is not numel {} rounded up to a multiple of shard_size {}", u.padded_numel, u.numel,
-                         m.shard_size));
-    const json& ps = r.array(units[i], k, "params");
-    int64_t sum = 0;
-    for (size_t q = 0; q < ps.size(); ++q) {
-      const std::string kp = fmt::format("{}.params[{}]", k, q);
-      ParamLayout p;
-      p.name = r.string(ps[q], kp, "name");
-      p.numel = r.integer(ps[q], kp, "numel", 1, kMaxElems);
-      const json& sh = r.array(ps[q], kp, "shape");
-      int64_t prod = 1;
-      for (const auto& s : sh) {
-        if (!s.is_number_integer() || s.get<int64_t>() < 1 || s.get<int64_t>() > kMaxElems)
-          r.fail(kp + ".shape", "expected positive integers");
-        p.shape.push_back(s.get<int64_t>());
-        prod *= p.shape.back();
-        if (prod > kMaxElems) r.fail(kp + ".shape", "too large");
-      }
-      if (sh.empty() || prod != p.numel) r.fail(kp, fmt::format("shape does not have numel {} elements", p.numel));
-      sum += p.numel;
-      if (sum > u.numel) break;
-      u.params.push_back(std::move(p));
+}
+
+// units[i] (key k): its element counts, padded to the shard size, and its parameters' shapes,
+// whose element counts sum to the unit's.
+UnitLayout read_unit(const Reader& r, const json& unit, const std::string& k, int shard_size) {
+  UnitLayout u;
+  u.numel = r.integer(unit, k, "numel", 1, kMaxElems);
+  u.padded_numel = r.integer(unit, k, "padded_numel", 1, kMaxElems);
+  if (u.padded_numel < u.numel || u.padded_numel % shard_size != 0 ||
+      u.padded_numel - u.numel >= shard_size)
+    r.fail(k + ".padded_numel",
+           fmt::format("{} is not numel {} rounded up to a multiple of shard_size {}", u.padded_numel, u.numel,
+                       shard_size));
+  const json& ps = r.array(unit, k, "params");
+  int64_t sum = 0;
+  for (size_t q = 0; q < ps.size(); ++q) {
+    const std::string kp = fmt::format("{}.params[{}]", k, q);
+    ParamLayout p;
+    p.name = r.string(ps[q], kp, "name");
+    p.numel = r.integer(ps[q], kp, "numel", 1, kMaxElems);
+    const json& sh = r.array(ps[q], kp, "shape");
+    int64_t prod = 1;
+    for (const auto& s : sh) {
+      if (!s.is_number_integer() || s.get<int64_t>() < 1 || s.get<int64_t>() > kMaxElems)
+        r.fail(kp + ".shape", "expected positive integers");
+      p.shape.push_back(s.get<int64_t>());
+      prod *= p.shape.back();
+      if (prod > kMaxElems) r.fail(kp + ".shape", "too large");
     }
-    if (sum != u.numel) r.fail(k, fmt::format("parameter numels sum to {}, not numel {}", sum, u.numel));
-    m.units.push_back(std::move(u));
+    if (sh.empty() || prod != p.numel) r.fail(kp, fmt::format("shape does not have numel {} elements", p.numel));
+    sum += p.numel;
+    if (sum > u.numel) break;
+    u.params.push_back(std::move(p));
   }
+  if (sum != u.numel) r.fail(k, fmt::format("parameter numels sum to {}, not numel {}", sum, u.numel));
+  return u;
+}
+
+// "files": one shard file per shard rank (x tp), each a plain name of the layout's size.
+void read_files(const Reader& r, const json& j, Manifest& m) {
   const json& files = r.array(j, "", "files");
   if (int64_t(files.size()) != m.file_count())
     r.fail("files", fmt::format("{} entries for shard_size {} x tp {}", files.size(), m.shard_size, m.tp));
@@ -234,6 +222,35 @@ Manifest parse_manifest(const std::string& text, const std::string& label) {
   for (size_t i = 0; i < m.files.size(); ++i)
     if (m.files[i].bytes != expect)
       r.fail(fmt::format("files[{}].bytes", i), fmt::format("{} but the unit layout needs {}", m.files[i].bytes, expect));
+}
+
+}  // namespace
+
+Manifest parse_manifest(const std::string& text, const std::string& label) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", label, e.what()));
+  }
+  Reader r{label};
+  if (!j.is_object()) r.fail("(top level)", "expected an object");
+  Manifest m;
+  m.format = int(r.integer(j, "", "format", 0, 1000));
+  if (m.format == 1)
+    r.fail("format", fmt::format("version 1 (written before a manifest carried its own checksum) is not read any "
+                                 "more: this build reads version {} only; start the run afresh or resume it with "
+                                 "the build that saved it", kFormatVersion));
+  if (m.format != kFormatVersion)
+    r.fail("format", fmt::format("version {} is not supported (this build reads {})", m.format, kFormatVersion));
+  m.model = r.string(j, "", "model");
+  read_model_spec(r, j, m);
+  read_layout_and_data(r, j, m);
+  const json& units = r.array(j, "", "units");
+  if (units.empty()) r.fail("units", "is empty");
+  for (size_t i = 0; i < units.size(); ++i)
+    m.units.push_back(read_unit(r, units[i], fmt::format("units[{}]", i), m.shard_size));
+  read_files(r, j, m);
   // Last, so an edit that breaks the structure is named by its key above.
   const std::string recorded = r.string(j, "", kManifestChecksumKey);
   const std::string computed = manifest_body_checksum(j);
