@@ -143,17 +143,18 @@ StagedCheckpoint stage_checkpoint(FsdpModel& model, const TrainConfig& cfg, cons
   return st;
 }
 
-// The save protocol over `world` (the training world group, or the async writer's own group
-// with the same ranks). Collective.
-fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoint& st) {
-  ckpt::Manifest& m = st.manifest;
-  const int S = m.file_count();
-  const fs::path root = cfg.checkpoint.dir;
-  const fs::path final_dir = root / ckpt::step_dir_name(st.step);
-  const fs::path tmp_dir = root / (ckpt::step_dir_name(st.step) + ".tmp");
-  const std::string what = fmt::format("checkpoint at step {} ({})", st.step, final_dir.string());
+// The paths of one save: the step's directory under checkpoint.dir and its temporary twin.
+struct SavePaths {
+  fs::path root, final_dir, tmp_dir;
+  std::string what;  // "checkpoint at step N (DIR)", for messages
+};
 
-  // 1. Rank 0 checks free space for the whole checkpoint and prepares the temp directory.
+// 1. Rank 0 checks free space for the whole checkpoint and prepares the temporary directory.
+// Collective (every rank learns whether it worked).
+void prepare_save(Collectives& world, const ckpt::Manifest& m, const SavePaths& paths) {
+  const int S = m.file_count();
+  const fs::path &root = paths.root, &tmp_dir = paths.tmp_dir;
+  const std::string& what = paths.what;
   bool ok = true;
   std::string err;
   if (world.rank() == 0) {
@@ -182,8 +183,17 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
     }
   }
   agree_or_throw(world, ok, err, what);
+}
 
-  // 2. Writers write their shard file (fsynced); sizes and CRCs are summed over the world.
+// 2. Writers write their shard file (fsynced); sizes and CRCs are summed over the world: returns
+// [bytes, crc32] per file. On a failure anywhere the temporary directory is removed and every
+// rank throws. Collective.
+std::vector<double> write_shards(Collectives& world, StagedCheckpoint& st, const SavePaths& paths) {
+  const int S = st.manifest.file_count();
+  const fs::path& tmp_dir = paths.tmp_dir;
+  const std::string& what = paths.what;
+  bool ok = true;
+  std::string err;
   std::vector<double> info(size_t(2 * S), 0.0);  // [bytes, crc32] per file
   if (st.writer) {
     try {
@@ -213,8 +223,17 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
   }
   all_reduce_host(world, info);
   if (world.rank() == 0 && fault_kill_step() == st.step) ::kill(::getpid(), SIGKILL);  // test hook
+  return info;
+}
 
-  // 3. Rank 0 writes the manifest and commits by rename; then prunes old checkpoints.
+// 3. Rank 0 writes the manifest and commits by rename; then prunes old checkpoints. Collective.
+void commit_save(Collectives& world, const TrainConfig& cfg, ckpt::Manifest& m, int step,
+                 const std::vector<double>& info, const SavePaths& paths) {
+  const int S = m.file_count();
+  const fs::path &root = paths.root, &final_dir = paths.final_dir, &tmp_dir = paths.tmp_dir;
+  const std::string& what = paths.what;
+  bool ok = true;
+  std::string err;
   if (world.rank() == 0) {
     try {
       for (int k = 0; k < S; ++k)
@@ -227,7 +246,7 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
       ckpt::fsync_dir(tmp_dir);
       // A re-save of a step (a run resumed from an earlier one): the checkpoint there stays whole
       // until the new one is complete; it is moved aside, the new one renamed in, then removed.
-      const fs::path replaced = root / (ckpt::step_dir_name(st.step) + ckpt::kReplacedSuffix);
+      const fs::path replaced = root / (ckpt::step_dir_name(step) + ckpt::kReplacedSuffix);
       const bool resave = fs::exists(fs::symlink_status(final_dir));
       if (resave) {
         fs::remove_all(replaced);
@@ -245,7 +264,20 @@ fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoi
     }
   }
   agree_or_throw(world, ok, err, what);
-  return final_dir;
+}
+
+// The save protocol over `world` (the training world group, or the async writer's own group
+// with the same ranks). Collective.
+fs::path write_staged(Collectives& world, const TrainConfig& cfg, StagedCheckpoint& st) {
+  SavePaths paths;
+  paths.root = cfg.checkpoint.dir;
+  paths.final_dir = paths.root / ckpt::step_dir_name(st.step);
+  paths.tmp_dir = paths.root / (ckpt::step_dir_name(st.step) + ".tmp");
+  paths.what = fmt::format("checkpoint at step {} ({})", st.step, paths.final_dir.string());
+  prepare_save(world, st.manifest, paths);
+  const std::vector<double> info = write_shards(world, st, paths);
+  commit_save(world, cfg, st.manifest, st.step, info, paths);
+  return paths.final_dir;
 }
 
 }  // namespace
