@@ -93,14 +93,14 @@ MicrobenchData parse_microbench(const std::string& text, const std::string& labe
   return d;
 }
 
-HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpec& base, const std::string& name,
-                                     std::vector<std::string>* notes) {
+namespace {
+
+// The fp32 GEMM peak (and matmul_dim_half) from the measured shapes into hw.
+void fit_gemm_rates(const MicrobenchData& mb, const HardwareSpec& base, HardwareSpec& hw,
+                    std::vector<std::string>* notes) {
   auto note = [&](const std::string& s) {
     if (notes) notes->push_back(s);
   };
-  HardwareSpec hw = base;
-  hw.name = name;
-  hw.file.clear();
   // GEMMs: rate(k) = P·k/(k + dim_half), k = smallest GEMM dimension. The fp32 peak is the
   // fitted asymptote P (what one core's GEMM reaches on large shapes), so matmul_eff = 1.
   double best = 0;
@@ -152,10 +152,13 @@ HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpe
     note(fmt::format("fp32 peak = best GEMM rate {:.2f} GFLOP/s (fewer than 3 shapes: matmul_eff / matmul_dim_half "
                      "kept from {})", best / 1e9, base.name));
   }
-  if (!(mb.memory_bytes_per_s > 0)) throw InputError("micro-benchmark: memory bandwidth is 0");
-  hw.gpu.hbm_bandwidth = mb.memory_bytes_per_s;
-  hw.efficiency["hbm_eff"] = 1.0;
-  note(fmt::format("memory bandwidth {:.2f} GB/s (copy, read + write), hbm_eff = 1", mb.memory_bytes_per_s / 1e9));
+}
+
+// The link's bus bandwidth and the collectives' latency from the Gloo fits into hw.
+void fit_collectives(const MicrobenchData& mb, HardwareSpec& hw, std::vector<std::string>* notes) {
+  auto note = [&](const std::string& s) {
+    if (notes) notes->push_back(s);
+  };
   // Collectives: bus bandwidth = (n−1)/n·S/t for all_gather and reduce_scatter (the trainer's
   // Gloo layer composes it from an all-to-all, which moves the same bytes:
   // trainer/comm/collectives.cpp), 2(n−1)/n·S/t for all_reduce. Latency: n − 1 ring steps for
@@ -184,6 +187,24 @@ HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpe
   hw.efficiency["collective_base_latency_s"] = std::max(0.0, base_lat);
   note(fmt::format("latency per ring step {:.1f} us, fixed {:.1f} us (line through {} collective intercepts)",
                    hw.node.intra_node_latency * 1e6, hw.efficiency["collective_base_latency_s"] * 1e6, lat.size()));
+}
+
+}  // namespace
+
+HardwareSpec profile_from_microbench(const MicrobenchData& mb, const HardwareSpec& base, const std::string& name,
+                                     std::vector<std::string>* notes) {
+  auto note = [&](const std::string& s) {
+    if (notes) notes->push_back(s);
+  };
+  HardwareSpec hw = base;
+  hw.name = name;
+  hw.file.clear();
+  fit_gemm_rates(mb, base, hw, notes);
+  if (!(mb.memory_bytes_per_s > 0)) throw InputError("micro-benchmark: memory bandwidth is 0");
+  hw.gpu.hbm_bandwidth = mb.memory_bytes_per_s;
+  hw.efficiency["hbm_eff"] = 1.0;
+  note(fmt::format("memory bandwidth {:.2f} GB/s (copy, read + write), hbm_eff = 1", mb.memory_bytes_per_s / 1e9));
+  fit_collectives(mb, hw, notes);
   hw.source = "shardcast calibrate --hardware-out: measured on this machine (" + std::to_string(mb.matmul.size()) +
               " GEMM shapes, memory copy, Gloo loopback with 2 and 4 ranks); other keys from " + base.name;
   return hw;
