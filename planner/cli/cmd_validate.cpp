@@ -212,6 +212,47 @@ void print_fold_table(const planner::CrossvalResult& cv, const char* fold_column
   fmt::print("| {} | {} | |\n", total_label, all.cells());
 }
 
+// The shipped procedure: the same fit on every source (the values for configs/hardware/).
+void print_shipped_fit(const std::vector<planner::PublishedRow>& rows, const std::vector<planner::ValidationCase>& cases,
+                       const planner::HardwareSet& hardware, const std::vector<planner::FitGroup>& groups) {
+  planner::HardwareSet all = hardware;
+  const auto notes = planner::fit_groups(rows, cases, all, groups);
+  fmt::print("\n## Fit on every source (prior weight {}; the presets' values)\n\n", groups.front().prior_weight);
+  for (const auto& note : notes) fmt::print("- {}\n", note);  // "family: refitted on N rows: key = value ..."
+  fmt::print("\n");
+}
+
+// The hold-out CSV's rows against the bands (shipped presets, never fitted on): coverage and
+// each row's error.
+void print_holdout_coverage(const std::string& holdout, const std::vector<planner::Annotation>& annotations,
+                            planner::HardwareSet& hardware, const planner::BandTable& t) {
+  std::vector<planner::PublishedRow> hrows = planner::read_published_csv(holdout, annotations);
+  const auto hcases = planner::resolve_cases(hrows, hardware);
+  std::vector<planner::CrossvalRow> hv;
+  for (const auto& c : hcases) {
+    const auto& row = hrows[c.row];
+    if (!row.tokens_per_s_per_gpu || *row.tokens_per_s_per_gpu <= 0) continue;
+    const Prediction p = planner::predict(c.cfg, hardware.at(c.hardware), c.options);
+    planner::CrossvalRow r;
+    r.row_id = row.row_id;
+    r.hardware = c.hardware;
+    r.regime = planner::band_regime(c.cfg, c.hardware, c.options.framework);
+    r.rel_err = p.tokens_per_s_per_gpu / *row.tokens_per_s_per_gpu - 1.0;
+    hv.push_back(r);
+  }
+  const planner::Coverage hc = planner::coverage(hv, t, hardware);
+  fmt::print("| {} (shipped presets, never fitted on) | {} | {:.0f}% | {:.0f}% | {} |\n", md_cell(holdout), hc.n,
+             100 * hc.frac1(), 100 * hc.frac2(), hc.prior_only);
+  fmt::print("\n| hold-out row | error % | band | within |\n|---|---|---|---|\n");
+  for (const auto& r : hv) {
+    const auto b = planner::choose_band(t, r.regime, hardware.at(r.hardware).efficiency_param("error_band_rel"),
+                                        hardware.at(r.hardware).efficiency_param("error_band_runs"));
+    const double e = std::fabs(r.rel_err);
+    fmt::print("| {} | {} | {} | {} |\n", r.row_id, pct_cell(r.rel_err), md_cell(b.note),
+               e <= b.rel_1sigma ? "1σ" : (e <= 2 * b.rel_1sigma ? "2σ" : "outside 2σ"));
+  }
+}
+
 // `validate --crossval`: leave one source out, the bands, their coverage (Markdown tables).
 void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow>& rows,
                   const std::vector<planner::ValidationCase>& cases, planner::HardwareSet& hardware,
@@ -241,14 +282,7 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
     fmt::print("\n## Fitted fractions carried to another GPU family ({} rows)\n\n", carried.rows.size());
     print_fold_table(carried, "fitted on → predicted", "fit", "every row, predicted with the other family's fit");
   }
-  // The shipped procedure: the same fit on every source (values for configs/hardware/).
-  {
-    planner::HardwareSet all = hardware;
-    const auto notes = planner::fit_groups(rows, cases, all, groups);
-    fmt::print("\n## Fit on every source (prior weight {}; the presets' values)\n\n", groups.front().prior_weight);
-    for (const auto& note : notes) fmt::print("- {}\n", note);  // "family: refitted on N rows: key = value ..."
-    fmt::print("\n");
-  }
+  print_shipped_fit(rows, cases, hardware, groups);  // the same fit on every source
   planner::BandTable t = planner::build_bands(cv.rows, groups, a.min_rows);
   t.method = fmt::format(
       "leave one source out over {} rows of {} sources: refit {} per GPU family on the other sources, "
@@ -274,33 +308,7 @@ void run_crossval(const ValidateArgs& a, const std::vector<planner::PublishedRow
   fmt::print("\n## Coverage\n\n| rows | n | within 1σ | within 2σ | prior only |\n|---|---|---|---|---|\n");
   fmt::print("| leave one source out (each source against bands built without it) | {} | {:.0f}% | {:.0f}% | {} |\n",
              nested.n, 100 * nested.frac1(), 100 * nested.frac2(), nested.prior_only);
-  if (!a.holdout.empty()) {
-    std::vector<planner::PublishedRow> hrows = planner::read_published_csv(a.holdout, annotations);
-    const auto hcases = planner::resolve_cases(hrows, hardware);
-    std::vector<planner::CrossvalRow> hv;
-    for (const auto& c : hcases) {
-      const auto& row = hrows[c.row];
-      if (!row.tokens_per_s_per_gpu || *row.tokens_per_s_per_gpu <= 0) continue;
-      const Prediction p = planner::predict(c.cfg, hardware.at(c.hardware), c.options);
-      planner::CrossvalRow r;
-      r.row_id = row.row_id;
-      r.hardware = c.hardware;
-      r.regime = planner::band_regime(c.cfg, c.hardware, c.options.framework);
-      r.rel_err = p.tokens_per_s_per_gpu / *row.tokens_per_s_per_gpu - 1.0;
-      hv.push_back(r);
-    }
-    const planner::Coverage hc = planner::coverage(hv, t, hardware);
-    fmt::print("| {} (shipped presets, never fitted on) | {} | {:.0f}% | {:.0f}% | {} |\n", md_cell(a.holdout), hc.n,
-               100 * hc.frac1(), 100 * hc.frac2(), hc.prior_only);
-    fmt::print("\n| hold-out row | error % | band | within |\n|---|---|---|---|\n");
-    for (const auto& r : hv) {
-      const auto b = planner::choose_band(t, r.regime, hardware.at(r.hardware).efficiency_param("error_band_rel"),
-                                          hardware.at(r.hardware).efficiency_param("error_band_runs"));
-      const double e = std::fabs(r.rel_err);
-      fmt::print("| {} | {} | {} | {} |\n", r.row_id, pct_cell(r.rel_err), md_cell(b.note),
-                 e <= b.rel_1sigma ? "1σ" : (e <= 2 * b.rel_1sigma ? "2σ" : "outside 2σ"));
-    }
-  }
+  if (!a.holdout.empty()) print_holdout_coverage(a.holdout, annotations, hardware, t);
   if (!a.write_bands.empty()) {
     write_file_atomic(a.write_bands, planner::write_bands_toml(t));
     fmt::print(stderr, "wrote {} ({} bands)\n", a.write_bands, t.bands.size());
