@@ -456,6 +456,67 @@ void add_mesh_lanes(const FsdpUnits& units, Prediction* out) {
   p.timeline.insert(p.timeline.end(), lanes.begin(), lanes.end());
 }
 
+namespace {
+
+// The pipeline's bubble and stage-to-stage sends, added to the step, and what the plan says of
+// the stages (which rank is timed, whose memory is read, a bubble of fewer micro-batches than
+// stages).
+void read_pipeline_time(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm, const FsdpUnits& units,
+                        Prediction& p) {
+  const Mesh& m = shape.mesh;
+  const MeshGroups& g = shape.groups;
+  const int micro_steps = shape.grad_accum;
+  const int v = shape.pp_virtual;
+  p.pp_bubble_s = pp_bubble_s(shape.pp_schedule, m.pp, v, shape.pp_flushes, units.rank_fwd_s, units.rank_bwd_s,
+                              units.rank_wgrad_s);
+  // Each micro-batch crosses each of the rank's v stage boundaries forward (activations) and
+  // backward (their gradients): T · d of the sequence-parallel shard, to the neighbouring stage
+  // dp · tp · cp ranks away, on a NIC rail when that is another node.
+  const CommContext& c = comm.comm;
+  const double bytes = shape.param_bytes * shape.tokens * cfg.model.d_model / (shape.sequence_parallel ? m.tp : 1);
+  const double bw = g.pp_crosses_nodes ? c.inter_node_bandwidth * c.eff.inter_node_bw_eff / std::max(1, c.gpus_per_node)
+                                       : c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
+  const double lat = g.pp_crosses_nodes ? c.inter_node_latency : c.intra_node_latency;
+  p.pp_send_s = micro_steps * 2.0 * v * (bytes / bw + lat);
+  auto blocks = [](int n) { return fmt::format("{} block{}", n, n == 1 ? "" : "s"); };
+  const std::string flush = fmt::format("{} micro-batch{} of {}", shape.pp_micro, shape.pp_micro == 1 ? "" : "es",
+                                        shape.micro_batch);  // micro_batch: one pipeline micro-batch's sequences
+  // The timed rank (read_pipeline: the slowest) and the two whose memory is read, with the
+  // blocks the runtime's split gives them.
+  const PpRankBlocks& pb = shape.pp_blocks;
+  const std::string n = blocks(shape.rank_blocks);
+  const std::string timed = shape.pp_stage == PpStage::first  ? "the first rank (the embedding and " + n + ")"
+                            : shape.pp_stage == PpStage::last ? "the last rank (" + n + " and the head)"
+                            : shape.pp_stage == PpStage::neither
+                                ? "a rank of neither end (" + n + ")"
+                                : "the rank with both ends (the embedding, " + n + " and the head)";
+  if (shape.pp_schedule == PpSchedule::zbv_zero_bubble)
+    p.mesh_notes.push_back(fmt::format(
+        "pp {} x {} stages per rank in a V, {} per flush: the step is timed on its slowest rank, {}; memory is "
+        "the first rank's (the embedding, {} and the head, with the micro-batches in flight) or the busiest "
+        "middle rank's (rank {}: {}, neither end), the larger",
+        m.pp, v, flush, timed, blocks(pb.both), pb.middle_rank, blocks(pb.middle)));
+  else
+    p.mesh_notes.push_back(fmt::format(
+        "pp {} x {} stage(s) per rank, {} per flush (the runtime's split, pp_split = {}): the step is timed on "
+        "its slowest rank, {}; memory is the largest of the first stage's (the embedding, {}, the micro-batches "
+        "in flight), the last's ({} and the head){}",
+        m.pp, v, flush, to_string(shape.pp_split_rule), timed, blocks(pb.first), blocks(pb.last),
+        pb.middle_rank >= 0 ? fmt::format(" and the busiest middle rank's (rank {}: {})", pb.middle_rank,
+                                          blocks(pb.middle))
+                            : std::string()));
+  p.step_time_s += p.pp_bubble_s + p.pp_send_s;
+  if (!p.op_seconds.empty()) p.op_seconds[size_t(OpCategory::other)] += p.pp_bubble_s + p.pp_send_s;
+  // Fewer micro-batches than stages: most of each flush is the bubble (say so, and how much).
+  if (shape.pp_micro < m.pp)
+    p.mesh_notes.push_back(fmt::format(
+        "{} pipeline micro-batch{} for pp {}: the bubble is {:.0f} % of the step (more micro-batches, "
+        "micro_batch / pp_microbatch >= pp, shrink it)",
+        shape.pp_micro, shape.pp_micro == 1 ? "" : "es", m.pp, 100.0 * p.pp_bubble_s / p.step_time_s));
+}
+
+}  // namespace
+
 void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepShape& shape, const CommSetup& comm,
                     const FsdpUnits& units, Prediction* out) {
   Prediction& p = *out;
@@ -484,55 +545,7 @@ void mesh_read_time(const TrainConfig& cfg, const HardwareSpec& hw, const StepSh
             : fmt::format("tp {} does not divide the {} GPUs of a node: some TP groups span two nodes, and their "
                           "collectives cross the nodes' NICs",
                           m.tp, shape.gpus_per_node));
-  if (m.pp > 1) {
-    const int v = shape.pp_virtual;
-    p.pp_bubble_s = pp_bubble_s(shape.pp_schedule, m.pp, v, shape.pp_flushes, units.rank_fwd_s, units.rank_bwd_s,
-                                units.rank_wgrad_s);
-    // Each micro-batch crosses each of the rank's v stage boundaries forward (activations) and
-    // backward (their gradients): T · d of the sequence-parallel shard, to the neighbouring stage
-    // dp · tp · cp ranks away, on a NIC rail when that is another node.
-    const CommContext& c = comm.comm;
-    const double bytes = shape.param_bytes * shape.tokens * cfg.model.d_model / (shape.sequence_parallel ? m.tp : 1);
-    const double bw = g.pp_crosses_nodes ? c.inter_node_bandwidth * c.eff.inter_node_bw_eff / std::max(1, c.gpus_per_node)
-                                         : c.intra_node_bandwidth * c.eff.intra_node_bw_eff;
-    const double lat = g.pp_crosses_nodes ? c.inter_node_latency : c.intra_node_latency;
-    p.pp_send_s = micro_steps * 2.0 * v * (bytes / bw + lat);
-    auto blocks = [](int n) { return fmt::format("{} block{}", n, n == 1 ? "" : "s"); };
-    const std::string flush = fmt::format("{} micro-batch{} of {}", shape.pp_micro, shape.pp_micro == 1 ? "" : "es",
-                                          shape.micro_batch);  // micro_batch: one pipeline micro-batch's sequences
-    // The timed rank (read_pipeline: the slowest) and the two whose memory is read, with the
-    // blocks the runtime's split gives them.
-    const PpRankBlocks& pb = shape.pp_blocks;
-    const std::string n = blocks(shape.rank_blocks);
-    const std::string timed = shape.pp_stage == PpStage::first  ? "the first rank (the embedding and " + n + ")"
-                              : shape.pp_stage == PpStage::last ? "the last rank (" + n + " and the head)"
-                              : shape.pp_stage == PpStage::neither
-                                  ? "a rank of neither end (" + n + ")"
-                                  : "the rank with both ends (the embedding, " + n + " and the head)";
-    if (shape.pp_schedule == PpSchedule::zbv_zero_bubble)
-      p.mesh_notes.push_back(fmt::format(
-          "pp {} x {} stages per rank in a V, {} per flush: the step is timed on its slowest rank, {}; memory is "
-          "the first rank's (the embedding, {} and the head, with the micro-batches in flight) or the busiest "
-          "middle rank's (rank {}: {}, neither end), the larger",
-          m.pp, v, flush, timed, blocks(pb.both), pb.middle_rank, blocks(pb.middle)));
-    else
-      p.mesh_notes.push_back(fmt::format(
-          "pp {} x {} stage(s) per rank, {} per flush (the runtime's split, pp_split = {}): the step is timed on "
-          "its slowest rank, {}; memory is the largest of the first stage's (the embedding, {}, the micro-batches "
-          "in flight), the last's ({} and the head){}",
-          m.pp, v, flush, to_string(shape.pp_split_rule), timed, blocks(pb.first), blocks(pb.last),
-          pb.middle_rank >= 0 ? fmt::format(" and the busiest middle rank's (rank {}: {})", pb.middle_rank,
-                                            blocks(pb.middle))
-                              : std::string()));
-    p.step_time_s += p.pp_bubble_s + p.pp_send_s;
-    if (!p.op_seconds.empty()) p.op_seconds[size_t(OpCategory::other)] += p.pp_bubble_s + p.pp_send_s;
-    // Fewer micro-batches than stages: most of each flush is the bubble (say so, and how much).
-    if (shape.pp_micro < m.pp)
-      p.mesh_notes.push_back(fmt::format(
-          "{} pipeline micro-batch{} for pp {}: the bubble is {:.0f} % of the step (more micro-batches, "
-          "micro_batch / pp_microbatch >= pp, shrink it)",
-          shape.pp_micro, shape.pp_micro == 1 ? "" : "es", m.pp, 100.0 * p.pp_bubble_s / p.step_time_s));
-  }
+  if (m.pp > 1) read_pipeline_time(cfg, shape, comm, units, p);
   // Throughput per GPU: the step's global tokens over every rank of the mesh.
   const ModelSpec& md = cfg.model;
   const int s = shape.seq_len;
