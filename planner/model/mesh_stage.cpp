@@ -206,80 +206,103 @@ MeshBlockTerms mesh_block_terms(const TrainConfig& cfg, const StepShape& shape, 
   return t;
 }
 
+namespace {
+
+// A block's memory under the mesh: sequence parallel divides its activations over tp, but for
+// the gathered inputs of its column GEMMs, the full-width tensors around each collective, ring
+// attention's buffers, a gathered q and k, and what basic TP keeps whole.  // bytes
+void block_mesh_memory(const TrainConfig& cfg, const StepShape& shape, const ActivationTerms& act, bool ckpt,
+                       SimUnit& u) {
+  const Mesh& m = shape.mesh;
+  const double tp = m.tp;
+  // Sequence parallel divides every activation of the block over tp (mesh_terms.h); the memory
+  // terms were computed for a whole-width block of T tokens.
+  u.saved_bytes /= tp;
+  u.fwd_transient_bytes /= tp;
+  u.bwd_transient_bytes /= tp;
+  // Except the all-gathered inputs of the column-parallel GEMMs (the attention and FFN norms'
+  // outputs): the Linear's input is the gathered T · d tensor, which autograd keeps for the
+  // weight gradient (torchtitan's PrepareModuleInput with input_layouts Shard(1) and
+  // desired_input_layouts Replicate(), one each; a runtime that gathers per projection keeps
+  // one per projection; Megatron instead keeps the shard and gathers again).
+  const int copies = shape.sequence_parallel ? shape.column_inputs[0] + shape.column_inputs[1] : 2;
+  const double gathered = copies * shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
+  if (ckpt) u.bwd_transient_bytes += gathered;
+  else u.saved_bytes += gathered;
+  // And the full-width tensors around each collective that are not kept: in forward a row
+  // GEMM's partial sums before their reduce-scatter, in backward the all-gathered gradient a
+  // row GEMM's backward takes and the column GEMM's input gradient before its reduce-scatter
+  // (one of each at a time; a checkpointed block runs its forward again inside backward).
+  const double full = shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
+  u.fwd_transient_bytes += full;
+  u.bwd_transient_bytes += (ckpt ? 3.0 : 2.0) * full;
+  if (m.cp > 1) {
+    // Ring attention's exchanged K and V, fp32 merge and gradient accumulators (mesh_terms.h).
+    const CpAttentionMemory cpm = cp_attention_memory(m.cp, cfg.parallelism.cp_rotate, shape.tokens,
+                                                      double(cfg.model.q_dim()) / tp,
+                                                      cp_attention_width(cfg.model, int(tp), act.kv_repeated),
+                                                      shape.param_bytes);
+    u.fwd_transient_bytes += cpm.fwd;
+    u.bwd_transient_bytes += cpm.bwd;
+  }
+  const double qk_width = double(cfg.model.q_dim() + cfg.model.kv_dim());  // q and k (or v) per token
+  if (shape.qk_gathered) {
+    // The gathered q and k and RoPE's fp32 chain on every head (x.float(), the rotated product:
+    // A + 8 bytes per element beyond the rank's share), live through the RoPE in forward (not
+    // beside the row GEMM's partial sums) and again in backward with the recomputed block.
+    const double chain = shape.tokens * qk_width * (shape.param_bytes + 8.0) * (1.0 - 1.0 / tp);  // bytes
+    u.fwd_transient_bytes = std::max(u.fwd_transient_bytes, chain);
+    u.bwd_transient_bytes += chain;
+  }
+  if (!shape.sequence_parallel) {
+    // Basic TP keeps whole what sequence parallel shards outside attention and the MLP: the two
+    // norms' inputs (the residual stream, with their 4-byte statistic) and an eager norm's fp32
+    // tensors (Korthikanti et al. 2022 Table 2: the 10·s·b·h of their 10 + 24/t, less dropout's
+    // masks, which a Llama block has not; the GEMM inputs are whole above). A checkpointed block
+    // keeps its whole input and holds them while its recompute runs.
+    const double outside = 2.0 * (shape.tokens * (shape.param_bytes * cfg.model.d_model + 4.0) + act.norm_extra) *
+                           (1.0 - 1.0 / tp);  // bytes
+    if (ckpt) {
+      u.saved_bytes += shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);
+      u.bwd_transient_bytes += outside;
+    } else {
+      u.saved_bytes += outside;
+    }
+  }
+}
+
+// A block's exposed TP and CP collectives (fwd, bwd: s, a checkpointed block gathers again) and
+// their lanes on the timeline.
+void block_mesh_time(const StepShape& shape, const MeshBlockTerms& block, int i, int U, bool ckpt, FsdpUnits* units,
+                     double* fwd_out, double* bwd_out) {
+  const double ts = shape.time_share;
+  double& fwd = *fwd_out;
+  double& bwd = *bwd_out;
+  const BlockMeshComm& r = block.comm;
+  fwd = r.tp_fwd_s + r.cp_fwd_s;
+  bwd = r.tp_bwd_s + r.cp_bwd_s + (ckpt ? fwd : 0.0);  // a checkpointed block gathers again
+  units->tp_exposed_s += r.tp_fwd_s + r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0);
+  units->cp_exposed_s += r.cp_fwd_s + r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0);
+  units->tp_busy_s += r.tp_busy_s;
+  units->cp_busy_s += r.cp_busy_s;
+  if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
+  units->unit_mesh_s[size_t(i)] = {ts * r.tp_fwd_s, ts * (r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0)), ts * r.cp_fwd_s,
+                                   ts * (r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0))};
+}
+
+}  // namespace
+
 void mesh_unit_terms(const TrainConfig& cfg, const StepShape& shape, const CommSetup& comm,
                      const UnitCosts& costs, const ComputeContext& cc, const ActivationTerms& act,
                      const MeshBlockTerms& block, int i, int U, bool ckpt, SimUnit* unit, FsdpUnits* units) {
   SimUnit& u = *unit;
-  const Mesh& m = shape.mesh;
-  const double tp = m.tp, ts = shape.time_share;
+  const double ts = shape.time_share;
   const bool is_block = i > 0 && i < U - 1;
   const UnitCost& c = i == 0 ? costs.embed : (i == U - 1 ? costs.head : costs.block);
   double fwd = 0, bwd = 0;  // exposed collectives  // s
   if (is_block) {
-    // Sequence parallel divides every activation of the block over tp (mesh_terms.h); the memory
-    // terms were computed for a whole-width block of T tokens.
-    u.saved_bytes /= tp;
-    u.fwd_transient_bytes /= tp;
-    u.bwd_transient_bytes /= tp;
-    // Except the all-gathered inputs of the column-parallel GEMMs (the attention and FFN norms'
-    // outputs): the Linear's input is the gathered T · d tensor, which autograd keeps for the
-    // weight gradient (torchtitan's PrepareModuleInput with input_layouts Shard(1) and
-    // desired_input_layouts Replicate(), one each; a runtime that gathers per projection keeps
-    // one per projection; Megatron instead keeps the shard and gathers again).
-    const int copies = shape.sequence_parallel ? shape.column_inputs[0] + shape.column_inputs[1] : 2;
-    const double gathered = copies * shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
-    if (ckpt) u.bwd_transient_bytes += gathered;
-    else u.saved_bytes += gathered;
-    // And the full-width tensors around each collective that are not kept: in forward a row
-    // GEMM's partial sums before their reduce-scatter, in backward the all-gathered gradient a
-    // row GEMM's backward takes and the column GEMM's input gradient before its reduce-scatter
-    // (one of each at a time; a checkpointed block runs its forward again inside backward).
-    const double full = shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);  // bytes
-    u.fwd_transient_bytes += full;
-    u.bwd_transient_bytes += (ckpt ? 3.0 : 2.0) * full;
-    if (m.cp > 1) {
-      // Ring attention's exchanged K and V, fp32 merge and gradient accumulators (mesh_terms.h).
-      const CpAttentionMemory cpm = cp_attention_memory(m.cp, cfg.parallelism.cp_rotate, shape.tokens,
-                                                        double(cfg.model.q_dim()) / tp,
-                                                        cp_attention_width(cfg.model, int(tp), act.kv_repeated),
-                                                        shape.param_bytes);
-      u.fwd_transient_bytes += cpm.fwd;
-      u.bwd_transient_bytes += cpm.bwd;
-    }
-    const double qk_width = double(cfg.model.q_dim() + cfg.model.kv_dim());  // q and k (or v) per token
-    if (shape.qk_gathered) {
-      // The gathered q and k and RoPE's fp32 chain on every head (x.float(), the rotated product:
-      // A + 8 bytes per element beyond the rank's share), live through the RoPE in forward (not
-      // beside the row GEMM's partial sums) and again in backward with the recomputed block.
-      const double chain = shape.tokens * qk_width * (shape.param_bytes + 8.0) * (1.0 - 1.0 / tp);  // bytes
-      u.fwd_transient_bytes = std::max(u.fwd_transient_bytes, chain);
-      u.bwd_transient_bytes += chain;
-    }
-    if (!shape.sequence_parallel) {
-      // Basic TP keeps whole what sequence parallel shards outside attention and the MLP: the two
-      // norms' inputs (the residual stream, with their 4-byte statistic) and an eager norm's fp32
-      // tensors (Korthikanti et al. 2022 Table 2: the 10·s·b·h of their 10 + 24/t, less dropout's
-      // masks, which a Llama block has not; the GEMM inputs are whole above). A checkpointed block
-      // keeps its whole input and holds them while its recompute runs.
-      const double outside = 2.0 * (shape.tokens * (shape.param_bytes * cfg.model.d_model + 4.0) + act.norm_extra) *
-                             (1.0 - 1.0 / tp);  // bytes
-      if (ckpt) {
-        u.saved_bytes += shape.param_bytes * shape.tokens * cfg.model.d_model * (1.0 - 1.0 / tp);
-        u.bwd_transient_bytes += outside;
-      } else {
-        u.saved_bytes += outside;
-      }
-    }
-    const BlockMeshComm& r = block.comm;
-    fwd = r.tp_fwd_s + r.cp_fwd_s;
-    bwd = r.tp_bwd_s + r.cp_bwd_s + (ckpt ? fwd : 0.0);  // a checkpointed block gathers again
-    units->tp_exposed_s += r.tp_fwd_s + r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0);
-    units->cp_exposed_s += r.cp_fwd_s + r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0);
-    units->tp_busy_s += r.tp_busy_s;
-    units->cp_busy_s += r.cp_busy_s;
-    if (units->unit_mesh_s.size() < size_t(U)) units->unit_mesh_s.resize(size_t(U), {0, 0, 0, 0});
-    units->unit_mesh_s[size_t(i)] = {ts * r.tp_fwd_s, ts * (r.tp_bwd_s + (ckpt ? r.tp_fwd_s : 0.0)), ts * r.cp_fwd_s,
-                                     ts * (r.cp_bwd_s + (ckpt ? r.cp_fwd_s : 0.0))};
+    block_mesh_memory(cfg, shape, act, ckpt, u);
+    block_mesh_time(shape, block, i, U, ckpt, units, &fwd, &bwd);
   } else {
     end_unit_tp_terms(cfg, shape, comm, c, act, i, U, &u, units, &fwd, &bwd);
   }
