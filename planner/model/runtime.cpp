@@ -215,13 +215,10 @@ bool parse_unsynced_grad_dtype(const std::string& s, UnsyncedGradDtype& out) {
   return true;
 }
 
-PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const TrainConfig& cfg) {
-  const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
-  PlanOptions o;
-  o.runtime = rt.name;
-  o.zero = rt.zero.has_value();
-  if (rt.zero) o.zero_terms = *rt.zero;
-  o.framework = rt.framework;
+namespace {
+
+// The kernels: attention (and its backend), the loss, the norm, RoPE, SwiGLU, GQA, the block.
+void take_kernel_terms(const RuntimeSpec& rt, const RuntimeTerms& t, const HardwareSpec& hw, PlanOptions& o) {
   o.attention_materialized = t.attention == "eager" || t.attention == "eager_causal_blocks";
   o.attention_causal_blocks = t.attention == "eager_causal_blocks";
   o.attention_document_mask = t.attention == "flex_document";  // timed as flash2 below
@@ -245,6 +242,12 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.gqa_repeated = t.gqa == "repeated";
   o.qkv_output_kept = t.qkv_output_kept;
   o.torchtitan_block_program = t.block_program == "torchtitan";
+}
+
+// The loop: the reduction's buffers, AdamW, clipping, host time and CUDA graphs, the gradients
+// between steps and micro-steps.
+void take_loop_terms(const RuntimeSpec& rt, const RuntimeTerms& t, const HardwareSpec& hw, const TrainConfig& cfg,
+                     PlanOptions& o) {
   o.reduce_copies_gradient = t.reduce_copies_gradient;
   o.reduce_output_buffer = t.reduce_output == "buffer";
   o.adamw_state_at_init = t.adamw_state == "with_model";
@@ -270,6 +273,11 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   if (rt.zero && !zero_reduces_every_micro_step(cfg)) o.sync_every_micro_step = false;  // ZeRO stage 1
   if (!parse_unsynced_grad_dtype(t.unsynced_gradient_dtype, o.unsynced_gradient_dtype))
     throw ConfigError(rt.file, "terms.unsynced_gradient_dtype", "\"" + t.unsynced_gradient_dtype + "\" is not allowed");
+}
+
+// fp8, the allocator, what the loop keeps, and how the mesh's dimensions run.
+void take_memory_and_mesh_terms(const RuntimeSpec& rt, const RuntimeTerms& t, const HardwareSpec& hw,
+                                const TrainConfig& cfg, PlanOptions& o) {
   o.fp8_all_gather = t.fp8_all_gather;
   o.fp8_weight_saved = t.fp8_weight_saved;
   o.fp8_input_saved = t.fp8_input_saved;
@@ -300,6 +308,20 @@ PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const Tr
   o.reduce_scatter_one_round = !is_gpu(hw) && t.gloo_reduce_scatter == "alltoall";
   if (!parse_outputs_kept(t.outputs_kept, o.outputs_kept))
     throw ConfigError(rt.file, "terms.outputs_kept", "\"" + t.outputs_kept + "\" is not allowed");
+}
+
+}  // namespace
+
+PlanOptions plan_options(const RuntimeSpec& rt, const HardwareSpec& hw, const TrainConfig& cfg) {
+  const RuntimeTerms& t = rt.terms_for(is_gpu(hw));
+  PlanOptions o;
+  o.runtime = rt.name;
+  o.zero = rt.zero.has_value();
+  if (rt.zero) o.zero_terms = *rt.zero;
+  o.framework = rt.framework;
+  take_kernel_terms(rt, t, hw, o);
+  take_loop_terms(rt, t, hw, cfg, o);
+  take_memory_and_mesh_terms(rt, t, hw, cfg, o);
   return o;
 }
 
