@@ -258,6 +258,75 @@ std::vector<fs::path> check_out_dir(const std::string& dir, const std::vector<st
   return stale;
 }
 
+// One file of the set and its text.
+struct EmitFile {
+  std::string name;
+  std::string text;
+  bool executable;
+};
+
+// A target's files, rendered for its runtime, each with the plan's comment where its format
+// has comments; notes on what a file leaves to the user go to res.
+void render_target(const TrainConfig& cfg, const EmitTarget& t, std::vector<EmitFile>& files, EmitResult& res) {
+  TrainConfig c = cfg;
+  c.runtime = t.runtime;
+  const Prediction& p = t.prediction;
+  std::string head = plan_comment(c, p);
+  if (describe_config(t.ran) != describe_config(c))
+    head += fmt::format("# As {} runs this file (the approximations noted below): {}; the prediction is for that.\n",
+                        t.runtime, describe_config(t.ran));
+  for (const auto& name : t.files) {
+    const std::string n = name;
+    if (n == "run.toml") files.push_back({n, render_run_toml(c, p), false});
+    else if (n == "launch.sbatch") files.push_back({n, render_sbatch(c, p), true});
+    else if (n == "launch_torchrun.sh") files.push_back({n, render_torchrun(c), true});
+    else if (n == "torchtitan.toml" || n == "torchtitan_overrides.txt" || n == "torchtitan_recipe.py") {
+      const std::string note = torchtitan_data_note(c);
+      const std::string body = n == "torchtitan.toml"            ? render_torchtitan_toml(c)
+                               : n == "torchtitan_overrides.txt" ? render_torchtitan_overrides(c)
+                                                                 : render_torchtitan_recipe(c);
+      files.push_back({n, head + "# NOTE: " + note + "\n" + body, false});
+      res.notes.push_back(n + ": " + note);
+    }
+    else if (n == "fsdp_config.yaml") files.push_back({n, head + render_accelerate_yaml(c), false});
+    else if (n == "ds_config.json") files.push_back({n, render_ds_config_json(c, *runtime_preset(t.runtime).zero), false});
+    else if (n == "launch_deepspeed.sh") {
+      files.push_back({n, render_deepspeed_launch(c, head), true});
+      for (const std::string& note : deepspeed_notes(c)) res.notes.push_back(n + ": " + note);
+    } else if (n == "fms_fsdp_args.txt") {
+      files.push_back({n, head + render_fms_fsdp_args(c), false});
+      for (const std::string& note : fms_fsdp_notes(c)) res.notes.push_back(n + ": " + note);
+    }
+  }
+}
+
+// Writes the set into dir as one: run.toml read back first, every file staged beside its
+// target, an earlier plan's files removed, then all renamed; a failure leaves dir as it was.
+void write_set(const std::vector<EmitFile>& files, const std::string& dir, const std::string& source_file,
+               bool overwrite, EmitResult& res) {
+  // Read run.toml back before anything is written: what the trainer parses must be valid.
+  for (const EmitFile& f : files)
+    if (f.name == "run.toml") parse_train_config(f.text, (fs::path(dir) / "run.toml").string());
+  std::vector<std::string> names;
+  for (const EmitFile& f : files) names.push_back(f.name);
+  const std::vector<fs::path> stale = check_out_dir(dir, names, source_file, overwrite);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError(fmt::format("emit: --out {}: cannot create the directory: {}", dir, ec.message()));
+  StagedFiles staged;
+  for (const EmitFile& f : files) staged.add(fs::path(dir) / f.name, f.text, f.executable);
+  // An earlier plan's files go before the new set lands: a file that cannot be removed stops
+  // the emit with nothing of the new set written (the staged files are removed).
+  for (const fs::path& p : stale) {
+    if (fs::remove(p, ec)) res.removed.push_back(p.string());
+    else if (ec) throw InputError(fmt::format("emit: cannot remove {} (from an earlier emit, not part of this plan): {}; "
+                                              "nothing of this plan written",
+                                              p.string(), ec.message()));
+  }
+  staged.commit();
+  for (const EmitFile& f : files) res.written.push_back((fs::path(dir) / f.name).string());
+}
+
 }  // namespace
 
 EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std::string& dir, bool force,
@@ -267,13 +336,7 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
   if (dir.empty()) throw UsageError("emit: --out DIR is required");
   EmitResult res;
   res.targets = emit_targets(cfg, hw, tv, reference);
-
-  struct File {
-    std::string name;
-    std::string text;
-    bool executable;
-  };
-  std::vector<File> files;
+  std::vector<EmitFile> files;
   for (const EmitTarget& t : res.targets) {
     if (t.files.empty()) continue;
     std::string names;
@@ -288,61 +351,10 @@ EmitResult emit_files(const TrainConfig& cfg, const HardwareSpec& hw, const std:
                                         t.prediction.mem_capacity_bytes / double(1ull << 30)));
       continue;
     }
-    TrainConfig c = cfg;
-    c.runtime = t.runtime;
-    const Prediction& p = t.prediction;
-    std::string head = plan_comment(c, p);
-    if (describe_config(t.ran) != describe_config(c))
-      head += fmt::format("# As {} runs this file (the approximations noted below): {}; the prediction is for that.\n",
-                          t.runtime, describe_config(t.ran));
-    for (const auto& name : t.files) {
-      const std::string n = name;
-      if (n == "run.toml") files.push_back({n, render_run_toml(c, p), false});
-      else if (n == "launch.sbatch") files.push_back({n, render_sbatch(c, p), true});
-      else if (n == "launch_torchrun.sh") files.push_back({n, render_torchrun(c), true});
-      else if (n == "torchtitan.toml" || n == "torchtitan_overrides.txt" || n == "torchtitan_recipe.py") {
-        const std::string note = torchtitan_data_note(c);
-        const std::string body = n == "torchtitan.toml"            ? render_torchtitan_toml(c)
-                                 : n == "torchtitan_overrides.txt" ? render_torchtitan_overrides(c)
-                                                                   : render_torchtitan_recipe(c);
-        files.push_back({n, head + "# NOTE: " + note + "\n" + body, false});
-        res.notes.push_back(n + ": " + note);
-      }
-      else if (n == "fsdp_config.yaml") files.push_back({n, head + render_accelerate_yaml(c), false});
-      else if (n == "ds_config.json") files.push_back({n, render_ds_config_json(c, *runtime_preset(t.runtime).zero), false});
-      else if (n == "launch_deepspeed.sh") {
-        files.push_back({n, render_deepspeed_launch(c, head), true});
-        for (const std::string& note : deepspeed_notes(c)) res.notes.push_back(n + ": " + note);
-      } else if (n == "fms_fsdp_args.txt") {
-        files.push_back({n, head + render_fms_fsdp_args(c), false});
-        for (const std::string& note : fms_fsdp_notes(c)) res.notes.push_back(n + ": " + note);
-      }
-    }
+    render_target(cfg, t, files, res);
   }
   if (files.empty()) return res;  // every target refused: no directory made for nothing
-  // Read run.toml back before anything is written: what the trainer parses must be valid.
-  for (const File& f : files)
-    if (f.name == "run.toml") parse_train_config(f.text, (fs::path(dir) / "run.toml").string());
-  std::vector<std::string> names;
-  for (const File& f : files) names.push_back(f.name);
-  const std::vector<fs::path> stale = check_out_dir(dir, names, cfg.source_file, overwrite);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw UsageError(fmt::format("emit: --out {}: cannot create the directory: {}", dir, ec.message()));
-  // The set as one: every file staged beside its target, then all renamed; a failure while
-  // staging leaves the directory as it was.
-  StagedFiles staged;
-  for (const File& f : files) staged.add(fs::path(dir) / f.name, f.text, f.executable);
-  // An earlier plan's files go before the new set lands: a file that cannot be removed stops
-  // the emit with nothing of the new set written (the staged files are removed).
-  for (const fs::path& p : stale) {
-    if (fs::remove(p, ec)) res.removed.push_back(p.string());
-    else if (ec) throw InputError(fmt::format("emit: cannot remove {} (from an earlier emit, not part of this plan): {}; "
-                                              "nothing of this plan written",
-                                              p.string(), ec.message()));
-  }
-  staged.commit();
-  for (const File& f : files) res.written.push_back((fs::path(dir) / f.name).string());
+  write_set(files, dir, cfg.source_file, overwrite, res);
   return res;
 }
 
