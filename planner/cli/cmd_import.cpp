@@ -311,41 +311,36 @@ void take_logged_zero_stage(const planner::TrainLog& log, bool strategy_given, T
       n = fmt::format("--strategy not given: {} (ZeRO stage {}, stated at {})", to_string(*s), z, where);
 }
 
-void run_import(const std::string& trainer, const ImportFlags& a) {
-  // --runtime names a generation of the log's software, nothing else.
-  if (!a.plan.runtime.empty()) {
-    const std::string fw = planner::runtime_preset(trainer).framework;
-    if (planner::runtime_preset(a.plan.runtime).framework != fw)
-      throw UsageError(fmt::format("import: --runtime {} is not a generation of {} (its generations: {})",
-                                   a.plan.runtime, trainer, fmt::join(planner::runtime_generations(fw), ", ")));
-  }
-  std::vector<std::string> notes;
-  HardwareSpec hw;
-  TrainConfig cfg;
-  if (!a.titan_config.empty()) {
-    cfg = config_from_torchtitan(a, hw, notes);
-  } else {
-    ConfigFlags f = a.plan;
-    if (f.runtime.empty()) f.runtime = trainer;  // the runtime preset of the same name, unless --runtime
-    if (f.micro_batch <= 0) throw UsageError("import: --micro-batch is required (the log does not hold it)");
-    if (f.seq_len <= 0) throw UsageError("import: --seq-len is required (the log does not hold it)");
-    if (f.reduce_dtype.empty() && f.param_dtype != "fp32")
-      // torchtitan reduces in fp32 only; fms-fsdp's bfSixteen policy reduces in bf16
-      // (fms_fsdp/policies/mixed_precision.py).
-      f.reduce_dtype = trainer == "torchtitan" ? "fp32" : "bf16";
-    cfg = config_from_flags("import", f, hw);
-    // What the flags leave out is the plan's default: said, since the log cannot confirm it.
-    auto unstated = [&](bool given, const char* flag, const std::string& taken, const std::string& why = "") {
-      if (!given) notes.push_back(fmt::format("{} not given: {}{}", flag, taken, why));
-    };
-    unstated(!f.strategy.empty(), "--strategy", to_string(cfg.parallelism.sharding_strategy),
-             trainer == "fms-fsdp" ? " (fms-fsdp's own default --sharding_strategy is hsdp)" : "");
-    unstated(!f.ac.empty(), "--ac", to_string(cfg.activation_checkpointing.mode));
-    unstated(f.grad_accum.has_value(), "--grad-accum", std::to_string(cfg.training.grad_accum));
-    unstated(f.compile, "--compile", "eager");
-    unstated(!f.fp8.empty(), "--fp8", "none (bf16 matmuls)");
-  }
-  std::string text = read_text(a.log);
+// The run's config from the plan flags (no --config): --micro-batch and --seq-len required, the
+// runtime's own reduction, and a note for each choice the log cannot confirm.
+TrainConfig config_from_import_flags(const std::string& trainer, const ImportFlags& a, HardwareSpec& hw,
+                                     std::vector<std::string>& notes) {
+  ConfigFlags f = a.plan;
+  if (f.runtime.empty()) f.runtime = trainer;  // the runtime preset of the same name, unless --runtime
+  if (f.micro_batch <= 0) throw UsageError("import: --micro-batch is required (the log does not hold it)");
+  if (f.seq_len <= 0) throw UsageError("import: --seq-len is required (the log does not hold it)");
+  if (f.reduce_dtype.empty() && f.param_dtype != "fp32")
+    // torchtitan reduces in fp32 only; fms-fsdp's bfSixteen policy reduces in bf16
+    // (fms_fsdp/policies/mixed_precision.py).
+    f.reduce_dtype = trainer == "torchtitan" ? "fp32" : "bf16";
+  const TrainConfig cfg = config_from_flags("import", f, hw);
+  // What the flags leave out is the plan's default: said, since the log cannot confirm it.
+  auto unstated = [&](bool given, const char* flag, const std::string& taken, const std::string& why = "") {
+    if (!given) notes.push_back(fmt::format("{} not given: {}{}", flag, taken, why));
+  };
+  unstated(!f.strategy.empty(), "--strategy", to_string(cfg.parallelism.sharding_strategy),
+           trainer == "fms-fsdp" ? " (fms-fsdp's own default --sharding_strategy is hsdp)" : "");
+  unstated(!f.ac.empty(), "--ac", to_string(cfg.activation_checkpointing.mode));
+  unstated(f.grad_accum.has_value(), "--grad-accum", std::to_string(cfg.training.grad_accum));
+  unstated(f.compile, "--compile", "eager");
+  unstated(!f.fp8.empty(), "--fp8", "none (bf16 matmuls)");
+  return cfg;
+}
+
+// The log's text and its steps, as the trainer's format prints them: a byte-order mark dropped,
+// a last line cut off while written left out (said).
+planner::TrainLog read_train_log(const std::string& trainer, const std::string& path, std::vector<std::string>& notes) {
+  std::string text = read_text(path);
   // A UTF-8 byte-order mark (an editor's) is not part of the first line.
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
   // A last line without its line end was cut off while written (a log copied from a running job):
@@ -356,20 +351,14 @@ void run_import(const std::string& trainer, const ImportFlags& a) {
                                 text.size() - (end == std::string::npos ? 0 : end + 1)));
     text.erase(end == std::string::npos ? 0 : end + 1);
   }
-  const planner::TrainLog log = trainer == "torchtitan" ? planner::parse_torchtitan_log(text, a.log)
-                                : trainer == "deepspeed"  ? planner::parse_deepspeed_log(text, a.log)
-                                                          : planner::parse_fms_fsdp_log(text, a.log);
-  if (trainer == "deepspeed" && log.zero_stage) take_logged_zero_stage(log, !a.plan.strategy.empty(), cfg, notes);
-  // torchtitan prints `mfu: N/A` under float8 (f113706c4, 2026-02): a log of only those lines
-  // for a config without float8 is probably not what ran.
-  if (trainer == "torchtitan" && !cfg.precision.fp8_on() && !log.steps.empty() &&
-      std::none_of(log.steps.begin(), log.steps.end(), [](const planner::LoggedStep& s) { return s.mfu_pct.has_value(); }))
-    notes.push_back("every step logs `mfu: N/A`, which torchtitan prints under float8 (f113706c4): the config has no "
-                    "float8; give --fp8 RECIPE (or the TOML's converter) if the run used it");
-  planner::ImportedRun run = planner::import_run(log, cfg, hw, a.warmup);
-  notes.insert(notes.end(), run.notes.begin(), run.notes.end());
-  run.info["notes"] = notes;
-  const auto paths = planner::write_run_dir(run, a.out);
+  return trainer == "torchtitan" ? planner::parse_torchtitan_log(text, path)
+         : trainer == "deepspeed"  ? planner::parse_deepspeed_log(text, path)
+                                   : planner::parse_fms_fsdp_log(text, path);
+}
+
+// What import prints: the run's numbers as measured, the notes, the files written.
+void print_imported_run(const std::string& trainer, const ImportFlags& a, const planner::ImportedRun& run,
+                        const std::vector<std::string>& notes, const std::vector<std::string>& paths) {
   const RunReport& r = run.report;
   const auto& sum = run.info["summary"];
   fmt::print("import: {} run of {} on {} x {} from {}\n", trainer, run.cfg.model_label(), run.cfg.world_size(),
@@ -394,6 +383,34 @@ void run_import(const std::string& trainer, const ImportFlags& a) {
       fmt::print("  note: {}\n", n);
   }
   for (const auto& p : paths) fmt::print("  wrote {}\n", p);
+}
+
+void run_import(const std::string& trainer, const ImportFlags& a) {
+  // --runtime names a generation of the log's software, nothing else.
+  if (!a.plan.runtime.empty()) {
+    const std::string fw = planner::runtime_preset(trainer).framework;
+    if (planner::runtime_preset(a.plan.runtime).framework != fw)
+      throw UsageError(fmt::format("import: --runtime {} is not a generation of {} (its generations: {})",
+                                   a.plan.runtime, trainer, fmt::join(planner::runtime_generations(fw), ", ")));
+  }
+  std::vector<std::string> notes;
+  HardwareSpec hw;
+  TrainConfig cfg;
+  if (!a.titan_config.empty()) cfg = config_from_torchtitan(a, hw, notes);
+  else cfg = config_from_import_flags(trainer, a, hw, notes);
+  const planner::TrainLog log = read_train_log(trainer, a.log, notes);
+  if (trainer == "deepspeed" && log.zero_stage) take_logged_zero_stage(log, !a.plan.strategy.empty(), cfg, notes);
+  // torchtitan prints `mfu: N/A` under float8 (f113706c4, 2026-02): a log of only those lines
+  // for a config without float8 is probably not what ran.
+  if (trainer == "torchtitan" && !cfg.precision.fp8_on() && !log.steps.empty() &&
+      std::none_of(log.steps.begin(), log.steps.end(), [](const planner::LoggedStep& s) { return s.mfu_pct.has_value(); }))
+    notes.push_back("every step logs `mfu: N/A`, which torchtitan prints under float8 (f113706c4): the config has no "
+                    "float8; give --fp8 RECIPE (or the TOML's converter) if the run used it");
+  planner::ImportedRun run = planner::import_run(log, cfg, hw, a.warmup);
+  notes.insert(notes.end(), run.notes.begin(), run.notes.end());
+  run.info["notes"] = notes;
+  const auto paths = planner::write_run_dir(run, a.out);
+  print_imported_run(trainer, a, run, notes, paths);
 }
 
 void add_trainer(CLI::App* import, const std::string& trainer, const std::string& what) {
