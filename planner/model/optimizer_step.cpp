@@ -104,22 +104,28 @@ std::vector<OptimizerKernel> optimizer_kernels(AdamwUpdate update, GradClip clip
   return out;
 }
 
-int optimizer_accesses(AdamwUpdate update, GradClip clip) {
-  // The sum of optimizer_kernels(update, clip), without building the list (plan() asks per call).
-  auto sum = [](const std::vector<OptimizerKernel>& ks) {
-    int n = 0;
-    for (const auto& k : ks) n += k.reads + k.writes;
+namespace {
+
+// Bytes the calls of update and clip move per element of the shard, the moments' accesses at
+// moment_bytes and the others at master_bytes, summed over the static lists without building
+// the list (plan() asks per call).
+double weighted_accesses(AdamwUpdate update, GradClip clip, double master_bytes, double moment_bytes) {
+  auto sum = [&](const std::vector<OptimizerKernel>& ks) {
+    double n = 0;
+    for (const auto& k : ks)
+      n += double(k.reads + k.writes - k.moment_accesses) * master_bytes + double(k.moment_accesses) * moment_bytes;
     return n;
   };
   return (clip != GradClip::none ? sum(kClipNorm) : 0) + (clip == GradClip::norm_and_scale ? sum(kClipScale) : 0) +
          sum(update_kernels(update));
 }
 
+}  // namespace
+
+int optimizer_accesses(AdamwUpdate update, GradClip clip) { return int(weighted_accesses(update, clip, 1, 1)); }
+
 double optimizer_bytes_per_element(AdamwUpdate update, GradClip clip, int master_bytes, int moment_bytes) {
-  double bytes = 0;
-  for (const OptimizerKernel& k : optimizer_kernels(update, clip))
-    bytes += double(k.reads + k.writes - k.moment_accesses) * master_bytes + double(k.moment_accesses) * moment_bytes;
-  return bytes;
+  return weighted_accesses(update, clip, master_bytes, moment_bytes);
 }
 
 }  // namespace shardcast::planner
