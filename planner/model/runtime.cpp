@@ -65,7 +65,8 @@ std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, c
 std::string optimizer_state_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg) {
   const std::vector<std::string>& runs = t.optimizer_state_dtypes;
   const std::string& s = cfg.optimizer.state_dtype;
-  if (std::find(runs.begin(), runs.end(), s) != runs.end()) return bf16_moments_update_refusal(rt.name, cfg, t.adamw_update);
+  // A profile listing bf16 runs the fused update (checked when it is read: runtime_spec.cpp).
+  if (std::find(runs.begin(), runs.end(), s) != runs.end()) return "";
   std::vector<std::string> others;  // the runtime presets that run it
   for (const std::string& name : list_runtime_presets()) {
     const std::vector<std::string>& o = runtime_preset(name).terms.optimizer_state_dtypes;

@@ -68,7 +68,8 @@ std::string master_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, c
 std::string optimizer_state_dtype_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const TrainConfig& cfg);
 // Why bf16 moments cannot run beside an AdamW update `update` (adamw_update's value: only
 // "fused" runs them); "" where cfg keeps the master dtype's moments or the update is fused. The
-// runtime's term (optimizer_state_dtype_refusal) and a published row's adamw_update column.
+// profile's own pair is checked when the profile is read (runtime_spec.cpp); this one serves a
+// published row's adamw_update column.
 std::string bf16_moments_update_refusal(const std::string& runtime, const TrainConfig& cfg, const std::string& update);
 
 // Why rt (terms t) cannot run cfg's parallelism.sync_every_micro_step ("" = it can: the key
