@@ -877,9 +877,11 @@ std::string recipe_preamble(const TrainConfig& c, const std::string& base) {
        "# that of the documents the data loader packs (the plan's data.mean_doc_len: " +
        (c.data.mean_doc_len > 0 ? fmt::format("{:g} tokens", c.data.mean_doc_len)
                                 : std::string("0, dense causal work over the whole sequence")) +
-       "; not a setting:\n# your data decides it); the loss as ChunkedLossWrapper in 8 chunks (9530a874d); CUDA graphs on\n"
-       "# (f84224af0: no host time per unit) with the gradients kept between steps (zero_grad(set_to_none=False)).\n"
-       "# Not expressed: the CUDA graphs' private memory pool (the plan replays one caching allocator).\n";
+       "; not a setting:\n# your data decides it); the loss as ChunkedLossWrapper in 8 chunks (9530a874d); " +
+       (c.parallelism.pp > 1
+            ? std::string("CUDA graphs off\n# (torchtitan refuses them with pipeline parallelism) and the gradients freed between steps.\n")
+            : std::string("CUDA graphs on\n# (f84224af0: no host time per unit) with the gradients kept between steps (zero_grad(set_to_none=False));\n"
+                          "# the graphs' private memory pool, whole cudaMalloc segments beside the eager optimizer's, in the reserved memory.\n"));
   o += "from torchtitan.components.optimizer.optimizer import ParamGroupConfig\n";
   if (c.precision.fp8 == Fp8Recipe::mxfp8) o += "from torchtitan.components.quantization import MXFP8LinearConverter\n";
   else if (c.precision.fp8 == Fp8Recipe::nvfp4)

@@ -356,6 +356,8 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   }
   ti.record_stream = opt.record_stream_buffers;
   ti.optimizer_state_at_init = opt.adamw_state_at_init;
+  ti.cuda_graphs = opt.host_units_graphed;  // host_time = "cuda_graphs" on a CUDA GPU, no pipeline
+  ti.stand_in_pieces_per_unit = int(std::max<int64_t>(1, m.parameter_tensors() / std::max(1, U)));
   // torchtitan's eager blocks tensor by tensor (block_tensor_sequence.h).
   for (int i = 0; i < U; ++i)
     if (units.block_seq_of[size_t(i)] >= 0) {
@@ -384,11 +386,11 @@ double replay_reserved(const TrainConfig& cfg, const HardwareSpec& hw, const Pla
   // reserved estimate is then the proportional one, as for the configurations search does not
   // replay (over_by_allocated), and the plan does not fit either way.
   try {
-    reserved = replay_allocation_trace(trace, ac_cfg).peak_reserved;
+    reserved = replay_allocation_trace(trace, ac_cfg, ti.cuda_graphs).peak_reserved;
     p.mem_reserved_range_bytes = {reserved, reserved};  // the trace's alone: read_memory adds what is beside it
     if (opt.reserved_range) {
       ac_cfg.expandable_segments = !opt.expandable_segments;
-      const double other = replay_allocation_trace(trace, ac_cfg).peak_reserved;
+      const double other = replay_allocation_trace(trace, ac_cfg, ti.cuda_graphs).peak_reserved;
       p.mem_reserved_range_bytes = {std::min(reserved, other), std::max(reserved, other)};
     }
   } catch (const std::length_error&) {

@@ -395,6 +395,7 @@ TEST(AllocationTrace, ReplayWithReusedStorageIsTheSameEveryTime) {
       EXPECT_EQ(into[i].tensor, value[i].tensor);
       EXPECT_EQ(into[i].bytes, value[i].bytes);
       EXPECT_EQ(into[i].stream, value[i].stream);
+      EXPECT_EQ(into[i].pool, value[i].pool);
       EXPECT_EQ(into[i].ready, value[i].ready);
     }
     traces.push_back(value);

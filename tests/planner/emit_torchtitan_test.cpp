@@ -398,10 +398,11 @@ TEST(EmitTorchtitan, CurrentRecipeUndoesTheBaseConfigsOtherChoices) {
     EXPECT_NE(py.find("#   PYTHONPATH=/path/to/this/dir PYTORCH_ALLOC_CONF=expandable_segments:True"), std::string::npos)
         << py;
     // What it plans is written (the chunked loss, CUDA graphs: f84224af0) and what it cannot
-    // express is said (the graphs' memory pool; the data's document lengths).
+    // express is said (the data's document lengths), and what the plan counts that no setting holds (the
+    // graphs' memory pool).
     EXPECT_NE(py.find("    config.loss.num_chunks = 8"), std::string::npos);
     EXPECT_NE(py.find("    config.training.disable_cuda_graphs = False"), std::string::npos);
-    EXPECT_NE(py.find("# Not expressed: the CUDA graphs' private memory pool"), std::string::npos);
+    EXPECT_NE(py.find("# the graphs' private memory pool, whole cudaMalloc segments"), std::string::npos);
     EXPECT_NE(py.find("data.mean_doc_len: 0, dense causal work"), std::string::npos) << py;
   }
   // One node: run_train.sh.

@@ -134,17 +134,26 @@ namespace {
 // Appends events to a trace, numbering its tensors from 0. Events are written field by field in
 // place (a temporary built on the stack and copied stalls on store forwarding: it was a fifth
 // of the trace's time).
+// `pool` and `compute_stream` are where the next allocations go: a CUDA-graphed loop's units
+// run on kStreamGraph and, once captured, from kPoolGraph (TraceInputs::cuda_graphs); a free
+// names its tensor's pool (`pool_of`, per tensor).
 struct TraceWriter {
   std::vector<AllocEvent>& out;
+  std::vector<char>& pool_of;
   int next_tensor = 0;
+  int pool = kPoolDevice;
+  int compute_stream = kStreamCompute;
   int alloc(double t, double bytes, int stream) {
     const int id = next_tensor++;
     AllocEvent& e = out.emplace_back();
     e.t = t;
     e.tensor = id;
     e.bytes = std::max<int64_t>(1, int64_t(bytes + 0.5));
-    e.stream = stream;
+    e.stream = stream == kStreamCompute ? compute_stream : stream;
+    e.pool = pool;
     e.ready = 0;
+    if (pool_of.size() <= size_t(id)) pool_of.resize(size_t(id) + 1);
+    pool_of[size_t(id)] = char(pool);
     return id;
   }
   void release(double t, int id, int stream, double ready) {
@@ -153,7 +162,17 @@ struct TraceWriter {
     e.tensor = id;
     e.bytes = 0;
     e.stream = stream;
+    e.pool = pool_of[size_t(id)];
     e.ready = ready > t ? ready : t;
+  }
+  void empty_cache(double t) {
+    AllocEvent& e = out.emplace_back();
+    e.t = t;
+    e.tensor = kEmptyCache;
+    e.bytes = 0;
+    e.stream = kStreamCompute;
+    e.pool = kPoolDevice;
+    e.ready = t;
   }
 };
 
@@ -216,6 +235,34 @@ class SequencedUnits {
   std::vector<char> backward_done_;     // per unit: the current micro-step's backward sequence ran
 };
 
+// The optimizer step's shard of temporaries is a stand-in for what the backward peak misses
+// (fsdp_units.cpp; docs/cost-model.md §5): with CUDA graphs it goes where the backward's tensors
+// go, the graph's stream and pool (the caller sets them on the writer), in pieces as foreach
+// temporaries come (TraceInputs::stand_in_pieces_per_unit per unit's share), since that pool's
+// whole segments do not join.
+class GraphedStandIn {
+ public:
+  explicit GraphedStandIn(const TraceInputs& in) : in_(in) {
+    for (double b : in.param_shard_bytes) total_ += b;
+  }
+  bool applies(const SimAlloc& a) const { return in_.cuda_graphs && a.unit < 0 && a.cat == kMemTransient && total_ > 0; }
+  void delta(const SimAlloc& a, double t, TraceWriter& w) {
+    if (a.bytes > 0) {
+      const int k = std::max(1, in_.stand_in_pieces_per_unit);
+      for (double b : in_.param_shard_bytes)
+        for (int piece = 0; b > 0 && piece < k; ++piece) live_.push_back(w.alloc(t, a.bytes * b / total_ / k, kStreamCompute));
+    } else {
+      for (int id : live_) w.release(t, id, kStreamCompute, t);
+      live_.clear();
+    }
+  }
+
+ private:
+  const TraceInputs& in_;
+  double total_ = 0;       // Σ param_shard_bytes  // bytes
+  std::vector<int> live_;  // its pieces' tensors
+};
+
 }  // namespace
 
 void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::vector<AllocEvent>* trace) {
@@ -223,7 +270,9 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
   std::vector<AllocEvent>& out = *trace;
   out.clear();
   out.reserve(sim.allocations.size() * size_t(in.steps) + 8 * in.param_shard_bytes.size());
-  TraceWriter w{out};
+  thread_local std::vector<char> pool_of;  // scratch reused across calls on this thread
+  pool_of.clear();
+  TraceWriter w{out, pool_of};
 
   // Static state before the first step (model construction, fully_shard).
   for (double b : in.param_shard_bytes)
@@ -258,14 +307,21 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
   SequencedUnits sequenced(in.sequences);
 
   std::vector<int> sharded_grads;  // freed at the next step's zero_grad
+  GraphedStandIn stand_in(in);
   for (int step = 0; step < in.steps; ++step) {
     const double t0 = span * step;
     for (int id : sharded_grads) w.release(t0, id, kStreamReduce, t0);
     sharded_grads.clear();
+    // torch.cuda.graph's __enter__ before the capture: synchronize, empty_cache().
+    if (in.cuda_graphs && step == 1) w.empty_cache(t0);
+    const int unit_pool = in.cuda_graphs && step >= 1 ? kPoolGraph : kPoolDevice;
+    const int unit_stream = in.cuda_graphs ? kStreamGraph : kStreamCompute;
     tensor.assign(n, -1);
     for (size_t j = 0; j < n; ++j) {
       const SimAlloc& a = sim.allocations[j];
       const double t = t0 + a.t;
+      w.pool = a.unit >= 0 ? unit_pool : kPoolDevice;
+      w.compute_stream = a.unit >= 0 ? unit_stream : kStreamCompute;
       if (sequenced.has(a.unit) && (a.cat == kMemActivations || a.cat == kMemTransient)) {
         sequenced.replace(a, t, w);
         continue;
@@ -274,6 +330,12 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
         // AdamW's lazy state: exp_avg and exp_avg_sq of every unit's shard, before the step's
         // foreach temporaries.
         allocate_optimizer_state(t);
+      }
+      if (stand_in.applies(a)) {
+        w.pool = unit_pool;
+        w.compute_stream = unit_stream;
+        stand_in.delta(a, t, w);
+        continue;
       }
       if (a.bytes > 0) {
         tensor[j] = w.alloc(t, a.bytes, stream_of(a));
@@ -289,13 +351,75 @@ void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::ve
   }
 }
 
-ReplayResult replay_allocation_trace(const std::vector<AllocEvent>& trace, const CachingAllocatorConfig& cfg) {
+namespace {
+
+ReplayResult result_of(const CachingAllocator& a) {
+  ReplayResult r;
+  r.peak_reserved = double(a.peak_reserved());
+  r.peak_allocated = double(a.peak_allocated());
+  r.segments = a.segments();
+  r.retries = a.retries();
+  r.out_of_memory = a.out_of_memory();
+  return r;
+}
+
+// A trace with a CUDA graphs' pool: one allocator per pool, the peaks of their sums.
+ReplayResult replay_two_pools(const std::vector<AllocEvent>& trace, const CachingAllocatorConfig& cfg) {
+  CachingAllocatorConfig graph_cfg = cfg;
+  graph_cfg.private_pool = true;
+  graph_cfg.capacity_bytes = 1e300;  // the device's limit is checked across both pools below
+  thread_local CachingAllocator pools[2] = {CachingAllocator(cfg), CachingAllocator(graph_cfg)};
+  thread_local std::vector<int> handle;
+  pools[kPoolDevice].reset(cfg);
+  pools[kPoolGraph].reset(graph_cfg);
+  handle.assign(trace.size(), -1);
+  int64_t peak_reserved = 0, peak_allocated = 0;
+  const double capacity = cfg.capacity_bytes;
+  for (const AllocEvent& e : trace) {
+    CachingAllocator& a = pools[e.pool];
+    if (e.bytes > 0) {
+      // One device under both pools: the device pool may reserve what the graph pool leaves and
+      // releases its own cache when that is short; a graph pool's request that would pass the
+      // device first releases the device pool's cache (release_cached_blocks frees no block of a
+      // private pool in use), and past that the run is out of memory.
+      if (e.pool == kPoolDevice) {
+        a.set_capacity(capacity - double(pools[kPoolGraph].reserved()));
+      } else if (double(pools[0].reserved() + pools[1].reserved() + allocator_round_size(e.bytes)) > capacity) {
+        pools[kPoolDevice].empty_cache();
+      }
+      handle[size_t(e.tensor)] = a.malloc(e.bytes, e.stream, e.t);
+      peak_reserved = std::max(peak_reserved, pools[0].reserved() + pools[1].reserved());
+      peak_allocated = std::max(peak_allocated, pools[0].allocated() + pools[1].allocated());
+    } else if (e.tensor == kEmptyCache) {
+      a.empty_cache();
+    } else if (e.ready > e.t) {
+      a.free_after(handle[size_t(e.tensor)], e.ready);
+    } else {
+      a.free(handle[size_t(e.tensor)]);
+    }
+  }
+  ReplayResult r;
+  r.peak_reserved = double(peak_reserved);
+  r.peak_allocated = double(peak_allocated);
+  r.graph_pool_reserved = double(pools[kPoolGraph].reserved());
+  r.segments = pools[0].segments() + pools[1].segments();
+  r.retries = pools[0].retries() + pools[1].retries();
+  r.out_of_memory = pools[0].out_of_memory() || double(peak_reserved) > capacity;
+  return r;
+}
+
+}  // namespace
+
+ReplayResult replay_allocation_trace(const std::vector<AllocEvent>& trace, const CachingAllocatorConfig& cfg,
+                                     bool cuda_graphs) {
+  if (cuda_graphs) return replay_two_pools(trace, cfg);
   // One allocator and handle table per thread, reset per replay (their storage is kept).
   thread_local CachingAllocator a(cfg);
   thread_local std::vector<int> handle;
   a.reset(cfg);
   handle.assign(trace.size(), -1);  // tensor ids are below the event count
   for (const AllocEvent& e : trace) {
+    assert(e.pool == kPoolDevice && e.tensor >= 0 && "a CUDA graphs' trace: replay with cuda_graphs");
     if (e.bytes > 0) {
       assert(size_t(e.tensor) < handle.size());
       handle[size_t(e.tensor)] = a.malloc(e.bytes, e.stream, e.t);
@@ -305,13 +429,7 @@ ReplayResult replay_allocation_trace(const std::vector<AllocEvent>& trace, const
       a.free(handle[size_t(e.tensor)]);
     }
   }
-  ReplayResult r;
-  r.peak_reserved = double(a.peak_reserved());
-  r.peak_allocated = double(a.peak_allocated());
-  r.segments = a.segments();
-  r.retries = a.retries();
-  r.out_of_memory = a.out_of_memory();
-  return r;
+  return result_of(a);
 }
 
 }  // namespace shardcast::planner

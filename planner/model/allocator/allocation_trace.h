@@ -33,15 +33,27 @@
 
 namespace shardcast::planner {
 
-enum AllocStream : int { kStreamCompute = 0, kStreamAllGather = 1, kStreamReduce = 2, kStreamReplica = 3 };
+// kStreamGraph: the side stream a CUDA-graphed loop runs its forward and backward on
+// (torchtitan distributed/cudagraph.py _CUDAGraphManager.stream), warm-up and replays alike.
+enum AllocStream : int {
+  kStreamCompute = 0, kStreamAllGather = 1, kStreamReduce = 2, kStreamReplica = 3, kStreamGraph = 4
+};
+// The pool a tensor comes from: the device's caching allocator, or the private pool of the
+// CUDA graphs (torch.cuda.graph(..., pool=graph_pool)): its segments are the graphs' for as
+// long as they live, and neither pool hands its free blocks to the other.
+enum AllocPool : int { kPoolDevice = 0, kPoolGraph = 1 };
 
+// An allocation (bytes > 0), a free (bytes == 0, tensor ≥ 0), or torch.cuda.empty_cache()
+// on the device pool (bytes == 0, tensor < 0: kEmptyCache).
 struct AllocEvent {
   double t = 0;          // request time  // s
-  int tensor = 0;        // index of the tensor (alloc and free share it)
+  int tensor = 0;        // index of the tensor (alloc and free share it); kEmptyCache
   int64_t bytes = 0;     // requested bytes (> 0) of an allocation; 0 for a free
   int stream = kStreamCompute;
+  int pool = kPoolDevice;  // the tensor's pool (its free names the same)
   double ready = 0;      // free: when the block may be handed out again (≥ t)  // s
 };
+inline constexpr int kEmptyCache = -1;
 
 // One step of a unit's tensor sequence: allocate tensor `id` (bytes > 0) or free it (bytes == 0).
 struct TensorStep {
@@ -97,6 +109,18 @@ struct TraceInputs {
   // gradients), not at the first optimizer step (runtime term adamw = "fused_state_at_init").
   bool optimizer_state_at_init = false;
   int steps = 2;                           // optimizer steps replayed (≥ 2: the second sees the first's cache)
+  // The loop's forward and backward replay as a CUDA graph (runtime term host_time =
+  // "cuda_graphs" on a CUDA GPU; torchtitan distributed/cudagraph.py): the first step runs
+  // them eagerly on the graph's stream (the wrapper's warm-up), then torch.cuda.graph empties
+  // the device pool's cache and captures; from the second step every unit's tensors come from
+  // the graph's private pool, which keeps its segments. The optimizer step stays eager on the
+  // compute stream in the device pool. (The real capture starts at the second micro-step: with
+  // gradient accumulation the warm-up here is the whole first step, whose peak is the
+  // micro-step's.)
+  bool cuda_graphs = false;
+  // With cuda_graphs: the optimizer step's transient (a stand-in, fsdp_units.cpp) is allocated in
+  // the graph pool as this many pieces per unit's share (the unit's parameter tensors).
+  int stand_in_pieces_per_unit = 1;
   // Per unit (index = SimAlloc::unit): its tensors one by one; missing or empty = its blocks.
   std::vector<UnitTensorSequence> sequences;
 };
@@ -106,13 +130,21 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
 // The same into *trace (cleared first; its storage is reused: plan() keeps one per thread).
 void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::vector<AllocEvent>* trace);
 
+// The pools are replayed by one CachingAllocator each, on one device: the peaks are of their
+// sum; the device pool reserves what the graph pool leaves of the capacity, and a graph pool's
+// request that would pass the capacity first releases the device pool's cache (the real
+// allocator does so when that cudaMalloc fails; here also when the graph pool's own cache could
+// have served it).
 struct ReplayResult {
   double peak_reserved = 0;    // torch.cuda.max_memory_reserved  // bytes
   double peak_allocated = 0;   // torch.cuda.max_memory_allocated (rounded blocks)  // bytes
+  double graph_pool_reserved = 0;  // the CUDA graphs' private pool at the end (0 without)  // bytes
   int segments = 0;            // segments at the end
   int retries = 0;             // cudaMalloc failures answered by releasing the cache
   bool out_of_memory = false;
 };
-ReplayResult replay_allocation_trace(const std::vector<AllocEvent>& trace, const CachingAllocatorConfig& cfg);
+// `cuda_graphs`: the trace was built with TraceInputs::cuda_graphs (two pools, an empty_cache).
+ReplayResult replay_allocation_trace(const std::vector<AllocEvent>& trace, const CachingAllocatorConfig& cfg,
+                                     bool cuda_graphs = false);
 
 }  // namespace shardcast::planner

@@ -278,7 +278,8 @@ int CachingAllocator::malloc(int64_t bytes, int stream, double now) {
   bool cached = b >= 0;
   if (b < 0) {
     auto grow = [&] {
-      return cfg_.expandable_segments ? expand_segment(size, stream, small) : new_segment(size, stream, small);
+      return cfg_.expandable_segments && !cfg_.private_pool ? expand_segment(size, stream, small)
+                                                          : new_segment(size, stream, small);
     };
     b = grow();
     if (b < 0) {

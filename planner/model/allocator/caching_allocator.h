@@ -17,7 +17,8 @@
 // 2 MiB (small) or 20 MiB (large) at its end.
 // What it is not: memory contents, addresses a real run gets, garbage collection
 // (garbage_collection_threshold), max_split_size_mb / roundup_power2_divisions (off by
-// default), CUDA graph pools, or what lies outside the allocator (NCCL, the CUDA context).
+// default), a CUDA graph's private pool (allocation_trace.h replays one as a second instance),
+// or what lies outside the allocator (NCCL, the CUDA context).
 // Sizes in bytes, times in seconds of the simulated step. Not thread-safe: one instance per
 // replay at a time; cheap to construct, and reset() reuses one.
 #pragma once
@@ -45,6 +46,11 @@ int64_t allocator_segment_size(int64_t rounded);
 
 struct CachingAllocatorConfig {
   bool expandable_segments = false;
+  // A CUDA graph's private pool: its segments are cudaMalloc'd whole even with expandable
+  // segments on, whose split rule it keeps (alloc_block: "our checkpointing logic for private
+  // pools doesn't support the expandable_segments_ structure yet"; should_split reads the
+  // setting, not the segment).
+  bool private_pool = false;
   // Device memory the allocator may reserve (capacity minus what lies outside it); beyond it
   // cudaMalloc fails: cached segments are released and the request retried.  // bytes
   double capacity_bytes = 1e300;
@@ -73,6 +79,11 @@ class CachingAllocator {
   int segments() const { return n_segments_; }
   int retries() const { return retries_; }   // cudaMalloc failures answered by a release
   bool out_of_memory() const { return oom_; } // a request failed after the release
+  // torch.cuda.empty_cache(): pending recordStream frees complete (torch.cuda.graph
+  // synchronizes first), then every cached segment with no block in use is released.
+  void empty_cache() { release_cached(); }
+  // The device memory this allocator may reserve from now on (another pool holds the rest).  // bytes
+  void set_capacity(double bytes) { cfg_.capacity_bytes = bytes; }
 
  private:
   struct Block {

@@ -286,11 +286,11 @@ std::vector<AllocEvent> to_alloc_events(const MeasuredAllocatorTrace& trace) {
       trace,
       [&](size_t i, int tensor) {
         const MeasuredTraceEntry& r = trace.rows[i];
-        ev.push_back(AllocEvent{double(i), tensor, r.size, r.stream, double(i)});
+        ev.push_back(AllocEvent{double(i), tensor, r.size, r.stream, kPoolDevice, double(i)});
         stream_of.push_back(r.stream);
       },
       [&](size_t i, int tensor) {
-        ev.push_back(AllocEvent{double(i), tensor, 0, stream_of[size_t(tensor)], double(i)});
+        ev.push_back(AllocEvent{double(i), tensor, 0, stream_of[size_t(tensor)], kPoolDevice, double(i)});
       },
       &skipped);
   return ev;
