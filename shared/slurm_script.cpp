@@ -56,9 +56,12 @@ void require_comment_lines(const std::string& header) {
 
 }  // namespace
 
-std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& o) {
-  // Every string of the config that reaches the script (the model name in --job-name and the
-  // comments, the paths in run.toml's header) is one line, before anything is rendered.
+namespace {
+
+// Every string of the config that reaches the script (the model name in --job-name and the
+// comments, the paths in run.toml's header) is one line, before anything is rendered; the
+// options' strings too, and the config path needs no quoting.
+void require_renderable(const TrainConfig& c, const SlurmScriptOptions& o) {
   require_emittable_strings(c);
   for (const auto& [what, value] : {std::pair<const char*, const std::string*>{"script name", &o.script_name},
                                     {"submit directory", &o.submit_dir},
@@ -74,7 +77,11 @@ std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& 
           std::string::npos)
     throw UsageError("config path '" + o.run_toml +
                                 "' for the Slurm script: use letters, digits and . _ / - + only");
-  const int nodes = c.cluster.nodes, gpn = c.cluster.gpus_per_node, world = c.world_size();
+}
+
+// The shebang, the header comments and the #SBATCH lines.
+std::string sbatch_lines(const TrainConfig& c, const SlurmScriptOptions& o) {
+  const int nodes = c.cluster.nodes, gpn = c.cluster.gpus_per_node;
   const std::string& sbatch_file = o.script_name;
   std::string s = "#!/bin/bash\n";
   // A leading '-' behind "./": sbatch would read the name as an option.
@@ -100,7 +107,14 @@ std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& 
     s += fmt::format("#SBATCH --time={}   # {} steps x {:.3g} s predicted, +50% and 15 min start-up\n",
                       slurm_time_limit(c.training.steps, o.predicted_step_s), c.training.steps, o.predicted_step_s);
   s += "#SBATCH --output=%x-%j.out\n\n";
-  s += "set -euo pipefail\n";
+  return s;
+}
+
+// The rendezvous variables, the world-size check and (with run_toml_text) the config's checksum.
+std::string rendezvous_lines(const TrainConfig& c, const SlurmScriptOptions& o) {
+  const int nodes = c.cluster.nodes, gpn = c.cluster.gpus_per_node, world = c.world_size();
+  const std::string& sbatch_file = o.script_name;
+  std::string s = "set -euo pipefail\n";
   s += "cd \"${SLURM_SUBMIT_DIR:-.}\"\n\n";
   s += "# Rendezvous: rank 0 runs on the first node of the allocation. sed reads the whole list (head\n"
        "# would exit early and, under pipefail, scontrol's SIGPIPE would end the script).\n";
@@ -131,7 +145,12 @@ std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& 
                                 "holding it, or write a script for the file there (shardcast-train slurm {})",
                                 sum, o.run_toml)));
   }
-  s += "export PYTORCH_ALLOC_CONF=expandable_segments:True PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
+  return s;
+}
+
+// The environment of every rank and the srun line.
+std::string launch_lines(const TrainConfig& c, const SlurmScriptOptions& o) {
+  std::string s = "export PYTORCH_ALLOC_CONF=expandable_segments:True PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
   std::string data;
   if (c.data.path.empty()) {
     s += fmt::format("# {} has no data.path: the token file (llm.c .bin) comes from SHARDCAST_DATA.\n", o.run_toml);
@@ -149,6 +168,13 @@ std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& 
       "  'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID; exec \"$SHARDCAST_TRAIN\" run {}{}'\n",
       o.run_toml, data);
   return s;
+}
+
+}  // namespace
+
+std::string render_slurm_script(const TrainConfig& c, const SlurmScriptOptions& o) {
+  require_renderable(c, o);
+  return sbatch_lines(c, o) + rendezvous_lines(c, o) + launch_lines(c, o);
 }
 
 }  // namespace shardcast

@@ -51,10 +51,13 @@ double sdpa_causal_bwd_flop(int64_t b, int64_t h, int64_t s, int64_t d) {
   return 2.5 * sdpa_causal_fwd_flop(b, h, s, d);
 }
 
-std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
-  std::vector<KernelRow> rows;
-  // GEMMs: each weight W (out × in) of a block and the head, for T tokens:
-  // forward X(T×in)·Wᵀ, input gradient dY(T×out)·W, weight gradient dYᵀ(out×T)·X.
+namespace {
+
+// GEMMs: each weight W (out × in) of a block and the head, for T tokens: forward X(T×in)·Wᵀ,
+// input gradient dY(T×out)·W, weight gradient dYᵀ(out×T)·X; in bf16, then the same shapes in
+// fp8 (torchao's tensor-wise float8 GEMM: e4m3 operands, one fp32 scale each, bf16 out), which
+// run_gpu_kernel_bench leaves out where the GPU or LibTorch has none.
+void add_gemm_rows(const KernelCaseOptions& o, std::vector<KernelRow>& rows) {
   std::set<std::tuple<int64_t, int64_t, int64_t>> gemms;
   for (const ModelSpec& m : o.models) {
     const int64_t d = m.d_model, hd = m.head_dim();
@@ -73,11 +76,12 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
       }
   }
   for (const auto& [m, n, k] : gemms) rows.push_back(gemm(m, n, k, "bf16"));
-  // The same shapes in fp8 (torchao's tensor-wise float8 GEMM: e4m3 operands, one fp32 scale
-  // each, bf16 out); run_gpu_kernel_bench leaves them out where the GPU or LibTorch has none.
   for (const auto& [m, n, k] : gemms) rows.push_back(gemm(m, n, k, "fp8"));
+}
 
-  // SDPA: every distinct (heads, kv_heads, head_dim) of the presets.
+// SDPA: every distinct (heads, kv_heads, head_dim) of the presets at each sequence length,
+// batch = sdpa_tokens / s, forward and backward.
+void add_sdpa_rows(const KernelCaseOptions& o, std::vector<KernelRow>& rows) {
   std::set<std::tuple<int64_t, int64_t, int64_t>> layouts;
   for (const ModelSpec& m : o.models) layouts.insert({m.n_heads, m.n_kv_heads, m.head_dim()});
   for (const auto& [h, kv, hd] : layouts)
@@ -91,15 +95,19 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
         rows.push_back(r);
       }
     }
+}
 
-  // RMSNorm (m rows of width n = d_model) and cross-entropy (m rows of width n = vocab):
-  // fewest bytes = each input read once, each output written once (bf16 activations; the
-  // loss reads bf16 logits and int64 targets).
-  std::set<std::pair<int64_t, int64_t>> norms, losses;
+// RMSNorm (m rows of width n = d_model), SwiGLU's element-wise part (m rows of the FFN width,
+// Llama presets) and cross-entropy (m rows of width n = vocab): fewest bytes = each input read
+// once, each output written once (bf16 activations; the loss reads bf16 logits and int64
+// targets).
+void add_elementwise_rows(const KernelCaseOptions& o, std::vector<KernelRow>& rows) {
+  std::set<std::pair<int64_t, int64_t>> norms, losses, swiglus;
   for (const ModelSpec& m : o.models)
     for (int64_t T : o.tokens) {
       norms.insert({T, m.d_model});
       losses.insert({T, m.vocab});
+      if (m.mlp_type == MlpType::swiglu) swiglus.insert({T, m.ffn_dim});
     }
   for (const auto& [m, n] : norms) {
     const double mn = double(m) * double(n);
@@ -107,15 +115,10 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
     // dweight written.
     add_fwd_bwd(rows, "rmsnorm_fwd", "rmsnorm_bwd", m, n, kBf16 * (2 * mn + n), kBf16 * (3 * mn + 2 * n));
   }
-  // SwiGLU's element-wise part, silu(gate) · up, over m rows of the FFN width (Llama presets):
-  // forward reads gate and up and writes the product; backward reads the product's gradient,
-  // gate and up and writes both gradients.
-  std::set<std::pair<int64_t, int64_t>> swiglus;
-  for (const ModelSpec& m : o.models)
-    if (m.mlp_type == MlpType::swiglu)
-      for (int64_t T : o.tokens) swiglus.insert({T, m.ffn_dim});
   for (const auto& [m, n] : swiglus) {
     const double mn = double(m) * double(n);
+    // forward reads gate and up and writes the product; backward reads the product's gradient,
+    // gate and up and writes both gradients.
     add_fwd_bwd(rows, "swiglu_fwd", "swiglu_bwd", m, n, kBf16 * 3 * mn, kBf16 * 5 * mn);
   }
   for (const auto& [m, n] : losses) {
@@ -126,19 +129,16 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
     add_fwd_bwd(rows, "cross_entropy_fwd", "cross_entropy_bwd", m, n, kBf16 * mn + kInt64 * m + kFp32,
                 2 * kBf16 * mn + kInt64 * m);
   }
+}
 
-  KernelRow c;
-  c.op = "copy";
-  c.bytes = 2.0 * double(o.copy_bytes);
-  rows.push_back(c);
-
-  // One optimizer step over k tensors of the preset's mean parameter-tensor size
-  // (ModelSpec::parameter_tensors: the embedding, 9 per Llama block — q, k, v, o, three MLP
-  // weights, two norms —, the final norm, an untied head):
-  // clip_grad_norm_ reads every gradient for the norm and reads and writes it to scale it
-  // (torch.nn.utils.clip_grad: _foreach_norm, then _foreach_mul_ unconditionally), and the fused
-  // AdamW reads parameter, gradient and both moments and writes parameter and both moments: 10
-  // accesses an element, in the row's dtype (bf16: pure bf16 training; fp32: fp32 master).
+// One optimizer step over k tensors of the preset's mean parameter-tensor size
+// (ModelSpec::parameter_tensors: the embedding, 9 per Llama block — q, k, v, o, three MLP
+// weights, two norms —, the final norm, an untied head): clip_grad_norm_ reads every gradient
+// for the norm and reads and writes it to scale it (torch.nn.utils.clip_grad: _foreach_norm,
+// then _foreach_mul_ unconditionally), and the fused AdamW reads parameter, gradient and both
+// moments and writes parameter and both moments: 10 accesses an element, in the row's dtype
+// (bf16: pure bf16 training; fp32: fp32 master).
+void add_optimizer_rows(const KernelCaseOptions& o, std::vector<KernelRow>& rows) {
   std::set<std::pair<int64_t, int64_t>> steps;  // (elements, tensors)
   for (const ModelSpec& m : o.models) {
     const int64_t tensors = m.parameter_tensors();
@@ -153,6 +153,20 @@ std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
       a.bytes = 10.0 * bytes * double(elements);
       rows.push_back(a);
     }
+}
+
+}  // namespace
+
+std::vector<KernelRow> kernel_cases(const KernelCaseOptions& o) {
+  std::vector<KernelRow> rows;
+  add_gemm_rows(o, rows);
+  add_sdpa_rows(o, rows);
+  add_elementwise_rows(o, rows);
+  KernelRow copy;  // one copy of copy_bytes: read and written
+  copy.op = "copy";
+  copy.bytes = 2.0 * double(o.copy_bytes);
+  rows.push_back(copy);
+  add_optimizer_rows(o, rows);
   return rows;
 }
 
