@@ -214,57 +214,47 @@ void MainWindow::setSessionPath(const QString& path) {
   setWindowTitle(path.isEmpty() ? "Shardcast[*]" : QString("Shardcast — %1[*]").arg(QFileInfo(path).fileName()));
 }
 
-void MainWindow::replan() {
-  QElapsedTimer timer;
-  timer.start();
-  const TrainConfig cfg = form_->config();
-  std::vector<std::string> msgs = form_->formErrors();
-  for (auto& m : validate(cfg)) msgs.push_back(m);
+namespace {
+
+// The form's config planned: the hardware, the reference run read for its GPU and runtime, and
+// the prediction with its timeline; or nothing, with the reasons appended to msgs (which comes
+// in with the form's and validate()'s problems: any of them stops the plan).
+struct FormPlan {
   std::optional<HardwareSpec> hw;
-  if (msgs.empty()) {
-    try {
-      hw = form_->hardware();
-    } catch (const std::exception& e) {
-      msgs.push_back(e.what());
-    }
-  }
+  std::optional<planner::ReferenceRun> ref;
   std::optional<Prediction> pred;
-  std::optional<planner::ReferenceRun> ref;  // the reference run, read for this config's GPU and runtime
+};
+FormPlan plan_form(ConfigForm* form, const TrainConfig& cfg, const QString& reference_run,
+                   std::vector<std::string>& msgs) {
+  FormPlan f;
   if (msgs.empty()) {
     try {
-      planner::PlanOptions opt = planner::resolve_plan_options(cfg, *hw);
-      opt.timeline = true;
-      if (!reference_run_.isEmpty()) {
-        ref = planner::read_reference_run(reference_run_.toStdString(), *hw, cfg.runtime);
-        planner::carry_reference(*ref, opt);
-      }
-      pred = planner::predict(cfg, *hw, opt);
-    } catch (const ConfigError& e) {
-      msgs.push_back(e.what());
+      f.hw = form->hardware();
     } catch (const std::exception& e) {
       msgs.push_back(e.what());
     }
   }
-  form_->showErrors(parse_field_errors(msgs));
-  prediction_ = pred;
-  planned_cfg_ = cfg;
-  planned_hw_ = hw;
-  if (!pred) {
-    const QString why = QString("%1 problem(s) in the form — see the fields marked in red.").arg(msgs.size());
-    summary_->setProblem(why);
-    memory_->setProblem("No prediction: " + why);
-    timeline_->setProblem("No prediction: " + why);
-    run_->setPlan(cfg, std::nullopt, form_->customHardware().has_value());
-    search_->setReferenceRun(0, "");
-    scaling_->setReferenceRun(0, "");
-    search_->setBase(cfg, std::nullopt);
-    scaling_->setBase(cfg, std::nullopt);
-    last_plan_ms_ = timer.nsecsElapsed() / 1e6;
-    statusBar()->showMessage(QString("Not planned: %1 problem(s).").arg(msgs.size()));
-    return;
+  if (!msgs.empty()) return f;
+  try {
+    planner::PlanOptions opt = planner::resolve_plan_options(cfg, *f.hw);
+    opt.timeline = true;
+    if (!reference_run.isEmpty()) {
+      f.ref = planner::read_reference_run(reference_run.toStdString(), *f.hw, cfg.runtime);
+      planner::carry_reference(*f.ref, opt);
+    }
+    f.pred = planner::predict(cfg, *f.hw, opt);
+  } catch (const std::exception& e) {  // ConfigError among them: its message names the key
+    msgs.push_back(e.what());
   }
-  // The same config under every other strategy the runtime runs, for the memory comparison (a
-  // strategy only another runtime runs, e.g. DeepSpeed's shard_optimizer, is left out).
+  return f;
+}
+
+// The same config under every other strategy the runtime runs, for the memory comparison (a
+// strategy only another runtime runs, e.g. DeepSpeed's shard_optimizer, is left out); the
+// planned one first.
+std::vector<StrategyPrediction> strategy_rows(const TrainConfig& cfg, const HardwareSpec& hw,
+                                              const std::optional<planner::ReferenceRun>& ref,
+                                              const Prediction& pred) {
   std::vector<StrategyPrediction> rows;
   rows.push_back({to_string(cfg.parallelism.sharding_strategy), true, pred, {}});
   const RuntimeSpec& rt = planner::runtime_preset(cfg.runtime);
@@ -273,36 +263,71 @@ void MainWindow::replan() {
     TrainConfig c = cfg;
     c.parallelism.sharding_strategy = s;
     if (s != ShardingStrategy::hybrid_shard) c.parallelism.hsdp_shard_size = 0;
-    if (!planner::runtime_refusal(rt, c, *hw).empty()) continue;
+    if (!planner::runtime_refusal(rt, c, hw).empty()) continue;
     StrategyPrediction r{to_string(s), false, std::nullopt, {}};
     const auto errs = validate(c);
     if (!errs.empty()) {
       r.problem = errs.front();
     } else {
       try {
-        planner::PlanOptions o = planner::resolve_plan_options(c, *hw);
+        planner::PlanOptions o = planner::resolve_plan_options(c, hw);
         if (ref) planner::carry_reference(*ref, o);
-        r.prediction = planner::predict(c, *hw, o);
+        r.prediction = planner::predict(c, hw, o);
       } catch (const std::exception& e) {
         r.problem = e.what();
       }
     }
     rows.push_back(std::move(r));
   }
+  return rows;
+}
+
+}  // namespace
+
+void MainWindow::showNotPlanned(const TrainConfig& cfg, size_t problems) {
+  const QString why = QString("%1 problem(s) in the form — see the fields marked in red.").arg(problems);
+  summary_->setProblem(why);
+  memory_->setProblem("No prediction: " + why);
+  timeline_->setProblem("No prediction: " + why);
+  run_->setPlan(cfg, std::nullopt, form_->customHardware().has_value());
+  search_->setReferenceRun(0, "");
+  scaling_->setReferenceRun(0, "");
+  search_->setBase(cfg, std::nullopt);
+  scaling_->setBase(cfg, std::nullopt);
+  statusBar()->showMessage(QString("Not planned: %1 problem(s).").arg(problems));
+}
+
+void MainWindow::replan() {
+  QElapsedTimer timer;
+  timer.start();
+  const TrainConfig cfg = form_->config();
+  std::vector<std::string> msgs = form_->formErrors();
+  for (auto& m : validate(cfg)) msgs.push_back(m);
+  const FormPlan f = plan_form(form_, cfg, reference_run_, msgs);
+  form_->showErrors(parse_field_errors(msgs));
+  prediction_ = f.pred;
+  planned_cfg_ = cfg;
+  planned_hw_ = f.hw;
+  if (!f.pred) {
+    showNotPlanned(cfg, msgs.size());
+    last_plan_ms_ = timer.nsecsElapsed() / 1e6;
+    return;
+  }
+  const std::vector<StrategyPrediction> rows = strategy_rows(cfg, *f.hw, f.ref, *f.pred);
   const double plan_ms = timer.nsecsElapsed() / 1e6;
   const Mesh mesh = resolve_mesh(cfg.parallelism, cfg.world_size(), cfg.cluster.gpus_per_node);
-  summary_->setPrediction(*pred, plan_ms, cfg.tokens_per_step(), QString::fromStdString(form_->runtimeOrigin()), mesh);
+  summary_->setPrediction(*f.pred, plan_ms, cfg.tokens_per_step(), QString::fromStdString(form_->runtimeOrigin()), mesh);
   memory_->setPredictions(rows);
-  timeline_->setPrediction(*pred, mesh);
-  run_->setPlan(cfg, pred, form_->customHardware().has_value());
-  search_->setReferenceRun(ref ? ref->level() : 0, ref ? ref->dir : "");
-  scaling_->setReferenceRun(ref ? ref->level() : 0, ref ? ref->dir : "");
-  search_->setBase(cfg, *hw);
-  scaling_->setBase(cfg, *hw);
+  timeline_->setPrediction(*f.pred, mesh);
+  run_->setPlan(cfg, f.pred, form_->customHardware().has_value());
+  search_->setReferenceRun(f.ref ? f.ref->level() : 0, f.ref ? f.ref->dir : "");
+  scaling_->setReferenceRun(f.ref ? f.ref->level() : 0, f.ref ? f.ref->dir : "");
+  search_->setBase(cfg, *f.hw);
+  scaling_->setBase(cfg, *f.hw);
   last_plan_ms_ = timer.nsecsElapsed() / 1e6;
   statusBar()->showMessage(QString("Re-planned in %1 ms (%4 strategies, timeline of %2 events), views updated in %3 ms.")
                                .arg(plan_ms, 0, 'f', 2)
-                               .arg(pred->timeline.size())
+                               .arg(f.pred->timeline.size())
                                .arg(last_plan_ms_ - plan_ms, 0, 'f', 1)
                                .arg(rows.size()));
 }

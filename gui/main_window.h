@@ -81,6 +81,8 @@ class MainWindow : public QMainWindow {
   void refreshRecentMenu();
   void setSessionPath(const QString& path);
   void onRunFinished(const QString& dir, int code, bool crashed);
+  // The views when the form's config cannot be planned: `problems` reasons, in the fields.
+  void showNotPlanned(const TrainConfig& cfg, size_t problems);
 
   QString reference_run_;
   ConfigForm* form_ = nullptr;

@@ -313,40 +313,57 @@ void ChartView::appendPoint(int index, const QPointF& p) {
   d_->showChart(true);
 }
 
+namespace {
+
+// The tallest stack: the largest sum over the components of one category.
+double tallest_stack(const QStringList& categories, const QVector<BarStack>& stacks) {
+  double hi = 0;
+  for (int c = 0; c < categories.size(); ++c) {
+    double sum = 0;
+    for (const BarStack& s : stacks)
+      if (c < s.values.size()) sum += s.values[c];
+    hi = std::max(hi, sum);
+  }
+  return hi;
+}
+
+// The bar chart's value axis: the given range, or from 0 to a little above `hi`, rounded.
+void fit_bar_axis(QValueAxis* axis, const AxisSpec& y, double hi) {
+  if (y.min != y.max) axis->setRange(y.min, y.max);
+  else {
+    axis->setRange(0, hi * 1.08 + 1e-12);
+    axis->applyNiceNumbers();
+  }
+}
+
+}  // namespace
+
+bool ChartView::updateStackedBarsInPlace(const QStringList& categories, const QVector<BarStack>& stacks,
+                                         const QVector<RefLine>& lines, const AxisSpec& y) {
+  if (!d_->bars || categories != d_->categories || lines.size() != d_->xy.size() || stacks.size() != d_->bars->count())
+    return false;
+  for (int i = 0; i < stacks.size(); ++i)
+    if (d_->bars->barSets()[i]->label() != stacks[i].name) return false;
+  for (int i = 0; i < lines.size(); ++i)
+    if (d_->xy[i]->name() != lines[i].name) return false;
+  for (int c = 0; c < categories.size(); ++c)
+    for (int i = 0; i < stacks.size(); ++i) d_->bars->barSets()[i]->replace(c, c < stacks[i].values.size() ? stacks[i].values[c] : 0);
+  double hi = tallest_stack(categories, stacks);
+  for (int i = 0; i < lines.size(); ++i) {
+    d_->xy[i]->replace(QList<QPointF>{QPointF(-0.5, lines[i].y), QPointF(categories.size() - 0.5, lines[i].y)});
+    hi = std::max(hi, lines[i].y);
+  }
+  d_->stacks = stacks;
+  fit_bar_axis(d_->bar_y, y, hi);
+  d_->showChart(!categories.isEmpty());
+  return true;
+}
+
 void ChartView::setStackedBars(const QStringList& categories, const QVector<BarStack>& stacks,
                                const QVector<RefLine>& lines, const AxisSpec& y) {
   // Same shape as shown (categories, components, lines): update the values in place, which
   // keeps the scene items and is several times cheaper than rebuilding on every keystroke.
-  if (d_->bars && categories == d_->categories && lines.size() == d_->xy.size() &&
-      stacks.size() == d_->bars->count()) {
-    bool same = true;
-    for (int i = 0; i < stacks.size() && same; ++i) same = d_->bars->barSets()[i]->label() == stacks[i].name;
-    for (int i = 0; i < lines.size() && same; ++i) same = d_->xy[i]->name() == lines[i].name;
-    if (same) {
-      double hi = 0;
-      for (int c = 0; c < categories.size(); ++c) {
-        double sum = 0;
-        for (int i = 0; i < stacks.size(); ++i) {
-          const double v = c < stacks[i].values.size() ? stacks[i].values[c] : 0;
-          d_->bars->barSets()[i]->replace(c, v);
-          sum += v;
-        }
-        hi = std::max(hi, sum);
-      }
-      for (int i = 0; i < lines.size(); ++i) {
-        d_->xy[i]->replace(QList<QPointF>{QPointF(-0.5, lines[i].y), QPointF(categories.size() - 0.5, lines[i].y)});
-        hi = std::max(hi, lines[i].y);
-      }
-      d_->stacks = stacks;
-      if (y.min != y.max) d_->bar_y->setRange(y.min, y.max);
-      else {
-        d_->bar_y->setRange(0, hi * 1.08 + 1e-12);
-        d_->bar_y->applyNiceNumbers();
-      }
-      d_->showChart(!categories.isEmpty());
-      return;
-    }
-  }
+  if (updateStackedBarsInPlace(categories, stacks, lines, y)) return;
   d_->reset();
   d_->categories = categories;
   d_->stacks = stacks;
@@ -375,13 +392,7 @@ void ChartView::setStackedBars(const QStringList& categories, const QVector<BarS
   xline->setRange(-0.5, categories.size() - 0.5);
   xline->setVisible(false);
   d_->chart->addAxis(xline, Qt::AlignBottom);
-  double hi = 0;
-  for (int c = 0; c < categories.size(); ++c) {
-    double sum = 0;
-    for (const BarStack& s : stacks)
-      if (c < s.values.size()) sum += s.values[c];
-    hi = std::max(hi, sum);
-  }
+  double hi = tallest_stack(categories, stacks);
   for (const RefLine& r : lines) {
     auto* ln = new QLineSeries;
     ln->setName(r.name);
@@ -401,11 +412,7 @@ void ChartView::setStackedBars(const QStringList& categories, const QVector<BarS
   // Legend: the components (drawn bottom up, listed in that order), then the lines.
   for (QBarSet* set : bars->barSets()) d_->legend_entries << legend_entry(set->color(), kSquare, set->label());
   for (const RefLine& r : lines) d_->legend_entries << legend_entry(r.color.isValid() ? r.color : QColor(Qt::black), kDashed, r.name);
-  if (y.min != y.max) yaxis->setRange(y.min, y.max);
-  else {
-    yaxis->setRange(0, hi * 1.08 + 1e-12);
-    yaxis->applyNiceNumbers();
-  }
+  fit_bar_axis(yaxis, y, hi);
   d_->showChart(!categories.isEmpty());
 }
 

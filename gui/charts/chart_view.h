@@ -88,6 +88,11 @@ class ChartView : public QWidget {
   QVector<double> barValues(const QString& stack) const;
 
  private:
+  // setStackedBars when the chart already shows the same categories, components and lines:
+  // the values and the axis updated in place; false (nothing changed) otherwise.
+  bool updateStackedBarsInPlace(const QStringList& categories, const QVector<BarStack>& stacks,
+                                const QVector<RefLine>& lines, const AxisSpec& y);
+
   struct Impl;
   std::unique_ptr<Impl> d_;
 };
