@@ -15,6 +15,7 @@
 
 #include "planner/model/runtime.h"
 #include "planner/decide/search.h"
+#include "shared/config_io.h"
 #include "shared/emitted_text.h"
 #include "shared/errors.h"
 #include "shared/toml_text.h"
@@ -859,6 +860,30 @@ void recipe_parallelism(const TrainConfig& c, const Mesh& mesh, Set& set) {
 
 namespace {
 
+// Where torchtitan's current Trainer captures CUDA graphs, as runtime torchtitan plans it
+// (planner/model/runtime.cpp host_units_graphed): not with pipeline parallelism, which it refuses
+// them with (trainer.py _validate_cuda_graphs), and not under ROCm, where wrap_with_cuda_graph
+// runs eagerly (cudagraph.py: torch.version.hip): a preset without a CUDA compute capability.
+enum class Graphs { captured, off_with_pp, eager_on_rocm };
+Graphs torchtitan_graphs(const TrainConfig& c) {
+  if (c.parallelism.pp > 1) return Graphs::off_with_pp;
+  return load_hardware(c.cluster.hardware).gpu.compute_capability.empty() ? Graphs::eager_on_rocm : Graphs::captured;
+}
+// The header's clause on CUDA graphs, the gradients and the graphs' memory pool.
+std::string graphs_clause(const TrainConfig& c) {
+  switch (torchtitan_graphs(c)) {
+    case Graphs::off_with_pp:
+      return "CUDA graphs off\n# (torchtitan refuses them with pipeline parallelism) and the gradients freed between steps.\n";
+    case Graphs::eager_on_rocm:
+      return "CUDA graphs asked\n# for, but under ROCm torchtitan's wrapper runs the step eagerly (no graph pool), the gradients kept between\n"
+             "# steps (zero_grad(set_to_none=False)).\n";
+    case Graphs::captured:
+      break;
+  }
+  return "CUDA graphs on\n# (f84224af0: no host time per unit) with the gradients kept between steps (zero_grad(set_to_none=False));\n"
+         "# the graphs' private memory pool, whole cudaMalloc segments beside the eager optimizer's, in the reserved memory.\n";
+}
+
 // The recipe's head: the file header, how to run it, what the plan charged that a recipe cannot
 // set, and the imports the settings below use, down to the function's first line.
 std::string recipe_preamble(const TrainConfig& c, const std::string& base) {
@@ -877,11 +902,7 @@ std::string recipe_preamble(const TrainConfig& c, const std::string& base) {
        "# that of the documents the data loader packs (the plan's data.mean_doc_len: " +
        (c.data.mean_doc_len > 0 ? fmt::format("{:g} tokens", c.data.mean_doc_len)
                                 : std::string("0, dense causal work over the whole sequence")) +
-       "; not a setting:\n# your data decides it); the loss as ChunkedLossWrapper in 8 chunks (9530a874d); " +
-       (c.parallelism.pp > 1
-            ? std::string("CUDA graphs off\n# (torchtitan refuses them with pipeline parallelism) and the gradients freed between steps.\n")
-            : std::string("CUDA graphs on\n# (f84224af0: no host time per unit) with the gradients kept between steps (zero_grad(set_to_none=False));\n"
-                          "# the graphs' private memory pool, whole cudaMalloc segments beside the eager optimizer's, in the reserved memory.\n"));
+       "; not a setting:\n# your data decides it); the loss as ChunkedLossWrapper in 8 chunks (9530a874d); " + graphs_clause(c);
   o += "from torchtitan.components.optimizer.optimizer import ParamGroupConfig\n";
   if (c.precision.fp8 == Fp8Recipe::mxfp8) o += "from torchtitan.components.quantization import MXFP8LinearConverter\n";
   else if (c.precision.fp8 == Fp8Recipe::nvfp4)
@@ -1019,10 +1040,17 @@ void recipe_runtime(const TrainConfig& c, Set& set) {
   set("loss.num_chunks", "8", "ChunkedLossWrapper, as the registered config and the plan");
   // torchtitan refuses CUDA graphs with pipeline parallelism (trainer.py _validate_cuda_graphs),
   // and the plan is then its run without them (planner/model/runtime.cpp).
-  if (c.parallelism.pp > 1)
-    set("training.disable_cuda_graphs", "True", "torchtitan runs no CUDA graphs with pipeline parallelism; planned so");
-  else
-    set("training.disable_cuda_graphs", "False", "CUDA graphs, as planned");
+  switch (torchtitan_graphs(c)) {
+    case Graphs::off_with_pp:
+      set("training.disable_cuda_graphs", "True", "torchtitan runs no CUDA graphs with pipeline parallelism; planned so");
+      break;
+    case Graphs::eager_on_rocm:
+      set("training.disable_cuda_graphs", "False", "the default; eager under ROCm, as planned");
+      break;
+    case Graphs::captured:
+      set("training.disable_cuda_graphs", "False", "CUDA graphs, as planned");
+      break;
+  }
   // The base config profiles every 100 steps (a trace the plan does not time).
   set("profiler.enable_profiling", "False");
   set("metrics.log_freq", std::to_string(c.metrics.log_freq));

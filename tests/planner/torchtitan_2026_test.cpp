@@ -155,12 +155,19 @@ TEST(Torchtitan2026, CudaGraphsOnlyOnCudaGpusAndWithoutPipelines) {
   const PlanOptions rocm = resolve_plan_options(amd, load_hardware("MI300X"));
   EXPECT_FALSE(rocm.host_units_graphed);
   EXPECT_FALSE(rocm.grads_freed_between_steps);
+  // The recipe says so: no graph pool in the plan, the wrapper eager under ROCm.
+  const std::string rocm_recipe = render_torchtitan_recipe(amd);
+  EXPECT_NE(rocm_recipe.find("under ROCm torchtitan's wrapper runs the step eagerly (no graph pool)"), std::string::npos);
+  EXPECT_EQ(rocm_recipe.find("private memory pool"), std::string::npos);
+  EXPECT_NE(rocm_recipe.find("config.training.disable_cuda_graphs = False  # the default; eager under ROCm"), std::string::npos)
+      << rocm_recipe;
 }
 
 // The graphs' private pool (allocation_trace.h TraceInputs::cuda_graphs): the same plan with the
 // units replayed eagerly in the device pool. The tensors are the same (the allocated peak moves
 // only with the host time the graphs remove: within 0.5 %); for this plan the graph pool's whole
-// segments, which the device pool's blocks cannot join, reserve more (73.0 against 72.7 GiB).
+// segments, which the device pool's blocks cannot join, reserve more (73.0 against 72.7 GiB);
+// other plans reserve less (docs/cost-model.md §5.4, "CUDA graphs' pool").
 TEST(Torchtitan2026, CudaGraphsPrivatePoolReservesMoreThanTheEagerLoop) {
   const HardwareSpec gb200 = load_hardware("GB200");
   const TrainConfig c = gb200_8b("torchtitan");

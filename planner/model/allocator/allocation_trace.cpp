@@ -367,7 +367,7 @@ ReplayResult result_of(const CachingAllocator& a) {
 ReplayResult replay_two_pools(const std::vector<AllocEvent>& trace, const CachingAllocatorConfig& cfg) {
   CachingAllocatorConfig graph_cfg = cfg;
   graph_cfg.private_pool = true;
-  graph_cfg.capacity_bytes = 1e300;  // the device's limit is checked across both pools below
+  graph_cfg.capacity_bytes = 1e300;  // never releases: the device's limit is checked on the sum below
   thread_local CachingAllocator pools[2] = {CachingAllocator(cfg), CachingAllocator(graph_cfg)};
   thread_local std::vector<int> handle;
   pools[kPoolDevice].reset(cfg);
@@ -378,15 +378,11 @@ ReplayResult replay_two_pools(const std::vector<AllocEvent>& trace, const Cachin
   for (const AllocEvent& e : trace) {
     CachingAllocator& a = pools[e.pool];
     if (e.bytes > 0) {
-      // One device under both pools: the device pool may reserve what the graph pool leaves and
-      // releases its own cache when that is short; a graph pool's request that would pass the
-      // device first releases the device pool's cache (release_cached_blocks frees no block of a
-      // private pool in use), and past that the run is out of memory.
-      if (e.pool == kPoolDevice) {
-        a.set_capacity(capacity - double(pools[kPoolGraph].reserved()));
-      } else if (double(pools[0].reserved() + pools[1].reserved() + allocator_round_size(e.bytes)) > capacity) {
-        pools[kPoolDevice].empty_cache();
-      }
+      // One device under both pools: the device pool may reserve what the graph pool leaves, and
+      // releases its own cache when that is short. The graph pool's requests come during the
+      // capture, when PyTorch releases no cache (malloc: release_cached_blocks only while
+      // captures_underway is empty): past the device they are out of memory.
+      if (e.pool == kPoolDevice) a.set_capacity(capacity - double(pools[kPoolGraph].reserved()));
       handle[size_t(e.tensor)] = a.malloc(e.bytes, e.stream, e.t);
       peak_reserved = std::max(peak_reserved, pools[0].reserved() + pools[1].reserved());
       peak_allocated = std::max(peak_allocated, pools[0].allocated() + pools[1].allocated());

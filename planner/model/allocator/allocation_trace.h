@@ -131,10 +131,9 @@ std::vector<AllocEvent> build_allocation_trace(const SimResult& sim, const Trace
 void build_allocation_trace(const SimResult& sim, const TraceInputs& in, std::vector<AllocEvent>* trace);
 
 // The pools are replayed by one CachingAllocator each, on one device: the peaks are of their
-// sum; the device pool reserves what the graph pool leaves of the capacity, and a graph pool's
-// request that would pass the capacity first releases the device pool's cache (the real
-// allocator does so when that cudaMalloc fails; here also when the graph pool's own cache could
-// have served it).
+// sum; the device pool reserves what the graph pool leaves of the capacity (releasing its own
+// cache when that is short); the graph pool, allocated during the capture, when PyTorch releases
+// no cache, is out of memory once the sum passes the capacity.
 struct ReplayResult {
   double peak_reserved = 0;    // torch.cuda.max_memory_reserved  // bytes
   double peak_allocated = 0;   // torch.cuda.max_memory_allocated (rounded blocks)  // bytes
