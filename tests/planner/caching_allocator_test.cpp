@@ -13,6 +13,7 @@
 #include "planner/model/allocator/allocation_trace.h"
 #include "planner/model/ops.h"
 #include "planner/model/simulator.h"
+#include "tests/planner/allocator_step_input.h"
 
 namespace shardcast::planner {
 namespace {
@@ -140,31 +141,8 @@ TEST(CachingAllocator, FailedCudaMallocReleasesTheCacheAndRetries) {
   EXPECT_TRUE(a.out_of_memory());
 }
 
-// A few units of FSDP with distinct sizes on every kind of tensor.
-SimInput step_input(int U) {
-  SimInput in;
-  for (int i = 0; i < U; ++i) {
-    SimUnit u;
-    u.name = "u" + std::to_string(i);
-    u.fwd_s = 1.0;
-    u.bwd_s = 2.0;
-    u.all_gather_s = 0.7;
-    u.reduce_s = 0.9;
-    u.reshard_after_forward = i != U - 1;
-    u.gathered_bytes = 300.0 * MiB + 4096 * i;
-    u.grad_bytes = 300.0 * MiB;
-    u.reduce_buffer_bytes = 600.0 * MiB;
-    u.saved_bytes = 700.0 * MiB + 1000 * i;
-    u.fwd_transient_bytes = 90.0 * MiB;
-    u.bwd_transient_bytes = 1100.0 * MiB;
-    u.shard_grad_bytes = 75.0 * MiB;
-    in.units.push_back(u);
-  }
-  in.optimizer_s = 0.5;
-  in.optimizer_transient_bytes = 8.0 * U * 75 * MiB / 4;
-  in.record_allocations = true;
-  return in;
-}
+// A few units of FSDP with distinct sizes on every kind of tensor (allocator_step_input.h).
+SimInput step_input(int U) { return test::allocator_step_input(U); }
 
 TEST(AllocationTrace, ReplayedAllocatedPeakIsTheSimulatorsAndReservedIsAboveIt) {
   for (int U : {3, 8}) {

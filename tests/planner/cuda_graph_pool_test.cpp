@@ -5,13 +5,13 @@
 // and torch.cuda.graph's empty_cache before the capture.
 #include <gtest/gtest.h>
 
-#include <string>
 #include <vector>
 
 #include "planner/model/allocator/allocation_trace.h"
 #include "planner/model/allocator/caching_allocator.h"
 #include "planner/model/ops.h"
 #include "planner/model/simulator.h"
+#include "tests/planner/allocator_step_input.h"
 
 namespace shardcast::planner {
 namespace {
@@ -89,33 +89,6 @@ TEST(CudaGraphPool, PoolsDoNotShareFreeBlocksAndEmptyCacheReleasesTheDevicePool)
   EXPECT_EQ(replay_allocation_trace(emptied, {}, true).peak_reserved, 64.0 * MiB);
 }
 
-// A few units of FSDP with distinct sizes on every kind of tensor (caching_allocator_test.cpp's
-// step), the sharded gradients kept between steps as the CUDA-graphed loop keeps them.
-SimInput step_input(int U) {
-  SimInput in;
-  for (int i = 0; i < U; ++i) {
-    SimUnit u;
-    u.name = "u" + std::to_string(i);
-    u.fwd_s = 1.0;
-    u.bwd_s = 2.0;
-    u.all_gather_s = 0.7;
-    u.reduce_s = 0.9;
-    u.reshard_after_forward = i != U - 1;
-    u.gathered_bytes = 300.0 * MiB + 4096 * i;
-    u.grad_bytes = 300.0 * MiB;
-    u.reduce_buffer_bytes = 600.0 * MiB;
-    u.saved_bytes = 700.0 * MiB + 1000 * i;
-    u.fwd_transient_bytes = 90.0 * MiB;
-    u.bwd_transient_bytes = 1100.0 * MiB;
-    u.shard_grad_bytes = 0;
-    in.units.push_back(u);
-  }
-  in.optimizer_s = 0.5;
-  in.optimizer_transient_bytes = 8.0 * U * 75 * MiB / 4;
-  in.record_allocations = true;
-  return in;
-}
-
 // The same tensors at the same times in two pools or in one: with expandable segments every
 // block is split to its rounded size (remainder ≥ 512 B, the setting's rule in both pools), so
 // the allocated bytes do not depend on which segment holds a block and the allocated peaks are
@@ -123,7 +96,7 @@ SimInput step_input(int U) {
 // (parameters, gradients, both moments), so the reserved peak is at least their sum at the end.
 TEST(CudaGraphPool, SplitPoolsKeepTheAllocatedPeak) {
   const int U = 8;
-  const SimResult sim = simulate(step_input(U));
+  const SimResult sim = simulate(test::allocator_step_input(U, 0));  // gradients kept between steps
   for (bool record_stream : {false, true}) {
     TraceInputs ti;
     ti.param_shard_bytes.assign(size_t(U), 75.0 * MiB);
