@@ -158,6 +158,12 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
      "torchao's measured per-shape speed-ups and eager by the same plus the cast traffic compile fuses "
      "(eager is never faster) | TransformerEngine's te.Linear (fused cast kernels), timed by the roofline of "
      "its GEMMs and casts (docs/cost-model.md §2.3)"},
+    {"mxfp8_casts", "string", "compile_triton | triton_cuda",
+     "with precision.fp8 = mxfp8, the cast kernels of torchao it runs: compile_triton (dim0 by MXTensor.to_mx "
+     "under torch.compile, dim1 by the Triton kernel: torchao's mx recipe mxfp8_cublas with torchtitan's "
+     "[mx] mxfp8_dim1_cast_kernel_choice = \"triton\") | triton_cuda (dim0 by the Triton kernel, dim1 by the "
+     "CUDA kernel, RCEIL scales: torchao's MXFP8Linear); each at torchao's stated B200 rates "
+     "(docs/cost-model.md §2.3)"},
     {"expandable_segments", "bool", "", "its launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
     {"collective_buffers", "string", "rate_limited | record_stream",
      "rate_limited: the CPU waits before issuing more all-gathers (FSDP1 limit_all_gathers), so a block "
@@ -353,6 +359,7 @@ std::string* string_field(RuntimeTerms& t, const std::string& key) {
   if (key == "block_program") return &t.block_program;
   if (key == "torch") return &t.torch;
   if (key == "fp8_library") return &t.fp8_library;
+  if (key == "mxfp8_casts") return &t.mxfp8_casts;
   if (key == "reduce_dtype_default") return &t.reduce_dtype_default;
   if (key == "master_dtype_default") return &t.master_dtype_default;
   if (key == "collective_buffers") return &t.collective_buffers;

@@ -89,6 +89,10 @@ struct RuntimeTerms {
   // The float8 Linear it runs: torchao (Float8Linear; eager, its scaling and cast kernels run
   // one by one) | transformer_engine (te.Linear, whose cast kernels are fused CUDA kernels).
   std::string fp8_library = "torchao";
+  // torchao's MXFP8 cast kernels it runs (with precision.fp8 = mxfp8): compile_triton (dim0 by
+  // MXTensor.to_mx under torch.compile, dim1 by the Triton kernel) | triton_cuda (dim0 Triton, dim1
+  // CUDA, RCEIL scales: torchao's MXFP8Linear). planner/model/fp8_recipe.h times each.
+  std::string mxfp8_casts = "compile_triton";
   bool expandable_segments = false;           // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::string collective_buffers = "rate_limited";  // rate_limited | record_stream
   bool recompute_early_stop = false;          // checkpoint recompute stops before the last GEMM

@@ -70,7 +70,15 @@ Fp8GemmRun fp8_gemm_run(Fp8Recipe r, LinearGemm g, int act_bytes, bool compile) 
 //   rowwise_with_gw_hp  x: dim0 cast (A or 0, + 1) fwd; W: dim0 cast (A + 1) fwd, scale (~0) and
 //                tensor-wise dim1 cast (A + 1) bwd; go: dim0 cast (A or 0, + 1) bwd
 // A kernel of ~0 bytes still costs its launch (kFp8CastKernelFloorS), as in torchao's roofline.
-Fp8CastKernels fp8_cast_kernels(Fp8Recipe r, double M, double K, double N, int A, bool fuse, bool weight_precast) {
+bool parse_mxfp8_casts(const std::string& s, Mxfp8Casts& out) {
+  if (s == "compile_triton") out = Mxfp8Casts::compile_triton;
+  else if (s == "triton_cuda") out = Mxfp8Casts::triton_cuda;
+  else return false;
+  return true;
+}
+
+Fp8CastKernels fp8_cast_kernels(Fp8Recipe r, double M, double K, double N, int A, bool fuse, bool weight_precast,
+                                Mxfp8Casts mx) {
   Fp8CastKernels k;
   const double x = M * K, w = K * N, go = M * N;
   const double first_read = fuse ? 0.0 : double(A);
@@ -93,14 +101,14 @@ Fp8CastKernels fp8_cast_kernels(Fp8Recipe r, double M, double K, double N, int A
       k.fwd = {(first_read + 1.0) * x, (A + 1.0) * w};
       k.bwd = {0.0, (A + 1.0) * w, (first_read + 1.0) * go};
       break;
-    // mxfp8 (mxfp8_linear.py mx_mm): forward casts x and W along dim0 (MXTensor.to_mx, the Triton
-    // kernel); backward casts grad_output along dim0, and W, grad_output and x along dim1 (the CUDA
-    // kernel, _to_mxfp8_dim1_kernel_wrapper). Each reads A and writes 1 byte per element, torchao's
-    // roofline count for mxfp8_cublas_rceil (roofline_utils.py get_tensor_memory_traffic_ovhd_s,
-    // e8m0 scales not counted). The casts are custom kernels: compile fuses none of them.
+    // mxfp8 (mxfp8_linear.py mx_mm): forward casts x and W along dim0; backward casts grad_output
+    // along dim0, and W, grad_output and x along dim1 (the kernels of `mx`: Mxfp8Casts). Each
+    // reads A and writes 1 byte per element, torchao's roofline count for mxfp8_cublas_rceil
+    // (roofline_utils.py get_tensor_memory_traffic_ovhd_s, e8m0 scales not counted). The casts are
+    // custom kernels (or a compiled region of their own): compile fuses none of them.
     case Fp8Recipe::mxfp8: {
-      // At the published share of the HBM rate of each cast (kMxfp8Dim0/Dim1CastBytesScale).
-      const double c0 = (A + 1.0) * kMxfp8Dim0CastBytesScale, c1 = (A + 1.0) * kMxfp8Dim1CastBytesScale;
+      // At the published share of the HBM rate of each cast (mxfp8_cast_bytes_scale).
+      const double c0 = (A + 1.0) * mxfp8_cast_bytes_scale(mx, false), c1 = (A + 1.0) * mxfp8_cast_bytes_scale(mx, true);
       k.fwd = {c0 * x, c0 * w};
       k.bwd = {c0 * go, c1 * w, c1 * go, c1 * x};
       break;

@@ -16,6 +16,7 @@
 //   grad_weight  (K×M)·(M×N) → K×N
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "shared/train_config.h"
@@ -36,6 +37,38 @@ struct Fp8GemmRun {
 };
 Fp8GemmRun fp8_gemm_run(Fp8Recipe r, LinearGemm g, int act_bytes, bool compile);
 
+// torchao's MXFP8 cast kernels, as a runtime runs them (runtime term mxfp8_casts), and their B200
+// rates, below the HBM rate other casts are charged at:
+// - compile_triton: dim0 by MXTensor.to_mx under torch.compile, dim1 by the Triton kernel (torchao's
+//   mx recipe mxfp8_cublas, FLOOR scales, with torchtitan's [mx] mxfp8_dim1_cast_kernel_choice =
+//   "triton", its default through v0.2): "up to 6.3 TB/s for the dim0 cast (with torch.compile), and
+//   up to 3.9 TB/s for the dim1 cast (with a triton kernel)" (pytorch/ao@534bea57e
+//   torchao/prototype/mx_formats/README.md lines 202-203, cast_bench.py at M = K = 16384).
+// - triton_cuda: dim0 by the Triton kernel, dim1 by the CUDA kernel, RCEIL scales (torchao's
+//   MXFP8Linear, moe_training/mxfp8_linear.py @36027d82d: MXFP8Dim0CastKernelChoice.TRITON,
+//   MXFP8Dim1CastKernelChoice.CUDA, ScaleCalculationMode.RCEIL; torchtitan's MXFP8LinearConverter
+//   from 3c4d47024): 5888.83 and 5716.72 GB/s (pytorch/ao@4446ad91b README "quantization kernel
+//   microbenchmarks", dim0_mxfp8_triton_rceil and dim1_mxfp8_cuda_rceil, 16384 x 16384 on a B200 at
+//   1000 W; the same table at 36027d82d docs/source/workflows/training.md).
+// Other casts move their bytes at the GPU's effective HBM rate (hbm_tbps · hbm_ceiling · hbm_eff:
+// 7.7 · 0.8960 · 1 = 6.90 TB/s on configs/hardware/B200.toml); an MXFP8 cast's bytes are scaled by
+// that B200 rate over its stated one, so on a B200 it runs at exactly the stated rate, and on
+// another GPU at the same share of that GPU's effective rate (the best case torchao states; smaller
+// shapes run slower). BlockScaledFormats.MxCastsRunAtTheStatedB200Rates holds these.
+enum class Mxfp8Casts { compile_triton, triton_cuda };
+bool parse_mxfp8_casts(const std::string& s, Mxfp8Casts& out);  // "compile_triton" | "triton_cuda"
+inline constexpr double kB200EffectiveHbmTbps = 7.7 * 0.8960 * 1.0;  // TB/s
+struct Mxfp8CastRates {
+  double dim0_tbps = 0, dim1_tbps = 0;  // on a B200  // TB/s
+};
+constexpr Mxfp8CastRates mxfp8_cast_rates(Mxfp8Casts k) {
+  return k == Mxfp8Casts::triton_cuda ? Mxfp8CastRates{5.88883, 5.71672} : Mxfp8CastRates{6.3, 3.9};
+}
+// The factor on an MXFP8 cast's bytes along dim0 or dim1 (above).
+constexpr double mxfp8_cast_bytes_scale(Mxfp8Casts k, bool dim1) {
+  return kB200EffectiveHbmTbps / (dim1 ? mxfp8_cast_rates(k).dim1_tbps : mxfp8_cast_rates(k).dim0_tbps);
+}
+
 // The scaling and cast kernels of one Linear: bytes each kernel moves, by direction.
 struct Fp8CastKernels {
   std::vector<double> fwd;  // bytes per kernel, forward
@@ -43,9 +76,9 @@ struct Fp8CastKernels {
 };
 // compile: the first read of x and of grad_output is fused into the op before (torchao's
 // enable_fusion_modeling); weight_precast: the weight arrives in fp8 from the all-gather
-// (tensorwise only), no weight kernels.
+// (tensorwise only), no weight kernels; mx: the MXFP8 cast kernels (mxfp8 only).
 Fp8CastKernels fp8_cast_kernels(Fp8Recipe r, double M, double K, double N, int act_bytes, bool compile,
-                                bool weight_precast);
+                                bool weight_precast, Mxfp8Casts mx = Mxfp8Casts::compile_triton);
 
 // A kernel's floor: torchao's KERNEL_LAUNCH_OVERHEAD_SEC (roofline_utils.py, measured on H100).
 inline constexpr double kFp8CastKernelFloorS = 2e-6;  // s
@@ -64,18 +97,6 @@ inline constexpr double kRowwiseGemmRate = 0.95;
 // torchao/testing/training/roofline_utils.py @36027d82d get_individual_gemm_time_sympy times
 // mxfp8 GEMMs at fp8_peak_tops and the same pct_achievable_gemm_tops; the scales add K/32 reads).
 inline constexpr double kMxfp8GemmRate = 1.0;
-// torchao's MXFP8 cast kernels run below the HBM rate other casts are charged at: "up to 6.3 TB/s
-// for the dim0 cast (with torch.compile), and up to 3.9 TB/s for the dim1 cast (with a triton
-// kernel)" on B200 (pytorch/ao@534bea57e torchao/prototype/mx_formats/README.md lines 202-203,
-// "to_mx cast across dim0 and dim1", cast_bench.py at M = K = 16384). Other casts move their bytes
-// at the GPU's effective HBM rate (hbm_tbps · hbm_ceiling · hbm_eff: 7.7 · 0.8960 · 1 = 6.90 TB/s
-// on configs/hardware/B200.toml); an MXFP8 cast's bytes are scaled by that B200 rate over its
-// stated one, so on a B200 it runs at exactly 6.3 / 3.9 TB/s, and on another GPU at the same share
-// of that GPU's effective rate (the best case torchao states; smaller shapes run slower). The test
-// BlockScaledFormats.MxCastsRunAtTheStatedB200Rates holds these against the B200 preset.
-inline constexpr double kB200EffectiveHbmTbps = 7.7 * 0.8960 * 1.0;  // TB/s
-inline constexpr double kMxfp8Dim0CastBytesScale = kB200EffectiveHbmTbps / 6.3;
-inline constexpr double kMxfp8Dim1CastBytesScale = kB200EffectiveHbmTbps / 3.9;
 // torchtitan's NVFP4 recipe keeps the last ceil(0.15 · n_layers) blocks and the LM head in bf16
 // (torchtitan @b5bcd76c6 models/llama3/config_registry.py llama3_8b_first_85_pct_layers_nvfp4,
 // _NVFP4_BF16_TAIL_FRACTION = 0.15; components/quantization/nvfp4.py nvfp4_bf16_tail_fqns).
@@ -90,13 +111,14 @@ struct Fp8LinearTime {
 };
 template <class GemmTime>
 Fp8LinearTime fp8_linear_time(Fp8Recipe r, double M, double K, double N, int act_bytes, bool compile,
-                              bool weight_precast, double hbm_bytes_per_s, GemmTime gemm);
+                              bool weight_precast, double hbm_bytes_per_s, GemmTime gemm,
+                              Mxfp8Casts mx = Mxfp8Casts::compile_triton);
 
 // ---------------------------------------------------------------------------------------------
 
 template <class GemmTime>
 Fp8LinearTime fp8_linear_time(Fp8Recipe r, double M, double K, double N, int act_bytes, bool compile,
-                              bool weight_precast, double hbm_bytes_per_s, GemmTime gemm) {
+                              bool weight_precast, double hbm_bytes_per_s, GemmTime gemm, Mxfp8Casts mx) {
   auto kernels_s = [&](const std::vector<double>& bytes) { return fp8_cast_kernels_s(bytes, hbm_bytes_per_s); };
   // (m, n, k) of each GEMM and the size of its output.
   auto one = [&](LinearGemm g, double m, double n, double k) {
@@ -105,7 +127,7 @@ Fp8LinearTime fp8_linear_time(Fp8Recipe r, double M, double K, double N, int act
     if (run.rescale_bytes_per_output > 0) t += kernels_s({run.rescale_bytes_per_output * m * n});
     return t;
   };
-  const Fp8CastKernels casts = fp8_cast_kernels(r, M, K, N, act_bytes, compile, weight_precast);
+  const Fp8CastKernels casts = fp8_cast_kernels(r, M, K, N, act_bytes, compile, weight_precast, mx);
   Fp8LinearTime out;
   out.fwd_s = one(LinearGemm::forward, M, N, K) + kernels_s(casts.fwd);
   out.bwd_s = one(LinearGemm::grad_input, M, K, N) + one(LinearGemm::grad_weight, K, N, M) + kernels_s(casts.bwd);

@@ -317,7 +317,7 @@ Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
   const double hbm = c.hbm_bandwidth * c.eff.hbm_eff;
   const Fp8LinearTime roofline =
       fp8_linear_time(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, c.fp8_weights_precast, hbm,
-                      [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); });
+                      [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); }, c.mxfp8_casts);
   if (!c.fp8_linear) return roofline;
   if (!c.compile) {
     // Eager torchao: the compiled Linear as measured, plus what its casts move unfused.
@@ -326,7 +326,7 @@ Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
     const Fp8LinearTime t = fp8_time(op, compiled);
     const Fp8LinearTime fused =
         fp8_linear_time(c.fp8, op.m, op.k, op.n, c.act_bytes, true, c.fp8_weights_precast, hbm,
-                        [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); });
+                        [&](double m, double n, double k, bool fp8) { return gemm_time(m, n, k, fp8, c); }, c.mxfp8_casts);
     return Fp8LinearTime{t.fwd_s + std::max(0.0, roofline.fwd_s - fused.fwd_s),
                          t.bwd_s + std::max(0.0, roofline.bwd_s - fused.bwd_s)};
   }
@@ -340,8 +340,8 @@ Fp8LinearTime fp8_time(const Op& op, const ComputeContext& c) {
   // all-gather (tensorwise with fp8 all-gather) skips those kernels: their roofline time off.
   double weight_cast_s = 0;
   if (c.fp8_weights_precast) {
-    const Fp8CastKernels here = fp8_cast_kernels(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, false);
-    const Fp8CastKernels precast = fp8_cast_kernels(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, true);
+    const Fp8CastKernels here = fp8_cast_kernels(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, false, c.mxfp8_casts);
+    const Fp8CastKernels precast = fp8_cast_kernels(c.fp8, op.m, op.k, op.n, c.act_bytes, c.compile, true, c.mxfp8_casts);
     weight_cast_s = fp8_cast_kernels_s(here.fwd, hbm) + fp8_cast_kernels_s(here.bwd, hbm) -
                     fp8_cast_kernels_s(precast.fwd, hbm) - fp8_cast_kernels_s(precast.bwd, hbm);
   }

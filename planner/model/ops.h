@@ -23,6 +23,7 @@
 
 #include "planner/model/efficiency.h"
 #include "planner/model/fp8_linear_table.h"
+#include "planner/model/fp8_recipe.h"
 #include "planner/model/kernel_rates.h"
 #include "planner/model/kernel_table.h"
 #include "shared/hardware_spec.h"
@@ -100,6 +101,7 @@ struct ComputeContext {
   Fp8Recipe fp8 = Fp8Recipe::none;  // precision.fp8: the recipe of ops with Op::fp8 (fp8_recipe.h)
   double fp8_peak_flops = 0;  // dense fp8 peak, used when fp8 != none  // FLOP/s
   bool fp8_weights_precast = false;  // fp8 all-gather (tensorwise): weights arrive in fp8, no weight cast
+  Mxfp8Casts mxfp8_casts = Mxfp8Casts::compile_triton;  // fp8 = mxfp8: the runtime's cast kernels (fp8_recipe.h)
   // The share of the blocks whose Linears run `fp8` (1 but for nvfp4, whose torchtitan recipe keeps
   // a bf16 tail of blocks: fp8_recipe.h nvfp4_block_fraction); a block's fp8 Linear is timed as
   // that share of the recipe's time plus the rest of its bf16 time, the blocks' mean.

@@ -274,6 +274,7 @@ ComputeSetup compute_setup(const TrainConfig& cfg, const HardwareSpec& hw, const
   // FSDP's float8 all-gather exists for tensorwise scaling only (torchtitan e61f2cce4
   // components/quantization/float8.py: recipe_name with enable_fsdp_float8_all_gather is refused).
   cc.fp8_weights_precast = cfg.precision.fp8 == Fp8Recipe::tensorwise && opt.fp8_all_gather;
+  cc.mxfp8_casts = opt.mxfp8_casts;
   // nvfp4's bf16 tail of blocks (fp8_recipe.h); per-document masks (document_mask.h).
   if (cfg.precision.fp8 == Fp8Recipe::nvfp4) cc.fp8_block_share = nvfp4_block_fraction(m.n_layers);
   if (opt.attention_document_mask) cc.attention_work = document_attention_work(s, cfg.data.mean_doc_len);

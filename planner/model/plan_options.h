@@ -127,6 +127,8 @@ struct RuntimeKernels {
   // measured compiled speed-ups eager too, plus the casts compile fuses; transformer_engine
   // the roofline (fp8_recipe.h).
   Fp8Library fp8_library = Fp8Library::torchao;
+  // torchao's MXFP8 cast kernels the runtime runs (runtime term mxfp8_casts; fp8_recipe.h).
+  Mxfp8Casts mxfp8_casts = Mxfp8Casts::compile_triton;
 };
 
 // What the runtime's training loop, FSDP and allocator do around the ops: gradient sync and

@@ -284,6 +284,8 @@ void take_memory_and_mesh_terms(const RuntimeSpec& rt, const RuntimeTerms& t, co
   o.fp8_input_saved = t.fp8_input_saved;
   if (!parse_fp8_library(t.fp8_library, o.fp8_library))
     throw ConfigError(rt.file, "terms.fp8_library", "\"" + t.fp8_library + "\" is not allowed");
+  if (!parse_mxfp8_casts(t.mxfp8_casts, o.mxfp8_casts))
+    throw ConfigError(rt.file, "terms.mxfp8_casts", "\"" + t.mxfp8_casts + "\" is not allowed");
   o.expandable_segments = t.expandable_segments;
   o.record_stream_buffers = t.collective_buffers == "record_stream";
   o.recompute_early_stop = t.recompute_early_stop;

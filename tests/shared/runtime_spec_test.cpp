@@ -135,7 +135,8 @@ std::string minimal(const std::string& extra_terms, const std::string& extra_sou
                              {"reduce_output", "\"shard_gradient\""}, {"adamw_state", "\"first_step\""},
                              {"adamw_update", "\"foreach\""}, {"grad_clip", "\"norm_and_scale\""},
                              {"host_time", "\"fitted\""}, {"torch", "\"unstated\""},
-                             {"parameter_layout", "\"flat_parameter\""}, {"fp8_library", "\"torchao\""}};
+                             {"parameter_layout", "\"flat_parameter\""}, {"fp8_library", "\"torchao\""},
+                             {"mxfp8_casts", "\"compile_triton\""}};
   for (const auto& term : kRuntimeTerms) {
     if (term.needs_mesh) continue;    // mesh = []: no tp or pp terms
     if (term.needs_device) continue;  // devices unset (gpu only): no term of the CPU path
@@ -158,6 +159,7 @@ void expect_same_2026(const RuntimeTerms& t, const RuntimeTerms& u, const char* 
                              {t.adamw_update, u.adamw_update}, {t.grad_clip, u.grad_clip}, {t.host_time, u.host_time},
                              {t.parameter_layout, u.parameter_layout}, {t.master_dtype_default, u.master_dtype_default},
                              {t.unsynced_gradient_dtype, u.unsynced_gradient_dtype}, {t.fp8_library, u.fp8_library},
+                             {t.mxfp8_casts, u.mxfp8_casts},
                              {t.collective_buffers, u.collective_buffers}, {t.outputs_kept, u.outputs_kept}})
     EXPECT_EQ(a, b) << what;
   EXPECT_EQ(t.cudnn_attention, u.cudnn_attention) << what;
@@ -204,12 +206,16 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   {
     // torchtitan-2026-06 is torchtitan-2025-10 but for FlexAttention's document masks
     // (169545712), the chunked loss (9530a874d), GQA without repeats (ff0829c10), fused q/k/v
-    // (3396a4b37, so not the listed block program) and the float8 recipes (#3127; MXFP8).
+    // (3396a4b37, so not the listed block program), the float8 recipes (#3127; MXFP8) and
+    // torchao's MXFP8Linear with its Triton / CUDA casts (3c4d47024).
     RuntimeTerms t = cur.terms;
     t.attention = jun26.terms.attention;
     t.cross_entropy = jun26.terms.cross_entropy;
     t.gqa = jun26.terms.gqa;
     t.fp8_recipes = jun26.terms.fp8_recipes;
+    t.mxfp8_casts = jun26.terms.mxfp8_casts;
+    EXPECT_EQ(cur.terms.mxfp8_casts, "compile_triton");
+    EXPECT_EQ(jun26.terms.mxfp8_casts, "triton_cuda");
     expect_same_2026(t, jun26.terms, "torchtitan-2026-06");
     EXPECT_EQ(jun26.terms.attention, "flex_document");
     EXPECT_EQ(jun26.terms.cross_entropy, "chunked_lm_head");
