@@ -166,6 +166,15 @@ void check_shapes(const TrainConfig& c, const std::string& f, std::vector<std::s
                         md.n_heads, md.n_kv_heads));
     require(e, md.ffn_dim % p.tp == 0, f, "parallelism.tp",
             fmt::format("{} does not divide the model's ffn_dim {}", p.tp, md.ffn_dim));
+    // Sequence parallel splits each sequence over the tp ranks (and load-balanced cp into 2 x cp
+    // chunks): torchtitan's Trainer raises otherwise (trainer.py @b5bcd76c6 lines 295-307, from
+    // 73aed7f6c), and so does this repository's trainer (tensor_parallel.cpp reduce_scatter_seq).
+    const int divisor = p.tp * (p.cp > 1 ? 2 * p.cp : 1);
+    require(e, c.training.seq_len % divisor == 0, f, "parallelism.tp",
+            fmt::format("training.seq_len {} is not a multiple of tp{} = {} (sequence parallel splits each sequence "
+                        "over the tp ranks{})",
+                        c.training.seq_len, p.cp > 1 ? " x 2 x cp" : "", divisor,
+                        p.cp > 1 ? ", and context parallel into 2 x cp chunks" : ""));
   }
   if (p.cp > 1)
     require(e, c.training.seq_len % (2 * p.cp) == 0, f, "parallelism.cp",

@@ -158,6 +158,15 @@ TEST(Mesh, EachRefusalNamesItsKey) {
   TrainConfig c = mesh_config("cp = 4\n");
   c.training.seq_len = 8188;
   EXPECT_NE(problems(c).find("parallelism.cp: training.seq_len 8188 is not a multiple of 2 x cp = 8"), std::string::npos);
+  // Sequence parallel needs seq_len a multiple of tp (times 2·cp with cp): 8196 = 4 · 2049.
+  TrainConfig t = mesh_config("tp = 8\n");
+  t.training.seq_len = 8196;
+  EXPECT_NE(problems(t).find("parallelism.tp: training.seq_len 8196 is not a multiple of tp = 8"), std::string::npos);
+  t.training.seq_len = 8200;
+  EXPECT_EQ(problems(t).find("is not a multiple of tp"), std::string::npos) << problems(t);
+  TrainConfig tc = mesh_config("tp = 4\ncp = 2\n");
+  tc.training.seq_len = 8200;  // a multiple of 2·cp, not of tp·2·cp = 16
+  EXPECT_NE(problems(tc).find("is not a multiple of tp x 2 x cp = 16"), std::string::npos) << problems(tc);
 }
 
 TEST(Mesh, RunTomlRoundTripsTheMesh) {

@@ -206,8 +206,9 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
   {
     // torchtitan-2026-06 is torchtitan-2025-10 but for FlexAttention's document masks
     // (169545712), the chunked loss (9530a874d), GQA without repeats (ff0829c10), fused q/k/v
-    // (3396a4b37, so not the listed block program), the float8 recipes (#3127; MXFP8) and
-    // torchao's MXFP8Linear with its Triton / CUDA casts (3c4d47024).
+    // (3396a4b37, so not the listed block program), the float8 recipes (#3127; MXFP8),
+    // torchao's MXFP8Linear with its Triton / CUDA casts (3c4d47024) and op-level SAC only
+    // (114151ad4).
     RuntimeTerms t = cur.terms;
     t.attention = jun26.terms.attention;
     t.cross_entropy = jun26.terms.cross_entropy;
@@ -216,6 +217,10 @@ TEST(RuntimeSpec, TorchtitanGenerationsDifferOnlyWhereTheirSourcesSay) {
     t.mxfp8_casts = jun26.terms.mxfp8_casts;
     EXPECT_EQ(cur.terms.mxfp8_casts, "compile_triton");
     EXPECT_EQ(jun26.terms.mxfp8_casts, "triton_cuda");
+    // Layer-frequency selective checkpointing was removed on 2026-03-23 (114151ad4).
+    t.selective_blocks = jun26.terms.selective_blocks;
+    EXPECT_TRUE(cur.terms.selective_blocks);
+    EXPECT_FALSE(jun26.terms.selective_blocks);
     expect_same_2026(t, jun26.terms, "torchtitan-2026-06");
     EXPECT_EQ(jun26.terms.attention, "flex_document");
     EXPECT_EQ(jun26.terms.cross_entropy, "chunked_lm_head");
