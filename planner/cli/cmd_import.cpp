@@ -226,7 +226,14 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
   refuse_python_config(a.titan_config);
   const planner::TorchtitanJob j = planner::read_torchtitan_job_toml(a.titan_config);
   ConfigFlags f = a.plan;
-  if (f.runtime.empty()) f.runtime = "torchtitan";  // the newest generation unless --runtime names one
+  // A TOML job config is torchtitan's until 9810191bb (2026-02-23) made configs Python: the
+  // generation of those files (emit's v0.2), unless --runtime names another.
+  if (f.runtime.empty()) {
+    f.runtime = "torchtitan-2025-10";
+    notes.push_back(fmt::format("{}: a TOML job config (torchtitan until 9810191bb, 2026-02-23): predicted with "
+                                "runtime torchtitan-2025-10, the generation of those files (--runtime to name another)",
+                                j.file));
+  }
   if (f.model.empty()) {
     if (j.model_preset.empty())
       throw ConfigError(j.file, "model.flavor",
@@ -319,6 +326,12 @@ TrainConfig config_from_import_flags(const std::string& trainer, const ImportFla
   if (f.runtime.empty()) f.runtime = trainer;  // the runtime preset of the same name, unless --runtime
   if (f.micro_batch <= 0) throw UsageError("import: --micro-batch is required (the log does not hold it)");
   if (f.seq_len <= 0) throw UsageError("import: --seq-len is required (the log does not hold it)");
+  // torchtitan checkpoints by default, in a way that changed: the log cannot say which ran.
+  if (trainer == "torchtitan" && f.ac.empty())
+    throw UsageError("import: --ac is required for a torchtitan log without --config (the log does not hold it; "
+                     "torchtitan's default is op-level selective from 114151ad4, 2026-03-23: trainer.py @b5bcd76c6 "
+                     "lines 108-110, and every second block before: job_config.py @81af8833d, mode \"selective\", "
+                     "selective_ac_option \"2\")");
   if (f.reduce_dtype.empty() && f.param_dtype != "fp32")
     // torchtitan reduces in fp32 only; fms-fsdp's bfSixteen policy reduces in bf16
     // (fms_fsdp/policies/mixed_precision.py).

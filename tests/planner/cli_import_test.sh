@@ -12,14 +12,17 @@ check "run.toml says runtime torchtitan" "grep -q '^runtime = \"torchtitan\"' $T
 check "run_report.json has the reserved peak" "grep -q '\"mem_reserved_peak_bytes\": 65895' $T/tt1/run_report.json"
 check "output names the MFU conventions" "grep -q 'planner convention' $T/out && grep -q 'torchtitan convention' $T/out && grep -q 'as logged' $T/out"
 check "import torchtitan --config exits 0" \
-  "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log --config $D/torchtitan_llama3_8b_v0.2.toml --hardware H100-80GB-SXM --gpus 64 --out $T/tt2) = 0 ]"
+  "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log --config $D/torchtitan_llama3_8b_v0.2.toml --hardware H100-80GB-SXM --gpus 64 --out $T/tt2) = 0 ] && grep -q '^runtime = \"torchtitan-2025-10\"' $T/tt2/run.toml"
+# The reference-run checks below need two runs of one runtime: the TOML's run named with the current one.
+check "import torchtitan --config --runtime torchtitan exits 0" \
+  "[ $(rc $B import torchtitan $D/torchtitan_2025_07.log --config $D/torchtitan_llama3_8b_v0.2.toml --runtime torchtitan --hardware H100-80GB-SXM --gpus 64 --out $T/tt2c) = 0 ]"
 check "--config: 64 ranks, selective_op, ignored keys listed" \
   "grep -q 'nodes = 8' $T/tt2/run.toml && grep -q 'mode = \"selective_op\"' $T/tt2/run.toml && grep -q 'ignored: .*training.dataset' $T/out"
 # A job config on the foreach AdamW (torchtitan's optimizer.implementation): predicted with the
 # runtime's fused update, and the import says so (the implementation is a runtime term).
 sed 's/^name = "AdamW"$/name = "AdamW"\nimplementation = "foreach"/' $D/torchtitan_llama3_8b_v0.2.toml > $T/foreach.toml
 check "--config with optimizer.implementation foreach: said, not ignored" \
-  "[ \$(rc $B import torchtitan $D/torchtitan_2025_07.log --config $T/foreach.toml --hardware H100-80GB-SXM --gpus 64 --out $T/tt4) = 0 ] && grep -q 'optimizer.implementation is foreach, runtime torchtitan runs fused: predicted with fused (10 accesses an element of the shard where foreach makes 23' $T/out && ! grep -q 'ignored: .*optimizer.implementation' $T/out"
+  "[ \$(rc $B import torchtitan $D/torchtitan_2025_07.log --config $T/foreach.toml --hardware H100-80GB-SXM --gpus 64 --out $T/tt4) = 0 ] && grep -q 'optimizer.implementation is foreach, runtime torchtitan-2025-10 runs fused: predicted with fused (10 accesses an element of the shard where foreach makes 23' $T/out && ! grep -q 'ignored: .*optimizer.implementation' $T/out"
 check "import fms-fsdp exits 0" \
   "[ $(rc $B import fms-fsdp $D/fms_fsdp_2024_04.log --model llama3.1-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 2 --seq-len 4096 --ac full --warmup 100 --out $T/fms) = 0 ]"
 check "fms-fsdp run.toml: runtime, bf16 reduction" "grep -q '^runtime = \"fms-fsdp\"' $T/fms/run.toml && grep -q 'reduce_dtype = \"bf16\"' $T/fms/run.toml"
@@ -68,9 +71,9 @@ check "emit --reference-run of another GPU: exit 2, nothing written" \
 # the median of per-step times (tokens / tps): the two medians differ only in how an even count
 # averages its middle pair (measured 3e-5 %).
 check "validate RUN_DIR... --reference-run: the reference run itself comes back as measured" \
-  "[ \$(rc $B validate $T/tt1 $T/tt2 --reference-run $T/tt1 --json) = 0 ] && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j[\"runs\"][0][\"step_time_s\"]; assert j[\"reference_run\"] and abs(r[\"error_pct\"])<1e-3' $T/out"
+  "[ \$(rc $B validate $T/tt1 $T/tt2c --reference-run $T/tt1 --json) = 0 ] && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j[\"runs\"][0][\"step_time_s\"]; assert j[\"reference_run\"] and abs(r[\"error_pct\"])<1e-3' $T/out"
 check "validate RUN_DIR... --reference-run: a verdict per run, and memory said not to be carried" \
-  "[ \$(rc $B validate $T/tt1 $T/tt2 --reference-run $T/tt1) = 0 ] && [ \$(grep -c ': tokens/s/rank predicted .*stated 1σ band' $T/out) = 2 ] && grep -q 'the reference run corrects tokens/s and step time only: peak memory is the planner' $T/out"
+  "[ \$(rc $B validate $T/tt1 $T/tt2c --reference-run $T/tt1) = 0 ] && [ \$(grep -c ': tokens/s/rank predicted .*stated 1σ band' $T/out) = 2 ] && grep -q 'the reference run corrects tokens/s and step time only: peak memory is the planner' $T/out"
 check "validate --reference-run of another runtime's run: exit 2" \
   "[ \$(rc $B validate $T/fms --reference-run $T/tt1) = 2 ] && grep -q 'this prediction is for fms-fsdp' $T/err"
 check "validate --published with --reference-run: exit 2" \

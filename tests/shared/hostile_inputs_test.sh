@@ -71,10 +71,10 @@ row "--model a directory" 2 "model_dir.toml: is a directory, not a model file" "
 truncate -s $((16 * 1024 * 1024 + 1)) "$T/big.toml"
 row "--hardware a .toml over 16 MiB" 2 "big.toml: is 16777217 bytes, over the limit of 16777216 bytes" "$SC" plan --model llama3-8b --hardware "$T/big.toml" --gpus 8
 row "import log /dev/zero" 2 "/dev/zero: is not a regular file" timeout 20 "$SC" import torchtitan /dev/zero \
-  --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --out "$T/imp"
+  --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op --out "$T/imp"
 truncate -s $((256 * 1024 * 1024 + 1)) "$T/big.log"
 row "import log over 256 MiB" 2 "big.log: is 268435457 bytes, over the limit of 268435456 bytes" "$SC" import torchtitan "$T/big.log" \
-  --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --out "$T/imp"
+  --model llama3-8b --hardware H100-80GB-SXM --gpus 8 --micro-batch 1 --seq-len 8192 --ac selective_op --out "$T/imp"
 
 # --- calibrate --trainer: an argument vector, no shell.
 row "calibrate --trainer with a quote and a command" 2 "cannot run it" "$SC" calibrate --hardware-out "$T/hw_out.toml" \
