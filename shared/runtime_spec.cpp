@@ -197,10 +197,12 @@ const std::vector<RuntimeTermSchema> kRuntimeTerms = {
     {"fp8_recipes", "string list", "tensorwise | rowwise | rowwise_with_gw_hp | mxfp8 | nvfp4",
      "the precision.fp8 recipes it can run (torchao's Float8LinearRecipeName; mxfp8 and nvfp4: torchao's MXFP8 and "
      "NVFP4 training Linears, on compute capability 10.0 and up only); [] = none only"},
-    {"mesh", "string list", "tp | cp | pp | tp_async | dp_replicate",
+    {"mesh", "string list", "tp | cp | pp | tp_async | dp_replicate | cp_alltoall",
      "the device mesh dimensions it runs beside FSDP (parallelism.tp, cp, pp, tp_async: shared/train_config.h); [] = 1-D "
      "FSDP only, and a plan with any of them above 1 is refused by name; dp_replicate: it runs data-parallel "
-     "replicas (HSDP's, or no_shard's) beside tp, cp or pp, which a plan needs to have both"},
+     "replicas (HSDP's, or no_shard's) beside tp, cp or pp, which a plan needs to have both; cp_alltoall: its "
+     "context parallel can exchange K/V shards all-to-all (parallelism.cp_rotate = \"alltoall\"), not only by "
+     "all-gather"},
     {"loss_parallel", "bool", "",
      "with parallelism.tp > 1 (stated only by a runtime whose mesh lists tp): true — the head's output stays "
      "sharded on the vocabulary and the loss runs on each rank's shard (torch.distributed.tensor.parallel."

@@ -97,6 +97,10 @@ std::string mesh_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const Tra
       return fmt::format("{} cannot run parallelism.{} = {} (its mesh: {})", rt.name, dim, v, runs_list);
   if (p.tp_async && !runs("tp_async"))
     return fmt::format("{} cannot run parallelism.tp_async = true (its mesh: {})", rt.name, runs_list);
+  if (p.cp > 1 && p.cp_rotate == CpRotate::alltoall && !runs("cp_alltoall"))
+    return fmt::format("{} cannot run parallelism.cp_rotate = \"alltoall\" (its mesh: {}; context parallel's K/V "
+                       "all-gather only): plan cp_rotate = \"allgather\"",
+                       rt.name, runs_list);
   if (p.pp > 1 &&
       std::find(t.pp_schedules.begin(), t.pp_schedules.end(), to_string(p.pp_schedule)) == t.pp_schedules.end())
     return fmt::format("{} cannot run parallelism.pp_schedule = \"{}\" (it runs {})", rt.name, to_string(p.pp_schedule),

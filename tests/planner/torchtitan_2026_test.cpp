@@ -181,6 +181,25 @@ TEST(Torchtitan2026, CudaGraphsPrivatePoolReservesMoreThanTheEagerLoop) {
   EXPECT_GT(g.mem_reserved_bytes, e.mem_reserved_bytes);
 }
 
+// Context parallel's all-to-all K/V rotation: torchtitan's rotate-method option ran from
+// c97876e7d (2024-12-11) to 8e5554449 (2026-06-14); the generations that had it throughout list
+// cp_alltoall in their mesh, the others refuse it by name.
+TEST(Torchtitan2026, AllToAllRotationOnlyWhereTheOptionRan) {
+  TrainConfig c = test::make_config("llama3-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+  c.parallelism.cp = 4;
+  c.parallelism.cp_rotate = CpRotate::alltoall;
+  for (const char* rt : {"torchtitan-2025-02", "torchtitan-2025-07", "torchtitan-2025-10"}) {
+    c.runtime = rt;
+    EXPECT_EQ(refusal(c), "") << rt;
+  }
+  for (const char* rt : {"torchtitan-2024-10", "torchtitan-2026-06", "torchtitan"}) {
+    c.runtime = rt;
+    EXPECT_NE(refusal(c).find("cannot run parallelism.cp_rotate = \"alltoall\""), std::string::npos) << rt << refusal(c);
+  }
+  c.parallelism.cp_rotate = CpRotate::allgather;
+  EXPECT_EQ(refusal(c), "");
+}
+
 TEST(Torchtitan2026, GenerationsByDate) {
   const std::string tt = "torchtitan (FSDP2)";
   EXPECT_EQ(runtime_for_framework(tt, "2026-04-26"), "torchtitan-2025-10");  // the published GB200 rows
