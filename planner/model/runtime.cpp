@@ -101,6 +101,14 @@ std::string mesh_refusal(const RuntimeSpec& rt, const RuntimeTerms& t, const Tra
     return fmt::format("{} cannot run parallelism.cp_rotate = \"alltoall\" (its mesh: {}; context parallel's K/V "
                        "all-gather only): plan cp_rotate = \"allgather\"",
                        rt.name, runs_list);
+  // The embedding and the head sit on different stages: no runtime here shares them across a
+  // pipeline (torchtitan models/common/decoder.py @b5bcd76c6 lines 168-171 raises
+  // NotImplementedError, ties from 8953d2e39 and none before; KempnerForge config/job.py @5666d0d
+  // line 147 refuses it).
+  if (p.pp > 1 && cfg.model.tied_embeddings)
+    return fmt::format("{} cannot run a model with tied input and output embeddings ({}) under pipeline parallelism "
+                       "(parallelism.pp = {}): the embedding and the head sit on different stages",
+                       rt.name, cfg.model_label(), p.pp);
   if (p.pp > 1 &&
       std::find(t.pp_schedules.begin(), t.pp_schedules.end(), to_string(p.pp_schedule)) == t.pp_schedules.end())
     return fmt::format("{} cannot run parallelism.pp_schedule = \"{}\" (it runs {})", rt.name, to_string(p.pp_schedule),

@@ -200,6 +200,25 @@ TEST(Torchtitan2026, AllToAllRotationOnlyWhereTheOptionRan) {
   EXPECT_EQ(refusal(c), "");
 }
 
+// Tied embeddings under pipeline parallelism: torchtitan raises (decoder.py @b5bcd76c6 lines
+// 168-171), KempnerForge refuses (config/job.py line 147): refused by name for every runtime.
+TEST(Torchtitan2026, TiedEmbeddingsWithPipelineRefused) {
+  TrainConfig c = test::make_config("llama3.2-1b", "H100-80GB-SXM", 16, ShardingStrategy::full_shard, AcMode::full, 2, 8192);
+  ASSERT_TRUE(c.model.tied_embeddings);
+  c.parallelism.pp = 2;
+  c.parallelism.pp_microbatch = 1;
+  for (const char* rt : {"torchtitan", "torchtitan-2025-10", "kempnerforge"}) {
+    c.runtime = rt;
+    c.precision.master_dtype = std::string(rt) == "kempnerforge" ? "bf16" : "fp32";  // KempnerForge's pure bf16
+    EXPECT_NE(refusal(c).find("tied input and output embeddings"), std::string::npos) << rt << ": " << refusal(c);
+  }
+  c.precision.master_dtype = "fp32";
+  c.parallelism.pp = 1;
+  c.parallelism.pp_microbatch = 1;
+  c.runtime = "torchtitan";
+  EXPECT_EQ(refusal(c).find("tied"), std::string::npos);
+}
+
 TEST(Torchtitan2026, GenerationsByDate) {
   const std::string tt = "torchtitan (FSDP2)";
   EXPECT_EQ(runtime_for_framework(tt, "2026-04-26"), "torchtitan-2025-10");  // the published GB200 rows
