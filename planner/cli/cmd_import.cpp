@@ -277,6 +277,7 @@ TrainConfig config_from_torchtitan(const ImportFlags& a, HardwareSpec& hw, std::
                                 j.file));
   if (!j.fp8.empty()) f.fp8 = j.fp8;
   if (f.param_dtype.empty()) f.param_dtype = j.param_dtype.value_or("bf16");
+  if (f.master_dtype.empty() && j.master_dtype) f.master_dtype = *j.master_dtype;  // training.dtype
   if (f.reduce_dtype.empty()) f.reduce_dtype = j.reduce_dtype.value_or("fp32");
   TrainConfig c = validated_config(f, hw, j.file);
   c.source_file = j.file;

@@ -357,6 +357,8 @@ void v02_training_entries(const TrainConfig& c, const Mesh& mesh, TitanEntries& 
   w.integer("training", "seq_len", c.training.seq_len);
   w.number("training", "max_norm", c.training.max_grad_norm);
   w.integer("training", "steps", c.training.steps);
+  if (c.precision.master_dtype == "bf16")
+    w.str("training", "dtype", "bfloat16", "full bf16: parameters, gradients and AdamW states in bf16 (precision.master_dtype)");
   w.str("training", "mixed_precision_param", torch_dtype(c.precision.param_dtype));
   w.str("training", "mixed_precision_reduce", "float32");  // the only value torchtitan accepts
 }
@@ -965,6 +967,9 @@ void recipe_training(const TrainConfig& c, const Mesh& mesh, Set& set) {
   set("training.max_context_length", std::to_string(c.training.seq_len));
   set("training.max_norm", real(c.training.max_grad_norm));
   set("training.steps", std::to_string(c.training.steps));
+  if (c.precision.master_dtype == "bf16")
+    set("training.dtype", python_str("bfloat16"),
+        "full bf16: parameters, gradients and AdamW states in bf16 (precision.master_dtype)");
   set("training.mixed_precision_param", python_str(torch_dtype(c.precision.param_dtype)));
   set("training.mixed_precision_reduce", python_str("float32"));
 }

@@ -303,6 +303,27 @@ TEST(EmitTorchtitan, Bf16ReductionIsNotWrittenAsFloat32) {
   EXPECT_THROW(render_torchtitan_recipe(c), ConfigError);
 }
 
+// Full bf16 training (torchtitan e99e16c91: training.dtype = "bfloat16"; precision.master_dtype =
+// "bf16"): both generations' files say it, and import reads it back from the v0.2 TOML.
+TEST(EmitTorchtitan, FullBf16IsWrittenAndReadBack) {
+  TrainConfig c = test::make_config("llama3.1-8b", "H100-80GB-SXM", 8, ShardingStrategy::full_shard, AcMode::full, 1, 8192);
+  EXPECT_EQ(render_torchtitan_recipe(c).find("training.dtype"), std::string::npos);  // the default, float32
+  c.precision.master_dtype = "bf16";
+  EXPECT_NE(render_torchtitan_recipe(c).find("    config.training.dtype = \"bfloat16\""), std::string::npos);
+  const std::string toml_text = render_torchtitan_toml(c);
+  EXPECT_EQ(toml::parse(toml_text)["training"]["dtype"].value_or(std::string()), "bfloat16");
+  const std::string path = ::testing::TempDir() + "full_bf16_job.toml";
+  std::ofstream(path) << toml_text;
+  EXPECT_EQ(read_torchtitan_job_toml(path).master_dtype.value_or(""), "bf16");
+  // And `plan` runs it for the generations from 2025-10, not before e99e16c91 (2025-09-16).
+  for (const char* rt : {"torchtitan-2025-10", "torchtitan-2026-06", "torchtitan"}) {
+    c.runtime = rt;
+    EXPECT_EQ(runtime_refusal(runtime_preset(rt), c, load_hardware("H100-80GB-SXM")), "") << rt;
+  }
+  c.runtime = "torchtitan-2025-07";
+  EXPECT_NE(runtime_refusal(runtime_preset("torchtitan-2025-07"), c, load_hardware("H100-80GB-SXM")), "");
+}
+
 // emit writes torchtitan's files of the generation asked for, exactly when `plan` accepts
 // torchtitan as the runtime (emit_targets: the runtime's refusal).
 TEST(EmitTorchtitan, TargetsFollowVersionAndRefusal) {

@@ -277,7 +277,13 @@ void read_training_keys(JobKeys& k, const std::string& file, TorchtitanJob& j) {
   k.get_int("training", "seq_len", j.seq_len, 1);
   k.get_int("training", "steps", j.steps, 1);
   k.get_real("training", "max_norm", j.max_norm, true);
-  std::optional<std::string> p, r;
+  std::optional<std::string> p, r, d;
+  k.get_str("training", "dtype", d);
+  if (d) {
+    if (*d != "bfloat16" && *d != "float32")
+      throw ConfigError(file, "training.dtype", fmt::format("'{}' (allowed: bfloat16 | float32)", *d));
+    j.master_dtype = dtype(file, "training.dtype", *d);
+  }
   k.get_str("training", "mixed_precision_param", p);
   k.get_str("training", "mixed_precision_reduce", r);
   if (p) j.param_dtype = dtype(file, "training.mixed_precision_param", *p);

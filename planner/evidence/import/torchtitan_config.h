@@ -42,6 +42,9 @@ struct TorchtitanJob {
   std::optional<std::string> reshard_after_forward;  // default | always | never
   std::optional<std::string> ac_mode, selective_ac_option;
   std::optional<std::string> param_dtype, reduce_dtype;  // shardcast spelling (bf16, fp32)
+  // training.dtype (full bf16 training from e99e16c91, 2025-09-16): bf16 keeps parameters,
+  // gradients and AdamW states in bf16 with no fp32 copy (precision.master_dtype = bf16).
+  std::optional<std::string> master_dtype;
   std::optional<double> max_norm, lr, eps, weight_decay;
   // [optimizer] implementation (torchtitan's "for-loop" | "foreach" | "fused").
   std::optional<AdamwUpdate> adamw_update;
