@@ -52,6 +52,12 @@ TrainConfig default_config(std::string* runtime_origin) {
   c.activation_checkpointing.ratio = 0.5;
   c.metrics.dir = "runs/gui";
   c.runtime = default_runtime(runtime_origin);
+  // Half the blocks checkpointed where the runtime runs that; all of them (every runtime runs full
+  // checkpointing) where it does not (torchtitan from 2026-06: op-level SAC only).
+  if (!planner::runtime_preset(c.runtime).terms.selective_blocks) {
+    c.activation_checkpointing.mode = AcMode::full;
+    c.activation_checkpointing.ratio = 1.0;
+  }
   planner::take_runtime_precision(c, planner::runtime_preset(c.runtime), load_hardware(c.cluster.hardware), {});
   return c;
 }

@@ -327,11 +327,13 @@ void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W
     if (tp > gpn || m.n_kv_heads % tp != 0 || m.n_heads % tp != 0 || m.ffn_dim % tp != 0) continue;
     for (int cp : degrees(space.cps, runs("cp") && seq >= space.cp_min_seq_len)) {
       if (seq % (2 * cp) != 0) continue;
+      if (seq % (tp * (cp > 1 ? 2 * cp : 1)) != 0) continue;  // sequence parallel (validate_mesh)
       // tp and cp groups are consecutive ranks: each block of tp · cp ranks lies inside a node
       // (tp · cp divides the node) or on whole nodes (the node divides it), never across a
       // node's edge, which mesh_groups does not time.
       if (gpn % (tp * cp) != 0 && (tp * cp) % gpn != 0) continue;
-      for (int pp : degrees(space.pps, runs("pp"))) {
+      // Tied embeddings run under no pipeline (runtime_refusal).
+      for (int pp : degrees(space.pps, runs("pp") && !m.tied_embeddings)) {
         if (tp == 1 && cp == 1 && pp == 1) continue;  // the 1-D layouts are listed already
         if (W % (tp * cp * pp) != 0) continue;
         // A pipeline rank keeps at least one block beside the ends (validate_mesh refuses less).

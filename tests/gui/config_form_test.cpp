@@ -321,6 +321,8 @@ class ConfigFormTest : public QObject {
     QVERIFY(!w.timelineTab()->findChild<QLabel*>("swatch_tp")->isHidden());
     // pp 2 on torchtitan (shardcast-train refuses pp): a pp lane after the step; the pipeline's
     // bubble is not highlighted as exposed communication, which stays the planner's.
+    // torchtitan checkpoints no fraction of blocks (op-level SAC only): full checkpointing.
+    qobject_cast<QComboBox*>(w.form()->editorFor("activation_checkpointing.mode"))->setCurrentText("full");
     qobject_cast<QComboBox*>(w.form()->editorFor("runtime"))->setCurrentText("torchtitan");
     spin("parallelism.pp")->setValue(2);
     QVERIFY2(w.prediction().has_value(), qPrintable(w.form()->errorText("")));

@@ -242,6 +242,7 @@ class MainWindowTest : public QObject {
     QVERIFY(w.prediction().has_value());
     QCOMPARE(w.form()->config().cluster.nodes, 2);
     // fp8 with fp32 params: the shared rule, shown next to FP8 (torchtitan runs fp8).
+    editor<QComboBox>(w, "activation_checkpointing.mode")->setCurrentText("full");  // torchtitan: no block-level selective
     editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");
     editor<QComboBox>(w, "precision.param_dtype")->setCurrentText("fp32");
     // The FP8 recipe combo lists exactly the recipe names, as run.toml and --fp8 spell them.
@@ -282,6 +283,7 @@ class MainWindowTest : public QObject {
     {
       MainWindow w;
       editor<QComboBox>(w, "model.preset")->setCurrentText("llama2-13b");
+      editor<QComboBox>(w, "activation_checkpointing.mode")->setCurrentText("full");  // torchtitan: no block-level selective
       editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");  // runs compile
       editor<QComboBox>(w, "parallelism.sharding_strategy")->setCurrentText("hybrid_shard");
       editor<QSpinBox>(w, "gpus")->setValue(32);
@@ -470,6 +472,7 @@ class MainWindowTest : public QObject {
   // One answer: the GUI's prediction is `shardcast plan`'s for the form's config and runtime.
   void predictionIsThePlanCommandsAnswer() {
     MainWindow w;
+    editor<QComboBox>(w, "activation_checkpointing.mode")->setCurrentText("full");  // torchtitan: no block-level selective
     for (const char* rt : {"torchtitan", "shardcast-train", "fms-fsdp"}) {
       editor<QComboBox>(w, "runtime")->setCurrentText(rt);
       const TrainConfig c = w.form()->config();
@@ -513,6 +516,7 @@ class MainWindowTest : public QObject {
   void referenceRunCarriesItsLevel() {
     QTemporaryDir d;
     MainWindow w;
+    editor<QComboBox>(w, "activation_checkpointing.mode")->setCurrentText("full");  // torchtitan: no block-level selective
     editor<QComboBox>(w, "runtime")->setCurrentText("torchtitan");
     const TrainConfig c = w.form()->config();
     const QString dir = d.path() + "/run";

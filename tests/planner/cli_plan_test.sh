@@ -71,8 +71,8 @@ check "plan: a GPU with no published run states a prior band" 0 $? "prior only" 
 
 # Pure bf16: a runtime with fp32 master weights refuses it by key and name; one that runs it plans it.
 "$sc" plan --model llama2-7b --hardware H100-80GB-SXM --gpus 8 --strategy shard_grad_op --micro-batch 1 --seq-len 4096 \
-  --ac none --runtime torchtitan --master-dtype bf16 > "$tmp/out" 2>&1
-check "plan: --master-dtype bf16 on torchtitan -> exit 2" 2 $? 'torchtitan cannot run precision.master_dtype = "bf16"' "$tmp/out"
+  --ac none --runtime torchtitan-2025-07 --master-dtype bf16 > "$tmp/out" 2>&1
+check "plan: --master-dtype bf16 on torchtitan-2025-07 -> exit 2" 2 $? 'torchtitan-2025-07 cannot run precision.master_dtype = "bf16"' "$tmp/out"
 "$sc" plan --model llama2-7b --hardware H100-80GB-SXM --gpus 8 --strategy shard_grad_op --micro-batch 1 --seq-len 4096 \
   --ac none --runtime lightning-thunder --reduce-dtype bf16 --master-dtype bf16 > "$tmp/out" 2>&1
 check "plan: pure bf16 on lightning-thunder" 0 $? "tokens/s/GPU" "$tmp/out"
@@ -118,13 +118,15 @@ check "plan run.toml (kempnerforge, no precision keys): pure bf16" 0 $? "master 
 printf '[precision]\nmaster_dtype = "fp32"\n' >> "$tmp/kf.toml"
 "$sc" plan "$tmp/kf.toml" > "$tmp/out" 2>&1
 check "plan run.toml (kempnerforge, master_dtype fp32 given) -> exit 2" 2 $? 'kempnerforge cannot run precision.master_dtype = "fp32"' "$tmp/out"
-# emit for kempnerforge: its pure bf16 is run by none of the emitted files' runtimes (shardcast-train,
-# torchtitan, accelerate, fms-fsdp keep fp32 masters): nothing written, exit 2, each reason named.
+# emit for kempnerforge: its pure bf16 is run by torchtitan from e99e16c91 (training.dtype =
+# "bfloat16"), not by shardcast-train, accelerate or fms-fsdp (fp32 masters): torchtitan's files
+# only, each other reason named.
 "$sc" emit --model llama2-7b --hardware H200-141GB-SXM --gpus 8 --ac none --runtime kempnerforge --out "$tmp/ek" > "$tmp/out" 2>&1
-check "emit --runtime kempnerforge: nothing written -> exit 2" 2 $? "emit: nothing written to" "$tmp/out"
+check "emit --runtime kempnerforge: torchtitan's files, full bf16" 0 $? "wrote $tmp/ek/torchtitan.toml" "$tmp/out"
+check "emit --runtime kempnerforge: the TOML says training.dtype" 0 0 'dtype = "bfloat16"' "$tmp/ek/torchtitan.toml"
 check "emit --runtime kempnerforge: names shardcast-train's reason" 0 0 \
   'not written: run.toml, launch.sbatch, launch_torchrun.sh: shardcast-train cannot run precision.master_dtype = "bf16"' "$tmp/out"
-if [ -e "$tmp/ek" ]; then echo "FAIL emit: $tmp/ek was made with nothing to write in it"; fail=$((fail + 1)); fi
+if [ -e "$tmp/ek/run.toml" ]; then echo "FAIL emit: $tmp/ek/run.toml written for a plan shardcast-train cannot run"; fail=$((fail + 1)); fi
 # A run.toml's checkpoint.interval = 0 ("only at the end") is a given value: emit keeps it (no
 # recommended interval replaces it) and tells torchtitan and fms-fsdp to save at their last step
 # (interval = steps; their defaults are 500 and 10000). Without the key, emit recommends one.
