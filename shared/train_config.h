@@ -296,6 +296,10 @@ int pp_stages_per_rank(const ParallelismConfig& p);
 // pp_rank_blocks). Below 1 where pp is too large for the model (validate_mesh refuses that); the
 // model's n_layers without pp.
 int pp_blocks_beside_ends(int n_layers, int pp);
+// The pieces a sequence is split into: tp under sequence parallel, times 2·cp under load-balanced
+// context parallel (cp > 1); training.seq_len must be a multiple (validate_mesh; search skips the
+// rest). 64-bit: degrees up to 2^31 each.
+int64_t sequence_pieces(int tp, int cp);
 // Sequences per rank per micro-step divided into pipeline micro-batches of pp_microbatch.
 int pp_microbatches(const ParallelismConfig& p, int micro_batch);
 // Whether `n_micro` pipeline micro-batches run under schedule `s` on `pp` ranks: the interleaved

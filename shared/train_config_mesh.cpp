@@ -152,6 +152,12 @@ void check_strategy(const TrainConfig& c, const std::string& f, std::vector<std:
   }
 }
 
+}  // namespace
+
+int64_t sequence_pieces(int tp, int cp) { return int64_t(tp) * (cp > 1 ? 2 * int64_t(cp) : 1); }
+
+namespace {
+
 // What each degree asks of the model and the sequence.
 void check_shapes(const TrainConfig& c, const std::string& f, std::vector<std::string>& e) {
   const ParallelismConfig& p = c.parallelism;
@@ -169,7 +175,7 @@ void check_shapes(const TrainConfig& c, const std::string& f, std::vector<std::s
     // Sequence parallel splits each sequence over the tp ranks (and load-balanced cp into 2 x cp
     // chunks): torchtitan's Trainer raises otherwise (trainer.py @b5bcd76c6 lines 295-307, from
     // 73aed7f6c), and so does this repository's trainer (tensor_parallel.cpp reduce_scatter_seq).
-    const int64_t divisor = int64_t(p.tp) * (p.cp > 1 ? 2 * int64_t(p.cp) : 1);  // degrees up to 2^31 each
+    const int64_t divisor = sequence_pieces(p.tp, p.cp);
     require(e, c.training.seq_len % divisor == 0, f, "parallelism.tp",
             fmt::format("training.seq_len {} is not a multiple of tp{} = {} (sequence parallel splits each sequence "
                         "over the tp ranks{})",

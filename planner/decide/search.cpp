@@ -326,8 +326,7 @@ void add_mesh_layouts(const SearchSpace& space, const RuntimeTerms& terms, int W
   for (int tp : degrees(space.tps, runs("tp"))) {
     if (tp > gpn || m.n_kv_heads % tp != 0 || m.n_heads % tp != 0 || m.ffn_dim % tp != 0) continue;
     for (int cp : degrees(space.cps, runs("cp") && seq >= space.cp_min_seq_len)) {
-      if (seq % (2 * cp) != 0) continue;
-      if (seq % (tp * (cp > 1 ? 2 * cp : 1)) != 0) continue;  // sequence parallel (validate_mesh)
+      if (seq % sequence_pieces(tp, cp) != 0) continue;  // validate_mesh's rule (2·cp divides tp·2·cp)
       // tp and cp groups are consecutive ranks: each block of tp · cp ranks lies inside a node
       // (tp · cp divides the node) or on whole nodes (the node divides it), never across a
       // node's edge, which mesh_groups does not time.
